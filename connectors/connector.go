@@ -1,0 +1,128 @@
+// Package connectors defines the contract between the host and the external
+// systems a workflow touches: every method is a read, a read by id, or a
+// mutation, and every mutation says how its outcome is reconciled and how its
+// actual parameters are shown to a person.
+//
+// Connectors know nothing of SQL, goja or the TUI. Values crossing the
+// contract are JSON-shaped: map[string]any, []any, string, float64, int64,
+// bool, nil.
+package connectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind is what a method does to the outside world.
+type Kind string
+
+const (
+	Read     Kind = "read"       // list, search, scan
+	ReadByID Kind = "read_by_id" // one object by its identifier
+	Mutate   Kind = "mutate"     // an external side effect
+)
+
+// Method describes one method of a connector.
+type Method struct {
+	Name string
+	Kind Kind
+	// Scope names, for a mutation, the thing a grant may be narrowed to (a
+	// path, a host, a recipient domain, a channel, a sheet file), taken from
+	// the actual parameters. Nil: the method has no scope.
+	Scope func(params map[string]any) string
+	// Preview renders the actual parameters for a person, one line, for
+	// approvals and the ledger. Nil: the host shows the parameters as JSON.
+	Preview func(params map[string]any) string
+	// Check is the manual check a person can do when the outcome is unknown
+	// ("look in #finance", "look for the file notes/a.txt").
+	Check func(params map[string]any) string
+}
+
+// Call is one invocation of a method.
+type Call struct {
+	Method string
+	Params map[string]any
+	// IdempotencyKey is derived by the host from the mutation id; empty for
+	// reads. A connector passes it on the way its service allows (a header,
+	// a Message-ID, a hidden column) and uses it to reconcile.
+	IdempotencyKey string
+}
+
+// Connector is one external system.
+type Connector interface {
+	Name() string
+	Methods() []Method
+	// Do performs a read or a mutation. Errors should be *Error so the host
+	// can classify them; any other error is taken as internal.
+	Do(ctx context.Context, call Call) (any, error)
+}
+
+// Verdict is a reconciler's answer about a mutation whose outcome is unknown.
+type Verdict string
+
+const (
+	Applied    Verdict = "applied"     // it happened; the result is returned
+	NotApplied Verdict = "not_applied" // it definitely did not happen
+	Unknown    Verdict = "unknown"     // can't tell yet
+)
+
+// Reconciler is implemented by connectors that can find out, after the fact,
+// whether a mutation happened. A connector without it sends every uncertain
+// mutation straight to the user.
+type Reconciler interface {
+	Reconcile(ctx context.Context, call Call) (Verdict, any, error)
+}
+
+// Class is how the host treats a failure (DESIGN.md §7.2). Connectors
+// classify at the source; the host never guesses from a message.
+type Class string
+
+const (
+	// Transient: nothing was done and trying again later may work
+	// (connection refused, 429, 503, a timeout before sending).
+	Transient Class = "transient"
+	// Logic: the request itself is wrong (a 4xx the script caused, a bad
+	// parameter); a retry of the same call will fail the same way.
+	Logic Class = "logic"
+	// Auth: credentials are missing, expired or refused.
+	Auth Class = "auth"
+	// Permission: the call is outside what the connector's config allows
+	// (a path outside the roots, a host not in allow_hosts).
+	Permission Class = "permission"
+	// Uncertain: a mutation may have reached the other side (a timeout
+	// after sending, a reset, an ambiguous 5xx). Never used for reads.
+	Uncertain Class = "uncertain"
+	// Internal: a bug on our side.
+	Internal Class = "internal"
+)
+
+// Error is a classified connector failure.
+type Error struct {
+	Class Class
+	// RetryAfter is the service's own hint for transient failures.
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *Error) Error() string { return string(e.Class) + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds a classified error.
+func Errorf(class Class, format string, args ...any) *Error {
+	return &Error{Class: class, Err: fmt.Errorf(format, args...)}
+}
+
+// ClassOf returns the class of err: the class of the first *Error in its
+// chain, or Internal for any other non-nil error.
+func ClassOf(err error) Class {
+	if err == nil {
+		return ""
+	}
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce.Class
+	}
+	return Internal
+}

@@ -1,0 +1,131 @@
+package connectors
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// InputSource is implemented by connectors whose items can be a workflow's
+// inputs (chapter 06a "Known Sources"): it lists the input types it offers,
+// keyed by source name (a connector may offer several, as mail does for
+// "mail" and "gmail").
+type InputSource interface {
+	InputTypes() map[string][]string
+}
+
+// Registry holds the connectors a host offers to workflows.
+type Registry struct {
+	byName  map[string]Connector
+	sources map[string][]string
+}
+
+// NewRegistry returns an empty registry. Sources with no connector of their
+// own (calendar) can be added with AddSource.
+func NewRegistry() *Registry {
+	return &Registry{byName: map[string]Connector{}, sources: map[string][]string{}}
+}
+
+// Register adds c under its name and under each alias (the gmail preset is
+// the mail connector under another name). It panics on a duplicate name:
+// that is a wiring bug, not a runtime condition.
+func (r *Registry) Register(c Connector, aliases ...string) {
+	for _, name := range append([]string{c.Name()}, aliases...) {
+		if _, dup := r.byName[name]; dup {
+			panic("connectors: duplicate connector name " + name)
+		}
+		r.byName[name] = c
+	}
+	if s, ok := c.(InputSource); ok {
+		for src, types := range s.InputTypes() {
+			r.AddSource(src, types...)
+		}
+	}
+}
+
+// AddSource declares an input source and its types.
+func (r *Registry) AddSource(source string, types ...string) {
+	seen := map[string]bool{}
+	for _, t := range r.sources[source] {
+		seen[t] = true
+	}
+	for _, t := range types {
+		if !seen[t] {
+			r.sources[source] = append(r.sources[source], t)
+			seen[t] = true
+		}
+	}
+}
+
+// Get returns the connector registered under name.
+func (r *Registry) Get(name string) (Connector, bool) {
+	c, ok := r.byName[name]
+	return c, ok
+}
+
+// Names lists every registered name (aliases included), sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.byName))
+	for n := range r.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup finds a method of a connector.
+func (r *Registry) Lookup(connector, method string) (Connector, Method, error) {
+	c, ok := r.byName[connector]
+	if !ok {
+		return nil, Method{}, fmt.Errorf("no connector %q (known: %s)", connector, strings.Join(r.Names(), ", "))
+	}
+	for _, m := range c.Methods() {
+		if m.Name == method {
+			return c, m, nil
+		}
+	}
+	var names []string
+	for _, m := range c.Methods() {
+		names = append(names, m.Name)
+	}
+	return nil, Method{}, fmt.Errorf("connector %q has no method %q (it has: %s)", connector, method, strings.Join(names, ", "))
+}
+
+// MethodRef names one method of one registered connector.
+type MethodRef struct {
+	Connector string
+	Method    string
+	Kind      Kind
+}
+
+// Catalog lists every method under every registered name, for the sandbox to
+// build its facades from.
+func (r *Registry) Catalog() []MethodRef {
+	var refs []MethodRef
+	for _, name := range r.Names() {
+		for _, m := range r.byName[name].Methods() {
+			refs = append(refs, MethodRef{Connector: name, Method: m.Name, Kind: m.Kind})
+		}
+	}
+	return refs
+}
+
+// CheckInput returns nil if source and typ are a known input source and
+// type, or an error listing the valid ones.
+func (r *Registry) CheckInput(source, typ string) error {
+	types, ok := r.sources[source]
+	if !ok {
+		var all []string
+		for s := range r.sources {
+			all = append(all, s)
+		}
+		sort.Strings(all)
+		return fmt.Errorf("unknown input source %q; valid sources: %s", source, strings.Join(all, ", "))
+	}
+	for _, t := range types {
+		if t == typ {
+			return nil
+		}
+	}
+	return fmt.Errorf("input source %q has no type %q; valid types: %s", source, typ, strings.Join(types, ", "))
+}

@@ -1,0 +1,189 @@
+// Package storage owns keep's SQLite file: opening it with the pragmas the
+// ledger's durability needs, the embedded migrations, and typed stores.
+//
+// One writer connection takes every write in an immediate transaction, so
+// writes never deadlock on lock upgrades; a separate read pool serves the TUI
+// and the CLI without waiting behind the writer (WAL).
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver
+)
+
+// ErrNotFound is returned when a row asked for by id does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Opts configures Open.
+type Opts struct {
+	// Path of the database file; its directory is created if missing.
+	Path string
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// NoLock skips the exclusive file lock. Only read-only tools that never
+	// run an engine (and tests of the lock itself) should set it.
+	NoLock bool
+}
+
+// DB is an open keep database.
+type DB struct {
+	path   string
+	w      *sql.DB
+	r      *sql.DB
+	lock   *fileLock
+	logger *slog.Logger
+}
+
+// Open opens (creating if needed) the database at opts.Path, takes the
+// exclusive engine lock and runs pending migrations. A second Open of the
+// same file while the first holds the lock fails with *LockedError.
+func Open(ctx context.Context, opts Opts) (*DB, error) {
+	if opts.Path == "" {
+		return nil, errors.New("storage: empty database path")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	path, err := filepath.Abs(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("storage: create data directory: %w", err)
+	}
+	db := &DB{path: path, logger: opts.Logger.With("component", "storage")}
+	if !opts.NoLock {
+		if db.lock, err = acquireLock(path + ".lock"); err != nil {
+			return nil, err
+		}
+	}
+	if err := db.open(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := migrate(ctx, db.w); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func dsn(path string, writer bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	// FULL: a mutation's in_flight row must be on disk before the external
+	// call starts, or a power cut could make us forget a side effect.
+	q.Add("_pragma", "synchronous(FULL)")
+	if writer {
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+func (db *DB) open(ctx context.Context) error {
+	w, err := sql.Open("sqlite", dsn(db.path, true))
+	if err != nil {
+		return fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	db.w = w
+	var mode string
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("storage: %s: journal mode is %q, want wal", db.path, mode)
+	}
+	r, err := sql.Open("sqlite", dsn(db.path, false))
+	if err != nil {
+		return fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
+	r.SetMaxOpenConns(4)
+	db.r = r
+	return nil
+}
+
+// Path is the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close closes both pools and releases the lock.
+func (db *DB) Close() error {
+	var errs []error
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+	}
+	if db.w != nil {
+		errs = append(errs, db.w.Close())
+	}
+	if db.lock != nil {
+		errs = append(errs, db.lock.release())
+	}
+	return errors.Join(errs...)
+}
+
+// queryer is what both *sql.DB and *sql.Tx offer.
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Q runs typed reads, either on the read pool or inside a transaction.
+type Q struct{ q queryer }
+
+// Tx is one write transaction. Every typed write lives on Tx, so the engine
+// can put several of them into one atomic change; its reads (the embedded Q)
+// see the transaction's own writes.
+type Tx struct {
+	Q
+	tx *sql.Tx
+}
+
+// Read returns the reader for queries outside a transaction.
+func (db *DB) Read() Q { return Q{q: db.r} }
+
+// Write runs fn in one immediate transaction on the writer connection and
+// commits it if fn returns nil.
+func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
+	sqlTx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storage: begin: %w", err)
+	}
+	tx := &Tx{Q: Q{q: sqlTx}, tx: sqlTx}
+	if err := fn(tx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("storage: commit: %w", err)
+	}
+	return nil
+}
+
+// Exec runs a statement inside the transaction. It exists for stores kept
+// in other files of this package and for tests; other packages use the
+// typed methods.
+func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.tx.ExecContext(ctx, query, args...)
+}
+
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}

@@ -1,0 +1,63 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// LockedError says another process holds the database.
+type LockedError struct {
+	Path string
+	PID  int
+}
+
+func (e *LockedError) Error() string {
+	if e.PID > 0 {
+		return fmt.Sprintf("database %s is held by another keep engine (pid %d)", e.Path, e.PID)
+	}
+	return fmt.Sprintf("database %s is held by another keep engine", e.Path)
+}
+
+type fileLock struct{ f *os.File }
+
+// acquireLock takes an exclusive, non-blocking flock on path and writes our
+// pid into it, so a refused second engine can name the holder. The kernel
+// drops the lock when the process dies, so a SIGKILLed engine never leaves a
+// stale lock behind.
+func acquireLock(path string) (*fileLock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("storage: open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &LockedError{Path: strings.TrimSuffix(path, ".lock"), PID: HolderPID(path)}
+		}
+		return nil, fmt.Errorf("storage: lock %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		_ = f.Sync()
+	}
+	return &fileLock{f: f}, nil
+}
+
+// HolderPID reads the pid written into a lock file, or 0.
+func HolderPID(lockPath string) int {
+	b, err := os.ReadFile(lockPath)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+func (l *fileLock) release() error {
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	return l.f.Close()
+}

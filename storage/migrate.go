@@ -1,0 +1,96 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations lists the embedded files named NNN_name.sql in order.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("storage: migration file %q is not named NNN_name.sql", e.Name())
+		}
+		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("storage: migrations are not numbered 1..n: found %d at position %d", m.version, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the newest migration this binary knows.
+func SchemaVersion() int {
+	ms, _ := migrations()
+	return len(ms)
+}
+
+// migrate applies each pending migration in its own transaction. A database
+// that has seen a migration newer than this binary knows is refused: running
+// an old binary on it could misread every table.
+func migrate(ctx context.Context, db *sql.DB) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("storage: migrations table: %w", err)
+	}
+	var current int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("storage: read schema version: %w", err)
+	}
+	if current > len(ms) {
+		return fmt.Errorf("storage: the database is at schema version %d but this keep binary knows only up to %d: use a newer keep", current, len(ms))
+	}
+	for _, m := range ms[current:] {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("storage: migration %d: %w", m.version, err)
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("storage: migration %d (%s): %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)`,
+			m.version, m.name, time.Now().UTC().Format(time.RFC3339)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("storage: migration %d: %w", m.version, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("storage: migration %d: %w", m.version, err)
+		}
+	}
+	return nil
+}
