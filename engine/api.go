@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// API is everything a front end (the TUI, the CLI, the daemon's socket
+// clients) may ask of the engine. The in-process *Engine implements it, and
+// so does the client that talks to a daemon over its socket, so a front end
+// never knows (or cares) which one it holds. Ids are strings.
+type API interface {
+	Workflows(ctx context.Context) ([]WorkflowView, error)
+	Workflow(ctx context.Context, name string) (*WorkflowDetail, error)
+	Inputs(ctx context.Context, workflow string, page Page) ([]InputView, error)
+	Events(ctx context.Context, workflow string, f EventFilter) ([]EventView, error)
+	Runs(ctx context.Context, workflow string, page Page) ([]RunView, error)
+	Mutations(ctx context.Context, workflow string, status string) ([]MutationView, error)
+	Trace(ctx context.Context, runID string) ([]TraceLine, error)
+	Attention(ctx context.Context) ([]AttentionItem, error)
+	Grants(ctx context.Context, workflow string) ([]GrantView, error)
+
+	Deploy(ctx context.Context, fileName string, src []byte, name string) (*DeployResult, error)
+	RunNow(ctx context.Context, workflow string) error
+	Pause(ctx context.Context, workflow string) error
+	Resume(ctx context.Context, workflow string) error
+	Retry(ctx context.Context, workflow string) error
+	Approve(ctx context.Context, mutationID string, always bool) error
+	Reject(ctx context.Context, mutationID string) error
+	Resolve(ctx context.Context, mutationID string, answer Answer) error
+	SkipEvents(ctx context.Context, eventIDs []string) error
+	SkipInput(ctx context.Context, inputID string) error
+	Grant(ctx context.Context, workflow string, g GrantView) error
+
+	// Subscribe delivers notifications of changes until cancel is called.
+	// Sends never block the engine: a slow reader misses notifications, and
+	// should re-read what it shows on the next one it gets.
+	Subscribe() (<-chan Notification, func())
+	// Info says where the engine runs and on which database.
+	Info() Info
+}
+
+// Info describes the engine a front end is talking to.
+type Info struct {
+	Mode   string `json:"mode"` // "in-process" or "attached"
+	DBPath string `json:"db_path"`
+	PID    int    `json:"pid"`
+}
+
+// Page asks for one page of a list, newest first unless said otherwise.
+type Page struct {
+	// Before: only items with an id lower than this (0: from the newest).
+	Before int64
+	Limit  int
+	// Filter: a case-insensitive substring of the title (inputs) or handler (runs).
+	Filter string
+}
+
+// Answer is the user's answer to an uncertain mutation (DESIGN.md §7.1).
+type Answer string
+
+const (
+	TryAgain    Answer = "try-again"
+	Happened    Answer = "happened"
+	NotHappened Answer = "not-happened"
+	SkipIt      Answer = "skip"
+)
+
+// User-visible workflow states (DESIGN.md §7.1, §10).
+const (
+	StateRunning        = "running"
+	StateIdle           = "idle"
+	StateNeedsAttention = "needs_attention"
+	StatePaused         = "paused"
+	StateStopped        = "stopped"
+)
+
+type Block struct {
+	Kind   string `json:"kind"` // approval, reconciliation, repair, transient, internal
+	Reason string `json:"reason"`
+}
+
+type WorkflowView struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"` // the user's: active, paused, archived
+	State  string `json:"state"`  // running, idle, needs_attention, paused, stopped
+	Block  *Block `json:"block"`
+	// Schedule in words: "Checks every 5 minutes", "Runs on cron 0 9 * * *"; several producers joined by "; ".
+	Schedule      string     `json:"schedule"`
+	NextRun       *time.Time `json:"next_run"`
+	PendingInputs int        `json:"pending_inputs"`
+	Attention     int        `json:"attention"`
+	Version       int        `json:"version"`
+}
+
+type WorkflowDetail struct {
+	WorkflowView
+	Handlers []HandlerView `json:"handlers"`
+	Counts   Counts        `json:"counts"`
+	LastRun  *RunView      `json:"last_run"`
+}
+
+type HandlerView struct {
+	Name      string     `json:"name"`
+	Type      string     `json:"type"` // producer, consumer
+	Schedule  string     `json:"schedule,omitempty"`
+	NextRunAt *time.Time `json:"next_run_at,omitempty"`
+	WakeAt    *time.Time `json:"wake_at,omitempty"`
+	Topics    []string   `json:"topics"` // publishes (producer) or subscribe (consumer)
+}
+
+// Counts per workflow (DESIGN.md §7.5).
+type Counts struct {
+	InputsPending        int                       `json:"inputs_pending"`
+	InputsDone           int                       `json:"inputs_done"`
+	InputsSkipped        int                       `json:"inputs_skipped"`
+	InputsNeedsAttention int                       `json:"inputs_needs_attention"`
+	Outputs              map[string]OutputCounters `json:"outputs"` // by connector
+}
+
+type OutputCounters struct {
+	Applied int `json:"applied"`
+	Failed  int `json:"failed"`
+	Waiting int `json:"waiting"`
+}
+
+// Input statuses (DESIGN.md §7.5).
+const (
+	InputPending        = "pending"
+	InputDone           = "done"
+	InputSkipped        = "skipped"
+	InputNeedsAttention = "needs_attention"
+)
+
+type InputView struct {
+	InputID    string       `json:"input_id"`
+	Workflow   string       `json:"workflow"`
+	Source     string       `json:"source"`
+	Type       string       `json:"type"`
+	ExternalID string       `json:"external_id"`
+	Title      string       `json:"title"`
+	Status     string       `json:"status"`
+	Stale      bool         `json:"stale"`
+	CreatedAt  time.Time    `json:"created_at"`
+	Outputs    []OutputView `json:"outputs"`
+}
+
+type OutputView struct {
+	MutationID string          `json:"mutation_id"`
+	Title      string          `json:"title"`
+	Status     string          `json:"status"`
+	Connector  string          `json:"connector"`
+	Method     string          `json:"method"`
+	Params     json.RawMessage `json:"params"`
+	Preview    string          `json:"preview"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+}
+
+type EventFilter struct {
+	Topic  string
+	Status string
+	Limit  int
+}
+
+type EventView struct {
+	ID         string          `json:"id"`
+	Topic      string          `json:"topic"`
+	MessageID  string          `json:"message_id"`
+	Status     string          `json:"status"`
+	Payload    json.RawMessage `json:"payload"`
+	CausedBy   []string        `json:"caused_by"`
+	ReservedBy string          `json:"reserved_by"`
+	CreatedBy  string          `json:"created_by"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+type RunView struct {
+	ID          string    `json:"id"`
+	Workflow    string    `json:"workflow"`
+	Handler     string    `json:"handler"`
+	HandlerType string    `json:"handler_type"`
+	Phase       string    `json:"phase"`
+	Status      string    `json:"status"`
+	RetryOf     string    `json:"retry_of"`
+	Trigger     string    `json:"trigger"`
+	Error       string    `json:"error"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+type MutationView struct {
+	ID         string          `json:"id"`
+	RunID      string          `json:"run_id"`
+	Workflow   string          `json:"workflow"`
+	Connector  string          `json:"connector"`
+	Method     string          `json:"method"`
+	Params     json.RawMessage `json:"params"`
+	Preview    string          `json:"preview"`
+	Status     string          `json:"status"`
+	Result     json.RawMessage `json:"result"`
+	Error      string          `json:"error"`
+	UITitle    string          `json:"ui_title"`
+	ResolvedBy string          `json:"resolved_by"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+}
+
+type TraceLine struct {
+	At         time.Time `json:"at"`
+	Phase      string    `json:"phase"`
+	Kind       string    `json:"kind"` // call, log, note
+	Connector  string    `json:"connector,omitempty"`
+	Method     string    `json:"method,omitempty"`
+	Args       string    `json:"args,omitempty"`
+	Result     string    `json:"result,omitempty"`
+	DurationMS int64     `json:"duration_ms"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// Attention kinds (DESIGN.md §5 `keep attention`).
+const (
+	AttentionApproval        = "approval"
+	AttentionReconciliation  = "reconciliation"
+	AttentionFailedRun       = "failed_run"
+	AttentionBlockedWorkflow = "blocked_workflow"
+	AttentionStaleInput      = "stale_input"
+)
+
+type AttentionItem struct {
+	Kind     string `json:"kind"`
+	Workflow string `json:"workflow"`
+	// ID is what answers it: a mutation id (approval, reconciliation), a run
+	// id (failed_run), a workflow name (blocked_workflow), an input id (stale_input).
+	ID      string          `json:"id"`
+	Title   string          `json:"title"`
+	Params  json.RawMessage `json:"params"`
+	Preview string          `json:"preview"`
+	Reason  string          `json:"reason"`
+	// Check: what the user can check by hand (reconciliation).
+	Check string `json:"check,omitempty"`
+	// Inputs: titles of the inputs behind it ("because of").
+	Inputs []string `json:"inputs"`
+	// Answers: the answers accepted now, e.g. ["approve","approve-always","reject"].
+	Answers   []string  `json:"answers"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+type GrantView struct {
+	Capability string `json:"capability"`
+	Scope      string `json:"scope"`
+	Mode       string `json:"mode"` // allow, ask, deny
+	DailyLimit int    `json:"daily_limit"`
+	// Used: the script calls this capability (read from its source on deploy).
+	Used bool `json:"used"`
+}
+
+type DeployResult struct {
+	Workflow     string      `json:"workflow"`
+	Version      int         `json:"version"`
+	Created      bool        `json:"created"`
+	Capabilities []GrantView `json:"capabilities"`
+}
+
+// Notification kinds.
+const (
+	NoteChanged         = "changed"            // something a pane shows changed
+	NoteApproval        = "approval.requested" // a toast-worthy prompt appeared
+	NoteNeedsReconcile  = "mutation.needs_reconcile"
+	NoteIndeterminate   = "mutation.indeterminate"
+	NoteNeedsAttention  = "workflow.needs_attention"
+	NoteWorkflowPaused  = "workflow.paused"
+	NoteWorkflowResumed = "workflow.resumed"
+	NoteRunFailed       = "run.failed"
+	NoteRunCommitted    = "run.committed"
+)
+
+type Notification struct {
+	Kind     string    `json:"kind"`
+	Workflow string    `json:"workflow"`
+	Text     string    `json:"text"`
+	At       time.Time `json:"at"`
+}

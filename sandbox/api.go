@@ -1,0 +1,253 @@
+// Package sandbox runs workflow scripts in goja: it compiles a workflow file
+// (ESM or TypeScript, transformed by esbuild), checks its declarations, and
+// runs one handler phase at a time in a fresh runtime that holds nothing but
+// the phase's ctx facade.
+//
+// The sandbox knows the phase matrix of chapters 06/06b and enforces it; it
+// knows nothing of SQL or the TUI. Everything a handler does to the world
+// goes through the Host the engine hands to Run.
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Phase is the handler phase being run.
+type Phase string
+
+const (
+	PhaseProducer Phase = "producer"
+	PhasePrepare  Phase = "prepare"
+	PhaseMutate   Phase = "mutate"
+	PhaseNext     Phase = "next"
+)
+
+// MethodKind mirrors connectors.Kind without importing it.
+type MethodKind string
+
+const (
+	KindRead     MethodKind = "read"
+	KindReadByID MethodKind = "read_by_id"
+	KindMutate   MethodKind = "mutate"
+)
+
+// MethodSpec is one connector method the facade exposes as
+// ctx.<Connector>.<Method>(params).
+type MethodSpec struct {
+	Connector string
+	Method    string
+	Kind      MethodKind
+}
+
+// Diagnostic is one problem found in a workflow file.
+type Diagnostic struct {
+	File    string
+	Line    int // 1-based; 0 when unknown
+	Col     int // 1-based; 0 when unknown
+	Message string
+}
+
+// ValidationError carries every diagnostic of a file; Error() is one
+// "file:line:col: message" line per diagnostic.
+type ValidationError struct{ Diagnostics []Diagnostic }
+
+// Schedule is a producer's schedule: exactly one of Interval and Cron.
+type Schedule struct {
+	Interval time.Duration // from "30s", "5m", "1h", "1d"
+	Cron     string        // 5 fields
+	Text     string        // as written, e.g. "5m" or "0 9 * * *"
+}
+
+type Producer struct {
+	Name      string
+	Publishes []string
+	Schedule  Schedule
+}
+
+type Consumer struct {
+	Name      string
+	Subscribe []string
+	Publishes []string
+}
+
+// Workflow is a workflow file's declaration, handlers in declaration order.
+type Workflow struct {
+	Name      string
+	Topics    []string
+	Producers []Producer
+	Consumers []Consumer
+}
+
+// LoadOptions configures Load.
+type LoadOptions struct {
+	// Methods the facades expose; a ctx.x.y(...) in the source that names no
+	// method here is a diagnostic.
+	Methods []MethodSpec
+	// MinInterval is the shortest producer interval allowed (policy).
+	MinInterval time.Duration
+}
+
+// Script is a loaded, validated workflow file. It is safe for concurrent use:
+// the compiled program is shared, every Run gets its own runtime.
+type Script struct {
+	FileName string
+	Source   []byte
+	Workflow Workflow
+	// Capabilities lists the "connector.method" mutators the source calls,
+	// sorted, read statically from the source (for grants on deploy).
+	Capabilities []string
+	// unexported: the compiled *goja.Program and the method table
+}
+
+// Event is a topic event as a script sees it.
+type Event struct {
+	MessageID string          `json:"messageId"`
+	Payload   json.RawMessage `json:"payload"`
+	CreatedAt time.Time       `json:"createdAt"`
+}
+
+// InputRequest is the argument of ctx.registerInput.
+type InputRequest struct {
+	Source, Type, ID, Title string
+}
+
+// PublishRequest is the argument of ctx.publish (topics given separately).
+type PublishRequest struct {
+	MessageID string
+	InputID   string // producers: required; consumers: must be empty
+	Payload   json.RawMessage
+}
+
+// Host is the engine side of a run. Every method may return an error; the
+// sandbox then ends the run (the script cannot catch it) and Run returns an
+// error that wraps the host's error unchanged, so errors.As reaches it.
+type Host interface {
+	// Read performs a read or read-by-id connector call. The sandbox has
+	// already checked that the phase allows it.
+	Read(ctx context.Context, connector, method string, params map[string]any) (any, error)
+	RegisterInput(ctx context.Context, in InputRequest) (string, error)
+	Publish(ctx context.Context, topics []string, ev PublishRequest) error
+	Peek(ctx context.Context, topic string, limit int) ([]Event, error)
+	GetByIDs(ctx context.Context, topic string, ids []string) ([]Event, error)
+	// Log receives each console.log/info/warn/error line, already capped.
+	Log(level, line string)
+}
+
+// Limits are host policy (DESIGN.md §8).
+type Limits struct {
+	WallTime      time.Duration // per phase
+	MaxStackDepth int           // goja call stack
+	MaxHeapGrowth uint64        // bytes of Go heap growth while the handler runs
+	MaxState      int           // bytes of JSON, returned state
+	MaxPayload    int           // bytes of JSON, one published payload
+	MaxData       int           // bytes of JSON, PrepareResult (data, reservations, ui)
+	MaxResult     int           // bytes of JSON, one connector result handed to the script
+	MaxLogLine    int           // characters of one console line
+	MaxPeek       int           // largest peek limit
+	DefaultPeek   int           // peek limit when none is given
+}
+
+// DefaultLimits are DESIGN.md §8's numbers.
+func DefaultLimits() Limits {
+	return Limits{
+		WallTime:      5 * time.Minute,
+		MaxStackDepth: 1000,
+		MaxHeapGrowth: 256 << 20,
+		MaxState:      64 << 10,
+		MaxPayload:    256 << 10,
+		MaxData:       1 << 20,
+		MaxResult:     10 << 20,
+		MaxLogLine:    1000,
+		MaxPeek:       1000,
+		DefaultPeek:   100,
+	}
+}
+
+// Invocation is one handler phase to run.
+type Invocation struct {
+	Handler string // producer or consumer name
+	Phase   Phase
+	// State: the handler's previous state (producer, prepare); nil = undefined.
+	State json.RawMessage
+	// Prepared: the PrepareResult as persisted (mutate, next).
+	Prepared json.RawMessage
+	// MutationResult: {"status":"applied","result":...} | {"status":"none"} |
+	// {"status":"skipped"} (next).
+	MutationResult json.RawMessage
+	Host           Host
+	Limits         Limits
+}
+
+// Reservation is one entry of PrepareResult.reservations.
+type Reservation struct {
+	Topic string   `json:"topic"`
+	IDs   []string `json:"ids"`
+}
+
+// PrepareResult is what prepare returned, checked for shape.
+type PrepareResult struct {
+	Reservations []Reservation
+	UITitle      string
+	WakeAt       string // as returned; the engine parses and clamps it
+	// Raw is the whole result as JSON ({reservations, data, ui, wakeAt}),
+	// what the engine persists and later hands back as Invocation.Prepared.
+	Raw json.RawMessage
+}
+
+// MutationCall is the terminal mutator call captured in mutate. The script
+// was stopped at the call; the host performs it.
+type MutationCall struct {
+	Connector string
+	Method    string
+	Params    map[string]any
+}
+
+// Outcome is what one phase produced.
+type Outcome struct {
+	// State returned by a producer or by next; nil when the handler returned
+	// undefined (next: keep the previous state; producer: store none).
+	State json.RawMessage
+	// StateReturned is true when the handler returned a value (even null).
+	StateReturned bool
+	Prepare       *PrepareResult // prepare
+	Mutation      *MutationCall  // mutate, when a mutator was called
+}
+
+// ErrorKind classifies a failed Run. Host errors are not among them: they
+// are returned wrapped, unchanged, for the engine to classify.
+type ErrorKind string
+
+const (
+	// ErrLogic: the script threw, broke a phase rule, returned a malformed
+	// result, exceeded a size limit of its own making.
+	ErrLogic ErrorKind = "logic"
+	// ErrTimeout: the phase ran past Limits.WallTime.
+	ErrTimeout ErrorKind = "timeout"
+	// ErrResource: the stack or heap limit was hit.
+	ErrResource ErrorKind = "resource"
+	// ErrCancelled: the context passed to Run was cancelled (shutdown).
+	ErrCancelled ErrorKind = "cancelled"
+)
+
+// Error is a failed Run that is the script's doing (or a limit it hit).
+type Error struct {
+	Kind    ErrorKind
+	Phase   Phase
+	Handler string
+	Op      string // the operation that broke a rule, e.g. "ctx.publish"
+	Message string
+	File    string
+	Line    int
+	Col     int
+	Stack   string
+}
+
+// Run-time and load-time API, implemented in the other files of this package:
+//
+//	func Load(fileName string, src []byte, opts LoadOptions) (*Script, error)
+//	    errors: *ValidationError (syntax errors included, with file:line:col)
+//	func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error)
+//	    errors: *Error, or a Host error wrapped unchanged
+var _ = context.Background
