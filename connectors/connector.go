@@ -68,6 +68,11 @@ const (
 	Unknown    Verdict = "unknown"     // can't tell yet
 )
 
+// ErrCannotCheck is returned by Reconcile when this particular call offers no
+// way to find out (an http request without a reconcile URL, a webhook post):
+// the host then asks the user at once instead of retrying.
+var ErrCannotCheck = errors.New("the connector cannot check whether this happened")
+
 // Reconciler is implemented by connectors that can find out, after the fact,
 // whether a mutation happened. A connector without it sends every uncertain
 // mutation straight to the user.
