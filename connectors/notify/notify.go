@@ -1,0 +1,155 @@
+// Package notify is the desktop notification connector: one mutation,
+// send, delivered through notify-send or through a sink the host provides
+// (the TUI's toast and bell).
+//
+// It has no Reconciler: nothing records whether a person saw a
+// notification, so an uncertain send goes straight to the user (DESIGN §6).
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"keep/connectors"
+)
+
+// Config configures the notify connector. Zero values take the defaults.
+type Config struct {
+	// Command is the notifier, run as `Command --app-name=keep -- TITLE
+	// [BODY]`. A bare name is looked up on PATH at each send, so a notifier
+	// installed after start-up is found. Default: "notify-send".
+	Command string
+	// Sink, if set, receives notifications when Command is not available,
+	// so a user without a desktop notifier still hears from keep.
+	Sink func(title, body string)
+}
+
+// Connector sends notifications.
+type Connector struct {
+	command string
+	sink    func(title, body string)
+}
+
+var _ connectors.Connector = (*Connector)(nil)
+
+// Limits keep a runaway script from flooding the desktop with a novel.
+const (
+	maxTitle = 200
+	maxBody  = 4000
+)
+
+// New returns a notify connector.
+func New(cfg Config) (*Connector, error) {
+	if cfg.Command == "" {
+		cfg.Command = "notify-send"
+	}
+	return &Connector{command: cfg.Command, sink: cfg.Sink}, nil
+}
+
+// Name is "notify".
+func (c *Connector) Name() string { return "notify" }
+
+// Methods lists send, a mutation without a scope.
+func (c *Connector) Methods() []connectors.Method {
+	return []connectors.Method{{
+		Name:    "send",
+		Kind:    connectors.Mutate,
+		Scope:   func(map[string]any) string { return "" },
+		Preview: preview,
+		Check: func(p map[string]any) string {
+			title, _ := p["title"].(string)
+			return fmt.Sprintf("look in your desktop notifications for %q", title)
+		},
+	}}
+}
+
+func preview(p map[string]any) string {
+	title, _ := p["title"].(string)
+	body, _ := p["body"].(string)
+	if body == "" {
+		return fmt.Sprintf("notify %q", title)
+	}
+	return fmt.Sprintf("notify %q: %q", title, clip(body, 80))
+}
+
+// clip shortens s to at most n runes, marking the cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// Do performs send: {title, body} → {delivered: true, via}.
+func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
+	if call.Method != "send" {
+		return nil, connectors.Errorf(connectors.Logic, "notify has no method %q (it has: send)", call.Method)
+	}
+	title, body, err := params(call.Params)
+	if err != nil {
+		return nil, err
+	}
+	path, lookErr := exec.LookPath(c.command)
+	switch {
+	case lookErr == nil:
+		if err := c.run(ctx, path, title, body); err != nil {
+			return nil, err
+		}
+		return map[string]any{"delivered": true, "via": "notify-send"}, nil
+	case c.sink != nil:
+		c.sink(title, body)
+		return map[string]any{"delivered": true, "via": "sink"}, nil
+	default:
+		// A silent "delivered: false" would hide from the user that they
+		// will never be notified; a logic error tells them once.
+		return nil, connectors.Errorf(connectors.Logic, "no desktop notifier (%s not found)", c.command)
+	}
+}
+
+func params(p map[string]any) (title, body string, err error) {
+	title, ok := p["title"].(string)
+	if !ok || strings.TrimSpace(title) == "" {
+		return "", "", connectors.Errorf(connectors.Logic, "send needs a title (a non-empty string)")
+	}
+	if v, present := p["body"]; present && v != nil {
+		if body, ok = v.(string); !ok {
+			return "", "", connectors.Errorf(connectors.Logic, "send: body must be a string, not %T", v)
+		}
+	}
+	if utf8.RuneCountInString(title) > maxTitle || utf8.RuneCountInString(body) > maxBody {
+		return "", "", connectors.Errorf(connectors.Logic, "send: title is limited to %d characters and body to %d", maxTitle, maxBody)
+	}
+	return title, body, nil
+}
+
+func (c *Connector) run(ctx context.Context, path, title, body string) error {
+	// "--" keeps a title starting with "-" from being read as an option.
+	args := []string{"--app-name=keep", "--", title}
+	if body != "" {
+		args = append(args, body)
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	// A notifier that leaves a child holding its output open must not hold
+	// the call past the deadline.
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		// Killed at the deadline: the notifier may already have shown it.
+		return connectors.Errorf(connectors.Uncertain, "%s interrupted: %w", c.command, ctx.Err())
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		// notify-send fails before showing anything (no session bus, no
+		// notification daemon yet); a later attempt may find one.
+		return connectors.Errorf(connectors.Transient, "%s exited with %d: %s", c.command, exit.ExitCode(), clip(strings.TrimSpace(string(out)), 200))
+	}
+	return connectors.Errorf(connectors.Transient, "run %s: %w", c.command, err)
+}

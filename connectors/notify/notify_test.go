@@ -1,0 +1,163 @@
+package notify_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"keep/connectors"
+	"keep/connectors/notify"
+)
+
+// fakeNotifier writes an executable named notify-send into a fresh
+// directory: it records its arguments, one a line, to args beside it, then
+// runs tail (a shell snippet). It uses only shell builtins, since PATH
+// may hold nothing but the fake.
+func fakeNotifier(t *testing.T, tail string) (dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"${0%/*}/args\"\n" + tail + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "notify-send"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func send(t *testing.T, c *notify.Connector, ctx context.Context, params map[string]any) (any, error) {
+	t.Helper()
+	return c.Do(ctx, connectors.Call{Method: "send", Params: params, IdempotencyKey: "k1"})
+}
+
+func TestSend(t *testing.T) {
+	t.Parallel()
+
+	t.Run("it runs the notifier with the title and body after a double dash", func(t *testing.T) {
+		t.Parallel()
+		dir := fakeNotifier(t, "exit 0")
+		c, _ := notify.New(notify.Config{Command: filepath.Join(dir, "notify-send")})
+		got, err := send(t, c, context.Background(), map[string]any{"title": "-rf Done", "body": "3 files"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := got.(map[string]any)
+		if m["delivered"] != true || m["via"] != "notify-send" {
+			t.Fatalf("got %v", m)
+		}
+		args, _ := os.ReadFile(filepath.Join(dir, "args"))
+		if want := "--app-name=keep\n--\n-rf Done\n3 files\n"; string(args) != want {
+			t.Fatalf("args %q, want %q", args, want)
+		}
+	})
+
+	t.Run("without a notifier it falls back to the sink", func(t *testing.T) {
+		t.Parallel()
+		var gotTitle, gotBody string
+		c, _ := notify.New(notify.Config{
+			Command: filepath.Join(t.TempDir(), "notify-send"),
+			Sink:    func(title, body string) { gotTitle, gotBody = title, body },
+		})
+		got, err := send(t, c, context.Background(), map[string]any{"title": "Hi", "body": "there"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.(map[string]any)["via"] != "sink" || gotTitle != "Hi" || gotBody != "there" {
+			t.Fatalf("got %v, sink saw %q %q", got, gotTitle, gotBody)
+		}
+	})
+
+	t.Run("a long body is refused rather than cut", func(t *testing.T) {
+		t.Parallel()
+		c, _ := notify.New(notify.Config{Sink: func(string, string) {}})
+		_, err := send(t, c, context.Background(), map[string]any{"title": "x", "body": strings.Repeat("b", 5000)})
+		if connectors.ClassOf(err) != connectors.Logic {
+			t.Fatalf("got %v", err)
+		}
+	})
+
+	t.Run("the preview shows title and body and the scope is empty", func(t *testing.T) {
+		t.Parallel()
+		c, _ := notify.New(notify.Config{})
+		m := c.Methods()[0]
+		p := map[string]any{"title": "Invoice paid", "body": "ACME, 120 EUR"}
+		if got := m.Preview(p); got != `notify "Invoice paid": "ACME, 120 EUR"` {
+			t.Fatalf("preview %q", got)
+		}
+		if m.Scope(p) != "" || m.Kind != connectors.Mutate || !strings.Contains(m.Check(p), "Invoice paid") {
+			t.Fatalf("method %+v", m)
+		}
+		if _, ok := any(c).(connectors.Reconciler); ok {
+			t.Fatal("notify must not claim to reconcile")
+		}
+	})
+}
+
+func TestSendFailureClasses(t *testing.T) {
+	t.Parallel()
+
+	missing := func(t *testing.T) string { return filepath.Join(t.TempDir(), "notify-send") }
+	script := func(tail string) func(t *testing.T) string {
+		return func(t *testing.T) string { return filepath.Join(fakeNotifier(t, tail), "notify-send") }
+	}
+	cases := []struct {
+		name    string
+		command func(t *testing.T) string
+		params  map[string]any
+		timeout time.Duration
+		want    connectors.Class
+	}{
+		{"no notifier and no sink is a logic error", missing, map[string]any{"title": "x"}, 0, connectors.Logic},
+		{"a missing title is a logic error", script("exit 0"), map[string]any{"body": "x"}, 0, connectors.Logic},
+		{"a body that is not a string is a logic error", script("exit 0"), map[string]any{"title": "x", "body": 3.0}, 0, connectors.Logic},
+		{"a notifier that exits non-zero is transient", script("echo 'no bus' >&2; exit 1"), map[string]any{"title": "x"}, 0, connectors.Transient},
+		{"a notifier killed at the deadline is uncertain", script("exec sleep 5"), map[string]any{"title": "x"}, 200 * time.Millisecond, connectors.Uncertain},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := notify.New(notify.Config{Command: tc.command(t)})
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			_, err := send(t, c, ctx, tc.params)
+			if got := connectors.ClassOf(err); got != tc.want {
+				t.Fatalf("class %q (%v), want %q", got, err, tc.want)
+			}
+		})
+	}
+	t.Run("the missing notifier error names it", func(t *testing.T) {
+		t.Parallel()
+		c, _ := notify.New(notify.Config{Command: "keep-no-such-notifier"})
+		_, err := send(t, c, context.Background(), map[string]any{"title": "x"})
+		if err == nil || !strings.Contains(err.Error(), "no desktop notifier (keep-no-such-notifier not found)") {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
+
+// TestSendFindsTheNotifierOnPath is not parallel: it sets PATH, which the
+// default Command is looked up on.
+func TestSendFindsTheNotifierOnPath(t *testing.T) {
+	dir := fakeNotifier(t, "exit 0")
+	t.Setenv("PATH", dir)
+	c, err := notify.New(notify.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := send(t, c, context.Background(), map[string]any{"title": "On PATH"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.(map[string]any)["via"] != "notify-send" {
+		t.Fatalf("got %v", got)
+	}
+	args, _ := os.ReadFile(filepath.Join(dir, "args"))
+	if string(args) != "--app-name=keep\n--\nOn PATH\n" {
+		t.Fatalf("args %q", args)
+	}
+}
