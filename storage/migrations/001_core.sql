@@ -48,6 +48,9 @@ CREATE TABLE runs (
 	handler_type    TEXT NOT NULL CHECK (handler_type IN ('producer', 'consumer')),
 	script_version  INTEGER NOT NULL,
 	retry_of        INTEGER REFERENCES runs (id),
+	-- the mutation this run carries: its own, or the one it inherited as a
+	-- retry after the mutation (chapter 16 phase reset: results are copied)
+	mutation_id     INTEGER,
 	trigger         TEXT NOT NULL DEFAULT '',
 	phase           TEXT NOT NULL CHECK (phase IN ('preparing', 'prepared', 'mutating', 'mutated', 'emitting', 'committed')),
 	status          TEXT NOT NULL CHECK (status IN ('active', 'paused:transient', 'paused:approval',

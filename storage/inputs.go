@@ -1,0 +1,152 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+const inputCols = `id, workflow_id, source, type, external_id, title, created_by, created_at, skipped_at`
+
+func scanInput(row interface{ Scan(...any) error }) (*Input, error) {
+	var in Input
+	var createdBy, skipped sql.NullInt64
+	var created int64
+	if err := row.Scan(&in.ID, &in.WorkflowID, &in.Source, &in.Type, &in.ExternalID, &in.Title, &createdBy, &created, &skipped); err != nil {
+		return nil, notFound(err)
+	}
+	in.CreatedBy = createdBy.Int64
+	in.CreatedAt, in.SkippedAt = fromMS(created), fromNullMS(skipped)
+	return &in, nil
+}
+
+// InputByKey finds an input by its natural key, or ErrNotFound.
+func (q Q) InputByKey(ctx context.Context, workflowID int64, source, typ, externalID string) (*Input, error) {
+	return scanInput(q.q.QueryRowContext(ctx, `SELECT `+inputCols+` FROM inputs
+		WHERE workflow_id = ? AND source = ? AND type = ? AND external_id = ?`, workflowID, source, typ, externalID))
+}
+
+// InputByID returns one input, or ErrNotFound.
+func (q Q) InputByID(ctx context.Context, id int64) (*Input, error) {
+	return scanInput(q.q.QueryRowContext(ctx, `SELECT `+inputCols+` FROM inputs WHERE id = ?`, id))
+}
+
+// InsertInput stores an input under an id the engine allocated. A repeated
+// natural key keeps the first row (registration is idempotent).
+func (tx *Tx) InsertInput(ctx context.Context, in *Input) error {
+	_, err := tx.exec(ctx, `INSERT INTO inputs(id, workflow_id, source, type, external_id, title, created_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(workflow_id, source, type, external_id) DO UPDATE SET title = excluded.title`,
+		in.ID, in.WorkflowID, in.Source, in.Type, in.ExternalID, in.Title, nullID(in.CreatedBy), ms(in.CreatedAt))
+	return err
+}
+
+// MarkInputSkipped records that the user skipped an input.
+func (tx *Tx) MarkInputSkipped(ctx context.Context, id int64, now time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE inputs SET skipped_at = ? WHERE id = ?`, ms(now), id)
+	return err
+}
+
+// Inputs pages a workflow's inputs newest first (ids below before; 0: from
+// the newest), optionally filtered by a substring of the title.
+func (q Q) Inputs(ctx context.Context, workflowID int64, before int64, limit int, filter string) ([]*Input, error) {
+	if before <= 0 {
+		before = 1<<62 - 1
+	}
+	query := `SELECT ` + inputCols + ` FROM inputs WHERE workflow_id = ? AND id < ?`
+	args := []any{workflowID, before}
+	if filter != "" {
+		query += ` AND title LIKE ?`
+		args = append(args, "%"+filter+"%")
+	}
+	query += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, limit)
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Input
+	for rows.Next() {
+		in, err := scanInput(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, in)
+	}
+	return out, rows.Err()
+}
+
+// InputFacts is what an input's status is computed from (DESIGN.md §7.5).
+type InputFacts struct {
+	Events   int // events it caused
+	Open     int // of those, pending (reserved or not)
+	Waiting  int // open runs that reserved its events and wait on the user
+	Outputs  []*Mutation
+}
+
+// InputFacts gathers, for a page of inputs, the counts and outputs their
+// status is computed from. Outputs come from the reservation history: every
+// mutation of every run that ever reserved an event the input caused.
+func (q Q) InputFacts(ctx context.Context, inputIDs []int64) (map[int64]*InputFacts, error) {
+	facts := map[int64]*InputFacts{}
+	if len(inputIDs) == 0 {
+		return facts, nil
+	}
+	args := make([]any, len(inputIDs))
+	for i, id := range inputIDs {
+		args[i] = id
+		facts[id] = &InputFacts{}
+	}
+	ph := placeholders(len(inputIDs))
+	rows, err := q.q.QueryContext(ctx, `SELECT c.input_id, COUNT(*), SUM(e.status = 'pending')
+		FROM event_causes c JOIN events e ON e.id = c.event_id WHERE c.input_id IN (`+ph+`) GROUP BY c.input_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id int64
+		var n, open int
+		if err := rows.Scan(&id, &n, &open); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		facts[id].Events, facts[id].Open = n, open
+	}
+	rows.Close()
+	rows, err = q.q.QueryContext(ctx, `SELECT c.input_id, COUNT(DISTINCT ru.id)
+		FROM event_causes c JOIN reservations r ON r.event_id = c.event_id JOIN runs ru ON ru.id = r.run_id
+		WHERE c.input_id IN (`+ph+`) AND ru.closed_at IS NULL
+		  AND ru.status IN ('paused:approval', 'paused:reconciliation', 'failed:logic', 'failed:internal')
+		GROUP BY c.input_id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id int64
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		facts[id].Waiting = n
+	}
+	rows.Close()
+	rows, err = q.q.QueryContext(ctx, `SELECT DISTINCT c.input_id, `+prefixed("m", mutationCols)+`
+		FROM event_causes c JOIN reservations r ON r.event_id = c.event_id JOIN runs ru ON ru.id = r.run_id
+		JOIN mutations m ON m.id = ru.mutation_id
+		WHERE c.input_id IN (`+ph+`) ORDER BY m.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		m, err := scanMutationWith(rows, &id)
+		if err != nil {
+			return nil, err
+		}
+		facts[id].Outputs = append(facts[id].Outputs, m)
+	}
+	return facts, rows.Err()
+}
+

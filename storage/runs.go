@@ -1,0 +1,180 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+const runCols = `id, workflow_id, handler, handler_type, script_version, retry_of, mutation_id, trigger,
+	phase, status, prepare_result, mutation_result, error, closed_at, created_at, updated_at`
+
+func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
+	var r Run
+	var retryOf, mutationID, closed sql.NullInt64
+	var prep, mres sql.NullString
+	var created, updated int64
+	if err := row.Scan(&r.ID, &r.WorkflowID, &r.Handler, &r.HandlerType, &r.ScriptVersion, &retryOf, &mutationID, &r.Trigger,
+		&r.Phase, &r.Status, &prep, &mres, &r.Error, &closed, &created, &updated); err != nil {
+		return nil, notFound(err)
+	}
+	r.RetryOf, r.MutationID = retryOf.Int64, mutationID.Int64
+	r.PrepareResult, r.MutationResult = raw(prep), raw(mres)
+	r.ClosedAt = fromNullMS(closed)
+	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
+	return &r, nil
+}
+
+// InsertRun records a run and returns its id.
+func (tx *Tx) InsertRun(ctx context.Context, r *Run) (int64, error) {
+	res, err := tx.exec(ctx, `INSERT INTO runs(workflow_id, handler, handler_type, script_version, retry_of, mutation_id, trigger,
+		phase, status, prepare_result, mutation_result, error, closed_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.WorkflowID, r.Handler, r.HandlerType, r.ScriptVersion, nullID(r.RetryOf), nullID(r.MutationID), r.Trigger,
+		r.Phase, r.Status, rawOrNil(r.PrepareResult), rawOrNil(r.MutationResult), r.Error, msPtr(r.ClosedAt),
+		ms(r.CreatedAt), ms(r.UpdatedAt))
+	if err != nil {
+		return 0, fmt.Errorf("insert run: %w", err)
+	}
+	r.ID, err = res.LastInsertId()
+	return r.ID, err
+}
+
+// UpdateRun writes a run's mutable fields back.
+func (tx *Tx) UpdateRun(ctx context.Context, r *Run) error {
+	_, err := tx.exec(ctx, `UPDATE runs SET phase = ?, status = ?, mutation_id = ?, prepare_result = ?, mutation_result = ?,
+		error = ?, closed_at = ?, updated_at = ? WHERE id = ?`,
+		r.Phase, r.Status, nullID(r.MutationID), rawOrNil(r.PrepareResult), rawOrNil(r.MutationResult),
+		r.Error, msPtr(r.ClosedAt), ms(r.UpdatedAt), r.ID)
+	return err
+}
+
+// RunByID returns a run, or ErrNotFound.
+func (q Q) RunByID(ctx context.Context, id int64) (*Run, error) {
+	return scanRun(q.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+}
+
+// ActiveRun returns the workflow's active run, or ErrNotFound.
+func (q Q) ActiveRun(ctx context.Context, workflowID int64) (*Run, error) {
+	return scanRun(q.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND status = 'active'`, workflowID))
+}
+
+// ActiveRuns returns every active run of every workflow (restart recovery).
+func (q Q) ActiveRuns(ctx context.Context) ([]*Run, error) {
+	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'active' ORDER BY id`)
+}
+
+// OpenRuns returns the runs of a workflow that are still an open matter
+// (paused or failed, nothing has taken them over yet), oldest first.
+func (q Q) OpenRuns(ctx context.Context, workflowID int64) ([]*Run, error) {
+	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND closed_at IS NULL ORDER BY id`, workflowID)
+}
+
+// AllOpenRuns returns every open run of every workflow.
+func (q Q) AllOpenRuns(ctx context.Context) ([]*Run, error) {
+	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE closed_at IS NULL AND status <> 'active' ORDER BY id`)
+}
+
+// Runs pages a workflow's runs newest first: ids below before (0: from the
+// newest), at most limit, optionally only one handler.
+func (q Q) Runs(ctx context.Context, workflowID int64, before int64, limit int, handler string) ([]*Run, error) {
+	if before <= 0 {
+		before = 1<<62 - 1
+	}
+	if handler != "" {
+		return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND id < ? AND handler LIKE ? ORDER BY id DESC LIMIT ?`,
+			workflowID, before, "%"+handler+"%", limit)
+	}
+	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, workflowID, before, limit)
+}
+
+// LastRun returns a workflow's newest run, or ErrNotFound.
+func (q Q) LastRun(ctx context.Context, workflowID int64) (*Run, error) {
+	return scanRun(q.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? ORDER BY id DESC LIMIT 1`, workflowID))
+}
+
+// RunsCarrying returns the runs that carry a mutation, oldest first.
+func (q Q) RunsCarrying(ctx context.Context, mutationID int64) ([]*Run, error) {
+	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE mutation_id = ? ORDER BY id`, mutationID)
+}
+
+func (q Q) runs(ctx context.Context, query string, args ...any) ([]*Run, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// AddTrace appends trace entries of a run.
+func (tx *Tx) AddTrace(ctx context.Context, entries []TraceEntry) error {
+	for _, e := range entries {
+		if _, err := tx.exec(ctx, `INSERT INTO run_traces(run_id, at, phase, kind, connector, method, args, result, duration_ms, error)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.RunID, ms(e.At), e.Phase, e.Kind, e.Connector, e.Method, e.Args, e.Result,
+			e.DurationMS, e.Error); err != nil {
+			return fmt.Errorf("add trace: %w", err)
+		}
+	}
+	return nil
+}
+
+// Trace returns a run's trace in order.
+func (q Q) Trace(ctx context.Context, runID int64) ([]TraceEntry, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, run_id, at, phase, kind, connector, method, args, result, duration_ms, error
+		FROM run_traces WHERE run_id = ? ORDER BY id`, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []TraceEntry
+	for rows.Next() {
+		var e TraceEntry
+		var at int64
+		if err := rows.Scan(&e.ID, &e.RunID, &at, &e.Phase, &e.Kind, &e.Connector, &e.Method, &e.Args, &e.Result, &e.DurationMS, &e.Error); err != nil {
+			return nil, err
+		}
+		e.At = fromMS(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// AddAnswer records a user's answer.
+func (tx *Tx) AddAnswer(ctx context.Context, a AnswerRecord) error {
+	_, err := tx.exec(ctx, `INSERT INTO answers(workflow_id, subject, subject_id, answer, answered_by, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		a.WorkflowID, a.Subject, a.SubjectID, a.Answer, a.AnsweredBy, ms(a.CreatedAt))
+	return err
+}
+
+// Answers returns the answers given about one subject, oldest first.
+func (q Q) Answers(ctx context.Context, subject string, subjectID int64) ([]AnswerRecord, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT id, workflow_id, subject, subject_id, answer, answered_by, created_at
+		FROM answers WHERE subject = ? AND subject_id = ? ORDER BY id`, subject, subjectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []AnswerRecord
+	for rows.Next() {
+		var a AnswerRecord
+		var at int64
+		if err := rows.Scan(&a.ID, &a.WorkflowID, &a.Subject, &a.SubjectID, &a.Answer, &a.AnsweredBy, &at); err != nil {
+			return nil, err
+		}
+		a.CreatedAt = fromMS(at)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+var _ = time.Now

@@ -1,0 +1,68 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// Schedules returns the persisted schedule of every handler of a workflow.
+func (q Q) Schedules(ctx context.Context, workflowID int64) ([]Schedule, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT workflow_id, handler, handler_type, next_run_at, wake_at
+		FROM schedules WHERE workflow_id = ? ORDER BY handler`, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Schedule
+	for rows.Next() {
+		var s Schedule
+		var next, wake sql.NullInt64
+		if err := rows.Scan(&s.WorkflowID, &s.Handler, &s.HandlerType, &next, &wake); err != nil {
+			return nil, err
+		}
+		s.NextRunAt, s.WakeAt = fromNullMS(next), fromNullMS(wake)
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// EnsureSchedule creates a handler's schedule row if it has none.
+func (tx *Tx) EnsureSchedule(ctx context.Context, workflowID int64, handler, handlerType string) error {
+	_, err := tx.exec(ctx, `INSERT INTO schedules(workflow_id, handler, handler_type) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+		workflowID, handler, handlerType)
+	return err
+}
+
+// SetNextRun stores a producer's next_run_at.
+func (tx *Tx) SetNextRun(ctx context.Context, workflowID int64, handler string, at *time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE schedules SET next_run_at = ? WHERE workflow_id = ? AND handler = ?`, msPtr(at), workflowID, handler)
+	return err
+}
+
+// SetWake stores (or, with nil, clears) a consumer's wakeAt.
+func (tx *Tx) SetWake(ctx context.Context, workflowID int64, handler string, at *time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE schedules SET wake_at = ? WHERE workflow_id = ? AND handler = ?`, msPtr(at), workflowID, handler)
+	return err
+}
+
+// HandlerState returns a handler's state, nil if it has none.
+func (q Q) HandlerState(ctx context.Context, workflowID int64, handler string) ([]byte, error) {
+	var s sql.NullString
+	err := q.q.QueryRowContext(ctx, `SELECT state FROM handler_state WHERE workflow_id = ? AND handler = ?`, workflowID, handler).Scan(&s)
+	if err == sql.ErrNoRows {
+		return nil, nil
+	}
+	if err != nil || !s.Valid {
+		return nil, err
+	}
+	return []byte(s.String), nil
+}
+
+// SetHandlerState stores a handler's state.
+func (tx *Tx) SetHandlerState(ctx context.Context, workflowID int64, handler string, state []byte, now time.Time) error {
+	_, err := tx.exec(ctx, `INSERT INTO handler_state(workflow_id, handler, state, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT(workflow_id, handler) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
+		workflowID, handler, rawOrNil(state), ms(now))
+	return err
+}

@@ -1,0 +1,184 @@
+package storage
+
+import (
+	"database/sql"
+	"encoding/json"
+	"time"
+)
+
+// Times are stored as Unix milliseconds.
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func msPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func fromNullMS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+func rawOrNil(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func raw(s sql.NullString) json.RawMessage {
+	if !s.Valid {
+		return nil
+	}
+	return json.RawMessage(s.String)
+}
+
+type Workflow struct {
+	ID                int64
+	Name              string
+	Status            string // active, paused, archived
+	BlockKind         string // '', approval, reconciliation, repair, transient, internal
+	BlockReason       string
+	BlockRunID        int64
+	Version           int
+	TransientFailures int
+	RetryAt           *time.Time
+	Repairs           int
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+type ScriptVersion struct {
+	WorkflowID  int64
+	Version     int
+	Label       string
+	Origin      string // deploy, repair
+	FileName    string
+	Source      string
+	Declaration json.RawMessage
+	CreatedAt   time.Time
+}
+
+type Run struct {
+	ID             int64
+	WorkflowID     int64
+	Handler        string
+	HandlerType    string // producer, consumer
+	ScriptVersion  int
+	RetryOf        int64
+	MutationID     int64
+	Trigger        string
+	Phase          string
+	Status         string
+	PrepareResult  json.RawMessage
+	MutationResult json.RawMessage
+	Error          string
+	ClosedAt       *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+type Input struct {
+	ID         int64
+	WorkflowID int64
+	Source     string
+	Type       string
+	ExternalID string
+	Title      string
+	CreatedBy  int64
+	CreatedAt  time.Time
+	SkippedAt  *time.Time
+}
+
+type Event struct {
+	ID         int64
+	WorkflowID int64
+	Topic      string
+	MessageID  string
+	Payload    json.RawMessage
+	Status     string // pending, consumed, skipped
+	ReservedBy int64
+	CreatedBy  int64
+	Attempts   int
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	CausedBy   []int64
+}
+
+type Mutation struct {
+	ID                int64
+	RunID             int64
+	WorkflowID        int64
+	Connector         string
+	Method            string
+	Params            json.RawMessage
+	Preview           string
+	UITitle           string
+	IdempotencyKey    string
+	Status            string
+	Result            json.RawMessage
+	Error             string
+	ResolvedBy        string
+	Attempts          int
+	ReconcileAttempts int
+	NextAttemptAt     *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+type Schedule struct {
+	WorkflowID  int64
+	Handler     string
+	HandlerType string
+	NextRunAt   *time.Time
+	WakeAt      *time.Time
+}
+
+type TraceEntry struct {
+	ID         int64
+	RunID      int64
+	At         time.Time
+	Phase      string
+	Kind       string // call, log, note
+	Connector  string
+	Method     string
+	Args       string
+	Result     string
+	DurationMS int64
+	Error      string
+}
+
+type Grant struct {
+	ID         int64
+	WorkflowID int64
+	Capability string
+	Scope      string
+	Mode       string
+	DailyLimit int
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+type AnswerRecord struct {
+	ID         int64
+	WorkflowID int64
+	Subject    string // mutation, run, event, input, workflow
+	SubjectID  int64
+	Answer     string
+	AnsweredBy string
+	CreatedAt  time.Time
+}

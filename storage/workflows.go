@@ -1,0 +1,153 @@
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+const workflowCols = `id, name, status, block_kind, block_reason, block_run_id, version,
+	transient_failures, retry_at, repairs, created_at, updated_at`
+
+func scanWorkflow(row interface{ Scan(...any) error }) (*Workflow, error) {
+	var w Workflow
+	var blockRun, retryAt sql.NullInt64
+	var created, updated int64
+	if err := row.Scan(&w.ID, &w.Name, &w.Status, &w.BlockKind, &w.BlockReason, &blockRun, &w.Version,
+		&w.TransientFailures, &retryAt, &w.Repairs, &created, &updated); err != nil {
+		return nil, notFound(err)
+	}
+	w.BlockRunID = blockRun.Int64
+	w.RetryAt = fromNullMS(retryAt)
+	w.CreatedAt, w.UpdatedAt = fromMS(created), fromMS(updated)
+	return &w, nil
+}
+
+// WorkflowByName returns the workflow called name, or ErrNotFound.
+func (q Q) WorkflowByName(ctx context.Context, name string) (*Workflow, error) {
+	return scanWorkflow(q.q.QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows WHERE name = ?`, name))
+}
+
+// WorkflowByID returns the workflow with id, or ErrNotFound.
+func (q Q) WorkflowByID(ctx context.Context, id int64) (*Workflow, error) {
+	return scanWorkflow(q.q.QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows WHERE id = ?`, id))
+}
+
+// Workflows lists every workflow by name.
+func (q Q) Workflows(ctx context.Context) ([]*Workflow, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+workflowCols+` FROM workflows ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Workflow
+	for rows.Next() {
+		w, err := scanWorkflow(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// CreateWorkflow inserts a new active workflow and returns its id.
+func (tx *Tx) CreateWorkflow(ctx context.Context, name string, now time.Time) (int64, error) {
+	res, err := tx.exec(ctx, `INSERT INTO workflows(name, created_at, updated_at) VALUES (?, ?, ?)`, name, ms(now), ms(now))
+	if err != nil {
+		return 0, fmt.Errorf("create workflow %q: %w", name, err)
+	}
+	return res.LastInsertId()
+}
+
+// SetWorkflowStatus sets the user's status.
+func (tx *Tx) SetWorkflowStatus(ctx context.Context, id int64, status string, now time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE workflows SET status = ?, updated_at = ? WHERE id = ?`, status, ms(now), id)
+	return err
+}
+
+// SetWorkflowVersion makes version the active script version.
+func (tx *Tx) SetWorkflowVersion(ctx context.Context, id int64, version int, now time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE workflows SET version = ?, updated_at = ? WHERE id = ?`, version, ms(now), id)
+	return err
+}
+
+// SetBlock sets (or, with kind "", clears) the engine's block on a workflow.
+func (tx *Tx) SetBlock(ctx context.Context, id int64, kind, reason string, runID int64, retryAt *time.Time, now time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE workflows SET block_kind = ?, block_reason = ?, block_run_id = ?, retry_at = ?, updated_at = ? WHERE id = ?`,
+		kind, reason, nullID(runID), msPtr(retryAt), ms(now), id)
+	return err
+}
+
+// SetCounters stores the persisted retry counters of a workflow.
+func (tx *Tx) SetCounters(ctx context.Context, id int64, transientFailures, repairs int) error {
+	_, err := tx.exec(ctx, `UPDATE workflows SET transient_failures = ?, repairs = ? WHERE id = ?`, transientFailures, repairs, id)
+	return err
+}
+
+// AddScriptVersion stores a script version.
+func (tx *Tx) AddScriptVersion(ctx context.Context, v ScriptVersion) error {
+	_, err := tx.exec(ctx, `INSERT INTO script_versions(workflow_id, version, label, origin, file_name, source, declaration, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, v.WorkflowID, v.Version, v.Label, v.Origin, v.FileName, v.Source, string(v.Declaration), ms(v.CreatedAt))
+	return err
+}
+
+// ScriptVersion returns one stored version of a workflow's script.
+func (q Q) ScriptVersion(ctx context.Context, workflowID int64, version int) (*ScriptVersion, error) {
+	var v ScriptVersion
+	var decl string
+	var created int64
+	err := q.q.QueryRowContext(ctx, `SELECT workflow_id, version, label, origin, file_name, source, declaration, created_at
+		FROM script_versions WHERE workflow_id = ? AND version = ?`, workflowID, version).
+		Scan(&v.WorkflowID, &v.Version, &v.Label, &v.Origin, &v.FileName, &v.Source, &decl, &created)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	v.Declaration, v.CreatedAt = []byte(decl), fromMS(created)
+	return &v, nil
+}
+
+// LatestScriptVersion returns the highest version number stored for a workflow (0 if none).
+func (q Q) LatestScriptVersion(ctx context.Context, workflowID int64) (int, error) {
+	var v int
+	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM script_versions WHERE workflow_id = ?`, workflowID).Scan(&v)
+	return v, err
+}
+
+// EnsureTopic declares a topic of a workflow (idempotent).
+func (tx *Tx) EnsureTopic(ctx context.Context, workflowID int64, name string) error {
+	_, err := tx.exec(ctx, `INSERT INTO topics(workflow_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING`, workflowID, name)
+	return err
+}
+
+// InstallID is a random id made once per database; idempotency keys carry it
+// so that keys from two databases (a reset, a second machine) never collide
+// at the same service.
+func (tx *Tx) InstallID(ctx context.Context) (string, error) {
+	var id string
+	err := tx.q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'install_id'`).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if err != sql.ErrNoRows {
+		return "", err
+	}
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	id = hex.EncodeToString(b)
+	_, err = tx.exec(ctx, `INSERT INTO meta(key, value) VALUES ('install_id', ?)`, id)
+	return id, err
+}
+
+// MaxInputID is the highest input id used so far; the engine allocates new
+// input ids above it (a producer hands ids to its script before it commits).
+func (q Q) MaxInputID(ctx context.Context) (int64, error) {
+	var id int64
+	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM inputs`).Scan(&id)
+	return id, err
+}
