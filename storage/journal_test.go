@@ -455,8 +455,14 @@ func TestJournalQueriesUsePartialIndexes(t *testing.T) {
 					plan = append(plan, detail)
 				}
 				text := strings.Join(plan, "\n")
-				if !strings.Contains(text, c.index) || strings.Contains(text, "SCAN event_journal\n") {
+				if !strings.Contains(text, c.index) {
 					t.Errorf("plan does not use %s:\n%s", c.index, text)
+				}
+				for _, line := range plan {
+					// a bare SCAN of a table reads the whole history
+					if line == "SCAN event_journal" || line == "SCAN deferred_events" {
+						t.Errorf("plan scans a table:\n%s", text)
+					}
 				}
 				return rows.Err()
 			})
