@@ -1,0 +1,346 @@
+package mail
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"keep/connectors"
+)
+
+const (
+	defaultLimit = 50
+	maxLimit     = 500
+	// snippetBytes is how much of each message search fetches to build a
+	// snippet: enough to get past the headers and a multipart preamble to
+	// the first text part, without pulling attachments.
+	snippetBytes = 32 << 10
+)
+
+// imapSession is one logged-in IMAP connection for one call.
+type imapSession struct {
+	c    *Connector
+	cl   *imapclient.Client
+	stop func() bool
+}
+
+// dialIMAP connects and logs in. imapclient has no context support, so the
+// connection is closed when ctx ends: every pending command then fails and
+// the call returns.
+func (c *Connector) dialIMAP(ctx context.Context) (*imapSession, error) {
+	if c.cfg.Username == "" {
+		return nil, c.failf(connectors.Auth, "imap: no username configured")
+	}
+	addr := c.cfg.IMAP
+	d := net.Dialer{Timeout: c.cfg.Timeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, c.fail(ctx, connectors.Transient, "imap: connect to "+addr, err)
+	}
+	// The per-call deadline covers the whole session, including the
+	// handshake, whatever timeouts imapclient sets per command.
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	opts := &imapclient.Options{TLSConfig: c.cfg.tlsConfig(addr)}
+	var cl *imapclient.Client
+	switch c.cfg.tlsModeFor(addr) {
+	case TLSImplicit:
+		tc := opts.TLSConfig
+		if tc.NextProtos == nil {
+			tc.NextProtos = []string{"imap"}
+		}
+		tlsConn := tls.Client(conn, tc)
+		if err := tlsConn.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, c.fail(ctx, classifyIMAP(err), "imap: tls handshake with "+addr, err)
+		}
+		cl = imapclient.New(tlsConn, opts)
+	case TLSStartTLS:
+		cl, err = imapclient.NewStartTLS(conn, opts)
+		if err != nil {
+			conn.Close()
+			return nil, c.fail(ctx, classifyIMAP(err), "imap: starttls with "+addr, err)
+		}
+	default:
+		cl = imapclient.New(conn, opts)
+	}
+	s := &imapSession{c: c, cl: cl, stop: context.AfterFunc(ctx, func() { cl.Close() })}
+	if err := cl.WaitGreeting(); err != nil {
+		s.close()
+		return nil, c.fail(ctx, classifyIMAP(err), "imap: greeting from "+addr, err)
+	}
+	if err := cl.Login(c.cfg.Username, c.cfg.Password).Wait(); err != nil {
+		s.close()
+		return nil, c.fail(ctx, loginError(err), "imap: login as "+c.cfg.Username, err)
+	}
+	return s, nil
+}
+
+// close logs out politely and releases the connection; a read has its
+// answer by now, so a failing LOGOUT changes nothing.
+func (s *imapSession) close() {
+	s.stop()
+	_ = s.cl.Logout().Wait()
+	_ = s.cl.Close()
+}
+
+// examine opens mailbox read-only (reads must not clear \Recent or \Seen)
+// and returns its UIDVALIDITY.
+func (s *imapSession) examine(ctx context.Context, mailbox string) (uint32, error) {
+	data, err := s.cl.Select(mailbox, &imap.SelectOptions{ReadOnly: true}).Wait()
+	if err != nil {
+		return 0, s.c.fail(ctx, classifyIMAP(err), fmt.Sprintf("imap: open mailbox %q", mailbox), err)
+	}
+	return data.UIDValidity, nil
+}
+
+// search implements the search method (see the package README in the
+// report: params mailbox, after, from, subject, limit).
+func (c *Connector) search(ctx context.Context, params map[string]any) (any, error) {
+	mailbox, err := stringParam(params, "mailbox")
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "search: %v", err)
+	}
+	if mailbox == "" {
+		mailbox = c.cfg.Inbox
+	}
+	after, _, err := uintParam(params, "after")
+	if err != nil || after > maxUID {
+		return nil, connectors.Errorf(connectors.Logic, "search: after must be a UID (a non-negative integer): %v", params["after"])
+	}
+	from, err := stringParam(params, "from")
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "search: %v", err)
+	}
+	subject, err := stringParam(params, "subject")
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "search: %v", err)
+	}
+	limit, set, err := uintParam(params, "limit")
+	switch {
+	case err != nil || set && (limit < 1 || limit > maxLimit):
+		return nil, connectors.Errorf(connectors.Logic, "search: limit must be between 1 and %d: %v", maxLimit, params["limit"])
+	case !set:
+		limit = defaultLimit
+	}
+
+	s, err := c.dialIMAP(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	validity, err := s.examine(ctx, mailbox)
+	if err != nil {
+		return nil, err
+	}
+
+	// UID after+1:* ; a server answers "N:*" with the last message even
+	// when every UID is below N (RFC 3501 §6.4.8), so the result is
+	// filtered again below.
+	var uids imap.UIDSet
+	uids.AddRange(imap.UID(after+1), 0)
+	criteria := &imap.SearchCriteria{UID: []imap.UIDSet{uids}}
+	if from != "" {
+		criteria.Header = append(criteria.Header, imap.SearchCriteriaHeaderField{Key: "From", Value: from})
+	}
+	if subject != "" {
+		criteria.Header = append(criteria.Header, imap.SearchCriteriaHeaderField{Key: "Subject", Value: subject})
+	}
+	data, err := s.cl.UIDSearch(criteria, nil).Wait()
+	if err != nil {
+		return nil, c.fail(ctx, classifyIMAP(err), "imap: search "+mailbox, err)
+	}
+	var found []imap.UID
+	for _, u := range data.AllUIDs() {
+		if uint64(u) > after {
+			found = append(found, u)
+		}
+	}
+	// Oldest first, and the cursor is the last one returned: a limited page
+	// never skips the messages that did not fit.
+	sort.Slice(found, func(i, j int) bool { return found[i] < found[j] })
+	if uint64(len(found)) > limit {
+		found = found[:limit]
+	}
+
+	messages := []any{}
+	cursor := int64(after)
+	if len(found) > 0 {
+		msgs, err := s.fetchSummaries(ctx, mailbox, found)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			m["id"] = makeID(mailbox, validity, imap.UID(m["uid"].(int64)))
+			messages = append(messages, m)
+		}
+		cursor = int64(found[len(found)-1])
+	}
+	return map[string]any{
+		"messages":    messages,
+		"cursor":      cursor,
+		"uidValidity": int64(validity),
+	}, nil
+}
+
+// maxUID is the largest UID IMAP allows (a non-zero 32-bit number).
+const maxUID = 1<<32 - 1
+
+// fetchSummaries fetches envelope and the first bytes of each message in
+// uids, in uid order.
+func (s *imapSession) fetchSummaries(ctx context.Context, mailbox string, uids []imap.UID) ([]map[string]any, error) {
+	section := &imap.FetchItemBodySection{Peek: true, Partial: &imap.SectionPartial{Offset: 0, Size: snippetBytes}}
+	bufs, err := s.cl.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{
+		UID:         true,
+		Envelope:    true,
+		BodySection: []*imap.FetchItemBodySection{section},
+	}).Collect()
+	if err != nil {
+		return nil, s.c.fail(ctx, classifyIMAP(err), "imap: fetch from "+mailbox, err)
+	}
+	sort.Slice(bufs, func(i, j int) bool { return bufs[i].UID < bufs[j].UID })
+	out := make([]map[string]any, 0, len(bufs))
+	for _, b := range bufs {
+		var raw []byte
+		if len(b.BodySection) > 0 {
+			raw = b.BodySection[0].Bytes
+		}
+		p := parseMessage(raw)
+		m := map[string]any{
+			"uid":       int64(b.UID),
+			"messageId": p.messageID,
+			"from":      p.from,
+			"to":        p.to,
+			"subject":   p.subject,
+			"date":      formatDate(p.date),
+			"snippet":   snippet(p.text),
+		}
+		// The envelope is the server's own parse of the full header; prefer
+		// it over ours of a possibly truncated copy.
+		if env := b.Envelope; env != nil {
+			if env.MessageID != "" {
+				m["messageId"] = bracketID(env.MessageID)
+			}
+			if len(env.From) > 0 {
+				m["from"] = envAddr(env.From[0])
+			}
+			if len(env.To) > 0 {
+				to := []any{}
+				for _, a := range env.To {
+					to = append(to, envAddr(a))
+				}
+				m["to"] = to
+			}
+			m["subject"] = env.Subject
+			if !env.Date.IsZero() {
+				m["date"] = formatDate(env.Date)
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func envAddr(a imap.Address) string {
+	return formatAddr(a.Name, a.Addr())
+}
+
+func formatDate(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339)
+}
+
+// makeID is a message's stable id: the mailbox, its UIDVALIDITY and the
+// UID. A UID alone is only meaningful with its UIDVALIDITY; a mailbox that
+// was rebuilt invalidates the old ids instead of pointing them elsewhere.
+func makeID(mailbox string, validity uint32, uid imap.UID) string {
+	return fmt.Sprintf("%s:%d:%d", mailbox, validity, uid)
+}
+
+// parseID splits an id from the right, so mailbox names may hold colons.
+func parseID(id string) (mailbox string, validity uint32, uid imap.UID, err error) {
+	i := strings.LastIndexByte(id, ':')
+	if i <= 0 {
+		return "", 0, 0, fmt.Errorf("%q is not a mail id (mailbox:uidvalidity:uid)", id)
+	}
+	j := strings.LastIndexByte(id[:i], ':')
+	if j <= 0 {
+		return "", 0, 0, fmt.Errorf("%q is not a mail id (mailbox:uidvalidity:uid)", id)
+	}
+	v, err1 := strconv.ParseUint(id[j+1:i], 10, 32)
+	u, err2 := strconv.ParseUint(id[i+1:], 10, 32)
+	if err1 != nil || err2 != nil || u == 0 {
+		return "", 0, 0, fmt.Errorf("%q is not a mail id (mailbox:uidvalidity:uid)", id)
+	}
+	return id[:j], uint32(v), imap.UID(u), nil
+}
+
+// get implements the get method: one whole message by id.
+func (c *Connector) get(ctx context.Context, params map[string]any) (any, error) {
+	id, err := stringParam(params, "id")
+	if err != nil || id == "" {
+		return nil, connectors.Errorf(connectors.Logic, "get: id is required (a string from search)")
+	}
+	mailbox, validity, uid, err := parseID(id)
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "get: %v", err)
+	}
+	s, err := c.dialIMAP(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	current, err := s.examine(ctx, mailbox)
+	if err != nil {
+		return nil, err
+	}
+	if current != validity {
+		return nil, connectors.Errorf(connectors.Logic, "get: no message %q: mailbox %q was rebuilt (uidvalidity %d, not %d)", id, mailbox, current, validity)
+	}
+	section := &imap.FetchItemBodySection{Peek: true}
+	bufs, err := s.cl.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{
+		UID:         true,
+		BodySection: []*imap.FetchItemBodySection{section},
+	}).Collect()
+	if err != nil {
+		return nil, c.fail(ctx, classifyIMAP(err), "imap: fetch "+id, err)
+	}
+	var raw []byte
+	for _, b := range bufs {
+		if b.UID == uid && len(b.BodySection) > 0 {
+			raw = b.BodySection[0].Bytes
+		}
+	}
+	if raw == nil {
+		return nil, connectors.Errorf(connectors.Logic, "get: no message %q in %q", id, mailbox)
+	}
+	p := parseMessage(raw)
+	inReplyTo := any(nil)
+	if p.inReplyTo != "" {
+		inReplyTo = p.inReplyTo
+	}
+	return map[string]any{
+		"id":         id,
+		"uid":        int64(uid),
+		"messageId":  p.messageID,
+		"from":       p.from,
+		"to":         p.to,
+		"cc":         p.cc,
+		"subject":    p.subject,
+		"date":       formatDate(p.date),
+		"text":       p.text,
+		"inReplyTo":  inReplyTo,
+		"references": p.references,
+	}, nil
+}

@@ -1,0 +1,285 @@
+package mail
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"html"
+	"io"
+	"mime"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/emersion/go-message"
+	_ "github.com/emersion/go-message/charset" // decode the non-UTF-8 charsets real mail uses
+	gomail "github.com/emersion/go-message/mail"
+)
+
+// messageIDFor derives the Message-ID of a send from the host's idempotency
+// key, so the same mutation always carries the same id and Reconcile can
+// look for it. A key of safe characters is used as is, to stay readable; any
+// other key is hashed, so two keys never sanitise to the same id.
+func messageIDFor(key string) string {
+	safe := len(key) > 0 && len(key) <= 64
+	for _, r := range key {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			safe = false
+			break
+		}
+	}
+	if !safe || strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") || strings.Contains(key, "..") {
+		sum := sha256.Sum256([]byte(key))
+		key = "h" + hex.EncodeToString(sum[:16])
+	}
+	return "<keep-" + key + "@keep.invalid>"
+}
+
+// bracketID puts a message id in angle brackets, the form headers use and
+// every result returns.
+func bracketID(id string) string {
+	id = strings.TrimSpace(id)
+	if id == "" || strings.HasPrefix(id, "<") {
+		return id
+	}
+	return "<" + id + ">"
+}
+
+// outgoing is a message to send.
+type outgoing struct {
+	from          string
+	to, cc        []string
+	subject, body string
+	messageID     string // with brackets
+	inReplyTo     string // with brackets, or empty
+	references    []string
+	date          time.Time
+}
+
+// build renders m as an RFC 5322 message: a single text/plain UTF-8 part,
+// quoted-printable so long lines and non-ASCII survive any relay, with CRLF
+// line ends.
+func (m outgoing) build() ([]byte, error) {
+	var h gomail.Header
+	h.SetDate(m.date)
+	h.SetAddressList("From", toAddrs([]string{m.from}))
+	h.SetAddressList("To", toAddrs(m.to))
+	if len(m.cc) > 0 {
+		h.SetAddressList("Cc", toAddrs(m.cc))
+	}
+	h.SetSubject(m.subject)
+	h.SetMessageID(strings.Trim(m.messageID, "<>"))
+	if m.inReplyTo != "" {
+		h.SetMsgIDList("In-Reply-To", []string{strings.Trim(m.inReplyTo, "<>")})
+	}
+	if len(m.references) > 0 {
+		ids := make([]string, len(m.references))
+		for i, r := range m.references {
+			ids[i] = strings.Trim(r, "<>")
+		}
+		h.SetMsgIDList("References", ids)
+	}
+	h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
+	h.Set("Content-Transfer-Encoding", "quoted-printable")
+
+	var buf bytes.Buffer
+	w, err := gomail.CreateSingleInlineWriter(&buf, h)
+	if err != nil {
+		return nil, err
+	}
+	body := strings.ReplaceAll(strings.ReplaceAll(m.body, "\r\n", "\n"), "\n", "\r\n")
+	if _, err := io.WriteString(w, body); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func toAddrs(list []string) []*gomail.Address {
+	out := make([]*gomail.Address, len(list))
+	for i, a := range list {
+		out[i] = &gomail.Address{Address: a}
+	}
+	return out
+}
+
+// parsed is what get returns about one message.
+type parsed struct {
+	messageID  string
+	from       string
+	to, cc     []any
+	subject    string
+	date       time.Time
+	text       string
+	inReplyTo  string
+	references []any
+}
+
+// parseMessage reads a raw message. It is lenient on purpose: search parses
+// only the first bytes of each message, and real mail is often slightly
+// malformed, so whatever could be read is kept and decoding errors are
+// ignored (a charset we can't decode yields the raw bytes).
+func parseMessage(raw []byte) parsed {
+	var p parsed
+	// An unknown charset or encoding still yields an entity; only a broken
+	// header yields none.
+	e, _ := message.Read(bytes.NewReader(raw))
+	if e == nil {
+		p.text = readAllLenient(bytes.NewReader(raw))
+		p.to, p.cc, p.references = []any{}, []any{}, []any{}
+		return p
+	}
+	h := gomail.Header{Header: e.Header}
+	p.messageID, _ = h.MessageID()
+	p.messageID = bracketID(p.messageID)
+	p.from = firstOr(formatAddrs(&h, "From"), "")
+	p.to = formatAddrs(&h, "To")
+	p.cc = formatAddrs(&h, "Cc")
+	if s, err := h.Subject(); err == nil {
+		p.subject = s
+	} else {
+		p.subject = h.Get("Subject")
+	}
+	p.date, _ = h.Date()
+	if ids, _ := h.MsgIDList("In-Reply-To"); len(ids) > 0 {
+		p.inReplyTo = bracketID(ids[0])
+	}
+	refs, _ := h.MsgIDList("References")
+	p.references = []any{}
+	for _, r := range refs {
+		p.references = append(p.references, bracketID(r))
+	}
+	p.text = bodyText(e)
+	return p
+}
+
+func firstOr(list []any, def string) string {
+	if len(list) > 0 {
+		return list[0].(string)
+	}
+	return def
+}
+
+// formatAddrs renders an address header as display strings, "Name <addr>"
+// or "addr", quoting a name that would otherwise not parse back: a script
+// can pass them straight to send's to.
+func formatAddrs(h *gomail.Header, key string) []any {
+	out := []any{}
+	list, err := h.AddressList(key)
+	if err != nil {
+		// Unparseable: keep the decoded raw text rather than nothing.
+		if raw := h.Get(key); raw != "" {
+			dec, derr := new(mime.WordDecoder).DecodeHeader(raw)
+			if derr != nil {
+				dec = raw
+			}
+			out = append(out, dec)
+		}
+		return out
+	}
+	for _, a := range list {
+		out = append(out, formatAddr(a.Name, a.Address))
+	}
+	return out
+}
+
+func formatAddr(name, addr string) string {
+	if name == "" {
+		return addr
+	}
+	if strings.ContainsAny(name, `()<>[]:;@\,."`) {
+		name = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
+	}
+	return name + " <" + addr + ">"
+}
+
+// bodyText returns the first text/plain part of e, or else the first
+// text/html part stripped to text.
+func bodyText(e *message.Entity) string {
+	var plain, htmlText string
+	var havePlain, haveHTML bool
+	_ = e.Walk(func(path []int, part *message.Entity, err error) error {
+		if err != nil && part == nil {
+			return nil
+		}
+		if havePlain {
+			return errStopWalk
+		}
+		mt, _, _ := part.Header.ContentType()
+		if mt == "" {
+			mt = "text/plain" // RFC 2045's default
+		}
+		disp, _, _ := part.Header.ContentDisposition()
+		if disp == "attachment" {
+			return nil
+		}
+		switch mt {
+		case "text/plain":
+			plain, havePlain = readAllLenient(part.Body), true
+			return errStopWalk
+		case "text/html":
+			if !haveHTML {
+				htmlText, haveHTML = htmlToText(readAllLenient(part.Body)), true
+			}
+		}
+		return nil
+	})
+	if havePlain {
+		return plain
+	}
+	return htmlText
+}
+
+var errStopWalk = errors.New("stop")
+
+// readAllLenient keeps what could be read before an error: a truncated
+// search fetch ends mid-part, and half a snippet beats none.
+func readAllLenient(r io.Reader) string {
+	b, _ := io.ReadAll(r)
+	if !utf8.Valid(b) {
+		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
+	return string(b)
+}
+
+var (
+	reDropped = regexp.MustCompile(`(?is)<(script|style|head)\b.*?</(script|style|head)\s*>`)
+	reComment = regexp.MustCompile(`(?s)<!--.*?-->`)
+	reBreak   = regexp.MustCompile(`(?i)<(br|/p|/div|/h[1-6]|/li|/tr|p|div|li|tr|h[1-6])\b[^>]*>`)
+	reTag     = regexp.MustCompile(`(?s)<[^>]*>`)
+	reSpaces  = regexp.MustCompile(`[ \t\r\f\v]+`)
+	reBlank   = regexp.MustCompile(`\n\s*\n+`)
+)
+
+// htmlToText strips HTML to readable text: scripts, styles and comments go,
+// block ends become line breaks, entities are decoded. Good enough for
+// reading mail; not a renderer.
+func htmlToText(s string) string {
+	s = reDropped.ReplaceAllString(s, "")
+	s = reComment.ReplaceAllString(s, "")
+	s = reBreak.ReplaceAllString(s, "\n")
+	s = reTag.ReplaceAllString(s, "")
+	s = html.UnescapeString(s)
+	s = strings.ReplaceAll(s, "\u00a0", " ")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(reSpaces.ReplaceAllString(l, " "))
+	}
+	s = strings.Join(lines, "\n")
+	s = reBlank.ReplaceAllString(s, "\n\n")
+	return strings.TrimSpace(s)
+}
+
+// snippet is the first ~200 characters of text, whitespace collapsed.
+func snippet(text string) string {
+	s := strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(s) <= 200 {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:200])) + "…"
+}

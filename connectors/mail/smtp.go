@@ -1,0 +1,201 @@
+package mail
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"net"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+
+	"keep/connectors"
+)
+
+// maxBody bounds a message body: this connector sends text, not files.
+const maxBody = 10 << 20
+
+// send implements the send mutation: validate everything locally (a failure
+// here is definite and nothing leaves the machine), then one SMTP
+// transaction, then optionally a copy to the Sent folder.
+func (c *Connector) send(ctx context.Context, call connectors.Call) (any, error) {
+	m, rcpts, err := c.prepareSend(call)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := m.build()
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "send: build the message: %v", err)
+	}
+	if err := c.submit(ctx, rcpts, raw); err != nil {
+		return nil, err
+	}
+	result := map[string]any{"messageId": m.messageID}
+	if c.cfg.AppendSent {
+		// The message is sent: a failed copy must not turn a success into
+		// a failure (the host would send it again). Report it instead.
+		if err := c.appendSent(ctx, raw, m.date); err != nil {
+			result["sentCopyError"] = err.Error()
+		}
+	}
+	return result, nil
+}
+
+// prepareSend checks the parameters and builds the outgoing message.
+func (c *Connector) prepareSend(call connectors.Call) (outgoing, []string, error) {
+	p := call.Params
+	if call.IdempotencyKey == "" {
+		// The host always derives one for a mutation; without it the
+		// Message-ID would not be stable and reconciliation impossible.
+		return outgoing{}, nil, connectors.Errorf(connectors.Internal, "send: no idempotency key from the host")
+	}
+	r, err := parseRecipients(p)
+	if err != nil {
+		return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: %v", err)
+	}
+	if len(r.to) == 0 {
+		return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: to is required (an address or an array of addresses)")
+	}
+	m := outgoing{from: c.cfg.From, to: r.to, cc: r.cc, messageID: messageIDFor(call.IdempotencyKey), date: time.Now()}
+	if m.from == "" {
+		return outgoing{}, nil, c.failf(connectors.Auth, "send: no from address or username configured")
+	}
+	for _, k := range []string{"subject", "body", "inReplyTo"} {
+		v, err := stringParam(p, k)
+		if err != nil {
+			return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: %v", err)
+		}
+		switch k {
+		case "subject":
+			if strings.ContainsAny(v, "\r\n") {
+				return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: subject must be one line")
+			}
+			m.subject = v
+		case "body":
+			m.body = v
+		case "inReplyTo":
+			m.inReplyTo = bracketID(v)
+		}
+	}
+	if !utf8.ValidString(m.body) || len(m.body) > maxBody {
+		return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: body must be UTF-8 text of at most %d bytes", maxBody)
+	}
+	if m.inReplyTo != "" {
+		if strings.ContainsAny(m.inReplyTo, " \r\n") {
+			return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: inReplyTo %q is not a message id", m.inReplyTo)
+		}
+		// Without the parent's own References, the parent is the thread.
+		m.references = []string{m.inReplyTo}
+	}
+	return m, r.all(), nil
+}
+
+// submit runs one SMTP transaction. Each step records its stage, and the
+// stage of a failure decides its class: see classifySMTP.
+func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) error {
+	addr := c.cfg.SMTP
+	stage := stageConnect
+	fail := func(what string, err error) error {
+		return c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
+	}
+
+	d := net.Dialer{Timeout: c.cfg.Timeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fail("connect to "+addr, err)
+	}
+	// go-smtp has no context support: closing the connection when ctx ends
+	// makes the pending step fail, and its stage classifies it.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+
+	var cl *smtp.Client
+	switch c.cfg.tlsModeFor(addr) {
+	case TLSImplicit:
+		tlsConn := tls.Client(conn, c.cfg.tlsConfig(addr))
+		if err := tlsConn.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return fail("tls handshake with "+addr, err)
+		}
+		cl = smtp.NewClient(tlsConn)
+	case TLSStartTLS:
+		cl, err = smtp.NewClientStartTLS(conn, c.cfg.tlsConfig(addr))
+		if err != nil {
+			conn.Close()
+			return fail("starttls with "+addr, err)
+		}
+	default:
+		cl = smtp.NewClient(conn)
+	}
+	defer cl.Close()
+	cl.CommandTimeout = c.cfg.Timeout
+	cl.SubmissionTimeout = c.cfg.Timeout
+	// Greet explicitly (STARTTLS already has), so a refusal at the door is
+	// classified as a connect failure, not as whatever step came next.
+	if c.cfg.tlsModeFor(addr) != TLSStartTLS {
+		if err := cl.Hello("localhost"); err != nil {
+			return fail("hello to "+addr, err)
+		}
+	}
+
+	if c.cfg.Username != "" {
+		stage = stageAuth
+		if ok, _ := cl.Extension("AUTH"); !ok {
+			return c.failf(connectors.Auth, "smtp: %s does not offer AUTH; cannot log in as %s", addr, c.cfg.Username)
+		}
+		if err := cl.Auth(sasl.NewPlainClient("", c.cfg.Username, c.cfg.Password)); err != nil {
+			return fail("login as "+c.cfg.Username, err)
+		}
+	}
+
+	stage = stageEnvelope
+	if err := cl.Mail(c.cfg.From, nil); err != nil {
+		return fail("MAIL FROM "+c.cfg.From, err)
+	}
+	for _, r := range rcpts {
+		if err := cl.Rcpt(r, nil); err != nil {
+			return fail("RCPT TO "+r, err)
+		}
+	}
+	w, err := cl.Data()
+	if err != nil {
+		return fail("DATA", err)
+	}
+
+	stage = stageBody
+	if _, err := w.Write(raw); err != nil {
+		return fail("write the message", err)
+	}
+	stage = stageFinal
+	if err := w.Close(); err != nil {
+		return fail("end of message (the server may have accepted it)", err)
+	}
+	// Accepted. QUIT is a courtesy; its failure changes nothing.
+	_ = cl.Quit()
+	return nil
+}
+
+// appendSent files a copy of a sent message in the Sent folder, marked seen.
+func (c *Connector) appendSent(ctx context.Context, raw []byte, date time.Time) error {
+	s, err := c.dialIMAP(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	cmd := s.cl.Append(c.cfg.SentFolder, int64(len(raw)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: date})
+	if _, err := bytes.NewReader(raw).WriteTo(cmd); err != nil {
+		_ = cmd.Close()
+		return c.fail(ctx, classifyIMAP(err), "imap: append to "+c.cfg.SentFolder, err)
+	}
+	if err := cmd.Close(); err != nil {
+		return c.fail(ctx, classifyIMAP(err), "imap: append to "+c.cfg.SentFolder, err)
+	}
+	if _, err := cmd.Wait(); err != nil {
+		return c.fail(ctx, classifyIMAP(err), "imap: append to "+c.cfg.SentFolder, err)
+	}
+	return nil
+}
