@@ -1,0 +1,149 @@
+// Package files is the connector for plain files under configured roots:
+// list and read, and three mutations (write, append, move) that are
+// reconciled by looking at the disk.
+//
+// Paths are relative to the first root, or absolute inside any root. A path
+// that resolves outside every root, lexically or through a symlink, is a
+// permission error. Paths in results are relative (slash-separated) for the
+// first root and absolute for the others, so a result can always be passed
+// back as a parameter and means the same file.
+package files
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"keep/connectors"
+)
+
+// Config configures the files connector. Zero values take the defaults.
+type Config struct {
+	// Roots are the only trees the connector may touch; a leading "~" is
+	// the user's home. Relative paths are resolved against the first.
+	// Default: ["~/Keep"].
+	Roots []string
+	// MaxFileSize caps a file read, written or appended to, in bytes.
+	// Default: 10 MiB, the size of one connector result (DESIGN §8).
+	MaxFileSize int64
+}
+
+// DefaultMaxFileSize is MaxFileSize's default.
+const DefaultMaxFileSize = 10 << 20
+
+// Connector reads and changes files under its roots.
+type Connector struct {
+	roots   []string // absolute, cleaned, as configured (not symlink-resolved)
+	maxSize int64
+}
+
+var (
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.Reconciler  = (*Connector)(nil)
+	_ connectors.InputSource = (*Connector)(nil)
+)
+
+// New returns a files connector. The roots need not exist yet: write
+// creates them.
+func New(cfg Config) (*Connector, error) {
+	if len(cfg.Roots) == 0 {
+		cfg.Roots = []string{"~/Keep"}
+	}
+	if cfg.MaxFileSize <= 0 {
+		cfg.MaxFileSize = DefaultMaxFileSize
+	}
+	c := &Connector{maxSize: cfg.MaxFileSize}
+	for _, r := range cfg.Roots {
+		abs, err := expandRoot(r)
+		if err != nil {
+			return nil, err
+		}
+		c.roots = append(c.roots, abs)
+	}
+	return c, nil
+}
+
+func expandRoot(r string) (string, error) {
+	if r == "" {
+		return "", fmt.Errorf("files: empty root")
+	}
+	if r == "~" || strings.HasPrefix(r, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("files: expand root %q: %w", r, err)
+		}
+		r = filepath.Join(home, r[1:])
+	}
+	abs, err := filepath.Abs(r)
+	if err != nil {
+		return "", fmt.Errorf("files: root %q: %w", r, err)
+	}
+	return abs, nil
+}
+
+// Roots returns the absolute roots, first one first.
+func (c *Connector) Roots() []string { return append([]string(nil), c.roots...) }
+
+// Name is "files".
+func (c *Connector) Name() string { return "files" }
+
+// InputTypes: a producer watching a folder registers each file as an input.
+func (c *Connector) InputTypes() map[string][]string {
+	return map[string][]string{"files": {"file"}}
+}
+
+// Methods lists list, read, write, append and move.
+//
+// The scope of every method is the path it touches, as results show it
+// (relative to the first root, absolute elsewhere); for move it is from:
+// the source is the file the mutation takes away, and a grant on a folder
+// should decide what may leave it. The destination is still held to the
+// roots.
+func (c *Connector) Methods() []connectors.Method {
+	scope := func(key string) func(map[string]any) string {
+		return func(p map[string]any) string { return c.scope(str(p, key)) }
+	}
+	check := func(key string) func(map[string]any) string {
+		return func(p map[string]any) string { return "look at " + c.scope(str(p, key)) }
+	}
+	return []connectors.Method{
+		{Name: "list", Kind: connectors.Read, Scope: scope("dir")},
+		{Name: "read", Kind: connectors.ReadByID, Scope: scope("path")},
+		{Name: "write", Kind: connectors.Mutate, Scope: scope("path"), Check: check("path"),
+			Preview: func(p map[string]any) string { return c.previewContent("write", p) }},
+		{Name: "append", Kind: connectors.Mutate, Scope: scope("path"), Check: check("path"),
+			Preview: func(p map[string]any) string { return c.previewContent("append to", p) }},
+		{Name: "move", Kind: connectors.Mutate, Scope: scope("from"),
+			Check: func(p map[string]any) string {
+				return fmt.Sprintf("look for %s and %s", c.scope(str(p, "from")), c.scope(str(p, "to")))
+			},
+			Preview: func(p map[string]any) string {
+				return fmt.Sprintf("move %s → %s", c.scope(str(p, "from")), c.scope(str(p, "to")))
+			}},
+	}
+}
+
+// Do performs one method.
+func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
+	if err := ctx.Err(); err != nil {
+		// Nothing has been touched yet.
+		return nil, connectors.Errorf(connectors.Transient, "files.%s not started: %w", call.Method, err)
+	}
+	p := call.Params
+	switch call.Method {
+	case "list":
+		return c.list(p)
+	case "read":
+		return c.read(p)
+	case "write":
+		return c.write(p)
+	case "append":
+		return c.append(p)
+	case "move":
+		return c.move(p)
+	default:
+		return nil, connectors.Errorf(connectors.Logic, "files has no method %q (it has: list, read, write, append, move)", call.Method)
+	}
+}

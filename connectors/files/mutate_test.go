@@ -1,0 +1,164 @@
+package files_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWrite(t *testing.T) {
+	t.Parallel()
+
+	t.Run("it creates folders and leaves no temporary file", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		got := b.must(t, "write", map[string]any{"path": "notes/day/a.txt", "content": "first line\nsecond"}).(map[string]any)
+		if got["path"] != "notes/day/a.txt" || got["size"] != int64(17) {
+			t.Fatalf("got %v", got)
+		}
+		data, err := os.ReadFile(filepath.Join(b.root, "notes/day/a.txt"))
+		if err != nil || string(data) != "first line\nsecond" {
+			t.Fatalf("file %q %v", data, err)
+		}
+		entries, _ := os.ReadDir(filepath.Join(b.root, "notes/day"))
+		if len(entries) != 1 {
+			t.Fatalf("folder holds %v", entries)
+		}
+	})
+
+	t.Run("it replaces a file and keeps its mode", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		p := put(t, b.root, "a.txt", "old")
+		if err := os.Chmod(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b.must(t, "write", map[string]any{"path": "a.txt", "content": "new"})
+		data, _ := os.ReadFile(p)
+		info, _ := os.Stat(p)
+		if string(data) != "new" || info.Mode().Perm() != 0o600 {
+			t.Fatalf("file %q mode %v", data, info.Mode())
+		}
+	})
+
+	t.Run("an empty content writes an empty file", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.must(t, "write", map[string]any{"path": "empty.txt", "content": ""})
+		if info, err := os.Stat(filepath.Join(b.root, "empty.txt")); err != nil || info.Size() != 0 {
+			t.Fatalf("%v %v", info, err)
+		}
+	})
+}
+
+func TestAppend(t *testing.T) {
+	t.Parallel()
+
+	t.Run("it creates the file, then appends and reports the new size", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.must(t, "append", map[string]any{"path": "log/a.txt", "content": "one\n"})
+		got := b.must(t, "append", map[string]any{"path": "log/a.txt", "content": "two\n"}).(map[string]any)
+		if got["path"] != "log/a.txt" || got["size"] != int64(8) {
+			t.Fatalf("got %v", got)
+		}
+		data, _ := os.ReadFile(filepath.Join(b.root, "log/a.txt"))
+		if string(data) != "one\ntwo\n" {
+			t.Fatalf("file %q", data)
+		}
+	})
+}
+
+func TestMove(t *testing.T) {
+	t.Parallel()
+
+	t.Run("it moves a file into a new folder", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		put(t, b.root, "inbox/a.txt", "x")
+		got := b.must(t, "move", map[string]any{"from": "inbox/a.txt", "to": "done/a.txt"}).(map[string]any)
+		if got["path"] != "done/a.txt" {
+			t.Fatalf("got %v", got)
+		}
+		if _, err := os.Stat(filepath.Join(b.root, "inbox/a.txt")); !os.IsNotExist(err) {
+			t.Fatalf("source still there: %v", err)
+		}
+		if data, _ := os.ReadFile(filepath.Join(b.root, "done/a.txt")); string(data) != "x" {
+			t.Fatalf("moved %q", data)
+		}
+	})
+
+	t.Run("it moves between roots", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		put(t, b.root, "a.txt", "x")
+		to := filepath.Join(b.second, "a.txt")
+		got := b.must(t, "move", map[string]any{"from": "a.txt", "to": to}).(map[string]any)
+		if got["path"] != to {
+			t.Fatalf("got %v", got)
+		}
+	})
+
+	t.Run("it refuses to overwrite and leaves both files alone", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		put(t, b.root, "a.txt", "a")
+		put(t, b.root, "b.txt", "b")
+		_, err := b.do(t, "move", map[string]any{"from": "a.txt", "to": "b.txt"})
+		if err == nil || !strings.Contains(err.Error(), "already exists") {
+			t.Fatalf("got %v", err)
+		}
+		if data, _ := os.ReadFile(filepath.Join(b.root, "b.txt")); string(data) != "b" {
+			t.Fatalf("b.txt now %q", data)
+		}
+	})
+}
+
+func TestMethods(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	byName := map[string]func(map[string]any) string{}
+	checks := map[string]func(map[string]any) string{}
+	scopes := map[string]func(map[string]any) string{}
+	for _, m := range b.c.Methods() {
+		byName[m.Name] = m.Preview
+		checks[m.Name] = m.Check
+		scopes[m.Name] = m.Scope
+	}
+
+	t.Run("the write preview shows path, size and the first line", func(t *testing.T) {
+		t.Parallel()
+		got := byName["write"](map[string]any{"path": "notes/a.txt", "content": "first line\nmore"})
+		if got != `write notes/a.txt (15 bytes): "first line…"` {
+			t.Fatalf("preview %q", got)
+		}
+	})
+
+	t.Run("the check names the file", func(t *testing.T) {
+		t.Parallel()
+		if got := checks["write"](map[string]any{"path": "./notes//a.txt"}); got != "look at notes/a.txt" {
+			t.Fatalf("check %q", got)
+		}
+	})
+
+	t.Run("the scope is the cleaned relative path, and for move the source", func(t *testing.T) {
+		t.Parallel()
+		if got := scopes["write"](map[string]any{"path": "notes/../notes/a.txt"}); got != "notes/a.txt" {
+			t.Fatalf("scope %q", got)
+		}
+		if got := scopes["move"](map[string]any{"from": "inbox/a.txt", "to": "done/a.txt"}); got != "inbox/a.txt" {
+			t.Fatalf("scope %q", got)
+		}
+		if got := scopes["write"](map[string]any{"path": filepath.Join(b.second, "x")}); got != filepath.Join(b.second, "x") {
+			t.Fatalf("scope in the second root %q", got)
+		}
+	})
+
+	t.Run("a path outside the roots never scopes as a relative path", func(t *testing.T) {
+		t.Parallel()
+		if got := scopes["write"](map[string]any{"path": "../notes/a.txt"}); !filepath.IsAbs(got) {
+			t.Fatalf("scope %q", got)
+		}
+	})
+}

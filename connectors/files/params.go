@@ -1,0 +1,62 @@
+package files
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"keep/connectors"
+)
+
+// str returns p[key] if it is a string, else "".
+func str(p map[string]any, key string) string {
+	s, _ := p[key].(string)
+	return s
+}
+
+func requiredString(p map[string]any, key string) (string, error) {
+	v, ok := p[key]
+	if !ok || v == nil {
+		return "", connectors.Errorf(connectors.Logic, "missing parameter %q", key)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", connectors.Errorf(connectors.Logic, "parameter %q must be a string, not %T", key, v)
+	}
+	if strings.TrimSpace(s) == "" && key != "content" {
+		return "", connectors.Errorf(connectors.Logic, "parameter %q is empty", key)
+	}
+	return s, nil
+}
+
+func optionalString(p map[string]any, key, def string) (string, error) {
+	if v, ok := p[key]; !ok || v == nil || v == "" {
+		return def, nil
+	}
+	return requiredString(p, key)
+}
+
+// content returns the content parameter, held to the size cap.
+func (c *Connector) content(p map[string]any) (string, error) {
+	s, err := requiredString(p, "content")
+	if err != nil {
+		return "", err
+	}
+	if int64(len(s)) > c.maxSize {
+		return "", connectors.Errorf(connectors.Logic, "content is %d bytes, more than the %d allowed", len(s), c.maxSize)
+	}
+	return s, nil
+}
+
+// previewContent renders `write notes/a.txt (12 bytes): "first line…"`.
+func (c *Connector) previewContent(verb string, p map[string]any) string {
+	s := str(p, "content")
+	first, _, more := strings.Cut(s, "\n")
+	if utf8.RuneCountInString(first) > 60 {
+		first, more = string([]rune(first)[:60]), true
+	}
+	if more {
+		first += "…"
+	}
+	return fmt.Sprintf("%s %s (%d bytes): %q", verb, c.scope(str(p, "path")), len(s), first)
+}

@@ -1,0 +1,129 @@
+package files
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+	"unicode/utf8"
+
+	"keep/connectors"
+)
+
+// list: {dir, glob} → [{path, name, size, modified}], regular files only,
+// sorted by name. A missing dir is an empty list: a producer polling an
+// inbox that does not exist yet has simply nothing to do.
+func (c *Connector) list(p map[string]any) (any, error) {
+	dir, err := optionalString(p, "dir", ".")
+	if err != nil {
+		return nil, err
+	}
+	glob, err := optionalString(p, "glob", "*")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := path.Match(glob, ""); err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "bad glob %q: %w", glob, err)
+	}
+	t, err := c.resolve(map[string]any{"dir": dir}, "dir")
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(t.abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []any{}, nil
+	}
+	if err != nil {
+		return nil, fail("list "+t.shown(), err)
+	}
+	out := []any{}
+	for _, e := range entries {
+		// Symlinks are left out rather than followed: one may point out of
+		// the root, and listing its size would leak what is there.
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if ok, _ := path.Match(glob, e.Name()); !ok {
+			continue
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since ReadDir
+		}
+		if err != nil {
+			return nil, fail("list "+t.shown(), err)
+		}
+		child := c.child(t, e.Name())
+		out = append(out, map[string]any{
+			"path":     child.shown(),
+			"name":     e.Name(),
+			"size":     info.Size(),
+			"modified": modified(info),
+		})
+	}
+	return out, nil
+}
+
+func (c *Connector) child(t target, name string) target {
+	abs := filepath.Join(t.abs, name)
+	rel, _ := within(c.roots[t.root], abs)
+	return target{abs: abs, root: t.root, rel: rel}
+}
+
+func modified(info fs.FileInfo) string {
+	return info.ModTime().UTC().Format(time.RFC3339)
+}
+
+// read: {path} → {path, content, size, modified}.
+func (c *Connector) read(p map[string]any) (any, error) {
+	t, err := c.resolve(p, "path")
+	if err != nil {
+		return nil, err
+	}
+	data, info, err := c.readFile(t)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(data) {
+		// Content crosses the contract as a string; bytes that are not
+		// UTF-8 would be silently replaced on the way to the script.
+		return nil, connectors.Errorf(connectors.Logic, "%s is not UTF-8 text", t.shown())
+	}
+	return map[string]any{
+		"path":     t.shown(),
+		"content":  string(data),
+		"size":     int64(len(data)),
+		"modified": modified(info),
+	}, nil
+}
+
+// readFile reads a regular file up to the size cap.
+func (c *Connector) readFile(t target) ([]byte, fs.FileInfo, error) {
+	f, err := os.Open(t.abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, connectors.Errorf(connectors.Logic, "no such file: %s", t.shown())
+	}
+	if err != nil {
+		return nil, nil, fail("read "+t.shown(), err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, fail("read "+t.shown(), err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil, connectors.Errorf(connectors.Logic, "%s is not a regular file", t.shown())
+	}
+	// Read one byte past the cap: the file may have grown since Stat.
+	data, err := io.ReadAll(io.LimitReader(f, c.maxSize+1))
+	if err != nil {
+		return nil, nil, fail("read "+t.shown(), err)
+	}
+	if int64(len(data)) > c.maxSize {
+		return nil, nil, connectors.Errorf(connectors.Logic, "%s is larger than the %d bytes allowed", t.shown(), c.maxSize)
+	}
+	return data, info, nil
+}
