@@ -1,0 +1,148 @@
+package sheets
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"keep/connectors"
+)
+
+// stringParam reads a string param; a missing one is "" unless required.
+func stringParam(params map[string]any, name string, required bool) (string, error) {
+	v, ok := params[name]
+	if !ok || v == nil {
+		if required {
+			return "", connectors.Errorf(connectors.Logic, "%s is required", name)
+		}
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", connectors.Errorf(connectors.Logic, "%s must be a string, not %T", name, v)
+	}
+	if required && s == "" {
+		return "", connectors.Errorf(connectors.Logic, "%s is required", name)
+	}
+	return s, nil
+}
+
+// stringsParam reads an optional list of strings, such as a header.
+func stringsParam(params map[string]any, name string) ([]string, error) {
+	v, ok := params[name]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	list, ok := asList(v)
+	if !ok {
+		return nil, connectors.Errorf(connectors.Logic, "%s must be a list, not %T", name, v)
+	}
+	out := make([]string, len(list))
+	for i, x := range list {
+		s, ok := x.(string)
+		if !ok {
+			return nil, connectors.Errorf(connectors.Logic, "%s[%d] must be a string, not %T", name, i, x)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// cellsParam reads an optional list of cell values, such as values.
+func cellsParam(params map[string]any, name string) ([]string, bool, error) {
+	v, ok := params[name]
+	if !ok || v == nil {
+		return nil, false, nil
+	}
+	list, ok := asList(v)
+	if !ok {
+		return nil, false, connectors.Errorf(connectors.Logic, "%s must be a list, not %T", name, v)
+	}
+	out := make([]string, len(list))
+	for i, x := range list {
+		s, err := cell(x)
+		if err != nil {
+			return nil, false, connectors.Errorf(connectors.Logic, "%s[%d]: %w", name, i, err)
+		}
+		out[i] = s
+	}
+	return out, true, nil
+}
+
+// cellMapParam reads an optional {column: value} object, such as row or set.
+func cellMapParam(params map[string]any, name string) (map[string]string, bool, error) {
+	v, ok := params[name]
+	if !ok || v == nil {
+		return nil, false, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false, connectors.Errorf(connectors.Logic, "%s must be an object of column: value, not %T", name, v)
+	}
+	out := make(map[string]string, len(m))
+	for k, x := range m {
+		s, err := cell(x)
+		if err != nil {
+			return nil, false, connectors.Errorf(connectors.Logic, "%s.%s: %w", name, k, err)
+		}
+		out[k] = s
+	}
+	return out, true, nil
+}
+
+// asList accepts the list shapes that reach a connector.
+func asList(v any) ([]any, bool) {
+	switch l := v.(type) {
+	case []any:
+		return l, true
+	case []string:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// cell renders a JSON-shaped scalar as the text of a CSV cell. Numbers are
+// written the short way (12, not 12.000000) so that a value read back and
+// written again doesn't change.
+func cell(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "", errNotCell(v)
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case json.Number:
+		return x.String(), nil
+	}
+	return "", errNotCell(v)
+}
+
+// errNotCell is wrapped by the caller, which names the param and classifies.
+func errNotCell(v any) error {
+	return fmt.Errorf("a cell holds a string, a finite number, a boolean or null, not %T %v", v, v)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

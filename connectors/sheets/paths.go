@@ -1,0 +1,138 @@
+package sheets
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"keep/connectors"
+)
+
+// location is one sheet, resolved.
+type location struct {
+	file  string // the CSV file to read and write, symlinks resolved
+	label string // what people see: the spreadsheet relative to its root, plus the sheet
+}
+
+// locate resolves the spreadsheet and sheet params to a file inside a root.
+func (c *Connector) locate(params map[string]any) (location, error) {
+	spreadsheet, err := stringParam(params, "spreadsheet", true)
+	if err != nil {
+		return location{}, err
+	}
+	sheet, err := stringParam(params, "sheet", false)
+	if err != nil {
+		return location{}, err
+	}
+	abs, rel, err := c.inRoot(spreadsheet)
+	if err != nil {
+		return location{}, err
+	}
+	file, label := abs, rel
+	if sheet != "" {
+		sheet = strings.TrimSuffix(sheet, ".csv")
+		if sheet == "" || sheet == "." || sheet == ".." || strings.ContainsAny(sheet, `/\`+"\x00") {
+			return location{}, connectors.Errorf(connectors.Logic, "sheet %q is not a sheet name", sheet)
+		}
+		if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+			return location{}, connectors.Errorf(connectors.Logic,
+				"%s is a CSV file, which holds one sheet: leave out sheet, or name a directory of sheets", rel)
+		}
+		file = filepath.Join(abs, sheet+".csv")
+		label = rel + "/" + sheet
+	} else if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return location{}, connectors.Errorf(connectors.Logic,
+			"%s is a directory of sheets: name one with sheet", rel)
+	}
+	real, err := c.realInRoot(file)
+	if err != nil {
+		return location{}, err
+	}
+	return location{file: real, label: label}, nil
+}
+
+// inRoot makes p absolute (relative paths are taken from the first root) and
+// checks lexically that it lies inside a root. It returns the path relative
+// to that root, with forward slashes, for scopes and messages.
+func (c *Connector) inRoot(p string) (abs, rel string, err error) {
+	p, err = expandHome(p)
+	if err != nil {
+		return "", "", connectors.Errorf(connectors.Logic, "spreadsheet %q: %w", p, err)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(c.roots[0], p)
+	}
+	abs = filepath.Clean(p)
+	for _, root := range c.roots {
+		if r, ok := under(root, abs); ok {
+			return abs, r, nil
+		}
+	}
+	return "", "", connectors.Errorf(connectors.Permission, "%s is outside the sheets roots (%s)", abs, strings.Join(c.roots, ", "))
+}
+
+// realInRoot resolves symlinks in p and checks again that the result lies in
+// a root, so a link inside a root can't lead a write outside it.
+func (c *Connector) realInRoot(p string) (string, error) {
+	real, err := resolveExisting(p)
+	if err != nil {
+		return "", classifyIO("resolve "+p, err)
+	}
+	for _, root := range c.roots {
+		realRoot, err := resolveExisting(root)
+		if err != nil {
+			continue
+		}
+		if _, ok := under(realRoot, real); ok {
+			return real, nil
+		}
+	}
+	return "", connectors.Errorf(connectors.Permission, "%s leads outside the sheets roots through a symbolic link", p)
+}
+
+// under reports whether p is root or inside it, and p relative to root.
+func under(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// resolveExisting resolves symlinks in the longest existing prefix of p and
+// appends the rest: the file a mutation creates doesn't exist yet.
+func resolveExisting(p string) (string, error) {
+	var rest []string
+	for cur := p; ; {
+		real, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p, nil
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+		cur = parent
+	}
+}
+
+// scope is the spreadsheet path relative to its root: what a grant narrows
+// appendRow and updateRow to. It is lexical (no file system access), so the
+// same params always give the same scope.
+func (c *Connector) scope(params map[string]any) string {
+	s, _ := params["spreadsheet"].(string)
+	if s == "" {
+		return ""
+	}
+	_, rel, err := c.inRoot(s)
+	if err != nil {
+		return filepath.ToSlash(filepath.Clean(s))
+	}
+	return rel
+}

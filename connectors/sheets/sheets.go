@@ -1,0 +1,133 @@
+// Package sheets is the spreadsheet connector: a spreadsheet is a CSV file
+// (one sheet) or a directory of CSV files (one file per sheet), found under
+// the configured roots. Mutations rewrite the file atomically and tag the row
+// they touch with the mutation's idempotency key in a hidden trailing column,
+// so that reconciliation is a plain re-read of the file.
+package sheets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"keep/connectors"
+)
+
+// KeepIDColumn is the hidden column holding the idempotency key of the last
+// mutation that wrote a row. It is added to a sheet's header on first use and
+// never returned to scripts.
+const KeepIDColumn = "_keep_id"
+
+// Defaults for Config's zero values.
+const (
+	DefaultRoot        = "~/Keep"
+	DefaultMaxFileSize = 10 << 20 // 10 MiB
+)
+
+// Config configures the connector.
+type Config struct {
+	// Roots are the only trees the connector may touch. A leading "~" is the
+	// user's home. Relative spreadsheet paths are taken from the first root.
+	// Default: ["~/Keep"].
+	Roots []string
+	// MaxFileSize caps a sheet file, read or written, in bytes. Default 10 MiB.
+	MaxFileSize int64
+}
+
+// Connector is the sheets connector. It is safe for concurrent use.
+type Connector struct {
+	roots   []string // absolute, cleaned
+	maxSize int64
+	ops     fileOps
+
+	// mu serialises read-modify-write cycles so two mutations from this host
+	// can't both read the old file and lose one row. Edits by other programs
+	// are caught by the stamp check in writeAtomic instead.
+	mu sync.Mutex
+}
+
+var (
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.Reconciler  = (*Connector)(nil)
+	_ connectors.InputSource = (*Connector)(nil)
+)
+
+// New returns a connector for cfg, filling in the defaults.
+func New(cfg Config) (*Connector, error) {
+	roots := cfg.Roots
+	if len(roots) == 0 {
+		roots = []string{DefaultRoot}
+	}
+	c := &Connector{maxSize: cfg.MaxFileSize, ops: osOps()}
+	if c.maxSize <= 0 {
+		c.maxSize = DefaultMaxFileSize
+	}
+	for _, r := range roots {
+		abs, err := expandRoot(r)
+		if err != nil {
+			return nil, fmt.Errorf("sheets: root %q: %w", r, err)
+		}
+		c.roots = append(c.roots, abs)
+	}
+	return c, nil
+}
+
+func expandRoot(r string) (string, error) {
+	if strings.TrimSpace(r) == "" {
+		return "", errors.New("empty path")
+	}
+	p, err := expandHome(r)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// expandHome replaces a leading "~" or "~/" with the user's home directory.
+func expandHome(p string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("expand ~: %w", err)
+	}
+	return filepath.Join(home, p[1:]), nil
+}
+
+// Name implements connectors.Connector.
+func (c *Connector) Name() string { return "sheets" }
+
+// InputTypes implements connectors.InputSource.
+func (c *Connector) InputTypes() map[string][]string {
+	return map[string][]string{"sheets": {"row"}}
+}
+
+// Methods implements connectors.Connector.
+func (c *Connector) Methods() []connectors.Method {
+	return []connectors.Method{
+		{Name: "rows", Kind: connectors.Read},
+		{Name: "appendRow", Kind: connectors.Mutate, Scope: c.scope, Preview: previewAppend, Check: checkAppend},
+		{Name: "updateRow", Kind: connectors.Mutate, Scope: c.scope, Preview: previewUpdate, Check: checkUpdate},
+	}
+}
+
+// Do implements connectors.Connector.
+func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &connectors.Error{Class: connectors.Transient, Err: err}
+	}
+	switch call.Method {
+	case "rows":
+		return c.rows(call.Params)
+	case "appendRow":
+		return c.appendRow(ctx, call)
+	case "updateRow":
+		return c.updateRow(ctx, call)
+	}
+	return nil, connectors.Errorf(connectors.Logic, "sheets has no method %q", call.Method)
+}

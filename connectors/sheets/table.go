@@ -1,0 +1,214 @@
+package sheets
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"keep/connectors"
+)
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// table is one sheet as read from its file: the header line and the records
+// under it, each kept exactly as many fields long as it was so a rewrite
+// changes nothing it wasn't asked to.
+type table struct {
+	exists  bool
+	stamp   stamp
+	mode    fs.FileMode
+	bom     bool // spreadsheet programs write one; keep it
+	crlf    bool // and their line endings
+	header  []string
+	records [][]string
+	keepCol int // index of KeepIDColumn in header, or -1
+}
+
+// stamp identifies a version of a file, to notice another program writing
+// it between our read and our rename.
+type stamp struct {
+	exists  bool
+	size    int64
+	modTime time.Time
+}
+
+func stampOf(fi fs.FileInfo) stamp {
+	if fi == nil {
+		return stamp{}
+	}
+	return stamp{exists: true, size: fi.Size(), modTime: fi.ModTime()}
+}
+
+// load reads and parses the sheet file. A missing file is a table with
+// exists false, not an error: appendRow creates it, the others refuse.
+func (c *Connector) load(loc location) (*table, error) {
+	t := &table{keepCol: -1, mode: 0o644}
+	f, err := os.Open(loc.file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return t, nil
+	}
+	if err != nil {
+		return nil, classifyIO("open "+loc.label, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, classifyIO("stat "+loc.label, err)
+	}
+	if fi.IsDir() {
+		return nil, connectors.Errorf(connectors.Logic, "%s is a directory, not a sheet", loc.label)
+	}
+	if fi.Size() > c.maxSize {
+		return nil, c.errTooBig(loc, fi.Size())
+	}
+	// Read one byte past the limit: the file may have grown since Stat.
+	data, err := io.ReadAll(io.LimitReader(f, c.maxSize+1))
+	if err != nil {
+		return nil, classifyIO("read "+loc.label, err)
+	}
+	if int64(len(data)) > c.maxSize {
+		return nil, c.errTooBig(loc, int64(len(data)))
+	}
+	t.exists, t.stamp, t.mode = true, stampOf(fi), fi.Mode().Perm()
+	if err := t.parse(data); err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "%s: %w", loc.label, err)
+	}
+	return t, nil
+}
+
+func (c *Connector) errTooBig(loc location, size int64) error {
+	return connectors.Errorf(connectors.Logic, "%s is too big (%d bytes; the limit is %d)", loc.label, size, c.maxSize)
+}
+
+func (t *table) parse(data []byte) error {
+	t.bom = bytes.HasPrefix(data, utf8BOM)
+	data = bytes.TrimPrefix(data, utf8BOM)
+	t.crlf = bytes.Contains(data, []byte("\r\n"))
+	r := csv.NewReader(bytes.NewReader(data))
+	// Hand-edited sheets are often ragged; short rows read as empty cells.
+	r.FieldsPerRecord = -1
+	records, err := r.ReadAll()
+	if err != nil {
+		return fmt.Errorf("malformed CSV: %w", err)
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	t.header, t.records = records[0], records[1:]
+	seen := map[string]bool{}
+	for i, name := range t.header {
+		if seen[name] {
+			return fmt.Errorf("column %q appears twice in the header, so rows can't be addressed by column name", name)
+		}
+		seen[name] = true
+		if name == KeepIDColumn {
+			t.keepCol = i
+		}
+	}
+	return nil
+}
+
+// render writes the table back as CSV, with its original BOM and line ends.
+func (t *table) render() ([]byte, error) {
+	var buf bytes.Buffer
+	if t.bom {
+		buf.Write(utf8BOM)
+	}
+	w := csv.NewWriter(&buf)
+	w.UseCRLF = t.crlf
+	if err := w.Write(t.header); err != nil {
+		return nil, err
+	}
+	if err := w.WriteAll(t.records); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// visible lists the header's indexes and names without the hidden column.
+func (t *table) visible() (idx []int, names []string) {
+	for i, name := range t.header {
+		if i != t.keepCol {
+			idx = append(idx, i)
+			names = append(names, name)
+		}
+	}
+	return idx, names
+}
+
+// column returns the index of a visible column, or -1.
+func (t *table) column(name string) int {
+	for i, n := range t.header {
+		if n == name && i != t.keepCol {
+			return i
+		}
+	}
+	return -1
+}
+
+func field(rec []string, i int) string {
+	if i < 0 || i >= len(rec) {
+		return ""
+	}
+	return rec[i]
+}
+
+// rowMap is a record as scripts see it: visible columns only.
+func (t *table) rowMap(rec []string) map[string]any {
+	m := make(map[string]any, len(t.header))
+	for i, name := range t.header {
+		if i != t.keepCol {
+			m[name] = field(rec, i)
+		}
+	}
+	return m
+}
+
+// findKeepID returns the index of the record a mutation with key wrote, or -1.
+func (t *table) findKeepID(key string) int {
+	if key == "" || t.keepCol < 0 {
+		return -1
+	}
+	for i, rec := range t.records {
+		if field(rec, t.keepCol) == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// ensureKeepCol adds the hidden column at the end of the header. Records get
+// an empty cell at that position; fields a ragged record had past the old
+// header stay past the new one instead of being taken for a key.
+func (t *table) ensureKeepCol() {
+	if t.keepCol >= 0 {
+		return
+	}
+	n := len(t.header)
+	t.header = append(t.header, KeepIDColumn)
+	t.keepCol = n
+	for i, rec := range t.records {
+		for len(rec) < n {
+			rec = append(rec, "")
+		}
+		rec = append(rec[:n:n], append([]string{""}, rec[n:]...)...)
+		t.records[i] = rec
+	}
+}
+
+// pad makes rec at least as long as the header, so every column can be set.
+func (t *table) pad(rec []string) []string {
+	for len(rec) < len(t.header) {
+		rec = append(rec, "")
+	}
+	return rec
+}
+
+func (t *table) result(i int) map[string]any {
+	return map[string]any{"rowNumber": int64(i + 1), "row": t.rowMap(t.records[i])}
+}
