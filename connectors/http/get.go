@@ -1,0 +1,41 @@
+package http
+
+import (
+	"context"
+	"fmt"
+	nethttp "net/http"
+
+	"keep/connectors"
+)
+
+// get: {url, headers} → {status, headers, body, json, truncated}. Any
+// answer below 500 other than 429 is the script's to judge, so it is a
+// result; a rate limit, a server error or a network failure is transient.
+func (c *Connector) get(ctx context.Context, p map[string]any) (any, error) {
+	u, err := c.parseURL(p["url"], "url")
+	if err != nil {
+		return nil, err
+	}
+	hdr, err := headers(p["headers"])
+	if err != nil {
+		return nil, err
+	}
+	req, err := newRequest(nethttp.MethodGet, u, hdr, nil, "")
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "GET %s: %w", u.Redacted(), err)
+	}
+	what := "GET " + u.Redacted()
+	resp, _, err := c.exchange(ctx, req)
+	switch {
+	case err != nil:
+		return nil, connectors.Errorf(connectors.Transient, "%s: %s", what, cause(err))
+	case resp.status == nethttp.StatusTooManyRequests || resp.status >= 500:
+		return nil, &connectors.Error{Class: connectors.Transient, RetryAfter: resp.retryAfter(),
+			Err: fmt.Errorf("%s: %s%s", what, statusLine(resp.status), resp.snippet())}
+	case resp.bodyErr != nil:
+		return nil, connectors.Errorf(connectors.Transient, "%s: reading the body: %s", what, cause(resp.bodyErr))
+	case resp.truncated:
+		return nil, connectors.Errorf(connectors.Logic, "%s: the body is larger than the %d bytes allowed", what, c.maxBody)
+	}
+	return resp.result(), nil
+}

@@ -1,0 +1,135 @@
+// Package http is the connector for plain HTTP: get, a read, and request
+// (POST, PUT, PATCH, DELETE), a mutation that carries the host's
+// Idempotency-Key and is reconciled through an optional URL the script
+// names.
+//
+// The package is named http after its folder; it imports net/http as
+// nethttp.
+//
+// Outcomes are classified here, at the source (DESIGN §6, §7.2, §7.3): for
+// a mutation, anything that may have reached the server (a timeout, reset
+// or EOF after the request was written, an ambiguous 5xx) is uncertain,
+// never a failure; a definite refusal (a 4xx, a connection that never
+// opened) is not. Reads are never uncertain.
+package http
+
+import (
+	"context"
+	nethttp "net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"keep/connectors"
+)
+
+// Config configures the http connector. Zero values take the defaults.
+type Config struct {
+	// AllowHosts are the host names the connector may call: "example.com"
+	// (any port), "example.com:8443" (that port only) or "*.example.com"
+	// (any subdomain). Empty: any host.
+	AllowHosts []string
+	// Timeout bounds each request, body included, on top of the caller's
+	// deadline. Default: 30s.
+	Timeout time.Duration
+	// MaxBody caps a response body, in bytes. Default: 10 MiB, the size of
+	// one connector result (DESIGN §8).
+	MaxBody int64
+	// Client sends the requests. Default: a client with its own copy of
+	// net/http's default transport. It is copied, not changed: the
+	// connector sets its own redirect policy on the copy.
+	Client *nethttp.Client
+}
+
+// Defaults for Config.
+const (
+	DefaultTimeout = 30 * time.Second
+	DefaultMaxBody = 10 << 20
+)
+
+// Connector performs HTTP calls.
+type Connector struct {
+	allow   []string
+	timeout time.Duration
+	maxBody int64
+	client  *nethttp.Client
+}
+
+var (
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.Reconciler  = (*Connector)(nil)
+	_ connectors.InputSource = (*Connector)(nil)
+)
+
+// New returns an http connector.
+func New(cfg Config) (*Connector, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	var client nethttp.Client
+	if cfg.Client != nil {
+		client = *cfg.Client
+	} else {
+		client.Transport = nethttp.DefaultTransport.(*nethttp.Transport).Clone()
+	}
+	c := &Connector{timeout: cfg.Timeout, maxBody: cfg.MaxBody}
+	for _, h := range cfg.AllowHosts {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			c.allow = append(c.allow, h)
+		}
+	}
+	client.CheckRedirect = c.checkRedirect
+	c.client = &client
+	return c, nil
+}
+
+// Name is "http".
+func (c *Connector) Name() string { return "http" }
+
+// InputTypes: a producer polling a URL registers what it finds as resources.
+func (c *Connector) InputTypes() map[string][]string {
+	return map[string][]string{"http": {"resource"}}
+}
+
+// Methods lists get and request. Both are scoped to the URL's host name
+// (without the port), so a grant reads "api.example.com".
+func (c *Connector) Methods() []connectors.Method {
+	return []connectors.Method{
+		{Name: "get", Kind: connectors.Read, Scope: scope},
+		{Name: "request", Kind: connectors.Mutate, Scope: scope, Preview: preview,
+			Check: func(p map[string]any) string { return "check " + shownURL(p) + " for the change" }},
+	}
+}
+
+// Do performs get or request.
+func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
+	switch call.Method {
+	case "get":
+		return c.get(ctx, call.Params)
+	case "request":
+		return c.request(ctx, call)
+	default:
+		return nil, connectors.Errorf(connectors.Logic, "http has no method %q (it has: get, request)", call.Method)
+	}
+}
+
+func scope(p map[string]any) string {
+	s, _ := p["url"].(string)
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+// shownURL is the url parameter with any password masked.
+func shownURL(p map[string]any) string {
+	s, _ := p["url"].(string)
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+package http
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"keep/connectors"
+)
+
+// parseURL checks the url parameter: absolute, http or https, and allowed.
+func (c *Connector) parseURL(raw any, name string) (*url.URL, error) {
+	s, ok := raw.(string)
+	if !ok || s == "" {
+		return nil, connectors.Errorf(connectors.Logic, "%s must be a non-empty string", name)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "%s is not a URL: %w", name, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, connectors.Errorf(connectors.Logic, "%s %q must be an absolute http or https URL", name, u.Redacted())
+	}
+	if !c.allowed(u) {
+		return nil, c.notAllowed(u)
+	}
+	return u, nil
+}
+
+// headers reads {name: value} with string values.
+func headers(raw any) (map[string]string, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, connectors.Errorf(connectors.Logic, "headers must be an object of strings, not %T", raw)
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			return nil, connectors.Errorf(connectors.Logic, "header %q must be a string, not %T", k, v)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+var mutatingMethods = []string{"POST", "PUT", "PATCH", "DELETE"}
+
+func method(raw any) (string, error) {
+	s, _ := raw.(string)
+	s = strings.ToUpper(s)
+	for _, m := range mutatingMethods {
+		if s == m {
+			return s, nil
+		}
+	}
+	return "", connectors.Errorf(connectors.Logic, "method must be one of %s, not %v", strings.Join(mutatingMethods, ", "), raw)
+}
+
+// payload returns the request body and its default content type: json is
+// encoded, body is sent as is; not both.
+func (c *Connector) payload(p map[string]any) (body []byte, contentType string, err error) {
+	j, b := p["json"], p["body"]
+	switch {
+	case j != nil && b != nil:
+		return nil, "", connectors.Errorf(connectors.Logic, "give json or body, not both")
+	case j != nil:
+		body, err = json.Marshal(j)
+		if err != nil {
+			return nil, "", connectors.Errorf(connectors.Logic, "json cannot be encoded: %w", err)
+		}
+		contentType = "application/json"
+	case b != nil:
+		s, ok := b.(string)
+		if !ok {
+			return nil, "", connectors.Errorf(connectors.Logic, "body must be a string, not %T", b)
+		}
+		body = []byte(s)
+	}
+	if int64(len(body)) > c.maxBody {
+		return nil, "", connectors.Errorf(connectors.Logic, "request body is %d bytes, more than the %d allowed", len(body), c.maxBody)
+	}
+	return body, contentType, nil
+}
+
+// previewLimit is about how much of a payload an approval shows.
+const previewLimit = 200
+
+// preview renders `POST https://host/path json: {...}`.
+func preview(p map[string]any) string {
+	m, _ := p["method"].(string)
+	line := strings.ToUpper(m) + " " + shownURL(p)
+	switch {
+	case p["json"] != nil:
+		data, err := json.Marshal(p["json"])
+		if err != nil {
+			return line + " json: (cannot be encoded)"
+		}
+		return line + " json: " + clip(string(data), previewLimit)
+	case p["body"] != nil:
+		return line + " body: " + clip(fmt.Sprint(p["body"]), previewLimit)
+	}
+	return line
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}

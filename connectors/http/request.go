@@ -1,0 +1,114 @@
+package http
+
+import (
+	"context"
+	"fmt"
+	nethttp "net/http"
+	"net/url"
+
+	"keep/connectors"
+)
+
+// idempotencyHeader carries the host's key. net/http also reads it as a
+// sign that the request may be replayed on a fresh connection.
+const idempotencyHeader = "Idempotency-Key"
+
+// prepared is a validated request call.
+type prepared struct {
+	method string
+	url    *url.URL
+	hdr    map[string]string
+	req    *nethttp.Request
+}
+
+func (c *Connector) prepare(call connectors.Call) (*prepared, error) {
+	p := call.Params
+	m, err := method(p["method"])
+	if err != nil {
+		return nil, err
+	}
+	u, err := c.parseURL(p["url"], "url")
+	if err != nil {
+		return nil, err
+	}
+	hdr, err := headers(p["headers"])
+	if err != nil {
+		return nil, err
+	}
+	body, contentType, err := c.payload(p)
+	if err != nil {
+		return nil, err
+	}
+	if rec, ok := p["reconcile"].(map[string]any); ok && rec["url"] != nil {
+		// Checked now, so a bad reconcile URL fails before the change is
+		// made rather than when it is needed.
+		if _, err := c.parseURL(rec["url"], "reconcile.url"); err != nil {
+			return nil, err
+		}
+	}
+	req, err := newRequest(m, u, hdr, body, contentType)
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "%s %s: %w", m, u.Redacted(), err)
+	}
+	if call.IdempotencyKey != "" {
+		req.Header.Set(idempotencyHeader, call.IdempotencyKey) // the host's, over any the script set
+	}
+	return &prepared{method: m, url: u, hdr: hdr, req: req}, nil
+}
+
+// request: {method, url, headers, json | body, reconcile: {url}} →
+// {status, headers, body, json, truncated}, with the outcome mapping of
+// DESIGN §6:
+//
+//	2xx                                  applied (a result; an oversize body is cut and flagged)
+//	400-499 but 408, 429                 logic: a definite refusal
+//	408, 429, 503                        transient, with Retry-After
+//	other 5xx, unfollowed 3xx            uncertain
+//	no connection, failure before the
+//	request was fully written            transient
+//	timeout, reset, EOF after it was     uncertain
+func (c *Connector) request(ctx context.Context, call connectors.Call) (any, error) {
+	pr, err := c.prepare(call)
+	if err != nil {
+		return nil, err
+	}
+	what := pr.method + " " + pr.url.Redacted()
+	resp, wrote, err := c.exchange(ctx, pr.req)
+	if err != nil {
+		if wrote {
+			return nil, connectors.Errorf(connectors.Uncertain, "%s: sent, then %s", what, cause(err))
+		}
+		return nil, connectors.Errorf(connectors.Transient, "%s: not sent: %s", what, cause(err))
+	}
+	return classify(what, resp)
+}
+
+// classify maps an answer to a mutation onto a result or a class.
+func classify(what string, resp *response) (any, error) {
+	s := resp.status
+	fail := func(class connectors.Class) error {
+		detail := resp.snippet()
+		if loc := resp.header.Get("Location"); s >= 300 && s < 400 && loc != "" {
+			detail = ", redirect to " + loc + " not followed"
+		}
+		e := &connectors.Error{Class: class, Err: fmt.Errorf("%s: %s%s", what, statusLine(s), detail)}
+		if class == connectors.Transient {
+			e.RetryAfter = resp.retryAfter()
+		}
+		return e
+	}
+	switch {
+	case s >= 200 && s < 300:
+		// The server said it did it; a body that broke off or ran past the
+		// cap does not undo that.
+		return resp.result(), nil
+	case s == nethttp.StatusRequestTimeout, s == nethttp.StatusTooManyRequests, s == nethttp.StatusServiceUnavailable:
+		return nil, fail(connectors.Transient)
+	case s >= 400 && s < 500:
+		return nil, fail(connectors.Logic)
+	default:
+		// 500, 502, 504 and the rest of 5xx; a 3xx that was not followed
+		// (another host): the server answered, but not whether it acted.
+		return nil, fail(connectors.Uncertain)
+	}
+}

@@ -1,0 +1,138 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	nethttp "net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// response is what came back, body read up to the cap.
+type response struct {
+	status    int
+	header    nethttp.Header
+	body      []byte
+	truncated bool  // body was cut at MaxBody
+	bodyErr   error // the body broke off after the status arrived
+}
+
+// exchange sends req and reads the answer. wrote reports whether the whole
+// request reached the wire at least once: after that, the server may have
+// acted on it even if no answer came back.
+func (c *Connector) exchange(ctx context.Context, req *nethttp.Request) (resp *response, wrote bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var written atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		// The transport may retry on a fresh connection; one complete
+		// write is enough to make the outcome uncertain.
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				written.Store(true)
+			}
+		},
+	})
+	r, err := c.client.Do(req.WithContext(ctx))
+	if err != nil {
+		return nil, written.Load(), err
+	}
+	defer r.Body.Close()
+	body, bodyErr := io.ReadAll(io.LimitReader(r.Body, c.maxBody+1))
+	resp = &response{status: r.StatusCode, header: r.Header, body: body, bodyErr: bodyErr}
+	if int64(len(body)) > c.maxBody {
+		resp.body, resp.truncated = body[:c.maxBody], true
+	}
+	return resp, true, nil
+}
+
+// newRequest builds a request; its errors are the caller's parameters.
+func newRequest(method string, u *url.URL, hdr map[string]string, body []byte, contentType string) (*nethttp.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body) // also lets a 307/308 redirect resend it
+	}
+	req, err := nethttp.NewRequest(method, u.String(), rd)
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	return req, nil
+}
+
+// result is the JSON-shaped answer: {status, headers, body, json,
+// truncated}. Header names are lower-case; repeated headers are joined
+// with ", ". json is the parsed body if it is JSON, else nil.
+func (r *response) result() map[string]any {
+	h := make(map[string]any, len(r.header))
+	for k, vs := range r.header {
+		h[strings.ToLower(k)] = strings.Join(vs, ", ")
+	}
+	var parsed any
+	if !r.truncated && r.bodyErr == nil && json.Valid(r.body) {
+		_ = json.Unmarshal(r.body, &parsed) // valid, so it parses
+	}
+	return map[string]any{
+		"status":    int64(r.status),
+		"headers":   h,
+		"body":      string(r.body),
+		"json":      parsed,
+		"truncated": r.truncated || r.bodyErr != nil,
+	}
+}
+
+// retryAfter reads Retry-After as seconds or as an HTTP date.
+func (r *response) retryAfter() time.Duration {
+	v := strings.TrimSpace(r.header.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := nethttp.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// snippet is the start of the body, for error messages.
+func (r *response) snippet() string {
+	s := strings.TrimSpace(string(r.body))
+	if s == "" {
+		return ""
+	}
+	return ": " + clip(s, previewLimit)
+}
+
+// cause is the transport's error without net/http's "Post \"url\": "
+// prefix (the caller names the request itself), and with a deadline said
+// in words.
+func cause(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer before the deadline"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+func statusLine(code int) string {
+	return strconv.Itoa(code) + " " + nethttp.StatusText(code)
+}
