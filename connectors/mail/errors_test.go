@@ -80,6 +80,7 @@ func TestErrorClasses(t *testing.T) {
 		{name: "A 451 after the body is transient", mode: failTempData, call: send, want: connectors.Transient},
 		{name: "A 554 after the body is logic", mode: failRejectData, call: send, want: connectors.Logic},
 		{name: "A drop after the body is uncertain", mode: failDropAfterData, call: send, want: connectors.Uncertain},
+		{name: "No reply to the body in time is uncertain", mode: failHangAfterData, edit: func(_ *testing.T, cfg *Config) { cfg.Timeout = 300 * time.Millisecond }, call: send, want: connectors.Uncertain},
 		{name: "A drop after the server accepted is uncertain", mode: failAcceptThenDrop, call: send, want: connectors.Uncertain, sent: true},
 		{name: "A wrong IMAP password is auth", edit: func(_ *testing.T, cfg *Config) { cfg.Password = "nope" }, call: search, want: connectors.Auth},
 		{name: "A refused IMAP connection is transient", edit: func(t *testing.T, cfg *Config) { cfg.IMAP = closedAddr(t) }, call: search, want: connectors.Transient},

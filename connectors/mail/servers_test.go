@@ -31,14 +31,15 @@ const (
 type failMode int
 
 const (
-	failNone        failMode = iota
-	failAuth                 // 535 to AUTH whatever the password
-	failTempMail             // 451 to MAIL FROM
-	failRcpt                 // 550 to RCPT TO
-	failTempData             // 451 after the body
-	failRejectData           // 554 after the body
-	failDropAfterData        // read the body, never reply, hang up
-	failAcceptThenDrop       // accept and file the message, then hang up without replying
+	failNone           failMode = iota
+	failAuth                    // 535 to AUTH whatever the password
+	failTempMail                // 451 to MAIL FROM
+	failRcpt                    // 550 to RCPT TO
+	failTempData                // 451 after the body
+	failRejectData              // 554 after the body
+	failDropAfterData           // read the body, never reply, hang up
+	failAcceptThenDrop          // accept and file the message, then hang up without replying
+	failHangAfterData           // read the body and never answer (until the test ends)
 )
 
 // received is one message the SMTP server accepted.
@@ -52,6 +53,7 @@ type received struct {
 // accepted messages, and files them in the IMAP user's Sent folder.
 type smtpBackend struct {
 	imapUser *imapmemserver.User
+	done     chan struct{} // closed when the test ends
 
 	mu       sync.Mutex
 	mode     failMode
@@ -132,6 +134,9 @@ func (s *smtpSession) Data(r io.Reader) error {
 	case failDropAfterData:
 		s.conn.Conn().Close()
 		return errors.New("dropped")
+	case failHangAfterData:
+		<-s.b.done
+		return errors.New("too late")
 	}
 	s.b.mu.Lock()
 	s.b.messages = append(s.b.messages, received{from: s.from, to: s.to, data: data})
@@ -163,6 +168,8 @@ type bundle struct {
 	cfg      Config
 	imapUser *imapmemserver.User
 	smtp     *smtpBackend
+	imapSrv  *imapserver.Server
+	smtpSrv  *smtp.Server
 }
 
 // setup starts an IMAP and an SMTP server on loopback for one test.
@@ -189,7 +196,7 @@ func setup(t *testing.T) *bundle {
 	go func() { _ = imapSrv.Serve(imapLn) }()
 	t.Cleanup(func() { _ = imapSrv.Close() })
 
-	be := &smtpBackend{imapUser: user}
+	be := &smtpBackend{imapUser: user, done: make(chan struct{})}
 	smtpSrv := smtp.NewServer(be)
 	smtpSrv.Domain = "localhost"
 	smtpSrv.AllowInsecureAuth = true
@@ -197,6 +204,8 @@ func setup(t *testing.T) *bundle {
 	smtpLn := listen(t)
 	go func() { _ = smtpSrv.Serve(smtpLn) }()
 	t.Cleanup(func() { _ = smtpSrv.Close() })
+	// Runs before the Close above: a session stuck in Data lets go first.
+	t.Cleanup(func() { close(be.done) })
 
 	return &bundle{
 		cfg: Config{
@@ -210,6 +219,8 @@ func setup(t *testing.T) *bundle {
 		},
 		imapUser: user,
 		smtp:     be,
+		imapSrv:  imapSrv,
+		smtpSrv:  smtpSrv,
 	}
 }
 

@@ -172,7 +172,10 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	}
 	stage = stageFinal
 	if err := w.Close(); err != nil {
-		return fail("end of message (the server may have accepted it)", err)
+		if classifySMTP(stage, err) == connectors.Uncertain {
+			return fail("no reply to the end of the message (the server may have accepted it)", err)
+		}
+		return fail("end of message", err)
 	}
 	// Accepted. QUIT is a courtesy; its failure changes nothing.
 	_ = cl.Quit()

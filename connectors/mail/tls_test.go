@@ -1,0 +1,121 @@
+package mail
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+
+	"keep/connectors"
+)
+
+// selfSigned returns a server certificate for 127.0.0.1 and a client
+// configuration that trusts it.
+func selfSigned(t *testing.T) (server, client *tls.Config) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "keep test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
+		&tls.Config{RootCAs: pool}
+}
+
+// tlsListen serves srv on a new loopback listener wrapped in TLS (implicit
+// TLS, as on ports 993 and 465).
+func tlsListen(t *testing.T, serve func(net.Listener) error, cfg *tls.Config) string {
+	t.Helper()
+	ln := tls.NewListener(listen(t), cfg)
+	go func() { _ = serve(ln) }()
+	return ln.Addr().String()
+}
+
+func TestTLS(t *testing.T) {
+	t.Parallel()
+
+	t.Run("Implicit TLS reads and sends with a trusted certificate", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		serverTLS, clientTLS := selfSigned(t)
+		b.seed(t, "INBOX", "ann@example.org", "Over TLS", "secret stuff")
+		c := b.connector(t, func(cfg *Config) {
+			cfg.TLS = TLSImplicit
+			cfg.TLSConfig = clientTLS
+			cfg.IMAP = tlsListen(t, b.imapSrv.Serve, serverTLS)
+			cfg.SMTP = tlsListen(t, b.smtpSrv.Serve, serverTLS)
+		})
+		res := do(t, c, "search", nil)
+		if msgs := res["messages"].([]any); len(msgs) != 1 || msgs[0].(map[string]any)["snippet"] != "secret stuff" {
+			t.Fatalf("search: %v", res)
+		}
+		call := sendCall("tls-1", map[string]any{"to": "ann@example.org", "subject": "s", "body": "b"})
+		if _, err := c.Do(context.Background(), call); err != nil {
+			t.Fatal(err)
+		}
+		if v, _, err := c.Reconcile(context.Background(), call); v != connectors.Applied || err != nil {
+			t.Fatalf("reconcile: %v %v", v, err)
+		}
+	})
+
+	t.Run("STARTTLS sends with a trusted certificate", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		serverTLS, clientTLS := selfSigned(t)
+		b.smtpSrv.TLSConfig = serverTLS
+		c := b.connector(t, func(cfg *Config) {
+			cfg.TLS = TLSStartTLS
+			cfg.TLSConfig = clientTLS
+		})
+		if _, err := c.Do(context.Background(), sendCall("st-1", map[string]any{"to": "ann@example.org"})); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(b.smtp.accepted()); n != 1 {
+			t.Fatalf("%d accepted", n)
+		}
+	})
+
+	t.Run("An untrusted certificate is a logic error, not a retry", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		serverTLS, _ := selfSigned(t)
+		c := b.connector(t, func(cfg *Config) {
+			cfg.TLS = TLSImplicit
+			cfg.IMAP = tlsListen(t, b.imapSrv.Serve, serverTLS)
+			cfg.SMTP = tlsListen(t, b.smtpSrv.Serve, serverTLS)
+		})
+		if _, err := c.Do(context.Background(), connectors.Call{Method: "search"}); connectors.ClassOf(err) != connectors.Logic {
+			t.Errorf("imap: %v", err)
+		}
+		if _, err := c.Do(context.Background(), sendCall("k", map[string]any{"to": "a@example.org"})); connectors.ClassOf(err) != connectors.Logic {
+			t.Errorf("smtp: %v", err)
+		}
+	})
+}
