@@ -1,0 +1,197 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"keep/connectors"
+)
+
+// maxBody caps what we read of an answer: history pages are well under this.
+const maxBody = 8 << 20
+
+// reply is an HTTP answer, read in full.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// send performs one request within the connector's timeout and classifies
+// failures that leave no answer. For a mutation, the line between Transient
+// and Uncertain is whether the request was fully written (httptrace's
+// WroteRequest): before that Slack cannot have acted on it; after it, a
+// reset or a timeout says nothing about whether it did.
+func (c *Connector) send(ctx context.Context, req *http.Request, what string, mutation bool) (*reply, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var wrote atomic.Bool
+	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
+		if info.Err == nil {
+			wrote.Store(true)
+		}
+	}}
+	req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
+	resp, err := c.client.Do(req)
+	if err != nil {
+		// *url.Error quotes the URL, which for a webhook is the credential.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if mutation && wrote.Load() {
+			return nil, c.errorf(connectors.Uncertain, err, "%s: the request was sent but no answer came, so it may have been posted: %v", what, err)
+		}
+		return nil, c.errorf(connectors.Transient, err, "%s: %v", what, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		if mutation {
+			return nil, c.errorf(connectors.Uncertain, err, "%s: HTTP %d, and the answer broke off: %v", what, resp.StatusCode, err)
+		}
+		return nil, c.errorf(connectors.Transient, err, "%s: reading the answer: %v", what, err)
+	}
+	return &reply{status: resp.StatusCode, header: resp.Header, body: body}, nil
+}
+
+// status is the envelope of every Web API answer.
+type status struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+}
+
+// api calls a Web API method and decodes its answer into out (which should
+// embed status). Reads send query params with GET; mutations a JSON body.
+func (c *Connector) api(ctx context.Context, method string, query url.Values, body any, out any) error {
+	if c.token == "" {
+		return connectors.Errorf(connectors.Auth, "no Slack token is configured (connectors.slack.token_env)")
+	}
+	mutation := body != nil
+	u := c.apiBase + "/" + method
+	var req *http.Request
+	var err error
+	if mutation {
+		data, merr := json.Marshal(body)
+		if merr != nil {
+			return connectors.Errorf(connectors.Logic, "%s: the message is not JSON: %w", method, merr)
+		}
+		req, err = http.NewRequest(http.MethodPost, u, bytes.NewReader(data))
+		if req != nil {
+			req.Header.Set("Content-Type", "application/json; charset=utf-8")
+		}
+	} else {
+		req, err = http.NewRequest(http.MethodGet, u+"?"+query.Encode(), nil)
+	}
+	if err != nil {
+		return connectors.Errorf(connectors.Internal, "%s: build the request: %w", method, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	rep, err := c.send(ctx, req, method, mutation)
+	if err != nil {
+		return err
+	}
+	if err := c.checkStatus(rep, method, mutation); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(rep.body, out); err != nil {
+		return c.noSense(method, mutation, err)
+	}
+	var st status
+	if err := json.Unmarshal(rep.body, &st); err != nil {
+		return c.noSense(method, mutation, err)
+	}
+	if !st.OK {
+		class := codeClass(st.Error, mutation)
+		e := c.errorf(class, nil, "%s: Slack says %s", method, orUnknown(st.Error))
+		e.Err.(*redacted).code = st.Error
+		if class == connectors.Transient {
+			e.RetryAfter = retryAfter(rep.header)
+		}
+		return e
+	}
+	return nil
+}
+
+// noSense is an HTTP 2xx whose body isn't Slack's JSON: a proxy page, or a
+// body cut short. A mutation may have gone through behind it.
+func (c *Connector) noSense(what string, mutation bool, err error) error {
+	class := connectors.Transient
+	if mutation {
+		class = connectors.Uncertain
+	}
+	return c.errorf(class, err, "%s: the answer is not Slack's JSON: %v", what, err)
+}
+
+func orUnknown(code string) string {
+	if code == "" {
+		return "not ok, without saying why"
+	}
+	return code
+}
+
+// checkStatus classifies a non-2xx HTTP status (DESIGN §6, outcome mapping).
+func (c *Connector) checkStatus(rep *reply, what string, mutation bool) error {
+	if rep.status >= 200 && rep.status < 300 {
+		return nil
+	}
+	class := statusClass(rep.status, mutation)
+	e := c.errorf(class, nil, "%s: HTTP %d%s", what, rep.status, brief(rep.body))
+	if class == connectors.Transient {
+		e.RetryAfter = retryAfter(rep.header)
+	}
+	return e
+}
+
+// brief quotes the start of an error body, for the person reading the error.
+func brief(body []byte) string {
+	s := strings.TrimSpace(string(body))
+	if s == "" {
+		return ""
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return ": " + s
+}
+
+// errorf builds a classified error whose message has the credentials taken
+// out, whatever the message quotes (a server echoing a header, say). The
+// cause is kept for errors.Is but not shown.
+func (c *Connector) errorf(class connectors.Class, cause error, format string, args ...any) *connectors.Error {
+	msg := c.redact(fmt.Sprintf(format, args...))
+	return &connectors.Error{Class: class, Err: &redacted{msg: msg, cause: cause}}
+}
+
+func (c *Connector) redact(s string) string {
+	for _, secret := range []string{c.token, c.webhook} {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+		}
+	}
+	if c.webhook != "" {
+		// The webhook's path alone is enough to post: hide it on its own too.
+		if u, err := url.Parse(c.webhook); err == nil && len(u.Path) > 1 {
+			s = strings.ReplaceAll(s, u.Path, "/[redacted]")
+		}
+	}
+	return s
+}
+
+type redacted struct {
+	msg   string
+	cause error
+	code  string // Slack's ok:false error code, if that is what this is
+}
+
+func (e *redacted) Error() string { return e.msg }
+func (e *redacted) Unwrap() error { return e.cause }

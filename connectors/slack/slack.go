@@ -1,0 +1,126 @@
+// Package slack is the Slack connector: it reads a channel's history and
+// posts messages through the Web API (chat.postMessage) or an incoming
+// webhook. A post carries the mutation's idempotency key in Slack message
+// metadata, so reconciliation can look for it in the channel's history.
+//
+// The token and the webhook URL are credentials: they are sent to Slack and
+// nowhere else, never in a result or an error.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"keep/connectors"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultAPIBase = "https://slack.com/api"
+	DefaultTimeout = 30 * time.Second
+)
+
+// Config configures the connector.
+type Config struct {
+	// APIBase is the Web API's base URL. Default "https://slack.com/api".
+	APIBase string
+	// Token is a bot or user token, resolved by the host from token_env.
+	// Empty: only webhook posts work.
+	Token string
+	// WebhookURL is an optional incoming webhook, used by post when asked
+	// (webhook: true) or when there is no token.
+	WebhookURL string
+	// Client sends the requests. Default: a new client with the default
+	// transport. Its own Timeout, if any, applies on top of Timeout.
+	Client *http.Client
+	// Timeout bounds each call to Slack. Default 30s.
+	Timeout time.Duration
+}
+
+// Connector is the Slack connector. It is safe for concurrent use.
+type Connector struct {
+	apiBase string
+	token   string
+	webhook string
+	client  *http.Client
+	timeout time.Duration
+}
+
+var (
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.Reconciler  = (*Connector)(nil)
+	_ connectors.InputSource = (*Connector)(nil)
+)
+
+// New returns a connector for cfg, filling in the defaults.
+func New(cfg Config) (*Connector, error) {
+	c := &Connector{
+		apiBase: strings.TrimRight(cfg.APIBase, "/"),
+		token:   cfg.Token,
+		webhook: cfg.WebhookURL,
+		client:  cfg.Client,
+		timeout: cfg.Timeout,
+	}
+	if c.apiBase == "" {
+		c.apiBase = DefaultAPIBase
+	}
+	if err := checkURL(c.apiBase); err != nil {
+		return nil, fmt.Errorf("slack: api_base %q: %w", c.apiBase, err)
+	}
+	if c.webhook != "" {
+		// Don't quote the webhook URL: its path is a secret.
+		if err := checkURL(c.webhook); err != nil {
+			return nil, fmt.Errorf("slack: webhook URL: %w", err)
+		}
+	}
+	if c.client == nil {
+		c.client = &http.Client{}
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	return c, nil
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+		return errors.New("not an http(s) URL")
+	}
+	return nil
+}
+
+// Name implements connectors.Connector.
+func (c *Connector) Name() string { return "slack" }
+
+// InputTypes implements connectors.InputSource.
+func (c *Connector) InputTypes() map[string][]string {
+	return map[string][]string{"slack": {"message", "reaction"}}
+}
+
+// Methods implements connectors.Connector.
+func (c *Connector) Methods() []connectors.Method {
+	return []connectors.Method{
+		{Name: "history", Kind: connectors.Read},
+		{Name: "post", Kind: connectors.Mutate, Scope: scopePost, Preview: previewPost, Check: checkPost},
+	}
+}
+
+// Do implements connectors.Connector.
+func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
+	switch call.Method {
+	case "history":
+		return c.history(ctx, call.Params)
+	case "post":
+		return c.post(ctx, call)
+	}
+	return nil, connectors.Errorf(connectors.Logic, "slack has no method %q", call.Method)
+}
