@@ -174,8 +174,10 @@ func (c *Connector) move(p map[string]any) (any, error) {
 		}
 		return nil, fail(what, err)
 	}
-	if err := syncDir(dir); err != nil {
-		return nil, connectors.Errorf(connectors.Uncertain, "%s: sync folder after rename: %w", what, err)
+	for _, d := range []string{filepath.Dir(from.abs), dir} {
+		if err := syncDir(d); err != nil {
+			return nil, connectors.Errorf(connectors.Uncertain, "%s: sync folder after rename: %w", what, err)
+		}
 	}
 	return map[string]any{"path": to.shown()}, nil
 }

@@ -178,6 +178,15 @@ func TestGetFailureClasses(t *testing.T) {
 		})
 	}
 
+	t.Run("a deadline keeps context.DeadlineExceeded in the chain", func(t *testing.T) {
+		t.Parallel()
+		c := connector(t, keephttp.Config{Timeout: 100 * time.Millisecond})
+		_, err := get(context.Background(), c, map[string]any{"url": newPeer(t, slow).URL})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v", err)
+		}
+	})
+
 	t.Run("errors never show a password from the URL", func(t *testing.T) {
 		t.Parallel()
 		_, err := get(context.Background(), connector(t, keephttp.Config{}),

@@ -28,12 +28,12 @@ func (c *Connector) get(ctx context.Context, p map[string]any) (any, error) {
 	resp, _, err := c.exchange(ctx, req)
 	switch {
 	case err != nil:
-		return nil, connectors.Errorf(connectors.Transient, "%s: %s", what, cause(err))
+		return nil, connectors.Errorf(connectors.Transient, "%s: %w", what, cause(err))
 	case resp.status == nethttp.StatusTooManyRequests || resp.status >= 500:
 		return nil, &connectors.Error{Class: connectors.Transient, RetryAfter: resp.retryAfter(),
 			Err: fmt.Errorf("%s: %s%s", what, statusLine(resp.status), resp.snippet())}
 	case resp.bodyErr != nil:
-		return nil, connectors.Errorf(connectors.Transient, "%s: reading the body: %s", what, cause(resp.bodyErr))
+		return nil, connectors.Errorf(connectors.Transient, "%s: reading the body: %w", what, cause(resp.bodyErr))
 	case resp.truncated:
 		return nil, connectors.Errorf(connectors.Logic, "%s: the body is larger than the %d bytes allowed", what, c.maxBody)
 	}

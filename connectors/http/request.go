@@ -76,9 +76,9 @@ func (c *Connector) request(ctx context.Context, call connectors.Call) (any, err
 	resp, wrote, err := c.exchange(ctx, pr.req)
 	if err != nil {
 		if wrote {
-			return nil, connectors.Errorf(connectors.Uncertain, "%s: sent, then %s", what, cause(err))
+			return nil, connectors.Errorf(connectors.Uncertain, "%s: sent, then %w", what, cause(err))
 		}
-		return nil, connectors.Errorf(connectors.Transient, "%s: not sent: %s", what, cause(err))
+		return nil, connectors.Errorf(connectors.Transient, "%s: not sent: %w", what, cause(err))
 	}
 	return classify(what, resp)
 }

@@ -119,19 +119,24 @@ func (r *response) snippet() string {
 	return ": " + clip(s, previewLimit)
 }
 
-// cause is the transport's error without net/http's "Post \"url\": "
-// prefix (the caller names the request itself), and with a deadline said
-// in words.
-func cause(err error) string {
+// cause is the transport's error without net/http's `Post "url": `
+// prefix (the caller names the request itself), with a deadline said in
+// words. The chain is kept: errors.Is(err, context.DeadlineExceeded) holds.
+func cause(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return "no answer before the deadline"
+		return deadlineError{}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Err.Error()
+		return ue.Err
 	}
-	return err.Error()
+	return err
 }
+
+type deadlineError struct{}
+
+func (deadlineError) Error() string { return "no answer before the deadline" }
+func (deadlineError) Unwrap() error { return context.DeadlineExceeded }
 
 func statusLine(code int) string {
 	return strconv.Itoa(code) + " " + nethttp.StatusText(code)

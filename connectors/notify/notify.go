@@ -133,6 +133,10 @@ func (c *Connector) run(ctx context.Context, path, title, body string) error {
 	if body != "" {
 		args = append(args, body)
 	}
+	if err := ctx.Err(); err != nil {
+		// Not started: certainly not shown.
+		return connectors.Errorf(connectors.Transient, "%s not started: %w", c.command, err)
+	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	// A notifier that leaves a child holding its output open must not hold
 	// the call past the deadline.

@@ -130,6 +130,20 @@ func TestSendFailureClasses(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a send whose context is already done is transient", func(t *testing.T) {
+		t.Parallel()
+		dir := fakeNotifier(t, "exit 0")
+		c, _ := notify.New(notify.Config{Command: filepath.Join(dir, "notify-send")})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := send(t, c, ctx, map[string]any{"title": "x"})
+		if connectors.ClassOf(err) != connectors.Transient {
+			t.Fatalf("got %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "args")); !os.IsNotExist(err) {
+			t.Fatal("the notifier ran")
+		}
+	})
 	t.Run("the missing notifier error names it", func(t *testing.T) {
 		t.Parallel()
 		c, _ := notify.New(notify.Config{Command: "keep-no-such-notifier"})
