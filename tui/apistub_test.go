@@ -1,0 +1,289 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"keep/engine"
+)
+
+// stubAPI is an engine.API holding fixed views and recording the calls
+// made to it, so the TUI can be tested before and apart from the engine.
+type stubAPI struct {
+	mu        sync.Mutex
+	info      engine.Info
+	workflows []engine.WorkflowView
+	inputs    map[string][]engine.InputView // by workflow, newest first
+	runs      map[string][]engine.RunView
+	traces    map[string][]engine.TraceLine
+	attention []engine.AttentionItem
+	calls     []string
+	// fail makes every action return this error.
+	fail  error
+	notes chan engine.Notification
+	// onApprove, if set, runs inside Approve (to change the views as the
+	// engine would).
+	onApprove func(s *stubAPI, id string)
+}
+
+var _ engine.API = (*stubAPI)(nil)
+
+// testNow is the fixed clock every test uses.
+var testNow = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+
+func mins(n int) time.Time  { return testNow.Add(-time.Duration(n) * time.Minute) }
+func tptr(t time.Time) *time.Time { return &t }
+
+func newStub() *stubAPI {
+	s := &stubAPI{
+		info:  engine.Info{Mode: "in-process", DBPath: "/var/lib/keep/keep.db", PID: 42},
+		notes: make(chan engine.Notification, 16),
+	}
+	s.workflows = []engine.WorkflowView{
+		{ID: "1", Name: "email-to-sheets", Status: "active", State: engine.StateNeedsAttention,
+			Block: &engine.Block{Kind: "approval", Reason: "waiting for approval"},
+			Schedule: "Checks every 5 minutes", NextRun: tptr(testNow.Add(3 * time.Minute)), PendingInputs: 1, Attention: 1, Version: 3},
+		{ID: "2", Name: "inbox-archive", Status: "active", State: engine.StateIdle,
+			Schedule: "Checks hourly", NextRun: tptr(testNow.Add(41 * time.Minute)), Attention: 1, Version: 1},
+		{ID: "3", Name: "daily-digest", Status: "paused", State: engine.StatePaused,
+			Schedule: "Runs on cron 0 9 * * *", NextRun: tptr(testNow.Add(23 * time.Hour))},
+	}
+	s.inputs = map[string][]engine.InputView{
+		"email-to-sheets": {
+			{InputID: "13", Workflow: "email-to-sheets", Title: `Email from alice@example.com: "Invoice December"`,
+				Status: engine.InputNeedsAttention, CreatedAt: mins(2), Outputs: []engine.OutputView{
+					{MutationID: "m7", Title: "Add row for alice@example.com", Status: "awaiting_approval",
+						Connector: "sheets", Method: "appendRow",
+						Params:  json.RawMessage(`{"sheet":"invoices.csv","values":["alice@example.com","Invoice December"]}`),
+						Preview: "invoices.csv ← alice@example.com | Invoice December", UpdatedAt: mins(2)}}},
+			{InputID: "12", Workflow: "email-to-sheets", Title: `Email from bob@example.com: "Lunch?"`,
+				Status: engine.InputDone, CreatedAt: mins(65), Outputs: []engine.OutputView{
+					{MutationID: "m6", Title: "Add row for bob@example.com", Status: "applied",
+						Connector: "sheets", Method: "appendRow", Params: json.RawMessage(`{"sheet":"invoices.csv","values":["bob@example.com","Lunch?"]}`),
+						UpdatedAt: mins(64)}}},
+			{InputID: "11", Workflow: "email-to-sheets", Title: `Email from carol@example.com: "Newsletter"`,
+				Status: engine.InputDone, CreatedAt: mins(190)},
+			{InputID: "10", Workflow: "email-to-sheets", Title: `Email from dave@example.com: "Receipt"`,
+				Status: engine.InputPending, Stale: true, CreatedAt: mins(3 * 24 * 60)},
+		},
+	}
+	s.runs = map[string][]engine.RunView{
+		"email-to-sheets": {
+			{ID: "14", Workflow: "email-to-sheets", Handler: "toSheet", HandlerType: "consumer", Phase: "mutating",
+				Status: "paused:approval", Trigger: "event", CreatedAt: mins(2)},
+			{ID: "13", Workflow: "email-to-sheets", Handler: "toSheet", HandlerType: "consumer", Phase: "emitting",
+				Status: "committed", RetryOf: "12", Trigger: "retry", CreatedAt: mins(60)},
+			{ID: "12", Workflow: "email-to-sheets", Handler: "toSheet", HandlerType: "consumer", Phase: "next",
+				Status: "failed:logic", Error: "TypeError: cannot read property 'from' of undefined at toSheet.js:14",
+				Trigger: "event", CreatedAt: mins(62)},
+			{ID: "11", Workflow: "email-to-sheets", Handler: "fetchMail", HandlerType: "producer", Phase: "prepare",
+				Status: "committed", Trigger: "schedule", CreatedAt: mins(66)},
+		},
+	}
+	s.traces = map[string][]engine.TraceLine{
+		"12": {
+			{At: mins(62), Phase: "prepare", Kind: "call", Connector: "mail", Method: "fetch", Args: `{"id":"<b@example.com>"}`,
+				Result: `{"from":"bob@example.com","subject":"Lunch?"}`, DurationMS: 120},
+			{At: mins(62), Phase: "next", Kind: "log", Args: "building the row"},
+			{At: mins(62), Phase: "next", Kind: "note", Error: "TypeError: cannot read property 'from' of undefined"},
+		},
+	}
+	s.attention = []engine.AttentionItem{
+		{Kind: engine.AttentionApproval, Workflow: "email-to-sheets", ID: "m7", Title: "Add row for alice@example.com",
+			Params:  json.RawMessage(`{"sheet":"invoices.csv","values":["alice@example.com","Invoice December"]}`),
+			Reason:  "sheets.appendRow asks before it runs",
+			Inputs:  []string{`Email from alice@example.com: "Invoice December"`},
+			Answers: []string{"approve", "approve-always", "reject"}, CreatedAt: mins(2)},
+		{Kind: engine.AttentionReconciliation, Workflow: "inbox-archive", ID: "m3", Title: "Post summary to #finance",
+			Params:  json.RawMessage(`{"channel":"#finance","text":"3 invoices arrived today"}`),
+			Reason:  "the request timed out after it was sent; 3 checks could not confirm it.",
+			Check:   "Look in #finance for a summary posted around 09:58.",
+			Answers: []string{"try-again", "happened", "not-happened", "skip"}, CreatedAt: mins(10)},
+	}
+	return s
+}
+
+func (s *stubAPI) record(format string, args ...any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, fmt.Sprintf(format, args...))
+	return s.fail
+}
+
+func (s *stubAPI) Calls() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// actions are the recorded calls that change something (reads are noise
+// for most tests).
+func (s *stubAPI) actions() []string {
+	var out []string
+	for _, c := range s.Calls() {
+		if !strings.HasPrefix(c, "read ") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *stubAPI) Workflows(ctx context.Context) ([]engine.WorkflowView, error) {
+	s.record("read Workflows")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.workflows), nil
+}
+
+func (s *stubAPI) Workflow(ctx context.Context, name string) (*engine.WorkflowDetail, error) {
+	return nil, errors.New("not in the stub")
+}
+
+// pageOf applies a Page to a newest-first list the way the engine does.
+func pageOf[T any](all []T, id func(T) string, title func(T) string, p engine.Page) []T {
+	var out []T
+	for _, it := range all {
+		n, _ := strconv.ParseInt(id(it), 10, 64)
+		if p.Before != 0 && n >= p.Before {
+			continue
+		}
+		if p.Filter != "" && !strings.Contains(strings.ToLower(title(it)), strings.ToLower(p.Filter)) {
+			continue
+		}
+		out = append(out, it)
+		if p.Limit > 0 && len(out) == p.Limit {
+			break
+		}
+	}
+	return out
+}
+
+func (s *stubAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {
+	s.record("read Inputs %s before=%d limit=%d filter=%q", workflow, p.Before, p.Limit, p.Filter)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return pageOf(s.inputs[workflow], func(i engine.InputView) string { return i.InputID },
+		func(i engine.InputView) string { return i.Title }, p), nil
+}
+
+func (s *stubAPI) Events(ctx context.Context, workflow string, f engine.EventFilter) ([]engine.EventView, error) {
+	return nil, nil
+}
+
+func (s *stubAPI) Runs(ctx context.Context, workflow string, p engine.Page) ([]engine.RunView, error) {
+	s.record("read Runs %s before=%d limit=%d", workflow, p.Before, p.Limit)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return pageOf(s.runs[workflow], func(r engine.RunView) string { return r.ID },
+		func(r engine.RunView) string { return r.Handler }, p), nil
+}
+
+func (s *stubAPI) Mutations(ctx context.Context, workflow string, status string) ([]engine.MutationView, error) {
+	return nil, nil
+}
+
+func (s *stubAPI) Trace(ctx context.Context, runID string) ([]engine.TraceLine, error) {
+	s.record("read Trace %s", runID)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.traces[runID], nil
+}
+
+func (s *stubAPI) Attention(ctx context.Context) ([]engine.AttentionItem, error) {
+	s.record("read Attention")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.attention), nil
+}
+
+func (s *stubAPI) Grants(ctx context.Context, workflow string) ([]engine.GrantView, error) {
+	return nil, nil
+}
+
+func (s *stubAPI) Deploy(ctx context.Context, fileName string, src []byte, name string) (*engine.DeployResult, error) {
+	return nil, s.record("Deploy %s", fileName)
+}
+
+func (s *stubAPI) RunNow(ctx context.Context, workflow string) error { return s.record("RunNow %s", workflow) }
+func (s *stubAPI) Pause(ctx context.Context, workflow string) error  { return s.record("Pause %s", workflow) }
+func (s *stubAPI) Resume(ctx context.Context, workflow string) error { return s.record("Resume %s", workflow) }
+func (s *stubAPI) Retry(ctx context.Context, workflow string) error  { return s.record("Retry %s", workflow) }
+
+func (s *stubAPI) Approve(ctx context.Context, mutationID string, always bool) error {
+	err := s.record("Approve %s always=%v", mutationID, always)
+	if err == nil && s.onApprove != nil {
+		s.mu.Lock()
+		s.onApprove(s, mutationID)
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func (s *stubAPI) Reject(ctx context.Context, mutationID string) error {
+	return s.record("Reject %s", mutationID)
+}
+
+func (s *stubAPI) Resolve(ctx context.Context, mutationID string, answer engine.Answer) error {
+	return s.record("Resolve %s %s", mutationID, answer)
+}
+
+func (s *stubAPI) SkipEvents(ctx context.Context, eventIDs []string) error {
+	return s.record("SkipEvents %v", eventIDs)
+}
+
+func (s *stubAPI) SkipInput(ctx context.Context, inputID string) error {
+	return s.record("SkipInput %s", inputID)
+}
+
+func (s *stubAPI) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
+	return s.record("Grant %s %s", workflow, g.Capability)
+}
+
+func (s *stubAPI) Subscribe() (<-chan engine.Notification, func()) { return s.notes, func() {} }
+
+func (s *stubAPI) Info() engine.Info { return s.info }
+
+// bigAPI serves 100,000 inputs made on demand, one page at a time, so a
+// benchmark measures the TUI and not the building of a huge slice.
+type bigAPI struct {
+	stubAPI
+	n     int64
+	pages int
+}
+
+func newBigAPI(n int64) *bigAPI {
+	b := &bigAPI{stubAPI: *newStub(), n: n}
+	b.workflows = b.workflows[:1]
+	return b
+}
+
+func (b *bigAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {
+	b.pages++
+	top := b.n
+	if p.Before != 0 {
+		top = p.Before - 1
+	}
+	out := make([]engine.InputView, 0, p.Limit)
+	for id := top; id > 0 && len(out) < p.Limit; id-- {
+		in := engine.InputView{InputID: strconv.FormatInt(id, 10), Workflow: workflow,
+			Title: fmt.Sprintf("Email #%d from someone@example.com: \"Invoice %d\"", id, id),
+			Status: engine.InputDone, CreatedAt: testNow.Add(-time.Duration(b.n-id) * time.Minute)}
+		if id%3 == 0 {
+			in.Outputs = []engine.OutputView{{MutationID: "m" + in.InputID, Title: "Add row", Status: "applied",
+				Connector: "sheets", Method: "appendRow", UpdatedAt: in.CreatedAt}}
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+func (b *bigAPI) Runs(ctx context.Context, workflow string, p engine.Page) ([]engine.RunView, error) {
+	return nil, nil
+}

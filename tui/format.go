@@ -1,0 +1,311 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"keep/engine"
+)
+
+const ellipsis = "…"
+
+// span says a duration the way a person would at a glance; precision past
+// the largest unit is noise on a dashboard.
+func span(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "<1 min"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%d h", int(d/time.Hour))
+	case d < 48*time.Hour:
+		return "1 day"
+	default:
+		return fmt.Sprintf("%d days", int(d/(24*time.Hour)))
+	}
+}
+
+// ago is a past moment relative to now ("2 min ago").
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := now.Sub(t)
+	if d < time.Minute {
+		return "just now"
+	}
+	return span(d) + " ago"
+}
+
+// until is a coming moment relative to now ("3 min"); a moment already past
+// is due, not negative.
+func until(now, t time.Time) string {
+	d := t.Sub(now)
+	if d <= 0 {
+		return "due now"
+	}
+	return span(d)
+}
+
+// shortUnits keeps the engine's schedule words but fits them in a narrow
+// pane ("Checks every 5 minutes" → "Checks every 5 min").
+var shortUnits = strings.NewReplacer(" minutes", " min", " minute", " min", " seconds", " s", " second", " s")
+
+// scheduleWords: the schedule in words and when it next runs, if it will.
+func scheduleWords(w engine.WorkflowView, now time.Time) string {
+	s := shortUnits.Replace(w.Schedule)
+	if s == "" {
+		s = "Runs when asked"
+	}
+	if w.NextRun != nil && w.State != engine.StatePaused && w.State != engine.StateStopped {
+		if d := until(now, *w.NextRun); d == "due now" {
+			s += " · due now"
+		} else {
+			s += " · next " + d
+		}
+	}
+	return s
+}
+
+// stateWords is the workflow state a person reads (DESIGN §10).
+func stateWords(state string) string {
+	switch state {
+	case engine.StateRunning:
+		return "Running"
+	case engine.StateIdle:
+		return "Idle"
+	case engine.StateNeedsAttention:
+		return "Needs you"
+	case engine.StatePaused:
+		return "Paused"
+	case engine.StateStopped:
+		return "Stopped"
+	}
+	return state
+}
+
+func stateGlyph(state string) string {
+	switch state {
+	case engine.StateRunning:
+		return "▶"
+	case engine.StateNeedsAttention:
+		return "▲"
+	case engine.StatePaused:
+		return "‖"
+	case engine.StateStopped:
+		return "■"
+	}
+	return "●"
+}
+
+// inputWords is an input's status in words; a done input that changed
+// nothing says so, because "done" alone reads as "something was done".
+func inputWords(in engine.InputView) string {
+	switch in.Status {
+	case engine.InputPending:
+		if in.Stale {
+			return "pending · stale"
+		}
+		return "pending"
+	case engine.InputDone:
+		if len(in.Outputs) == 0 {
+			return "done, no changes"
+		}
+		return "done"
+	case engine.InputNeedsAttention:
+		return "needs you"
+	case engine.InputSkipped:
+		return "skipped"
+	}
+	return in.Status
+}
+
+func inputGlyph(status string) string {
+	switch status {
+	case engine.InputDone:
+		return "✓"
+	case engine.InputNeedsAttention:
+		return "▲"
+	case engine.InputSkipped:
+		return "–"
+	}
+	return "○"
+}
+
+// outputWords is a mutation's ledger state in words (DESIGN §7.3).
+func outputWords(o engine.OutputView, now time.Time) string {
+	switch o.Status {
+	case "awaiting_approval":
+		return "waiting for approval"
+	case "in_flight":
+		return "sending"
+	case "applied":
+		if a := ago(now, o.UpdatedAt); a != "" {
+			return "applied " + a
+		}
+		return "applied"
+	case "failed":
+		return "failed"
+	case "needs_reconcile":
+		return "checking it happened"
+	case "indeterminate":
+		return "uncertain, needs you"
+	case "skipped":
+		return "skipped"
+	}
+	return o.Status
+}
+
+var kindLabels = map[string]string{
+	engine.AttentionApproval:        "APPROVAL",
+	engine.AttentionReconciliation:  "UNCERTAIN",
+	engine.AttentionFailedRun:       "FAILED",
+	engine.AttentionBlockedWorkflow: "BLOCKED",
+	engine.AttentionStaleInput:      "STALE",
+}
+
+func kindLabel(kind string) string {
+	if l, ok := kindLabels[kind]; ok {
+		return l
+	}
+	return strings.ToUpper(kind)
+}
+
+// fit makes s at most w cells wide. A cut falls on a word boundary when one
+// is near, and is always marked with "…", so nothing reads as complete when
+// it is not.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	if w == 1 {
+		return ellipsis
+	}
+	cut := ansi.Truncate(s, w-1, "")
+	if i := strings.LastIndexByte(cut, ' '); i > 0 && ansi.StringWidth(cut[:i]) >= w*2/3 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ") + ellipsis
+}
+
+// pad fits s into exactly w cells.
+func pad(s string, w int) string {
+	s = fit(s, w)
+	if n := w - ansi.StringWidth(s); n > 0 {
+		s += strings.Repeat(" ", n)
+	}
+	return s
+}
+
+// padLeft fits s into exactly w cells, aligned right.
+func padLeft(s string, w int) string {
+	s = fit(s, w)
+	if n := w - ansi.StringWidth(s); n > 0 {
+		s = strings.Repeat(" ", n) + s
+	}
+	return s
+}
+
+// oneLine flattens text meant for one row (errors and previews carry
+// newlines and tabs that would break the grid).
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// paramsLine renders host-observed parameters as "key: value  key: value",
+// keeping the object's own key order (the order a connector chose reads
+// better than an alphabetical one).
+func paramsLine(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return oneLine(string(raw))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return oneLine(string(raw))
+		}
+		return valueText(v, true)
+	}
+	var parts []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%v: %s", k, valueText(v, true)))
+	}
+	return strings.Join(parts, "  ")
+}
+
+// valueText: strings bare at the top level (they are what a person reads),
+// quoted inside lists and objects (where the quotes delimit them).
+func valueText(v any, top bool) string {
+	switch x := v.(type) {
+	case string:
+		if top {
+			return oneLine(x)
+		}
+		b, _ := json.Marshal(x)
+		return string(b)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = valueText(e, false)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		b, _ := json.Marshal(x)
+		return string(b)
+	case nil:
+		return "null"
+	}
+	return fmt.Sprint(v)
+}
+
+// prettyJSON indents raw JSON for a details view; anything else is shown as is.
+func prettyJSON(raw json.RawMessage) []string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return strings.Split(string(raw), "\n")
+	}
+	return strings.Split(b.String(), "\n")
+}
+
+// wrap breaks s into lines of at most w cells at word boundaries, at most n
+// lines; a cut is marked with "…" on the last one.
+func wrap(s string, w, n int) []string {
+	if w <= 0 || n <= 0 {
+		return nil
+	}
+	lines := strings.Split(ansi.Wrap(oneLine(s), w, ""), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+		lines[n-1] = fit(lines[n-1]+" "+strings.Repeat("x", w), w) // force the mark
+		lines[n-1] = strings.TrimSuffix(strings.TrimRight(strings.TrimSuffix(lines[n-1], ellipsis), "x "), " ") + ellipsis
+	}
+	return lines
+}

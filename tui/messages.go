@@ -1,0 +1,119 @@
+package tui
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"keep/engine"
+)
+
+// shared is what every pane needs from the program: the API, the clock,
+// the looks and the keys. One value, handed to each pane, so a pane never
+// reaches into the root model.
+type shared struct {
+	ctx  context.Context
+	api  engine.API
+	now  func() time.Time
+	log  *slog.Logger
+	st   *styles
+	keys *keyMap
+}
+
+// callTimeout bounds one API call so a wedged daemon shows as an error in
+// the status line instead of a frozen pane.
+const callTimeout = 30 * time.Second
+
+func (sh *shared) callCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(sh.ctx, callTimeout)
+}
+
+// query is one read the TUI makes; refresh runs several in one Cmd.
+type query func(ctx context.Context) tea.Msg
+
+func (sh *shared) cmd(q query) tea.Cmd {
+	if q == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		ctx, cancel := sh.callCtx()
+		defer cancel()
+		return q(ctx)
+	}
+}
+
+// Messages. Each carries what it answers, so an answer that arrives after
+// the user moved on (another workflow, another filter) can be told apart.
+type (
+	// notifyMsg is an engine notification, sent in by Run.
+	notifyMsg engine.Notification
+
+	workflowsMsg struct {
+		items []engine.WorkflowView
+		err   error
+	}
+	attentionMsg struct {
+		items []engine.AttentionItem
+		err   error
+	}
+	inputsMsg struct {
+		gen    int
+		before int64 // 0: the first page (replaces the list)
+		limit  int
+		items  []engine.InputView
+		err    error
+	}
+	runsMsg struct {
+		gen    int
+		before int64
+		limit  int
+		items  []engine.RunView
+		err    error
+	}
+	traceMsg struct {
+		runID string
+		lines []engine.TraceLine
+		err   error
+	}
+	// refreshMsg is the answer to one re-read of everything on screen.
+	refreshMsg struct{ msgs []tea.Msg }
+
+	// doneMsg is the outcome of an action (approve, pause, …).
+	doneMsg struct {
+		what string
+		err  error
+	}
+	// askMsg opens a "sure? y/n" question; yes runs run.
+	askMsg struct {
+		question    string
+		consequence string
+		run         tea.Cmd
+	}
+	// openTraceMsg asks the Run log to open a run's trace.
+	openTraceMsg struct{ runID string }
+
+	toastDoneMsg struct{ id int }
+	tickMsg      struct{}
+)
+
+// act runs an action against the engine and reports how it went; success
+// text is what the status line says.
+func (sh *shared) act(what string, f func(ctx context.Context) error) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := sh.callCtx()
+		defer cancel()
+		err := f(ctx)
+		if err != nil {
+			sh.log.Warn("action failed", "action", what, "err", err)
+		} else {
+			sh.log.Info("action", "action", what)
+		}
+		return doneMsg{what: what, err: err}
+	}
+}
+
+func ask(question, consequence string, run tea.Cmd) tea.Cmd {
+	return func() tea.Msg { return askMsg{question: question, consequence: consequence, run: run} }
+}

@@ -1,0 +1,503 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"keep/engine"
+)
+
+// Options configure the TUI. The zero value is usable.
+type Options struct {
+	// Now is the clock relative times are computed from; time.Now if nil.
+	Now func() time.Time
+	// Logger receives the TUI's logs. They must go to a file the caller
+	// opened, never the terminal (it is the screen). Discarded if nil.
+	Logger *slog.Logger
+	// NoColor drops colour (emphasis stays). Set also when NO_COLOR is set
+	// in the environment.
+	NoColor bool
+	// StartupNote is shown once in the status line, e.g. how to try the demo.
+	StartupNote string
+}
+
+type focus int
+
+const (
+	focusWorkflows focus = iota
+	focusInputs
+	focusAttention
+	focusRuns
+	paneCount
+)
+
+// Model is the root: it lays the panes out, routes keys (global ones first,
+// then the focused pane), and turns engine notifications into re-reads.
+type Model struct {
+	sh   *shared
+	info engine.Info
+
+	wf    *workflowsPane
+	in    *inputsPane
+	at    *attentionPane
+	rn    *runsPane
+	panes [paneCount]pane
+
+	focus focus
+	// lower is which of Attention and Run log the wide layout shows below.
+	lower focus
+
+	lay  layout
+	help help.Model
+
+	confirm *confirm
+	toast   *toast
+	toastN  int
+	// Status line sources, most urgent first: errText, flash, last note.
+	errText string
+	flash   string
+	last    string
+	note    string
+
+	// One re-read at a time; notifications during it make one more.
+	refreshing bool
+	dirty      bool
+
+	noTimers bool
+}
+
+// New builds the TUI's model over an engine.API. Use Run to start it on a
+// terminal; New alone is for tests and embedding.
+func New(api engine.API, opts Options) *Model {
+	if api == nil {
+		panic("tui.New: nil engine.API")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if os.Getenv("NO_COLOR") != "" {
+		opts.NoColor = true
+	}
+	sh := &shared{
+		ctx:  context.Background(),
+		api:  api,
+		now:  opts.Now,
+		log:  opts.Logger.With("component", "tui"),
+		st:   newStyles(opts.NoColor),
+		keys: newKeyMap(),
+	}
+	m := &Model{sh: sh, info: api.Info(), note: opts.StartupNote, lower: focusAttention}
+	m.wf, m.in, m.at, m.rn = newWorkflowsPane(sh), newInputsPane(sh), newAttentionPane(sh), newRunsPane(sh)
+	m.panes = [paneCount]pane{m.wf, m.in, m.at, m.rn}
+	m.help = help.New()
+	m.help.Styles = sh.st.Help
+	m.help.ShortSeparator = " · "
+	m.wf.Focus()
+	m.syncKeys()
+	return m
+}
+
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.sh.cmd(m.wf.query), m.sh.cmd(m.at.query), m.after(time.Minute, tickMsg{}))
+}
+
+func (m *Model) focused() pane { return m.panes[m.focus] }
+
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	m.syncKeys()
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.lay.width, m.lay.height = msg.Width, msg.Height
+		m.relayout()
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	case notifyMsg:
+		return m.notified(engine.Notification(msg))
+	case workflowsMsg:
+		m.wf.Update(msg)
+		return m.follow()
+	case attentionMsg:
+		return m.at.Update(msg)
+	case inputsMsg:
+		return m.in.Update(msg)
+	case runsMsg, traceMsg:
+		return m.rn.Update(msg)
+	case refreshMsg:
+		var cmds []tea.Cmd
+		for _, sub := range msg.msgs {
+			cmds = append(cmds, m.update(sub))
+		}
+		m.refreshing = false
+		if m.dirty {
+			m.dirty = false
+			cmds = append(cmds, m.refresh())
+		}
+		return tea.Batch(cmds...)
+	case doneMsg:
+		if msg.err != nil {
+			m.errText = msg.what + " failed: " + oneLine(msg.err.Error())
+			m.flash = ""
+		} else {
+			m.errText, m.flash = "", msg.what
+		}
+		return m.refresh()
+	case askMsg:
+		m.confirm = &confirm{question: msg.question, consequence: msg.consequence, run: msg.run}
+	case openTraceMsg:
+		m.setFocus(focusRuns)
+		return m.rn.OpenTrace(msg.runID)
+	case toastDoneMsg:
+		if m.toast != nil && m.toast.id == msg.id {
+			m.toast = nil
+		}
+	case tickMsg:
+		// Only relative times change; the next View re-renders them.
+		return m.after(time.Minute, tickMsg{})
+	}
+	return nil
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if m.confirm != nil {
+		return m.confirmKey(msg)
+	}
+	m.errText = ""
+	k := m.sh.keys
+	p := m.focused()
+	if p.Editing() {
+		if msg.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		return tea.Batch(p.Update(msg), m.follow())
+	}
+	switch {
+	case keyIs(msg, k.Quit):
+		return tea.Quit
+	case keyIs(msg, k.Help):
+		m.help.ShowAll = !m.help.ShowAll
+		m.relayout()
+	case keyIs(msg, k.NextPane):
+		m.setFocus((m.focus + 1) % paneCount)
+	case keyIs(msg, k.PrevPane):
+		m.setFocus((m.focus + paneCount - 1) % paneCount)
+	case keyIs(msg, k.Pane1):
+		m.setFocus(focusWorkflows)
+	case keyIs(msg, k.Pane2):
+		m.setFocus(focusInputs)
+	case keyIs(msg, k.Pane3):
+		m.setFocus(focusAttention)
+	case keyIs(msg, k.Pane4):
+		m.setFocus(focusRuns)
+	case keyIs(msg, k.RunNow):
+		if w := m.current(); w != nil {
+			name := w.Name
+			return m.sh.act("asked "+name+" to run now", func(ctx context.Context) error { return m.sh.api.RunNow(ctx, name) })
+		}
+	case keyIs(msg, k.Pause):
+		if w := m.current(); w != nil {
+			name := w.Name
+			if paused(*w) {
+				return m.sh.act("resumed "+name, func(ctx context.Context) error { return m.sh.api.Resume(ctx, name) })
+			}
+			return m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) })
+		}
+	default:
+		cmd := p.Update(msg)
+		if m.focus == focusWorkflows {
+			return tea.Batch(cmd, m.follow())
+		}
+		return cmd
+	}
+	return nil
+}
+
+func paused(w engine.WorkflowView) bool {
+	return w.Status == "paused" || w.State == engine.StatePaused
+}
+
+// current is the workflow R and p act on: the one the selected attention
+// item is about when Attention is focused, else the one selected in pane 1.
+func (m *Model) current() *engine.WorkflowView {
+	if m.focus == focusAttention {
+		if it := m.at.Selected(); it != nil {
+			for i := range m.wf.all {
+				if m.wf.all[i].Name == it.Workflow {
+					return &m.wf.all[i]
+				}
+			}
+		}
+	}
+	return m.wf.Selected()
+}
+
+// follow makes the Inputs and Run log panes show the selected workflow.
+func (m *Model) follow() tea.Cmd {
+	name := ""
+	if w := m.wf.Selected(); w != nil {
+		name = w.Name
+	}
+	return tea.Batch(m.in.SetWorkflow(name), m.rn.SetWorkflow(name))
+}
+
+func (m *Model) setFocus(f focus) {
+	m.focused().Blur()
+	m.focus = f
+	m.focused().Focus()
+	if f == focusAttention || f == focusRuns {
+		m.lower = f
+	}
+}
+
+func (m *Model) notified(n engine.Notification) tea.Cmd {
+	m.sh.log.Debug("notification", "kind", n.Kind, "workflow", n.Workflow)
+	m.note = ""
+	m.last = n.Text
+	if m.last == "" {
+		m.last = strings.TrimSpace(strings.ReplaceAll(n.Kind, ".", " ") + " " + n.Workflow)
+	}
+	var cmds []tea.Cmd
+	if text, ok := toastText(n); ok {
+		m.toastN++
+		m.toast = &toast{id: m.toastN, text: text}
+		cmds = append(cmds, m.after(toastFor, toastDoneMsg{id: m.toastN}))
+	}
+	return tea.Batch(append(cmds, m.refresh())...)
+}
+
+// refresh re-reads everything on screen in one Cmd. It never overlaps
+// itself: a notification during a re-read asks for one more after it.
+func (m *Model) refresh() tea.Cmd {
+	if m.refreshing {
+		m.dirty = true
+		return nil
+	}
+	m.refreshing = true
+	qs := []query{m.wf.query, m.at.query, m.in.reload(), m.rn.reload(), m.rn.traceQuery()}
+	return func() tea.Msg {
+		ctx, cancel := m.sh.callCtx()
+		defer cancel()
+		var out refreshMsg
+		for _, q := range qs {
+			if q != nil {
+				out.msgs = append(out.msgs, q(ctx))
+			}
+		}
+		return out
+	}
+}
+
+// syncKeys switches each binding on or off for the focused pane and its
+// selection, so help shows only what works now.
+func (m *Model) syncKeys() {
+	k := m.sh.keys
+	for _, b := range k.actions() {
+		b.SetEnabled(false)
+	}
+	if m.confirm != nil {
+		return
+	}
+	m.focused().EnableKeys(k)
+	w := m.current()
+	k.RunNow.SetEnabled(w != nil)
+	k.Pause.SetEnabled(w != nil)
+	if w != nil && paused(*w) {
+		k.Pause.SetHelp("p", "resume")
+	} else {
+		k.Pause.SetHelp("p", "pause")
+	}
+}
+
+// relayout sizes every pane for the current window and help height.
+func (m *Model) relayout() {
+	st := m.sh.st
+	m.help.SetWidth(max(m.lay.width-1, 0)) // the bar is indented by one
+	helpH := 1
+	if m.help.ShowAll {
+		helpH = lipgloss.Height(m.help.FullHelpView(m.sh.keys.FullHelp()))
+	}
+	m.lay = computeLayout(m.lay.width, m.lay.height, helpH)
+	l := m.lay
+	if l.wide {
+		m.wf.SetSize(st.inner(l.leftW, l.topH))
+		m.in.SetSize(st.inner(l.rightW, l.topH))
+		m.at.SetSize(st.inner(l.width, l.bottomH))
+		m.rn.SetSize(st.inner(l.width, l.bottomH))
+		return
+	}
+	for _, p := range m.panes {
+		p.SetSize(st.inner(l.width, l.paneH))
+	}
+}
+
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "keep"
+	return v
+}
+
+// render draws the screen; split from View so tests and benchmarks can
+// read the text.
+func (m *Model) render() string {
+	l := m.lay
+	if l.width <= 0 || l.height <= 0 {
+		return ""
+	}
+	parts := []string{m.header()}
+	if l.wide {
+		top := lipgloss.JoinHorizontal(lipgloss.Top,
+			m.box(focusWorkflows, l.leftW, l.topH), m.box(focusInputs, l.rightW, l.topH))
+		parts = append(parts, top)
+		if l.bottomH >= minBoxHeight {
+			parts = append(parts, m.box(m.lower, l.width, l.bottomH))
+		}
+	} else {
+		parts = append(parts, m.tabs())
+		if l.paneH >= minBoxHeight {
+			parts = append(parts, m.box(m.focus, l.width, l.paneH))
+		}
+	}
+	parts = append(parts, m.statusLine(), m.helpView())
+	screen := strings.Join(parts, "\n")
+	if h := lipgloss.Height(screen); h > l.height {
+		screen = strings.Join(strings.Split(screen, "\n")[:l.height], "\n")
+	}
+	if m.toast != nil {
+		screen = m.overlayToast(screen)
+	}
+	return screen
+}
+
+func (m *Model) box(f focus, w, h int) string {
+	p := m.panes[f]
+	return m.sh.st.box(" "+p.Title()+" ", p.View(), w, h, f == m.focus)
+}
+
+func (m *Model) header() string {
+	st := m.sh.st
+	left := fmt.Sprintf(" keep · %d workflows", len(m.wf.all))
+	if n := len(m.at.all); n > 0 {
+		left += fmt.Sprintf(" · %d need you", n)
+	}
+	right := m.info.Mode
+	if right == "" {
+		right = "in-process"
+	}
+	if m.info.DBPath != "" {
+		right += " · " + homePath(m.info.DBPath)
+	}
+	right += " "
+	w := m.lay.width
+	left = fit(left, w)
+	right = fit(right, max(w-ansi.StringWidth(left)-1, 0))
+	gap := max(w-ansi.StringWidth(left)-ansi.StringWidth(right), 0)
+	return st.Header.Render(left) + strings.Repeat(" ", gap) + st.Dim.Render(right)
+}
+
+// homePath shortens the home directory to ~, as a person writes a path.
+func homePath(p string) string {
+	if home, err := os.UserHomeDir(); err == nil && home != "" && strings.HasPrefix(p, home+"/") {
+		return "~" + p[len(home):]
+	}
+	return p
+}
+
+func (m *Model) tabs() string {
+	st := m.sh.st
+	var b strings.Builder
+	for f, p := range m.panes {
+		title := p.Title()
+		// The tab names the pane; its context (workflow, trace) is in the box.
+		if i := strings.Index(title, " · "); i > 0 {
+			title = title[:i]
+		}
+		if focus(f) == m.focus {
+			b.WriteString(st.TabActive.Render(title))
+		} else {
+			b.WriteString(st.TabInactive.Render(title))
+		}
+	}
+	return fitStyled(b.String(), m.lay.width)
+}
+
+func (m *Model) statusLine() string {
+	st := m.sh.st
+	w := m.lay.width
+	switch {
+	case m.confirm != nil:
+		return st.Ask.Render(pad(" "+m.confirm.consequence, w))
+	case m.errText != "":
+		return st.Error.Render(pad(" "+m.errText, w))
+	case m.flash != "":
+		return st.Status.Render(pad(" "+m.flash, w))
+	case m.last != "":
+		return st.Status.Render(pad(" last: "+oneLine(m.last), w))
+	case m.note != "":
+		return st.Status.Render(pad(" "+m.note, w))
+	}
+	return strings.Repeat(" ", w)
+}
+
+func (m *Model) helpView() string {
+	st := m.sh.st
+	var s string
+	switch {
+	case m.confirm != nil:
+		q := " " + m.confirm.question + " sure? "
+		s = st.Ask.Render(fit(q, m.lay.width)) + m.help.ShortHelpView(confirmKeys{m.sh.keys}.ShortHelp())
+	case m.focused().Editing():
+		s = " " + m.help.ShortHelpView(filterKeys{}.ShortHelp())
+	default:
+		s = " " + m.help.View(m.sh.keys)
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = fitStyled(l, m.lay.width)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fitStyled cuts an already styled line to w cells and pads it.
+func fitStyled(s string, w int) string {
+	if ansi.StringWidth(s) > w {
+		s = ansi.Truncate(s, w-1, ellipsis)
+	}
+	return s + strings.Repeat(" ", max(w-ansi.StringWidth(s), 0))
+}
+
+// overlayToast lays the toast over the screen's bottom-right corner, just
+// above the status line.
+func (m *Model) overlayToast(screen string) string {
+	st := m.sh.st
+	l := m.lay
+	frame := st.Toast.GetHorizontalFrameSize()
+	text := fit(m.toast.text, min(toastMaxWidth, l.width-2)-frame)
+	box := st.Toast.Render(text)
+	bw, bh := lipgloss.Size(box)
+	x, y := l.width-bw-1, l.height-l.helpH-l.statusH-bh
+	if x < 0 || y < 0 {
+		return screen
+	}
+	c := lipgloss.NewCanvas(l.width, l.height)
+	c.Compose(lipgloss.NewLayer(screen))
+	c.Compose(lipgloss.NewLayer(box).X(x).Y(y))
+	return c.Render()
+}

@@ -1,0 +1,196 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// pane is one of the four panes. The root routes keys to the focused one
+// and sizes all of them once per resize; everything else is the pane's.
+type pane interface {
+	Title() string
+	// SetSize is the inner size (inside the frame).
+	SetSize(width, height int)
+	Focus()
+	Blur()
+	// Update handles a key or a message meant for this pane.
+	Update(msg tea.Msg) tea.Cmd
+	View() string
+	// EnableKeys switches on the bindings that apply to the selection;
+	// the root has switched every action off before.
+	EnableKeys(k *keyMap)
+	// Editing: a filter is being typed, so keys are text, not commands.
+	Editing() bool
+}
+
+// base is what every list pane has: a size, a focus, a cursor over rows of
+// varying height, and a filter.
+type base struct {
+	sh            *shared
+	width, height int
+	focused       bool
+	cursor        int
+	offset        int
+	filter        filterBox
+	err           error
+}
+
+func (b *base) SetSize(w, h int) { b.width, b.height = max(w, 0), max(h, 0) }
+func (b *base) Focus()           { b.focused = true }
+func (b *base) Blur()            { b.focused = false; b.filter.Stop() }
+func (b *base) Editing() bool    { return b.filter.Editing() }
+
+// listHeight is what is left for rows once the filter row is shown.
+func (b *base) listHeight() int {
+	if b.filter.Active() {
+		return max(b.height-1, 0)
+	}
+	return b.height
+}
+
+// move applies a movement key to the cursor over n rows; it says whether
+// the key was a movement at all.
+func (b *base) move(msg tea.KeyPressMsg, n int, pageRows int) bool {
+	k := b.sh.keys
+	switch {
+	case keyIs(msg, k.Up):
+		b.cursor--
+	case keyIs(msg, k.Down):
+		b.cursor++
+	case keyIs(msg, k.PageUp):
+		b.cursor -= max(pageRows, 1)
+	case keyIs(msg, k.PageDown):
+		b.cursor += max(pageRows, 1)
+	case keyIs(msg, k.Top):
+		b.cursor = 0
+	case keyIs(msg, k.Bottom):
+		b.cursor = n - 1
+	default:
+		return false
+	}
+	b.clamp(n)
+	return true
+}
+
+func (b *base) clamp(n int) {
+	b.cursor = min(b.cursor, n-1)
+	b.cursor = max(b.cursor, 0)
+	b.offset = min(b.offset, b.cursor)
+}
+
+// scroll moves the window so the cursor's rows are inside it.
+func (b *base) scroll(rowHeight func(int) int) {
+	h := b.listHeight()
+	if b.cursor < b.offset {
+		b.offset = b.cursor
+		return
+	}
+	used := 0
+	for i := b.cursor; i >= b.offset; i-- {
+		used += rowHeight(i)
+		if used > h {
+			b.offset = min(i+1, b.cursor)
+			return
+		}
+	}
+}
+
+// render lays rows out from the window's top, adds the filter row, and
+// pads to the pane's height; more says a line that follows the last row.
+func (b *base) render(n int, rowLines func(i int, sel bool) []string, more string) string {
+	lines := make([]string, 0, b.height)
+	if b.filter.Active() {
+		lines = append(lines, b.filter.View(b.sh.st, b.width))
+	}
+	h := b.height
+	i := b.offset
+	for ; i < n && len(lines) < h; i++ {
+		for _, l := range rowLines(i, i == b.cursor) {
+			if len(lines) == h {
+				break
+			}
+			lines = append(lines, l)
+		}
+	}
+	if more != "" && len(lines) < h && i >= n {
+		lines = append(lines, b.sh.st.Dim.Render(pad(more, b.width)))
+	}
+	for len(lines) < h {
+		lines = append(lines, strings.Repeat(" ", b.width))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// message is a pane's whole content when it has no rows: why, in words.
+func (b *base) message(text string) string {
+	lines := []string{}
+	if b.filter.Active() {
+		lines = append(lines, b.filter.View(b.sh.st, b.width))
+	}
+	if b.err != nil {
+		lines = append(lines, b.sh.st.Error.Render(pad("could not load: "+oneLine(b.err.Error()), b.width)))
+	}
+	lines = append(lines, b.sh.st.Dim.Render(pad(text, b.width)))
+	for len(lines) < b.height {
+		lines = append(lines, strings.Repeat(" ", b.width))
+	}
+	return strings.Join(lines[:b.height], "\n")
+}
+
+// handleFilter feeds a key to the filter while it is being typed; changed
+// says whether what the list shows must be read again.
+func (b *base) handleFilter(msg tea.KeyPressMsg) (handled, changed bool) {
+	if !b.filter.Editing() {
+		return false, false
+	}
+	switch msg.String() {
+	case "esc":
+		had := b.filter.Value() != ""
+		b.filter.Clear()
+		return true, had
+	case "enter":
+		b.filter.Stop()
+		return true, false
+	}
+	return true, b.filter.Update(msg)
+}
+
+// cell is one column of a row: its text, already fitted, and its look.
+type cell struct {
+	text  string
+	style lipgloss.Style
+}
+
+// row joins cells into a line exactly width wide. The selected row is one
+// reverse (or coloured) bar, so it reads as selected without colour.
+func (b *base) row(sel bool, cells ...cell) string {
+	var plain, styled strings.Builder
+	for _, c := range cells {
+		plain.WriteString(c.text)
+		styled.WriteString(c.style.Render(c.text))
+	}
+	w := ansi.StringWidth(plain.String())
+	fill := strings.Repeat(" ", max(b.width-w, 0))
+	if sel {
+		st := b.sh.st.Selected
+		if !b.focused {
+			st = b.sh.st.Bold
+		}
+		return st.Render(plain.String() + fill)
+	}
+	return styled.String() + fill
+}
+
+// idNum reads an id as the number the API pages by (Page.Before); ok is
+// false for an id that is not one, and then the list cannot page past it.
+func idNum(id string) (int64, bool) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	return n, err == nil
+}
+
+func keyIs(msg tea.KeyPressMsg, b ...key.Binding) bool { return key.Matches(msg, b...) }

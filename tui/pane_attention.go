@@ -1,0 +1,268 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"keep/engine"
+)
+
+// attentionPane (3) is everything waiting on the person: approvals,
+// uncertain mutations, failed runs, blocked workflows, stale inputs. Each
+// shows what the host observed (the parameters), not only the script's
+// title, and only the answers it accepts now.
+type attentionPane struct {
+	base
+	all      []engine.AttentionItem
+	shown    []engine.AttentionItem
+	loaded   bool
+	expanded map[string]bool
+	labelW   int
+}
+
+func newAttentionPane(sh *shared) *attentionPane {
+	return &attentionPane{base: base{sh: sh}, expanded: map[string]bool{}}
+}
+
+func (p *attentionPane) Title() string {
+	if len(p.all) == 0 {
+		return "3 Attention"
+	}
+	return fmt.Sprintf("3 Attention (%d)", len(p.all))
+}
+
+func (p *attentionPane) SetSize(w, h int) {
+	p.base.SetSize(w, h)
+	p.labelW = len("UNCERTAIN") + 2
+}
+
+func (p *attentionPane) query(ctx context.Context) tea.Msg {
+	items, err := p.sh.api.Attention(ctx)
+	return attentionMsg{items: items, err: err}
+}
+
+func (p *attentionPane) Selected() *engine.AttentionItem {
+	if p.cursor < len(p.shown) {
+		return &p.shown[p.cursor]
+	}
+	return nil
+}
+
+func itemKey(it engine.AttentionItem) string { return it.Kind + "/" + it.ID }
+
+func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case attentionMsg:
+		p.err = msg.err
+		if msg.err == nil {
+			p.all, p.loaded = msg.items, true
+		}
+		p.apply()
+	case tea.KeyPressMsg:
+		if handled, changed := p.handleFilter(msg); handled {
+			if changed {
+				p.apply()
+			}
+			return nil
+		}
+		k := p.sh.keys
+		it := p.Selected()
+		switch {
+		case keyIs(msg, k.Filter):
+			p.filter.Start()
+		case keyIs(msg, k.Back):
+			if it != nil && p.expanded[itemKey(*it)] {
+				delete(p.expanded, itemKey(*it))
+			} else {
+				p.filter.Clear()
+				p.apply()
+			}
+		case keyIs(msg, k.Enter) && it != nil:
+			if it.Kind == engine.AttentionFailedRun {
+				id := it.ID
+				return func() tea.Msg { return openTraceMsg{runID: id} }
+			}
+			p.expanded[itemKey(*it)] = !p.expanded[itemKey(*it)]
+			p.scroll(p.rowHeight)
+		case p.move(msg, len(p.shown), 1):
+			p.scroll(p.rowHeight)
+		case it != nil:
+			return p.answer(msg, *it)
+		}
+	}
+	return nil
+}
+
+// answer turns an answer key into the engine call, asking first for the
+// ones that cannot be taken back, and saying what will follow.
+func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea.Cmd {
+	sh, k := p.sh, p.sh.keys
+	title := fit(oneLine(it.Title), 40)
+	resolve := func(a engine.Answer, what string) tea.Cmd {
+		return sh.act(what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.ID, a) })
+	}
+	q := func(verb string) string { return fmt.Sprintf("%s %q?", verb, title) }
+	switch {
+	case keyIs(msg, k.Approve):
+		return sh.act("approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, false) })
+	case keyIs(msg, k.ApproveAlways):
+		return sh.act("approved "+title+", and from now on", func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, true) })
+	case keyIs(msg, k.Reject):
+		return ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
+			sh.act("rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.ID) }))
+	case keyIs(msg, k.TryAgain):
+		return resolve(engine.TryAgain, "checking again: "+title)
+	case keyIs(msg, k.Happened):
+		return ask(q("it happened:"), "it happened: it will be recorded as done and the workflow goes on",
+			resolve(engine.Happened, "recorded as happened: "+title))
+	case keyIs(msg, k.NotHappened):
+		return ask(q("it didn't happen:"), "it didn't happen: the mutation will be attempted again",
+			resolve(engine.NotHappened, "recorded as not happened: "+title))
+	case keyIs(msg, k.Skip):
+		return ask(q("skip"), "skip: the change will not be made; the events will be marked skipped and not processed",
+			resolve(engine.SkipIt, "skipped "+title))
+	case keyIs(msg, k.SkipInput):
+		return skipInput(sh, it.ID, it.Title)
+	case keyIs(msg, k.Retry):
+		wf := it.Workflow
+		if it.Kind == engine.AttentionBlockedWorkflow && wf == "" {
+			wf = it.ID
+		}
+		return sh.act("retrying "+wf, func(ctx context.Context) error { return sh.api.Retry(ctx, wf) })
+	}
+	return nil
+}
+
+// defaultAnswers are what each kind accepts when the engine does not say.
+var defaultAnswers = map[string][]string{
+	engine.AttentionApproval:        {"approve", "approve-always", "reject"},
+	engine.AttentionReconciliation:  {"try-again", "happened", "not-happened", "skip"},
+	engine.AttentionFailedRun:       {"retry"},
+	engine.AttentionBlockedWorkflow: {"retry"},
+	engine.AttentionStaleInput:      {"skip-input"},
+}
+
+// answerKeys maps the engine's answer names to the keys that give them.
+func answerKeys(k *keyMap, kind string) map[string]*key.Binding {
+	m := map[string]*key.Binding{
+		"approve": &k.Approve, "approve-always": &k.ApproveAlways, "reject": &k.Reject,
+		"try-again": &k.TryAgain, "happened": &k.Happened, "not-happened": &k.NotHappened,
+		"skip": &k.Skip, "retry": &k.Retry, "skip-input": &k.SkipInput,
+	}
+	if kind == engine.AttentionStaleInput {
+		m["skip"] = &k.SkipInput // skipping a stale input is skipping the input
+	}
+	return m
+}
+
+func (p *attentionPane) EnableKeys(k *keyMap) {
+	k.Filter.SetEnabled(true)
+	it := p.Selected()
+	k.Back.SetEnabled(p.filter.Active() || (it != nil && p.expanded[itemKey(*it)]))
+	if it == nil {
+		return
+	}
+	k.Enter.SetEnabled(true)
+	k.Enter.SetHelp("enter", "details")
+	if it.Kind == engine.AttentionFailedRun {
+		k.Enter.SetHelp("enter", "trace")
+	}
+	answers := it.Answers
+	if len(answers) == 0 {
+		answers = defaultAnswers[it.Kind]
+	}
+	keys := answerKeys(k, it.Kind)
+	for _, a := range answers {
+		if b, ok := keys[a]; ok {
+			b.SetEnabled(true)
+		}
+	}
+}
+
+func (p *attentionPane) apply() {
+	var keep string
+	if it := p.Selected(); it != nil {
+		keep = itemKey(*it)
+	}
+	f := strings.ToLower(p.filter.Value())
+	p.shown = p.shown[:0]
+	for _, it := range p.all {
+		hay := strings.ToLower(it.Workflow + " " + it.Title + " " + kindLabel(it.Kind))
+		if f == "" || strings.Contains(hay, f) {
+			p.shown = append(p.shown, it)
+		}
+	}
+	if i := slices.IndexFunc(p.shown, func(it engine.AttentionItem) bool { return itemKey(it) == keep }); i >= 0 {
+		p.cursor = i
+	}
+	p.clamp(len(p.shown))
+	p.scroll(p.rowHeight)
+}
+
+func (p *attentionPane) rowHeight(i int) int { return len(p.rowLines(i, false)) }
+
+func (p *attentionPane) rowLines(i int, sel bool) []string {
+	st := p.sh.st
+	it := p.shown[i]
+	ind := strings.Repeat(" ", p.labelW)
+	w := max(p.width-p.labelW, 1)
+	head := it.Title
+	if it.Workflow != "" {
+		head = it.Workflow + " · " + it.Title
+	}
+	lines := []string{p.row(sel, cell{pad(kindLabel(it.Kind), p.labelW), st.Kind}, cell{fit(oneLine(head), w), st.Bold})}
+	add := func(s string, look cell) {
+		lines = append(lines, p.row(false, cell{ind, lipglossPlain}, cell{fit(s, w), look.style}))
+	}
+	open := p.expanded[itemKey(it)]
+	n := 2
+	if open {
+		n = 8
+	}
+	for _, l := range wrap(it.Reason, w, n) {
+		add(l, cell{style: st.Warn})
+	}
+	if it.Check != "" {
+		for _, l := range wrap("check by hand: "+it.Check, w, n) {
+			add(l, cell{style: lipglossPlain})
+		}
+	}
+	if open {
+		for _, l := range prettyJSON(it.Params) {
+			add(l, cell{style: st.Dim})
+		}
+	} else if pl := paramsLine(it.Params); pl != "" {
+		add(pl, cell{style: st.Dim})
+	}
+	pn := 2
+	if open {
+		pn = 12
+	}
+	for _, l := range previewLines(it.Preview, pn) {
+		add(l, cell{style: st.Dim})
+	}
+	if len(it.Inputs) > 0 {
+		add("because of: "+strings.Join(it.Inputs, "; "), cell{style: st.Dim})
+	}
+	if open && !it.CreatedAt.IsZero() {
+		add("since "+ago(p.sh.now(), it.CreatedAt), cell{style: st.Dim})
+	}
+	return lines
+}
+
+func (p *attentionPane) View() string {
+	switch {
+	case !p.loaded && p.err == nil:
+		return p.message("Loading…")
+	case len(p.shown) == 0 && p.filter.Value() != "":
+		return p.message("Nothing matches.")
+	case len(p.shown) == 0:
+		return p.message("Nothing needs you.")
+	}
+	return p.render(len(p.shown), p.rowLines, "")
+}

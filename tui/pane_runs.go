@@ -1,0 +1,380 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"keep/engine"
+)
+
+// runsPane (4) is the Run log of the selected workflow, newest first, and,
+// one enter away, a run's trace. This is where ids, phases and handlers
+// belong: the person came here to look under the hood.
+type runsPane struct {
+	base
+	workflow string
+	items    []engine.RunView
+	gen      int
+	hasMore  bool
+	loading  bool
+	loaded   bool
+	pageSize int
+
+	// The open trace, if any, already laid out for the pane's width.
+	traceRun   string
+	trace      []engine.TraceLine
+	traceLines []string
+	traceOff   int
+	traceErr   error
+
+	idW, statusW, ageW, handlerW int
+}
+
+func newRunsPane(sh *shared) *runsPane { return &runsPane{base: base{sh: sh}, pageSize: 20} }
+
+func (p *runsPane) Title() string {
+	switch {
+	case p.traceRun != "":
+		return "4 Run log · trace of #" + p.traceRun
+	case p.workflow != "":
+		return "4 Run log · " + p.workflow
+	}
+	return "4 Run log"
+}
+
+func (p *runsPane) SetSize(w, h int) {
+	p.base.SetSize(w, h)
+	p.pageSize = max(2*h, 20)
+	p.idW = len("#123456") + 1
+	p.statusW = len("paused:reconciliation") + 1
+	p.ageW = len("59 min ago")
+	p.handlerW = max(w-p.idW-p.statusW-p.ageW-1, 1)
+	p.layoutTrace()
+}
+
+func (p *runsPane) SetWorkflow(name string) tea.Cmd {
+	if name == p.workflow && p.loaded {
+		return nil
+	}
+	p.workflow = name
+	return p.restart()
+}
+
+func (p *runsPane) restart() tea.Cmd {
+	p.gen++
+	p.items, p.hasMore, p.loaded, p.err = nil, false, false, nil
+	p.cursor, p.offset = 0, 0
+	if p.workflow == "" {
+		p.loaded = true
+		return nil
+	}
+	p.loading = true
+	return p.sh.cmd(p.page(0, p.pageSize))
+}
+
+func (p *runsPane) page(before int64, limit int) query {
+	wf, gen, filter := p.workflow, p.gen, p.filter.Value()
+	return func(ctx context.Context) tea.Msg {
+		items, err := p.sh.api.Runs(ctx, wf, engine.Page{Before: before, Limit: limit, Filter: filter})
+		return runsMsg{gen: gen, before: before, limit: limit, items: items, err: err}
+	}
+}
+
+func (p *runsPane) reload() query {
+	if p.workflow == "" {
+		return nil
+	}
+	return p.page(0, min(max(len(p.items), p.pageSize), maxReload))
+}
+
+func (p *runsPane) traceQuery() query {
+	if p.traceRun == "" {
+		return nil
+	}
+	id := p.traceRun
+	return func(ctx context.Context) tea.Msg {
+		lines, err := p.sh.api.Trace(ctx, id)
+		return traceMsg{runID: id, lines: lines, err: err}
+	}
+}
+
+func (p *runsPane) more() tea.Cmd {
+	if !p.hasMore || p.loading || p.cursor < len(p.items)-1-p.listHeight() {
+		return nil
+	}
+	last, ok := idNum(p.items[len(p.items)-1].ID)
+	if !ok {
+		p.hasMore = false
+		return nil
+	}
+	p.loading = true
+	return p.sh.cmd(p.page(last, p.pageSize))
+}
+
+// OpenTrace shows a run's trace (from this list or from a failed run in
+// the Attention pane).
+func (p *runsPane) OpenTrace(runID string) tea.Cmd {
+	p.traceRun, p.trace, p.traceLines, p.traceOff, p.traceErr = runID, nil, nil, 0, nil
+	return p.sh.cmd(p.traceQuery())
+}
+
+func (p *runsPane) Selected() *engine.RunView {
+	if p.cursor < len(p.items) {
+		return &p.items[p.cursor]
+	}
+	return nil
+}
+
+func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case runsMsg:
+		if msg.gen != p.gen {
+			return nil
+		}
+		p.loading, p.err = false, msg.err
+		if msg.err != nil {
+			return nil
+		}
+		if msg.before == 0 {
+			var keep string
+			if s := p.Selected(); s != nil {
+				keep = s.ID
+			}
+			p.items, p.cursor = msg.items, 0
+			for i, r := range p.items {
+				if r.ID == keep {
+					p.cursor = i
+				}
+			}
+		} else if n := len(p.items); n > 0 {
+			if last, _ := idNum(p.items[n-1].ID); last != msg.before {
+				return nil
+			}
+			p.items = append(p.items, msg.items...)
+		}
+		p.loaded = true
+		p.hasMore = len(msg.items) == msg.limit
+		p.clamp(len(p.items))
+		p.scroll(p.rowHeight)
+		return p.more()
+	case traceMsg:
+		if msg.runID != p.traceRun {
+			return nil
+		}
+		p.trace, p.traceErr = msg.lines, msg.err
+		p.layoutTrace()
+	case tea.KeyPressMsg:
+		if p.traceRun != "" {
+			return p.traceKey(msg)
+		}
+		if handled, changed := p.handleFilter(msg); handled {
+			if changed {
+				return p.restart()
+			}
+			return nil
+		}
+		k := p.sh.keys
+		switch {
+		case keyIs(msg, k.Filter):
+			p.filter.Start()
+		case keyIs(msg, k.Back):
+			p.filter.Clear()
+			return p.restart()
+		case keyIs(msg, k.Enter):
+			if s := p.Selected(); s != nil {
+				return p.OpenTrace(s.ID)
+			}
+		case keyIs(msg, k.Retry):
+			if s := p.Selected(); s != nil {
+				wf := s.Workflow
+				if wf == "" {
+					wf = p.workflow
+				}
+				return p.sh.act("retrying "+wf, func(ctx context.Context) error { return p.sh.api.Retry(ctx, wf) })
+			}
+		case p.move(msg, len(p.items), p.listHeight()/2):
+			p.scroll(p.rowHeight)
+			return p.more()
+		}
+	}
+	return nil
+}
+
+func (p *runsPane) traceKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.sh.keys
+	last := max(len(p.traceLines)-p.height, 0)
+	switch {
+	case keyIs(msg, k.Back):
+		p.traceRun, p.trace, p.traceLines = "", nil, nil
+	case keyIs(msg, k.Up):
+		p.traceOff--
+	case keyIs(msg, k.Down):
+		p.traceOff++
+	case keyIs(msg, k.PageUp):
+		p.traceOff -= p.height
+	case keyIs(msg, k.PageDown):
+		p.traceOff += p.height
+	case keyIs(msg, k.Top):
+		p.traceOff = 0
+	case keyIs(msg, k.Bottom):
+		p.traceOff = last
+	}
+	p.traceOff = max(min(p.traceOff, last), 0)
+	return nil
+}
+
+// failed says whether a run ended in a failure a retry may help with.
+func failed(status string) bool { return strings.HasPrefix(status, "failed") }
+
+func (p *runsPane) EnableKeys(k *keyMap) {
+	if p.traceRun != "" {
+		k.Back.SetEnabled(true)
+		k.Back.SetHelp("esc", "close trace")
+		return
+	}
+	k.Back.SetHelp("esc", "back")
+	k.Filter.SetEnabled(p.workflow != "")
+	k.Back.SetEnabled(p.filter.Active())
+	s := p.Selected()
+	k.Enter.SetEnabled(s != nil)
+	k.Enter.SetHelp("enter", "trace")
+	k.Retry.SetEnabled(s != nil && failed(s.Status))
+}
+
+func (p *runsPane) rowHeight(i int) int { return len(p.rowLines(i, false)) }
+
+func (p *runsPane) rowLines(i int, sel bool) []string {
+	st := p.sh.st
+	r := p.items[i]
+	statusSt := st.Dim
+	switch {
+	case failed(r.Status):
+		statusSt = st.Bad
+	case strings.HasPrefix(r.Status, "paused"):
+		statusSt = st.Warn
+	}
+	handler := r.Handler
+	if r.Phase != "" {
+		handler += " · " + r.Phase
+	}
+	lines := []string{p.row(sel,
+		cell{pad("#"+r.ID, p.idW), st.Dim},
+		cell{pad(handler, p.handlerW) + " ", st.Bold},
+		cell{pad(r.Status, p.statusW), statusSt},
+		cell{padLeft(ago(p.sh.now(), r.CreatedAt), p.ageW), st.Dim})}
+	var more []string
+	if r.RetryOf != "" {
+		more = append(more, "retry of #"+r.RetryOf)
+	}
+	if len(more) > 0 {
+		lines = append(lines, p.row(false, cell{strings.Repeat(" ", p.idW) + fit(strings.Join(more, " · "), p.width-p.idW), st.Dim}))
+	}
+	if r.Error != "" {
+		lines = append(lines, p.row(false, cell{strings.Repeat(" ", p.idW) + fit(oneLine(r.Error), p.width-p.idW), st.Bad}))
+	}
+	return lines
+}
+
+// layoutTrace lays the trace out once (per load and per resize), so
+// scrolling it is only slicing.
+func (p *runsPane) layoutTrace() {
+	p.traceLines = p.traceLines[:0]
+	if p.traceRun == "" || p.width == 0 {
+		return
+	}
+	st := p.sh.st
+	const ind = "          "
+	w := max(p.width-len(ind), 1)
+	add := func(s string) { p.traceLines = append(p.traceLines, s) }
+	for _, t := range p.trace {
+		at := t.At.In(p.sh.now().Location()).Format("15:04:05")
+		switch t.Kind {
+		case "call":
+			head := fmt.Sprintf("%s  %s  %s.%s", at, t.Phase, t.Connector, t.Method)
+			if t.DurationMS > 0 || t.Error == "" {
+				head += fmt.Sprintf("  %d ms", t.DurationMS)
+			}
+			add(st.Bold.Render(fit(head, p.width)))
+			if t.Args != "" {
+				for _, l := range wrap("args "+t.Args, w, 3) {
+					add(ind + st.Dim.Render(l))
+				}
+			}
+			if t.Result != "" {
+				for _, l := range wrap("→ "+t.Result, w, 3) {
+					add(ind + st.Dim.Render(l))
+				}
+			}
+			if t.Error != "" {
+				for _, l := range wrap("✗ "+t.Error, w, 3) {
+					add(ind + st.Bad.Render(l))
+				}
+			}
+		default:
+			// console lines and host notes carry their text in Args or Result.
+			text := t.Args
+			if text == "" {
+				text = t.Result
+			}
+			label := "console"
+			if t.Kind != "log" {
+				label = t.Kind
+			}
+			head := fmt.Sprintf("%s  %s  %s  ", at, t.Phase, label)
+			for j, l := range wrap(text, max(p.width-len(head), 1), 4) {
+				if j == 0 {
+					add(st.Dim.Render(head) + l)
+				} else {
+					add(strings.Repeat(" ", len(head)) + l)
+				}
+			}
+			if t.Error != "" {
+				add(ind + st.Bad.Render(fit("✗ "+oneLine(t.Error), w)))
+			}
+		}
+	}
+	p.traceOff = max(min(p.traceOff, len(p.traceLines)-p.height), 0)
+}
+
+func (p *runsPane) View() string {
+	if p.traceRun != "" {
+		switch {
+		case p.traceErr != nil:
+			return p.message("could not load the trace: " + oneLine(p.traceErr.Error()))
+		case p.trace == nil:
+			return p.message("Loading…")
+		case len(p.traceLines) == 0:
+			return p.message("This run called nothing and logged nothing.")
+		}
+		end := min(p.traceOff+p.height, len(p.traceLines))
+		lines := make([]string, 0, p.height)
+		for _, l := range p.traceLines[p.traceOff:end] {
+			lines = append(lines, pad(l, p.width))
+		}
+		for len(lines) < p.height {
+			lines = append(lines, strings.Repeat(" ", p.width))
+		}
+		return strings.Join(lines, "\n")
+	}
+	switch {
+	case p.workflow == "":
+		return p.message("Choose a workflow in pane 1.")
+	case len(p.items) == 0 && !p.loaded:
+		return p.message("Loading…")
+	case len(p.items) == 0 && p.filter.Value() != "":
+		return p.message("No run matches.")
+	case len(p.items) == 0:
+		return p.message("No runs yet.")
+	}
+	more := ""
+	switch {
+	case p.loading:
+		more = "… loading more"
+	case p.hasMore:
+		more = "… more (pgdn)"
+	}
+	return p.render(len(p.items), p.rowLines, more)
+}
