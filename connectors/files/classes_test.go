@@ -64,6 +64,9 @@ func TestFailureClasses(t *testing.T) {
 			put(t, b.root, "b", "")
 			return "move", map[string]any{"from": "a", "to": "b"}
 		}, connectors.Logic},
+		{"a path with a NUL byte is a logic error", func(t *testing.T, b *bundle) (string, map[string]any) {
+			return "write", map[string]any{"path": "a\x00b", "content": "x"}
+		}, connectors.Logic},
 		{"a bad glob is a logic error", func(t *testing.T, b *bundle) (string, map[string]any) {
 			return "list", map[string]any{"glob": "["}
 		}, connectors.Logic},

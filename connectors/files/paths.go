@@ -82,11 +82,11 @@ func (c *Connector) resolve(params map[string]any, key string) (target, error) {
 	}
 	real, err := evalExisting(t.abs)
 	if err != nil {
-		return target{}, connectors.Errorf(connectors.Transient, "resolve %s: %w", t.shown(), err)
+		return target{}, fail("resolve "+t.shown(), err)
 	}
 	root, err := evalExisting(c.roots[t.root])
 	if err != nil {
-		return target{}, connectors.Errorf(connectors.Transient, "resolve root %s: %w", c.roots[t.root], err)
+		return target{}, fail("resolve root "+c.roots[t.root], err)
 	}
 	if _, ok := within(root, real); !ok {
 		return target{}, c.outside(p)
