@@ -58,6 +58,20 @@ type Config struct {
 	Timeout time.Duration
 }
 
+// String shows the configuration without the password, so that logging a
+// Config (or a %+v of something holding one) cannot leak it.
+func (cfg Config) String() string {
+	pw := ""
+	if cfg.Password != "" {
+		pw = "[set]"
+	}
+	return fmt.Sprintf("mail.Config{IMAP:%s SMTP:%s Username:%s Password:%s From:%s SentFolder:%q Inbox:%q TLS:%s AppendSent:%t Timeout:%s}",
+		cfg.IMAP, cfg.SMTP, cfg.Username, pw, cfg.From, cfg.SentFolder, cfg.Inbox, cfg.TLS, cfg.AppendSent, cfg.Timeout)
+}
+
+// GoString is String, for %#v.
+func (cfg Config) GoString() string { return cfg.String() }
+
 func (cfg Config) withDefaults() Config {
 	if cfg.IMAP == "" {
 		cfg.IMAP = "imap.gmail.com:993"

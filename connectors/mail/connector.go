@@ -21,6 +21,9 @@ var (
 	_ connectors.InputSource = (*Connector)(nil)
 )
 
+// String names the connector and its account, never the password.
+func (c *Connector) String() string { return "mail connector for " + c.cfg.Username }
+
 // Name is "mail" for the preset too; the host adds the "gmail" alias.
 func (c *Connector) Name() string { return "mail" }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+	"github.com/emersion/go-sasl"
 
 	"keep/connectors"
 )
@@ -78,18 +79,30 @@ func (c *Connector) dialIMAP(ctx context.Context) (*imapSession, error) {
 		s.close()
 		return nil, c.fail(ctx, classifyIMAP(err), "imap: greeting from "+addr, err)
 	}
-	if err := cl.Login(c.cfg.Username, c.cfg.Password).Wait(); err != nil {
+	if err := s.login(); err != nil {
 		s.close()
 		return nil, c.fail(ctx, loginError(err), "imap: login as "+c.cfg.Username, err)
 	}
 	return s, nil
 }
 
+// login uses LOGIN, or AUTHENTICATE PLAIN where the server disables LOGIN
+// (some do, to push clients to SASL).
+func (s *imapSession) login() error {
+	cfg := s.c.cfg
+	if s.cl.Caps().Has(imap.CapLoginDisabled) {
+		return s.cl.Authenticate(sasl.NewPlainClient("", cfg.Username, cfg.Password))
+	}
+	return s.cl.Login(cfg.Username, cfg.Password).Wait()
+}
+
 // close logs out politely and releases the connection; a read has its
-// answer by now, so a failing LOGOUT changes nothing.
+// answer by now, so a failing LOGOUT changes nothing. The context watch
+// stays on until the end, so a server that never answers LOGOUT cannot
+// hold the call past its deadline.
 func (s *imapSession) close() {
-	s.stop()
 	_ = s.cl.Logout().Wait()
+	s.stop()
 	_ = s.cl.Close()
 }
 
@@ -103,8 +116,10 @@ func (s *imapSession) examine(ctx context.Context, mailbox string) (uint32, erro
 	return data.UIDValidity, nil
 }
 
-// search implements the search method (see the package README in the
-// report: params mailbox, after, from, subject, limit).
+// search implements the search method: {mailbox, after, from, subject,
+// limit} → {messages, cursor, uidValidity}. The cursor is a UID, so it is
+// only meaningful with the mailbox's UIDVALIDITY, returned beside it; ids
+// carry both.
 func (c *Connector) search(ctx context.Context, params map[string]any) (any, error) {
 	mailbox, err := stringParam(params, "mailbox")
 	if err != nil {

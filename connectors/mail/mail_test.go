@@ -3,6 +3,7 @@ package mail
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/mail"
 	"strings"
@@ -480,6 +481,19 @@ func TestPasswordNeverShown(t *testing.T) {
 		e := c.fail(context.Background(), connectors.Auth, "login", errString("bad password pw-123 / AHUAcHctMTIz"))
 		if strings.Contains(e.Error(), "pw-123") || strings.Contains(e.Error(), "AHUAcHctMTIz") {
 			t.Fatalf("not redacted: %v", e)
+		}
+	})
+
+	t.Run("Printing the config or the connector hides the password", func(t *testing.T) {
+		t.Parallel()
+		c, err := New(Config{Username: "u", Password: testPassword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{fmt.Sprint(c.cfg), fmt.Sprintf("%+v", c.cfg), fmt.Sprintf("%#v", c.cfg), fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c)} {
+			if strings.Contains(s, testPassword) {
+				t.Errorf("password in %s", s)
+			}
 		}
 	})
 

@@ -119,7 +119,7 @@ func uintParam(params map[string]any, key string) (uint64, bool, error) {
 			return 0, false, nil
 		}
 		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-		if err != nil {
+		if err != nil || n > math.MaxUint32 {
 			return 0, false, fmt.Errorf("%s %q is not a non-negative integer", key, v)
 		}
 		return n, true, nil

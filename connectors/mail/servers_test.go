@@ -168,6 +168,7 @@ type bundle struct {
 	cfg      Config
 	imapUser *imapmemserver.User
 	smtp     *smtpBackend
+	imapMem  *imapmemserver.Server
 	imapSrv  *imapserver.Server
 	smtpSrv  *smtp.Server
 }
@@ -219,6 +220,7 @@ func setup(t *testing.T) *bundle {
 		},
 		imapUser: user,
 		smtp:     be,
+		imapMem:  mem,
 		imapSrv:  imapSrv,
 		smtpSrv:  smtpSrv,
 	}

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapserver"
+
 	"keep/connectors"
 )
 
@@ -99,6 +102,35 @@ func TestTLS(t *testing.T) {
 		}
 		if n := len(b.smtp.accepted()); n != 1 {
 			t.Fatalf("%d accepted", n)
+		}
+	})
+
+	t.Run("STARTTLS reads with a trusted certificate", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		serverTLS, clientTLS := selfSigned(t)
+		b.seed(t, "INBOX", "ann@example.org", "Upgraded", "x")
+		// A second server on the same mailboxes that refuses to log in
+		// before STARTTLS, as a real one does.
+		srv := imapserver.New(&imapserver.Options{
+			NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+				return b.imapMem.NewSession(), nil, nil
+			},
+			Caps:      imap.CapSet{imap.CapIMAP4rev1: {}},
+			TLSConfig: serverTLS,
+			Logger:    quietLogger{},
+		})
+		ln := listen(t)
+		go func() { _ = srv.Serve(ln) }()
+		t.Cleanup(func() { _ = srv.Close() })
+		c := b.connector(t, func(cfg *Config) {
+			cfg.TLS = TLSStartTLS
+			cfg.TLSConfig = clientTLS
+			cfg.IMAP = ln.Addr().String()
+		})
+		res := do(t, c, "search", nil)
+		if msgs := res["messages"].([]any); len(msgs) != 1 {
+			t.Fatalf("search: %v", res)
 		}
 	})
 
