@@ -40,11 +40,12 @@ type Config struct {
 	SentFolder string
 	// Inbox is the mailbox search reads when none is given. Default "INBOX".
 	Inbox string
-	// TLS is "implicit", "starttls" or "none". Default: implicit for ports
-	// 993 and 465, starttls otherwise. It applies to both servers unless
-	// the port says otherwise (implicit on 993/465, starttls on 587/143), so
-	// the common "imap:993, smtp:587" pair needs no setting. "none" applies
-	// to both and is refused for a non-loopback host.
+	// TLS is "implicit", "starttls" or "none". One setting serves two
+	// servers, so well-known ports decide for themselves: implicit on 993
+	// and 465, starttls on 587, 143 and 25; that makes the usual "imap:993,
+	// smtp:587" pair work with no setting. On any other port TLS applies,
+	// defaulting to implicit. "none" turns TLS off for both and is refused
+	// unless both hosts are loopback (tests).
 	TLS string
 	// TLSConfig overrides the TLS client configuration (tests: a self-signed
 	// root). ServerName is filled from the address when empty.
