@@ -1,0 +1,243 @@
+// Package config reads keep's config file (DESIGN.md §12). A missing file
+// means every default applies; an unknown key or a bad value is an error
+// that names it.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Duration is a Go duration written as a string ("30s", "10m").
+type Duration struct{ time.Duration }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (use e.g. \"30s\", \"5m\", \"1h\")", string(b))
+	}
+	d.Duration = v
+	return nil
+}
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+type Policy struct {
+	MinProducerInterval Duration `toml:"min_producer_interval"`
+	MinWake             Duration `toml:"min_wake"`
+	MaxWake             Duration `toml:"max_wake"`
+	BackoffBase         Duration `toml:"backoff_base"`
+	BackoffMax          Duration `toml:"backoff_max"`
+	TransientRetries    int      `toml:"transient_retries"`
+	ReconcileAttempts   int      `toml:"reconcile_attempts"`
+	Repairs             int      `toml:"repairs"`
+	HandlerTimeout      Duration `toml:"handler_timeout"`
+	StaleAfter          Duration `toml:"stale_after"`
+	DefaultMutationMode string   `toml:"default_mutation_mode"`
+	ApprovalReminder    Duration `toml:"approval_reminder"`
+}
+
+type Repair struct {
+	Command  string `toml:"command"`
+	Endpoint string `toml:"endpoint"`
+	Model    string `toml:"model"`
+}
+
+type Files struct {
+	Roots []string `toml:"roots"`
+}
+
+type HTTP struct {
+	AllowHosts []string `toml:"allow_hosts"`
+}
+
+type Mail struct {
+	IMAP        string `toml:"imap"`
+	SMTP        string `toml:"smtp"`
+	Username    string `toml:"username"`
+	Password    string `toml:"password"`
+	PasswordEnv string `toml:"password_env"`
+	SentFolder  string `toml:"sent_folder"`
+	TLS         string `toml:"tls"`
+}
+
+type Sheets struct {
+	Roots []string `toml:"roots"`
+}
+
+type Slack struct {
+	APIBase    string `toml:"api_base"`
+	Token      string `toml:"token"`
+	TokenEnv   string `toml:"token_env"`
+	WebhookURL string `toml:"webhook_url"`
+}
+
+type Connectors struct {
+	Files  Files  `toml:"files"`
+	HTTP   HTTP   `toml:"http"`
+	Mail   Mail   `toml:"mail"`
+	Sheets Sheets `toml:"sheets"`
+	Slack  Slack  `toml:"slack"`
+}
+
+type Subscription struct {
+	Topic   string `toml:"topic"`
+	Handler string `toml:"handler"`
+}
+
+type Events struct {
+	Subscribes []Subscription `toml:"subscribes"`
+}
+
+// Config is the whole file.
+type Config struct {
+	Policy     Policy     `toml:"policy"`
+	Repair     Repair     `toml:"repair"`
+	Connectors Connectors `toml:"connectors"`
+	Events     Events     `toml:"events"`
+
+	// Path the config was read from ("" when defaults only).
+	Path string `toml:"-"`
+	// SecretsFromFile is true when a password or token was read from the
+	// file itself (the file must then be mode 0600).
+	SecretsFromFile bool `toml:"-"`
+}
+
+// Default returns every default of DESIGN.md §8 and §12.
+func Default() Config {
+	return Config{
+		Policy: Policy{
+			MinProducerInterval: Duration{time.Minute},
+			MinWake:             Duration{30 * time.Second},
+			MaxWake:             Duration{24 * time.Hour},
+			BackoffBase:         Duration{10 * time.Second},
+			BackoffMax:          Duration{10 * time.Minute},
+			TransientRetries:    5,
+			ReconcileAttempts:   5,
+			Repairs:             2,
+			HandlerTimeout:      Duration{5 * time.Minute},
+			StaleAfter:          Duration{168 * time.Hour},
+			DefaultMutationMode: "ask",
+			ApprovalReminder:    Duration{time.Hour},
+		},
+		Connectors: Connectors{
+			Files:  Files{Roots: []string{"~/Keep"}},
+			Mail:   Mail{IMAP: "imap.gmail.com:993", SMTP: "smtp.gmail.com:587", PasswordEnv: "KEEP_MAIL_PASSWORD", SentFolder: "[Gmail]/Sent Mail"},
+			Sheets: Sheets{Roots: []string{"~/Keep"}},
+			Slack:  Slack{APIBase: "https://slack.com/api", TokenEnv: "KEEP_SLACK_TOKEN"},
+		},
+		Events: Events{Subscribes: []Subscription{{Topic: "approval.requested", Handler: "notify_user"}}},
+	}
+}
+
+// DefaultPath is $XDG_CONFIG_HOME/keep/config.toml.
+func DefaultPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "keep", "config.toml")
+}
+
+// Load reads the file at path over the defaults. A missing file at the
+// default path is no error; a missing file named explicitly is.
+func Load(path string, explicit bool) (Config, error) {
+	cfg := Default()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !explicit {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	cfg.Path = path
+	md, err := toml.Decode(string(b), &cfg)
+	if err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	if keys := md.Undecoded(); len(keys) > 0 {
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = k.String()
+		}
+		return cfg, fmt.Errorf("config %s: unknown key %s", path, strings.Join(names, ", "))
+	}
+	cfg.SecretsFromFile = cfg.Connectors.Mail.Password != "" || cfg.Connectors.Slack.Token != ""
+	if cfg.SecretsFromFile {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			return cfg, fmt.Errorf("config %s: holds a password or token but is readable by others (mode %04o); run: chmod 600 %s",
+				path, fi.Mode().Perm(), path)
+		}
+	}
+	if err := cfg.validate(); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+func (c Config) validate() error {
+	p := c.Policy
+	positive := []struct {
+		key string
+		d   time.Duration
+	}{
+		{"policy.min_producer_interval", p.MinProducerInterval.Duration},
+		{"policy.min_wake", p.MinWake.Duration},
+		{"policy.max_wake", p.MaxWake.Duration},
+		{"policy.backoff_base", p.BackoffBase.Duration},
+		{"policy.backoff_max", p.BackoffMax.Duration},
+		{"policy.handler_timeout", p.HandlerTimeout.Duration},
+		{"policy.stale_after", p.StaleAfter.Duration},
+		{"policy.approval_reminder", p.ApprovalReminder.Duration},
+	}
+	for _, x := range positive {
+		if x.d <= 0 {
+			return fmt.Errorf("%s must be positive, got %s", x.key, x.d)
+		}
+	}
+	if p.MinProducerInterval.Duration < time.Second {
+		return fmt.Errorf("policy.min_producer_interval may not be below 1s, got %s", p.MinProducerInterval.Duration)
+	}
+	if p.MinWake.Duration > p.MaxWake.Duration {
+		return fmt.Errorf("policy.min_wake (%s) is above policy.max_wake (%s)", p.MinWake.Duration, p.MaxWake.Duration)
+	}
+	for _, x := range []struct {
+		key string
+		v   int
+	}{{"policy.transient_retries", p.TransientRetries}, {"policy.reconcile_attempts", p.ReconcileAttempts}, {"policy.repairs", p.Repairs}} {
+		if x.v < 0 {
+			return fmt.Errorf("%s may not be negative, got %d", x.key, x.v)
+		}
+	}
+	switch p.DefaultMutationMode {
+	case "ask", "allow", "deny":
+	default:
+		return fmt.Errorf("policy.default_mutation_mode must be ask, allow or deny, got %q", p.DefaultMutationMode)
+	}
+	if c.Repair.Command != "" && c.Repair.Endpoint != "" {
+		return errors.New("repair.command and repair.endpoint are both set; choose one")
+	}
+	for i, s := range c.Events.Subscribes {
+		if s.Topic == "" || s.Handler == "" {
+			return fmt.Errorf("events.subscribes[%d] needs both topic and handler", i)
+		}
+	}
+	return nil
+}
+
+// ExpandHome turns a leading "~" into the home directory.
+func ExpandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, _ := os.UserHomeDir()
+		return filepath.Join(home, strings.TrimPrefix(p, "~"))
+	}
+	return p
+}

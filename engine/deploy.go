@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// Deploy validates a script and stores it as the workflow's new version. A
+// new workflow starts active. Topics and events are kept as they are;
+// consumers are marked dirty; producers without a schedule yet are due now.
+func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name string) (*DeployResult, error) {
+	sc, err := e.Validate(fileName, src)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		name = sc.Workflow.Name
+	}
+	decl, _ := json.Marshal(sc.Workflow)
+	res := &DeployResult{Workflow: name}
+	var wfID int64
+	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+		now := e.now()
+		w, err := tx.WorkflowByName(ctx, name)
+		if errors.Is(err, storage.ErrNotFound) {
+			id, err := tx.CreateWorkflow(ctx, name, now)
+			if err != nil {
+				return err
+			}
+			res.Created = true
+			w = &storage.Workflow{ID: id, Name: name, Status: "active"}
+		} else if err != nil {
+			return err
+		}
+		wfID = w.ID
+		v, err := tx.LatestScriptVersion(ctx, w.ID)
+		if err != nil {
+			return err
+		}
+		res.Version = v + 1
+		if err := tx.AddScriptVersion(ctx, storage.ScriptVersion{WorkflowID: w.ID, Version: res.Version, Label: itoa(res.Version),
+			Origin: "deploy", FileName: fileName, Source: string(src), Declaration: decl, CreatedAt: now}); err != nil {
+			return err
+		}
+		if err := tx.SetWorkflowVersion(ctx, w.ID, res.Version, now); err != nil {
+			return err
+		}
+		for _, t := range sc.Workflow.Topics {
+			if err := tx.EnsureTopic(ctx, w.ID, t); err != nil {
+				return err
+			}
+		}
+		scheds, err := tx.Schedules(ctx, w.ID)
+		if err != nil {
+			return err
+		}
+		have := map[string]storage.Schedule{}
+		for _, s := range scheds {
+			have[s.Handler] = s
+		}
+		for _, p := range sc.Workflow.Producers {
+			if err := tx.EnsureSchedule(ctx, w.ID, p.Name, "producer"); err != nil {
+				return err
+			}
+			next := now
+			if old, ok := have[p.Name]; ok && old.NextRunAt != nil {
+				// recomputed under the new schedule, never later than it was
+				next = p.Schedule.Next(now)
+				if old.NextRunAt.Before(next) {
+					next = *old.NextRunAt
+				}
+			}
+			if err := tx.SetNextRun(ctx, w.ID, p.Name, &next); err != nil {
+				return err
+			}
+		}
+		for _, c := range sc.Workflow.Consumers {
+			if err := tx.EnsureSchedule(ctx, w.ID, c.Name, "consumer"); err != nil {
+				return err
+			}
+		}
+		for _, cap := range sc.Capabilities {
+			if err := tx.EnsureGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: cap, Mode: e.pol.DefaultMutationMode}, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.scripts[scriptKey{wfID, res.Version}] = sc
+	started := e.started
+	e.mu.Unlock()
+	ws := e.state(wfID)
+	for _, c := range sc.Workflow.Consumers {
+		ws.markDirty(c.Name)
+	}
+	if res.Created && started {
+		e.launch(wfID)
+	}
+	ws.poke()
+	grants, err := e.Grants(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	res.Capabilities = grants
+	e.notify(NoteChanged, name, "deployed version "+itoa(res.Version))
+	return res, nil
+}
+
+// schedule text for a producer, in words.
+func scheduleWords(s sandbox.Schedule) string {
+	if s.Cron != "" {
+		return "Runs on cron " + s.Cron
+	}
+	return "Checks every " + durationWords(s.Interval)
+}
+
+func durationWords(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return plural(int(d/(24*time.Hour)), "day")
+	case d%time.Hour == 0:
+		return plural(int(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return plural(int(d/time.Minute), "minute")
+	}
+	return plural(int(d/time.Second), "second")
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return unit
+	}
+	return itoa(n) + " " + unit + "s"
+}

@@ -1,0 +1,292 @@
+// Package engine is keep's host: it deploys workflows, schedules and runs
+// their handlers, owns every state transition (transitions.go), the
+// mutation ledger, reconciliation, approvals and recovery.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"keep/connectors"
+	"keep/engine/config"
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// Policy is DESIGN.md §8: every number a config key.
+type Policy struct {
+	MinProducerInterval time.Duration
+	MinWake, MaxWake    time.Duration
+	BackoffBase         time.Duration
+	BackoffMax          time.Duration
+	TransientRetries    int
+	ReconcileAttempts   int
+	Repairs             int
+	HandlerTimeout      time.Duration
+	StaleAfter          time.Duration
+	DefaultMutationMode string
+	ApprovalReminder    time.Duration
+	Limits              sandbox.Limits
+}
+
+// PolicyFrom turns the config file's [policy] into a Policy.
+func PolicyFrom(p config.Policy) Policy {
+	limits := sandbox.DefaultLimits()
+	limits.WallTime = p.HandlerTimeout.Duration
+	return Policy{
+		MinProducerInterval: p.MinProducerInterval.Duration,
+		MinWake:             p.MinWake.Duration,
+		MaxWake:             p.MaxWake.Duration,
+		BackoffBase:         p.BackoffBase.Duration,
+		BackoffMax:          p.BackoffMax.Duration,
+		TransientRetries:    p.TransientRetries,
+		ReconcileAttempts:   p.ReconcileAttempts,
+		Repairs:             p.Repairs,
+		HandlerTimeout:      p.HandlerTimeout.Duration,
+		StaleAfter:          p.StaleAfter.Duration,
+		DefaultMutationMode: p.DefaultMutationMode,
+		ApprovalReminder:    p.ApprovalReminder.Duration,
+		Limits:              limits,
+	}
+}
+
+// DefaultPolicy is DESIGN.md §8's defaults.
+func DefaultPolicy() Policy { return PolicyFrom(config.Default().Policy) }
+
+// Opts configures New.
+type Opts struct {
+	DB         *storage.DB
+	Connectors *connectors.Registry
+	// Policy defaults to DefaultPolicy() when zero.
+	Policy Policy
+	// Now is the clock; defaults to time.Now. Scheduling tests inject one.
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Repairer, if set, is handed logic failures (DESIGN.md §7.2).
+	Repairer Repairer
+	// Events receives the journaled notifications of DESIGN.md §9 (the bus);
+	// nil: they only reach Subscribe.
+	Events EventSink
+}
+
+// EventSink is how the engine hands a journaled notification to the bus,
+// inside the transaction that made the change.
+type EventSink interface {
+	EmitTx(tx *storage.Tx, topic, source string, payload any, correlationID string) (int64, error)
+	ScheduleAtTx(tx *storage.Tx, delay time.Duration, topic string, payload any, correlationID string) (int64, error)
+	CancelTx(tx *storage.Tx, id int64) (bool, error)
+	Wake()
+}
+
+// Engine is the host. The zero value is not usable; call New.
+type Engine struct {
+	db     *storage.DB
+	reg    *connectors.Registry
+	pol    Policy
+	now    func() time.Time
+	log    *slog.Logger
+	repair Repairer
+	events EventSink
+
+	keyPrefix string
+	inputSeq  atomic.Int64
+
+	mu      sync.Mutex
+	wfs     map[int64]*wfState
+	scripts map[scriptKey]*sandbox.Script
+
+	subs subscribers
+
+	runCtx  context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	started bool
+}
+
+type scriptKey struct {
+	workflow int64
+	version  int
+}
+
+// ErrRefused is returned when an operation is not allowed in the current
+// state (a run is active, a prompt was already answered). The CLI maps it
+// to exit code 3.
+var ErrRefused = errors.New("refused")
+
+// ErrNotFound is returned for an unknown workflow, run, mutation, event or input.
+var ErrNotFound = errors.New("not found")
+
+func refusedf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrRefused}, args...)...)
+}
+
+func notFoundf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrNotFound}, args...)...)
+}
+
+// New returns an engine on an open database. It does not start scheduling:
+// call Start for a long-running host, or Drain to run what is due and stop.
+func New(ctx context.Context, opts Opts) (*Engine, error) {
+	if opts.DB == nil || opts.Connectors == nil {
+		return nil, errors.New("engine: DB and Connectors are required")
+	}
+	if opts.Policy.HandlerTimeout == 0 {
+		opts.Policy = DefaultPolicy()
+	}
+	if opts.Policy.Limits.WallTime == 0 {
+		opts.Policy.Limits = sandbox.DefaultLimits()
+		opts.Policy.Limits.WallTime = opts.Policy.HandlerTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	e := &Engine{
+		db:      opts.DB,
+		reg:     opts.Connectors,
+		pol:     opts.Policy,
+		now:     func() time.Time { return opts.Now().UTC() },
+		log:     opts.Logger.With("component", "engine"),
+		repair:  opts.Repairer,
+		events:  opts.Events,
+		wfs:     map[int64]*wfState{},
+		scripts: map[scriptKey]*sandbox.Script{},
+	}
+	maxInput, err := e.db.Read().MaxInputID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.inputSeq.Store(maxInput)
+	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+		id, err := tx.InstallID(ctx)
+		e.keyPrefix = "keep-" + id
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if err := e.recover(ctx); err != nil {
+		return nil, fmt.Errorf("engine: recovery: %w", err)
+	}
+	return e, nil
+}
+
+// Info implements API.
+func (e *Engine) Info() Info {
+	return Info{Mode: "in-process", DBPath: e.db.Path(), PID: os.Getpid()}
+}
+
+// wfState is the in-memory scheduler state of one workflow (chapter 16
+// "In-Memory State"): lost on restart and recovered from the database.
+type wfState struct {
+	id   int64
+	wake chan struct{}
+
+	mu      sync.Mutex
+	dirty   map[string]bool // consumers with new events since their last run
+	queued  map[string]bool // producers queued by "run now"
+	running bool            // a handler of this workflow executes now
+}
+
+func (e *Engine) state(id int64) *wfState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ws, ok := e.wfs[id]
+	if !ok {
+		ws = &wfState{id: id, wake: make(chan struct{}, 1), dirty: map[string]bool{}, queued: map[string]bool{}}
+		e.wfs[id] = ws
+	}
+	return ws
+}
+
+func (ws *wfState) markDirty(consumers ...string) {
+	ws.mu.Lock()
+	for _, c := range consumers {
+		ws.dirty[c] = true
+	}
+	ws.mu.Unlock()
+}
+
+func (ws *wfState) isDirty(c string) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.dirty[c]
+}
+
+func (ws *wfState) clearDirty(c string) {
+	ws.mu.Lock()
+	delete(ws.dirty, c)
+	ws.mu.Unlock()
+}
+
+func (ws *wfState) isQueued(p string) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.queued[p]
+}
+
+func (ws *wfState) setRunning(v bool) {
+	ws.mu.Lock()
+	ws.running = v
+	ws.mu.Unlock()
+}
+
+func (ws *wfState) isRunning() bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.running
+}
+
+// poke wakes the workflow's scheduler goroutine without blocking.
+func (ws *wfState) poke() {
+	select {
+	case ws.wake <- struct{}{}:
+	default:
+	}
+}
+
+// script returns the compiled script of a workflow version, loading it from
+// the database once per version.
+func (e *Engine) script(ctx context.Context, workflowID int64, version int) (*sandbox.Script, error) {
+	key := scriptKey{workflowID, version}
+	e.mu.Lock()
+	sc, ok := e.scripts[key]
+	e.mu.Unlock()
+	if ok {
+		return sc, nil
+	}
+	v, err := e.db.Read().ScriptVersion(ctx, workflowID, version)
+	if err != nil {
+		return nil, fmt.Errorf("script version %d: %w", version, err)
+	}
+	sc, err = sandbox.Load(v.FileName, []byte(v.Source), e.loadOptions())
+	if err != nil {
+		return nil, fmt.Errorf("script version %d no longer loads: %w", version, err)
+	}
+	e.mu.Lock()
+	e.scripts[key] = sc
+	e.mu.Unlock()
+	return sc, nil
+}
+
+func (e *Engine) loadOptions() sandbox.LoadOptions {
+	var methods []sandbox.MethodSpec
+	for _, m := range e.reg.Catalog() {
+		methods = append(methods, sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind)})
+	}
+	return sandbox.LoadOptions{Methods: methods, MinInterval: e.pol.MinProducerInterval}
+}
+
+// Validate runs the static checks of `keep validate` with this engine's
+// connectors and policy, without touching the database.
+func (e *Engine) Validate(fileName string, src []byte) (*sandbox.Script, error) {
+	return sandbox.Load(fileName, src, e.loadOptions())
+}

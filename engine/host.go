@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"keep/connectors"
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// trace buffers a run's trace until the transition that records the run.
+type trace struct {
+	entries []storage.TraceEntry
+	now     func() time.Time
+}
+
+const traceArgsMax, traceResultMax = 2000, 500
+
+func (t *trace) call(phase, connector, method string, args, result any, d time.Duration, err error) {
+	e := storage.TraceEntry{At: t.now(), Phase: phase, Kind: "call", Connector: connector, Method: method,
+		Args: clip(jsonText(args), traceArgsMax), Result: clip(jsonText(result), traceResultMax), DurationMS: d.Milliseconds()}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	t.entries = append(t.entries, e)
+}
+
+func (t *trace) log(phase, level, line string) {
+	t.entries = append(t.entries, storage.TraceEntry{At: t.now(), Phase: phase, Kind: "log", Method: level, Result: line})
+}
+
+func (t *trace) note(phase, text string) {
+	t.entries = append(t.entries, storage.TraceEntry{At: t.now(), Phase: phase, Kind: "note", Result: text})
+}
+
+// take returns the buffered entries bound to a run and empties the buffer.
+func (t *trace) take(runID int64) []storage.TraceEntry {
+	out := t.entries
+	for i := range out {
+		out[i].RunID = runID
+	}
+	t.entries = nil
+	return out
+}
+
+func jsonText(v any) string {
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// publication is one ctx.publish buffered until the run commits.
+type publication struct {
+	topic     string
+	messageID string
+	payload   json.RawMessage
+	causes    []int64
+}
+
+// host is the engine side of one handler phase (sandbox.Host). Producers'
+// inputs and events and consumers' publishes are buffered here and written
+// by the transition that commits the run, so a handler that throws halfway
+// leaves nothing behind but its run record.
+type host struct {
+	e     *Engine
+	wf    *storage.Workflow
+	phase sandbox.Phase
+	// the handler's declared topics
+	publishes []string
+	subscribe []string
+	tr        *trace
+
+	inputs    []*storage.Input
+	inputKeys map[string]*storage.Input
+	pubs      []publication
+}
+
+func (h *host) phaseName() string { return string(h.phase) }
+
+func (h *host) Read(ctx context.Context, connector, method string, params map[string]any) (any, error) {
+	c, m, err := h.e.reg.Lookup(connector, method)
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "%v", err)
+	}
+	if m.Kind == connectors.Mutate {
+		return nil, connectors.Errorf(connectors.Logic, "%s.%s is a mutation, not a read", connector, method)
+	}
+	start := time.Now()
+	res, err := c.Do(ctx, connectors.Call{Method: method, Params: params})
+	h.tr.call(h.phaseName(), connector, method, params, res, time.Since(start), err)
+	if err != nil {
+		if connectors.ClassOf(err) == connectors.Uncertain {
+			// a read changes nothing: an unclear read is just a failed one
+			return nil, &connectors.Error{Class: connectors.Transient, Err: err}
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+func (h *host) RegisterInput(ctx context.Context, in sandbox.InputRequest) (string, error) {
+	if h.phase != sandbox.PhaseProducer {
+		return "", connectors.Errorf(connectors.Logic, "ctx.registerInput is only for producers, not %s", h.phase)
+	}
+	if err := h.e.reg.CheckInput(in.Source, in.Type); err != nil {
+		return "", connectors.Errorf(connectors.Logic, "ctx.registerInput: %v", err)
+	}
+	if in.ID == "" {
+		return "", connectors.Errorf(connectors.Logic, "ctx.registerInput: id is required (the item's identifier in %s)", in.Source)
+	}
+	if in.Title == "" {
+		return "", connectors.Errorf(connectors.Logic, "ctx.registerInput: title is required (what the item is, for the user)")
+	}
+	key := in.Source + "\x00" + in.Type + "\x00" + in.ID
+	if got, ok := h.inputKeys[key]; ok {
+		got.Title = in.Title
+		return strconv.FormatInt(got.ID, 10), nil
+	}
+	existing, err := h.e.db.Read().InputByKey(ctx, h.wf.ID, in.Source, in.Type, in.ID)
+	if err == nil {
+		return strconv.FormatInt(existing.ID, 10), nil
+	}
+	if err != storage.ErrNotFound {
+		return "", err
+	}
+	rec := &storage.Input{ID: h.e.inputSeq.Add(1), WorkflowID: h.wf.ID, Source: in.Source, Type: in.Type,
+		ExternalID: in.ID, Title: in.Title, CreatedAt: h.e.now()}
+	if h.inputKeys == nil {
+		h.inputKeys = map[string]*storage.Input{}
+	}
+	h.inputKeys[key] = rec
+	h.inputs = append(h.inputs, rec)
+	return strconv.FormatInt(rec.ID, 10), nil
+}
+
+func (h *host) Publish(ctx context.Context, topics []string, ev sandbox.PublishRequest) error {
+	if len(topics) == 0 {
+		return connectors.Errorf(connectors.Logic, "ctx.publish: no topic given")
+	}
+	for _, t := range topics {
+		if !slices.Contains(h.publishes, t) {
+			return connectors.Errorf(connectors.Logic, "ctx.publish: topic %q is not declared in this handler's publishes %v", t, h.publishes)
+		}
+	}
+	if ev.MessageID == "" {
+		return connectors.Errorf(connectors.Logic, "ctx.publish: messageId is required")
+	}
+	var causes []int64
+	switch h.phase {
+	case sandbox.PhaseProducer:
+		if ev.InputID == "" {
+			return connectors.Errorf(connectors.Logic, "ctx.publish: inputId is required in producers (register the input with ctx.registerInput first)")
+		}
+		id, err := h.inputOf(ctx, ev.InputID)
+		if err != nil {
+			return err
+		}
+		causes = []int64{id}
+	default:
+		if ev.InputID != "" {
+			return connectors.Errorf(connectors.Logic, "ctx.publish: inputId is for producers; a consumer's events inherit the causes of what it reserved")
+		}
+	}
+	payload := ev.Payload
+	if len(payload) == 0 {
+		payload = json.RawMessage("null")
+	}
+	for _, t := range topics {
+		h.pubs = append(h.pubs, publication{topic: t, messageID: ev.MessageID, payload: payload, causes: causes})
+	}
+	return nil
+}
+
+// inputOf resolves an inputId given to publish: one registered in this run,
+// or an existing input of this workflow.
+func (h *host) inputOf(ctx context.Context, s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err == nil {
+		for _, in := range h.inputs {
+			if in.ID == id {
+				return id, nil
+			}
+		}
+		in, err := h.e.db.Read().InputByID(ctx, id)
+		if err == nil && in.WorkflowID == h.wf.ID {
+			return id, nil
+		}
+	}
+	return 0, connectors.Errorf(connectors.Logic, "ctx.publish: inputId %q is not an input registered by this workflow", s)
+}
+
+func (h *host) Peek(ctx context.Context, topic string, limit int) ([]sandbox.Event, error) {
+	if !slices.Contains(h.subscribe, topic) {
+		return nil, connectors.Errorf(connectors.Logic, "ctx.peek: topic %q is not in this consumer's subscribe %v", topic, h.subscribe)
+	}
+	evs, err := h.e.db.Read().Peek(ctx, h.wf.ID, topic, limit)
+	if err != nil {
+		return nil, err
+	}
+	return scriptEvents(evs), nil
+}
+
+func (h *host) GetByIDs(ctx context.Context, topic string, ids []string) ([]sandbox.Event, error) {
+	if !slices.Contains(h.subscribe, topic) {
+		return nil, connectors.Errorf(connectors.Logic, "ctx.getByIds: topic %q is not in this consumer's subscribe %v", topic, h.subscribe)
+	}
+	evs, err := h.e.db.Read().EventsByMessageIDs(ctx, h.wf.ID, topic, ids)
+	if err != nil {
+		return nil, err
+	}
+	return scriptEvents(evs), nil
+}
+
+func (h *host) Log(level, line string) { h.tr.log(h.phaseName(), level, line) }
+
+func scriptEvents(evs []*storage.Event) []sandbox.Event {
+	out := make([]sandbox.Event, len(evs))
+	for i, e := range evs {
+		out[i] = sandbox.Event{MessageID: e.MessageID, Payload: e.Payload, CreatedAt: e.CreatedAt}
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"keep/connectors"
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// startMutation takes over the script's terminal call: checks every local
+// precondition, asks for approval where the grants say so, and otherwise
+// writes the in_flight row durably before performing the call.
+func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run, call *sandbox.MutationCall, tr *trace) error {
+	_, m, err := e.reg.Lookup(call.Connector, call.Method)
+	if err != nil {
+		return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "%v", err), tr)
+	}
+	params, err := json.Marshal(call.Params)
+	if err != nil {
+		return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "mutation parameters: %v", err), tr)
+	}
+	now := e.now()
+	mut := &storage.Mutation{RunID: run.ID, WorkflowID: w.ID, Connector: call.Connector, Method: call.Method,
+		Params: params, Preview: preview(m, call.Params), UITitle: uiTitle(run.PrepareResult), CreatedAt: now, UpdatedAt: now}
+	mode, reason, err := e.decide(ctx, w, call.Connector+"."+call.Method, scopeOf(m, call.Params))
+	if err != nil {
+		return err
+	}
+	if mode != "allow" {
+		return e.tAwaitApproval(ctx, w, run, mut, reason, tr)
+	}
+	if err := e.tInFlight(ctx, w, run, mut, tr); err != nil {
+		return err
+	}
+	return e.perform(ctx, ws, w, run, mut, tr)
+}
+
+// perform makes the external call of an in_flight mutation and records its
+// outcome. Neither a pause nor a shutdown interrupts it: only the handler
+// deadline does, and a deadline during the call is uncertain, not failed.
+func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, tr *trace) error {
+	conn, _, err := e.reg.Lookup(mut.Connector, mut.Method)
+	if err != nil {
+		return e.tMutationOutcome(ctx, w, run, mut, nil, connectors.Errorf(connectors.Logic, "%v", err), tr)
+	}
+	var params map[string]any
+	_ = json.Unmarshal(mut.Params, &params)
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.pol.HandlerTimeout)
+	defer cancel()
+	start := time.Now()
+	res, err := conn.Do(callCtx, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey})
+	tr.call("mutate", mut.Connector, mut.Method, params, res, time.Since(start), err)
+	if err != nil && callCtx.Err() != nil && connectors.ClassOf(err) != connectors.Uncertain {
+		err = &connectors.Error{Class: connectors.Uncertain, Err: fmt.Errorf("the handler deadline passed during the call: %w", err)}
+	}
+	if err := e.tMutationOutcome(ctx, w, run, mut, res, err, tr); err != nil {
+		return err
+	}
+	if run.Phase == "mutated" && run.Status == "active" {
+		return e.continueRun(ctx, ws, w, run)
+	}
+	return nil
+}
+
+// reconcile asks the connector whether an uncertain mutation happened.
+func (e *Engine) reconcile(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation) error {
+	conn, _, err := e.reg.Lookup(mut.Connector, mut.Method)
+	verdict, result := connectors.Unknown, any(nil)
+	var why string
+	rec, ok := conn.(connectors.Reconciler)
+	switch {
+	case err != nil:
+		why = err.Error()
+	case !ok:
+		why = "the " + mut.Connector + " connector cannot check whether this happened"
+		return e.tIndeterminate(ctx, w, mut, why)
+	default:
+		var params map[string]any
+		_ = json.Unmarshal(mut.Params, &params)
+		rctx, cancel := context.WithTimeout(ctx, e.pol.HandlerTimeout)
+		verdict, result, err = rec.Reconcile(rctx, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey})
+		cancel()
+		if err == connectors.ErrCannotCheck {
+			return e.tIndeterminate(ctx, w, mut, "this call offers no way to check whether it happened")
+		}
+		if err != nil {
+			why = err.Error()
+			verdict = connectors.Unknown
+		}
+	}
+	return e.tReconciled(ctx, ws, w, mut, verdict, result, why)
+}
+
+// decide applies the workflow's grants to a mutation (DESIGN.md §7.4):
+// allow performs it; anything else waits for the user with a reason.
+func (e *Engine) decide(ctx context.Context, w *storage.Workflow, capability, scope string) (mode, reason string, err error) {
+	grants, err := e.db.Read().Grants(ctx, w.ID)
+	if err != nil {
+		return "", "", err
+	}
+	var best *storage.Grant
+	for i, g := range grants {
+		if g.Capability == capability && scopeMatches(g.Scope, scope) && (best == nil || len(g.Scope) > len(best.Scope)) {
+			best = &grants[i]
+		}
+	}
+	if best == nil {
+		return "ask", fmt.Sprintf("the workflow has no grant for %s%s", capability, scopeText(scope)), nil
+	}
+	switch best.Mode {
+	case "deny":
+		return "ask", fmt.Sprintf("your grant denies %s%s; approving allows this one call", capability, scopeText(best.Scope)), nil
+	case "ask":
+		return "ask", "your grant for " + capability + " asks before each call", nil
+	}
+	if best.DailyLimit > 0 {
+		i := strings.LastIndex(capability, ".")
+		n, err := e.db.Read().CountMutationsSince(ctx, w.ID, capability[:i], capability[i+1:], e.now().Add(-24*time.Hour))
+		if err != nil {
+			return "", "", err
+		}
+		if n >= best.DailyLimit {
+			return "ask", fmt.Sprintf("%s is past its limit of %d a day", capability, best.DailyLimit), nil
+		}
+	}
+	return "allow", "", nil
+}
+
+// scopeMatches: an empty grant scope covers everything; otherwise the call's
+// scope must equal it or lie under it (a path prefix, a sub-domain).
+func scopeMatches(grant, call string) bool {
+	if grant == "" || grant == call {
+		return true
+	}
+	return strings.HasPrefix(call, strings.TrimSuffix(grant, "/")+"/") || strings.HasSuffix(call, "."+grant)
+}
+
+func scopeText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+func scopeOf(m connectors.Method, params map[string]any) string {
+	if m.Scope == nil {
+		return ""
+	}
+	return m.Scope(params)
+}
+
+func preview(m connectors.Method, params map[string]any) string {
+	if m.Preview != nil {
+		return m.Preview(params)
+	}
+	return clip(jsonText(params), 300)
+}
+
+func uiTitle(prepared json.RawMessage) string {
+	var pr struct {
+		UI struct {
+			Title string `json:"title"`
+		} `json:"ui"`
+	}
+	_ = json.Unmarshal(prepared, &pr)
+	return pr.UI.Title
+}

@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"keep/connectors"
+	"keep/sandbox"
+	"keep/storage"
+)
+
+var (
+	resultNone    = json.RawMessage(`{"status":"none"}`)
+	resultSkipped = json.RawMessage(`{"status":"skipped"}`)
+)
+
+func (e *Engine) invocation(handler string, phase sandbox.Phase, h *host, state, prepared, mres json.RawMessage) sandbox.Invocation {
+	return sandbox.Invocation{Handler: handler, Phase: phase, State: state, Prepared: prepared, MutationResult: mres,
+		Host: h, Limits: e.pol.Limits}
+}
+
+func (e *Engine) newRun(w *storage.Workflow, handler, typ, trigger string) *storage.Run {
+	now := e.now()
+	return &storage.Run{WorkflowID: w.ID, Handler: handler, HandlerType: typ, ScriptVersion: w.Version, Trigger: trigger,
+		Phase: "preparing", Status: "active", CreatedAt: now, UpdatedAt: now}
+}
+
+// runProducer runs one producer. Its inputs, events, state, next_run_at and
+// run record commit in one transaction, or only the failed run is recorded.
+func (e *Engine) runProducer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, p sandbox.Producer, trigger string) error {
+	ws.mu.Lock()
+	delete(ws.queued, p.Name)
+	ws.mu.Unlock()
+	tr := &trace{now: e.now}
+	run := e.newRun(w, p.Name, "producer", trigger)
+	state, err := e.db.Read().HandlerState(ctx, w.ID, p.Name)
+	if err != nil {
+		return err
+	}
+	h := &host{e: e, wf: w, phase: sandbox.PhaseProducer, publishes: p.Publishes, tr: tr}
+	out, err := sc.Run(ctx, e.invocation(p.Name, sandbox.PhaseProducer, h, state, nil, nil))
+	if err != nil {
+		return e.failRun(ctx, w, run, err, tr)
+	}
+	next := p.Schedule.Next(e.now())
+	if err := e.tCommitProducer(ctx, w, run, out, h, &next, tr); err != nil {
+		return e.failRun(ctx, w, run, err, tr)
+	}
+	e.markSubscribers(ws, sc, h.pubs)
+	e.notify(NoteRunCommitted, w.Name, fmt.Sprintf("%s: %d new inputs", p.Name, len(h.inputs)))
+	return nil
+}
+
+// markSubscribers marks dirty the consumers of the topics a run published to.
+func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publication) {
+	for _, c := range sc.Workflow.Consumers {
+		for _, p := range pubs {
+			if slices.Contains(c.Subscribe, p.topic) {
+				ws.markDirty(c.Name)
+				break
+			}
+		}
+	}
+}
+
+// runConsumer runs one consumer from prepare.
+func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, trigger string) error {
+	ws.clearDirty(c.Name)
+	tr := &trace{now: e.now}
+	run := e.newRun(w, c.Name, "consumer", trigger)
+	state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)
+	if err != nil {
+		return err
+	}
+	h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr}
+	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, state, nil, nil))
+	if err != nil {
+		return e.failRun(ctx, w, run, err, tr)
+	}
+	ids, err := e.resolveReservations(ctx, w, c, out.Prepare)
+	if err != nil {
+		return e.failRun(ctx, w, run, err, tr)
+	}
+	run.PrepareResult = out.Prepare.Raw
+	if err := e.tPrepared(ctx, w, run, ids, tr); err != nil {
+		if errors.Is(err, storage.ErrNotReservable) {
+			return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "prepare reserved an event that is not pending: %v", err), tr)
+		}
+		return err
+	}
+	if len(ids) > 0 {
+		// more may wait: a consumer that reserved something stays due
+		ws.markDirty(c.Name)
+		return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
+	}
+	run.MutationResult = resultNone
+	return e.nextPhase(ctx, ws, w, sc, c, run, tr)
+}
+
+// resolveReservations turns PrepareResult.reservations into event ids,
+// checking each against the workflow: subscribed topic, existing event,
+// pending and unreserved. A shortfall fails the run before any side effect.
+func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c sandbox.Consumer, pr *sandbox.PrepareResult) ([]int64, error) {
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, r := range pr.Reservations {
+		if !slices.Contains(c.Subscribe, r.Topic) {
+			return nil, connectors.Errorf(connectors.Logic, "prepare reserved events of topic %q, which consumer %q does not subscribe to", r.Topic, c.Name)
+		}
+		evs, err := e.db.Read().EventsByMessageIDs(ctx, w.ID, r.Topic, r.IDs)
+		if err != nil {
+			return nil, err
+		}
+		found := map[string]*storage.Event{}
+		for _, ev := range evs {
+			found[ev.MessageID] = ev
+		}
+		for _, mid := range r.IDs {
+			ev, ok := found[mid]
+			switch {
+			case !ok:
+				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which does not exist", r.Topic, mid)
+			case ev.Status != "pending":
+				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which is %s, not pending", r.Topic, mid, ev.Status)
+			case ev.ReservedBy != 0:
+				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which run %d already holds", r.Topic, mid, ev.ReservedBy)
+			}
+			if !seen[ev.ID] {
+				seen[ev.ID] = true
+				ids = append(ids, ev.ID)
+			}
+		}
+	}
+	return ids, nil
+}
+
+func (e *Engine) mutatePhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
+	h := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: tr}
+	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseMutate, h, nil, run.PrepareResult, nil))
+	if err != nil {
+		return e.failRun(ctx, w, run, err, tr)
+	}
+	if out.Mutation == nil {
+		run.MutationResult = resultNone
+		return e.nextPhase(ctx, ws, w, sc, c, run, tr)
+	}
+	return e.startMutation(ctx, ws, w, run, out.Mutation, tr)
+}
+
+// nextPhase runs next and commits the run.
+func (e *Engine) nextPhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
+	mres := run.MutationResult
+	if len(mres) == 0 {
+		mres = resultNone
+	}
+	h := &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: tr}
+	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseNext, h, nil, run.PrepareResult, mres))
+	if err != nil {
+		if run.Phase == "mutated" {
+			run.Phase = "emitting"
+		}
+		return e.failRun(ctx, w, run, err, tr)
+	}
+	wake := e.wakeFrom(run.PrepareResult, tr)
+	if err := e.tCommitConsumer(ctx, w, run, out, h.pubs, wake, tr); err != nil {
+		return err
+	}
+	e.markSubscribers(ws, sc, h.pubs)
+	e.notify(NoteRunCommitted, w.Name, c.Name+" committed")
+	return nil
+}
+
+// wakeFrom reads wakeAt from a prepare result and clamps it to policy; an
+// unparsable value is ignored with a warning in the trace.
+func (e *Engine) wakeFrom(prepared json.RawMessage, tr *trace) *time.Time {
+	var pr struct {
+		WakeAt string `json:"wakeAt"`
+	}
+	if json.Unmarshal(prepared, &pr) != nil || pr.WakeAt == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, pr.WakeAt)
+	if err != nil {
+		tr.note("prepare", fmt.Sprintf("warning: wakeAt %q is not an ISO 8601 time; ignored", pr.WakeAt))
+		return nil
+	}
+	now := e.now()
+	lo, hi := now.Add(e.pol.MinWake), now.Add(e.pol.MaxWake)
+	if t.Before(lo) {
+		t = lo
+	}
+	if t.After(hi) {
+		t = hi
+	}
+	return &t
+}
+
+// failRun records a failed phase with its class and disposition.
+func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.Run, cause error, tr *trace) error {
+	cl := classify(cause)
+	if cl == classParked {
+		// shutting down: a run with a record stays active and is recovered
+		// on the next start; one without never happened
+		return nil
+	}
+	run.Status = cl.runStatus()
+	run.Error = describe(cause)
+	tr.note(run.Phase, "failed ("+string(cl)+"): "+run.Error)
+	if err := e.tFail(ctx, w, run, cl, tr); err != nil {
+		return err
+	}
+	e.notify(NoteRunFailed, w.Name, fmt.Sprintf("%s failed: %s", run.Handler, run.Error))
+	if cl == classLogic {
+		e.maybeRepair(ctx, w, run)
+	}
+	return nil
+}
+
+func (e *Engine) backoff(n int) time.Duration {
+	d := e.pol.BackoffBase
+	for i := 1; i < n && d < e.pol.BackoffMax; i++ {
+		d *= 2
+	}
+	if d > e.pol.BackoffMax {
+		d = e.pol.BackoffMax
+	}
+	// up to 10% jitter, derived from the clock so tests stay deterministic
+	// under an injected one
+	if j := int64(d / 10); j > 0 {
+		d += time.Duration(e.now().UnixNano() % j)
+	}
+	return d
+}

@@ -1,0 +1,405 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// Start launches one scheduler goroutine per workflow. Each sleeps on its
+// own timer (the earliest next_run_at, wakeAt, back-off or reconciliation
+// deadline) and on a wake channel; nothing polls.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	if e.started {
+		e.mu.Unlock()
+		return errors.New("engine: already started")
+	}
+	e.started = true
+	e.runCtx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	e.mu.Unlock()
+	wfs, err := e.db.Read().Workflows(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range wfs {
+		e.launch(w.ID)
+	}
+	return nil
+}
+
+// Stop lets every workflow finish or park the run in hand, then returns.
+// A mutation in flight is never interrupted (perform ignores cancellation).
+func (e *Engine) Stop(ctx context.Context) error {
+	e.mu.Lock()
+	if !e.started {
+		e.mu.Unlock()
+		return nil
+	}
+	e.cancel()
+	e.mu.Unlock()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *Engine) launch(id int64) {
+	ws := e.state(id)
+	ws.mu.Lock()
+	if ws.dirty == nil {
+		ws.dirty = map[string]bool{}
+	}
+	ws.mu.Unlock()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		e.loop(ws)
+	}()
+}
+
+func (e *Engine) loop(ws *wfState) {
+	ctx := e.runCtx
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		did, next, err := e.step(ctx, ws)
+		if err != nil && ctx.Err() == nil {
+			e.log.Error("scheduler step failed", "workflow", ws.id, "err", err)
+			e.internalBlock(ctx, ws.id, err)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if did {
+			continue
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		if next != nil {
+			timer.Reset(max(next.Sub(e.now()), time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ws.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// internalBlock blocks a workflow on a bug of ours instead of spinning on it.
+func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
+	w, err := e.db.Read().WorkflowByID(ctx, id)
+	if err != nil {
+		return
+	}
+	_ = e.db.Write(ctx, func(tx *storage.Tx) error {
+		return e.setBlock(ctx, tx, w, "internal", "internal error: "+cause.Error(), w.BlockRunID, nil)
+	})
+	e.notify(NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
+}
+
+// Drain runs every active workflow until nothing is due now (future timers
+// don't count), then returns. It is `keep drain`, and the way tests step the
+// engine under an injected clock.
+func (e *Engine) Drain(ctx context.Context) error {
+	for {
+		wfs, err := e.db.Read().Workflows(ctx)
+		if err != nil {
+			return err
+		}
+		progressed := false
+		for _, w := range wfs {
+			ws := e.state(w.ID)
+			for {
+				did, _, err := e.step(ctx, ws)
+				if err != nil {
+					return fmt.Errorf("workflow %s: %w", w.Name, err)
+				}
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if !did {
+					break
+				}
+				progressed = true
+			}
+		}
+		if !progressed {
+			return nil
+		}
+	}
+}
+
+// NextDue reports the earliest time anything of any workflow becomes due,
+// nil when nothing is scheduled (tests advance their clock to it).
+func (e *Engine) NextDue(ctx context.Context) (*time.Time, error) {
+	wfs, err := e.db.Read().Workflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var best *time.Time
+	for _, w := range wfs {
+		_, next, err := e.due(ctx, e.state(w.ID), w)
+		if err != nil {
+			return nil, err
+		}
+		best = earliest(best, next)
+	}
+	return best, nil
+}
+
+func earliest(a, b *time.Time) *time.Time {
+	if a == nil {
+		return b
+	}
+	if b == nil || a.Before(*b) {
+		return a
+	}
+	return b
+}
+
+// work is the one thing a workflow should do next.
+type work struct {
+	kind     string // continue, unblock, reconcile, resend, consumer, producer
+	run      *storage.Run
+	mutation *storage.Mutation
+	handler  string
+	trigger  string
+}
+
+// step does the one thing due now for a workflow, if any. It reports
+// whether it did something and, if not, when something next becomes due.
+func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error) {
+	w, err := e.db.Read().WorkflowByID(ctx, ws.id)
+	if err != nil {
+		return false, nil, err
+	}
+	if w.Status != "active" {
+		return false, nil, nil
+	}
+	wk, next, err := e.due(ctx, ws, w)
+	if err != nil || wk == nil {
+		return false, next, err
+	}
+	ws.setRunning(true)
+	defer ws.setRunning(false)
+	return true, nil, e.do(ctx, ws, w, wk)
+}
+
+// due decides what, if anything, is due now (chapter 16 "Scheduler Logic"):
+// a run to continue first, then whatever ends a block, then consumers
+// (oldest pending event first), then producers.
+func (e *Engine) due(ctx context.Context, ws *wfState, w *storage.Workflow) (*work, *time.Time, error) {
+	q := e.db.Read()
+	now := e.now()
+	run, err := q.ActiveRun(ctx, w.ID)
+	if err == nil {
+		return &work{kind: "continue", run: run}, nil, nil
+	}
+	if !errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, err
+	}
+	switch w.BlockKind {
+	case "":
+	case "transient", "reconciliation":
+		if w.BlockRunID != 0 {
+			run, err := q.RunByID(ctx, w.BlockRunID)
+			if err != nil {
+				return nil, nil, err
+			}
+			if run.MutationID != 0 {
+				m, err := q.MutationByID(ctx, run.MutationID)
+				if err != nil {
+					return nil, nil, err
+				}
+				if (m.Status == "in_flight" || m.Status == "needs_reconcile") && m.NextAttemptAt != nil {
+					if m.NextAttemptAt.After(now) {
+						return nil, m.NextAttemptAt, nil
+					}
+					kind := "reconcile"
+					if m.Status == "in_flight" {
+						kind = "resend"
+					}
+					return &work{kind: kind, run: run, mutation: m}, nil, nil
+				}
+			}
+		}
+		if w.BlockKind == "transient" && w.RetryAt != nil {
+			if w.RetryAt.After(now) {
+				return nil, w.RetryAt, nil
+			}
+			return &work{kind: "unblock"}, nil, nil
+		}
+		return nil, nil, nil
+	default:
+		return nil, nil, nil // waits on the user
+	}
+	sc, err := e.script(ctx, w.ID, w.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	scheds, err := q.Schedules(ctx, w.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	byName := map[string]storage.Schedule{}
+	for _, s := range scheds {
+		byName[s.Handler] = s
+	}
+	var next *time.Time
+	var pick *work
+	var pickOldest int64
+	for _, c := range sc.Workflow.Consumers {
+		s := byName[c.Name]
+		woke := s.WakeAt != nil && !s.WakeAt.After(now)
+		if !ws.isDirty(c.Name) && !woke {
+			next = earliest(next, s.WakeAt)
+			continue
+		}
+		oldest, err := q.OldestPending(ctx, w.ID, c.Subscribe)
+		if err != nil {
+			return nil, nil, err
+		}
+		trigger := "event"
+		if woke {
+			trigger = "wake"
+		}
+		// among due consumers, the one with the oldest pending event first;
+		// one woken by its clock with nothing pending comes after those
+		rank := oldest
+		if rank == 0 {
+			rank = 1<<62 - 1
+		}
+		if pick == nil || rank < pickOldest {
+			pick, pickOldest = &work{kind: "consumer", handler: c.Name, trigger: trigger}, rank
+		}
+	}
+	if pick != nil {
+		return pick, nil, nil
+	}
+	for _, p := range sc.Workflow.Producers {
+		s := byName[p.Name]
+		if ws.isQueued(p.Name) {
+			return &work{kind: "producer", handler: p.Name, trigger: "manual"}, nil, nil
+		}
+		if s.NextRunAt != nil && !s.NextRunAt.After(now) {
+			return &work{kind: "producer", handler: p.Name, trigger: "schedule"}, nil, nil
+		}
+		next = earliest(next, s.NextRunAt)
+	}
+	return nil, next, nil
+}
+
+func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *work) error {
+	switch wk.kind {
+	case "continue":
+		return e.continueRun(ctx, ws, w, wk.run)
+	case "unblock":
+		if err := e.tUnblock(ctx, w, "retry", false); err != nil {
+			return err
+		}
+		e.markAllConsumers(ctx, ws, w)
+		return nil
+	case "reconcile":
+		return e.reconcile(ctx, ws, w, wk.mutation)
+	case "resend":
+		tr := &trace{now: e.now}
+		if err := e.tInFlight(ctx, w, wk.run, wk.mutation, tr); err != nil {
+			return err
+		}
+		if err := e.tSetBlockCleared(ctx, w); err != nil {
+			return err
+		}
+		return e.perform(ctx, ws, w, wk.run, wk.mutation, tr)
+	}
+	sc, err := e.script(ctx, w.ID, w.Version)
+	if err != nil {
+		return err
+	}
+	switch wk.kind {
+	case "consumer":
+		for _, c := range sc.Workflow.Consumers {
+			if c.Name == wk.handler {
+				return e.runConsumer(ctx, ws, w, sc, c, wk.trigger)
+			}
+		}
+	case "producer":
+		for _, p := range sc.Workflow.Producers {
+			if p.Name == wk.handler {
+				return e.runProducer(ctx, ws, w, sc, p, wk.trigger)
+			}
+		}
+	}
+	return fmt.Errorf("no handler %q in version %d", wk.handler, w.Version)
+}
+
+func (e *Engine) tSetBlockCleared(ctx context.Context, w *storage.Workflow) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.setBlock(ctx, tx, w, "", "", 0, nil) })
+}
+
+// continueRun carries an active run on from its phase: an approved mutation
+// is performed, an applied or skipped one goes on to next.
+func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run) error {
+	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
+	if err != nil {
+		return err
+	}
+	var c *sandbox.Consumer
+	for i := range sc.Workflow.Consumers {
+		if sc.Workflow.Consumers[i].Name == run.Handler {
+			c = &sc.Workflow.Consumers[i]
+		}
+	}
+	tr := &trace{now: e.now}
+	if c == nil {
+		return e.failRun(ctx, w, run, fmt.Errorf("run %d: handler %q is not in script version %d", run.ID, run.Handler, run.ScriptVersion), tr)
+	}
+	switch run.Phase {
+	case "mutating":
+		m, err := e.db.Read().MutationByID(ctx, run.MutationID)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", run.ID, err)
+		}
+		switch m.Status {
+		case "awaiting_approval": // approved
+			if err := e.tInFlight(ctx, w, run, m, tr); err != nil {
+				return err
+			}
+			return e.perform(ctx, ws, w, run, m, tr)
+		default:
+			return fmt.Errorf("run %d is active in mutating with its mutation %s", run.ID, m.Status)
+		}
+	case "mutated", "emitting":
+		return e.nextPhase(ctx, ws, w, sc, *c, run, tr)
+	case "prepared":
+		// parked after prepare (a pause or a stop): go on to mutate
+		return e.mutatePhase(ctx, ws, w, sc, *c, run, tr)
+	}
+	return fmt.Errorf("run %d: cannot continue from phase %s", run.ID, run.Phase)
+}
+
+// markAllConsumers marks every consumer of a workflow dirty (deploy,
+// recovery, after an unblock: triggers accumulated meanwhile).
+func (e *Engine) markAllConsumers(ctx context.Context, ws *wfState, w *storage.Workflow) {
+	sc, err := e.script(ctx, w.ID, w.Version)
+	if err != nil {
+		return
+	}
+	for _, c := range sc.Workflow.Consumers {
+		ws.markDirty(c.Name)
+	}
+}

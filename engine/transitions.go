@@ -1,0 +1,531 @@
+package engine
+
+// This file is the one module that changes run status and phase, event
+// status, mutation status, the retry pointer and a workflow's block
+// (DESIGN.md §7.0). Every function here is one transaction.
+
+import (
+	"context"
+	"errors"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"keep/connectors"
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// journal hands a notification to the bus inside the transaction that made
+// the change (DESIGN.md §9), and schedules its reminder where one is due.
+func (e *Engine) journal(tx *storage.Tx, w *storage.Workflow, topic string, payload map[string]any) error {
+	if e.events == nil {
+		return nil
+	}
+	payload["workflow"] = w.Name
+	_, err := e.events.EmitTx(tx, topic, "engine", payload, fmt.Sprint(w.ID))
+	return err
+}
+
+func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, h *host, next *time.Time, tr *trace) error {
+	now := e.now()
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		run.Phase, run.Status, run.UpdatedAt, run.ClosedAt = "committed", "committed", now, &now
+		if _, err := tx.InsertRun(ctx, run); err != nil {
+			return err
+		}
+		for _, in := range h.inputs {
+			in.CreatedBy = run.ID
+			if err := tx.InsertInput(ctx, in); err != nil {
+				return fmt.Errorf("register input: %w", err)
+			}
+		}
+		for _, p := range h.pubs {
+			if _, err := tx.PublishEvent(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, p.causes, now); err != nil {
+				return err
+			}
+		}
+		if out.StateReturned {
+			if err := tx.SetHandlerState(ctx, w.ID, run.Handler, out.State, now); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetNextRun(ctx, w.ID, run.Handler, next); err != nil {
+			return err
+		}
+		if err := e.clearAfterSuccess(ctx, tx, w); err != nil {
+			return err
+		}
+		return tx.AddTrace(ctx, tr.take(run.ID))
+	})
+}
+
+// clearAfterSuccess resets the persisted retry counters after a success.
+func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *storage.Workflow) error {
+	if w.TransientFailures == 0 && w.Repairs == 0 {
+		return nil
+	}
+	w.TransientFailures, w.Repairs = 0, 0
+	return tx.SetCounters(ctx, w.ID, 0, 0)
+}
+
+// tPrepared records a consumer run at its first checkpoint: the run, its
+// prepare result and its reservations, pinned together.
+func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storage.Run, eventIDs []int64, tr *trace) error {
+	now := e.now()
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		run.Phase, run.UpdatedAt = "prepared", now
+		if _, err := tx.InsertRun(ctx, run); err != nil {
+			return err
+		}
+		if err := tx.Reserve(ctx, w.ID, run.ID, eventIDs, now); err != nil {
+			return err
+		}
+		return tx.AddTrace(ctx, tr.take(run.ID))
+	})
+}
+
+// tFail records a failed run and disposes of its events (DESIGN.md §7.2):
+// after the mutation (applied or skipped) they stay reserved for a retry at
+// emitting; before it, they are released for a fresh prepare. Runs with an
+// unresolved mutation never come here: they are paused, not failed.
+func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Run, cl class, tr *trace) error {
+	now := e.now()
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		run.UpdatedAt = now
+		if run.ID == 0 {
+			if _, err := tx.InsertRun(ctx, run); err != nil {
+				return err
+			}
+		} else if err := tx.UpdateRun(ctx, run); err != nil {
+			return err
+		}
+		if !pastMutation(run) {
+			if _, err := tx.Release(ctx, run.ID, now); err != nil {
+				return err
+			}
+		}
+		kind, reason := cl.blockKind(), run.Handler+": "+run.Error
+		var retryAt *time.Time
+		if cl == classTransient {
+			w.TransientFailures++
+			if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
+				return err
+			}
+			if w.TransientFailures <= e.pol.TransientRetries {
+				t := now.Add(e.backoff(w.TransientFailures))
+				retryAt = &t
+			} else {
+				reason = fmt.Sprintf("gave up after %d attempts: %s", w.TransientFailures, reason)
+			}
+		}
+		if err := e.setBlock(ctx, tx, w, kind, reason, run.ID, retryAt); err != nil {
+			return err
+		}
+		if err := tx.AddTrace(ctx, tr.take(run.ID)); err != nil {
+			return err
+		}
+		return e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "handler": run.Handler, "error": run.Error, "class": string(cl)})
+	})
+}
+
+func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind, reason string, runID int64, retryAt *time.Time) error {
+	w.BlockKind, w.BlockReason, w.BlockRunID, w.RetryAt = kind, reason, runID, retryAt
+	if err := tx.SetBlock(ctx, w.ID, kind, reason, runID, retryAt, e.now()); err != nil {
+		return err
+	}
+	if needsUser(w) {
+		return e.journal(tx, w, "workflow.needs_attention", map[string]any{"run": runID, "kind": kind, "reason": reason})
+	}
+	return nil
+}
+
+// needsUser: the block waits on a person, not on a timer of ours.
+func needsUser(w *storage.Workflow) bool {
+	switch w.BlockKind {
+	case "":
+		return false
+	case "transient":
+		return w.RetryAt == nil
+	case "reconciliation":
+		return false // the reconciler owns it until it gives up (then the mutation is indeterminate)
+	}
+	return true
+}
+
+func pastMutation(run *storage.Run) bool {
+	var r struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(run.MutationResult, &r)
+	return r.Status == "applied" || r.Status == "skipped"
+}
+
+func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string, tr *trace) error {
+	now := e.now()
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		mut.Status = "awaiting_approval"
+		if err := tx.InsertMutation(ctx, mut, e.keyPrefix); err != nil {
+			return err
+		}
+		run.Phase, run.Status, run.MutationID, run.UpdatedAt = "mutating", "paused:approval", mut.ID, now
+		if err := tx.UpdateRun(ctx, run); err != nil {
+			return err
+		}
+		if err := e.setBlock(ctx, tx, w, "approval", "waiting for approval: "+reason, run.ID, nil); err != nil {
+			return err
+		}
+		tr.note("mutate", "waiting for approval: "+reason)
+		if err := tx.AddTrace(ctx, tr.take(run.ID)); err != nil {
+			return err
+		}
+		return e.journal(tx, w, "approval.requested", map[string]any{"run": run.ID, "mutation": mut.ID,
+			"text": fmt.Sprintf("%s wants to %s", w.Name, titleOr(mut)), "preview": mut.Preview})
+	})
+	if err == nil {
+		e.notify(NoteApproval, w.Name, fmt.Sprintf("%s: approve %s?", w.Name, titleOr(mut)))
+	}
+	return err
+}
+
+func titleOr(m *storage.Mutation) string {
+	if m.UITitle != "" {
+		return m.UITitle
+	}
+	return m.Connector + "." + m.Method + " " + m.Preview
+}
+
+// tInFlight writes the ledger row durably before the external call. A new
+// mutation is inserted; an approved one moves on from awaiting_approval.
+func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, tr *trace) error {
+	now := e.now()
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		mut.Status, mut.UpdatedAt = "in_flight", now
+		mut.Attempts++
+		if mut.ID == 0 {
+			if err := tx.InsertMutation(ctx, mut, e.keyPrefix); err != nil {
+				return err
+			}
+		} else if err := tx.UpdateMutation(ctx, mut); err != nil {
+			return err
+		}
+		run.Phase, run.Status, run.MutationID, run.UpdatedAt = "mutating", "active", mut.ID, now
+		if err := tx.UpdateRun(ctx, run); err != nil {
+			return err
+		}
+		return tx.AddTrace(ctx, tr.take(run.ID))
+	})
+}
+
+// tMutationOutcome records what the call did (DESIGN.md §6 outcome map).
+func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, callErr error, tr *trace) error {
+	now := e.now()
+	cls := connectors.ClassOf(callErr)
+	var notice string
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		mut.UpdatedAt, run.UpdatedAt = now, now
+		switch cls {
+		case "": // applied
+			mut.Status, mut.ResolvedBy, mut.Error, mut.NextAttemptAt = "applied", "host", "", nil
+			mut.Result = mustJSON(res)
+			run.Phase, run.Status = "mutated", "active"
+			run.MutationResult = appliedResult(mut.Result)
+		case connectors.Uncertain, connectors.Internal:
+			// it may have reached the other side: never "failed"
+			mut.Status, mut.Error = "needs_reconcile", callErr.Error()
+			mut.NextAttemptAt = &now
+			run.Status = "paused:reconciliation"
+			if err := e.setBlock(ctx, tx, w, "reconciliation", "checking whether "+titleOr(mut)+" happened", run.ID, nil); err != nil {
+				return err
+			}
+			notice = NoteNeedsReconcile
+			if err := e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": mut.ID, "error": mut.Error}); err != nil {
+				return err
+			}
+		case connectors.Transient:
+			// nothing was done: the host sends the same call again after a
+			// back-off; the row stays in_flight so a crash meanwhile is
+			// reconciled, never blindly repeated
+			mut.Error = callErr.Error()
+			if mut.Attempts > e.pol.TransientRetries {
+				mut.Status, mut.ResolvedBy, mut.NextAttemptAt = "failed", "host", nil
+				mut.Error = fmt.Sprintf("gave up after %d attempts: %s", mut.Attempts, mut.Error)
+				run.Status, run.Error = "paused:transient", mut.Error
+				if _, err := tx.Release(ctx, run.ID, now); err != nil {
+					return err
+				}
+				if err := e.setBlock(ctx, tx, w, "transient", run.Handler+": "+mut.Error, run.ID, nil); err != nil {
+					return err
+				}
+				break
+			}
+			delay := e.backoff(mut.Attempts)
+			var ce *connectors.Error
+			if errors.As(callErr, &ce) && ce.RetryAfter > delay {
+				delay = ce.RetryAfter
+			}
+			t := now.Add(delay)
+			mut.NextAttemptAt = &t
+			run.Status, run.Error = "paused:transient", mut.Error
+			if err := e.setBlock(ctx, tx, w, "transient", "will send "+titleOr(mut)+" again: "+mut.Error, run.ID, &t); err != nil {
+				return err
+			}
+		default: // logic, auth, permission: a definite refusal, nothing done
+			mut.Status, mut.ResolvedBy, mut.Error, mut.NextAttemptAt = "failed", "host", callErr.Error(), nil
+			cl := classify(callErr)
+			run.Status, run.Error = cl.runStatus(), fmt.Sprintf("%s.%s refused: %s", mut.Connector, mut.Method, callErr)
+			if _, err := tx.Release(ctx, run.ID, now); err != nil {
+				return err
+			}
+			if err := e.setBlock(ctx, tx, w, cl.blockKind(), run.Handler+": "+run.Error, run.ID, nil); err != nil {
+				return err
+			}
+			notice = NoteRunFailed
+			if err := e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "mutation": mut.ID, "error": run.Error, "class": string(cl)}); err != nil {
+				return err
+			}
+		}
+		if err := tx.UpdateMutation(ctx, mut); err != nil {
+			return err
+		}
+		if err := tx.UpdateRun(ctx, run); err != nil {
+			return err
+		}
+		return tx.AddTrace(ctx, tr.take(run.ID))
+	})
+	if err == nil && notice != "" {
+		e.notify(notice, w.Name, titleOr(mut)+": "+mut.Error)
+	}
+	if err == nil && cls == connectors.Logic && run.Status == "failed:logic" {
+		e.maybeRepair(ctx, w, run)
+	}
+	return err
+}
+
+func appliedResult(result json.RawMessage) json.RawMessage {
+	if len(result) == 0 {
+		result = json.RawMessage("null")
+	}
+	return json.RawMessage(`{"status":"applied","result":` + string(result) + `}`)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+// tIndeterminate hands an uncertain mutation to the user.
+func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *storage.Mutation, why string) error {
+	now := e.now()
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		mut.Status, mut.NextAttemptAt, mut.UpdatedAt = "indeterminate", nil, now
+		mut.Error = why
+		if err := tx.UpdateMutation(ctx, mut); err != nil {
+			return err
+		}
+		if err := e.setBlock(ctx, tx, w, "reconciliation", "needs you: did "+titleOr(mut)+" happen? "+why, w.BlockRunID, nil); err != nil {
+			return err
+		}
+		return e.journal(tx, w, "mutation.indeterminate", map[string]any{"mutation": mut.ID, "text": "Did " + titleOr(mut) + " happen?", "reason": why})
+	})
+	if err == nil {
+		e.notify(NoteIndeterminate, w.Name, "did "+titleOr(mut)+" happen? "+why)
+	}
+	return err
+}
+
+// tReconciled records one reconciliation attempt.
+func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, v connectors.Verdict, result any, why string) error {
+	switch v {
+	case connectors.Applied:
+		return e.settle(ctx, ws, w, mut, "applied", "reconciler", mustJSON(result), "")
+	case connectors.NotApplied:
+		return e.settle(ctx, ws, w, mut, "failed", "reconciler", nil, "the connector found it did not happen")
+	}
+	mut.ReconcileAttempts++
+	if why == "" {
+		why = "the connector could not tell yet"
+	}
+	if mut.ReconcileAttempts >= e.pol.ReconcileAttempts {
+		return e.tIndeterminate(ctx, w, mut, fmt.Sprintf("%d checks could not confirm it (%s)", mut.ReconcileAttempts, why))
+	}
+	now := e.now()
+	t := now.Add(e.backoff(mut.ReconcileAttempts))
+	mut.NextAttemptAt, mut.UpdatedAt, mut.Error = &t, now, why
+	return e.db.Write(ctx, func(tx *storage.Tx) error { return tx.UpdateMutation(ctx, mut) })
+}
+
+// settle resolves an open mutation (by the reconciler or the user) and
+// moves the run that carries it on: applied or skipped → the run resumes at
+// next; failed → its events are released and a fresh run prepares again.
+func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, status, by string, result json.RawMessage, why string) error {
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		run, err := carrier(ctx, tx.Q, mut)
+		if err != nil {
+			return err
+		}
+		return e.settleTx(ctx, tx, w, mut, run, status, by, result, why)
+	})
+	if err == nil {
+		if status == "failed" {
+			e.markAllConsumers(ctx, ws, w)
+		}
+		e.notify(NoteChanged, w.Name, titleOr(mut)+": "+status)
+		ws.poke()
+	}
+	return err
+}
+
+func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, status, by string, result json.RawMessage, why string) error {
+	now := e.now()
+	mut.Status, mut.ResolvedBy, mut.NextAttemptAt, mut.UpdatedAt = status, by, nil, now
+	if why != "" {
+		mut.Error = why
+	}
+	if status == "applied" {
+		mut.Result = result
+	}
+	if err := tx.UpdateMutation(ctx, mut); err != nil {
+		return err
+	}
+	run.UpdatedAt = now
+	switch status {
+	case "applied":
+		run.Phase, run.Status, run.MutationResult = "mutated", "active", appliedResult(result)
+	case "skipped":
+		run.Phase, run.Status, run.MutationResult = "mutated", "active", resultSkipped
+	case "failed":
+		run.ClosedAt = &now
+		if run.Error == "" {
+			run.Error = "the mutation did not happen: " + why
+		}
+		if _, err := tx.Release(ctx, run.ID, now); err != nil {
+			return err
+		}
+	}
+	if err := tx.UpdateRun(ctx, run); err != nil {
+		return err
+	}
+	return e.setBlock(ctx, tx, w, "", "", 0, nil)
+}
+
+func paramsOf(m *storage.Mutation) map[string]any {
+	var p map[string]any
+	_ = json.Unmarshal(m.Params, &p)
+	return p
+}
+
+// carrier is the open run that carries a mutation now: its own run, or the
+// retry or recovery run that took it over.
+func carrier(ctx context.Context, q storage.Q, mut *storage.Mutation) (*storage.Run, error) {
+	runs, err := q.RunsCarrying(ctx, mut.ID)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].ClosedAt == nil {
+			return runs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("mutation %d: no open run carries it", mut.ID)
+}
+
+// tCommitConsumer is the consumer's commit: events consumed (or skipped),
+// state, the run committed, published events with inherited causes, and
+// wakeAt (cleared when prepare gave none), all in one transaction.
+func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace) error {
+	now := e.now()
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		status := "consumed"
+		if string(run.MutationResult) == string(resultSkipped) {
+			status = "skipped"
+		}
+		if err := tx.Consume(ctx, run.ID, status, now); err != nil {
+			return err
+		}
+		if out.StateReturned {
+			if err := tx.SetHandlerState(ctx, w.ID, run.Handler, out.State, now); err != nil {
+				return err
+			}
+		}
+		causes, err := tx.CausesOfRun(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+		for _, p := range pubs {
+			if _, err := tx.PublishEvent(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, causes, now); err != nil {
+				return err
+			}
+		}
+		run.Phase, run.Status, run.UpdatedAt, run.ClosedAt = "committed", "committed", now, &now
+		if run.ID == 0 {
+			if _, err := tx.InsertRun(ctx, run); err != nil {
+				return err
+			}
+		} else if err := tx.UpdateRun(ctx, run); err != nil {
+			return err
+		}
+		if err := tx.SetWake(ctx, w.ID, run.Handler, wake); err != nil {
+			return err
+		}
+		if err := e.clearAfterSuccess(ctx, tx, w); err != nil {
+			return err
+		}
+		return tx.AddTrace(ctx, tr.take(run.ID))
+	})
+}
+
+// tRetryForward starts the retry of a run that failed after its mutation:
+// a new run at emitting with the prepare and mutation results copied, the
+// old run's events taken over (chapter 16 phase reset).
+func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage.Run, trigger string) (*storage.Run, error) {
+	now := e.now()
+	old.ClosedAt, old.UpdatedAt = &now, now
+	if err := tx.UpdateRun(ctx, old); err != nil {
+		return nil, err
+	}
+	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: old.ScriptVersion,
+		RetryOf: old.ID, MutationID: old.MutationID, Trigger: trigger, Phase: "emitting", Status: "active",
+		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
+	if _, err := tx.InsertRun(ctx, r); err != nil {
+		return nil, err
+	}
+	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
+}
+
+// tUnblock lifts a block whose cause is over (a back-off that ran out, the
+// user's retry): a run past its mutation is retried forward; otherwise the
+// failed run is closed (its events were released when it failed).
+func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger string, resetCounters bool) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if w.BlockRunID != 0 {
+			run, err := tx.RunByID(ctx, w.BlockRunID)
+			if err != nil {
+				return err
+			}
+			if run.ClosedAt == nil && run.Status != "active" {
+				if pastMutation(run) && run.HandlerType == "consumer" {
+					if _, err := e.tRetryForward(ctx, tx, run, trigger); err != nil {
+						return err
+					}
+				} else {
+					now := e.now()
+					run.ClosedAt, run.UpdatedAt = &now, now
+					if err := tx.UpdateRun(ctx, run); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if resetCounters {
+			w.TransientFailures, w.Repairs = 0, 0
+			if err := tx.SetCounters(ctx, w.ID, 0, 0); err != nil {
+				return err
+			}
+		}
+		return e.setBlock(ctx, tx, w, "", "", 0, nil)
+	})
+}
