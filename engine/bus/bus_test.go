@@ -323,6 +323,26 @@ func TestDelivery(t *testing.T) {
 		}
 	})
 
+	t.Run("an event written without a wake is found by the fallback poll", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, bus.Opts{PollInterval: 20 * time.Millisecond})
+		r := newRecorder()
+		b.bus.Subscribe("t", r.handler("h", nil))
+		b.start(t)
+		b.settle(t)
+		var id int64
+		if err := b.db.Write(b.ctx, func(tx *storage.Tx) (err error) {
+			id, err = b.bus.EmitTx(tx, "t", "engine", nil, "")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// no Wake: a caller that forgot it is late, never lost
+		if ev := receive(t, r.got); ev.ID != id {
+			t.Fatalf("event %+v", ev)
+		}
+	})
+
 	t.Run("an invalid emit is refused before anything is written", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, bus.Opts{})

@@ -176,20 +176,26 @@ func (b *Bus) deliverBatch(ctx context.Context, evs []storage.JournalEvent) erro
 	record := context.WithoutCancel(ctx)
 	for i, ev := range evs {
 		if ctx.Err() != nil {
-			return b.db.Write(record, func(tx *storage.Tx) error {
-				for _, rest := range evs[i:] {
-					if err := tx.ReleaseJournalEvent(record, rest.ID); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			return b.release(record, evs[i:])
 		}
 		if err := b.deliver(ctx, record, ev); err != nil {
-			return err
+			// The outcome could not be recorded: deliver this one and the
+			// rest again rather than leave them processing until a restart.
+			return errors.Join(err, b.release(record, evs[i:]))
 		}
 	}
 	return nil
+}
+
+func (b *Bus) release(ctx context.Context, evs []storage.JournalEvent) error {
+	return b.db.Write(ctx, func(tx *storage.Tx) error {
+		for _, ev := range evs {
+			if err := tx.ReleaseJournalEvent(ctx, ev.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // deliver runs every subscriber of ev's topic in order and records the
