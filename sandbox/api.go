@@ -12,6 +12,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/dop251/goja"
 )
 
 // Phase is the handler phase being run.
@@ -98,7 +100,10 @@ type Script struct {
 	// Capabilities lists the "connector.method" mutators the source calls,
 	// sorted, read statically from the source (for grants on deploy).
 	Capabilities []string
-	// unexported: the compiled *goja.Program and the method table
+
+	program  *goja.Program
+	methods  map[string]map[string]MethodKind // connector → method → kind
+	handlers map[string]handlerDecl           // producer or consumer name
 }
 
 // Event is a topic event as a script sees it.
@@ -242,6 +247,8 @@ type Error struct {
 	Line    int
 	Col     int
 	Stack   string
+
+	cause error // context.Canceled or DeadlineExceeded, for errors.Is
 }
 
 // Run-time and load-time API, implemented in the other files of this package:

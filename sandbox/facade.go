@@ -1,0 +1,361 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/dop251/goja"
+)
+
+// rule is one cell of the phase matrix (chapters 06/06b; 06b wins: mutate
+// makes zero or one mutator call and reads nothing).
+type rule struct {
+	phases []Phase
+	reason string // why it is refused elsewhere
+}
+
+var (
+	ruleRegisterInput = rule{[]Phase{PhaseProducer}, "inputs are registered by producers"}
+	rulePublish       = rule{[]Phase{PhaseProducer, PhaseNext}, "events are published by producers and in next"}
+	ruleTopicRead     = rule{[]Phase{PhasePrepare}, "topic reads only happen in prepare"}
+	ruleMutate        = rule{[]Phase{PhaseMutate}, "mutations only happen in mutate"}
+)
+
+func readRule(phase Phase) rule {
+	r := rule{phases: []Phase{PhaseProducer, PhasePrepare}, reason: "external reads happen in producers and prepare"}
+	if phase == PhaseMutate {
+		r.reason = "mutate does no external reads: read in prepare and pass what mutate needs in data"
+	}
+	return r
+}
+
+func kindRule(kind MethodKind, phase Phase) rule {
+	if kind == KindMutate {
+		return ruleMutate
+	}
+	return readRule(phase)
+}
+
+type hostFunc = func(call goja.FunctionCall) goja.Value
+
+// newCtx builds the phase's ctx. Every operation and every connector method
+// is present in every phase; those the phase does not allow end the run when
+// called, so the message can name the operation and the phase.
+func (r *run) newCtx() *goja.Object {
+	ctx := r.vm.NewObject()
+	set := func(obj *goja.Object, name, op string, ru rule, f hostFunc) {
+		_ = obj.Set(name, r.guarded(op, ru, f))
+	}
+	set(ctx, "registerInput", "ctx.registerInput", ruleRegisterInput, r.registerInput)
+	set(ctx, "publish", "ctx.publish", rulePublish, r.publish)
+	set(ctx, "peek", "ctx.peek", ruleTopicRead, r.peek)
+	set(ctx, "getByIds", "ctx.getByIds", ruleTopicRead, r.getByIDs)
+
+	conns := make([]string, 0, len(r.s.methods))
+	for c := range r.s.methods {
+		conns = append(conns, c)
+	}
+	sort.Strings(conns)
+	for _, c := range conns {
+		if builtinOps[c] {
+			continue // a connector may not shadow a ctx operation
+		}
+		obj := r.vm.NewObject()
+		for m, kind := range r.s.methods[c] {
+			op := "ctx." + c + "." + m
+			set(obj, m, op, kindRule(kind, r.inv.Phase), r.connectorCall(c, m, kind))
+		}
+		_ = ctx.Set(c, obj)
+	}
+	return ctx
+}
+
+// guarded wraps a host function with the checks every one of them needs.
+func (r *run) guarded(op string, ru rule, f hostFunc) hostFunc {
+	return func(call goja.FunctionCall) goja.Value {
+		if r.sup.halted() {
+			return goja.Undefined()
+		}
+		if !slices.Contains(ru.phases, r.inv.Phase) {
+			r.fail(op, "%s is not allowed in %s (%s)", op, r.inv.Phase, ru.reason)
+			return goja.Undefined()
+		}
+		return f(call)
+	}
+}
+
+// fail ends the run with a logic error the script cannot catch, positioned
+// at the script's call.
+func (r *run) fail(op, format string, args ...any) {
+	e := &Error{Kind: ErrLogic, Op: op, Message: fmt.Sprintf(format, args...)}
+	e.Line, e.Col = framePos(r.vm.CaptureCallStack(0, nil))
+	r.sup.stop(e)
+}
+
+// hostFail ends the run with the host's error, wrapped unchanged. An error
+// that comes from the phase deadline or a cancellation is reported as such.
+func (r *run) hostFail(op string, err error) {
+	if ctxErr := r.hctx.Err(); ctxErr != nil {
+		kind, msg := ErrCancelled, "cancelled during "+op
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			kind, msg = ErrTimeout, fmt.Sprintf("ran past the wall time of %s during %s", r.lim.WallTime, op)
+		}
+		r.sup.stop(&Error{Kind: kind, Op: op, Message: msg, cause: err})
+		return
+	}
+	r.sup.stop(fmt.Errorf("%s: %s: %w", r.where(), op, err))
+}
+
+func (r *run) registerInput(call goja.FunctionCall) goja.Value {
+	const op = "ctx.registerInput"
+	obj, ok := call.Argument(0).(*goja.Object)
+	if !ok || isArray(obj) {
+		r.fail(op, "%s takes one object { source, type, id, title }", op)
+		return goja.Undefined()
+	}
+	var in InputRequest
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"source", &in.Source}, {"type", &in.Type}, {"id", &in.ID}, {"title", &in.Title}} {
+		v := obj.Get(f.name)
+		if isAbsent(v) || !(isString(v) || isNumber(v) && f.name == "id") || v.String() == "" {
+			r.fail(op, "%s needs %s as a non-empty string", op, f.name)
+			return goja.Undefined()
+		}
+		*f.dst = v.String()
+	}
+	id, err := r.inv.Host.RegisterInput(r.hctx, in)
+	if err != nil {
+		r.hostFail(op, err)
+		return goja.Undefined()
+	}
+	return r.vm.ToValue(id)
+}
+
+func (r *run) publish(call goja.FunctionCall) goja.Value {
+	const op = "ctx.publish"
+	var topics []string
+	switch t := call.Argument(0); {
+	case isString(t):
+		topics = []string{t.String()}
+	default:
+		list, ok := stringArray(t)
+		if !ok || len(list) == 0 {
+			r.fail(op, "%s takes a topic or an array of topics first", op)
+			return goja.Undefined()
+		}
+		topics = list
+	}
+	for _, t := range topics {
+		if !slices.Contains(r.decl.publishes, t) {
+			r.fail(op, "%s: topic %q is not among the publishes of %s (%v)", op, t, r.handlerKind(), r.decl.publishes)
+			return goja.Undefined()
+		}
+	}
+	ev, ok := call.Argument(1).(*goja.Object)
+	if !ok || isArray(ev) {
+		r.fail(op, "%s takes { messageId, payload } after the topic", op)
+		return goja.Undefined()
+	}
+	var req PublishRequest
+	mid := ev.Get("messageId")
+	if isAbsent(mid) || !(isString(mid) || isNumber(mid)) || mid.String() == "" {
+		r.fail(op, "%s needs a messageId (a non-empty string)", op)
+		return goja.Undefined()
+	}
+	req.MessageID = mid.String()
+	in := ev.Get("inputId")
+	switch {
+	case !r.decl.consumer && (isAbsent(in) || !isString(in) || in.String() == ""):
+		r.fail(op, "%s from a producer needs the inputId that ctx.registerInput returned", op)
+		return goja.Undefined()
+	case r.decl.consumer && !isAbsent(in):
+		r.fail(op, "%s in next takes no inputId: events published in next are caused by the reserved events' inputs", op)
+		return goja.Undefined()
+	case !r.decl.consumer:
+		req.InputID = in.String()
+	}
+	payload, err := r.toJSON(ev.Get("payload"), "the payload", r.lim.MaxPayload)
+	if err != nil {
+		r.failWith(op, err)
+		return goja.Undefined()
+	}
+	req.Payload = payload
+	if err := r.inv.Host.Publish(r.hctx, topics, req); err != nil {
+		r.hostFail(op, err)
+	}
+	return goja.Undefined()
+}
+
+func (r *run) peek(call goja.FunctionCall) goja.Value {
+	const op = "ctx.peek"
+	topic, ok := r.subscribedTopic(op, call.Argument(0))
+	if !ok {
+		return goja.Undefined()
+	}
+	limit := r.lim.DefaultPeek
+	switch o := call.Argument(1).(type) {
+	case *goja.Object:
+		if l := o.Get("limit"); !isAbsent(l) {
+			f := l.ToFloat()
+			if !isNumber(l) || f != float64(int64(f)) || f < 1 {
+				r.fail(op, "%s: limit must be a whole number of at least 1", op)
+				return goja.Undefined()
+			}
+			if f > float64(r.lim.MaxPeek) {
+				r.fail(op, "%s: limit %v is over the largest allowed, %d", op, f, r.lim.MaxPeek)
+				return goja.Undefined()
+			}
+			limit = int(f)
+		}
+	default:
+		if !isAbsent(o) {
+			r.fail(op, "%s takes { limit } after the topic", op)
+			return goja.Undefined()
+		}
+	}
+	evs, err := r.inv.Host.Peek(r.hctx, topic, limit)
+	if err != nil {
+		r.hostFail(op, err)
+		return goja.Undefined()
+	}
+	return r.events(op, evs)
+}
+
+func (r *run) getByIDs(call goja.FunctionCall) goja.Value {
+	const op = "ctx.getByIds"
+	topic, ok := r.subscribedTopic(op, call.Argument(0))
+	if !ok {
+		return goja.Undefined()
+	}
+	idsVal := call.Argument(1)
+	if o, isObj := idsVal.(*goja.Object); isObj && !isArray(o) {
+		idsVal = o.Get("ids")
+	}
+	ids, ok := stringArray(idsVal)
+	if !ok {
+		r.fail(op, "%s takes an array of message ids after the topic", op)
+		return goja.Undefined()
+	}
+	if len(ids) > r.lim.MaxPeek {
+		r.fail(op, "%s: %d ids is over the largest allowed, %d", op, len(ids), r.lim.MaxPeek)
+		return goja.Undefined()
+	}
+	evs, err := r.inv.Host.GetByIDs(r.hctx, topic, ids)
+	if err != nil {
+		r.hostFail(op, err)
+		return goja.Undefined()
+	}
+	return r.events(op, evs)
+}
+
+func (r *run) subscribedTopic(op string, v goja.Value) (string, bool) {
+	if !isString(v) {
+		r.fail(op, "%s takes a topic name first", op)
+		return "", false
+	}
+	t := v.String()
+	if !slices.Contains(r.decl.subscribe, t) {
+		r.fail(op, "%s: topic %q is not among the topics consumer %q subscribes to (%v)", op, t, r.inv.Handler, r.decl.subscribe)
+		return "", false
+	}
+	return t, true
+}
+
+// scriptEvent is an Event as the script sees it: createdAt as an ISO string.
+type scriptEvent struct {
+	MessageID string          `json:"messageId"`
+	Payload   json.RawMessage `json:"payload"`
+	CreatedAt string          `json:"createdAt"`
+}
+
+func (r *run) events(op string, evs []Event) goja.Value {
+	out := make([]scriptEvent, len(evs))
+	for i, e := range evs {
+		out[i] = scriptEvent{MessageID: e.MessageID, Payload: e.Payload, CreatedAt: e.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z")}
+	}
+	return r.handOver(op, out)
+}
+
+// handOver gives a host value to the script as JSON would: checked against
+// MaxResult, then parsed by the runtime.
+func (r *run) handOver(op string, v any) goja.Value {
+	b, err := json.Marshal(v)
+	if err != nil {
+		r.hostFail(op, fmt.Errorf("result cannot be encoded as JSON: %w", err))
+		return goja.Undefined()
+	}
+	if len(b) > r.lim.MaxResult {
+		r.fail(op, "%s returned %d bytes of JSON, over the limit of %d bytes; ask for less", op, len(b), r.lim.MaxResult)
+		return goja.Undefined()
+	}
+	val, err := r.parse(goja.Undefined(), r.vm.ToValue(string(b)))
+	if err != nil {
+		r.hostFail(op, fmt.Errorf("result cannot be decoded: %w", err))
+		return goja.Undefined()
+	}
+	return val
+}
+
+// connectorCall is ctx.<connector>.<method>(params).
+func (r *run) connectorCall(conn, method string, kind MethodKind) hostFunc {
+	op := "ctx." + conn + "." + method
+	return func(call goja.FunctionCall) goja.Value {
+		params := map[string]any{}
+		switch p := call.Argument(0); {
+		case goja.IsUndefined(p):
+		case isObject(p) && !isArray(p) && !isFunction(p):
+			raw, err := r.toJSON(p, "the params of "+op, 0)
+			if err != nil {
+				r.failWith(op, err)
+				return goja.Undefined()
+			}
+			if err := json.Unmarshal(raw, &params); err != nil {
+				r.fail(op, "%s: params are not a JSON object: %v", op, err)
+				return goja.Undefined()
+			}
+		default:
+			r.fail(op, "%s takes one object of parameters", op)
+			return goja.Undefined()
+		}
+		if kind == KindMutate {
+			// Terminal (06b): record the call, stop the script; the host
+			// performs it. Nothing after this line of the script runs.
+			r.mutation = &MutationCall{Connector: conn, Method: method, Params: params}
+			r.sup.stop(errTerminal)
+			return goja.Undefined()
+		}
+		res, err := r.inv.Host.Read(r.hctx, conn, method, params)
+		if err != nil {
+			r.hostFail(op, err)
+			return goja.Undefined()
+		}
+		if r.sup.halted() {
+			return goja.Undefined()
+		}
+		return r.handOver(op, res)
+	}
+}
+
+// failWith ends the run with an error from a value check (toJSON).
+func (r *run) failWith(op string, err error) {
+	if e, ok := err.(*Error); ok {
+		e.Op = op
+		e.Line, e.Col = framePos(r.vm.CaptureCallStack(0, nil))
+		r.sup.stop(e)
+		return
+	}
+	r.sup.stop(err)
+}
+
+func (r *run) handlerKind() string {
+	if r.decl.consumer {
+		return fmt.Sprintf("consumer %q", r.inv.Handler)
+	}
+	return fmt.Sprintf("producer %q", r.inv.Handler)
+}

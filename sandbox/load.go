@@ -1,0 +1,181 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// loadWallTime bounds the evaluation of a file's top level at load time; the
+// top level only builds the declaration, so this is generous.
+const loadWallTime = 10 * time.Second
+
+// wfGlobal is the IIFE global esbuild assigns the module's exports to.
+const wfGlobal = "__wf"
+
+// Load transforms, compiles and validates a workflow file. Every problem is
+// reported in one *ValidationError, syntax errors included.
+func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
+	loc := locator{file: fileName, src: string(src)}
+	code, diags := transform(fileName, src)
+	if len(diags) > 0 {
+		return nil, &ValidationError{Diagnostics: diags}
+	}
+	prg, err := compile(fileName, code)
+	if err != nil {
+		return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: err.Error()}}}
+	}
+	wf, diag := evaluate(prg)
+	if diag != nil {
+		diag.File = fileName
+		return nil, &ValidationError{Diagnostics: []Diagnostic{*diag}}
+	}
+
+	s := &Script{
+		FileName: fileName,
+		Source:   src,
+		program:  prg,
+		methods:  methodTable(opts.Methods),
+	}
+	v := &validator{loc: loc, opts: opts, vm: wf.vm}
+	s.Workflow, s.handlers = v.workflow(wf.decl)
+	v.ctxCalls(s.methods)
+	if len(v.diags) > 0 {
+		return nil, &ValidationError{Diagnostics: v.diags}
+	}
+	s.Capabilities = capabilities(loc.src, s.methods)
+	return s, nil
+}
+
+// transform turns ESM (or TypeScript) into a script that leaves the default
+// export in wfGlobal. The inline source map lets goja report positions in the
+// file as written.
+func transform(fileName string, src []byte) (string, []Diagnostic) {
+	loader := api.LoaderJS
+	if ext := strings.ToLower(filepath.Ext(fileName)); ext == ".ts" || ext == ".mts" {
+		loader = api.LoaderTS
+	}
+	res := api.Transform(string(src), api.TransformOptions{
+		Loader:     loader,
+		Format:     api.FormatIIFE,
+		GlobalName: wfGlobal,
+		Target:     api.ES2017,
+		Sourcemap:  api.SourceMapInline,
+		Sourcefile: fileName,
+	})
+	var diags []Diagnostic
+	for _, m := range res.Errors {
+		d := Diagnostic{File: fileName, Message: m.Text}
+		if l := m.Location; l != nil {
+			d.Line = l.Line
+			d.Col = 1
+			if l.Column <= len(l.LineText) {
+				d.Col = utf8.RuneCountInString(l.LineText[:l.Column]) + 1
+			}
+		}
+		diags = append(diags, d)
+	}
+	return string(res.Code), diags
+}
+
+func compile(fileName, code string) (*goja.Program, error) {
+	// Only the inline map esbuild wrote may be read: a sourceMappingURL must
+	// never make the parser open a file.
+	noFiles := parser.WithSourceMapLoader(func(string) ([]byte, error) {
+		return nil, errors.New("source maps are read inline only")
+	})
+	ast, err := goja.Parse(fileName, code, noFiles)
+	if err != nil {
+		return nil, fmt.Errorf("parse transformed source: %w", err)
+	}
+	prg, err := goja.CompileAST(ast, false)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	return prg, nil
+}
+
+type evaluated struct {
+	vm   *goja.Runtime
+	decl *goja.Object // the object passed to Keep.workflow; nil if none
+}
+
+// evaluate runs the program's top level once in a scratch runtime to read the
+// declaration. The top level is untrusted code too, so it runs under a wall
+// time, a stack limit and the allocation guards.
+func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
+	vm := goja.New()
+	vm.SetMaxCallStackSize(DefaultLimits().MaxStackDepth)
+	sup := &supervisor{vm: vm}
+	installGuards(vm, sup, DefaultLimits().MaxHeapGrowth)
+	installKeep(vm)
+	stop := sup.watch(nil, loadWallTime, DefaultLimits().MaxHeapGrowth)
+	_, err := vm.RunProgram(prg)
+	stop()
+	if err != nil {
+		if f := sup.failure(); f != nil {
+			return evaluated{}, &Diagnostic{Message: "evaluating the file: " + f.Error()}
+		}
+		line, col, msg := exceptionInfo(err)
+		return evaluated{}, &Diagnostic{Line: line, Col: col, Message: "evaluating the file: " + msg}
+	}
+	return evaluated{vm: vm, decl: declaration(vm)}, nil
+}
+
+// installKeep defines the Keep global: workflow() and consumer() hand back
+// their argument, so the module's default export is the declaration itself.
+func installKeep(vm *goja.Runtime) {
+	keep := vm.NewObject()
+	identity := func(c goja.FunctionCall) goja.Value { return c.Argument(0) }
+	_ = keep.Set("workflow", identity)
+	_ = keep.Set("consumer", identity)
+	_ = vm.Set("Keep", keep)
+}
+
+// declaration returns the module's default export, nil when there is none.
+func declaration(vm *goja.Runtime) *goja.Object {
+	mod, ok := vm.Get(wfGlobal).(*goja.Object)
+	if !ok {
+		return nil
+	}
+	decl, ok := mod.Get("default").(*goja.Object)
+	if !ok {
+		return nil
+	}
+	return decl
+}
+
+func methodTable(specs []MethodSpec) map[string]map[string]MethodKind {
+	t := map[string]map[string]MethodKind{}
+	for _, m := range specs {
+		if t[m.Connector] == nil {
+			t[m.Connector] = map[string]MethodKind{}
+		}
+		t[m.Connector][m.Method] = m.Kind
+	}
+	return t
+}
+
+// capabilities lists the mutators the source calls as ctx.connector.method(.
+func capabilities(src string, methods map[string]map[string]MethodKind) []string {
+	seen := map[string]bool{}
+	for _, m := range ctxCall.FindAllStringSubmatch(src, -1) {
+		if methods[m[1]][m[2]] == KindMutate {
+			seen[m[1]+"."+m[2]] = true
+		}
+	}
+	caps := make([]string, 0, len(seen))
+	for c := range seen {
+		caps = append(caps, c)
+	}
+	sort.Strings(caps)
+	return caps
+}

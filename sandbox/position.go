@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// locator finds where a declaration is written in the original source, so a
+// diagnostic found on the evaluated declaration can still say file:line:col.
+// It searches text rather than an AST: the declaration was evaluated, and the
+// names it holds appear literally in the file in all but contrived cases.
+type locator struct {
+	file string
+	src  string
+}
+
+// pos converts a byte offset into a 1-based line and column (in characters);
+// 0, 0 for a negative offset.
+func (l locator) pos(off int) (line, col int) {
+	if off < 0 || off > len(l.src) {
+		return 0, 0
+	}
+	before := l.src[:off]
+	line = strings.Count(before, "\n") + 1
+	start := strings.LastIndexByte(before, '\n') + 1
+	return line, utf8.RuneCountInString(before[start:]) + 1
+}
+
+func (l locator) diag(off int, format string, args ...any) Diagnostic {
+	line, col := l.pos(off)
+	return Diagnostic{File: l.file, Line: line, Col: col, Message: fmt.Sprintf(format, args...)}
+}
+
+// literal finds the first string literal holding exactly s at or after from.
+func (l locator) literal(from int, s string) int {
+	return l.first(from, `"`+s+`"`, `'`+s+`'`, "`"+s+"`")
+}
+
+// key finds the first property key (`name:`, `"name":`, `name(`, `async
+// name(`) at or after from. It returns the offset of the name itself.
+func (l locator) key(from int, name string) int {
+	if from < 0 {
+		from = 0
+	}
+	q := regexp.QuoteMeta(name)
+	re := regexp.MustCompile(`(?:^|[^\w$.])((["']?)` + q + `(["']?))\s*[:(]`)
+	for _, m := range re.FindAllStringSubmatchIndex(l.src[from:], -1) {
+		if l.src[from+m[4]:from+m[5]] == l.src[from+m[6]:from+m[7]] { // matching quotes
+			return from + m[2]
+		}
+	}
+	return -1
+}
+
+// first returns the smallest offset >= from at which any needle occurs.
+func (l locator) first(from int, needles ...string) int {
+	if from < 0 {
+		from = 0
+	}
+	best := -1
+	for _, n := range needles {
+		if i := strings.Index(l.src[from:], n); i >= 0 && (best < 0 || from+i < best) {
+			best = from + i
+		}
+	}
+	return best
+}
+
+// or returns a if it was found, else b.
+func or(a, b int) int {
+	if a >= 0 {
+		return a
+	}
+	return b
+}

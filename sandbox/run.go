@@ -1,0 +1,254 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// abandonGrace is how long Run waits, after interrupting a runtime at its
+// deadline, before giving up on it. An interrupt only takes effect between
+// JS instructions; a script stuck inside one native call (a pathological
+// regular expression) would otherwise hold the engine forever.
+const abandonGrace = 2 * time.Second
+
+// errTerminal marks the terminal mutation call: the run stopped on purpose.
+var errTerminal = errors.New("terminal mutation call")
+
+// run is one handler phase in its own runtime.
+type run struct {
+	s    *Script
+	inv  Invocation
+	lim  Limits
+	decl handlerDecl
+	hctx context.Context // host calls: the phase deadline (goja.md fact 7)
+
+	vm       *goja.Runtime
+	sup      *supervisor
+	parse    goja.Callable // the runtime's own JSON.parse, captured before the script runs
+	encode   goja.Callable // JSON.stringify, likewise
+	mutation *MutationCall
+}
+
+// Run runs one handler phase in a fresh runtime. See api.go for the contract.
+func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
+	decl, ok := s.handlers[inv.Handler]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("sandbox: %s declares no handler %q", s.FileName, inv.Handler)
+	case inv.Host == nil:
+		return nil, errors.New("sandbox: Invocation.Host is nil")
+	case inv.Phase == PhaseProducer && decl.consumer,
+		inv.Phase != PhaseProducer && !decl.consumer:
+		return nil, fmt.Errorf("sandbox: %q has no %s phase", inv.Handler, inv.Phase)
+	case inv.Phase != PhaseProducer && inv.Phase != PhasePrepare && inv.Phase != PhaseMutate && inv.Phase != PhaseNext:
+		return nil, fmt.Errorf("sandbox: unknown phase %q", inv.Phase)
+	}
+	r := &run{s: s, inv: inv, lim: withDefaults(inv.Limits), decl: decl}
+	if err := ctx.Err(); err != nil {
+		return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled before it started", cause: err})
+	}
+
+	type result struct {
+		out *Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	r.vm = goja.New()
+	r.sup = &supervisor{vm: r.vm}
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{nil, fmt.Errorf("sandbox: panic in host code: %v", p)}
+			}
+		}()
+		out, err := r.execute(ctx)
+		done <- result{out, err}
+	}()
+
+	hard := time.NewTimer(r.lim.WallTime + abandonGrace)
+	defer hard.Stop()
+	var afterCancel <-chan time.Time
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case res := <-done:
+			return res.out, res.err
+		case <-ctxDone:
+			ctxDone, afterCancel = nil, time.After(abandonGrace)
+		case <-afterCancel:
+			r.sup.close()
+			return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned", cause: ctx.Err()})
+		case <-hard.C:
+			r.sup.close()
+			return nil, r.finish(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("ran past the wall time of %s and did not stop inside a built-in call; abandoned", r.lim.WallTime), cause: context.DeadlineExceeded})
+		}
+	}
+}
+
+// withDefaults fills the zero fields of l from DefaultLimits, so a zero
+// Limits never means "unlimited".
+func withDefaults(l Limits) Limits {
+	d := DefaultLimits()
+	fill := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	if l.WallTime <= 0 {
+		l.WallTime = d.WallTime
+	}
+	if l.MaxHeapGrowth == 0 {
+		l.MaxHeapGrowth = d.MaxHeapGrowth
+	}
+	fill(&l.MaxStackDepth, d.MaxStackDepth)
+	fill(&l.MaxState, d.MaxState)
+	fill(&l.MaxPayload, d.MaxPayload)
+	fill(&l.MaxData, d.MaxData)
+	fill(&l.MaxResult, d.MaxResult)
+	fill(&l.MaxLogLine, d.MaxLogLine)
+	fill(&l.MaxPeek, d.MaxPeek)
+	fill(&l.DefaultPeek, d.DefaultPeek)
+	return l
+}
+
+func (r *run) execute(ctx context.Context) (*Outcome, error) {
+	vm := r.vm
+	vm.SetMaxCallStackSize(r.lim.MaxStackDepth)
+	json := vm.Get("JSON").(*goja.Object)
+	r.parse, _ = goja.AssertFunction(json.Get("parse"))
+	r.encode, _ = goja.AssertFunction(json.Get("stringify"))
+	installGuards(vm, r.sup, r.lim.MaxHeapGrowth)
+	installKeep(vm)
+	r.installConsole()
+
+	hctx, cancel := context.WithTimeout(ctx, r.lim.WallTime)
+	defer cancel()
+	r.hctx = hctx
+	stopWatch := r.sup.watch(ctx, r.lim.WallTime, r.lim.MaxHeapGrowth)
+	out, err := r.invoke()
+	f := r.sup.failure()
+	r.sup.close()
+	stopWatch()
+
+	switch {
+	case f == errTerminal:
+		return &Outcome{Mutation: r.mutation}, nil
+	case f != nil:
+		return nil, r.finish(f)
+	case err != nil:
+		return nil, r.finish(err)
+	}
+	return out, nil
+}
+
+// invoke runs the program's top level, then the phase's handler, and reads
+// its result. Everything that may run script code (a toJSON, a getter)
+// happens here, while the limits hold.
+func (r *run) invoke() (*Outcome, error) {
+	if _, err := r.vm.RunProgram(r.s.program); err != nil {
+		return nil, r.jsError(err)
+	}
+	fn, err := r.handler()
+	if err != nil {
+		return nil, err
+	}
+	args := []goja.Value{r.newCtx()}
+	var raws []json.RawMessage
+	switch r.inv.Phase {
+	case PhaseProducer, PhasePrepare:
+		raws = []json.RawMessage{r.inv.State}
+	case PhaseMutate:
+		raws = []json.RawMessage{r.inv.Prepared}
+	case PhaseNext:
+		raws = []json.RawMessage{r.inv.Prepared, r.inv.MutationResult}
+	}
+	for _, raw := range raws {
+		v, err := r.fromJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: invocation argument is not JSON: %w", err)
+		}
+		args = append(args, v)
+	}
+
+	v, err := fn(goja.Undefined(), args...)
+	if err != nil {
+		return nil, r.jsError(err)
+	}
+	if f := r.sup.failure(); f != nil {
+		return nil, f
+	}
+	if p, ok := v.Export().(*goja.Promise); ok {
+		switch p.State() {
+		case goja.PromiseStatePending:
+			return nil, &Error{Kind: ErrLogic, Message: "handler awaited something that never settles"}
+		case goja.PromiseStateRejected:
+			return nil, thrown(p.Result(), nil)
+		}
+		v = p.Result()
+	}
+
+	switch r.inv.Phase {
+	case PhasePrepare:
+		pr, err := r.prepareResult(v)
+		if err != nil {
+			return nil, err
+		}
+		return &Outcome{Prepare: pr}, nil
+	case PhaseMutate:
+		return &Outcome{}, nil // mutate's return value is discarded (06b)
+	default:
+		if goja.IsUndefined(v) {
+			return &Outcome{}, nil
+		}
+		state, err := r.toJSON(v, "the returned state", r.lim.MaxState)
+		if err != nil {
+			return nil, err
+		}
+		return &Outcome{State: state, StateReturned: true}, nil
+	}
+}
+
+// handler finds the phase's function in the declaration this runtime built.
+func (r *run) handler() (goja.Callable, error) {
+	section, field := "producers", "handler"
+	if r.decl.consumer {
+		section, field = "consumers", string(r.inv.Phase)
+	}
+	var v goja.Value
+	if decl := declaration(r.vm); decl != nil {
+		if sec, ok := decl.Get(section).(*goja.Object); ok {
+			if h, ok := sec.Get(r.inv.Handler).(*goja.Object); ok {
+				v = h.Get(field)
+			}
+		}
+	}
+	fn, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("the declaration has no function %s.%s.%s at run time", section, r.inv.Handler, field)}
+	}
+	return fn, nil
+}
+
+// where names the handler phase for messages: `producer "p"`, `prepare of
+// consumer "c"`.
+func (r *run) where() string {
+	if r.inv.Phase == PhaseProducer {
+		return fmt.Sprintf("producer %q", r.inv.Handler)
+	}
+	return fmt.Sprintf("%s of consumer %q", r.inv.Phase, r.inv.Handler)
+}
+
+// finish fills in where an *Error happened; other errors (host errors,
+// already wrapped with where, and bugs of ours) pass unchanged.
+func (r *run) finish(err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Handler == "" {
+		e.Phase, e.Handler, e.File = r.inv.Phase, r.inv.Handler, r.s.FileName
+	}
+	return err
+}

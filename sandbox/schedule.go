@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+var intervalSyntax = regexp.MustCompile(`^(\d+)([smhd])$`)
+
+// ParseInterval parses the interval syntax of DESIGN.md §8: digits and one
+// unit of s, m, h or d (d is 24h).
+func ParseInterval(s string) (time.Duration, error) {
+	m := intervalSyntax.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("interval %q is not a number followed by s, m, h or d (like 30s, 5m, 1h, 1d)", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[m[2]]
+	if err != nil || n > int64(1<<62)/int64(unit) {
+		return 0, fmt.Errorf("interval %q is too long", s)
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("interval %q is zero", s)
+	}
+	return time.Duration(n) * unit, nil
+}
+
+// ParseCron parses a 5-field cron expression (minute hour day-of-month month
+// day-of-week). Descriptors like @daily and a TZ= prefix are refused so that
+// what the user wrote is what `keep workflows` shows.
+func ParseCron(s string) (cron.Schedule, error) {
+	if n := len(strings.Fields(s)); n != 5 {
+		return nil, fmt.Errorf("cron %q has %d fields; want 5 (minute hour day-of-month month day-of-week)", s, n)
+	}
+	sched, err := cron.ParseStandard(s)
+	if err != nil {
+		return nil, fmt.Errorf("cron %q: %w", s, err)
+	}
+	return sched, nil
+}
+
+// ParseSchedule turns a schedule's text as stored (Schedule.Text) back into a
+// Schedule: an interval when it has the interval syntax, else a cron
+// expression.
+func ParseSchedule(text string) (Schedule, error) {
+	text = strings.TrimSpace(text)
+	if intervalSyntax.MatchString(text) {
+		d, err := ParseInterval(text)
+		if err != nil {
+			return Schedule{}, err
+		}
+		return Schedule{Interval: d, Text: text}, nil
+	}
+	if _, err := ParseCron(text); err != nil {
+		return Schedule{}, err
+	}
+	return Schedule{Cron: text, Text: text}, nil
+}
+
+// Next is the first run time strictly after `after`: after+Interval for an
+// interval, the cron expression's next match (in after's location) for a
+// cron schedule. It is the zero time for a schedule that does not parse.
+func (s Schedule) Next(after time.Time) time.Time {
+	if s.Interval > 0 {
+		return after.Add(s.Interval)
+	}
+	sched, err := ParseCron(s.Cron)
+	if err != nil {
+		return time.Time{}
+	}
+	return sched.Next(after)
+}

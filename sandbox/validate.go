@@ -1,0 +1,323 @@
+package sandbox
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// handlerDecl is what Run needs to know of a handler's declaration.
+type handlerDecl struct {
+	consumer  bool
+	publishes []string
+	subscribe []string
+}
+
+var workflowName = regexp.MustCompile(`^[a-z0-9._-]+$`)
+
+// ctxCall matches a connector call as written: ctx.connector.method(
+var ctxCall = regexp.MustCompile(`\bctx\s*\.\s*([A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)\s*\(`)
+
+// builtinOps are the ctx operations that are not connectors.
+var builtinOps = map[string]bool{"registerInput": true, "publish": true, "peek": true, "getByIds": true}
+
+// validator checks a declaration (DESIGN.md §3), collecting every problem.
+type validator struct {
+	loc   locator
+	opts  LoadOptions
+	vm    *goja.Runtime
+	diags []Diagnostic
+}
+
+func (v *validator) add(off int, format string, args ...any) {
+	v.diags = append(v.diags, v.loc.diag(off, format, args...))
+}
+
+func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDecl) {
+	var wf Workflow
+	handlers := map[string]handlerDecl{}
+	top := or(v.loc.first(0, "Keep.workflow"), v.loc.first(0, "export default"))
+	if decl == nil {
+		v.add(top, "the file has no `export default Keep.workflow({...})`")
+		return wf, handlers
+	}
+
+	switch name := decl.Get("name"); {
+	case isAbsent(name):
+		v.add(top, "the workflow has no name")
+	case !isString(name) || name.String() == "":
+		v.add(or(v.loc.key(top, "name"), top), "the workflow name must be a non-empty string")
+	case !workflowName.MatchString(name.String()):
+		v.add(or(v.loc.literal(top, name.String()), top),
+			"workflow name %q may hold only lowercase letters, digits, '-', '_' and '.'", name.String())
+	default:
+		wf.Name = name.String()
+	}
+
+	topics := map[string]bool{}
+	topicsAt := or(v.loc.key(top, "topics"), top)
+	switch t := decl.Get("topics"); {
+	case isAbsent(t):
+		v.add(top, `the workflow declares no topics (topics: { "name": {} })`)
+	case isObject(t) && !isArray(t):
+		for _, k := range t.(*goja.Object).Keys() {
+			if k == "" {
+				v.add(topicsAt, "a topic name must not be empty")
+				continue
+			}
+			topics[k] = true
+			wf.Topics = append(wf.Topics, k)
+		}
+	default:
+		v.add(topicsAt, `topics must be an object mapping each topic name to {} (topics: { "name": {} })`)
+	}
+
+	publisher := map[string]string{} // topic → handler
+	reader := map[string]string{}    // topic → consumer
+	seen := map[string]string{}      // handler name → "producer" | "consumer"
+	claim := func(section, name string, at int) bool {
+		if other, dup := seen[name]; dup {
+			v.add(at, "handler name %q is used by both a %s and a %s", name, other, section)
+			return false
+		}
+		seen[name] = section
+		return true
+	}
+	checkTopics := func(list []string, from int, field, handler string, owners map[string]string, role string) {
+		for _, t := range list {
+			at := or(v.loc.literal(from, t), from)
+			if !topics[t] {
+				v.add(at, "%s of %q names topic %q, which is not declared in topics", field, handler, t)
+				continue
+			}
+			if other, taken := owners[t]; taken && other != handler {
+				v.add(at, "topic %q already has %s %q; a topic has at most one %s", t, role, other, role)
+				continue
+			}
+			owners[t] = handler
+		}
+	}
+
+	producersAt := or(v.loc.key(top, "producers"), top)
+	for _, p := range v.section(decl, "producers", producersAt) {
+		at := or(v.loc.key(producersAt, p.name), producersAt)
+		if !claim("producer", p.name, at) {
+			continue
+		}
+		obj, ok := p.value.(*goja.Object)
+		if !ok || isFunction(p.value) || isArray(p.value) {
+			v.add(at, "producer %q must be an object { publishes, schedule, handler }", p.name)
+			continue
+		}
+		prod := Producer{Name: p.name}
+		prod.Publishes = v.topicList(obj, "publishes", "producer", p.name, at, true)
+		checkTopics(prod.Publishes, at, "publishes", p.name, publisher, "publishing handler")
+		prod.Schedule = v.schedule(obj.Get("schedule"), p.name, at)
+		v.function(obj, "handler", "producer", p.name, at)
+		wf.Producers = append(wf.Producers, prod)
+		handlers[p.name] = handlerDecl{publishes: prod.Publishes}
+	}
+
+	consumersAt := or(v.loc.key(top, "consumers"), top)
+	for _, c := range v.section(decl, "consumers", consumersAt) {
+		at := or(v.loc.key(consumersAt, c.name), consumersAt)
+		if !claim("consumer", c.name, at) {
+			continue
+		}
+		obj, ok := c.value.(*goja.Object)
+		if !ok || isFunction(c.value) || isArray(c.value) {
+			v.add(at, "consumer %q must be Keep.consumer({ subscribe, publishes, prepare, mutate, next })", c.name)
+			continue
+		}
+		cons := Consumer{Name: c.name}
+		cons.Subscribe = v.topicList(obj, "subscribe", "consumer", c.name, at, true)
+		checkTopics(cons.Subscribe, at, "subscribe", c.name, reader, "consumer")
+		cons.Publishes = v.topicList(obj, "publishes", "consumer", c.name, at, false)
+		checkTopics(cons.Publishes, at, "publishes", c.name, publisher, "publishing handler")
+		for _, phase := range []string{"prepare", "mutate", "next"} {
+			v.function(obj, phase, "consumer", c.name, at)
+		}
+		wf.Consumers = append(wf.Consumers, cons)
+		handlers[c.name] = handlerDecl{consumer: true, publishes: cons.Publishes, subscribe: cons.Subscribe}
+	}
+	return wf, handlers
+}
+
+type entry struct {
+	name  string
+	value goja.Value
+}
+
+// section returns the entries of producers or consumers in declaration
+// order; absent is empty.
+func (v *validator) section(decl *goja.Object, field string, at int) []entry {
+	val := decl.Get(field)
+	if isAbsent(val) {
+		return nil
+	}
+	obj, ok := val.(*goja.Object)
+	if !ok || isArray(val) || isFunction(val) {
+		v.add(at, "%s must be an object mapping each name to its declaration", field)
+		return nil
+	}
+	var out []entry
+	for _, k := range obj.Keys() {
+		out = append(out, entry{k, obj.Get(k)})
+	}
+	return out
+}
+
+// topicList reads publishes or subscribe: an array of topic names.
+func (v *validator) topicList(obj *goja.Object, field, kind, name string, at int, required bool) []string {
+	val := obj.Get(field)
+	fieldAt := or(v.loc.key(at, field), at)
+	if isAbsent(val) {
+		if required {
+			v.add(at, "%s %q has no %s; it must name at least one topic", kind, name, field)
+		}
+		return nil
+	}
+	list, ok := stringArray(val)
+	if !ok {
+		v.add(fieldAt, "%s of %s %q must be an array of topic names", field, kind, name)
+		return nil
+	}
+	if required && len(list) == 0 {
+		v.add(fieldAt, "%s of %s %q is empty; it must name at least one topic", field, kind, name)
+	}
+	return list
+}
+
+func (v *validator) function(obj *goja.Object, field, kind, name string, at int) {
+	val := obj.Get(field)
+	switch {
+	case isAbsent(val):
+		v.add(at, "%s %q has no %s function", kind, name, field)
+	case !isFunction(val):
+		v.add(or(v.loc.key(at, field), at), "%s of %s %q must be a function", field, kind, name)
+	}
+}
+
+// schedule checks { interval: "5m" } or { cron: "0 9 * * *" }.
+func (v *validator) schedule(val goja.Value, name string, at int) Schedule {
+	fieldAt := or(v.loc.key(at, "schedule"), at)
+	obj, ok := val.(*goja.Object)
+	if isAbsent(val) {
+		v.add(at, `producer %q has no schedule ({ interval: "5m" } or { cron: "0 9 * * *" })`, name)
+		return Schedule{}
+	}
+	if !ok || isArray(val) || isFunction(val) {
+		v.add(fieldAt, `schedule of producer %q must be { interval: "5m" } or { cron: "0 9 * * *" }`, name)
+		return Schedule{}
+	}
+	iv, cr := obj.Get("interval"), obj.Get("cron")
+	switch {
+	case !isAbsent(iv) && !isAbsent(cr):
+		v.add(fieldAt, "schedule of producer %q has both interval and cron; give exactly one", name)
+	case !isAbsent(iv):
+		text := iv.String()
+		textAt := or(v.loc.literal(fieldAt, text), fieldAt)
+		if !isString(iv) {
+			v.add(textAt, `interval of producer %q must be a string like "30s", "5m", "1h" or "1d"`, name)
+			return Schedule{}
+		}
+		d, err := ParseInterval(text)
+		if err != nil {
+			v.add(textAt, "schedule of producer %q: %v", name, err)
+			return Schedule{}
+		}
+		if d < v.opts.MinInterval {
+			v.add(textAt, "schedule of producer %q: interval %s is shorter than the shortest allowed, %s", name, text, v.opts.MinInterval)
+		}
+		return Schedule{Interval: d, Text: text}
+	case !isAbsent(cr):
+		text := cr.String()
+		textAt := or(v.loc.literal(fieldAt, text), fieldAt)
+		if !isString(cr) {
+			v.add(textAt, "cron of producer %q must be a string of 5 fields", name)
+			return Schedule{}
+		}
+		if _, err := ParseCron(text); err != nil {
+			v.add(textAt, "schedule of producer %q: %v", name, err)
+			return Schedule{}
+		}
+		return Schedule{Cron: text, Text: text}
+	default:
+		v.add(fieldAt, `schedule of producer %q needs interval or cron ({ interval: "5m" } or { cron: "0 9 * * *" })`, name)
+	}
+	return Schedule{}
+}
+
+// ctxCalls reports every ctx.x.y( in the source that names no method the
+// host offers.
+func (v *validator) ctxCalls(methods map[string]map[string]MethodKind) {
+	for _, m := range ctxCall.FindAllStringSubmatchIndex(v.loc.src, -1) {
+		conn, method := v.loc.src[m[2]:m[3]], v.loc.src[m[4]:m[5]]
+		if builtinOps[conn] {
+			continue
+		}
+		known, ok := methods[conn]
+		switch {
+		case !ok:
+			v.add(m[0], "ctx.%s.%s: there is no connector %q (known: %s)", conn, method, conn, names(methods))
+		case known[method] == "":
+			v.add(m[0], "ctx.%s.%s: connector %q has no method %q (known: %s)", conn, method, conn, method, names(known))
+		}
+	}
+}
+
+func names[V any](m map[string]V) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+func isAbsent(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }
+
+func isString(v goja.Value) bool {
+	_, ok := v.Export().(string)
+	return ok
+}
+
+func isObject(v goja.Value) bool {
+	_, ok := v.(*goja.Object)
+	return ok
+}
+
+func isArray(v goja.Value) bool {
+	o, ok := v.(*goja.Object)
+	return ok && o.ClassName() == "Array"
+}
+
+func isFunction(v goja.Value) bool {
+	_, ok := goja.AssertFunction(v)
+	return ok
+}
+
+// stringArray reads an array whose every element is a string.
+func stringArray(v goja.Value) ([]string, bool) {
+	if !isArray(v) {
+		return nil, false
+	}
+	items, ok := v.Export().([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, ok := it.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
