@@ -38,7 +38,7 @@ var _ engine.API = (*stubAPI)(nil)
 // testNow is the fixed clock every test uses.
 var testNow = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
-func mins(n int) time.Time  { return testNow.Add(-time.Duration(n) * time.Minute) }
+func mins(n int) time.Time        { return testNow.Add(-time.Duration(n) * time.Minute) }
 func tptr(t time.Time) *time.Time { return &t }
 
 func newStub() *stubAPI {
@@ -48,7 +48,7 @@ func newStub() *stubAPI {
 	}
 	s.workflows = []engine.WorkflowView{
 		{ID: "1", Name: "email-to-sheets", Status: "active", State: engine.StateNeedsAttention,
-			Block: &engine.Block{Kind: "approval", Reason: "waiting for approval"},
+			Block:    &engine.Block{Kind: "approval", Reason: "waiting for approval"},
 			Schedule: "Checks every 5 minutes", NextRun: tptr(testNow.Add(3 * time.Minute)), PendingInputs: 1, Attention: 1, Version: 3},
 		{ID: "2", Name: "inbox-archive", Status: "active", State: engine.StateIdle,
 			Schedule: "Checks hourly", NextRun: tptr(testNow.Add(41 * time.Minute)), Attention: 1, Version: 1},
@@ -211,10 +211,18 @@ func (s *stubAPI) Deploy(ctx context.Context, fileName string, src []byte, name 
 	return nil, s.record("Deploy %s", fileName)
 }
 
-func (s *stubAPI) RunNow(ctx context.Context, workflow string) error { return s.record("RunNow %s", workflow) }
-func (s *stubAPI) Pause(ctx context.Context, workflow string) error  { return s.record("Pause %s", workflow) }
-func (s *stubAPI) Resume(ctx context.Context, workflow string) error { return s.record("Resume %s", workflow) }
-func (s *stubAPI) Retry(ctx context.Context, workflow string) error  { return s.record("Retry %s", workflow) }
+func (s *stubAPI) RunNow(ctx context.Context, workflow string) error {
+	return s.record("RunNow %s", workflow)
+}
+func (s *stubAPI) Pause(ctx context.Context, workflow string) error {
+	return s.record("Pause %s", workflow)
+}
+func (s *stubAPI) Resume(ctx context.Context, workflow string) error {
+	return s.record("Resume %s", workflow)
+}
+func (s *stubAPI) Retry(ctx context.Context, workflow string) error {
+	return s.record("Retry %s", workflow)
+}
 
 func (s *stubAPI) Approve(ctx context.Context, mutationID string, always bool) error {
 	err := s.record("Approve %s always=%v", mutationID, always)
@@ -273,7 +281,7 @@ func (b *bigAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]
 	out := make([]engine.InputView, 0, p.Limit)
 	for id := top; id > 0 && len(out) < p.Limit; id-- {
 		in := engine.InputView{InputID: strconv.FormatInt(id, 10), Workflow: workflow,
-			Title: fmt.Sprintf("Email #%d from someone@example.com: \"Invoice %d\"", id, id),
+			Title:  fmt.Sprintf("Email #%d from someone@example.com: \"Invoice %d\"", id, id),
 			Status: engine.InputDone, CreatedAt: testNow.Add(-time.Duration(b.n-id) * time.Minute)}
 		if id%3 == 0 {
 			in.Outputs = []engine.OutputView{{MutationID: "m" + in.InputID, Title: "Add row", Status: "applied",

@@ -470,6 +470,9 @@ func (m *Model) helpView() string {
 	}
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
+		if i > 0 {
+			l = " " + l
+		}
 		lines[i] = fitStyled(l, m.lay.width)
 	}
 	return strings.Join(lines, "\n")
@@ -483,21 +486,24 @@ func fitStyled(s string, w int) string {
 	return s + strings.Repeat(" ", max(w-ansi.StringWidth(s), 0))
 }
 
-// overlayToast lays the toast over the screen's bottom-right corner, just
-// above the status line.
+// overlayToast lays the toast over the screen's bottom-right corner,
+// inside the lowest pane's frame, keeping what is left and right of it.
 func (m *Model) overlayToast(screen string) string {
 	st := m.sh.st
 	l := m.lay
 	frame := st.Toast.GetHorizontalFrameSize()
 	text := fit(m.toast.text, min(toastMaxWidth, l.width-2)-frame)
-	box := st.Toast.Render(text)
-	bw, bh := lipgloss.Size(box)
-	x, y := l.width-bw-1, l.height-l.helpH-l.statusH-bh
-	if x < 0 || y < 0 {
+	box := strings.Split(st.Toast.Render(text), "\n")
+	bw := ansi.StringWidth(box[0])
+	fw, fh := st.Pane.GetBorderRightSize()+st.Pane.GetPaddingRight(), st.Pane.GetBorderBottomSize()
+	x, y := l.width-bw-fw, l.height-l.helpH-l.statusH-fh-len(box)
+	lines := strings.Split(screen, "\n")
+	if x < 0 || y < 0 || y+len(box) > len(lines) {
 		return screen
 	}
-	c := lipgloss.NewCanvas(l.width, l.height)
-	c.Compose(lipgloss.NewLayer(screen))
-	c.Compose(lipgloss.NewLayer(box).X(x).Y(y))
-	return c.Render()
+	for i, b := range box {
+		base := lines[y+i]
+		lines[y+i] = ansi.Cut(base, 0, x) + b + ansi.Cut(base, x+bw, l.width)
+	}
+	return strings.Join(lines, "\n")
 }

@@ -84,8 +84,12 @@ func (b *base) clamp(n int) {
 }
 
 // scroll moves the window so the cursor's rows are inside it.
-func (b *base) scroll(rowHeight func(int) int) {
+func (b *base) scroll(n int, rowHeight func(int) int) {
 	h := b.listHeight()
+	if n == 0 {
+		b.cursor, b.offset = 0, 0
+		return
+	}
 	if b.cursor < b.offset {
 		b.offset = b.cursor
 		return

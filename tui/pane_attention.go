@@ -88,9 +88,9 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 				return func() tea.Msg { return openTraceMsg{runID: id} }
 			}
 			p.expanded[itemKey(*it)] = !p.expanded[itemKey(*it)]
-			p.scroll(p.rowHeight)
+			p.scroll(len(p.shown), p.rowHeight)
 		case p.move(msg, len(p.shown), 1):
-			p.scroll(p.rowHeight)
+			p.scroll(len(p.shown), p.rowHeight)
 		case it != nil:
 			return p.answer(msg, *it)
 		}
@@ -201,7 +201,7 @@ func (p *attentionPane) apply() {
 		p.cursor = i
 	}
 	p.clamp(len(p.shown))
-	p.scroll(p.rowHeight)
+	p.scroll(len(p.shown), p.rowHeight)
 }
 
 func (p *attentionPane) rowHeight(i int) int { return len(p.rowLines(i, false)) }

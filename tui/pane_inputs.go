@@ -57,7 +57,8 @@ func (p *inputsPane) SetSize(w, h int) {
 
 // SetWorkflow shows another workflow's inputs, starting from the newest.
 func (p *inputsPane) SetWorkflow(name string) tea.Cmd {
-	if name == p.workflow && p.loaded {
+	// gen 0: never read yet, even for the same (empty) name.
+	if name == p.workflow && p.gen > 0 {
 		return nil
 	}
 	p.workflow = name
@@ -145,7 +146,7 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 		p.loaded = true
 		p.hasMore = len(msg.items) == msg.limit
 		p.clamp(len(p.items))
-		p.scroll(p.rowHeight)
+		p.scroll(len(p.items), p.rowHeight)
 		return p.more()
 	case tea.KeyPressMsg:
 		if handled, changed := p.handleFilter(msg); handled {
@@ -168,14 +169,14 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 		case keyIs(msg, k.Enter):
 			if s := p.Selected(); s != nil {
 				p.expanded[s.InputID] = !p.expanded[s.InputID]
-				p.scroll(p.rowHeight)
+				p.scroll(len(p.items), p.rowHeight)
 			}
 		case keyIs(msg, k.SkipInput):
 			if s := p.Selected(); s != nil {
 				return skipInput(p.sh, s.InputID, s.Title)
 			}
 		case p.move(msg, len(p.items), p.listHeight()):
-			p.scroll(p.rowHeight)
+			p.scroll(len(p.items), p.rowHeight)
 			return p.more()
 		}
 	}

@@ -56,7 +56,8 @@ func (p *runsPane) SetSize(w, h int) {
 }
 
 func (p *runsPane) SetWorkflow(name string) tea.Cmd {
-	if name == p.workflow && p.loaded {
+	// gen 0: never read yet, even for the same (empty) name.
+	if name == p.workflow && p.gen > 0 {
 		return nil
 	}
 	p.workflow = name
@@ -158,7 +159,7 @@ func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 		p.loaded = true
 		p.hasMore = len(msg.items) == msg.limit
 		p.clamp(len(p.items))
-		p.scroll(p.rowHeight)
+		p.scroll(len(p.items), p.rowHeight)
 		return p.more()
 	case traceMsg:
 		if msg.runID != p.traceRun {
@@ -196,7 +197,7 @@ func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 				return p.sh.act("retrying "+wf, func(ctx context.Context) error { return p.sh.api.Retry(ctx, wf) })
 			}
 		case p.move(msg, len(p.items), p.listHeight()/2):
-			p.scroll(p.rowHeight)
+			p.scroll(len(p.items), p.rowHeight)
 			return p.more()
 		}
 	}

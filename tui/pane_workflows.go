@@ -101,7 +101,7 @@ func (p *workflowsPane) keepSelected() {
 	if w := p.Selected(); w != nil {
 		p.selected = w.Name
 	}
-	p.scroll(func(int) int { return workflowRowLines })
+	p.scroll(len(p.shown), func(int) int { return workflowRowLines })
 }
 
 func (p *workflowsPane) EnableKeys(k *keyMap) {
