@@ -1,0 +1,159 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"keep/connectors"
+)
+
+// TestClasses drives every failure the fake can produce through post,
+// history and the webhook, and checks the class the host will see.
+func TestClasses(t *testing.T) {
+	t.Parallel()
+	post := params("channel", "finance", "text", "3 invoices arrived today")
+	hook := params("channel", "finance", "text", "x", "webhook", true)
+	history := params("channel", "C0FINANCE1")
+	tests := []struct {
+		name       string
+		method     string // fake's method name to fail
+		fail       failure
+		call       string
+		params     map[string]any
+		edit       func(*Config)
+		class      connectors.Class
+		retryAfter time.Duration
+	}{
+		{name: "A refused token is an auth failure", call: "post", params: post, edit: func(c *Config) { c.Token = "xoxb-wrong-SECRET" }, class: connectors.Auth},
+		{name: "A revoked token is an auth failure", method: "chat.postMessage", fail: failure{code: "token_revoked"}, call: "post", params: post, class: connectors.Auth},
+		{name: "An inactive account is an auth failure", method: "chat.postMessage", fail: failure{code: "account_inactive"}, call: "post", params: post, class: connectors.Auth},
+		{name: "HTTP 401 is an auth failure", method: "chat.postMessage", fail: failure{status: 401}, call: "post", params: post, class: connectors.Auth},
+		{name: "An unknown channel is a logic failure", call: "post", params: params("channel", "nope", "text", "x"), class: connectors.Logic},
+		{name: "Not being in the channel is a logic failure", method: "chat.postMessage", fail: failure{code: "not_in_channel"}, call: "post", params: post, class: connectors.Logic},
+		{name: "A message too long is a logic failure", method: "chat.postMessage", fail: failure{code: "msg_too_long"}, call: "post", params: post, class: connectors.Logic},
+		{name: "No text is a logic failure", method: "chat.postMessage", fail: failure{code: "no_text"}, call: "post", params: post, class: connectors.Logic},
+		{name: "Invalid blocks are a logic failure", method: "chat.postMessage", fail: failure{code: "invalid_blocks"}, call: "post", params: post, class: connectors.Logic},
+		{name: "HTTP 400 is a logic failure", method: "chat.postMessage", fail: failure{status: 400}, call: "post", params: post, class: connectors.Logic},
+		{name: "A rate limit code is transient with Slack's delay", method: "chat.postMessage", fail: failure{code: "ratelimited", retryAfter: "3"}, call: "post", params: post, class: connectors.Transient, retryAfter: 3 * time.Second},
+		{name: "HTTP 429 is transient with Slack's delay", method: "chat.postMessage", fail: failure{status: 429, retryAfter: "7"}, call: "post", params: post, class: connectors.Transient, retryAfter: 7 * time.Second},
+		{name: "HTTP 503 is transient", method: "chat.postMessage", fail: failure{status: 503}, call: "post", params: post, class: connectors.Transient},
+		{name: "service_unavailable is transient", method: "chat.postMessage", fail: failure{code: "service_unavailable"}, call: "post", params: post, class: connectors.Transient},
+		{name: "A refused connection is transient", call: "post", params: post, edit: refused, class: connectors.Transient},
+		{name: "internal_error on a post is uncertain", method: "chat.postMessage", fail: failure{code: "internal_error", afterStore: true}, call: "post", params: post, class: connectors.Uncertain},
+		{name: "HTTP 500 after the message was stored is uncertain", method: "chat.postMessage", fail: failure{status: 500, afterStore: true}, call: "post", params: post, class: connectors.Uncertain},
+		{name: "HTTP 502 is uncertain", method: "chat.postMessage", fail: failure{status: 502}, call: "post", params: post, class: connectors.Uncertain},
+		{name: "HTTP 504 is uncertain", method: "chat.postMessage", fail: failure{status: 504}, call: "post", params: post, class: connectors.Uncertain},
+		{name: "A connection closed after the body was read is uncertain", method: "chat.postMessage", fail: failure{hijack: true, afterStore: true}, call: "post", params: post, class: connectors.Uncertain},
+		{name: "A post slower than the timeout is uncertain", method: "chat.postMessage", fail: failure{slow: 5 * time.Second, afterStore: true}, call: "post", params: post, edit: short, class: connectors.Uncertain},
+		{name: "An answer that isn't JSON is uncertain for a post", method: "chat.postMessage", fail: failure{status: 200, body: "<html>proxy</html>"}, call: "post", params: post, class: connectors.Uncertain},
+		{name: "A refused token on a read is an auth failure", call: "history", params: history, edit: func(c *Config) { c.Token = "xoxb-wrong" }, class: connectors.Auth},
+		{name: "An unknown channel on a read is a logic failure", call: "history", params: params("channel", "C0NOPE0000"), class: connectors.Logic},
+		{name: "HTTP 500 on a read is transient", method: "conversations.history", fail: failure{status: 500}, call: "history", params: history, class: connectors.Transient},
+		{name: "internal_error on a read is transient", method: "conversations.history", fail: failure{code: "internal_error"}, call: "history", params: history, class: connectors.Transient},
+		{name: "A closed connection on a read is transient", method: "conversations.history", fail: failure{hijack: true}, call: "history", params: history, class: connectors.Transient},
+		{name: "A slow read is transient", method: "conversations.history", fail: failure{slow: 5 * time.Second}, call: "history", params: history, edit: short, class: connectors.Transient},
+		{name: "A read rate limit is transient with Slack's delay", method: "conversations.history", fail: failure{status: 429, retryAfter: "2"}, call: "history", params: history, class: connectors.Transient, retryAfter: 2 * time.Second},
+		{name: "A bad webhook payload is a logic failure", method: "webhook", fail: failure{status: 400, body: "invalid_payload"}, call: "post", params: hook, class: connectors.Logic},
+		{name: "An archived webhook channel is a logic failure", method: "webhook", fail: failure{status: 410, body: "channel_is_archived"}, call: "post", params: hook, class: connectors.Logic},
+		{name: "A removed webhook is an auth failure", method: "webhook", fail: failure{status: 404, body: "no_service"}, call: "post", params: hook, class: connectors.Auth},
+		{name: "A revoked webhook is an auth failure", method: "webhook", fail: failure{status: 403, body: "invalid_token"}, call: "post", params: hook, class: connectors.Auth},
+		{name: "A webhook rate limit is transient", method: "webhook", fail: failure{status: 429, retryAfter: "1"}, call: "post", params: hook, class: connectors.Transient, retryAfter: time.Second},
+		{name: "A webhook 500 is uncertain", method: "webhook", fail: failure{status: 500, body: "rollup_error"}, call: "post", params: hook, class: connectors.Uncertain},
+		{name: "A webhook connection closed after the body is uncertain", method: "webhook", fail: failure{hijack: true, afterStore: true}, call: "post", params: hook, class: connectors.Uncertain},
+		{name: "A refused webhook connection is transient", call: "post", params: hook, edit: refused, class: connectors.Transient},
+		{name: "A webhook asked for but not configured is an auth failure", call: "post", params: hook, edit: func(c *Config) { c.WebhookURL = "" }, class: connectors.Auth},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			edits := []func(*Config){}
+			if tt.edit != nil {
+				edits = append(edits, tt.edit)
+			}
+			b := setup(t, edits...)
+			if tt.method != "" {
+				b.f.fail(tt.method, tt.fail)
+			}
+			_, err := b.do(t, tt.call, "k", tt.params)
+			ce := wantClass(t, err, tt.class)
+			if ce.RetryAfter != tt.retryAfter {
+				t.Errorf("retry after %v, want %v", ce.RetryAfter, tt.retryAfter)
+			}
+		})
+	}
+}
+
+// refused points the connector at a port nothing listens on.
+func refused(c *Config) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	c.APIBase = srv.URL + "/api"
+	c.WebhookURL = srv.URL + "/services/T0000/B0000/HOOKSECRET"
+	c.Client = nil
+}
+
+func short(c *Config) { c.Timeout = 150 * time.Millisecond }
+
+func TestSecrets(t *testing.T) {
+	t.Parallel()
+
+	t.Run("A server echoing the token in an error doesn't leak it", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.f.fail("chat.postMessage", failure{code: "invalid_auth", echoAuth: true})
+		// do checks the error for the token; the class of a garbled code
+		// doesn't matter here.
+		if _, err := b.do(t, "post", "k", params("channel", "finance", "text", "x")); err == nil {
+			t.Fatal("no error")
+		}
+	})
+
+	t.Run("A failed webhook request doesn't quote the webhook URL", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, refused)
+		_, err := b.do(t, "post", "k", params("text", "x", "webhook", true))
+		wantClass(t, err, connectors.Transient)
+	})
+
+	t.Run("A timeout keeps the context's error in the chain", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, short)
+		b.f.fail("chat.postMessage", failure{slow: 5 * time.Second})
+		_, err := b.do(t, "post", "k", params("channel", "finance", "text", "x"))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
+
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, header string
+		want         time.Duration
+	}{
+		{"Seconds are read", "30", 30 * time.Second},
+		{"Nothing is zero", "", 0},
+		{"Nonsense is zero", "soon", 0},
+		{"A past date is zero", "Mon, 02 Jan 2006 15:04:05 GMT", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := retryAfter(http.Header{"Retry-After": {tt.header}}); got != tt.want {
+				t.Fatalf("got %v", got)
+			}
+		})
+	}
+	t.Run("A future date is the time until it", func(t *testing.T) {
+		t.Parallel()
+		h := http.Header{"Retry-After": {time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)}}
+		if got := retryAfter(h); got < 58*time.Minute || got > time.Hour {
+			t.Fatalf("got %v", got)
+		}
+	})
+}
