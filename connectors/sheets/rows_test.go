@@ -99,6 +99,27 @@ func TestRows(t *testing.T) {
 		}
 	})
 
+	t.Run("A root that is itself a symbolic link works", func(t *testing.T) {
+		t.Parallel()
+		real := t.TempDir()
+		link := filepath.Join(t.TempDir(), "Keep")
+		if err := os.Symlink(real, link); err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(Config{Roots: []string{link}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &bundle{c: c, root: link}
+		b.mustDo(t, "appendRow", "k1", with(sheet("a.csv"), "row", map[string]any{"x": "1"}))
+		if got := b.mustDo(t, "rows", "", sheet("a.csv")); got["count"] != int64(1) {
+			t.Fatalf("got %v", got)
+		}
+		if _, err := os.Stat(filepath.Join(real, "a.csv")); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("Failures are classified", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
