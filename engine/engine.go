@@ -79,7 +79,7 @@ type Opts struct {
 // inside the transaction that made the change.
 type EventSink interface {
 	EmitTx(tx *storage.Tx, topic, source string, payload any, correlationID string) (int64, error)
-	ScheduleAtTx(tx *storage.Tx, delay time.Duration, topic string, payload any, correlationID string) (int64, error)
+	ScheduleAtTx(tx *storage.Tx, delay time.Duration, topic, source string, payload any, correlationID string) (int64, error)
 	CancelTx(tx *storage.Tx, id int64) (bool, error)
 	Wake()
 }

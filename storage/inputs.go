@@ -78,10 +78,10 @@ func (q Q) Inputs(ctx context.Context, workflowID int64, before int64, limit int
 
 // InputFacts is what an input's status is computed from (DESIGN.md §7.5).
 type InputFacts struct {
-	Events   int // events it caused
-	Open     int // of those, pending (reserved or not)
-	Waiting  int // open runs that reserved its events and wait on the user
-	Outputs  []*Mutation
+	Events  int // events it caused
+	Open    int // of those, pending (reserved or not)
+	Waiting int // open runs that reserved its events and wait on the user
+	Outputs []*Mutation
 }
 
 // InputFacts gathers, for a page of inputs, the counts and outputs their
@@ -149,4 +149,3 @@ func (q Q) InputFacts(ctx context.Context, inputIDs []int64) (map[int64]*InputFa
 	}
 	return facts, rows.Err()
 }
-

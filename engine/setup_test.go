@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"keep/engine/config"
+	"keep/storage"
+)
+
+// clock is the test's clock: the one fake at the machine's edge.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+type bundle struct {
+	t      *testing.T
+	e      *Engine
+	db     *storage.DB
+	clock  *clock
+	root   string // the files connector's root
+	dbPath string
+	cfg    config.Config
+}
+
+type setupOpt func(*config.Config)
+
+func allowMutations(c *config.Config) { c.Policy.DefaultMutationMode = "allow" }
+
+// setup opens a real database in a temp dir and an engine on it, with the
+// files and sheets connectors rooted in another temp dir.
+func setup(t *testing.T, opts ...setupOpt) *bundle {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Connectors.Files.Roots = []string{root}
+	cfg.Connectors.Sheets.Roots = []string{root}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b := &bundle{t: t, clock: &clock{t: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}, root: root,
+		dbPath: filepath.Join(dir, "keep.db"), cfg: cfg}
+	b.open()
+	return b
+}
+
+func (b *bundle) open() {
+	t := b.t
+	t.Helper()
+	ctx := context.Background()
+	db, err := storage.Open(ctx, storage.Opts{Path: b.dbPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := Connectors(b.cfg, ConnectorOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(ctx, Opts{DB: db, Connectors: reg, Policy: PolicyFrom(b.cfg.Policy), Now: b.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.db, b.e = db, e
+	t.Cleanup(func() { db.Close() })
+}
+
+// reopen simulates a restart: a new engine on the same file.
+func (b *bundle) reopen() {
+	b.t.Helper()
+	b.db.Close()
+	b.open()
+}
+
+func (b *bundle) deploy(name, src string) *DeployResult {
+	b.t.Helper()
+	res, err := b.e.Deploy(context.Background(), name+".js", []byte(src), "")
+	if err != nil {
+		b.t.Fatalf("deploy %s: %v", name, err)
+	}
+	return res
+}
+
+func (b *bundle) drain() {
+	b.t.Helper()
+	if err := b.e.Drain(context.Background()); err != nil {
+		b.t.Fatalf("drain: %v", err)
+	}
+}
+
+func (b *bundle) write(rel, content string) {
+	b.t.Helper()
+	p := filepath.Join(b.root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		b.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *bundle) read(rel string) string {
+	b.t.Helper()
+	data, err := os.ReadFile(filepath.Join(b.root, rel))
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
+func (b *bundle) runs(wf string) []RunView {
+	b.t.Helper()
+	rs, err := b.e.Runs(context.Background(), wf, Page{Limit: 1000})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return rs
+}
+
+func (b *bundle) events(wf, topic string) []EventView {
+	b.t.Helper()
+	evs, err := b.e.Events(context.Background(), wf, EventFilter{Topic: topic, Limit: 1000})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return evs
+}
+
+func (b *bundle) mutations(wf string) []MutationView {
+	b.t.Helper()
+	ms, err := b.e.Mutations(context.Background(), wf, "")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return ms
+}
+
+func (b *bundle) inputs(wf string) []InputView {
+	b.t.Helper()
+	ins, err := b.e.Inputs(context.Background(), wf, Page{Limit: 1000})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return ins
+}
+
+func (b *bundle) workflow(name string) *WorkflowDetail {
+	b.t.Helper()
+	d, err := b.e.Workflow(context.Background(), name)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return d
+}

@@ -1,0 +1,468 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"keep/connectors"
+	"keep/storage"
+)
+
+// inputStatus is the one function that computes an input's status (DESIGN.md
+// §7.5); the CLI and the TUI both see it through Inputs.
+func inputStatus(in *storage.Input, f *storage.InputFacts, now time.Time, staleAfter time.Duration) (status string, stale bool) {
+	switch {
+	case in.SkippedAt != nil:
+		return InputSkipped, false
+	case f.Waiting > 0:
+		return InputNeedsAttention, false
+	}
+	for _, m := range f.Outputs {
+		switch m.Status {
+		case "awaiting_approval", "needs_reconcile", "indeterminate":
+			return InputNeedsAttention, false
+		}
+	}
+	if f.Open > 0 || f.Events == 0 {
+		return InputPending, now.Sub(in.CreatedAt) > staleAfter
+	}
+	return InputDone, false
+}
+
+func outputView(m *storage.Mutation) OutputView {
+	title := m.UITitle
+	if title == "" {
+		title = m.Connector + "." + m.Method
+	}
+	return OutputView{MutationID: idString(m.ID), Title: title, Status: m.Status, Connector: m.Connector, Method: m.Method,
+		Params: m.Params, Preview: m.Preview, UpdatedAt: m.UpdatedAt}
+}
+
+func pageLimit(n int) int {
+	if n <= 0 {
+		return 100
+	}
+	return min(n, 1000)
+}
+
+// Inputs implements API: a page of inputs, newest first, with their status
+// and outputs, computed from three indexed queries for the whole page.
+func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]InputView, error) {
+	w, err := e.workflowByName(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	q := e.db.Read()
+	ins, err := q.Inputs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(ins))
+	for i, in := range ins {
+		ids[i] = in.ID
+	}
+	facts, err := q.InputFacts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now()
+	out := make([]InputView, 0, len(ins))
+	for _, in := range ins {
+		f := facts[in.ID]
+		status, stale := inputStatus(in, f, now, e.pol.StaleAfter)
+		v := InputView{InputID: idString(in.ID), Workflow: w.Name, Source: in.Source, Type: in.Type, ExternalID: in.ExternalID,
+			Title: in.Title, Status: status, Stale: stale, CreatedAt: in.CreatedAt, Outputs: []OutputView{}}
+		for _, m := range f.Outputs {
+			v.Outputs = append(v.Outputs, outputView(m))
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// workflowState derives what the user sees from the user's status and the
+// engine's block (DESIGN.md §7.1).
+func (e *Engine) workflowState(w *storage.Workflow) string {
+	switch {
+	case w.Status == "archived":
+		return StateStopped
+	case w.Status == "paused":
+		return StatePaused
+	case needsUser(w) || strings.HasPrefix(w.BlockReason, "needs you"):
+		return StateNeedsAttention
+	case e.state(w.ID).isRunning():
+		return StateRunning
+	}
+	return StateIdle
+}
+
+func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attention map[string]int) (WorkflowView, error) {
+	v := WorkflowView{ID: idString(w.ID), Name: w.Name, Status: w.Status, State: e.workflowState(w), Version: w.Version,
+		Attention: attention[w.Name]}
+	if w.BlockKind != "" {
+		v.Block = &Block{Kind: w.BlockKind, Reason: w.BlockReason}
+	}
+	q := e.db.Read()
+	n, err := q.PendingInputCount(ctx, w.ID)
+	if err != nil {
+		return v, err
+	}
+	v.PendingInputs = n
+	sc, err := e.script(ctx, w.ID, w.Version)
+	if err != nil {
+		return v, err
+	}
+	scheds, err := q.Schedules(ctx, w.ID)
+	if err != nil {
+		return v, err
+	}
+	var words []string
+	for _, p := range sc.Workflow.Producers {
+		words = append(words, scheduleWords(p.Schedule))
+	}
+	v.Schedule = strings.Join(words, "; ")
+	for _, s := range scheds {
+		v.NextRun = earliest(v.NextRun, s.NextRunAt)
+		v.NextRun = earliest(v.NextRun, s.WakeAt)
+	}
+	return v, nil
+}
+
+// Workflows implements API.
+func (e *Engine) Workflows(ctx context.Context) ([]WorkflowView, error) {
+	wfs, err := e.db.Read().Workflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	att, err := e.Attention(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, a := range att {
+		counts[a.Workflow]++
+	}
+	out := make([]WorkflowView, 0, len(wfs))
+	for _, w := range wfs {
+		v, err := e.workflowView(ctx, w, counts)
+		if err != nil {
+			return nil, fmt.Errorf("workflow %s: %w", w.Name, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Workflow implements API.
+func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, error) {
+	w, err := e.workflowByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	att, err := e.Attention(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, a := range att {
+		counts[a.Workflow]++
+	}
+	v, err := e.workflowView(ctx, w, counts)
+	if err != nil {
+		return nil, err
+	}
+	d := &WorkflowDetail{WorkflowView: v, Counts: Counts{Outputs: map[string]OutputCounters{}}}
+	q := e.db.Read()
+	sc, err := e.script(ctx, w.ID, w.Version)
+	if err != nil {
+		return nil, err
+	}
+	scheds, err := q.Schedules(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]storage.Schedule{}
+	for _, s := range scheds {
+		byName[s.Handler] = s
+	}
+	for _, p := range sc.Workflow.Producers {
+		d.Handlers = append(d.Handlers, HandlerView{Name: p.Name, Type: "producer", Schedule: scheduleWords(p.Schedule),
+			NextRunAt: byName[p.Name].NextRunAt, Topics: p.Publishes})
+	}
+	for _, c := range sc.Workflow.Consumers {
+		d.Handlers = append(d.Handlers, HandlerView{Name: c.Name, Type: "consumer", WakeAt: byName[c.Name].WakeAt, Topics: c.Subscribe})
+	}
+	// counts over the whole history, page by page, so memory stays bounded
+	var before int64
+	for {
+		page, err := e.Inputs(ctx, name, Page{Before: before, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range page {
+			switch in.Status {
+			case InputPending:
+				d.Counts.InputsPending++
+			case InputDone:
+				d.Counts.InputsDone++
+			case InputSkipped:
+				d.Counts.InputsSkipped++
+			case InputNeedsAttention:
+				d.Counts.InputsNeedsAttention++
+			}
+		}
+		if len(page) < 1000 {
+			break
+		}
+		before, _ = parseID("input", page[len(page)-1].InputID)
+	}
+	oc, err := q.OutputCounts(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	for conn, byStatus := range oc {
+		c := OutputCounters{}
+		for s, n := range byStatus {
+			switch s {
+			case "applied":
+				c.Applied += n
+			case "failed":
+				c.Failed += n
+			case "awaiting_approval", "in_flight", "needs_reconcile", "indeterminate":
+				c.Waiting += n
+			}
+		}
+		d.Counts.Outputs[conn] = c
+	}
+	if r, err := q.LastRun(ctx, w.ID); err == nil {
+		rv := runView(w.Name, r)
+		d.LastRun = &rv
+	}
+	return d, nil
+}
+
+func runView(workflow string, r *storage.Run) RunView {
+	return RunView{ID: idString(r.ID), Workflow: workflow, Handler: r.Handler, HandlerType: r.HandlerType, Phase: r.Phase,
+		Status: r.Status, RetryOf: idString(r.RetryOf), Trigger: r.Trigger, Error: r.Error, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+// Runs implements API.
+func (e *Engine) Runs(ctx context.Context, workflow string, page Page) ([]RunView, error) {
+	w, err := e.workflowByName(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := e.db.Read().Runs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunView, len(runs))
+	for i, r := range runs {
+		out[i] = runView(w.Name, r)
+	}
+	return out, nil
+}
+
+// Events implements API.
+func (e *Engine) Events(ctx context.Context, workflow string, f EventFilter) ([]EventView, error) {
+	w, err := e.workflowByName(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := e.db.Read().Events(ctx, w.ID, f.Topic, f.Status, pageLimit(f.Limit))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EventView, len(evs))
+	for i, ev := range evs {
+		causes := make([]string, len(ev.CausedBy))
+		for j, c := range ev.CausedBy {
+			causes[j] = idString(c)
+		}
+		out[i] = EventView{ID: idString(ev.ID), Topic: ev.Topic, MessageID: ev.MessageID, Status: ev.Status, Payload: ev.Payload,
+			CausedBy: causes, ReservedBy: idString(ev.ReservedBy), CreatedBy: idString(ev.CreatedBy), CreatedAt: ev.CreatedAt}
+	}
+	return out, nil
+}
+
+func mutationView(workflow string, m *storage.Mutation) MutationView {
+	return MutationView{ID: idString(m.ID), RunID: idString(m.RunID), Workflow: workflow, Connector: m.Connector, Method: m.Method,
+		Params: m.Params, Preview: m.Preview, Status: m.Status, Result: m.Result, Error: m.Error, UITitle: m.UITitle,
+		ResolvedBy: m.ResolvedBy, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+}
+
+// Mutations implements API.
+func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]MutationView, error) {
+	w, err := e.workflowByName(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := e.db.Read().Mutations(ctx, w.ID, status)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MutationView, len(ms))
+	for i, m := range ms {
+		out[i] = mutationView(w.Name, m)
+	}
+	return out, nil
+}
+
+// Trace implements API.
+func (e *Engine) Trace(ctx context.Context, runID string) ([]TraceLine, error) {
+	id, err := parseID("run", runID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.db.Read().RunByID(ctx, id); errors.Is(err, storage.ErrNotFound) {
+		return nil, notFoundf("no run %s", runID)
+	}
+	entries, err := e.db.Read().Trace(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TraceLine, len(entries))
+	for i, t := range entries {
+		out[i] = TraceLine{At: t.At, Phase: t.Phase, Kind: t.Kind, Connector: t.Connector, Method: t.Method, Args: t.Args,
+			Result: t.Result, DurationMS: t.DurationMS, Error: t.Error}
+	}
+	return out, nil
+}
+
+// Grants implements API: the workflow's grants, each marked with whether
+// the current script uses it.
+func (e *Engine) Grants(ctx context.Context, workflow string) ([]GrantView, error) {
+	w, err := e.workflowByName(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	gs, err := e.db.Read().Grants(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	if sc, err := e.script(ctx, w.ID, w.Version); err == nil {
+		for _, c := range sc.Capabilities {
+			used[c] = true
+		}
+	}
+	out := make([]GrantView, len(gs))
+	for i, g := range gs {
+		out[i] = GrantView{Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit, Used: used[g.Capability]}
+	}
+	return out, nil
+}
+
+// Attention implements API: everything waiting for the user, oldest first.
+func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
+	q := e.db.Read()
+	wfs, err := q.Workflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := map[int64]*storage.Workflow{}
+	for _, w := range wfs {
+		names[w.ID] = w
+	}
+	var out []AttentionItem
+	covered := map[int64]bool{} // workflows whose block an item already explains
+	open, err := q.OpenMutations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range open {
+		w := names[m.WorkflowID]
+		item := AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Params: m.Params, Preview: m.Preview,
+			Reason: m.Error, CreatedAt: m.CreatedAt}
+		switch m.Status {
+		case "awaiting_approval":
+			item.Kind = AttentionApproval
+			item.Reason = strings.TrimPrefix(w.BlockReason, "waiting for approval: ")
+			item.Answers = []string{"approve", "approve-always", "reject"}
+		case "needs_reconcile", "indeterminate":
+			item.Kind = AttentionReconciliation
+			item.Answers = []string{string(TryAgain), string(Happened), string(NotHappened), string(SkipIt)}
+			item.Check = e.checkText(m)
+			if m.Status == "needs_reconcile" {
+				item.Reason = "keep is checking whether it happened (" + m.Error + "); you may answer now"
+			}
+		default:
+			continue
+		}
+		if run, err := carrier(ctx, q, m); err == nil {
+			item.Inputs, _ = q.InputTitles(ctx, run.ID)
+		}
+		covered[m.WorkflowID] = true
+		out = append(out, item)
+	}
+	runs, err := q.AllOpenRuns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if r.Status != "failed:logic" && r.Status != "failed:internal" {
+			continue
+		}
+		w := names[r.WorkflowID]
+		item := AttentionItem{Kind: AttentionFailedRun, Workflow: w.Name, ID: idString(r.ID),
+			Title: fmt.Sprintf("%s failed while %s", r.Handler, phaseWords(r.Phase)), Reason: r.Error, Params: json.RawMessage("null"),
+			Answers: []string{"retry"}, CreatedAt: r.UpdatedAt}
+		item.Inputs, _ = q.InputTitles(ctx, r.ID)
+		covered[r.WorkflowID] = true
+		out = append(out, item)
+	}
+	for _, w := range wfs {
+		if covered[w.ID] || !needsUser(w) {
+			continue
+		}
+		out = append(out, AttentionItem{Kind: AttentionBlockedWorkflow, Workflow: w.Name, ID: w.Name, Title: w.Name + " is blocked",
+			Reason: w.BlockReason, Params: json.RawMessage("null"), Answers: []string{"retry", "resume"}, CreatedAt: w.UpdatedAt})
+	}
+	stale, err := q.StaleInputs(ctx, e.now().Add(-e.pol.StaleAfter), 100)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range stale {
+		out = append(out, AttentionItem{Kind: AttentionStaleInput, Workflow: names[in.WorkflowID].Name, ID: idString(in.ID),
+			Title: in.Title, Reason: "pending since " + in.CreatedAt.Format(time.RFC3339), Params: json.RawMessage("null"),
+			Answers: []string{"skip-input"}, CreatedAt: in.CreatedAt})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	if out == nil {
+		out = []AttentionItem{}
+	}
+	return out, nil
+}
+
+func (e *Engine) checkText(m *storage.Mutation) string {
+	c, meth, err := e.reg.Lookup(m.Connector, m.Method)
+	if err != nil {
+		return ""
+	}
+	_, canCheck := c.(connectors.Reconciler)
+	text := ""
+	if meth.Check != nil {
+		text = meth.Check(paramsOf(m))
+	}
+	if !canCheck {
+		text = strings.TrimSpace("keep cannot check this by itself. " + text)
+	}
+	return text
+}
+
+func phaseWords(phase string) string {
+	switch phase {
+	case "preparing", "prepared":
+		return "preparing"
+	case "mutating":
+		return "making its change"
+	case "mutated", "emitting":
+		return "finishing after its change"
+	}
+	return phase
+}
