@@ -16,7 +16,7 @@ import (
 
 // loadWallTime bounds the evaluation of a file's top level at load time; the
 // top level only builds the declaration, so this is generous.
-const loadWallTime = 10 * time.Second
+const loadWallTime = 2 * time.Second
 
 // wfGlobal is the IIFE global esbuild assigns the module's exports to.
 const wfGlobal = "__wf"
