@@ -268,7 +268,8 @@ func (m *Model) setFocus(f focus) {
 
 func (m *Model) notified(n engine.Notification) tea.Cmd {
 	m.sh.log.Debug("notification", "kind", n.Kind, "workflow", n.Workflow)
-	m.note = ""
+	// The newest news wins the status line; an error stays until a key.
+	m.note, m.flash = "", ""
 	m.last = n.Text
 	if m.last == "" {
 		m.last = strings.TrimSpace(strings.ReplaceAll(n.Kind, ".", " ") + " " + n.Workflow)

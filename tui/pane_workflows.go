@@ -136,7 +136,7 @@ func (p *workflowsPane) View() string {
 		}
 		sched := scheduleWords(w, now)
 		if w.PendingInputs > 0 {
-			sched = fmt.Sprintf("%d pending · %s", w.PendingInputs, sched)
+			sched = fmt.Sprintf("%s · %d pending", sched, w.PendingInputs)
 		}
 		return []string{
 			p.row(sel,

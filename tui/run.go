@@ -29,17 +29,7 @@ func Run(ctx context.Context, api engine.API, opts Options) error {
 	bridged := make(chan struct{})
 	go func() {
 		defer close(bridged)
-		for {
-			select {
-			case n, ok := <-notes:
-				if !ok {
-					return
-				}
-				p.Send(notifyMsg(n))
-			case <-stop:
-				return
-			}
-		}
+		bridge(notes, p.Send, stop)
 	}()
 
 	_, err := p.Run()
@@ -53,4 +43,21 @@ func Run(ctx context.Context, api engine.API, opts Options) error {
 		return fmt.Errorf("tui: %w", err)
 	}
 	return nil
+}
+
+// bridge forwards notifications into the program until notes closes or
+// stop does. Send blocks only on the program, never on the engine (the
+// engine's sends to notes do not block).
+func bridge(notes <-chan engine.Notification, send func(tea.Msg), stop <-chan struct{}) {
+	for {
+		select {
+		case n, ok := <-notes:
+			if !ok {
+				return
+			}
+			send(notifyMsg(n))
+		case <-stop:
+			return
+		}
+	}
 }

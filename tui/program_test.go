@@ -1,0 +1,178 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"keep/engine"
+)
+
+// Layer 3: whole-program flows with teatest: a real tea.Program, keys
+// typed, notifications sent in the way Run sends them.
+
+// seen lets a test wait until the program is about to handle a message
+// matching want (the filter runs just before Update), which is sturdier
+// than matching the renderer's partial redraws.
+type seen struct {
+	mu    sync.Mutex
+	want  func(tea.Msg) bool
+	ch    chan struct{}
+	fired bool
+}
+
+func (s *seen) filter(_ tea.Model, msg tea.Msg) tea.Msg {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.want != nil && !s.fired && s.want(msg) {
+		s.fired = true
+		close(s.ch)
+	}
+	return msg
+}
+
+func (s *seen) expect(want func(tea.Msg) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.want, s.ch, s.fired = want, make(chan struct{}), false
+}
+
+func (s *seen) wait(t *testing.T, what string) {
+	t.Helper()
+	s.mu.Lock()
+	ch := s.ch
+	s.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+func startProgram(t *testing.T, api *stubAPI, w, h int) (*teatest.TestModel, *seen) {
+	t.Helper()
+	m := New(api, Options{Now: func() time.Time { return testNow }, NoColor: true})
+	s := &seen{}
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithFilter(s.filter)))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return strings.Contains(string(b), "email-to-sheets")
+	}, teatest.WithDuration(5*time.Second))
+	return tm, s
+}
+
+func waitCall(t *testing.T, api *stubAPI, call string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if slices.Contains(api.actions(), call) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no %q; calls: %v", call, api.actions())
+}
+
+func finalScreen(t *testing.T, tm *teatest.TestModel) string {
+	t.Helper()
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	return tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model).render()
+}
+
+func isAttention(n int) func(tea.Msg) bool {
+	return func(msg tea.Msg) bool {
+		r, ok := msg.(refreshMsg)
+		return ok && slices.ContainsFunc(r.msgs, func(m tea.Msg) bool {
+			a, ok := m.(attentionMsg)
+			return ok && len(a.items) == n
+		})
+	}
+}
+
+func TestProgram(t *testing.T) {
+	t.Parallel()
+
+	t.Run("press 3, a: Approve is called with the id, and the view follows the notification", func(t *testing.T) {
+		t.Parallel()
+		api := newStub()
+		tm, s := startProgram(t, api, 120, 40)
+		tm.Type("3")
+		tm.Type("a")
+		waitCall(t, api, "Approve m7 always=false")
+
+		// The engine applies it and says so; the TUI re-reads.
+		api.mu.Lock()
+		api.attention = api.attention[1:]
+		api.workflows[0].State, api.workflows[0].Attention = engine.StateIdle, 0
+		api.mu.Unlock()
+		s.expect(isAttention(1))
+		tm.Send(notifyMsg{Kind: engine.NoteRunCommitted, Workflow: "email-to-sheets", Text: "email-to-sheets added a row"})
+		s.wait(t, "the re-read after the notification")
+
+		screen := finalScreen(t, tm)
+		for _, want := range []string{"3 Attention (1)", "last: email-to-sheets added a row", "UNCERTAIN"} {
+			if !strings.Contains(screen, want) {
+				t.Errorf("screen lacks %q:\n%s", want, screen)
+			}
+		}
+		if strings.Contains(screen, "APPROVAL") {
+			t.Errorf("the approved item is still shown:\n%s", screen)
+		}
+	})
+
+	t.Run("at 80×24 a reject waits for y", func(t *testing.T) {
+		t.Parallel()
+		api := newStub()
+		tm, _ := startProgram(t, api, 80, 24)
+		tm.Type("3x")
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "sure?") },
+			teatest.WithDuration(5*time.Second))
+		if got := api.actions(); len(got) != 0 {
+			t.Fatalf("called before y: %v", got)
+		}
+		tm.Type("y")
+		waitCall(t, api, "Reject m7")
+		finalScreen(t, tm)
+	})
+
+	t.Run("an uncertain mutation toasts for a while", func(t *testing.T) {
+		t.Parallel()
+		api := newStub()
+		tm, _ := startProgram(t, api, 120, 40)
+		tm.Send(notifyMsg{Kind: engine.NoteIndeterminate, Workflow: "inbox-archive", Text: "inbox-archive: did it post?"})
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "Uncertain: did it happen?") },
+			teatest.WithDuration(5*time.Second))
+		finalScreen(t, tm)
+	})
+}
+
+func TestBridge(t *testing.T) {
+	t.Parallel()
+
+	t.Run("notifications reach the program until stop", func(t *testing.T) {
+		t.Parallel()
+		notes := make(chan engine.Notification, 2)
+		stop := make(chan struct{})
+		got := make(chan tea.Msg, 2)
+		done := make(chan struct{})
+		go func() { bridge(notes, func(m tea.Msg) { got <- m }, stop); close(done) }()
+		notes <- engine.Notification{Kind: engine.NoteChanged, Text: "x"}
+		if m := <-got; m.(notifyMsg).Text != "x" {
+			t.Fatalf("got %v", m)
+		}
+		close(stop)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("bridge did not stop")
+		}
+	})
+}
