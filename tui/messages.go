@@ -91,6 +91,8 @@ type (
 		consequence string
 		run         tea.Cmd
 	}
+	// focusMsg asks the root to focus another pane.
+	focusMsg struct{ to focus }
 	// openTraceMsg asks the Run log to open a run's trace.
 	openTraceMsg struct{ runID string }
 

@@ -132,14 +132,22 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case notifyMsg:
 		return m.notified(engine.Notification(msg))
 	case workflowsMsg:
+		m.loadErr("workflows", msg.err)
 		m.wf.Update(msg)
 		return m.follow()
 	case attentionMsg:
+		m.loadErr("what needs you", msg.err)
 		return m.at.Update(msg)
 	case inputsMsg:
+		m.loadErr("inputs", msg.err)
 		return m.in.Update(msg)
-	case runsMsg, traceMsg:
+	case runsMsg:
+		m.loadErr("runs", msg.err)
 		return m.rn.Update(msg)
+	case traceMsg:
+		return m.rn.Update(msg)
+	case focusMsg:
+		m.setFocus(msg.to)
 	case refreshMsg:
 		var cmds []tea.Cmd
 		for _, sub := range msg.msgs {
@@ -173,6 +181,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.after(time.Minute, tickMsg{})
 	}
 	return nil
+}
+
+// loadErr puts a failed read in the status line; the pane keeps what it
+// showed, so a daemon hiccup does not blank the screen.
+func (m *Model) loadErr(what string, err error) {
+	if err != nil {
+		m.sh.log.Warn("read failed", "what", what, "err", err)
+		m.errText = "could not read " + what + ": " + oneLine(err.Error())
+	}
 }
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {

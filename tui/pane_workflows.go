@@ -70,6 +70,8 @@ func (p *workflowsPane) Update(msg tea.Msg) tea.Cmd {
 		case keyIs(msg, k.Back):
 			p.filter.Clear()
 			p.apply()
+		case keyIs(msg, k.Enter):
+			return func() tea.Msg { return focusMsg{to: focusInputs} }
 		case p.move(msg, len(p.shown), p.listHeight()/workflowRowLines):
 			p.keepSelected()
 		}
@@ -107,6 +109,8 @@ func (p *workflowsPane) keepSelected() {
 func (p *workflowsPane) EnableKeys(k *keyMap) {
 	k.Filter.SetEnabled(true)
 	k.Back.SetEnabled(p.filter.Active())
+	k.Enter.SetEnabled(p.Selected() != nil)
+	k.Enter.SetHelp("enter", "inputs")
 }
 
 func (p *workflowsPane) View() string {

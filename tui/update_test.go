@@ -466,3 +466,30 @@ func TestSmallScreen(t *testing.T) {
 		}
 	})
 }
+
+func TestOddSizes(t *testing.T) {
+	t.Parallel()
+
+	t.Run("tiny and odd terminals draw without a panic and within bounds", func(t *testing.T) {
+		t.Parallel()
+		for _, sz := range [][2]int{{1, 1}, {10, 3}, {20, 5}, {40, 10}, {99, 29}, {100, 30}, {200, 60}} {
+			h := newHarness(t, newStub(), sz[0], sz[1])
+			for _, k := range []string{"1", "2", "enter", "3", "?", "4", "enter"} {
+				h.keys(k)
+				lines := strings.Split(h.screen(), "\n")
+				if len(lines) > sz[1] {
+					t.Fatalf("%v after %s: %d lines", sz, k, len(lines))
+				}
+			}
+		}
+	})
+
+	t.Run("enter on a workflow goes to its inputs", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t)
+		h.keys("enter")
+		if h.m.focus != focusInputs {
+			t.Fatalf("focus = %d", h.m.focus)
+		}
+	})
+}
