@@ -270,9 +270,29 @@ func (g guard) constructor(name string, size func(args []goja.Value) float64) go
 			return o
 		},
 	})
+	// goja's proxies do not implement instanceof; answer it for the
+	// original, which the proxy's get reaches.
+	_ = target.DefineDataPropertySymbol(goja.SymHasInstance, g.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		return g.vm.ToValue(inherits(call.Argument(0), target))
+	}), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	v := g.vm.ToValue(p)
 	_ = g.vm.GlobalObject().DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	return v
+}
+
+// inherits is OrdinaryHasInstance: is ctor.prototype on v's prototype chain?
+func inherits(v goja.Value, ctor *goja.Object) bool {
+	o, ok := v.(*goja.Object)
+	proto, isObj := ctor.Get("prototype").(*goja.Object)
+	if !ok || !isObj {
+		return false
+	}
+	for p := o.Prototype(); p != nil; p = p.Prototype() {
+		if p.SameAs(proto) {
+			return true
+		}
+	}
+	return false
 }
 
 // length is ToLength(o.length) as a float, 0 for non-objects.

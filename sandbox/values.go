@@ -27,7 +27,7 @@ func (r *run) fromJSON(raw json.RawMessage) (goja.Value, error) {
 // toJSON and undefined-dropping behave as the script expects) and checks the
 // size against max (0: no limit). undefined encodes as null.
 func (r *run) toJSON(v goja.Value, what string, max int) (json.RawMessage, error) {
-	if goja.IsUndefined(v) {
+	if v == nil || goja.IsUndefined(v) {
 		return json.RawMessage("null"), nil
 	}
 	out, err := r.encode(goja.Undefined(), v)
