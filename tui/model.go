@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -231,7 +232,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case keyIs(msg, k.Pause):
 		if w := m.current(); w != nil {
 			name := w.Name
-			if paused(*w) {
+			if m.resumes(*w) {
 				return m.sh.act("resumed "+name, func(ctx context.Context) error { return m.sh.api.Resume(ctx, name) })
 			}
 			return m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) })
@@ -248,6 +249,18 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 
 func paused(w engine.WorkflowView) bool {
 	return w.Status == "paused" || w.State == engine.StatePaused
+}
+
+// resumes says whether p resumes rather than pauses: the workflow is
+// paused, or it is blocked and the engine offers "resume" to clear it.
+func (m *Model) resumes(w engine.WorkflowView) bool {
+	if paused(w) {
+		return true
+	}
+	if it := m.at.Selected(); m.focus == focusAttention && it != nil && it.Workflow == w.Name {
+		return slices.Contains(it.Answers, "resume")
+	}
+	return false
 }
 
 // current is the workflow R and p act on: the one the selected attention
@@ -334,9 +347,10 @@ func (m *Model) syncKeys() {
 	}
 	m.focused().EnableKeys(k)
 	w := m.current()
-	k.RunNow.SetEnabled(w != nil)
-	k.Pause.SetEnabled(w != nil)
-	if w != nil && paused(*w) {
+	live := w != nil && w.Status != "archived"
+	k.RunNow.SetEnabled(live)
+	k.Pause.SetEnabled(live)
+	if live && m.resumes(*w) {
 		k.Pause.SetHelp("p", "resume")
 	} else {
 		k.Pause.SetHelp("p", "pause")

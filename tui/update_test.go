@@ -493,3 +493,25 @@ func TestOddSizes(t *testing.T) {
 		}
 	})
 }
+
+func TestBlockedWorkflow(t *testing.T) {
+	t.Parallel()
+
+	t.Run("on a blocked workflow, r retries and p resumes", func(t *testing.T) {
+		t.Parallel()
+		api := newStub()
+		api.attention = []engine.AttentionItem{{Kind: engine.AttentionBlockedWorkflow, Workflow: "email-to-sheets",
+			ID: "email-to-sheets", Title: "email-to-sheets is blocked", Reason: "needs you: 5 transient failures",
+			Answers: []string{"retry", "resume"}}}
+		h := newHarness(t, api, 120, 40)
+		h.keys("3")
+		if !strings.Contains(h.m.helpView(), "resume") {
+			t.Fatalf("help: %s", h.m.helpView())
+		}
+		h.keys("r", "p")
+		want := []string{"Retry email-to-sheets", "Resume email-to-sheets"}
+		if got := api.actions(); !slices.Equal(got, want) {
+			t.Fatalf("calls = %v, want %v", got, want)
+		}
+	})
+}
