@@ -1,0 +1,293 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"keep/engine"
+)
+
+// Server answers engine.API calls on a unix socket. Start it with Serve,
+// stop it with Close.
+type Server struct {
+	api  engine.API
+	path string
+	log  *slog.Logger
+	http *http.Server
+
+	// quit ends the notification streams: http.Server.Shutdown waits for
+	// connections to go idle, and a stream never does on its own.
+	quit      chan struct{}
+	served    chan struct{} // closed when the accept loop has returned
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// method is one API call: it reads what it needs from the request and
+// returns what goes back as JSON.
+type method func(ctx context.Context, api engine.API, r request) (any, error)
+
+var methods = map[string]method{
+	"info": func(_ context.Context, api engine.API, _ request) (any, error) { return api.Info(), nil },
+	"workflows": func(ctx context.Context, api engine.API, _ request) (any, error) {
+		return api.Workflows(ctx)
+	},
+	"workflow": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.Workflow(ctx, r.Workflow)
+	},
+	"inputs": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.Inputs(ctx, r.Workflow, engine.Page(r.Page))
+	},
+	"events": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.Events(ctx, r.Workflow, engine.EventFilter(r.Filter))
+	},
+	"runs": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.Runs(ctx, r.Workflow, engine.Page(r.Page))
+	},
+	"mutations": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.Mutations(ctx, r.Workflow, r.Status)
+	},
+	"trace": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.Trace(ctx, r.RunID)
+	},
+	"attention": func(ctx context.Context, api engine.API, _ request) (any, error) {
+		return api.Attention(ctx)
+	},
+	"grants": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.Grants(ctx, r.Workflow)
+	},
+	"deploy": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.Deploy(ctx, r.FileName, r.Src, r.Name)
+	},
+	"run-now": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.RunNow(ctx, r.Workflow)
+	},
+	"pause": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.Pause(ctx, r.Workflow)
+	},
+	"resume": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.Resume(ctx, r.Workflow)
+	},
+	"retry": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.Retry(ctx, r.Workflow)
+	},
+	"approve": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.Approve(ctx, r.MutationID, r.Always)
+	},
+	"reject": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.Reject(ctx, r.MutationID)
+	},
+	"resolve": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.Resolve(ctx, r.MutationID, r.Answer)
+	},
+	"skip-events": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.SkipEvents(ctx, r.EventIDs)
+	},
+	"skip-input": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.SkipInput(ctx, r.InputID)
+	},
+	"grant": func(ctx context.Context, api engine.API, r request) (any, error) {
+		if r.Grant == nil {
+			return nil, errors.New("daemon: grant without a grant")
+		}
+		return nil, api.Grant(ctx, r.Workflow, *r.Grant)
+	},
+}
+
+// Serve listens on socketPath and answers every engine.API method of api
+// until Close. A socket file left behind by a daemon that died is replaced;
+// one that still answers is not (that daemon holds the database). ctx bounds
+// the start and is the parent of every request's context: cancelling it
+// ends streams and in-flight calls, but only Close removes the socket.
+// logger defaults to slog.Default().
+func Serve(ctx context.Context, api engine.API, socketPath string, logger *slog.Logger) (*Server, error) {
+	if api == nil {
+		panic("daemon: Serve with a nil engine.API")
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if err := removeStale(ctx, socketPath); err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "unix", socketPath)
+	if err != nil {
+		if len(socketPath) > 100 {
+			return nil, fmt.Errorf("daemon: listen on %s (a unix socket path is limited to about 104 bytes): %w", socketPath, err)
+		}
+		return nil, fmt.Errorf("daemon: listen on %s: %w", socketPath, err)
+	}
+	// Anyone who can connect can approve mutations: only the owner may.
+	// Under the usual umask the socket starts without write permission for
+	// others, which connecting needs, so the window before this is closed.
+	if err := os.Chmod(socketPath, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	s := &Server{
+		api:    api,
+		path:   socketPath,
+		log:    logger.With("component", "daemon", "socket", socketPath),
+		quit:   make(chan struct{}),
+		served: make(chan struct{}),
+	}
+	s.http = &http.Server{
+		Handler:           http.HandlerFunc(s.handle),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		defer close(s.served)
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("daemon socket stopped", "err", err)
+		}
+	}()
+	s.log.Info("daemon listening")
+	return s, nil
+}
+
+// removeStale removes a socket file nobody answers on. Only a refused
+// connection proves that; any other failure (permission, a file that is not
+// a socket) is reported rather than guessed at.
+func removeStale(ctx context.Context, path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("daemon: %s exists and is not a socket; not replacing it", path)
+	}
+	d := net.Dialer{Timeout: 2 * time.Second}
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err == nil {
+		conn.Close()
+		return fmt.Errorf("daemon: another daemon answers on %s", path)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("daemon: checking %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("daemon: removing a stale socket: %w", err)
+	}
+	return nil
+}
+
+// Close stops accepting, ends the notification streams, waits for calls in
+// progress until ctx is done (then cuts them off), and removes the socket
+// file. It is safe to call more than once.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		close(s.quit)
+		if err := s.http.Shutdown(ctx); err != nil {
+			s.http.Close()
+			s.closeErr = fmt.Errorf("daemon: shutdown: %w", err)
+		}
+		<-s.served
+		// The listener usually unlinks its file on close; this covers the
+		// cases where it does not.
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) && s.closeErr == nil {
+			s.closeErr = fmt.Errorf("daemon: %w", err)
+		}
+		s.log.Info("daemon stopped")
+	})
+	return s.closeErr
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == subscribePath {
+		s.subscribe(w, r)
+		return
+	}
+	m, ok := methods[strings.TrimPrefix(r.URL.Path, pathPrefix)]
+	if !ok || r.Method != http.MethodPost {
+		// Most likely a client newer than this daemon.
+		writeJSON(w, http.StatusNotFound, errorBody{Kind: kindError,
+			Message: fmt.Sprintf("daemon: no method %s %s (is the daemon older than this keep?)", r.Method, r.URL.Path)})
+		return
+	}
+	var req request
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Kind: kindError, Message: fmt.Sprintf("daemon: bad request: %v", err)})
+		return
+	}
+	res, err := m(r.Context(), s.api, req)
+	if err != nil {
+		status, body := toWire(err)
+		if body.Kind == kindError {
+			// The caller sees the message; the daemon's log is the only
+			// place its operator does.
+			s.log.Warn("call failed", "method", r.URL.Path, "err", err)
+		}
+		writeJSON(w, status, body)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// writeJSON marshals before writing, so a value that cannot be encoded
+// becomes an error answer instead of half a body under status 200.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data, _ = json.Marshal(errorBody{Kind: kindError, Message: fmt.Sprintf("daemon: encoding the answer: %v", err)})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n'))
+}
+
+// subscribe streams the engine's notifications as JSON lines until the
+// client goes away (the request's context ends when its connection closes),
+// the engine closes the channel, or the server stops. The engine drops
+// notifications for a subscriber that lags, so a stalled client never holds
+// the engine up.
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	ch, cancel := s.api.Subscribe()
+	defer cancel()
+	// The headers go out only once the engine subscription exists, so a
+	// client whose Subscribe has returned misses nothing after it.
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.quit:
+			return
+		case n, ok := <-ch:
+			if !ok {
+				return
+			}
+			if err := enc.Encode(n); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+		}
+	}
+}
