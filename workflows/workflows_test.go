@@ -1,0 +1,475 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"keep/engine"
+	"keep/engine/config"
+	"keep/storage"
+)
+
+func TestEmbedded(t *testing.T) {
+	t.Parallel()
+
+	want := []string{"demo.js", "digest-to-slack.js", "email-to-sheet.js", "feed-to-webhook.js", "notes-to-csv.js"}
+
+	t.Run("All lists every example workflow by name, in order", func(t *testing.T) {
+		t.Parallel()
+		var names []string
+		for _, f := range All() {
+			names = append(names, f.Name)
+			if len(f.Source) == 0 {
+				t.Errorf("%s is empty", f.Name)
+			}
+		}
+		if !slices.Equal(names, want) {
+			t.Fatalf("All() = %v, want %v", names, want)
+		}
+	})
+
+	t.Run("Get finds a file by name and nothing else", func(t *testing.T) {
+		t.Parallel()
+		f, ok := Get("demo.js")
+		if !ok || f.Name != "demo.js" || !strings.Contains(string(f.Source), "Keep.workflow") {
+			t.Fatalf("Get(demo.js) = %q, %v", f.Name, ok)
+		}
+		for _, name := range []string{"", "nope.js", "../workflows.go", "workflows.go", "."} {
+			if _, ok := Get(name); ok {
+				t.Errorf("Get(%q) found something", name)
+			}
+		}
+	})
+
+	t.Run("a caller changing a file does not change the embedded one", func(t *testing.T) {
+		t.Parallel()
+		f, _ := Get("demo.js")
+		f.Source[0] = '#'
+		g, _ := Get("demo.js")
+		if g.Source[0] == '#' {
+			t.Fatal("Get handed out the embedded bytes")
+		}
+	})
+
+	t.Run("every file validates with the default config's connectors", func(t *testing.T) {
+		t.Parallel()
+		cfg := config.Default()
+		reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		db, err := storage.Open(ctx, storage.Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range All() {
+			sc, err := e.Validate(f.Name, f.Source)
+			if err != nil {
+				t.Errorf("%s does not validate:\n%v", f.Name, err)
+				continue
+			}
+			if got, want := sc.Workflow.Name, strings.TrimSuffix(f.Name, ".js"); got != want {
+				t.Errorf("%s declares the workflow %q; name it after its file, %q", f.Name, got, want)
+			}
+			if len(sc.Workflow.Producers) == 0 || len(sc.Workflow.Consumers) == 0 {
+				t.Errorf("%s should show a producer and a consumer", f.Name)
+			}
+			if len(sc.Capabilities) != 1 {
+				t.Errorf("%s uses mutations %v; an example makes exactly one kind of change", f.Name, sc.Capabilities)
+			}
+		}
+	})
+}
+
+func TestNotesToCSV(t *testing.T) {
+	t.Parallel()
+
+	t.Run("each note becomes one CSV line, with the header once", func(t *testing.T) {
+		t.Parallel()
+		h := newHost(t, hostOpt{edit: allowAll})
+		h.write("inbox/groceries.txt", "Groceries\nmilk, eggs\n")
+		h.write("inbox/quote.txt", `She said "hi"`+"\n")
+		h.write("inbox/ignored.md", "not a note")
+		h.deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
+		h.drain()
+		h.healthy("notes-to-csv")
+
+		lines := strings.Split(strings.TrimSuffix(h.read("notes-log.csv"), "\n"), "\n")
+		if len(lines) != 3 || lines[0] != "note,modified,title,text" {
+			t.Fatalf("notes-log.csv =\n%s", strings.Join(lines, "\n"))
+		}
+		if !strings.HasPrefix(lines[1], "groceries.txt,") || !strings.HasSuffix(lines[1], `,Groceries,"Groceries milk, eggs"`) {
+			t.Errorf("line for groceries.txt = %s", lines[1])
+		}
+		if !strings.HasPrefix(lines[2], "quote.txt,") || !strings.HasSuffix(lines[2], `,"She said ""hi""","She said ""hi"""`) {
+			t.Errorf("line for quote.txt = %s", lines[2])
+		}
+
+		ins := h.inputs("notes-to-csv")
+		if got := titles(ins); !slices.Equal(got, []string{`Note groceries.txt: "Groceries"`, `Note quote.txt: "She said "hi""`}) {
+			t.Errorf("input titles = %q", got)
+		}
+		for _, in := range ins {
+			if in.Source != "files" || in.Type != "file" || !strings.HasPrefix(in.ExternalID, "inbox/") {
+				t.Errorf("input %s is %s/%s %s", in.Title, in.Source, in.Type, in.ExternalID)
+			}
+			if in.Status != engine.InputDone || len(in.Outputs) != 1 {
+				t.Errorf("input %s: %s with %d outputs", in.Title, in.Status, len(in.Outputs))
+				continue
+			}
+			if o := in.Outputs[0]; o.Status != "applied" || o.Method != "append" || !strings.HasSuffix(o.Title, " to notes-log.csv") {
+				t.Errorf("output of %s = %+v", in.Title, o)
+			}
+		}
+	})
+
+	t.Run("a note added later is logged once and the earlier ones are not logged again", func(t *testing.T) {
+		t.Parallel()
+		h := newHost(t, hostOpt{edit: allowAll})
+		h.write("inbox/a.txt", "first")
+		h.deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
+		h.drain()
+		h.write("inbox/b.txt", "second")
+		h.clock.Advance(5 * time.Minute)
+		h.drain()
+		h.clock.Advance(5 * time.Minute)
+		h.drain()
+		h.healthy("notes-to-csv")
+
+		log := h.read("notes-log.csv")
+		if strings.Count(log, "a.txt,") != 1 || strings.Count(log, "b.txt,") != 1 || strings.Count(log, "\n") != 3 {
+			t.Fatalf("notes-log.csv =\n%s", log)
+		}
+		if n := len(h.mutations("notes-to-csv")); n != 2 {
+			t.Errorf("%d mutations, want 2", n)
+		}
+	})
+
+	t.Run("a note deleted before it is logged is done with no external change", func(t *testing.T) {
+		t.Parallel()
+		h := newHost(t, hostOpt{edit: func(c *config.Config) { c.Policy.DefaultMutationMode = "ask" }})
+		h.write("inbox/a.txt", "first")
+		h.write("inbox/b.txt", "second")
+		h.deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
+		h.drain() // a.txt waits for approval, b.txt waits behind it
+		items := h.attention()
+		if len(items) != 1 || items[0].Kind != engine.AttentionApproval {
+			t.Fatalf("attention = %+v, want one approval", items)
+		}
+		if err := h.e.Approve(context.Background(), items[0].ID, true); err != nil {
+			t.Fatal(err)
+		}
+		// b.txt is found, then deleted before its turn
+		if err := removeFile(h, "inbox/b.txt"); err != nil {
+			t.Fatal(err)
+		}
+		h.drain()
+		h.healthy("notes-to-csv")
+		if log := h.read("notes-log.csv"); strings.Contains(log, "b.txt") || !strings.Contains(log, "a.txt") {
+			t.Fatalf("notes-log.csv =\n%s", log)
+		}
+		for _, in := range h.inputs("notes-to-csv") {
+			if in.Status != engine.InputDone {
+				t.Errorf("input %s is %s", in.Title, in.Status)
+			}
+			if strings.Contains(in.Title, "b.txt") && len(in.Outputs) != 0 {
+				t.Errorf("the deleted note has outputs %+v", in.Outputs)
+			}
+		}
+	})
+}
+
+// feed is an httptest JSON feed with an ETag.
+type feed struct {
+	mu    sync.Mutex
+	items []map[string]any
+	gets  int
+	not   int // 304 answers
+}
+
+func (f *feed) add(id, title string) {
+	f.mu.Lock()
+	f.items = append(f.items, map[string]any{"id": id, "title": title, "url": "https://example.com/" + id})
+	f.mu.Unlock()
+}
+
+func (f *feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gets++
+	etag := fmt.Sprintf(`"v%d"`, len(f.items))
+	if r.Header.Get("If-None-Match") == etag {
+		f.not++
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"items": f.items})
+}
+
+// webhook records deliveries by Idempotency-Key and answers the reconcile
+// GET: 200 if a delivery with that key arrived, 404 if not.
+type webhook struct {
+	mu     sync.Mutex
+	byKey  map[string][]map[string]any // key → bodies
+	byItem map[string]int              // item id → POSTs
+	// dropNext: hang up on the next POST after recording it (the sender
+	// cannot tell whether it arrived).
+	dropNext bool
+	gets     int
+}
+
+func newWebhook() *webhook {
+	return &webhook{byKey: map[string][]map[string]any{}, byItem: map[string]int{}}
+}
+
+func (wh *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	wh.mu.Lock()
+	defer wh.mu.Unlock()
+	key := r.Header.Get("Idempotency-Key")
+	switch r.Method {
+	case http.MethodGet:
+		wh.gets++
+		if _, ok := wh.byKey[key]; ok && key != "" {
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, `{"received":true}`)
+			return
+		}
+		http.NotFound(w, r)
+	case http.MethodPost:
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || key == "" {
+			http.Error(w, "want a JSON body and an Idempotency-Key", http.StatusBadRequest)
+			return
+		}
+		wh.byKey[key] = append(wh.byKey[key], body)
+		id, _ := body["id"].(string)
+		wh.byItem[id]++
+		if wh.dropNext {
+			wh.dropNext = false
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+					return
+				}
+			}
+		}
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	default:
+		http.Error(w, "no", http.StatusMethodNotAllowed)
+	}
+}
+
+// posted checks that each item was POSTed exactly once, each under its own key.
+func (wh *webhook) posted(t *testing.T, ids ...string) {
+	t.Helper()
+	wh.mu.Lock()
+	defer wh.mu.Unlock()
+	for _, id := range ids {
+		if wh.byItem[id] != 1 {
+			t.Errorf("item %s was posted %d times, want once", id, wh.byItem[id])
+		}
+	}
+	if len(wh.byItem) != len(ids) {
+		t.Errorf("items posted: %v, want %v", wh.byItem, ids)
+	}
+	if len(wh.byKey) != len(ids) {
+		t.Errorf("%d idempotency keys for %d items", len(wh.byKey), len(ids))
+	}
+}
+
+func feedSource(t *testing.T, feedURL, hookURL string) []byte {
+	return source(t, "feed-to-webhook.js",
+		`"http://127.0.0.1:8080/feed.json"`, fmt.Sprintf("%q", feedURL),
+		`"http://127.0.0.1:8080/webhook"`, fmt.Sprintf("%q", hookURL))
+}
+
+func TestFeedToWebhook(t *testing.T) {
+	t.Parallel()
+
+	t.Run("each feed item is posted exactly once, across drains and a redeploy", func(t *testing.T) {
+		t.Parallel()
+		f := &feed{}
+		f.add("a1", "Alpha")
+		f.add("b2", "Beta")
+		wh := newWebhook()
+		fs, ws := httptest.NewServer(f), httptest.NewServer(wh)
+		t.Cleanup(fs.Close)
+		t.Cleanup(ws.Close)
+
+		h := newHost(t, hostOpt{edit: allowAll})
+		src := feedSource(t, fs.URL+"/feed.json", ws.URL+"/hook")
+		h.deploy("feed-to-webhook.js", src)
+		h.drain()
+		h.healthy("feed-to-webhook")
+		wh.posted(t, "a1", "b2")
+
+		h.drain()
+		h.clock.Advance(5 * time.Minute)
+		h.drain()
+		wh.posted(t, "a1", "b2")
+		f.mu.Lock()
+		if f.not == 0 {
+			t.Error("the second poll did not send the ETag back")
+		}
+		f.mu.Unlock()
+
+		// a new version (here: the same file again) keeps what was done
+		if res := h.deploy("feed-to-webhook.js", src); res.Version != 2 {
+			t.Fatalf("redeploy made version %d", res.Version)
+		}
+		h.drain()
+		f.add("c3", "Gamma")
+		h.clock.Advance(5 * time.Minute)
+		h.drain()
+		h.healthy("feed-to-webhook")
+		wh.posted(t, "a1", "b2", "c3")
+
+		ins := h.inputs("feed-to-webhook")
+		want := []string{`Feed item a1: "Alpha"`, `Feed item b2: "Beta"`, `Feed item c3: "Gamma"`}
+		if got := titles(ins); !slices.Equal(got, want) {
+			t.Errorf("input titles = %q, want %q", got, want)
+		}
+		for _, in := range ins {
+			if in.Source != "http" || in.Type != "resource" || in.Status != engine.InputDone || len(in.Outputs) != 1 {
+				t.Errorf("input %s: %s/%s %s, %d outputs", in.Title, in.Source, in.Type, in.Status, len(in.Outputs))
+			}
+		}
+		for _, m := range h.mutations("feed-to-webhook") {
+			if m.Status != "applied" || m.Connector != "http" || !strings.HasPrefix(m.UITitle, "Send \"") {
+				t.Errorf("mutation %s: %s.%s %s %q", m.ID, m.Connector, m.Method, m.Status, m.UITitle)
+			}
+		}
+	})
+
+	t.Run("a post whose answer is lost is confirmed through the reconcile URL, not sent again", func(t *testing.T) {
+		t.Parallel()
+		f := &feed{}
+		f.add("a1", "Alpha")
+		wh := newWebhook()
+		wh.dropNext = true
+		fs, ws := httptest.NewServer(f), httptest.NewServer(wh)
+		t.Cleanup(fs.Close)
+		t.Cleanup(ws.Close)
+
+		h := newHost(t, hostOpt{edit: allowAll})
+		h.deploy("feed-to-webhook.js", feedSource(t, fs.URL+"/feed.json", ws.URL+"/hook"))
+		h.drain()
+		for i := 0; i < 10 && len(h.mutations("feed-to-webhook")) > 0 && h.mutations("feed-to-webhook")[0].Status != "applied"; i++ {
+			h.clock.Advance(time.Minute)
+			h.drain()
+		}
+		ms := h.mutations("feed-to-webhook")
+		if len(ms) != 1 || ms[0].Status != "applied" {
+			t.Fatalf("mutations = %+v, want one applied", ms)
+		}
+		wh.mu.Lock()
+		gets := wh.gets
+		wh.mu.Unlock()
+		if gets == 0 {
+			t.Error("the webhook was never asked whether the delivery arrived")
+		}
+		wh.posted(t, "a1")
+		h.healthy("feed-to-webhook")
+		if ins := h.inputs("feed-to-webhook"); len(ins) != 1 || ins[0].Status != engine.InputDone {
+			t.Errorf("inputs = %+v", ins)
+		}
+	})
+}
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+
+	t.Run("a note becomes an input, an approval, and after approving a summary", func(t *testing.T) {
+		t.Parallel()
+		h := newHost(t, hostOpt{}) // default grants: ask
+		h.write("demo/inbox/hello.txt", "\nHello, keep!\nThis is my first note.\n")
+		res := h.deploy("demo.js", source(t, "demo.js"))
+		if len(res.Capabilities) != 1 || res.Capabilities[0].Capability != "files.write" || res.Capabilities[0].Mode != "ask" {
+			t.Errorf("capabilities = %+v, want files.write asked", res.Capabilities)
+		}
+		h.drain()
+
+		ins := h.inputs("demo")
+		if len(ins) != 1 || ins[0].Title != `Note hello.txt: "Hello, keep!"` {
+			t.Fatalf("inputs = %q", titles(ins))
+		}
+		if ins[0].Status != engine.InputNeedsAttention {
+			t.Errorf("input status %s, want needs attention", ins[0].Status)
+		}
+		items := h.attention()
+		if len(items) != 1 || items[0].Kind != engine.AttentionApproval || items[0].Workflow != "demo" {
+			t.Fatalf("attention = %+v, want one approval", items)
+		}
+		a := items[0]
+		if a.Title != "Write a summary of hello.txt to demo/done/hello.txt" || !strings.Contains(a.Preview, "demo/done/hello.txt") {
+			t.Errorf("approval %q, preview %q", a.Title, a.Preview)
+		}
+		if !slices.Contains(a.Inputs, `Note hello.txt: "Hello, keep!"`) {
+			t.Errorf("approval inputs = %q", a.Inputs)
+		}
+		if h.read("demo/done/hello.txt") != "" {
+			t.Fatal("the summary was written before approval")
+		}
+
+		if err := h.e.Approve(context.Background(), a.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		h.drain()
+		h.healthy("demo")
+		out := h.read("demo/done/hello.txt")
+		for _, want := range []string{"Summary of hello.txt", "First line: Hello, keep!", "Lines: 2", "Words: 7"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("summary lacks %q:\n%s", want, out)
+			}
+		}
+		ins = h.inputs("demo")
+		if ins[0].Status != engine.InputDone || len(ins[0].Outputs) != 1 || ins[0].Outputs[0].Status != "applied" {
+			t.Errorf("input after approval: %s, outputs %+v", ins[0].Status, ins[0].Outputs)
+		}
+	})
+
+	t.Run("rejecting the write leaves no summary and nothing waiting", func(t *testing.T) {
+		t.Parallel()
+		h := newHost(t, hostOpt{})
+		h.write("demo/inbox/nope.txt", "Not this one")
+		h.deploy("demo.js", source(t, "demo.js"))
+		h.drain()
+		items := h.attention()
+		if len(items) != 1 {
+			t.Fatalf("attention = %+v", items)
+		}
+		if err := h.e.Reject(context.Background(), items[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		h.drain()
+		h.clock.Advance(time.Minute)
+		h.drain()
+		h.healthy("demo")
+		if h.read("demo/done/nope.txt") != "" {
+			t.Fatal("a rejected summary was written")
+		}
+		ins := h.inputs("demo")
+		if len(ins) != 1 || ins[0].Status == engine.InputPending || ins[0].Status == engine.InputNeedsAttention {
+			t.Errorf("inputs = %+v", ins)
+		}
+	})
+}
