@@ -257,4 +257,9 @@ type Error struct {
 //	    errors: *ValidationError (syntax errors included, with file:line:col)
 //	func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error)
 //	    errors: *Error, or a Host error wrapped unchanged
+//	func ParseInterval(s string) (time.Duration, error)      // "30s", "5m", "1h", "1d"
+//	func ParseCron(s string) (cron.Schedule, error)           // 5 fields
+//	func ParseSchedule(text string) (Schedule, error)         // Schedule.Text back to a Schedule
+//	func (s Schedule) Next(after time.Time) time.Time         // next run strictly after `after`
+//	func (d Diagnostic) String() string                       // "file:line:col: message"
 var _ = context.Background

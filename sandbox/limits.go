@@ -123,6 +123,9 @@ func (s *supervisor) watchHeap(done <-chan struct{}, maxHeap uint64) {
 		case <-done:
 			return
 		case <-tick.C:
+			if s.halted() { // stopped, or abandoned stuck in a native call
+				return
+			}
 			if now := read(); now > base && now-base > maxHeap {
 				s.stop(&Error{Kind: ErrResource, Message: fmt.Sprintf("the heap grew by %d MiB, over the limit of %d MiB", (now-base)>>20, maxHeap>>20)})
 				return
