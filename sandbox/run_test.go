@@ -594,6 +594,24 @@ func TestCancellation(t *testing.T) {
 		}
 	})
 
+	t.Run("a run that will not stop is abandoned shortly after its wall time", func(t *testing.T) {
+		t.Parallel()
+		lim := testLimits()
+		lim.WallTime = 100 * time.Millisecond
+		s := load(t, handlers{producer: `await ctx.files.list({});`})
+		release := make(chan struct{})
+		defer close(release)
+		start := time.Now()
+		_, err := invoke(t, s, PhaseProducer, stuckHost{&recordingHost{}, release}, lim)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != ErrTimeout || !strings.Contains(e.Message, "abandoned") {
+			t.Errorf("err = %v", err)
+		}
+		if d := time.Since(start); d > lim.WallTime+abandonGrace+time.Second {
+			t.Errorf("took %s", d)
+		}
+	})
+
 	t.Run("a host call blocked past the wall time is a timeout", func(t *testing.T) {
 		t.Parallel()
 		lim := testLimits()
@@ -605,4 +623,16 @@ func TestCancellation(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
+}
+
+// stuckHost's Read ignores its context, like a native call that cannot be
+// interrupted.
+type stuckHost struct {
+	*recordingHost
+	release chan struct{}
+}
+
+func (h stuckHost) Read(context.Context, string, string, map[string]any) (any, error) {
+	<-h.release
+	return nil, nil
 }
