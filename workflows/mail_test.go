@@ -1,0 +1,323 @@
+package workflows
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapserver"
+	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+
+	"keep/connectors"
+	"keep/connectors/mail"
+	"keep/connectors/slack"
+	"keep/connectors/system"
+	"keep/engine"
+	"keep/engine/config"
+)
+
+const (
+	mailUser     = "me@example.com"
+	mailPassword = "correct-horse-battery"
+)
+
+// mailbox is a real IMAP server (go-imap's in-memory backend) on loopback.
+type mailbox struct {
+	addr string
+	user *imapmemserver.User
+	n    int
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+func (quiet) Println(...any)        {}
+
+func newMailbox(t *testing.T) *mailbox {
+	t.Helper()
+	user := imapmemserver.NewUser(mailUser, mailPassword)
+	if err := user.Create("INBOX", nil); err != nil {
+		t.Fatal(err)
+	}
+	mem := imapmemserver.New()
+	mem.AddUser(user)
+	srv := imapserver.New(&imapserver.Options{
+		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			return mem.NewSession(), nil, nil
+		},
+		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}},
+		InsecureAuth: true,
+		Logger:       quiet{},
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return &mailbox{addr: ln.Addr().String(), user: user}
+}
+
+// deliver files a message in INBOX.
+func (m *mailbox) deliver(t *testing.T, from, subject string) {
+	t.Helper()
+	m.n++
+	raw := "From: " + from + "\r\n" +
+		"To: " + mailUser + "\r\n" +
+		"Subject: " + subject + "\r\n" +
+		fmt.Sprintf("Date: Mon, 02 Nov 2026 07:%02d:00 +0000\r\n", m.n) +
+		fmt.Sprintf("Message-ID: <msg-%d@example.org>\r\n", m.n) +
+		"Content-Type: text/plain; charset=utf-8\r\n" +
+		"\r\n" + "Hello.\r\n"
+	if _, err := m.user.Append("INBOX", strings.NewReader(raw), &imap.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (m *mailbox) config(c *config.Config) {
+	c.Connectors.Mail = config.Mail{IMAP: m.addr, SMTP: "127.0.0.1:1", Username: mailUser, Password: mailPassword,
+		SentFolder: "Sent", TLS: "none"}
+}
+
+// sheetRows reads a CSV sheet under the root, without its header.
+func sheetRows(t *testing.T, h *host, rel string) (header []string, rows [][]string) {
+	t.Helper()
+	text := h.read(rel)
+	if text == "" {
+		return nil, nil
+	}
+	all, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil {
+		t.Fatalf("%s is not CSV: %v\n%s", rel, err, text)
+	}
+	return all[0], all[1:]
+}
+
+func TestEmailToSheet(t *testing.T) {
+	t.Parallel()
+
+	t.Run("each invoice email becomes one row, other mail none", func(t *testing.T) {
+		t.Parallel()
+		mb := newMailbox(t)
+		mb.deliver(t, "alice@example.com", "Invoice December")
+		mb.deliver(t, "bob@example.com", "Lunch on Friday?")
+		mb.deliver(t, "Carol <carol@example.com>", "Your invoice #42 is overdue")
+
+		h := newHost(t, hostOpt{edit: func(c *config.Config) { allowAll(c); mb.config(c) }})
+		h.deploy("email-to-sheet.js", source(t, "email-to-sheet.js"))
+		h.drain()
+		h.healthy("email-to-sheet")
+
+		header, rows := sheetRows(t, h, "invoices.csv")
+		if len(header) < 3 || !slices.Equal(header[:3], []string{"date", "from", "subject"}) {
+			t.Fatalf("header = %q", header)
+		}
+		if len(rows) != 2 || rows[0][1] != "alice@example.com" || rows[0][2] != "Invoice December" ||
+			rows[1][1] != "Carol <carol@example.com>" || rows[1][2] != "Your invoice #42 is overdue" {
+			t.Fatalf("rows = %q", rows)
+		}
+		if _, err := time.Parse(time.RFC3339, rows[0][0]); err != nil {
+			t.Errorf("date %q: %v", rows[0][0], err)
+		}
+		ins := h.inputs("email-to-sheet")
+		want := []string{`Email from Carol <carol@example.com>: "Your invoice #42 is overdue"`, `Email from alice@example.com: "Invoice December"`} // sorted
+		if got := titles(ins); !slices.Equal(got, want) {
+			t.Errorf("input titles = %q, want %q", got, want)
+		}
+		for _, in := range ins {
+			if in.Source != "gmail" || in.Type != "email" || !strings.HasPrefix(in.ExternalID, "<msg-") {
+				t.Errorf("input %s: %s/%s %s", in.Title, in.Source, in.Type, in.ExternalID)
+			}
+			if in.Status != engine.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Title != "Add row for "+from(in.Title)+" to invoices.csv" {
+				t.Errorf("input %s: %s, outputs %+v", in.Title, in.Status, in.Outputs)
+			}
+		}
+
+		// later mail: only what is new is read and filed
+		mb.deliver(t, "dave@example.com", "Invoice January")
+		h.clock.Advance(5 * time.Minute)
+		h.drain()
+		h.clock.Advance(5 * time.Minute)
+		h.drain()
+		h.healthy("email-to-sheet")
+		if _, rows = sheetRows(t, h, "invoices.csv"); len(rows) != 3 || rows[2][1] != "dave@example.com" {
+			t.Fatalf("rows = %q", rows)
+		}
+		if n := len(h.mutations("email-to-sheet")); n != 3 {
+			t.Errorf("%d mutations, want 3", n)
+		}
+	})
+}
+
+// slackAPI is a local fake of the Slack Web API's chat.postMessage.
+type slackAPI struct {
+	mu    sync.Mutex
+	posts []map[string]any
+}
+
+func (s *slackAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if r.Header.Get("Authorization") != "Bearer xoxb-test" {
+		_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_auth"}`))
+		return
+	}
+	if r.URL.Path != "/api/chat.postMessage" {
+		_, _ = w.Write([]byte(`{"ok":false,"error":"unknown_method"}`))
+		return
+	}
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		_, _ = w.Write([]byte(`{"ok":false,"error":"invalid_json"}`))
+		return
+	}
+	s.posts = append(s.posts, body)
+	_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "channel": "C0DIGEST01",
+		"ts": fmt.Sprintf("1790000000.%06d", len(s.posts))})
+}
+
+func (s *slackAPI) texts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, p := range s.posts {
+		out = append(out, fmt.Sprint(p["channel"])+" "+fmt.Sprint(p["text"]))
+	}
+	return out
+}
+
+func TestDigestToSlack(t *testing.T) {
+	t.Parallel()
+
+	t.Run("mail is posted as one digest a day at the digest hour", func(t *testing.T) {
+		t.Parallel()
+		mb := newMailbox(t)
+		mb.deliver(t, "alice@example.com", "Invoice December")
+		mb.deliver(t, "bob@example.com", "Lunch on Friday?")
+		api := &slackAPI{}
+		srv := httptest.NewServer(api)
+		t.Cleanup(srv.Close)
+
+		// engine.Connectors gives the system connector the wall clock; the
+		// digest reads the hour from ctx.system.now, so this test wires the
+		// connectors itself, with the system clock on the engine's clock.
+		registry := func(cfg config.Config, c *clock) *connectors.Registry {
+			reg := connectors.NewRegistry()
+			mc, err := mail.New(mail.Config{IMAP: mb.addr, SMTP: "127.0.0.1:1", Username: mailUser, Password: mailPassword,
+				SentFolder: "Sent", TLS: mail.TLSNone})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.Register(mc, "gmail")
+			sc, err := slack.New(slack.Config{APIBase: srv.URL + "/api", Token: "xoxb-test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.Register(sc)
+			sys, err := system.New(system.Config{Now: c.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.Register(sys)
+			return reg
+		}
+		day1 := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
+		h := newHost(t, hostOpt{edit: allowAll, registry: registry, start: day1})
+		h.deploy("digest-to-slack.js", source(t, "digest-to-slack.js"))
+
+		// 08:00: the mail is read, and the digest waits for 09:00
+		h.drain()
+		h.healthy("digest-to-slack")
+		if got := api.texts(); len(got) != 0 {
+			t.Fatalf("posted before the digest hour: %q", got)
+		}
+		ins := h.inputs("digest-to-slack")
+		if got := titles(ins); !slices.Equal(got, []string{`Email from alice@example.com: "Invoice December"`, `Email from bob@example.com: "Lunch on Friday?"`}) {
+			t.Fatalf("inputs = %q", got)
+		}
+		if w := wakeOf(t, h, "postDigest"); w == nil || !w.Equal(day1.Add(time.Hour)) {
+			t.Errorf("the digest wakes at %v, want %v", w, day1.Add(time.Hour))
+		}
+
+		// 09:00: one post with both emails
+		h.clock.Advance(time.Hour)
+		h.drain()
+		h.healthy("digest-to-slack")
+		posts := api.texts()
+		if len(posts) != 1 || !strings.HasPrefix(posts[0], "#inbox-digest Mail digest for 2026-11-02: 2 new emails\n") ||
+			!strings.Contains(posts[0], "• alice@example.com: Invoice December") || !strings.Contains(posts[0], "• bob@example.com: Lunch on Friday?") {
+			t.Fatalf("posts = %q", posts)
+		}
+		for _, in := range h.inputs("digest-to-slack") {
+			if in.Status != engine.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Title != "Post the digest of 2 emails to #inbox-digest" {
+				t.Errorf("input %s: %s, outputs %+v", in.Title, in.Status, in.Outputs)
+			}
+		}
+
+		// 10:00: new mail waits for tomorrow's digest
+		mb.deliver(t, "carol@example.com", "Quarterly report")
+		h.clock.Advance(time.Hour)
+		h.drain()
+		h.healthy("digest-to-slack")
+		if got := api.texts(); len(got) != 1 {
+			t.Fatalf("posted a second digest the same day: %q", got)
+		}
+		if w, want := wakeOf(t, h, "postDigest"), day1.Add(25*time.Hour); w == nil || !w.Equal(want) {
+			t.Errorf("the digest wakes at %v, want %v", w, want)
+		}
+
+		// next day 09:00: carol's email, alone
+		h.clock.Advance(23 * time.Hour)
+		h.drain()
+		h.healthy("digest-to-slack")
+		posts = api.texts()
+		if len(posts) != 2 || !strings.HasPrefix(posts[1], "#inbox-digest Mail digest for 2026-11-03: 1 new email\n• carol@example.com: Quarterly report") {
+			t.Fatalf("posts = %q", posts)
+		}
+
+		// a day without mail posts nothing
+		h.clock.Advance(24 * time.Hour)
+		h.drain()
+		h.healthy("digest-to-slack")
+		if got := api.texts(); len(got) != 2 {
+			t.Fatalf("posts = %q", got)
+		}
+		for _, in := range h.inputs("digest-to-slack") {
+			if in.Status != engine.InputDone {
+				t.Errorf("input %s is %s", in.Title, in.Status)
+			}
+		}
+	})
+}
+
+func wakeOf(t *testing.T, h *host, handler string) *time.Time {
+	t.Helper()
+	d, err := h.e.Workflow(context.Background(), "digest-to-slack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hv := range d.Handlers {
+		if hv.Name == handler {
+			return hv.WakeAt
+		}
+	}
+	t.Fatalf("no handler %s", handler)
+	return nil
+}
+
+// from is the sender named in an email input's title.
+func from(title string) string {
+	s, _, _ := strings.Cut(strings.TrimPrefix(title, "Email from "), ": ")
+	return s
+}
