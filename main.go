@@ -1,0 +1,1228 @@
+// Command keep is a local automation host: it runs workflow files durably
+// against the user's own mail, files, spreadsheets and web services.
+//
+// This file is the whole command line (DESIGN.md §5): global flags, a table
+// of sub-commands, how a command gets hold of the engine (through the daemon
+// that holds the database, or in-process), and the human and --json output.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"keep/engine"
+	"keep/engine/config"
+	"keep/engine/daemon"
+	"keep/sandbox"
+	"keep/storage"
+	"keep/tui"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit codes (DESIGN.md §5).
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	exitRefused = 3
+)
+
+// ---------------------------------------------------------------------------
+// Errors and exit codes
+
+// usageError is a mistake in how keep was called: exit 2 with a usage line.
+type usageError struct {
+	msg   string
+	usage string // the usage line of the command, or of keep
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// refusedError is a refusal decided by the CLI itself (e.g. drain while a
+// daemon holds the database): exit 3.
+type refusedError struct{ msg string }
+
+func (e *refusedError) Error() string { return e.msg }
+
+// reportedError has already been printed (validation diagnostics); it only
+// carries the exit code.
+type reportedError struct{ code int }
+
+func (e *reportedError) Error() string { return "reported" }
+
+// exitCode maps an error to the exit code of DESIGN.md §5.
+func exitCode(err error) int {
+	var ue *usageError
+	var re *refusedError
+	var le *storage.LockedError
+	var rep *reportedError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &rep):
+		return rep.code
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &re), errors.As(err, &le), errors.Is(err, engine.ErrRefused):
+		return exitRefused
+	default:
+		return exitFailed
+	}
+}
+
+// report prints err the way the contract says and returns its exit code.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	var ue *usageError
+	var rep *reportedError
+	switch {
+	case errors.As(err, &rep):
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "keep: %s\n", ue.msg)
+		usage := ue.usage
+		if usage == "" {
+			usage = globalUsage
+		}
+		fmt.Fprintf(stderr, "usage: %s\n", usage)
+		if ue.usage == "" || ue.usage == globalUsage {
+			fmt.Fprintln(stderr, "run 'keep help' for the list of commands")
+		}
+	default:
+		fmt.Fprintf(stderr, "keep: %s\n", err)
+	}
+	return code
+}
+
+// ---------------------------------------------------------------------------
+// The command table
+
+const globalUsage = "keep [--db PATH] [--config PATH] [--daemon | COMMAND [ARGS]]"
+
+// opts holds every flag a sub-command may take; each command registers only
+// its own (command.flags).
+type opts struct {
+	args    []string
+	json    bool
+	name    string
+	topic   string
+	status  string
+	run     string
+	scope   string
+	mode    string
+	limit   int
+	always  bool
+	timeout time.Duration
+}
+
+type command struct {
+	name    string
+	args    string // what follows the name in the usage line
+	summary string
+	// minArgs and maxArgs bound the positional arguments (maxArgs -1: any).
+	minArgs, maxArgs int
+	flags            func(fs *flag.FlagSet, o *opts)
+	run              func(ctx context.Context, c *cli, o *opts) error
+}
+
+func (cmd *command) usage() string {
+	u := "keep " + cmd.name
+	if cmd.args != "" {
+		u += " " + cmd.args
+	}
+	return u
+}
+
+func jsonFlag(fs *flag.FlagSet, o *opts) {
+	fs.BoolVar(&o.json, "json", false, "print JSON (one array or object)")
+}
+
+func withJSON(more func(fs *flag.FlagSet, o *opts)) func(fs *flag.FlagSet, o *opts) {
+	return func(fs *flag.FlagSet, o *opts) {
+		jsonFlag(fs, o)
+		if more != nil {
+			more(fs, o)
+		}
+	}
+}
+
+var commands []*command
+
+func init() {
+	// Assigned in init: the help command lists the table it is part of.
+	commands = []*command{
+		{name: "help", summary: "show this help", maxArgs: 1, run: cmdHelp},
+		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path)",
+			maxArgs: 1, run: cmdInit},
+		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem",
+			minArgs: 1, maxArgs: 1, run: cmdValidate},
+		{name: "deploy", args: "FILE [--name NAME] [--json]", summary: "validate and store a new version of a workflow",
+			minArgs: 1, maxArgs: 1, run: cmdDeploy, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.name, "name", "", "workflow name (default: the name in the file)")
+			})},
+		{name: "workflows", args: "[--json]", summary: "list workflows", run: cmdWorkflows, flags: withJSON(nil)},
+		{name: "status", args: "WORKFLOW [--json]", summary: "one workflow in detail",
+			minArgs: 1, maxArgs: 1, run: cmdStatus, flags: withJSON(nil)},
+		{name: "run-now", args: "WORKFLOW", summary: "queue every producer of a workflow now",
+			minArgs: 1, maxArgs: 1, run: cmdRunNow},
+		{name: "drain", args: "[--timeout D]", summary: "run the engine until nothing is due now, then exit",
+			run: cmdDrain, flags: func(fs *flag.FlagSet, o *opts) {
+				fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+			}},
+		{name: "inputs", args: "WORKFLOW [--json]", summary: "inputs and the outputs they caused",
+			minArgs: 1, maxArgs: 1, run: cmdInputs, flags: withJSON(nil)},
+		{name: "events", args: "WORKFLOW [--topic T] [--status S] [--json]", summary: "events of a workflow",
+			minArgs: 1, maxArgs: 1, run: cmdEvents, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.topic, "topic", "", "only events of this topic")
+				fs.StringVar(&o.status, "status", "", "only events with this status")
+			})},
+		{name: "runs", args: "WORKFLOW [--json]", summary: "run records of a workflow, newest first",
+			minArgs: 1, maxArgs: 1, run: cmdRuns, flags: withJSON(nil)},
+		{name: "mutations", args: "WORKFLOW [--status S] [--json]", summary: "the mutation ledger of a workflow",
+			minArgs: 1, maxArgs: 1, run: cmdMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.status, "status", "", "only mutations with this status")
+			})},
+		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: cmdAttention, flags: withJSON(nil)},
+		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval",
+			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
+				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on")
+			}},
+		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval", minArgs: 1, maxArgs: 1, run: cmdReject},
+		{name: "resolve", args: "ID try-again|happened|not-happened|skip", summary: "answer a reconciliation prompt",
+			minArgs: 2, maxArgs: 2, run: cmdResolve},
+		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},
+		{name: "skip-input", args: "INPUT_ID", summary: "skip an input and the work it caused",
+			minArgs: 1, maxArgs: 1, run: cmdSkipInput},
+		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: cmdPause},
+		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: cmdResume},
+		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: cmdRetry},
+		{name: "logs", args: "WORKFLOW [--run ID] [--json]", summary: "the trace of a run (default: the newest)",
+			minArgs: 1, maxArgs: 1, run: cmdLogs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.run, "run", "", "run id")
+			})},
+		{name: "grant", args: "WORKFLOW CAPABILITY [--scope S] [--mode M] [--limit N]",
+			summary: "set a permission (capability is connector.method)", minArgs: 2, maxArgs: 2, run: cmdGrant,
+			flags: func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.scope, "scope", "", "scope of the grant")
+				fs.StringVar(&o.mode, "mode", "allow", "allow, ask or deny")
+				fs.IntVar(&o.limit, "limit", 0, "daily limit (0: none)")
+			}},
+		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
+			minArgs: 1, maxArgs: 1, run: cmdGrants, flags: withJSON(nil)},
+	}
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Entry point and flag parsing
+
+// cli is one invocation: its settings, its output, and what it opened.
+type cli struct {
+	stdout, stderr io.Writer
+	dbPath         string
+	configPath     string
+	configSet      bool // --config was given: the file must exist
+
+	cfg     *config.Config
+	log     *slog.Logger
+	closers []func()
+}
+
+// run is main without os.Exit.
+func run(args []string, stdout, stderr io.Writer) int {
+	c := &cli{stdout: stdout, stderr: stderr}
+	defer c.close()
+
+	fs := flag.NewFlagSet("keep", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.dbPath, "db", defaultDBPath(), "database file")
+	fs.StringVar(&c.configPath, "config", config.DefaultPath(), "config file")
+	asDaemon := fs.Bool("daemon", false, "run the engine without a UI until SIGINT/SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stdout)
+			return exitOK
+		}
+		return report(stderr, &usageError{msg: err.Error()})
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "config" {
+			c.configSet = true
+		}
+	})
+	rest := fs.Args()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *asDaemon {
+		if len(rest) > 0 {
+			return report(stderr, &usageError{msg: "--daemon takes no command"})
+		}
+		return report(stderr, c.daemon(ctx))
+	}
+	if len(rest) == 0 {
+		return report(stderr, c.tui(ctx))
+	}
+
+	cmd := lookup(rest[0])
+	if cmd == nil {
+		return report(stderr, &usageError{msg: fmt.Sprintf("unknown command %q", rest[0])})
+	}
+	o := &opts{}
+	cfs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	cfs.SetOutput(io.Discard)
+	// The global flags are accepted after the command too.
+	cfs.Func("db", "database file", func(s string) error { c.dbPath = s; return nil })
+	cfs.Func("config", "config file", func(s string) error { c.configPath, c.configSet = s, true; return nil })
+	if cmd.flags != nil {
+		cmd.flags(cfs, o)
+	}
+	pos, err := parseInterspersed(cfs, rest[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printCommandHelp(stdout, cmd, cfs)
+			return exitOK
+		}
+		return report(stderr, &usageError{msg: err.Error(), usage: cmd.usage()})
+	}
+	switch {
+	case len(pos) < cmd.minArgs:
+		return report(stderr, &usageError{msg: "missing arguments", usage: cmd.usage()})
+	case cmd.maxArgs >= 0 && len(pos) > cmd.maxArgs:
+		return report(stderr, &usageError{msg: fmt.Sprintf("too many arguments: %s", strings.Join(pos[cmd.maxArgs:], " ")), usage: cmd.usage()})
+	}
+	o.args = pos
+	return report(stderr, cmd.run(ctx, c, o))
+}
+
+// parseInterspersed parses flags wherever they appear among args (the
+// standard flag package stops at the first positional) and returns the
+// positionals. Everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s\n\n", globalUsage)
+	fmt.Fprintln(w, "With no command, keep opens the terminal UI.")
+	fmt.Fprintln(w, "\nGlobal flags:")
+	fmt.Fprintln(w, "  --db PATH       database file ($KEEP_DB, else $XDG_DATA_HOME/keep/keep.db)")
+	fmt.Fprintln(w, "  --config PATH   config file (default $XDG_CONFIG_HOME/keep/config.toml)")
+	fmt.Fprintln(w, "  --daemon        run the engine without a UI until SIGINT/SIGTERM")
+	fmt.Fprintln(w, "\nCommands:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, cmd := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", cmd.usage(), cmd.summary)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nExit codes: 0 done, 1 failed, 2 usage, 3 refused.")
+}
+
+func printCommandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", cmd.usage(), cmd.summary)
+	first := true
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "db" || f.Name == "config" {
+			return
+		}
+		if first {
+			fmt.Fprintln(w, "\nFlags:")
+			first = false
+		}
+		fmt.Fprintf(w, "  --%s\t%s\n", f.Name, f.Usage)
+	})
+}
+
+func cmdHelp(_ context.Context, c *cli, o *opts) error {
+	if len(o.args) == 1 {
+		cmd := lookup(o.args[0])
+		if cmd == nil {
+			return &usageError{msg: fmt.Sprintf("unknown command %q", o.args[0])}
+		}
+		fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+		if cmd.flags != nil {
+			cmd.flags(fs, &opts{})
+		}
+		printCommandHelp(c.stdout, cmd, fs)
+		return nil
+	}
+	printHelp(c.stdout)
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Paths, config, logging
+
+// defaultDBPath is $KEEP_DB, else $XDG_DATA_HOME/keep/keep.db, else
+// ~/.local/share/keep/keep.db (DESIGN.md §2).
+func defaultDBPath() string {
+	if p := os.Getenv("KEEP_DB"); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "keep", "keep.db")
+}
+
+// config loads the config file once: a missing file at the default path
+// means every default; one named with --config must exist.
+func (c *cli) config() (config.Config, error) {
+	if c.cfg != nil {
+		return *c.cfg, nil
+	}
+	cfg, err := config.Load(c.configPath, c.configSet)
+	if err != nil {
+		return cfg, err
+	}
+	c.cfg = &cfg
+	return cfg, nil
+}
+
+func (c *cli) onClose(f func()) { c.closers = append(c.closers, f) }
+
+// close releases what this invocation opened, last first.
+func (c *cli) close() {
+	for i := len(c.closers) - 1; i >= 0; i-- {
+		c.closers[i]()
+	}
+	c.closers = nil
+}
+
+// logger writes to keep.log next to the database, never the terminal (the
+// TUI owns it, and the CLI's output is its answer). Nothing is logged if the
+// file cannot be opened.
+func (c *cli) logger() *slog.Logger {
+	if c.log == nil {
+		c.log = c.openLog()
+	}
+	return c.log
+}
+
+func (c *cli) openLog() *slog.Logger {
+	path := filepath.Join(filepath.Dir(c.dbPath), "keep.log")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	c.onClose(func() { f.Close() })
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})).With("pid", os.Getpid())
+}
+
+// ---------------------------------------------------------------------------
+// Getting hold of the engine
+
+// api returns the daemon's client when a daemon holds the database, else an
+// in-process engine on the database (closed when the command ends).
+func (c *cli) api(ctx context.Context) (engine.API, error) {
+	if client, ok := c.attach(); ok {
+		return client, nil
+	}
+	e, err := c.openEngine(ctx)
+	var le *storage.LockedError
+	if errors.As(err, &le) {
+		// A daemon may have started between the two looks.
+		if client, ok := c.attach(); ok {
+			return client, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// attach connects to the daemon that holds the database, if one answers.
+func (c *cli) attach() (engine.API, bool) {
+	client, ok := daemon.Attach(c.dbPath)
+	if !ok || client == nil {
+		return nil, false
+	}
+	if cl, isCloser := any(client).(io.Closer); isCloser {
+		c.onClose(func() { cl.Close() })
+	}
+	return client, true
+}
+
+// openEngine opens the database (taking its lock), builds the connectors
+// from the config and returns an engine that is not started.
+func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
+	cfg, err := c.config()
+	if err != nil {
+		return nil, err
+	}
+	logger := c.logger()
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
+	if err != nil {
+		return nil, err
+	}
+	db, err := storage.Open(ctx, storage.Opts{Path: c.dbPath, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	c.onClose(func() { db.Close() })
+	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// loadOptions is what sandbox.Load needs to check a file against the
+// connectors of the config, as the engine builds it (engine.loadOptions).
+func (c *cli) loadOptions() (sandbox.LoadOptions, error) {
+	cfg, err := c.config()
+	if err != nil {
+		return sandbox.LoadOptions{}, err
+	}
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
+	if err != nil {
+		return sandbox.LoadOptions{}, err
+	}
+	var methods []sandbox.MethodSpec
+	for _, m := range reg.Catalog() {
+		methods = append(methods, sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind)})
+	}
+	return sandbox.LoadOptions{Methods: methods, MinInterval: cfg.Policy.MinProducerInterval.Duration}, nil
+}
+
+// ---------------------------------------------------------------------------
+// keep (the TUI) and keep --daemon
+
+func (c *cli) tui(ctx context.Context) error {
+	logger := c.logger()
+	note := ""
+	if client, ok := c.attach(); ok {
+		return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
+	}
+	e, err := c.openEngine(ctx)
+	var le *storage.LockedError
+	if errors.As(err, &le) {
+		if client, ok := c.attach(); ok {
+			return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := e.Start(ctx); err != nil {
+		return err
+	}
+	note = startupNote(ctx, e)
+	runErr := tui.Run(ctx, e, tui.Options{Logger: logger, StartupNote: note})
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	return errors.Join(runErr, e.Stop(stopCtx))
+}
+
+// startupNote tells a new user what to do when there is nothing to show.
+func startupNote(ctx context.Context, api engine.API) string {
+	wfs, err := api.Workflows(ctx)
+	if err == nil && len(wfs) == 0 {
+		return "No workflows yet: keep init, then keep deploy FILE"
+	}
+	return ""
+}
+
+// daemon runs the engine without a UI, serving other keep processes on the
+// socket next to the database, until SIGINT or SIGTERM.
+func (c *cli) daemon(ctx context.Context) error {
+	e, err := c.openEngine(ctx)
+	if err != nil {
+		return err
+	}
+	logger := c.logger().With("component", "daemon")
+	if err := e.Start(ctx); err != nil {
+		return err
+	}
+	stopCtx := context.WithoutCancel(ctx)
+	stopEngine := func() error {
+		sctx, cancel := context.WithTimeout(stopCtx, 5*time.Minute)
+		defer cancel()
+		return e.Stop(sctx)
+	}
+	sock := daemon.SocketPath(c.dbPath)
+	srv, err := daemon.Serve(ctx, e, sock, logger)
+	if err != nil {
+		return errors.Join(err, stopEngine())
+	}
+	logger.Info("daemon started", "db", c.dbPath, "socket", sock)
+	<-ctx.Done()
+	logger.Info("daemon stopping")
+	sctx, cancel := context.WithTimeout(stopCtx, 30*time.Second)
+	defer cancel()
+	err = errors.Join(srv.Close(sctx), stopEngine())
+	if err != nil {
+		logger.Error("daemon stopped with an error", "err", err)
+		return err
+	}
+	logger.Info("daemon stopped")
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// init, validate, deploy
+
+// cmdInit writes a config file with every default, mode 0600, never over an
+// existing one.
+func cmdInit(_ context.Context, c *cli, o *opts) error {
+	path := c.configPath
+	if len(o.args) == 1 {
+		path = filepath.Join(o.args[0], "config.toml")
+	}
+	if _, err := os.Stat(path); err == nil {
+		return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it", path)}
+	}
+	var b strings.Builder
+	b.WriteString("# keep configuration (DESIGN.md §12). Every value below is the default;\n")
+	b.WriteString("# delete what you do not change. Durations are Go durations (\"30s\", \"5m\", \"1h\").\n\n")
+	if err := toml.NewEncoder(&b).Encode(config.Default()); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "wrote %s\n", path)
+	cfg := config.Default()
+	if len(cfg.Connectors.Files.Roots) > 0 {
+		fmt.Fprintf(c.stdout, "the files connector may touch: %s\n", strings.Join(cfg.Connectors.Files.Roots, ", "))
+	}
+	fmt.Fprintln(c.stdout, "next: keep validate FILE, then keep deploy FILE")
+	return nil
+}
+
+// printValidation prints a validation error's diagnostics, one
+// "file:line:col: message" line each, and returns the already-reported
+// failure; other errors are returned as they are.
+func printValidation(stderr io.Writer, err error) error {
+	var ve *sandbox.ValidationError
+	if errors.As(err, &ve) {
+		for _, d := range ve.Diagnostics {
+			fmt.Fprintln(stderr, d.String())
+		}
+		return &reportedError{code: exitFailed}
+	}
+	return err
+}
+
+func cmdValidate(_ context.Context, c *cli, o *opts) error {
+	file := o.args[0]
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	lo, err := c.loadOptions()
+	if err != nil {
+		return err
+	}
+	sc, err := sandbox.Load(file, src, lo)
+	if err != nil {
+		return printValidation(c.stderr, err)
+	}
+	w := sc.Workflow
+	fmt.Fprintf(c.stdout, "%s: ok: workflow %q, %d topics, %d producers, %d consumers\n",
+		file, w.Name, len(w.Topics), len(w.Producers), len(w.Consumers))
+	if len(sc.Capabilities) > 0 {
+		fmt.Fprintf(c.stdout, "mutates: %s\n", strings.Join(sc.Capabilities, ", "))
+	}
+	return nil
+}
+
+func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
+	file := o.args[0]
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := api.Deploy(ctx, file, src, o.name)
+	if err != nil {
+		return printValidation(c.stderr, err)
+	}
+	if res.Capabilities == nil {
+		res.Capabilities = []engine.GrantView{}
+	}
+	if o.json {
+		return c.printJSON(res)
+	}
+	what := "updated"
+	if res.Created {
+		what = "created (active)"
+	}
+	fmt.Fprintf(c.stdout, "deployed %s version %d: %s\n", res.Workflow, res.Version, what)
+	if len(res.Capabilities) == 0 {
+		fmt.Fprintln(c.stdout, "capabilities: none")
+		return nil
+	}
+	fmt.Fprintln(c.stdout, "capabilities:")
+	return c.printGrants(res.Capabilities)
+}
+
+// ---------------------------------------------------------------------------
+// Listings
+
+func cmdWorkflows(ctx context.Context, c *cli, o *opts) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	wfs, err := api.Workflows(ctx)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(orEmpty(wfs))
+	}
+	if len(wfs) == 0 {
+		fmt.Fprintln(c.stdout, "no workflows; deploy one with: keep deploy FILE")
+		return nil
+	}
+	t := c.table("NAME", "STATUS", "STATE", "BLOCK", "SCHEDULE", "NEXT RUN", "PENDING", "ATTENTION", "VERSION")
+	for _, w := range wfs {
+		t.row(w.Name, w.Status, w.State, blockText(w.Block), w.Schedule, timePtr(w.NextRun),
+			strconv.Itoa(w.PendingInputs), strconv.Itoa(w.Attention), strconv.Itoa(w.Version))
+	}
+	return t.flush()
+}
+
+func cmdStatus(ctx context.Context, c *cli, o *opts) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := api.Workflow(ctx, o.args[0])
+	if err != nil {
+		return err
+	}
+	for i := range d.Handlers {
+		if d.Handlers[i].Topics == nil {
+			d.Handlers[i].Topics = []string{}
+		}
+	}
+	if d.Handlers == nil {
+		d.Handlers = []engine.HandlerView{}
+	}
+	if o.json {
+		return c.printJSON(d)
+	}
+	kv := c.table()
+	kv.row("name:", d.Name)
+	kv.row("status:", d.Status)
+	kv.row("state:", d.State)
+	kv.row("block:", blockText(d.Block))
+	kv.row("version:", strconv.Itoa(d.Version))
+	kv.row("schedule:", dash(d.Schedule))
+	kv.row("next run:", timePtr(d.NextRun))
+	kv.row("attention:", strconv.Itoa(d.Attention))
+	cn := d.Counts
+	kv.row("inputs:", fmt.Sprintf("%d pending, %d done, %d skipped, %d need attention",
+		cn.InputsPending, cn.InputsDone, cn.InputsSkipped, cn.InputsNeedsAttention))
+	for _, conn := range slices.Sorted(maps.Keys(cn.Outputs)) {
+		oc := cn.Outputs[conn]
+		kv.row("outputs "+conn+":", fmt.Sprintf("%d applied, %d failed, %d waiting", oc.Applied, oc.Failed, oc.Waiting))
+	}
+	if r := d.LastRun; r != nil {
+		kv.row("last run:", fmt.Sprintf("%s %s (%s) %s/%s at %s", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, timeText(r.UpdatedAt)))
+		if r.Error != "" {
+			kv.row("last error:", oneLine(r.Error, 200))
+		}
+	} else {
+		kv.row("last run:", "-")
+	}
+	if err := kv.flush(); err != nil {
+		return err
+	}
+	if len(d.Handlers) == 0 {
+		return nil
+	}
+	fmt.Fprintln(c.stdout)
+	t := c.table("HANDLER", "TYPE", "SCHEDULE", "NEXT RUN", "WAKE AT", "TOPICS")
+	for _, h := range d.Handlers {
+		t.row(h.Name, h.Type, dash(h.Schedule), timePtr(h.NextRunAt), timePtr(h.WakeAt), dash(strings.Join(h.Topics, ", ")))
+	}
+	return t.flush()
+}
+
+func cmdInputs(ctx context.Context, c *cli, o *opts) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	ins, err := api.Inputs(ctx, o.args[0], engine.Page{})
+	if err != nil {
+		return err
+	}
+	ins = orEmpty(ins)
+	for i := range ins {
+		ins[i].Outputs = orEmpty(ins[i].Outputs)
+	}
+	if o.json {
+		return c.printJSON(ins)
+	}
+	if len(ins) == 0 {
+		fmt.Fprintln(c.stdout, "no inputs")
+		return nil
+	}
+	t := c.table("INPUT", "STATUS", "CREATED", "SOURCE", "TYPE", "TITLE", "EXTERNAL ID")
+	for _, in := range ins {
+		status := in.Status
+		if in.Stale {
+			status += " (stale)"
+		}
+		t.row(in.InputID, status, timeText(in.CreatedAt), in.Source, in.Type, oneLine(in.Title, 60), oneLine(in.ExternalID, 60))
+		for _, out := range in.Outputs {
+			t.row("", "  → "+out.Status, timeText(out.UpdatedAt), out.Connector, out.Method, oneLine(out.Title, 60), "mutation "+out.MutationID)
+		}
+	}
+	return t.flush()
+}
+
+func cmdEvents(ctx context.Context, c *cli, o *opts) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	evs, err := api.Events(ctx, o.args[0], engine.EventFilter{Topic: o.topic, Status: o.status})
+	if err != nil {
+		return err
+	}
+	evs = orEmpty(evs)
+	for i := range evs {
+		evs[i].CausedBy = orEmpty(evs[i].CausedBy)
+	}
+	if o.json {
+		return c.printJSON(evs)
+	}
+	if len(evs) == 0 {
+		fmt.Fprintln(c.stdout, "no events")
+		return nil
+	}
+	t := c.table("ID", "TOPIC", "MESSAGE ID", "STATUS", "CAUSED BY", "RESERVED BY", "CREATED", "PAYLOAD")
+	for _, ev := range evs {
+		t.row(ev.ID, ev.Topic, oneLine(ev.MessageID, 40), ev.Status, dash(strings.Join(ev.CausedBy, ",")), dash(ev.ReservedBy),
+			timeText(ev.CreatedAt), oneLine(string(ev.Payload), 60))
+	}
+	return t.flush()
+}
+
+func cmdRuns(ctx context.Context, c *cli, o *opts) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	runs, err := api.Runs(ctx, o.args[0], engine.Page{})
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(orEmpty(runs))
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(c.stdout, "no runs")
+		return nil
+	}
+	t := c.table("ID", "HANDLER", "TYPE", "PHASE", "STATUS", "RETRY OF", "TRIGGER", "UPDATED", "ERROR")
+	for _, r := range runs {
+		t.row(r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, dash(r.RetryOf), dash(r.Trigger), timeText(r.UpdatedAt), oneLine(r.Error, 80))
+	}
+	return t.flush()
+}
+
+func cmdMutations(ctx context.Context, c *cli, o *opts) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	ms, err := api.Mutations(ctx, o.args[0], o.status)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(orEmpty(ms))
+	}
+	if len(ms) == 0 {
+		fmt.Fprintln(c.stdout, "no mutations")
+		return nil
+	}
+	t := c.table("ID", "RUN", "CALL", "STATUS", "TITLE", "UPDATED", "RESULT")
+	for _, m := range ms {
+		result := string(m.Result)
+		if m.Error != "" {
+			result = m.Error
+		}
+		t.row(m.ID, m.RunID, m.Connector+"."+m.Method, m.Status, oneLine(m.UITitle, 50), timeText(m.UpdatedAt), oneLine(result, 60))
+	}
+	return t.flush()
+}
+
+func cmdAttention(ctx context.Context, c *cli, o *opts) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	items, err := api.Attention(ctx)
+	if err != nil {
+		return err
+	}
+	items = orEmpty(items)
+	for i := range items {
+		items[i].Inputs = orEmpty(items[i].Inputs)
+		items[i].Answers = orEmpty(items[i].Answers)
+	}
+	if o.json {
+		return c.printJSON(items)
+	}
+	if len(items) == 0 {
+		fmt.Fprintln(c.stdout, "nothing needs your attention")
+		return nil
+	}
+	t := c.table("KIND", "WORKFLOW", "ID", "TITLE", "REASON", "ANSWERS")
+	for _, it := range items {
+		t.row(it.Kind, it.Workflow, it.ID, oneLine(it.Title, 50), oneLine(it.Reason, 60), dash(strings.Join(it.Answers, ", ")))
+	}
+	return t.flush()
+}
+
+func cmdGrants(ctx context.Context, c *cli, o *opts) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	gs, err := api.Grants(ctx, o.args[0])
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(orEmpty(gs))
+	}
+	if len(gs) == 0 {
+		fmt.Fprintln(c.stdout, "no grants")
+		return nil
+	}
+	return c.printGrants(gs)
+}
+
+func (c *cli) printGrants(gs []engine.GrantView) error {
+	t := c.table("CAPABILITY", "MODE", "SCOPE", "DAILY LIMIT", "USED")
+	for _, g := range gs {
+		limit := "-"
+		if g.DailyLimit > 0 {
+			limit = strconv.Itoa(g.DailyLimit)
+		}
+		used := "no"
+		if g.Used {
+			used = "yes"
+		}
+		t.row(g.Capability, g.Mode, dash(g.Scope), limit, used)
+	}
+	return t.flush()
+}
+
+func cmdLogs(ctx context.Context, c *cli, o *opts) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	runID := o.run
+	var runView *engine.RunView
+	if runID == "" {
+		runs, err := api.Runs(ctx, o.args[0], engine.Page{Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(runs) == 0 {
+			return fmt.Errorf("workflow %s has no runs yet", o.args[0])
+		}
+		runView, runID = &runs[0], runs[0].ID
+	}
+	lines, err := api.Trace(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(orEmpty(lines))
+	}
+	if runView != nil {
+		r := runView
+		fmt.Fprintf(c.stdout, "run %s: %s (%s) %s/%s, updated %s\n", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, timeText(r.UpdatedAt))
+		if r.Error != "" {
+			fmt.Fprintf(c.stdout, "error: %s\n", oneLine(r.Error, 300))
+		}
+	} else {
+		fmt.Fprintf(c.stdout, "run %s\n", runID)
+	}
+	if len(lines) == 0 {
+		fmt.Fprintln(c.stdout, "(no trace lines)")
+		return nil
+	}
+	t := c.table("AT", "PHASE", "KIND", "WHAT", "RESULT", "MS")
+	for _, l := range lines {
+		what, result := l.Args, l.Result
+		if l.Kind == "call" {
+			what = l.Connector + "." + l.Method + "(" + l.Args + ")"
+		}
+		if l.Error != "" {
+			result = "error: " + l.Error
+		}
+		t.row(timeText(l.At), l.Phase, l.Kind, oneLine(what, 80), oneLine(result, 80), strconv.FormatInt(l.DurationMS, 10))
+	}
+	return t.flush()
+}
+
+// ---------------------------------------------------------------------------
+// Operations
+
+// action runs one engine operation and prints what was done.
+func action(ctx context.Context, c *cli, op func(engine.API) error, done string) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	if err := op(api); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, done)
+	return nil
+}
+
+func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
+	wf := o.args[0]
+	return action(ctx, c, func(api engine.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf)
+}
+
+func cmdPause(ctx context.Context, c *cli, o *opts) error {
+	wf := o.args[0]
+	return action(ctx, c, func(api engine.API) error { return api.Pause(ctx, wf) }, "paused "+wf)
+}
+
+func cmdResume(ctx context.Context, c *cli, o *opts) error {
+	wf := o.args[0]
+	return action(ctx, c, func(api engine.API) error { return api.Resume(ctx, wf) }, "resumed "+wf)
+}
+
+func cmdRetry(ctx context.Context, c *cli, o *opts) error {
+	wf := o.args[0]
+	return action(ctx, c, func(api engine.API) error { return api.Retry(ctx, wf) }, "retrying "+wf)
+}
+
+func cmdApprove(ctx context.Context, c *cli, o *opts) error {
+	id := o.args[0]
+	done := "approved " + id
+	if o.always {
+		done += " (and allowed from now on)"
+	}
+	return action(ctx, c, func(api engine.API) error { return api.Approve(ctx, id, o.always) }, done)
+}
+
+func cmdReject(ctx context.Context, c *cli, o *opts) error {
+	id := o.args[0]
+	return action(ctx, c, func(api engine.API) error { return api.Reject(ctx, id) }, "rejected "+id)
+}
+
+func cmdResolve(ctx context.Context, c *cli, o *opts) error {
+	id, answer := o.args[0], engine.Answer(o.args[1])
+	switch answer {
+	case engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt:
+	default:
+		return &usageError{msg: fmt.Sprintf("unknown answer %q", answer), usage: lookup("resolve").usage()}
+	}
+	return action(ctx, c, func(api engine.API) error { return api.Resolve(ctx, id, answer) },
+		fmt.Sprintf("resolved %s: %s", id, answer))
+}
+
+func cmdSkip(ctx context.Context, c *cli, o *opts) error {
+	ids := o.args
+	return action(ctx, c, func(api engine.API) error { return api.SkipEvents(ctx, ids) },
+		"skipped events "+strings.Join(ids, ", "))
+}
+
+func cmdSkipInput(ctx context.Context, c *cli, o *opts) error {
+	id := o.args[0]
+	return action(ctx, c, func(api engine.API) error { return api.SkipInput(ctx, id) }, "skipped input "+id)
+}
+
+func cmdGrant(ctx context.Context, c *cli, o *opts) error {
+	wf, capability := o.args[0], o.args[1]
+	g := engine.GrantView{Capability: capability, Scope: o.scope, Mode: o.mode, DailyLimit: o.limit}
+	done := fmt.Sprintf("%s: %s is now %s", wf, capability, o.mode)
+	if o.scope != "" {
+		done += " within " + o.scope
+	}
+	if o.limit > 0 {
+		done += fmt.Sprintf(", at most %d a day", o.limit)
+	}
+	return action(ctx, c, func(api engine.API) error { return api.Grant(ctx, wf, g) }, done)
+}
+
+// cmdDrain runs the in-process engine until nothing is due now. A daemon
+// runs its workflows itself: draining beside it is refused.
+func cmdDrain(ctx context.Context, c *cli, o *opts) error {
+	if client, ok := c.attach(); ok {
+		return &refusedError{msg: fmt.Sprintf("a keep daemon (pid %d) holds %s and runs its workflows itself; nothing to drain here",
+			client.Info().PID, c.dbPath)}
+	}
+	e, err := c.openEngine(ctx)
+	if err != nil {
+		return err
+	}
+	dctx := ctx
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	if err := e.Drain(dctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return fmt.Errorf("drain: still busy after %s", o.timeout)
+		}
+		return fmt.Errorf("drain: %w", err)
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Output helpers
+
+func (c *cli) printJSON(v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// orEmpty makes a nil list marshal as [] rather than null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// table is an aligned plain-text table.
+type table struct{ tw *tabwriter.Writer }
+
+func (c *cli) table(header ...string) *table {
+	t := &table{tw: tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)}
+	if len(header) > 0 {
+		t.row(header...)
+	}
+	return t
+}
+
+func (t *table) row(cols ...string) {
+	for i, col := range cols {
+		cols[i] = strings.ReplaceAll(col, "\t", " ")
+	}
+	fmt.Fprintln(t.tw, strings.Join(cols, "\t"))
+}
+
+func (t *table) flush() error { return t.tw.Flush() }
+
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format(time.RFC3339)
+}
+
+func timePtr(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return timeText(*t)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func blockText(b *engine.Block) string {
+	if b == nil {
+		return "-"
+	}
+	if b.Reason == "" {
+		return b.Kind
+	}
+	return oneLine(b.Kind+": "+b.Reason, 60)
+}
+
+// oneLine flattens s to one line of at most n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
