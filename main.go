@@ -1225,4 +1225,3 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
-
