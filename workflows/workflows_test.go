@@ -378,8 +378,8 @@ func TestFeedToWebhook(t *testing.T) {
 			h.drain()
 		}
 		ms := h.mutations("feed-to-webhook")
-		if len(ms) != 1 || ms[0].Status != "applied" {
-			t.Fatalf("mutations = %+v, want one applied", ms)
+		if len(ms) != 1 || ms[0].Status != "applied" || ms[0].ResolvedBy != "reconciler" {
+			t.Fatalf("mutations = %+v, want one applied by the reconciler", ms)
 		}
 		wh.mu.Lock()
 		gets := wh.gets
@@ -468,7 +468,8 @@ func TestDemo(t *testing.T) {
 			t.Fatal("a rejected summary was written")
 		}
 		ins := h.inputs("demo")
-		if len(ins) != 1 || ins[0].Status == engine.InputPending || ins[0].Status == engine.InputNeedsAttention {
+		if len(ins) != 1 || ins[0].Status == engine.InputPending || ins[0].Status == engine.InputNeedsAttention ||
+			len(ins[0].Outputs) != 1 || ins[0].Outputs[0].Status != "skipped" {
 			t.Errorf("inputs = %+v", ins)
 		}
 	})
