@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"sync"
 	"time"
 
@@ -100,6 +101,7 @@ func (c *Client) call(ctx context.Context, name string, req request, out any) er
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("daemon: %s: reading the answer: %w", name, err)
 	}
+	nullRawToNil(reflect.ValueOf(out))
 	return nil
 }
 

@@ -12,8 +12,11 @@
 package daemon
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 
 	"keep/engine"
 	"keep/sandbox"
@@ -145,3 +148,48 @@ type remoteError struct {
 
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.cause }
+
+var rawType = reflect.TypeFor[json.RawMessage]()
+
+// nullRawToNil turns every json.RawMessage "null" reachable from v (a
+// pointer to a decoded answer) back into nil. The engine leaves an absent
+// result or payload nil, which encodes as null, which decodes as the four
+// bytes "null": without this, a front end testing len(m.Result) == 0 would
+// see a result attached that it does not see in process.
+func nullRawToNil(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			nullRawToNil(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				nullRawToNil(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if v.Type() == rawType {
+			if v.CanSet() && bytes.Equal(v.Bytes(), []byte("null")) {
+				v.SetBytes(nil)
+			}
+			return
+		}
+		for i := range v.Len() {
+			nullRawToNil(v.Index(i))
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			nullRawToNil(v.Index(i))
+		}
+	case reflect.Map:
+		// Map values are not addressable: fix a copy and put it back.
+		iter := v.MapRange()
+		for iter.Next() {
+			e := reflect.New(iter.Value().Type()).Elem()
+			e.Set(iter.Value())
+			nullRawToNil(e)
+			v.SetMapIndex(iter.Key(), e)
+		}
+	}
+}

@@ -1,0 +1,569 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"keep/engine"
+	"keep/engine/config"
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// notesWorkflow (from engine/pipeline_test.go): a producer lists notes in
+// inbox/, a consumer appends a line per note to log.csv and publishes
+// "note.logged", a second consumer writes a receipt per logged note.
+const notesWorkflow = `
+export default Keep.workflow({
+  name: "notes",
+  topics: { "note.found": {}, "note.logged": {} },
+  producers: {
+    scan: {
+      publishes: ["note.found"],
+      schedule: { interval: "5m" },
+      handler: async (ctx, state) => {
+        const files = await ctx.files.list({ dir: "inbox", glob: "*.txt" });
+        for (const f of files) {
+          const inputId = ctx.registerInput({ source: "files", type: "file", id: f.path, title: "Note " + f.name });
+          await ctx.publish("note.found", { messageId: f.path, inputId, payload: { path: f.path, name: f.name } });
+        }
+        return { seen: (state?.seen ?? 0) + files.length };
+      },
+    },
+  },
+  consumers: {
+    logNote: Keep.consumer({
+      subscribe: ["note.found"],
+      publishes: ["note.logged"],
+      async prepare(ctx, state) {
+        const [ev] = await ctx.peek("note.found", { limit: 1 });
+        if (!ev) return { reservations: [], data: {} };
+        const note = await ctx.files.read({ path: ev.payload.path });
+        console.log("logging", ev.payload.name);
+        return {
+          reservations: [{ topic: "note.found", ids: [ev.messageId] }],
+          data: { name: ev.payload.name, line: ev.payload.name + "," + note.content.trim() + "\n" },
+          ui: { title: "Log " + ev.payload.name },
+        };
+      },
+      async mutate(ctx, prepared) {
+        await ctx.files.append({ path: "log.csv", content: prepared.data.line });
+      },
+      async next(ctx, prepared, result) {
+        if (result.status === "applied") {
+          await ctx.publish("note.logged", { messageId: prepared.data.name, payload: { name: prepared.data.name } });
+        }
+        return { last: result.status };
+      },
+    }),
+    receipt: Keep.consumer({
+      subscribe: ["note.logged"],
+      async prepare(ctx) {
+        const [ev] = await ctx.peek("note.logged");
+        if (!ev) return { reservations: [], data: {} };
+        return { reservations: [{ topic: "note.logged", ids: [ev.messageId] }], data: { name: ev.payload.name },
+                 ui: { title: "Receipt for " + ev.payload.name } };
+      },
+      async mutate(ctx, prepared) {
+        await ctx.files.write({ path: "receipts/" + prepared.data.name, content: "logged" });
+      },
+      async next() {},
+    }),
+  },
+});
+`
+
+// badWorkflow publishes to a topic it never declared.
+const badWorkflow = `
+export default Keep.workflow({
+  name: "bad",
+  topics: { "a": {} },
+  producers: {
+    p: { publishes: ["nope"], schedule: { interval: "5m" }, handler: async () => {} },
+  },
+});
+`
+
+// spy is the real engine with its subscriptions counted, so a test can see
+// the server let go of one.
+type spy struct {
+	engine.API
+	live atomic.Int32
+}
+
+func (s *spy) Subscribe() (<-chan engine.Notification, func()) {
+	ch, cancel := s.API.Subscribe()
+	s.live.Add(1)
+	return ch, sync.OnceFunc(func() {
+		s.live.Add(-1)
+		cancel()
+	})
+}
+
+type bundle struct {
+	t      *testing.T
+	e      *engine.Engine
+	spy    *spy
+	srv    *Server
+	c      *Client
+	root   string // the files connector's root
+	dbPath string // next to the socket, not the database: Attach looks here
+	sock   string
+}
+
+// setup opens a real engine on a real SQLite file and serves it on a real
+// socket. The socket lives in its own short directory: t.TempDir() paths
+// carry the test's name and overflow the ~104 bytes a socket path allows.
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(filepath.Join(root, "inbox"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Connectors.Files.Roots = []string{root}
+	cfg.Connectors.Sheets.Roots = []string{root}
+	logger := slog.New(slog.DiscardHandler)
+	db, err := storage.Open(ctx, storage.Opts{Path: filepath.Join(dir, "keep.db"), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sockDir, err := os.MkdirTemp("", "kd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	b := &bundle{t: t, e: e, spy: &spy{API: e}, root: root, dbPath: filepath.Join(sockDir, "keep.db")}
+	b.sock = SocketPath(b.dbPath)
+	b.srv, err = Serve(ctx, b.spy, b.sock, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.srv.Close(context.Background()); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	b.c, err = Dial(b.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.c.Close() })
+	return b
+}
+
+func (b *bundle) write(rel, content string) {
+	b.t.Helper()
+	if err := os.WriteFile(filepath.Join(b.root, rel), []byte(content), 0o600); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *bundle) drain() {
+	b.t.Helper()
+	if err := b.e.Drain(context.Background()); err != nil {
+		b.t.Fatalf("drain: %v", err)
+	}
+}
+
+// snapshot is every view of one workflow, read through one engine.API.
+type snapshot struct {
+	Workflows []engine.WorkflowView
+	Workflow  *engine.WorkflowDetail
+	Inputs    []engine.InputView
+	Events    []engine.EventView
+	Runs      []engine.RunView
+	Mutations []engine.MutationView
+	Attention []engine.AttentionItem
+	Grants    []engine.GrantView
+	Traces    map[string][]engine.TraceLine
+}
+
+func read(t *testing.T, api engine.API, wf string) snapshot {
+	t.Helper()
+	ctx := context.Background()
+	var s snapshot
+	var err error
+	check := func(what string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	s.Workflows, err = api.Workflows(ctx)
+	check("workflows")
+	s.Workflow, err = api.Workflow(ctx, wf)
+	check("workflow")
+	s.Inputs, err = api.Inputs(ctx, wf, engine.Page{Limit: 100})
+	check("inputs")
+	s.Events, err = api.Events(ctx, wf, engine.EventFilter{Limit: 100})
+	check("events")
+	s.Runs, err = api.Runs(ctx, wf, engine.Page{Limit: 100})
+	check("runs")
+	s.Mutations, err = api.Mutations(ctx, wf, "")
+	check("mutations")
+	s.Attention, err = api.Attention(ctx)
+	check("attention")
+	s.Grants, err = api.Grants(ctx, wf)
+	check("grants")
+	s.Traces = map[string][]engine.TraceLine{}
+	for _, r := range s.Runs {
+		s.Traces[r.ID], err = api.Trace(ctx, r.ID)
+		check("trace " + r.ID)
+	}
+	return s
+}
+
+// sameViews fails for every view that differs between the engine and the
+// client, showing both as the CLI's --json would.
+func sameViews(t *testing.T, direct, remote snapshot) {
+	t.Helper()
+	dv, rv := reflect.ValueOf(direct), reflect.ValueOf(remote)
+	for i := range dv.NumField() {
+		d, r := dv.Field(i).Interface(), rv.Field(i).Interface()
+		if !reflect.DeepEqual(d, r) {
+			dj, _ := json.MarshalIndent(d, "", "  ")
+			rj, _ := json.MarshalIndent(r, "", "  ")
+			t.Errorf("%s differ:\nengine: %s\nclient: %s", dv.Type().Field(i).Name, dj, rj)
+		}
+	}
+}
+
+func TestDaemon(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("every view read through the client equals the engine's own", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.write("inbox/a.txt", "alpha")
+		b.write("inbox/b.txt", "beta")
+		res, err := b.c.Deploy(ctx, "notes.js", []byte(notesWorkflow), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Workflow != "notes" || !res.Created || res.Version != 1 {
+			t.Fatalf("deploy = %+v", res)
+		}
+		b.drain()
+		first := read(t, b.e, "notes")
+		if len(first.Inputs) != 2 || len(first.Events) == 0 || len(first.Runs) == 0 || len(first.Mutations) == 0 {
+			t.Fatalf("the pipeline did too little to compare: %d inputs, %d events, %d runs, %d mutations",
+				len(first.Inputs), len(first.Events), len(first.Runs), len(first.Mutations))
+		}
+		if len(first.Attention) == 0 || first.Attention[0].Kind != engine.AttentionApproval {
+			t.Fatalf("attention = %+v, want an approval (mutations ask by default)", first.Attention)
+		}
+		sameViews(t, first, read(t, b.c, "notes"))
+
+		// Answer and grant through the client, then compare again.
+		if err := b.c.Approve(ctx, first.Attention[0].ID, false); err != nil {
+			t.Fatalf("approve: %v", err)
+		}
+		if err := b.c.Grant(ctx, "notes", engine.GrantView{Capability: "files.write", Mode: "allow"}); err != nil {
+			t.Fatalf("grant: %v", err)
+		}
+		b.drain()
+		second := read(t, b.e, "notes")
+		if len(second.Grants) == 0 {
+			t.Fatal("the grant made through the client is not there")
+		}
+		applied := 0
+		for _, m := range second.Mutations {
+			if m.Status == "applied" {
+				applied++
+			}
+		}
+		if applied == 0 {
+			t.Fatalf("no mutation applied after the approval: %+v", second.Mutations)
+		}
+		sameViews(t, second, read(t, b.c, "notes"))
+	})
+
+	t.Run("run-now is refused while the workflow is paused, in the engine's words", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		if _, err := b.c.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.c.Pause(ctx, "notes"); err != nil {
+			t.Fatal(err)
+		}
+		err := b.c.RunNow(ctx, "notes")
+		if !errors.Is(err, engine.ErrRefused) {
+			t.Fatalf("run-now = %v, want refused", err)
+		}
+		direct := b.e.RunNow(ctx, "notes")
+		if direct == nil || err.Error() != direct.Error() {
+			t.Errorf("message %q, engine says %v", err, direct)
+		}
+		if errors.Is(err, engine.ErrNotFound) {
+			t.Error("a refusal also reads as not found")
+		}
+		if err := b.c.Resume(ctx, "notes"); err != nil {
+			t.Fatalf("resume: %v", err)
+		}
+		if err := b.c.RunNow(ctx, "notes"); err != nil {
+			t.Fatalf("run-now after resume: %v", err)
+		}
+	})
+
+	t.Run("an unknown workflow is not found, in the engine's words", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, err := b.c.Workflow(ctx, "nope")
+		if !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("workflow = %v, want not found", err)
+		}
+		_, direct := b.e.Workflow(ctx, "nope")
+		if err.Error() != direct.Error() {
+			t.Errorf("message %q, engine says %q", err, direct)
+		}
+		if err := b.c.Pause(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("pause = %v, want not found", err)
+		}
+	})
+
+	t.Run("any other error keeps its message", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		if _, err := b.c.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
+			t.Fatal(err)
+		}
+		g := engine.GrantView{Capability: "nonsense"}
+		err := b.c.Grant(ctx, "notes", g)
+		direct := b.e.Grant(ctx, "notes", g)
+		if err == nil || direct == nil || err.Error() != direct.Error() {
+			t.Fatalf("grant = %v, engine says %v", err, direct)
+		}
+		if errors.Is(err, engine.ErrRefused) || errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("%v reads as a sentinel it never wrapped", err)
+		}
+	})
+
+	t.Run("a bad script comes back as a validation error with its diagnostics", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		_, err := b.c.Deploy(ctx, "bad.js", []byte(badWorkflow), "")
+		var ve *sandbox.ValidationError
+		if !errors.As(err, &ve) {
+			t.Fatalf("deploy = %v (%T), want a validation error", err, err)
+		}
+		_, direct := b.e.Deploy(ctx, "bad.js", []byte(badWorkflow), "")
+		var dve *sandbox.ValidationError
+		if !errors.As(direct, &dve) {
+			t.Fatalf("the engine says %v", direct)
+		}
+		if len(ve.Diagnostics) == 0 || !reflect.DeepEqual(ve.Diagnostics, dve.Diagnostics) {
+			t.Errorf("diagnostics %+v, engine's %+v", ve.Diagnostics, dve.Diagnostics)
+		}
+		if err.Error() != direct.Error() {
+			t.Errorf("message %q, engine says %q", err, direct)
+		}
+	})
+
+	t.Run("a subscriber hears a pause made through the socket", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		if _, err := b.c.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
+			t.Fatal(err)
+		}
+		ch, cancel := b.c.Subscribe()
+		defer cancel()
+		if err := b.c.Pause(ctx, "notes"); err != nil {
+			t.Fatal(err)
+		}
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case n, ok := <-ch:
+				if !ok {
+					t.Fatal("the stream closed before the notification")
+				}
+				if n.Kind == engine.NoteWorkflowPaused {
+					if n.Workflow != "notes" {
+						t.Errorf("notification %+v names another workflow", n)
+					}
+					return
+				}
+			case <-timeout:
+				t.Fatal("no workflow.paused notification")
+			}
+		}
+	})
+
+	t.Run("cancelling a subscription closes its channel and the server lets go of the engine's", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ch, cancel := b.c.Subscribe()
+		if got := b.spy.live.Load(); got != 1 {
+			t.Fatalf("engine subscriptions after Subscribe = %d, want 1", got)
+		}
+		cancel()
+		cancel() // a second cancel is harmless
+		if _, ok := <-ch; ok {
+			t.Fatal("the channel is open after cancel")
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for b.spy.live.Load() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the server still holds the engine subscription of a client that went away")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+
+	t.Run("closing the server ends its streams and removes the socket", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ch, cancel := b.c.Subscribe()
+		defer cancel()
+		closeCtx, stop := context.WithTimeout(ctx, 10*time.Second)
+		defer stop()
+		if err := b.srv.Close(closeCtx); err != nil {
+			t.Fatalf("close: %v", err)
+		}
+		if _, err := os.Lstat(b.sock); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("socket after close: %v", err)
+		}
+		select {
+		case _, ok := <-ch:
+			if ok {
+				t.Fatal("a notification after close")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the stream is still open after close")
+		}
+		if _, ok := Attach(b.dbPath); ok {
+			t.Error("attached to a closed daemon")
+		}
+		if _, err := b.c.Workflows(ctx); err == nil {
+			t.Error("a call succeeded after close")
+		}
+	})
+
+	t.Run("the socket is private to its owner", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		fi, err := os.Lstat(b.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Type() != fs.ModeSocket || fi.Mode().Perm() != 0o600 {
+			t.Errorf("socket mode %v, want a socket with 0600", fi.Mode())
+		}
+		if filepath.Dir(b.sock) != filepath.Dir(b.dbPath) {
+			t.Errorf("socket %s is not next to the database %s", b.sock, b.dbPath)
+		}
+	})
+
+	t.Run("attach finds the daemon next to the database and says it is attached", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		c, ok := Attach(b.dbPath)
+		if !ok {
+			t.Fatal("no daemon found")
+		}
+		defer c.Close()
+		want := b.e.Info()
+		want.Mode = "attached"
+		if got := c.Info(); got != want {
+			t.Errorf("info = %+v, want %+v", got, want)
+		}
+		if _, err := c.Workflows(ctx); err != nil {
+			t.Errorf("workflows: %v", err)
+		}
+	})
+
+	t.Run("attach finds nothing where no daemon runs", func(t *testing.T) {
+		t.Parallel()
+		dir, err := os.MkdirTemp("", "kd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		if _, ok := Attach(filepath.Join(dir, "keep.db")); ok {
+			t.Error("attached with no socket file")
+		}
+		if _, err := Dial(SocketPath(filepath.Join(dir, "keep.db"))); err == nil {
+			t.Error("dial succeeded with nothing listening")
+		}
+	})
+
+	t.Run("a stale socket is replaced and a live one is refused", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		dir, err := os.MkdirTemp("", "kd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		dbPath := filepath.Join(dir, "keep.db")
+		// A daemon that died leaves its socket file behind.
+		ln, err := net.Listen("unix", SocketPath(dbPath))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close()
+		if _, ok := Attach(dbPath); ok {
+			t.Fatal("attached to a stale socket")
+		}
+		srv, err := Serve(ctx, b.e, SocketPath(dbPath), nil)
+		if err != nil {
+			t.Fatalf("serve over a stale socket: %v", err)
+		}
+		defer srv.Close(ctx)
+		if _, ok := Attach(dbPath); !ok {
+			t.Error("the replacing daemon does not answer")
+		}
+		if _, err := Serve(ctx, b.e, SocketPath(dbPath), nil); err == nil {
+			t.Error("a second daemon took over a live socket")
+		}
+		if _, err := b.c.Workflows(ctx); err != nil {
+			t.Errorf("the first daemon stopped answering: %v", err)
+		}
+	})
+
+	t.Run("a file that is not a socket is left alone", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		dir, err := os.MkdirTemp("", "kd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		path := SocketPath(filepath.Join(dir, "keep.db"))
+		if err := os.WriteFile(path, []byte("mine"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Serve(ctx, b.e, path, nil); err == nil {
+			t.Fatal("served over a regular file")
+		}
+		if data, _ := os.ReadFile(path); string(data) != "mine" {
+			t.Error("the file was replaced")
+		}
+	})
+}
