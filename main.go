@@ -366,17 +366,19 @@ func printHelp(w io.Writer) {
 
 func printCommandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", cmd.usage(), cmd.summary)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	first := true
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "db" || f.Name == "config" {
 			return
 		}
 		if first {
-			fmt.Fprintln(w, "\nFlags:")
+			fmt.Fprintln(tw, "\nFlags:")
 			first = false
 		}
-		fmt.Fprintf(w, "  --%s\t%s\n", f.Name, f.Usage)
+		fmt.Fprintf(tw, "  --%s\t%s\n", f.Name, f.Usage)
 	})
+	tw.Flush()
 }
 
 func cmdHelp(_ context.Context, c *cli, o *opts) error {
@@ -1026,8 +1028,12 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 	t := c.table("AT", "PHASE", "KIND", "WHAT", "RESULT", "MS")
 	for _, l := range lines {
 		what, result := l.Args, l.Result
-		if l.Kind == "call" {
+		switch {
+		case l.Kind == "call":
 			what = l.Connector + "." + l.Method + "(" + l.Args + ")"
+		case what == "":
+			// a console line or a note: its text is the whole of it
+			what, result = result, ""
 		}
 		if l.Error != "" {
 			result = "error: " + l.Error

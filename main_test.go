@@ -422,7 +422,11 @@ func TestPipeline(t *testing.T) {
 		t.Errorf("trace of run %s lacks the files.list call: %+v", prodRun, trace)
 	}
 	if !sawLog {
-		t.Logf("trace of run %s: no console line found (kinds: %+v)", prodRun, trace)
+		t.Errorf("trace of run %s lacks the console line: %+v", prodRun, trace)
+	}
+	r = e.ok("logs", "lines", "--run", prodRun)
+	if !strings.Contains(r.stdout, "files.list(") || !strings.Contains(r.stdout, "found 2 files") {
+		t.Errorf("logs --run %s: %s", prodRun, r)
 	}
 	r = e.ok("logs", "lines")
 	if !strings.Contains(r.stdout, "run "+runs[0].ID) {
@@ -638,6 +642,15 @@ func TestDaemon(t *testing.T) {
 	if got := e.read("out.txt"); got != "a.txt\nb.txt\n" {
 		t.Errorf("the daemon did not run the workflow: out.txt = %q", got)
 	}
+	// a broken file deployed through the daemon prints the same diagnostics
+	r = e.expect(1, "deploy", e.file(e.dir, "broken.js", brokenWorkflow))
+	if !diagLine.MatchString(r.stderr) {
+		t.Errorf("deploy through the daemon: want file:line:col: message, got %s", r)
+	}
+	if r := e.ok("attention", "--json"); strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("attention through the daemon = %s", r.stdout)
+	}
+	e.expect(1, "status", "ghost")
 	e.ok("pause", "lines")
 	e.expect(3, "run-now", "lines")
 	if got := jsonOf[engine.WorkflowDetail](e, "status", "lines"); got.Status != "paused" {
