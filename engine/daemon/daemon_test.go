@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -300,6 +301,74 @@ func TestDaemon(t *testing.T) {
 			t.Fatalf("no mutation applied after the approval: %+v", second.Mutations)
 		}
 		sameViews(t, second, read(t, b.c, "notes"))
+
+		// Pages and filters reach the engine.
+		narrow := func(api engine.API) snapshot {
+			var s snapshot
+			var err error
+			if s.Inputs, err = api.Inputs(ctx, "notes", engine.Page{Limit: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if s.Events, err = api.Events(ctx, "notes", engine.EventFilter{Topic: "note.logged", Limit: 10}); err != nil {
+				t.Fatal(err)
+			}
+			if s.Runs, err = api.Runs(ctx, "notes", engine.Page{Filter: "receipt", Limit: 10}); err != nil {
+				t.Fatal(err)
+			}
+			if s.Mutations, err = api.Mutations(ctx, "notes", "applied"); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		direct := narrow(b.e)
+		if len(direct.Inputs) != 1 || len(direct.Mutations) != applied {
+			t.Fatalf("the filters did not narrow: %d inputs, %d mutations", len(direct.Inputs), len(direct.Mutations))
+		}
+		sameViews(t, direct, narrow(b.c))
+	})
+
+	t.Run("every answer reaches the engine with its arguments", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		if _, err := b.c.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
+			t.Fatal(err)
+		}
+		// Each fails, so the engine's state stays put and the same call can
+		// be made directly; the messages name the arguments.
+		calls := map[string]func(engine.API) error{
+			"retry":        func(a engine.API) error { return a.Retry(ctx, "notes") },
+			"retry nope":   func(a engine.API) error { return a.Retry(ctx, "nope") },
+			"approve":      func(a engine.API) error { return a.Approve(ctx, "991", true) },
+			"reject":       func(a engine.API) error { return a.Reject(ctx, "992") },
+			"resolve":      func(a engine.API) error { return a.Resolve(ctx, "993", engine.Happened) },
+			"resolve bad":  func(a engine.API) error { return a.Resolve(ctx, "1", "maybe") },
+			"skip events":  func(a engine.API) error { return a.SkipEvents(ctx, []string{"994"}) },
+			"skip input":   func(a engine.API) error { return a.SkipInput(ctx, "995") },
+			"resume":       func(a engine.API) error { return a.Resume(ctx, "notes") },
+			"grant nope":   func(a engine.API) error { return a.Grant(ctx, "nope", engine.GrantView{Capability: "files.write"}) },
+			"trace nope":   func(a engine.API) error { _, err := a.Trace(ctx, "996"); return err },
+			"inputs nope":  func(a engine.API) error { _, err := a.Inputs(ctx, "nope", engine.Page{}); return err },
+			"events nope":  func(a engine.API) error { _, err := a.Events(ctx, "nope", engine.EventFilter{}); return err },
+			"runs nope":    func(a engine.API) error { _, err := a.Runs(ctx, "nope", engine.Page{}); return err },
+			"grants nope":  func(a engine.API) error { _, err := a.Grants(ctx, "nope"); return err },
+			"deploy named": func(a engine.API) error { _, err := a.Deploy(ctx, "bad.js", []byte(badWorkflow), "x"); return err },
+		}
+		for name, call := range calls {
+			direct, remote := call(b.e), call(b.c)
+			if direct == nil {
+				t.Errorf("%s: the engine accepted it; pick a failing call", name)
+				continue
+			}
+			if remote == nil || remote.Error() != direct.Error() {
+				t.Errorf("%s: client says %v, engine says %v", name, remote, direct)
+				continue
+			}
+			for _, sentinel := range []error{engine.ErrRefused, engine.ErrNotFound} {
+				if errors.Is(remote, sentinel) != errors.Is(direct, sentinel) {
+					t.Errorf("%s: errors.Is(%v, %v) differs across the socket", name, remote, sentinel)
+				}
+			}
+		}
 	})
 
 	t.Run("run-now is refused while the workflow is paused, in the engine's words", func(t *testing.T) {
@@ -381,6 +450,18 @@ func TestDaemon(t *testing.T) {
 		}
 		if err.Error() != direct.Error() {
 			t.Errorf("message %q, engine says %q", err, direct)
+		}
+	})
+
+	t.Run("a method the daemon does not know is a clear error, not a hang", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		err := b.c.call(ctx, "frobnicate", request{}, nil)
+		if err == nil || !strings.Contains(err.Error(), "no method POST /v1/frobnicate") {
+			t.Fatalf("unknown method = %v", err)
+		}
+		if errors.Is(err, engine.ErrNotFound) {
+			t.Error("an unknown method reads as an unknown workflow")
 		}
 	})
 

@@ -108,9 +108,9 @@ var methods = map[string]method{
 // Serve listens on socketPath and answers every engine.API method of api
 // until Close. A socket file left behind by a daemon that died is replaced;
 // one that still answers is not (that daemon holds the database). ctx bounds
-// the start and is the parent of every request's context: cancelling it
-// ends streams and in-flight calls, but only Close removes the socket.
-// logger defaults to slog.Default().
+// the start only (its values reach every request): a daemon stopping on a
+// signal still lets a call in progress finish, in Close. logger defaults to
+// slog.Default().
 func Serve(ctx context.Context, api engine.API, socketPath string, logger *slog.Logger) (*Server, error) {
 	if api == nil {
 		panic("daemon: Serve with a nil engine.API")
@@ -145,7 +145,7 @@ func Serve(ctx context.Context, api engine.API, socketPath string, logger *slog.
 	}
 	s.http = &http.Server{
 		Handler:           http.HandlerFunc(s.handle),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
