@@ -155,7 +155,7 @@ func Serve(ctx context.Context, api engine.API, socketPath string, logger *slog.
 			s.log.Error("daemon socket stopped", "err", err)
 		}
 	}()
-	s.log.Info("daemon listening")
+	s.log.Debug("listening")
 	return s, nil
 }
 
@@ -204,7 +204,7 @@ func (s *Server) Close(ctx context.Context) error {
 		if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) && s.closeErr == nil {
 			s.closeErr = fmt.Errorf("daemon: %w", err)
 		}
-		s.log.Info("daemon stopped")
+		s.log.Debug("stopped")
 	})
 	return s.closeErr
 }
