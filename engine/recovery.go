@@ -108,7 +108,8 @@ func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.R
 // uncertainTx hands a mutation that may have happened to the reconciler.
 func (e *Engine) uncertainTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
 	now := e.now()
-	m.Status, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", &now, now
+	first := now.Add(e.backoff(1))
+	m.Status, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", &first, now
 	m.Error = "keep stopped while the call was in flight"
 	if err := tx.UpdateMutation(ctx, m); err != nil {
 		return err

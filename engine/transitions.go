@@ -232,8 +232,11 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 			run.MutationResult = appliedResult(mut.Result)
 		case connectors.Uncertain, connectors.Internal:
 			// it may have reached the other side: never "failed"
+			// the first check waits one back-off step: a service may need a
+			// moment before what it did becomes visible (mail filed late)
 			mut.Status, mut.Error = "needs_reconcile", callErr.Error()
-			mut.NextAttemptAt = &now
+			first := now.Add(e.backoff(1))
+			mut.NextAttemptAt = &first
 			run.Status = "paused:reconciliation"
 			if err := e.setBlock(ctx, tx, w, "reconciliation", "checking whether "+titleOr(mut)+" happened", run.ID, nil); err != nil {
 				return err
@@ -408,6 +411,20 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 	}
 	if err := tx.UpdateRun(ctx, run); err != nil {
 		return err
+	}
+	if status == "failed" && by == "reconciler" {
+		// the call failed on the way (a reset, a 5xx): the fresh attempt
+		// waits a back-off and counts toward the transient limit, so a
+		// service that always fails cannot make us spin
+		w.TransientFailures++
+		if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
+			return err
+		}
+		if w.TransientFailures > e.pol.TransientRetries {
+			return e.setBlock(ctx, tx, w, "transient", fmt.Sprintf("gave up after %d attempts: %s did not go through", w.TransientFailures, titleOr(mut)), run.ID, nil)
+		}
+		t := now.Add(e.backoff(w.TransientFailures))
+		return e.setBlock(ctx, tx, w, "transient", titleOr(mut)+" did not go through; trying again later", run.ID, &t)
 	}
 	return e.setBlock(ctx, tx, w, "", "", 0, nil)
 }
