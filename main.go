@@ -7,12 +7,16 @@
 package main
 
 import (
+	"keep/workflows"
+	"os/exec"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"keep/engine/bus"
 	"log/slog"
 	"maps"
 	"os"
@@ -255,6 +259,7 @@ type cli struct {
 
 	cfg     *config.Config
 	log     *slog.Logger
+	bus     *bus.Bus
 	closers []func()
 }
 
@@ -508,6 +513,8 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 		return nil, err
 	}
 	logger := c.logger()
+	// the demo's folder is a root of its own, so the demo never needs ~/Keep
+	cfg.Connectors.Files.Roots = append(cfg.Connectors.Files.Roots, c.demoDir())
 	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
 	if err != nil {
 		return nil, err
@@ -517,11 +524,49 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 		return nil, err
 	}
 	c.onClose(func() { db.Close() })
-	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger})
+	// The bus journals what a person may care about in the same transaction
+	// as the change; its dispatch loop runs only in long-lived modes
+	// (startBus), and recover() redelivers what a short command journaled.
+	c.bus = bus.New(db, bus.Opts{Logger: logger})
+	subs := make([]bus.Subscription, len(cfg.Events.Subscribes))
+	for i, s := range cfg.Events.Subscribes {
+		subs[i] = bus.Subscription{Topic: s.Topic, Handler: s.Handler}
+	}
+	if err := c.bus.Wire(subs, map[string]bus.Handler{bus.NotifyUserHandler: bus.NotifyUser(desktopNotify)}); err != nil {
+		return nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
+	}
+	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger, Events: c.bus})
 	if err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// startBus recovers and starts the event bus's dispatch loop for a
+// long-running engine (the daemon, the TUI in-process).
+func (c *cli) startBus(ctx context.Context) error {
+	if _, err := c.bus.Recover(ctx); err != nil {
+		return err
+	}
+	if err := c.bus.Start(ctx); err != nil {
+		return err
+	}
+	c.onClose(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = c.bus.Stop(sctx)
+	})
+	return nil
+}
+
+// desktopNotify is notify_user's desktop side: notify-send where it exists
+// (the TUI shows the engine's own notification as a toast).
+func desktopNotify(title, text string) {
+	path, err := exec.LookPath("notify-send")
+	if err != nil {
+		return
+	}
+	_ = exec.Command(path, "--app-name=keep", "--", "keep: "+title, text).Run()
 }
 
 // loadOptions is what sandbox.Load needs to check a file against the
@@ -564,11 +609,56 @@ func (c *cli) tui(ctx context.Context) error {
 	if err := e.Start(ctx); err != nil {
 		return err
 	}
+	if err := c.startBus(ctx); err != nil {
+		return err
+	}
 	note = startupNote(ctx, e)
+	if demo, err := c.firstRunDemo(ctx, e); err != nil {
+		logger.Error("first-run demo", "err", err)
+	} else if demo != "" {
+		note = demo
+	}
 	runErr := tui.Run(ctx, e, tui.Options{Logger: logger, StartupNote: note})
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	return errors.Join(runErr, e.Stop(stopCtx))
+}
+
+// demoDir is the folder the embedded demo works in, under the data directory.
+func (c *cli) demoDir() string { return filepath.Join(filepath.Dir(c.dbPath), "demo") }
+
+// firstRunDemo deploys the embedded demo workflow on an empty database, on
+// a folder under the data directory with a first note already in its inbox,
+// so a newcomer sees an input, an approval and an output, offline.
+func (c *cli) firstRunDemo(ctx context.Context, e *engine.Engine) (string, error) {
+	wfs, err := e.Workflows(ctx)
+	if err != nil || len(wfs) > 0 {
+		return "", err
+	}
+	f, ok := workflows.Get("demo.js")
+	if !ok {
+		return "", errors.New("the demo workflow is not embedded")
+	}
+	dir := c.demoDir()
+	inbox, done := filepath.Join(dir, "inbox"), filepath.Join(dir, "done")
+	for _, d := range []string{inbox, done} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", err
+		}
+	}
+	welcome := filepath.Join(inbox, "welcome.txt")
+	if _, err := os.Stat(welcome); errors.Is(err, os.ErrNotExist) {
+		text := "Hello from keep!\nThis note is your first input. keep will ask you before it writes a summary of it.\n"
+		if err := os.WriteFile(welcome, []byte(text), 0o600); err != nil {
+			return "", err
+		}
+	}
+	src := strings.NewReplacer(`const INBOX = "demo/inbox";`, fmt.Sprintf("const INBOX = %q;", inbox),
+		`const DONE = "demo/done";`, fmt.Sprintf("const DONE = %q;", done)).Replace(string(f.Source))
+	if _, err := e.Deploy(ctx, f.Name, []byte(src), "demo"); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Demo: drop a .txt file into %s; keep asks (Attention, key a) before writing its summary to %s", inbox, done), nil
 }
 
 // startupNote tells a new user what to do when there is nothing to show.
@@ -587,8 +677,11 @@ func (c *cli) daemon(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	logger := c.logger().With("component", "daemon")
+	logger := c.logger()
 	if err := e.Start(ctx); err != nil {
+		return err
+	}
+	if err := c.startBus(ctx); err != nil {
 		return err
 	}
 	stopCtx := context.WithoutCancel(ctx)

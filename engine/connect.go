@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"keep/connectors"
 	"keep/connectors/files"
@@ -20,6 +21,9 @@ type ConnectorOpts struct {
 	// Notify receives desktop notifications when notify-send is missing
 	// (the TUI shows them as a toast and rings the bell).
 	Notify func(title, body string)
+	// Now is the clock ctx.system.now reads; defaults to time.Now. The
+	// engine's injected clock goes here so scripts and scheduler agree.
+	Now func() time.Time
 }
 
 // Connectors builds the registry of every connector from the config.
@@ -46,7 +50,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.http: %w", err)
 	}
 	reg.Register(hc)
-	sc, err := system.New(system.Config{})
+	sc, err := system.New(system.Config{Now: opts.Now})
 	if err != nil {
 		return nil, fmt.Errorf("system: %w", err)
 	}

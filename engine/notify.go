@@ -36,6 +36,9 @@ func (e *Engine) Subscribe() (<-chan Notification, func()) {
 }
 
 func (e *Engine) notify(kind, workflow, text string) {
+	if e.events != nil {
+		e.events.Wake() // a journaled event may have been committed with this change
+	}
 	n := Notification{Kind: kind, Workflow: workflow, Text: text, At: time.Now().UTC()}
 	s := &e.subs
 	s.mu.Lock()

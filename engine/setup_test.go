@@ -73,7 +73,7 @@ func (b *bundle) open() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := Connectors(b.cfg, ConnectorOpts{})
+	reg, err := Connectors(b.cfg, ConnectorOpts{Now: b.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
