@@ -1,4 +1,4 @@
-package main
+package clitest
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	keepBin = filepath.Join(dir, "keep")
-	build := exec.Command("go", "build", "-o", keepBin, ".")
+	build := exec.Command("go", "build", "-o", keepBin, "keep")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building keep:", err)
