@@ -159,9 +159,16 @@ func Load(path string, explicit bool) (Config, error) {
 		return cfg, fmt.Errorf("config: %w", err)
 	}
 	cfg.Path = path
+	// a list in the file replaces the default list; decoding over it would
+	// merge the file's first entry into the default one
+	defaults := cfg.Events.Subscribes
+	cfg.Events.Subscribes = nil
 	md, err := toml.Decode(string(b), &cfg)
 	if err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	if !md.IsDefined("events", "subscribes") {
+		cfg.Events.Subscribes = defaults
 	}
 	if keys := md.Undecoded(); len(keys) > 0 {
 		names := make([]string, len(keys))

@@ -1,0 +1,97 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestOpen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("a second engine on the same file is refused naming the holder's pid", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "keep.db")
+		db, err := Open(ctx, Opts{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		_, err = Open(ctx, Opts{Path: path})
+		var le *LockedError
+		if !errors.As(err, &le) || le.PID != os.Getpid() || !strings.Contains(err.Error(), "pid") {
+			t.Fatalf("second open: %v, want a LockedError naming pid %d", err, os.Getpid())
+		}
+		db.Close()
+		db2, err := Open(ctx, Opts{Path: path})
+		if err != nil {
+			t.Fatalf("open after the holder closed: %v", err)
+		}
+		db2.Close()
+	})
+
+	t.Run("the database runs in WAL with synchronous FULL and foreign keys on", func(t *testing.T) {
+		t.Parallel()
+		db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1"} {
+			var got string
+			if err := db.w.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
+				t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
+			}
+		}
+	})
+
+	t.Run("a database newer than the binary is refused clearly", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "keep.db")
+		db, err := Open(ctx, Opts{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.w.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (999, 'future', '')`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		_, err = Open(ctx, Opts{Path: path})
+		if err == nil || !strings.Contains(err.Error(), "schema version 999") || !strings.Contains(err.Error(), "newer keep") {
+			t.Fatalf("open of a newer database: %v", err)
+		}
+	})
+
+	t.Run("reservations are append-only history", func(t *testing.T) {
+		t.Parallel()
+		db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, stmt := range []string{`UPDATE reservations SET run_id = 2`, `DELETE FROM reservations`} {
+			if _, err := db.w.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err) // no rows: the triggers fire per row, so also try with one
+			}
+		}
+		_, err = db.w.ExecContext(ctx, `
+			INSERT INTO workflows(id, name, created_at, updated_at) VALUES (1, 'w', 0, 0);
+			INSERT INTO topics(workflow_id, name) VALUES (1, 't');
+			INSERT INTO runs(id, workflow_id, handler, handler_type, script_version, phase, status, created_at, updated_at)
+				VALUES (1, 1, 'c', 'consumer', 1, 'prepared', 'committed', 0, 0);
+			INSERT INTO events(id, workflow_id, topic, message_id, payload, created_at, updated_at) VALUES (1, 1, 't', 'm', '{}', 0, 0);
+			INSERT INTO reservations(run_id, event_id, created_at) VALUES (1, 1, 0);`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range []string{`UPDATE reservations SET created_at = 5`, `DELETE FROM reservations`} {
+			if _, err := db.w.ExecContext(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
+				t.Errorf("%s: %v, want refused as append-only", stmt, err)
+			}
+		}
+	})
+}
