@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"keep/storage"
 )
 
 // sink is a real HTTP service a workflow posts items to. It applies each
@@ -101,20 +100,6 @@ func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *sink) appliedCount(id string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.applied[id] {
-		n := 0
-		for _, c := range s.keys {
-			n += min(c, 1)
-		}
-		_ = n
-		return 1
-	}
-	return 0
-}
-
 func (s *sink) maxPerKey() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -184,4 +169,3 @@ func (b *bundle) drainUntilQuiet(horizon time.Duration) {
 	b.t.Fatal("never quiet")
 }
 
-var _ = storage.ErrNotFound

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 )
 
 const runCols = `id, workflow_id, handler, handler_type, script_version, retry_of, mutation_id, trigger,
@@ -177,4 +176,3 @@ func (q Q) Answers(ctx context.Context, subject string, subjectID int64) ([]Answ
 	return out, rows.Err()
 }
 
-var _ = time.Now
