@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // sink is a real HTTP service a workflow posts items to. It applies each
@@ -168,4 +167,3 @@ func (b *bundle) drainUntilQuiet(horizon time.Duration) {
 	}
 	b.t.Fatal("never quiet")
 }
-

@@ -175,4 +175,3 @@ func (q Q) Answers(ctx context.Context, subject string, subjectID int64) ([]Answ
 	}
 	return out, rows.Err()
 }
-
