@@ -233,11 +233,14 @@ type AttentionItem struct {
 	Workflow string `json:"workflow"`
 	// ID is what answers it: a mutation id (approval, reconciliation), a run
 	// id (failed_run), a workflow name (blocked_workflow), an input id (stale_input).
-	ID      string          `json:"id"`
-	Title   string          `json:"title"`
-	Params  json.RawMessage `json:"params"`
-	Preview string          `json:"preview"`
-	Reason  string          `json:"reason"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Connector and Method name the call of an approval or reconciliation.
+	Connector string          `json:"connector,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Params    json.RawMessage `json:"params"`
+	Preview   string          `json:"preview"`
+	Reason    string          `json:"reason"`
 	// Check: what the user can check by hand (reconciliation).
 	Check string `json:"check,omitempty"`
 	// Inputs: titles of the inputs behind it ("because of").

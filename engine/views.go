@@ -377,8 +377,8 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 	}
 	for _, m := range open {
 		w := names[m.WorkflowID]
-		item := AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Params: m.Params, Preview: m.Preview,
-			Reason: m.Error, CreatedAt: m.CreatedAt}
+		item := AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Connector: m.Connector, Method: m.Method,
+			Params: m.Params, Preview: m.Preview, Reason: m.Error, CreatedAt: m.CreatedAt}
 		switch m.Status {
 		case "awaiting_approval":
 			item.Kind = AttentionApproval
