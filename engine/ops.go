@@ -88,7 +88,12 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if w.Status == "active" && !userClearable(w) {
+	mutation, err := blockingMutation(ctx, e.db.Read(), w)
+	if err != nil {
+		return err
+	}
+	clearable := userClearable(w, mutation)
+	if w.Status == "active" && !clearable {
 		return refusedf("workflow %s is not paused and has nothing the user can clear", name)
 	}
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
@@ -100,7 +105,7 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if userClearable(w) {
+	if clearable {
 		if err := e.unblockByUser(ctx, w); err != nil {
 			return err
 		}
@@ -117,7 +122,11 @@ func (e *Engine) Retry(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if !userClearable(w) {
+	mutation, err := blockingMutation(ctx, e.db.Read(), w)
+	if err != nil {
+		return err
+	}
+	if !userClearable(w, mutation) {
 		if w.BlockKind == "" {
 			return refusedf("workflow %s is not blocked; nothing to retry", name)
 		}
@@ -137,19 +146,6 @@ func (e *Engine) unblockByUser(ctx context.Context, w *storage.Workflow) error {
 	e.markAllConsumers(ctx, e.state(w.ID), w)
 	e.notify(NoteChanged, w.Name, w.Name+": retrying")
 	return nil
-}
-
-func userClearable(w *storage.Workflow) bool {
-	switch w.BlockKind {
-	case "repair", "internal":
-		return true
-	case "transient":
-		return true // the user may cut a back-off short
-	case "approval":
-		// an auth or permission refusal, not a pending approval prompt
-		return !strings.HasPrefix(w.BlockReason, "waiting for approval")
-	}
-	return false
 }
 
 // Approve performs a mutation waiting for approval: the host makes the

@@ -134,23 +134,58 @@ func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 	if err := tx.SetBlock(ctx, w.ID, kind, reason, runID, retryAt, e.now()); err != nil {
 		return err
 	}
-	if needsUser(w) {
+	mutation, err := blockingMutation(ctx, tx.Q, w)
+	if err != nil {
+		return err
+	}
+	if needsUser(w, mutation) {
 		return e.journal(tx, w, "workflow.needs_attention", map[string]any{"run": runID, "kind": kind, "reason": reason})
 	}
 	return nil
 }
 
-// needsUser: the block waits on a person, not on a timer of ours.
-func needsUser(w *storage.Workflow) bool {
+// blockingMutation is the status of the mutation the blocking run carries
+// ("" when it carries none): the facts a block's meaning is derived from.
+func blockingMutation(ctx context.Context, q storage.Q, w *storage.Workflow) (string, error) {
+	if w.BlockRunID == 0 {
+		return "", nil
+	}
+	run, err := q.RunByID(ctx, w.BlockRunID)
+	if err != nil || run.MutationID == 0 {
+		return "", err
+	}
+	m, err := q.MutationByID(ctx, run.MutationID)
+	if err != nil {
+		return "", err
+	}
+	return m.Status, nil
+}
+
+// needsUser: the block waits on a person, not on a timer of ours. An
+// uncertain mutation is the reconciler's until it gives up (indeterminate).
+func needsUser(w *storage.Workflow, mutation string) bool {
 	switch w.BlockKind {
 	case "":
 		return false
 	case "transient":
 		return w.RetryAt == nil
 	case "reconciliation":
-		return false // the reconciler owns it until it gives up (then the mutation is indeterminate)
+		return mutation == "indeterminate"
 	}
 	return true
+}
+
+// userClearable: resume or retry may lift the block. Pending approvals and
+// uncertain mutations are lifted only by answering them.
+func userClearable(w *storage.Workflow, mutation string) bool {
+	switch w.BlockKind {
+	case "repair", "internal", "transient":
+		return true // the user may also cut a back-off short
+	case "approval":
+		// an auth or permission refusal, not an approval prompt
+		return mutation != "awaiting_approval"
+	}
+	return false
 }
 
 func pastMutation(run *storage.Run) bool {
@@ -329,7 +364,7 @@ func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *s
 		if err := tx.UpdateMutation(ctx, mut); err != nil {
 			return err
 		}
-		if err := e.setBlock(ctx, tx, w, "reconciliation", "needs you: did "+titleOr(mut)+" happen? "+why, w.BlockRunID, nil); err != nil {
+		if err := e.setBlock(ctx, tx, w, "reconciliation", "did "+titleOr(mut)+" happen? "+why, w.BlockRunID, nil); err != nil {
 			return err
 		}
 		return e.journal(tx, w, "mutation.indeterminate", map[string]any{"mutation": mut.ID, "text": "Did " + titleOr(mut) + " happen?", "reason": why})

@@ -87,13 +87,13 @@ func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]Inpu
 
 // workflowState derives what the user sees from the user's status and the
 // engine's block (DESIGN.md §7.1).
-func (e *Engine) workflowState(w *storage.Workflow) string {
+func (e *Engine) workflowState(w *storage.Workflow, mutation string) string {
 	switch {
 	case w.Status == "archived":
 		return StateStopped
 	case w.Status == "paused":
 		return StatePaused
-	case needsUser(w) || strings.HasPrefix(w.BlockReason, "needs you"):
+	case needsUser(w, mutation):
 		return StateNeedsAttention
 	case e.state(w.ID).isRunning():
 		return StateRunning
@@ -102,12 +102,16 @@ func (e *Engine) workflowState(w *storage.Workflow) string {
 }
 
 func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attention map[string]int) (WorkflowView, error) {
-	v := WorkflowView{ID: idString(w.ID), Name: w.Name, Status: w.Status, State: e.workflowState(w), Version: w.Version,
+	q := e.db.Read()
+	mutation, err := blockingMutation(ctx, q, w)
+	if err != nil {
+		return WorkflowView{}, err
+	}
+	v := WorkflowView{ID: idString(w.ID), Name: w.Name, Status: w.Status, State: e.workflowState(w, mutation), Version: w.Version,
 		Attention: attention[w.Name]}
 	if w.BlockKind != "" {
 		v.Block = &Block{Kind: w.BlockKind, Reason: w.BlockReason}
 	}
-	q := e.db.Read()
 	n, err := q.PendingInputCount(ctx, w.ID)
 	if err != nil {
 		return v, err
@@ -417,7 +421,14 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		out = append(out, item)
 	}
 	for _, w := range wfs {
-		if covered[w.ID] || !needsUser(w) {
+		if covered[w.ID] {
+			continue
+		}
+		mutation, err := blockingMutation(ctx, q, w)
+		if err != nil {
+			return nil, err
+		}
+		if !needsUser(w, mutation) {
 			continue
 		}
 		out = append(out, AttentionItem{Kind: AttentionBlockedWorkflow, Workflow: w.Name, ID: w.Name, Title: w.Name + " is blocked",
