@@ -155,78 +155,25 @@ func (e *Engine) Approve(ctx context.Context, id string, always bool) error {
 	if always {
 		answer = "approve-always"
 	}
-	return e.answerApproval(ctx, id, answer, func(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-		if always {
-			_, meth, err := e.reg.Lookup(m.Connector, m.Method)
-			if err != nil {
-				return err
-			}
-			cap := m.Connector + "." + m.Method
-			scope := ""
-			grants, err := tx.Grants(ctx, w.ID)
-			if err != nil {
-				return err
-			}
-			callScope := scopeOf(meth, paramsOf(m))
-			for _, g := range grants {
-				if g.Capability == cap && scopeMatches(g.Scope, callScope) && len(g.Scope) > len(scope) {
-					scope = g.Scope
-				}
-			}
-			if err := tx.PutGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: cap, Scope: scope, Mode: "allow"}, e.now()); err != nil {
-				return err
-			}
-		}
-		run.Status, run.UpdatedAt = "active", e.now()
-		if err := tx.UpdateRun(ctx, run); err != nil {
-			return err
-		}
-		return e.setBlock(ctx, tx, w, "", "", 0, nil)
+	return e.answered(ctx, id, answer, func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
+		return e.tApprove(ctx, tx, w, m, run, always)
 	})
 }
 
 // Reject skips a mutation waiting for approval: next gets {status:'skipped'}
 // and the run's events become skipped.
 func (e *Engine) Reject(ctx context.Context, id string) error {
-	return e.answerApproval(ctx, id, "reject", func(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
+	return e.answered(ctx, id, "reject", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
 		return e.settleTx(ctx, tx, w, m, run, "skipped", "user", nil, "rejected by the user")
 	})
 }
 
-func (e *Engine) answerApproval(ctx context.Context, id, answer string,
-	fn func(context.Context, *storage.Tx, *storage.Workflow, *storage.Mutation, *storage.Run) error) error {
+func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*storage.Tx, *storage.Workflow, *storage.Mutation, *storage.Run) error) error {
 	mid, err := parseID("mutation", id)
 	if err != nil {
 		return err
 	}
-	var w *storage.Workflow
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		m, err := tx.MutationByID(ctx, mid)
-		if errors.Is(err, storage.ErrNotFound) {
-			return notFoundf("no mutation %s", id)
-		}
-		if err != nil {
-			return err
-		}
-		if m.Status != "awaiting_approval" {
-			return refusedf("mutation %s is %s, not waiting for approval", id, m.Status)
-		}
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil {
-			return err
-		}
-		if run.Status != "paused:approval" {
-			return refusedf("mutation %s was already answered", id)
-		}
-		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
-			return err
-		}
-		if err := tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: w.ID, Subject: "mutation", SubjectID: m.ID, Answer: answer,
-			AnsweredBy: "user", CreatedAt: e.now()}); err != nil {
-			return err
-		}
-		return fn(ctx, tx, w, m, run)
-	})
+	w, err := e.tAnswerApproval(ctx, mid, answer, fn)
 	if err != nil {
 		return err
 	}
@@ -246,45 +193,7 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer Answer) error {
 	default:
 		return fmt.Errorf("unknown answer %q: use try-again, happened, not-happened or skip", answer)
 	}
-	var w *storage.Workflow
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		m, err := tx.MutationByID(ctx, mid)
-		if errors.Is(err, storage.ErrNotFound) {
-			return notFoundf("no mutation %s", id)
-		}
-		if err != nil {
-			return err
-		}
-		if m.Status != "needs_reconcile" && m.Status != "indeterminate" {
-			return refusedf("mutation %s is %s: there is nothing uncertain to answer", id, m.Status)
-		}
-		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
-			return err
-		}
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil {
-			return err
-		}
-		now := e.now()
-		if err := tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: w.ID, Subject: "mutation", SubjectID: m.ID, Answer: string(answer),
-			AnsweredBy: "user", CreatedAt: now}); err != nil {
-			return err
-		}
-		switch answer {
-		case TryAgain:
-			m.Status, m.ReconcileAttempts, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", 0, &now, now
-			if err := tx.UpdateMutation(ctx, m); err != nil {
-				return err
-			}
-			return e.setBlock(ctx, tx, w, "reconciliation", "checking again whether "+titleOr(m)+" happened", run.ID, nil)
-		case Happened:
-			return e.settleTx(ctx, tx, w, m, run, "applied", "user", nil, "")
-		case NotHappened:
-			return e.settleTx(ctx, tx, w, m, run, "failed", "user", nil, "the user said it did not happen")
-		default:
-			return e.settleTx(ctx, tx, w, m, run, "skipped", "user", nil, "skipped by the user")
-		}
-	})
+	w, err := e.tResolve(ctx, mid, answer)
 	if err != nil {
 		return err
 	}
@@ -299,42 +208,15 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer Answer) error {
 
 // SkipEvents marks pending, unreserved events skipped.
 func (e *Engine) SkipEvents(ctx context.Context, ids []string) error {
-	var names []string
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
-		for _, s := range ids {
-			id, err := parseID("event", s)
-			if err != nil {
-				return err
-			}
-			ev, err := tx.EventByID(ctx, id)
-			if errors.Is(err, storage.ErrNotFound) {
-				return notFoundf("no event %s", s)
-			}
-			if err != nil {
-				return err
-			}
-			if ev.Status != "pending" || ev.ReservedBy != 0 {
-				what := ev.Status
-				if ev.ReservedBy != 0 {
-					what = fmt.Sprintf("reserved by run %d", ev.ReservedBy)
-				}
-				return refusedf("event %s is %s; only pending, unreserved events can be skipped", s, what)
-			}
-			if err := tx.SkipEvent(ctx, id, e.now()); err != nil {
-				return err
-			}
-			w, err := tx.WorkflowByID(ctx, ev.WorkflowID)
-			if err != nil {
-				return err
-			}
-			if err := tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: w.ID, Subject: "event", SubjectID: id, Answer: "skip",
-				AnsweredBy: "user", CreatedAt: e.now()}); err != nil {
-				return err
-			}
-			names = append(names, w.Name)
+	var evIDs []int64
+	for _, s := range ids {
+		id, err := parseID("event", s)
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+		evIDs = append(evIDs, id)
+	}
+	names, err := e.tSkipEvents(ctx, evIDs)
 	for _, n := range names {
 		e.notify(NoteChanged, n, "events skipped")
 	}
@@ -363,66 +245,7 @@ func (e *Engine) SkipInput(ctx context.Context, id string) error {
 	if ws.isRunning() {
 		return refusedf("a run of this workflow is in progress; try again in a moment")
 	}
-	var w *storage.Workflow
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		now := e.now()
-		if w, err = tx.WorkflowByID(ctx, in.WorkflowID); err != nil {
-			return err
-		}
-		holders, err := tx.RunsHoldingInput(ctx, iid)
-		if err != nil {
-			return err
-		}
-		var keep []int64
-		for _, rid := range holders {
-			run, err := tx.RunByID(ctx, rid)
-			if err != nil {
-				return err
-			}
-			var m *storage.Mutation
-			if run.MutationID != 0 {
-				if m, err = tx.MutationByID(ctx, run.MutationID); err != nil {
-					return err
-				}
-			}
-			if pastMutation(run) || (m != nil && m.Status != "awaiting_approval" && m.Status != "failed") {
-				keep = append(keep, rid) // it may have happened: it completes
-				continue
-			}
-			if m != nil {
-				m.Status, m.ResolvedBy, m.UpdatedAt, m.Error = "skipped", "user", now, "its input was skipped"
-				if err := tx.UpdateMutation(ctx, m); err != nil {
-					return err
-				}
-			}
-			run.ClosedAt, run.UpdatedAt = &now, now
-			if run.Status == "active" || run.Status == "paused:approval" {
-				run.Status, run.Error = "crashed", "abandoned: the user skipped its input"
-			}
-			if err := tx.UpdateRun(ctx, run); err != nil {
-				return err
-			}
-			if err := tx.SkipEventsOfInput(ctx, iid, keep, now); err != nil {
-				return err
-			}
-			if _, err := tx.Release(ctx, rid, now); err != nil {
-				return err
-			}
-			if w.BlockRunID == rid {
-				if err := e.setBlock(ctx, tx, w, "", "", 0, nil); err != nil {
-					return err
-				}
-			}
-		}
-		if err := tx.SkipEventsOfInput(ctx, iid, keep, now); err != nil {
-			return err
-		}
-		if err := tx.MarkInputSkipped(ctx, iid, now); err != nil {
-			return err
-		}
-		return tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: w.ID, Subject: "input", SubjectID: iid, Answer: "skip",
-			AnsweredBy: "user", CreatedAt: now})
-	})
+	w, err := e.tSkipInput(ctx, in)
 	if err != nil {
 		return err
 	}

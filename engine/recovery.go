@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-
-	"keep/storage"
 )
 
 // recover applies chapter 16 "Restart Recovery" once at start: every run
@@ -20,7 +18,7 @@ func (e *Engine) recover(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := e.recoverRun(ctx, w, run); err != nil {
+		if err := e.tRecoverRun(ctx, w, run); err != nil {
 			return err
 		}
 		e.log.Info("recovered a run found active", "workflow", w.Name, "run", run.ID, "phase", run.Phase)
@@ -52,86 +50,4 @@ func (e *Engine) recover(ctx context.Context) error {
 		e.markAllConsumers(ctx, e.state(w.ID), w)
 	}
 	return nil
-}
-
-func (e *Engine) recoverRun(ctx context.Context, w *storage.Workflow, run *storage.Run) error {
-	now := e.now()
-	var mut *storage.Mutation
-	if run.MutationID != 0 {
-		m, err := e.db.Read().MutationByID(ctx, run.MutationID)
-		if err != nil {
-			return err
-		}
-		mut = m
-	}
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		run.Status, run.UpdatedAt, run.ClosedAt = "crashed", now, &now
-		if err := tx.UpdateRun(ctx, run); err != nil {
-			return err
-		}
-		switch {
-		case run.HandlerType == "producer":
-			return nil // its schedule did not advance: it runs again
-		case pastMutation(run):
-			_, err := e.tRetryForward(ctx, tx, run, "recovery")
-			return err
-		case mut != nil && (mut.Status == "in_flight" || mut.Status == "needs_reconcile"):
-			r, err := e.recoveryRun(ctx, tx, run, "paused:reconciliation")
-			if err != nil {
-				return err
-			}
-			return e.uncertainTx(ctx, tx, w, mut, r)
-		case mut != nil && mut.Status == "awaiting_approval":
-			// approved but not yet sent: the recovery run sends it
-			_, err := e.recoveryRun(ctx, tx, run, "active")
-			return err
-		default:
-			_, err := tx.Release(ctx, run.ID, now)
-			return err
-		}
-	})
-}
-
-// recoveryRun creates the run that takes over a crashed run's mutation and
-// events (its retry_of points to the crashed run).
-func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.Run, status string) (*storage.Run, error) {
-	now := e.now()
-	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: old.ScriptVersion,
-		RetryOf: old.ID, MutationID: old.MutationID, Trigger: "recovery", Phase: old.Phase, Status: status,
-		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if _, err := tx.InsertRun(ctx, r); err != nil {
-		return nil, err
-	}
-	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
-}
-
-// uncertainTx hands a mutation that may have happened to the reconciler.
-func (e *Engine) uncertainTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-	now := e.now()
-	first := now.Add(e.backoff(1))
-	m.Status, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", &first, now
-	m.Error = "keep stopped while the call was in flight"
-	if err := tx.UpdateMutation(ctx, m); err != nil {
-		return err
-	}
-	if err := e.setBlock(ctx, tx, w, "reconciliation", "checking whether "+titleOr(m)+" happened", run.ID, nil); err != nil {
-		return err
-	}
-	return e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": m.ID, "error": m.Error})
-}
-
-// tUncertainAfterRestart: an in_flight row whose run was not active (it was
-// waiting to be sent again) may still have been sent before the stop.
-func (e *Engine) tUncertainAfterRestart(ctx context.Context, w *storage.Workflow, m *storage.Mutation, _ int64) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil {
-			return err
-		}
-		run.Status, run.UpdatedAt = "paused:reconciliation", e.now()
-		if err := tx.UpdateRun(ctx, run); err != nil {
-			return err
-		}
-		return e.uncertainTx(ctx, tx, w, m, run)
-	})
 }

@@ -100,18 +100,6 @@ func (e *Engine) loop(ws *wfState) {
 	}
 }
 
-// internalBlock blocks a workflow on a bug of ours instead of spinning on it.
-func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
-	w, err := e.db.Read().WorkflowByID(ctx, id)
-	if err != nil {
-		return
-	}
-	_ = e.db.Write(ctx, func(tx *storage.Tx) error {
-		return e.setBlock(ctx, tx, w, "internal", "internal error: "+cause.Error(), w.BlockRunID, nil)
-	})
-	e.notify(NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
-}
-
 // Drain runs every active workflow until nothing is due now (future timers
 // don't count), then returns. It is `keep drain`, and the way tests step the
 // engine under an injected clock.
@@ -345,10 +333,6 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 		}
 	}
 	return fmt.Errorf("no handler %q in version %d", wk.handler, w.Version)
-}
-
-func (e *Engine) tSetBlockCleared(ctx context.Context, w *storage.Workflow) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.setBlock(ctx, tx, w, "", "", 0, nil) })
 }
 
 // continueRun carries an active run on from its phase: an approved mutation

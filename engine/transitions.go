@@ -581,3 +581,20 @@ func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger stri
 		return e.setBlock(ctx, tx, w, "", "", 0, nil)
 	})
 }
+
+// internalBlock blocks a workflow on a bug of ours instead of spinning on it.
+func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
+	w, err := e.db.Read().WorkflowByID(ctx, id)
+	if err != nil {
+		return
+	}
+	_ = e.db.Write(ctx, func(tx *storage.Tx) error {
+		return e.setBlock(ctx, tx, w, "internal", "internal error: "+cause.Error(), w.BlockRunID, nil)
+	})
+	e.notify(NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
+}
+
+// tSetBlockCleared lifts a block before the host re-sends a mutation.
+func (e *Engine) tSetBlockCleared(ctx context.Context, w *storage.Workflow) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.setBlock(ctx, tx, w, "", "", 0, nil) })
+}

@@ -1,0 +1,231 @@
+package engine
+
+// The user's answers as transitions (DESIGN.md §7.0, §7.1): each is one
+// transaction, accepted only while its subject still waits for it, and
+// recorded as an answer (history, never overwritten).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"keep/storage"
+)
+
+func (e *Engine) recordAnswer(ctx context.Context, tx *storage.Tx, workflowID int64, subject string, id int64, answer string) error {
+	return tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: workflowID, Subject: subject, SubjectID: id, Answer: answer,
+		AnsweredBy: "user", CreatedAt: e.now()})
+}
+
+// tAnswerApproval checks that a mutation still waits for approval, records
+// the answer and applies fn to it, in one transaction.
+func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
+	fn func(*storage.Tx, *storage.Workflow, *storage.Mutation, *storage.Run) error) (*storage.Workflow, error) {
+	var w *storage.Workflow
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		m, err := tx.MutationByID(ctx, mid)
+		if errors.Is(err, storage.ErrNotFound) {
+			return notFoundf("no mutation %d", mid)
+		}
+		if err != nil {
+			return err
+		}
+		if m.Status != "awaiting_approval" {
+			return refusedf("mutation %d is %s, not waiting for approval", mid, m.Status)
+		}
+		run, err := carrier(ctx, tx.Q, m)
+		if err != nil {
+			return err
+		}
+		if run.Status != "paused:approval" {
+			return refusedf("mutation %d was already answered", mid)
+		}
+		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
+			return err
+		}
+		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, answer); err != nil {
+			return err
+		}
+		return fn(tx, w, m, run)
+	})
+	return w, err
+}
+
+// tApprove lets the carrying run go on to perform the captured call;
+// always also turns the matching grant to allow.
+func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, always bool) error {
+	if always {
+		_, meth, err := e.reg.Lookup(m.Connector, m.Method)
+		if err != nil {
+			return err
+		}
+		capability := m.Connector + "." + m.Method
+		scope := ""
+		grants, err := tx.Grants(ctx, w.ID)
+		if err != nil {
+			return err
+		}
+		callScope := scopeOf(meth, paramsOf(m))
+		for _, g := range grants {
+			if g.Capability == capability && scopeMatches(g.Scope, callScope) && len(g.Scope) > len(scope) {
+				scope = g.Scope
+			}
+		}
+		if err := tx.PutGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: capability, Scope: scope, Mode: "allow"}, e.now()); err != nil {
+			return err
+		}
+	}
+	run.Status, run.UpdatedAt = "active", e.now()
+	if err := tx.UpdateRun(ctx, run); err != nil {
+		return err
+	}
+	return e.setBlock(ctx, tx, w, "", "", 0, nil)
+}
+
+// tResolve applies an answer to an uncertain mutation.
+func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*storage.Workflow, error) {
+	var w *storage.Workflow
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		m, err := tx.MutationByID(ctx, mid)
+		if errors.Is(err, storage.ErrNotFound) {
+			return notFoundf("no mutation %d", mid)
+		}
+		if err != nil {
+			return err
+		}
+		if m.Status != "needs_reconcile" && m.Status != "indeterminate" {
+			return refusedf("mutation %d is %s: there is nothing uncertain to answer", mid, m.Status)
+		}
+		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
+			return err
+		}
+		run, err := carrier(ctx, tx.Q, m)
+		if err != nil {
+			return err
+		}
+		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, string(answer)); err != nil {
+			return err
+		}
+		switch answer {
+		case TryAgain:
+			now := e.now()
+			m.Status, m.ReconcileAttempts, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", 0, &now, now
+			if err := tx.UpdateMutation(ctx, m); err != nil {
+				return err
+			}
+			return e.setBlock(ctx, tx, w, "reconciliation", "checking again whether "+titleOr(m)+" happened", run.ID, nil)
+		case Happened:
+			return e.settleTx(ctx, tx, w, m, run, "applied", "user", nil, "")
+		case NotHappened:
+			return e.settleTx(ctx, tx, w, m, run, "failed", "user", nil, "the user said it did not happen")
+		default:
+			return e.settleTx(ctx, tx, w, m, run, "skipped", "user", nil, "skipped by the user")
+		}
+	})
+	return w, err
+}
+
+// tSkipEvents marks pending, unreserved events skipped, all or none.
+func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error) {
+	var names []string
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		for _, id := range ids {
+			ev, err := tx.EventByID(ctx, id)
+			if errors.Is(err, storage.ErrNotFound) {
+				return notFoundf("no event %d", id)
+			}
+			if err != nil {
+				return err
+			}
+			if ev.Status != "pending" || ev.ReservedBy != 0 {
+				what := ev.Status
+				if ev.ReservedBy != 0 {
+					what = fmt.Sprintf("reserved by run %d", ev.ReservedBy)
+				}
+				return refusedf("event %d is %s; only pending, unreserved events can be skipped", id, what)
+			}
+			if err := tx.SkipEvent(ctx, id, e.now()); err != nil {
+				return err
+			}
+			w, err := tx.WorkflowByID(ctx, ev.WorkflowID)
+			if err != nil {
+				return err
+			}
+			if err := e.recordAnswer(ctx, tx, w.ID, "event", id, "skip"); err != nil {
+				return err
+			}
+			names = append(names, w.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// tSkipInput skips an input: runs holding its events that have not mutated
+// are abandoned (their events released), runs that may have mutated are
+// kept and complete, and the input's other pending events become skipped.
+func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Workflow, error) {
+	var w *storage.Workflow
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		now := e.now()
+		var err error
+		if w, err = tx.WorkflowByID(ctx, in.WorkflowID); err != nil {
+			return err
+		}
+		holders, err := tx.RunsHoldingInput(ctx, in.ID)
+		if err != nil {
+			return err
+		}
+		var keep []int64
+		for _, rid := range holders {
+			run, err := tx.RunByID(ctx, rid)
+			if err != nil {
+				return err
+			}
+			var m *storage.Mutation
+			if run.MutationID != 0 {
+				if m, err = tx.MutationByID(ctx, run.MutationID); err != nil {
+					return err
+				}
+			}
+			if pastMutation(run) || (m != nil && m.Status != "awaiting_approval" && m.Status != "failed") {
+				keep = append(keep, rid) // it may have happened: it completes
+				continue
+			}
+			if m != nil {
+				m.Status, m.ResolvedBy, m.UpdatedAt, m.Error = "skipped", "user", now, "its input was skipped"
+				if err := tx.UpdateMutation(ctx, m); err != nil {
+					return err
+				}
+			}
+			run.ClosedAt, run.UpdatedAt = &now, now
+			if run.Status == "active" {
+				run.Status = "crashed"
+			}
+			run.Error = "abandoned: the user skipped its input"
+			if err := tx.UpdateRun(ctx, run); err != nil {
+				return err
+			}
+			if _, err := tx.Release(ctx, rid, now); err != nil {
+				return err
+			}
+			if w.BlockRunID == rid {
+				if err := e.setBlock(ctx, tx, w, "", "", 0, nil); err != nil {
+					return err
+				}
+			}
+		}
+		// only now is every run to keep known: their events are not skipped
+		if err := tx.SkipEventsOfInput(ctx, in.ID, keep, now); err != nil {
+			return err
+		}
+		if err := tx.MarkInputSkipped(ctx, in.ID, now); err != nil {
+			return err
+		}
+		return e.recordAnswer(ctx, tx, w.ID, "input", in.ID, "skip")
+	})
+	return w, err
+}
