@@ -48,6 +48,20 @@ func (c *Connector) content(p map[string]any) (string, error) {
 	return s, nil
 }
 
+// pathAndContent resolves the path parameter and reads the content one, the
+// pair every write-like method starts with.
+func (c *Connector) pathAndContent(p map[string]any) (target, string, error) {
+	t, err := c.resolve(p, "path")
+	if err != nil {
+		return target{}, "", err
+	}
+	content, err := c.content(p)
+	if err != nil {
+		return target{}, "", err
+	}
+	return t, content, nil
+}
+
 // previewContent renders `write notes/a.txt (12 bytes): "first line…"`.
 func (c *Connector) previewContent(verb string, p map[string]any) string {
 	s := str(p, "content")

@@ -13,11 +13,7 @@ import (
 // temporary file beside the target, is synced, and renamed over it, so a
 // reader (or a crash) sees the old file or the new one, never half.
 func (c *Connector) write(p map[string]any) (any, error) {
-	t, err := c.resolve(p, "path")
-	if err != nil {
-		return nil, err
-	}
-	content, err := c.content(p)
+	t, content, err := c.pathAndContent(p)
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +88,7 @@ func syncDir(dir string) error {
 // append: {path, content} → {path, size}, size being the file's new size.
 // Creates the file (and its folders) if missing.
 func (c *Connector) append(p map[string]any) (any, error) {
-	t, err := c.resolve(p, "path")
-	if err != nil {
-		return nil, err
-	}
-	content, err := c.content(p)
+	t, content, err := c.pathAndContent(p)
 	if err != nil {
 		return nil, err
 	}

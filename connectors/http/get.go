@@ -12,11 +12,7 @@ import (
 // answer below 500 other than 429 is the script's to judge, so it is a
 // result; a rate limit, a server error or a network failure is transient.
 func (c *Connector) get(ctx context.Context, p map[string]any) (any, error) {
-	u, err := c.parseURL(p["url"], "url")
-	if err != nil {
-		return nil, err
-	}
-	hdr, err := headers(p["headers"])
+	u, hdr, err := c.urlAndHeaders(p)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,19 @@ func (c *Connector) parseURL(raw any, name string) (*url.URL, error) {
 	return u, nil
 }
 
+// urlAndHeaders reads the url and headers parameters every method starts with.
+func (c *Connector) urlAndHeaders(p map[string]any) (*url.URL, map[string]string, error) {
+	u, err := c.parseURL(p["url"], "url")
+	if err != nil {
+		return nil, nil, err
+	}
+	hdr, err := headers(p["headers"])
+	if err != nil {
+		return nil, nil, err
+	}
+	return u, hdr, nil
+}
+
 // headers reads {name: value} with string values.
 func headers(raw any) (map[string]string, error) {
 	if raw == nil {

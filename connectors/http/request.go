@@ -27,11 +27,7 @@ func (c *Connector) prepare(call connectors.Call) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := c.parseURL(p["url"], "url")
-	if err != nil {
-		return nil, err
-	}
-	hdr, err := headers(p["headers"])
+	u, hdr, err := c.urlAndHeaders(p)
 	if err != nil {
 		return nil, err
 	}

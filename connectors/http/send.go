@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"keep/connectors"
 )
 
 // response is what came back, body read up to the cap.
@@ -95,19 +97,7 @@ func (r *response) result() map[string]any {
 
 // retryAfter reads Retry-After as seconds or as an HTTP date.
 func (r *response) retryAfter() time.Duration {
-	v := strings.TrimSpace(r.header.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := nethttp.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return connectors.ParseRetryAfter(strings.TrimSpace(r.header.Get("Retry-After")))
 }
 
 // snippet is the start of the body, for error messages.

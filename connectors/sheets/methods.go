@@ -53,7 +53,7 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 	if hasValues == hasRow {
 		return nil, connectors.Errorf(connectors.Logic, "give either values (a list, by position) or row (an object, by column)")
 	}
-	header, err := stringsParam(call.Params, "header")
+	header, err := connectors.Strings(call.Params, "header")
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 	if err != nil {
 		return nil, err
 	}
-	key, err := stringParam(call.Params, "key", true)
+	key, err := connectors.String(call.Params, "key", true)
 	if err != nil {
 		return nil, err
 	}

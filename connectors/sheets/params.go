@@ -10,53 +10,13 @@ import (
 	"keep/connectors"
 )
 
-// stringParam reads a string param; a missing one is "" unless required.
-func stringParam(params map[string]any, name string, required bool) (string, error) {
-	v, ok := params[name]
-	if !ok || v == nil {
-		if required {
-			return "", connectors.Errorf(connectors.Logic, "%s is required", name)
-		}
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", connectors.Errorf(connectors.Logic, "%s must be a string, not %T", name, v)
-	}
-	if required && s == "" {
-		return "", connectors.Errorf(connectors.Logic, "%s is required", name)
-	}
-	return s, nil
-}
-
-// stringsParam reads an optional list of strings, such as a header.
-func stringsParam(params map[string]any, name string) ([]string, error) {
-	v, ok := params[name]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	list, ok := asList(v)
-	if !ok {
-		return nil, connectors.Errorf(connectors.Logic, "%s must be a list, not %T", name, v)
-	}
-	out := make([]string, len(list))
-	for i, x := range list {
-		s, ok := x.(string)
-		if !ok {
-			return nil, connectors.Errorf(connectors.Logic, "%s[%d] must be a string, not %T", name, i, x)
-		}
-		out[i] = s
-	}
-	return out, nil
-}
-
 // cellsParam reads an optional list of cell values, such as values.
 func cellsParam(params map[string]any, name string) ([]string, bool, error) {
 	v, ok := params[name]
 	if !ok || v == nil {
 		return nil, false, nil
 	}
-	list, ok := asList(v)
+	list, ok := connectors.List(v)
 	if !ok {
 		return nil, false, connectors.Errorf(connectors.Logic, "%s must be a list, not %T", name, v)
 	}
@@ -90,21 +50,6 @@ func cellMapParam(params map[string]any, name string) (map[string]string, bool, 
 		out[k] = s
 	}
 	return out, true, nil
-}
-
-// asList accepts the list shapes that reach a connector.
-func asList(v any) ([]any, bool) {
-	switch l := v.(type) {
-	case []any:
-		return l, true
-	case []string:
-		out := make([]any, len(l))
-		for i, s := range l {
-			out[i] = s
-		}
-		return out, true
-	}
-	return nil, false
 }
 
 // cell renders a JSON-shaped scalar as the text of a CSV cell. Numbers are

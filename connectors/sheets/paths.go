@@ -18,11 +18,11 @@ type location struct {
 
 // locate resolves the spreadsheet and sheet params to a file inside a root.
 func (c *Connector) locate(params map[string]any) (location, error) {
-	spreadsheet, err := stringParam(params, "spreadsheet", true)
+	spreadsheet, err := connectors.String(params, "spreadsheet", true)
 	if err != nil {
 		return location{}, err
 	}
-	sheet, err := stringParam(params, "sheet", false)
+	sheet, err := connectors.String(params, "sheet", false)
 	if err != nil {
 		return location{}, err
 	}

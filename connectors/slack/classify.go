@@ -2,7 +2,6 @@ package slack
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"keep/connectors"
@@ -54,17 +53,5 @@ func codeClass(code string, mutation bool) connectors.Class {
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date.
 func retryAfter(h http.Header) time.Duration {
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return connectors.ParseRetryAfter(h.Get("Retry-After"))
 }

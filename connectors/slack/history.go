@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"keep/connectors"
 )
 
 // message is one message as the Web API returns it, with the fields scripts
@@ -39,7 +41,7 @@ type page struct {
 // {messages, has_more, next_cursor}, newest first as Slack sends them. Pass
 // next_cursor back as cursor for the next, older page.
 func (c *Connector) history(ctx context.Context, params map[string]any) (any, error) {
-	channel, err := stringParam(params, "channel", true)
+	channel, err := connectors.String(params, "channel", true)
 	if err != nil {
 		return nil, err
 	}
@@ -47,11 +49,11 @@ func (c *Connector) history(ctx context.Context, params map[string]any) (any, er
 	if err != nil {
 		return nil, err
 	}
-	limit, err := intParam(params, "limit", 100, 1, 1000)
+	limit, err := connectors.Int(params, "limit", 100, 1, 1000)
 	if err != nil {
 		return nil, err
 	}
-	cursor, err := stringParam(params, "cursor", false)
+	cursor, err := connectors.String(params, "cursor", false)
 	if err != nil {
 		return nil, err
 	}

@@ -25,16 +25,16 @@ type postParams struct {
 func parsePost(params map[string]any) (postParams, error) {
 	var p postParams
 	var err error
-	if p.channel, err = stringParam(params, "channel", false); err != nil {
+	if p.channel, err = connectors.String(params, "channel", false); err != nil {
 		return p, err
 	}
-	if p.text, err = stringParam(params, "text", false); err != nil {
+	if p.text, err = connectors.String(params, "text", false); err != nil {
 		return p, err
 	}
 	if p.threadTS, err = tsParam(params, "thread_ts"); err != nil {
 		return p, err
 	}
-	if p.webhook, err = boolParam(params, "webhook"); err != nil {
+	if p.webhook, err = connectors.Bool(params, "webhook"); err != nil {
 		return p, err
 	}
 	if b, ok := params["blocks"]; ok && b != nil {

@@ -1,0 +1,100 @@
+package connectors
+
+import "math"
+
+// Parameter readers shared by the connectors. Each reads one entry of a
+// call's JSON-shaped parameters and fails with a Logic *Error naming it, so
+// a script that passes the wrong shape learns which parameter and why.
+
+// String reads a string parameter; a missing (or null) one is "" unless
+// required, and a required one must not be empty.
+func String(params map[string]any, name string, required bool) (string, error) {
+	v, ok := params[name]
+	if !ok || v == nil {
+		if required {
+			return "", Errorf(Logic, "%s is required", name)
+		}
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", Errorf(Logic, "%s must be a string, not %T", name, v)
+	}
+	if required && s == "" {
+		return "", Errorf(Logic, "%s is required", name)
+	}
+	return s, nil
+}
+
+// Strings reads an optional list of strings; a missing one is nil.
+func Strings(params map[string]any, name string) ([]string, error) {
+	v, ok := params[name]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	list, ok := List(v)
+	if !ok {
+		return nil, Errorf(Logic, "%s must be a list, not %T", name, v)
+	}
+	out := make([]string, len(list))
+	for i, x := range list {
+		s, ok := x.(string)
+		if !ok {
+			return nil, Errorf(Logic, "%s[%d] must be a string, not %T", name, i, x)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// Int reads a whole number in [lo, hi], or def when missing. Numbers arrive
+// as float64 from JSON and as int64 or int from the host.
+func Int(params map[string]any, name string, def, lo, hi int64) (int64, error) {
+	var n int64
+	switch v := params[name].(type) {
+	case nil:
+		return def, nil
+	case int64:
+		n = v
+	case int:
+		n = int64(v)
+	case float64:
+		if v != math.Trunc(v) || math.IsInf(v, 0) {
+			return 0, Errorf(Logic, "%s must be a whole number, not %v", name, v)
+		}
+		n = int64(v)
+	default:
+		return 0, Errorf(Logic, "%s must be a number, not %T", name, v)
+	}
+	if n < lo || n > hi {
+		return 0, Errorf(Logic, "%s must be between %d and %d, not %d", name, lo, hi, n)
+	}
+	return n, nil
+}
+
+// Bool reads an optional boolean; a missing one is false.
+func Bool(params map[string]any, name string) (bool, error) {
+	switch v := params[name].(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return v, nil
+	}
+	return false, Errorf(Logic, "%s must be true or false, not %T", name, params[name])
+}
+
+// List accepts the list shapes that reach a connector: []any from JSON and
+// scripts, []string from Go callers.
+func List(v any) ([]any, bool) {
+	switch l := v.(type) {
+	case []any:
+		return l, true
+	case []string:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
+}
