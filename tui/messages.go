@@ -58,20 +58,6 @@ type (
 		items []engine.AttentionItem
 		err   error
 	}
-	inputsMsg struct {
-		gen    int
-		before int64 // 0: the first page (replaces the list)
-		limit  int
-		items  []engine.InputView
-		err    error
-	}
-	runsMsg struct {
-		gen    int
-		before int64
-		limit  int
-		items  []engine.RunView
-		err    error
-	}
 	traceMsg struct {
 		runID string
 		lines []engine.TraceLine

@@ -146,10 +146,14 @@ func (b *base) message(text string) string {
 	return strings.Join(lines[:b.height], "\n")
 }
 
-// handleFilter feeds a key to the filter while it is being typed; changed
-// says whether what the list shows must be read again.
+// handleFilter starts the filter on its key and feeds it keys while it is
+// being typed; changed says whether what the list shows must be read again.
 func (b *base) handleFilter(msg tea.KeyPressMsg) (handled, changed bool) {
 	if !b.filter.Editing() {
+		if keyIs(msg, b.sh.keys.Filter) {
+			b.filter.Start()
+			return true, false
+		}
 		return false, false
 	}
 	switch msg.String() {

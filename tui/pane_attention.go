@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -17,16 +16,18 @@ import (
 // shows what the host observed (the parameters), not only the script's
 // title, and only the answers it accepts now.
 type attentionPane struct {
-	base
-	all      []engine.AttentionItem
-	shown    []engine.AttentionItem
-	loaded   bool
+	localList[engine.AttentionItem]
 	expanded map[string]bool
 	labelW   int
 }
 
 func newAttentionPane(sh *shared) *attentionPane {
-	return &attentionPane{base: base{sh: sh}, expanded: map[string]bool{}}
+	p := &attentionPane{expanded: map[string]bool{}}
+	p.localList = localList[engine.AttentionItem]{base: base{sh: sh}, key: itemKey, rowHeight: p.rowHeight, stay: true,
+		match: func(it engine.AttentionItem, f string) bool {
+			return strings.Contains(strings.ToLower(it.Workflow+" "+it.Title+" "+kindLabel(it.Kind)), f)
+		}}
+	return p
 }
 
 func (p *attentionPane) Title() string {
@@ -46,35 +47,19 @@ func (p *attentionPane) query(ctx context.Context) tea.Msg {
 	return attentionMsg{items: items, err: err}
 }
 
-func (p *attentionPane) Selected() *engine.AttentionItem {
-	if p.cursor < len(p.shown) {
-		return &p.shown[p.cursor]
-	}
-	return nil
-}
-
 func itemKey(it engine.AttentionItem) string { return it.Kind + "/" + it.ID }
 
 func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case attentionMsg:
-		p.err = msg.err
-		if msg.err == nil {
-			p.all, p.loaded = msg.items, true
-		}
-		p.apply()
+		p.got(msg.items, msg.err)
 	case tea.KeyPressMsg:
-		if handled, changed := p.handleFilter(msg); handled {
-			if changed {
-				p.apply()
-			}
+		if p.filterKey(msg) {
 			return nil
 		}
 		k := p.sh.keys
 		it := p.Selected()
 		switch {
-		case keyIs(msg, k.Filter):
-			p.filter.Start()
 		case keyIs(msg, k.Back):
 			if it != nil && p.expanded[itemKey(*it)] {
 				delete(p.expanded, itemKey(*it))
@@ -89,8 +74,7 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 			}
 			p.expanded[itemKey(*it)] = !p.expanded[itemKey(*it)]
 			p.scroll(len(p.shown), p.rowHeight)
-		case p.move(msg, len(p.shown), 1):
-			p.scroll(len(p.shown), p.rowHeight)
+		case p.moveKey(msg, 1):
 		case it != nil:
 			return p.answer(msg, *it)
 		}
@@ -182,26 +166,6 @@ func (p *attentionPane) EnableKeys(k *keyMap) {
 			b.SetEnabled(true)
 		}
 	}
-}
-
-func (p *attentionPane) apply() {
-	var keep string
-	if it := p.Selected(); it != nil {
-		keep = itemKey(*it)
-	}
-	f := strings.ToLower(p.filter.Value())
-	p.shown = p.shown[:0]
-	for _, it := range p.all {
-		hay := strings.ToLower(it.Workflow + " " + it.Title + " " + kindLabel(it.Kind))
-		if f == "" || strings.Contains(hay, f) {
-			p.shown = append(p.shown, it)
-		}
-	}
-	if i := slices.IndexFunc(p.shown, func(it engine.AttentionItem) bool { return itemKey(it) == keep }); i >= 0 {
-		p.cursor = i
-	}
-	p.clamp(len(p.shown))
-	p.scroll(len(p.shown), p.rowHeight)
 }
 
 func (p *attentionPane) rowHeight(i int) int { return len(p.rowLines(i, false)) }

@@ -14,14 +14,7 @@ import (
 // one enter away, a run's trace. This is where ids, phases and handlers
 // belong: the person came here to look under the hood.
 type runsPane struct {
-	base
-	workflow string
-	items    []engine.RunView
-	gen      int
-	hasMore  bool
-	loading  bool
-	loaded   bool
-	pageSize int
+	pagedList[engine.RunView]
 
 	// The open trace, if any, already laid out for the pane's width.
 	traceRun   string
@@ -33,7 +26,14 @@ type runsPane struct {
 	idW, statusW, ageW, handlerW int
 }
 
-func newRunsPane(sh *shared) *runsPane { return &runsPane{base: base{sh: sh}, pageSize: 20} }
+// runsMsg is a page of runs.
+type runsMsg = pageMsg[engine.RunView]
+
+func newRunsPane(sh *shared) *runsPane {
+	p := &runsPane{}
+	p.pagedList = newPagedList(sh, "run", func(r engine.RunView) string { return r.ID }, sh.api.Runs, p.rowHeight)
+	return p
+}
 
 func (p *runsPane) Title() string {
 	switch {
@@ -46,49 +46,12 @@ func (p *runsPane) Title() string {
 }
 
 func (p *runsPane) SetSize(w, h int) {
-	p.base.SetSize(w, h)
-	p.pageSize = max(2*h, 20)
+	p.pagedList.SetSize(w, h)
 	p.idW = len("#123456") + 1
 	p.statusW = len("paused:reconciliation") + 1
 	p.ageW = len("59 min ago")
 	p.handlerW = max(w-p.idW-p.statusW-p.ageW-1, 1)
 	p.layoutTrace()
-}
-
-func (p *runsPane) SetWorkflow(name string) tea.Cmd {
-	// gen 0: never read yet, even for the same (empty) name.
-	if name == p.workflow && p.gen > 0 {
-		return nil
-	}
-	p.workflow = name
-	return p.restart()
-}
-
-func (p *runsPane) restart() tea.Cmd {
-	p.gen++
-	p.items, p.hasMore, p.loaded, p.err = nil, false, false, nil
-	p.cursor, p.offset = 0, 0
-	if p.workflow == "" {
-		p.loaded = true
-		return nil
-	}
-	p.loading = true
-	return p.sh.cmd(p.page(0, p.pageSize))
-}
-
-func (p *runsPane) page(before int64, limit int) query {
-	wf, gen, filter := p.workflow, p.gen, p.filter.Value()
-	return func(ctx context.Context) tea.Msg {
-		items, err := p.sh.api.Runs(ctx, wf, engine.Page{Before: before, Limit: limit, Filter: filter})
-		return runsMsg{gen: gen, before: before, limit: limit, items: items, err: err}
-	}
-}
-
-func (p *runsPane) reload() query {
-	if p.workflow == "" {
-		return nil
-	}
-	return p.page(0, min(max(len(p.items), p.pageSize), maxReload))
 }
 
 func (p *runsPane) traceQuery() query {
@@ -102,19 +65,6 @@ func (p *runsPane) traceQuery() query {
 	}
 }
 
-func (p *runsPane) more() tea.Cmd {
-	if !p.hasMore || p.loading || p.cursor < len(p.items)-1-p.listHeight() {
-		return nil
-	}
-	last, ok := idNum(p.items[len(p.items)-1].ID)
-	if !ok {
-		p.hasMore = false
-		return nil
-	}
-	p.loading = true
-	return p.sh.cmd(p.page(last, p.pageSize))
-}
-
 // OpenTrace shows a run's trace (from this list or from a failed run in
 // the Attention pane).
 func (p *runsPane) OpenTrace(runID string) tea.Cmd {
@@ -122,45 +72,10 @@ func (p *runsPane) OpenTrace(runID string) tea.Cmd {
 	return p.sh.cmd(p.traceQuery())
 }
 
-func (p *runsPane) Selected() *engine.RunView {
-	if p.cursor < len(p.items) {
-		return &p.items[p.cursor]
-	}
-	return nil
-}
-
 func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case runsMsg:
-		if msg.gen != p.gen {
-			return nil
-		}
-		p.loading, p.err = false, msg.err
-		if msg.err != nil {
-			return nil
-		}
-		if msg.before == 0 {
-			var keep string
-			if s := p.Selected(); s != nil {
-				keep = s.ID
-			}
-			p.items, p.cursor = msg.items, 0
-			for i, r := range p.items {
-				if r.ID == keep {
-					p.cursor = i
-				}
-			}
-		} else if n := len(p.items); n > 0 {
-			if last, _ := idNum(p.items[n-1].ID); last != msg.before {
-				return nil
-			}
-			p.items = append(p.items, msg.items...)
-		}
-		p.loaded = true
-		p.hasMore = len(msg.items) == msg.limit
-		p.clamp(len(p.items))
-		p.scroll(len(p.items), p.rowHeight)
-		return p.more()
+		return p.gotPage(msg)
 	case traceMsg:
 		if msg.runID != p.traceRun {
 			return nil
@@ -171,16 +86,11 @@ func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 		if p.traceRun != "" {
 			return p.traceKey(msg)
 		}
-		if handled, changed := p.handleFilter(msg); handled {
-			if changed {
-				return p.restart()
-			}
-			return nil
+		if cmd, handled := p.filterKey(msg); handled {
+			return cmd
 		}
 		k := p.sh.keys
 		switch {
-		case keyIs(msg, k.Filter):
-			p.filter.Start()
 		case keyIs(msg, k.Back):
 			p.filter.Clear()
 			return p.restart()
@@ -197,8 +107,7 @@ func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 				return p.sh.act("retrying "+wf, func(ctx context.Context) error { return p.sh.api.Retry(ctx, wf) })
 			}
 		case p.move(msg, len(p.items), p.listHeight()/2):
-			p.scroll(len(p.items), p.rowHeight)
-			return p.more()
+			return p.moved()
 		}
 	}
 	return nil
@@ -360,22 +269,5 @@ func (p *runsPane) View() string {
 		}
 		return strings.Join(lines, "\n")
 	}
-	switch {
-	case p.workflow == "":
-		return p.message("Choose a workflow in pane 1.")
-	case len(p.items) == 0 && !p.loaded:
-		return p.message("Loading…")
-	case len(p.items) == 0 && p.filter.Value() != "":
-		return p.message("No run matches.")
-	case len(p.items) == 0:
-		return p.message("No runs yet.")
-	}
-	more := ""
-	switch {
-	case p.loading:
-		more = "… loading more"
-	case p.hasMore:
-		more = "… more (pgdn)"
-	}
-	return p.render(len(p.items), p.rowLines, more)
+	return p.view("No run matches.", "No runs yet.", p.rowLines)
 }

@@ -13,19 +13,20 @@ import (
 // workflowsPane (1) lists every workflow with its state and schedule in
 // words. Workflows are few, so the list is read whole and filtered here.
 type workflowsPane struct {
-	base
-	all   []engine.WorkflowView
-	shown []engine.WorkflowView
-	// selected is kept by name, so a re-read that reorders the list keeps it.
-	selected string
-	loaded   bool
+	// The selection is kept by name, so a re-read that reorders the list keeps it.
+	localList[engine.WorkflowView]
 
 	nameW, stateW int
 }
 
 const workflowRowLines = 2
 
-func newWorkflowsPane(sh *shared) *workflowsPane { return &workflowsPane{base: base{sh: sh}} }
+func newWorkflowsPane(sh *shared) *workflowsPane {
+	return &workflowsPane{localList: localList[engine.WorkflowView]{base: base{sh: sh},
+		match:     func(w engine.WorkflowView, f string) bool { return strings.Contains(strings.ToLower(w.Name), f) },
+		key:       func(w engine.WorkflowView) string { return w.Name },
+		rowHeight: func(int) int { return workflowRowLines }}}
+}
 
 func (p *workflowsPane) Title() string { return "1 Workflows" }
 
@@ -40,70 +41,25 @@ func (p *workflowsPane) query(ctx context.Context) tea.Msg {
 	return workflowsMsg{items: items, err: err}
 }
 
-// Selected is the workflow the other panes show, nil when there is none.
-func (p *workflowsPane) Selected() *engine.WorkflowView {
-	if p.cursor < len(p.shown) {
-		return &p.shown[p.cursor]
-	}
-	return nil
-}
-
 func (p *workflowsPane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case workflowsMsg:
-		p.err = msg.err
-		if msg.err == nil {
-			p.all, p.loaded = msg.items, true
-		}
-		p.apply()
+		p.got(msg.items, msg.err)
 	case tea.KeyPressMsg:
-		if handled, changed := p.handleFilter(msg); handled {
-			if changed {
-				p.apply()
-			}
+		if p.filterKey(msg) {
 			return nil
 		}
 		k := p.sh.keys
 		switch {
-		case keyIs(msg, k.Filter):
-			p.filter.Start()
 		case keyIs(msg, k.Back):
 			p.filter.Clear()
 			p.apply()
 		case keyIs(msg, k.Enter):
 			return func() tea.Msg { return focusMsg{to: focusInputs} }
-		case p.move(msg, len(p.shown), p.listHeight()/workflowRowLines):
-			p.keepSelected()
+		case p.moveKey(msg, p.listHeight()/workflowRowLines):
 		}
 	}
 	return nil
-}
-
-// apply filters by name and keeps the selection on the same workflow.
-func (p *workflowsPane) apply() {
-	f := strings.ToLower(p.filter.Value())
-	p.shown = p.shown[:0]
-	for _, w := range p.all {
-		if f == "" || strings.Contains(strings.ToLower(w.Name), f) {
-			p.shown = append(p.shown, w)
-		}
-	}
-	p.cursor = 0
-	for i, w := range p.shown {
-		if w.Name == p.selected {
-			p.cursor = i
-		}
-	}
-	p.clamp(len(p.shown))
-	p.keepSelected()
-}
-
-func (p *workflowsPane) keepSelected() {
-	p.selected = ""
-	if w := p.Selected(); w != nil {
-		p.selected = w.Name
-	}
-	p.scroll(len(p.shown), func(int) int { return workflowRowLines })
 }
 
 func (p *workflowsPane) EnableKeys(k *keyMap) {
