@@ -535,11 +535,24 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err := c.bus.Wire(subs, map[string]bus.Handler{bus.NotifyUserHandler: bus.NotifyUser(desktopNotify)}); err != nil {
 		return nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
 	}
-	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger, Events: c.bus})
+	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
+		Events: c.bus, Repairer: repairer(cfg.Repair)})
 	if err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// repairer is the configured repairer of DESIGN.md §7.2, or nil. The
+// endpoint's API key, if it needs one, comes from $KEEP_REPAIR_API_KEY.
+func repairer(r config.Repair) engine.Repairer {
+	switch {
+	case r.Command != "":
+		return engine.CommandRepairer{Command: r.Command}
+	case r.Endpoint != "":
+		return engine.EndpointRepairer{URL: r.Endpoint, Model: r.Model, APIKey: os.Getenv("KEEP_REPAIR_API_KEY")}
+	}
+	return nil
 }
 
 // startBus recovers and starts the event bus's dispatch loop for a

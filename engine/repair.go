@@ -1,7 +1,16 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"time"
 
 	"keep/storage"
 )
@@ -22,12 +31,200 @@ type RepairRequest struct {
 	Trace    []string `json:"trace"`
 }
 
-// maybeRepair hands a logic failure to the repairer, within its budget.
-// Without a repairer the failure stays escalated to the user (the block
-// set by the failure says so).
+// repairTraceLines is how much of the failing run's trace a repairer sees.
+const repairTraceLines = 40
+
+// maybeRepair hands a logic failure to the repairer, within its budget of
+// repairs in a row; past it, or without a repairer, the failure stays with
+// the user (the block set by the failure says so).
 func (e *Engine) maybeRepair(ctx context.Context, w *storage.Workflow, run *storage.Run) {
 	if e.repair == nil {
 		return
 	}
-	e.log.Info("repair requested", "workflow", w.Name, "run", run.ID)
+	fresh, err := e.db.Read().WorkflowByID(ctx, w.ID)
+	if err != nil || fresh.BlockKind != "repair" || fresh.BlockRunID != run.ID {
+		return
+	}
+	w = fresh
+	if w.Repairs >= e.pol.Repairs {
+		e.repairFailed(ctx, w, fmt.Sprintf("%d repairs in a row did not fix it", w.Repairs))
+		return
+	}
+	if err := e.repairRun(ctx, w, run); err != nil {
+		e.log.Warn("repair failed", "workflow", w.Name, "run", run.ID, "err", err)
+		e.repairFailed(ctx, w, "repair failed: "+err.Error())
+	}
+}
+
+func (e *Engine) repairFailed(ctx context.Context, w *storage.Workflow, why string) {
+	if err := e.tRepairFailed(ctx, w, why); err != nil {
+		e.log.Error("recording a failed repair", "workflow", w.Name, "err", err)
+	}
+	e.notify(NoteNeedsAttention, w.Name, w.Name+": "+why)
+}
+
+func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storage.Run) error {
+	q := e.db.Read()
+	cur, err := q.ScriptVersion(ctx, w.ID, w.Version)
+	if err != nil {
+		return err
+	}
+	entries, err := q.Trace(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	req := RepairRequest{Workflow: w.Name, FileName: cur.FileName, Script: cur.Source, Error: run.Error,
+		Handler: run.Handler, Phase: phaseOfFailure(run, entries)}
+	for _, t := range entries[max(0, len(entries)-repairTraceLines):] {
+		req.Trace = append(req.Trace, traceText(t))
+	}
+	rctx, cancel := context.WithTimeout(ctx, e.pol.HandlerTimeout)
+	defer cancel()
+	src, err := e.repair.Repair(rctx, req)
+	if err != nil {
+		return err
+	}
+	sc, err := e.Validate(cur.FileName, []byte(src))
+	if err != nil {
+		return fmt.Errorf("the repaired script does not validate: %w", err)
+	}
+	latest, err := q.LatestScriptVersion(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	decl, _ := json.Marshal(sc.Workflow)
+	major, _, _ := strings.Cut(cur.Label, ".")
+	v := storage.ScriptVersion{WorkflowID: w.ID, Version: latest + 1, Label: fmt.Sprintf("%s.%d", major, w.Repairs+1),
+		Origin: "repair", FileName: cur.FileName, Source: src, Declaration: decl, CreatedAt: e.now()}
+	if err := e.tRepaired(ctx, w, v, sc.Workflow.Topics); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.scripts[scriptKey{w.ID, v.Version}] = sc
+	e.mu.Unlock()
+	e.markAllConsumers(ctx, e.state(w.ID), w)
+	e.notify(NoteChanged, w.Name, fmt.Sprintf("%s repaired as version %s", w.Name, v.Label))
+	return nil
+}
+
+// phaseOfFailure names the handler phase that failed, from the trace's last
+// entry (the failure note) or the run's phase.
+func phaseOfFailure(run *storage.Run, entries []storage.TraceEntry) string {
+	if n := len(entries); n > 0 && entries[n-1].Phase != "" {
+		return entries[n-1].Phase
+	}
+	if run.HandlerType == "producer" {
+		return "producer"
+	}
+	return run.Phase
+}
+
+func traceText(t storage.TraceEntry) string {
+	switch t.Kind {
+	case "call":
+		s := fmt.Sprintf("[%s] %s.%s(%s) → %s", t.Phase, t.Connector, t.Method, t.Args, t.Result)
+		if t.Error != "" {
+			s += " error: " + t.Error
+		}
+		return s
+	case "log":
+		return fmt.Sprintf("[%s] console.%s: %s", t.Phase, t.Method, t.Result)
+	}
+	return fmt.Sprintf("[%s] %s", t.Phase, t.Result)
+}
+
+// CommandRepairer runs a command (through sh -c) with the RepairRequest as
+// JSON on stdin; what it writes on stdout is the new script.
+type CommandRepairer struct{ Command string }
+
+func (r CommandRepairer) Repair(ctx context.Context, req RepairRequest) (string, error) {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", r.Command)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("repair command: %w: %s", err, clip(strings.TrimSpace(errOut.String()), 300))
+	}
+	if strings.TrimSpace(out.String()) == "" {
+		return "", errors.New("repair command wrote no script")
+	}
+	return out.String(), nil
+}
+
+// EndpointRepairer asks a chat-completions endpoint for the new script.
+type EndpointRepairer struct {
+	URL    string
+	Model  string
+	APIKey string
+	Client *http.Client
+}
+
+const repairPrompt = `You repair keep workflow scripts (JavaScript, export default Keep.workflow({...})). ` +
+	`You get the script, the error, the failing handler and phase, and the end of its trace. ` +
+	`Answer with the complete corrected script only, no explanation. Keep its name, topics and handlers; ` +
+	`do not add calls to connectors the script did not use.`
+
+func (r EndpointRepairer) Repair(ctx context.Context, req RepairRequest) (string, error) {
+	user, err := json.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	body, _ := json.Marshal(map[string]any{
+		"model": r.Model,
+		"messages": []map[string]string{
+			{"role": "system", "content": repairPrompt},
+			{"role": "user", "content": string(user)},
+		},
+	})
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if r.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+r.APIKey)
+	}
+	client := r.Client
+	if client == nil {
+		client = &http.Client{Timeout: 5 * time.Minute}
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return "", fmt.Errorf("repair endpoint: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return "", fmt.Errorf("repair endpoint: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return "", fmt.Errorf("repair endpoint answered %s: %s", resp.Status, clip(string(raw), 300))
+	}
+	var out struct {
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Choices) == 0 {
+		return "", fmt.Errorf("repair endpoint: no choices in its answer")
+	}
+	return stripFence(out.Choices[0].Message.Content), nil
+}
+
+// stripFence removes a Markdown code fence around a model's answer.
+func stripFence(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "```") {
+		return s
+	}
+	if i := strings.Index(s, "\n"); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSuffix(strings.TrimSpace(s), "```")
 }

@@ -160,7 +160,9 @@ func (e *Engine) nextPhase(ctx context.Context, ws *wfState, w *storage.Workflow
 	h := &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: tr}
 	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseNext, h, nil, run.PrepareResult, mres))
 	if err != nil {
-		if run.Phase == "mutated" {
+		// the run was emitting when next failed (prepared → emitting on empty
+		// reservations or no mutation call; mutated → emitting after one)
+		if run.Phase == "prepared" || run.Phase == "mutated" {
 			run.Phase = "emitting"
 		}
 		return e.failRun(ctx, w, run, err, tr)

@@ -539,7 +539,12 @@ func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage
 	if err := tx.UpdateRun(ctx, old); err != nil {
 		return nil, err
 	}
-	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: old.ScriptVersion,
+	// the retry runs the workflow's current script: after a repair, the fix
+	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
 		RetryOf: old.ID, MutationID: old.MutationID, Trigger: trigger, Phase: "emitting", Status: "active",
 		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
 	if _, err := tx.InsertRun(ctx, r); err != nil {
@@ -552,7 +557,11 @@ func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage
 // user's retry): a run past its mutation is retried forward; otherwise the
 // failed run is closed (its events were released when it failed).
 func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger string, resetCounters bool) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.unblockTx(ctx, tx, w, trigger, resetCounters) })
+}
+
+func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) error {
+	{
 		if w.BlockRunID != 0 {
 			run, err := tx.RunByID(ctx, w.BlockRunID)
 			if err != nil {
@@ -579,6 +588,38 @@ func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger stri
 			}
 		}
 		return e.setBlock(ctx, tx, w, "", "", 0, nil)
+	}
+}
+
+// tRepaired stores a repaired script as the workflow's new minor version and
+// retries the failed run under it, in one transaction. The repair adds no
+// grants: a capability the old script lacked still waits for the user.
+func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.ScriptVersion, topics []string) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := tx.AddScriptVersion(ctx, v); err != nil {
+			return err
+		}
+		if err := tx.SetWorkflowVersion(ctx, w.ID, v.Version, v.CreatedAt); err != nil {
+			return err
+		}
+		for _, t := range topics {
+			if err := tx.EnsureTopic(ctx, w.ID, t); err != nil {
+				return err
+			}
+		}
+		w.Version = v.Version
+		w.Repairs++
+		if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
+			return err
+		}
+		return e.unblockTx(ctx, tx, w, "repair", false)
+	})
+}
+
+// tRepairFailed leaves the failure with the user, saying why no repair came.
+func (e *Engine) tRepairFailed(ctx context.Context, w *storage.Workflow, why string) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		return e.setBlock(ctx, tx, w, "repair", w.BlockReason+" ("+why+")", w.BlockRunID, nil)
 	})
 }
 

@@ -54,7 +54,11 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 // events (its retry_of points to the crashed run).
 func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.Run, status string) (*storage.Run, error) {
 	now := e.now()
-	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: old.ScriptVersion,
+	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
 		RetryOf: old.ID, MutationID: old.MutationID, Trigger: "recovery", Phase: old.Phase, Status: status,
 		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
 	if _, err := tx.InsertRun(ctx, r); err != nil {

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// brokenNotes is notesWorkflow's logNote with a prepare that throws.
+func brokenNotes(fix string) string {
+	return strings.Replace(notesWorkflow, `const [ev] = await ctx.peek("note.found", { limit: 1 });`,
+		fix+`const [ev] = await ctx.peek("note.found", { limit: 1 });`, 1)
+}
+
+// commandRepairer answers with the script in a file, through a real process.
+func commandRepairer(t *testing.T, script string) (Repairer, string) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fixed.js")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seen := filepath.Join(dir, "request.json")
+	return CommandRepairer{Command: "cat > " + seen + " && cat " + path}, seen
+}
+
+func TestRepair(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("a logic failure is repaired as a minor version and the run retried", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		r, seen := commandRepairer(t, notesWorkflow)
+		b.e.repair = r
+		b.write("inbox/a.txt", "alpha")
+		b.deploy("notes", brokenNotes(`throw new Error("bug in prepare");`))
+		b.drain()
+		if got := b.read("log.csv"); got != "a.txt,alpha\n" {
+			t.Fatalf("log.csv = %q after the repair", got)
+		}
+		w := b.workflow("notes")
+		if w.Version != 2 || w.Block != nil {
+			t.Fatalf("workflow version %d block %+v, want version 2 unblocked", w.Version, w.Block)
+		}
+		v, err := b.db.Read().ScriptVersion(ctx, 1, 2)
+		if err != nil || v.Origin != "repair" || v.Label != "1.1" {
+			t.Fatalf("version 2 = %+v, %v; want a repair labelled 1.1", v, err)
+		}
+		var req RepairRequest
+		data, _ := os.ReadFile(seen)
+		if err := json.Unmarshal(data, &req); err != nil {
+			t.Fatalf("the repairer got %q: %v", data, err)
+		}
+		if req.Handler != "logNote" || req.Phase != "preparing" && req.Phase != "prepare" || !strings.Contains(req.Error, "bug in prepare") ||
+			!strings.Contains(req.Script, "bug in prepare") || len(req.Trace) == 0 {
+			t.Fatalf("repair request = %+v", req)
+		}
+	})
+
+	t.Run("the third logic failure in a row escalates to the user", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		broken := brokenNotes(`throw new Error("still broken");`)
+		b.e.repair, _ = commandRepairer(t, broken)
+		b.write("inbox/a.txt", "alpha")
+		b.deploy("notes", broken)
+		b.drain()
+		w := b.workflow("notes")
+		if w.Version != 3 || w.Block == nil || w.Block.Kind != "repair" || !strings.Contains(w.Block.Reason, "2 repairs in a row") {
+			t.Fatalf("version %d block %+v, want 2 repairs (v3) then escalated", w.Version, w.Block)
+		}
+		if w.State != StateNeedsAttention {
+			t.Fatalf("state %s", w.State)
+		}
+	})
+
+	t.Run("a repair cannot widen the grants", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		// the repaired script writes a file as well as appending: files.write
+		// had no grant, so it waits for the user instead of running
+		fixed := strings.Replace(notesWorkflow, `await ctx.files.append({ path: "log.csv", content: prepared.data.line });`,
+			`await ctx.files.write({ path: "copy.csv", content: prepared.data.line });`, 1)
+		fixed = strings.Replace(fixed, `await ctx.files.write({ path: "receipts/"`, `await ctx.files.append({ path: "receipts/"`, 1)
+		b.e.repair, _ = commandRepairer(t, fixed)
+		b.write("inbox/a.txt", "alpha")
+		src := strings.Replace(brokenNotes(`throw new Error("bug");`), `await ctx.files.write({ path: "receipts/"`, `await ctx.files.append({ path: "receipts/"`, 1)
+		b.deploy("notes", src)
+		b.drain()
+		if b.read("copy.csv") != "" {
+			t.Fatal("the repaired script wrote with a capability it was never granted")
+		}
+		att, _ := b.e.Attention(ctx)
+		if len(att) != 1 || att[0].Kind != AttentionApproval || att[0].Method != "write" {
+			t.Fatalf("attention = %+v, want an approval for files.write", att)
+		}
+		grants, _ := b.e.Grants(ctx, "notes")
+		for _, g := range grants {
+			if g.Capability == "files.write" {
+				t.Fatalf("the repair added a grant: %+v", g)
+			}
+		}
+	})
+
+	t.Run("a failure after the mutation is retried forward without mutating again", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		b.e.repair, _ = commandRepairer(t, notesWorkflow)
+		b.write("inbox/a.txt", "alpha")
+		b.deploy("notes", strings.Replace(notesWorkflow, `return { last: result.status };`, `if (result.status === "applied") throw new Error("bug in next"); return { last: result.status };`, 1))
+		b.drain()
+		if got := b.read("log.csv"); got != "a.txt,alpha\n" {
+			t.Fatalf("log.csv = %q: the append must happen exactly once", got)
+		}
+		var forward bool
+		for _, r := range b.runs("notes") {
+			if r.Handler == "logNote" && r.RetryOf != "" && r.Phase == "committed" && r.Trigger == "repair" {
+				forward = true
+			}
+		}
+		if !forward {
+			t.Fatalf("runs = %+v, want a retry of the failed run committed", b.runs("notes"))
+		}
+		if n := len(b.mutations("notes")); n != 2 { // one log line, one receipt
+			t.Fatalf("mutations = %d, want 2", n)
+		}
+	})
+
+	t.Run("a chat-completions endpoint can repair", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				Model    string
+				Messages []struct{ Role, Content string }
+			}
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			if req.Model != "m1" || len(req.Messages) != 2 || !strings.Contains(req.Messages[1].Content, "bug in prepare") {
+				http.Error(w, "bad request", 400)
+				return
+			}
+			answer, _ := json.Marshal("```js\n" + notesWorkflow + "\n```")
+			w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":` + string(answer) + `}}]}`))
+		}))
+		defer srv.Close()
+		b := setup(t, allowMutations)
+		b.e.repair = EndpointRepairer{URL: srv.URL, Model: "m1"}
+		b.write("inbox/a.txt", "alpha")
+		b.deploy("notes", brokenNotes(`throw new Error("bug in prepare");`))
+		b.drain()
+		if got := b.read("log.csv"); got != "a.txt,alpha\n" {
+			t.Fatalf("log.csv = %q", got)
+		}
+	})
+}
