@@ -97,11 +97,13 @@ func newStub() *stubAPI {
 	}
 	s.attention = []engine.AttentionItem{
 		{Kind: engine.AttentionApproval, Workflow: "email-to-sheets", ID: "m7", Title: "Add row for alice@example.com",
+			Connector: "sheets", Method: "appendRow",
 			Params:  json.RawMessage(`{"sheet":"invoices.csv","values":["alice@example.com","Invoice December"]}`),
 			Reason:  "sheets.appendRow asks before it runs",
 			Inputs:  []string{`Email from alice@example.com: "Invoice December"`},
 			Answers: []string{"approve", "approve-always", "reject"}, CreatedAt: mins(2)},
 		{Kind: engine.AttentionReconciliation, Workflow: "inbox-archive", ID: "m3", Title: "Post summary to #finance",
+			Connector: "slack", Method: "post",
 			Params:  json.RawMessage(`{"channel":"#finance","text":"3 invoices arrived today"}`),
 			Reason:  "the request timed out after it was sent; 3 checks could not confirm it.",
 			Check:   "Look in #finance for a summary posted around 09:58.",

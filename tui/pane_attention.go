@@ -196,12 +196,17 @@ func (p *attentionPane) rowLines(i int, sel bool) []string {
 			add(l, cell{style: lipglossPlain})
 		}
 	}
+	// The call as the host observed it: connector.method and parameters,
+	// on one line, or the parameters in full when open.
 	if open {
+		if it.Connector != "" || it.Method != "" {
+			add(it.Connector+"."+it.Method, cell{style: st.Dim})
+		}
 		for _, l := range prettyJSON(it.Params) {
 			add(l, cell{style: st.Dim})
 		}
-	} else if pl := paramsLine(it.Params); pl != "" {
-		add(pl, cell{style: st.Dim})
+	} else if cl := callLine(it.Connector, it.Method, it.Params); cl != "" {
+		add(cl, cell{style: st.Dim})
 	}
 	pn := 2
 	if open {

@@ -132,10 +132,7 @@ func (p *inputsPane) rowLines(i int, sel bool) []string {
 		if !p.expanded[in.InputID] {
 			continue
 		}
-		call := o.Connector + "." + o.Method
-		if pl := paramsLine(o.Params); pl != "" {
-			call += "  " + pl
-		}
+		call := callLine(o.Connector, o.Method, o.Params)
 		lines = append(lines, p.row(false, cell{detail + fit(call, p.width-len(detail)), st.Dim}))
 		for _, l := range previewLines(o.Preview, 4) {
 			lines = append(lines, p.row(false, cell{detail + fit(l, p.width-len(detail)), st.Dim}))

@@ -287,6 +287,38 @@ func TestAnswers(t *testing.T) {
 	})
 }
 
+func TestAttentionCall(t *testing.T) {
+	t.Parallel()
+
+	t.Run("approvals and reconciliations name their call before the parameters", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t)
+		h.keys("3")
+		v := h.m.at.View()
+		for _, want := range []string{"sheets.appendRow  sheet: invoices.csv", "slack.post  channel: #finance"} {
+			if !strings.Contains(v, want) {
+				t.Errorf("no %q:\n%s", want, v)
+			}
+		}
+		h.keys("enter")
+		lines := strings.Split(ansi.Strip(h.m.at.View()), "\n")
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == "sheets.appendRow" })
+		if i < 0 || i+1 == len(lines) || strings.TrimSpace(lines[i+1]) != "{" {
+			t.Errorf("details do not name the call above the parameters:\n%s", strings.Join(lines, "\n"))
+		}
+	})
+
+	t.Run("an item without a call shows only its parameters", func(t *testing.T) {
+		t.Parallel()
+		if got := callLine("", "", []byte(`{"a":1}`)); got != "a: 1" {
+			t.Fatalf("callLine = %q", got)
+		}
+		if got := callLine("files", "write", nil); got != "files.write" {
+			t.Fatalf("callLine = %q", got)
+		}
+	})
+}
+
 func TestInputs(t *testing.T) {
 	t.Parallel()
 
@@ -315,7 +347,8 @@ func TestInputs(t *testing.T) {
 			t.Fatalf("details not shown:\n%s", h.screen())
 		}
 		h.keys("esc")
-		if strings.Contains(h.screen(), "sheets.appendRow  sheet:") {
+		// Only the inputs pane: Attention shows the call on one line too.
+		if strings.Contains(h.m.in.View(), "sheets.appendRow  sheet:") {
 			t.Fatal("esc did not fold")
 		}
 	})
