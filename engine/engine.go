@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/sandbox"
 	"keep/storage"
@@ -81,6 +82,7 @@ type EventSink interface {
 	EmitTx(tx *storage.Tx, topic, source string, payload any, correlationID string) (int64, error)
 	ScheduleAtTx(tx *storage.Tx, delay time.Duration, topic, source string, payload any, correlationID string) (int64, error)
 	CancelTx(tx *storage.Tx, id int64) (bool, error)
+	Subscribe(topic string, h bus.Handler)
 	Wake()
 }
 
@@ -172,6 +174,9 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if e.events != nil {
+		e.events.Subscribe(topicReminder, e.onReminder)
 	}
 	if err := e.recover(ctx); err != nil {
 		return nil, fmt.Errorf("engine: recovery: %w", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/storage"
 )
@@ -38,6 +39,8 @@ type bundle struct {
 	root   string // the files connector's root
 	dbPath string
 	cfg    config.Config
+	useBus bool
+	bus    *bus.Bus
 }
 
 type setupOpt func(*config.Config)
@@ -47,6 +50,18 @@ func allowMutations(c *config.Config) { c.Policy.DefaultMutationMode = "allow" }
 // setup opens a real database in a temp dir and an engine on it, with the
 // files and sheets connectors rooted in another temp dir.
 func setup(t *testing.T, opts ...setupOpt) *bundle {
+	t.Helper()
+	return newBundle(t, false, opts...)
+}
+
+// setupWithBus is setup with a real event bus on the same database,
+// journaling the engine's notifications (its loop is not started).
+func setupWithBus(t *testing.T, opts ...setupOpt) *bundle {
+	t.Helper()
+	return newBundle(t, true, opts...)
+}
+
+func newBundle(t *testing.T, useBus bool, opts ...setupOpt) *bundle {
 	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
@@ -60,7 +75,7 @@ func setup(t *testing.T, opts ...setupOpt) *bundle {
 		o(&cfg)
 	}
 	b := &bundle{t: t, clock: &clock{t: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}, root: root,
-		dbPath: filepath.Join(dir, "keep.db"), cfg: cfg}
+		dbPath: filepath.Join(dir, "keep.db"), cfg: cfg, useBus: useBus}
 	b.open()
 	return b
 }
@@ -77,7 +92,12 @@ func (b *bundle) open() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(ctx, Opts{DB: db, Connectors: reg, Policy: PolicyFrom(b.cfg.Policy), Now: b.clock.Now})
+	o := Opts{DB: db, Connectors: reg, Policy: PolicyFrom(b.cfg.Policy), Now: b.clock.Now}
+	if b.useBus {
+		b.bus = bus.New(db, bus.Opts{Now: b.clock.Now})
+		o.Events = b.bus
+	}
+	e, err := New(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

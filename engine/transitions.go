@@ -203,6 +203,9 @@ func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *s
 		if err := tx.InsertMutation(ctx, mut, e.keyPrefix); err != nil {
 			return err
 		}
+		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
+			return err
+		}
 		run.Phase, run.Status, run.MutationID, run.UpdatedAt = "mutating", "paused:approval", mut.ID, now
 		if err := tx.UpdateRun(ctx, run); err != nil {
 			return err
@@ -364,6 +367,9 @@ func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *s
 		if err := tx.UpdateMutation(ctx, mut); err != nil {
 			return err
 		}
+		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
+			return err
+		}
 		if err := e.setBlock(ctx, tx, w, "reconciliation", "did "+titleOr(mut)+" happen? "+why, w.BlockRunID, nil); err != nil {
 			return err
 		}
@@ -419,6 +425,9 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 
 func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, status, by string, result json.RawMessage, why string) error {
 	now := e.now()
+	if err := e.cancelReminder(tx, mut); err != nil {
+		return err
+	}
 	mut.Status, mut.ResolvedBy, mut.NextAttemptAt, mut.UpdatedAt = status, by, nil, now
 	if why != "" {
 		mut.Error = why

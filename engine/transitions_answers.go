@@ -75,6 +75,13 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 			return err
 		}
 	}
+	if err := e.cancelReminder(tx, m); err != nil {
+		return err
+	}
+	m.UpdatedAt = e.now()
+	if err := tx.UpdateMutation(ctx, m); err != nil {
+		return err
+	}
 	run.Status, run.UpdatedAt = "active", e.now()
 	if err := tx.UpdateRun(ctx, run); err != nil {
 		return err
@@ -109,6 +116,9 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 		switch answer {
 		case TryAgain:
 			now := e.now()
+			if err := e.cancelReminder(tx, m); err != nil {
+				return err
+			}
 			m.Status, m.ReconcileAttempts, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", 0, &now, now
 			if err := tx.UpdateMutation(ctx, m); err != nil {
 				return err
@@ -196,6 +206,9 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 				continue
 			}
 			if m != nil {
+				if err := e.cancelReminder(tx, m); err != nil {
+					return err
+				}
 				m.Status, m.ResolvedBy, m.UpdatedAt, m.Error = "skipped", "user", now, "its input was skipped"
 				if err := tx.UpdateMutation(ctx, m); err != nil {
 					return err

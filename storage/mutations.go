@@ -9,7 +9,7 @@ import (
 )
 
 const mutationCols = `id, run_id, workflow_id, connector, method, params, preview, ui_title, idempotency_key, status,
-	result, error, resolved_by, attempts, reconcile_attempts, next_attempt_at, created_at, updated_at`
+	result, error, resolved_by, attempts, reconcile_attempts, next_attempt_at, reminder_id, created_at, updated_at`
 
 func prefixed(alias, cols string) string {
 	parts := strings.Split(cols, ",")
@@ -27,7 +27,8 @@ func scanMutationWith(row interface{ Scan(...any) error }, extra ...any) (*Mutat
 	var next sql.NullInt64
 	var created, updated int64
 	dest := append(extra, &m.ID, &m.RunID, &m.WorkflowID, &m.Connector, &m.Method, &params, &m.Preview, &m.UITitle,
-		&m.IdempotencyKey, &m.Status, &result, &m.Error, &m.ResolvedBy, &m.Attempts, &m.ReconcileAttempts, &next, &created, &updated)
+		&m.IdempotencyKey, &m.Status, &result, &m.Error, &m.ResolvedBy, &m.Attempts, &m.ReconcileAttempts, &next, &m.ReminderID,
+		&created, &updated)
 	if err := row.Scan(dest...); err != nil {
 		return nil, notFound(err)
 	}
@@ -76,9 +77,9 @@ func (tx *Tx) InsertMutation(ctx context.Context, m *Mutation, keyPrefix string)
 // UpdateMutation writes a mutation's mutable fields back.
 func (tx *Tx) UpdateMutation(ctx context.Context, m *Mutation) error {
 	_, err := tx.exec(ctx, `UPDATE mutations SET status = ?, result = ?, error = ?, resolved_by = ?, attempts = ?,
-		reconcile_attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?`,
+		reconcile_attempts = ?, next_attempt_at = ?, reminder_id = ?, updated_at = ? WHERE id = ?`,
 		m.Status, rawOrNil(m.Result), m.Error, m.ResolvedBy, m.Attempts, m.ReconcileAttempts, msPtr(m.NextAttemptAt),
-		ms(m.UpdatedAt), m.ID)
+		m.ReminderID, ms(m.UpdatedAt), m.ID)
 	return err
 }
 

@@ -136,6 +136,7 @@ type Mutation struct {
 	Attempts          int
 	ReconcileAttempts int
 	NextAttemptAt     *time.Time
+	ReminderID        int64 // the deferred bus event announcing it again
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 }

@@ -163,6 +163,8 @@ CREATE TABLE mutations (
 	attempts           INTEGER NOT NULL DEFAULT 0,
 	reconcile_attempts INTEGER NOT NULL DEFAULT 0,
 	next_attempt_at    INTEGER,
+	-- the deferred bus event that announces the prompt again (0: none)
+	reminder_id        INTEGER NOT NULL DEFAULT 0,
 	created_at      INTEGER NOT NULL,
 	updated_at      INTEGER NOT NULL
 );

@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"keep/engine/bus"
+	"keep/storage"
+)
+
+// topicReminder is the deferred bus event that announces an unanswered
+// prompt again (DESIGN.md §8 "approval reminder": after the policy's delay,
+// then daily). Deferred events survive restarts; an answer cancels it.
+const topicReminder = "prompt.reminder"
+
+const reminderRepeat = 24 * time.Hour
+
+func (e *Engine) scheduleReminder(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, delay time.Duration) error {
+	if e.events == nil || delay <= 0 {
+		return nil
+	}
+	id, err := e.events.ScheduleAtTx(tx, delay, topicReminder, "engine", map[string]any{"mutation": m.ID, "workflow": w.Name}, fmt.Sprint(w.ID))
+	if err != nil {
+		return err
+	}
+	m.ReminderID = id
+	return tx.UpdateMutation(ctx, m)
+}
+
+// cancelReminder drops the pending reminder of a prompt that was answered;
+// the caller writes the mutation back.
+func (e *Engine) cancelReminder(tx *storage.Tx, m *storage.Mutation) error {
+	if e.events == nil || m.ReminderID == 0 {
+		return nil
+	}
+	_, err := e.events.CancelTx(tx, m.ReminderID)
+	m.ReminderID = 0
+	return err
+}
+
+// onReminder announces a prompt again if it is still unanswered, and
+// schedules the next reminder a day later.
+func (e *Engine) onReminder(ctx context.Context, ev bus.Event) error {
+	var p struct {
+		Mutation int64 `json:"mutation"`
+	}
+	if err := json.Unmarshal(ev.Payload, &p); err != nil {
+		return fmt.Errorf("reminder payload: %w", err)
+	}
+	var w *storage.Workflow
+	var m *storage.Mutation
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		var err error
+		if m, err = tx.MutationByID(ctx, p.Mutation); err != nil {
+			return err
+		}
+		topic := ""
+		switch m.Status {
+		case "awaiting_approval":
+			topic = "approval.requested"
+		case "indeterminate":
+			topic = "mutation.indeterminate"
+		default:
+			return nil // answered meanwhile
+		}
+		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
+			return err
+		}
+		if err := e.journal(tx, w, topic, map[string]any{"mutation": m.ID, "reminder": true,
+			"text": "still waiting for you: " + titleOr(m)}); err != nil {
+			return err
+		}
+		return e.scheduleReminder(ctx, tx, w, m, reminderRepeat)
+	})
+	if err == nil && w != nil {
+		e.notify(NoteApproval, w.Name, "still waiting for you: "+titleOr(m))
+	}
+	return err
+}
