@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func (b *bundle) handler(wf, name string) HandlerView {
+	b.t.Helper()
+	for _, h := range b.workflow(wf).Handlers {
+		if h.Name == name {
+			return h
+		}
+	}
+	b.t.Fatalf("no handler %s", name)
+	return HandlerView{}
+}
+
+func TestScheduler(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("a cron producer runs on deploy, then at its times; missed times collapse into one run", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.deploy("cron", `export default Keep.workflow({ name: "cron", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { cron: "0 9 * * *" }, handler: async (ctx, state) => ({ n: (state?.n ?? 0) + 1 }) } },
+  consumers: {} });`)
+		b.drain()
+		next := b.handler("cron", "p").NextRunAt
+		if want := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC); next == nil || !next.Equal(want) {
+			t.Fatalf("next run %v, want %v", next, want)
+		}
+		b.clock.Advance(4*24*time.Hour + time.Hour) // four 09:00s missed
+		b.drain()
+		if n := len(b.runs("cron")); n != 2 {
+			t.Fatalf("runs = %d, want 2: missed schedules collapse into one run", n)
+		}
+		if next := b.handler("cron", "p").NextRunAt; !next.Equal(time.Date(2026, 11, 7, 9, 0, 0, 0, time.UTC)) {
+			t.Fatalf("next run %v after catching up", next)
+		}
+	})
+
+	t.Run("wakeAt is clamped to policy, ignored when unparsable, and cleared when a later prepare omits it", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.deploy("wake", `export default Keep.workflow({ name: "wake", topics: { t: {} }, producers: {},
+  consumers: { c: Keep.consumer({ subscribe: ["t"],
+    async prepare(ctx, state) {
+      const n = state?.n ?? 0;
+      const now = Date.parse(state?.now ?? "2026-11-02T09:00:00Z");
+      const wake = [new Date(now + 1000).toISOString(), new Date(now + 72 * 3600e3).toISOString(), "tomorrow-ish", undefined][n];
+      return { reservations: [], data: { n }, wakeAt: wake };
+    },
+    async mutate() {},
+    async next(ctx, prepared) { return { n: prepared.data.n + 1 }; } }) } });`)
+		start := b.clock.Now()
+		b.drain()
+		if w := b.handler("wake", "c").WakeAt; w == nil || !w.Equal(start.Add(30*time.Second)) {
+			t.Fatalf("wakeAt %v, want clamped up to now+30s", w)
+		}
+		b.clock.Advance(30 * time.Second)
+		b.drain()
+		if w := b.handler("wake", "c").WakeAt; w == nil || !w.Equal(b.clock.Now().Add(24*time.Hour)) {
+			t.Fatalf("wakeAt %v, want clamped down to now+24h", w)
+		}
+		b.clock.Advance(24 * time.Hour)
+		b.drain()
+		if w := b.handler("wake", "c").WakeAt; w != nil {
+			t.Fatalf("an unparsable wakeAt left %v", w)
+		}
+		runs := b.runs("wake")
+		tr, _ := b.e.Trace(ctx, runs[0].ID)
+		var warned bool
+		for _, l := range tr {
+			warned = warned || strings.Contains(l.Result, "not an ISO 8601 time")
+		}
+		if !warned {
+			t.Fatalf("trace %+v has no warning about the unparsable wakeAt", tr)
+		}
+		if n := len(runs); n != 3 {
+			t.Fatalf("runs = %d, want 3 (no busy loop on empty reservations)", n)
+		}
+		// a restart does not bring a stale wake back (trap 11)
+		b.reopen()
+		b.clock.Advance(48 * time.Hour)
+		b.drain()
+		if next, _ := b.e.NextDue(ctx); next != nil {
+			t.Fatalf("something is still due at %v", next)
+		}
+	})
+
+	t.Run("consumers run before producers, the oldest pending event first", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.deploy("prio", `export default Keep.workflow({ name: "prio", topics: { a: {}, b: {} },
+  producers: { p: { publishes: ["a", "b"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    const id = ctx.registerInput({ source: "system", type: "schedule", id: "x", title: "Tick x" });
+    await ctx.publish("b", { messageId: "older", inputId: id, payload: {} });
+    await ctx.publish("a", { messageId: "newer", inputId: id, payload: {} });
+  } } },
+  consumers: {
+    ca: Keep.consumer({ subscribe: ["a"], async prepare(ctx) { const [e] = await ctx.peek("a");
+      return e ? { reservations: [{ topic: "a", ids: [e.messageId] }], data: {} } : { reservations: [], data: {} }; },
+      async mutate() {}, async next() {} }),
+    cb: Keep.consumer({ subscribe: ["b"], async prepare(ctx) { const [e] = await ctx.peek("b");
+      return e ? { reservations: [{ topic: "b", ids: [e.messageId] }], data: {} } : { reservations: [], data: {} }; },
+      async mutate() {}, async next() {} }),
+  } });`)
+		b.drain()
+		runs := b.runs("prio")
+		var order []string
+		for i := len(runs) - 1; i >= 0; i-- {
+			order = append(order, runs[i].Handler)
+		}
+		// deploy: both consumers dirty (nothing pending), then the producer;
+		// then cb (oldest pending event) before ca
+		got := strings.Join(order, " ")
+		if !strings.HasPrefix(got, "ca cb p cb ca") && !strings.HasPrefix(got, "cb ca p cb ca") {
+			t.Fatalf("run order %q, want consumers first, then the producer, then cb before ca", got)
+		}
+	})
+
+	t.Run("transient back-off is persisted: a restart does not reset the count, and the limit blocks", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.deploy("down", `export default Keep.workflow({ name: "down", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    await ctx.http.get({ url: "http://127.0.0.1:1/feed" });
+  } } }, consumers: {} });`)
+		b.drain()
+		w := b.workflow("down")
+		if w.Block == nil || w.Block.Kind != "transient" {
+			t.Fatalf("block %+v, want a transient back-off", w.Block)
+		}
+		for i := 2; i <= 6; i++ {
+			b.reopen()
+			next, _ := b.e.NextDue(ctx)
+			if next == nil {
+				t.Fatalf("attempt %d: nothing due", i)
+			}
+			b.clock.Advance(next.Sub(b.clock.Now()))
+			b.drain()
+		}
+		w = b.workflow("down")
+		if w.Block == nil || !strings.Contains(w.Block.Reason, "gave up after 6 attempts") || w.State != StateNeedsAttention {
+			t.Fatalf("after the limit: block %+v state %s", w.Block, w.State)
+		}
+		if next, _ := b.e.NextDue(ctx); next != nil {
+			t.Fatalf("a blocked workflow still has %v due", next)
+		}
+		if err := b.e.Retry(ctx, "down"); err != nil {
+			t.Fatal(err)
+		}
+		if w := b.workflow("down"); w.Block != nil {
+			t.Fatalf("retry left block %+v", w.Block)
+		}
+	})
+
+	t.Run("a paused workflow runs nothing, and pausing is never a failure", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		s := newSink(t)
+		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.drain() // an approval waits
+		if err := b.e.Pause(ctx, "push"); err != nil {
+			t.Fatal(err)
+		}
+		att, _ := b.e.Attention(ctx)
+		if err := b.e.Approve(ctx, att[0].ID, false); err != nil {
+			t.Fatal(err)
+		}
+		b.drain()
+		if s.posts != 0 {
+			t.Fatal("a paused workflow performed its mutation")
+		}
+		if w := b.workflow("push"); w.State != StatePaused {
+			t.Fatalf("state %s", w.State)
+		}
+		if err := b.e.RunNow(ctx, "push"); err == nil {
+			t.Fatal("run now was accepted on a paused workflow")
+		}
+		if err := b.e.Resume(ctx, "push"); err != nil {
+			t.Fatal(err)
+		}
+		b.drain()
+		if s.posts != 1 {
+			t.Fatalf("posts = %d after resume, want 1", s.posts)
+		}
+		for _, r := range b.runs("push") {
+			if strings.HasPrefix(r.Status, "failed") {
+				t.Fatalf("pause produced a failed run: %+v", r)
+			}
+		}
+	})
+}
