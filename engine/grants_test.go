@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestGrants(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	cases := []struct {
+		name    string
+		grant   GrantView
+		applied int    // of two items
+		reason  string // of the approval the rest waits on
+	}{
+		{"a grant for the call's host allows it", GrantView{Capability: "http.request", Scope: "127.0.0.1", Mode: "allow"}, 2, ""},
+		{"a grant for another host does not", GrantView{Capability: "http.request", Scope: "example.com", Mode: "allow"}, 0, "asks before each call"},
+		{"a daily limit asks past the limit", GrantView{Capability: "http.request", Mode: "allow", DailyLimit: 1}, 1, "past its limit of 1 a day"},
+		{"deny waits for the user instead of failing", GrantView{Capability: "http.request", Mode: "deny"}, 0, "denies http.request"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			s := newSink(t)
+			b.deploy("push", pushWorkflow(s.srv.URL, "a", "b"))
+			if err := b.e.Grant(ctx, "push", c.grant); err != nil {
+				t.Fatal(err)
+			}
+			b.drain()
+			if got := len(b.mutationsBy("applied")); got != c.applied {
+				t.Fatalf("applied %d, want %d", got, c.applied)
+			}
+			if c.reason == "" {
+				return
+			}
+			att, _ := b.e.Attention(ctx)
+			if len(att) != 1 || att[0].Kind != AttentionApproval || !strings.Contains(att[0].Reason, c.reason) {
+				t.Fatalf("attention = %+v, want an approval because %q", att, c.reason)
+			}
+		})
+	}
+
+	t.Run("approve always turns the grant to allow for the calls after it", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		s := newSink(t)
+		b.deploy("push", pushWorkflow(s.srv.URL, "a", "b"))
+		b.drain()
+		att, _ := b.e.Attention(ctx)
+		if err := b.e.Approve(ctx, att[0].ID, true); err != nil {
+			t.Fatal(err)
+		}
+		b.drain()
+		if got := len(b.mutationsBy("applied")); got != 2 {
+			t.Fatalf("applied %d, want both (the second without asking)", got)
+		}
+		grants, _ := b.e.Grants(ctx, "push")
+		if len(grants) != 1 || grants[0].Mode != "allow" || !grants[0].Used {
+			t.Fatalf("grants = %+v", grants)
+		}
+	})
+
+	t.Run("a grant names a mutation capability of a known connector", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.deploy("notes", notesWorkflow)
+		for _, g := range []GrantView{{Capability: "files.read"}, {Capability: "fax.send"}, {Capability: "files"}, {Capability: "files.write", Mode: "maybe"}} {
+			if err := b.e.Grant(ctx, "notes", g); err == nil {
+				t.Errorf("grant %+v was accepted", g)
+			}
+		}
+	})
+}
