@@ -21,7 +21,13 @@ type harness struct {
 
 func newHarness(t testing.TB, api engine.API, w, h int) *harness {
 	t.Helper()
-	m := New(api, Options{Now: func() time.Time { return testNow }, NoColor: true})
+	return newHarnessAt(t, api, func() time.Time { return testNow }, w, h)
+}
+
+// newHarnessAt is newHarness on another clock (the real engine's).
+func newHarnessAt(t testing.TB, api engine.API, now func() time.Time, w, h int) *harness {
+	t.Helper()
+	m := New(api, Options{Now: now, NoColor: true})
 	m.noTimers = true
 	hs := &harness{t: t, m: m}
 	if s, ok := api.(*stubAPI); ok {

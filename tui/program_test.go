@@ -104,9 +104,13 @@ func TestProgram(t *testing.T) {
 		t.Parallel()
 		api := newStub()
 		tm, s := startProgram(t, api, 120, 40)
+		// The approve's outcome must be in before the notification, or its
+		// "approved …" would follow the notification in the status line.
+		s.expect(func(msg tea.Msg) bool { _, ok := msg.(doneMsg); return ok })
 		tm.Type("3")
 		tm.Type("a")
 		waitCall(t, api, "Approve m7 always=false")
+		s.wait(t, "the approve's outcome")
 
 		// The engine applies it and says so; the TUI re-reads.
 		api.mu.Lock()

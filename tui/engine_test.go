@@ -1,0 +1,333 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"keep/engine"
+	"keep/engine/config"
+	"keep/storage"
+)
+
+// Layer 4: the TUI over the real engine, built as engine/setup_test.go
+// builds it (a real database in a temp dir, the real connectors rooted in
+// another, an injected clock), so the views the TUI reads and the calls it
+// makes are the engine's own, not a stub's idea of them.
+
+// fakeClock is the one fake: the machine's clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+type realEngine struct {
+	t     *testing.T
+	e     *engine.Engine
+	clock *fakeClock
+	root  string // the files connector's root
+}
+
+// newRealEngine opens a real database and an engine on it, with the
+// default policy: a mutation asks before it runs.
+func newRealEngine(t *testing.T) *realEngine {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Connectors.Files.Roots = []string{root}
+	cfg.Connectors.Sheets.Roots = []string{root}
+	clock := &fakeClock{t: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
+	ctx := context.Background()
+	db, err := storage.Open(ctx, storage.Opts{Path: filepath.Join(dir, "keep.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &realEngine{t: t, e: e, clock: clock, root: root}
+}
+
+func (r *realEngine) write(rel, content string) {
+	r.t.Helper()
+	p := filepath.Join(r.root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *realEngine) read(rel string) string {
+	r.t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.root, rel))
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
+func (r *realEngine) deploy(name, src string) {
+	r.t.Helper()
+	if _, err := r.e.Deploy(context.Background(), name+".js", []byte(src), ""); err != nil {
+		r.t.Fatalf("deploy %s: %v", name, err)
+	}
+}
+
+func (r *realEngine) drain() {
+	r.t.Helper()
+	if err := r.e.Drain(context.Background()); err != nil {
+		r.t.Fatalf("drain: %v", err)
+	}
+}
+
+// harness drives the TUI over api with the engine's clock.
+func (r *realEngine) harness(api engine.API, w, h int) *harness {
+	r.t.Helper()
+	return newHarnessAt(r.t, api, r.clock.Now, w, h)
+}
+
+// copyWorkflow: a producer registers an input per note in inbox/, a
+// consumer copies each note to out/ (a files.write, which asks first).
+const copyWorkflow = `
+export default Keep.workflow({
+  name: "notes",
+  topics: { "note.found": {} },
+  producers: {
+    scan: {
+      publishes: ["note.found"],
+      schedule: { interval: "5m" },
+      handler: async (ctx) => {
+        const files = await ctx.files.list({ dir: "inbox", glob: "*.txt" });
+        for (const f of files) {
+          const inputId = ctx.registerInput({ source: "files", type: "file", id: f.path, title: "Note " + f.name });
+          await ctx.publish("note.found", { messageId: f.path, inputId, payload: { path: f.path, name: f.name } });
+        }
+        return {};
+      },
+    },
+  },
+  consumers: {
+    copy: Keep.consumer({
+      subscribe: ["note.found"],
+      async prepare(ctx) {
+        const [ev] = await ctx.peek("note.found", { limit: 1 });
+        if (!ev) return { reservations: [], data: {} };
+        const note = await ctx.files.read({ path: ev.payload.path });
+        return {
+          reservations: [{ topic: "note.found", ids: [ev.messageId] }],
+          data: { name: ev.payload.name, content: note.content },
+          ui: { title: "Copy " + ev.payload.name },
+        };
+      },
+      async mutate(ctx, prepared) {
+        await ctx.files.write({ path: "out/" + prepared.data.name, content: prepared.data.content });
+      },
+      async next() {},
+    }),
+  },
+});
+`
+
+// awaitingApproval deploys copyWorkflow over one note and drains it, so
+// the copy waits for approval, and starts the TUI on it.
+func (r *realEngine) awaitingApproval(w, h int) *harness {
+	r.t.Helper()
+	r.write("inbox/a.txt", "alpha")
+	r.deploy("notes", copyWorkflow)
+	r.drain()
+	return r.harness(r.e, w, h)
+}
+
+// deliver feeds the TUI the notifications the engine has sent so far, as
+// Run's bridge would; it says how many there were.
+func deliver(h *harness, notes <-chan engine.Notification) int {
+	n := 0
+	for {
+		select {
+		case note := <-notes:
+			h.send(notifyMsg(note))
+			n++
+		default:
+			return n
+		}
+	}
+}
+
+func TestRealEngine(t *testing.T) {
+	t.Parallel()
+
+	t.Run("an approval is listed with its call, 3 a approves it, and the input shows done", func(t *testing.T) {
+		t.Parallel()
+		r := newRealEngine(t)
+		h := r.awaitingApproval(120, 40)
+		notes, cancel := r.e.Subscribe()
+		defer cancel()
+		if got := r.read("out/a.txt"); got != "" {
+			t.Fatalf("written before approval: %q", got)
+		}
+
+		at := h.m.at.View()
+		for _, want := range []string{"APPROVAL", "notes · Copy a.txt", "because of: Note a.txt"} {
+			if !strings.Contains(at, want) {
+				t.Errorf("attention lacks %q:\n%s", want, at)
+			}
+		}
+		// The params line starts with the call; the parameters' order is the engine's.
+		if !slices.ContainsFunc(strings.Split(at, "\n"), func(l string) bool {
+			l = strings.TrimSpace(l)
+			return strings.HasPrefix(l, "files.write  ") && strings.Contains(l, "path: out/a.txt")
+		}) {
+			t.Errorf("no params line naming files.write:\n%s", at)
+		}
+		if in := h.m.in.Selected(); in == nil || in.Title != "Note a.txt" || in.Status == engine.InputDone {
+			t.Fatalf("input before approval = %+v", in)
+		}
+
+		h.keys("3", "a")
+		if h.m.errText != "" {
+			t.Fatalf("approve failed: %s", h.m.errText)
+		}
+		if s := h.screen(); !strings.Contains(s, "approved Copy a.txt") {
+			t.Fatalf("status line does not say it was approved:\n%s", s)
+		}
+		r.drain()
+		if got := r.read("out/a.txt"); got != "alpha" {
+			t.Fatalf("out/a.txt = %q after approve and drain", got)
+		}
+		if deliver(h, notes) == 0 {
+			t.Fatal("the engine sent no notification for the approval and the run")
+		}
+
+		h.keys("2")
+		in := h.m.in.Selected()
+		if in == nil || in.Status != engine.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Status != "applied" {
+			t.Fatalf("input after the re-read = %+v", in)
+		}
+		view := h.m.in.View()
+		for _, want := range []string{"✓ Note a.txt", "done", "→ Copy a.txt", "applied"} {
+			if !strings.Contains(view, want) {
+				t.Errorf("inputs lack %q:\n%s", want, view)
+			}
+		}
+		if at := h.m.at.View(); strings.Contains(at, "APPROVAL") {
+			t.Errorf("the approved item is still listed:\n%s", at)
+		}
+	})
+
+	t.Run("a refresh alone re-reads what changed", func(t *testing.T) {
+		t.Parallel()
+		r := newRealEngine(t)
+		h := r.awaitingApproval(80, 24)
+		h.keys("3", "a")
+		r.drain()
+		h.run(h.m.refresh())
+		if in := h.m.in.Selected(); in == nil || in.Status != engine.InputDone {
+			t.Fatalf("input after a refresh = %+v", in)
+		}
+	})
+}
+
+// countingAPI is the real engine with its Inputs calls counted.
+type countingAPI struct {
+	engine.API
+	mu    sync.Mutex
+	pages []engine.Page
+}
+
+func (c *countingAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {
+	c.mu.Lock()
+	c.pages = append(c.pages, p)
+	c.mu.Unlock()
+	return c.API.Inputs(ctx, workflow, p)
+}
+
+func (c *countingAPI) calls() []engine.Page {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.pages)
+}
+
+func TestRealEnginePaging(t *testing.T) {
+	t.Parallel()
+	const total = 300
+	r := newRealEngine(t)
+	for i := range total {
+		r.write(fmt.Sprintf("inbox/n%03d.txt", i), fmt.Sprintf("note %d", i))
+	}
+	r.deploy("notes", copyWorkflow)
+	r.drain()
+
+	api := &countingAPI{API: r.e}
+	h := r.harness(api, 120, 40)
+	first := api.calls()
+	if len(first) != 1 || first[0].Before != 0 || first[0].Limit >= total {
+		t.Fatalf("first reads = %+v, want one first page", first)
+	}
+	if n := len(h.m.in.items); n != first[0].Limit || !h.m.in.hasMore {
+		t.Fatalf("holds %d inputs (more: %v) after a page of %d", n, h.m.in.hasMore, first[0].Limit)
+	}
+	if !strings.Contains(h.m.in.View(), "Note n299.txt") {
+		t.Fatalf("the newest input is not first:\n%s", h.m.in.View())
+	}
+
+	h.keys("2")
+	for range total {
+		if len(h.m.in.items) == total && !h.m.in.hasMore {
+			break
+		}
+		h.keys("pgdown")
+	}
+	pages := api.calls()
+	if len(h.m.in.items) != total || h.m.in.hasMore {
+		t.Fatalf("holds %d of %d inputs after paging down (more: %v); reads %+v", len(h.m.in.items), total, h.m.in.hasMore, pages)
+	}
+	if len(pages) < 3 {
+		t.Fatalf("%d reads for %d inputs: not paged", len(pages), total)
+	}
+	seen := map[string]bool{}
+	for i, in := range h.m.in.items {
+		if seen[in.InputID] {
+			t.Fatalf("input %s held twice", in.InputID)
+		}
+		seen[in.InputID] = true
+		if i > 0 {
+			a, _ := idNum(h.m.in.items[i-1].InputID)
+			b, _ := idNum(in.InputID)
+			if b >= a {
+				t.Fatalf("not newest first at %d: %s after %s", i, in.InputID, h.m.in.items[i-1].InputID)
+			}
+		}
+	}
+	for i, p := range pages[1:] {
+		if p.Before == 0 || p.Limit >= total {
+			t.Fatalf("read %d = %+v, want a page before the last held id", i+1, p)
+		}
+	}
+	if s := h.screen(); !strings.Contains(s, "Note n000.txt") {
+		t.Fatalf("the oldest input is not on screen at the end:\n%s", s)
+	}
+}
