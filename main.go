@@ -756,6 +756,27 @@ func cmdInit(_ context.Context, c *cli, o *opts) error {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "wrote %s\n", path)
+	// the examples go beside the config, never over a file already there
+	dir := filepath.Join(filepath.Dir(path), "workflows")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, wf := range workflows.All() {
+		p := filepath.Join(dir, wf.Name)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			fmt.Fprintf(c.stdout, "kept %s (already there)\n", p)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		_, werr := f.Write(wf.Source)
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "wrote %s\n", p)
+	}
 	cfg := config.Default()
 	if len(cfg.Connectors.Files.Roots) > 0 {
 		fmt.Fprintf(c.stdout, "the files connector may touch: %s\n", strings.Join(cfg.Connectors.Files.Roots, ", "))

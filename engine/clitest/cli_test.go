@@ -752,6 +752,16 @@ func TestConfig(t *testing.T) {
 		if cfg.Policy.DefaultMutationMode != "ask" || cfg.Policy.MinProducerInterval.Duration != time.Minute {
 			t.Errorf("written config is not the defaults: %+v", cfg.Policy)
 		}
+		// the example workflows come with it, and each validates as written
+		examples, _ := filepath.Glob(filepath.Join(dir, "workflows", "*.js"))
+		if len(examples) < 5 {
+			t.Fatalf("init wrote %d example workflows, want every embedded one", len(examples))
+		}
+		for _, ex := range examples {
+			if r := e.raw("validate", ex); r.code != 0 {
+				t.Errorf("example %s does not validate: %s", ex, r)
+			}
+		}
 		if err := os.WriteFile(path, []byte("# mine\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
