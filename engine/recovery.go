@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+
+	"keep/storage"
 )
 
 // recover applies chapter 16 "Restart Recovery" once at start: every run
@@ -45,9 +47,35 @@ func (e *Engine) recover(ctx context.Context) error {
 		return err
 	}
 	for _, w := range wfs {
-		// pending events may exist in any subscribed topic: one extra
-		// prepare per consumer is safe (chapter 16)
-		e.markAllConsumers(ctx, e.state(w.ID), w)
+		if err := e.markPending(ctx, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markPending marks dirty the consumers with pending events in a subscribed
+// topic (chapter 16 "Restart Recovery", step 2); a consumer waiting only on
+// its wakeAt has that persisted already.
+func (e *Engine) markPending(ctx context.Context, w *storage.Workflow) error {
+	if w.Version == 0 {
+		return nil
+	}
+	sc, err := e.script(ctx, w.ID, w.Version)
+	if err != nil {
+		// not fatal to the host: stepping the workflow blocks it as internal
+		e.log.Warn("recovery: workflow script does not load", "workflow", w.Name, "err", err)
+		return nil
+	}
+	ws := e.state(w.ID)
+	for _, c := range sc.Workflow.Consumers {
+		oldest, err := e.db.Read().OldestPending(ctx, w.ID, c.Subscribe)
+		if err != nil {
+			return err
+		}
+		if oldest != 0 {
+			ws.markDirty(c.Name)
+		}
 	}
 	return nil
 }
