@@ -1,0 +1,510 @@
+package clitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"keep/engine"
+	"keep/engine/daemon"
+)
+
+// crashItems is how many feed items the crash test pushes through.
+const crashItems = 200
+
+// crashSink is the other side of the crash test's pipeline: a feed to read
+// and an idempotent item store to write to, on 127.0.0.1.
+//
+//   - GET /feed answers {"items": [...]}: feedBatch more items at each GET,
+//     after 100–300 ms, so the producer runs several times (it yields to
+//     consumers with work) and kills land in it too.
+//   - POST /items stores the item {id} of its body once per Idempotency-Key
+//     (a key seen before is answered but not applied again); every slowEvery-th
+//     POST sleeps 200–400 ms before it applies, so kills land mid-request. A
+//     POST whose client died meanwhile is still applied: it reached the
+//     service.
+//   - GET /items/{id} is the reconcile URL: 200 if the item was applied, 404
+//     if not. While a POST of that item is still being processed it waits
+//     for it, as a transactional store would.
+type crashSink struct {
+	srv       *httptest.Server
+	slowEvery int
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	rng       *rand.Rand
+	posts     int
+	bad       int            // POSTs without a readable body
+	keyPosts  map[string]int // POSTs per Idempotency-Key
+	keyDone   map[string]int // POSTs per key that were processed to the end
+	reapplied map[string]int // POSTs of a key that arrived after it had been applied
+	applied   map[string]int // applications per item id
+	inflight  map[string]int // POSTs per item id being processed
+	gets      int            // reconcile GETs
+	feeds     int            // feed GETs
+}
+
+// feedBatch is how many more items each GET of the feed shows.
+const feedBatch = 50
+
+func newCrashSink(t *testing.T, seed int64, slowEvery int) *crashSink {
+	s := &crashSink{slowEvery: slowEvery, rng: rand.New(rand.NewSource(seed ^ 0x5eed)),
+		keyPosts: map[string]int{}, keyDone: map[string]int{}, reapplied: map[string]int{},
+		applied: map[string]int{}, inflight: map[string]int{}}
+	s.cond = sync.NewCond(&s.mu)
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve)) // on 127.0.0.1
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func crashItemID(i int) string { return fmt.Sprintf("item-%03d", i) }
+
+func (s *crashSink) serve(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/feed":
+		s.mu.Lock()
+		s.feeds++
+		n := min(crashItems, s.feeds*feedBatch)
+		sleep := 100*time.Millisecond + time.Duration(s.rng.Int63n(int64(200*time.Millisecond)))
+		s.mu.Unlock()
+		time.Sleep(sleep)
+		items := make([]map[string]string, n)
+		for i := range items {
+			items[i] = map[string]string{"id": crashItemID(i), "title": "Item " + strconv.Itoa(i)}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"items": items})
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/items/"):
+		id := strings.TrimPrefix(r.URL.Path, "/items/")
+		s.mu.Lock()
+		s.gets++
+		for s.inflight[id] > 0 {
+			s.cond.Wait()
+		}
+		ok := s.applied[id] > 0
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"stored":%q}`, id)
+	case r.Method == http.MethodPost && r.URL.Path == "/items":
+		s.post(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *crashSink) post(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Idempotency-Key")
+	var body struct {
+		ID string `json:"id"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.ID == "" || key == "" {
+		s.mu.Lock()
+		s.bad++
+		s.mu.Unlock()
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.posts++
+	s.keyPosts[key]++
+	if s.keyDone[key] > 0 {
+		s.reapplied[key]++
+	}
+	var sleep time.Duration
+	if s.posts%s.slowEvery == 0 {
+		sleep = 200*time.Millisecond + time.Duration(s.rng.Int63n(int64(200*time.Millisecond)))
+	}
+	s.inflight[body.ID]++
+	s.mu.Unlock()
+
+	// The service does not notice a client that goes away: what reached it
+	// is applied.
+	time.Sleep(sleep)
+
+	s.mu.Lock()
+	s.keyDone[key]++
+	if s.keyDone[key] == 1 {
+		s.applied[body.ID]++
+	}
+	s.inflight[body.ID]--
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"stored":%q}`, body.ID)
+}
+
+// appliedCount is how many distinct items were applied at least once.
+func (s *crashSink) appliedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.applied)
+}
+
+// crashWorkflow reads the sink's feed every second, registers and publishes
+// each item; its consumer posts one item per run, with a reconcile URL.
+func crashWorkflow(url string) string {
+	return strings.ReplaceAll(`
+const SINK = "SINKURL";
+
+export default Keep.workflow({
+  name: "crash",
+  topics: { item: {} },
+  producers: {
+    feed: {
+      publishes: ["item"],
+      schedule: { interval: "1s" },
+      handler: async (ctx) => {
+        const res = await ctx.http.get({ url: SINK + "/feed" });
+        if (res.status !== 200) throw new Error("feed answered " + res.status);
+        for (const item of res.json.items) {
+          const inputId = ctx.registerInput({ source: "http", type: "resource", id: item.id, title: "Item " + item.id });
+          await ctx.publish("item", { messageId: item.id, inputId, payload: { id: item.id } });
+        }
+      },
+    },
+  },
+  consumers: {
+    push: Keep.consumer({
+      subscribe: ["item"],
+      async prepare(ctx) {
+        const [e] = await ctx.peek("item", { limit: 1 });
+        if (!e) return { reservations: [], data: {} };
+        return {
+          reservations: [{ topic: "item", ids: [e.messageId] }],
+          data: { id: e.payload.id },
+          ui: { title: "Push " + e.payload.id },
+        };
+      },
+      async mutate(ctx, p) {
+        await ctx.http.request({
+          method: "POST",
+          url: SINK + "/items",
+          json: { id: p.data.id },
+          reconcile: { url: SINK + "/items/" + p.data.id },
+        });
+      },
+      async next() {},
+    }),
+  },
+});
+`, "SINKURL", url)
+}
+
+// daemonProc is one keep --daemon process in a process group of its own.
+type daemonProc struct {
+	cmd          *exec.Cmd
+	exited       chan error
+	stdout, errb bytes.Buffer
+}
+
+func startDaemon(t testing.TB, e *env) *daemonProc {
+	t.Helper()
+	d := &daemonProc{exited: make(chan error, 1)}
+	d.cmd = e.command(context.Background(), "--daemon")
+	d.cmd.Stdout, d.cmd.Stderr = &d.stdout, &d.errb
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.exited <- d.cmd.Wait() }()
+	return d
+}
+
+// kill SIGKILLs the daemon's process group and reaps it; it reports
+// whether the daemon was still running (not already exited by itself).
+func (d *daemonProc) kill(t testing.TB) (running bool, exitErr error) {
+	t.Helper()
+	select {
+	case err := <-d.exited:
+		return false, err
+	default:
+	}
+	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-d.exited:
+		return true, nil
+	case <-time.After(10 * time.Second):
+		t.Fatalf("daemon pid %d survived SIGKILL", d.cmd.Process.Pid)
+		return true, nil
+	}
+}
+
+// awaitSocket waits until the daemon answers on its socket.
+func awaitSocket(t testing.TB, e *env, d *daemonProc, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if c, err := daemon.Dial(daemon.SocketPath(e.db)); err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case err := <-d.exited:
+			t.Fatalf("daemon exited early: %v\nstdout: %s\nstderr: %s", err, d.stdout.String(), d.errb.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon does not answer on its socket after %v; stderr: %s", within, d.errb.String())
+		}
+	}
+}
+
+// TestCrashRecovery SIGKILLs a real keep daemon again and again while it
+// reads a feed and posts every item to an HTTP service, and checks from the
+// outside that every item reached the service exactly once (DESIGN.md §7.3,
+// §11).
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a real daemon for about a minute")
+	}
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("KEEP_CRASH_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("KEEP_CRASH_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (rerun with KEEP_CRASH_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewSource(seed))
+	start := time.Now()
+
+	sink := newCrashSink(t, seed, 7)
+	e := newEnv(t, "allow")
+	e.writeConfig(fmt.Sprintf(`[policy]
+min_producer_interval = "1s"
+default_mutation_mode = "allow"
+backoff_base = "100ms"
+backoff_max = "1s"
+handler_timeout = "5s"
+
+[connectors.files]
+roots = [%q]
+`, e.root))
+	wf := e.file(e.dir, "crash.js", crashWorkflow(sink.srv.URL))
+	e.ok("deploy", wf)
+
+	// Kill the daemon at random points until every item reached the sink.
+	const maxKills = 25
+	kills := 0
+	for i := 0; i < maxKills && sink.appliedCount() < crashItems; i++ {
+		d := startDaemon(t, e)
+		wait := time.Duration(100+rng.Intn(601)) * time.Millisecond
+		time.Sleep(wait)
+		running, err := d.kill(t)
+		if !running {
+			t.Fatalf("iteration %d: the daemon exited by itself before the kill: %v\nstderr: %s", i, err, d.errb.String())
+		}
+		kills++
+		t.Logf("kill %2d after %v: %d/%d items at the sink", kills, wait, sink.appliedCount(), crashItems)
+	}
+
+	// A last daemon finishes the work; it is stopped cleanly.
+	d := startDaemon(t, e)
+	stopped := false
+	defer func() {
+		if !stopped {
+			d.kill(t)
+		}
+	}()
+	awaitSocket(t, e, d, 30*time.Second)
+	// keep status counts every input; keep inputs --json lists one page
+	// (the newest 100), so the whole list is read through the socket's API.
+	var counts engine.Counts
+	settled := func() bool {
+		return counts.InputsPending == 0 && counts.InputsSkipped == 0 &&
+			counts.InputsDone+counts.InputsNeedsAttention == crashItems
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		counts = jsonOf[engine.WorkflowDetail](e, "status", "crash").Counts
+		if settled() || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !settled() {
+		t.Errorf("after 60s of a last daemon: inputs %+v; the sink has %d/%d items", counts, sink.appliedCount(), crashItems)
+	}
+	if page := jsonOf[[]engine.InputView](e, "inputs", "crash"); len(page) == 0 {
+		t.Errorf("keep inputs --json lists no inputs")
+	}
+	ins, runs := allInputsAndRuns(t, e)
+	ms := jsonOf[[]engine.MutationView](e, "mutations", "crash")
+	attention := jsonOf[[]engine.AttentionItem](e, "attention")
+
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-d.exited:
+		stopped = true
+		if err != nil {
+			t.Errorf("daemon exit after SIGTERM: %v\nstderr: %s", err, d.errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("daemon did not exit within 60s of SIGTERM")
+	}
+
+	// From the outside: the sink.
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	t.Logf("%d kills, %d feed GETs, %d POSTs (%d unreadable), %d reconcile GETs, %d keys, %d mutations, %d runs, %v in all",
+		kills, sink.feeds, sink.posts, sink.bad, sink.gets, len(sink.keyPosts), len(ms), len(runs), time.Since(start).Round(time.Millisecond))
+	for i := 0; i < crashItems; i++ {
+		id := crashItemID(i)
+		switch n := sink.applied[id]; {
+		case n == 0:
+			t.Errorf("%s never reached the sink (lost)", id)
+		case n > 1:
+			t.Errorf("%s was applied %d times (under different idempotency keys)", id, n)
+		}
+	}
+	if len(sink.applied) != crashItems {
+		t.Errorf("the sink holds %d distinct items, want %d", len(sink.applied), crashItems)
+	}
+	var resent []string
+	for key, n := range sink.reapplied {
+		t.Errorf("idempotency key %s was POSTed again %d time(s) after it had been applied (%d POSTs in all)", key, n, sink.keyPosts[key])
+	}
+	for key, n := range sink.keyPosts {
+		if n > 1 {
+			resent = append(resent, fmt.Sprintf("%s×%d", key, n))
+		}
+	}
+	if len(resent) > 0 {
+		sort.Strings(resent)
+		t.Logf("keys POSTed more than once (none applied twice): %v", resent)
+	}
+
+	// From keep's side: inputs, mutations, attention.
+	byMutation := map[string]engine.AttentionItem{}
+	for _, a := range attention {
+		if a.Kind == engine.AttentionReconciliation {
+			byMutation[a.ID] = a
+		}
+	}
+	if len(ins) != crashItems {
+		t.Errorf("keep inputs lists %d inputs, want %d", len(ins), crashItems)
+	}
+	statuses := map[string]int{}
+	for _, in := range ins {
+		statuses[in.Status]++
+		switch in.Status {
+		case engine.InputDone:
+		case engine.InputNeedsAttention:
+			shown := false
+			for _, o := range in.Outputs {
+				_, ok := byMutation[o.MutationID]
+				shown = shown || ok
+			}
+			if !shown {
+				t.Errorf("input %s (%s) needs attention but keep attention lists no reconciliation of its outputs %+v",
+					in.InputID, in.ExternalID, in.Outputs)
+			} else {
+				t.Logf("input %s (%s) waits on a reconciliation shown to the user (acceptable)", in.InputID, in.ExternalID)
+			}
+		default:
+			t.Errorf("input %s (%s) is %s, want done", in.InputID, in.ExternalID, in.Status)
+		}
+	}
+	mstatus := map[string]int{}
+	for _, m := range ms {
+		mstatus[m.Status]++
+		if m.Status == "in_flight" {
+			t.Errorf("mutation %s (run %s, %s) is still in_flight after a clean stop: %+v", m.ID, m.RunID, m.UITitle, m)
+		}
+	}
+	rstatus := map[string]int{}
+	for _, r := range runs {
+		rstatus[r.HandlerType+"/"+r.Status]++
+	}
+	t.Logf("inputs by status %v; mutations by status %v; runs by status %v", statuses, mstatus, rstatus)
+	if t.Failed() {
+		dumpCrashEvidence(t, e, ms, runs, attention)
+	}
+}
+
+// allInputsAndRuns pages through every input and run of the crash workflow
+// on the daemon's socket.
+func allInputsAndRuns(t *testing.T, e *env) ([]engine.InputView, []engine.RunView) {
+	t.Helper()
+	c, err := daemon.Dial(daemon.SocketPath(e.db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	before := func(id string) int64 {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			t.Fatalf("id %q: %v", id, err)
+		}
+		return n
+	}
+	var ins []engine.InputView
+	for page := (engine.Page{Limit: 1000}); ; {
+		got, err := c.Inputs(ctx, "crash", page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, got...)
+		if len(got) < page.Limit {
+			break
+		}
+		page.Before = before(got[len(got)-1].InputID)
+	}
+	var runs []engine.RunView
+	for page := (engine.Page{Limit: 1000}); ; {
+		got, err := c.Runs(ctx, "crash", page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, got...)
+		if len(got) < page.Limit {
+			break
+		}
+		page.Before = before(got[len(got)-1].ID)
+	}
+	return ins, runs
+}
+
+// dumpCrashEvidence writes keep's own records of a failed crash test into
+// the test log and next to the test binary's temp dir.
+func dumpCrashEvidence(t *testing.T, e *env, ms []engine.MutationView, runs []engine.RunView, attention []engine.AttentionItem) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "keep-crash-evidence-")
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	for name, v := range map[string]any{"mutations.json": ms, "runs.json": runs, "attention.json": attention} {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		_ = os.WriteFile(filepath.Join(dir, name), b, 0o600)
+	}
+	for _, name := range []string{"keep.log", "keep.db"} {
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(e.db), name)); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, name), b, 0o600)
+		}
+	}
+	t.Logf("evidence (keep mutations/runs/attention --json, keep.log, keep.db) in %s", dir)
+}
