@@ -195,15 +195,20 @@ func init() {
 			run: cmdDrain, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
 			}},
-		{name: "inputs", args: "WORKFLOW [--json]", summary: "inputs and the outputs they caused",
-			minArgs: 1, maxArgs: 1, run: cmdInputs, flags: withJSON(nil)},
-		{name: "events", args: "WORKFLOW [--topic T] [--status S] [--json]", summary: "events of a workflow",
+		{name: "inputs", args: "WORKFLOW [--limit N] [--json]", summary: "inputs and the outputs they caused, newest first",
+			minArgs: 1, maxArgs: 1, run: cmdInputs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.IntVar(&o.limit, "limit", 0, "at most this many, newest first (0: all)")
+			})},
+		{name: "events", args: "WORKFLOW [--topic T] [--status S] [--limit N] [--json]", summary: "events of a workflow, newest first",
 			minArgs: 1, maxArgs: 1, run: cmdEvents, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.IntVar(&o.limit, "limit", 0, "at most this many, newest first (0: all)")
 				fs.StringVar(&o.topic, "topic", "", "only events of this topic")
 				fs.StringVar(&o.status, "status", "", "only events with this status")
 			})},
-		{name: "runs", args: "WORKFLOW [--json]", summary: "run records of a workflow, newest first",
-			minArgs: 1, maxArgs: 1, run: cmdRuns, flags: withJSON(nil)},
+		{name: "runs", args: "WORKFLOW [--limit N] [--json]", summary: "run records of a workflow, newest first",
+			minArgs: 1, maxArgs: 1, run: cmdRuns, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.IntVar(&o.limit, "limit", 0, "at most this many, newest first (0: all)")
+			})},
 		{name: "mutations", args: "WORKFLOW [--status S] [--json]", summary: "the mutation ledger of a workflow",
 			minArgs: 1, maxArgs: 1, run: cmdMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.status, "status", "", "only mutations with this status")
@@ -940,12 +945,43 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 	return t.flush()
 }
 
+// pageSize is what one request of a listing asks the engine for.
+const pageSize = 1000
+
+// pages reads a newest-first list page by page until it ends, or until
+// limit items (0: no limit): the engine serves pages, the CLI lists all.
+func pages[T any](limit int, id func(T) string, fetch func(before int64, n int) ([]T, error)) ([]T, error) {
+	var all []T
+	var before int64
+	for {
+		n := pageSize
+		if limit > 0 {
+			n = min(n, limit-len(all))
+		}
+		page, err := fetch(before, n)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < n || (limit > 0 && len(all) >= limit) {
+			return all, nil
+		}
+		next, err := strconv.ParseInt(id(page[len(page)-1]), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("paging: id %q is not a number", id(page[len(page)-1]))
+		}
+		before = next
+	}
+}
+
 func cmdInputs(ctx context.Context, c *cli, o *opts) error {
 	api, err := c.api(ctx)
 	if err != nil {
 		return err
 	}
-	ins, err := api.Inputs(ctx, o.args[0], engine.Page{})
+	ins, err := pages(o.limit, func(in engine.InputView) string { return in.InputID }, func(before int64, n int) ([]engine.InputView, error) {
+		return api.Inputs(ctx, o.args[0], engine.Page{Before: before, Limit: n})
+	})
 	if err != nil {
 		return err
 	}
@@ -979,7 +1015,9 @@ func cmdEvents(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
-	evs, err := api.Events(ctx, o.args[0], engine.EventFilter{Topic: o.topic, Status: o.status})
+	evs, err := pages(o.limit, func(ev engine.EventView) string { return ev.ID }, func(before int64, n int) ([]engine.EventView, error) {
+		return api.Events(ctx, o.args[0], engine.EventFilter{Topic: o.topic, Status: o.status, Before: before, Limit: n})
+	})
 	if err != nil {
 		return err
 	}
@@ -1007,7 +1045,9 @@ func cmdRuns(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
-	runs, err := api.Runs(ctx, o.args[0], engine.Page{})
+	runs, err := pages(o.limit, func(r engine.RunView) string { return r.ID }, func(before int64, n int) ([]engine.RunView, error) {
+		return api.Runs(ctx, o.args[0], engine.Page{Before: before, Limit: n})
+	})
 	if err != nil {
 		return err
 	}

@@ -161,6 +161,8 @@ type OutputView struct {
 type EventFilter struct {
 	Topic  string
 	Status string
+	// Before: only events with an id lower than this (0: from the newest).
+	Before int64
 	Limit  int
 }
 

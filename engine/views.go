@@ -278,7 +278,7 @@ func (e *Engine) Events(ctx context.Context, workflow string, f EventFilter) ([]
 	if err != nil {
 		return nil, err
 	}
-	evs, err := e.db.Read().Events(ctx, w.ID, f.Topic, f.Status, pageLimit(f.Limit))
+	evs, err := e.db.Read().Events(ctx, w.ID, f.Topic, f.Status, f.Before, pageLimit(f.Limit))
 	if err != nil {
 		return nil, err
 	}

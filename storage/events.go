@@ -102,11 +102,14 @@ func (q Q) EventByID(ctx context.Context, id int64) (*Event, error) {
 	return e, nil
 }
 
-// Events lists a workflow's events newest first, optionally by topic and
-// status, each with its causes.
-func (q Q) Events(ctx context.Context, workflowID int64, topic, status string, limit int) ([]*Event, error) {
-	query := `SELECT ` + eventCols + ` FROM events WHERE workflow_id = ?`
-	args := []any{workflowID}
+// Events pages a workflow's events newest first (ids below before; 0: from
+// the newest), optionally by topic and status, each with its causes.
+func (q Q) Events(ctx context.Context, workflowID int64, topic, status string, before int64, limit int) ([]*Event, error) {
+	if before <= 0 {
+		before = 1<<62 - 1
+	}
+	query := `SELECT ` + eventCols + ` FROM events WHERE workflow_id = ? AND id < ?`
+	args := []any{workflowID, before}
 	if topic != "" {
 		query += ` AND topic = ?`
 		args = append(args, topic)

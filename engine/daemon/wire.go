@@ -66,6 +66,7 @@ type page struct {
 type eventFilter struct {
 	Topic  string `json:"topic"`
 	Status string `json:"status"`
+	Before int64  `json:"before"`
 	Limit  int    `json:"limit"`
 }
 
