@@ -1,0 +1,217 @@
+package benchmark
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"keep/engine/daemon"
+)
+
+// idleWorkflow is one of the workflows the idle daemon holds: a producer
+// due hourly and a consumer of what it publishes.
+const idleWorkflow = `
+export default Keep.workflow({
+  name: "idle-%d",
+  topics: { "item": {} },
+  producers: {
+    poll: {
+      publishes: ["item"],
+      schedule: { interval: "1h" },
+      handler: async (ctx, state) => ({ polls: (state?.polls ?? 0) + 1 }),
+    },
+  },
+  consumers: {
+    record: Keep.consumer({
+      subscribe: ["item"],
+      async prepare(ctx) {
+        const [ev] = await ctx.peek("item", { limit: 1 });
+        if (!ev) return { reservations: [], data: {} };
+        return { reservations: [{ topic: "item", ids: [ev.messageId] }], data: { line: ev.messageId + "\n" } };
+      },
+      async mutate(ctx, prepared) {
+        await ctx.files.append({ path: "idle.log", content: prepared.data.line });
+      },
+      async next() {},
+    }),
+  },
+});
+`
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's utime and stime:
+// 100 on every Linux architecture keep builds for.
+const clockTicks = 100
+
+// idle deploys o.IdleWorkflows workflows, runs each producer once (so the
+// next run of each is an hour away), then starts the keep binary as a
+// daemon on that database and samples its CPU time (user + system, all
+// threads) over o.IdleWindow after a second to settle.
+func idle(ctx context.Context, o Options, r *Results) error {
+	if o.DaemonBinary == "" {
+		o.Logf("idle daemon: skipped (no keep binary given)")
+		return nil
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		o.Logf("idle daemon: skipped (no /proc on this system)")
+		return nil
+	}
+	k, err := newEngine(ctx, o.Dir)
+	if err != nil {
+		return err
+	}
+	for i := range o.IdleWorkflows {
+		if err := k.deploy(ctx, fmt.Sprintf("idle-%d", i), fmt.Sprintf(idleWorkflow, i)); err != nil {
+			k.close()
+			return err
+		}
+	}
+	if err := k.e.Drain(ctx); err != nil {
+		k.close()
+		return err
+	}
+	if err := k.close(); err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(o.Dir, "config.toml")
+	cfgText := fmt.Sprintf("[policy]\ndefault_mutation_mode = %q\n\n[connectors.files]\nroots = [%q]\n", "allow", k.root)
+	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
+		return err
+	}
+
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(dctx, o.DaemonBinary, "--db", k.path, "--config", cfgPath, "--daemon")
+	cmd.Env = isolatedEnv(o.Dir)
+	cmd.Dir = o.Dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			cmd.Process.Kill()
+			<-exited
+		}
+	}()
+	sock := daemon.SocketPath(k.path)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			stopped = true
+			return fmt.Errorf("the daemon exited early: %v: %s", err, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no daemon socket after 30s: %s", out.String())
+		}
+	}
+	time.Sleep(time.Second)
+	pid := cmd.Process.Pid
+	t0, err := cpuTicks(pid)
+	if err != nil {
+		return err
+	}
+	w0 := time.Now()
+	select {
+	case <-time.After(o.IdleWindow):
+	case err := <-exited:
+		stopped = true
+		return fmt.Errorf("the daemon exited while idle: %v: %s", err, out.String())
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	t1, err := cpuTicks(pid)
+	if err != nil {
+		return err
+	}
+	window := time.Since(w0)
+	hwm, _ := peakRSSKiB(pid)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case err := <-exited:
+		stopped = true
+		if err != nil {
+			return fmt.Errorf("the daemon's exit after SIGTERM: %v: %s", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		return errors.New("the daemon did not exit within 60s of SIGTERM")
+	}
+	cpu := float64(t1-t0) / clockTicks
+	r.IdleCPUPercent = cpu / window.Seconds() * 100
+	r.DaemonRSSMB = float64(hwm) / 1024
+	o.Logf("idle daemon: %d workflows, %.2f s of CPU over %s: %.3f%%; peak RSS %.1f MB",
+		o.IdleWorkflows, cpu, window.Round(time.Millisecond), r.IdleCPUPercent, r.DaemonRSSMB)
+	return nil
+}
+
+// cpuTicks is a process's utime + stime (fields 14 and 15 of
+// /proc/PID/stat, counted after the parenthesised command name).
+func cpuTicks(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return utime + stime, nil
+}
+
+// peakRSSKiB is a process's VmHWM.
+func peakRSSKiB(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		}
+	}
+	return 0, errors.New("no VmHWM")
+}
+
+// isolatedEnv is this process's environment without anything that would
+// point keep at the user's own files.
+func isolatedEnv(dir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "KEEP_DB", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "HOME":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "xdg-config"),
+		"XDG_DATA_HOME="+filepath.Join(dir, "xdg-data"))
+}
