@@ -7,6 +7,7 @@
 package main
 
 import (
+	"keep/engine/benchmark"
 	"keep/workflows"
 	"os/exec"
 
@@ -191,6 +192,8 @@ func init() {
 			minArgs: 1, maxArgs: 1, run: cmdStatus, flags: withJSON(nil)},
 		{name: "run-now", args: "WORKFLOW", summary: "queue every producer of a workflow now",
 			minArgs: 1, maxArgs: 1, run: cmdRunNow},
+		{name: "bench", args: "[--json]", summary: "measure speed, cost and scale on a temporary database",
+			run: cmdBench, flags: withJSON(nil)},
 		{name: "drain", args: "[--timeout D]", summary: "run the engine until nothing is due now, then exit",
 			run: cmdDrain, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
@@ -1293,6 +1296,26 @@ func cmdGrant(ctx context.Context, c *cli, o *opts) error {
 		done += fmt.Sprintf(", at most %d a day", o.limit)
 	}
 	return action(ctx, c, func(api engine.API) error { return api.Grant(ctx, wf, g) }, done)
+}
+
+// cmdBench runs the measurements of engine/benchmark on temporary
+// databases (never the user's) and prints one table or one JSON object.
+func cmdBench(ctx context.Context, c *cli, o *opts) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	res, err := benchmark.Run(ctx, benchmark.Options{DaemonBinary: exe, Logf: func(format string, args ...any) {
+		fmt.Fprintf(c.stderr, format+"\n", args...)
+	}})
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(res)
+	}
+	res.Table(c.stdout)
+	return nil
 }
 
 // cmdDrain runs the in-process engine until nothing is due now. A daemon
