@@ -137,12 +137,8 @@ func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attentio
 	return v, nil
 }
 
-// Workflows implements API.
-func (e *Engine) Workflows(ctx context.Context) ([]WorkflowView, error) {
-	wfs, err := e.db.Read().Workflows(ctx)
-	if err != nil {
-		return nil, err
-	}
+// attentionCounts counts what waits for the user, per workflow name.
+func (e *Engine) attentionCounts(ctx context.Context) (map[string]int, error) {
 	att, err := e.Attention(ctx)
 	if err != nil {
 		return nil, err
@@ -150,6 +146,19 @@ func (e *Engine) Workflows(ctx context.Context) ([]WorkflowView, error) {
 	counts := map[string]int{}
 	for _, a := range att {
 		counts[a.Workflow]++
+	}
+	return counts, nil
+}
+
+// Workflows implements API.
+func (e *Engine) Workflows(ctx context.Context) ([]WorkflowView, error) {
+	wfs, err := e.db.Read().Workflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := e.attentionCounts(ctx)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]WorkflowView, 0, len(wfs))
 	for _, w := range wfs {
@@ -168,13 +177,9 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 	if err != nil {
 		return nil, err
 	}
-	att, err := e.Attention(ctx)
+	counts, err := e.attentionCounts(ctx)
 	if err != nil {
 		return nil, err
-	}
-	counts := map[string]int{}
-	for _, a := range att {
-		counts[a.Workflow]++
 	}
 	v, err := e.workflowView(ctx, w, counts)
 	if err != nil {

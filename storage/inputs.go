@@ -60,6 +60,10 @@ func (q Q) Inputs(ctx context.Context, workflowID int64, before int64, limit int
 	}
 	query += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
+	return q.inputs(ctx, query, args...)
+}
+
+func (q Q) inputs(ctx context.Context, query string, args ...any) ([]*Input, error) {
 	rows, err := q.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -17,22 +17,9 @@ func (q Q) PendingInputCount(ctx context.Context, workflowID int64) (int, error)
 // StaleInputs lists inputs (of any workflow) with an unreserved event still
 // pending since before a time, oldest first, skipped inputs excluded.
 func (q Q) StaleInputs(ctx context.Context, before time.Time, limit int) ([]*Input, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+prefixed("i", inputCols)+` FROM inputs i WHERE i.skipped_at IS NULL AND i.id IN (
+	return q.inputs(ctx, `SELECT `+prefixed("i", inputCols)+` FROM inputs i WHERE i.skipped_at IS NULL AND i.id IN (
 		SELECT c.input_id FROM events e JOIN event_causes c ON c.event_id = e.id
 		WHERE e.status = 'pending' AND e.reserved_by IS NULL AND e.created_at < ?) ORDER BY i.id LIMIT ?`, ms(before), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Input
-	for rows.Next() {
-		in, err := scanInput(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, in)
-	}
-	return out, rows.Err()
 }
 
 // InputTitles returns the titles of the inputs that caused the events a run
