@@ -1,0 +1,161 @@
+package clitest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"keep/engine"
+)
+
+// attentionOf returns the attention items of one kind.
+func attentionOf(e *env, kind string) []engine.AttentionItem {
+	e.t.Helper()
+	var out []engine.AttentionItem
+	for _, it := range jsonOf[[]engine.AttentionItem](e, "attention") {
+		if it.Kind == kind {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// TestAnswersThroughTheCLI exercises every answer a person gives with the
+// real binary, with its exit codes (DESIGN.md §5).
+func TestAnswersThroughTheCLI(t *testing.T) {
+	t.Parallel()
+
+	t.Run("reject skips the mutation and its events", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "ask")
+		e.deployLines()
+		e.ok("drain")
+		a := attentionOf(e, engine.AttentionApproval)
+		e.ok("reject", a[0].ID)
+		e.expect(3, "reject", a[0].ID)
+		e.ok("drain")
+		var skipped int
+		for _, ev := range jsonOf[[]engine.EventView](e, "events", "lines") {
+			if ev.Status == "skipped" {
+				skipped++
+			}
+		}
+		if skipped != 1 {
+			t.Fatalf("%d skipped events, want the rejected one", skipped)
+		}
+	})
+
+	t.Run("approve --always allows the capability from then on", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "ask")
+		e.deployLines()
+		e.ok("drain")
+		a := attentionOf(e, engine.AttentionApproval)
+		e.ok("approve", a[0].ID, "--always")
+		e.ok("drain")
+		if got := e.read("out.txt"); got != "a.txt\nb.txt\n" && got != "b.txt\na.txt\n" {
+			t.Fatalf("out.txt = %q, want both lines without a second approval", got)
+		}
+		grants := jsonOf[[]engine.GrantView](e, "grants", "lines")
+		if len(grants) != 1 || grants[0].Mode != "allow" {
+			t.Fatalf("grants = %+v", grants)
+		}
+	})
+
+	t.Run("skip marks a pending event skipped; skipping it again is refused", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "ask")
+		e.deployLines()
+		e.ok("drain")
+		var pending string
+		for _, ev := range jsonOf[[]engine.EventView](e, "events", "lines") {
+			if ev.Status == "pending" && ev.ReservedBy == "" {
+				pending = ev.ID
+			}
+		}
+		if pending == "" {
+			t.Fatal("no pending, unreserved event")
+		}
+		e.ok("skip", pending)
+		e.expect(3, "skip", pending)
+		e.expect(1, "skip", "999999")
+	})
+
+	t.Run("skip-input abandons the waiting work of an input", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "ask")
+		e.deployLines()
+		e.ok("drain")
+		a := attentionOf(e, engine.AttentionApproval)
+		inputs := jsonOf[[]engine.InputView](e, "inputs", "lines")
+		var waiting string
+		for _, in := range inputs {
+			if in.Status == engine.InputNeedsAttention {
+				waiting = in.InputID
+			}
+		}
+		e.ok("skip-input", waiting)
+		e.expect(3, "skip-input", waiting)
+		for _, in := range jsonOf[[]engine.InputView](e, "inputs", "lines") {
+			if in.InputID == waiting && in.Status != engine.InputSkipped {
+				t.Fatalf("input %s is %s, want skipped", waiting, in.Status)
+			}
+		}
+		for _, it := range attentionOf(e, engine.AttentionApproval) {
+			if it.ID == a[0].ID {
+				t.Fatal("the skipped input's approval still waits")
+			}
+		}
+		if e.read("out.txt") != "" {
+			t.Fatal("the skipped input's mutation ran")
+		}
+	})
+
+	t.Run("resolve answers an uncertain mutation once; a bad answer is refused", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(502) }))
+		defer srv.Close()
+		e := newEnv(t, "allow")
+		wf := e.file(e.dir, "post.js", strings.Replace(`export default Keep.workflow({ name: "post", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    const inputId = ctx.registerInput({ source: "http", type: "resource", id: "1", title: "Item 1" });
+    await ctx.publish("t", { messageId: "1", inputId, payload: {} });
+  } } },
+  consumers: { c: Keep.consumer({ subscribe: ["t"],
+    async prepare(ctx) { const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {}, ui: { title: "Post item 1" } } : { reservations: [], data: {} }; },
+    async mutate(ctx) { await ctx.http.request({ method: "POST", url: URL }); },
+    async next() {} }) } });`, "URL", `"`+srv.URL+`"`, 1))
+		e.ok("deploy", wf)
+		e.ok("drain")
+		rs := attentionOf(e, engine.AttentionReconciliation)
+		if len(rs) != 1 || rs[0].Title != "Post item 1" || rs[0].Connector != "http" {
+			t.Fatalf("reconciliation items = %+v", rs)
+		}
+		e.expect(2, "resolve", rs[0].ID, "maybe")
+		e.ok("resolve", rs[0].ID, "happened")
+		e.expect(3, "resolve", rs[0].ID, "happened")
+		e.ok("drain")
+		ms := jsonOf[[]engine.MutationView](e, "mutations", "post")
+		if len(ms) != 1 || ms[0].Status != "applied" || ms[0].ResolvedBy != "user" {
+			t.Fatalf("mutations = %+v", ms)
+		}
+	})
+
+	t.Run("retry answers a blocked workflow and is refused when nothing is blocked", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "allow")
+		wf := e.file(e.dir, "bad.js", `export default Keep.workflow({ name: "bad", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async () => { throw new Error("always"); } } },
+  consumers: {} });`)
+		e.ok("deploy", wf)
+		e.ok("drain")
+		if f := attentionOf(e, engine.AttentionFailedRun); len(f) != 1 {
+			t.Fatalf("failed runs = %+v", f)
+		}
+		e.ok("retry", "bad")
+		e.expect(3, "retry", "bad")
+		e.ok("drain") // fails again, blocked again
+		e.ok("retry", "bad")
+	})
+}
