@@ -38,6 +38,8 @@ type DB struct {
 	path   string
 	w      *sql.DB
 	r      *sql.DB
+	wstmts *stmtCache // the writer's statements, bound into each Tx
+	rstmts *stmtCache // the read pool's statements
 	lock   *fileLock
 	logger *slog.Logger
 }
@@ -101,6 +103,7 @@ func (db *DB) open(ctx context.Context) error {
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
 	db.w = w
+	db.wstmts = newStmtCache(w)
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fmt.Errorf("storage: open %s: %w", db.path, err)
@@ -113,7 +116,11 @@ func (db *DB) open(ctx context.Context) error {
 		return fmt.Errorf("storage: open %s: %w", db.path, err)
 	}
 	r.SetMaxOpenConns(4)
+	// Keep every reader open: a closed connection takes the statements
+	// prepared on it along, and they would be prepared again.
+	r.SetMaxIdleConns(4)
 	db.r = r
+	db.rstmts = newStmtCache(r)
 	return nil
 }
 
@@ -123,6 +130,12 @@ func (db *DB) Path() string { return db.path }
 // Close closes both pools and releases the lock.
 func (db *DB) Close() error {
 	var errs []error
+	if db.rstmts != nil {
+		errs = append(errs, db.rstmts.close())
+	}
+	if db.wstmts != nil {
+		errs = append(errs, db.wstmts.close())
+	}
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
 	}
@@ -143,6 +156,8 @@ type queryer interface {
 }
 
 // Q runs typed reads, either on the read pool or inside a transaction.
+// Both run their queries as statements prepared once and reused
+// (stmts.go).
 type Q struct{ q queryer }
 
 // Tx is one write transaction. Every typed write lives on Tx, so the engine
@@ -151,10 +166,11 @@ type Q struct{ q queryer }
 type Tx struct {
 	Q
 	tx *sql.Tx
+	tq txQueryer
 }
 
 // Read returns the reader for queries outside a transaction.
-func (db *DB) Read() Q { return Q{q: db.r} }
+func (db *DB) Read() Q { return Q{q: db.rstmts} }
 
 // Write runs fn in one immediate transaction on the writer connection and
 // commits it if fn returns nil.
@@ -163,7 +179,11 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("storage: begin: %w", err)
 	}
-	tx := &Tx{Q: Q{q: sqlTx}, tx: sqlTx}
+	tx := &Tx{tx: sqlTx, tq: txQueryer{tx: sqlTx, c: db.wstmts}}
+	tx.Q = Q{q: &tx.tq}
+	// Once the transaction has released the connection, prepare the
+	// statements it had to run unprepared.
+	defer tx.tq.learn(ctx)
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
 		return err
@@ -178,7 +198,7 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 // in other files of this package and for tests; other packages use the
 // typed methods.
 func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.tx.ExecContext(ctx, query, args...)
+	return tx.tq.ExecContext(ctx, query, args...)
 }
 
 func notFound(err error) error {

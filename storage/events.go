@@ -71,9 +71,10 @@ func (tx *Tx) PublishEvent(ctx context.Context, workflowID int64, topic, message
 
 // Peek returns a topic's pending, unreserved events, oldest first. The
 // partial index events_open makes this cost the page, not the history.
+// (LIMIT +? keeps the prepared statement reusable: stmts.go.)
 func (q Q) Peek(ctx context.Context, workflowID int64, topic string, limit int) ([]*Event, error) {
 	return q.events(ctx, `SELECT `+eventCols+` FROM events INDEXED BY events_open
-		WHERE workflow_id = ? AND topic = ? AND status = 'pending' AND reserved_by IS NULL ORDER BY id LIMIT ?`,
+		WHERE workflow_id = ? AND topic = ? AND status = 'pending' AND reserved_by IS NULL ORDER BY id LIMIT +?`,
 		workflowID, topic, limit)
 }
 
@@ -118,7 +119,7 @@ func (q Q) Events(ctx context.Context, workflowID int64, topic, status string, b
 		query += ` AND status = ?`
 		args = append(args, status)
 	}
-	query += ` ORDER BY id DESC LIMIT ?`
+	query += ` ORDER BY id DESC LIMIT +?`
 	args = append(args, limit)
 	evs, err := q.events(ctx, query, args...)
 	if err != nil {

@@ -58,7 +58,7 @@ func (q Q) Inputs(ctx context.Context, workflowID int64, before int64, limit int
 		query += ` AND title LIKE ?`
 		args = append(args, "%"+filter+"%")
 	}
-	query += ` ORDER BY id DESC LIMIT ?`
+	query += ` ORDER BY id DESC LIMIT +?`
 	args = append(args, limit)
 	return q.inputs(ctx, query, args...)
 }

@@ -19,7 +19,7 @@ func (q Q) PendingInputCount(ctx context.Context, workflowID int64) (int, error)
 func (q Q) StaleInputs(ctx context.Context, before time.Time, limit int) ([]*Input, error) {
 	return q.inputs(ctx, `SELECT `+prefixed("i", inputCols)+` FROM inputs i WHERE i.skipped_at IS NULL AND i.id IN (
 		SELECT c.input_id FROM events e JOIN event_causes c ON c.event_id = e.id
-		WHERE e.status = 'pending' AND e.reserved_by IS NULL AND e.created_at < ?) ORDER BY i.id LIMIT ?`, ms(before), limit)
+		WHERE e.status = 'pending' AND e.reserved_by IS NULL AND e.created_at < ?) ORDER BY i.id LIMIT +?`, ms(before), limit)
 }
 
 // InputTitles returns the titles of the inputs that caused the events a run

@@ -82,10 +82,10 @@ func (q Q) Runs(ctx context.Context, workflowID int64, before int64, limit int, 
 		before = 1<<62 - 1
 	}
 	if handler != "" {
-		return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND id < ? AND handler LIKE ? ORDER BY id DESC LIMIT ?`,
+		return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND id < ? AND handler LIKE ? ORDER BY id DESC LIMIT +?`,
 			workflowID, before, "%"+handler+"%", limit)
 	}
-	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, workflowID, before, limit)
+	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND id < ? ORDER BY id DESC LIMIT +?`, workflowID, before, limit)
 }
 
 // LastRun returns a workflow's newest run, or ErrNotFound.

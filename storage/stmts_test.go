@@ -1,0 +1,192 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestStatementCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	open := func(t *testing.T) *DB {
+		t.Helper()
+		db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	const insertWorkflow = `INSERT INTO workflows(name, created_at, updated_at) VALUES (?, ?, ?)`
+
+	t.Run("a write's statements are prepared once it ends and reused by the next writes", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		if db.wstmts.lookup(insertWorkflow) != nil {
+			t.Fatal("cached before any write")
+		}
+		for i := 0; i < 3; i++ {
+			if err := db.Write(ctx, func(tx *Tx) error {
+				for j := 0; j < 3; j++ {
+					if _, err := tx.CreateWorkflow(ctx, fmt.Sprintf("w%d-%d", i, j), now); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if db.wstmts.lookup(insertWorkflow) == nil {
+				t.Fatalf("write %d: the statement was not learnt", i)
+			}
+		}
+		wfs, err := db.Read().Workflows(ctx)
+		if err != nil || len(wfs) != 9 {
+			t.Fatalf("workflows: %d, %v; want 9", len(wfs), err)
+		}
+		if n := db.wstmts.n.Load(); n != 1 {
+			t.Errorf("writer cache holds %d statements, want 1", n)
+		}
+	})
+
+	t.Run("a failing statement keeps its error and is not learnt", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		const bad = `INSERT INTO no_such_table(x) VALUES (?)`
+		for i := 0; i < 2; i++ {
+			err := db.Write(ctx, func(tx *Tx) error {
+				_, err := tx.exec(ctx, bad, 1)
+				return err
+			})
+			if err == nil {
+				t.Fatal("insert into a missing table succeeded")
+			}
+		}
+		if db.wstmts.lookup(bad) != nil {
+			t.Error("a failing statement was cached")
+		}
+		_, err := db.Read().q.QueryContext(ctx, `SELECT x FROM no_such_table`)
+		if err == nil {
+			t.Error("read of a missing table succeeded")
+		}
+	})
+
+	t.Run("the cache is bounded; past the bound queries run unprepared", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		for i := 0; i < maxCachedStmts+20; i++ {
+			var n int
+			if err := db.Read().q.QueryRowContext(ctx, `SELECT `+strconv.Itoa(i)).Scan(&n); err != nil || n != i {
+				t.Fatalf("select %d: %d, %v", i, n, err)
+			}
+		}
+		if n := db.rstmts.n.Load(); n != maxCachedStmts {
+			t.Errorf("read cache holds %d statements, want %d", n, maxCachedStmts)
+		}
+		if err := db.Write(ctx, func(tx *Tx) error {
+			for i := 0; i < maxCachedStmts+20; i++ {
+				var n int
+				if err := tx.q.QueryRowContext(ctx, `SELECT `+strconv.Itoa(i)).Scan(&n); err != nil || n != i {
+					return fmt.Errorf("select %d: %d, %v", i, n, err)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n := db.wstmts.n.Load(); n != maxCachedStmts {
+			t.Errorf("writer cache holds %d statements, want %d", n, maxCachedStmts)
+		}
+	})
+
+	t.Run("a cancelled context fails the statement, not the rest of the transaction", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		if err := db.Write(ctx, func(tx *Tx) error { _, err := tx.CreateWorkflow(ctx, "a", now); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Write(ctx, func(tx *Tx) error {
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			if _, err := tx.CreateWorkflow(cctx, "b", now); !errors.Is(err, context.Canceled) {
+				return fmt.Errorf("create with a cancelled context: %v", err)
+			}
+			_, err := tx.CreateWorkflow(ctx, "c", now)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("concurrent readers and a writer share the cached statements", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		var wf int64
+		if err := db.Write(ctx, func(tx *Tx) (err error) {
+			if wf, err = tx.CreateWorkflow(ctx, "w", now); err != nil {
+				return err
+			}
+			return tx.EnsureTopic(ctx, wf, "t")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				if err := db.Write(ctx, func(tx *Tx) error {
+					_, err := tx.PublishEvent(ctx, wf, "t", strconv.Itoa(i), json.RawMessage(`{}`), 0, nil, now)
+					return err
+				}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+		for r := 0; r < 6; r++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 50; i++ {
+					if _, err := db.Read().Peek(ctx, wf, "t", 10); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		evs, err := db.Read().Peek(ctx, wf, "t", 100)
+		if err != nil || len(evs) != 50 {
+			t.Fatalf("peek: %d, %v; want 50", len(evs), err)
+		}
+	})
+
+	t.Run("reads after Close fail as before", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		if _, err := db.Read().Workflows(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Read().Workflows(ctx); err == nil || err.Error() != "sql: database is closed" {
+			t.Errorf("read after close: %v, want sql: database is closed", err)
+		}
+	})
+}
