@@ -181,14 +181,17 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	tx := &Tx{tx: sqlTx, tq: txQueryer{tx: sqlTx, c: db.wstmts}}
 	tx.Q = Q{q: &tx.tq}
-	// Once the transaction has released the connection, prepare the
-	// statements it had to run unprepared.
-	defer tx.tq.learn(ctx)
+	// Once the transaction has released the connection, tx.tq.learn
+	// prepares the statements it had to run unprepared. (Not deferred: if
+	// fn panics, the connection stays taken and preparing would wait.)
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
+		tx.tq.learn(ctx)
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	err = sqlTx.Commit()
+	tx.tq.learn(ctx)
+	if err != nil {
 		return fmt.Errorf("storage: commit: %w", err)
 	}
 	return nil
