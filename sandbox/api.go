@@ -102,7 +102,9 @@ type Script struct {
 	Capabilities []string
 
 	program  *goja.Program
+	bare     *goja.Program                    // program without esbuild's export helpers; nil: use program
 	methods  map[string]map[string]MethodKind // connector → method → kind
+	facade   []facadeConn                     // the connectors of ctx, precomputed
 	handlers map[string]handlerDecl           // producer or consumer name
 }
 

@@ -42,37 +42,60 @@ func kindRule(kind MethodKind, phase Phase) rule {
 
 type hostFunc = func(call goja.FunctionCall) goja.Value
 
+// facadeMethod is one ctx.<connector>.<method>, computed once per script.
+type facadeMethod struct {
+	conn, method string
+	op           string // "ctx.conn.method"
+	kind         MethodKind
+}
+
+// facadeConn is one ctx.<connector> object, its methods sorted by name.
+type facadeConn struct {
+	name    string
+	methods []facadeMethod
+}
+
+// facadeTable lists the connectors of the facade, sorted by name; a
+// connector may not shadow a ctx operation.
+func facadeTable(methods map[string]map[string]MethodKind) []facadeConn {
+	conns := make([]facadeConn, 0, len(methods))
+	for c, ms := range methods {
+		if builtinOps[c] {
+			continue
+		}
+		fc := facadeConn{name: c}
+		for m, kind := range ms {
+			fc.methods = append(fc.methods, facadeMethod{conn: c, method: m, op: "ctx." + c + "." + m, kind: kind})
+		}
+		sort.Slice(fc.methods, func(i, j int) bool { return fc.methods[i].method < fc.methods[j].method })
+		conns = append(conns, fc)
+	}
+	sort.Slice(conns, func(i, j int) bool { return conns[i].name < conns[j].name })
+	return conns
+}
+
 // newCtx builds the phase's ctx. Every operation and every connector method
 // is present in every phase; those the phase does not allow end the run when
 // called, so the message can name the operation and the phase.
 func (r *run) newCtx() *goja.Object {
 	ctx := r.vm.NewObject()
-	set := func(obj *goja.Object, name, op string, ru rule, f hostFunc) {
-		_ = obj.Set(name, r.guarded(op, ru, f))
-	}
-	set(ctx, "registerInput", "ctx.registerInput", ruleRegisterInput, r.registerInput)
-	set(ctx, "publish", "ctx.publish", rulePublish, r.publish)
-	set(ctx, "peek", "ctx.peek", ruleTopicRead, r.peek)
-	set(ctx, "getByIds", "ctx.getByIds", ruleTopicRead, r.getByIDs)
-
-	conns := make([]string, 0, len(r.s.methods))
-	for c := range r.s.methods {
-		conns = append(conns, c)
-	}
-	sort.Strings(conns)
-	for _, c := range conns {
-		if builtinOps[c] {
-			continue // a connector may not shadow a ctx operation
-		}
+	_ = ctx.Set("registerInput", r.guarded("ctx.registerInput", ruleRegisterInput, r.registerInput))
+	_ = ctx.Set("publish", r.guarded("ctx.publish", rulePublish, r.publish))
+	_ = ctx.Set("peek", r.guarded("ctx.peek", ruleTopicRead, r.peek))
+	_ = ctx.Set("getByIds", r.guarded("ctx.getByIds", ruleTopicRead, r.getByIDs))
+	for i := range r.s.facade {
+		c := &r.s.facade[i]
 		obj := r.vm.NewObject()
-		for m, kind := range r.s.methods[c] {
-			op := "ctx." + c + "." + m
-			set(obj, m, op, kindRule(kind, r.inv.Phase), r.connectorCall(c, m, kind))
+		for j := range c.methods {
+			_ = obj.Set(c.methods[j].method, r.connectorCall(&c.methods[j]))
 		}
-		_ = ctx.Set(c, obj)
+		_ = ctx.Set(c.name, obj)
 	}
 	return ctx
 }
+
+// allowed reports whether the phase may use an operation under ru.
+func (r *run) allowed(ru rule) bool { return slices.Contains(ru.phases, r.inv.Phase) }
 
 // guarded wraps a host function with the checks every one of them needs.
 func (r *run) guarded(op string, ru rule, f hostFunc) hostFunc {
@@ -80,7 +103,7 @@ func (r *run) guarded(op string, ru rule, f hostFunc) hostFunc {
 		if r.sup.halted() {
 			return goja.Undefined()
 		}
-		if !slices.Contains(ru.phases, r.inv.Phase) {
+		if !r.allowed(ru) {
 			r.fail(op, "%s is not allowed in %s (%s)", op, r.inv.Phase, ru.reason)
 			return goja.Undefined()
 		}
@@ -302,44 +325,56 @@ func (r *run) handOver(op string, v any) goja.Value {
 	return val
 }
 
-// connectorCall is ctx.<connector>.<method>(params).
-func (r *run) connectorCall(conn, method string, kind MethodKind) hostFunc {
-	op := "ctx." + conn + "." + method
+// connectorCall is ctx.<connector>.<method>(params), with the checks of
+// guarded.
+func (r *run) connectorCall(m *facadeMethod) hostFunc {
 	return func(call goja.FunctionCall) goja.Value {
-		params := map[string]any{}
-		switch p := call.Argument(0); {
-		case goja.IsUndefined(p):
-		case isObject(p) && !isArray(p) && !isFunction(p):
-			raw, err := r.toJSON(p, "the params of "+op, 0)
-			if err != nil {
-				r.failWith(op, err)
-				return goja.Undefined()
-			}
-			if err := json.Unmarshal(raw, &params); err != nil {
-				r.fail(op, "%s: params are not a JSON object: %v", op, err)
-				return goja.Undefined()
-			}
-		default:
-			r.fail(op, "%s takes one object of parameters", op)
-			return goja.Undefined()
-		}
-		if kind == KindMutate {
-			// Terminal (06b): record the call, stop the script; the host
-			// performs it. Nothing after this line of the script runs.
-			r.mutation = &MutationCall{Connector: conn, Method: method, Params: params}
-			r.sup.stop(errTerminal)
-			return goja.Undefined()
-		}
-		res, err := r.inv.Host.Read(r.hctx, conn, method, params)
-		if err != nil {
-			r.hostFail(op, err)
-			return goja.Undefined()
-		}
 		if r.sup.halted() {
 			return goja.Undefined()
 		}
-		return r.handOver(op, res)
+		if ru := kindRule(m.kind, r.inv.Phase); !r.allowed(ru) {
+			r.fail(m.op, "%s is not allowed in %s (%s)", m.op, r.inv.Phase, ru.reason)
+			return goja.Undefined()
+		}
+		return r.callConnector(m, call)
 	}
+}
+
+func (r *run) callConnector(m *facadeMethod, call goja.FunctionCall) goja.Value {
+	conn, method, kind, op := m.conn, m.method, m.kind, m.op
+	params := map[string]any{}
+	switch p := call.Argument(0); {
+	case goja.IsUndefined(p):
+	case isObject(p) && !isArray(p) && !isFunction(p):
+		raw, err := r.toJSON(p, "the params of "+op, 0)
+		if err != nil {
+			r.failWith(op, err)
+			return goja.Undefined()
+		}
+		if err := json.Unmarshal(raw, &params); err != nil {
+			r.fail(op, "%s: params are not a JSON object: %v", op, err)
+			return goja.Undefined()
+		}
+	default:
+		r.fail(op, "%s takes one object of parameters", op)
+		return goja.Undefined()
+	}
+	if kind == KindMutate {
+		// Terminal (06b): record the call, stop the script; the host
+		// performs it. Nothing after this line of the script runs.
+		r.mutation = &MutationCall{Connector: conn, Method: method, Params: params}
+		r.sup.stop(errTerminal)
+		return goja.Undefined()
+	}
+	res, err := r.inv.Host.Read(r.hctx, conn, method, params)
+	if err != nil {
+		r.hostFail(op, err)
+		return goja.Undefined()
+	}
+	if r.sup.halted() {
+		return goja.Undefined()
+	}
+	return r.handOver(op, res)
 }
 
 // failWith ends the run with an error from a value check (toJSON).

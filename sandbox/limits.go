@@ -69,70 +69,140 @@ func (s *supervisor) close() {
 }
 
 // watch starts the wall-time timer, the cancellation hook (when ctx is not
-// nil) and the heap watchdog. The returned function stops all three and
-// waits for the watchdog to exit.
-func (s *supervisor) watch(ctx context.Context, wall time.Duration, maxHeap uint64) func() {
-	var stops []func()
-	if wall > 0 {
+// nil) and the heap watchdog. The returned function stops all three; once it
+// has returned, none of them stops the runtime any more. The returned
+// context (when ctx is not nil) is ctx with the wall-time deadline, for host
+// calls; the stop function cancels it.
+func (s *supervisor) watch(ctx context.Context, wall time.Duration, maxHeap uint64) (func(), context.Context) {
+	var stop func()
+	var wctx context.Context
+	switch {
+	case ctx != nil && wall > 0:
+		// One timer for both: the deadline is a cancellation of wctx that
+		// ctx did not cause.
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, wall)
+		after := context.AfterFunc(wctx, func() {
+			if err := ctx.Err(); err != nil {
+				s.stop(&Error{Kind: ErrCancelled, Message: "cancelled: " + context.Cause(ctx).Error(), cause: err})
+				return
+			}
+			s.stop(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("ran past the wall time of %s", wall), cause: context.DeadlineExceeded})
+		})
+		stop = func() { after(); cancel() }
+	case ctx != nil:
+		wctx = ctx
+		after := context.AfterFunc(ctx, func() {
+			s.stop(&Error{Kind: ErrCancelled, Message: "cancelled: " + context.Cause(ctx).Error(), cause: ctx.Err()})
+		})
+		stop = func() { after() }
+	case wall > 0:
 		t := time.AfterFunc(wall, func() {
 			s.stop(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("ran past the wall time of %s", wall), cause: context.DeadlineExceeded})
 		})
-		stops = append(stops, func() { t.Stop() })
+		stop = func() { t.Stop() }
 	}
-	if ctx != nil {
-		stopCtx := context.AfterFunc(ctx, func() {
-			s.stop(&Error{Kind: ErrCancelled, Message: "cancelled: " + context.Cause(ctx).Error(), cause: ctx.Err()})
-		})
-		stops = append(stops, func() { stopCtx() })
-	}
+	var hw *heapWatch
 	if maxHeap > 0 {
-		done := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.watchHeap(done, maxHeap)
-		}()
-		stops = append(stops, func() { close(done); wg.Wait() })
+		hw = heapWatchdog.add(s, maxHeap)
 	}
 	return func() {
-		for _, f := range stops {
-			f()
+		if stop != nil {
+			stop()
 		}
+		if hw != nil {
+			heapWatchdog.remove(hw)
+		}
+	}, wctx
+}
+
+// heapWatch is one runtime under the heap watchdog: it is interrupted once
+// the Go heap has grown by more than max since base was read. The heap is
+// the process's, so concurrent runs count against each other; the limit is a
+// backstop against runaway growth, not an accounting of one script.
+type heapWatch struct {
+	sup  *supervisor
+	base uint64
+	max  uint64
+}
+
+// heapSampler is the one heap watchdog of the process: a goroutine that reads
+// the heap every heapSampleEvery while at least one runtime is watched, and
+// interrupts each runtime past its own limit. It exits when nothing is
+// watched, so an idle process does no sampling.
+type heapSampler struct {
+	mu      sync.Mutex
+	watches map[*heapWatch]struct{}
+	running bool
+}
+
+var heapWatchdog = &heapSampler{watches: map[*heapWatch]struct{}{}}
+
+func readHeap(sample []metrics.Sample) uint64 {
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
+}
+
+func (h *heapSampler) add(sup *supervisor, max uint64) *heapWatch {
+	sample := [1]metrics.Sample{{Name: heapMetric}}
+	w := &heapWatch{sup: sup, base: readHeap(sample[:]), max: max}
+	h.mu.Lock()
+	h.watches[w] = struct{}{}
+	if !h.running {
+		h.running = true
+		go h.loop()
+	}
+	h.mu.Unlock()
+	return w
+}
+
+// remove ends a watch; once it returns, the watchdog no longer stops w.sup.
+func (h *heapSampler) remove(w *heapWatch) {
+	h.mu.Lock()
+	delete(h.watches, w)
+	h.mu.Unlock()
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+func (h *heapSampler) loop() {
+	sample := []metrics.Sample{{Name: heapMetric}}
+	tick := time.NewTicker(heapSampleEvery)
+	defer tick.Stop()
+	for range tick.C {
+		now := readHeap(sample)
+		h.mu.Lock()
+		if len(h.watches) == 0 {
+			h.running = false
+			h.mu.Unlock()
+			return
+		}
+		for w := range h.watches {
+			if w.sup.halted() { // stopped, or abandoned stuck in a native call
+				delete(h.watches, w)
+				continue
+			}
+			if now > w.base && now-w.base > w.max {
+				// Under h.mu, so that remove orders after it.
+				w.sup.stop(&Error{Kind: ErrResource, Message: fmt.Sprintf("the heap grew by %d MiB, over the limit of %d MiB", (now-w.base)>>20, w.max>>20)})
+				delete(h.watches, w)
+			}
+		}
+		h.mu.Unlock()
 	}
 }
 
-// watchHeap interrupts the runtime once the Go heap has grown by more than
-// maxHeap since the watch began. The heap is the process's, so concurrent
-// runs count against each other; the limit is a backstop against runaway
-// growth, not an accounting of one script.
-func (s *supervisor) watchHeap(done <-chan struct{}, maxHeap uint64) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return 0
-		}
-		return sample[0].Value.Uint64()
-	}
-	base := read()
-	tick := time.NewTicker(heapSampleEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-			if s.halted() { // stopped, or abandoned stuck in a native call
-				return
-			}
-			if now := read(); now > base && now-base > maxHeap {
-				s.stop(&Error{Kind: ErrResource, Message: fmt.Sprintf("the heap grew by %d MiB, over the limit of %d MiB", (now-base)>>20, maxHeap>>20)})
-				return
-			}
-		}
-	}
+// typedArrays are the typed array constructors, in a fixed order.
+var typedArrays = [...]string{
+	"Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array",
+	"Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array",
 }
+
+// typedArraySizes are their element sizes, in the same order.
+var typedArraySizes = [len(typedArrays)]float64{1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8}
 
 // installGuards wraps the built-ins that allocate in proportion to an
 // argument in one native call, checking the size before they allocate.
@@ -141,79 +211,129 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64) {
 	if maxHeap > 0 && float64(maxHeap) < limit {
 		limit = float64(maxHeap)
 	}
-	g := guard{vm: vm, sup: sup, limit: limit}
-
-	str := vm.Get("String").(*goja.Object).Get("prototype").(*goja.Object)
-	g.method(str, "String.prototype.repeat", "repeat", func(this goja.Value, args []goja.Value) float64 {
-		n := arg(args, 0).ToFloat()
-		if math.IsNaN(n) || math.IsInf(n, 0) || n <= 0 {
-			return 0 // the original throws a RangeError or returns ""
-		}
-		return float64(strLen(this)) * math.Trunc(n)
+	g := &guard{vm: vm, sup: sup, limit: limit}
+	// One OrdinaryHasInstance serves every guarded constructor: it is called
+	// with the constructor (the proxy) as this.
+	g.hasInstance = vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		return vm.ToValue(inherits(call.Argument(0), call.This))
 	})
-	pad := func(this goja.Value, args []goja.Value) float64 { return arg(args, 0).ToFloat() }
-	g.method(str, "String.prototype.padStart", "padStart", pad)
-	g.method(str, "String.prototype.padEnd", "padEnd", pad)
+
+	// String.prototype without materialising the String constructor.
+	str := vm.ToValue("").ToObject(vm).Prototype()
+	g.method(str, "String.prototype.repeat", "repeat", true, repeatSize)
+	g.method(str, "String.prototype.padStart", "padStart", true, padSize)
+	g.method(str, "String.prototype.padEnd", "padEnd", true, padSize)
 
 	arr := vm.Get("Array").(*goja.Object)
 	arrProto := arr.Get("prototype").(*goja.Object)
-	g.method(arrProto, "Array.prototype.join", "join", g.joinSize)
-	g.method(arrProto, "Array.prototype.fill", "fill", func(this goja.Value, _ []goja.Value) float64 {
-		return g.length(this) * valueBytes
-	})
-	g.method(arr, "Array.from", "from", func(_ goja.Value, args []goja.Value) float64 {
-		if o, ok := arg(args, 0).(*goja.Object); ok && isAbsent(o.GetSymbol(goja.SymIterator)) {
-			return g.length(o) * valueBytes
-		}
-		return 0
-	})
-	array := g.constructor("Array", func(args []goja.Value) float64 {
-		if len(args) == 1 {
-			if _, num := args[0].Export().(int64); num || isNumber(args[0]) {
-				return args[0].ToFloat() * valueBytes
-			}
-		}
-		return 0
-	})
+	g.method(arrProto, "Array.prototype.join", "join", false, (*guard).joinSize)
+	g.method(arrProto, "Array.prototype.fill", "fill", false, fillSize)
+	g.method(arr, "Array.from", "from", false, fromSize)
+	array := g.constructor("Array", arraySize)
 	_ = arrProto.DefineDataProperty("constructor", array, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 
-	g.constructor("ArrayBuffer", func(args []goja.Value) float64 { return arg(args, 0).ToFloat() })
-	for name, size := range map[string]float64{
-		"Int8Array": 1, "Uint8Array": 1, "Uint8ClampedArray": 1, "Int16Array": 2, "Uint16Array": 2,
-		"Int32Array": 4, "Uint32Array": 4, "Float32Array": 4, "Float64Array": 8,
-		"BigInt64Array": 8, "BigUint64Array": 8,
-	} {
-		g.constructor(name, func(args []goja.Value) float64 {
-			switch a := arg(args, 0).(type) {
-			case *goja.Object:
-				if _, buf := a.Export().(goja.ArrayBuffer); buf {
-					return 0 // a view on memory that exists already
-				}
-				return g.length(a) * size
-			default:
-				if isNumber(a) {
-					return a.ToFloat() * size
-				}
+	g.constructor("ArrayBuffer", bufferSize)
+	// The typed arrays share one handler (the element size is the target's
+	// BYTES_PER_ELEMENT) and one @@hasInstance, on %TypedArray%, the
+	// prototype of every one of them.
+	ta := &ctorGuard{g: g, size: typedArraySize}
+	traps := &goja.ProxyTrapConfig{Apply: ta.apply, Construct: ta.construct}
+	global := vm.GlobalObject()
+	for i, name := range typedArrays {
+		target, ok := vm.Get(name).(*goja.Object)
+		if !ok {
+			continue
+		}
+		if i == 0 {
+			if parent := target.Prototype(); parent != nil {
+				_ = parent.DefineDataPropertySymbol(goja.SymHasInstance, g.hasInstance, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 			}
-			return 0
-		})
+		}
+		g.typed[i] = target
+		_ = global.DefineDataProperty(name, g.vm.ToValue(vm.NewProxy(target, traps)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
 }
 
-type guard struct {
-	vm    *goja.Runtime
-	sup   *supervisor
-	limit float64
+// The size functions estimate what one call would allocate, in bytes.
+
+func repeatSize(_ *guard, this goja.Value, args []goja.Value) float64 {
+	n := arg(args, 0).ToFloat()
+	if math.IsNaN(n) || math.IsInf(n, 0) || n <= 0 {
+		return 0 // the original throws a RangeError or returns ""
+	}
+	return float64(strLen(this)) * math.Trunc(n)
 }
 
-func (g guard) refuse(what string, size float64) {
+func padSize(_ *guard, _ goja.Value, args []goja.Value) float64 { return arg(args, 0).ToFloat() }
+
+func fillSize(g *guard, this goja.Value, _ []goja.Value) float64 { return g.length(this) * valueBytes }
+
+func fromSize(g *guard, _ goja.Value, args []goja.Value) float64 {
+	if o, ok := arg(args, 0).(*goja.Object); ok && isAbsent(o.GetSymbol(goja.SymIterator)) {
+		return g.length(o) * valueBytes
+	}
+	return 0
+}
+
+func arraySize(_ *guard, _ *goja.Object, args []goja.Value) float64 {
+	if len(args) == 1 {
+		if _, num := args[0].Export().(int64); num || isNumber(args[0]) {
+			return args[0].ToFloat() * valueBytes
+		}
+	}
+	return 0
+}
+
+func bufferSize(_ *guard, _ *goja.Object, args []goja.Value) float64 { return arg(args, 0).ToFloat() }
+
+// typedArraySize takes the element size from the constructor, target.
+func typedArraySize(g *guard, target *goja.Object, args []goja.Value) float64 {
+	i := g.typedArray(target)
+	if i < 0 {
+		return 0
+	}
+	size := typedArraySizes[i]
+	switch a := arg(args, 0).(type) {
+	case *goja.Object:
+		if _, buf := a.Export().(goja.ArrayBuffer); buf {
+			return 0 // a view on memory that exists already
+		}
+		return g.length(a) * size
+	default:
+		if isNumber(a) {
+			return a.ToFloat() * size
+		}
+	}
+	return 0
+}
+
+type guard struct {
+	vm          *goja.Runtime
+	sup         *supervisor
+	limit       float64
+	hasInstance goja.Value
+	typed       [len(typedArrays)]*goja.Object // the original constructors
+}
+
+// typedArray is the index in typedArrays of the original constructor target,
+// -1 if it is none of them.
+func (g *guard) typedArray(target *goja.Object) int {
+	for i, t := range g.typed {
+		if t == target {
+			return i
+		}
+	}
+	return -1
+}
+
+func (g *guard) refuse(what string, size float64) {
 	g.sup.stop(&Error{Kind: ErrResource, Op: what, Message: fmt.Sprintf(
 		"%s would allocate about %.0f MiB, over the limit of %.0f MiB for one call", what, size/(1<<20), g.limit/(1<<20))})
 }
 
 // method replaces obj[name] with a non-enumerable wrapper that checks size
-// before calling the original.
-func (g guard) method(obj *goja.Object, what, name string, size func(this goja.Value, args []goja.Value) float64) {
+// before calling the original. toString converts this to a string first.
+func (g *guard) method(obj *goja.Object, what, name string, toString bool, size func(g *guard, this goja.Value, args []goja.Value) float64) {
 	orig, ok := goja.AssertFunction(obj.Get(name))
 	if !ok {
 		return
@@ -223,10 +343,10 @@ func (g guard) method(obj *goja.Object, what, name string, size func(this goja.V
 			return goja.Undefined()
 		}
 		this := call.This
-		if o, isObj := this.(*goja.Object); isObj && (name == "repeat" || name == "padStart" || name == "padEnd") {
+		if o, isObj := this.(*goja.Object); isObj && toString {
 			this = o.ToString() // convert once, so a toString runs once
 		}
-		if n := size(this, call.Arguments); n > g.limit {
+		if n := size(g, this, call.Arguments); n > g.limit {
 			g.refuse(what, n)
 			return goja.Undefined()
 		}
@@ -239,52 +359,74 @@ func (g guard) method(obj *goja.Object, what, name string, size func(this goja.V
 	_ = obj.DefineDataProperty(name, g.vm.ToValue(wrapped), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }
 
+// ctorGuard is the proxy handler of one guarded constructor.
+type ctorGuard struct {
+	g    *guard
+	name string // "" for the typed arrays: the target tells which
+	size func(g *guard, target *goja.Object, args []goja.Value) float64
+}
+
+// what names the constructor for messages: "Uint8Array()". It reads no
+// property: a script-defined getter must not run here.
+func (c *ctorGuard) what(target *goja.Object) string {
+	if c.name != "" {
+		return c.name + "()"
+	}
+	if i := c.g.typedArray(target); i >= 0 {
+		return typedArrays[i] + "()"
+	}
+	return "a typed array constructor"
+}
+
+func (c *ctorGuard) apply(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {
+	if n := c.size(c.g, target, args); n > c.g.limit && !c.g.sup.halted() {
+		c.g.refuse(c.what(target), n)
+		return goja.Undefined()
+	}
+	f, _ := goja.AssertFunction(target)
+	v, err := f(this, args...)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func (c *ctorGuard) construct(target *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
+	if n := c.size(c.g, target, args); n > c.g.limit && !c.g.sup.halted() {
+		c.g.refuse("new "+c.what(target), n)
+		return c.g.vm.NewObject()
+	}
+	ctor, _ := goja.AssertConstructor(target)
+	o, err := ctor(newTarget, args...)
+	if err != nil {
+		panic(err)
+	}
+	return o
+}
+
 // constructor replaces the global name with a proxy of the constructor that
 // checks size on both call and new; everything else reaches the original.
-func (g guard) constructor(name string, size func(args []goja.Value) float64) goja.Value {
+func (g *guard) constructor(name string, size func(g *guard, target *goja.Object, args []goja.Value) float64) goja.Value {
 	target, ok := g.vm.Get(name).(*goja.Object)
 	if !ok {
 		return nil
 	}
-	what := name + "()"
-	p := g.vm.NewProxy(target, &goja.ProxyTrapConfig{
-		Apply: func(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {
-			if n := size(args); n > g.limit && !g.sup.halted() {
-				g.refuse(what, n)
-				return goja.Undefined()
-			}
-			f, _ := goja.AssertFunction(target)
-			v, err := f(this, args...)
-			if err != nil {
-				panic(err)
-			}
-			return v
-		},
-		Construct: func(target *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
-			if n := size(args); n > g.limit && !g.sup.halted() {
-				g.refuse("new "+what, n)
-				return g.vm.NewObject()
-			}
-			c, _ := goja.AssertConstructor(target)
-			o, err := c(newTarget, args...)
-			if err != nil {
-				panic(err)
-			}
-			return o
-		},
-	})
+	c := &ctorGuard{g: g, name: name, size: size}
+	p := g.vm.NewProxy(target, &goja.ProxyTrapConfig{Apply: c.apply, Construct: c.construct})
 	// goja's proxies do not implement instanceof; answer it for the
 	// original, which the proxy's get reaches.
-	_ = target.DefineDataPropertySymbol(goja.SymHasInstance, g.vm.ToValue(func(call goja.FunctionCall) goja.Value {
-		return g.vm.ToValue(inherits(call.Argument(0), target))
-	}), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = target.DefineDataPropertySymbol(goja.SymHasInstance, g.hasInstance, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	v := g.vm.ToValue(p)
 	_ = g.vm.GlobalObject().DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	return v
 }
 
 // inherits is OrdinaryHasInstance: is ctor.prototype on v's prototype chain?
-func inherits(v goja.Value, ctor *goja.Object) bool {
+func inherits(v, ctorVal goja.Value) bool {
+	ctor, isCtor := ctorVal.(*goja.Object)
+	if !isCtor {
+		return false
+	}
 	o, ok := v.(*goja.Object)
 	proto, isObj := ctor.Get("prototype").(*goja.Object)
 	if !ok || !isObj {
@@ -299,7 +441,7 @@ func inherits(v goja.Value, ctor *goja.Object) bool {
 }
 
 // length is ToLength(o.length) as a float, 0 for non-objects.
-func (g guard) length(v goja.Value) float64 {
+func (g *guard) length(v goja.Value) float64 {
 	o, ok := v.(*goja.Object)
 	if !ok {
 		return 0
@@ -318,7 +460,7 @@ func (g guard) length(v goja.Value) float64 {
 // joinSize estimates a join: the separators plus the string elements.
 // Elements that are objects are not converted here (that would run their
 // toString twice); their size is not counted.
-func (g guard) joinSize(this goja.Value, args []goja.Value) float64 {
+func (g *guard) joinSize(this goja.Value, args []goja.Value) float64 {
 	n := g.length(this)
 	if n <= 1 && n*valueBytes <= g.limit {
 		return 0

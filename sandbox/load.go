@@ -25,7 +25,7 @@ const wfGlobal = "__wf"
 // reported in one *ValidationError, syntax errors included.
 func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 	loc := locator{file: fileName, src: string(src)}
-	code, diags := transform(fileName, src)
+	code, diags := transform(fileName, src, wfGlobal)
 	if len(diags) > 0 {
 		return nil, &ValidationError{Diagnostics: diags}
 	}
@@ -45,6 +45,8 @@ func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 		program:  prg,
 		methods:  methodTable(opts.Methods),
 	}
+	s.bare = bareProgram(fileName, src, wf)
+	s.facade = facadeTable(s.methods)
 	v := &validator{loc: loc, opts: opts, vm: wf.vm}
 	s.Workflow, s.handlers = v.workflow(wf.decl)
 	v.ctxCalls(s.methods)
@@ -58,7 +60,10 @@ func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 // transform turns ESM (or TypeScript) into a script that leaves the default
 // export in wfGlobal. The inline source map lets goja report positions in the
 // file as written.
-func transform(fileName string, src []byte) (string, []Diagnostic) {
+//
+// With globalName empty the exports are dropped: no export helpers run, and
+// the declaration is the one the file handed to Keep.workflow (bareProgram).
+func transform(fileName string, src []byte, globalName string) (string, []Diagnostic) {
 	loader := api.LoaderJS
 	if ext := strings.ToLower(filepath.Ext(fileName)); ext == ".ts" || ext == ".mts" {
 		loader = api.LoaderTS
@@ -66,7 +71,7 @@ func transform(fileName string, src []byte) (string, []Diagnostic) {
 	res := api.Transform(string(src), api.TransformOptions{
 		Loader:     loader,
 		Format:     api.FormatIIFE,
-		GlobalName: wfGlobal,
+		GlobalName: globalName,
 		Target:     api.ES2017,
 		Sourcemap:  api.SourceMapInline,
 		Sourcefile: fileName,
@@ -104,8 +109,9 @@ func compile(fileName, code string) (*goja.Program, error) {
 }
 
 type evaluated struct {
-	vm   *goja.Runtime
-	decl *goja.Object // the object passed to Keep.workflow; nil if none
+	vm       *goja.Runtime
+	decl     *goja.Object // the module's default export; nil if none
+	workflow *goja.Object // the object last passed to Keep.workflow; nil if none
 }
 
 // evaluate runs the program's top level once in a scratch runtime to read the
@@ -116,8 +122,9 @@ func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
 	vm.SetMaxCallStackSize(DefaultLimits().MaxStackDepth)
 	sup := &supervisor{vm: vm}
 	installGuards(vm, sup, DefaultLimits().MaxHeapGrowth)
-	installKeep(vm)
-	stop := sup.watch(nil, loadWallTime, DefaultLimits().MaxHeapGrowth)
+	var workflow *goja.Object
+	installKeep(vm, &workflow)
+	stop, _ := sup.watch(nil, loadWallTime, DefaultLimits().MaxHeapGrowth)
 	_, err := vm.RunProgram(prg)
 	stop()
 	if err != nil {
@@ -127,16 +134,48 @@ func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
 		line, col, msg := exceptionInfo(err)
 		return evaluated{}, &Diagnostic{Line: line, Col: col, Message: "evaluating the file: " + msg}
 	}
-	return evaluated{vm: vm, decl: declaration(vm)}, nil
+	return evaluated{vm: vm, decl: declaration(vm), workflow: workflow}, nil
+}
+
+// bareProgram compiles the file a second time without the export helpers
+// esbuild wraps around a module (they cost a run more than its own top level
+// does) when that is safe: when the default export is exactly the object the
+// file hands to Keep.workflow, and the bare program, evaluated once, hands
+// over a declaration too. Otherwise it returns nil and runs use the program
+// with the helpers.
+func bareProgram(fileName string, src []byte, wf evaluated) *goja.Program {
+	if wf.decl == nil || wf.workflow == nil || !wf.decl.SameAs(wf.workflow) {
+		return nil
+	}
+	code, diags := transform(fileName, src, "")
+	if len(diags) > 0 {
+		return nil
+	}
+	prg, err := compile(fileName, code)
+	if err != nil {
+		return nil
+	}
+	if bare, diag := evaluate(prg); diag != nil || bare.workflow == nil {
+		return nil
+	}
+	return prg
 }
 
 // installKeep defines the Keep global: workflow() and consumer() hand back
 // their argument, so the module's default export is the declaration itself.
-func installKeep(vm *goja.Runtime) {
+// workflow() also records its argument in *workflow.
+func installKeep(vm *goja.Runtime, workflow **goja.Object) {
 	keep := vm.NewObject()
-	identity := func(c goja.FunctionCall) goja.Value { return c.Argument(0) }
-	_ = keep.Set("workflow", identity)
-	_ = keep.Set("consumer", identity)
+	_ = keep.Set("workflow", func(c goja.FunctionCall) goja.Value {
+		arg := c.Argument(0)
+		if o, ok := arg.(*goja.Object); ok {
+			*workflow = o
+		} else {
+			*workflow = nil
+		}
+		return arg
+	})
+	_ = keep.Set("consumer", func(c goja.FunctionCall) goja.Value { return c.Argument(0) })
 	_ = vm.Set("Keep", keep)
 }
 

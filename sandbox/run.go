@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -32,6 +33,7 @@ type run struct {
 	parse    goja.Callable // the runtime's own JSON.parse, captured before the script runs
 	encode   goja.Callable // JSON.stringify, likewise
 	mutation *MutationCall
+	workflow *goja.Object // what the script handed to Keep.workflow
 }
 
 // Run runs one handler phase in a fresh runtime. See api.go for the contract.
@@ -60,7 +62,7 @@ func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
 	done := make(chan result, 1)
 	r.vm = goja.New()
 	r.sup = &supervisor{vm: r.vm}
-	go func() {
+	spawn(func() {
 		defer func() {
 			if p := recover(); p != nil {
 				done <- result{nil, fmt.Errorf("sandbox: panic in host code: %v", p)}
@@ -68,7 +70,7 @@ func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
 		}()
 		out, err := r.execute(ctx)
 		done <- result{out, err}
-	}()
+	})
 
 	hard := time.NewTimer(r.lim.WallTime + abandonGrace)
 	defer hard.Stop()
@@ -87,6 +89,46 @@ func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
 			r.sup.close()
 			return nil, r.finish(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("ran past the wall time of %s and did not stop inside a built-in call; abandoned", r.lim.WallTime), cause: context.DeadlineExceeded})
 		}
+	}
+}
+
+// maxIdleWorkers bounds the goroutines kept for later runs.
+const maxIdleWorkers = 16
+
+// idleWorkers are goroutines that ran a phase and wait for the next one. A
+// goroutine that ran goja has grown its stack; a new one would grow its own
+// again, copying it several times per run.
+var idleWorkers struct {
+	sync.Mutex
+	list []chan func()
+}
+
+// spawn runs f on an idle worker goroutine, or on a new one.
+func spawn(f func()) {
+	idleWorkers.Lock()
+	if n := len(idleWorkers.list); n > 0 {
+		w := idleWorkers.list[n-1]
+		idleWorkers.list = idleWorkers.list[:n-1]
+		idleWorkers.Unlock()
+		w <- f
+		return
+	}
+	idleWorkers.Unlock()
+	w := make(chan func(), 1)
+	w <- f
+	go work(w)
+}
+
+func work(w chan func()) {
+	for f := range w {
+		f()
+		idleWorkers.Lock()
+		if len(idleWorkers.list) >= maxIdleWorkers {
+			idleWorkers.Unlock()
+			return
+		}
+		idleWorkers.list = append(idleWorkers.list, w)
+		idleWorkers.Unlock()
 	}
 }
 
@@ -123,17 +165,15 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	r.parse, _ = goja.AssertFunction(json.Get("parse"))
 	r.encode, _ = goja.AssertFunction(json.Get("stringify"))
 	installGuards(vm, r.sup, r.lim.MaxHeapGrowth)
-	installKeep(vm)
+	installKeep(vm, &r.workflow)
 	r.installConsole()
 
-	hctx, cancel := context.WithTimeout(ctx, r.lim.WallTime)
-	defer cancel()
+	stopWatch, hctx := r.sup.watch(ctx, r.lim.WallTime, r.lim.MaxHeapGrowth)
+	defer stopWatch() // also when host code panics
 	r.hctx = hctx
-	stopWatch := r.sup.watch(ctx, r.lim.WallTime, r.lim.MaxHeapGrowth)
 	out, err := r.invoke()
-	f := r.sup.failure()
 	r.sup.close()
-	stopWatch()
+	f := r.sup.failure()
 
 	switch {
 	case f == errTerminal:
@@ -150,7 +190,11 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 // its result. Everything that may run script code (a toJSON, a getter)
 // happens here, while the limits hold.
 func (r *run) invoke() (*Outcome, error) {
-	if _, err := r.vm.RunProgram(r.s.program); err != nil {
+	prg := r.s.program
+	if r.s.bare != nil {
+		prg = r.s.bare
+	}
+	if _, err := r.vm.RunProgram(prg); err != nil {
 		return nil, r.jsError(err)
 	}
 	fn, err := r.handler()
@@ -220,7 +264,11 @@ func (r *run) handler() (goja.Callable, error) {
 		section, field = "consumers", string(r.inv.Phase)
 	}
 	var v goja.Value
-	if decl := declaration(r.vm); decl != nil {
+	decl := r.workflow
+	if r.s.bare == nil {
+		decl = declaration(r.vm)
+	}
+	if decl != nil {
 		if sec, ok := decl.Get(section).(*goja.Object); ok {
 			if h, ok := sec.Get(r.inv.Handler).(*goja.Object); ok {
 				v = h.Get(field)

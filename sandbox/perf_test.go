@@ -1,0 +1,93 @@
+package sandbox
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The typed arrays share one guard; each still refuses with its own name
+// and element size, and instanceof answers for the constructor asked.
+func TestTypedArrayGuards(t *testing.T) {
+	t.Parallel()
+	heavy.RLock()
+	defer heavy.RUnlock()
+	lim := testLimits()
+	lim.MaxHeapGrowth = 64 << 20
+	for i, name := range typedArrays {
+		// Just over the limit for this element size is refused; a
+		// sixteenth of it is allowed.
+		over := int(float64(lim.MaxHeapGrowth)/typedArraySizes[i]) + 1000
+		under := over / 16
+		code := "new " + name + "(" + strconv.Itoa(under) + "); new " + name + "(" + strconv.Itoa(over) + "); return 1;"
+		s := load(t, handlers{producer: code})
+		_, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, lim)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != ErrResource || !strings.Contains(e.Message, "new "+name+"() would allocate") {
+			t.Errorf("%s: err = %v", code, err)
+		}
+		if _, err := invokeUnlocked(load(t, handlers{producer: name + "(" + strconv.Itoa(over) + ");"}), PhaseProducer, &recordingHost{}, lim); !errors.As(err, &e) || !strings.Contains(e.Message, name+"() would allocate") {
+			t.Errorf("%s() without new: err = %v", name, err)
+		}
+	}
+	s := load(t, handlers{producer: `class B extends Uint8Array {}
+        const u = new Uint8Array(2), b = new B(2);
+        return [u instanceof Uint8Array, u instanceof Int8Array, u instanceof B, b instanceof B, b instanceof Uint8Array,
+          new Float64Array(1) instanceof Float64Array, new ArrayBuffer(1) instanceof ArrayBuffer, u.buffer instanceof ArrayBuffer];`})
+	out, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, lim)
+	if want := `[true,false,false,true,true,true,true,true]`; err != nil || string(out.State) != want {
+		t.Errorf("instanceof: %s, %v; want %s", out.State, err, want)
+	}
+}
+
+// A file whose default export is not the object it hands to Keep.workflow
+// runs with esbuild's export helpers, reading the default export.
+func TestDefaultExportOtherThanKeepWorkflow(t *testing.T) {
+	t.Parallel()
+	src := `const base = Keep.workflow({
+  name: "t",
+  topics: { "a": {} },
+  producers: { p: { publishes: ["a"], schedule: { interval: "1m" }, handler: async () => 1 } },
+});
+export default Object.assign({}, base, { producers: { p: { publishes: ["a"], schedule: { interval: "1m" }, handler: async () => 2 } } });
+`
+	s, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.bare != nil {
+		t.Error("the bare program was used for a default export that Keep.workflow did not return")
+	}
+	out, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, testLimits())
+	if err != nil || string(out.State) != "2" {
+		t.Errorf("state = %v, %v; want 2 (the default export's handler)", out, err)
+	}
+
+	if s := load(t, handlers{}); s.bare == nil {
+		t.Error("the usual form does not use the bare program")
+	}
+}
+
+// The shared heap watchdog stops sampling once no run is watched.
+func TestHeapWatchdogIdles(t *testing.T) {
+	s := load(t, handlers{producer: `return 1;`})
+	if _, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, testLimits()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		heapWatchdog.mu.Lock()
+		running, n := heapWatchdog.running, len(heapWatchdog.watches)
+		heapWatchdog.mu.Unlock()
+		if !running && n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			// Other tests run in parallel; only fail if nothing else is running.
+			t.Skipf("watchdog still running with %d watches (parallel tests)", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
