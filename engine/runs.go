@@ -95,6 +95,9 @@ func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workfl
 	if len(ids) > 0 {
 		// more may wait: a consumer that reserved something stays due
 		ws.markDirty(c.Name)
+		if e.parked(ctx, w) {
+			return nil // prepared is a checkpoint: resumed from here later
+		}
 		return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
 	}
 	run.MutationResult = resultNone
@@ -236,4 +239,16 @@ func (e *Engine) backoff(n int) time.Duration {
 		d += time.Duration(e.now().UnixNano() % j)
 	}
 	return d
+}
+
+// parked reports whether the run in hand should stop at the checkpoint it
+// just reached: the user paused the workflow, or the engine is stopping. The
+// run stays active at its phase; resume (or recovery after a stop) carries
+// it on from there. Pausing is never a failure.
+func (e *Engine) parked(ctx context.Context, w *storage.Workflow) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	cur, err := e.db.Read().WorkflowByID(ctx, w.ID)
+	return err == nil && cur.Status != "active"
 }

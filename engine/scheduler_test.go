@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -193,6 +195,73 @@ func TestScheduler(t *testing.T) {
 			if strings.HasPrefix(r.Status, "failed") {
 				t.Fatalf("pause produced a failed run: %+v", r)
 			}
+		}
+	})
+}
+
+func TestPauseAtCheckpoints(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("a pause during prepare parks the run at prepared; nothing is sent until resume", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		s := newSink(t)
+		ping := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := b.e.Pause(ctx, "push"); err != nil {
+				t.Error(err)
+			}
+		}))
+		defer ping.Close()
+		src := strings.Replace(pushWorkflow(s.srv.URL, "a"), `const [e] = await ctx.peek("item", { limit: 1 });`,
+			`const [e] = await ctx.peek("item", { limit: 1 }); if (e) await ctx.http.get({ url: "`+ping.URL+`" });`, 1)
+		b.deploy("push", src)
+		b.drain()
+		if s.posts != 0 {
+			t.Fatal("the mutation was sent after the pause")
+		}
+		runs := b.runs("push")
+		if runs[0].Phase != "prepared" || runs[0].Status != "active" {
+			t.Fatalf("newest run %+v, want parked active at prepared", runs[0])
+		}
+		ping.Config.Handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+		if err := b.e.Resume(ctx, "push"); err != nil {
+			t.Fatal(err)
+		}
+		b.drain()
+		if s.posts != 1 || b.inputs("push")[0].Status != InputDone {
+			t.Fatalf("after resume: posts %d, input %+v", s.posts, b.inputs("push")[0])
+		}
+	})
+
+	t.Run("a pause during the call never interrupts it; the run parks at mutated", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		s := newSink(t)
+		s.onPost = func(*http.Request) {
+			if err := b.e.Pause(ctx, "push"); err != nil {
+				t.Error(err)
+			}
+		}
+		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.drain()
+		if ms := b.mutationsBy("applied"); len(ms) != 1 {
+			t.Fatalf("mutations %+v, want the call completed and applied", b.mutationsBy(""))
+		}
+		runs := b.runs("push")
+		if runs[0].Phase != "mutated" || runs[0].Status != "active" {
+			t.Fatalf("newest run %+v, want parked active at mutated", runs[0])
+		}
+		if ev := b.events("push", "item")[0]; ev.Status != "pending" || ev.ReservedBy == "" {
+			t.Fatalf("event %+v, want still reserved until next commits", ev)
+		}
+		s.onPost = nil
+		if err := b.e.Resume(ctx, "push"); err != nil {
+			t.Fatal(err)
+		}
+		b.drain()
+		if ev := b.events("push", "item")[0]; ev.Status != "consumed" || s.posts != 1 {
+			t.Fatalf("after resume: event %s, posts %d", ev.Status, s.posts)
 		}
 	})
 }
