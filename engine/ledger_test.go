@@ -115,6 +115,30 @@ func TestLedger(t *testing.T) {
 		}
 	})
 
+	t.Run("a 504 whose check keeps failing becomes indeterminate after the attempts, and is never re-sent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		s := newSink(t)
+		s.set("504", 1)
+		s.reconcileStatus = 500
+		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.drainUntilQuiet(24 * time.Hour)
+		ms := b.mutationsBy("")
+		if len(ms) != 1 || ms[0].Status != "indeterminate" || !strings.Contains(ms[0].Error, "5 checks could not confirm it") {
+			t.Fatalf("mutations = %+v, want indeterminate after 5 checks", ms)
+		}
+		att, _ := b.e.Attention(context.Background())
+		if len(att) != 1 || att[0].Kind != AttentionReconciliation || att[0].Check == "" {
+			t.Fatalf("attention = %+v, want the reconciliation prompt with what to check", att)
+		}
+		if s.posts != 1 {
+			t.Fatalf("posts = %d: an uncertain mutation is never re-sent", s.posts)
+		}
+		if w := b.workflow("push"); w.State != StateNeedsAttention {
+			t.Fatalf("state %s, want needs_attention", w.State)
+		}
+	})
+
 	t.Run("a deadline during the call is uncertain, never failed", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations, shortTimeout)

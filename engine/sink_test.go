@@ -25,6 +25,8 @@ type sink struct {
 	posts    int
 	// onPost runs inside the handler before anything is decided
 	onPost func(r *http.Request)
+	// reconcileStatus, if set, is what the reconcile URL answers
+	reconcileStatus int
 }
 
 func newSink(t *testing.T) *sink {
@@ -43,6 +45,12 @@ func (s *sink) set(mode string, failures int) {
 func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/items/") {
 		s.mu.Lock()
+		if s.reconcileStatus != 0 {
+			code := s.reconcileStatus
+			s.mu.Unlock()
+			w.WriteHeader(code)
+			return
+		}
 		ok := s.applied[strings.TrimPrefix(r.URL.Path, "/items/")]
 		s.mu.Unlock()
 		if ok {
@@ -91,7 +99,7 @@ func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(2 * time.Second)
 	default:
 		s.mu.Unlock()
-		code := map[string]int{"500": 500, "400": 400, "429": 429}[mode]
+		code := map[string]int{"500": 500, "502": 502, "504": 504, "400": 400, "429": 429}[mode]
 		if code == 429 {
 			w.Header().Set("Retry-After", "1")
 		}
