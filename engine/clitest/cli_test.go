@@ -682,6 +682,16 @@ func TestDaemon(t *testing.T) {
 func TestConfig(t *testing.T) {
 	t.Parallel()
 
+	t.Run("an unknown subscription handler is an error naming it and the known ones", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "allow")
+		e.writeConfig("[[events.subscribes]]\ntopic = \"approval.requested\"\nhandler = \"page_me\"\n")
+		r := e.expect(1, "workflows")
+		if !strings.Contains(r.stderr, "page_me") || !strings.Contains(r.stderr, "notify_user") {
+			t.Errorf("want the unknown handler and the known ones named: %s", r)
+		}
+	})
+
 	t.Run("an unknown key is an error naming it", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, "allow")
