@@ -38,6 +38,30 @@ type Method struct {
 	// Check is the manual check a person can do when the outcome is unknown
 	// ("look in #finance", "look for the file notes/a.txt").
 	Check func(params map[string]any) string
+
+	// The reference (`keep help api`, keep.d.ts) is generated from these
+	// fields, so a method cannot exist undocumented.
+
+	// Doc says in one sentence what the method does.
+	Doc string
+	// Args are the fields of the method's one argument object.
+	Args []Arg
+	// Result is the TypeScript type of what the call resolves to
+	// ("{ path: string, size: number }").
+	Result string
+	// Reconcile says, for a mutation, how an unknown outcome is checked
+	// ("re-reads the file and compares it with what the ledger says").
+	Reconcile string
+	// Example is one line of JavaScript calling the method through ctx.
+	Example string
+}
+
+// Arg is one field of a method's argument object.
+type Arg struct {
+	Name     string
+	Type     string // a TypeScript type: "string", "number", "Record<string, string>", ...
+	Required bool
+	Doc      string
 }
 
 // Call is one invocation of a method.
@@ -57,6 +81,25 @@ type Connector interface {
 	// Do performs a read or a mutation. Errors should be *Error so the host
 	// can classify them; any other error is taken as internal.
 	Do(ctx context.Context, call Call) (any, error)
+}
+
+// Account is a configured account as a connector sees it. The host holds
+// the secrets (credentials.json), refreshes OAuth tokens and classifies a
+// refused refresh as an Auth failure; a connector only asks for what it must
+// put on the wire and never logs or returns it.
+type Account interface {
+	Name() string
+	// Kind is "oauth2", "password", "token" (bearer) or "basic".
+	Kind() string
+	// Username is the login name (an email address for mail providers).
+	Username() string
+	// Secret is the password (password, basic) or a current bearer token
+	// (token, oauth2: refreshed before it expires). Its error is an *Error
+	// of class Auth when the user must sign in again.
+	Secret(ctx context.Context) (string, error)
+	// Invalidate reports that the service refused the secret (a 401), so an
+	// oauth2 account refreshes before the next Secret.
+	Invalidate()
 }
 
 // Verdict is a reconciler's answer about a mutation whose outcome is unknown.
