@@ -523,7 +523,7 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 	logger := c.logger()
 	// the demo's folder is a root of its own, so the demo never needs ~/Keep
 	cfg.Connectors.Files.Roots = append(cfg.Connectors.Files.Roots, c.demoDir())
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath})
 	if err != nil {
 		return nil, err
 	}

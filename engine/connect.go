@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"keep/connectors"
@@ -24,6 +25,32 @@ type ConnectorOpts struct {
 	// Now is the clock ctx.system.now reads; defaults to time.Now. The
 	// engine's injected clock goes here so scripts and scheduler agree.
 	Now func() time.Time
+	// DBPath and ConfigPath are keep's own database and config file: they,
+	// and the files beside them that are keep's (DESIGN §2), are refused
+	// by every connector that takes paths, whatever its roots. ConfigPath
+	// defaults to the path the config was read from.
+	DBPath     string
+	ConfigPath string
+}
+
+// ProtectedPaths are keep's own files for a database and a config file: the
+// database with its WAL, shared memory, lock, socket and any backup (every
+// name starting with the database's), the log and its rotations, the
+// config and the credentials file beside it.
+func ProtectedPaths(dbPath, configPath string) []connectors.ProtectedPath {
+	var out []connectors.ProtectedPath
+	if dbPath != "" {
+		dir := filepath.Dir(dbPath)
+		out = append(out,
+			connectors.ProtectedPath{Path: dbPath, Prefix: true, Why: "keep's database"},
+			connectors.ProtectedPath{Path: filepath.Join(dir, "keep.log"), Prefix: true, Why: "keep's log"})
+	}
+	if configPath != "" {
+		out = append(out,
+			connectors.ProtectedPath{Path: configPath, Why: "keep's config"},
+			connectors.ProtectedPath{Path: filepath.Join(filepath.Dir(configPath), "credentials.json"), Why: "keep's credentials"})
+	}
+	return out
 }
 
 // Connectors builds the registry of every connector from the config.
@@ -40,7 +67,15 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		}
 		return out
 	}
-	fc, err := files.New(files.Config{Roots: expand(cfg.Connectors.Files.Roots)})
+	configPath := opts.ConfigPath
+	if configPath == "" {
+		configPath = cfg.Path
+	}
+	protected, err := connectors.NewProtected(ProtectedPaths(opts.DBPath, configPath)...)
+	if err != nil {
+		return nil, err
+	}
+	fc, err := files.New(files.Config{Roots: expand(cfg.Connectors.Files.Roots), Protected: protected})
 	if err != nil {
 		return nil, fmt.Errorf("connectors.files: %w", err)
 	}
@@ -71,7 +106,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.mail: %w", err)
 	}
 	reg.Register(mc, "gmail")
-	shc, err := sheets.New(sheets.Config{Roots: expand(cfg.Connectors.Sheets.Roots)})
+	shc, err := sheets.New(sheets.Config{Roots: expand(cfg.Connectors.Sheets.Roots), Protected: protected})
 	if err != nil {
 		return nil, fmt.Errorf("connectors.sheets: %w", err)
 	}

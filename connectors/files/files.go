@@ -28,6 +28,9 @@ type Config struct {
 	// MaxFileSize caps a file read, written or appended to, in bytes.
 	// Default: 10 MiB, the size of one connector result (DESIGN §8).
 	MaxFileSize int64
+	// Protected are the host's own files (its database, log, config), never
+	// read, written, moved or listed whatever the roots. Nil: none.
+	Protected *connectors.Protected
 }
 
 // DefaultMaxFileSize is MaxFileSize's default.
@@ -35,8 +38,9 @@ const DefaultMaxFileSize = 10 << 20
 
 // Connector reads and changes files under its roots.
 type Connector struct {
-	roots   []string // absolute, cleaned, as configured (not symlink-resolved)
-	maxSize int64
+	roots     []string // absolute, cleaned, as configured (not symlink-resolved)
+	maxSize   int64
+	protected *connectors.Protected
 }
 
 var (
@@ -54,7 +58,7 @@ func New(cfg Config) (*Connector, error) {
 	if cfg.MaxFileSize <= 0 {
 		cfg.MaxFileSize = DefaultMaxFileSize
 	}
-	c := &Connector{maxSize: cfg.MaxFileSize}
+	c := &Connector{maxSize: cfg.MaxFileSize, protected: cfg.Protected}
 	for _, r := range cfg.Roots {
 		abs, err := expandRoot(r)
 		if err != nil {

@@ -1,11 +1,8 @@
 package files
 
 import (
-	"errors"
-	"io/fs"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"keep/connectors"
 )
@@ -71,7 +68,18 @@ func (c *Connector) scope(p string) string {
 // exists is resolved (the file itself if it exists, else its nearest
 // existing parent), so a symlinked directory or a symlinked file pointing
 // out of the root is caught; parts that do not exist yet cannot be links.
+// The host's own files are refused wherever they are.
 func (c *Connector) resolve(params map[string]any, key string) (target, error) {
+	return c.resolveWith(params, key, c.protected.Check)
+}
+
+// resolveTree is resolve for a path that takes what is below it along (the
+// source of a move): a folder holding one of the host's files is refused.
+func (c *Connector) resolveTree(params map[string]any, key string) (target, error) {
+	return c.resolveWith(params, key, c.protected.CheckTree)
+}
+
+func (c *Connector) resolveWith(params map[string]any, key string, guard func(string) error) (target, error) {
 	p, err := requiredString(params, key)
 	if err != nil {
 		return target{}, err
@@ -80,43 +88,23 @@ func (c *Connector) resolve(params map[string]any, key string) (target, error) {
 	if !ok {
 		return target{}, c.outside(p)
 	}
-	real, err := evalExisting(t.abs)
+	real, err := connectors.RealPath(t.abs)
 	if err != nil {
 		return target{}, fail("resolve "+t.shown(), err)
 	}
-	root, err := evalExisting(c.roots[t.root])
+	root, err := connectors.RealPath(c.roots[t.root])
 	if err != nil {
 		return target{}, fail("resolve root "+c.roots[t.root], err)
 	}
 	if _, ok := within(root, real); !ok {
 		return target{}, c.outside(p)
 	}
+	if err := guard(t.abs); err != nil {
+		return target{}, err
+	}
 	return t, nil
 }
 
 func (c *Connector) outside(p string) error {
 	return connectors.Errorf(connectors.Permission, "path %q is outside the files roots (%s)", p, strings.Join(c.roots, ", "))
-}
-
-// evalExisting follows symlinks in the longest existing prefix of abs and
-// appends the rest unchanged.
-func evalExisting(abs string) (string, error) {
-	rest := ""
-	for cur := abs; ; {
-		real, err := filepath.EvalSymlinks(cur)
-		if err == nil {
-			return filepath.Join(real, rest), nil
-		}
-		// ENOTDIR: a file where a directory was expected; the walk treats it
-		// like a missing part and the operation itself reports it.
-		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return "", err
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
 }

@@ -39,8 +39,16 @@ func (c *Connector) list(p map[string]any) (any, error) {
 	if err != nil {
 		return nil, fail("list "+t.shown(), err)
 	}
+	realDir, err := connectors.RealPath(t.abs)
+	if err != nil {
+		return nil, fail("list "+t.shown(), err)
+	}
 	out := []any{}
 	for _, e := range entries {
+		// The host's own files are not there as far as a script can tell.
+		if c.protected.Hides(filepath.Join(realDir, e.Name())) {
+			continue
+		}
 		// Symlinks are left out rather than followed: one may point out of
 		// the root, and listing its size would leak what is there.
 		if !e.Type().IsRegular() {

@@ -134,7 +134,7 @@ func (c *Connector) append(p map[string]any) (any, error) {
 // creating to in between would be overwritten (a portable no-replace
 // rename is not in the standard library).
 func (c *Connector) move(p map[string]any) (any, error) {
-	from, err := c.resolve(p, "from")
+	from, err := c.resolveTree(p, "from")
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package sheets
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +48,9 @@ func (c *Connector) locate(params map[string]any) (location, error) {
 	if err != nil {
 		return location{}, err
 	}
+	if err := c.protected.Check(file); err != nil {
+		return location{}, err
+	}
 	return location{file: real, label: label}, nil
 }
 
@@ -76,12 +77,12 @@ func (c *Connector) inRoot(p string) (abs, rel string, err error) {
 // realInRoot resolves symlinks in p and checks again that the result lies in
 // a root, so a link inside a root can't lead a write outside it.
 func (c *Connector) realInRoot(p string) (string, error) {
-	real, err := resolveExisting(p)
+	real, err := connectors.RealPath(p)
 	if err != nil {
 		return "", classifyIO("resolve "+p, err)
 	}
 	for _, root := range c.roots {
-		realRoot, err := resolveExisting(root)
+		realRoot, err := connectors.RealPath(root)
 		if err != nil {
 			continue
 		}
@@ -99,27 +100,6 @@ func under(root, p string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
-}
-
-// resolveExisting resolves symlinks in the longest existing prefix of p and
-// appends the rest: the file a mutation creates doesn't exist yet.
-func resolveExisting(p string) (string, error) {
-	var rest []string
-	for cur := p; ; {
-		real, err := filepath.EvalSymlinks(cur)
-		if err == nil {
-			return filepath.Join(append([]string{real}, rest...)...), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p, nil
-		}
-		rest = append([]string{filepath.Base(cur)}, rest...)
-		cur = parent
-	}
 }
 
 // scope is the spreadsheet path relative to its root: what a grant narrows

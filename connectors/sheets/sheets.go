@@ -36,13 +36,17 @@ type Config struct {
 	Roots []string
 	// MaxFileSize caps a sheet file, read or written, in bytes. Default 10 MiB.
 	MaxFileSize int64
+	// Protected are the host's own files (its database, log, config), never
+	// read or written as a sheet whatever the roots. Nil: none.
+	Protected *connectors.Protected
 }
 
 // Connector is the sheets connector. It is safe for concurrent use.
 type Connector struct {
-	roots   []string // absolute, cleaned
-	maxSize int64
-	ops     fileOps
+	roots     []string // absolute, cleaned
+	maxSize   int64
+	ops       fileOps
+	protected *connectors.Protected
 
 	// mu serialises read-modify-write cycles so two mutations from this host
 	// can't both read the old file and lose one row. Edits by other programs
@@ -62,7 +66,7 @@ func New(cfg Config) (*Connector, error) {
 	if len(roots) == 0 {
 		roots = []string{DefaultRoot}
 	}
-	c := &Connector{maxSize: cfg.MaxFileSize, ops: osOps()}
+	c := &Connector{maxSize: cfg.MaxFileSize, ops: osOps(), protected: cfg.Protected}
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxFileSize
 	}
