@@ -196,25 +196,26 @@ func init() {
 			run: cmdBench, flags: withJSON(nil)},
 		{name: "drain", args: "[--timeout D]", summary: "run the engine until nothing is due now, then exit",
 			run: cmdDrain, flags: func(fs *flag.FlagSet, o *opts) {
-				fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+				o.timeout = 10 * time.Minute
+				durationVar(fs, &o.timeout, "timeout", "give up after this long (default 10m)")
 			}},
 		{name: "inputs", args: "WORKFLOW [--limit N] [--json]", summary: "inputs and the outputs they caused, newest first",
 			minArgs: 1, maxArgs: 1, run: cmdInputs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				fs.IntVar(&o.limit, "limit", 0, "at most this many, newest first (0: all)")
+				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 			})},
 		{name: "events", args: "WORKFLOW [--topic T] [--status S] [--limit N] [--json]", summary: "events of a workflow, newest first",
 			minArgs: 1, maxArgs: 1, run: cmdEvents, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				fs.IntVar(&o.limit, "limit", 0, "at most this many, newest first (0: all)")
+				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 				fs.StringVar(&o.topic, "topic", "", "only events of this topic")
-				fs.StringVar(&o.status, "status", "", "only events with this status")
+				oneOfVar(fs, &o.status, "status", "only events with this status", eventStatuses...)
 			})},
 		{name: "runs", args: "WORKFLOW [--limit N] [--json]", summary: "run records of a workflow, newest first",
 			minArgs: 1, maxArgs: 1, run: cmdRuns, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				fs.IntVar(&o.limit, "limit", 0, "at most this many, newest first (0: all)")
+				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 			})},
 		{name: "mutations", args: "WORKFLOW [--status S] [--json]", summary: "the mutation ledger of a workflow",
 			minArgs: 1, maxArgs: 1, run: cmdMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				fs.StringVar(&o.status, "status", "", "only mutations with this status")
+				oneOfVar(fs, &o.status, "status", "only mutations with this status", mutationStatuses...)
 			})},
 		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: cmdAttention, flags: withJSON(nil)},
 		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval",
@@ -232,17 +233,103 @@ func init() {
 		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: cmdRetry},
 		{name: "logs", args: "WORKFLOW [--run ID] [--json]", summary: "the trace of a run (default: the newest)",
 			minArgs: 1, maxArgs: 1, run: cmdLogs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				fs.StringVar(&o.run, "run", "", "run id")
+				idVar(fs, &o.run, "run", "run id")
 			})},
 		{name: "grant", args: "WORKFLOW CAPABILITY [--scope S] [--mode M] [--limit N]",
 			summary: "set a permission (capability is connector.method)", minArgs: 2, maxArgs: 2, run: cmdGrant,
 			flags: func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.scope, "scope", "", "scope of the grant")
-				fs.StringVar(&o.mode, "mode", "allow", "allow, ask or deny")
-				fs.IntVar(&o.limit, "limit", 0, "daily limit (0: none)")
+				o.mode = "allow"
+				oneOfVar(fs, &o.mode, "mode", "allow (default), ask or deny", "allow", "ask", "deny")
+				countVar(fs, &o.limit, "limit", "daily limit (0: none)")
 			}},
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
 			minArgs: 1, maxArgs: 1, run: cmdGrants, flags: withJSON(nil)},
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Flag values: a value a flag cannot take is a usage error (exit 2) naming
+// the flag, never a silent "nothing matched" or a default.
+
+// The statuses a listing can filter on (storage/migrations/001_core.sql).
+var (
+	eventStatuses    = []string{"pending", "consumed", "skipped"}
+	mutationStatuses = []string{"awaiting_approval", "in_flight", "applied", "failed", "needs_reconcile", "indeterminate", "skipped"}
+)
+
+// countVar is a whole number, 0 or more.
+func countVar(fs *flag.FlagSet, p *int, name, usage string) {
+	fs.Func(name, usage, func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return errors.New("want a whole number, 0 or more")
+		}
+		*p = n
+		return nil
+	})
+}
+
+// oneOfVar is one of values.
+func oneOfVar(fs *flag.FlagSet, p *string, name, usage string, values ...string) {
+	fs.Func(name, usage+" ("+strings.Join(values, ", ")+")", func(s string) error {
+		if !slices.Contains(values, s) {
+			return fmt.Errorf("want one of %s", strings.Join(values, ", "))
+		}
+		*p = s
+		return nil
+	})
+}
+
+// durationVar is a Go duration longer than zero.
+func durationVar(fs *flag.FlagSet, p *time.Duration, name, usage string) {
+	fs.Func(name, usage, func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return errors.New(`want a duration longer than zero, e.g. "30s" or "5m"`)
+		}
+		*p = d
+		return nil
+	})
+}
+
+// idVar is an id as keep prints them: a whole number from 1.
+func idVar(fs *flag.FlagSet, p *string, name, usage string) {
+	fs.Func(name, usage, func(s string) error {
+		if !isID(s) {
+			return errors.New("want an id (a whole number from 1)")
+		}
+		*p = s
+		return nil
+	})
+}
+
+func isID(s string) bool {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && n > 0
+}
+
+// idArgs checks positional ids (approve, reject, resolve, skip, skip-input).
+func idArgs(cmd, what string, ids ...string) error {
+	for _, id := range ids {
+		if !isID(id) {
+			return &usageError{msg: fmt.Sprintf("%s %q is not an id (a whole number from 1)", what, id), usage: lookup(cmd).usage()}
+		}
+	}
+	return nil
+}
+
+// pathVar is a path that is not empty.
+func pathVar(p *string, set *bool) func(string) error {
+	return func(s string) error {
+		if s == "" {
+			return errors.New("want a path")
+		}
+		*p = s
+		if set != nil {
+			*set = true
+		}
+		return nil
 	}
 }
 
@@ -278,8 +365,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	fs := flag.NewFlagSet("keep", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&c.dbPath, "db", defaultDBPath(), "database file")
-	fs.StringVar(&c.configPath, "config", config.DefaultPath(), "config file")
+	c.dbPath, c.configPath = defaultDBPath(), config.DefaultPath()
+	fs.Func("db", "database file", pathVar(&c.dbPath, nil))
+	fs.Func("config", "config file", pathVar(&c.configPath, &c.configSet))
 	asDaemon := fs.Bool("daemon", false, "run the engine without a UI until SIGINT/SIGTERM")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -288,11 +376,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return report(stderr, &usageError{msg: err.Error()})
 	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "config" {
-			c.configSet = true
-		}
-	})
 	rest := fs.Args()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -316,8 +399,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	cfs.SetOutput(io.Discard)
 	// The global flags are accepted after the command too.
-	cfs.Func("db", "database file", func(s string) error { c.dbPath = s; return nil })
-	cfs.Func("config", "config file", func(s string) error { c.configPath, c.configSet = s, true; return nil })
+	cfs.Func("db", "database file", pathVar(&c.dbPath, nil))
+	cfs.Func("config", "config file", pathVar(&c.configPath, &c.configSet))
 	if cmd.flags != nil {
 		cmd.flags(cfs, o)
 	}
@@ -327,7 +410,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			printCommandHelp(stdout, cmd, cfs)
 			return exitOK
 		}
-		return report(stderr, &usageError{msg: err.Error(), usage: cmd.usage()})
+		// the flag as it is typed: --status, not -status
+		msg := strings.Replace(err.Error(), "for flag -", "for --", 1)
+		return report(stderr, &usageError{msg: msg, usage: cmd.usage()})
 	}
 	switch {
 	case len(pos) < cmd.minArgs:
@@ -1251,6 +1336,9 @@ func cmdRetry(ctx context.Context, c *cli, o *opts) error {
 
 func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 	id := o.args[0]
+	if err := idArgs("approve", "mutation id", id); err != nil {
+		return err
+	}
 	done := "approved " + id
 	if o.always {
 		done += " (and allowed from now on)"
@@ -1260,11 +1348,17 @@ func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 
 func cmdReject(ctx context.Context, c *cli, o *opts) error {
 	id := o.args[0]
+	if err := idArgs("reject", "mutation id", id); err != nil {
+		return err
+	}
 	return action(ctx, c, func(api engine.API) error { return api.Reject(ctx, id) }, "rejected "+id)
 }
 
 func cmdResolve(ctx context.Context, c *cli, o *opts) error {
 	id, answer := o.args[0], engine.Answer(o.args[1])
+	if err := idArgs("resolve", "mutation id", id); err != nil {
+		return err
+	}
 	switch answer {
 	case engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt:
 	default:
@@ -1276,12 +1370,18 @@ func cmdResolve(ctx context.Context, c *cli, o *opts) error {
 
 func cmdSkip(ctx context.Context, c *cli, o *opts) error {
 	ids := o.args
+	if err := idArgs("skip", "event id", ids...); err != nil {
+		return err
+	}
 	return action(ctx, c, func(api engine.API) error { return api.SkipEvents(ctx, ids) },
 		"skipped events "+strings.Join(ids, ", "))
 }
 
 func cmdSkipInput(ctx context.Context, c *cli, o *opts) error {
 	id := o.args[0]
+	if err := idArgs("skip-input", "input id", id); err != nil {
+		return err
+	}
 	return action(ctx, c, func(api engine.API) error { return api.SkipInput(ctx, id) }, "skipped input "+id)
 }
 

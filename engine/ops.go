@@ -28,8 +28,23 @@ func (e *Engine) RunNow(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	if w.Status == "paused" {
+		return refusedf("workflow %s is paused, so its producers would not run: resume it first (keep resume %s)", name, name)
+	}
 	if w.Status != "active" {
-		return refusedf("workflow %s is %s; resume it first", name, w.Status)
+		return refusedf("workflow %s is %s, so its producers would not run", name, w.Status)
+	}
+	if w.BlockKind != "" {
+		// A blocked workflow runs nothing until the block is answered:
+		// queuing its producers would claim what will not happen.
+		mutation, err := blockingMutation(ctx, e.db.Read(), w)
+		if err != nil {
+			return err
+		}
+		if userClearable(w, mutation) {
+			return refusedf("workflow %s is blocked (%s), so its producers would not run: retry it first (keep retry %s)", name, blockWords(w), name)
+		}
+		return refusedf("workflow %s is blocked (%s), so its producers would not run: answer what it waits on first (keep attention)", name, blockWords(w))
 	}
 	ws := e.state(w.ID)
 	if ws.isRunning() {
@@ -290,4 +305,12 @@ func (e *Engine) Grant(ctx context.Context, name string, g GrantView) error {
 		e.notify(NoteChanged, name, "grant "+g.Capability+" "+g.Mode)
 	}
 	return err
+}
+
+// blockWords is a block as a refusal names it: its kind and reason.
+func blockWords(w *storage.Workflow) string {
+	if w.BlockReason == "" {
+		return w.BlockKind
+	}
+	return w.BlockKind + ": " + w.BlockReason
 }

@@ -1,0 +1,153 @@
+package clitest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"keep/engine"
+)
+
+// throwingWorkflow's producer fails with a logic error, which blocks the
+// workflow until the user retries it (no repairer is configured).
+const throwingWorkflow = `
+export default Keep.workflow({
+  name: "thrower",
+  topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => { throw new Error("boom"); } } },
+});
+`
+
+func TestRunNowIsRefusedWhenTheProducersWouldNotRun(t *testing.T) {
+	t.Parallel()
+
+	t.Run("a paused workflow names keep resume", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "allow")
+		e.deployLines()
+		e.ok("pause", "lines")
+		r := e.expect(3, "run-now", "lines")
+		if !strings.Contains(r.stderr, "keep resume lines") || strings.Contains(r.stdout, "queued") {
+			t.Errorf("run-now on a paused workflow: %s", r)
+		}
+	})
+
+	t.Run("a workflow blocked by a failure names keep retry", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "allow")
+		e.ok("deploy", e.file(e.dir, "thrower.js", throwingWorkflow))
+		e.ok("drain", "--timeout", "1m")
+		if wfs := jsonOf[[]engine.WorkflowView](e, "workflows"); wfs[0].Block == nil {
+			t.Fatalf("the thrower is not blocked: %+v", wfs[0])
+		}
+		r := e.expect(3, "run-now", "thrower")
+		if !strings.Contains(r.stderr, "keep retry thrower") || strings.Contains(r.stdout, "queued") {
+			t.Errorf("run-now on a blocked workflow: %s", r)
+		}
+		e.ok("retry", "thrower")
+	})
+
+	t.Run("a workflow waiting on an approval names keep attention", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "ask")
+		e.deployLines()
+		e.ok("drain", "--timeout", "1m")
+		if items := jsonOf[[]engine.AttentionItem](e, "attention"); len(items) == 0 || items[0].Kind != engine.AttentionApproval {
+			t.Fatalf("attention = %+v, want an approval", items)
+		}
+		r := e.expect(3, "run-now", "lines")
+		if !strings.Contains(r.stderr, "keep attention") {
+			t.Errorf("run-now on a workflow waiting on an approval: %s", r)
+		}
+	})
+}
+
+func TestBadFlagValuesAreUsageErrors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	e.deployLines()
+	cases := []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"events", "lines", "--status", "bogus"}, "--status"},
+		{[]string{"mutations", "lines", "--status", "bogus"}, "--status"},
+		{[]string{"inputs", "lines", "--limit", "-1"}, "--limit"},
+		{[]string{"events", "lines", "--limit", "-1"}, "--limit"},
+		{[]string{"runs", "lines", "--limit", "-1"}, "--limit"},
+		{[]string{"runs", "lines", "--limit", "ten"}, "--limit"},
+		{[]string{"grant", "lines", "files.append", "--mode", "yolo"}, "--mode"},
+		{[]string{"grant", "lines", "files.append", "--limit", "-3"}, "--limit"},
+		{[]string{"drain", "--timeout", "-1s"}, "--timeout"},
+		{[]string{"drain", "--timeout", "0"}, "--timeout"},
+		{[]string{"drain", "--timeout", "soon"}, "--timeout"},
+		{[]string{"logs", "lines", "--run", "newest"}, "--run"},
+		{[]string{"workflows", "--json=perhaps"}, "--json"},
+		{[]string{"workflows", "--db", ""}, "--db"},
+		{[]string{"approve", "first"}, "mutation id"},
+		{[]string{"reject", "-"}, "mutation id"},
+		{[]string{"resolve", "x", "happened"}, "mutation id"},
+		{[]string{"skip", "1", "two"}, "event id"},
+		{[]string{"skip-input", "0"}, "input id"},
+	}
+	for _, c := range cases {
+		r := e.keep(c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.flag) || !strings.Contains(r.stderr, "usage: keep") {
+			t.Errorf("keep %s: want exit 2 naming %s with the usage line, got %s", strings.Join(c.args, " "), c.flag, r)
+		}
+	}
+	// the good values still work
+	e.ok("grant", "lines", "files.append", "--mode", "ask", "--limit", "0")
+	e.ok("events", "lines", "--status", "pending", "--limit", "0")
+	e.ok("mutations", "lines", "--status", "needs_reconcile")
+	e.ok("drain", "--timeout", "1m")
+}
+
+// TestKeepsOwnFilesAreOutOfReachThroughTheCLI: with the roots set to a folder
+// holding the database and the config (roots = ["~"]), a workflow can
+// neither read the config nor overwrite the database.
+func TestKeepsOwnFilesAreOutOfReachThroughTheCLI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	const password = "pa55-literal-in-config"
+	e.writeConfig(fmt.Sprintf("[policy]\ndefault_mutation_mode = \"allow\"\n\n[connectors.files]\nroots = [%q]\n\n[connectors.mail]\npassword = %q\n",
+		e.dir, password))
+	wf := `export default Keep.workflow({
+  name: "snoop", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    const r = await ctx.files.read({ path: "config.toml" });
+    console.log(r.content);
+    const id = ctx.registerInput({ source: "system", type: "schedule", id: "one", title: "one" });
+    await ctx.publish("t", { messageId: "m1", inputId: id, payload: {} });
+  } } },
+  consumers: { c: Keep.consumer({ subscribe: ["t"],
+    async prepare(ctx) { const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {} } : { reservations: [], data: {} }; },
+    async mutate(ctx) { await ctx.files.write({ path: "data/keep.db", content: "gone" }); },
+    async next() {} }) },
+});`
+	wrecker := strings.NewReplacer(`const r = await ctx.files.read({ path: "config.toml" });`, "", "console.log(r.content);", "", `"snoop"`, `"wreck"`).Replace(wf)
+	e.ok("deploy", e.file(e.dir, "snoop.js", wf))
+	e.ok("deploy", e.file(e.dir, "wreck.js", wrecker))
+	e.ok("drain", "--timeout", "1m")
+	for _, name := range []string{"snoop", "wreck"} {
+		r := e.ok("logs", name, "--json")
+		if strings.Contains(r.stdout, password) {
+			t.Fatalf("the config's password is in %s's trace:\n%s", name, r.stdout)
+		}
+		if !strings.Contains(r.stdout, "keep's own files") {
+			t.Errorf("%s's trace does not say why the call was refused:\n%s", name, r.stdout)
+		}
+	}
+	head, err := os.ReadFile(e.db)
+	if err != nil || !strings.HasPrefix(string(head), "SQLite format 3") {
+		t.Fatalf("keep.db is no longer a database: %v", err)
+	}
+	if wfs := jsonOf[[]engine.WorkflowView](e, "workflows"); len(wfs) != 2 {
+		t.Fatalf("workflows = %+v", wfs)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "data", "keep.db")); err != nil {
+		t.Fatal(err)
+	}
+}
