@@ -11,6 +11,7 @@ import (
 	"keep/workflows"
 	"os/exec"
 
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,7 @@ import (
 	"keep/sandbox"
 	"keep/storage"
 	"keep/tui"
+	"keep/tui/printable"
 )
 
 func main() {
@@ -348,6 +350,7 @@ func lookup(name string) *command {
 // cli is one invocation: its settings, its output, and what it opened.
 type cli struct {
 	stdout, stderr io.Writer
+	jsonOut        io.Writer // stdout without the escaping writer: JSON is escaped as JSON
 	dbPath         string
 	configPath     string
 	configSet      bool // --config was given: the file must exist
@@ -360,7 +363,15 @@ type cli struct {
 
 // run is main without os.Exit.
 func run(args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr}
+	// Everything printed for a person goes through printable: text a script
+	// controls (titles, logs, errors, payloads) never reaches the terminal
+	// as control characters. JSON goes out on its own path (printJSON).
+	rawStdout := stdout
+	out, errOut := printable.NewWriter(stdout), printable.NewWriter(stderr)
+	defer out.Flush()
+	defer errOut.Flush()
+	stdout, stderr = out, errOut
+	c := &cli{stdout: stdout, stderr: stderr, jsonOut: rawStdout}
 	defer c.close()
 
 	fs := flag.NewFlagSet("keep", flag.ContinueOnError)
@@ -1448,10 +1459,15 @@ func cmdDrain(ctx context.Context, c *cli, o *opts) error {
 // Output helpers
 
 func (c *cli) printJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := c.jsonOut.Write(printable.JSON(b.Bytes()))
+	return err
 }
 
 // orEmpty makes a nil list marshal as [] rather than null.
@@ -1475,7 +1491,8 @@ func (c *cli) table(header ...string) *table {
 
 func (t *table) row(cols ...string) {
 	for i, col := range cols {
-		cols[i] = strings.ReplaceAll(col, "\t", " ")
+		// escaped here, before the tabwriter measures it, so columns align
+		cols[i] = printable.String(strings.ReplaceAll(col, "\t", " "))
 	}
 	fmt.Fprintln(t.tw, strings.Join(cols, "\t"))
 }

@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,4 +151,95 @@ func TestKeepsOwnFilesAreOutOfReachThroughTheCLI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.dir, "data", "keep.db")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// plantingWorkflow puts terminal control sequences everywhere a script
+// reaches: input titles, message ids, payloads, console lines, the
+// approval's title and parameters, and an error. EVIL is a JavaScript
+// string: clear screen, window title, clipboard write (OSC 52), bell,
+// cursor up and erase line, a C1 CSI and DEL.
+const plantingWorkflow = `
+const EVIL = "\x1b[2J\x1b]0;pwned\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[1A\x1b[2K\u009b31m\x7f";
+export default Keep.workflow({
+  name: "planter",
+  topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    console.log("log " + EVIL);
+    const id = ctx.registerInput({ source: "system", type: "schedule", id: "x" + EVIL, title: "title " + EVIL });
+    await ctx.publish("t", { messageId: "m" + EVIL, inputId: id, payload: { p: "payload " + EVIL } });
+  } } },
+  consumers: { c: Keep.consumer({ subscribe: ["t"],
+    async prepare(ctx) { const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {}, ui: { title: "approve " + EVIL } } : { reservations: [], data: {} }; },
+    async mutate(ctx) { await ctx.files.append({ path: "out" + EVIL + ".txt", content: "param " + EVIL }); },
+    async next() {} }) },
+});
+`
+
+const throwingPlanter = `
+const EVIL = "\x1b[2J\x1b]0;pwned\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[1A\x1b[2K\u009b31m\x7f";
+export default Keep.workflow({
+  name: "thrower",
+  topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => { throw new Error("error " + EVIL); } } },
+});
+`
+
+// controls lists the control characters in s other than newline and tab.
+func controls(s string) []string {
+	var out []string
+	for _, r := range s {
+		if (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) {
+			out = append(out, fmt.Sprintf("%U", r))
+		}
+	}
+	return out
+}
+
+func TestScriptTextCannotDriveTheTerminal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	e.ok("deploy", e.file(e.dir, "planter.js", plantingWorkflow))
+	e.ok("deploy", e.file(e.dir, "thrower.js", throwingPlanter))
+	e.ok("drain", "--timeout", "1m")
+	items := jsonOf[[]engine.AttentionItem](e, "attention")
+	if len(items) < 2 {
+		t.Fatalf("attention = %+v, want the approval and the failure", items)
+	}
+	mutationID := ""
+	for _, it := range items {
+		if it.Kind == engine.AttentionApproval {
+			mutationID = it.ID
+		}
+	}
+	runs := jsonOf[[]engine.RunView](e, "runs", "planter")
+	listings := [][]string{
+		{"workflows"}, {"status", "planter"}, {"status", "thrower"}, {"inputs", "planter"}, {"events", "planter"},
+		{"runs", "planter"}, {"runs", "thrower"}, {"mutations", "planter"}, {"attention"}, {"logs", "planter", "--run", runs[len(runs)-1].ID},
+		{"logs", "thrower"}, {"grants", "planter"},
+	}
+	for _, args := range listings {
+		r := e.ok(args...)
+		if c := controls(r.stdout + r.stderr); len(c) > 0 {
+			t.Errorf("keep %s printed control characters %v:\n%q", strings.Join(args, " "), c, r.stdout)
+		}
+		j := e.ok(append(args, "--json")...)
+		if c := controls(j.stdout); len(c) > 0 || !json.Valid([]byte(j.stdout)) {
+			t.Errorf("keep %s --json: control characters %v, valid %v:\n%q", strings.Join(args, " "), c, json.Valid([]byte(j.stdout)), j.stdout)
+		}
+	}
+	// the text is shown, escaped, not dropped
+	for _, args := range [][]string{{"attention"}, {"logs", "planter", "--run", runs[len(runs)-1].ID}, {"inputs", "planter"}, {"runs", "thrower"}} {
+		if r := e.ok(args...); !strings.Contains(r.stdout, `\x1b]52;c;`) {
+			t.Errorf("keep %s does not show the planted sequence escaped:\n%s", strings.Join(args, " "), r.stdout)
+		}
+	}
+	// errors on stderr: an answer refused with the script's text in it
+	r := e.keep("run-now", "thrower")
+	if c := controls(r.stderr); r.code != 3 || len(c) > 0 {
+		t.Errorf("run-now on the blocked thrower: control characters %v in %s", c, r)
+	}
+	if mutationID == "" {
+		t.Fatal("no approval to answer")
+	}
+	e.ok("approve", mutationID)
 }

@@ -1,0 +1,230 @@
+// Package printable keeps text a script controls from driving the
+// terminal. Titles, log lines, errors, parameters and payloads come from
+// workflow scripts and the services they read; written raw, an ESC or a C1
+// control character in them could clear the screen, set the window title,
+// write the clipboard (OSC 52) or move the cursor over what keep printed.
+// Every human-readable output path of keep passes its text through here:
+// control characters are shown escaped (`\x1b`, `\u009b`), never sent.
+package printable
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"unicode/utf8"
+)
+
+// String returns s with every C0 control character except newline and tab,
+// DEL, every C1 control character and every byte that is not UTF-8 shown
+// escaped: ESC becomes the four characters \x1b.
+func String(s string) string {
+	if clean(s) {
+		return s
+	}
+	return string(appendEscaped(nil, []byte(s)))
+}
+
+// Line is String that escapes newline and tab too, for a value that must
+// stay on one line of a layout.
+func Line(s string) string {
+	return string(appendEscapedLine(nil, []byte(s), true))
+}
+
+func clean[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
+			// DEL, or a byte of a multi-byte rune that may be C1 or invalid
+			if c >= 0x80 {
+				return cleanRunes(string(s[i:]))
+			}
+			return false
+		}
+	}
+	return true
+}
+
+func cleanRunes(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || unsafeRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func unsafeRune(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
+}
+
+func appendEscaped(dst, b []byte) []byte { return appendEscapedLine(dst, b, false) }
+
+func appendEscapedLine(dst, b []byte, line bool) []byte {
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			dst = fmt.Appendf(dst, `\x%02x`, b[0])
+		case line && (r == '\n' || r == '\t'):
+			dst = fmt.Appendf(dst, `\x%02x`, r)
+		case r < 0x80 && unsafeRune(r):
+			dst = fmt.Appendf(dst, `\x%02x`, r)
+		case unsafeRune(r):
+			dst = fmt.Appendf(dst, `\u%04x`, r)
+		default:
+			dst = append(dst, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return dst
+}
+
+// JSON makes encoded JSON safe to print and keeps it valid: encoding/json
+// escapes C0 controls but passes DEL and C1 controls through, which may
+// only occur inside strings, where \u escapes mean the same.
+func JSON(b []byte) []byte {
+	if clean(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			out = append(out, `\ufffd`...)
+		case unsafeRune(r):
+			out = fmt.Appendf(out, `\u%04x`, r)
+		default:
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
+}
+
+// Writer escapes everything written through it (see String); a rune split
+// across two writes is held back until it is whole. Flush writes what is
+// held back at the end.
+type Writer struct {
+	w     io.Writer
+	carry []byte
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+func (w *Writer) Write(p []byte) (int, error) {
+	buf := p
+	if len(w.carry) > 0 {
+		buf = append(w.carry, p...)
+		w.carry = nil
+	}
+	end := len(buf)
+	// an incomplete rune at the very end waits for the next write
+	for i := len(buf) - 1; i >= 0 && i >= len(buf)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(buf[i]) {
+			if !utf8.FullRune(buf[i:]) {
+				end = i
+			}
+			break
+		}
+	}
+	w.carry = append([]byte(nil), buf[end:]...)
+	out := buf[:end]
+	if !clean(out) {
+		out = appendEscaped(nil, out)
+	}
+	if _, err := w.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush writes, escaped, a rune left incomplete by the last write.
+func (w *Writer) Flush() error {
+	if len(w.carry) == 0 {
+		return nil
+	}
+	out := appendEscaped(nil, w.carry)
+	w.carry = nil
+	_, err := w.w.Write(out)
+	return err
+}
+
+var rawJSON = reflect.TypeFor[json.RawMessage]()
+
+// Deep escapes, in place, every string reachable from ptr (a pointer)
+// through exported struct fields, slices, arrays, maps and pointers; a
+// json.RawMessage is made safe as JSON. Views the engine hands a front end
+// are walked whole, so a field added later is covered without a change here.
+func Deep(ptr any) {
+	v := reflect.ValueOf(ptr)
+	if v.Kind() != reflect.Pointer {
+		panic("printable.Deep: not a pointer")
+	}
+	deep(v.Elem())
+}
+
+func deep(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			if s := v.String(); !clean(s) {
+				v.SetString(String(s))
+			}
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			e := v.Elem()
+			if v.Kind() == reflect.Interface {
+				// what an interface holds is not addressable: copy, fix, put back
+				c := reflect.New(e.Type()).Elem()
+				c.Set(e)
+				deep(c)
+				if v.CanSet() {
+					v.Set(c)
+				}
+				return
+			}
+			deep(e)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				deep(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if v.Type() == rawJSON {
+			if v.CanSet() && !v.IsNil() {
+				v.SetBytes(JSON(v.Bytes()))
+			}
+			return
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // bytes, not text
+		}
+		for i := 0; i < v.Len(); i++ {
+			deep(v.Index(i))
+		}
+	case reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			deep(v.Index(i))
+		}
+	case reflect.Map:
+		if v.IsNil() || !v.CanSet() {
+			return
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			k := reflect.New(v.Type().Key()).Elem()
+			k.Set(it.Key())
+			deep(k)
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(it.Value())
+			deep(e)
+			out.SetMapIndex(k, e)
+		}
+		v.Set(out)
+	}
+}
