@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"keep/engine"
+	"keep/tui/printable"
 )
 
 // Options configure the TUI. The zero value is usable.
@@ -94,7 +95,7 @@ func New(api engine.API, opts Options) *Model {
 	}
 	sh := &shared{
 		ctx:  context.Background(),
-		api:  api,
+		api:  printableAPI{api},
 		now:  opts.Now,
 		log:  opts.Logger.With("component", "tui"),
 		st:   newStyles(opts.NoColor),
@@ -131,7 +132,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case notifyMsg:
-		return m.notified(engine.Notification(msg))
+		n := engine.Notification(msg)
+		printable.Deep(&n) // its text may quote a script
+		return m.notified(n)
 	case workflowsMsg:
 		m.loadErr("workflows", msg.err)
 		m.wf.Update(msg)

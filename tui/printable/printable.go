@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -23,12 +24,6 @@ func String(s string) string {
 		return s
 	}
 	return string(appendEscaped(nil, []byte(s)))
-}
-
-// Line is String that escapes newline and tab too, for a value that must
-// stay on one line of a layout.
-func Line(s string) string {
-	return string(appendEscapedLine(nil, []byte(s), true))
 }
 
 func clean[T string | []byte](s T) bool {
@@ -57,16 +52,12 @@ func unsafeRune(r rune) bool {
 	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
 }
 
-func appendEscaped(dst, b []byte) []byte { return appendEscapedLine(dst, b, false) }
-
-func appendEscapedLine(dst, b []byte, line bool) []byte {
+func appendEscaped(dst, b []byte) []byte {
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
 		switch {
 		case r == utf8.RuneError && size <= 1:
 			dst = fmt.Appendf(dst, `\x%02x`, b[0])
-		case line && (r == '\n' || r == '\t'):
-			dst = fmt.Appendf(dst, `\x%02x`, r)
 		case r < 0x80 && unsafeRune(r):
 			dst = fmt.Appendf(dst, `\x%02x`, r)
 		case unsafeRune(r):
@@ -100,6 +91,70 @@ func JSON(b []byte) []byte {
 		b = b[size:]
 	}
 	return out
+}
+
+// ShownJSON rewrites encoded JSON for a screen that decodes it and shows
+// its strings (parameters, payloads): it stays valid JSON, and each string,
+// once decoded, is what String would make of it (ESC decodes to the four
+// characters \x1b). The data changes, so this is for display only.
+func ShownJSON(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	inString := false
+	for i := 0; i < len(b); {
+		c := b[i]
+		if !inString {
+			inString = c == '"'
+			out = append(out, c)
+			i++
+			continue
+		}
+		switch {
+		case c == '"':
+			inString = false
+			out = append(out, c)
+			i++
+		case c == '\\' && i+1 < len(b):
+			if r, ok := shortEscapes[b[i+1]]; ok {
+				out = appendShownJSON(out, r)
+				i += 2
+				continue
+			}
+			if b[i+1] == 'u' && i+6 <= len(b) {
+				if v, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16); err == nil && unsafeRune(rune(v)) {
+					out = appendShownJSON(out, rune(v))
+					i += 6
+					continue
+				}
+			}
+			out = append(out, b[i:i+2]...)
+			i += 2
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			switch {
+			case r == utf8.RuneError && size <= 1:
+				out = fmt.Appendf(out, `\\x%02x`, c)
+			case unsafeRune(r):
+				out = appendShownJSON(out, r)
+			default:
+				out = append(out, b[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return out
+}
+
+// shortEscapes are JSON's one-letter escapes of control characters other
+// than newline and tab.
+var shortEscapes = map[byte]rune{'b': '\b', 'f': '\f', 'r': '\r'}
+
+// appendShownJSON writes r inside a JSON string as the escaped text String
+// shows for it: a JSON backslash, then x1b or u009b.
+func appendShownJSON(dst []byte, r rune) []byte {
+	if r < 0x80 {
+		return fmt.Appendf(dst, `\\x%02x`, r)
+	}
+	return fmt.Appendf(dst, `\\u%04x`, r)
 }
 
 // Writer escapes everything written through it (see String); a rune split
@@ -154,9 +209,9 @@ func (w *Writer) Flush() error {
 var rawJSON = reflect.TypeFor[json.RawMessage]()
 
 // Deep escapes, in place, every string reachable from ptr (a pointer)
-// through exported struct fields, slices, arrays, maps and pointers; a
-// json.RawMessage is made safe as JSON. Views the engine hands a front end
+// through exported struct fields, slices, arrays, maps and pointers. Views the engine hands a front end
 // are walked whole, so a field added later is covered without a change here.
+// Deep is for display: a json.RawMessage becomes ShownJSON.
 func Deep(ptr any) {
 	v := reflect.ValueOf(ptr)
 	if v.Kind() != reflect.Pointer {
@@ -197,7 +252,7 @@ func deep(v reflect.Value) {
 	case reflect.Slice:
 		if v.Type() == rawJSON {
 			if v.CanSet() && !v.IsNil() {
-				v.SetBytes(JSON(v.Bytes()))
+				v.SetBytes(ShownJSON(v.Bytes()))
 			}
 			return
 		}

@@ -117,3 +117,23 @@ func TestDeep(t *testing.T) {
 		t.Errorf("escaped text missing: %s", all)
 	}
 }
+
+func TestShownJSONDecodesToWhatStringShows(t *testing.T) {
+	t.Parallel()
+	enc, err := json.Marshal(map[string]any{"title": planted, "n": 1, "list": []string{"\b\f\r", `back\slash \u001b`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := printable.ShownJSON(enc)
+	var back struct {
+		Title string
+		N     int
+		List  []string
+	}
+	if err := json.Unmarshal(got, &back); err != nil {
+		t.Fatalf("not JSON any more: %v\n%s", err, got)
+	}
+	if back.Title != printable.String(planted) || back.N != 1 || back.List[0] != `\x08\x0c\x0d` || back.List[1] != `back\slash \u001b` {
+		t.Fatalf("decoded %+v", back)
+	}
+}

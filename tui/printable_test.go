@@ -1,0 +1,111 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"keep/engine"
+)
+
+// evil is what a hostile script plants, as a JavaScript string: clear the
+// screen, set the window title, write the clipboard (OSC 52), ring the bell,
+// move the cursor up and erase the line, a C1 CSI and DEL.
+const evil = `"\x1b[2J\x1b]0;pwned\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[1A\x1b[2K\u009b31m\x7f"`
+
+const plantingWorkflow = `
+const EVIL = ` + evil + `;
+export default Keep.workflow({
+  name: "planter",
+  topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    console.log("log " + EVIL);
+    const id = ctx.registerInput({ source: "system", type: "schedule", id: "x" + EVIL, title: "title " + EVIL });
+    await ctx.publish("t", { messageId: "m" + EVIL, inputId: id, payload: { p: "payload " + EVIL } });
+  } } },
+  consumers: { c: Keep.consumer({ subscribe: ["t"],
+    async prepare(ctx) { const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {}, ui: { title: "approve " + EVIL } } : { reservations: [], data: {} }; },
+    async mutate(ctx) { await ctx.files.append({ path: "out" + EVIL + ".txt", content: "param " + EVIL }); },
+    async next() {} }) },
+});
+`
+
+const throwingPlanter = `
+export default Keep.workflow({
+  name: "thrower",
+  topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => { throw new Error("error " + ` + evil + `); } } },
+});
+`
+
+// driving lists the sequences of evil found raw in a rendered screen. The
+// screen's own styling (bold, colour: ESC [ … m) is keep's and allowed.
+func driving(screen string) []string {
+	var found []string
+	for _, seq := range []string{"\x1b[2J", "\x1b]", "\x07", "\x1b[1A", "\x1b[2K", "\u009b", "\x7f"} {
+		if strings.Contains(screen, seq) {
+			found = append(found, seq)
+		}
+	}
+	return found
+}
+
+func TestScriptTextCannotDriveTheTerminalFromTheTUI(t *testing.T) {
+	t.Parallel()
+	r := newRealEngine(t)
+	r.deploy("planter", plantingWorkflow)
+	r.deploy("thrower", throwingPlanter)
+	r.drain()
+	h := r.harness(r.e, 160, 60)
+
+	var screens []string
+	look := func(what string) {
+		t.Helper()
+		s := h.screen()
+		if found := driving(s); len(found) > 0 {
+			t.Errorf("%s: the screen has raw %q:\n%s", what, found, s)
+		}
+		screens = append(screens, s)
+	}
+	look("first screen")
+	for i := range 2 {
+		h.keys("1", "g")
+		for range i {
+			h.keys("j")
+		}
+		name := h.m.wf.Selected().Name
+		look("workflows, " + name)
+		h.keys("2")
+		look("inputs of " + name)
+		h.keys("enter")
+		look("an input of " + name + " opened")
+		h.keys("4", "g")
+		look("runs of " + name)
+		for j := range len(h.m.rn.items) {
+			h.keys("g")
+			for range j {
+				h.keys("j")
+			}
+			h.keys("enter")
+			look("a trace of " + name)
+			h.keys("esc")
+		}
+		h.keys("1", "R")
+		look("run now on " + name)
+	}
+	h.keys("3", "g")
+	for range len(h.m.at.all) {
+		look("attention")
+		h.keys("enter")
+		look("attention opened")
+		h.keys("j")
+	}
+	h.send(notifyMsg(engine.Notification{Kind: "changed", Workflow: "planter", Text: "note \x1b]52;c;aGk=\x07\x1b[2J"}))
+	look("a notification")
+
+	all := strings.Join(screens, "\n")
+	for _, want := range []string{`\x1b]52;c;`, `title \x1b[2J`, `approve \x1b[2J`, `error \x1b[2J`, `log \x1b[2J`, `\u009b31m\x7f`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no screen shows %q: the text must be shown escaped, not dropped", want)
+		}
+	}
+}
