@@ -25,6 +25,7 @@ func TestGolden(t *testing.T) {
 		{"trace", []string{"4", "down", "down", "enter"}},
 		{"filter", []string{"2", "/", "b", "o", "b"}},
 		{"help", []string{"3", "?"}},
+		{"help_first_screen", []string{"?"}},
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 40}} {
 		for _, v := range views {

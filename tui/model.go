@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -240,6 +241,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			}
 			return m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) })
 		}
+	case m.answersFromAnywhere(msg):
+		return m.at.answer(msg, *m.at.Selected())
 	default:
 		cmd := p.Update(msg)
 		if m.focus == focusWorkflows {
@@ -248,6 +251,54 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	return nil
+}
+
+// attentionInView is the selected attention item when it is an approval or
+// a reconciliation prompt shown on screen below another focused pane: its
+// answer keys work from there too, so the person need not move first.
+func (m *Model) attentionInView() *engine.AttentionItem {
+	l := m.lay
+	if m.focus == focusAttention || !l.wide || m.lower != focusAttention || l.bottomH < minBoxHeight {
+		return nil
+	}
+	it := m.at.Selected()
+	if it == nil || (it.Kind != engine.AttentionApproval && it.Kind != engine.AttentionReconciliation) {
+		return nil
+	}
+	return it
+}
+
+// anywhereKeys are the answer keys of it that act from any pane: those of
+// approvals and reconciliations, none of which another pane uses. "Always"
+// widens a grant for good, so it is given only in Attention itself.
+func (m *Model) anywhereKeys(it engine.AttentionItem) []*key.Binding {
+	answers := it.Answers
+	if len(answers) == 0 {
+		answers = defaultAnswers[it.Kind]
+	}
+	keys := answerKeys(m.sh.keys, it.Kind)
+	var out []*key.Binding
+	for _, a := range answers {
+		switch a {
+		case "approve", "reject", "try-again", "happened", "not-happened", "skip":
+			out = append(out, keys[a])
+		}
+	}
+	return out
+}
+
+// answersFromAnywhere says whether msg answers the attention item in view.
+func (m *Model) answersFromAnywhere(msg tea.KeyPressMsg) bool {
+	it := m.attentionInView()
+	if it == nil {
+		return false
+	}
+	for _, b := range m.anywhereKeys(*it) {
+		if keyIs(msg, *b) {
+			return true
+		}
+	}
+	return false
 }
 
 func paused(w engine.WorkflowView) bool {
@@ -349,6 +400,11 @@ func (m *Model) syncKeys() {
 		return
 	}
 	m.focused().EnableKeys(k)
+	if it := m.attentionInView(); it != nil {
+		for _, b := range m.anywhereKeys(*it) {
+			b.SetEnabled(true)
+		}
+	}
 	w := m.current()
 	live := w != nil && w.Status != "archived"
 	k.RunNow.SetEnabled(live)

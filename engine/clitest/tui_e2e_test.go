@@ -13,7 +13,8 @@ import (
 
 // TestTUIEndToEnd drives the real binary in tmux, as a person would: a
 // fresh database deploys the demo, its first note waits for approval, the
-// keys 3 then a approve it, and `keep mutations --json` shows it applied.
+// key a on the first screen approves it (no need to move to Attention
+// first), and `keep mutations --json` shows it applied.
 func TestTUIEndToEnd(t *testing.T) {
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
@@ -55,8 +56,9 @@ func TestTUIEndToEnd(t *testing.T) {
 	}
 	waitFor("APPROVAL")
 	waitFor(`Note welcome.txt: "Hello from keep!"`)
-	tm("send-keys", "-t", session, "3")
-	time.Sleep(300 * time.Millisecond)
+	// The first screen has the focus on Workflows and the approval in
+	// Attention below: the help bar offers its key, and the key works there.
+	waitFor("a approve")
 	tm("send-keys", "-t", session, "a")
 	waitFor("applied")
 	tm("send-keys", "-t", session, "q")
