@@ -1,41 +1,27 @@
 package tui
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"keep/engine"
 )
 
-// evil is what a hostile script plants, as a JavaScript string: clear the
-// screen, set the window title, write the clipboard (OSC 52), ring the bell,
-// move the cursor up and erase the line, a C1 CSI and DEL.
-const evil = `"\x1b[2J\x1b]0;pwned\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[1A\x1b[2K\u009b31m\x7f"`
+// plantingWorkflow and throwingPlanter plant terminal control sequences in
+// everything a script reaches (see the files' comments).
+var (
+	plantingWorkflow = readTestdata("printable/testdata/planter.js")
+	throwingPlanter  = readTestdata("printable/testdata/thrower.js")
+)
 
-const plantingWorkflow = `
-const EVIL = ` + evil + `;
-export default Keep.workflow({
-  name: "planter",
-  topics: { t: {} },
-  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    console.log("log " + EVIL);
-    const id = ctx.registerInput({ source: "system", type: "schedule", id: "x" + EVIL, title: "title " + EVIL });
-    await ctx.publish("t", { messageId: "m" + EVIL, inputId: id, payload: { p: "payload " + EVIL } });
-  } } },
-  consumers: { c: Keep.consumer({ subscribe: ["t"],
-    async prepare(ctx) { const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {}, ui: { title: "approve " + EVIL } } : { reservations: [], data: {} }; },
-    async mutate(ctx) { await ctx.files.append({ path: "out" + EVIL + ".txt", content: "param " + EVIL }); },
-    async next() {} }) },
-});
-`
-
-const throwingPlanter = `
-export default Keep.workflow({
-  name: "thrower",
-  topics: { t: {} },
-  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => { throw new Error("error " + ` + evil + `); } } },
-});
-`
+func readTestdata(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 // driving lists the sequences of evil found raw in a rendered screen. The
 // screen's own styling (bold, colour: ESC [ … m) is keep's and allowed.

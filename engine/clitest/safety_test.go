@@ -153,37 +153,6 @@ func TestKeepsOwnFilesAreOutOfReachThroughTheCLI(t *testing.T) {
 	}
 }
 
-// plantingWorkflow puts terminal control sequences everywhere a script
-// reaches: input titles, message ids, payloads, console lines, the
-// approval's title and parameters, and an error. EVIL is a JavaScript
-// string: clear screen, window title, clipboard write (OSC 52), bell,
-// cursor up and erase line, a C1 CSI and DEL.
-const plantingWorkflow = `
-const EVIL = "\x1b[2J\x1b]0;pwned\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[1A\x1b[2K\u009b31m\x7f";
-export default Keep.workflow({
-  name: "planter",
-  topics: { t: {} },
-  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    console.log("log " + EVIL);
-    const id = ctx.registerInput({ source: "system", type: "schedule", id: "x" + EVIL, title: "title " + EVIL });
-    await ctx.publish("t", { messageId: "m" + EVIL, inputId: id, payload: { p: "payload " + EVIL } });
-  } } },
-  consumers: { c: Keep.consumer({ subscribe: ["t"],
-    async prepare(ctx) { const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {}, ui: { title: "approve " + EVIL } } : { reservations: [], data: {} }; },
-    async mutate(ctx) { await ctx.files.append({ path: "out" + EVIL + ".txt", content: "param " + EVIL }); },
-    async next() {} }) },
-});
-`
-
-const throwingPlanter = `
-const EVIL = "\x1b[2J\x1b]0;pwned\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[1A\x1b[2K\u009b31m\x7f";
-export default Keep.workflow({
-  name: "thrower",
-  topics: { t: {} },
-  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => { throw new Error("error " + EVIL); } } },
-});
-`
-
 // controls lists the control characters in s other than newline and tab.
 func controls(s string) []string {
 	var out []string
@@ -198,8 +167,14 @@ func controls(s string) []string {
 func TestScriptTextCannotDriveTheTerminal(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "ask")
-	e.ok("deploy", e.file(e.dir, "planter.js", plantingWorkflow))
-	e.ok("deploy", e.file(e.dir, "thrower.js", throwingPlanter))
+	// the scripts plant terminal control sequences everywhere they reach
+	for _, f := range []string{"planter.js", "thrower.js"} {
+		p, err := filepath.Abs(filepath.Join("..", "..", "tui", "printable", "testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.ok("deploy", p)
+	}
 	e.ok("drain", "--timeout", "1m")
 	items := jsonOf[[]engine.AttentionItem](e, "attention")
 	if len(items) < 2 {
