@@ -53,15 +53,27 @@ func unsafeRune(r rune) bool {
 }
 
 func appendEscaped(dst, b []byte) []byte {
+	return appendMapped(dst, b, func(dst []byte, r rune, bad byte) []byte {
+		switch {
+		case r == utf8.RuneError:
+			return fmt.Appendf(dst, `\x%02x`, bad)
+		case r < 0x80:
+			return fmt.Appendf(dst, `\x%02x`, r)
+		}
+		return fmt.Appendf(dst, `\u%04x`, r)
+	})
+}
+
+// appendMapped appends b to dst with every byte that is not UTF-8 (r is
+// RuneError, bad the byte) and every control rune replaced by esc's text.
+func appendMapped(dst, b []byte, esc func(dst []byte, r rune, bad byte) []byte) []byte {
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
 		switch {
 		case r == utf8.RuneError && size <= 1:
-			dst = fmt.Appendf(dst, `\x%02x`, b[0])
-		case r < 0x80 && unsafeRune(r):
-			dst = fmt.Appendf(dst, `\x%02x`, r)
+			dst = esc(dst, utf8.RuneError, b[0])
 		case unsafeRune(r):
-			dst = fmt.Appendf(dst, `\u%04x`, r)
+			dst = esc(dst, r, 0)
 		default:
 			dst = append(dst, b[:size]...)
 		}
@@ -77,20 +89,9 @@ func JSON(b []byte) []byte {
 	if clean(b) {
 		return b
 	}
-	out := make([]byte, 0, len(b)+16)
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			out = append(out, `\ufffd`...)
-		case unsafeRune(r):
-			out = fmt.Appendf(out, `\u%04x`, r)
-		default:
-			out = append(out, b[:size]...)
-		}
-		b = b[size:]
-	}
-	return out
+	return appendMapped(make([]byte, 0, len(b)+16), b, func(dst []byte, r rune, _ byte) []byte {
+		return fmt.Appendf(dst, `\u%04x`, r)
+	})
 }
 
 // ShownJSON rewrites encoded JSON for a screen that decodes it and shows
@@ -129,15 +130,13 @@ func ShownJSON(b []byte) []byte {
 			out = append(out, b[i:i+2]...)
 			i += 2
 		default:
-			r, size := utf8.DecodeRune(b[i:])
-			switch {
-			case r == utf8.RuneError && size <= 1:
-				out = fmt.Appendf(out, `\\x%02x`, c)
-			case unsafeRune(r):
-				out = appendShownJSON(out, r)
-			default:
-				out = append(out, b[i:i+size]...)
-			}
+			_, size := utf8.DecodeRune(b[i:])
+			out = appendMapped(out, b[i:i+size], func(dst []byte, r rune, bad byte) []byte {
+				if r == utf8.RuneError {
+					return fmt.Appendf(dst, `\\x%02x`, bad)
+				}
+				return appendShownJSON(dst, r)
+			})
 			i += size
 		}
 	}
