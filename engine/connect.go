@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/connectors/feed"
 	"keep/connectors/files"
 	khttp "keep/connectors/http"
 	"keep/connectors/mail"
@@ -50,6 +51,12 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.http: %w", err)
 	}
 	reg.Register(hc)
+	// feeds are fetched through the http connector, so allow_hosts holds for both
+	fdc, err := feed.New(feed.Config{HTTP: hc})
+	if err != nil {
+		return nil, fmt.Errorf("connectors.feed: %w", err)
+	}
+	reg.Register(fdc)
 	sc, err := system.New(system.Config{Now: opts.Now})
 	if err != nil {
 		return nil, fmt.Errorf("system: %w", err)
