@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/connectors/calendar"
 	"keep/connectors/feed"
 	"keep/connectors/files"
 	khttp "keep/connectors/http"
@@ -25,6 +26,25 @@ type ConnectorOpts struct {
 	// Now is the clock ctx.system.now reads; defaults to time.Now. The
 	// engine's injected clock goes here so scripts and scheduler agree.
 	Now func() time.Time
+	// Account resolves an [accounts.NAME] for the connectors that name one
+	// ([connectors.calendar] account, [connectors.sheets] google_account).
+	// Nil: naming an account is a config error.
+	Account func(name string) (connectors.Account, error)
+}
+
+// account resolves the account a config key names; "" is no account.
+func (o ConnectorOpts) account(key, name string) (connectors.Account, error) {
+	if name == "" {
+		return nil, nil
+	}
+	if o.Account == nil {
+		return nil, fmt.Errorf("%s names the account %q, but no accounts are configured", key, name)
+	}
+	a, err := o.Account(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return a, nil
 }
 
 // Connectors builds the registry of every connector from the config.
@@ -32,8 +52,6 @@ type ConnectorOpts struct {
 // environment variables it names; scripts never see them.
 func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, error) {
 	reg := connectors.NewRegistry()
-	// calendar events are a known input source with no connector of its own yet
-	reg.AddSource("calendar", "event")
 	expand := func(roots []string) []string {
 		out := make([]string, len(roots))
 		for i, r := range roots {
@@ -93,5 +111,15 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.slack: %w", err)
 	}
 	reg.Register(slc)
+	cal := cfg.Connectors.Calendar
+	calAccount, err := opts.account("connectors.calendar.account", cal.Account)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := calendar.New(calendar.Config{URL: cal.URL, Calendar: cal.Calendar, Account: calAccount, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("connectors.calendar: %w", err)
+	}
+	reg.Register(cc)
 	return reg, nil
 }
