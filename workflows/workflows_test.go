@@ -22,7 +22,7 @@ import (
 func TestEmbedded(t *testing.T) {
 	t.Parallel()
 
-	want := []string{"big-files-notify.js", "demo.js", "digest-to-slack.js", "email-to-sheet.js", "feed-to-webhook.js", "notes-to-csv.js"}
+	want := []string{"big-files-notify.js", "demo.js", "digest-to-slack.js", "email-to-sheet.js", "feed-to-webhook.js", "meeting-reminders.js", "notes-to-csv.js"}
 
 	t.Run("All lists every example workflow by name, in order", func(t *testing.T) {
 		t.Parallel()

@@ -1,21 +1,16 @@
 package calendar_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"keep/connectors"
 	"keep/connectors/calendar"
+	"keep/connectors/calendar/radicaletest"
 )
 
 // account is a connectors.Account at the machine's edge: a password that
@@ -50,124 +45,19 @@ func (a *account) invalidations() int {
 	return a.invalid
 }
 
-// radicale is a Radicale server on loopback with one user and one calendar.
-type radicale struct {
-	base     string // http://127.0.0.1:PORT/
-	calendar string // /alice/work/
-	user     string
-	password string
-}
+type radicale struct{ *radicaletest.Server }
 
-// startRadicale starts Radicale from Debian's package with htpasswd auth and
-// a temp storage dir. Without the binary the test skips, unless CI=true.
-func startRadicale(t *testing.T) *radicale {
-	t.Helper()
-	bin, err := exec.LookPath("radicale")
-	if err != nil {
-		msg := "radicale is not installed (run .ci/servers/radicale.sh): " + err.Error()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	dir := t.TempDir()
-	r := &radicale{user: "alice", password: "s3cret pass", calendar: "/alice/work/"}
-	if err := os.WriteFile(filepath.Join(dir, "users"), []byte(r.user+":"+r.password+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	conf := fmt.Sprintf(`[server]
-hosts = %s
-[auth]
-type = htpasswd
-htpasswd_filename = %s
-htpasswd_encryption = plain
-delay = 0
-[rights]
-type = owner_only
-[storage]
-filesystem_folder = %s
-[web]
-type = none
-[logging]
-level = warning
-`, addr, filepath.Join(dir, "users"), filepath.Join(dir, "collections"))
-	confPath := filepath.Join(dir, "config")
-	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "--config", confPath)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	r.base = "http://" + addr + "/"
-	// Wait for it to listen; a server that dies or never listens fails the
-	// test with its output instead of hanging.
-	deadline := time.After(30 * time.Second)
-	for {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("radicale exited: %v\n%s", err, out.String())
-		case <-deadline:
-			t.Fatalf("radicale did not listen on %s within 30s\n%s", addr, out.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	r.do(t, "MKCALENDAR", r.calendar, `<?xml version="1.0" encoding="utf-8"?>
-<C:mkcalendar xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:set><D:prop>
-<D:displayname>Work</D:displayname>
-<C:supported-calendar-component-set><C:comp name="VEVENT"/></C:supported-calendar-component-set>
-</D:prop></D:set></C:mkcalendar>`, http.StatusCreated)
-	return r
-}
+func startRadicale(t *testing.T) *radicale { return &radicale{radicaletest.Start(t)} }
 
-// do sends a raw request as the user, the way another CalDAV client would.
-func (r *radicale) do(t *testing.T, method, path, body string, want int) {
-	t.Helper()
-	req, err := http.NewRequest(method, strings.TrimSuffix(r.base, "/")+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth(r.user, r.password)
-	if strings.HasSuffix(path, ".ics") {
-		req.Header.Set("Content-Type", "text/calendar; charset=utf-8")
-	} else if body != "" {
-		req.Header.Set("Content-Type", "application/xml; charset=utf-8")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: %d, want %d", method, path, resp.StatusCode, want)
-	}
-}
+func (r *radicale) do(t *testing.T, method, path, body string, want int) { r.Do(t, method, path, body, want) }
 
 func (r *radicale) connector(t *testing.T, cfg calendar.Config) *calendar.Connector {
 	t.Helper()
 	if cfg.URL == "" {
-		cfg.URL = r.base
+		cfg.URL = r.Base
 	}
 	if cfg.Account == nil {
-		cfg.Account = &account{kind: "password", user: r.user, secrets: []string{r.password}}
+		cfg.Account = &account{kind: "password", user: r.User, secrets: []string{r.Password}}
 	}
 	c, err := calendar.New(cfg)
 	if err != nil {
@@ -251,7 +141,7 @@ func TestRadicale(t *testing.T) {
 	})
 
 	t.Run("an event made by another client is found by UID and listed", func(t *testing.T) {
-		r.do(t, "PUT", r.calendar+"other-name.ics", "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Apple Inc.//iCal//EN\r\n"+
+		r.do(t, "PUT", r.Calendar+"other-name.ics", "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Apple Inc.//iCal//EN\r\n"+
 			"BEGIN:VEVENT\r\nUID:ABC-123@example.com\r\nDTSTAMP:20261120T080000Z\r\nDTSTART;VALUE=DATE:20261123\r\nDTEND;VALUE=DATE:20261124\r\n"+
 			"SUMMARY:Holiday\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n", http.StatusCreated)
 		ev := do(t, c, "event", "", map[string]any{"uid": "ABC-123@example.com"}).(map[string]any)
@@ -268,7 +158,7 @@ func TestRadicale(t *testing.T) {
 	})
 
 	t.Run("a recurring event is listed once per occurrence, with its override", func(t *testing.T) {
-		r.do(t, "PUT", r.calendar+"standup.ics", "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Fastmail//EN\r\n"+
+		r.do(t, "PUT", r.Calendar+"standup.ics", "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Fastmail//EN\r\n"+
 			"BEGIN:VEVENT\r\nUID:standup\r\nDTSTAMP:20261120T080000Z\r\nDTSTART:20261124T083000Z\r\nDTEND:20261124T084500Z\r\n"+
 			"RRULE:FREQ=DAILY;COUNT=3\r\nSUMMARY:Standup\r\nEND:VEVENT\r\n"+
 			"BEGIN:VEVENT\r\nUID:standup\r\nDTSTAMP:20261120T080000Z\r\nRECURRENCE-ID:20261125T083000Z\r\nDTSTART:20261125T090000Z\r\nDTEND:20261125T091500Z\r\n"+
@@ -311,7 +201,7 @@ func TestRadicale(t *testing.T) {
 		if evs := do(t, named, "events", "", day).([]any); len(evs) != 1 {
 			t.Fatalf("events through the named calendar: %v", evs)
 		}
-		direct := r.connector(t, calendar.Config{URL: strings.TrimSuffix(r.base, "/") + r.calendar})
+		direct := r.connector(t, calendar.Config{URL: strings.TrimSuffix(r.Base, "/") + r.Calendar})
 		if evs := do(t, direct, "events", "", day).([]any); len(evs) != 1 {
 			t.Fatalf("events through the calendar's own URL: %v", evs)
 		}
@@ -323,7 +213,7 @@ func TestRadicale(t *testing.T) {
 	})
 
 	t.Run("a stale password is invalidated once and the fresh one used", func(t *testing.T) {
-		acct := &account{kind: "password", user: r.user, secrets: []string{"stale", r.password}}
+		acct := &account{kind: "password", user: r.User, secrets: []string{"stale", r.Password}}
 		c := r.connector(t, calendar.Config{Account: acct})
 		do(t, c, "events", "", day)
 		if acct.invalidations() != 1 {
@@ -332,7 +222,7 @@ func TestRadicale(t *testing.T) {
 	})
 
 	t.Run("a refused password is an auth failure", func(t *testing.T) {
-		acct := &account{kind: "password", user: r.user, secrets: []string{"wrong"}}
+		acct := &account{kind: "password", user: r.User, secrets: []string{"wrong"}}
 		c := r.connector(t, calendar.Config{Account: acct})
 		_, err := c.Do(context.Background(), connectors.Call{Method: "create", Params: meeting, IdempotencyKey: "m-6"})
 		if connectors.ClassOf(err) != connectors.Auth {
