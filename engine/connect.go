@@ -96,7 +96,11 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.mail: %w", err)
 	}
 	reg.Register(mc, "gmail")
-	shc, err := sheets.New(sheets.Config{Roots: expand(cfg.Connectors.Sheets.Roots)})
+	googleAccount, err := opts.account("connectors.sheets.google_account", cfg.Connectors.Sheets.GoogleAccount)
+	if err != nil {
+		return nil, err
+	}
+	shc, err := sheets.New(sheets.Config{Roots: expand(cfg.Connectors.Sheets.Roots), GoogleAccount: googleAccount})
 	if err != nil {
 		return nil, fmt.Errorf("connectors.sheets: %w", err)
 	}

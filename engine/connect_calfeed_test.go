@@ -43,6 +43,20 @@ func TestConnectorsCalendarAndFeed(t *testing.T) {
 		}
 	})
 
+	t.Run("sheets google_account is resolved by name", func(t *testing.T) {
+		t.Parallel()
+		cfg := config.Default()
+		cfg.Connectors.Sheets.GoogleAccount = "google"
+		if _, err := Connectors(cfg, ConnectorOpts{}); err == nil || !strings.Contains(err.Error(), "connectors.sheets.google_account") {
+			t.Fatalf("without accounts: err = %v", err)
+		}
+		var asked string
+		resolve := func(name string) (connectors.Account, error) { asked = name; return namedAccount{name}, nil }
+		if _, err := Connectors(cfg, ConnectorOpts{Account: resolve}); err != nil || asked != "google" {
+			t.Fatalf("err %v, asked %q", err, asked)
+		}
+	})
+
 	t.Run("a calendar account is resolved by name, and an unknown one is an error naming the key", func(t *testing.T) {
 		t.Parallel()
 		cfg := config.Default()

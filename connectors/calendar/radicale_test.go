@@ -49,7 +49,9 @@ type radicale struct{ *radicaletest.Server }
 
 func startRadicale(t *testing.T) *radicale { return &radicale{radicaletest.Start(t)} }
 
-func (r *radicale) do(t *testing.T, method, path, body string, want int) { r.Do(t, method, path, body, want) }
+func (r *radicale) do(t *testing.T, method, path, body string, want int) {
+	r.Do(t, method, path, body, want)
+}
 
 func (r *radicale) connector(t *testing.T, cfg calendar.Config) *calendar.Connector {
 	t.Helper()
