@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	_ "time/tzdata" // events name IANA zones; don't depend on the host's zoneinfo
+
 	"github.com/emersion/go-ical"
 
 	"keep/connectors"
@@ -159,10 +161,26 @@ func (f fields) differences(ev map[string]any) []string {
 	return diff
 }
 
+// knownZones drops the TZID of every date-time in comp that names a zone
+// Go doesn't know (Outlook writes Windows names, "W. Europe Standard
+// Time"): such times are read as UTC rather than failing the whole listing.
+func knownZones(comp *ical.Component) {
+	for _, props := range comp.Props {
+		for i := range props {
+			if tz := props[i].Params.Get(ical.PropTimezoneID); tz != "" {
+				if _, err := time.LoadLocation(tz); err != nil {
+					props[i].Params.Del(ical.PropTimezoneID)
+				}
+			}
+		}
+	}
+}
+
 // eventMap is one VEVENT as scripts see it. For an occurrence of a
 // recurring event, start and end are the occurrence's and recurrenceId
 // names it; uid is shared by all occurrences.
-func eventMap(ev *ical.Event, start, end *time.Time) (map[string]any, error) {
+func eventMap(ev *ical.Event, start *time.Time) (map[string]any, error) {
+	knownZones(ev.Component)
 	uid, _ := ev.Props.Text(ical.PropUID)
 	m := map[string]any{"uid": uid}
 	for _, tf := range textFields {
@@ -204,6 +222,7 @@ func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
 	var masters []ical.Event
 	overrides := map[string]ical.Event{} // recurrence id (UTC) → override
 	for _, ev := range cal.Events() {
+		knownZones(ev.Component)
 		if rid := ev.Props.Get(ical.PropRecurrenceID); rid != nil {
 			t, err := rid.DateTime(time.UTC)
 			if err != nil {
@@ -226,7 +245,7 @@ func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
 			return nil, err
 		}
 		if set == nil {
-			m, err := eventMap(&ev, nil, nil)
+			m, err := eventMap(&ev, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -249,13 +268,13 @@ func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
 			var m map[string]any
 			if ov, ok := overrides[key]; ok {
 				delete(overrides, key)
-				m, err = eventMap(&ov, nil, nil)
+				m, err = eventMap(&ov, nil)
 				if m != nil {
 					m["recurrenceId"] = when{t: occ, allDay: m["allDay"].(bool)}.String()
 				}
 			} else {
 				occ := occ
-				m, err = eventMap(&ev, &occ, nil)
+				m, err = eventMap(&ev, &occ)
 			}
 			if err != nil {
 				return nil, err
@@ -267,7 +286,7 @@ func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
 	}
 	// overrides moved into the range from an occurrence outside it
 	for key, ov := range overrides {
-		m, err := eventMap(&ov, nil, nil)
+		m, err := eventMap(&ov, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -92,7 +92,7 @@ func masterMap(f *found, uid string) (map[string]any, error) {
 	if ev == nil {
 		return nil, connectors.Errorf(connectors.Internal, "calendar: %s holds no main event %s", f.path, uid)
 	}
-	m, err := eventMap(ev, nil, nil)
+	m, err := eventMap(ev, nil)
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Internal, "calendar: %w", err)
 	}

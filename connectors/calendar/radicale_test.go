@@ -181,6 +181,25 @@ func TestRadicale(t *testing.T) {
 		}
 	})
 
+	t.Run("times in named zones are read in them, and an unknown zone does not break the listing", func(t *testing.T) {
+		r.do(t, "PUT", r.Calendar+"berlin.ics", radicaletest.Event("berlin-1", "Call with Berlin",
+			";TZID=Europe/Berlin:20261201T100000", ";TZID=Europe/Berlin:20261201T110000"), http.StatusCreated)
+		r.do(t, "PUT", r.Calendar+"outlook.ics", strings.Replace(radicaletest.Event("outlook-1", "Outlook invite",
+			";TZID=W. Europe Standard Time:20261201T120000", ";TZID=W. Europe Standard Time:20261201T130000"),
+			"BEGIN:VEVENT", "BEGIN:VTIMEZONE\r\nTZID:W. Europe Standard Time\r\nBEGIN:STANDARD\r\nDTSTART:16010101T030000\r\n"+
+				"TZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\nBEGIN:VEVENT", 1), http.StatusCreated)
+		evs := do(t, c, "events", "", map[string]any{"from": "2026-12-01", "to": "2026-12-02"}).([]any)
+		var got []string
+		for _, e := range evs {
+			m := e.(map[string]any)
+			got = append(got, fmt.Sprintf("%s %s-%s", m["summary"], m["start"], m["end"]))
+		}
+		want := "Call with Berlin 2026-12-01T09:00:00Z-2026-12-01T10:00:00Z\nOutlook invite 2026-12-01T12:00:00Z-2026-12-01T13:00:00Z"
+		if strings.Join(got, "\n") != want {
+			t.Fatalf("events\n got %q\nwant %q", got, want)
+		}
+	})
+
 	t.Run("delete removes the event and reconciles by its absence", func(t *testing.T) {
 		if v, _ := reconcile(t, c, "delete", "m-4", map[string]any{"uid": uid}); v != connectors.NotApplied {
 			t.Fatalf("a delete not made reconciles as %s", v)

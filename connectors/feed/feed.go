@@ -159,12 +159,12 @@ func (c *Connector) items(ctx context.Context, p map[string]any) (any, error) {
 		}
 		return head(prev.items, limit), nil
 	case status < 200 || status > 299:
-		return nil, connectors.Errorf(connectors.Logic, "GET %s answered %d, not a feed", url, status)
+		return nil, connectors.Errorf(connectors.Logic, "GET %s answered %d, not a feed", redacted(url), status)
 	}
 	body, _ := res["body"].(string)
 	f, err := gofeed.NewParser().ParseString(body)
 	if err != nil {
-		return nil, connectors.Errorf(connectors.Logic, "%s is not an RSS, Atom or JSON feed: %w", url, err)
+		return nil, connectors.Errorf(connectors.Logic, "%s is not an RSS, Atom or JSON feed: %w", redacted(url), err)
 	}
 	items := make([]any, 0, len(f.Items))
 	for _, it := range f.Items {
@@ -283,6 +283,14 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
+}
+
+// redacted is the URL with any password masked, for messages.
+func redacted(s string) string {
+	if u, err := neturl.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
 }
 
 // hostOf is the feed's host name, what a grant or a trace names.
