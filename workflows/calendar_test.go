@@ -4,14 +4,12 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"keep/connectors"
 	"keep/connectors/calendar"
 	"keep/connectors/calendar/radicaletest"
-	"keep/connectors/notify"
 	"keep/connectors/system"
 	"keep/engine"
 	"keep/engine/config"
@@ -38,8 +36,7 @@ func TestMeetingReminders(t *testing.T) {
 	put("holiday", radicaletest.Event("holiday-1", "Company holiday", ";VALUE=DATE:20261102", ";VALUE=DATE:20261103"))
 	put("standup", radicaletest.Event("standup-1", "Standup", ":20261102T091500Z", ":20261102T093000Z", "RRULE:FREQ=DAILY;COUNT=2"))
 
-	var mu sync.Mutex
-	var told []string
+	var n notifications
 	h := newHost(t, hostOpt{edit: allowAll, registry: func(cfg config.Config, c *clock) *connectors.Registry {
 		reg := connectors.NewRegistry()
 		cc, err := calendar.New(calendar.Config{URL: rad.Base, Account: passwordAccount{rad.User, rad.Password}, Now: c.Now})
@@ -52,22 +49,10 @@ func TestMeetingReminders(t *testing.T) {
 			t.Fatal(err)
 		}
 		reg.Register(sys)
-		nc, err := notify.New(notify.Config{Command: "keep-test-no-such-notifier", Sink: func(title, body string) {
-			mu.Lock()
-			told = append(told, title+" | "+body)
-			mu.Unlock()
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg.Register(nc)
+		n.register(t, reg)
 		return reg
 	}})
-	notified := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), told...)
-	}
+	notified := n.list
 
 	h.deploy("meeting-reminders.js", source(t, "meeting-reminders.js"))
 	h.drain()

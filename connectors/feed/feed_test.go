@@ -132,6 +132,12 @@ func (b *bundle) items(t *testing.T, params map[string]any) []any {
 	return got.([]any)
 }
 
+// failure is the error of an items call that must fail.
+func (b *bundle) failure() error {
+	_, err := b.c.Do(context.Background(), connectors.Call{Method: "items", Params: map[string]any{"url": b.url}})
+	return err
+}
+
 func hashID(title, date string) string {
 	sum := sha256.Sum256([]byte(title + "\x00" + date))
 	return "sha256:" + hex.EncodeToString(sum[:16])
@@ -280,7 +286,7 @@ func TestFailures(t *testing.T) {
 		t.Parallel()
 		b := setup(t, "rss2.xml", "application/rss+xml")
 		b.srv.status = http.StatusServiceUnavailable
-		_, err := b.c.Do(context.Background(), connectors.Call{Method: "items", Params: map[string]any{"url": b.url}})
+		err := b.failure()
 		var ce *connectors.Error
 		if !errors.As(err, &ce) || ce.Class != connectors.Transient || ce.RetryAfter != 7*time.Second {
 			t.Fatalf("err = %#v", err)
@@ -291,7 +297,7 @@ func TestFailures(t *testing.T) {
 		t.Parallel()
 		b := setup(t, "rss2.xml", "text/html")
 		b.srv.set([]byte("<!doctype html><html><body>Hello</body></html>"))
-		_, err := b.c.Do(context.Background(), connectors.Call{Method: "items", Params: map[string]any{"url": b.url}})
+		err := b.failure()
 		if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), b.url) {
 			t.Fatalf("err = %v", err)
 		}
@@ -301,7 +307,7 @@ func TestFailures(t *testing.T) {
 		t.Parallel()
 		b := setup(t, "rss2.xml", "application/rss+xml")
 		b.srv.status = http.StatusNotFound
-		_, err := b.c.Do(context.Background(), connectors.Call{Method: "items", Params: map[string]any{"url": b.url}})
+		err := b.failure()
 		if connectors.ClassOf(err) != connectors.Logic {
 			t.Fatalf("err = %v", err)
 		}
