@@ -79,7 +79,8 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, &wireError{method: req.Method, path: req.URL.Path, sent: sent.Load(), err: err}
 		}
-		if resp.StatusCode == http.StatusUnauthorized && t.account != nil && attempt == 0 {
+		replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+		if resp.StatusCode == http.StatusUnauthorized && t.account != nil && attempt == 0 && replayable {
 			// An OAuth token can expire between Secret and the server's
 			// check: refresh once before calling it a refusal.
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
