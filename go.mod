@@ -8,11 +8,20 @@ require (
 	charm.land/lipgloss/v2 v2.0.6
 	github.com/charmbracelet/x/exp/teatest/v2 v2.0.0-20260823001701-96af6d2cb5f6
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
+	github.com/emersion/go-ical v0.0.0-20250329121855-f41e73efc392
 	github.com/emersion/go-imap/v2 v2.0.0-beta.8
 	github.com/emersion/go-smtp v0.25.1
+	github.com/emersion/go-webdav v0.6.0
 	github.com/evanw/esbuild v0.28.2
+	github.com/mmcdole/gofeed v1.4.2
 	github.com/robfig/cron/v3 v3.0.1
 	modernc.org/sqlite v1.60.1
+)
+
+require (
+	github.com/mmcdole/goxpp/v2 v2.0.0 // indirect
+	github.com/teambition/rrule-go v1.8.2 // indirect
+	golang.org/x/net v0.57.0 // indirect
 )
 
 require (
@@ -44,7 +53,7 @@ require (
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/text v0.40.0 // indirect
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

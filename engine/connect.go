@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/connectors/calendar"
+	"keep/connectors/feed"
 	"keep/connectors/files"
 	khttp "keep/connectors/http"
 	"keep/connectors/mail"
@@ -31,6 +33,10 @@ type ConnectorOpts struct {
 	// defaults to the path the config was read from.
 	DBPath     string
 	ConfigPath string
+	// Account resolves an [accounts.NAME] for the connectors that name one
+	// ([connectors.calendar] account, [connectors.sheets] google_account).
+	// Nil: naming an account is a config error.
+	Account func(name string) (connectors.Account, error)
 }
 
 // ProtectedPaths are keep's own files for a database and a config file: the
@@ -53,13 +59,26 @@ func ProtectedPaths(dbPath, configPath string) []connectors.ProtectedPath {
 	return out
 }
 
+// account resolves the account a config key names; "" is no account.
+func (o ConnectorOpts) account(key, name string) (connectors.Account, error) {
+	if name == "" {
+		return nil, nil
+	}
+	if o.Account == nil {
+		return nil, fmt.Errorf("%s names the account %q, but no accounts are configured", key, name)
+	}
+	a, err := o.Account(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return a, nil
+}
+
 // Connectors builds the registry of every connector from the config.
 // Credentials come from the file (checked to be mode 0600 on load) or the
 // environment variables it names; scripts never see them.
 func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, error) {
 	reg := connectors.NewRegistry()
-	// calendar events are a known input source with no connector of its own yet
-	reg.AddSource("calendar", "event")
 	expand := func(roots []string) []string {
 		out := make([]string, len(roots))
 		for i, r := range roots {
@@ -85,6 +104,12 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.http: %w", err)
 	}
 	reg.Register(hc)
+	// feeds are fetched through the http connector, so allow_hosts holds for both
+	fdc, err := feed.New(feed.Config{HTTP: hc})
+	if err != nil {
+		return nil, fmt.Errorf("connectors.feed: %w", err)
+	}
+	reg.Register(fdc)
 	sc, err := system.New(system.Config{Now: opts.Now})
 	if err != nil {
 		return nil, fmt.Errorf("system: %w", err)
@@ -106,7 +131,11 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.mail: %w", err)
 	}
 	reg.Register(mc, "gmail")
-	shc, err := sheets.New(sheets.Config{Roots: expand(cfg.Connectors.Sheets.Roots), Protected: protected})
+	googleAccount, err := opts.account("connectors.sheets.google_account", cfg.Connectors.Sheets.GoogleAccount)
+	if err != nil {
+		return nil, err
+	}
+	shc, err := sheets.New(sheets.Config{Roots: expand(cfg.Connectors.Sheets.Roots), GoogleAccount: googleAccount, Protected: protected})
 	if err != nil {
 		return nil, fmt.Errorf("connectors.sheets: %w", err)
 	}
@@ -121,5 +150,15 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.slack: %w", err)
 	}
 	reg.Register(slc)
+	cal := cfg.Connectors.Calendar
+	calAccount, err := opts.account("connectors.calendar.account", cal.Account)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := calendar.New(calendar.Config{URL: cal.URL, Calendar: cal.Calendar, Account: calAccount, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("connectors.calendar: %w", err)
+	}
+	reg.Register(cc)
 	return reg, nil
 }

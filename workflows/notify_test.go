@@ -12,10 +12,35 @@ import (
 	"keep/engine/config"
 )
 
+// notifications collects what the notify connector shows. There is no
+// notify-send: the sink (the TUI's toast in keep) receives it, so a test
+// never pops a real desktop notification.
+type notifications struct {
+	mu   sync.Mutex
+	told []string // "title | body"
+}
+
+func (n *notifications) register(t *testing.T, reg *connectors.Registry) {
+	nc, err := notify.New(notify.Config{Command: "keep-test-no-such-notifier", Sink: func(title, body string) {
+		n.mu.Lock()
+		n.told = append(n.told, title+" | "+body)
+		n.mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Register(nc)
+}
+
+func (n *notifications) list() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.told...)
+}
+
 func TestBigFilesNotify(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var told []string
+	var n notifications
 	h := newHost(t, hostOpt{edit: allowAll, registry: func(cfg config.Config, _ *clock) *connectors.Registry {
 		reg := connectors.NewRegistry()
 		fc, err := filesconn.New(filesconn.Config{Roots: cfg.Connectors.Files.Roots})
@@ -23,17 +48,7 @@ func TestBigFilesNotify(t *testing.T) {
 			t.Fatal(err)
 		}
 		reg.Register(fc)
-		// no notify-send: the sink (the TUI's toast in keep) receives it, so
-		// a test never pops a real desktop notification
-		nc, err := notify.New(notify.Config{Command: "keep-test-no-such-notifier", Sink: func(title, body string) {
-			mu.Lock()
-			told = append(told, title+" | "+body)
-			mu.Unlock()
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg.Register(nc)
+		n.register(t, reg)
 		return reg
 	}})
 	h.write("downloads/big.iso", strings.Repeat("x", 11<<20))
@@ -41,8 +56,7 @@ func TestBigFilesNotify(t *testing.T) {
 	h.deploy("big-files-notify", source(t, "big-files-notify.js"))
 	h.drain()
 
-	mu.Lock()
-	defer mu.Unlock()
+	told := n.list()
 	if len(told) != 1 || !strings.Contains(told[0], "Large download: big.iso") || !strings.Contains(told[0], "11 MB") {
 		t.Fatalf("notifications = %q, want one about big.iso", told)
 	}

@@ -22,7 +22,7 @@ import (
 func TestEmbedded(t *testing.T) {
 	t.Parallel()
 
-	want := []string{"big-files-notify.js", "demo.js", "digest-to-slack.js", "email-to-sheet.js", "feed-to-webhook.js", "notes-to-csv.js"}
+	want := []string{"big-files-notify.js", "demo.js", "digest-to-slack.js", "email-to-sheet.js", "feed-to-webhook.js", "meeting-reminders.js", "notes-to-csv.js"}
 
 	t.Run("All lists every example workflow by name, in order", func(t *testing.T) {
 		t.Parallel()
@@ -195,12 +195,14 @@ func TestNotesToCSV(t *testing.T) {
 	})
 }
 
-// feed is an httptest JSON feed with an ETag.
+// feed is an httptest feed with an ETag, served as RSS 2.0, Atom or JSON
+// Feed, the way real feed hosts write each.
 type feed struct {
-	mu    sync.Mutex
-	items []map[string]any
-	gets  int
-	not   int // 304 answers
+	format string // "rss", "atom" or "json"
+	mu     sync.Mutex
+	items  []map[string]any
+	gets   int
+	not    int // 304 answers
 }
 
 func (f *feed) add(id, title string) {
@@ -220,8 +222,35 @@ func (f *feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", etag)
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"items": f.items})
+	day := func(i int) time.Time { return time.Date(2026, 11, 1+i, 8, 0, 0, 0, time.UTC) }
+	switch f.format {
+	case "rss":
+		w.Header().Set("Content-Type", "application/rss+xml; charset=utf-8")
+		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0"><channel><title>Example</title><link>https://example.com/</link><description>news</description>`)
+		for i, it := range f.items {
+			fmt.Fprintf(w, "<item><title>%s</title><link>%s</link><guid isPermaLink=\"false\">%s</guid><pubDate>%s</pubDate><description>about %[1]s</description></item>\n",
+				it["title"], it["url"], it["id"], day(i).Format(time.RFC1123Z))
+		}
+		io.WriteString(w, "</channel></rss>")
+	case "atom":
+		w.Header().Set("Content-Type", "application/atom+xml")
+		io.WriteString(w, `<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Example</title><id>https://example.com/</id><updated>2026-11-01T08:00:00Z</updated>`)
+		for i, it := range f.items {
+			fmt.Fprintf(w, "<entry><title>%s</title><link href=\"%s\"/><id>%s</id><updated>%s</updated><summary>about %[1]s</summary></entry>\n",
+				it["title"], it["url"], it["id"], day(i).Format(time.RFC3339))
+		}
+		io.WriteString(w, "</feed>")
+	default:
+		w.Header().Set("Content-Type", "application/feed+json")
+		items := make([]map[string]any, len(f.items))
+		for i, it := range f.items {
+			items[i] = map[string]any{"id": it["id"], "title": it["title"], "url": it["url"],
+				"date_published": day(i).Format(time.RFC3339), "content_text": "about " + it["title"].(string)}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"version": "https://jsonfeed.org/version/1.1", "title": "Example", "items": items})
+	}
 }
 
 // webhook records deliveries by Idempotency-Key and answers the reconcile
@@ -298,71 +327,78 @@ func (wh *webhook) posted(t *testing.T, ids ...string) {
 
 func feedSource(t *testing.T, feedURL, hookURL string) []byte {
 	return source(t, "feed-to-webhook.js",
-		`"http://127.0.0.1:8080/feed.json"`, fmt.Sprintf("%q", feedURL),
+		`"http://127.0.0.1:8080/feed.xml"`, fmt.Sprintf("%q", feedURL),
 		`"http://127.0.0.1:8080/webhook"`, fmt.Sprintf("%q", hookURL))
+}
+
+// testFeedToWebhook runs feed-to-webhook against f: each item is posted once,
+// across drains, an unchanged feed (a 304) and a redeploy.
+func testFeedToWebhook(t *testing.T, f *feed) {
+	f.add("a1", "Alpha")
+	f.add("b2", "Beta")
+	wh := newWebhook()
+	fs, ws := httptest.NewServer(f), httptest.NewServer(wh)
+	t.Cleanup(fs.Close)
+	t.Cleanup(ws.Close)
+
+	h := newHost(t, hostOpt{edit: allowAll})
+	src := feedSource(t, fs.URL+"/feed.xml", ws.URL+"/hook")
+	h.deploy("feed-to-webhook.js", src)
+	h.drain()
+	h.healthy("feed-to-webhook")
+	wh.posted(t, "a1", "b2")
+
+	h.drain()
+	h.clock.Advance(5 * time.Minute)
+	h.drain()
+	wh.posted(t, "a1", "b2")
+	f.mu.Lock()
+	if f.not == 0 {
+		t.Error("the second poll did not send the ETag back")
+	}
+	f.mu.Unlock()
+
+	// a new version (here: the same file again) keeps what was done
+	if res := h.deploy("feed-to-webhook.js", src); res.Version != 2 {
+		t.Fatalf("redeploy made version %d", res.Version)
+	}
+	h.drain()
+	f.add("c3", "Gamma")
+	h.clock.Advance(5 * time.Minute)
+	h.drain()
+	h.healthy("feed-to-webhook")
+	wh.posted(t, "a1", "b2", "c3")
+
+	ins := h.inputs("feed-to-webhook")
+	want := []string{`Feed item a1: "Alpha"`, `Feed item b2: "Beta"`, `Feed item c3: "Gamma"`}
+	if got := titles(ins); !slices.Equal(got, want) {
+		t.Errorf("input titles = %q, want %q", got, want)
+	}
+	for _, in := range ins {
+		if in.Source != "feed" || in.Type != "item" || in.Status != engine.InputDone || len(in.Outputs) != 1 {
+			t.Errorf("input %s: %s/%s %s, %d outputs", in.Title, in.Source, in.Type, in.Status, len(in.Outputs))
+		}
+	}
+	for _, m := range h.mutations("feed-to-webhook") {
+		if m.Status != "applied" || m.Connector != "http" || !strings.HasPrefix(m.UITitle, "Send \"") {
+			t.Errorf("mutation %s: %s.%s %s %q", m.ID, m.Connector, m.Method, m.Status, m.UITitle)
+		}
+	}
 }
 
 func TestFeedToWebhook(t *testing.T) {
 	t.Parallel()
 
-	t.Run("each feed item is posted exactly once, across drains and a redeploy", func(t *testing.T) {
-		t.Parallel()
-		f := &feed{}
-		f.add("a1", "Alpha")
-		f.add("b2", "Beta")
-		wh := newWebhook()
-		fs, ws := httptest.NewServer(f), httptest.NewServer(wh)
-		t.Cleanup(fs.Close)
-		t.Cleanup(ws.Close)
-
-		h := newHost(t, hostOpt{edit: allowAll})
-		src := feedSource(t, fs.URL+"/feed.json", ws.URL+"/hook")
-		h.deploy("feed-to-webhook.js", src)
-		h.drain()
-		h.healthy("feed-to-webhook")
-		wh.posted(t, "a1", "b2")
-
-		h.drain()
-		h.clock.Advance(5 * time.Minute)
-		h.drain()
-		wh.posted(t, "a1", "b2")
-		f.mu.Lock()
-		if f.not == 0 {
-			t.Error("the second poll did not send the ETag back")
-		}
-		f.mu.Unlock()
-
-		// a new version (here: the same file again) keeps what was done
-		if res := h.deploy("feed-to-webhook.js", src); res.Version != 2 {
-			t.Fatalf("redeploy made version %d", res.Version)
-		}
-		h.drain()
-		f.add("c3", "Gamma")
-		h.clock.Advance(5 * time.Minute)
-		h.drain()
-		h.healthy("feed-to-webhook")
-		wh.posted(t, "a1", "b2", "c3")
-
-		ins := h.inputs("feed-to-webhook")
-		want := []string{`Feed item a1: "Alpha"`, `Feed item b2: "Beta"`, `Feed item c3: "Gamma"`}
-		if got := titles(ins); !slices.Equal(got, want) {
-			t.Errorf("input titles = %q, want %q", got, want)
-		}
-		for _, in := range ins {
-			if in.Source != "http" || in.Type != "resource" || in.Status != engine.InputDone || len(in.Outputs) != 1 {
-				t.Errorf("input %s: %s/%s %s, %d outputs", in.Title, in.Source, in.Type, in.Status, len(in.Outputs))
-			}
-		}
-		for _, m := range h.mutations("feed-to-webhook") {
-			if m.Status != "applied" || m.Connector != "http" || !strings.HasPrefix(m.UITitle, "Send \"") {
-				t.Errorf("mutation %s: %s.%s %s %q", m.ID, m.Connector, m.Method, m.Status, m.UITitle)
-			}
-		}
-	})
+	for _, format := range []string{"rss", "atom", "json"} {
+		t.Run("each "+format+" feed item is posted exactly once, across drains and a redeploy", func(t *testing.T) {
+			t.Parallel()
+			testFeedToWebhook(t, &feed{format: format})
+		})
+	}
 
 	t.Run("a post whose answer is lost is confirmed through the reconcile URL, not sent again", func(t *testing.T) {
 		t.Parallel()
-		f := &feed{}
+		f := &feed{format: "atom"}
 		f.add("a1", "Alpha")
 		wh := newWebhook()
 		wh.dropNext = true
@@ -371,7 +407,7 @@ func TestFeedToWebhook(t *testing.T) {
 		t.Cleanup(ws.Close)
 
 		h := newHost(t, hostOpt{edit: allowAll})
-		h.deploy("feed-to-webhook.js", feedSource(t, fs.URL+"/feed.json", ws.URL+"/hook"))
+		h.deploy("feed-to-webhook.js", feedSource(t, fs.URL+"/feed.xml", ws.URL+"/hook"))
 		h.drain()
 		for i := 0; i < 10 && len(h.mutations("feed-to-webhook")) > 0 && h.mutations("feed-to-webhook")[0].Status != "applied"; i++ {
 			h.clock.Advance(time.Minute)

@@ -10,12 +10,12 @@ import (
 
 // rows reads a sheet: {spreadsheet, sheet} → {header, rows, count}. Rows are
 // {column: text} objects without the hidden column, in file order.
-func (c *Connector) rows(params map[string]any) (any, error) {
+func (c *Connector) rows(ctx context.Context, params map[string]any) (any, error) {
 	loc, err := c.locate(params)
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.load(loc)
+	t, err := c.load(ctx, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, err := c.load(loc)
+	t, err := c.load(ctx, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +69,7 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 	if i := t.findKeepID(call.IdempotencyKey); i >= 0 {
 		return t.result(i), nil
 	}
+	headerLen := len(t.header)
 	if err := t.setHeader(loc, header, row); err != nil {
 		return nil, err
 	}
@@ -96,7 +97,8 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 		rec[t.keepCol] = call.IdempotencyKey
 	}
 	t.records = append(t.records, rec)
-	if err := c.save(ctx, loc, t); err != nil {
+	ch := change{row: len(t.records) - 1, appended: true, header: len(t.header) != headerLen}
+	if err := c.save(ctx, loc, t, ch); err != nil {
 		return nil, err
 	}
 	return t.result(len(t.records) - 1), nil
@@ -162,7 +164,7 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, err := c.load(loc)
+	t, err := c.load(ctx, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +198,7 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 	if match < 0 {
 		return nil, connectors.Errorf(connectors.Logic, "%s has no row where %s is %q", loc.label, key, value)
 	}
+	headerLen := len(t.header)
 	if call.IdempotencyKey != "" {
 		t.ensureKeepCol()
 	}
@@ -207,7 +210,7 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 		rec[t.keepCol] = call.IdempotencyKey
 	}
 	t.records[match] = rec
-	if err := c.save(ctx, loc, t); err != nil {
+	if err := c.save(ctx, loc, t, change{row: match, header: len(t.header) != headerLen}); err != nil {
 		return nil, err
 	}
 	return t.result(match), nil

@@ -10,8 +10,9 @@ import (
 
 // location is one sheet, resolved.
 type location struct {
-	file  string // the CSV file to read and write, symlinks resolved
-	label string // what people see: the spreadsheet relative to its root, plus the sheet
+	file   string  // the CSV file to read and write, symlinks resolved
+	label  string  // what people see: the spreadsheet relative to its root, plus the sheet
+	google *gsheet // set instead of file for a tab of a Google spreadsheet
 }
 
 // locate resolves the spreadsheet and sheet params to a file inside a root.
@@ -23,6 +24,9 @@ func (c *Connector) locate(params map[string]any) (location, error) {
 	sheet, err := connectors.String(params, "sheet", false)
 	if err != nil {
 		return location{}, err
+	}
+	if strings.HasPrefix(spreadsheet, googlePrefix) {
+		return c.locateGoogle(spreadsheet, sheet)
 	}
 	abs, rel, err := c.inRoot(spreadsheet)
 	if err != nil {
@@ -109,6 +113,10 @@ func (c *Connector) scope(params map[string]any) string {
 	s, _ := params["spreadsheet"].(string)
 	if s == "" {
 		return ""
+	}
+	if strings.HasPrefix(s, googlePrefix) {
+		id, _, _ := strings.Cut(strings.TrimPrefix(s, googlePrefix), "/")
+		return googlePrefix + id
 	}
 	_, rel, err := c.inRoot(s)
 	if err != nil {

@@ -32,7 +32,7 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
-	t, err := c.load(loc)
+	t, err := c.load(ctx, loc)
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}

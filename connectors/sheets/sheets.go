@@ -9,10 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"keep/connectors"
 )
@@ -39,6 +42,24 @@ type Config struct {
 	// Protected are the host's own files (its database, log, config), never
 	// read or written as a sheet whatever the roots. Nil: none.
 	Protected *connectors.Protected
+
+	// GoogleAccount signs requests for sheets named "google:ID/TAB"
+	// ([connectors.sheets] google_account). Nil: such sheets fail with an
+	// Auth error naming that key.
+	GoogleAccount connectors.Account
+	// GoogleEndpoint is the Sheets API's base URL. Default
+	// https://sheets.googleapis.com/.
+	GoogleEndpoint string
+	// GoogleClient sends the requests. Default: a client with its own
+	// transport and a 30s timeout.
+	GoogleClient *http.Client
+	// GoogleRetries is how often a call that Google answers 429 or 503 is
+	// tried again, after a back-off, before it is left to the host as
+	// transient. Default 3.
+	GoogleRetries int
+	// Sleep waits between those tries; it returns early with ctx's error.
+	// Default: a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Connector is the sheets connector. It is safe for concurrent use.
@@ -47,6 +68,7 @@ type Connector struct {
 	maxSize   int64
 	ops       fileOps
 	protected *connectors.Protected
+	google    googleAPI
 
 	// mu serialises read-modify-write cycles so two mutations from this host
 	// can't both read the old file and lose one row. Edits by other programs
@@ -66,7 +88,7 @@ func New(cfg Config) (*Connector, error) {
 	if len(roots) == 0 {
 		roots = []string{DefaultRoot}
 	}
-	c := &Connector{maxSize: cfg.MaxFileSize, ops: osOps(), protected: cfg.Protected}
+	c := &Connector{maxSize: cfg.MaxFileSize, ops: osOps(), protected: cfg.Protected, google: newGoogleAPI(cfg)}
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxFileSize
 	}
@@ -113,10 +135,37 @@ func (c *Connector) InputTypes() map[string][]string {
 
 // Methods implements connectors.Connector.
 func (c *Connector) Methods() []connectors.Method {
+	where := []connectors.Arg{
+		{Name: "spreadsheet", Type: "string", Required: true,
+			Doc: `a CSV file or a directory of them under the sheets roots ("invoices.csv"), or a Google sheet "google:SPREADSHEET_ID/TAB"`},
+		{Name: "sheet", Type: "string", Doc: "the sheet of a directory spreadsheet, or the tab of \"google:SPREADSHEET_ID\""},
+	}
+	row := "{ rowNumber: number, row: Record<string, string> }"
+	reconcile := "re-reads the sheet and looks for the row carrying the mutation's key in the hidden _keep_id column"
 	return []connectors.Method{
-		{Name: "rows", Kind: connectors.Read},
-		{Name: "appendRow", Kind: connectors.Mutate, Scope: c.scope, Preview: previewAppend, Check: checkAppend},
-		{Name: "updateRow", Kind: connectors.Mutate, Scope: c.scope, Preview: previewUpdate, Check: checkUpdate},
+		{Name: "rows", Kind: connectors.Read,
+			Doc:     "Reads a sheet: its header and every row as {column: text}, the hidden _keep_id column left out.",
+			Args:    where,
+			Result:  "{ header: string[], rows: Array<Record<string, string>>, count: number }",
+			Example: `const { rows } = await ctx.sheets.rows({ spreadsheet: "invoices.csv" })`},
+		{Name: "appendRow", Kind: connectors.Mutate, Scope: c.scope, Preview: previewAppend, Check: checkAppend,
+			Doc: "Adds a row at the end, once however often the mutation is tried; a new or empty sheet gets header (or the row's columns) first.",
+			Args: append(slices.Clone(where),
+				connectors.Arg{Name: "values", Type: "Array<string | number | boolean | null>", Doc: "the cells by position; or row"},
+				connectors.Arg{Name: "row", Type: "Record<string, string | number | boolean | null>", Doc: "the cells by column; or values"},
+				connectors.Arg{Name: "header", Type: "string[]", Doc: "the columns of a new sheet; must match an existing header"}),
+			Result:    row,
+			Reconcile: reconcile,
+			Example:   `await ctx.sheets.appendRow({ spreadsheet: "google:1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/Invoices", row: { number: "INV-7", total: 120 } })`},
+		{Name: "updateRow", Kind: connectors.Mutate, Scope: c.scope, Preview: previewUpdate, Check: checkUpdate,
+			Doc: "Changes the cells of the one row whose key column holds value.",
+			Args: append(slices.Clone(where),
+				connectors.Arg{Name: "key", Type: "string", Required: true, Doc: "the column that names the row"},
+				connectors.Arg{Name: "value", Type: "string | number | boolean", Required: true, Doc: "what that column holds in the row"},
+				connectors.Arg{Name: "set", Type: "Record<string, string | number | boolean | null>", Required: true, Doc: "column: new value"}),
+			Result:    row,
+			Reconcile: reconcile,
+			Example:   `await ctx.sheets.updateRow({ spreadsheet: "invoices.csv", key: "number", value: "INV-7", set: { paid: "yes" } })`},
 	}
 }
 
@@ -125,13 +174,21 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &connectors.Error{Class: connectors.Transient, Err: err}
 	}
+	var do func() (any, error)
 	switch call.Method {
 	case "rows":
-		return c.rows(call.Params)
+		do = func() (any, error) { return c.rows(ctx, call.Params) }
 	case "appendRow":
-		return c.appendRow(ctx, call)
+		do = func() (any, error) { return c.appendRow(ctx, call) }
 	case "updateRow":
-		return c.updateRow(ctx, call)
+		do = func() (any, error) { return c.updateRow(ctx, call) }
+	default:
+		return nil, connectors.Errorf(connectors.Logic, "sheets has no method %q", call.Method)
 	}
-	return nil, connectors.Errorf(connectors.Logic, "sheets has no method %q", call.Method)
+	if s, _ := call.Params["spreadsheet"].(string); strings.HasPrefix(s, googlePrefix) {
+		// Each try starts again from a fresh read, so a write Google
+		// refused with 429 or 503 but made anyway is found by its key.
+		return c.google.withBackoff(ctx, do)
+	}
+	return do()
 }

@@ -2,6 +2,7 @@ package sheets
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -44,9 +45,17 @@ func stampOf(fi fs.FileInfo) stamp {
 	return stamp{exists: true, size: fi.Size(), modTime: fi.ModTime()}
 }
 
-// load reads and parses the sheet file. A missing file is a table with
+// load reads a sheet: a CSV file, or a tab of a Google spreadsheet.
+func (c *Connector) load(ctx context.Context, loc location) (*table, error) {
+	if loc.google != nil {
+		return c.loadGoogle(ctx, loc)
+	}
+	return c.loadFile(loc)
+}
+
+// loadFile reads and parses the sheet file. A missing file is a table with
 // exists false, not an error: appendRow creates it, the others refuse.
-func (c *Connector) load(loc location) (*table, error) {
+func (c *Connector) loadFile(loc location) (*table, error) {
 	t := &table{keepCol: -1, mode: 0o644}
 	f, err := os.Open(loc.file)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -96,6 +105,11 @@ func (t *table) parse(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("malformed CSV: %w", err)
 	}
+	return t.setRecords(records)
+}
+
+// setRecords takes the first record as the header and the rest as rows.
+func (t *table) setRecords(records [][]string) error {
 	if len(records) == 0 {
 		return nil
 	}

@@ -37,8 +37,25 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// save renders t and replaces the sheet file with it atomically.
-func (c *Connector) save(ctx context.Context, loc location, t *table) error {
+// change says what a mutation did to a table: which record it wrote, whether
+// it appended that record, and whether the header changed too. A file is
+// rewritten whole; a Google sheet gets only the changed rows.
+type change struct {
+	row      int
+	appended bool
+	header   bool
+}
+
+// save writes t back where it came from.
+func (c *Connector) save(ctx context.Context, loc location, t *table, ch change) error {
+	if loc.google != nil {
+		return c.saveGoogle(ctx, loc, t, ch)
+	}
+	return c.saveFile(ctx, loc, t)
+}
+
+// saveFile renders t and replaces the sheet file with it atomically.
+func (c *Connector) saveFile(ctx context.Context, loc location, t *table) error {
 	data, err := t.render()
 	if err != nil {
 		return connectors.Errorf(connectors.Internal, "render %s: %w", loc.label, err)

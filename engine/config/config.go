@@ -70,6 +70,16 @@ type Mail struct {
 
 type Sheets struct {
 	Roots []string `toml:"roots"`
+	// GoogleAccount names the [accounts.NAME] a sheet named
+	// "google:SPREADSHEET_ID/TAB" is read and written with.
+	GoogleAccount string `toml:"google_account"`
+}
+
+// Calendar is the CalDAV connector's server (DESIGN.md §14).
+type Calendar struct {
+	URL      string `toml:"url"`      // CalDAV base or a calendar's own URL; empty: not configured
+	Calendar string `toml:"calendar"` // a calendar's path or display name; empty: the first with events
+	Account  string `toml:"account"`  // the [accounts.NAME] to sign in with; empty: none
 }
 
 type Slack struct {
@@ -85,6 +95,8 @@ type Connectors struct {
 	Mail   Mail   `toml:"mail"`
 	Sheets Sheets `toml:"sheets"`
 	Slack  Slack  `toml:"slack"`
+
+	Calendar Calendar `toml:"calendar"`
 }
 
 type Subscription struct {

@@ -1,0 +1,319 @@
+package calendar
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	_ "time/tzdata" // events name IANA zones; don't depend on the host's zoneinfo
+
+	"github.com/emersion/go-ical"
+
+	"keep/connectors"
+)
+
+// dateLayout is how all-day events' dates are written to and read from
+// scripts; timed ones use RFC 3339.
+const dateLayout = "2006-01-02"
+
+// when is an event boundary as scripts give it: a moment, or a whole day.
+type when struct {
+	t      time.Time
+	allDay bool
+}
+
+// parseWhen reads an RFC 3339 time ("2026-11-23T10:00:00+01:00") or a date
+// ("2026-11-23", an all-day boundary).
+func parseWhen(params map[string]any, name string, required bool) (when, bool, error) {
+	s, err := connectors.String(params, name, required)
+	if err != nil || s == "" {
+		return when{}, false, err
+	}
+	if d, err := time.Parse(dateLayout, s); err == nil {
+		return when{t: d, allDay: true}, true, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return when{}, false, connectors.Errorf(connectors.Logic,
+			"%s %q is neither a date (2026-11-23) nor an RFC 3339 time (2026-11-23T10:00:00+01:00)", name, s)
+	}
+	return when{t: t}, true, nil
+}
+
+func (w when) String() string {
+	if w.allDay {
+		return w.t.Format(dateLayout)
+	}
+	return w.t.UTC().Format(time.RFC3339)
+}
+
+// fields are the parts of an event a script may set.
+type fields struct {
+	summary, location, description *string
+	start, end                     *when
+}
+
+var textFields = []struct {
+	name, prop string
+}{
+	{"summary", ical.PropSummary},
+	{"location", ical.PropLocation},
+	{"description", ical.PropDescription},
+}
+
+// readFields reads the settable fields present in params.
+func readFields(params map[string]any) (fields, error) {
+	var f fields
+	for _, tf := range textFields {
+		if _, ok := params[tf.name]; !ok {
+			continue
+		}
+		s, err := connectors.String(params, tf.name, false)
+		if err != nil {
+			return f, err
+		}
+		switch tf.name {
+		case "summary":
+			f.summary = &s
+		case "location":
+			f.location = &s
+		case "description":
+			f.description = &s
+		}
+	}
+	for _, name := range []string{"start", "end"} {
+		w, ok, err := parseWhen(params, name, false)
+		if err != nil {
+			return f, err
+		}
+		if ok && name == "start" {
+			f.start = &w
+		} else if ok {
+			f.end = &w
+		}
+	}
+	if f.start != nil && f.end != nil {
+		if f.start.allDay != f.end.allDay {
+			return f, connectors.Errorf(connectors.Logic, "start and end must both be dates or both be times")
+		}
+		if !f.end.t.After(f.start.t) {
+			return f, connectors.Errorf(connectors.Logic, "end (%s) must be after start (%s)", f.end, f.start)
+		}
+	}
+	return f, nil
+}
+
+func (f fields) text(name string) *string {
+	switch name {
+	case "summary":
+		return f.summary
+	case "location":
+		return f.location
+	}
+	return f.description
+}
+
+// apply writes f into ev.
+func (f fields) apply(ev *ical.Event) {
+	for _, tf := range textFields {
+		if v := f.text(tf.name); v != nil {
+			if *v == "" {
+				ev.Props.Del(tf.prop)
+			} else {
+				ev.Props.SetText(tf.prop, *v)
+			}
+		}
+	}
+	if f.start != nil {
+		setWhen(ev, ical.PropDateTimeStart, *f.start)
+	}
+	if f.end != nil {
+		ev.Props.Del(ical.PropDuration)
+		setWhen(ev, ical.PropDateTimeEnd, *f.end)
+	}
+}
+
+func setWhen(ev *ical.Event, prop string, w when) {
+	ev.Props.Del(prop)
+	if w.allDay {
+		ev.Props.SetDate(prop, w.t)
+	} else {
+		ev.Props.SetDateTime(prop, w.t.UTC())
+	}
+}
+
+// differences lists the fields of f that ev does not hold, for reconciling
+// an update: empty means the update is in place.
+func (f fields) differences(ev map[string]any) []string {
+	var diff []string
+	for _, tf := range textFields {
+		if v := f.text(tf.name); v != nil && ev[tf.name] != *v {
+			diff = append(diff, tf.name)
+		}
+	}
+	if f.start != nil && ev["start"] != f.start.String() {
+		diff = append(diff, "start")
+	}
+	if f.end != nil && ev["end"] != f.end.String() {
+		diff = append(diff, "end")
+	}
+	return diff
+}
+
+// knownZones drops the TZID of every date-time in comp that names a zone
+// Go doesn't know (Outlook writes Windows names, "W. Europe Standard
+// Time"): such times are read as UTC rather than failing the whole listing.
+func knownZones(comp *ical.Component) {
+	for _, props := range comp.Props {
+		for i := range props {
+			if tz := props[i].Params.Get(ical.PropTimezoneID); tz != "" {
+				if _, err := time.LoadLocation(tz); err != nil {
+					props[i].Params.Del(ical.PropTimezoneID)
+				}
+			}
+		}
+	}
+}
+
+// eventMap is one VEVENT as scripts see it. For an occurrence of a
+// recurring event, start and end are the occurrence's and recurrenceId
+// names it; uid is shared by all occurrences.
+func eventMap(ev *ical.Event, start *time.Time) (map[string]any, error) {
+	knownZones(ev.Component)
+	uid, _ := ev.Props.Text(ical.PropUID)
+	m := map[string]any{"uid": uid}
+	for _, tf := range textFields {
+		v, _ := ev.Props.Text(tf.prop)
+		m[tf.name] = v
+	}
+	sp := ev.Props.Get(ical.PropDateTimeStart)
+	if sp == nil {
+		return nil, fmt.Errorf("event %s has no DTSTART", uid)
+	}
+	allDay := sp.ValueType() == ical.ValueDate || len(sp.Value) == len("20060102")
+	s, err := ev.DateTimeStart(time.UTC)
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", uid, err)
+	}
+	e, err := ev.DateTimeEnd(time.UTC)
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", uid, err)
+	}
+	if start != nil {
+		e = start.Add(e.Sub(s))
+		s = *start
+		m["recurrenceId"] = when{t: s, allDay: allDay}.String()
+	}
+	m["start"] = when{t: s, allDay: allDay}.String()
+	m["end"] = when{t: e, allDay: allDay}.String()
+	m["allDay"] = allDay
+	if rr := ev.Props.Get(ical.PropRecurrenceRule); rr != nil && start == nil {
+		m["recurrence"] = rr.Value
+	}
+	return m, nil
+}
+
+// expand lists the events of one calendar object that overlap [from, to):
+// single events as they are, recurring ones as one entry per occurrence,
+// with the object's overrides (RECURRENCE-ID) in place of the occurrences
+// they replace.
+func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
+	var masters []ical.Event
+	overrides := map[string]ical.Event{} // recurrence id (UTC) → override
+	for _, ev := range cal.Events() {
+		knownZones(ev.Component)
+		if rid := ev.Props.Get(ical.PropRecurrenceID); rid != nil {
+			t, err := rid.DateTime(time.UTC)
+			if err != nil {
+				return nil, err
+			}
+			overrides[t.UTC().Format(time.RFC3339)] = ev
+			continue
+		}
+		masters = append(masters, ev)
+	}
+	var out []map[string]any
+	overlaps := func(m map[string]any) bool {
+		s, _ := parseBoundary(m["start"].(string))
+		e, _ := parseBoundary(m["end"].(string))
+		return s.Before(to) && (e.After(from) || (e.Equal(s) && !s.Before(from)))
+	}
+	for _, ev := range masters {
+		set, err := ev.RecurrenceSet(time.UTC)
+		if err != nil {
+			return nil, err
+		}
+		if set == nil {
+			m, err := eventMap(&ev, nil)
+			if err != nil {
+				return nil, err
+			}
+			if overlaps(m) {
+				out = append(out, m)
+			}
+			continue
+		}
+		s, err := ev.DateTimeStart(time.UTC)
+		if err != nil {
+			return nil, err
+		}
+		e, err := ev.DateTimeEnd(time.UTC)
+		if err != nil {
+			return nil, err
+		}
+		// an occurrence starting before from may still be running at from
+		for _, occ := range set.Between(from.Add(-e.Sub(s)), to, true) {
+			key := occ.UTC().Format(time.RFC3339)
+			var m map[string]any
+			if ov, ok := overrides[key]; ok {
+				delete(overrides, key)
+				m, err = eventMap(&ov, nil)
+				if m != nil {
+					m["recurrenceId"] = when{t: occ, allDay: m["allDay"].(bool)}.String()
+				}
+			} else {
+				occ := occ
+				m, err = eventMap(&ev, &occ)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if overlaps(m) {
+				out = append(out, m)
+			}
+		}
+	}
+	// overrides moved into the range from an occurrence outside it
+	for key, ov := range overrides {
+		m, err := eventMap(&ov, nil)
+		if err != nil {
+			return nil, err
+		}
+		m["recurrenceId"] = key
+		if overlaps(m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func parseBoundary(s string) (time.Time, error) {
+	if t, err := time.Parse(dateLayout, s); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+// sortEvents orders events by start, then uid, so a listing is stable.
+func sortEvents(evs []any) {
+	sort.SliceStable(evs, func(i, j int) bool {
+		a, b := evs[i].(map[string]any), evs[j].(map[string]any)
+		sa, _ := parseBoundary(a["start"].(string))
+		sb, _ := parseBoundary(b["start"].(string))
+		if !sa.Equal(sb) {
+			return sa.Before(sb)
+		}
+		return strings.Compare(a["uid"].(string), b["uid"].(string)) < 0
+	})
+}

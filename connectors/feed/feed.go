@@ -1,0 +1,304 @@
+// Package feed is the connector for syndication feeds: RSS 2.0, Atom and
+// JSON Feed, read with github.com/mmcdole/gofeed. It has one read, items.
+//
+// Feeds are fetched through the http connector's get, so they obey the same
+// [connectors.http] allow_hosts, redirect policy, body limit and failure
+// classes as any other GET. Each fetch is conditional: the connector
+// remembers, per URL and for the life of the process, the ETag and
+// Last-Modified of the last full answer and the items parsed from it, and a
+// 304 Not Modified returns those items again (an empty list when a server
+// answers 304 to a request that carried no validators). Scripts therefore
+// always see the whole feed and deduplicate by item id, as they would
+// without the cache.
+package feed
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	neturl "net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mmcdole/gofeed"
+
+	"keep/connectors"
+	khttp "keep/connectors/http"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultMaxItems   = 500
+	DefaultRemembered = 256
+	// maxSummary caps an item's summary in runes: feeds that put whole
+	// articles in their description would otherwise fill the trace.
+	maxSummary = 2000
+)
+
+// Config configures the connector.
+type Config struct {
+	// HTTP fetches the feeds through its "get" method. Default: an http
+	// connector with no allow_hosts (any host); the host passes the one
+	// built from [connectors.http] so both obey the same hosts.
+	HTTP connectors.Connector
+	// MaxItems caps the items returned per call (the newest first, as the
+	// feed orders them). Default 500.
+	MaxItems int
+	// Remembered caps the URLs whose validators are kept. Default 256.
+	Remembered int
+}
+
+// Connector reads feeds. It is safe for concurrent use.
+type Connector struct {
+	http       connectors.Connector
+	maxItems   int
+	remembered int
+
+	mu    sync.Mutex
+	cache map[string]*validators
+	order []string // URLs in the order they were first cached, to evict the oldest
+}
+
+// validators is what the last full answer for a URL left behind.
+type validators struct {
+	etag         string
+	lastModified string
+	items        []any
+}
+
+var (
+	_ connectors.Connector   = (*Connector)(nil)
+	_ connectors.InputSource = (*Connector)(nil)
+)
+
+// New returns a feed connector, filling in the defaults.
+func New(cfg Config) (*Connector, error) {
+	c := &Connector{http: cfg.HTTP, maxItems: cfg.MaxItems, remembered: cfg.Remembered, cache: map[string]*validators{}}
+	if c.http == nil {
+		hc, err := khttp.New(khttp.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("feed: %w", err)
+		}
+		c.http = hc
+	}
+	if c.maxItems <= 0 {
+		c.maxItems = DefaultMaxItems
+	}
+	if c.remembered <= 0 {
+		c.remembered = DefaultRemembered
+	}
+	return c, nil
+}
+
+// Name is "feed".
+func (c *Connector) Name() string { return "feed" }
+
+// InputTypes: a producer polling a feed registers its entries as items.
+func (c *Connector) InputTypes() map[string][]string {
+	return map[string][]string{"feed": {"item"}}
+}
+
+// Methods lists items.
+func (c *Connector) Methods() []connectors.Method {
+	return []connectors.Method{{
+		Name: "items", Kind: connectors.Read, Scope: hostOf,
+		Doc: "Fetches an RSS 2.0, Atom or JSON Feed with a conditional GET and lists its items, newest first as the feed orders them; " +
+			"an unchanged feed (304) gives the items of the last full answer this process saw, or [] if none.",
+		Args: []connectors.Arg{
+			{Name: "url", Type: "string", Required: true, Doc: "the feed's http or https URL; its host must be in [connectors.http] allow_hosts when that is set"},
+			{Name: "limit", Type: "number", Doc: "at most this many items (default and maximum 500)"},
+		},
+		Result: "Array<{ id: string, title: string, url: string | null, published: string | null, summary: string }>",
+		Example: `for (const it of await ctx.feed.items({ url: "https://blog.example.com/feed.xml" })) ` +
+			`ctx.registerInput({ source: "feed", type: "item", id: it.id, title: it.title })`,
+	}}
+}
+
+// Do performs items.
+func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
+	if call.Method != "items" {
+		return nil, connectors.Errorf(connectors.Logic, "feed has no method %q (it has: items)", call.Method)
+	}
+	return c.items(ctx, call.Params)
+}
+
+func (c *Connector) items(ctx context.Context, p map[string]any) (any, error) {
+	url, err := connectors.String(p, "url", true)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := connectors.Int(p, "limit", int64(c.maxItems), 1, int64(c.maxItems))
+	if err != nil {
+		return nil, err
+	}
+	headers := map[string]any{"Accept": "application/feed+json, application/atom+xml, application/rss+xml, application/xml;q=0.9, */*;q=0.8"}
+	prev := c.lookup(url)
+	if prev != nil && prev.etag != "" {
+		headers["If-None-Match"] = prev.etag
+	}
+	if prev != nil && prev.lastModified != "" {
+		headers["If-Modified-Since"] = prev.lastModified
+	}
+	raw, err := c.http.Do(ctx, connectors.Call{Method: "get", Params: map[string]any{"url": url, "headers": headers}})
+	if err != nil {
+		return nil, err // already classified by the http connector
+	}
+	res, ok := raw.(map[string]any)
+	if !ok {
+		return nil, connectors.Errorf(connectors.Internal, "feed: http get gave %T", raw)
+	}
+	status, _ := res["status"].(int64)
+	hdr, _ := res["headers"].(map[string]any)
+	switch {
+	case status == 304:
+		if prev == nil {
+			return []any{}, nil
+		}
+		return head(prev.items, limit), nil
+	case status < 200 || status > 299:
+		return nil, connectors.Errorf(connectors.Logic, "GET %s answered %d, not a feed", redacted(url), status)
+	}
+	body, _ := res["body"].(string)
+	f, err := gofeed.NewParser().ParseString(body)
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "%s is not an RSS, Atom or JSON feed: %w", redacted(url), err)
+	}
+	items := make([]any, 0, len(f.Items))
+	for _, it := range f.Items {
+		items = append(items, item(it))
+	}
+	etag, _ := hdr["etag"].(string)
+	lastModified, _ := hdr["last-modified"].(string)
+	c.remember(url, &validators{etag: etag, lastModified: lastModified, items: items})
+	return head(items, limit), nil
+}
+
+// head returns the first n items as a fresh list, so a script can't change
+// the cached one.
+func head(items []any, n int64) []any {
+	if int64(len(items)) > n {
+		items = items[:n]
+	}
+	out := make([]any, len(items))
+	for i, it := range items {
+		m := make(map[string]any, 5)
+		for k, v := range it.(map[string]any) {
+			m[k] = v
+		}
+		out[i] = m
+	}
+	return out
+}
+
+func (c *Connector) lookup(url string) *validators {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cache[url]
+}
+
+// remember keeps v for url; without validators there is nothing to send
+// next time, so the entry is dropped.
+func (c *Connector) remember(url string, v *validators) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v.etag == "" && v.lastModified == "" {
+		if _, ok := c.cache[url]; ok {
+			delete(c.cache, url)
+			c.order = deleteString(c.order, url)
+		}
+		return
+	}
+	if _, ok := c.cache[url]; !ok {
+		c.order = append(c.order, url)
+		for len(c.order) > c.remembered {
+			delete(c.cache, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.cache[url] = v
+}
+
+func deleteString(list []string, s string) []string {
+	for i, x := range list {
+		if x == s {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// item is one feed entry as scripts see it.
+func item(it *gofeed.Item) map[string]any {
+	link := strings.TrimSpace(it.Link)
+	if link == "" && len(it.Links) > 0 {
+		link = strings.TrimSpace(it.Links[0])
+	}
+	var published any
+	switch {
+	case it.PublishedParsed != nil:
+		published = it.PublishedParsed.UTC().Format(time.RFC3339)
+	case it.UpdatedParsed != nil:
+		published = it.UpdatedParsed.UTC().Format(time.RFC3339)
+	}
+	summary := it.Description
+	if strings.TrimSpace(summary) == "" {
+		summary = it.Content
+	}
+	var u any
+	if link != "" {
+		u = link
+	}
+	return map[string]any{
+		"id":        itemID(it, link),
+		"title":     strings.TrimSpace(it.Title),
+		"url":       u,
+		"published": published,
+		"summary":   clip(strings.TrimSpace(summary), maxSummary),
+	}
+}
+
+// itemID is the entry's own id (RSS guid, Atom id, JSON Feed id), else its
+// link, else a hash of its title and date: stable across fetches as long as
+// the feed doesn't rewrite the entry.
+func itemID(it *gofeed.Item, link string) string {
+	if id := strings.TrimSpace(it.GUID); id != "" {
+		return id
+	}
+	if link != "" {
+		return link
+	}
+	date := it.Published
+	if date == "" {
+		date = it.Updated
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(it.Title) + "\x00" + strings.TrimSpace(date)))
+	return "sha256:" + hex.EncodeToString(sum[:16])
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// redacted is the URL with any password masked, for messages.
+func redacted(s string) string {
+	if u, err := neturl.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
+}
+
+// hostOf is the feed's host name, what a grant or a trace names.
+func hostOf(p map[string]any) string {
+	s, _ := p["url"].(string)
+	u, err := neturl.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}

@@ -1,0 +1,316 @@
+package sheets
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"keep/connectors"
+)
+
+// A sheet named "google:SPREADSHEET_ID/TAB" (or "google:SPREADSHEET_ID" with
+// sheet "TAB") is a tab of a Google spreadsheet, read and written through
+// the Sheets API v4 with plain JSON over net/http: values.get for a read,
+// values.update and values.append for a write, with the bearer token of
+// [connectors.sheets] google_account. (google.golang.org/api/sheets/v4
+// would bring gRPC, OpenTelemetry and protobuf along for three calls.)
+//
+// The tab behaves like a CSV file: the first row is the header, and the
+// hidden _keep_id column (a real column at the end of the tab, left out of
+// what scripts see) carries the key of the mutation that last wrote a row,
+// so a repeated attempt and reconciliation find the row by re-reading.
+// Values are written RAW: a cell that looks like a formula stays text.
+
+const (
+	googlePrefix = "google:"
+	// DefaultGoogleEndpoint is the Sheets API's base URL.
+	DefaultGoogleEndpoint = "https://sheets.googleapis.com/"
+	// DefaultGoogleRetries is how often a 429 or 503 is tried again.
+	DefaultGoogleRetries = 3
+
+	googleTimeout    = 30 * time.Second
+	googleBackoff    = time.Second
+	googleBackoffMax = 32 * time.Second
+)
+
+// gsheet is one tab of a Google spreadsheet.
+type gsheet struct{ id, tab string }
+
+// googleAPI is the Sheets API client.
+type googleAPI struct {
+	account  connectors.Account
+	endpoint string
+	client   *http.Client
+	retries  int
+	sleep    func(ctx context.Context, d time.Duration) error
+	maxBody  int64
+}
+
+func newGoogleAPI(cfg Config) googleAPI {
+	g := googleAPI{account: cfg.GoogleAccount, endpoint: cfg.GoogleEndpoint, client: cfg.GoogleClient,
+		retries: cfg.GoogleRetries, sleep: cfg.Sleep, maxBody: cfg.MaxFileSize}
+	if g.endpoint == "" {
+		g.endpoint = DefaultGoogleEndpoint
+	}
+	if !strings.HasSuffix(g.endpoint, "/") {
+		g.endpoint += "/"
+	}
+	if g.client == nil {
+		g.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: googleTimeout}
+	}
+	if g.retries <= 0 {
+		g.retries = DefaultGoogleRetries
+	}
+	if g.sleep == nil {
+		g.sleep = sleep
+	}
+	if g.maxBody <= 0 {
+		g.maxBody = DefaultMaxFileSize
+	}
+	return g
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// locateGoogle reads "google:ID/TAB", or "google:ID" with sheet "TAB".
+func (c *Connector) locateGoogle(spreadsheet, sheet string) (location, error) {
+	id, tab, hasTab := strings.Cut(strings.TrimPrefix(spreadsheet, googlePrefix), "/")
+	if id == "" || strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+		return location{}, connectors.Errorf(connectors.Logic,
+			"spreadsheet %q: a Google sheet is named google:SPREADSHEET_ID/TAB, the id as in its URL", spreadsheet)
+	}
+	switch {
+	case hasTab && sheet != "":
+		return location{}, connectors.Errorf(connectors.Logic, "spreadsheet %q already names the tab; leave out sheet %q", spreadsheet, sheet)
+	case !hasTab:
+		tab = sheet
+	}
+	if tab == "" {
+		return location{}, connectors.Errorf(connectors.Logic, "spreadsheet %q: name the tab, as google:%s/TAB or with sheet", spreadsheet, id)
+	}
+	return location{label: googlePrefix + id + "/" + tab, google: &gsheet{id: id, tab: tab}}, nil
+}
+
+// a1 is a range in A1 notation on tab: 'My tab'!A5, or the whole tab.
+func a1(tab, cells string) string {
+	q := "'" + strings.ReplaceAll(tab, "'", "''") + "'"
+	if cells == "" {
+		return q
+	}
+	return q + "!" + cells
+}
+
+// valueRange is the Sheets API's ValueRange.
+type valueRange struct {
+	Range          string  `json:"range,omitempty"`
+	MajorDimension string  `json:"majorDimension,omitempty"`
+	Values         [][]any `json:"values,omitempty"`
+}
+
+// loadGoogle reads the tab with values.get.
+func (c *Connector) loadGoogle(ctx context.Context, loc location) (*table, error) {
+	var vr valueRange
+	q := url.Values{"majorDimension": {"ROWS"}, "valueRenderOption": {"FORMATTED_VALUE"}}
+	if err := c.google.call(ctx, http.MethodGet, loc, a1(loc.google.tab, ""), "", q, nil, &vr); err != nil {
+		return nil, err
+	}
+	records := make([][]string, len(vr.Values))
+	for i, row := range vr.Values {
+		records[i] = make([]string, len(row))
+		for j, v := range row {
+			if s, ok := v.(string); ok {
+				records[i][j] = s
+			} else if v != nil {
+				records[i][j] = fmt.Sprint(v)
+			}
+		}
+	}
+	t := &table{exists: true, keepCol: -1}
+	if err := t.setRecords(records); err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "%s: %w", loc.label, err)
+	}
+	return t, nil
+}
+
+// saveGoogle writes what ch says changed: the header row, then the row,
+// appended with values.append or replaced with values.update.
+func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch change) error {
+	raw := url.Values{"valueInputOption": {"RAW"}}
+	if ch.header {
+		rng := a1(loc.google.tab, "A1")
+		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{cells(t.header)}}
+		if err := c.google.call(ctx, http.MethodPut, loc, rng, "", raw, body, nil); err != nil {
+			return err
+		}
+	}
+	rec := cells(t.records[ch.row])
+	if ch.appended {
+		rng := a1(loc.google.tab, "A1")
+		q := url.Values{"valueInputOption": {"RAW"}, "insertDataOption": {"INSERT_ROWS"}}
+		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{rec}}
+		return c.google.call(ctx, http.MethodPost, loc, rng, ":append", q, body, nil)
+	}
+	rng := a1(loc.google.tab, fmt.Sprintf("A%d", ch.row+2)) // row 1 is the header
+	body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{rec}}
+	return c.google.call(ctx, http.MethodPut, loc, rng, "", raw, body, nil)
+}
+
+func cells(rec []string) []any {
+	out := make([]any, len(rec))
+	for i, s := range rec {
+		out[i] = s
+	}
+	return out
+}
+
+// apiError is an answer of the Sheets API other than 2xx.
+type apiError struct {
+	Code    int    `json:"code"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("Google answered %d %s: %s", e.Code, e.Status, e.Message)
+}
+
+// call makes one request of the Sheets API. A 401 invalidates the
+// account's token and is tried once more with a fresh one.
+func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, suffix string, q url.Values, in, out any) error {
+	write := method != http.MethodGet
+	if g.account == nil {
+		return connectors.Errorf(connectors.Auth, "%s is a Google sheet: set [connectors.sheets] google_account to an account that may use it", loc.label)
+	}
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return connectors.Errorf(connectors.Internal, "encode the request for %s: %w", loc.label, err)
+		}
+	}
+	u := g.endpoint + "v4/spreadsheets/" + url.PathEscape(loc.google.id) + "/values/" + url.PathEscape(rng) + suffix + "?" + q.Encode()
+	what := method + " " + loc.label
+	for attempt := 0; ; attempt++ {
+		token, err := g.account.Secret(ctx)
+		if err != nil {
+			var ce *connectors.Error
+			if errors.As(err, &ce) {
+				return err
+			}
+			return connectors.Errorf(connectors.Auth, "account %s: %w", g.account.Name(), err)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+		if err != nil {
+			return connectors.Errorf(connectors.Internal, "%s: %w", what, err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Accept", "application/json")
+		if in != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		var sent atomic.Bool
+		req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(info httptrace.WroteRequestInfo) { sent.Store(info.Err == nil) },
+		}))
+		resp, err := g.client.Do(req)
+		if err != nil {
+			if write && sent.Load() {
+				return connectors.Errorf(connectors.Uncertain, "%s: no answer after sending: %w", what, err)
+			}
+			return connectors.Errorf(connectors.Transient, "%s: %w", what, err)
+		}
+		data, rerr := io.ReadAll(io.LimitReader(resp.Body, g.maxBody+1))
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 {
+			g.account.Invalidate()
+			continue
+		}
+		if resp.StatusCode/100 == 2 {
+			switch {
+			case rerr != nil && write:
+				return connectors.Errorf(connectors.Uncertain, "%s: reading the answer: %w", what, rerr)
+			case rerr != nil:
+				return connectors.Errorf(connectors.Transient, "%s: reading the answer: %w", what, rerr)
+			case int64(len(data)) > g.maxBody:
+				return connectors.Errorf(connectors.Logic, "%s: the tab is larger than the %d bytes allowed", what, g.maxBody)
+			case out != nil:
+				if err := json.Unmarshal(data, out); err != nil {
+					return connectors.Errorf(connectors.Internal, "%s: the answer is not the Sheets API's: %w", what, err)
+				}
+			}
+			return nil
+		}
+		return classifyGoogle(what, loc, resp, data, write)
+	}
+}
+
+// classifyGoogle turns a non-2xx answer into a classified error.
+func classifyGoogle(what string, loc location, resp *http.Response, data []byte, write bool) error {
+	var env struct {
+		Error apiError `json:"error"`
+	}
+	ae := &env.Error
+	if json.Unmarshal(data, &env) != nil || ae.Code == 0 {
+		ae = &apiError{Code: resp.StatusCode, Status: http.StatusText(resp.StatusCode), Message: strings.TrimSpace(string(data))}
+	}
+	ae.Code = resp.StatusCode
+	wrapped := fmt.Errorf("%s: %w", what, ae)
+	code := resp.StatusCode
+	switch {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return &connectors.Error{Class: connectors.Auth, Err: wrapped}
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return &connectors.Error{Class: connectors.Transient, Err: wrapped,
+			RetryAfter: connectors.ParseRetryAfter(strings.TrimSpace(resp.Header.Get("Retry-After")))}
+	case code == http.StatusNotFound:
+		return connectors.Errorf(connectors.Logic, "%w (is %s a spreadsheet the account can see?)", wrapped, loc.google.id)
+	case code == http.StatusBadRequest && strings.Contains(ae.Message, "Unable to parse range"):
+		return connectors.Errorf(connectors.Logic, "%w (does the spreadsheet have a tab named %q?)", wrapped, loc.google.tab)
+	case code >= 500 && write:
+		return &connectors.Error{Class: connectors.Uncertain, Err: wrapped}
+	case code >= 500:
+		return &connectors.Error{Class: connectors.Transient, Err: wrapped}
+	}
+	return &connectors.Error{Class: connectors.Logic, Err: wrapped}
+}
+
+// withBackoff runs do, and again after a back-off while Google answers 429
+// or 503, at most retries more times; then the last error goes to the host,
+// transient with Google's Retry-After.
+func (g *googleAPI) withBackoff(ctx context.Context, do func() (any, error)) (any, error) {
+	wait := googleBackoff
+	for try := 0; ; try++ {
+		res, err := do()
+		var ae *apiError
+		if !errors.As(err, &ae) || (ae.Code != http.StatusTooManyRequests && ae.Code != http.StatusServiceUnavailable) || try >= g.retries {
+			return res, err
+		}
+		d := wait
+		var ce *connectors.Error
+		if errors.As(err, &ce) && ce.RetryAfter > 0 {
+			d = min(ce.RetryAfter, googleBackoffMax)
+		}
+		if serr := g.sleep(ctx, d); serr != nil {
+			return nil, &connectors.Error{Class: connectors.Transient, Err: fmt.Errorf("waiting to try again: %w", err)}
+		}
+		wait = min(2*wait, googleBackoffMax)
+	}
+}

@@ -1,0 +1,262 @@
+package sheets
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"keep/connectors"
+)
+
+const sheetID = "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms"
+
+// googleBundle is a connector whose Google sheets go to a fake Sheets API,
+// with its files under a temp dir, recording its back-off waits.
+type googleBundle struct {
+	*bundle
+	fake    *fakeSheets
+	account *googleAccount
+	mu      sync.Mutex
+	waits   []time.Duration
+}
+
+func setupGoogle(t *testing.T) *googleBundle {
+	t.Helper()
+	fake, endpoint := newFakeSheets(t)
+	g := &googleBundle{fake: fake, account: &googleAccount{tokens: []string{"token-1"}}}
+	root := t.TempDir()
+	c, err := New(Config{Roots: []string{root}, GoogleAccount: g.account, GoogleEndpoint: endpoint,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			g.mu.Lock()
+			g.waits = append(g.waits, d)
+			g.mu.Unlock()
+			return ctx.Err()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.bundle = &bundle{c: c, root: root}
+	fake.tabs[sheetID+"/Invoices"] = nil
+	return g
+}
+
+func (g *googleBundle) backoffs() []time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]time.Duration(nil), g.waits...)
+}
+
+var invoices = map[string]any{"spreadsheet": "google:" + sheetID + "/Invoices"}
+
+func TestGoogleSheetIsLikeACSVFile(t *testing.T) {
+	t.Parallel()
+	g := setupGoogle(t)
+	csvSheet := sheet("invoices.csv")
+	steps := []struct {
+		method, key string
+		params      map[string]any
+	}{
+		{"appendRow", "k1", map[string]any{"header": []any{"number", "customer", "total"}, "values": []any{"INV-1", "ACME", 12.5}}},
+		{"appendRow", "k2", map[string]any{"row": map[string]any{"number": "INV-2", "customer": "Globex, Inc.", "total": "=SUM(A1:A9)"}}},
+		{"appendRow", "k2", map[string]any{"row": map[string]any{"number": "INV-2", "customer": "Globex, Inc.", "total": "=SUM(A1:A9)"}}},
+		{"updateRow", "k3", map[string]any{"key": "number", "value": "INV-1", "set": map[string]any{"total": 13}}},
+		{"updateRow", "k3", map[string]any{"key": "number", "value": "INV-1", "set": map[string]any{"total": 13}}},
+		{"appendRow", "", map[string]any{"values": []any{"INV-3", "", ""}}},
+		{"rows", "", map[string]any{}},
+	}
+	for i, s := range steps {
+		fromCSV, errCSV := g.do(t, s.method, s.key, with(csvSheet, flatten(s.params)...))
+		fromGoogle, errGoogle := g.do(t, s.method, s.key, with(invoices, flatten(s.params)...))
+		if errCSV != nil || errGoogle != nil {
+			t.Fatalf("step %d %s: csv %v, google %v", i, s.method, errCSV, errGoogle)
+		}
+		if !reflect.DeepEqual(fromCSV, fromGoogle) {
+			t.Fatalf("step %d %s:\n csv    %v\n google %v", i, s.method, fromCSV, fromGoogle)
+		}
+	}
+	// the tab holds what the file holds, hidden column included
+	records, err := csv.NewReader(strings.NewReader(g.read(t, "invoices.csv"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid := g.fake.grid(sheetID + "/Invoices")
+	if fmt.Sprint(trimRows(records)) != fmt.Sprint(trimRows(grid)) {
+		t.Fatalf("tab\n%q\nfile\n%q", grid, records)
+	}
+	calls := strings.Join(g.fake.calls, "\n")
+	for _, want := range []string{"POST 'Invoices'!A1:append", "PUT 'Invoices'!A1", "PUT 'Invoices'!A2"} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("no %q among the calls:\n%s", want, calls)
+		}
+	}
+	if got := grid[2][2]; got != "=SUM(A1:A9)" {
+		t.Errorf("a formula-like value was written as %q", got)
+	}
+}
+
+func flatten(m map[string]any) []any {
+	var kv []any
+	for k, v := range m {
+		kv = append(kv, k, v)
+	}
+	return kv
+}
+
+// trimRows drops trailing empty cells, as Google does.
+func trimRows(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		for len(r) > 0 && r[len(r)-1] == "" {
+			r = r[:len(r)-1]
+		}
+		out[i] = r
+	}
+	return out
+}
+
+func TestGoogleSheets(t *testing.T) {
+	t.Parallel()
+	row := map[string]any{"row": map[string]any{"number": "INV-1", "total": "10"}}
+
+	t.Run("the tab may be named in spreadsheet or with sheet", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		g.fake.tabs[sheetID+"/March 2026"] = [][]string{{"a", "b"}, {"1", "2"}}
+		for _, p := range []map[string]any{
+			{"spreadsheet": "google:" + sheetID + "/March 2026"},
+			{"spreadsheet": "google:" + sheetID, "sheet": "March 2026"},
+		} {
+			got := g.mustDo(t, "rows", "", p)
+			if got["count"] != int64(1) || fmt.Sprint(got["rows"]) != "[map[a:1 b:2]]" {
+				t.Fatalf("%v: %v", p, got)
+			}
+		}
+		if want := "GET 'March 2026'"; g.fake.calls[0] != want {
+			t.Errorf("first call %q, want %q", g.fake.calls[0], want)
+		}
+	})
+
+	t.Run("reconciling finds the row by its key, or its absence", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		g.mustDo(t, "appendRow", "k1", with(invoices, flatten(row)...))
+		v, res, err := g.c.Reconcile(context.Background(), connectors.Call{Method: "appendRow", Params: with(invoices, flatten(row)...), IdempotencyKey: "k1"})
+		if err != nil || v != connectors.Applied || res.(map[string]any)["rowNumber"] != int64(1) {
+			t.Fatalf("applied append: %s %v %v", v, res, err)
+		}
+		v, _, err = g.c.Reconcile(context.Background(), connectors.Call{Method: "appendRow", Params: with(invoices, flatten(row)...), IdempotencyKey: "k9"})
+		if err != nil || v != connectors.NotApplied {
+			t.Fatalf("an append never sent: %s %v", v, err)
+		}
+		upd := with(invoices, "key", "number", "value", "INV-1", "set", map[string]any{"total": "11"})
+		g.mustDo(t, "updateRow", "k2", upd)
+		if v, _, err := g.c.Reconcile(context.Background(), connectors.Call{Method: "updateRow", Params: upd, IdempotencyKey: "k2"}); err != nil || v != connectors.Applied {
+			t.Fatalf("applied update: %s %v", v, err)
+		}
+	})
+
+	t.Run("a 429 is waited out with Google's Retry-After and tried again", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		g.fake.fail(fakeFailure{method: "GET", status: 429, retryAfter: "3"}, fakeFailure{method: "GET", status: 429})
+		got := g.mustDo(t, "appendRow", "k1", with(invoices, flatten(row)...))
+		if got["rowNumber"] != int64(1) {
+			t.Fatalf("append after 429s: %v", got)
+		}
+		if w := g.backoffs(); !reflect.DeepEqual(w, []time.Duration{3 * time.Second, 2 * time.Second}) {
+			t.Fatalf("waits %v, want Retry-After 3s then the doubled back-off 2s", w)
+		}
+	})
+
+	t.Run("a 503 to an append Google carried out is tried again without a second row", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		g.fake.fail(fakeFailure{method: "POST", status: 503, after: true})
+		got := g.mustDo(t, "appendRow", "k1", with(invoices, flatten(row)...))
+		if got["rowNumber"] != int64(1) || len(g.fake.grid(sheetID+"/Invoices")) != 2 {
+			t.Fatalf("result %v, tab %q", got, g.fake.grid(sheetID+"/Invoices"))
+		}
+		if len(g.backoffs()) != 1 {
+			t.Fatalf("waits %v", g.backoffs())
+		}
+	})
+
+	t.Run("a 503 that persists is left to the host as transient with Retry-After", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		for range DefaultGoogleRetries + 1 {
+			g.fake.fail(fakeFailure{method: "GET", status: 503, retryAfter: "30"})
+		}
+		_, err := g.do(t, "rows", "", invoices)
+		var ce *connectors.Error
+		if !errors.As(err, &ce) || ce.Class != connectors.Transient || ce.RetryAfter != 30*time.Second {
+			t.Fatalf("err = %v", err)
+		}
+		if n := len(g.backoffs()); n != DefaultGoogleRetries {
+			t.Fatalf("%d waits, want %d", n, DefaultGoogleRetries)
+		}
+	})
+
+	t.Run("a 401 invalidates the token and the call goes on with a fresh one", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		g.account.tokens = []string{"expired", "token-1"}
+		g.mustDo(t, "appendRow", "k1", with(invoices, flatten(row)...))
+		if g.account.invalid != 1 || g.fake.auths[0] != "Bearer expired" || g.fake.auths[1] != "Bearer token-1" {
+			t.Fatalf("invalidations %d, authorizations %q", g.account.invalid, g.fake.auths)
+		}
+	})
+
+	t.Run("a token refused twice is an auth failure", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		g.account.tokens = []string{"revoked"}
+		_, err := g.do(t, "rows", "", invoices)
+		wantClass(t, err, connectors.Auth, "401")
+	})
+
+	t.Run("a 500 to a write is uncertain, to a read transient", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		g.fake.fail(fakeFailure{method: "PUT", status: 500})
+		_, err := g.do(t, "appendRow", "k1", with(invoices, "header", []any{"number"}, "values", []any{"INV-1"}))
+		wantClass(t, err, connectors.Uncertain, "500")
+		g.fake.fail(fakeFailure{method: "GET", status: 500})
+		_, err = g.do(t, "rows", "", invoices)
+		wantClass(t, err, connectors.Transient, "500")
+	})
+
+	t.Run("bad names and missing config are clear errors", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		_, err := g.do(t, "rows", "", sheet("google:"+sheetID+"/Nope"))
+		wantClass(t, err, connectors.Logic, `tab named "Nope"`)
+		_, err = g.do(t, "rows", "", sheet("google:"+sheetID))
+		wantClass(t, err, connectors.Logic, "name the tab")
+		_, err = g.do(t, "rows", "", sheet("google:bad id/Tab"))
+		wantClass(t, err, connectors.Logic, "google:SPREADSHEET_ID/TAB")
+		_, err = g.do(t, "rows", "", with(invoices, "sheet", "Other"))
+		wantClass(t, err, connectors.Logic, "already names the tab")
+
+		c, err := New(Config{Roots: []string{t.TempDir()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Do(context.Background(), connectors.Call{Method: "rows", Params: invoices})
+		wantClass(t, err, connectors.Auth, "[connectors.sheets] google_account")
+	})
+
+	t.Run("a grant narrows a Google sheet to its spreadsheet", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		if got := g.c.scope(invoices); got != "google:"+sheetID {
+			t.Fatalf("scope %q", got)
+		}
+	})
+}
