@@ -129,3 +129,19 @@ func (r *Registry) CheckInput(source, typ string) error {
 	}
 	return fmt.Errorf("input source %q has no type %q; valid types: %s", source, typ, strings.Join(types, ", "))
 }
+
+// Sources lists every input source with its types, sources sorted.
+func (r *Registry) Sources() []Source {
+	out := make([]Source, 0, len(r.sources))
+	for s, types := range r.sources {
+		out = append(out, Source{Name: s, Types: append([]string(nil), types...)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Source is an input source and the input types it offers.
+type Source struct {
+	Name  string
+	Types []string
+}

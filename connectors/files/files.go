@@ -112,14 +112,48 @@ func (c *Connector) Methods() []connectors.Method {
 	check := func(key string) func(map[string]any) string {
 		return func(p map[string]any) string { return "look at " + c.scope(str(p, key)) }
 	}
+	pathArg := connectors.Arg{Name: "path", Type: "string", Required: true,
+		Doc: "relative to the first of [connectors.files] roots, or absolute inside one of them"}
+	contentArg := connectors.Arg{Name: "content", Type: "string", Required: true, Doc: "UTF-8 text"}
+	written := "{ path: string, size: number }"
 	return []connectors.Method{
-		{Name: "list", Kind: connectors.Read, Scope: scope("dir")},
-		{Name: "read", Kind: connectors.ReadByID, Scope: scope("path")},
+		{Name: "list", Kind: connectors.Read, Scope: scope("dir"),
+			Doc: "Lists the regular files of a folder (not recursive; symlinks left out); a missing folder lists as [].",
+			Args: []connectors.Arg{
+				{Name: "dir", Type: "string", Doc: `the folder, like path (default ".", the first root)`},
+				{Name: "glob", Type: "string", Doc: `a pattern on the file name, like "*.txt" (default "*")`},
+			},
+			Result:  "Array<{ path: string, name: string, size: number, modified: string }>",
+			Example: `const notes = await ctx.files.list({ dir: "inbox", glob: "*.txt" })`},
+		{Name: "read", Kind: connectors.ReadByID, Scope: scope("path"),
+			Doc:     "Reads a UTF-8 text file.",
+			Args:    []connectors.Arg{pathArg},
+			Result:  "{ path: string, content: string, size: number, modified: string }",
+			Example: `const { content } = await ctx.files.read({ path: "inbox/a.txt" })`},
 		{Name: "write", Kind: connectors.Mutate, Scope: scope("path"), Check: check("path"),
-			Preview: func(p map[string]any) string { return c.previewContent("write", p) }},
+			Preview:   func(p map[string]any) string { return c.previewContent("write", p) },
+			Doc:       "Writes a whole file atomically (a temporary file renamed over it), creating its folder.",
+			Args:      []connectors.Arg{pathArg, contentArg},
+			Result:    written,
+			Reconcile: "reads the file: it holds exactly the content (applied) or not (not applied, written again)",
+			Example:   `await ctx.files.write({ path: "out/summary.txt", content: prepared.data.text })`},
 		{Name: "append", Kind: connectors.Mutate, Scope: scope("path"), Check: check("path"),
-			Preview: func(p map[string]any) string { return c.previewContent("append to", p) }},
+			Preview: func(p map[string]any) string { return c.previewContent("append to", p) },
+			Doc:     "Appends text to a file, creating it; size is the file's size after.",
+			Args:    []connectors.Arg{pathArg, contentArg},
+			Result:  written,
+			Reconcile: "reads the file: ending with the content is applied, the content nowhere in it not applied, " +
+				"anything else is put to you",
+			Example: `await ctx.files.append({ path: "log.csv", content: prepared.data.name + "\n" })`},
 		{Name: "move", Kind: connectors.Mutate, Scope: scope("from"),
+			Doc: "Moves (renames) a file inside the roots; the target must not exist.",
+			Args: []connectors.Arg{
+				{Name: "from", Type: "string", Required: true, Doc: "the file to move, like path"},
+				{Name: "to", Type: "string", Required: true, Doc: "where it goes, like path"},
+			},
+			Result:    "{ path: string }",
+			Reconcile: "looks for both files: only the target there is applied, only the source not applied",
+			Example:   `await ctx.files.move({ from: "inbox/a.txt", to: "done/a.txt" })`,
 			Check: func(p map[string]any) string {
 				return fmt.Sprintf("look for %s and %s", c.scope(str(p, "from")), c.scope(str(p, "to")))
 			},

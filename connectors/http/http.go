@@ -97,10 +97,32 @@ func (c *Connector) InputTypes() map[string][]string {
 // Methods lists get and request. Both are scoped to the URL's host name
 // (without the port), so a grant reads "api.example.com".
 func (c *Connector) Methods() []connectors.Method {
+	urlArg := connectors.Arg{Name: "url", Type: "string", Required: true,
+		Doc: "an absolute http or https URL; its host must be in [connectors.http] allow_hosts when that is set"}
+	headersArg := connectors.Arg{Name: "headers", Type: "Record<string, string>", Doc: "request headers"}
+	result := "{ status: number, headers: Record<string, string>, body: string, json: any, truncated: boolean }"
 	return []connectors.Method{
-		{Name: "get", Kind: connectors.Read, Scope: scope},
+		{Name: "get", Kind: connectors.Read, Scope: scope,
+			Doc: "GETs a URL. Any answer below 500 but 429 is a result for the script to judge (json: the body parsed when it is JSON, " +
+				"else null; header names lower-case); a 429, a 5xx or a network failure is transient and retried later.",
+			Args:    []connectors.Arg{urlArg, headersArg},
+			Result:  result,
+			Example: `const { status, json } = await ctx.http.get({ url: "https://api.example.com/items?since=" + state?.since })`},
 		{Name: "request", Kind: connectors.Mutate, Scope: scope, Preview: preview,
-			Check: func(p map[string]any) string { return "check " + shownURL(p) + " for the change" }},
+			Check: func(p map[string]any) string { return "check " + shownURL(p) + " for the change" },
+			Doc: "Sends a POST, PUT, PATCH or DELETE with an Idempotency-Key header the host derives from the mutation. " +
+				"2xx is applied; another 4xx but 408/429 a definite refusal; 408, 429, 503 are tried again; a timeout or another 5xx is uncertain.",
+			Args: []connectors.Arg{
+				{Name: "method", Type: `"POST" | "PUT" | "PATCH" | "DELETE"`, Required: true},
+				urlArg, headersArg,
+				{Name: "json", Type: "any", Doc: "a value sent as a JSON body; or body"},
+				{Name: "body", Type: "string", Doc: "a raw body; or json"},
+				{Name: "reconcile", Type: "{ url: string }", Doc: "a URL the host GETs when the outcome is unknown: 2xx means it happened, 404 that it did not"},
+			},
+			Result: result,
+			Reconcile: "GETs reconcile.url when one is given (2xx applied, 404 not applied, else asked again later); " +
+				"without it an uncertain request is put to you",
+			Example: `await ctx.http.request({ method: "POST", url: "https://hooks.example.com/new", json: prepared.data, reconcile: { url: "https://hooks.example.com/items/" + prepared.data.id } })`},
 	}
 }
 

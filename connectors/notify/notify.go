@@ -65,6 +65,14 @@ func (c *Connector) Methods() []connectors.Method {
 			title, _ := p["title"].(string)
 			return fmt.Sprintf("look in your desktop notifications for %q", title)
 		},
+		Doc: "Shows a desktop notification (notify-send), or a toast and the terminal bell in keep's UI when notify-send is missing.",
+		Args: []connectors.Arg{
+			{Name: "title", Type: "string", Required: true},
+			{Name: "body", Type: "string"},
+		},
+		Result:    `{ delivered: true, via: "notify-send" | "sink" }`,
+		Reconcile: "none: a notification leaves no trace to look for, so an uncertain one is put to you",
+		Example:   `await ctx.notify.send({ title: "Big file", body: prepared.data.path })`,
 	}}
 }
 

@@ -109,8 +109,31 @@ func (c *Connector) InputTypes() map[string][]string {
 // Methods implements connectors.Connector.
 func (c *Connector) Methods() []connectors.Method {
 	return []connectors.Method{
-		{Name: "history", Kind: connectors.Read},
-		{Name: "post", Kind: connectors.Mutate, Scope: scopePost, Preview: previewPost, Check: checkPost},
+		{Name: "history", Kind: connectors.Read,
+			Doc: "Reads one page of a channel's messages, newest first (conversations.history); pass next_cursor back as cursor for the next, older page.",
+			Args: []connectors.Arg{
+				{Name: "channel", Type: "string", Required: true, Doc: "a channel ID (C0123…)"},
+				{Name: "oldest", Type: "string", Doc: "only messages after this ts"},
+				{Name: "limit", Type: "number", Doc: "page size, 1-1000 (default 100)"},
+				{Name: "cursor", Type: "string", Doc: "next_cursor of the previous page"},
+			},
+			Result: "{ messages: Array<{ ts: string, user: string, text: string, thread_ts: string, metadata: any }>, " +
+				"has_more: boolean, next_cursor: string }",
+			Example: `const { messages } = await ctx.slack.history({ channel: "C0123456789", oldest: state?.ts })`},
+		{Name: "post", Kind: connectors.Mutate, Scope: scopePost, Preview: previewPost, Check: checkPost,
+			Doc: "Posts a message (chat.postMessage with the host's key in its metadata), or through the incoming webhook " +
+				`when asked or when no token is configured (then ts is "").`,
+			Args: []connectors.Arg{
+				{Name: "channel", Type: "string", Doc: `a channel ID or "#name" (the Web API needs it)`},
+				{Name: "text", Type: "string", Doc: "the message; or blocks"},
+				{Name: "thread_ts", Type: "string", Doc: "reply in this thread"},
+				{Name: "blocks", Type: "any[]", Doc: "Block Kit blocks"},
+				{Name: "webhook", Type: "boolean", Doc: "post through [connectors.slack] webhook_url"},
+			},
+			Result: "{ channel: string, ts: string }",
+			Reconcile: "searches the channel's recent history (or the thread) for a message whose metadata carries the " +
+				"mutation's key; a webhook post cannot be checked and is put to you",
+			Example: `await ctx.slack.post({ channel: "#inbox-digest", text: prepared.data.text })`},
 	}
 }
 

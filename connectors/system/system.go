@@ -47,8 +47,14 @@ func (c *Connector) Name() string { return "system" }
 // Methods lists now and random, both reads.
 func (c *Connector) Methods() []connectors.Method {
 	return []connectors.Method{
-		{Name: "now", Kind: connectors.Read},
-		{Name: "random", Kind: connectors.Read},
+		{Name: "now", Kind: connectors.Read,
+			Doc:     "The host's clock: iso in the host's own time zone (to tell the local day and hour), unix in seconds.",
+			Result:  "{ iso: string, unix: number }",
+			Example: `const { iso } = await ctx.system.now()`},
+		{Name: "random", Kind: connectors.Read,
+			Doc:     "A random number in [0, 1) from the host's source (tests inject one).",
+			Result:  "{ value: number }",
+			Example: `const { value } = await ctx.system.random()`},
 	}
 }
 
