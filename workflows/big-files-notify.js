@@ -1,3 +1,4 @@
+// @ts-check
 // big-files-notify: tell me when a large file lands in my downloads.
 //
 // Every 5 minutes keep lists downloads/ under your files root (~/Keep by

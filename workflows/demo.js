@@ -1,3 +1,4 @@
+// @ts-check
 // demo: keep's first-run tour, entirely offline.
 //
 // Drop a .txt file into demo/inbox/ under your files root (~/Keep by

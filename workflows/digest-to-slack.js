@@ -1,3 +1,4 @@
+// @ts-check
 // digest-to-slack: one Slack message a day listing the new emails, posted
 // at DIGEST_HOUR (the host's local time) instead of one message per email.
 //

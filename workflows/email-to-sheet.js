@@ -1,3 +1,4 @@
+// @ts-check
 // email-to-sheet: every email whose subject mentions an invoice becomes a
 // row of invoices.csv: date, sender, subject.
 //

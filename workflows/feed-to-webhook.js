@@ -1,3 +1,4 @@
+// @ts-check
 // feed-to-webhook: every new item of a feed (RSS 2.0, Atom or JSON Feed) is
 // POSTed, once, to a webhook.
 //

@@ -1,3 +1,4 @@
+// @ts-check
 // meeting-reminders: a desktop notification shortly before each meeting.
 //
 // Every 5 minutes keep looks at your calendar ([connectors.calendar]: url

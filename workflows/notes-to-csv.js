@@ -1,3 +1,4 @@
+// @ts-check
 // notes-to-csv: every note dropped into inbox/ becomes one line of
 // notes-log.csv.
 //
