@@ -32,6 +32,9 @@ type API interface {
 	SkipEvents(ctx context.Context, eventIDs []string) error
 	SkipInput(ctx context.Context, inputID string) error
 	Grant(ctx context.Context, workflow string, g GrantView) error
+	// DryRun shows what a deployed workflow's next runs would do, on a
+	// throw-away copy: real reads, captured mutations (engine/try.go).
+	DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error)
 
 	// Subscribe delivers notifications of changes until cancel is called.
 	// Sends never block the engine: a slow reader misses notifications, and

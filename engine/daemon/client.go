@@ -244,6 +244,15 @@ func (c *Client) Grant(ctx context.Context, workflow string, g engine.GrantView)
 	return c.call(ctx, "grant", request{Workflow: workflow, Grant: &g}, nil)
 }
 
+// DryRun implements engine.API.
+func (c *Client) DryRun(ctx context.Context, workflow string, opts engine.TryOptions) (*engine.TryReport, error) {
+	var rep engine.TryReport
+	if err := c.call(ctx, "dry-run", request{Workflow: workflow, Name: opts.Producer, Page: page{Limit: opts.Limit}}, &rep); err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
 // Info implements engine.API: the daemon's Info as read at Dial, with Mode
 // "attached".
 func (c *Client) Info() engine.Info { return c.info }

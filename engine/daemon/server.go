@@ -97,6 +97,9 @@ var methods = map[string]method{
 	"skip-input": func(ctx context.Context, api engine.API, r request) (any, error) {
 		return nil, api.SkipInput(ctx, r.InputID)
 	},
+	"dry-run": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.DryRun(ctx, r.Workflow, engine.TryOptions{Producer: r.Name, Limit: r.Page.Limit})
+	},
 	"grant": func(ctx context.Context, api engine.API, r request) (any, error) {
 		if r.Grant == nil {
 			return nil, errors.New("daemon: grant without a grant")

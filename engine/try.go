@@ -1,0 +1,357 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"keep/connectors"
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// A dry run (`keep try`, the TUI's "what would it do") runs a workflow on a
+// throw-away engine: a temporary database that starts empty, the real
+// connectors for reads, and every mutation captured instead of performed.
+// Its report is the ledger the run would have written.
+
+// DefaultTryLimit is how many mutations a dry run captures before it stops.
+const DefaultTryLimit = 20
+
+// TryOptions narrows a dry run.
+type TryOptions struct {
+	// Producer runs only this producer (default: every producer once).
+	Producer string `json:"producer,omitempty"`
+	// Limit stops the run after this many captured mutations (0: DefaultTryLimit).
+	Limit int `json:"limit,omitempty"`
+	// Grants are the deployed workflow's, which decide what would wait for
+	// approval; nil for a file never deployed (the default mode applies).
+	Grants []GrantView `json:"grants,omitempty"`
+	// Deployed says Grants are the deployed workflow's.
+	Deployed bool `json:"deployed,omitempty"`
+}
+
+// TryReport is what a dry run would have done.
+type TryReport struct {
+	Workflow string `json:"workflow"`
+	// StartedFrom is always "empty": the dry run does not copy a deployed
+	// workflow's events or cursors, so producers read as on a first deploy.
+	StartedFrom string `json:"started_from"`
+	Inputs      []TryInput    `json:"inputs"`
+	Mutations   []TryMutation `json:"mutations"`
+	Runs        []TryRun      `json:"runs"`
+	// PendingEvents were left unhandled (the limit, or a consumer that
+	// reserved nothing).
+	PendingEvents int  `json:"pending_events"`
+	LimitReached  bool `json:"limit_reached"`
+	// Capabilities the workflow calls, with what each would need.
+	Capabilities []GrantView `json:"capabilities"`
+}
+
+// TryInput is an input the producers registered.
+type TryInput struct {
+	Source     string `json:"source"`
+	Type       string `json:"type"`
+	ExternalID string `json:"external_id"`
+	Title      string `json:"title"`
+}
+
+// TryMutation is one captured mutation: a ledger row that was not performed.
+type TryMutation struct {
+	Connector string          `json:"connector"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params"`
+	Preview   string          `json:"preview"`
+	Title     string          `json:"ui_title"`
+	RunID     string          `json:"run_id"`
+	// CausedBy are the titles of the inputs whose events the run reserved.
+	CausedBy []string `json:"caused_by"`
+	// Approval is "allowed" or why it would wait for you.
+	NeedsApproval bool   `json:"needs_approval"`
+	Approval      string `json:"approval"`
+}
+
+// TryRun is a run of the dry run with its trace.
+type TryRun struct {
+	RunView
+	Trace []TraceLine `json:"trace"`
+}
+
+// Try dry-runs a workflow file with the connectors of reg (reads are real;
+// mutations are captured). pol is the real policy: its default mutation
+// mode says what a new workflow's mutations would need.
+func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
+	if opts.Limit <= 0 {
+		opts.Limit = DefaultTryLimit
+	}
+	dir, err := os.MkdirTemp("", "keep-try-")
+	if err != nil {
+		return nil, fmt.Errorf("try: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := storage.Open(ctx, storage.Opts{Path: filepath.Join(dir, "try.db"), Logger: quiet})
+	if err != nil {
+		return nil, fmt.Errorf("try: %w", err)
+	}
+	defer db.Close()
+
+	cap := &capture{limit: opts.Limit}
+	tpol := pol
+	if tpol.HandlerTimeout == 0 {
+		tpol = DefaultPolicy()
+	}
+	tpol.DefaultMutationMode = "allow" // approvals are worked out from the real grants below
+	tpol.Repairs = 0
+	te, err := New(ctx, Opts{DB: db, Connectors: cap.wrap(reg), Policy: tpol, Logger: quiet})
+	if err != nil {
+		return nil, fmt.Errorf("try: %w", err)
+	}
+	sc, err := te.Validate(fileName, src)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Producer != "" && !slices.ContainsFunc(sc.Workflow.Producers, func(p sandbox.Producer) bool { return p.Name == opts.Producer }) {
+		var names []string
+		for _, p := range sc.Workflow.Producers {
+			names = append(names, p.Name)
+		}
+		return nil, fmt.Errorf("try: workflow %s has no producer %q (it has: %s)", sc.Workflow.Name, opts.Producer, strings.Join(names, ", "))
+	}
+	dep, err := te.Deploy(ctx, fileName, src, "")
+	if err != nil {
+		return nil, err
+	}
+	name := dep.Workflow
+	if opts.Producer != "" {
+		err := db.Write(ctx, func(tx *storage.Tx) error {
+			w, err := tx.WorkflowByName(ctx, name)
+			if err != nil {
+				return err
+			}
+			for _, p := range sc.Workflow.Producers {
+				if p.Name != opts.Producer {
+					if err := tx.SetNextRun(ctx, w.ID, p.Name, nil); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("try: %w", err)
+		}
+	}
+	if err := te.Drain(ctx); err != nil {
+		return nil, fmt.Errorf("try: %w", err)
+	}
+
+	grants := opts.Grants
+	if !opts.Deployed {
+		for _, c := range sc.Capabilities {
+			grants = append(grants, GrantView{Capability: c, Mode: pol.DefaultMutationMode})
+		}
+	}
+	rep := &TryReport{Workflow: name, StartedFrom: "empty", LimitReached: cap.reached(), Inputs: []TryInput{},
+		Mutations: []TryMutation{}, Runs: []TryRun{}, Capabilities: []GrantView{}}
+	for _, c := range sc.Capabilities {
+		g := GrantView{Capability: c, Mode: "ask", Used: true}
+		if best := bestGrant(grants, c, ""); best != nil {
+			g.Mode, g.Scope = best.Mode, best.Scope
+		}
+		rep.Capabilities = append(rep.Capabilities, g)
+	}
+	if err := rep.fill(ctx, te, reg, grants); err != nil {
+		return nil, fmt.Errorf("try: %w", err)
+	}
+	return rep, nil
+}
+
+func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Registry, grants []GrantView) error {
+	inputs, err := te.Inputs(ctx, rep.Workflow, Page{Limit: 10000})
+	if err != nil {
+		return err
+	}
+	causes := map[string][]string{} // mutation id → input titles
+	for i := len(inputs) - 1; i >= 0; i-- {
+		in := inputs[i]
+		rep.Inputs = append(rep.Inputs, TryInput{Source: in.Source, Type: in.Type, ExternalID: in.ExternalID, Title: in.Title})
+		for _, o := range in.Outputs {
+			causes[o.MutationID] = append(causes[o.MutationID], in.Title)
+		}
+	}
+	muts, err := te.Mutations(ctx, rep.Workflow, "applied") // only a capture "applies" here
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(muts, func(a, b MutationView) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	for _, m := range muts {
+		tm := TryMutation{Connector: m.Connector, Method: m.Method, Params: m.Params, Preview: m.Preview, Title: m.UITitle,
+			RunID: m.RunID, CausedBy: orNone(causes[m.ID]), Approval: "allowed"}
+		var params map[string]any
+		_ = json.Unmarshal(m.Params, &params)
+		scope := ""
+		if _, meth, err := reg.Lookup(m.Connector, m.Method); err == nil {
+			scope = scopeOf(meth, params)
+		}
+		if mode, why := grantMode(grants, m.Connector+"."+m.Method, scope); mode != "allow" {
+			tm.NeedsApproval, tm.Approval = true, why
+		}
+		rep.Mutations = append(rep.Mutations, tm)
+	}
+	runs, err := te.Runs(ctx, rep.Workflow, Page{Limit: 10000})
+	if err != nil {
+		return err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		tr, err := te.Trace(ctx, runs[i].ID)
+		if err != nil {
+			return err
+		}
+		rep.Runs = append(rep.Runs, TryRun{RunView: runs[i], Trace: orNone(tr)})
+	}
+	evs, err := te.Events(ctx, rep.Workflow, EventFilter{Status: "pending", Limit: 10000})
+	if err != nil {
+		return err
+	}
+	rep.PendingEvents = len(evs)
+	return nil
+}
+
+func orNone[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// grantMode is decide's rule on a list of grants: the grant with the
+// longest matching scope wins; none, ask or deny wait for you.
+func grantMode(grants []GrantView, capability, scope string) (mode, reason string) {
+	best := bestGrant(grants, capability, scope)
+	switch {
+	case best == nil:
+		return "ask", "waits for your approval: the workflow has no grant for " + capability + scopeText(scope)
+	case best.Mode == "allow":
+		return "allow", ""
+	case best.Mode == "deny":
+		return "ask", "waits for your approval: your grant denies " + capability + scopeText(best.Scope)
+	}
+	return "ask", "waits for your approval: " + capability + " asks before each call until you approve it with --always or grant it"
+}
+
+func bestGrant(grants []GrantView, capability, scope string) *GrantView {
+	var best *GrantView
+	for i, g := range grants {
+		if g.Capability == capability && scopeMatches(g.Scope, scope) && (best == nil || len(g.Scope) > len(best.Scope)) {
+			best = &grants[i]
+		}
+	}
+	return best
+}
+
+// capture stands between a dry run and the real connectors: reads pass
+// through, mutations are counted and answered as if done, never performed.
+type capture struct {
+	limit int
+	mu    sync.Mutex
+	n     int
+	over  bool
+}
+
+// errTryLimit stops a dry run at its limit: transient, so the workflow
+// backs off and the drain ends with the call unperformed.
+var errTryLimit = errors.New("the dry run's limit of captured mutations is reached")
+
+func (c *capture) take() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n >= c.limit {
+		c.over = true
+		return false
+	}
+	c.n++
+	return true
+}
+
+func (c *capture) reached() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.over
+}
+
+// wrap returns a registry with the same names, aliases, methods and input
+// sources as reg, each connector behind the capture.
+func (c *capture) wrap(reg *connectors.Registry) *connectors.Registry {
+	out := connectors.NewRegistry()
+	aliases := map[string][]string{}
+	var order []string
+	for _, name := range reg.Names() {
+		conn, _ := reg.Get(name)
+		if conn.Name() != name {
+			aliases[conn.Name()] = append(aliases[conn.Name()], name)
+			continue
+		}
+		order = append(order, name)
+	}
+	for _, name := range order {
+		conn, _ := reg.Get(name)
+		out.Register(capturing{Connector: conn, c: c}, aliases[name]...)
+	}
+	for _, s := range reg.Sources() {
+		out.AddSource(s.Name, s.Types...)
+	}
+	return out
+}
+
+// capturing is one connector behind the capture. It hides the connector's
+// other interfaces (Reconciler, InputSource): nothing captured needs
+// reconciling, and the sources are copied by wrap.
+type capturing struct {
+	connectors.Connector
+	c *capture
+}
+
+func (k capturing) Do(ctx context.Context, call connectors.Call) (any, error) {
+	kind := connectors.Kind("")
+	for _, m := range k.Connector.Methods() {
+		if m.Name == call.Method {
+			kind = m.Kind
+		}
+	}
+	if kind != connectors.Mutate {
+		return k.Connector.Do(ctx, call)
+	}
+	if !k.c.take() {
+		return nil, &connectors.Error{Class: connectors.Transient, Err: errTryLimit}
+	}
+	return map[string]any{"dryRun": true}, nil
+}
+
+// DryRun implements API: Try on a deployed workflow's current script, its
+// grants deciding what would wait for approval. The workflow's own database
+// is only read.
+func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error) {
+	w, err := e.workflowByName(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	sv, err := e.db.Read().ScriptVersion(ctx, w.ID, w.Version)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := e.Grants(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	opts.Grants, opts.Deployed = grants, true
+	return Try(ctx, e.reg, e.pol, sv.FileName, []byte(sv.Source), opts)
+}

@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// trySink is a real HTTP server: GET /items lists two items, and any other
+// method fails the test — a dry run must never reach a mutation endpoint.
+func trySink(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			t.Errorf("a dry run sent %s %s to the service", r.Method, r.URL)
+			w.WriteHeader(http.StatusTeapot)
+			return
+		}
+		gets.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"id":"a1","title":"Alpha"},{"id":"b2","title":"Beta"}]`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &gets
+}
+
+func tryWorkflow(base string) string {
+	return `export default Keep.workflow({
+  name: "tryme",
+  topics: { "item.found": {}, "item.posted": {}, "tick": {} },
+  producers: {
+    poll: { publishes: ["item.found"], schedule: { interval: "1h" }, handler: async (ctx) => {
+      const { json } = await ctx.http.get({ url: "` + base + `/items" });
+      for (const it of json) {
+        const inputId = ctx.registerInput({ source: "http", type: "resource", id: it.id, title: "Item " + it.title });
+        await ctx.publish("item.found", { messageId: it.id, inputId, payload: it });
+      }
+    } },
+    idle: { publishes: ["tick"], schedule: { interval: "1h" }, handler: async (ctx) => {
+      console.log("idle producer ran");
+    } },
+  },
+  consumers: {
+    post: Keep.consumer({
+      subscribe: ["item.found"],
+      publishes: ["item.posted"],
+      async prepare(ctx) {
+        const [e] = await ctx.peek("item.found", { limit: 1 });
+        if (!e) return { reservations: [], data: {} };
+        return { reservations: [{ topic: "item.found", ids: [e.messageId] }], data: e.payload,
+                 ui: { title: "Post " + e.payload.title } };
+      },
+      async mutate(ctx, p) {
+        await ctx.http.request({ method: "POST", url: "` + base + `/hook", json: p.data });
+      },
+      async next(ctx, p, r) {
+        if (r.status === "applied") await ctx.publish("item.posted", { messageId: p.data.id, payload: p.data });
+      },
+    }),
+    log: Keep.consumer({
+      subscribe: ["item.posted"],
+      async prepare(ctx) {
+        const [e] = await ctx.peek("item.posted", { limit: 1 });
+        if (!e) return { reservations: [], data: {} };
+        return { reservations: [{ topic: "item.posted", ids: [e.messageId] }], data: e.payload };
+      },
+      async mutate(ctx, p) { await ctx.files.append({ path: "posted.log", content: p.data.id + "\n" }); },
+      async next() {},
+    }),
+  },
+});
+`
+}
+
+func snapshot(t *testing.T, paths ...string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		out[p] = b
+	}
+	return out
+}
+
+func TestDryRunCapturesMutationsAndTouchesNothingReal(t *testing.T) {
+	srv, gets := trySink(t)
+	b := setup(t)
+	ctx := context.Background()
+	src := tryWorkflow(srv.URL)
+	b.deploy("tryme", src)
+	if err := b.e.Grant(ctx, "tryme", GrantView{Capability: "http.request", Mode: "allow"}); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{b.dbPath, b.dbPath + "-wal", filepath.Join(b.root, "posted.log")}
+	before := snapshot(t, files...)
+
+	rep, err := b.e.DryRun(ctx, "tryme", TryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if gets.Load() == 0 {
+		t.Fatal("the producer's read did not reach the real service")
+	}
+	for p, was := range snapshot(t, files...) {
+		if !bytes.Equal(was, before[p]) {
+			t.Errorf("%s changed during a dry run", p)
+		}
+	}
+	if muts, _ := b.e.Mutations(ctx, "tryme", ""); len(muts) != 0 {
+		t.Errorf("the real ledger has %d rows after a dry run", len(muts))
+	}
+	if runs, _ := b.e.Runs(ctx, "tryme", Page{}); len(runs) != 0 {
+		t.Errorf("the real database has %d runs after a dry run", len(runs))
+	}
+
+	if rep.StartedFrom != "empty" || len(rep.Inputs) != 2 {
+		t.Fatalf("report inputs = %+v (from %q)", rep.Inputs, rep.StartedFrom)
+	}
+	var posts, appends []TryMutation
+	for _, m := range rep.Mutations {
+		switch m.Connector + "." + m.Method {
+		case "http.request":
+			posts = append(posts, m)
+		case "files.append":
+			appends = append(appends, m)
+		}
+	}
+	if len(posts) != 2 || len(appends) != 2 {
+		t.Fatalf("captured %d posts and %d appends, want 2 of each: %+v", len(posts), len(appends), rep.Mutations)
+	}
+	p := posts[0]
+	if !strings.Contains(string(p.Params), srv.URL+"/hook") || !strings.Contains(p.Preview, "POST") ||
+		p.Title != "Post Alpha" || len(p.CausedBy) != 1 || p.CausedBy[0] != "Item Alpha" || p.NeedsApproval {
+		t.Errorf("captured post = %+v", p)
+	}
+	a := appends[0]
+	if !a.NeedsApproval || !strings.Contains(a.Approval, "files.append") || len(a.CausedBy) != 1 {
+		t.Errorf("the files.append without a grant is not shown waiting for approval: %+v", a)
+	}
+	var sawGet, sawIdle bool
+	for _, r := range rep.Runs {
+		for _, l := range r.Trace {
+			if l.Kind == "call" && l.Connector == "http" && l.Method == "get" {
+				sawGet = true
+			}
+			if l.Kind == "log" && strings.Contains(l.Result, "idle producer ran") {
+				sawIdle = true
+			}
+		}
+	}
+	if !sawGet || !sawIdle {
+		t.Errorf("the runs' traces lack the read (%v) or the idle producer's line (%v): %+v", sawGet, sawIdle, rep.Runs)
+	}
+}
+
+func TestTryOneProducerWithALimit(t *testing.T) {
+	srv, _ := trySink(t)
+	b := setup(t)
+	ctx := context.Background()
+	src := []byte(tryWorkflow(srv.URL))
+	rep, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, TryOptions{Producer: "poll", Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.LimitReached || len(rep.Mutations) != 1 || rep.PendingEvents == 0 {
+		t.Fatalf("limit 1: reached=%v mutations=%d pending=%d", rep.LimitReached, len(rep.Mutations), rep.PendingEvents)
+	}
+	if !rep.Mutations[0].NeedsApproval {
+		t.Errorf("a never-deployed workflow's mutation under the default mode (ask) is shown as allowed: %+v", rep.Mutations[0])
+	}
+	for _, r := range rep.Runs {
+		if r.Handler == "idle" {
+			t.Errorf("--producer poll ran producer idle")
+		}
+	}
+	if _, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, TryOptions{Producer: "nosuch"}); err == nil ||
+		!strings.Contains(err.Error(), "poll, idle") {
+		t.Errorf("an unknown producer: %v, want an error naming poll and idle", err)
+	}
+	if _, err := Try(ctx, b.e.reg, b.e.pol, "bad.js", []byte("export default Keep.workflow({})"), TryOptions{}); err == nil {
+		t.Error("an invalid file was tried")
+	}
+}
