@@ -20,6 +20,7 @@ type keyMap struct {
 	Retry         key.Binding
 	RunNow        key.Binding
 	Pause         key.Binding
+	DryRun        key.Binding
 
 	// Moving about.
 	Up       key.Binding
@@ -62,6 +63,7 @@ func newKeyMap() *keyMap {
 		Retry:         one("r", "retry"),
 		RunNow:        one("R", "run now"),
 		Pause:         one("p", "pause"),
+		DryRun:        one("d", "dry run"),
 
 		Up:       b([]string{"k", "up"}, "↑/k", "up"),
 		Down:     b([]string{"j", "down"}, "↓/j", "down"),
@@ -89,14 +91,14 @@ func newKeyMap() *keyMap {
 // actions are the bindings a pane switches on for its selection.
 func (k *keyMap) actions() []*key.Binding {
 	return []*key.Binding{&k.Approve, &k.ApproveAlways, &k.Reject, &k.TryAgain, &k.Happened,
-		&k.NotHappened, &k.Skip, &k.SkipInput, &k.Retry, &k.Enter, &k.Back, &k.Filter}
+		&k.NotHappened, &k.Skip, &k.SkipInput, &k.Retry, &k.Enter, &k.Back, &k.Filter, &k.DryRun}
 }
 
 // ShortHelp is the one-line help bar, in the sketch's order: answers
 // first, then what works everywhere.
 func (k *keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Approve, k.ApproveAlways, k.Reject, k.TryAgain, k.Happened, k.NotHappened,
-		k.Skip, k.SkipInput, k.Retry, k.Enter, k.Back, k.RunNow, k.Pause, k.Filter, k.NextPane, k.Help, k.Quit}
+		k.Skip, k.SkipInput, k.Retry, k.Enter, k.Back, k.RunNow, k.Pause, k.DryRun, k.Filter, k.NextPane, k.Help, k.Quit}
 }
 
 // FullHelp is what `?` opens: every binding that applies now, by column.
@@ -104,7 +106,7 @@ func (k *keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Approve, k.ApproveAlways, k.Reject, k.Retry},
 		{k.TryAgain, k.Happened, k.NotHappened, k.Skip, k.SkipInput},
-		{k.RunNow, k.Pause, k.Filter, k.Enter, k.Back},
+		{k.RunNow, k.Pause, k.DryRun, k.Filter, k.Enter, k.Back},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.NextPane, k.PrevPane, k.Pane1, k.Pane2, k.Pane3, k.Pane4},
 		{k.Help, k.Quit},

@@ -151,6 +151,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.rn.Update(msg)
 	case traceMsg:
 		return m.rn.Update(msg)
+	case dryRunMsg:
+		return m.wf.Update(msg)
 	case focusMsg:
 		m.setFocus(msg.to)
 	case refreshMsg:
@@ -478,6 +480,9 @@ func (m *Model) render() string {
 }
 
 func (m *Model) box(f focus, w, h int) string {
+	if m.showsDryRun(f) {
+		return m.dryRunBox(w, h)
+	}
 	p := m.panes[f]
 	return m.sh.st.box(" "+p.Title()+" ", p.View(), w, h, f == m.focus)
 }

@@ -17,6 +17,7 @@ type workflowsPane struct {
 	localList[engine.WorkflowView]
 
 	nameW, stateW int
+	dry           *dryRun // shown instead of the list while set
 }
 
 const workflowRowLines = 2
@@ -45,9 +46,18 @@ func (p *workflowsPane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case workflowsMsg:
 		p.got(msg.items, msg.err)
+	case dryRunMsg:
+		p.gotDryRun(msg)
 	case tea.KeyPressMsg:
+		if p.dry != nil {
+			p.dryRunKey(msg)
+			return nil
+		}
 		if p.filterKey(msg) {
 			return nil
+		}
+		if sel := p.Selected(); sel != nil && keyIs(msg, p.sh.keys.DryRun) {
+			return p.startDryRun(sel.Name)
 		}
 		k := p.sh.keys
 		switch {
@@ -63,10 +73,15 @@ func (p *workflowsPane) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (p *workflowsPane) EnableKeys(k *keyMap) {
+	if p.dry != nil {
+		k.Back.SetEnabled(true)
+		return
+	}
 	k.Filter.SetEnabled(true)
 	k.Back.SetEnabled(p.filter.Active())
 	k.Enter.SetEnabled(p.Selected() != nil)
 	k.Enter.SetHelp("enter", "inputs")
+	k.DryRun.SetEnabled(p.Selected() != nil)
 }
 
 func (p *workflowsPane) View() string {

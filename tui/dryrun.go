@@ -1,0 +1,149 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"keep/engine"
+)
+
+// The dry run (d on Workflows): what the selected workflow's next runs would
+// do, worked out by the engine on a throw-away copy (API.DryRun) — real
+// reads, every mutation captured — and shown in place of the list until esc.
+
+// dryRunTimeout is longer than an ordinary call: a dry run makes the
+// workflow's real reads.
+const dryRunTimeout = 5 * time.Minute
+
+type dryRunMsg struct {
+	workflow string
+	rep      *engine.TryReport
+	err      error
+}
+
+type dryRun struct {
+	workflow string
+	rep      *engine.TryReport
+	err      error
+	offset   int
+}
+
+func (a printableAPI) DryRun(ctx context.Context, workflow string, opts engine.TryOptions) (*engine.TryReport, error) {
+	return clean(a.API.DryRun(ctx, workflow, opts))
+}
+
+func (p *workflowsPane) startDryRun(name string) tea.Cmd {
+	p.dry = &dryRun{workflow: name}
+	sh := p.sh
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(sh.ctx, dryRunTimeout)
+		defer cancel()
+		rep, err := sh.api.DryRun(ctx, name, engine.TryOptions{})
+		return dryRunMsg{workflow: name, rep: rep, err: err}
+	}
+}
+
+func (p *workflowsPane) gotDryRun(msg dryRunMsg) {
+	if p.dry == nil || p.dry.workflow != msg.workflow || p.dry.rep != nil || p.dry.err != nil {
+		return // closed, or another workflow's
+	}
+	p.dry.rep, p.dry.err = msg.rep, msg.err
+}
+
+// dryRunKey handles keys while the dry run is shown: esc closes it, the
+// movement keys scroll.
+func (p *workflowsPane) dryRunKey(msg tea.KeyPressMsg) {
+	k := p.sh.keys
+	d := p.dry
+	switch {
+	case keyIs(msg, k.Back):
+		p.dry = nil
+	case keyIs(msg, k.Up):
+		d.offset--
+	case keyIs(msg, k.Down):
+		d.offset++
+	case keyIs(msg, k.PageUp):
+		d.offset -= max(p.height-1, 1)
+	case keyIs(msg, k.PageDown):
+		d.offset += max(p.height-1, 1)
+	case keyIs(msg, k.Top):
+		d.offset = 0
+	}
+}
+
+// showsDryRun says whether the box of f shows the dry run instead: the
+// large lower box in the wide layout, the Workflows box in tabs.
+func (m *Model) showsDryRun(f focus) bool {
+	if m.wf.dry == nil {
+		return false
+	}
+	if m.lay.wide {
+		return f == m.lower
+	}
+	return f == focusWorkflows
+}
+
+func (m *Model) dryRunBox(w, h int) string {
+	st := m.sh.st
+	d := m.wf.dry
+	iw, ih := st.inner(w, h)
+	body := d.lines()
+	d.offset = max(min(d.offset, len(body)-1), 0)
+	lines := make([]string, 0, ih)
+	for _, l := range body[d.offset:] {
+		if len(lines) == ih {
+			break
+		}
+		lines = append(lines, pad(fit(l, iw), iw))
+	}
+	for len(lines) < ih {
+		lines = append(lines, strings.Repeat(" ", iw))
+	}
+	title := " Dry run · " + d.workflow + " · nothing is performed "
+	return st.box(title, strings.Join(lines, "\n"), w, h, true)
+}
+
+// lines is the report in words, mutations first: they are the point.
+func (d *dryRun) lines() []string {
+	switch {
+	case d.err != nil:
+		return []string{"could not dry-run: " + oneLine(d.err.Error()), "esc: back"}
+	case d.rep == nil:
+		return []string{"Running it on a throw-away copy (real reads, no changes)…"}
+	}
+	r := d.rep
+	out := []string{fmt.Sprintf("From an empty copy: %d inputs, %d mutations, %d events left pending.",
+		len(r.Inputs), len(r.Mutations), r.PendingEvents)}
+	if r.LimitReached {
+		out = append(out, "Stopped at the limit of captured mutations; there is more.")
+	}
+	if len(r.Mutations) == 0 {
+		out = append(out, "It would change nothing.")
+	}
+	for _, m := range r.Mutations {
+		what := m.Preview
+		if what == "" {
+			what = m.Connector + "." + m.Method
+		}
+		out = append(out, "• "+what)
+		if len(m.CausedBy) > 0 {
+			out = append(out, "    for "+strings.Join(m.CausedBy, ", "))
+		}
+		if m.NeedsApproval {
+			out = append(out, "    "+m.Approval)
+		}
+	}
+	out = append(out, "", "Runs:")
+	for _, run := range r.Runs {
+		line := fmt.Sprintf("  %s %s: %s", run.HandlerType, run.Handler, run.Status)
+		if run.Error != "" {
+			line += " — " + oneLine(run.Error)
+		}
+		out = append(out, line)
+	}
+	return append(out, "", "esc: back")
+}
