@@ -98,7 +98,7 @@ func (k *keyMap) actions() []*key.Binding {
 // first, then what works everywhere.
 func (k *keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Approve, k.ApproveAlways, k.Reject, k.TryAgain, k.Happened, k.NotHappened,
-		k.Skip, k.SkipInput, k.Retry, k.Enter, k.Back, k.RunNow, k.Pause, k.DryRun, k.Filter, k.NextPane, k.Help, k.Quit}
+		k.Skip, k.SkipInput, k.Retry, k.Enter, k.Back, k.RunNow, k.Pause, k.Filter, k.NextPane, k.Help, k.Quit}
 }
 
 // FullHelp is what `?` opens: every binding that applies now, by column.
