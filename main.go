@@ -32,9 +32,12 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/aymanbagabas/go-udiff"
 
+	"keep/connectors"
 	"keep/engine"
 	"keep/engine/config"
+	"keep/engine/reference"
 	"keep/engine/daemon"
 	"keep/sandbox"
 	"keep/storage"
@@ -142,6 +145,9 @@ type opts struct {
 	limit   int
 	always  bool
 	timeout time.Duration
+
+	producer string // try
+	out      string // new, edit
 }
 
 type command struct {
@@ -180,7 +186,22 @@ var commands []*command
 func init() {
 	// Assigned in init: the help command lists the table it is part of.
 	commands = []*command{
-		{name: "help", summary: "show this help", maxArgs: 1, run: cmdHelp},
+		{name: "help", args: "[COMMAND | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
+			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
+		{name: "try", args: "FILE [--producer P] [--limit N] [--json]",
+			summary: "dry-run a workflow on a throw-away copy: real reads, every mutation shown instead of performed",
+			minArgs: 1, maxArgs: 1, run: cmdTry, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.producer, "producer", "", "run only this producer")
+				fs.IntVar(&o.limit, "limit", engine.DefaultTryLimit, "stop after this many mutations")
+			})},
+		{name: "new", args: `"DESCRIPTION" [-o FILE]`, summary: "draft a workflow with the [llm] model; validated and dry-run, never deployed",
+			minArgs: 1, maxArgs: 1, run: cmdNew, flags: func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.out, "o", "", "write the draft here (default: NAME.js in this folder)")
+			}},
+		{name: "edit", args: `WORKFLOW "CHANGE" [-o FILE]`, summary: "redraft a deployed workflow (or a file) with the [llm] model; shows the diff, never deploys",
+			minArgs: 2, maxArgs: 2, run: cmdEdit, flags: func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.out, "o", "", "write the draft here (default: the file, or NAME.js in this folder)")
+			}},
 		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path)",
 			maxArgs: 1, run: cmdInit},
 		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem",
@@ -491,6 +512,12 @@ func printCommandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
 }
 
 func cmdHelp(_ context.Context, c *cli, o *opts) error {
+	if len(o.args) > 0 && o.args[0] == "api" {
+		return cmdHelpAPI(c, o)
+	}
+	if len(o.args) == 2 {
+		return &usageError{msg: "help takes one command, or api [CONNECTOR]", usage: "keep help [COMMAND | api [CONNECTOR] [--json]]"}
+	}
 	if len(o.args) == 1 {
 		cmd := lookup(o.args[0])
 		if cmd == nil {
@@ -640,23 +667,11 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 		return nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
 	}
 	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
-		Events: c.bus, Repairer: repairer(cfg.Repair)})
+		Events: c.bus, Repairer: engine.RepairerFrom(cfg.Repair, cfg.LLM)})
 	if err != nil {
 		return nil, err
 	}
 	return e, nil
-}
-
-// repairer is the configured repairer of DESIGN.md §7.2, or nil. The
-// endpoint's API key, if it needs one, comes from $KEEP_REPAIR_API_KEY.
-func repairer(r config.Repair) engine.Repairer {
-	switch {
-	case r.Command != "":
-		return engine.CommandRepairer{Command: r.Command}
-	case r.Endpoint != "":
-		return engine.EndpointRepairer{URL: r.Endpoint, Model: r.Model, APIKey: os.Getenv("KEEP_REPAIR_API_KEY")}
-	}
-	return nil
 }
 
 // startBus recovers and starts the event bus's dispatch loop for a
@@ -880,6 +895,9 @@ func cmdInit(_ context.Context, c *cli, o *opts) error {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "wrote %s\n", p)
+	}
+	if err := writeTypes(c, dir); err != nil {
+		return err
 	}
 	cfg := config.Default()
 	if len(cfg.Connectors.Files.Roots) > 0 {
@@ -1537,4 +1555,257 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// ---------------------------------------------------------------------------
+// Authoring: help api, keep.d.ts, try, new, edit
+
+// registry is the config's connectors, as the engine builds them, for the
+// commands that run no engine on the database (help api, try, new, edit).
+func (c *cli) registry() (*connectors.Registry, config.Config, error) {
+	cfg, err := c.config()
+	if err != nil {
+		return nil, cfg, err
+	}
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath})
+	return reg, cfg, err
+}
+
+func cmdHelpAPI(c *cli, o *opts) error {
+	reg, _, err := c.registry()
+	if err != nil {
+		return err
+	}
+	ref := reference.Build(reg)
+	if len(o.args) == 2 {
+		if ref, err = ref.Only(o.args[1]); err != nil {
+			return &usageError{msg: err.Error(), usage: "keep help api [CONNECTOR] [--json]"}
+		}
+	}
+	if o.json {
+		return c.printJSON(ref)
+	}
+	return ref.WriteText(c.stdout)
+}
+
+// writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
+// (unless there is one) into dir, so an editor checks the workflows there.
+func writeTypes(c *cli, dir string) error {
+	reg, err := engine.Connectors(config.Default(), engine.ConnectorOpts{})
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(dir, "keep.d.ts")
+	if err := os.WriteFile(p, []byte(reference.Build(reg).DTS()), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "wrote %s\n", p)
+	p = filepath.Join(dir, "jsconfig.json")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		fmt.Fprintf(c.stdout, "kept %s (already there)\n", p)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(reference.JSConfig)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "wrote %s\n", p)
+	return nil
+}
+
+// cmdTry dry-runs a file. It never opens the database: the copy starts
+// empty, and a daemon, if one answers, says which grants apply.
+func cmdTry(ctx context.Context, c *cli, o *opts) error {
+	file := o.args[0]
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	reg, cfg, err := c.registry()
+	if err != nil {
+		return err
+	}
+	lo, err := c.loadOptions()
+	if err != nil {
+		return err
+	}
+	sc, err := sandbox.Load(file, src, lo)
+	if err != nil {
+		return printValidation(c.stderr, err)
+	}
+	opts := engine.TryOptions{Producer: o.producer, Limit: o.limit}
+	if client, ok := c.attach(); ok {
+		if grants, err := client.Grants(ctx, sc.Workflow.Name); err == nil {
+			opts.Grants, opts.Deployed = grants, true
+		}
+	}
+	rep, err := engine.Try(ctx, reg, engine.PolicyFrom(cfg.Policy), file, src, opts)
+	if err != nil {
+		return printValidation(c.stderr, err)
+	}
+	if o.json {
+		return c.printJSON(rep)
+	}
+	printTryReport(c.stdout, rep, true)
+	return nil
+}
+
+// printTryReport says what a dry run would have done; traces are left out
+// of the summary keep new and edit print.
+func printTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
+	fmt.Fprintf(w, "dry run of %s: a throw-away copy that started %s; reads were real, nothing was changed\n", rep.Workflow, rep.StartedFrom)
+	fmt.Fprintf(w, "\ninputs (%d):\n", len(rep.Inputs))
+	for _, in := range rep.Inputs {
+		fmt.Fprintf(w, "  %s/%s %s  %s\n", in.Source, in.Type, in.ExternalID, in.Title)
+	}
+	fmt.Fprintf(w, "\nmutations it would make (%d):\n", len(rep.Mutations))
+	for i, m := range rep.Mutations {
+		fmt.Fprintf(w, "  %d. %s.%s  %s\n", i+1, m.Connector, m.Method, m.Preview)
+		if m.Title != "" || len(m.CausedBy) > 0 {
+			fmt.Fprintf(w, "     %s · for: %s · run %s\n", dash(m.Title), dash(strings.Join(m.CausedBy, ", ")), m.RunID)
+		}
+		if m.NeedsApproval {
+			fmt.Fprintf(w, "     %s\n", m.Approval)
+		}
+	}
+	if rep.LimitReached {
+		fmt.Fprintln(w, "  … stopped at the limit (--limit); there is more")
+	}
+	if len(rep.Capabilities) > 0 {
+		fmt.Fprintln(w, "\ngrants it needs:")
+		for _, g := range rep.Capabilities {
+			fmt.Fprintf(w, "  %s (now: %s)\n", g.Capability, g.Mode)
+		}
+	}
+	fmt.Fprintf(w, "\napprovals as decided by %s\n", rep.ApprovalsFrom)
+	fmt.Fprintf(w, "events left pending: %d\n", rep.PendingEvents)
+	if !traces {
+		return
+	}
+	fmt.Fprintf(w, "\nruns (%d):\n", len(rep.Runs))
+	for _, r := range rep.Runs {
+		fmt.Fprintf(w, "  run %s: %s %s, %s", r.ID, r.HandlerType, r.Handler, r.Status)
+		if r.Error != "" {
+			fmt.Fprintf(w, ": %s", r.Error)
+		}
+		fmt.Fprintln(w)
+		for _, l := range r.Trace {
+			switch l.Kind {
+			case "call":
+				fmt.Fprintf(w, "    [%s] %s.%s(%s) → %s%s\n", l.Phase, l.Connector, l.Method, oneLine(l.Args, 120), oneLine(l.Result, 120), errText(l.Error))
+			case "log":
+				fmt.Fprintf(w, "    [%s] console.%s: %s\n", l.Phase, l.Method, oneLine(l.Result, 200))
+			default:
+				fmt.Fprintf(w, "    [%s] %s\n", l.Phase, oneLine(l.Result, 200))
+			}
+		}
+	}
+}
+
+func errText(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " error: " + s
+}
+
+// cmdNew drafts a workflow from a description with the [llm] model.
+func cmdNew(ctx context.Context, c *cli, o *opts) error {
+	d, err := c.draft(ctx, engine.DraftRequest{Description: o.args[0], FileName: "draft.js"})
+	if err != nil {
+		return err
+	}
+	out := o.out
+	if out == "" {
+		out = d.Report.Workflow + ".js"
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it (give -o FILE)", out)}
+	}
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(d.Source)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
+	printTryReport(c.stdout, d.Report, false)
+	fmt.Fprintf(c.stdout, "\nnext: read it, keep try %s, then keep deploy %s\n", out, out)
+	return nil
+}
+
+// cmdEdit redrafts a deployed workflow (or a workflow file) with a change.
+func cmdEdit(ctx context.Context, c *cli, o *opts) error {
+	target, change := o.args[0], o.args[1]
+	var current, fileName, out string
+	if src, err := os.ReadFile(target); err == nil {
+		current, fileName, out = string(src), target, target
+	} else {
+		if _, _, err := c.registry(); err != nil {
+			return err
+		}
+		if _, err := c.llm(); err != nil {
+			return err
+		}
+		api, err := c.api(ctx)
+		if err != nil {
+			return err
+		}
+		sv, err := api.Script(ctx, target)
+		if err != nil {
+			return err
+		}
+		current, fileName, out = sv.Source, filepath.Base(sv.FileName), sv.Workflow+".js"
+	}
+	if o.out != "" {
+		out = o.out
+	}
+	d, err := c.draft(ctx, engine.DraftRequest{Current: current, Change: change, FileName: fileName})
+	if err != nil {
+		return err
+	}
+	diff := udiff.Unified(fileName, out, current, d.Source)
+	if err := os.WriteFile(out, []byte(d.Source), 0o600); err != nil {
+		return err
+	}
+	if diff == "" {
+		fmt.Fprintln(c.stdout, "the model changed nothing")
+	}
+	fmt.Fprint(c.stdout, diff)
+	fmt.Fprintf(c.stdout, "\nwrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
+	printTryReport(c.stdout, d.Report, false)
+	fmt.Fprintf(c.stdout, "\nnext: keep deploy %s\n", out)
+	return nil
+}
+
+func (c *cli) llm() (*engine.Chat, error) {
+	cfg, err := c.config()
+	if err != nil {
+		return nil, err
+	}
+	chat, err := engine.ChatFrom(cfg.LLM)
+	if errors.Is(err, engine.ErrNoLLM) {
+		return nil, fmt.Errorf("%w\n(config file: %s)", err, c.configPath)
+	}
+	return chat, err
+}
+
+// draft runs the drafting loop with the config's model and connectors.
+func (c *cli) draft(ctx context.Context, req engine.DraftRequest) (*engine.Draft, error) {
+	chat, err := c.llm()
+	if err != nil {
+		return nil, err
+	}
+	reg, cfg, err := c.registry()
+	if err != nil {
+		return nil, err
+	}
+	req.Guide = workflows.Guide()
+	return engine.DraftWorkflow(ctx, chat, reg, engine.PolicyFrom(cfg.Policy), req)
 }

@@ -35,6 +35,8 @@ type API interface {
 	// DryRun shows what a deployed workflow's next runs would do, on a
 	// throw-away copy: real reads, captured mutations (engine/try.go).
 	DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error)
+	// Script is a deployed workflow's current script (keep edit).
+	Script(ctx context.Context, workflow string) (*ScriptView, error)
 
 	// Subscribe delivers notifications of changes until cancel is called.
 	// Sends never block the engine: a slow reader misses notifications, and

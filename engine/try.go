@@ -54,6 +54,9 @@ type TryReport struct {
 	LimitReached  bool `json:"limit_reached"`
 	// Capabilities the workflow calls, with what each would need.
 	Capabilities []GrantView `json:"capabilities"`
+	// ApprovalsFrom says what decided NeedsApproval: the deployed
+	// workflow's grants, or the default mode a new workflow starts with.
+	ApprovalsFrom string `json:"approvals_from"`
 }
 
 // TryInput is an input the producers registered.
@@ -161,7 +164,11 @@ func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName str
 		}
 	}
 	rep := &TryReport{Workflow: name, StartedFrom: "empty", LimitReached: cap.reached(), Inputs: []TryInput{},
-		Mutations: []TryMutation{}, Runs: []TryRun{}, Capabilities: []GrantView{}}
+		Mutations: []TryMutation{}, Runs: []TryRun{}, Capabilities: []GrantView{},
+		ApprovalsFrom: "the deployed workflow's grants"}
+	if !opts.Deployed {
+		rep.ApprovalsFrom = fmt.Sprintf("the default mode of a newly deployed workflow (%s)", pol.DefaultMutationMode)
+	}
 	for _, c := range sc.Capabilities {
 		g := GrantView{Capability: c, Mode: "ask", Used: true}
 		if best := bestGrant(grants, c, ""); best != nil {

@@ -36,6 +36,10 @@ func (a printableAPI) DryRun(ctx context.Context, workflow string, opts engine.T
 	return clean(a.API.DryRun(ctx, workflow, opts))
 }
 
+func (a printableAPI) Script(ctx context.Context, workflow string) (*engine.ScriptView, error) {
+	return clean(a.API.Script(ctx, workflow))
+}
+
 func (p *workflowsPane) startDryRun(name string) tea.Cmd {
 	p.dry = &dryRun{workflow: name}
 	sh := p.sh

@@ -24,6 +24,11 @@ func (s *stubAPI) DryRun(ctx context.Context, workflow string, opts engine.TryOp
 		Runs: []engine.TryRun{{RunView: engine.RunView{Handler: "scan", HandlerType: "producer", Status: "committed"}}}}, nil
 }
 
+// Script implements engine.API for the stub.
+func (s *stubAPI) Script(ctx context.Context, workflow string) (*engine.ScriptView, error) {
+	return &engine.ScriptView{Workflow: workflow, Version: "1", FileName: workflow + ".js", Source: "// " + workflow}, nil
+}
+
 func TestDryRunKeyShowsWhatTheNextRunWouldDo(t *testing.T) {
 	h := newHarness(t, newStub(), 120, 40)
 	h.keys("1", "d")

@@ -50,3 +50,10 @@ func Get(name string) (File, bool) {
 	}
 	return File{Name: name, Source: src}, true
 }
+
+//go:embed README.md
+var guide string
+
+// Guide is the authoring guide (README.md of this folder): what `keep new`
+// and `keep edit` give a model besides the reference.
+func Guide() string { return guide }

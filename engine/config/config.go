@@ -112,6 +112,7 @@ type Events struct {
 type Config struct {
 	Policy     Policy     `toml:"policy"`
 	Repair     Repair     `toml:"repair"`
+	LLM        LLM        `toml:"llm"`
 	Connectors Connectors `toml:"connectors"`
 	Events     Events     `toml:"events"`
 
@@ -146,7 +147,20 @@ func Default() Config {
 			Slack:  Slack{APIBase: "https://slack.com/api", TokenEnv: "KEEP_SLACK_TOKEN"},
 		},
 		Events: Events{Subscribes: []Subscription{{Topic: "approval.requested", Handler: "notify_user"}}},
+		LLM:    LLM{APIKeyEnv: "KEEP_LLM_API_KEY"},
 	}
+}
+
+// LLM is the chat-completions endpoint `keep new` and `keep edit` draft
+// with, and the repairer uses when [repair] names none (DESIGN.md §14).
+type LLM struct {
+	// Endpoint is an OpenAI-compatible base URL ("https://api.openai.com/v1")
+	// or the chat-completions URL itself. Empty: no LLM.
+	Endpoint string `toml:"endpoint"`
+	Model    string `toml:"model"`
+	// APIKeyEnv names the environment variable holding the key, if the
+	// endpoint needs one.
+	APIKeyEnv string `toml:"api_key_env"`
 }
 
 // DefaultPath is $XDG_CONFIG_HOME/keep/config.toml.

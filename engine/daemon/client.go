@@ -244,6 +244,15 @@ func (c *Client) Grant(ctx context.Context, workflow string, g engine.GrantView)
 	return c.call(ctx, "grant", request{Workflow: workflow, Grant: &g}, nil)
 }
 
+// Script implements engine.API.
+func (c *Client) Script(ctx context.Context, workflow string) (*engine.ScriptView, error) {
+	var out engine.ScriptView
+	if err := c.call(ctx, "script", request{Workflow: workflow}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // DryRun implements engine.API.
 func (c *Client) DryRun(ctx context.Context, workflow string, opts engine.TryOptions) (*engine.TryReport, error) {
 	var rep engine.TryReport

@@ -97,6 +97,9 @@ var methods = map[string]method{
 	"skip-input": func(ctx context.Context, api engine.API, r request) (any, error) {
 		return nil, api.SkipInput(ctx, r.InputID)
 	},
+	"script": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.Script(ctx, r.Workflow)
+	},
 	"dry-run": func(ctx context.Context, api engine.API, r request) (any, error) {
 		return api.DryRun(ctx, r.Workflow, engine.TryOptions{Producer: r.Name, Limit: r.Page.Limit})
 	},
