@@ -42,7 +42,7 @@ func Operations() []Operation {
 			Doc:       "Fetches events of a subscribed topic by messageId, whatever their status.",
 			Example:   `const seen = await ctx.getByIds("note.found", ["inbox/a.txt"])`},
 		{Name: "console", Phases: Phases(),
-			Signature: "{ log, info, warn, error, debug }(...values: any[]): void",
+			Signature: "(...values: any[]): void",
 			Doc:       "Writes a line to the run's trace (keep logs WORKFLOW); not a ctx member but a global.",
 			Example:   `console.log("found", files.length, "notes")`},
 	}

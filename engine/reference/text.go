@@ -26,7 +26,7 @@ func (r Ref) WriteText(w io.Writer) error {
 	for _, op := range r.Operations {
 		name := "ctx." + op.Name
 		if op.Name == "console" {
-			name = "console"
+			name = "console.log / info / warn / error / debug"
 		}
 		fmt.Fprintf(&b, "  %s%s\n", name, op.Signature)
 		fmt.Fprintf(&b, "      phases: %s", strings.Join(op.Phases, ", "))

@@ -1,0 +1,345 @@
+package clitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"keep/engine"
+)
+
+func TestHelpAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	all := e.ok("help", "api").stdout
+	for _, want := range []string{"PHASES", "ctx.registerInput", "ctx.publish", "ctx.peek", "ctx.getByIds", "console",
+		"ctx.files.write({ path: string, content: string }) → { path: string, size: number }", "mutate, in mutate",
+		"ctx.http.get(", "read, in producer, prepare", "outcome unknown?", "e.g. await ctx.slack.post("} {
+		if !strings.Contains(all, want) {
+			t.Errorf("keep help api lacks %q", want)
+		}
+	}
+	slack := e.ok("help", "api", "slack").stdout
+	if !strings.Contains(slack, "ctx.slack.post(") || strings.Contains(slack, "ctx.files.write(") || !strings.Contains(slack, "PHASES") {
+		t.Errorf("keep help api slack:\n%s", slack)
+	}
+	var ref struct {
+		Connectors []struct {
+			Name    string `json:"name"`
+			Methods []struct {
+				Name string `json:"name"`
+				Kind string `json:"kind"`
+			} `json:"methods"`
+		} `json:"connectors"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("help", "api", "files", "--json").stdout), &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Connectors) != 1 || ref.Connectors[0].Name != "files" || len(ref.Connectors[0].Methods) != 5 {
+		t.Errorf("keep help api files --json = %+v", ref)
+	}
+	if r := e.expect(2, "help", "api", "nosuch"); !strings.Contains(r.stderr, "known: ") {
+		t.Errorf("an unknown connector: %s", r)
+	}
+}
+
+func TestInitWritesTypeDeclarations(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	dir := filepath.Join(e.dir, "fresh")
+	e.raw("init", dir)
+	dts, err := os.ReadFile(filepath.Join(dir, "workflows", "keep.d.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"declare namespace Keep", "interface ProducerCtx", "interface MutateCtx", "files: FilesMutations;",
+		"declare const Keep:"} {
+		if !strings.Contains(string(dts), want) {
+			t.Errorf("keep.d.ts lacks %q", want)
+		}
+	}
+	js, err := os.ReadFile(filepath.Join(dir, "workflows", "jsconfig.json"))
+	if err != nil || !strings.Contains(string(js), `"checkJs": true`) {
+		t.Errorf("jsconfig.json: %v\n%s", err, js)
+	}
+}
+
+// sink is a service: GET /items lists two items, anything else fails the test.
+func sink(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			t.Errorf("keep try sent %s %s to the service", r.Method, r.URL)
+			w.WriteHeader(http.StatusTeapot)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `[{"id":"a1","title":"Alpha"},{"id":"b2","title":"Beta"}]`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func hookWorkflow(base string) string {
+	return `export default Keep.workflow({
+  name: "hook",
+  topics: { "item.found": {} },
+  producers: {
+    poll: { publishes: ["item.found"], schedule: { interval: "1h" }, handler: async (ctx) => {
+      const { json } = await ctx.http.get({ url: "` + base + `/items" });
+      for (const it of json) {
+        const inputId = ctx.registerInput({ source: "http", type: "resource", id: it.id, title: "Item " + it.title });
+        await ctx.publish("item.found", { messageId: it.id, inputId, payload: it });
+      }
+    } },
+  },
+  consumers: {
+    post: Keep.consumer({
+      subscribe: ["item.found"],
+      async prepare(ctx) {
+        const [e] = await ctx.peek("item.found", { limit: 1 });
+        if (!e) return { reservations: [], data: {} };
+        return { reservations: [{ topic: "item.found", ids: [e.messageId] }], data: e.payload, ui: { title: "Post " + e.payload.title } };
+      },
+      async mutate(ctx, p) { await ctx.http.request({ method: "POST", url: "` + base + `/hook", json: p.data }); },
+      async next() {},
+    }),
+  },
+});
+`
+}
+
+func TestTry(t *testing.T) {
+	t.Parallel()
+	srv := sink(t)
+	e := newEnv(t, "ask")
+	wf := e.file(e.dir, "hook.js", hookWorkflow(srv.URL))
+	e.ok("deploy", wf)
+	dbFiles := []string{e.db, e.db + "-wal", e.db + "-shm"}
+	before := map[string][]byte{}
+	for _, p := range dbFiles {
+		before[p], _ = os.ReadFile(p)
+	}
+
+	rep := jsonOf[engine.TryReport](e, "try", wf)
+	if len(rep.Inputs) != 2 || len(rep.Mutations) != 2 || len(rep.Runs) == 0 {
+		t.Fatalf("report: %d inputs, %d mutations, %d runs", len(rep.Inputs), len(rep.Mutations), len(rep.Runs))
+	}
+	m := rep.Mutations[0]
+	if m.Connector != "http" || m.Method != "request" || !strings.Contains(string(m.Params), srv.URL+"/hook") ||
+		len(m.CausedBy) != 1 || !m.NeedsApproval {
+		t.Errorf("captured mutation = %+v", m)
+	}
+	text := e.ok("try", wf, "--limit", "1").stdout
+	for _, want := range []string{"mutations it would make (1)", "http.request  POST " + srv.URL + "/hook", "for: Item Alpha",
+		"waits for your approval", "stopped at the limit", "[producer] http.get(", "nothing was changed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("keep try lacks %q:\n%s", want, text)
+		}
+	}
+	for _, p := range dbFiles {
+		if now, _ := os.ReadFile(p); string(now) != string(before[p]) {
+			t.Errorf("%s changed during keep try", p)
+		}
+	}
+	if runs := jsonOf[[]engine.RunView](e, "runs", "hook"); len(runs) != 0 {
+		t.Errorf("the real database has runs after keep try: %+v", runs)
+	}
+	if r := e.expect(1, "try", wf, "--producer", "nosuch"); !strings.Contains(r.stderr, `no producer "nosuch"`) {
+		t.Errorf("an unknown producer: %s", r)
+	}
+}
+
+// fakeModel answers POST /v1/chat/completions as an OpenAI-compatible
+// server does, with the drafts in turn, and keeps every request.
+type fakeModel struct {
+	t      *testing.T
+	drafts []string
+	mu     sync.Mutex
+	reqs   []chatRequest
+}
+
+type chatRequest struct {
+	auth  string
+	Model string `json:"model"`
+	Msgs  []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+}
+
+func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" || r.Header.Get("Content-Type") != "application/json" {
+		f.t.Errorf("request %s %s (%s), want POST /v1/chat/completions with JSON", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
+		http.NotFound(w, r)
+		return
+	}
+	var req chatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	req.auth = r.Header.Get("Authorization")
+	f.mu.Lock()
+	n := len(f.reqs)
+	f.reqs = append(f.reqs, req)
+	f.mu.Unlock()
+	draft := f.drafts[min(n, len(f.drafts)-1)]
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "created": 1763900000, "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": "Here is the workflow:\n\n```javascript\n" + draft + "```\n"}}},
+		"usage": map[string]any{"prompt_tokens": 1000, "completion_tokens": 300, "total_tokens": 1300},
+	})
+}
+
+const draftBroken = `// @ts-check
+export default Keep.workflow({
+  name: "notes-log",
+  topics: { "note.found": {} },
+  producers: {
+    scan: { publishes: ["note.seen"], schedule: { interval: "5m" }, handler: async (ctx) => {} },
+  },
+});
+`
+
+func draftFixed(line string) string {
+	return `// @ts-check
+// notes-log: one line of log.txt per note in inbox/.
+export default Keep.workflow({
+  name: "notes-log",
+  topics: { "note.found": {} },
+  producers: {
+    scan: { publishes: ["note.found"], schedule: { interval: "5m" }, handler: async (ctx) => {
+      for (const f of await ctx.files.list({ dir: "inbox", glob: "*.txt" })) {
+        const inputId = ctx.registerInput({ source: "files", type: "file", id: f.path, title: "Note " + f.name });
+        await ctx.publish("note.found", { messageId: f.path, inputId, payload: { name: f.name } });
+      }
+    } },
+  },
+  consumers: {
+    log: Keep.consumer({
+      subscribe: ["note.found"],
+      async prepare(ctx) {
+        const [e] = await ctx.peek("note.found", { limit: 1 });
+        if (!e) return { reservations: [], data: {} };
+        return { reservations: [{ topic: "note.found", ids: [e.messageId] }], data: e.payload, ui: { title: "Log " + e.payload.name } };
+      },
+      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: ` + line + ` }); },
+      async next() {},
+    }),
+  },
+});
+`
+}
+
+func llmEnv(t *testing.T, drafts ...string) (*env, *fakeModel) {
+	fm := &fakeModel{t: t, drafts: drafts}
+	srv := httptest.NewServer(fm)
+	t.Cleanup(srv.Close)
+	e := newEnv(t, "ask")
+	e.writeConfig(fmt.Sprintf("[connectors.files]\nroots = [%q]\n\n[llm]\nendpoint = %q\nmodel = \"test-model\"\napi_key_env = \"KEEP_TEST_LLM_KEY\"\n",
+		e.root, srv.URL+"/v1"))
+	e.file(e.root, "inbox/a.txt", "alpha")
+	return e, fm
+}
+
+func TestNewDraftsUntilItWorks(t *testing.T) {
+	t.Setenv("KEEP_TEST_LLM_KEY", "sk-test-123")
+	e, fm := llmEnv(t, draftBroken, draftFixed(`p.data.name + "\n"`))
+	out := filepath.Join(e.dir, "notes-log.js")
+	r := e.ok("new", "log every note in inbox to log.txt", "-o", out)
+	got, err := os.ReadFile(out)
+	if err != nil || string(got) != draftFixed(`p.data.name + "\n"`) {
+		t.Fatalf("the draft written is %q (%v)", got, err)
+	}
+	for _, want := range []string{"wrote " + out, "draft 2 of at most 3", "inputs (1)", "files.append", "grants it needs", "files.append (now: ask)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("keep new lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if e.read("log.txt") != "" {
+		t.Error("keep new's dry run appended to log.txt")
+	}
+	if len(fm.reqs) != 2 {
+		t.Fatalf("%d requests to the model, want 2", len(fm.reqs))
+	}
+	first, second := fm.reqs[0], fm.reqs[1]
+	if first.auth != "Bearer sk-test-123" || first.Model != "test-model" {
+		t.Errorf("request auth %q, model %q", first.auth, first.Model)
+	}
+	if len(first.Msgs) != 2 || first.Msgs[0].Role != "system" || first.Msgs[1].Role != "user" ||
+		!strings.Contains(first.Msgs[0].Content, "ctx.files.append(") || !strings.Contains(first.Msgs[0].Content, "# Writing keep workflows") ||
+		!strings.Contains(first.Msgs[1].Content, "log every note in inbox") {
+		t.Errorf("the first request's messages lack the reference, the guide or the description: %+v", roles(first))
+	}
+	if len(second.Msgs) != 4 || second.Msgs[2].Role != "assistant" || second.Msgs[3].Role != "user" ||
+		!strings.Contains(second.Msgs[3].Content, `"note.seen", which is not declared`) {
+		t.Errorf("the second request does not hand back the error: %+v", roles(second))
+	}
+	if wfs := jsonOf[[]engine.WorkflowView](e, "workflows"); len(wfs) != 0 {
+		t.Errorf("keep new deployed something: %+v", wfs)
+	}
+
+	// keep edit on the file: a diff, the file rewritten
+	fm.drafts = []string{draftFixed(`"note: " + p.data.name + "\n"`)}
+	r = e.ok("edit", out, "prefix each line with note:")
+	if !strings.Contains(r.stdout, "--- "+out) || !strings.Contains(r.stdout, `+      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: "note: "`) {
+		t.Errorf("keep edit shows no unified diff:\n%s", r.stdout)
+	}
+	if got, _ := os.ReadFile(out); !strings.Contains(string(got), `"note: "`) {
+		t.Errorf("keep edit did not write the new draft: %s", got)
+	}
+	last := fm.reqs[len(fm.reqs)-1]
+	if !strings.Contains(last.Msgs[1].Content, `content: p.data.name + "\n"`) || !strings.Contains(last.Msgs[1].Content, "prefix each line") {
+		t.Errorf("keep edit's request lacks the current script or the change: %s", last.Msgs[1].Content)
+	}
+
+	// keep edit on a deployed workflow: its script from the engine
+	e.ok("deploy", out)
+	fm.drafts = []string{draftFixed(`"deployed: " + p.data.name + "\n"`)}
+	r = e.ok("edit", "notes-log", "say deployed", "-o", filepath.Join(e.dir, "edited.js"))
+	if !strings.Contains(r.stdout, `-      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: "note: "`) {
+		t.Errorf("keep edit of a deployed workflow diffs against something else:\n%s", r.stdout)
+	}
+}
+
+func roles(r chatRequest) []string {
+	var out []string
+	for _, m := range r.Msgs {
+		out = append(out, m.Role)
+	}
+	return out
+}
+
+func TestNewGivesUpAfterThreeRounds(t *testing.T) {
+	t.Setenv("KEEP_TEST_LLM_KEY", "k")
+	e, fm := llmEnv(t, draftBroken)
+	r := e.expect(1, "new", "anything", "-o", filepath.Join(e.dir, "x.js"))
+	if len(fm.reqs) != 3 || !strings.Contains(r.stderr, "no working draft after 3 rounds") {
+		t.Errorf("%d requests; %s", len(fm.reqs), r)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "x.js")); err == nil {
+		t.Error("a draft that never worked was written")
+	}
+}
+
+func TestNewAndEditWithoutLLMSayWhatToAdd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	for _, args := range [][]string{{"new", "anything"}, {"edit", "somewf", "anything"}} {
+		r := e.expect(1, args...)
+		for _, want := range []string{"[llm]", `endpoint = "`, `model = "`, `api_key_env = "KEEP_LLM_API_KEY"`, e.config} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("keep %s without [llm] lacks %q: %s", args[0], want, r)
+			}
+		}
+	}
+}
