@@ -44,7 +44,7 @@ type TryReport struct {
 	Workflow string `json:"workflow"`
 	// StartedFrom is always "empty": the dry run does not copy a deployed
 	// workflow's events or cursors, so producers read as on a first deploy.
-	StartedFrom string `json:"started_from"`
+	StartedFrom string        `json:"started_from"`
 	Inputs      []TryInput    `json:"inputs"`
 	Mutations   []TryMutation `json:"mutations"`
 	Runs        []TryRun      `json:"runs"`
