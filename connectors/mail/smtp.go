@@ -3,14 +3,11 @@ package mail
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"net"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
 	"keep/connectors"
@@ -31,11 +28,16 @@ func (c *Connector) send(ctx context.Context, call connectors.Call) (any, error)
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Logic, "send: build the message: %v", err)
 	}
+	// The copy to the account's own address travels in the same
+	// transaction as everyone else's: if it arrives, they were accepted.
+	if self := c.selfAddress(); self != "" && !containsFold(rcpts, self) {
+		rcpts = append(rcpts, self)
+	}
 	if err := c.submit(ctx, rcpts, raw); err != nil {
 		return nil, err
 	}
 	result := map[string]any{"messageId": m.messageID}
-	if c.cfg.AppendSent {
+	if !c.cfg.ServerFilesSent {
 		// The message is sent: a failed copy must not turn a success into
 		// a failure (the host would send it again). Report it instead.
 		if err := c.appendSent(ctx, raw, m.date); err != nil {
@@ -102,9 +104,12 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	fail := func(what string, err error) error {
 		return c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
 	}
+	cr, err := c.credentials(ctx)
+	if err != nil {
+		return err
+	}
 
-	d := net.Dialer{Timeout: c.cfg.Timeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := c.dial(ctx, addr, "")
 	if err != nil {
 		return fail("connect to "+addr, err)
 	}
@@ -114,26 +119,18 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	defer stop()
 
 	var cl *smtp.Client
-	switch c.cfg.tlsModeFor(addr) {
-	case TLSImplicit:
-		tlsConn := tls.Client(conn, c.cfg.tlsConfig(addr))
-		if err := tlsConn.HandshakeContext(ctx); err != nil {
-			conn.Close()
-			return fail("tls handshake with "+addr, err)
-		}
-		cl = smtp.NewClient(tlsConn)
-	case TLSStartTLS:
-		cl, err = smtp.NewClientStartTLS(conn, c.cfg.tlsConfig(addr))
+	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
+		cl, err = smtp.NewClientStartTLS(conn, c.tlsConfig(addr))
 		if err != nil {
 			conn.Close()
 			return fail("starttls with "+addr, err)
 		}
-	default:
+	} else {
 		cl = smtp.NewClient(conn)
 	}
 	defer cl.Close()
-	cl.CommandTimeout = c.cfg.Timeout
-	cl.SubmissionTimeout = c.cfg.Timeout
+	cl.CommandTimeout = c.cfg.CommandTimeout
+	cl.SubmissionTimeout = c.cfg.CommandTimeout
 	// Greet explicitly (STARTTLS already has), so a refusal at the door is
 	// classified as a connect failure, not as whatever step came next.
 	if c.cfg.tlsModeFor(addr) != TLSStartTLS {
@@ -142,13 +139,27 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 		}
 	}
 
-	if c.cfg.Username != "" {
-		stage = stageAuth
-		if ok, _ := cl.Extension("AUTH"); !ok {
-			return c.failf(connectors.Auth, "smtp: %s does not offer AUTH; cannot log in as %s", addr, c.cfg.Username)
+	stage = stageAuth
+	ok, offered := cl.Extension("AUTH")
+	if !ok {
+		return c.failf(connectors.Auth, "smtp: %s does not offer AUTH; cannot log in as %s", addr, cr.user)
+	}
+	for attempt := 0; ; attempt++ {
+		mech, err := c.mechanism(cr, strings.Fields(strings.ToUpper(offered)))
+		if err != nil {
+			return err
 		}
-		if err := cl.Auth(sasl.NewPlainClient("", c.cfg.Username, c.cfg.Password)); err != nil {
-			return fail("login as "+c.cfg.Username, err)
+		err = cl.Auth(saslClient(mech, cr, addr))
+		if err == nil {
+			break
+		}
+		// A refused token may just have expired: refresh once.
+		if classifySMTP(stage, err) != connectors.Auth || !cr.bearer || attempt > 0 {
+			return fail("login as "+cr.user, err)
+		}
+		c.invalidate()
+		if cr, err = c.credentials(ctx); err != nil {
+			return err
 		}
 	}
 
@@ -182,6 +193,19 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	return nil
 }
 
+// selfAddress is where a send routes its confirming copy: the login name
+// when it is an address (the account's own mailbox), else From. Empty when
+// the copy is off.
+func (c *Connector) selfAddress() string {
+	if c.cfg.NoSelfCopy {
+		return ""
+	}
+	if l := c.cfg.login(); isAddress(l) {
+		return l
+	}
+	return c.cfg.From
+}
+
 // appendSent files a copy of a sent message in the Sent folder, marked seen.
 func (c *Connector) appendSent(ctx context.Context, raw []byte, date time.Time) error {
 	s, err := c.dialIMAP(ctx)
@@ -189,16 +213,29 @@ func (c *Connector) appendSent(ctx context.Context, raw []byte, date time.Time) 
 		return err
 	}
 	defer s.close()
-	cmd := s.cl.Append(c.cfg.SentFolder, int64(len(raw)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: date})
+	sent, err := s.sentFolder(ctx)
+	if err != nil {
+		return err
+	}
+	cmd := s.cl.Append(sent, int64(len(raw)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: date})
 	if _, err := bytes.NewReader(raw).WriteTo(cmd); err != nil {
 		_ = cmd.Close()
-		return c.fail(ctx, classifyIMAP(err), "imap: append to "+c.cfg.SentFolder, err)
+		return c.fail(ctx, classifyIMAP(err), "imap: append to "+sent, err)
 	}
 	if err := cmd.Close(); err != nil {
-		return c.fail(ctx, classifyIMAP(err), "imap: append to "+c.cfg.SentFolder, err)
+		return c.fail(ctx, classifyIMAP(err), "imap: append to "+sent, err)
 	}
 	if _, err := cmd.Wait(); err != nil {
-		return c.fail(ctx, classifyIMAP(err), "imap: append to "+c.cfg.SentFolder, err)
+		return c.fail(ctx, classifyIMAP(err), "imap: append to "+sent, err)
 	}
 	return nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
 }
