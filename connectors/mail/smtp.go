@@ -99,71 +99,29 @@ func (c *Connector) prepareSend(call connectors.Call) (outgoing, []string, error
 // submit runs one SMTP transaction. Each step records its stage, and the
 // stage of a failure decides its class: see classifySMTP.
 func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) error {
-	addr := c.cfg.SMTP
-	stage := stageConnect
-	fail := func(what string, err error) error {
-		return c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
-	}
 	cr, err := c.credentials(ctx)
 	if err != nil {
 		return err
 	}
-
-	conn, err := c.dial(ctx, addr, "")
-	if err != nil {
-		return fail("connect to "+addr, err)
-	}
-	// go-smtp has no context support: closing the connection when ctx ends
-	// makes the pending step fail, and its stage classifies it.
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-
-	var cl *smtp.Client
-	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
-		cl, err = smtp.NewClientStartTLS(conn, c.tlsConfig(addr))
-		if err != nil {
-			conn.Close()
-			return fail("starttls with "+addr, err)
-		}
-	} else {
-		cl = smtp.NewClient(conn)
-	}
-	defer cl.Close()
-	cl.CommandTimeout = c.cfg.CommandTimeout
-	cl.SubmissionTimeout = c.cfg.CommandTimeout
-	// Greet explicitly (STARTTLS already has), so a refusal at the door is
-	// classified as a connect failure, not as whatever step came next.
-	if c.cfg.tlsModeFor(addr) != TLSStartTLS {
-		if err := cl.Hello("localhost"); err != nil {
-			return fail("hello to "+addr, err)
-		}
-	}
-
-	stage = stageAuth
-	ok, offered := cl.Extension("AUTH")
-	if !ok {
-		return c.failf(connectors.Auth, "smtp: %s does not offer AUTH; cannot log in as %s", addr, cr.user)
-	}
-	for attempt := 0; ; attempt++ {
-		mech, err := c.mechanism(cr, strings.Fields(strings.ToUpper(offered)))
-		if err != nil {
-			return err
-		}
-		err = cl.Auth(saslClient(mech, cr, addr))
-		if err == nil {
-			break
-		}
-		// A refused token may just have expired: refresh once.
-		if classifySMTP(stage, err) != connectors.Auth || !cr.bearer || attempt > 0 {
-			return fail("login as "+cr.user, err)
-		}
+	cl, err := c.smtpLogin(ctx, cr)
+	if err != nil && cr.bearer && connectors.ClassOf(err) == connectors.Auth {
+		// A refused token may just have expired: refresh once, on a new
+		// connection (servers hang up on a client that fumbled AUTH).
 		c.invalidate()
 		if cr, err = c.credentials(ctx); err != nil {
 			return err
 		}
+		cl, err = c.smtpLogin(ctx, cr)
+	}
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	stage := stageEnvelope
+	fail := func(what string, err error) error {
+		return c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
 	}
 
-	stage = stageEnvelope
 	if err := cl.Mail(c.cfg.From, nil); err != nil {
 		return fail("MAIL FROM "+c.cfg.From, err)
 	}
@@ -191,6 +149,59 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	// Accepted. QUIT is a courtesy; its failure changes nothing.
 	_ = cl.Quit()
 	return nil
+}
+
+// smtpLogin connects, greets and logs in. go-smtp has no context support:
+// closing the connection when ctx ends makes the pending step fail, and its
+// stage classifies it.
+func (c *Connector) smtpLogin(ctx context.Context, cr creds) (*smtp.Client, error) {
+	addr := c.cfg.SMTP
+	stage := stageConnect
+	fail := func(what string, err error) error {
+		return c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
+	}
+	conn, err := c.dial(ctx, addr, "")
+	if err != nil {
+		return nil, fail("connect to "+addr, err)
+	}
+	context.AfterFunc(ctx, func() { conn.Close() })
+
+	var cl *smtp.Client
+	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
+		cl, err = smtp.NewClientStartTLS(conn, c.tlsConfig(addr))
+		if err != nil {
+			conn.Close()
+			return nil, fail("starttls with "+addr, err)
+		}
+	} else {
+		cl = smtp.NewClient(conn)
+	}
+	cl.CommandTimeout = c.cfg.CommandTimeout
+	cl.SubmissionTimeout = c.cfg.CommandTimeout
+	// Greet explicitly (STARTTLS already has), so a refusal at the door is
+	// classified as a connect failure, not as whatever step came next.
+	if c.cfg.tlsModeFor(addr) != TLSStartTLS {
+		if err := cl.Hello("localhost"); err != nil {
+			cl.Close()
+			return nil, fail("hello to "+addr, err)
+		}
+	}
+	stage = stageAuth
+	ok, offered := cl.Extension("AUTH")
+	if !ok {
+		cl.Close()
+		return nil, c.failf(connectors.Auth, "smtp: %s does not offer AUTH; cannot log in as %s", addr, cr.user)
+	}
+	mech, err := c.mechanism(cr, strings.Fields(strings.ToUpper(offered)))
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if err := cl.Auth(saslClient(mech, cr, addr)); err != nil {
+		cl.Close()
+		return nil, fail("login as "+cr.user, err)
+	}
+	return cl, nil
 }
 
 // selfAddress is where a send routes its confirming copy: the login name
