@@ -199,17 +199,54 @@ func (c *Connector) move(ctx context.Context, params map[string]any) (any, error
 	} else if !found {
 		return nil, connectors.Errorf(connectors.Logic, "move: no message %q in %q", id, mailbox)
 	}
-	data, err := s.cl.Move(imap.UIDSetNum(uid), to).Wait()
+	validity, dest, err := s.moveUIDs(ctx, imap.UIDSetNum(uid), to)
 	if err != nil {
-		return nil, c.fail(ctx, mutationClass(err), fmt.Sprintf("move: imap: move %s to %q", id, to), err)
+		return nil, err
 	}
 	result := map[string]any{"id": nil, "mailbox": to}
-	if data != nil && data.UIDValidity != 0 {
-		if dest, ok := data.DestUIDs.(imap.UIDSet); ok && len(dest) > 0 {
-			result["id"] = makeID(to, data.UIDValidity, dest[0].Start)
-		}
+	if d, ok := dest.(imap.UIDSet); ok && len(d) > 0 && validity != 0 {
+		result["id"] = makeID(to, validity, d[0].Start)
 	}
 	return result, nil
+}
+
+// moveUIDs moves set from the selected mailbox to to, returning the
+// destination's UIDVALIDITY and the new UIDs where the server says
+// (UIDPLUS). Without MOVE it copies, and only once the copy succeeded
+// deletes the originals: imapclient's own fallback pipelines the three
+// commands, so a refused COPY would still delete the message.
+func (s *imapSession) moveUIDs(ctx context.Context, set imap.UIDSet, to string) (uint32, imap.NumSet, error) {
+	c := s.c
+	if s.cl.Caps().Has(imap.CapMove) || s.cl.Caps().Has(imap.CapIMAP4rev2) {
+		data, err := s.cl.Move(set, to).Wait()
+		if err != nil {
+			return 0, nil, c.fail(ctx, mutationClass(err), fmt.Sprintf("imap: move %s to %q", set, to), err)
+		}
+		if data == nil {
+			return 0, nil, nil
+		}
+		return data.UIDValidity, data.DestUIDs, nil
+	}
+	data, err := s.cl.Copy(set, to).Wait()
+	if err != nil {
+		return 0, nil, c.fail(ctx, mutationClass(err), fmt.Sprintf("imap: copy %s to %q", set, to), err)
+	}
+	// The copy exists: from here on a failure leaves the message in both
+	// places, which reconciliation (source still there) calls not applied.
+	if err := s.cl.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagDeleted}}, nil).Close(); err != nil {
+		return 0, nil, c.fail(ctx, mutationClass(err), fmt.Sprintf("imap: delete %s after copying it", set), err)
+	}
+	expunge := s.cl.Expunge()
+	if s.cl.Caps().Has(imap.CapUIDPlus) {
+		expunge = s.cl.UIDExpunge(set)
+	}
+	if err := expunge.Close(); err != nil {
+		return 0, nil, c.fail(ctx, mutationClass(err), fmt.Sprintf("imap: expunge %s after copying it", set), err)
+	}
+	if data == nil {
+		return 0, nil, nil
+	}
+	return data.UIDValidity, data.DestUIDs, nil
 }
 
 // reconcileMove looks in the source mailbox: the message still there is

@@ -78,8 +78,8 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 	if err := s.cl.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
 		result["sentCopyError"] = c.fail(ctx, classifyIMAP(err), "imap: mark the copy seen", err).Error()
 	} else if !c.cfg.ServerFilesSent && sentErr == nil {
-		if _, err := s.cl.Move(set, sent).Wait(); err != nil {
-			result["sentCopyError"] = c.fail(ctx, classifyIMAP(err), fmt.Sprintf("imap: file the copy in %q", sent), err).Error()
+		if _, _, err := s.moveUIDs(ctx, set, sent); err != nil {
+			result["sentCopyError"] = "file the copy in " + sent + ": " + err.Error()
 		}
 	}
 	return connectors.Applied, result, nil
