@@ -35,7 +35,7 @@ func (c *Connector) credentials(ctx context.Context) (creds, error) {
 			if class == connectors.Internal {
 				class = connectors.Auth
 			}
-			return creds{}, c.fail(ctx, class, "account "+a.Name(), err)
+			return creds{}, c.failf(class, "account %s: %v", a.Name(), err)
 		}
 		c.secrets.remember(a.Username(), s)
 		kind := a.Kind()
