@@ -3,7 +3,6 @@ package mail
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"net"
 	"strconv"
 	"strings"
@@ -178,7 +177,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
-// errAuthRefused marks a login the server refused, so callers can retry
-// once with a refreshed token.
-var errAuthRefused = errors.New("login refused")
