@@ -65,7 +65,7 @@ func (c *Connector) Methods() []connectors.Method {
 				{Name: "since", Type: "string", Doc: "only messages received on or after this date (YYYY-MM-DD or RFC 3339)"},
 				{Name: "limit", Type: "number", Doc: fmt.Sprintf("at most this many messages, 1 to %d; default %d", maxLimit, defaultLimit)},
 			},
-			Result:  "{ messages: { id: string, uid: number, messageId: string, from: string, to: string[], subject: string, date: string, snippet: string, seen: boolean, flagged: boolean }[], cursor: number, uidValidity: number }",
+			Result:  "{ messages: { id: string, uid: number, messageId: string, from: string, to: string[], cc: string[], subject: string, date: string, snippet: string, seen: boolean, flagged: boolean }[], cursor: number, uidValidity: number }",
 			Example: `const { messages, cursor } = await ctx.mail.search({ after: state.cursor, unseen: true })`,
 		},
 		{

@@ -220,17 +220,23 @@ func (c *Connector) search(ctx context.Context, params map[string]any) (any, err
 		if err != nil {
 			return nil, err
 		}
+		copies := map[imap.UID]string{}
 		for _, m := range msgs {
 			// The copies sends route back to the account are keep's
 			// bookkeeping, not mail to act on (a workflow answering its
 			// inbox would answer itself).
 			if mailbox == c.cfg.Inbox && c.isSelfCopy(m) {
+				copies[imap.UID(m["uid"].(int64))] = m["messageId"].(string)
 				continue
 			}
 			m["id"] = makeID(mailbox, validity, imap.UID(m["uid"].(int64)))
 			messages = append(messages, m)
 		}
 		cursor = int64(found[len(found)-1])
+		if len(copies) > 0 {
+			// Tidying never fails a read; the next search tries again.
+			_ = s.fileSelfCopies(ctx, copies)
+		}
 	}
 	return map[string]any{
 		"messages":    messages,
@@ -290,6 +296,11 @@ func (s *imapSession) fetchSummaries(ctx context.Context, mailbox string, uids [
 				}
 				m["to"] = to
 			}
+			cc := []any{}
+			for _, a := range env.Cc {
+				cc = append(cc, envAddr(a))
+			}
+			m["cc"] = cc
 			m["subject"] = env.Subject
 			if !env.Date.IsZero() {
 				m["date"] = formatDate(env.Date)
@@ -410,18 +421,4 @@ func (c *Connector) get(ctx context.Context, params map[string]any) (any, error)
 		"flagged":     hasFlag(flags, imap.FlagFlagged),
 		"attachments": p.attachmentList(withContent, int(maxBytes)),
 	}, nil
-}
-
-// isSelfCopy is true for a message this connector sent whose copy came back
-// to the account: keep's Message-ID and our own From.
-func (c *Connector) isSelfCopy(m map[string]any) bool {
-	id, _ := m["messageId"].(string)
-	from, _ := m["from"].(string)
-	if !strings.HasPrefix(id, "<keep-") || !strings.HasSuffix(id, "@keep.invalid>") {
-		return false
-	}
-	if i := strings.LastIndexByte(from, '<'); i >= 0 {
-		from = strings.TrimSuffix(from[i+1:], ">")
-	}
-	return strings.EqualFold(from, c.cfg.From)
 }

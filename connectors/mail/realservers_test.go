@@ -588,6 +588,36 @@ func TestRealServers(t *testing.T) {
 		if msgs := res["messages"].([]any); len(msgs) != 0 {
 			t.Fatalf("inbox search shows keep's own copy: %v", msgs)
 		}
+		// And the search tidied it away: Sent already held the copy keep
+		// appended, so the inbox one is gone and Sent holds exactly one.
+		raw := m.connector(t, func(cfg *Config) { cfg.Inbox = "Archive" })
+		if msgs := do(t, raw, "search", map[string]any{"mailbox": "INBOX", "subject": "Self copy"})["messages"].([]any); len(msgs) != 0 {
+			t.Fatalf("the copy is still in the inbox: %v", msgs)
+		}
+		if msgs := do(t, raw, "search", map[string]any{"mailbox": realSent, "subject": "Self copy"})["messages"].([]any); len(msgs) != 1 {
+			t.Fatalf("Sent holds %d copies", len(msgs))
+		}
+	})
+
+	t.Run("Mail a workflow sends to the account itself is mail, shown and left in the inbox", func(t *testing.T) {
+		c := m.connector(t, nil)
+		if _, err := c.Do(context.Background(), sendCall("real-digest-1", map[string]any{"to": realUser, "subject": "Daily digest"})); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			res := do(t, c, "search", map[string]any{"subject": "Daily digest"})
+			if len(res["messages"].([]any)) == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the digest never showed in the inbox")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if msgs := do(t, c, "search", map[string]any{"subject": "Daily digest"})["messages"].([]any); len(msgs) != 1 {
+			t.Fatalf("a second search lost it: %v", msgs)
+		}
 	})
 
 	t.Run("OAUTHBEARER and XOAUTH2 log in to both servers with a token checked by introspection", func(t *testing.T) {

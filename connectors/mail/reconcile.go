@@ -65,7 +65,7 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 	if c.selfAddress() == "" {
 		return connectors.Unknown, nil, sentErr
 	}
-	uids, err := s.findMessageID(ctx, c.cfg.Inbox, id, true)
+	uids, err := s.findMessageID(ctx, c.cfg.Inbox, id, false)
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
@@ -73,14 +73,18 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 		return connectors.Unknown, nil, sentErr
 	}
 	result := map[string]any{"messageId": id, "confirmedBy": "the copy delivered to " + c.selfAddress()}
+	// A send addressed to the account itself arrived as mail, not as a
+	// copy: it stays where it is.
+	if r, err := parseRecipients(call.Params); err == nil && containsFold(r.all(), c.selfAddress()) {
+		return connectors.Applied, result, nil
+	}
 	// Filing is tidying: the verdict stands whatever happens to it.
-	set := imap.UIDSetNum(uids...)
-	if err := s.cl.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
-		result["sentCopyError"] = c.fail(ctx, classifyIMAP(err), "imap: mark the copy seen", err).Error()
-	} else if !c.cfg.ServerFilesSent && sentErr == nil {
-		if _, _, err := s.moveUIDs(ctx, set, sent); err != nil {
-			result["sentCopyError"] = "file the copy in " + sent + ": " + err.Error()
-		}
+	copies := map[imap.UID]string{}
+	for _, u := range uids {
+		copies[u] = id
+	}
+	if err := s.fileSelfCopies(ctx, copies); err != nil {
+		result["sentCopyError"] = err.Error()
 	}
 	return connectors.Applied, result, nil
 }
