@@ -3,6 +3,7 @@ package mail
 import (
 	"context"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,15 +35,11 @@ type imapSession struct {
 // connection is closed when ctx ends: every pending command then fails and
 // the call returns.
 func (c *Connector) dialIMAP(ctx context.Context) (*imapSession, error) {
-	cr, err := c.credentials(ctx)
+	cr, conn, err := c.connectIMAP(ctx)
 	if err != nil {
 		return nil, err
 	}
 	addr := c.cfg.IMAP
-	conn, err := c.dial(ctx, addr, "imap")
-	if err != nil {
-		return nil, c.fail(ctx, classifyIMAP(err), "imap: connect to "+addr, err)
-	}
 	opts := &imapclient.Options{TLSConfig: c.tlsConfig(addr)}
 	var cl *imapclient.Client
 	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
@@ -64,6 +61,20 @@ func (c *Connector) dialIMAP(ctx context.Context) (*imapSession, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// connectIMAP asks for the credentials and connects to the IMAP server:
+// what go-imap v2 (dialIMAP) and v1 (dialGmail) sessions share.
+func (c *Connector) connectIMAP(ctx context.Context) (creds, net.Conn, error) {
+	cr, err := c.credentials(ctx)
+	if err != nil {
+		return creds{}, nil, err
+	}
+	conn, err := c.dial(ctx, c.cfg.IMAP, "imap")
+	if err != nil {
+		return creds{}, nil, c.fail(ctx, classifyIMAP(err), "imap: connect to "+c.cfg.IMAP, err)
+	}
+	return cr, conn, nil
 }
 
 // login logs in with cr. A password uses LOGIN, or AUTHENTICATE where the

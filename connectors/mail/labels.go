@@ -36,15 +36,11 @@ func (g *gmailSession) close() {
 }
 
 func (c *Connector) dialGmail(ctx context.Context) (*gmailSession, error) {
-	cr, err := c.credentials(ctx)
+	cr, conn, err := c.connectIMAP(ctx)
 	if err != nil {
 		return nil, err
 	}
 	addr := c.cfg.IMAP
-	conn, err := c.dial(ctx, addr, "imap")
-	if err != nil {
-		return nil, c.fail(ctx, classifyIMAP(err), "imap: connect to "+addr, err)
-	}
 	cl, err := clientv1.New(conn)
 	if err != nil {
 		conn.Close()

@@ -394,15 +394,7 @@ func (m *realMail) config() Config {
 
 func (m *realMail) connector(t *testing.T, edit func(*Config)) *Connector {
 	t.Helper()
-	cfg := m.config()
-	if edit != nil {
-		edit(&cfg)
-	}
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return newConnector(t, m.config(), edit)
 }
 
 // delivered counts the messages delivered to user's inbox (the maildir's
@@ -418,6 +410,26 @@ func (m *realMail) delivered(t *testing.T, user string) int {
 		n += len(entries)
 	}
 	return n
+}
+
+// awaitDelivery waits for Postfix to deliver the message with subject to
+// the account's inbox and returns its id. It reads INBOX as a plain
+// mailbox (the connector's inbox set elsewhere), so nothing is hidden or
+// tidied on the way.
+func (m *realMail) awaitDelivery(t *testing.T, subject string) string {
+	t.Helper()
+	c := m.connector(t, func(cfg *Config) { cfg.Inbox = "Archive" })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res := do(t, c, "search", map[string]any{"mailbox": "INBOX", "subject": subject})
+		if msgs := res["messages"].([]any); len(msgs) == 1 {
+			return msgs[0].(map[string]any)["id"].(string)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%q was never delivered", subject)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // lostReplyProxy forwards SMTP to target but, once the client has sent the
@@ -572,18 +584,7 @@ func TestRealServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Wait for the copy to land, then search.
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			c2 := m.connector(t, func(cfg *Config) { cfg.Inbox = "Archive" }) // searches INBOX as a plain mailbox
-			res := do(t, c2, "search", map[string]any{"mailbox": "INBOX", "subject": "Self copy"})
-			if len(res["messages"].([]any)) == 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the copy never arrived")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		m.awaitDelivery(t, "Self copy")
 		res := do(t, c, "search", map[string]any{"subject": "Self copy"})
 		if msgs := res["messages"].([]any); len(msgs) != 0 {
 			t.Fatalf("inbox search shows keep's own copy: %v", msgs)
@@ -604,17 +605,7 @@ func TestRealServers(t *testing.T) {
 		if _, err := c.Do(context.Background(), sendCall("real-digest-1", map[string]any{"to": realUser, "subject": "Daily digest"})); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			res := do(t, c, "search", map[string]any{"subject": "Daily digest"})
-			if len(res["messages"].([]any)) == 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the digest never showed in the inbox")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		m.awaitDelivery(t, "Daily digest")
 		if msgs := do(t, c, "search", map[string]any{"subject": "Daily digest"})["messages"].([]any); len(msgs) != 1 {
 			t.Fatalf("a second search lost it: %v", msgs)
 		}
@@ -691,21 +682,8 @@ func TestRealServers(t *testing.T) {
 		if _, err := c.Do(context.Background(), sendCall("real-mut-1", map[string]any{"to": realUser, "subject": "Mutate me", "body": "x"})); err != nil {
 			t.Fatal(err)
 		}
-		// Sent to ourselves on purpose: keep's Message-ID from our own
-		// address is hidden from inbox searches, so look by mailbox id.
-		var id string
-		deadline := time.Now().Add(30 * time.Second)
-		for id == "" {
-			c2 := m.connector(t, func(cfg *Config) { cfg.Inbox = "Archive" })
-			res := do(t, c2, "search", map[string]any{"mailbox": "INBOX", "subject": "Mutate me", "unseen": true})
-			if msgs := res["messages"].([]any); len(msgs) == 1 {
-				id = msgs[0].(map[string]any)["id"].(string)
-			} else if time.Now().After(deadline) {
-				t.Fatal("never delivered")
-			} else {
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
+		// Sent to ourselves, so it lands in a mailbox the test can change.
+		id := m.awaitDelivery(t, "Mutate me")
 		for _, step := range []struct {
 			method string
 			key    string

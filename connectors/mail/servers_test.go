@@ -245,7 +245,12 @@ func listen(t *testing.T) net.Listener {
 // connector builds a connector from b's config, changed by edit.
 func (b *bundle) connector(t *testing.T, edit func(*Config)) *Connector {
 	t.Helper()
-	cfg := b.cfg
+	return newConnector(t, b.cfg, edit)
+}
+
+// newConnector builds a connector from cfg, changed by edit.
+func newConnector(t *testing.T, cfg Config, edit func(*Config)) *Connector {
+	t.Helper()
 	if edit != nil {
 		edit(&cfg)
 	}
