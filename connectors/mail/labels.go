@@ -53,7 +53,17 @@ func (c *Connector) dialGmail(ctx context.Context) (*gmailSession, error) {
 			return nil, c.fail(ctx, classifyIMAP(err), "imap: starttls with "+addr, err)
 		}
 	}
-	if err := g.login(cr); err != nil {
+	err = g.login(cr)
+	if err != nil && cr.bearer && v1LoginClass(err) == connectors.Auth {
+		// A refused token may just have expired: refresh once.
+		c.invalidate()
+		if cr, err = c.credentials(ctx); err != nil {
+			g.close()
+			return nil, err
+		}
+		err = g.login(cr)
+	}
+	if err != nil {
 		g.close()
 		return nil, c.fail(ctx, v1LoginClass(err), "imap: login as "+cr.user, err)
 	}
@@ -229,7 +239,7 @@ func (c *Connector) label(ctx context.Context, params map[string]any) (any, erro
 		}
 		if err := status.Err(); err != nil {
 			class := connectors.Logic
-			if status.Code == "UNAVAILABLE" || status.Code == "LIMIT" || status.Code == "INUSE" {
+			if isBusyCode(string(status.Code)) {
 				class = connectors.Transient
 			}
 			return nil, c.fail(ctx, class, "label: imap: store labels on "+id, err)

@@ -3,6 +3,7 @@ package mail
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"sort"
@@ -22,7 +23,9 @@ type gimap struct {
 	labels map[string]bool
 	// dropAfterStore applies the next STORE and hangs up without a reply.
 	dropAfterStore bool
-	gmail          bool
+	// throttle refuses the next STORE as Gmail does when it is busy.
+	throttle bool
+	gmail    bool
 }
 
 func (g *gimap) labelList() string {
@@ -76,7 +79,7 @@ func (g *gimap) serve(t *testing.T) string {
 	t.Helper()
 	ln := listen(t)
 	t.Cleanup(func() { ln.Close() })
-	caps := "IMAP4rev1 AUTH=PLAIN"
+	caps := "IMAP4rev1 SASL-IR AUTH=PLAIN AUTH=XOAUTH2"
 	if g.gmail {
 		caps += " X-GM-EXT-1"
 	}
@@ -107,6 +110,27 @@ func (g *gimap) session(c net.Conn, caps string) {
 		switch {
 		case strings.HasPrefix(cmd, "CAPABILITY"):
 			fmt.Fprintf(c, "* CAPABILITY %s\r\n%s OK done\r\n", caps, tag)
+		case strings.HasPrefix(cmd, "AUTHENTICATE XOAUTH2"):
+			f := strings.Fields(rest)
+			var ir string
+			if len(f) > 2 {
+				ir = f[2]
+			} else {
+				fmt.Fprintf(c, "+ \r\n")
+				if ir, err = r.ReadString('\n'); err != nil {
+					return
+				}
+			}
+			dec, _ := base64.StdEncoding.DecodeString(strings.TrimSpace(ir))
+			if !strings.Contains(string(dec), "auth=Bearer "+testToken+"\x01") {
+				fmt.Fprintf(c, "+ eyJzdGF0dXMiOiI0MDEifQ==\r\n")
+				if _, err := r.ReadString('\n'); err != nil {
+					return
+				}
+				fmt.Fprintf(c, "%s NO [AUTHENTICATIONFAILED] Invalid credentials (Failure)\r\n", tag)
+				continue
+			}
+			fmt.Fprintf(c, "%s OK [CAPABILITY %s] authenticated\r\n", tag, caps)
 		case strings.HasPrefix(cmd, "LOGIN"):
 			if !strings.Contains(rest, testPassword) {
 				fmt.Fprintf(c, "%s NO [AUTHENTICATIONFAILED] Invalid credentials\r\n", tag)
@@ -121,6 +145,12 @@ func (g *gimap) session(c net.Conn, caps string) {
 			item := strings.Fields(rest)[3]
 			list := parseList(rest[strings.Index(rest, "("):])
 			g.mu.Lock()
+			if g.throttle {
+				g.throttle = false
+				g.mu.Unlock()
+				fmt.Fprintf(c, "%s NO [THROTTLED] Too many commands\r\n", tag)
+				continue
+			}
 			for _, l := range list {
 				if strings.HasPrefix(item, "+") {
 					g.labels[l] = true
@@ -143,6 +173,8 @@ func (g *gimap) session(c net.Conn, caps string) {
 		}
 	}
 }
+
+const testToken = "ya29.gmail-token"
 
 func TestLabels(t *testing.T) {
 	t.Parallel()
@@ -196,6 +228,36 @@ func TestLabels(t *testing.T) {
 		_, err := c.Do(context.Background(), labelCall(map[string]any{"add": "x"}))
 		if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), "X-GM-EXT-1") || !strings.Contains(err.Error(), "move") {
 			t.Fatalf("got %v", err)
+		}
+	})
+
+	t.Run("A throttled STORE is transient and changes nothing", func(t *testing.T) {
+		t.Parallel()
+		g := &gimap{gmail: true, labels: map[string]bool{}, throttle: true}
+		b := setup(t)
+		c := b.connector(t, func(cfg *Config) { cfg.IMAP = g.serve(t) })
+		call := labelCall(map[string]any{"add": "Later"})
+		if _, err := c.Do(context.Background(), call); connectors.ClassOf(err) != connectors.Transient {
+			t.Fatalf("got %v", err)
+		}
+		if v, _, err := c.Reconcile(context.Background(), call); v != connectors.NotApplied || err != nil {
+			t.Fatalf("reconcile: %v %v", v, err)
+		}
+	})
+
+	t.Run("An expired token is refreshed once over XOAUTH2", func(t *testing.T) {
+		t.Parallel()
+		g := &gimap{gmail: true, labels: map[string]bool{}}
+		b := setup(t)
+		acct := &fakeAccount{user: testUser, tokens: []string{"expired", testToken}}
+		c := b.connector(t, func(cfg *Config) { cfg.IMAP, cfg.Username, cfg.Password, cfg.Account = g.serve(t), "", "", acct })
+		if _, err := c.Do(context.Background(), labelCall(map[string]any{"add": "x"})); err != nil {
+			t.Fatal(err)
+		}
+		bad := &fakeAccount{user: testUser, tokens: []string{"revoked"}}
+		c = b.connector(t, func(cfg *Config) { cfg.IMAP, cfg.Username, cfg.Password, cfg.Account = g.serve(t), "", "", bad })
+		if _, err := c.Do(context.Background(), labelCall(map[string]any{"add": "x"})); connectors.ClassOf(err) != connectors.Auth || bad.invalidated == 0 {
+			t.Fatalf("revoked: %v (invalidated %d)", err, bad.invalidated)
 		}
 	})
 

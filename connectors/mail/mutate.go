@@ -34,10 +34,10 @@ var flagChanges = map[string]flagChange{
 func mutationClass(err error) connectors.Class {
 	var ie *imap.Error
 	if errors.As(err, &ie) {
-		switch ie.Code {
-		case imap.ResponseCodeUnavailable, imap.ResponseCodeLimit, imap.ResponseCodeInUse,
-			imap.ResponseCodeServerBug, imap.ResponseCodeOverQuota:
+		if isBusyCode(string(ie.Code)) {
 			return connectors.Transient
+		}
+		switch ie.Code {
 		case imap.ResponseCodeAuthenticationFailed, imap.ResponseCodeAuthorizationFailed, imap.ResponseCodeExpired:
 			return connectors.Auth
 		}
@@ -46,6 +46,18 @@ func mutationClass(err error) connectors.Class {
 		}
 	}
 	return connectors.Uncertain
+}
+
+// isBusyCode is true for the response codes of a server that refused for
+// now (busy, rate-limited, over quota): trying again later may work.
+// THROTTLED is not in any RFC but is what big providers send.
+func isBusyCode(code string) bool {
+	switch imap.ResponseCode(strings.ToUpper(code)) {
+	case imap.ResponseCodeUnavailable, imap.ResponseCodeLimit, imap.ResponseCodeInUse,
+		imap.ResponseCodeServerBug, imap.ResponseCodeOverQuota, "THROTTLED":
+		return true
+	}
+	return false
 }
 
 // idParam reads and parses params.id.
