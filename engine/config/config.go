@@ -148,8 +148,9 @@ func Default() Config {
 			ApprovalReminder:    Duration{time.Hour},
 		},
 		Connectors: Connectors{
-			Files:  Files{Roots: []string{"~/Keep"}},
-			Mail:   Mail{IMAP: "imap.gmail.com:993", SMTP: "smtp.gmail.com:587", PasswordEnv: "KEEP_MAIL_PASSWORD"},
+			Files: Files{Roots: []string{"~/Keep"}},
+			Mail: Mail{IMAP: "imap.gmail.com:993", SMTP: "smtp.gmail.com:587", PasswordEnv: "KEEP_MAIL_PASSWORD", Inbox: "INBOX",
+				DialTimeout: Duration{15 * time.Second}, CommandTimeout: Duration{time.Minute}, Timeout: Duration{2 * time.Minute}},
 			Sheets: Sheets{Roots: []string{"~/Keep"}},
 			Slack:  Slack{APIBase: "https://slack.com/api", TokenEnv: "KEEP_SLACK_TOKEN"},
 		},
