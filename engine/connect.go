@@ -120,13 +120,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("notify: %w", err)
 	}
 	reg.Register(nc)
-	m := cfg.Connectors.Mail
-	password := m.Password
-	if password == "" && m.PasswordEnv != "" {
-		password = os.Getenv(m.PasswordEnv)
-	}
-	mc, err := mail.New(mail.Config{IMAP: m.IMAP, SMTP: m.SMTP, Username: m.Username, Password: password,
-		SentFolder: m.SentFolder, TLS: m.TLS})
+	mc, err := mailConnector(cfg.Connectors.Mail, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connectors.mail: %w", err)
 	}
@@ -161,4 +155,34 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	}
 	reg.Register(cc)
 	return reg, nil
+}
+
+// mailConnector builds the mail connector from [connectors.mail]: an
+// account when one is named, else username and password (from the file or
+// password_env).
+func mailConnector(m config.Mail, opts ConnectorOpts) (*mail.Connector, error) {
+	mc := mail.Config{
+		Preset: m.Preset, IMAP: m.IMAP, SMTP: m.SMTP, Username: m.Username, From: m.From, Auth: m.Auth,
+		SentFolder: m.SentFolder, Inbox: m.Inbox, TLS: m.TLS, CAFile: config.ExpandHome(m.CAFile),
+		DialTimeout: m.DialTimeout.Duration, CommandTimeout: m.CommandTimeout.Duration, Timeout: m.Timeout.Duration,
+	}
+	if m.AppendSent != nil {
+		mc.ServerFilesSent = !*m.AppendSent
+	}
+	if m.SelfCopy != nil {
+		mc.NoSelfCopy = !*m.SelfCopy
+	}
+	a, err := opts.account("connectors.mail.account", m.Account)
+	if err != nil {
+		return nil, err
+	}
+	if a != nil {
+		mc.Account, mc.Username = a, ""
+	} else {
+		mc.Password = m.Password
+		if mc.Password == "" && m.PasswordEnv != "" {
+			mc.Password = os.Getenv(m.PasswordEnv)
+		}
+	}
+	return mail.New(mc)
 }

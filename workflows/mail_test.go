@@ -321,3 +321,66 @@ func from(title string) string {
 	s, _, _ := strings.Cut(strings.TrimPrefix(title, "Email from "), ": ")
 	return s
 }
+
+// mailFiler files unread mail from billing@ in Receipts: the mail
+// connector's move through the engine, ledger and all.
+const mailFiler = `export default Keep.workflow({
+  name: "mail-filer",
+  topics: { "bill.found": {} },
+  producers: {
+    poll: { publishes: ["bill.found"], schedule: { interval: "5m" }, handler: async (ctx, state) => {
+      const res = await ctx.mail.search({ after: state?.cursor ?? 0, from: "billing@", unseen: true });
+      for (const m of res.messages) {
+        const inputId = ctx.registerInput({ source: "mail", type: "email", id: m.messageId, title: "Bill " + m.subject });
+        await ctx.publish("bill.found", { messageId: m.messageId, inputId, payload: { id: m.id, subject: m.subject } });
+      }
+      return { cursor: res.cursor };
+    } },
+  },
+  consumers: {
+    file: Keep.consumer({ subscribe: ["bill.found"],
+      async prepare(ctx) {
+        const [e] = await ctx.peek("bill.found", { limit: 1 });
+        if (!e) return { reservations: [], data: {} };
+        return { reservations: [{ topic: "bill.found", ids: [e.messageId] }], data: e.payload, ui: { title: "File " + e.payload.subject } };
+      },
+      async mutate(ctx, p) { await ctx.mail.move({ id: p.data.id, to: "Receipts" }); },
+      async next() {} }),
+  },
+});`
+
+func TestMailFiler(t *testing.T) {
+	t.Parallel()
+
+	t.Run("unread bills are moved to Receipts, each once, through the ledger", func(t *testing.T) {
+		t.Parallel()
+		mb := newMailbox(t)
+		if err := mb.user.Create("Receipts", nil); err != nil {
+			t.Fatal(err)
+		}
+		mb.deliver(t, "billing@power.example", "November bill")
+		mb.deliver(t, "friend@example.com", "Dinner?")
+		h := newHost(t, hostOpt{edit: func(c *config.Config) { allowAll(c); mb.config(c) }})
+		h.deploy("mail-filer.js", []byte(mailFiler))
+		h.drain()
+		h.healthy("mail-filer")
+
+		muts := h.mutations("mail-filer")
+		if len(muts) != 1 || muts[0].Method != "move" || muts[0].Status != "applied" || !strings.Contains(muts[0].Preview, `to "Receipts"`) {
+			t.Fatalf("mutations %+v", muts)
+		}
+		st, err := mb.user.Status("Receipts", &imap.StatusOptions{NumMessages: true})
+		if err != nil || st.NumMessages == nil || *st.NumMessages != 1 {
+			t.Fatalf("Receipts: %+v %v", st, err)
+		}
+		st, err = mb.user.Status("INBOX", &imap.StatusOptions{NumMessages: true})
+		if err != nil || st.NumMessages == nil || *st.NumMessages != 1 {
+			t.Fatalf("INBOX: %+v %v", st, err)
+		}
+		h.clock.Advance(5 * time.Minute)
+		h.drain()
+		if n := len(h.mutations("mail-filer")); n != 1 {
+			t.Fatalf("%d mutations after another poll", n)
+		}
+	})
+}

@@ -1,17 +1,24 @@
 // Package mail is the mail connector: it reads a mailbox over IMAP (search by
-// UID cursor, get by id) and sends over SMTP with a Message-ID the host
-// chooses, so that a send whose outcome is unknown can be reconciled by
-// looking for that Message-ID in the Sent folder (DESIGN.md §6, §7.3).
+// UID cursor, get by id), changes messages (read, flagged, moved, labelled)
+// and sends over SMTP with a Message-ID the host chooses, so that a send
+// whose outcome is unknown can be reconciled by looking for that Message-ID
+// in the Sent folder and in the copy it routes back to the account
+// (DESIGN.md §6, §7.3).
 //
 // The same connector serves the "gmail" preset: Gmail speaks plain IMAP and
-// SMTP, and only its defaults differ.
+// SMTP (with XOAUTH2), and only its defaults differ.
 package mail
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"time"
+
+	"keep/connectors"
 )
 
 // TLS modes for Config.TLS.
@@ -21,24 +28,52 @@ const (
 	TLSNone     = "none"     // no TLS at all; only allowed on loopback
 )
 
+// SASL mechanisms for Config.Auth.
+const (
+	AuthPlain       = "plain"
+	AuthLogin       = "login"
+	AuthXOAuth2     = "xoauth2"
+	AuthOAuthBearer = "oauthbearer"
+)
+
+// PresetGmail is the Config.Preset of Gmail (and Google Workspace).
+const PresetGmail = "gmail"
+
 // Config configures a mail connector. Zero fields take the defaults noted on
 // each.
 type Config struct {
+	// Preset is "" or "gmail". The gmail preset fills in Gmail's hosts,
+	// knows that Gmail files sent mail itself, and logs in with XOAUTH2 when
+	// the account is an oauth2 one. An IMAP host of imap.gmail.com implies
+	// it.
+	Preset string
 	// IMAP is the IMAP server, "host:port". Default "imap.gmail.com:993".
 	IMAP string
 	// SMTP is the submission server, "host:port". Default "smtp.gmail.com:587".
 	SMTP string
-	// Username logs in to both servers.
+	// Account holds the credentials when set (the host's accounts: an
+	// oauth2 account logs in with XOAUTH2 or OAUTHBEARER, a password one
+	// with PLAIN or LOGIN). Nil: Username and Password below.
+	Account connectors.Account
+	// Username logs in to both servers when Account is nil.
 	Username string
-	// Password is the resolved secret (the host reads it from password_env).
-	// It never appears in a log line, a result or an error.
+	// Password is the resolved secret when Account is nil (the host reads
+	// it from password_env). It never appears in a log line, a result or an
+	// error.
 	Password string
-	// From is the sender address. Default Username.
+	// Auth forces one SASL mechanism: "plain", "login", "xoauth2" or
+	// "oauthbearer". Default: the best one the server offers for the kind
+	// of secret (see auth.go).
+	Auth string
+	// From is the sender address. Default the login name, which must then
+	// be an address: a login name without a domain would send
+	// "From: <alice@>".
 	From string
 	// SentFolder is where sent mail is filed, and where Reconcile looks.
-	// Default "[Gmail]/Sent Mail".
+	// Default: the mailbox the server marks \Sent (RFC 6154 SPECIAL-USE).
 	SentFolder string
-	// Inbox is the mailbox search reads when none is given. Default "INBOX".
+	// Inbox is the mailbox search reads when none is given, and where the
+	// copy a send routes back to the account arrives. Default "INBOX".
 	Inbox string
 	// TLS is "implicit", "starttls" or "none". One setting serves two
 	// servers, so well-known ports decide for themselves: implicit on 993
@@ -47,15 +82,30 @@ type Config struct {
 	// defaulting to implicit. "none" turns TLS off for both and is refused
 	// unless both hosts are loopback (tests).
 	TLS string
-	// TLSConfig overrides the TLS client configuration (tests: a self-signed
-	// root). ServerName is filled from the address when empty.
+	// CAFile is a PEM file of extra certificate authorities to trust, for a
+	// server with a self-signed certificate. The system's roots still apply.
+	CAFile string
+	// TLSConfig overrides the TLS client configuration (tests). ServerName
+	// is filled from the address when empty.
 	TLSConfig *tls.Config
-	// AppendSent appends a copy of each sent message to SentFolder. The
-	// gmail preset leaves it false: Gmail files sent mail itself, and a
-	// second copy would show twice.
-	AppendSent bool
-	// Timeout bounds each call (connect, commands, and the wait for the
-	// final SMTP reply). Default 30s.
+	// ServerFilesSent says the provider files every message sent through
+	// its SMTP server in the Sent folder itself (Gmail does; the preset
+	// sets it). Otherwise the connector appends a copy there (IMAP APPEND),
+	// as mail clients do.
+	ServerFilesSent bool
+	// NoSelfCopy turns off the envelope-only copy each send routes back to
+	// the account's own address. That copy is what confirms a send whose
+	// final SMTP reply was lost on a server that does not file sent mail
+	// itself; the gmail preset turns it off because Gmail files the message
+	// in Sent the moment it accepts it.
+	NoSelfCopy bool
+	// DialTimeout bounds connecting: TCP and the TLS handshake. Default 15s.
+	DialTimeout time.Duration
+	// CommandTimeout bounds the wait for each server reply once a command is
+	// sent (the greeting included, and the reply to the final dot of a
+	// message). Default 60s.
+	CommandTimeout time.Duration
+	// Timeout bounds a whole call. Default 2m.
 	Timeout time.Duration
 }
 
@@ -66,12 +116,25 @@ func (cfg Config) String() string {
 	if cfg.Password != "" {
 		pw = "[set]"
 	}
-	return fmt.Sprintf("mail.Config{IMAP:%s SMTP:%s Username:%s Password:%s From:%s SentFolder:%q Inbox:%q TLS:%s AppendSent:%t Timeout:%s}",
-		cfg.IMAP, cfg.SMTP, cfg.Username, pw, cfg.From, cfg.SentFolder, cfg.Inbox, cfg.TLS, cfg.AppendSent, cfg.Timeout)
+	account := ""
+	if cfg.Account != nil {
+		account = cfg.Account.Name()
+	}
+	return fmt.Sprintf("mail.Config{Preset:%s IMAP:%s SMTP:%s Account:%s Username:%s Password:%s Auth:%s From:%s SentFolder:%q Inbox:%q TLS:%s CAFile:%s ServerFilesSent:%t NoSelfCopy:%t DialTimeout:%s CommandTimeout:%s Timeout:%s}",
+		cfg.Preset, cfg.IMAP, cfg.SMTP, account, cfg.Username, pw, cfg.Auth, cfg.From, cfg.SentFolder, cfg.Inbox, cfg.TLS, cfg.CAFile,
+		cfg.ServerFilesSent, cfg.NoSelfCopy, cfg.DialTimeout, cfg.CommandTimeout, cfg.Timeout)
 }
 
 // GoString is String, for %#v.
 func (cfg Config) GoString() string { return cfg.String() }
+
+// login is the login name: the account's, else Username.
+func (cfg Config) login() string {
+	if cfg.Account != nil {
+		return cfg.Account.Username()
+	}
+	return cfg.Username
+}
 
 func (cfg Config) withDefaults() Config {
 	if cfg.IMAP == "" {
@@ -80,17 +143,27 @@ func (cfg Config) withDefaults() Config {
 	if cfg.SMTP == "" {
 		cfg.SMTP = "smtp.gmail.com:587"
 	}
-	if cfg.From == "" {
-		cfg.From = cfg.Username
+	if host, _, _ := net.SplitHostPort(cfg.IMAP); strings.EqualFold(host, "imap.gmail.com") && cfg.Preset == "" {
+		cfg.Preset = PresetGmail
 	}
-	if cfg.SentFolder == "" {
-		cfg.SentFolder = "[Gmail]/Sent Mail"
+	if cfg.Preset == PresetGmail {
+		cfg.ServerFilesSent = true
+		cfg.NoSelfCopy = true
+	}
+	if cfg.From == "" {
+		cfg.From = cfg.login()
 	}
 	if cfg.Inbox == "" {
 		cfg.Inbox = "INBOX"
 	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 15 * time.Second
+	}
+	if cfg.CommandTimeout <= 0 {
+		cfg.CommandTimeout = time.Minute
+	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
+		cfg.Timeout = 2 * time.Minute
 	}
 	return cfg
 }
@@ -116,10 +189,20 @@ func (cfg Config) tlsModeFor(addr string) string {
 }
 
 func (cfg Config) validate() error {
+	switch cfg.Preset {
+	case "", PresetGmail:
+	default:
+		return fmt.Errorf("mail: preset %q is not one of gmail or empty", cfg.Preset)
+	}
 	switch cfg.TLS {
 	case "", TLSImplicit, TLSStartTLS, TLSNone:
 	default:
 		return fmt.Errorf("mail: tls %q is not one of implicit, starttls, none", cfg.TLS)
+	}
+	switch cfg.Auth {
+	case "", AuthPlain, AuthLogin, AuthXOAuth2, AuthOAuthBearer:
+	default:
+		return fmt.Errorf("mail: auth %q is not one of plain, login, xoauth2, oauthbearer", cfg.Auth)
 	}
 	for _, a := range []struct{ key, addr string }{{"imap", cfg.IMAP}, {"smtp", cfg.SMTP}} {
 		host, port, err := net.SplitHostPort(a.addr)
@@ -132,7 +215,21 @@ func (cfg Config) validate() error {
 			return fmt.Errorf("mail: tls \"none\" is only allowed for a loopback %s host, not %q", a.key, host)
 		}
 	}
+	// A login name without a domain would go out as "From: <alice@>";
+	// only an address will do.
+	if cfg.From != "" && !isAddress(cfg.From) {
+		if cfg.From == cfg.login() {
+			return fmt.Errorf("mail: from is required: the login name %q is not an email address", cfg.From)
+		}
+		return fmt.Errorf("mail: from %q is not an email address", cfg.From)
+	}
 	return nil
+}
+
+// isAddress is true for a bare addr-spec with a local part and a domain.
+func isAddress(s string) bool {
+	at := strings.LastIndexByte(s, '@')
+	return at > 0 && at < len(s)-1 && !strings.ContainsAny(s, " <>\r\n,")
 }
 
 func isLoopback(host string) bool {
@@ -143,18 +240,37 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// tlsConfig returns the TLS client configuration for a server at addr.
-func (cfg Config) tlsConfig(addr string) *tls.Config {
-	var c *tls.Config
+// loadTLS builds the TLS client configuration once: the override, or the
+// system roots plus CAFile.
+func (cfg Config) loadTLS() (*tls.Config, error) {
 	if cfg.TLSConfig != nil {
-		c = cfg.TLSConfig.Clone()
-	} else {
-		c = &tls.Config{MinVersion: tls.VersionTLS12}
+		return cfg.TLSConfig.Clone(), nil
 	}
-	if c.ServerName == "" {
-		c.ServerName, _, _ = net.SplitHostPort(addr)
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("mail: ca_file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("mail: ca_file %s holds no PEM certificate", cfg.CAFile)
+		}
+		c.RootCAs = pool
 	}
-	return c
+	return c, nil
+}
+
+// tlsConfig returns the TLS client configuration for a server at addr.
+func (c *Connector) tlsConfig(addr string) *tls.Config {
+	tc := c.tls.Clone()
+	if tc.ServerName == "" {
+		tc.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	return tc
 }
 
 // New returns a mail connector for cfg, with defaults filled in. It fails
@@ -165,24 +281,21 @@ func New(cfg Config) (*Connector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Connector{cfg: cfg}, nil
+	tc, err := cfg.loadTLS()
+	if err != nil {
+		return nil, err
+	}
+	c := &Connector{cfg: cfg, tls: tc}
+	c.secrets.remember(cfg.Username, cfg.Password)
+	return c, nil
 }
 
 // Gmail returns the mail connector with Gmail's defaults: imap.gmail.com:993,
-// smtp.gmail.com:587 (STARTTLS), "[Gmail]/Sent Mail", and no copy appended to
-// the Sent folder, because Gmail files every message sent through its SMTP
-// server itself. Its Name is still "mail": the host registers it under the
-// alias "gmail".
+// smtp.gmail.com:587 (STARTTLS), XOAUTH2 for an oauth2 account, the Sent
+// folder found by its \Sent attribute, and no copy appended to it, because
+// Gmail files every message sent through its SMTP server itself. Its Name is
+// still "mail": the host registers it under the alias "gmail".
 func Gmail(cfg Config) (*Connector, error) {
-	if cfg.IMAP == "" {
-		cfg.IMAP = "imap.gmail.com:993"
-	}
-	if cfg.SMTP == "" {
-		cfg.SMTP = "smtp.gmail.com:587"
-	}
-	if cfg.SentFolder == "" {
-		cfg.SentFolder = "[Gmail]/Sent Mail"
-	}
-	cfg.AppendSent = false
+	cfg.Preset = PresetGmail
 	return New(cfg)
 }

@@ -18,8 +18,9 @@ func TestConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Config{
-			IMAP: "imap.gmail.com:993", SMTP: "smtp.gmail.com:587", Username: "me@gmail.com", From: "me@gmail.com",
-			SentFolder: "[Gmail]/Sent Mail", Inbox: "INBOX", Timeout: 30 * time.Second,
+			Preset: PresetGmail, IMAP: "imap.gmail.com:993", SMTP: "smtp.gmail.com:587", Username: "me@gmail.com", From: "me@gmail.com",
+			Inbox: "INBOX", ServerFilesSent: true, NoSelfCopy: true,
+			DialTimeout: 15 * time.Second, CommandTimeout: time.Minute, Timeout: 2 * time.Minute,
 		}
 		if c.cfg != want {
 			t.Fatalf("got %+v", c.cfg)
@@ -29,14 +30,51 @@ func TestConfig(t *testing.T) {
 		}
 	})
 
-	t.Run("The gmail preset never appends to Sent and is still named mail", func(t *testing.T) {
+	t.Run("The gmail preset fills in Gmail and leaves filing Sent to it", func(t *testing.T) {
 		t.Parallel()
-		c, err := Gmail(Config{Username: "me@gmail.com", AppendSent: true})
+		c, err := Gmail(Config{Username: "me@gmail.com", IMAP: "127.0.0.1:1993", SMTP: "127.0.0.1:1587"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.cfg.AppendSent || c.cfg.SentFolder != "[Gmail]/Sent Mail" || c.Name() != "mail" {
+		if !c.cfg.ServerFilesSent || !c.cfg.NoSelfCopy || c.cfg.SentFolder != "" || c.Name() != "mail" {
 			t.Fatalf("got %+v", c.cfg)
+		}
+		// A token goes out as XOAUTH2 even where the server lists none.
+		if m, err := c.mechanism(creds{user: "me@gmail.com", bearer: true}, nil); m != AuthXOAuth2 || err != nil {
+			t.Fatalf("mechanism %q %v", m, err)
+		}
+		g, _ := Gmail(Config{})
+		if g.cfg.IMAP != "imap.gmail.com:993" || g.cfg.SMTP != "smtp.gmail.com:587" ||
+			g.cfg.tlsModeFor(g.cfg.IMAP) != TLSImplicit || g.cfg.tlsModeFor(g.cfg.SMTP) != TLSStartTLS {
+			t.Fatalf("hosts %+v", g.cfg)
+		}
+		// Without the preset, the same host still means Gmail.
+		n, _ := New(Config{IMAP: "imap.gmail.com:993"})
+		if n.cfg.Preset != PresetGmail || !n.cfg.ServerFilesSent {
+			t.Fatalf("imap.gmail.com without preset: %+v", n.cfg)
+		}
+		o, _ := New(Config{IMAP: "mail.example.org:993", SMTP: "mail.example.org:587"})
+		if o.cfg.ServerFilesSent || o.cfg.NoSelfCopy {
+			t.Fatalf("another server: %+v", o.cfg)
+		}
+	})
+
+	t.Run("A login name that is not an address needs from", func(t *testing.T) {
+		t.Parallel()
+		_, err := New(Config{IMAP: "127.0.0.1:1", SMTP: "127.0.0.1:2", Username: "alice"})
+		if err == nil || !strings.Contains(err.Error(), "from is required") {
+			t.Fatalf("got %v", err)
+		}
+		if _, err := New(Config{IMAP: "127.0.0.1:1", SMTP: "127.0.0.1:2", Username: "alice", From: "alice"}); err == nil || !strings.Contains(err.Error(), "from") {
+			t.Fatalf("from without a domain: %v", err)
+		}
+		c, err := New(Config{IMAP: "127.0.0.1:1", SMTP: "127.0.0.1:2", Username: "alice", From: "alice@example.org"})
+		if err != nil || c.cfg.From != "alice@example.org" || c.selfAddress() != "alice@example.org" {
+			t.Fatalf("%v %+v", err, c)
+		}
+		a, err := New(Config{IMAP: "127.0.0.1:1", SMTP: "127.0.0.1:2", Account: &fakeAccount{user: "bob@example.org"}})
+		if err != nil || a.cfg.From != "bob@example.org" {
+			t.Fatalf("from the account: %v %+v", err, a)
 		}
 	})
 
@@ -47,6 +85,9 @@ func TestConfig(t *testing.T) {
 			want string
 		}{
 			{Config{TLS: "sometimes"}, "tls"},
+			{Config{Auth: "cram-md5"}, "auth"},
+			{Config{Preset: "yahoo"}, "preset"},
+			{Config{CAFile: "/nonexistent/ca.pem"}, "ca_file"},
 			{Config{IMAP: "no-port"}, "imap"},
 			{Config{SMTP: "mail.example.com:587", TLS: TLSNone, IMAP: "127.0.0.1:143"}, "loopback smtp"},
 		} {

@@ -3,12 +3,12 @@ package mail
 import (
 	"context"
 	"crypto/tls"
-	"encoding/base64"
+	"crypto/x509"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
 	"keep/connectors"
@@ -55,11 +55,11 @@ func classifySMTP(stage smtpStage, err error) connectors.Class {
 		return connectors.Uncertain
 	}
 	if stage == stageConnect || stage == stageAuth {
-		var ce *tls.CertificateVerificationError
-		if errors.As(err, &ce) {
-			// Retrying will not fix a certificate the configuration does
-			// not trust; the user must look.
-			return connectors.Logic
+		if untrusted(err) {
+			return connectors.Permission
+		}
+		if stage == stageAuth && isSASLRefusal(err) {
+			return connectors.Auth
 		}
 	}
 	// Before the final dot the server cannot have accepted the message:
@@ -81,17 +81,42 @@ func classifyIMAP(err error) connectors.Class {
 		}
 		return connectors.Transient
 	}
-	var ce *tls.CertificateVerificationError
-	if errors.As(err, &ce) {
-		return connectors.Logic
+	if untrusted(err) {
+		return connectors.Permission
 	}
 	return connectors.Transient
+}
+
+// untrusted is true for a certificate the configuration does not trust.
+// Retrying will not fix it and no script caused it: it is a configuration
+// matter (ca_file) for the user, never the repairer's, so it classifies as
+// Permission.
+func untrusted(err error) bool {
+	var ce *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ie x509.CertificateInvalidError
+	return errors.As(err, &ce) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ie)
+}
+
+// isSASLRefusal is true for the SASL clients' own refusals (an OAUTHBEARER
+// error challenge).
+func isSASLRefusal(err error) bool {
+	var oe *sasl.OAuthBearerError
+	return errors.As(err, &oe)
 }
 
 // loginError classifies a failed LOGIN: any refusal of LOGIN is about the
 // credentials, with or without an [AUTHENTICATIONFAILED] code (servers
 // differ); a dropped connection is not.
 func loginError(err error) connectors.Class {
+	var ce *connectors.Error
+	if errors.As(err, &ce) {
+		return ce.Class
+	}
+	if isSASLRefusal(err) {
+		return connectors.Auth
+	}
 	var ie *imap.Error
 	if errors.As(err, &ie) {
 		if ie.Code == imap.ResponseCodeUnavailable || ie.Code == imap.ResponseCodeServerBug {
@@ -107,7 +132,15 @@ func loginError(err error) connectors.Class {
 // reach a ledger row or a screen. ctx's error, if any, is named so "context
 // deadline exceeded" is not hidden behind "use of closed network connection".
 func (c *Connector) fail(ctx context.Context, class connectors.Class, what string, err error) *connectors.Error {
+	var ce *connectors.Error
+	if errors.As(err, &ce) && ce.Class == class {
+		// Already classified and redacted (a login inside a session).
+		return ce
+	}
 	msg := err.Error()
+	if untrusted(err) {
+		msg += " (the server's certificate is not trusted: set ca_file to the CA that signed it)"
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 		msg += " (" + ctxErr.Error() + ")"
 	}
@@ -121,20 +154,6 @@ func (c *Connector) failf(class connectors.Class, format string, args ...any) *c
 	return &connectors.Error{Class: class, Err: errors.New(c.redact(fmt.Sprintf(format, args...)))}
 }
 
-// redact removes the password, in clear and in the base64 forms AUTH PLAIN
-// and LOGIN put on the wire, from s.
-func (c *Connector) redact(s string) string {
-	pw := c.cfg.Password
-	if pw == "" {
-		return s
-	}
-	forms := []string{
-		pw,
-		base64.StdEncoding.EncodeToString([]byte(pw)),
-		base64.StdEncoding.EncodeToString([]byte("\x00" + c.cfg.Username + "\x00" + pw)),
-	}
-	for _, f := range forms {
-		s = strings.ReplaceAll(s, f, "[redacted]")
-	}
-	return s
-}
+// redact removes every secret this connector used, in clear and in the
+// base64 forms SASL puts on the wire, from s.
+func (c *Connector) redact(s string) string { return c.secrets.redact(s) }

@@ -2,7 +2,6 @@ package mail
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"sort"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
-	"github.com/emersion/go-sasl"
 
 	"keep/connectors"
 )
@@ -37,41 +35,20 @@ type imapSession struct {
 // connection is closed when ctx ends: every pending command then fails and
 // the call returns.
 func (c *Connector) dialIMAP(ctx context.Context) (*imapSession, error) {
-	if c.cfg.Username == "" {
-		return nil, c.failf(connectors.Auth, "imap: no username configured")
+	cr, conn, err := c.connectIMAP(ctx)
+	if err != nil {
+		return nil, err
 	}
 	addr := c.cfg.IMAP
-	d := net.Dialer{Timeout: c.cfg.Timeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, c.fail(ctx, connectors.Transient, "imap: connect to "+addr, err)
-	}
-	// The per-call deadline covers the whole session, including the
-	// handshake, whatever timeouts imapclient sets per command.
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	opts := &imapclient.Options{TLSConfig: c.cfg.tlsConfig(addr)}
+	opts := &imapclient.Options{TLSConfig: c.tlsConfig(addr)}
 	var cl *imapclient.Client
-	switch c.cfg.tlsModeFor(addr) {
-	case TLSImplicit:
-		tc := opts.TLSConfig
-		if tc.NextProtos == nil {
-			tc.NextProtos = []string{"imap"}
-		}
-		tlsConn := tls.Client(conn, tc)
-		if err := tlsConn.HandshakeContext(ctx); err != nil {
-			conn.Close()
-			return nil, c.fail(ctx, classifyIMAP(err), "imap: tls handshake with "+addr, err)
-		}
-		cl = imapclient.New(tlsConn, opts)
-	case TLSStartTLS:
+	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
 		cl, err = imapclient.NewStartTLS(conn, opts)
 		if err != nil {
 			conn.Close()
 			return nil, c.fail(ctx, classifyIMAP(err), "imap: starttls with "+addr, err)
 		}
-	default:
+	} else {
 		cl = imapclient.New(conn, opts)
 	}
 	s := &imapSession{c: c, cl: cl, stop: context.AfterFunc(ctx, func() { cl.Close() })}
@@ -79,21 +56,67 @@ func (c *Connector) dialIMAP(ctx context.Context) (*imapSession, error) {
 		s.close()
 		return nil, c.fail(ctx, classifyIMAP(err), "imap: greeting from "+addr, err)
 	}
-	if err := s.login(); err != nil {
+	if err := s.login(ctx, cr); err != nil {
 		s.close()
-		return nil, c.fail(ctx, loginError(err), "imap: login as "+c.cfg.Username, err)
+		return nil, err
 	}
 	return s, nil
 }
 
-// login uses LOGIN, or AUTHENTICATE PLAIN where the server disables LOGIN
-// (some do, to push clients to SASL).
-func (s *imapSession) login() error {
-	cfg := s.c.cfg
-	if s.cl.Caps().Has(imap.CapLoginDisabled) {
-		return s.cl.Authenticate(sasl.NewPlainClient("", cfg.Username, cfg.Password))
+// connectIMAP asks for the credentials and connects to the IMAP server:
+// what go-imap v2 (dialIMAP) and v1 (dialGmail) sessions share.
+func (c *Connector) connectIMAP(ctx context.Context) (creds, net.Conn, error) {
+	cr, err := c.credentials(ctx)
+	if err != nil {
+		return creds{}, nil, err
 	}
-	return s.cl.Login(cfg.Username, cfg.Password).Wait()
+	conn, err := c.dial(ctx, c.cfg.IMAP, "imap")
+	if err != nil {
+		return creds{}, nil, c.fail(ctx, classifyIMAP(err), "imap: connect to "+c.cfg.IMAP, err)
+	}
+	return cr, conn, nil
+}
+
+// login logs in with cr. A password uses LOGIN, or AUTHENTICATE where the
+// server disables LOGIN or auth is set; a token uses XOAUTH2 or
+// OAUTHBEARER. A refused token is invalidated and tried once more with a
+// fresh one (it may have expired a moment ago); a second refusal is the
+// user's to fix.
+func (s *imapSession) login(ctx context.Context, cr creds) error {
+	c := s.c
+	for attempt := 0; ; attempt++ {
+		err := s.authenticate(cr)
+		if err == nil {
+			return nil
+		}
+		class := loginError(err)
+		if class != connectors.Auth || !cr.bearer || attempt > 0 {
+			return c.fail(ctx, class, "imap: login as "+cr.user, err)
+		}
+		c.invalidate()
+		if cr, err = c.credentials(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *imapSession) authenticate(cr creds) error {
+	cfg := s.c.cfg
+	if !cr.bearer && cfg.Auth == "" && !s.cl.Caps().Has(imap.CapLoginDisabled) {
+		return s.cl.Login(cr.user, cr.secret).Wait()
+	}
+	var offered []string
+	for cp := range s.cl.Caps() {
+		if m, ok := strings.CutPrefix(string(cp), "AUTH="); ok {
+			offered = append(offered, m)
+		}
+	}
+	sort.Strings(offered)
+	mech, err := s.c.mechanism(cr, offered)
+	if err != nil {
+		return err
+	}
+	return s.cl.Authenticate(saslClient(mech, cr, cfg.IMAP))
 }
 
 // close logs out politely and releases the connection; a read has its
@@ -140,6 +163,14 @@ func (c *Connector) search(ctx context.Context, params map[string]any) (any, err
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Logic, "search: %v", err)
 	}
+	unseen, err := boolParam(params, "unseen")
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "search: %v", err)
+	}
+	since, err := dateParam(params, "since")
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "search: %v", err)
+	}
 	limit, set, err := uintParam(params, "limit")
 	switch {
 	case err != nil || set && (limit < 1 || limit > maxLimit):
@@ -170,6 +201,12 @@ func (c *Connector) search(ctx context.Context, params map[string]any) (any, err
 	if subject != "" {
 		criteria.Header = append(criteria.Header, imap.SearchCriteriaHeaderField{Key: "Subject", Value: subject})
 	}
+	if unseen {
+		criteria.NotFlag = append(criteria.NotFlag, imap.FlagSeen)
+	}
+	if !since.IsZero() {
+		criteria.Since = since
+	}
 	data, err := s.cl.UIDSearch(criteria, nil).Wait()
 	if err != nil {
 		return nil, c.fail(ctx, classifyIMAP(err), "imap: search "+mailbox, err)
@@ -194,11 +231,23 @@ func (c *Connector) search(ctx context.Context, params map[string]any) (any, err
 		if err != nil {
 			return nil, err
 		}
+		copies := map[imap.UID]string{}
 		for _, m := range msgs {
+			// The copies sends route back to the account are keep's
+			// bookkeeping, not mail to act on (a workflow answering its
+			// inbox would answer itself).
+			if mailbox == c.cfg.Inbox && c.isSelfCopy(m) {
+				copies[imap.UID(m["uid"].(int64))] = m["messageId"].(string)
+				continue
+			}
 			m["id"] = makeID(mailbox, validity, imap.UID(m["uid"].(int64)))
 			messages = append(messages, m)
 		}
 		cursor = int64(found[len(found)-1])
+		if len(copies) > 0 {
+			// Tidying never fails a read; the next search tries again.
+			_ = s.fileSelfCopies(ctx, copies)
+		}
 	}
 	return map[string]any{
 		"messages":    messages,
@@ -217,6 +266,7 @@ func (s *imapSession) fetchSummaries(ctx context.Context, mailbox string, uids [
 	bufs, err := s.cl.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{
 		UID:         true,
 		Envelope:    true,
+		Flags:       true,
 		BodySection: []*imap.FetchItemBodySection{section},
 	}).Collect()
 	if err != nil {
@@ -238,6 +288,8 @@ func (s *imapSession) fetchSummaries(ctx context.Context, mailbox string, uids [
 			"subject":   p.subject,
 			"date":      formatDate(p.date),
 			"snippet":   snippet(p.text),
+			"seen":      hasFlag(b.Flags, imap.FlagSeen),
+			"flagged":   hasFlag(b.Flags, imap.FlagFlagged),
 		}
 		// The envelope is the server's own parse of the full header; prefer
 		// it over ours of a possibly truncated copy.
@@ -255,6 +307,11 @@ func (s *imapSession) fetchSummaries(ctx context.Context, mailbox string, uids [
 				}
 				m["to"] = to
 			}
+			cc := []any{}
+			for _, a := range env.Cc {
+				cc = append(cc, envAddr(a))
+			}
+			m["cc"] = cc
 			m["subject"] = env.Subject
 			if !env.Date.IsZero() {
 				m["date"] = formatDate(env.Date)
@@ -311,6 +368,17 @@ func (c *Connector) get(ctx context.Context, params map[string]any) (any, error)
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Logic, "get: %v", err)
 	}
+	withContent, err := boolParam(params, "attachments")
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "get: %v", err)
+	}
+	maxBytes, set, err := uintParam(params, "maxBytes")
+	switch {
+	case err != nil || set && (maxBytes < 1 || maxBytes > maxAttachment):
+		return nil, connectors.Errorf(connectors.Logic, "get: maxBytes must be between 1 and %d: %v", maxAttachment, params["maxBytes"])
+	case !set:
+		maxBytes = maxAttachment
+	}
 	s, err := c.dialIMAP(ctx)
 	if err != nil {
 		return nil, err
@@ -326,36 +394,42 @@ func (c *Connector) get(ctx context.Context, params map[string]any) (any, error)
 	section := &imap.FetchItemBodySection{Peek: true}
 	bufs, err := s.cl.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{
 		UID:         true,
+		Flags:       true,
 		BodySection: []*imap.FetchItemBodySection{section},
 	}).Collect()
 	if err != nil {
 		return nil, c.fail(ctx, classifyIMAP(err), "imap: fetch "+id, err)
 	}
 	var raw []byte
+	var flags []imap.Flag
 	for _, b := range bufs {
 		if b.UID == uid && len(b.BodySection) > 0 {
-			raw = b.BodySection[0].Bytes
+			raw, flags = b.BodySection[0].Bytes, b.Flags
 		}
 	}
 	if raw == nil {
 		return nil, connectors.Errorf(connectors.Logic, "get: no message %q in %q", id, mailbox)
 	}
 	p := parseMessage(raw)
+	p.attachments = attachmentsOf(raw)
 	inReplyTo := any(nil)
 	if p.inReplyTo != "" {
 		inReplyTo = p.inReplyTo
 	}
 	return map[string]any{
-		"id":         id,
-		"uid":        int64(uid),
-		"messageId":  p.messageID,
-		"from":       p.from,
-		"to":         p.to,
-		"cc":         p.cc,
-		"subject":    p.subject,
-		"date":       formatDate(p.date),
-		"text":       p.text,
-		"inReplyTo":  inReplyTo,
-		"references": p.references,
+		"id":          id,
+		"uid":         int64(uid),
+		"messageId":   p.messageID,
+		"from":        p.from,
+		"to":          p.to,
+		"cc":          p.cc,
+		"subject":     p.subject,
+		"date":        formatDate(p.date),
+		"text":        p.text,
+		"inReplyTo":   inReplyTo,
+		"references":  p.references,
+		"seen":        hasFlag(flags, imap.FlagSeen),
+		"flagged":     hasFlag(flags, imap.FlagFlagged),
+		"attachments": p.attachmentList(withContent, int(maxBytes)),
 	}, nil
 }

@@ -334,7 +334,7 @@ func TestSend(t *testing.T) {
 		}
 	})
 
-	t.Run("AppendSent files a copy in the Sent folder", func(t *testing.T) {
+	t.Run("Where the provider does not file sent mail, a copy is appended to Sent", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		// A server that does not file sent mail itself.
@@ -342,7 +342,7 @@ func TestSend(t *testing.T) {
 		if err := b.imapUser.Create("Sent", nil); err != nil {
 			t.Fatal(err)
 		}
-		c := b.connector(t, func(cfg *Config) { cfg.AppendSent = true })
+		c := b.connector(t, func(cfg *Config) { cfg.ServerFilesSent = false })
 		call := sendCall("k1", map[string]any{"to": "ann@example.org", "subject": "copied", "body": "b"})
 		if _, err := c.Do(context.Background(), call); err != nil {
 			t.Fatal(err)
@@ -474,7 +474,7 @@ func TestPasswordNeverShown(t *testing.T) {
 
 	t.Run("A password echoed by a server is redacted", func(t *testing.T) {
 		t.Parallel()
-		c, err := New(Config{Username: "u", Password: "pw-123"})
+		c, err := New(Config{Username: "u", From: "u@example.org", Password: "pw-123"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -486,7 +486,7 @@ func TestPasswordNeverShown(t *testing.T) {
 
 	t.Run("Printing the config or the connector hides the password", func(t *testing.T) {
 		t.Parallel()
-		c, err := New(Config{Username: "u", Password: testPassword})
+		c, err := New(Config{Username: "u", From: "u@example.org", Password: testPassword})
 		if err != nil {
 			t.Fatal(err)
 		}

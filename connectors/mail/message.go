@@ -3,8 +3,10 @@ package mail
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"mime"
@@ -109,14 +111,94 @@ func toAddrs(list []string) []*gomail.Address {
 
 // parsed is what get returns about one message.
 type parsed struct {
-	messageID  string
-	from       string
-	to, cc     []any
-	subject    string
-	date       time.Time
-	text       string
-	inReplyTo  string
-	references []any
+	messageID   string
+	from        string
+	to, cc      []any
+	subject     string
+	date        time.Time
+	text        string
+	inReplyTo   string
+	references  []any
+	attachments []attachment
+}
+
+// maxAttachment is the most attachment content get returns inline (before
+// base64), per attachment.
+const maxAttachment = 10 << 20
+
+// attachment is one attached file of a message, its content kept only up
+// to maxAttachment bytes.
+type attachment struct {
+	name, typ string
+	size      int
+	data      []byte // nil when larger than maxAttachment
+}
+
+// attachmentList renders the attachments for get: name, type and size
+// always, the content (base64) when asked and at most maxBytes.
+func (p parsed) attachmentList(withContent bool, maxBytes int) []any {
+	out := []any{}
+	for _, a := range p.attachments {
+		m := map[string]any{"name": a.name, "type": a.typ, "size": int64(a.size)}
+		if withContent {
+			if a.data != nil && a.size <= maxBytes {
+				m["content"] = base64.StdEncoding.EncodeToString(a.data)
+			} else {
+				m["omitted"] = fmt.Sprintf("%d bytes is over the limit of %d", a.size, maxBytes)
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// attachmentsOf parses raw for its attachments.
+func attachmentsOf(raw []byte) []attachment {
+	e, _ := message.Read(bytes.NewReader(raw))
+	if e == nil {
+		return nil
+	}
+	return attachments(e)
+}
+
+// attachments walks e for its attached files: parts marked attachment, and
+// named parts that are not text shown inline.
+func attachments(e *message.Entity) []attachment {
+	var out []attachment
+	_ = e.Walk(func(path []int, part *message.Entity, err error) error {
+		if part == nil || part.MultipartReader() != nil {
+			return nil
+		}
+		mt, ctParams, _ := part.Header.ContentType()
+		disp, dParams, _ := part.Header.ContentDisposition()
+		name := dParams["filename"]
+		if name == "" {
+			name = ctParams["name"]
+		}
+		isText := mt == "" || strings.HasPrefix(mt, "text/")
+		// Attached, or a named file that is not the text of the message
+		// (an inline image).
+		if disp != "attachment" && (name == "" || isText) {
+			return nil
+		}
+		if mt == "" {
+			mt = "application/octet-stream"
+		}
+		var buf bytes.Buffer
+		n, _ := io.Copy(&buf, io.LimitReader(part.Body, maxAttachment+1))
+		size := int(n)
+		if n > maxAttachment {
+			rest, _ := io.Copy(io.Discard, part.Body)
+			size += int(rest)
+		}
+		a := attachment{name: name, typ: mt, size: size}
+		if size <= maxAttachment {
+			a.data = buf.Bytes()
+		}
+		out = append(out, a)
+		return nil
+	})
+	return out
 }
 
 // parseMessage reads a raw message. It is lenient on purpose: search parses

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // recipients are the parsed to, cc and bcc of a send, as bare addresses.
@@ -130,4 +131,32 @@ func uintParam(params map[string]any, key string) (uint64, bool, error) {
 		return 0, false, fmt.Errorf("%s %v is not a non-negative integer", key, f)
 	}
 	return uint64(f), true, nil
+}
+
+// boolParam reads an optional boolean.
+func boolParam(params map[string]any, key string) (bool, error) {
+	switch v := params[key].(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return v, nil
+	default:
+		return false, fmt.Errorf("%s is %T, not a boolean", key, v)
+	}
+}
+
+// dateParam reads an optional date, "2006-01-02" or RFC 3339.
+func dateParam(params map[string]any, key string) (time.Time, error) {
+	s, err := stringParam(params, key)
+	if err != nil || s == "" {
+		return time.Time{}, err
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s %q is not a date (YYYY-MM-DD or RFC 3339)", key, s)
+	}
+	return t, nil
 }

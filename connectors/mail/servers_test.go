@@ -2,6 +2,7 @@ package mail
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -15,6 +16,8 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"keep/connectors"
 )
 
 // The peers these tests run against: a real IMAP server (go-imap's in-memory
@@ -217,6 +220,10 @@ func setup(t *testing.T) *bundle {
 			SentFolder: testSent,
 			TLS:        TLSNone,
 			Timeout:    5 * time.Second,
+			// The SMTP server plays Gmail: it files what it accepts in
+			// Sent, and routes no copy back.
+			ServerFilesSent: true,
+			NoSelfCopy:      true,
 		},
 		imapUser: user,
 		smtp:     be,
@@ -238,7 +245,12 @@ func listen(t *testing.T) net.Listener {
 // connector builds a connector from b's config, changed by edit.
 func (b *bundle) connector(t *testing.T, edit func(*Config)) *Connector {
 	t.Helper()
-	cfg := b.cfg
+	return newConnector(t, b.cfg, edit)
+}
+
+// newConnector builds a connector from cfg, changed by edit.
+func newConnector(t *testing.T, cfg Config, edit func(*Config)) *Connector {
+	t.Helper()
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -268,4 +280,56 @@ func (b *bundle) appendRaw(t *testing.T, mailbox, raw string) {
 	if _, err := b.imapUser.Append(mailbox, strings.NewReader(raw), &imap.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// fakeAccount is a connectors.Account at the machine's edge: the host's
+// accounts are tested where they live.
+type fakeAccount struct {
+	name, kind, user string
+	mu               sync.Mutex
+	tokens           []string // handed out in turn; the last one repeats
+	invalidated      int
+	err              error
+}
+
+var _ connectors.Account = (*fakeAccount)(nil)
+
+func (a *fakeAccount) Name() string {
+	if a.name == "" {
+		return "test"
+	}
+	return a.name
+}
+
+func (a *fakeAccount) Kind() string {
+	if a.kind == "" {
+		return "oauth2"
+	}
+	return a.kind
+}
+
+func (a *fakeAccount) Username() string { return a.user }
+
+func (a *fakeAccount) Secret(context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return "", a.err
+	}
+	if len(a.tokens) == 0 {
+		return "", nil
+	}
+	t := a.tokens[0]
+	if len(a.tokens) > 1 && a.invalidated > 0 {
+		a.tokens = a.tokens[1:]
+		a.invalidated = 0
+		t = a.tokens[0]
+	}
+	return t, nil
+}
+
+func (a *fakeAccount) Invalidate() {
+	a.mu.Lock()
+	a.invalidated++
+	a.mu.Unlock()
 }

@@ -3,14 +3,11 @@ package mail
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"net"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
 	"keep/connectors"
@@ -31,11 +28,16 @@ func (c *Connector) send(ctx context.Context, call connectors.Call) (any, error)
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Logic, "send: build the message: %v", err)
 	}
+	// The copy to the account's own address travels in the same
+	// transaction as everyone else's: if it arrives, they were accepted.
+	if self := c.selfAddress(); self != "" && !containsFold(rcpts, self) {
+		rcpts = append(rcpts, self)
+	}
 	if err := c.submit(ctx, rcpts, raw); err != nil {
 		return nil, err
 	}
 	result := map[string]any{"messageId": m.messageID}
-	if c.cfg.AppendSent {
+	if !c.cfg.ServerFilesSent {
 		// The message is sent: a failed copy must not turn a success into
 		// a failure (the host would send it again). Report it instead.
 		if err := c.appendSent(ctx, raw, m.date); err != nil {
@@ -97,62 +99,29 @@ func (c *Connector) prepareSend(call connectors.Call) (outgoing, []string, error
 // submit runs one SMTP transaction. Each step records its stage, and the
 // stage of a failure decides its class: see classifySMTP.
 func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) error {
-	addr := c.cfg.SMTP
-	stage := stageConnect
+	cr, err := c.credentials(ctx)
+	if err != nil {
+		return err
+	}
+	cl, err := c.smtpLogin(ctx, cr)
+	if err != nil && cr.bearer && connectors.ClassOf(err) == connectors.Auth {
+		// A refused token may just have expired: refresh once, on a new
+		// connection (servers hang up on a client that fumbled AUTH).
+		c.invalidate()
+		if cr, err = c.credentials(ctx); err != nil {
+			return err
+		}
+		cl, err = c.smtpLogin(ctx, cr)
+	}
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	stage := stageEnvelope
 	fail := func(what string, err error) error {
 		return c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
 	}
 
-	d := net.Dialer{Timeout: c.cfg.Timeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return fail("connect to "+addr, err)
-	}
-	// go-smtp has no context support: closing the connection when ctx ends
-	// makes the pending step fail, and its stage classifies it.
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-
-	var cl *smtp.Client
-	switch c.cfg.tlsModeFor(addr) {
-	case TLSImplicit:
-		tlsConn := tls.Client(conn, c.cfg.tlsConfig(addr))
-		if err := tlsConn.HandshakeContext(ctx); err != nil {
-			conn.Close()
-			return fail("tls handshake with "+addr, err)
-		}
-		cl = smtp.NewClient(tlsConn)
-	case TLSStartTLS:
-		cl, err = smtp.NewClientStartTLS(conn, c.cfg.tlsConfig(addr))
-		if err != nil {
-			conn.Close()
-			return fail("starttls with "+addr, err)
-		}
-	default:
-		cl = smtp.NewClient(conn)
-	}
-	defer cl.Close()
-	cl.CommandTimeout = c.cfg.Timeout
-	cl.SubmissionTimeout = c.cfg.Timeout
-	// Greet explicitly (STARTTLS already has), so a refusal at the door is
-	// classified as a connect failure, not as whatever step came next.
-	if c.cfg.tlsModeFor(addr) != TLSStartTLS {
-		if err := cl.Hello("localhost"); err != nil {
-			return fail("hello to "+addr, err)
-		}
-	}
-
-	if c.cfg.Username != "" {
-		stage = stageAuth
-		if ok, _ := cl.Extension("AUTH"); !ok {
-			return c.failf(connectors.Auth, "smtp: %s does not offer AUTH; cannot log in as %s", addr, c.cfg.Username)
-		}
-		if err := cl.Auth(sasl.NewPlainClient("", c.cfg.Username, c.cfg.Password)); err != nil {
-			return fail("login as "+c.cfg.Username, err)
-		}
-	}
-
-	stage = stageEnvelope
 	if err := cl.Mail(c.cfg.From, nil); err != nil {
 		return fail("MAIL FROM "+c.cfg.From, err)
 	}
@@ -182,6 +151,72 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	return nil
 }
 
+// smtpLogin connects, greets and logs in. go-smtp has no context support:
+// closing the connection when ctx ends makes the pending step fail, and its
+// stage classifies it.
+func (c *Connector) smtpLogin(ctx context.Context, cr creds) (*smtp.Client, error) {
+	addr := c.cfg.SMTP
+	stage := stageConnect
+	fail := func(what string, err error) error {
+		return c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
+	}
+	conn, err := c.dial(ctx, addr, "")
+	if err != nil {
+		return nil, fail("connect to "+addr, err)
+	}
+	context.AfterFunc(ctx, func() { conn.Close() })
+
+	var cl *smtp.Client
+	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
+		cl, err = smtp.NewClientStartTLS(conn, c.tlsConfig(addr))
+		if err != nil {
+			conn.Close()
+			return nil, fail("starttls with "+addr, err)
+		}
+	} else {
+		cl = smtp.NewClient(conn)
+	}
+	cl.CommandTimeout = c.cfg.CommandTimeout
+	cl.SubmissionTimeout = c.cfg.CommandTimeout
+	// Greet explicitly (STARTTLS already has), so a refusal at the door is
+	// classified as a connect failure, not as whatever step came next.
+	if c.cfg.tlsModeFor(addr) != TLSStartTLS {
+		if err := cl.Hello("localhost"); err != nil {
+			cl.Close()
+			return nil, fail("hello to "+addr, err)
+		}
+	}
+	stage = stageAuth
+	ok, offered := cl.Extension("AUTH")
+	if !ok {
+		cl.Close()
+		return nil, c.failf(connectors.Auth, "smtp: %s does not offer AUTH; cannot log in as %s", addr, cr.user)
+	}
+	mech, err := c.mechanism(cr, strings.Fields(strings.ToUpper(offered)))
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if err := cl.Auth(saslClient(mech, cr, addr)); err != nil {
+		cl.Close()
+		return nil, fail("login as "+cr.user, err)
+	}
+	return cl, nil
+}
+
+// selfAddress is where a send routes its confirming copy: the login name
+// when it is an address (the account's own mailbox), else From. Empty when
+// the copy is off.
+func (c *Connector) selfAddress() string {
+	if c.cfg.NoSelfCopy {
+		return ""
+	}
+	if l := c.cfg.login(); isAddress(l) {
+		return l
+	}
+	return c.cfg.From
+}
+
 // appendSent files a copy of a sent message in the Sent folder, marked seen.
 func (c *Connector) appendSent(ctx context.Context, raw []byte, date time.Time) error {
 	s, err := c.dialIMAP(ctx)
@@ -189,16 +224,29 @@ func (c *Connector) appendSent(ctx context.Context, raw []byte, date time.Time) 
 		return err
 	}
 	defer s.close()
-	cmd := s.cl.Append(c.cfg.SentFolder, int64(len(raw)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: date})
+	sent, err := s.sentFolder(ctx)
+	if err != nil {
+		return err
+	}
+	cmd := s.cl.Append(sent, int64(len(raw)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: date})
 	if _, err := bytes.NewReader(raw).WriteTo(cmd); err != nil {
 		_ = cmd.Close()
-		return c.fail(ctx, classifyIMAP(err), "imap: append to "+c.cfg.SentFolder, err)
+		return c.fail(ctx, classifyIMAP(err), "imap: append to "+sent, err)
 	}
 	if err := cmd.Close(); err != nil {
-		return c.fail(ctx, classifyIMAP(err), "imap: append to "+c.cfg.SentFolder, err)
+		return c.fail(ctx, classifyIMAP(err), "imap: append to "+sent, err)
 	}
 	if _, err := cmd.Wait(); err != nil {
-		return c.fail(ctx, classifyIMAP(err), "imap: append to "+c.cfg.SentFolder, err)
+		return c.fail(ctx, classifyIMAP(err), "imap: append to "+sent, err)
 	}
 	return nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -8,8 +8,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,7 +138,7 @@ func TestTLS(t *testing.T) {
 		}
 	})
 
-	t.Run("An untrusted certificate is a logic error, not a retry", func(t *testing.T) {
+	t.Run("An untrusted certificate is a permission failure for the user, not a retry or a repair", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		serverTLS, _ := selfSigned(t)
@@ -143,11 +147,51 @@ func TestTLS(t *testing.T) {
 			cfg.IMAP = tlsListen(t, b.imapSrv.Serve, serverTLS)
 			cfg.SMTP = tlsListen(t, b.smtpSrv.Serve, serverTLS)
 		})
-		if _, err := c.Do(context.Background(), connectors.Call{Method: "search"}); connectors.ClassOf(err) != connectors.Logic {
+		_, err := c.Do(context.Background(), connectors.Call{Method: "search"})
+		if connectors.ClassOf(err) != connectors.Permission || !strings.Contains(err.Error(), "ca_file") {
 			t.Errorf("imap: %v", err)
 		}
-		if _, err := c.Do(context.Background(), sendCall("k", map[string]any{"to": "a@example.org"})); connectors.ClassOf(err) != connectors.Logic {
+		_, err = c.Do(context.Background(), sendCall("k", map[string]any{"to": "a@example.org"}))
+		if connectors.ClassOf(err) != connectors.Permission || !strings.Contains(err.Error(), "ca_file") {
 			t.Errorf("smtp: %v", err)
+		}
+		if n := len(b.smtp.accepted()); n != 0 {
+			t.Errorf("%d sent", n)
+		}
+	})
+
+	t.Run("ca_file makes a self-signed server trusted", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		serverTLS, _ := selfSigned(t)
+		caFile := filepath.Join(t.TempDir(), "ca.pem")
+		der := serverTLS.Certificates[0].Certificate[0]
+		if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b.seed(t, "INBOX", "ann@example.org", "Trusted", "x")
+		c := b.connector(t, func(cfg *Config) {
+			cfg.TLS = TLSImplicit
+			cfg.CAFile = caFile
+			cfg.IMAP = tlsListen(t, b.imapSrv.Serve, serverTLS)
+			cfg.SMTP = tlsListen(t, b.smtpSrv.Serve, serverTLS)
+		})
+		if res := do(t, c, "search", nil); len(res["messages"].([]any)) != 1 {
+			t.Fatalf("search: %v", res)
+		}
+		if _, err := c.Do(context.Background(), sendCall("ca-1", map[string]any{"to": "a@example.org"})); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("A ca_file without a certificate is refused at start", func(t *testing.T) {
+		t.Parallel()
+		bad := filepath.Join(t.TempDir(), "ca.pem")
+		if err := os.WriteFile(bad, []byte("not pem"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(Config{IMAP: "127.0.0.1:1", SMTP: "127.0.0.1:2", CAFile: bad}); err == nil || !strings.Contains(err.Error(), "ca_file") {
+			t.Fatalf("got %v", err)
 		}
 	})
 }

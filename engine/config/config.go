@@ -64,8 +64,28 @@ type Mail struct {
 	Username    string `toml:"username"`
 	Password    string `toml:"password"`
 	PasswordEnv string `toml:"password_env"`
-	SentFolder  string `toml:"sent_folder"`
-	TLS         string `toml:"tls"`
+	// SentFolder empty: the mailbox the server marks \Sent (SPECIAL-USE).
+	SentFolder string `toml:"sent_folder"`
+	TLS        string `toml:"tls"`
+	// Account names an [accounts.NAME]; it replaces username/password.
+	Account string `toml:"account"`
+	// From is the sender address; required when the login name is not one.
+	From   string `toml:"from"`
+	CAFile string `toml:"ca_file"`
+	// Auth forces a SASL mechanism: plain, login, xoauth2, oauthbearer.
+	Auth string `toml:"auth"`
+	// Preset "gmail" fills in Gmail's hosts and habits.
+	Preset string `toml:"preset"`
+	Inbox  string `toml:"inbox"`
+	// AppendSent false: the provider files sent mail itself (Microsoft
+	// 365 does; the gmail preset knows Gmail does). Default true.
+	AppendSent *bool `toml:"append_sent"`
+	// SelfCopy false: no copy of each send to the account's own address
+	// (the copy confirms a send whose final reply was lost). Default true.
+	SelfCopy       *bool    `toml:"self_copy"`
+	DialTimeout    Duration `toml:"dial_timeout"`
+	CommandTimeout Duration `toml:"command_timeout"`
+	Timeout        Duration `toml:"timeout"`
 }
 
 type Sheets struct {
@@ -141,8 +161,9 @@ func Default() Config {
 			ApprovalReminder:    Duration{time.Hour},
 		},
 		Connectors: Connectors{
-			Files:  Files{Roots: []string{"~/Keep"}},
-			Mail:   Mail{IMAP: "imap.gmail.com:993", SMTP: "smtp.gmail.com:587", PasswordEnv: "KEEP_MAIL_PASSWORD", SentFolder: "[Gmail]/Sent Mail"},
+			Files: Files{Roots: []string{"~/Keep"}},
+			Mail: Mail{IMAP: "imap.gmail.com:993", SMTP: "smtp.gmail.com:587", PasswordEnv: "KEEP_MAIL_PASSWORD", Inbox: "INBOX",
+				DialTimeout: Duration{15 * time.Second}, CommandTimeout: Duration{time.Minute}, Timeout: Duration{2 * time.Minute}},
 			Sheets: Sheets{Roots: []string{"~/Keep"}},
 			Slack:  Slack{APIBase: "https://slack.com/api", TokenEnv: "KEEP_SLACK_TOKEN"},
 		},

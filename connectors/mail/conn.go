@@ -1,0 +1,65 @@
+package mail
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"time"
+)
+
+// dial connects to addr within DialTimeout, TLS handshake included for
+// implicit TLS. The connection returned enforces CommandTimeout: once a
+// command is written, the server must answer within it.
+func (c *Connector) dial(ctx context.Context, addr string, nextProto string) (net.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	raw, err := d.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	conn := net.Conn(&cmdConn{Conn: raw, timeout: c.cfg.CommandTimeout})
+	// The greeting is the first reply we wait for.
+	_ = raw.SetReadDeadline(time.Now().Add(c.cfg.DialTimeout + c.cfg.CommandTimeout))
+	if c.cfg.tlsModeFor(addr) == TLSImplicit {
+		tc := c.tlsConfig(addr)
+		if tc.NextProtos == nil && nextProto != "" {
+			tc.NextProtos = []string{nextProto}
+		}
+		tlsConn := tls.Client(conn, tc)
+		if err := tlsConn.HandshakeContext(dctx); err != nil {
+			raw.Close()
+			return nil, err
+		}
+		conn = tlsConn
+	}
+	return conn, nil
+}
+
+// cmdConn bounds every wait for the server by a command timeout: a write
+// (a command) or a read that made progress moves the read deadline to
+// timeout from now. The client libraries' own deadlines (imapclient waits
+// forever between responses) give way to it; within one call there is
+// always a command outstanding, so a silent server is a dead one.
+type cmdConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func (c *cmdConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	_ = c.Conn.SetReadDeadline(time.Now().Add(c.timeout))
+	return n, err
+}
+
+func (c *cmdConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(c.timeout))
+	}
+	return n, err
+}
+
+func (c *cmdConn) SetReadDeadline(time.Time) error { return nil }
+
+func (c *cmdConn) SetDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(t) }
