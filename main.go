@@ -881,20 +881,9 @@ func cmdInit(_ context.Context, c *cli, o *opts) error {
 		return err
 	}
 	for _, wf := range workflows.All() {
-		p := filepath.Join(dir, wf.Name)
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			fmt.Fprintf(c.stdout, "kept %s (already there)\n", p)
-			continue
-		}
-		if err != nil {
+		if err := c.writeNew(filepath.Join(dir, wf.Name), wf.Source); err != nil {
 			return err
 		}
-		_, werr := f.Write(wf.Source)
-		if err := errors.Join(werr, f.Close()); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "wrote %s\n", p)
 	}
 	if err := writeTypes(c, dir); err != nil {
 		return err
@@ -1600,7 +1589,12 @@ func writeTypes(c *cli, dir string) error {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "wrote %s\n", p)
-	p = filepath.Join(dir, "jsconfig.json")
+	return c.writeNew(filepath.Join(dir, "jsconfig.json"), []byte(reference.JSConfig))
+}
+
+// writeNew writes a file that is not there yet (mode 0600) and says so; one
+// already there is kept as it is.
+func (c *cli) writeNew(p string, data []byte) error {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		fmt.Fprintf(c.stdout, "kept %s (already there)\n", p)
@@ -1609,7 +1603,7 @@ func writeTypes(c *cli, dir string) error {
 	if err != nil {
 		return err
 	}
-	_, werr := f.WriteString(reference.JSConfig)
+	_, werr := f.Write(data)
 	if err := errors.Join(werr, f.Close()); err != nil {
 		return err
 	}

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os/exec"
 	"strings"
-	"time"
 
 	"keep/storage"
 )
@@ -173,48 +171,12 @@ func (r EndpointRepairer) Repair(ctx context.Context, req RepairRequest) (string
 	if err != nil {
 		return "", err
 	}
-	body, _ := json.Marshal(map[string]any{
-		"model": r.Model,
-		"messages": []map[string]string{
-			{"role": "system", "content": repairPrompt},
-			{"role": "user", "content": string(user)},
-		},
-	})
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(body))
+	chat := &Chat{URL: r.URL, Model: r.Model, APIKey: r.APIKey, Client: r.Client}
+	answer, err := chat.Complete(ctx, []ChatMessage{{Role: "system", Content: repairPrompt}, {Role: "user", Content: string(user)}})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("repair: %w", err)
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if r.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+r.APIKey)
-	}
-	client := r.Client
-	if client == nil {
-		client = &http.Client{Timeout: 5 * time.Minute}
-	}
-	resp, err := client.Do(hreq)
-	if err != nil {
-		return "", fmt.Errorf("repair endpoint: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return "", fmt.Errorf("repair endpoint: %w", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("repair endpoint answered %s: %s", resp.Status, clip(string(raw), 300))
-	}
-	var out struct {
-		Choices []struct {
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || len(out.Choices) == 0 {
-		return "", fmt.Errorf("repair endpoint: no choices in its answer")
-	}
-	return stripFence(out.Choices[0].Message.Content), nil
+	return stripFence(answer), nil
 }
 
 // stripFence removes a Markdown code fence around a model's answer.

@@ -347,11 +347,7 @@ func (k capturing) Do(ctx context.Context, call connectors.Call) (any, error) {
 // grants deciding what would wait for approval. The workflow's own database
 // is only read.
 func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error) {
-	w, err := e.workflowByName(ctx, workflow)
-	if err != nil {
-		return nil, err
-	}
-	sv, err := e.db.Read().ScriptVersion(ctx, w.ID, w.Version)
+	sv, err := e.Script(ctx, workflow)
 	if err != nil {
 		return nil, err
 	}
