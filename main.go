@@ -1652,6 +1652,9 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 // of the summary keep new and edit print.
 func printTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 	fmt.Fprintf(w, "dry run of %s: a throw-away copy that started %s; reads were real, nothing was changed\n", rep.Workflow, rep.StartedFrom)
+	if rep.Note != "" {
+		fmt.Fprintln(w, rep.Note)
+	}
 	fmt.Fprintf(w, "\ninputs (%d):\n", len(rep.Inputs))
 	for _, in := range rep.Inputs {
 		fmt.Fprintf(w, "  %s/%s %s  %s\n", in.Source, in.Type, in.ExternalID, in.Title)

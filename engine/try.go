@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -42,12 +43,16 @@ type TryOptions struct {
 // TryReport is what a dry run would have done.
 type TryReport struct {
 	Workflow string `json:"workflow"`
-	// StartedFrom is always "empty": the dry run does not copy a deployed
-	// workflow's events or cursors, so producers read as on a first deploy.
-	StartedFrom string        `json:"started_from"`
-	Inputs      []TryInput    `json:"inputs"`
-	Mutations   []TryMutation `json:"mutations"`
-	Runs        []TryRun      `json:"runs"`
+	// StartedFrom is "empty" for a file (keep try: producers read as on a
+	// first deploy), or "from a copy of the database" for a deployed
+	// workflow (API.DryRun: its events, state and grants as they are).
+	StartedFrom string `json:"started_from"`
+	// Note says why nothing may have run: the workflow is paused, or waits
+	// for you.
+	Note      string        `json:"note,omitempty"`
+	Inputs    []TryInput    `json:"inputs"`
+	Mutations []TryMutation `json:"mutations"`
+	Runs      []TryRun      `json:"runs"`
 	// PendingEvents were left unhandled (the limit, or a consumer that
 	// reserved nothing).
 	PendingEvents int  `json:"pending_events"`
@@ -89,9 +94,112 @@ type TryRun struct {
 }
 
 // Try dry-runs a workflow file with the connectors of reg (reads are real;
-// mutations are captured). pol is the real policy: its default mutation
-// mode says what a new workflow's mutations would need.
+// mutations are captured) on a database that starts empty. pol is the real
+// policy: its default mutation mode says what a new workflow's mutations
+// would need, unless opts carries a deployed workflow's grants.
 func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
+	return dryRun(ctx, reg, pol, opts, nil, func(te *Engine) (*sandbox.Script, string, error) {
+		sc, err := te.Validate(fileName, src)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := checkProducer(sc, opts.Producer); err != nil {
+			return nil, "", err
+		}
+		dep, err := te.Deploy(ctx, fileName, src, "")
+		if err != nil {
+			return nil, "", err
+		}
+		return sc, dep.Workflow, nil
+	})
+}
+
+// DryRun implements API: what a deployed workflow's next runs would do, on
+// a snapshot of the database (its events, state and grants as they are),
+// with every producer due now. The database itself is only read.
+func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error) {
+	sv, err := e.Script(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Grants, err = e.Grants(ctx, workflow); err != nil {
+		return nil, err
+	}
+	opts.Deployed = true
+	snapshot := func(path string) error { return e.db.Snapshot(ctx, path) }
+	return dryRun(ctx, e.reg, e.pol, opts, snapshot, func(te *Engine) (*sandbox.Script, string, error) {
+		sc, err := te.Validate(sv.FileName, []byte(sv.Source))
+		if err != nil {
+			return nil, "", err
+		}
+		if err := checkProducer(sc, opts.Producer); err != nil {
+			return nil, "", err
+		}
+		wfs, err := te.Workflows(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, w := range wfs {
+			if w.Name != workflow && w.Status == "active" {
+				if err := te.Pause(ctx, w.Name); err != nil {
+					return nil, "", err
+				}
+			}
+		}
+		// Every call is captured whatever the grants say; which would wait
+		// for approval is worked out from the real grants afterwards.
+		for _, g := range opts.Grants {
+			if err := te.Grant(ctx, workflow, GrantView{Capability: g.Capability, Scope: g.Scope, Mode: "allow"}); err != nil {
+				return nil, "", err
+			}
+		}
+		for _, c := range sc.Capabilities {
+			if err := te.Grant(ctx, workflow, GrantView{Capability: c, Mode: "allow"}); err != nil {
+				return nil, "", err
+			}
+		}
+		return sc, workflow, te.dueNow(ctx, workflow, sc, "")
+	})
+}
+
+func checkProducer(sc *sandbox.Script, producer string) error {
+	if producer == "" || slices.ContainsFunc(sc.Workflow.Producers, func(p sandbox.Producer) bool { return p.Name == producer }) {
+		return nil
+	}
+	var names []string
+	for _, p := range sc.Workflow.Producers {
+		names = append(names, p.Name)
+	}
+	return fmt.Errorf("try: workflow %s has no producer %q (it has: %s)", sc.Workflow.Name, producer, strings.Join(names, ", "))
+}
+
+// dueNow makes the producers of a dry run's workflow due now: only, when
+// producer is given, that one.
+func (e *Engine) dueNow(ctx context.Context, workflow string, sc *sandbox.Script, producer string) error {
+	now := e.now()
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		w, err := tx.WorkflowByName(ctx, workflow)
+		if err != nil {
+			return err
+		}
+		for _, p := range sc.Workflow.Producers {
+			at := &now
+			if producer != "" && p.Name != producer {
+				at = nil
+			}
+			if err := tx.SetNextRun(ctx, w.ID, p.Name, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// dryRun is the body of Try and DryRun: a temporary database (empty, or
+// the snapshot writes it), an engine on it behind the capture, setup's
+// workflow drained, and the report of what that did.
+func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryOptions, snapshot func(path string) error,
+	setup func(te *Engine) (*sandbox.Script, string, error)) (*TryReport, error) {
 	if opts.Limit <= 0 {
 		opts.Limit = DefaultTryLimit
 	}
@@ -100,8 +208,16 @@ func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName str
 		return nil, fmt.Errorf("try: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "try.db")
+	startedFrom := "empty"
+	if snapshot != nil {
+		if err := snapshot(path); err != nil {
+			return nil, fmt.Errorf("try: %w", err)
+		}
+		startedFrom = "from a copy of the database"
+	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := storage.Open(ctx, storage.Opts{Path: filepath.Join(dir, "try.db"), Logger: quiet})
+	db, err := storage.Open(ctx, storage.Opts{Path: path, Logger: quiet})
 	if err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
@@ -118,40 +234,22 @@ func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName str
 	if err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
-	sc, err := te.Validate(fileName, src)
+	sc, name, err := setup(te)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Producer != "" && !slices.ContainsFunc(sc.Workflow.Producers, func(p sandbox.Producer) bool { return p.Name == opts.Producer }) {
-		var names []string
-		for _, p := range sc.Workflow.Producers {
-			names = append(names, p.Name)
-		}
-		return nil, fmt.Errorf("try: workflow %s has no producer %q (it has: %s)", sc.Workflow.Name, opts.Producer, strings.Join(names, ", "))
-	}
-	dep, err := te.Deploy(ctx, fileName, src, "")
-	if err != nil {
-		return nil, err
-	}
-	name := dep.Workflow
-	if opts.Producer != "" {
-		err := db.Write(ctx, func(tx *storage.Tx) error {
-			w, err := tx.WorkflowByName(ctx, name)
-			if err != nil {
-				return err
-			}
-			for _, p := range sc.Workflow.Producers {
-				if p.Name != opts.Producer {
-					if err := tx.SetNextRun(ctx, w.ID, p.Name, nil); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
+	if snapshot == nil && opts.Producer != "" {
+		if err := te.dueNow(ctx, name, sc, opts.Producer); err != nil {
 			return nil, fmt.Errorf("try: %w", err)
 		}
+	}
+	base, err := te.marks(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("try: %w", err)
+	}
+	note, err := te.stillNote(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("try: %w", err)
 	}
 	if err := te.Drain(ctx); err != nil {
 		return nil, fmt.Errorf("try: %w", err)
@@ -163,7 +261,7 @@ func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName str
 			grants = append(grants, GrantView{Capability: c, Mode: pol.DefaultMutationMode})
 		}
 	}
-	rep := &TryReport{Workflow: name, StartedFrom: "empty", LimitReached: cap.reached(), Inputs: []TryInput{},
+	rep := &TryReport{Workflow: name, StartedFrom: startedFrom, Note: note, LimitReached: cap.reached(), Inputs: []TryInput{},
 		Mutations: []TryMutation{}, Runs: []TryRun{}, Capabilities: []GrantView{},
 		ApprovalsFrom: "the deployed workflow's grants"}
 	if !opts.Deployed {
@@ -176,13 +274,62 @@ func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName str
 		}
 		rep.Capabilities = append(rep.Capabilities, g)
 	}
-	if err := rep.fill(ctx, te, reg, grants); err != nil {
+	if err := rep.fill(ctx, te, reg, grants, base); err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
 	return rep, nil
 }
 
-func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Registry, grants []GrantView) error {
+// stillNote says why a workflow would not run now, or "".
+func (e *Engine) stillNote(ctx context.Context, name string) (string, error) {
+	w, err := e.Workflow(ctx, name)
+	switch {
+	case err != nil:
+		return "", err
+	case w.Status != "active":
+		return "the workflow is " + w.Status + ": nothing runs until you resume it", nil
+	case w.Block != nil:
+		return "the workflow waits for you (" + w.Block.Reason + "): nothing new runs until that is answered", nil
+	}
+	return "", nil
+}
+
+// marks are the newest ids of a workflow's rows before a dry run drains
+// it: what the report shows is what comes after.
+type marks struct{ mutation, run, input int64 }
+
+func (e *Engine) marks(ctx context.Context, name string) (marks, error) {
+	var m marks
+	muts, err := e.Mutations(ctx, name, "")
+	if err != nil {
+		return m, err
+	}
+	for _, x := range muts {
+		m.mutation = max(m.mutation, idOf(x.ID))
+	}
+	runs, err := e.Runs(ctx, name, Page{Limit: 1})
+	if err != nil {
+		return m, err
+	}
+	ins, err := e.Inputs(ctx, name, Page{Limit: 1})
+	if err != nil {
+		return m, err
+	}
+	if len(runs) > 0 {
+		m.run = idOf(runs[0].ID)
+	}
+	if len(ins) > 0 {
+		m.input = idOf(ins[0].InputID)
+	}
+	return m, nil
+}
+
+func idOf(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Registry, grants []GrantView, base marks) error {
 	inputs, err := te.Inputs(ctx, rep.Workflow, Page{Limit: 10000})
 	if err != nil {
 		return err
@@ -190,9 +337,11 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 	causes := map[string][]string{} // mutation id → input titles
 	for i := len(inputs) - 1; i >= 0; i-- {
 		in := inputs[i]
-		rep.Inputs = append(rep.Inputs, TryInput{Source: in.Source, Type: in.Type, ExternalID: in.ExternalID, Title: in.Title})
 		for _, o := range in.Outputs {
 			causes[o.MutationID] = append(causes[o.MutationID], in.Title)
+		}
+		if idOf(in.InputID) > base.input {
+			rep.Inputs = append(rep.Inputs, TryInput{Source: in.Source, Type: in.Type, ExternalID: in.ExternalID, Title: in.Title})
 		}
 	}
 	muts, err := te.Mutations(ctx, rep.Workflow, "applied") // only a capture "applies" here
@@ -201,6 +350,9 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 	}
 	slices.SortFunc(muts, func(a, b MutationView) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	for _, m := range muts {
+		if idOf(m.ID) <= base.mutation {
+			continue
+		}
 		tm := TryMutation{Connector: m.Connector, Method: m.Method, Params: m.Params, Preview: m.Preview, Title: m.UITitle,
 			RunID: m.RunID, CausedBy: orNone(causes[m.ID]), Approval: "allowed"}
 		var params map[string]any
@@ -219,6 +371,9 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 		return err
 	}
 	for i := len(runs) - 1; i >= 0; i-- {
+		if idOf(runs[i].ID) <= base.run {
+			continue
+		}
 		tr, err := te.Trace(ctx, runs[i].ID)
 		if err != nil {
 			return err
@@ -341,20 +496,4 @@ func (k capturing) Do(ctx context.Context, call connectors.Call) (any, error) {
 		return nil, &connectors.Error{Class: connectors.Transient, Err: errTryLimit}
 	}
 	return map[string]any{"dryRun": true}, nil
-}
-
-// DryRun implements API: Try on a deployed workflow's current script, its
-// grants deciding what would wait for approval. The workflow's own database
-// is only read.
-func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error) {
-	sv, err := e.Script(ctx, workflow)
-	if err != nil {
-		return nil, err
-	}
-	grants, err := e.Grants(ctx, workflow)
-	if err != nil {
-		return nil, err
-	}
-	opts.Grants, opts.Deployed = grants, true
-	return Try(ctx, e.reg, e.pol, sv.FileName, []byte(sv.Source), opts)
 }

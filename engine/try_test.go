@@ -123,7 +123,7 @@ func TestDryRunCapturesMutationsAndTouchesNothingReal(t *testing.T) {
 		t.Errorf("the real database has %d runs after a dry run", len(runs))
 	}
 
-	if rep.StartedFrom != "empty" || len(rep.Inputs) != 2 {
+	if rep.StartedFrom != "from a copy of the database" || len(rep.Inputs) != 2 {
 		t.Fatalf("report inputs = %+v (from %q)", rep.Inputs, rep.StartedFrom)
 	}
 	var posts, appends []TryMutation
@@ -189,5 +189,84 @@ func TestTryOneProducerWithALimit(t *testing.T) {
 	}
 	if _, err := Try(ctx, b.e.reg, b.e.pol, "bad.js", []byte("export default Keep.workflow({})"), TryOptions{}); err == nil {
 		t.Error("an invalid file was tried")
+	}
+}
+
+// noteLogWorkflow appends one line per note in inbox/ to log.txt.
+const noteLogWorkflow = `export default Keep.workflow({
+  name: "notes",
+  topics: { "note.found": {} },
+  producers: {
+    scan: { publishes: ["note.found"], schedule: { interval: "1h" }, handler: async (ctx) => {
+      for (const f of await ctx.files.list({ dir: "inbox", glob: "*.txt" })) {
+        const inputId = ctx.registerInput({ source: "files", type: "file", id: f.path, title: "Note " + f.name });
+        await ctx.publish("note.found", { messageId: f.path, inputId, payload: { name: f.name } });
+      }
+    } },
+  },
+  consumers: {
+    log: Keep.consumer({
+      subscribe: ["note.found"],
+      async prepare(ctx) {
+        const [e] = await ctx.peek("note.found", { limit: 1 });
+        if (!e) return { reservations: [], data: {} };
+        return { reservations: [{ topic: "note.found", ids: [e.messageId] }], data: e.payload, ui: { title: "Log " + e.payload.name } };
+      },
+      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: p.data.name + "\n" }); },
+      async next() {},
+    }),
+  },
+});
+`
+
+// TestDryRunStartsFromTheDeployedState: a note the workflow has already
+// logged is not shown again; only the new one is, and log.txt stays as the
+// real run left it.
+func TestDryRunStartsFromTheDeployedState(t *testing.T) {
+	b := setup(t, allowMutations)
+	ctx := context.Background()
+	write := func(rel, s string) {
+		p := filepath.Join(b.root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("inbox/a.txt", "a")
+	b.deploy("notes", noteLogWorkflow)
+	if err := b.e.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(b.root, "log.txt")
+	if got, _ := os.ReadFile(logPath); string(got) != "a.txt\n" {
+		t.Fatalf("the real run logged %q", got)
+	}
+	write("inbox/b.txt", "b")
+
+	rep, err := b.e.DryRun(ctx, "notes", TryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Mutations) != 1 || !strings.Contains(string(rep.Mutations[0].Params), "b.txt") || rep.Mutations[0].NeedsApproval {
+		t.Fatalf("dry run mutations = %+v, want only b.txt's append, allowed", rep.Mutations)
+	}
+	if len(rep.Inputs) != 1 || rep.Inputs[0].ExternalID != "inbox/b.txt" {
+		t.Errorf("dry run inputs = %+v, want only the new note", rep.Inputs)
+	}
+	if got, _ := os.ReadFile(logPath); string(got) != "a.txt\n" {
+		t.Errorf("log.txt after the dry run = %q", got)
+	}
+
+	if err := b.e.Pause(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = b.e.DryRun(ctx, "notes", TryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Mutations) != 0 || !strings.Contains(rep.Note, "paused") {
+		t.Errorf("a paused workflow's dry run: %d mutations, note %q", len(rep.Mutations), rep.Note)
 	}
 }

@@ -120,8 +120,11 @@ func (d *dryRun) lines() []string {
 		return []string{"Running it on a throw-away copy (real reads, no changes)…"}
 	}
 	r := d.rep
-	out := []string{fmt.Sprintf("From an empty copy: %d inputs, %d mutations, %d events left pending.",
-		len(r.Inputs), len(r.Mutations), r.PendingEvents)}
+	out := []string{fmt.Sprintf("A throw-away copy that started %s: %d new inputs, %d mutations, %d events left pending.",
+		r.StartedFrom, len(r.Inputs), len(r.Mutations), r.PendingEvents)}
+	if r.Note != "" {
+		out = append(out, r.Note)
+	}
 	if r.LimitReached {
 		out = append(out, "Stopped at the limit of captured mutations; there is more.")
 	}
