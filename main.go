@@ -188,6 +188,14 @@ func init() {
 	commands = []*command{
 		{name: "help", args: "[COMMAND | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
 			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
+		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path)",
+			maxArgs: 1, run: cmdInit},
+		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem",
+			minArgs: 1, maxArgs: 1, run: cmdValidate},
+		{name: "deploy", args: "FILE [--name NAME] [--json]", summary: "validate and store a new version of a workflow",
+			minArgs: 1, maxArgs: 1, run: cmdDeploy, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.StringVar(&o.name, "name", "", "workflow name (default: the name in the file)")
+			})},
 		{name: "try", args: "FILE [--producer P] [--limit N] [--json]",
 			summary: "dry-run a workflow on a throw-away copy: real reads, every mutation shown instead of performed",
 			minArgs: 1, maxArgs: 1, run: cmdTry, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
@@ -202,14 +210,6 @@ func init() {
 			minArgs: 2, maxArgs: 2, run: cmdEdit, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.out, "o", "", "write the draft here (default: the file, or NAME.js in this folder)")
 			}},
-		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path)",
-			maxArgs: 1, run: cmdInit},
-		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem",
-			minArgs: 1, maxArgs: 1, run: cmdValidate},
-		{name: "deploy", args: "FILE [--name NAME] [--json]", summary: "validate and store a new version of a workflow",
-			minArgs: 1, maxArgs: 1, run: cmdDeploy, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				fs.StringVar(&o.name, "name", "", "workflow name (default: the name in the file)")
-			})},
 		{name: "workflows", args: "[--json]", summary: "list workflows", run: cmdWorkflows, flags: withJSON(nil)},
 		{name: "status", args: "WORKFLOW [--json]", summary: "one workflow in detail",
 			minArgs: 1, maxArgs: 1, run: cmdStatus, flags: withJSON(nil)},
