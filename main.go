@@ -910,19 +910,29 @@ func printValidation(stderr io.Writer, err error) error {
 	return err
 }
 
-func cmdValidate(_ context.Context, c *cli, o *opts) error {
-	file := o.args[0]
+// load reads and checks a workflow file as `keep validate` does; its
+// diagnostics are already printed when it fails.
+func (c *cli) load(file string) (*sandbox.Script, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	lo, err := c.loadOptions()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sc, err := sandbox.Load(file, src, lo)
 	if err != nil {
-		return printValidation(c.stderr, err)
+		return nil, printValidation(c.stderr, err)
+	}
+	return sc, nil
+}
+
+func cmdValidate(_ context.Context, c *cli, o *opts) error {
+	file := o.args[0]
+	sc, err := c.load(file)
+	if err != nil {
+		return err
 	}
 	w := sc.Workflow
 	fmt.Fprintf(c.stdout, "%s: ok: workflow %q, %d topics, %d producers, %d consumers\n",
@@ -1615,7 +1625,7 @@ func (c *cli) writeNew(p string, data []byte) error {
 // empty, and a daemon, if one answers, says which grants apply.
 func cmdTry(ctx context.Context, c *cli, o *opts) error {
 	file := o.args[0]
-	src, err := os.ReadFile(file)
+	sc, err := c.load(file)
 	if err != nil {
 		return err
 	}
@@ -1623,21 +1633,13 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
-	lo, err := c.loadOptions()
-	if err != nil {
-		return err
-	}
-	sc, err := sandbox.Load(file, src, lo)
-	if err != nil {
-		return printValidation(c.stderr, err)
-	}
 	opts := engine.TryOptions{Producer: o.producer, Limit: o.limit}
 	if client, ok := c.attach(); ok {
 		if grants, err := client.Grants(ctx, sc.Workflow.Name); err == nil {
 			opts.Grants, opts.Deployed = grants, true
 		}
 	}
-	rep, err := engine.Try(ctx, reg, engine.PolicyFrom(cfg.Policy), file, src, opts)
+	rep, err := engine.Try(ctx, reg, engine.PolicyFrom(cfg.Policy), file, sc.Source, opts)
 	if err != nil {
 		return printValidation(c.stderr, err)
 	}
