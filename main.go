@@ -1680,7 +1680,7 @@ func printTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 			fmt.Fprintf(w, "  %s (now: %s)\n", g.Capability, g.Mode)
 		}
 	}
-	fmt.Fprintf(w, "\napprovals as decided by %s\n", rep.ApprovalsFrom)
+	fmt.Fprintf(w, "\napprovals follow %s\n", rep.ApprovalsFrom)
 	fmt.Fprintf(w, "events left pending: %d\n", rep.PendingEvents)
 	if !traces {
 		return
