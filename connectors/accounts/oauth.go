@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -85,7 +86,9 @@ func (d Def) endpoint() (oauth2.Endpoint, error) {
 	if d.AuthURL == "" || d.TokenURL == "" {
 		return oauth2.Endpoint{}, errors.New("kind oauth2 needs a provider (google, microsoft) or both auth_url and token_url")
 	}
-	return oauth2.Endpoint{AuthURL: d.AuthURL, TokenURL: d.TokenURL, DeviceAuthURL: d.DeviceURL}, nil
+	// the client credentials go in the form: auto-detection would send a
+	// refused request twice, and every provider keep has met accepts this
+	return oauth2.Endpoint{AuthURL: d.AuthURL, TokenURL: d.TokenURL, DeviceAuthURL: d.DeviceURL, AuthStyle: oauth2.AuthStyleInParams}, nil
 }
 
 // scopes expands a preset's short names; a full URL passes as it is.
@@ -150,7 +153,7 @@ func (s *Store) refresh(ctx context.Context, d Def, e *entry) (string, error) {
 			cur = &entry{ClientSecret: e.ClientSecret}
 			f.Accounts[d.Name] = cur
 		}
-		cur.AccessToken, cur.TokenType, cur.Expiry, cur.Refused = tok.AccessToken, tok.TokenType, tok.Expiry, ""
+		cur.AccessToken, cur.TokenType, cur.Expiry, cur.Refused = tok.AccessToken, tok.TokenType, s.expiry(tok), ""
 		if tok.RefreshToken != "" {
 			cur.RefreshToken = tok.RefreshToken // the provider rotated it
 		}
@@ -182,4 +185,13 @@ func scrub(err error) string {
 		return msg[:i]
 	}
 	return msg
+}
+
+// expiry is when a token expires on the store's clock: golang.org/x/oauth2
+// computes it from the wall clock and the provider's expires_in.
+func (s *Store) expiry(tok *oauth2.Token) time.Time {
+	if tok.Expiry.IsZero() {
+		return time.Time{}
+	}
+	return s.now().Add(time.Until(tok.Expiry)).UTC()
 }
