@@ -191,22 +191,22 @@ func (s *Store) secret(ctx context.Context, d Def) (string, error) {
 	e := f.Accounts[d.Name]
 	if d.Kind != OAuth2 {
 		if e == nil || e.Secret == "" {
-			return "", signIn(d.Name, "not signed in")
+			return "", NeedsSignIn(d.Name, "not signed in")
 		}
 		return e.Secret, nil
 	}
 	if e == nil || (e.RefreshToken == "" && e.AccessToken == "") {
-		return "", signIn(d.Name, "not signed in")
+		return "", NeedsSignIn(d.Name, "not signed in")
 	}
 	if e.Refused != "" {
-		return "", signIn(d.Name, e.Refused)
+		return "", NeedsSignIn(d.Name, e.Refused)
 	}
 	fresh := e.AccessToken != "" && (e.Expiry.IsZero() || e.Expiry.Sub(s.now()) > s.refreshBefore)
 	if fresh && !s.invalid[d.Name] {
 		return e.AccessToken, nil
 	}
 	if e.RefreshToken == "" {
-		return "", signIn(d.Name, "the access token expired and there is no refresh token")
+		return "", NeedsSignIn(d.Name, "the access token expired and there is no refresh token")
 	}
 	tok, err := s.refresh(ctx, d, e)
 	if err != nil {

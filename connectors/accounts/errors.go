@@ -18,7 +18,10 @@ func (e *SignInError) Error() string {
 	return "sign in to " + e.Account + " again (" + LoginCommand(e.Account) + "): " + e.Why
 }
 
-func signIn(name, why string) *connectors.Error {
+// NeedsSignIn is the auth failure of an account: the user must sign in to
+// it again. A connector whose service refuses an account's secret (a 401
+// after a refresh) returns it.
+func NeedsSignIn(name, why string) *connectors.Error {
 	return &connectors.Error{Class: connectors.Auth, Err: &SignInError{Account: name, Why: why}}
 }
 

@@ -139,7 +139,7 @@ func (s *Store) refresh(ctx context.Context, d Def, e *entry) (string, error) {
 			}); uerr != nil {
 				return "", connectors.Errorf(connectors.Internal, "account %s: %w", d.Name, uerr)
 			}
-			return "", signIn(d.Name, why)
+			return "", NeedsSignIn(d.Name, why)
 		}
 		if errors.As(err, &re) {
 			// a status and the provider's error code, never its body

@@ -304,6 +304,16 @@ func (s *Server) FailRefreshes(n int) {
 	s.failNext = n
 }
 
+// Issue grants a refresh token for scope as if the user had signed in,
+// for tests that start from a signed-in account.
+func (s *Server) Issue(scope string) (refreshToken string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt := "rt-" + random()
+	s.refresh[rt] = scope
+	return rt
+}
+
 // Bearer returns the bearer token of a request ("" if none).
 func Bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
