@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/connectors/accounts"
 	"keep/connectors/files"
 	khttp "keep/connectors/http"
 	"keep/connectors/mail"
@@ -24,6 +25,9 @@ type ConnectorOpts struct {
 	// Now is the clock ctx.system.now reads; defaults to time.Now. The
 	// engine's injected clock goes here so scripts and scheduler agree.
 	Now func() time.Time
+	// Accounts holds the accounts connectors sign in with; nil: opened
+	// from the config (credentials.json next to the config file).
+	Accounts *accounts.Store
 }
 
 // Connectors builds the registry of every connector from the config.
@@ -31,6 +35,13 @@ type ConnectorOpts struct {
 // environment variables it names; scripts never see them.
 func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, error) {
 	reg := connectors.NewRegistry()
+	accts := opts.Accounts
+	if accts == nil {
+		var err error
+		if accts, err = OpenAccounts(cfg); err != nil {
+			return nil, err
+		}
+	}
 	// calendar events are a known input source with no connector of its own yet
 	reg.AddSource("calendar", "event")
 	expand := func(roots []string) []string {
@@ -45,7 +56,11 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.files: %w", err)
 	}
 	reg.Register(fc)
-	hc, err := khttp.New(khttp.Config{AllowHosts: cfg.Connectors.HTTP.AllowHosts})
+	hosts, err := hostAccounts(cfg, accts)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := khttp.New(khttp.Config{AllowHosts: cfg.Connectors.HTTP.AllowHosts, Hosts: hosts})
 	if err != nil {
 		return nil, fmt.Errorf("connectors.http: %w", err)
 	}

@@ -7,6 +7,7 @@
 package oauthtest
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +41,7 @@ type Server struct {
 	access    map[string]token
 	refresh   map[string]string // refresh token → scope; absent when revoked
 	refreshes int
+	requests  int // to the token endpoint
 	failNext  int // answer the next refreshes with 503
 }
 
@@ -139,6 +142,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.requests++
 	f := r.PostForm
 	switch f.Get("grant_type") {
 	case "authorization_code":
@@ -214,6 +218,7 @@ func (s *Server) deviceAuth(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"device_code": dc, "user_code": uc, "verification_uri": s.URL + "/device/verify",
+		"verification_uri_complete": s.URL + "/device/verify?user_code=" + uc,
 		"expires_in": 600, "interval": 1})
 }
 
@@ -297,6 +302,13 @@ func (s *Server) Refreshes() int {
 	return s.refreshes
 }
 
+// TokenRequests counts every request to the token endpoint.
+func (s *Server) TokenRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
+}
+
 // FailRefreshes makes the next n refreshes answer 503.
 func (s *Server) FailRefreshes(n int) {
 	s.mu.Lock()
@@ -321,4 +333,54 @@ func Bearer(r *http.Request) string {
 		return h[7:]
 	}
 	return ""
+}
+
+// Browser is the user at a browser: an io.Writer for a sign-in's output
+// that opens the first address of this provider it shows (the
+// authorization URL, or the device page with the code filled in), so the
+// provider redirects to the loopback listener or approves the device.
+type Browser struct {
+	s    *Server
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	done bool
+	// Visited receives the status of the visit.
+	Visited chan int
+}
+
+// Browser returns a new Browser for this provider.
+func (s *Server) Browser() *Browser { return &Browser{s: s, Visited: make(chan int, 1)} }
+
+var addressRE = regexp.MustCompile(`https?://[^\s]+`)
+
+func (b *Browser) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if b.done {
+		return len(p), nil
+	}
+	for _, u := range addressRE.FindAllString(b.buf.String(), -1) {
+		if strings.HasPrefix(u, b.s.URL+"/authorize?") || strings.HasPrefix(u, b.s.URL+"/device/verify?") {
+			b.done = true
+			go func() {
+				resp, err := http.Get(u)
+				if err != nil {
+					b.Visited <- 0
+					return
+				}
+				resp.Body.Close()
+				b.Visited <- resp.StatusCode
+			}()
+			break
+		}
+	}
+	return len(p), nil
+}
+
+// String is everything written so far.
+func (b *Browser) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
