@@ -219,7 +219,7 @@ func (s *Server) deviceAuth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"device_code": dc, "user_code": uc, "verification_uri": s.URL + "/device/verify",
 		"verification_uri_complete": s.URL + "/device/verify?user_code=" + uc,
-		"expires_in": 600, "interval": 1})
+		"expires_in":                600, "interval": 1})
 }
 
 // verify is the page the user opens on another device: entering the code
