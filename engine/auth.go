@@ -26,6 +26,13 @@ const AttentionAuth = "auth"
 // AccountView is an account and its state, without secrets.
 type AccountView = accounts.Status
 
+// Account states.
+const (
+	AccountOK          = accounts.StateOK
+	AccountExpiresSoon = accounts.StateExpiresSoon
+	AccountNeedsSignIn = accounts.StateNeedsSignIn
+)
+
 // AccountLister is the part of the API that lists accounts; the in-process
 // engine implements it.
 type AccountLister interface {
