@@ -30,7 +30,9 @@ const accountRowLines = 2
 
 func newAccountsPane(sh *shared) *accountsPane {
 	return &accountsPane{localList: localList[engine.AccountView]{base: base{sh: sh},
-		match:     func(a engine.AccountView, f string) bool { return strings.Contains(strings.ToLower(a.Name+" "+a.State), f) },
+		match: func(a engine.AccountView, f string) bool {
+			return strings.Contains(strings.ToLower(a.Name+" "+a.State), f)
+		},
 		key:       func(a engine.AccountView) string { return a.Name },
 		rowHeight: func(int) int { return accountRowLines }}}
 }
