@@ -161,6 +161,18 @@ func TestAuthFailurePausesUntilSignIn(t *testing.T) {
 		t.Errorf("%d posts, want the workflow to have gone on", api.posts.Load())
 	}
 
+	held := 0
+	for _, r := range b.runs("sync") {
+		tr, _ := b.e.Trace(ctx, r.ID)
+		for _, l := range tr {
+			if l.Kind == "call" && strings.Contains(l.Args, `"Authorization":"[held by host]"`) {
+				held++
+			}
+		}
+	}
+	if held == 0 {
+		t.Error("no trace shows the held credential")
+	}
 	planted := []string{srv.ClientSecret}
 	api.mu.Lock()
 	for _, tok := range api.tokens {

@@ -109,3 +109,28 @@ func (c *Connector) shownHeaders(p map[string]any) string {
 	}
 	return " Authorization: " + heldByHost
 }
+
+var _ connectors.Shower = (*Connector)(nil)
+
+// Shown adds "Authorization: [held by host]" to the headers of a call to a
+// host whose credentials the host holds.
+func (c *Connector) Shown(method string, p map[string]any) map[string]any {
+	s, _ := p["url"].(string)
+	u, err := url.Parse(s)
+	if err != nil || c.accountFor(u) == nil {
+		return p
+	}
+	out := make(map[string]any, len(p)+1)
+	for k, v := range p {
+		out[k] = v
+	}
+	hdr := map[string]any{}
+	if h, ok := p["headers"].(map[string]any); ok {
+		for k, v := range h {
+			hdr[k] = v
+		}
+	}
+	hdr["Authorization"] = heldByHost
+	out["headers"] = hdr
+	return out
+}

@@ -141,6 +141,14 @@ func TestHostCredentials(t *testing.T) {
 		if !strings.Contains(prev, "Authorization: [held by host]") {
 			t.Errorf("preview = %q", prev)
 		}
+		params := map[string]any{"url": api.URL + "/x", "headers": map[string]any{"Accept": "a"}}
+		shown := connectors.Shown(c, "get", params)
+		if h := shown["headers"].(map[string]any); h["Authorization"] != "[held by host]" || h["Accept"] != "a" {
+			t.Errorf("shown = %v", shown)
+		}
+		if _, changed := params["headers"].(map[string]any)["Authorization"]; changed {
+			t.Error("Shown changed the call's own parameters")
+		}
 	})
 
 	t.Run("a revoked grant is an auth failure naming the account", func(t *testing.T) {
