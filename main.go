@@ -1536,10 +1536,14 @@ func cmdAuth(ctx context.Context, c *cli, o *opts) error {
 		fmt.Fprintf(c.stdout, "%s: ok\n", name)
 		return nil
 	default:
-		if err := accts.Logout(name); err != nil {
+		warning, err := accts.Logout(ctx, name)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "signed out of %s\n", name)
+		if warning != "" {
+			fmt.Fprintf(c.stderr, "keep: %s\n", warning)
+		}
 		return nil
 	}
 }

@@ -60,7 +60,7 @@ func openAccounts(cfg config.Config, path string) (*accounts.Store, error) {
 	defs := make([]accounts.Def, 0, len(cfg.Accounts))
 	for name, a := range cfg.Accounts {
 		defs = append(defs, accounts.Def{Name: name, Kind: a.Kind, Username: a.Username, Provider: a.Provider, ClientID: a.ClientID,
-			Scopes: a.Scopes, AuthURL: a.AuthURL, TokenURL: a.TokenURL, DeviceURL: a.DeviceURL})
+			Scopes: a.Scopes, AuthURL: a.AuthURL, TokenURL: a.TokenURL, DeviceURL: a.DeviceURL, RevokeURL: a.RevokeURL})
 	}
 	s, err := accounts.Open(defs, accounts.Opts{Path: path})
 	if err != nil {

@@ -38,6 +38,9 @@ type Def struct {
 	AuthURL   string
 	TokenURL  string
 	DeviceURL string
+	// RevokeURL is where keep auth logout revokes the refresh token
+	// (RFC 7009); the google preset has one.
+	RevokeURL string
 }
 
 // Opts configures a Store. Zero values take the defaults.

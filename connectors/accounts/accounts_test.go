@@ -209,7 +209,7 @@ func TestSecretAccounts(t *testing.T) {
 	if err := b.store.Login(context.Background(), "api", LoginOpts{ReadSecret: secretReader("")}); err == nil {
 		t.Error("an empty token was stored")
 	}
-	if err := b.store.Logout("mail"); err != nil {
+	if _, err := b.store.Logout(context.Background(), "mail"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Secret(context.Background()); connectors.ClassOf(err) != connectors.Auth {
@@ -386,5 +386,33 @@ func TestStatuses(t *testing.T) {
 	st, _ = b.store.Statuses()
 	if st[0].State != StateExpiresSoon {
 		t.Errorf("without a refresh token: %+v", st[0])
+	}
+}
+
+func TestLogoutRevokes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d := oauthDef(b.srv)
+	d.RevokeURL = b.srv.RevokeURL()
+	s := b.open(t, d)
+	b.loginLoopback(t, s)
+	rt := readCreds(t, b.path).Accounts["acme"].RefreshToken
+	if !b.srv.RefreshValid(rt) {
+		t.Fatal("the fresh refresh token is not valid")
+	}
+	warning, err := s.Logout(context.Background(), "acme")
+	if err != nil || warning != "" {
+		t.Fatalf("logout = %q, %v", warning, err)
+	}
+	if b.srv.RefreshValid(rt) {
+		t.Error("the provider still honours the refresh token")
+	}
+	if readCreds(t, b.path).Accounts["acme"] != nil {
+		t.Error("the secrets are still stored")
+	}
+	// without a revocation endpoint, the user is told to revoke by hand
+	b.loginLoopback(t, b.store)
+	if warning, err := b.store.Logout(context.Background(), "acme"); err != nil || !strings.Contains(warning, "revoke_url") {
+		t.Errorf("logout without revoke_url = %q, %v", warning, err)
 	}
 }

@@ -211,22 +211,38 @@ func randomString() string {
 	return hex.EncodeToString(b)
 }
 
-// Logout forgets an account's secrets. An OAuth token is not revoked at
-// the provider (its own account page does that); it is no longer held.
-func (s *Store) Logout(name string) error {
-	if _, ok := s.defs[name]; !ok {
+// Logout forgets an account's secrets. An oauth2 account's refresh token
+// is first revoked at the provider when it has a revocation endpoint; a
+// revocation that fails is said in the warning, and the secrets are
+// forgotten anyway.
+func (s *Store) Logout(ctx context.Context, name string) (warning string, err error) {
+	d, ok := s.defs[name]
+	if !ok {
 		_, err := s.Account(name)
-		return err
+		return "", err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.update(func(f *file) error {
-		if _, ok := f.Accounts[name]; !ok {
+	var gone *entry
+	err = s.update(func(f *file) error {
+		if gone = f.Accounts[name]; gone == nil {
 			return fmt.Errorf("%s is not signed in", name)
 		}
 		delete(f.Accounts, name)
 		return nil
 	})
+	if err != nil {
+		return "", err
+	}
+	if d.Kind == OAuth2 && gone.RefreshToken != "" {
+		if d.revokeURL() == "" {
+			return "the provider has no revocation endpoint configured (revoke_url): remove keep's access in your account's settings", nil
+		}
+		if err := s.revoke(ctx, d, gone); err != nil {
+			return "revoking the token failed (" + err.Error() + "): remove keep's access in your account's settings", nil
+		}
+	}
+	return "", nil
 }
 
 // Test proves an account's secret is usable now: an oauth2 account

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ type preset struct {
 	always []string
 	// authParams go on the authorization URL.
 	authParams map[string]string
+	revokeURL  string
 }
 
 var presets = map[string]preset{
@@ -39,6 +41,7 @@ var presets = map[string]preset{
 		// offline access and a consent screen: Google returns a refresh
 		// token only then
 		authParams: map[string]string{"access_type": "offline", "prompt": "consent"},
+		revokeURL:  "https://oauth2.googleapis.com/revoke",
 	},
 	"microsoft": {
 		endpoint: oauth2.Endpoint{
@@ -194,4 +197,33 @@ func (s *Store) expiry(tok *oauth2.Token) time.Time {
 		return time.Time{}
 	}
 	return s.now().Add(time.Until(tok.Expiry)).UTC()
+}
+
+func (d Def) revokeURL() string {
+	if d.RevokeURL != "" {
+		return d.RevokeURL
+	}
+	return presets[d.Provider].revokeURL
+}
+
+// revoke asks the provider to end the grant of a refresh token (RFC 7009).
+func (s *Store) revoke(ctx context.Context, d Def, e *entry) error {
+	form := url.Values{"token": {e.RefreshToken}, "token_type_hint": {"refresh_token"}, "client_id": {d.ClientID}}
+	if e.ClientSecret != "" {
+		form.Set("client_secret", e.ClientSecret)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.revokeURL(), strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return errors.New(scrub(err))
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("the provider answered %s", resp.Status)
+	}
+	return nil
 }

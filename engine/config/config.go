@@ -130,6 +130,7 @@ type Account struct {
 	AuthURL   string   `toml:"auth_url"`
 	TokenURL  string   `toml:"token_url"`
 	DeviceURL string   `toml:"device_url"`
+	RevokeURL string   `toml:"revoke_url"`
 }
 
 // CredentialsPath is credentials.json next to the config file (the

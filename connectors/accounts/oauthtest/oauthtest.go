@@ -279,6 +279,14 @@ func (s *Server) Scope(accessToken string) string {
 	return s.access[accessToken].scope
 }
 
+// RefreshValid reports whether a refresh token is still honoured.
+func (s *Server) RefreshValid(refreshToken string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.refresh[refreshToken]
+	return ok
+}
+
 // RevokeAll ends every grant, as a user removing the app's access does.
 func (s *Server) RevokeAll() {
 	s.mu.Lock()
