@@ -189,7 +189,9 @@ func (s *Store) secret(ctx context.Context, d Def) (string, error) {
 	defer s.mu.Unlock()
 	f, err := s.current()
 	if err != nil {
-		return "", connectors.Errorf(connectors.Internal, "account %s: %w", d.Name, err)
+		// the user's to fix (a file others can read, a broken edit), like a
+		// refused sign-in; the message says how
+		return "", connectors.Errorf(connectors.Auth, "account %s: %w", d.Name, err)
 	}
 	e := f.Accounts[d.Name]
 	if d.Kind != OAuth2 {

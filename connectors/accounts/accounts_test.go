@@ -231,7 +231,7 @@ func TestCredentialsFileMode(t *testing.T) {
 	}
 	a, _ := b.open(t, Def{Name: "api", Kind: Token}).Account("api")
 	_, err := a.Secret(context.Background())
-	if err == nil || !strings.Contains(err.Error(), b.path) || !strings.Contains(err.Error(), "0644") {
+	if connectors.ClassOf(err) != connectors.Auth || !strings.Contains(err.Error(), b.path) || !strings.Contains(err.Error(), "0644") {
 		t.Fatalf("err = %v, want a refusal naming the file and its mode", err)
 	}
 	if strings.Contains(err.Error(), "tok-1") {
