@@ -53,16 +53,15 @@ func newAPI(t *testing.T, srv *oauthtest.Server) *apiServer {
 	return a
 }
 
-const syncWorkflow = `export default Keep.workflow({ name: "sync", topics: { item: {} },
-  producers: { fetch: { publishes: ["item"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    const r = await ctx.http.get({ url: API + "/items" });
-    const id = ctx.registerInput({ source: "http", type: "resource", id: r.json.id, title: "Item " + r.json.id });
-    await ctx.publish("item", { messageId: r.json.id, inputId: id, payload: { id: r.json.id } });
-  } } },
-  consumers: { push: Keep.consumer({ subscribe: ["item"],
-    async prepare(ctx) { const [e] = await ctx.peek("item"); return e ? { reservations: [{ topic: "item", ids: [e.messageId] }], data: e.payload } : { reservations: [], data: {} }; },
-    async mutate(ctx, p) { await ctx.http.request({ method: "POST", url: API + "/done", json: { id: p.data.id } }); },
-    async next() {} }) } });`
+// syncWorkflow reads an item from API and posts it back (testdata/sync.js).
+func syncWorkflow(t *testing.T, api string) string {
+	t.Helper()
+	src, err := os.ReadFile("testdata/sync.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(src), "API", `"`+api+`"`)
+}
 
 // withOAuthHost configures account "api" at srv and the API's host to
 // use it; the credentials file lives in dir.
@@ -105,7 +104,7 @@ func TestAuthFailurePausesUntilSignIn(t *testing.T) {
 	}
 	b.e.accounts = store
 	signIn(t, store, srv)
-	b.deploy("sync", strings.ReplaceAll(syncWorkflow, "API", `"`+api.URL+`"`))
+	b.deploy("sync", syncWorkflow(t, api.URL))
 	b.drain()
 	if api.posts.Load() != 1 {
 		t.Fatalf("%d posts, want 1", api.posts.Load())

@@ -1,12 +1,10 @@
 package accounts
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -60,68 +58,28 @@ func (b *bundle) open(t *testing.T, defs ...Def) *Store {
 	return s
 }
 
-// urlWriter records what a sign-in prints and hands over the first
-// address it shows.
-type urlWriter struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	urls chan string
-	re   *regexp.Regexp
-}
-
-func newURLWriter(pattern string) *urlWriter {
-	return &urlWriter{urls: make(chan string, 1), re: regexp.MustCompile(pattern)}
-}
-
-func (w *urlWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if m := w.re.FindStringSubmatch(w.buf.String()); m != nil {
-		select {
-		case w.urls <- m[len(m)-1]:
-		default:
-		}
-	}
-	return len(p), nil
-}
-
-func (w *urlWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.buf.String() }
-
 func secretReader(secret string) func(string) (string, error) {
 	return func(string) (string, error) { return secret, nil }
 }
 
-// loginLoopback signs in to acme, playing the browser.
+// loginLoopback signs in to acme, the provider's Browser playing the user.
 func (b *bundle) loginLoopback(t *testing.T, s *Store) {
 	t.Helper()
-	out := newURLWriter(`(?m)^  (http://\S+/authorize\S+)$`)
+	browser := b.srv.Browser()
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Login(context.Background(), "acme", LoginOpts{Out: out, ReadSecret: secretReader(b.srv.ClientSecret)})
+		done <- s.Login(context.Background(), "acme", LoginOpts{Out: browser, ReadSecret: secretReader(b.srv.ClientSecret)})
 	}()
 	select {
-	case u := <-out.urls:
-		resp, err := http.Get(u) // the provider redirects to keep's loopback listener
-		if err != nil {
-			t.Fatalf("the browser's visit failed: %v", err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("the browser landed on %s", resp.Status)
-		}
 	case err := <-done:
-		t.Fatalf("login ended before printing an address: %v\n%s", err, out.String())
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no address printed:\n%s", out.String())
+		if err != nil {
+			t.Fatalf("login: %v\n%s", err, browser.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("login did not end:\n%s", browser.String())
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("login: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("login did not end after the redirect")
+	if status := <-browser.Visited; status != http.StatusOK {
+		t.Fatalf("the browser landed on %d", status)
 	}
 }
 

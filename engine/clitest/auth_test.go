@@ -18,17 +18,6 @@ import (
 	"keep/engine"
 )
 
-const authWorkflow = `export default Keep.workflow({ name: "sync", topics: { item: {} },
-  producers: { fetch: { publishes: ["item"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    const r = await ctx.http.get({ url: API + "/items" });
-    const id = ctx.registerInput({ source: "http", type: "resource", id: r.json.id, title: "Item " + r.json.id });
-    await ctx.publish("item", { messageId: r.json.id, inputId: id, payload: { id: r.json.id } });
-  } } },
-  consumers: { push: Keep.consumer({ subscribe: ["item"],
-    async prepare(ctx) { const [e] = await ctx.peek("item"); return e ? { reservations: [{ topic: "item", ids: [e.messageId] }], data: e.payload } : { reservations: [], data: {} }; },
-    async mutate(ctx, p) { await ctx.http.request({ method: "POST", url: API + "/done", json: { id: p.data.id } }); },
-    async next() {} }) } });`
-
 // loginThroughBrowser runs keep auth login NAME with stdin, visiting the
 // address it prints as the user's browser would.
 func loginThroughBrowser(t *testing.T, e *env, srv *oauthtest.Server, stdin string, name string) result {
@@ -124,7 +113,11 @@ account = "api"
 		t.Fatalf("after signing in: %+v", sts)
 	}
 
-	keep(0, "deploy", e.file(e.dir, "sync.js", strings.ReplaceAll(authWorkflow, "API", `"`+api.URL+`"`)))
+	src, err := os.ReadFile("../testdata/sync.js") // the engine's account tests' workflow
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep(0, "deploy", e.file(e.dir, "sync.js", strings.ReplaceAll(string(src), "API", `"`+api.URL+`"`)))
 	keep(0, "drain", "--timeout", "1m")
 	if posts.Load() != 1 {
 		t.Fatalf("%d posts after the first drain", posts.Load())
