@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
 	"sync"
 	"time"
@@ -99,7 +100,14 @@ func Open(defs []Def, opts Opts) (*Store, error) {
 	return s, nil
 }
 
+// nameRE is what an account may be called: its name is written into the
+// failures that name it and read back from them (NamedIn).
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]+$`)
+
 func (d Def) check() error {
+	if !nameRE.MatchString(d.Name) {
+		return fmt.Errorf("an account name may use only letters, digits, '.', '_' and '-'")
+	}
 	switch d.Kind {
 	case Password, Basic:
 		if d.Username == "" {

@@ -248,6 +248,9 @@ func TestScopes(t *testing.T) {
 	if got, _ := ms.scopes(); !strings.Contains(strings.Join(got, " "), "offline_access") {
 		t.Errorf("microsoft scopes %v lack offline_access", got)
 	}
+	if _, err := Open([]Def{{Name: "my mail", Kind: Token}}, Opts{Path: "x"}); err == nil || !strings.Contains(err.Error(), "accounts.my mail") {
+		t.Errorf("a name with a space: %v", err)
+	}
 	if _, err := Open([]Def{{Name: "o", Kind: OAuth2, ClientID: "x"}}, Opts{Path: "x"}); err == nil || !strings.Contains(err.Error(), "auth_url") {
 		t.Errorf("no endpoints: %v", err)
 	}
