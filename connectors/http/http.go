@@ -39,6 +39,10 @@ type Config struct {
 	// net/http's default transport. It is copied, not changed: the
 	// connector sets its own redirect policy on the copy.
 	Client *nethttp.Client
+	// Hosts are the hosts whose credentials the host holds, by host name
+	// or host:port: keep adds the account's Authorization header, and a
+	// script may not set its own.
+	Hosts map[string]connectors.Account
 }
 
 // Defaults for Config.
@@ -53,6 +57,7 @@ type Connector struct {
 	timeout time.Duration
 	maxBody int64
 	client  *nethttp.Client
+	hosts   map[string]connectors.Account
 }
 
 var (
@@ -75,7 +80,10 @@ func New(cfg Config) (*Connector, error) {
 	} else {
 		client.Transport = nethttp.DefaultTransport.(*nethttp.Transport).Clone()
 	}
-	c := &Connector{timeout: cfg.Timeout, maxBody: cfg.MaxBody}
+	c := &Connector{timeout: cfg.Timeout, maxBody: cfg.MaxBody, hosts: map[string]connectors.Account{}}
+	for h, a := range cfg.Hosts {
+		c.hosts[strings.ToLower(strings.TrimSpace(h))] = a
+	}
 	for _, h := range cfg.AllowHosts {
 		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
 			c.allow = append(c.allow, h)
@@ -99,7 +107,7 @@ func (c *Connector) InputTypes() map[string][]string {
 func (c *Connector) Methods() []connectors.Method {
 	return []connectors.Method{
 		{Name: "get", Kind: connectors.Read, Scope: scope},
-		{Name: "request", Kind: connectors.Mutate, Scope: scope, Preview: preview,
+		{Name: "request", Kind: connectors.Mutate, Scope: scope, Preview: func(p map[string]any) string { return preview(p) + c.shownHeaders(p) },
 			Check: func(p map[string]any) string { return "check " + shownURL(p) + " for the change" }},
 	}
 }
