@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bufio"
 	"keep/engine/benchmark"
 	"keep/workflows"
 	"os/exec"
@@ -33,8 +34,10 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/aymanbagabas/go-udiff"
+	"github.com/charmbracelet/x/term"
 
 	"keep/connectors"
+	"keep/connectors/accounts"
 	"keep/engine"
 	"keep/engine/config"
 	"keep/engine/daemon"
@@ -145,6 +148,7 @@ type opts struct {
 	limit   int
 	always  bool
 	timeout time.Duration
+	device  bool // keep auth login --device
 
 	producer string // try
 	out      string // new, edit
@@ -268,6 +272,11 @@ func init() {
 			}},
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
 			minArgs: 1, maxArgs: 1, run: cmdGrants, flags: withJSON(nil)},
+		{name: "auth", args: "login NAME [--device] | list [--json] | test NAME | logout NAME",
+			summary: "sign in to the accounts of [accounts.*]; secrets go to credentials.json next to the config",
+			minArgs: 1, maxArgs: 2, run: cmdAuth, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+				fs.BoolVar(&o.device, "device", false, "sign in with a code on another device (no browser here)")
+			})},
 	}
 }
 
@@ -377,6 +386,8 @@ type cli struct {
 	configSet      bool // --config was given: the file must exist
 
 	cfg     *config.Config
+	accts   *accounts.Store
+	stdin   *bufio.Reader
 	log     *slog.Logger
 	bus     *bus.Bus
 	closers []func()
@@ -646,7 +657,11 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 	logger := c.logger()
 	// the demo's folder is a root of its own, so the demo never needs ~/Keep
 	cfg.Connectors.Files.Roots = append(cfg.Connectors.Files.Roots, c.demoDir())
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath})
+	accts, err := c.accounts()
+	if err != nil {
+		return nil, err
+	}
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts})
 	if err != nil {
 		return nil, err
 	}
@@ -667,7 +682,7 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 		return nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
 	}
 	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
-		Events: c.bus, Repairer: engine.RepairerFrom(cfg.Repair, cfg.LLM)})
+		Events: c.bus, Repairer: engine.RepairerFrom(cfg.Repair, cfg.LLM), Accounts: accts})
 	if err != nil {
 		return nil, err
 	}
@@ -744,6 +759,7 @@ func (c *cli) tui(ctx context.Context) error {
 	if err := c.startBus(ctx); err != nil {
 		return err
 	}
+	c.watchAccounts(ctx, e)
 	note = startupNote(ctx, e)
 	if demo, err := c.firstRunDemo(ctx, e); err != nil {
 		logger.Error("first-run demo", "err", err)
@@ -816,6 +832,7 @@ func (c *cli) daemon(ctx context.Context) error {
 	if err := c.startBus(ctx); err != nil {
 		return err
 	}
+	c.watchAccounts(ctx, e)
 	stopCtx := context.WithoutCancel(ctx)
 	stopEngine := func() error {
 		sctx, cancel := context.WithTimeout(stopCtx, 5*time.Minute)
@@ -1231,7 +1248,11 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 	}
 	t := c.table("KIND", "WORKFLOW", "ID", "TITLE", "REASON", "ANSWERS")
 	for _, it := range items {
-		t.row(it.Kind, it.Workflow, it.ID, oneLine(it.Title, 50), oneLine(it.Reason, 60), dash(strings.Join(it.Answers, ", ")))
+		answers := strings.Join(it.Answers, ", ")
+		if it.Command != "" {
+			answers = "run: " + it.Command
+		}
+		t.row(it.Kind, it.Workflow, it.ID, oneLine(it.Title, 50), oneLine(it.Reason, 60), dash(answers))
 	}
 	return t.flush()
 }
@@ -1557,6 +1578,157 @@ func oneLine(s string, n int) string {
 }
 
 // ---------------------------------------------------------------------------
+// keep auth (DESIGN.md §14)
+
+// accounts opens the accounts of the config once.
+func (c *cli) accounts() (*accounts.Store, error) {
+	if c.accts != nil {
+		return c.accts, nil
+	}
+	cfg, err := c.config()
+	if err != nil {
+		return nil, err
+	}
+	s, err := engine.OpenAccounts(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.accts = s
+	return s, nil
+}
+
+// watchAccounts lifts the auth blocks of an account when keep auth login,
+// run in another process, signs in to it while this one holds the engine.
+func (c *cli) watchAccounts(ctx context.Context, e *engine.Engine) {
+	accts, err := c.accounts()
+	if err != nil || len(accts.Names()) == 0 {
+		return
+	}
+	logger := c.logger()
+	err = accts.Watch(ctx, func(names []string) {
+		for _, name := range names {
+			resumed, err := e.SignedIn(context.WithoutCancel(ctx), name)
+			if err != nil {
+				logger.Error("resuming after a sign-in", "account", name, "err", err)
+				continue
+			}
+			logger.Info("signed in", "account", name, "resumed", resumed)
+		}
+	})
+	if err != nil {
+		logger.Error("watching the credentials file", "err", err)
+	}
+}
+
+func cmdAuth(ctx context.Context, c *cli, o *opts) error {
+	sub, name := o.args[0], ""
+	if len(o.args) > 1 {
+		name = o.args[1]
+	}
+	usage := lookup("auth").usage()
+	switch {
+	case sub != "login" && sub != "list" && sub != "test" && sub != "logout":
+		return &usageError{msg: fmt.Sprintf("unknown auth command %q", sub), usage: usage}
+	case sub == "list" && name != "":
+		return &usageError{msg: "auth list takes no account name", usage: usage}
+	case sub != "list" && name == "":
+		return &usageError{msg: "auth " + sub + " needs an account name", usage: usage}
+	}
+	accts, err := c.accounts()
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "list":
+		sts, err := accts.Statuses()
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return c.printJSON(sts)
+		}
+		if len(sts) == 0 {
+			fmt.Fprintln(c.stdout, "no accounts are configured (add an [accounts.NAME] section to the config)")
+			return nil
+		}
+		t := c.table("NAME", "KIND", "USERNAME", "STATE", "DETAIL")
+		for _, st := range sts {
+			t.row(st.Name, st.Kind, dash(st.Username), st.State, dash(st.Detail))
+		}
+		return t.flush()
+	case "login":
+		err := accts.Login(ctx, name, accounts.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "signed in to %s (secrets in %s)\n", name, accts.Path())
+		return c.afterSignIn(ctx, name)
+	case "test":
+		if err := accts.Test(ctx, name); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "%s: ok\n", name)
+		return nil
+	default:
+		warning, err := accts.Logout(ctx, name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "signed out of %s\n", name)
+		if warning != "" {
+			fmt.Fprintf(c.stderr, "keep: %s\n", warning)
+		}
+		return nil
+	}
+}
+
+// afterSignIn resumes what waited for the account: through this process's
+// own engine, or, when a daemon or the TUI holds the database, by the
+// watch that process keeps on the credentials file.
+func (c *cli) afterSignIn(ctx context.Context, name string) error {
+	if _, ok := c.attach(); ok {
+		fmt.Fprintf(c.stdout, "the running keep resumes what waited for %s\n", name)
+		return nil
+	}
+	e, err := c.openEngine(ctx)
+	var le *storage.LockedError
+	if errors.As(err, &le) {
+		fmt.Fprintf(c.stdout, "the running keep resumes what waited for %s\n", name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	resumed, err := e.SignedIn(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, w := range resumed {
+		fmt.Fprintf(c.stdout, "resumed %s\n", w)
+	}
+	return nil
+}
+
+// readSecret asks on the terminal without echo, or reads one line of
+// standard input when it is not a terminal (a script, a test).
+func (c *cli) readSecret(prompt string) (string, error) {
+	if term.IsTerminal(os.Stdin.Fd()) {
+		fmt.Fprint(c.stderr, prompt)
+		b, err := term.ReadPassword(os.Stdin.Fd())
+		fmt.Fprintln(c.stderr)
+		return string(b), err
+	}
+	if c.stdin == nil {
+		c.stdin = bufio.NewReader(os.Stdin)
+	}
+	line, err := c.stdin.ReadString('\n')
+	if errors.Is(err, io.EOF) && line != "" {
+		err = nil
+	}
+	return strings.TrimRight(line, "\r\n"), err
+}
+
+// ---------------------------------------------------------------------------
 // Authoring: help api, keep.d.ts, try, new, edit
 
 // registry is the config's connectors, as the engine builds them, for the
@@ -1566,7 +1738,14 @@ func (c *cli) registry() (*connectors.Registry, config.Config, error) {
 	if err != nil {
 		return nil, cfg, err
 	}
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath})
+	accts, err := c.accounts()
+	if err != nil {
+		return nil, cfg, err
+	}
+	roots := cfg.Connectors.Files.Roots
+	cfg.Connectors.Files.Roots = append(slices.Clone(roots), c.demoDir()) // as openEngine builds it
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts})
+	cfg.Connectors.Files.Roots = roots
 	return reg, cfg, err
 }
 

@@ -82,7 +82,7 @@ const (
 )
 
 type Block struct {
-	Kind   string `json:"kind"` // approval, reconciliation, repair, transient, internal
+	Kind   string `json:"kind"` // approval, reconciliation, repair, transient, internal, auth
 	Reason string `json:"reason"`
 }
 
@@ -253,7 +253,10 @@ type AttentionItem struct {
 	// Inputs: titles of the inputs behind it ("because of").
 	Inputs []string `json:"inputs"`
 	// Answers: the answers accepted now, e.g. ["approve","approve-always","reject"].
-	Answers   []string  `json:"answers"`
+	Answers []string `json:"answers"`
+	// Command is the command that fixes it when no answer does
+	// ("keep auth login google").
+	Command   string    `json:"command,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 

@@ -79,7 +79,9 @@ func (c class) blockKind() string {
 		return "transient"
 	case classLogic:
 		return "repair"
-	case classAuth, classPermission:
+	case classAuth:
+		return blockAuth
+	case classPermission:
 		return "approval"
 	default:
 		return "internal"

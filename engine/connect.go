@@ -9,6 +9,7 @@ import (
 	"keep/connectors"
 	"keep/connectors/calendar"
 	"keep/connectors/feed"
+	"keep/connectors/accounts"
 	"keep/connectors/files"
 	khttp "keep/connectors/http"
 	"keep/connectors/mail"
@@ -33,9 +34,11 @@ type ConnectorOpts struct {
 	// defaults to the path the config was read from.
 	DBPath     string
 	ConfigPath string
-	// Account resolves an [accounts.NAME] for the connectors that name one
-	// ([connectors.calendar] account, [connectors.sheets] google_account).
-	// Nil: naming an account is a config error.
+	// Accounts holds the accounts connectors sign in with; nil: opened
+	// from the config (credentials.json next to the config file).
+	Accounts *accounts.Store
+	// Account, when set, resolves account names instead of Accounts (tests
+	// hand connectors an account of their own).
 	Account func(name string) (connectors.Account, error)
 }
 
@@ -64,10 +67,11 @@ func (o ConnectorOpts) account(key, name string) (connectors.Account, error) {
 	if name == "" {
 		return nil, nil
 	}
-	if o.Account == nil {
-		return nil, fmt.Errorf("%s names the account %q, but no accounts are configured", key, name)
+	resolve := o.Accounts.Account
+	if o.Account != nil {
+		resolve = o.Account
 	}
-	a, err := o.Account(name)
+	a, err := resolve(name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
@@ -79,6 +83,14 @@ func (o ConnectorOpts) account(key, name string) (connectors.Account, error) {
 // environment variables it names; scripts never see them.
 func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, error) {
 	reg := connectors.NewRegistry()
+	accts := opts.Accounts
+	if accts == nil {
+		var err error
+		if accts, err = OpenAccounts(cfg); err != nil {
+			return nil, err
+		}
+		opts.Accounts = accts
+	}
 	expand := func(roots []string) []string {
 		out := make([]string, len(roots))
 		for i, r := range roots {
@@ -99,7 +111,11 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.files: %w", err)
 	}
 	reg.Register(fc)
-	hc, err := khttp.New(khttp.Config{AllowHosts: cfg.Connectors.HTTP.AllowHosts})
+	hosts, err := hostAccounts(cfg, accts)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := khttp.New(khttp.Config{AllowHosts: cfg.Connectors.HTTP.AllowHosts, Hosts: hosts})
 	if err != nil {
 		return nil, fmt.Errorf("connectors.http: %w", err)
 	}

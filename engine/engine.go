@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/connectors/accounts"
 	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/sandbox"
@@ -74,6 +75,8 @@ type Opts struct {
 	// Events receives the journaled notifications of DESIGN.md §9 (the bus);
 	// nil: they only reach Subscribe.
 	Events EventSink
+	// Accounts, if set, are listed by Accounts (auth.go).
+	Accounts *accounts.Store
 }
 
 // EventSink is how the engine hands a journaled notification to the bus,
@@ -95,6 +98,8 @@ type Engine struct {
 	log    *slog.Logger
 	repair Repairer
 	events EventSink
+	// accounts: see auth.go
+	accounts *accounts.Store
 
 	keyPrefix string
 	inputSeq  atomic.Int64
@@ -162,6 +167,7 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 		wfs:     map[int64]*wfState{},
 		scripts: map[scriptKey]*sandbox.Script{},
 	}
+	e.accounts = opts.Accounts
 	maxInput, err := e.db.Read().MaxInputID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)

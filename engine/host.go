@@ -104,7 +104,7 @@ func (h *host) Read(ctx context.Context, connector, method string, params map[st
 	}
 	start := time.Now()
 	res, err := c.Do(ctx, connectors.Call{Method: method, Params: params})
-	h.tr.call(h.phaseName(), connector, method, params, res, time.Since(start), err)
+	h.tr.call(h.phaseName(), connector, method, connectors.Shown(c, method, params), res, time.Since(start), err)
 	if err != nil {
 		if connectors.ClassOf(err) == connectors.Uncertain {
 			// a read changes nothing: an unclear read is just a failed one

@@ -54,7 +54,7 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	defer cancel()
 	start := time.Now()
 	res, err := conn.Do(callCtx, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey})
-	tr.call("mutate", mut.Connector, mut.Method, params, res, time.Since(start), err)
+	tr.call("mutate", mut.Connector, mut.Method, connectors.Shown(conn, mut.Method, params), res, time.Since(start), err)
 	if err != nil && callCtx.Err() != nil && connectors.ClassOf(err) != connectors.Uncertain {
 		err = &connectors.Error{Class: connectors.Uncertain, Err: fmt.Errorf("the handler deadline passed during the call: %w", err)}
 	}

@@ -179,7 +179,7 @@ func needsUser(w *storage.Workflow, mutation string) bool {
 // uncertain mutations are lifted only by answering them.
 func userClearable(w *storage.Workflow, mutation string) bool {
 	switch w.BlockKind {
-	case "repair", "internal", "transient":
+	case "repair", "internal", "transient", blockAuth:
 		return true // the user may also cut a back-off short
 	case "approval":
 		// an auth or permission refusal, not an approval prompt

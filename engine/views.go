@@ -436,6 +436,10 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		if !needsUser(w, mutation) {
 			continue
 		}
+		if w.BlockKind == blockAuth {
+			out = append(out, authItem(w))
+			continue
+		}
 		out = append(out, AttentionItem{Kind: AttentionBlockedWorkflow, Workflow: w.Name, ID: w.Name, Title: w.Name + " is blocked",
 			Reason: w.BlockReason, Params: json.RawMessage("null"), Answers: []string{"retry", "resume"}, CreatedAt: w.UpdatedAt})
 	}

@@ -1,5 +1,5 @@
-// Package tui is keep's terminal front end: four panes (Workflows, Inputs →
-// Outputs, Attention, Run log) over an engine.API, so it runs the same whether
+// Package tui is keep's terminal front end: five panes (Workflows, Inputs →
+// Outputs, Attention, Run log, Accounts) over an engine.API, so it runs the same whether
 // the engine is in this process or a daemon it is attached to.
 //
 // The engine never calls into the UI: Run bridges api.Subscribe() into the

@@ -38,6 +38,7 @@ type keyMap struct {
 	Pane2    key.Binding
 	Pane3    key.Binding
 	Pane4    key.Binding
+	Pane5    key.Binding
 	Help     key.Binding
 	Quit     key.Binding
 
@@ -80,6 +81,7 @@ func newKeyMap() *keyMap {
 		Pane2:    one("2", "inputs"),
 		Pane3:    one("3", "attention"),
 		Pane4:    one("4", "run log"),
+		Pane5:    one("5", "accounts"),
 		Help:     one("?", "help"),
 		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
 
@@ -108,7 +110,7 @@ func (k *keyMap) FullHelp() [][]key.Binding {
 		{k.TryAgain, k.Happened, k.NotHappened, k.Skip, k.SkipInput},
 		{k.RunNow, k.Pause, k.DryRun, k.Filter, k.Enter, k.Back},
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextPane, k.PrevPane, k.Pane1, k.Pane2, k.Pane3, k.Pane4},
+		{k.NextPane, k.PrevPane, k.Pane1, k.Pane2, k.Pane3, k.Pane4, k.Pane5},
 		{k.Help, k.Quit},
 	}
 }

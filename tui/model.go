@@ -41,6 +41,7 @@ const (
 	focusInputs
 	focusAttention
 	focusRuns
+	focusAccounts
 	paneCount
 )
 
@@ -54,6 +55,7 @@ type Model struct {
 	in    *inputsPane
 	at    *attentionPane
 	rn    *runsPane
+	ac    *accountsPane
 	panes [paneCount]pane
 
 	focus focus
@@ -104,7 +106,8 @@ func New(api engine.API, opts Options) *Model {
 	}
 	m := &Model{sh: sh, info: api.Info(), note: opts.StartupNote, lower: focusAttention}
 	m.wf, m.in, m.at, m.rn = newWorkflowsPane(sh), newInputsPane(sh), newAttentionPane(sh), newRunsPane(sh)
-	m.panes = [paneCount]pane{m.wf, m.in, m.at, m.rn}
+	m.ac = newAccountsPane(sh)
+	m.panes = [paneCount]pane{m.wf, m.in, m.at, m.rn, m.ac}
 	m.help = help.New()
 	m.help.Styles = sh.st.Help
 	m.help.ShortSeparator = " · "
@@ -114,7 +117,7 @@ func New(api engine.API, opts Options) *Model {
 }
 
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.sh.cmd(m.wf.query), m.sh.cmd(m.at.query), m.after(time.Minute, tickMsg{}))
+	return tea.Batch(m.sh.cmd(m.wf.query), m.sh.cmd(m.at.query), m.sh.cmd(m.ac.query), m.after(time.Minute, tickMsg{}))
 }
 
 func (m *Model) focused() pane { return m.panes[m.focus] }
@@ -146,6 +149,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case inputsMsg:
 		m.loadErr("inputs", msg.err)
 		return m.in.Update(msg)
+	case accountsMsg:
+		m.loadErr("accounts", msg.err)
+		return m.ac.Update(msg)
 	case runsMsg:
 		m.loadErr("runs", msg.err)
 		return m.rn.Update(msg)
@@ -230,6 +236,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.setFocus(focusAttention)
 	case keyIs(msg, k.Pane4):
 		m.setFocus(focusRuns)
+	case keyIs(msg, k.Pane5):
+		m.setFocus(focusAccounts)
 	case keyIs(msg, k.RunNow):
 		if w := m.current(); w != nil {
 			name := w.Name
@@ -347,7 +355,7 @@ func (m *Model) setFocus(f focus) {
 	m.focused().Blur()
 	m.focus = f
 	m.focused().Focus()
-	if f == focusAttention || f == focusRuns {
+	if f == focusAttention || f == focusRuns || f == focusAccounts {
 		m.lower = f
 	}
 }
@@ -377,7 +385,7 @@ func (m *Model) refresh() tea.Cmd {
 		return nil
 	}
 	m.refreshing = true
-	qs := []query{m.wf.query, m.at.query, m.in.reload(), m.rn.reload(), m.rn.traceQuery()}
+	qs := []query{m.wf.query, m.at.query, m.in.reload(), m.rn.reload(), m.rn.traceQuery(), m.ac.query}
 	return func() tea.Msg {
 		ctx, cancel := m.sh.callCtx()
 		defer cancel()
@@ -433,6 +441,7 @@ func (m *Model) relayout() {
 		m.in.SetSize(st.inner(l.rightW, l.topH))
 		m.at.SetSize(st.inner(l.width, l.bottomH))
 		m.rn.SetSize(st.inner(l.width, l.bottomH))
+		m.ac.SetSize(st.inner(l.width, l.bottomH))
 		return
 	}
 	for _, p := range m.panes {

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// pane is one of the four panes. The root routes keys to the focused one
+// pane is one of the five panes. The root routes keys to the focused one
 // and sizes all of them once per resize; everything else is the pane's.
 type pane interface {
 	Title() string

@@ -191,6 +191,9 @@ func (p *attentionPane) rowLines(i int, sel bool) []string {
 	for _, l := range wrap(it.Reason, w, n) {
 		add(l, cell{style: st.Warn})
 	}
+	if it.Command != "" {
+		add("fix: run "+it.Command, cell{style: st.Bold})
+	}
 	if it.Check != "" {
 		for _, l := range wrap("check by hand: "+it.Check, w, n) {
 			add(l, cell{style: lipglossPlain})

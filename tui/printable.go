@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 
 	"keep/engine"
 	"keep/tui/printable"
@@ -114,4 +115,15 @@ func (a printableAPI) SkipInput(ctx context.Context, inputID string) error {
 
 func (a printableAPI) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
 	return cleanErr(a.API.Grant(ctx, workflow, g))
+}
+
+// errNoAccounts: the engine behind the TUI does not list accounts.
+var errNoAccounts = errors.New("this engine does not list accounts")
+
+func (a printableAPI) Accounts(ctx context.Context) ([]engine.AccountView, error) {
+	l, ok := a.API.(engine.AccountLister)
+	if !ok {
+		return nil, errNoAccounts
+	}
+	return clean(l.Accounts(ctx))
 }

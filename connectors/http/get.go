@@ -21,8 +21,10 @@ func (c *Connector) get(ctx context.Context, p map[string]any) (any, error) {
 		return nil, connectors.Errorf(connectors.Logic, "GET %s: %w", u.Redacted(), err)
 	}
 	what := "GET " + u.Redacted()
-	resp, _, err := c.exchange(ctx, req)
+	resp, _, err := c.send(ctx, req)
 	switch {
+	case err != nil && credentialError(err):
+		return nil, err
 	case err != nil:
 		return nil, connectors.Errorf(connectors.Transient, "%s: %w", what, cause(err))
 	case resp.status == nethttp.StatusTooManyRequests || resp.status >= 500:

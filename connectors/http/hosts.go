@@ -43,5 +43,9 @@ func (c *Connector) checkRedirect(req *nethttp.Request, via []*nethttp.Request) 
 		(mutation && !strings.EqualFold(req.URL.Host, first.URL.Host)) {
 		return nethttp.ErrUseLastResponse
 	}
+	// a host-held credential goes to its own host only
+	if c.accountFor(first.URL) != nil && !strings.EqualFold(req.URL.Host, first.URL.Host) {
+		req.Header.Del("Authorization")
+	}
 	return nil
 }

@@ -39,6 +39,10 @@ type Config struct {
 	// net/http's default transport. It is copied, not changed: the
 	// connector sets its own redirect policy on the copy.
 	Client *nethttp.Client
+	// Hosts are the hosts whose credentials the host holds, by host name
+	// or host:port: keep adds the account's Authorization header, and a
+	// script may not set its own.
+	Hosts map[string]connectors.Account
 }
 
 // Defaults for Config.
@@ -53,6 +57,7 @@ type Connector struct {
 	timeout time.Duration
 	maxBody int64
 	client  *nethttp.Client
+	hosts   map[string]connectors.Account
 }
 
 var (
@@ -75,7 +80,10 @@ func New(cfg Config) (*Connector, error) {
 	} else {
 		client.Transport = nethttp.DefaultTransport.(*nethttp.Transport).Clone()
 	}
-	c := &Connector{timeout: cfg.Timeout, maxBody: cfg.MaxBody}
+	c := &Connector{timeout: cfg.Timeout, maxBody: cfg.MaxBody, hosts: map[string]connectors.Account{}}
+	for h, a := range cfg.Hosts {
+		c.hosts[strings.ToLower(strings.TrimSpace(h))] = a
+	}
 	for _, h := range cfg.AllowHosts {
 		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
 			c.allow = append(c.allow, h)
@@ -99,7 +107,8 @@ func (c *Connector) InputTypes() map[string][]string {
 func (c *Connector) Methods() []connectors.Method {
 	urlArg := connectors.Arg{Name: "url", Type: "string", Required: true,
 		Doc: "an absolute http or https URL; its host must be in [connectors.http] allow_hosts when that is set"}
-	headersArg := connectors.Arg{Name: "headers", Type: "Record<string, string>", Doc: "request headers"}
+	headersArg := connectors.Arg{Name: "headers", Type: "Record<string, string>",
+		Doc: "request headers; for a host with an account in [connectors.http.hosts] the host adds Authorization"}
 	result := "{ status: number, headers: Record<string, string>, body: string, json: any, truncated: boolean }"
 	return []connectors.Method{
 		{Name: "get", Kind: connectors.Read, Scope: scope,
@@ -108,7 +117,7 @@ func (c *Connector) Methods() []connectors.Method {
 			Args:    []connectors.Arg{urlArg, headersArg},
 			Result:  result,
 			Example: `const { status, json } = await ctx.http.get({ url: "https://api.example.com/items?since=" + state?.since })`},
-		{Name: "request", Kind: connectors.Mutate, Scope: scope, Preview: preview,
+		{Name: "request", Kind: connectors.Mutate, Scope: scope, Preview: func(p map[string]any) string { return preview(p) + c.shownHeaders(p) },
 			Check: func(p map[string]any) string { return "check " + shownURL(p) + " for the change" },
 			Doc: "Sends a POST, PUT, PATCH or DELETE with an Idempotency-Key header the host derives from the mutation. " +
 				"2xx is applied; another 4xx but 408/429 a definite refusal; 408, 429, 503 are tried again; a timeout or another 5xx is uncertain.",

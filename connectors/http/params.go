@@ -39,6 +39,9 @@ func (c *Connector) urlAndHeaders(p map[string]any) (*url.URL, map[string]string
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := c.checkOwnAuth(u, hdr); err != nil {
+		return nil, nil, err
+	}
 	return u, hdr, nil
 }
 

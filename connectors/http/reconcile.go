@@ -44,8 +44,10 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 	if call.IdempotencyKey != "" {
 		req.Header.Set(idempotencyHeader, call.IdempotencyKey)
 	}
-	resp, _, err := c.exchange(ctx, req)
+	resp, _, err := c.send(ctx, req)
 	switch {
+	case err != nil && credentialError(err):
+		return connectors.Unknown, nil, err
 	case err != nil:
 		return connectors.Unknown, nil, nil
 	case resp.status >= 200 && resp.status < 300:

@@ -69,7 +69,10 @@ func (c *Connector) request(ctx context.Context, call connectors.Call) (any, err
 		return nil, err
 	}
 	what := pr.method + " " + pr.url.Redacted()
-	resp, wrote, err := c.exchange(ctx, pr.req)
+	resp, wrote, err := c.send(ctx, pr.req)
+	if err != nil && credentialError(err) {
+		return nil, err
+	}
 	if err != nil {
 		if wrote {
 			return nil, connectors.Errorf(connectors.Uncertain, "%s: sent, then %w", what, cause(err))

@@ -56,6 +56,13 @@ type Files struct {
 
 type HTTP struct {
 	AllowHosts []string `toml:"allow_hosts"`
+	// Hosts hold credentials per host name: the host adds the account's
+	// Authorization header, and a script may not set its own.
+	Hosts map[string]HTTPHost `toml:"hosts"`
+}
+
+type HTTPHost struct {
+	Account string `toml:"account"`
 }
 
 type Mail struct {
@@ -135,12 +142,38 @@ type Config struct {
 	LLM        LLM        `toml:"llm"`
 	Connectors Connectors `toml:"connectors"`
 	Events     Events     `toml:"events"`
+	// Accounts by name (DESIGN.md §14); their secrets are in the
+	// credentials file, never here.
+	Accounts map[string]Account `toml:"accounts"`
 
 	// Path the config was read from ("" when defaults only).
 	Path string `toml:"-"`
 	// SecretsFromFile is true when a password or token was read from the
 	// file itself (the file must then be mode 0600).
 	SecretsFromFile bool `toml:"-"`
+}
+
+// Account is one [accounts.NAME] section.
+type Account struct {
+	Kind      string   `toml:"kind"` // oauth2, password, token, basic
+	Username  string   `toml:"username"`
+	Provider  string   `toml:"provider"` // google, microsoft; else the URLs below
+	ClientID  string   `toml:"client_id"`
+	Scopes    []string `toml:"scopes"`
+	AuthURL   string   `toml:"auth_url"`
+	TokenURL  string   `toml:"token_url"`
+	DeviceURL string   `toml:"device_url"`
+	RevokeURL string   `toml:"revoke_url"`
+}
+
+// CredentialsPath is credentials.json next to the config file (the
+// default path's folder when no file was read).
+func (c Config) CredentialsPath() string {
+	p := c.Path
+	if p == "" {
+		p = DefaultPath()
+	}
+	return filepath.Join(filepath.Dir(p), "credentials.json")
 }
 
 // Default returns every default of DESIGN.md §8 and §12.
@@ -278,6 +311,11 @@ func (c Config) validate() error {
 	}
 	if c.Repair.Command != "" && c.Repair.Endpoint != "" {
 		return errors.New("repair.command and repair.endpoint are both set; choose one")
+	}
+	for host, h := range c.Connectors.HTTP.Hosts {
+		if _, ok := c.Accounts[h.Account]; !ok {
+			return fmt.Errorf("connectors.http.hosts.%q.account: account %q is not defined (add [accounts.%s])", host, h.Account, h.Account)
+		}
 	}
 	for i, s := range c.Events.Subscribes {
 		if s.Topic == "" || s.Handler == "" {

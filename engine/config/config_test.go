@@ -40,6 +40,8 @@ func TestLoad(t *testing.T) {
 		"a bad mode":                 {"[policy]\ndefault_mutation_mode = \"maybe\"\n", "policy.default_mutation_mode"},
 		"an interval below 1s":       {"[policy]\nmin_producer_interval = \"10ms\"\n", "policy.min_producer_interval"},
 		"an incomplete subscription": {"[[events.subscribes]]\ntopic = \"x\"\n", "events.subscribes[0]"},
+		"a host naming no account":   {"[connectors.http.hosts.\"api.example.com\"]\naccount = \"nope\"\n", `account "nope" is not defined`},
+		"a secret in an account":     {"[accounts.x]\nkind = \"token\"\ntoken = \"t\"\n", "accounts.x.token"},
 	}
 	for name, c := range bad {
 		t.Run(name+" is an error that names it", func(t *testing.T) {
@@ -50,6 +52,19 @@ func TestLoad(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("accounts and host credentials are read", func(t *testing.T) {
+		t.Parallel()
+		p := write(t, "[accounts.google]\nkind = \"oauth2\"\nprovider = \"google\"\nclient_id = \"id\"\nscopes = [\"gmail\"]\n"+
+			"[connectors.http.hosts.\"api.example.com\"]\naccount = \"google\"\n", 0o644)
+		cfg, err := Load(p, true)
+		if err != nil || cfg.Accounts["google"].ClientID != "id" || cfg.Connectors.HTTP.Hosts["api.example.com"].Account != "google" {
+			t.Fatalf("cfg = %+v, %v", cfg.Accounts, err)
+		}
+		if cfg.CredentialsPath() != filepath.Join(filepath.Dir(p), "credentials.json") {
+			t.Errorf("credentials path = %s", cfg.CredentialsPath())
+		}
+	})
 
 	t.Run("a secret in a file others can read is refused", func(t *testing.T) {
 		t.Parallel()

@@ -179,6 +179,12 @@ func (c *Client) Attention(ctx context.Context) ([]engine.AttentionItem, error) 
 	return out, c.call(ctx, "attention", request{}, &out)
 }
 
+// Accounts implements engine.AccountLister.
+func (c *Client) Accounts(ctx context.Context) ([]engine.AccountView, error) {
+	var out []engine.AccountView
+	return out, c.call(ctx, "accounts", request{}, &out)
+}
+
 // Grants implements engine.API.
 func (c *Client) Grants(ctx context.Context, workflow string) ([]engine.GrantView, error) {
 	var out []engine.GrantView

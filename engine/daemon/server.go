@@ -64,6 +64,12 @@ var methods = map[string]method{
 	"attention": func(ctx context.Context, api engine.API, _ request) (any, error) {
 		return api.Attention(ctx)
 	},
+	"accounts": func(ctx context.Context, api engine.API, _ request) (any, error) {
+		if l, ok := api.(engine.AccountLister); ok {
+			return l.Accounts(ctx)
+		}
+		return []engine.AccountView{}, nil
+	},
 	"grants": func(ctx context.Context, api engine.API, r request) (any, error) {
 		return api.Grants(ctx, r.Workflow)
 	},

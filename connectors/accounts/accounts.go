@@ -1,0 +1,230 @@
+// Package accounts holds the accounts connectors sign in with (DESIGN.md
+// §14): their definitions come from the config, their secrets from one
+// credentials file next to it. The host refreshes OAuth tokens here, so a
+// connector only asks an Account for what it must put on the wire.
+package accounts
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"keep/connectors"
+)
+
+// Account kinds.
+const (
+	OAuth2   = "oauth2"
+	Password = "password"
+	Token    = "token" // a bearer token
+	Basic    = "basic"
+)
+
+// Def is one [accounts.NAME] section of the config. It holds no secret: the
+// OAuth client secret, passwords and tokens live in the credentials file.
+type Def struct {
+	Name     string
+	Kind     string
+	Username string
+	// Provider is a preset ("google", "microsoft") for the OAuth endpoints
+	// and short scope names; empty means AuthURL, TokenURL (and DeviceURL
+	// for --device) are given.
+	Provider  string
+	ClientID  string
+	Scopes    []string
+	AuthURL   string
+	TokenURL  string
+	DeviceURL string
+	// RevokeURL is where keep auth logout revokes the refresh token
+	// (RFC 7009); the google preset has one.
+	RevokeURL string
+}
+
+// Opts configures a Store. Zero values take the defaults.
+type Opts struct {
+	// Path of the credentials file (credentials.json next to the config).
+	Path string
+	// Client talks to token endpoints. Default: http.DefaultClient.
+	Client *http.Client
+	// Now is the clock token expiry is judged by. Default: time.Now.
+	Now func() time.Time
+	// RefreshBefore: a token that expires within this is refreshed before
+	// it is handed out. Default: 2 minutes.
+	RefreshBefore time.Duration
+}
+
+// Store is every configured account. It is safe for concurrent use, and
+// other processes may change the credentials file under it (keep auth
+// login while the daemon runs): it re-reads the file when it changed.
+type Store struct {
+	path          string
+	defs          map[string]Def
+	client        *http.Client
+	now           func() time.Time
+	refreshBefore time.Duration
+
+	mu      sync.Mutex
+	creds   *file
+	stamp   fileStamp
+	invalid map[string]bool // accounts whose token a service refused (a 401)
+}
+
+// Open checks the definitions and returns a store. The credentials file is
+// read when a secret is first needed, so a config without accounts never
+// touches it.
+func Open(defs []Def, opts Opts) (*Store, error) {
+	if opts.Client == nil {
+		opts.Client = http.DefaultClient
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.RefreshBefore <= 0 {
+		opts.RefreshBefore = 2 * time.Minute
+	}
+	s := &Store{path: opts.Path, defs: map[string]Def{}, client: opts.Client, now: opts.Now,
+		refreshBefore: opts.RefreshBefore, invalid: map[string]bool{}}
+	for _, d := range defs {
+		if err := d.check(); err != nil {
+			return nil, fmt.Errorf("accounts.%s: %w", d.Name, err)
+		}
+		s.defs[d.Name] = d
+	}
+	if len(s.defs) > 0 && s.path == "" {
+		return nil, fmt.Errorf("accounts: no credentials file path")
+	}
+	return s, nil
+}
+
+// nameRE is what an account may be called: its name is written into the
+// failures that name it and read back from them (NamedIn).
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]+$`)
+
+func (d Def) check() error {
+	if !nameRE.MatchString(d.Name) {
+		return fmt.Errorf("an account name may use only letters, digits, '.', '_' and '-'")
+	}
+	switch d.Kind {
+	case Password, Basic:
+		if d.Username == "" {
+			return fmt.Errorf("kind %q needs a username", d.Kind)
+		}
+	case Token:
+	case OAuth2:
+		if d.ClientID == "" {
+			return fmt.Errorf("kind oauth2 needs a client_id (your own OAuth client; see README, Connect your accounts)")
+		}
+		if _, err := d.endpoint(); err != nil {
+			return err
+		}
+		if _, err := d.scopes(); err != nil {
+			return err
+		}
+	case "":
+		return fmt.Errorf("kind is missing (oauth2, password, token or basic)")
+	default:
+		return fmt.Errorf("kind must be oauth2, password, token or basic, not %q", d.Kind)
+	}
+	return nil
+}
+
+// Path is the credentials file.
+func (s *Store) Path() string { return s.path }
+
+// Names lists the configured accounts, sorted.
+func (s *Store) Names() []string {
+	out := make([]string, 0, len(s.defs))
+	for n := range s.defs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Def returns the definition of a configured account.
+func (s *Store) Def(name string) (Def, bool) {
+	d, ok := s.defs[name]
+	return d, ok
+}
+
+// Account returns the named account for a connector. An unknown name is an
+// error naming it: a connector's config refers to an account that the
+// config does not define.
+func (s *Store) Account(name string) (connectors.Account, error) {
+	d, ok := s.defs[name]
+	if !ok {
+		if len(s.defs) == 0 {
+			return nil, fmt.Errorf("account %q is not defined (add an [accounts.%s] section to the config)", name, name)
+		}
+		return nil, fmt.Errorf("account %q is not defined (defined: %v)", name, s.Names())
+	}
+	return &account{s: s, def: d}, nil
+}
+
+// account is one account as a connector holds it.
+type account struct {
+	s   *Store
+	def Def
+}
+
+var _ connectors.Account = (*account)(nil)
+
+func (a *account) Name() string     { return a.def.Name }
+func (a *account) Kind() string     { return a.def.Kind }
+func (a *account) Username() string { return a.def.Username }
+
+// Secret is the password or a bearer token valid for at least RefreshBefore.
+func (a *account) Secret(ctx context.Context) (string, error) {
+	return a.s.secret(ctx, a.def)
+}
+
+// Invalidate makes the next Secret of an oauth2 account refresh first.
+func (a *account) Invalidate() {
+	if a.def.Kind != OAuth2 {
+		return
+	}
+	a.s.mu.Lock()
+	a.s.invalid[a.def.Name] = true
+	a.s.mu.Unlock()
+}
+
+func (s *Store) secret(ctx context.Context, d Def) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := s.current()
+	if err != nil {
+		// the user's to fix (a file others can read, a broken edit), like a
+		// refused sign-in; the message says how
+		return "", connectors.Errorf(connectors.Auth, "account %s: %w", d.Name, err)
+	}
+	e := f.Accounts[d.Name]
+	if d.Kind != OAuth2 {
+		if e == nil || e.Secret == "" {
+			return "", NeedsSignIn(d.Name, "not signed in")
+		}
+		return e.Secret, nil
+	}
+	if e == nil || (e.RefreshToken == "" && e.AccessToken == "") {
+		return "", NeedsSignIn(d.Name, "not signed in")
+	}
+	if e.Refused != "" {
+		return "", NeedsSignIn(d.Name, e.Refused)
+	}
+	fresh := e.AccessToken != "" && (e.Expiry.IsZero() || e.Expiry.Sub(s.now()) > s.refreshBefore)
+	if fresh && !s.invalid[d.Name] {
+		return e.AccessToken, nil
+	}
+	if e.RefreshToken == "" {
+		return "", NeedsSignIn(d.Name, "the access token expired and there is no refresh token")
+	}
+	tok, err := s.refresh(ctx, d, e)
+	if err != nil {
+		return "", err
+	}
+	delete(s.invalid, d.Name)
+	return tok, nil
+}

@@ -1,0 +1,194 @@
+package accounts
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// file is credentials.json: every secret keep holds, by account name.
+type file struct {
+	Accounts map[string]*entry `json:"accounts"`
+}
+
+type entry struct {
+	// Secret is the password (password, basic) or the token (token).
+	Secret string `json:"secret,omitempty"`
+	// ClientSecret is the OAuth client's secret, when the client has one.
+	ClientSecret string    `json:"client_secret,omitempty"`
+	AccessToken  string    `json:"access_token,omitempty"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	TokenType    string    `json:"token_type,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	SignedInAt   time.Time `json:"signed_in_at,omitzero"`
+	// Refused says why the provider refused a refresh (invalid_grant): the
+	// account needs a new sign-in, and nothing retries until then.
+	Refused string `json:"refused,omitempty"`
+}
+
+// fileStamp tells whether the file changed since it was read.
+type fileStamp struct {
+	ino     uint64
+	size    int64
+	modTime time.Time
+}
+
+func stampOf(fi fs.FileInfo) fileStamp {
+	st := fileStamp{size: fi.Size(), modTime: fi.ModTime()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = sys.Ino
+	}
+	return st
+}
+
+// checkMode refuses a credentials file others may read.
+func checkMode(path string, fi fs.FileInfo) error {
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("credentials file %s is readable by others (mode %04o, must be 0600); run: chmod 600 %s", path, perm, path)
+	}
+	return nil
+}
+
+// current returns the credentials, re-read when the file changed. The
+// caller holds s.mu.
+func (s *Store) current() (*file, error) {
+	fi, err := os.Stat(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.creds, s.stamp = &file{Accounts: map[string]*entry{}}, fileStamp{}
+		return s.creds, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("credentials file: %w", err)
+	}
+	if err := checkMode(s.path, fi); err != nil {
+		return nil, err
+	}
+	if st := stampOf(fi); s.creds != nil && st == s.stamp {
+		return s.creds, nil
+	}
+	f, st, err := readFile(s.path)
+	if err != nil {
+		return nil, err
+	}
+	s.creds, s.stamp = f, st
+	return f, nil
+}
+
+func readFile(path string) (*file, fileStamp, error) {
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &file{Accounts: map[string]*entry{}}, fileStamp{}, nil
+	}
+	if err != nil {
+		return nil, fileStamp{}, fmt.Errorf("credentials file: %w", err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fileStamp{}, fmt.Errorf("credentials file: %w", err)
+	}
+	if err := checkMode(path, fi); err != nil {
+		return nil, fileStamp{}, err
+	}
+	f := &file{}
+	if err := json.NewDecoder(fh).Decode(f); err != nil {
+		// the message of a JSON error never quotes the file's content
+		return nil, fileStamp{}, fmt.Errorf("credentials file %s is not valid JSON: %w", path, err)
+	}
+	if f.Accounts == nil {
+		f.Accounts = map[string]*entry{}
+	}
+	return f, stampOf(fi), nil
+}
+
+// update changes the credentials under an exclusive lock shared with
+// every keep process, re-reading the file first so a change another
+// process made meanwhile (a rotated refresh token) is never overwritten.
+// The caller holds s.mu.
+func (s *Store) update(change func(f *file) error) error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("credentials file: %w", err)
+	}
+	lock, err := os.OpenFile(s.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("credentials file lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("credentials file lock: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	f, _, err := readFile(s.path)
+	if err != nil {
+		return err
+	}
+	if err := change(f); err != nil {
+		return err
+	}
+	if err := writeAtomic(s.path, f); err != nil {
+		return err
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return fmt.Errorf("credentials file: %w", err)
+	}
+	s.creds, s.stamp = f, stampOf(fi)
+	return nil
+}
+
+// beforeRename lets a test stop a write where a crash would: the new
+// content is on disk in the temporary file, the old file untouched.
+var beforeRename func() error
+
+// writeAtomic replaces path with f: a temporary file in the same folder,
+// mode 0600, written and synced, renamed over the old one, the folder
+// synced. A reader (or a crash) sees the old file or the new, never a mix.
+func writeAtomic(path string, f *file) error {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("credentials file: %w", err)
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".credentials-*.tmp")
+	if err != nil {
+		return fmt.Errorf("credentials file: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("credentials file: %w", err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("credentials file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("credentials file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("credentials file: %w", err)
+	}
+	if beforeRename != nil {
+		if err := beforeRename(); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("credentials file: %w", err)
+	}
+	done = true
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,259 @@
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// LoginOpts is how a sign-in talks to the user.
+type LoginOpts struct {
+	// Out receives instructions: the URL to open, the code to enter.
+	Out io.Writer
+	// ReadSecret asks for one secret (a password, a token, an OAuth client
+	// secret) without echoing it.
+	ReadSecret func(prompt string) (string, error)
+	// Device uses the device flow (a code entered on another device)
+	// instead of a browser on this machine.
+	Device bool
+}
+
+// Login signs in to an account and stores what it got. An oauth2 account
+// runs the authorization code flow with PKCE and a loopback redirect, or
+// the device flow; the others ask for their secret.
+func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
+	d, ok := s.defs[name]
+	if !ok {
+		_, err := s.Account(name)
+		return err
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if d.Kind != OAuth2 {
+		what := map[string]string{Password: "password", Basic: "password", Token: "token"}[d.Kind]
+		prompt := fmt.Sprintf("%s of %s", what, name)
+		if d.Username != "" {
+			prompt += " (" + d.Username + ")"
+		}
+		secret, err := o.ReadSecret(prompt + ": ")
+		if err != nil {
+			return fmt.Errorf("reading the %s: %w", what, err)
+		}
+		if secret = strings.TrimRight(secret, "\r\n"); secret == "" {
+			return fmt.Errorf("no %s given; nothing stored", what)
+		}
+		return s.store(name, &entry{Secret: secret})
+	}
+	s.mu.Lock()
+	f, err := s.current()
+	var clientSecret string
+	if err == nil && f.Accounts[name] != nil {
+		clientSecret = f.Accounts[name].ClientSecret
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if clientSecret == "" {
+		clientSecret, err = o.ReadSecret(fmt.Sprintf("client secret of the OAuth client %s (Enter if it has none): ", d.ClientID))
+		if err != nil {
+			return fmt.Errorf("reading the client secret: %w", err)
+		}
+		clientSecret = strings.TrimSpace(clientSecret)
+	}
+	var tok *oauth2.Token
+	if o.Device {
+		tok, err = s.deviceFlow(ctx, d, clientSecret, o.Out)
+	} else {
+		tok, err = s.loopbackFlow(ctx, d, clientSecret, o.Out)
+	}
+	if err != nil {
+		return fmt.Errorf("signing in to %s: %w", name, err)
+	}
+	if tok.RefreshToken == "" {
+		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires (%s)\n", name, tok.Expiry.Format(time.RFC3339))
+	}
+	return s.store(name, &entry{ClientSecret: clientSecret, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
+		TokenType: tok.TokenType, Expiry: s.expiry(tok)})
+}
+
+func (s *Store) store(name string, e *entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.SignedInAt = s.now().UTC()
+	delete(s.invalid, name)
+	return s.update(func(f *file) error {
+		f.Accounts[name] = e
+		return nil
+	})
+}
+
+// loopbackFlow: the browser signs in at the provider, which redirects to a
+// listener on 127.0.0.1 with a code; the code and the PKCE verifier buy
+// the token.
+func (s *Store) loopbackFlow(ctx context.Context, d Def, clientSecret string, out io.Writer) (*oauth2.Token, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the redirect: %w", err)
+	}
+	defer ln.Close()
+	redirect := "http://" + ln.Addr().String() + "/"
+	conf := d.oauthConfig(clientSecret, redirect)
+	state, verifier := randomString(), oauth2.GenerateVerifier()
+	type answer struct {
+		code string
+		err  error
+	}
+	got := make(chan answer, 1)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		var a answer
+		switch {
+		case q.Get("state") != state:
+			http.Error(w, "this sign-in link is not the one keep is waiting for", http.StatusBadRequest)
+			return
+		case q.Get("error") != "":
+			a.err = fmt.Errorf("the provider said %s %s", q.Get("error"), q.Get("error_description"))
+		case q.Get("code") == "":
+			a.err = errors.New("the provider redirected without a code")
+		default:
+			a.code = q.Get("code")
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if a.err != nil {
+			fmt.Fprintf(w, "<p>Sign-in to %s failed: %s</p>", html.EscapeString(d.Name), html.EscapeString(a.err.Error()))
+		} else {
+			fmt.Fprintf(w, "<p>Signed in to %s. You may close this window.</p>", html.EscapeString(d.Name))
+		}
+		select {
+		case got <- a:
+		default:
+		}
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
+	for k, v := range presets[d.Provider].authParams {
+		opts = append(opts, oauth2.SetAuthURLParam(k, v))
+	}
+	fmt.Fprintf(out, "Open this address in a browser on this machine to sign in to %s:\n\n  %s\n\nWaiting for the browser (Ctrl-C to give up; --device signs in from another device)...\n",
+		d.Name, conf.AuthCodeURL(state, opts...))
+	var a answer
+	select {
+	case a = <-got:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if a.err != nil {
+		return nil, a.err
+	}
+	tok, err := conf.Exchange(s.clientCtx(ctx), a.code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		return nil, tokenError(err)
+	}
+	return tok, nil
+}
+
+// deviceFlow: the user enters a code at the provider's address on any
+// device while keep polls for the token.
+func (s *Store) deviceFlow(ctx context.Context, d Def, clientSecret string, out io.Writer) (*oauth2.Token, error) {
+	conf := d.oauthConfig(clientSecret, "")
+	if conf.Endpoint.DeviceAuthURL == "" {
+		return nil, fmt.Errorf("account %s has no device_url, so --device cannot be used", d.Name)
+	}
+	cctx := s.clientCtx(ctx)
+	da, err := conf.DeviceAuth(cctx)
+	if err != nil {
+		return nil, tokenError(err)
+	}
+	where := da.VerificationURI
+	if da.VerificationURIComplete != "" {
+		where = da.VerificationURIComplete
+	}
+	fmt.Fprintf(out, "On any device, open\n\n  %s\n\nand enter the code %s to sign in to %s. Waiting...\n", where, da.UserCode, d.Name)
+	tok, err := conf.DeviceAccessToken(cctx, da)
+	if err != nil {
+		return nil, tokenError(err)
+	}
+	return tok, nil
+}
+
+// tokenError says what the token endpoint refused, without its body.
+func tokenError(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		msg := "the token endpoint refused: " + re.Response.Status
+		if re.ErrorCode != "" {
+			msg += " " + re.ErrorCode
+		}
+		if re.ErrorDescription != "" {
+			msg += " (" + re.ErrorDescription + ")"
+		}
+		return errors.New(msg)
+	}
+	return errors.New(scrub(err))
+}
+
+func randomString() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Logout forgets an account's secrets. An oauth2 account's refresh token
+// is first revoked at the provider when it has a revocation endpoint; a
+// revocation that fails is said in the warning, and the secrets are
+// forgotten anyway.
+func (s *Store) Logout(ctx context.Context, name string) (warning string, err error) {
+	d, ok := s.defs[name]
+	if !ok {
+		_, err := s.Account(name)
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone *entry
+	err = s.update(func(f *file) error {
+		if gone = f.Accounts[name]; gone == nil {
+			return fmt.Errorf("%s is not signed in", name)
+		}
+		delete(f.Accounts, name)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if d.Kind == OAuth2 && gone.RefreshToken != "" {
+		if d.revokeURL() == "" {
+			return "the provider has no revocation endpoint configured (revoke_url): remove keep's access in your account's settings", nil
+		}
+		if err := s.revoke(ctx, d, gone); err != nil {
+			return "revoking the token failed (" + err.Error() + "): remove keep's access in your account's settings", nil
+		}
+	}
+	return "", nil
+}
+
+// Test proves an account's secret is usable now: an oauth2 account
+// refreshes its token (so a revoked grant shows at once); the others must
+// have their secret stored.
+func (s *Store) Test(ctx context.Context, name string) error {
+	a, err := s.Account(name)
+	if err != nil {
+		return err
+	}
+	a.Invalidate()
+	_, err = a.Secret(ctx)
+	return err
+}

@@ -1,0 +1,123 @@
+package engine
+
+// The auth-failure path (DESIGN.md §14): a refused sign-in blocks the
+// workflow as "auth" until the user signs in to the account again; the
+// sign-in itself (keep auth login, or the credentials file changing under
+// a running engine) lifts every block that names the account.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"keep/connectors"
+	"keep/connectors/accounts"
+	"keep/engine/config"
+	"keep/storage"
+)
+
+// blockAuth is the block of a workflow whose connector was refused its
+// credentials: nothing retries it by itself.
+const blockAuth = "auth"
+
+// AttentionAuth is the attention item of an auth block: sign in again.
+const AttentionAuth = "auth"
+
+// AccountView is an account and its state, without secrets.
+type AccountView = accounts.Status
+
+// Account states.
+const (
+	AccountOK          = accounts.StateOK
+	AccountExpiresSoon = accounts.StateExpiresSoon
+	AccountNeedsSignIn = accounts.StateNeedsSignIn
+)
+
+// AccountLister is the part of the API that lists accounts; the in-process
+// engine implements it.
+type AccountLister interface {
+	Accounts(ctx context.Context) ([]AccountView, error)
+}
+
+var _ AccountLister = (*Engine)(nil)
+
+// Accounts lists the configured accounts and their state (ok, expires
+// soon, needs sign-in).
+func (e *Engine) Accounts(ctx context.Context) ([]AccountView, error) {
+	if e.accounts == nil {
+		return []AccountView{}, nil
+	}
+	return e.accounts.Statuses()
+}
+
+// OpenAccounts is the accounts store of a config: definitions from
+// [accounts.*], secrets from credentials.json next to the config file.
+func OpenAccounts(cfg config.Config) (*accounts.Store, error) {
+	return openAccounts(cfg, cfg.CredentialsPath())
+}
+
+func openAccounts(cfg config.Config, path string) (*accounts.Store, error) {
+	defs := make([]accounts.Def, 0, len(cfg.Accounts))
+	for name, a := range cfg.Accounts {
+		defs = append(defs, accounts.Def{Name: name, Kind: a.Kind, Username: a.Username, Provider: a.Provider, ClientID: a.ClientID,
+			Scopes: a.Scopes, AuthURL: a.AuthURL, TokenURL: a.TokenURL, DeviceURL: a.DeviceURL, RevokeURL: a.RevokeURL})
+	}
+	s, err := accounts.Open(defs, accounts.Opts{Path: path})
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", cfg.Path, err)
+	}
+	return s, nil
+}
+
+// SignedIn lifts the auth blocks that name account: the user signed in to
+// it again, so the failed runs go again. It returns the workflows resumed.
+func (e *Engine) SignedIn(ctx context.Context, account string) ([]string, error) {
+	wfs, err := e.db.Read().Workflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var resumed []string
+	for _, w := range wfs {
+		if w.BlockKind != blockAuth || accounts.NamedIn(w.BlockReason) != account {
+			continue
+		}
+		if err := e.tUnblock(ctx, w, "signed-in", true); err != nil {
+			return resumed, fmt.Errorf("workflow %s: %w", w.Name, err)
+		}
+		e.markAllConsumers(ctx, e.state(w.ID), w)
+		e.notify(NoteWorkflowResumed, w.Name, w.Name+": signed in to "+account+"; going on")
+		e.state(w.ID).poke()
+		resumed = append(resumed, w.Name)
+	}
+	return resumed, nil
+}
+
+// authItem is the attention item of an auth block: which account, and the
+// command that fixes it. A refusal that names no account (a token in the
+// old connector settings) is fixed by hand and retried.
+func authItem(w *storage.Workflow) AttentionItem {
+	it := AttentionItem{Kind: AttentionAuth, Workflow: w.Name, ID: w.Name, Reason: w.BlockReason,
+		Params: json.RawMessage("null"), CreatedAt: w.UpdatedAt}
+	if name := accounts.NamedIn(w.BlockReason); name != "" {
+		it.Title = "sign in to " + name + " again"
+		it.Command = accounts.LoginCommand(name)
+		it.Answers = []string{}
+		return it
+	}
+	it.Title = w.Name + " was refused its credentials"
+	it.Answers = []string{"retry", "resume"}
+	return it
+}
+
+// hostAccounts maps [connectors.http.hosts] onto their accounts.
+func hostAccounts(cfg config.Config, accts *accounts.Store) (map[string]connectors.Account, error) {
+	hosts := map[string]connectors.Account{}
+	for host, h := range cfg.Connectors.HTTP.Hosts {
+		a, err := accts.Account(h.Account)
+		if err != nil {
+			return nil, fmt.Errorf("connectors.http.hosts.%q: %w", host, err)
+		}
+		hosts[host] = a
+	}
+	return hosts, nil
+}
