@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/connectors/accounts"
 	"keep/connectors/calendar"
 	"keep/connectors/feed"
-	"keep/connectors/accounts"
 	"keep/connectors/files"
 	khttp "keep/connectors/http"
 	"keep/connectors/mail"
