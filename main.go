@@ -809,7 +809,7 @@ func printValidation(stderr io.Writer, err error) error {
 
 func cmdValidate(_ context.Context, c *cli, o *opts) error {
 	file := o.args[0]
-	src, err := os.ReadFile(file)
+	src, err := sandbox.ReadFile(file)
 	if err != nil {
 		return err
 	}
@@ -832,7 +832,7 @@ func cmdValidate(_ context.Context, c *cli, o *opts) error {
 
 func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	file := o.args[0]
-	src, err := os.ReadFile(file)
+	src, err := sandbox.ReadFile(file)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,11 @@ const wfGlobal = "__wf"
 // Load transforms, compiles and validates a workflow file. Every problem is
 // reported in one *ValidationError, syntax errors included.
 func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
+	if len(src) > MaxSourceSize {
+		// Deploy hands the source over the API: the same cap as ReadFile.
+		return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: fmt.Sprintf(
+			"the file is %d bytes, over the limit of %d bytes for a workflow file", len(src), MaxSourceSize)}}}
+	}
 	loc := locator{file: fileName, src: string(src)}
 	code, diags := transform(fileName, src, wfGlobal)
 	if len(diags) > 0 {

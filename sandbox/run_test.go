@@ -405,11 +405,11 @@ func TestResults(t *testing.T) {
 		fails(t, handlers{next: `await ctx.publish("b", { messageId: "m", payload: "0123456789" });`}, PhaseNext, lim, "the payload is 12 bytes of JSON, over the limit of 10 bytes")
 	})
 
-	t.Run("a prepare result over MaxData is a logic error", func(t *testing.T) {
+	t.Run("a prepare result over MaxData is a logic error naming data and the limit", func(t *testing.T) {
 		t.Parallel()
 		lim := testLimits()
 		lim.MaxData = 100
-		fails(t, handlers{prepare: `return { reservations: [], data: "x".repeat(100) };`}, PhasePrepare, lim, "over the limit of 100 bytes")
+		fails(t, handlers{prepare: `return { reservations: [], data: "x".repeat(100) };`}, PhasePrepare, lim, "the prepared data is 129 bytes of JSON, over the limit of 100 bytes for data")
 	})
 
 	t.Run("state that cannot be encoded is a logic error", func(t *testing.T) {

@@ -149,7 +149,8 @@ func (r *run) prepareResult(v goja.Value) (*PrepareResult, error) {
 		return nil, fmt.Errorf("sandbox: encode prepare result: %w", err)
 	}
 	if len(pr.Raw) > r.lim.MaxData {
-		return nil, bad("%d bytes of JSON, over the limit of %d bytes", len(pr.Raw), r.lim.MaxData)
+		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf(
+			"the prepared data is %d bytes of JSON, over the limit of %d bytes for data (with reservations, ui and wakeAt)", len(pr.Raw), r.lim.MaxData)}
 	}
 	return pr, nil
 }
