@@ -152,6 +152,8 @@ type Limits struct {
 	MaxData       int           // bytes of JSON, PrepareResult (data, reservations, ui)
 	MaxResult     int           // bytes of JSON, one connector result handed to the script
 	MaxLogLine    int           // characters of one console line
+	MaxLogLines   int           // console lines of one run; the rest are cut, with a note
+	MaxLogBytes   int           // bytes of console lines of one run; likewise
 	MaxPeek       int           // largest peek limit
 	DefaultPeek   int           // peek limit when none is given
 }
@@ -167,6 +169,8 @@ func DefaultLimits() Limits {
 		MaxData:       1 << 20,
 		MaxResult:     10 << 20,
 		MaxLogLine:    1000,
+		MaxLogLines:   1000,
+		MaxLogBytes:   256 << 10,
 		MaxPeek:       1000,
 		DefaultPeek:   100,
 	}

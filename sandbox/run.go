@@ -34,6 +34,7 @@ type run struct {
 	encode   goja.Callable // JSON.stringify, likewise
 	mutation *MutationCall
 	workflow *goja.Object // what the script handed to Keep.workflow
+	trace    traceBudget
 }
 
 // Run runs one handler phase in a fresh runtime. See api.go for the contract.
@@ -153,6 +154,8 @@ func withDefaults(l Limits) Limits {
 	fill(&l.MaxData, d.MaxData)
 	fill(&l.MaxResult, d.MaxResult)
 	fill(&l.MaxLogLine, d.MaxLogLine)
+	fill(&l.MaxLogLines, d.MaxLogLines)
+	fill(&l.MaxLogBytes, d.MaxLogBytes)
 	fill(&l.MaxPeek, d.MaxPeek)
 	fill(&l.DefaultPeek, d.DefaultPeek)
 	return l
@@ -173,6 +176,7 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	r.hctx = hctx
 	out, err := r.invoke()
 	r.sup.close()
+	r.traceCutNote()
 	f := r.sup.failure()
 
 	switch {

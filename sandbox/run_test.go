@@ -509,6 +509,44 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
+	t.Run("a run's trace is capped in lines, with a note of what was cut", func(t *testing.T) {
+		t.Parallel()
+		s := load(t, handlers{producer: `for (let i = 0; i < 100000; i++) console.log("line " + i); return 1;`})
+		h := &recordingHost{}
+		if out, err := invoke(t, s, PhaseProducer, h, testLimits()); err != nil || string(out.State) != "1" {
+			t.Fatalf("run: %v, %v", out, err)
+		}
+		logs := h.logged()
+		if len(logs) != 1001 || logs[999] != "log: line 999" {
+			t.Fatalf("%d lines, the 1000th %q", len(logs), logs[min(999, len(logs)-1)])
+		}
+		if want := "warn: … 99,000 more lines cut (trace limit 1,000 lines / 256 KiB)"; logs[1000] != want {
+			t.Errorf("last line %q, want %q", logs[1000], want)
+		}
+	})
+
+	t.Run("a run's trace is capped in bytes", func(t *testing.T) {
+		t.Parallel()
+		lim := testLimits()
+		lim.MaxLogBytes = 10 << 10
+		s := load(t, handlers{producer: `for (let i = 0; i < 500; i++) console.log("x".repeat(900));`})
+		h := &recordingHost{}
+		if _, err := invoke(t, s, PhaseProducer, h, lim); err != nil {
+			t.Fatal(err)
+		}
+		logs := h.logged()
+		total := 0
+		for _, l := range logs[:len(logs)-1] {
+			total += len(strings.TrimPrefix(l, "log: "))
+		}
+		if len(logs) != 12 || total > lim.MaxLogBytes {
+			t.Errorf("%d lines, %d bytes", len(logs), total)
+		}
+		if want := "warn: … 489 more lines cut (trace limit 1,000 lines / 10 KiB)"; logs[len(logs)-1] != want {
+			t.Errorf("last line %q, want %q", logs[len(logs)-1], want)
+		}
+	})
+
 	t.Run("a console line is capped at MaxLogLine characters", func(t *testing.T) {
 		t.Parallel()
 		lim := testLimits()
