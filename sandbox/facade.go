@@ -346,7 +346,7 @@ func (r *run) callConnector(m *facadeMethod, call goja.FunctionCall) goja.Value 
 	switch p := call.Argument(0); {
 	case goja.IsUndefined(p):
 	case isObject(p) && !isArray(p) && !isFunction(p):
-		raw, err := r.toJSON(p, "the params of "+op, 0)
+		raw, err := r.toJSON(p, "the params of "+op, r.lim.MaxParams)
 		if err != nil {
 			r.failWith(op, err)
 			return goja.Undefined()

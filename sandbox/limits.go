@@ -206,12 +206,18 @@ var typedArraySizes = [len(typedArrays)]float64{1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8}
 
 // installGuards wraps the built-ins that allocate in proportion to an
 // argument in one native call, checking the size before they allocate.
-func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64) {
+func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth int) *guard {
 	limit := float64(maxBuiltinAlloc)
 	if maxHeap > 0 && float64(maxHeap) < limit {
 		limit = float64(maxHeap)
 	}
-	g := &guard{vm: vm, sup: sup, limit: limit}
+	g := &guard{vm: vm, sup: sup, limit: limit, maxDepth: maxDepth, bound: map[*goja.Object]int{}}
+	g.isArray, _ = goja.AssertFunction(vm.Get("Array").(*goja.Object).Get("isArray"))
+	if json, ok := vm.Get("JSON").(*goja.Object); ok {
+		f := jsonStringify(vm, g.jsonLimits(int(limit), false))
+		_ = json.DefineDataProperty("stringify", vm.ToValue(f), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	g.installStringGuards()
 	// One OrdinaryHasInstance serves every guarded constructor: it is called
 	// with the constructor (the proxy) as this.
 	g.hasInstance = vm.ToValue(func(call goja.FunctionCall) goja.Value {
@@ -229,6 +235,7 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64) {
 	g.method(arrProto, "Array.prototype.join", "join", false, (*guard).joinSize)
 	g.method(arrProto, "Array.prototype.fill", "fill", false, fillSize)
 	g.method(arr, "Array.from", "from", false, fromSize)
+	g.installArrayGuards(arrProto)
 	array := g.constructor("Array", arraySize)
 	_ = arrProto.DefineDataProperty("constructor", array, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 
@@ -252,6 +259,24 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64) {
 		g.typed[i] = target
 		_ = global.DefineDataProperty(name, g.vm.ToValue(vm.NewProxy(target, traps)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
+	return g
+}
+
+// jsonLimits configures a JSON.stringify of this runtime: max bytes, the
+// stack limit as its depth.
+func (g *guard) jsonLimits(max int, truncate bool) jsonLimits {
+	return jsonLimits{
+		max: max, maxDepth: g.maxDepth, truncate: truncate,
+		halted:  g.sup.halted,
+		tooBig:  func(size int) { g.refuse("JSON.stringify", float64(size)) },
+		tooDeep: func() { g.refuseDeep("JSON.stringify") },
+	}
+}
+
+// refuseDeep ends the run for a structure nested past the stack limit.
+func (g *guard) refuseDeep(what string) {
+	g.sup.stop(&Error{Kind: ErrResource, Op: what, Message: fmt.Sprintf(
+		"%s was given values nested deeper than %d levels, the stack limit", what, g.maxDepth)})
 }
 
 // The size functions estimate what one call would allocate, in bytes.
@@ -313,6 +338,11 @@ type guard struct {
 	limit       float64
 	hasInstance goja.Value
 	typed       [len(typedArrays)]*goja.Object // the original constructors
+	isArray     goja.Callable                  // the original Array.isArray
+
+	maxDepth int
+	depth    int                  // nested joins in progress
+	bound    map[*goja.Object]int // bound functions: how many binds deep
 }
 
 // typedArray is the index in typedArrays of the original constructor target,

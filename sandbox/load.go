@@ -126,7 +126,7 @@ func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(DefaultLimits().MaxStackDepth)
 	sup := &supervisor{vm: vm}
-	installGuards(vm, sup, DefaultLimits().MaxHeapGrowth)
+	installGuards(vm, sup, DefaultLimits().MaxHeapGrowth, DefaultLimits().MaxStackDepth)
 	var workflow *goja.Object
 	installKeep(vm, &workflow)
 	stop, _ := sup.watch(nil, loadWallTime, DefaultLimits().MaxHeapGrowth)

@@ -31,7 +31,10 @@ type run struct {
 	vm       *goja.Runtime
 	sup      *supervisor
 	parse    goja.Callable // the runtime's own JSON.parse, captured before the script runs
-	encode   goja.Callable // JSON.stringify, likewise
+	encode   goja.Callable // JSON.stringify that stops at maxEncode bytes
+	// encodeLine stops at what a console line can show.
+	encodeLine goja.Callable
+	maxEncode  int
 	mutation *MutationCall
 	workflow *goja.Object // what the script handed to Keep.workflow
 	trace    traceBudget
@@ -153,6 +156,8 @@ func withDefaults(l Limits) Limits {
 	fill(&l.MaxPayload, d.MaxPayload)
 	fill(&l.MaxData, d.MaxData)
 	fill(&l.MaxResult, d.MaxResult)
+	fill(&l.MaxParams, d.MaxParams)
+	fill(&l.MaxField, d.MaxField)
 	fill(&l.MaxLogLine, d.MaxLogLine)
 	fill(&l.MaxLogLines, d.MaxLogLines)
 	fill(&l.MaxLogBytes, d.MaxLogBytes)
@@ -166,8 +171,12 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	vm.SetMaxCallStackSize(r.lim.MaxStackDepth)
 	json := vm.Get("JSON").(*goja.Object)
 	r.parse, _ = goja.AssertFunction(json.Get("parse"))
-	r.encode, _ = goja.AssertFunction(json.Get("stringify"))
-	installGuards(vm, r.sup, r.lim.MaxHeapGrowth)
+	g := installGuards(vm, r.sup, r.lim.MaxHeapGrowth, r.lim.MaxStackDepth)
+	// The host's own encodings of script values: cut at a cap rather than
+	// failing, so the caller can name the value and its limit.
+	r.maxEncode = int(g.limit)
+	r.encode, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.jsonLimits(r.maxEncode, true))))
+	r.encodeLine, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.jsonLimits(4*r.lim.MaxLogLine+4, true))))
 	installKeep(vm, &r.workflow)
 	r.installConsole()
 

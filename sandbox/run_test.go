@@ -409,7 +409,7 @@ func TestResults(t *testing.T) {
 		t.Parallel()
 		lim := testLimits()
 		lim.MaxData = 100
-		fails(t, handlers{prepare: `return { reservations: [], data: "x".repeat(100) };`}, PhasePrepare, lim, "the prepared data is 129 bytes of JSON, over the limit of 100 bytes for data")
+		fails(t, handlers{prepare: `return { reservations: [], data: "x".repeat(100) };`}, PhasePrepare, lim, "the prepared data is 129 bytes of JSON, over the limit of 100 bytes")
 	})
 
 	t.Run("state that cannot be encoded is a logic error", func(t *testing.T) {

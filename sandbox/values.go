@@ -25,7 +25,7 @@ func (r *run) fromJSON(raw json.RawMessage) (goja.Value, error) {
 
 // toJSON encodes a script value with the runtime's own JSON.stringify (so
 // toJSON and undefined-dropping behave as the script expects) and checks the
-// size against max (0: no limit). undefined encodes as null.
+// size against max. undefined encodes as null.
 func (r *run) toJSON(v goja.Value, what string, max int) (json.RawMessage, error) {
 	if v == nil || goja.IsUndefined(v) {
 		return json.RawMessage("null"), nil
@@ -42,7 +42,10 @@ func (r *run) toJSON(v goja.Value, what string, max int) (json.RawMessage, error
 		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s cannot be encoded as JSON (it is a %s)", what, typeOf(v))}
 	}
 	s := out.String()
-	if max > 0 && len(s) > max {
+	if len(s) >= r.maxEncode {
+		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s is more than %d bytes of JSON, over the limit of %d bytes", what, len(s), max)}
+	}
+	if len(s) > max {
 		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s is %d bytes of JSON, over the limit of %d bytes", what, len(s), max)}
 	}
 	return json.RawMessage(s), nil
@@ -78,7 +81,7 @@ func (r *run) prepareResult(v goja.Value) (*PrepareResult, error) {
 	if !isObject(v) || isArray(v) || isFunction(v) {
 		return nil, bad("%s; it must return { reservations, data, ui?, wakeAt? }", typeOf(v))
 	}
-	raw, err := r.toJSON(v, "the prepare result", 0)
+	raw, err := r.toJSON(v, "the prepared data", r.lim.MaxData)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +153,7 @@ func (r *run) prepareResult(v goja.Value) (*PrepareResult, error) {
 	}
 	if len(pr.Raw) > r.lim.MaxData {
 		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf(
-			"the prepared data is %d bytes of JSON, over the limit of %d bytes for data (with reservations, ui and wakeAt)", len(pr.Raw), r.lim.MaxData)}
+			"the prepared data is %d bytes of JSON, over the limit of %d bytes", len(pr.Raw), r.lim.MaxData)}
 	}
 	return pr, nil
 }
