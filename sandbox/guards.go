@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -19,6 +20,10 @@ import (
 // pieceBytes is what one element of a split result costs (a Value slot and
 // the substring's header).
 const pieceBytes = 48
+
+// matchBytes is what goja keeps per match while it replaces or splits: the
+// match positions, collected for all matches before the result is built.
+const matchBytes = 64
 
 // errLimit aborts a native loop once a limit was recorded; the run is
 // already interrupted, so no script code sees it.
@@ -75,6 +80,7 @@ func (g *guard) installStringGuards() {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {
 			g.wrapSym(proto, goja.SymReplace, g.regexpReplace)
 			g.wrapSym(proto, goja.SymSplit, g.regexpSplit)
+			g.wrapSym(proto, goja.SymMatch, g.regexpMatch)
 		}
 	}
 }
@@ -116,12 +122,21 @@ func (g *guard) stringReplace(what string) func(orig goja.Callable, c goja.Funct
 			return call(orig, c.This, c.Arguments...)
 		}
 		pattern = pattern.ToString()
+		if what == "String.prototype.replaceAll" {
+			if m := matches(this, pattern); m*matchBytes > g.limit {
+				g.refuseMatches(what, m)
+				return goja.Undefined()
+			}
+		}
 		return call(orig, this, pattern, g.countingReplacer(what, this, arg(c.Arguments, 1)))
 	}
 }
 
 func (g *guard) regexpReplace(orig goja.Callable, c goja.FunctionCall) goja.Value {
 	s := arg(c.Arguments, 0).ToString()
+	if g.tooManyMatches("RegExp.prototype[Symbol.replace]", c.This, s, false) {
+		return goja.Undefined()
+	}
 	return call(orig, c.This, s, g.countingReplacer("RegExp.prototype[Symbol.replace]", s, arg(c.Arguments, 1)))
 }
 
@@ -293,7 +308,60 @@ func (g *guard) stringSplit(orig goja.Callable, c goja.FunctionCall) goja.Value 
 }
 
 func (g *guard) regexpSplit(orig goja.Callable, c goja.FunctionCall) goja.Value {
-	return g.splitCall("RegExp.prototype[Symbol.split]", orig, c.This, arg(c.Arguments, 0), arg(c.Arguments, 1))
+	s := arg(c.Arguments, 0).ToString()
+	if g.tooManyMatches("RegExp.prototype[Symbol.split]", c.This, s, true) {
+		return goja.Undefined()
+	}
+	return g.splitCall("RegExp.prototype[Symbol.split]", orig, c.This, s, arg(c.Arguments, 1))
+}
+
+func (g *guard) regexpMatch(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	s := arg(c.Arguments, 0).ToString()
+	if g.tooManyMatches("RegExp.prototype[Symbol.match]", c.This, s, false) {
+		return goja.Undefined()
+	}
+	return call(orig, c.This, s)
+}
+
+// tooManyMatches refuses a global regular expression over a string so long
+// that the records goja keeps for its matches could pass the limit: a
+// pattern that matches every character (or the empty string) matches
+// length+1 times, and all of them are collected in one native call before
+// anything is returned. Counting the real matches would run the pattern
+// and allocate as much. Splitting by a string instead of a regular
+// expression is not affected.
+func (g *guard) tooManyMatches(what string, rx, s goja.Value, always bool) bool {
+	if !always {
+		o, ok := rx.(*goja.Object)
+		if !ok {
+			return false
+		}
+		flags := o.Get("flags")
+		if isAbsent(flags) || !strings.ContainsAny(flags.String(), "gy") {
+			return false // one match
+		}
+	}
+	if m := float64(strLen(s)) + 1; m*matchBytes > g.limit {
+		g.refuseMatches(what, m)
+		return true
+	}
+	return false
+}
+
+func (g *guard) refuseMatches(what string, m float64) {
+	g.sup.stop(&Error{Kind: ErrResource, Op: what, Message: fmt.Sprintf(
+		"%s would allocate about %.0f MiB for up to %.0f matches, over the limit of %.0f MiB for one call; cut the text into smaller parts first",
+		what, m*matchBytes/(1<<20), m, g.limit/(1<<20))})
+}
+
+// matches counts the occurrences of pattern in s the way replaceAll finds
+// them (an empty pattern matches between every two characters).
+func matches(s, pattern goja.Value) float64 {
+	p := pattern.String()
+	if p == "" {
+		return float64(strLen(s)) + 1
+	}
+	return float64(strings.Count(s.String(), p))
 }
 
 // installArrayGuards guards the Array.prototype methods whose result grows
@@ -303,7 +371,7 @@ func (g *guard) installArrayGuards(arrProto *goja.Object) {
 	for _, name := range []string{"map", "filter", "slice", "splice", "sort", "reverse", "copyWithin", "toReversed", "toSorted", "toSpliced", "with"} {
 		what := "Array.prototype." + name
 		g.wrap(arrProto, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-			if n := g.length(c.This) * valueBytes; n > g.limit {
+			if n := g.length(c.This) * elemBytes; n > g.limit {
 				g.refuse(what, n)
 				return goja.Undefined()
 			}
@@ -356,8 +424,8 @@ func (g *guard) arrayConcat(orig goja.Callable, c goja.FunctionCall) goja.Value 
 	for _, a := range c.Arguments {
 		n += g.spreadLength(a)
 	}
-	if n*valueBytes > g.limit {
-		g.refuse("Array.prototype.concat", n*valueBytes)
+	if n*elemBytes > g.limit {
+		g.refuse("Array.prototype.concat", n*elemBytes)
 		return goja.Undefined()
 	}
 	return call(orig, c.This, c.Arguments...)
@@ -373,7 +441,7 @@ func (g *guard) flat(orig goja.Callable, c goja.FunctionCall) goja.Value {
 			depth = 0
 		}
 	}
-	most := g.limit / valueBytes
+	most := g.limit / elemBytes
 	count, steps := 0.0, 0.0
 	var walk func(o *goja.Object, depth float64) bool
 	walk = func(o *goja.Object, depth float64) bool {
@@ -395,7 +463,7 @@ func (g *guard) flat(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		return true
 	}
 	if o, ok := c.This.(*goja.Object); ok && !walk(o, depth) {
-		g.refuse("Array.prototype.flat", math.Max(count, steps)*valueBytes)
+		g.refuse("Array.prototype.flat", math.Max(count, steps)*elemBytes)
 		return goja.Undefined()
 	}
 	return call(orig, c.This, c.Arguments...)
@@ -410,7 +478,7 @@ func (g *guard) flatMap(orig goja.Callable, c goja.FunctionCall) goja.Value {
 	total := 0.0
 	counting := g.vm.ToValue(func(cc goja.FunctionCall) goja.Value {
 		v := call(fn, cc.This, cc.Arguments...)
-		total += g.spreadLength(v) * valueBytes
+		total += g.spreadLength(v) * elemBytes
 		if total > g.limit {
 			g.refuse("Array.prototype.flatMap", total)
 			g.abort()

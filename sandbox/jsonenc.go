@@ -3,6 +3,7 @@ package sandbox
 import (
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,6 +30,7 @@ type jsonEncoder struct {
 	halted   func() bool
 	max      int // bytes of output
 	maxDepth int
+	truncate bool // over max, write what fits of a string before stopping
 
 	replacer goja.Callable
 	props    []string // the property list of an array replacer; nil: none
@@ -47,13 +49,19 @@ func (e *jsonEncoder) write(s string) {
 }
 
 func (e *jsonEncoder) reserve(n int) {
-	if len(e.buf)+n > e.max {
-		panic(jsonTooBig{len(e.buf) + n})
+	need := len(e.buf) + n
+	if need > e.max {
+		panic(jsonTooBig{need})
+	}
+	if need > cap(e.buf) {
+		// Grow by doubling, but never past max: append's own doubling
+		// would allocate up to twice the limit.
+		e.buf = slices.Grow(e.buf, min(max(2*cap(e.buf), need), e.max)-len(e.buf))
 	}
 }
 
 // truncate drops what was written after off (an omitted property).
-func (e *jsonEncoder) truncate(off int) { e.buf = e.buf[:off] }
+func (e *jsonEncoder) cutTo(off int) { e.buf = e.buf[:off] }
 
 // encode serializes v; ok is false when v encodes to undefined.
 func (e *jsonEncoder) encode(v goja.Value) (ok bool) {
@@ -114,6 +122,9 @@ func (e *jsonEncoder) property(key string, value goja.Value, holder *goja.Object
 	case goja.IsNull(value):
 		e.write("null")
 		return true
+	}
+	if _, sym := value.(*goja.Symbol); sym {
+		return false
 	}
 	o, isObj := value.(*goja.Object)
 	if !isObj {
@@ -230,11 +241,11 @@ func (e *jsonEncoder) object(o *goja.Object) {
 		if e.property(k, o.Get(k), o) {
 			empty = false
 		} else {
-			e.truncate(off)
+			e.cutTo(off)
 		}
 	}
 	if empty {
-		e.truncate(mark)
+		e.cutTo(mark)
 		e.indent = stepback
 	} else {
 		e.close(stepback)
@@ -259,10 +270,11 @@ func (e *jsonEncoder) quote(v goja.Value) {
 	for i := 0; i < n; i++ {
 		size += escapedLen(rune(s.CharAt(i)))
 	}
-	e.reserve(size)
+	e.reserveString(size)
 	e.buf = append(e.buf, '"')
 	for i := 0; i < n; i++ {
 		c := rune(s.CharAt(i))
+		e.fits(c)
 		if c >= 0xD800 && c <= 0xDBFF && i+1 < n {
 			if d := rune(s.CharAt(i + 1)); d >= 0xDC00 && d <= 0xDFFF {
 				e.buf = utf8.AppendRune(e.buf, 0x10000+(c-0xD800)<<10+(d-0xDC00))
@@ -281,12 +293,31 @@ func (e *jsonEncoder) quoteGo(s string) {
 	for _, c := range s {
 		size += escapedLen(c)
 	}
-	e.reserve(size)
+	e.reserveString(size)
 	e.buf = append(e.buf, '"')
 	for _, c := range s {
+		e.fits(c)
 		e.buf = appendEscaped(e.buf, c)
 	}
 	e.buf = append(e.buf, '"')
+}
+
+// reserveString reserves room for a quoted string of size bytes; when
+// truncating, a string that does not fit is written in part (fits stops
+// it).
+func (e *jsonEncoder) reserveString(size int) {
+	if !e.truncate || len(e.buf)+size <= e.max {
+		e.reserve(size)
+		return
+	}
+	e.reserve(1)
+}
+
+// fits stops a truncating encoding before c would pass max.
+func (e *jsonEncoder) fits(c rune) {
+	if e.truncate && len(e.buf)+escapedLen(c) > e.max {
+		panic(jsonTooBig{e.max + 1})
+	}
 }
 
 // escapedLen is the bytes c takes in a JSON string; a lone surrogate is
@@ -412,10 +443,10 @@ type jsonLimits struct {
 	max      int // bytes of output
 	maxDepth int // levels of nesting
 	// truncate: over max, return the text so far instead of failing (for
-	// console lines, which are cut anyway).
+	// console lines, which are cut anyway, and the host's own encodings).
 	truncate bool
 	halted   func() bool
-	tooBig   func(size int) // records the failure and interrupts
+	tooBig   func(size int) // records the failure and interrupts; when truncating, notes the cut
 	tooDeep  func()
 }
 
@@ -427,16 +458,16 @@ func jsonStringify(vm *goja.Runtime, lim jsonLimits) func(goja.FunctionCall) goj
 		if lim.halted() {
 			return goja.Undefined()
 		}
-		e := &jsonEncoder{vm: vm, isArray: isArray, halted: lim.halted, max: lim.max, maxDepth: lim.maxDepth}
+		e := &jsonEncoder{vm: vm, isArray: isArray, halted: lim.halted, max: lim.max, maxDepth: lim.maxDepth, truncate: lim.truncate}
 		defer func() {
 			switch p := recover().(type) {
 			case nil:
 			case jsonTooBig:
+				lim.tooBig(p.size)
 				if lim.truncate {
 					result = vm.ToValue(string(e.buf))
 					return
 				}
-				lim.tooBig(p.size)
 				result = goja.Undefined()
 			case jsonTooDeep:
 				if !lim.halted() {

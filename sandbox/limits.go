@@ -17,8 +17,12 @@ import (
 // as "x".repeat(1e9) allocates a gigabyte before any sample (goja.md fact 6).
 const maxBuiltinAlloc = 64 << 20
 
-// valueBytes is the cost of one array slot in goja (a Value interface).
-const valueBytes = 16
+// elemBytes is what one element costs while a native call builds an array.
+// A slot is a 16-byte Value, but goja's fill, Array.from, concat, slice and
+// flat allocated 150 to 250 bytes per element in all (TotalAlloc, growth
+// included); 128 keeps an array of half a million elements allowed under
+// the default limits.
+const elemBytes = 128
 
 // heapSampleEvery is how often the watchdog reads the heap.
 const heapSampleEvery = 5 * time.Millisecond
@@ -207,14 +211,18 @@ var typedArraySizes = [len(typedArrays)]float64{1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8}
 // installGuards wraps the built-ins that allocate in proportion to an
 // argument in one native call, checking the size before they allocate.
 func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth int) *guard {
+	// A result of n bytes costs about 3n while it is built (a buffer that
+	// grows by doubling, then the copy handed back), so one call gets a
+	// quarter of the heap limit: the call is refused, by name, before the
+	// sampler would have to stop it.
 	limit := float64(maxBuiltinAlloc)
-	if maxHeap > 0 && float64(maxHeap) < limit {
-		limit = float64(maxHeap)
+	if maxHeap > 0 && float64(maxHeap/4) < limit {
+		limit = float64(maxHeap / 4)
 	}
 	g := &guard{vm: vm, sup: sup, limit: limit, maxDepth: maxDepth, bound: map[*goja.Object]int{}}
 	g.isArray, _ = goja.AssertFunction(vm.Get("Array").(*goja.Object).Get("isArray"))
 	if json, ok := vm.Get("JSON").(*goja.Object); ok {
-		f := jsonStringify(vm, g.jsonLimits(int(limit), false))
+		f := jsonStringify(vm, g.jsonLimits(int(limit)))
 		_ = json.DefineDataProperty("stringify", vm.ToValue(f), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
 	g.installStringGuards()
@@ -264,13 +272,26 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 
 // jsonLimits configures a JSON.stringify of this runtime: max bytes, the
 // stack limit as its depth.
-func (g *guard) jsonLimits(max int, truncate bool) jsonLimits {
+func (g *guard) jsonLimits(max int) jsonLimits {
 	return jsonLimits{
-		max: max, maxDepth: g.maxDepth, truncate: truncate,
+		max: max, maxDepth: g.maxDepth,
 		halted:  g.sup.halted,
 		tooBig:  func(size int) { g.refuse("JSON.stringify", float64(size)) },
 		tooDeep: func() { g.refuseDeep("JSON.stringify") },
 	}
+}
+
+// cutJSON configures an encoding of the host's own that stops at max bytes
+// and returns what it has; cut (when not nil) is set when it stopped.
+func (g *guard) cutJSON(max int, cut *bool) jsonLimits {
+	l := g.jsonLimits(max)
+	l.truncate = true
+	l.tooBig = func(int) {
+		if cut != nil {
+			*cut = true
+		}
+	}
+	return l
 }
 
 // refuseDeep ends the run for a structure nested past the stack limit.
@@ -291,11 +312,11 @@ func repeatSize(_ *guard, this goja.Value, args []goja.Value) float64 {
 
 func padSize(_ *guard, _ goja.Value, args []goja.Value) float64 { return arg(args, 0).ToFloat() }
 
-func fillSize(g *guard, this goja.Value, _ []goja.Value) float64 { return g.length(this) * valueBytes }
+func fillSize(g *guard, this goja.Value, _ []goja.Value) float64 { return g.length(this) * elemBytes }
 
 func fromSize(g *guard, _ goja.Value, args []goja.Value) float64 {
 	if o, ok := arg(args, 0).(*goja.Object); ok && isAbsent(o.GetSymbol(goja.SymIterator)) {
-		return g.length(o) * valueBytes
+		return g.length(o) * elemBytes
 	}
 	return 0
 }
@@ -303,7 +324,7 @@ func fromSize(g *guard, _ goja.Value, args []goja.Value) float64 {
 func arraySize(_ *guard, _ *goja.Object, args []goja.Value) float64 {
 	if len(args) == 1 {
 		if _, num := args[0].Export().(int64); num || isNumber(args[0]) {
-			return args[0].ToFloat() * valueBytes
+			return args[0].ToFloat() * elemBytes
 		}
 	}
 	return 0
@@ -492,7 +513,7 @@ func (g *guard) length(v goja.Value) float64 {
 // toString twice); their size is not counted.
 func (g *guard) joinSize(this goja.Value, args []goja.Value) float64 {
 	n := g.length(this)
-	if n <= 1 && n*valueBytes <= g.limit {
+	if n <= 1 && n*elemBytes <= g.limit {
 		return 0
 	}
 	sep := 1.0

@@ -28,16 +28,17 @@ type run struct {
 	decl handlerDecl
 	hctx context.Context // host calls: the phase deadline (goja.md fact 7)
 
-	vm       *goja.Runtime
-	sup      *supervisor
-	parse    goja.Callable // the runtime's own JSON.parse, captured before the script runs
-	encode   goja.Callable // JSON.stringify that stops at maxEncode bytes
+	vm     *goja.Runtime
+	sup    *supervisor
+	parse  goja.Callable // the runtime's own JSON.parse, captured before the script runs
+	encode goja.Callable // JSON.stringify that stops at maxEncode bytes
 	// encodeLine stops at what a console line can show.
 	encodeLine goja.Callable
 	maxEncode  int
-	mutation *MutationCall
-	workflow *goja.Object // what the script handed to Keep.workflow
-	trace    traceBudget
+	encodeCut  bool // the last encode stopped at maxEncode
+	mutation   *MutationCall
+	workflow   *goja.Object // what the script handed to Keep.workflow
+	trace      traceBudget
 }
 
 // Run runs one handler phase in a fresh runtime. See api.go for the contract.
@@ -175,8 +176,8 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	// The host's own encodings of script values: cut at a cap rather than
 	// failing, so the caller can name the value and its limit.
 	r.maxEncode = int(g.limit)
-	r.encode, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.jsonLimits(r.maxEncode, true))))
-	r.encodeLine, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.jsonLimits(4*r.lim.MaxLogLine+4, true))))
+	r.encode, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(r.maxEncode, &r.encodeCut))))
+	r.encodeLine, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(4*r.lim.MaxLogLine+4, nil))))
 	installKeep(vm, &r.workflow)
 	r.installConsole()
 

@@ -30,6 +30,7 @@ func (r *run) toJSON(v goja.Value, what string, max int) (json.RawMessage, error
 	if v == nil || goja.IsUndefined(v) {
 		return json.RawMessage("null"), nil
 	}
+	r.encodeCut = false
 	out, err := r.encode(goja.Undefined(), v)
 	if err != nil {
 		var ex *goja.Exception
@@ -42,8 +43,8 @@ func (r *run) toJSON(v goja.Value, what string, max int) (json.RawMessage, error
 		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s cannot be encoded as JSON (it is a %s)", what, typeOf(v))}
 	}
 	s := out.String()
-	if len(s) >= r.maxEncode {
-		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s is more than %d bytes of JSON, over the limit of %d bytes", what, len(s), max)}
+	if r.encodeCut {
+		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s is more than %d bytes of JSON, over the limit of %d bytes", what, r.maxEncode, max)}
 	}
 	if len(s) > max {
 		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s is %d bytes of JSON, over the limit of %d bytes", what, len(s), max)}

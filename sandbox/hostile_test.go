@@ -1,0 +1,166 @@
+package sandbox
+
+import (
+	"errors"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// hostile runs code as a producer, alone (it allocates on purpose), and
+// checks the run ends with a resource error containing want that the script
+// could not catch, having allocated less than maxAlloc bytes in all: the
+// result was refused before it was built.
+func hostile(t *testing.T, lim Limits, code, want string, maxAlloc uint64) {
+	t.Helper()
+	heavy.Lock()
+	defer heavy.Unlock()
+	s := load(t, handlers{producer: "try {\n" + code + "\n} catch (e) { console.log(\"caught\", String(e)); }\nconsole.log(\"survived\");"})
+	h := &recordingHost{}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := invokeUnlocked(s, PhaseProducer, h, lim)
+	runtime.ReadMemStats(&after)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != ErrResource || !strings.Contains(e.Message, want) {
+		t.Errorf("err = %v, want a resource error containing %q", err, want)
+	}
+	if logs := h.logged(); len(logs) != 0 {
+		t.Errorf("the script went on: %v", logs)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > maxAlloc {
+		t.Errorf("the run allocated %d MiB, more than %d MiB: the result was built", got>>20, maxAlloc>>20)
+	}
+	// The process goes on.
+	ok := load(t, handlers{producer: `return 1;`})
+	if out, err := invokeUnlocked(ok, PhaseProducer, &recordingHost{}, testLimits()); err != nil || string(out.State) != "1" {
+		t.Errorf("a run after the limit: %v, %v", out, err)
+	}
+}
+
+// The cases of issue 13 that ended keep with "fatal error: out of memory"
+// or grew it past the heap limit, at their real sizes, under the default
+// limits: each is refused before the result is allocated.
+func TestHostileQuotedCases(t *testing.T) {
+	lim := testLimits()
+	const big = `const s = "x".repeat(60e6);` // 60 MB: allowed on its own
+	for _, tt := range []struct{ name, code, want string }{
+		{"s.concat building a 3 GB string", big + ` s.concat(...Array(50).fill(s));`,
+			"String.prototype.concat would allocate about 2918 MiB, over the limit of 64 MiB"},
+		{"JSON.stringify of 100 × 60 MB strings", big + ` JSON.stringify(Array(100).fill(s));`,
+			"JSON.stringify would allocate"},
+		{"replaceAll with a 60 MB replacement", big + ` "a".repeat(100).replaceAll("a", s);`,
+			"String.prototype.replaceAll would allocate"},
+		{"replaceAll with a function returning 60 MB", big + ` "a".repeat(100).replaceAll("a", () => s);`,
+			"String.prototype.replaceAll would allocate"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hostile(t, lim, tt.code, tt.want, 400<<20)
+		})
+	}
+}
+
+// More of the same family, under a modest heap limit (16 MiB, so one call
+// may allocate 16 MiB) to keep the tests small.
+func TestHostileBuiltins(t *testing.T) {
+	lim := testLimits()
+	lim.MaxHeapGrowth = 16 << 20
+	const mb = `const s = "x".repeat(1 << 20);` // 1 MiB
+	for _, tt := range []struct{ name, code, want string }{
+		{"concat with an object argument converted once", mb + ` let n = 0; const o = { toString() { n++; return s; } }; s.concat(...Array(20).fill(o));`,
+			"String.prototype.concat would allocate"},
+		{"replace with a $` pattern growing quadratically", `"a".repeat(1e5).replaceAll("a", "$` + "`" + `");`,
+			"String.prototype.replaceAll would allocate"},
+		{"replace with a regexp and $&", mb + ` s.replace(/x/g, "$&$&$&$&$&$&$&$&$&$&$&$&$&$&$&$&$&");`,
+			"RegExp.prototype[Symbol.replace] would allocate about 64 MiB for up to 1048577 matches, over the limit of 4 MiB"},
+		{"replace with a regexp and a function", mb + ` "a".repeat(100).replace(/a/g, () => s);`,
+			"RegExp.prototype[Symbol.replace] would allocate"},
+		{"split into single characters", mb + ` s.split("");`,
+			"String.prototype.split would allocate"},
+		{"split by a regexp", mb + ` s.split(/(?:)/);`,
+			"RegExp.prototype[Symbol.split] would allocate"},
+		{"match of a global regexp", mb + ` s.match(/x/g);`,
+			"RegExp.prototype[Symbol.match] would allocate"},
+		{"replaceAll of a string matching everywhere", mb + ` s.replaceAll("x", "");`,
+			"String.prototype.replaceAll would allocate about 64 MiB for up to 1048576 matches"},
+		{"Array concat of one array many times", `const a = new Array(2e4).fill(0); a.concat(...Array(50).fill(a));`,
+			"Array.prototype.concat would allocate"},
+		{"flat of a shared nested structure", `let a = [1]; for (let i = 0; i < 40; i++) a = [a, a]; a.flat(Infinity);`,
+			"Array.prototype.flat would allocate"},
+		{"flatMap returning one big array each time", `const a = new Array(2e4).fill(0); a.slice(0, 100).flatMap(() => a);`,
+			"Array.prototype.flatMap would allocate"},
+		{"map over a huge sparse array", `const a = []; a.length = 1e9; a.map(x => x);`,
+			"Array.prototype.map would allocate"},
+		{"slice of a huge sparse array", `const a = []; a.length = 1e9; a.slice();`,
+			"Array.prototype.slice would allocate"},
+		{"JSON.stringify with indentation", mb + ` JSON.stringify(Array(20).fill(s), null, 2);`,
+			"JSON.stringify would allocate"},
+		{"JSON.stringify with a property list", mb + ` JSON.stringify(Array(20).fill({ a: s, b: 1 }), ["a"]);`,
+			"JSON.stringify would allocate"},
+		{"JSON.stringify of a huge sparse array", `const a = []; a.length = 1e9; JSON.stringify(a);`,
+			"JSON.stringify would allocate"},
+		{"JSON.stringify of escapes", `JSON.stringify("\u0001".repeat(4e6));`,
+			"JSON.stringify would allocate"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hostile(t, lim, tt.code, tt.want, 64<<20)
+		})
+	}
+}
+
+// Nesting that the Go side walks recursively is bounded by the stack limit:
+// deep enough, the goroutine stack overflows, and that is fatal to the
+// process, not an error. The test lowers the process's stack cap so the
+// unguarded built-ins would crash the test binary at this depth.
+func TestHostileNesting(t *testing.T) {
+	heavy.Lock()
+	old := debug.SetMaxStack(64 << 20)
+	defer func() { debug.SetMaxStack(old); heavy.Unlock() }()
+	lim := testLimits()
+	for _, tt := range []struct{ name, code, want string }{
+		{"String of nested arrays", `let a = []; for (let i = 0; i < 2e5; i++) a = [a]; String(a);`,
+			"was given values nested deeper than 1000 levels"},
+		{"join of nested arrays", `let a = []; for (let i = 0; i < 2e5; i++) a = [a]; a.join();`,
+			"Array.prototype.join was given values nested deeper than 1000 levels"},
+		{"toLocaleString of nested arrays", `let a = []; for (let i = 0; i < 2e5; i++) a = [a]; a.toLocaleString();`,
+			"nested deeper than 1000 levels"},
+		{"JSON.stringify of nested arrays", `let a = []; for (let i = 0; i < 2e5; i++) a = [a]; JSON.stringify(a);`,
+			"JSON.stringify was given values nested deeper than 1000 levels"},
+		{"a chain of bound functions", `let f = function () { return 1; }; for (let i = 0; i < 1e5; i++) f = f.bind(null); f();`,
+			"Function.prototype.bind was given values nested deeper than 1000 levels"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := load(t, handlers{producer: "try {\n" + tt.code + "\n} catch (e) { console.log(\"caught\", String(e)); }\nconsole.log(\"survived\");"})
+			h := &recordingHost{}
+			_, err := invokeUnlocked(s, PhaseProducer, h, lim)
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != ErrResource || !strings.Contains(e.Message, tt.want) {
+				t.Errorf("err = %v, want a resource error containing %q", err, tt.want)
+			}
+			if logs := h.logged(); len(logs) != 0 {
+				t.Errorf("the script went on: %v", logs)
+			}
+		})
+	}
+}
+
+// Values the host encodes itself are cut, not refused: a console line shows
+// what fits, and a state far over its limit is named with its limit.
+func TestHostileHostEncodings(t *testing.T) {
+	heavy.Lock()
+	defer heavy.Unlock()
+	lim := testLimits()
+	lim.MaxHeapGrowth = 16 << 20
+	s := load(t, handlers{producer: `const s = "x".repeat(1 << 20); console.log(Array(20).fill(s)); return Array(20).fill(s);`})
+	h := &recordingHost{}
+	_, err := invokeUnlocked(s, PhaseProducer, h, lim)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != ErrLogic || !strings.Contains(e.Message, "the returned state is more than 4194304 bytes of JSON, over the limit of 65536 bytes") {
+		t.Errorf("err = %v", err)
+	}
+	if logs := h.logged(); len(logs) != 1 || !strings.HasPrefix(logs[0], `log: ["xxx`) || !strings.HasSuffix(logs[0], "…") {
+		t.Errorf("logs = %.80q", logs)
+	}
+}
