@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 )
 
 // hostile runs code as a producer, alone (it allocates on purpose), and
@@ -162,5 +164,95 @@ func TestHostileHostEncodings(t *testing.T) {
 	}
 	if logs := h.logged(); len(logs) != 1 || !strings.HasPrefix(logs[0], `log: ["xxx`) || !strings.HasSuffix(logs[0], "…") {
 		t.Errorf("logs = %.80q", logs)
+	}
+}
+
+// Every string the host stores from a run has a cap: input fields, message
+// ids, ids asked for, a thrown message; and a huge sparse array handed to a
+// host function is refused without being read.
+func TestHostileHostValues(t *testing.T) {
+	t.Parallel()
+	lim := testLimits()
+	big := `"x".repeat(5000)`
+	for _, tt := range []struct {
+		name  string
+		h     handlers
+		phase Phase
+		want  string
+	}{
+		{"an input title", handlers{producer: `ctx.registerInput({ source: "files", type: "file", id: "1", title: ` + big + ` });`}, PhaseProducer,
+			"ctx.registerInput: title is 5000 bytes, over the limit of 4096 bytes"},
+		{"an input id", handlers{producer: `ctx.registerInput({ source: "files", type: "file", id: ` + big + `, title: "t" });`}, PhaseProducer,
+			"ctx.registerInput: id is 5000 bytes, over the limit of 4096 bytes"},
+		{"a message id", handlers{next: `await ctx.publish("b", { messageId: ` + big + `, payload: 1 });`}, PhaseNext,
+			"ctx.publish: messageId is 5000 bytes, over the limit of 4096 bytes"},
+		{"an input id in publish", handlers{producer: `await ctx.publish("a", { messageId: "m", inputId: ` + big + `, payload: 1 });`}, PhaseProducer,
+			"ctx.publish: inputId is 5000 bytes, over the limit of 4096 bytes"},
+		{"an id asked for", handlers{prepare: `await ctx.getByIds("a", [` + big + `]);`}, PhasePrepare,
+			"ctx.getByIds: ids[0] is 5000 bytes, over the limit of 4096 bytes"},
+		{"a sparse array of ids", handlers{prepare: `const ids = []; ids.length = 1e9; await ctx.getByIds("a", ids);`}, PhasePrepare,
+			"ctx.getByIds: 1000000000 ids is over the largest allowed, 1000"},
+		{"a sparse array of topics", handlers{next: `const t = []; t.length = 1e9; await ctx.publish(t, { messageId: "m", payload: 1 });`}, PhaseNext,
+			"ctx.publish takes a topic or an array of topics first"},
+		{"params over MaxParams", handlers{producer: `await ctx.files.read({ path: "x".repeat(2 << 20) });`}, PhaseProducer,
+			"the params of ctx.files.read is 2097163 bytes of JSON, over the limit of 1048576 bytes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := load(t, tt.h)
+			_, err := invoke(t, s, tt.phase, &recordingHost{}, lim, json.RawMessage(`{}`), json.RawMessage(`{"status":"none"}`))
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != ErrLogic || !strings.Contains(e.Message, tt.want) {
+				t.Errorf("err = %v, want a logic error containing %q", err, tt.want)
+			}
+		})
+	}
+
+	t.Run("a thrown 60 MB string is cut in the error", func(t *testing.T) {
+		t.Parallel()
+		s := load(t, handlers{producer: `throw "x".repeat(1 << 20);`})
+		_, err := invoke(t, s, PhaseProducer, &recordingHost{}, lim)
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Fatalf("err = %v", err)
+		}
+		if len(e.Message) > 5000 || !strings.HasSuffix(e.Message, "more bytes cut)") {
+			t.Errorf("message of %d bytes: %.100q", len(e.Message), e.Message)
+		}
+	})
+}
+
+// A huge sparse array costs the script nothing; no host check may export
+// it (a copy of a slot per element).
+func TestHostileSparseArrays(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, code string
+		kind       ErrorKind
+		want       string
+	}{
+		{"returned from a handler that is not async", `const a = []; a.length = 1e9; return a;`, ErrLogic, "the returned state"},
+		{"given to new Array", `const a = []; a.length = 1e9; new Array(a); return 1;`, "", ""},
+		{"given to a typed array constructor", `const a = []; a.length = 1e9; new Uint8Array(a);`, ErrResource, "new Uint8Array() would allocate"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := strings.Replace(handlers{}.source(), "handler: async (ctx, state) => {\nreturn state;", "handler: (ctx, state) => {\n"+tt.code, 1)
+			s, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = invoke(t, s, PhaseProducer, &recordingHost{}, testLimits())
+			if tt.kind == "" {
+				if err != nil {
+					t.Errorf("err = %v", err)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != tt.kind || !strings.Contains(e.Message, tt.want) {
+				t.Errorf("err = %v, want %s containing %q", err, tt.kind, tt.want)
+			}
+		})
 	}
 }

@@ -323,7 +323,7 @@ func fromSize(g *guard, _ goja.Value, args []goja.Value) float64 {
 
 func arraySize(_ *guard, _ *goja.Object, args []goja.Value) float64 {
 	if len(args) == 1 {
-		if _, num := args[0].Export().(int64); num || isNumber(args[0]) {
+		if isNumber(args[0]) {
 			return args[0].ToFloat() * elemBytes
 		}
 	}
@@ -341,7 +341,7 @@ func typedArraySize(g *guard, target *goja.Object, args []goja.Value) float64 {
 	size := typedArraySizes[i]
 	switch a := arg(args, 0).(type) {
 	case *goja.Object:
-		if _, buf := a.Export().(goja.ArrayBuffer); buf {
+		if c := a.ClassName(); c == "ArrayBuffer" || c == "SharedArrayBuffer" {
 			return 0 // a view on memory that exists already
 		}
 		return g.length(a) * size
@@ -545,6 +545,9 @@ func arg(args []goja.Value, i int) goja.Value {
 }
 
 func isNumber(v goja.Value) bool {
+	if isObject(v) {
+		return false
+	}
 	switch v.Export().(type) {
 	case int64, float64:
 		return true

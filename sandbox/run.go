@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -240,7 +241,7 @@ func (r *run) invoke() (*Outcome, error) {
 	if f := r.sup.failure(); f != nil {
 		return nil, f
 	}
-	if p, ok := v.Export().(*goja.Promise); ok {
+	if p, ok := promise(v); ok {
 		switch p.State() {
 		case goja.PromiseStatePending:
 			return nil, &Error{Kind: ErrLogic, Message: "handler awaited something that never settles"}
@@ -313,4 +314,17 @@ func (r *run) finish(err error) error {
 		e.Phase, e.Handler, e.File = r.inv.Phase, r.inv.Handler, r.s.FileName
 	}
 	return err
+}
+
+var promiseType = reflect.TypeOf((*goja.Promise)(nil))
+
+// promise is v as a promise. It does not export other objects: exporting
+// copies, and a sparse array of length 1e9 would export as 16 GB.
+func promise(v goja.Value) (*goja.Promise, bool) {
+	o, ok := v.(*goja.Object)
+	if !ok || o.ExportType() != promiseType {
+		return nil, false
+	}
+	p, ok := o.Export().(*goja.Promise)
+	return p, ok
 }

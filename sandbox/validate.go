@@ -282,7 +282,12 @@ func names[V any](m map[string]V) string {
 
 func isAbsent(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }
 
+// isString, isNumber: primitives only. Exporting an object would copy it
+// whole: a sparse array of length 1e9 exports as 16 GB.
 func isString(v goja.Value) bool {
+	if isObject(v) {
+		return false
+	}
 	_, ok := v.Export().(string)
 	return ok
 }
@@ -302,9 +307,13 @@ func isFunction(v goja.Value) bool {
 	return ok
 }
 
+// maxStringList bounds the arrays stringArray reads: a sparse array's
+// length costs the script nothing, its export a slot per element.
+const maxStringList = 10000
+
 // stringArray reads an array whose every element is a string.
 func stringArray(v goja.Value) ([]string, bool) {
-	if !isArray(v) {
+	if !isArray(v) || toLength(v.(*goja.Object).Get("length")) > maxStringList {
 		return nil, false
 	}
 	items, ok := v.Export().([]any)
