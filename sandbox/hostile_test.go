@@ -216,7 +216,7 @@ func TestHostileHostValues(t *testing.T) {
 		if !errors.As(err, &e) {
 			t.Fatalf("err = %v", err)
 		}
-		if len(e.Message) > 5000 || !strings.HasSuffix(e.Message, "more bytes cut)") {
+		if len(e.Message) > 5000 || !strings.Contains(e.Message, "more bytes cut)") {
 			t.Errorf("message of %d bytes: %.100q", len(e.Message), e.Message)
 		}
 	})

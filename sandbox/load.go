@@ -36,7 +36,7 @@ func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 	}
 	prg, err := compile(fileName, code)
 	if err != nil {
-		return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: err.Error()}}}
+		return nil, &ValidationError{Diagnostics: []Diagnostic{parseDiagnostic(loc, code, err)}}
 	}
 	wf, diag := evaluate(prg)
 	if diag != nil {
@@ -102,7 +102,9 @@ func compile(fileName, code string) (*goja.Program, error) {
 	noFiles := parser.WithSourceMapLoader(func(string) ([]byte, error) {
 		return nil, errors.New("source maps are read inline only")
 	})
-	ast, err := goja.Parse(fileName, code, noFiles)
+	// parser.ParseFile rather than goja.Parse: its ErrorList keeps the
+	// positions, which parseDiagnostic maps back to the file as written.
+	ast, err := parser.ParseFile(nil, fileName, code, 0, noFiles)
 	if err != nil {
 		return nil, fmt.Errorf("parse transformed source: %w", err)
 	}

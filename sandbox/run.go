@@ -236,7 +236,7 @@ func (r *run) invoke() (*Outcome, error) {
 
 	v, err := fn(goja.Undefined(), args...)
 	if err != nil {
-		return nil, r.jsError(err)
+		return nil, r.positioned(r.jsError(err))
 	}
 	if f := r.sup.failure(); f != nil {
 		return nil, f
@@ -246,7 +246,7 @@ func (r *run) invoke() (*Outcome, error) {
 		case goja.PromiseStatePending:
 			return nil, &Error{Kind: ErrLogic, Message: "handler awaited something that never settles"}
 		case goja.PromiseStateRejected:
-			return nil, thrown(p.Result(), nil)
+			return nil, r.positioned(thrown(p.Result(), nil))
 		}
 		v = p.Result()
 	}
@@ -327,4 +327,23 @@ func promise(v goja.Value) (*goja.Promise, bool) {
 	}
 	p, ok := o.Export().(*goja.Promise)
 	return p, ok
+}
+
+// positioned gives an error the script threw without a position (a value
+// that is not an Error, thrown in an async handler, carries no stack) the
+// position of the handler's function, and says so.
+func (r *run) positioned(err error) error {
+	e, ok := err.(*Error)
+	if !ok || e.Line > 0 {
+		return err
+	}
+	field := "handler"
+	if r.decl.consumer {
+		field = string(r.inv.Phase)
+	}
+	if at, ok := r.decl.at[field]; ok {
+		e.Line, e.Col = at[0], at[1]
+		e.Message += " (thrown in this handler; throw an Error to get the line of the throw)"
+	}
+	return e
 }

@@ -167,7 +167,7 @@ func TestPhaseMatrix(t *testing.T) {
 		t.Parallel()
 		s := load(t, handlers{prepare: `        await ctx.publish("b", { messageId: "m" });`})
 		_, err := invoke(t, s, PhasePrepare, &recordingHost{}, testLimits())
-		want := `prepare of consumer "c": ctx.publish is not allowed in prepare (events are published by producers and in next) (line 18:26)`
+		want := `prepare of consumer "c": ctx.publish is not allowed in prepare (events are published by producers and in next) (t.js:18:26)`
 		if err == nil || err.Error() != want {
 			t.Errorf("err = %v\nwant  %s", err, want)
 		}

@@ -13,6 +13,9 @@ type handlerDecl struct {
 	consumer  bool
 	publishes []string
 	subscribe []string
+	// at is where each phase's function is written (line, col), for an
+	// error that carries no position of its own.
+	at map[string][2]int
 }
 
 var workflowName = regexp.MustCompile(`^[a-z0-9._-]+$`)
@@ -117,7 +120,7 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 		prod.Schedule = v.schedule(obj.Get("schedule"), p.name, at)
 		v.function(obj, "handler", "producer", p.name, at)
 		wf.Producers = append(wf.Producers, prod)
-		handlers[p.name] = handlerDecl{publishes: prod.Publishes}
+		handlers[p.name] = handlerDecl{publishes: prod.Publishes, at: v.positions(at, "handler")}
 	}
 
 	consumersAt := or(v.loc.key(top, "consumers"), top)
@@ -140,9 +143,21 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 			v.function(obj, phase, "consumer", c.name, at)
 		}
 		wf.Consumers = append(wf.Consumers, cons)
-		handlers[c.name] = handlerDecl{consumer: true, publishes: cons.Publishes, subscribe: cons.Subscribe}
+		handlers[c.name] = handlerDecl{consumer: true, publishes: cons.Publishes, subscribe: cons.Subscribe, at: v.positions(at, "prepare", "mutate", "next")}
 	}
 	return wf, handlers
+}
+
+// positions finds where each of the keys is written after from.
+func (v *validator) positions(from int, keys ...string) map[string][2]int {
+	at := map[string][2]int{}
+	for _, k := range keys {
+		if off := v.loc.key(from, k); off >= 0 {
+			line, col := v.loc.pos(off)
+			at[k] = [2]int{line, col}
+		}
+	}
+	return at
 }
 
 type entry struct {
