@@ -103,6 +103,8 @@ func TestHostileBuiltins(t *testing.T) {
 			"JSON.stringify would allocate"},
 		{"JSON.stringify of a huge sparse array", `const a = []; a.length = 1e9; JSON.stringify(a);`,
 			"JSON.stringify would allocate"},
+		{"JSON.parse of many small arrays", `JSON.parse("[" + "[],".repeat(1e5) + "[]]");`,
+			"JSON.parse would allocate"},
 		{"JSON.stringify of escapes", `JSON.stringify("\u0001".repeat(4e6));`,
 			"JSON.stringify would allocate"},
 	} {
@@ -130,6 +132,10 @@ func TestHostileNesting(t *testing.T) {
 			"nested deeper than 1000 levels"},
 		{"JSON.stringify of nested arrays", `let a = []; for (let i = 0; i < 2e5; i++) a = [a]; JSON.stringify(a);`,
 			"JSON.stringify was given values nested deeper than 1000 levels"},
+		{"JSON.parse of nested arrays", `JSON.parse("[".repeat(2e6) + "]".repeat(2e6));`,
+			"JSON.parse was given values nested deeper than 1000 levels"},
+		{"JSON.parse of nested objects", `JSON.parse('{"a":'.repeat(2e6) + "1" + "}".repeat(2e6));`,
+			"JSON.parse was given values nested deeper than 1000 levels"},
 		{"a chain of bound functions", `let f = function () { return 1; }; for (let i = 0; i < 1e5; i++) f = f.bind(null); f();`,
 			"Function.prototype.bind was given values nested deeper than 1000 levels"},
 	} {
