@@ -401,7 +401,46 @@ func (g *guard) installArrayGuards(arrProto *goja.Object) {
 	if fn, ok := g.vm.Get("Function").(*goja.Object); ok {
 		if proto, ok := fn.Get("prototype").(*goja.Object); ok {
 			g.wrap(proto, "bind", g.bind)
+			g.wrap(proto, "apply", g.argList("Function.prototype.apply", 1))
 		}
+	}
+	if reflect, ok := g.vm.Get("Reflect").(*goja.Object); ok {
+		g.wrap(reflect, "apply", g.argList("Reflect.apply", 2))
+		g.wrap(reflect, "construct", g.argList("Reflect.construct", 1))
+	}
+	// %TypedArray%.prototype, shared by every typed array: join writes up
+	// to 24 characters and a separator per element.
+	if u8, ok := g.vm.Get("Uint8Array").(*goja.Object); ok {
+		if proto, ok := u8.Get("prototype").(*goja.Object); ok && proto.Prototype() != nil {
+			typed := proto.Prototype()
+			for _, name := range []string{"join", "toString", "toLocaleString"} {
+				what := "%TypedArray%.prototype." + name
+				g.wrap(typed, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+					sep := 1.0
+					if s := arg(c.Arguments, 0); name == "join" && !goja.IsUndefined(s) {
+						sep = float64(strLen(s.ToString()))
+					}
+					if n := g.length(c.This) * (24 + sep); n > g.limit {
+						g.refuse(what, n)
+						return goja.Undefined()
+					}
+					return call(orig, c.This, c.Arguments...)
+				})
+			}
+		}
+	}
+}
+
+// argList guards a call that copies an array-like into an argument list
+// (CreateListFromArrayLike): {length: 1e9} costs the script nothing and
+// the list a slot per element.
+func (g *guard) argList(what string, i int) func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	return func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if n := g.length(arg(c.Arguments, i)) * elemBytes; n > g.limit {
+			g.refuse(what, n)
+			return goja.Undefined()
+		}
+		return call(orig, c.This, c.Arguments...)
 	}
 }
 
