@@ -65,3 +65,16 @@ func errAs(err error, e **Error) bool {
 	*e = x
 	return ok
 }
+
+// A limit the run hit is reported as such, without the note for thrown
+// values.
+func TestTimeoutIsNotPositionedAsAThrow(t *testing.T) {
+	t.Parallel()
+	lim := testLimits()
+	lim.WallTime = 100 * time.Millisecond
+	s := load(t, handlers{producer: `for (;;) {}`})
+	_, err := invoke(t, s, PhaseProducer, &recordingHost{}, lim)
+	if err == nil || strings.Contains(err.Error(), "thrown in this handler") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -334,7 +334,7 @@ func promise(v goja.Value) (*goja.Promise, bool) {
 // position of the handler's function, and says so.
 func (r *run) positioned(err error) error {
 	e, ok := err.(*Error)
-	if !ok || e.Line > 0 {
+	if !ok || e.Line > 0 || e.Kind != ErrLogic || e.Op != "" { // not a thrown value
 		return err
 	}
 	field := "handler"
