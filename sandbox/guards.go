@@ -178,6 +178,9 @@ func (g *guard) countingReplacer(what string, s, replacement goja.Value) goja.Va
 // function's arguments: (matched, p1…pn, position, string[, groups]). It
 // refuses before the expansion alone exceeds what is left of the limit.
 func (g *guard) substitute(tmpl string, s goja.Value, args []goja.Value, used float64) goja.Value {
+	if len(args) < 3 {
+		return g.vm.ToValue(tmpl)
+	}
 	var groups *goja.Object
 	if o, ok := args[len(args)-1].(*goja.Object); ok {
 		groups = o
@@ -189,10 +192,7 @@ func (g *guard) substitute(tmpl string, s goja.Value, args []goja.Value, used fl
 	matched := args[0]
 	captures := args[1 : len(args)-2]
 	pos := int(args[len(args)-2].ToInteger())
-	full, ok := s.(goja.String)
-	if !ok {
-		full = s.ToString().(goja.String)
-	}
+	full := g.str(s)
 	n := full.Length()
 	var b []goja.Value // pieces, joined once
 	size := 0.0
@@ -226,7 +226,7 @@ func (g *guard) substitute(tmpl string, s goja.Value, args []goja.Value, used fl
 			push(full.Substring(0, min(max(pos, 0), n)))
 			i += 2
 		case c == '\'':
-			end := min(max(pos, 0)+matched.ToString().(goja.String).Length(), n)
+			end := min(max(pos, 0)+g.str(matched).Length(), n)
 			push(full.Substring(end, n))
 			i += 2
 		case c >= '0' && c <= '9':
@@ -261,7 +261,7 @@ func (g *guard) substitute(tmpl string, s goja.Value, args []goja.Value, used fl
 	}
 	var out goja.StringBuilder
 	for _, p := range b {
-		out.WriteString(p.(goja.String))
+		out.WriteString(g.str(p))
 	}
 	return out.String()
 }
@@ -384,20 +384,13 @@ func (g *guard) installArrayGuards(arrProto *goja.Object) {
 	g.wrap(arrProto, "concat", g.arrayConcat)
 	g.wrap(arrProto, "flat", g.flat)
 	g.wrap(arrProto, "flatMap", g.flatMap)
-	for _, name := range []string{"join", "toString", "toLocaleString"} {
-		what := "Array.prototype." + name
-		g.wrap(arrProto, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-			// Nested arrays join recursively in Go: deep enough, the
-			// goroutine stack overflows, which ends the process.
-			if g.depth >= g.maxDepth {
-				g.refuseDeep(what)
-				g.abort()
-			}
-			g.depth++
-			defer func() { g.depth-- }()
-			return call(orig, c.This, c.Arguments...)
-		})
-	}
+	// join and toLocaleString are the host's (Array.prototype.toString
+	// calls this.join): goja's count neither the elements that are arrays
+	// themselves (Array(100).fill([s]).join() is 100 copies of s) nor the
+	// depth of nesting (a join recursing in Go a million levels deep
+	// overflows the goroutine stack, which ends the process).
+	_ = arrProto.DefineDataProperty("join", g.vm.ToValue(g.join("Array.prototype.join", false)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = arrProto.DefineDataProperty("toLocaleString", g.vm.ToValue(g.join("Array.prototype.toLocaleString", true)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	if fn, ok := g.vm.Get("Function").(*goja.Object); ok {
 		if proto, ok := fn.Get("prototype").(*goja.Object); ok {
 			g.wrap(proto, "bind", g.bind)
@@ -606,4 +599,81 @@ func scanJSON(s string) (depth int, size float64) {
 		}
 	}
 	return depth, size
+}
+
+// join is Array.prototype.join (or, with locale, toLocaleString) counting
+// what it writes, refusing before it passes the per-call limit. A cycle
+// joins as "" the way goja, V8 and SpiderMonkey do.
+func (g *guard) join(what string, locale bool) func(goja.FunctionCall) goja.Value {
+	comma := g.str(g.vm.ToValue(","))
+	return func(c goja.FunctionCall) goja.Value {
+		if g.sup.halted() {
+			return goja.Undefined()
+		}
+		o := c.This.ToObject(g.vm)
+		for _, j := range g.joining {
+			if j.SameAs(o) {
+				return g.vm.ToValue("")
+			}
+		}
+		if len(g.joining) >= g.maxDepth {
+			g.refuseDeep(what)
+			g.abort()
+		}
+		g.joining = append(g.joining, o)
+		defer func() { g.joining = g.joining[:len(g.joining)-1] }()
+
+		n := g.length(o)
+		sep := comma
+		if s := arg(c.Arguments, 0); !locale && !goja.IsUndefined(s) {
+			sep = g.str(s)
+		}
+		size := math.Max(n-1, 0) * float64(sep.Length())
+		if size > g.limit || n*elemBytes > 64*g.limit { // the loop alone would run for ever
+			g.refuse(what, math.Max(size, n))
+			return goja.Undefined()
+		}
+		var b goja.StringBuilder
+		for i := 0.0; i < n; i++ {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if int(i)&1023 == 1023 && g.sup.halted() {
+				g.abort()
+			}
+			e := o.Get(strconv.FormatFloat(i, 'f', -1, 64))
+			if isAbsent(e) {
+				continue
+			}
+			var v goja.Value
+			if locale {
+				f, ok := goja.AssertFunction(e.ToObject(g.vm).Get("toLocaleString"))
+				if !ok {
+					panic(g.vm.NewTypeError("toLocaleString is not a function"))
+				}
+				v = call(f, e)
+			} else {
+				v = e
+			}
+			str := g.str(v)
+			if size += float64(str.Length()); size > g.limit {
+				g.refuse(what, size)
+				g.abort()
+			}
+			b.WriteString(str)
+		}
+		return b.String()
+	}
+}
+
+// str is ToString(v) as a goja.String: goja's ToString hands numbers back
+// as numbers.
+func (g *guard) str(v goja.Value) goja.String {
+	if s, ok := v.ToString().(goja.String); ok {
+		return s
+	}
+	if s, ok := g.vm.ToValue(v.String()).(goja.String); ok {
+		return s
+	}
+	return g.vm.ToValue("").(goja.String)
 }

@@ -49,3 +49,67 @@ func TestJSONStringify(t *testing.T) {
 		t.Errorf("lone surrogates: %s, %v; want %s", out.State, err, want)
 	}
 }
+
+// The host's Array.prototype.join and toLocaleString answer as goja's do.
+func TestArrayJoin(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ code, want string }{
+		{`[1, null, undefined, "a", [2, [3]]].join()`, `1,,,a,2,3`},
+		{`[1, 2].join(" - ")`, `1 - 2`},
+		{`[1, 2].join(undefined)`, `1,2`},
+		{`String([1, [2, 3]])`, `1,2,3`},
+		{`(() => { const a = [1]; a.push(a, 2); return a.join(); })()`, `1,,2`},
+		{`Array.prototype.join.call({ length: 2, 0: "x", 1: "y" }, "+")`, `x+y`},
+		{`Array.prototype.join.call("ab", "|")`, `a|b`},
+		{`[{ toLocaleString() { return "L"; } }, 1].toLocaleString()`, `L,1`},
+		{`[].join()`, ``},
+		{`(() => { try { Array.prototype.join.call(null); } catch (e) { return e instanceof TypeError ? "TypeError" : String(e); } })()`, `TypeError`},
+	}
+	for _, c := range cases {
+		s := load(t, handlers{producer: "return String(" + c.code + ");"})
+		out, err := invoke(t, s, PhaseProducer, &recordingHost{}, testLimits())
+		if err != nil {
+			t.Errorf("%s: %v", c.code, err)
+			continue
+		}
+		var got string
+		if err := json.Unmarshal(out.State, &got); err != nil || got != c.want {
+			t.Errorf("%s\n got %s (%v)\nwant %s", c.code, out.State, err, c.want)
+		}
+	}
+}
+
+// Replacements go through the host's counting replacer; $ patterns expand
+// as the specification says.
+func TestReplaceSubstitutions(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ code, want string }{
+		{`"abcabc".replace("b", "[$&|$$|$` + "`" + `|$']")`, "a[b|$|a|cabc]cabc"},
+		{`"abcabc".replaceAll("b", "-")`, "a-ca-c"},
+		{`"abcabc".replace(/(b)(c)/g, "$2$1$3$10")`, "acb$3b0acb$3b0"},
+		{`"2024-05-06".replace(/(?<y>\d+)-(?<m>\d+)-(?<d>\d+)/, "$<d>.$<m>.$<y> $<x>")`, "06.05.2024 "},
+		{`"aaa".replace(/a/g, (m, off) => off)`, "012"},
+		{`"aaa".replaceAll("a", { toString() { return "b"; } })`, "bbb"},
+		{`"x".replace("x", "$")`, "$"},
+		{`"abc".split("").concat("d", 1).join("")`, "abcd1"},
+		{`"a,b,,c".split(",", 2).join("|")`, "a|b"},
+		{`"a1b2c".split(/\d/).join("|")`, "a|b|c"},
+		{`"aXbX".match(/X/g).length`, "2"},
+		{`[[1, [2]], [3]].flat(Infinity).join()`, "1,2,3"},
+		{`[1, 2].flatMap(x => [x, x * 10]).join()`, "1,10,2,20"},
+		{`Math.max.apply(null, [1, 5, 3])`, "5"},
+		{`JSON.parse('{"a":[1,{"b":"c,d"}]}', (k, v) => k === "b" ? v.toUpperCase() : v).a[1].b`, "C,D"},
+	}
+	for _, c := range cases {
+		s := load(t, handlers{producer: "return String(" + c.code + ");"})
+		out, err := invoke(t, s, PhaseProducer, &recordingHost{}, testLimits())
+		if err != nil {
+			t.Errorf("%s: %v", c.code, err)
+			continue
+		}
+		var got string
+		if err := json.Unmarshal(out.State, &got); err != nil || got != c.want {
+			t.Errorf("%s\n got %s (%v)\nwant %s", c.code, out.State, err, c.want)
+		}
+	}
+}

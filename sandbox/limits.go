@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime/metrics"
-	"strconv"
 	"sync"
 	"time"
 
@@ -240,7 +239,6 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 
 	arr := vm.Get("Array").(*goja.Object)
 	arrProto := arr.Get("prototype").(*goja.Object)
-	g.method(arrProto, "Array.prototype.join", "join", false, (*guard).joinSize)
 	g.method(arrProto, "Array.prototype.fill", "fill", false, fillSize)
 	g.method(arr, "Array.from", "from", false, fromSize)
 	g.installArrayGuards(arrProto)
@@ -362,7 +360,7 @@ type guard struct {
 	isArray     goja.Callable                  // the original Array.isArray
 
 	maxDepth int
-	depth    int                  // nested joins in progress
+	joining  []*goja.Object       // the arrays being joined, outermost first
 	bound    map[*goja.Object]int // bound functions: how many binds deep
 }
 
@@ -506,35 +504,6 @@ func (g *guard) length(v goja.Value) float64 {
 		return 0
 	}
 	return math.Trunc(f)
-}
-
-// joinSize estimates a join: the separators plus the string elements.
-// Elements that are objects are not converted here (that would run their
-// toString twice); their size is not counted.
-func (g *guard) joinSize(this goja.Value, args []goja.Value) float64 {
-	n := g.length(this)
-	if n <= 1 && n*elemBytes <= g.limit {
-		return 0
-	}
-	sep := 1.0
-	if s := arg(args, 0); !goja.IsUndefined(s) {
-		if _, isObj := s.(*goja.Object); !isObj {
-			sep = float64(strLen(s))
-		}
-	}
-	total := (n - 1) * sep
-	if total > g.limit || n > g.limit {
-		return math.Max(total, n)
-	}
-	o := this.(*goja.Object)
-	for i := 0; i < int(n) && total <= g.limit; i++ {
-		if e := o.Get(strconv.Itoa(i)); e != nil {
-			if _, isObj := e.(*goja.Object); !isObj && !isAbsent(e) {
-				total += float64(strLen(e))
-			}
-		}
-	}
-	return total
 }
 
 func arg(args []goja.Value, i int) goja.Value {
