@@ -47,7 +47,7 @@ func hostile(t *testing.T, lim Limits, code, want string, maxAlloc uint64) {
 // limits: each is refused before the result is allocated.
 func TestHostileQuotedCases(t *testing.T) {
 	lim := testLimits()
-	lim.WallTime = time.Minute // building the 60 MB string is slow under -race
+	lim.WallTime = time.Minute                // building the 60 MB string is slow under -race
 	const big = `const s = "x".repeat(60e6);` // 60 MB: allowed on its own
 	for _, tt := range []struct{ name, code, want string }{
 		{"s.concat building a 3 GB string", big + ` s.concat(...Array(50).fill(s));`,

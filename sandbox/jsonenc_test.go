@@ -9,7 +9,7 @@ import (
 // does on the cases scripts rely on.
 func TestJSONStringify(t *testing.T) {
 	t.Parallel()
-	cases := []struct{ code, want string }{
+	cases := []stringCase{
 		{`JSON.stringify({ b: 1, a: [1, "x", null, undefined, () => 1, NaN, -0, 1.5e300] })`, `{"b":1,"a":[1,"x",null,null,null,null,0,1.5e+300]}`},
 		{`JSON.stringify({ u: undefined, f() {}, s: Symbol("x"), n: null })`, `{"n":null}`},
 		{`JSON.stringify(undefined)`, `undefined`},
@@ -29,18 +29,7 @@ func TestJSONStringify(t *testing.T) {
 		{`(() => { try { JSON.stringify({ get x() { throw new Error("boom"); } }); } catch (e) { return e.message; } })()`, `boom`},
 		{`(() => { const a = [1]; return JSON.stringify([a, a]); })()`, `[[1],[1]]`},
 	}
-	for _, c := range cases {
-		s := load(t, handlers{producer: "return String(" + c.code + ");"})
-		out, err := invoke(t, s, PhaseProducer, &recordingHost{}, testLimits())
-		if err != nil {
-			t.Errorf("%s: %v", c.code, err)
-			continue
-		}
-		var got string
-		if err := json.Unmarshal(out.State, &got); err != nil || got != c.want {
-			t.Errorf("%s\n got %s (%v)\nwant %s", c.code, out.State, err, c.want)
-		}
-	}
+	expectStrings(t, cases)
 
 	// A lone surrogate is escaped, also in the host's own encoding.
 	s := load(t, handlers{producer: `return [JSON.stringify("\ud800"), "\udc00"];`})
@@ -53,7 +42,7 @@ func TestJSONStringify(t *testing.T) {
 // The host's Array.prototype.join and toLocaleString answer as goja's do.
 func TestArrayJoin(t *testing.T) {
 	t.Parallel()
-	cases := []struct{ code, want string }{
+	cases := []stringCase{
 		{`[1, null, undefined, "a", [2, [3]]].join()`, `1,,,a,2,3`},
 		{`[1, 2].join(" - ")`, `1 - 2`},
 		{`[1, 2].join(undefined)`, `1,2`},
@@ -65,25 +54,14 @@ func TestArrayJoin(t *testing.T) {
 		{`[].join()`, ``},
 		{`(() => { try { Array.prototype.join.call(null); } catch (e) { return e instanceof TypeError ? "TypeError" : String(e); } })()`, `TypeError`},
 	}
-	for _, c := range cases {
-		s := load(t, handlers{producer: "return String(" + c.code + ");"})
-		out, err := invoke(t, s, PhaseProducer, &recordingHost{}, testLimits())
-		if err != nil {
-			t.Errorf("%s: %v", c.code, err)
-			continue
-		}
-		var got string
-		if err := json.Unmarshal(out.State, &got); err != nil || got != c.want {
-			t.Errorf("%s\n got %s (%v)\nwant %s", c.code, out.State, err, c.want)
-		}
-	}
+	expectStrings(t, cases)
 }
 
 // Replacements go through the host's counting replacer; $ patterns expand
 // as the specification says.
 func TestReplaceSubstitutions(t *testing.T) {
 	t.Parallel()
-	cases := []struct{ code, want string }{
+	cases := []stringCase{
 		{`"abcabc".replace("b", "[$&|$$|$` + "`" + `|$']")`, "a[b|$|a|cabc]cabc"},
 		{`"abcabc".replaceAll("b", "-")`, "a-ca-c"},
 		{`"abcabc".replace(/(b)(c)/g, "$2$1$3$10")`, "acb$3b0acb$3b0"},
@@ -100,6 +78,15 @@ func TestReplaceSubstitutions(t *testing.T) {
 		{`Math.max.apply(null, [1, 5, 3])`, "5"},
 		{`JSON.parse('{"a":[1,{"b":"c,d"}]}', (k, v) => k === "b" ? v.toUpperCase() : v).a[1].b`, "C,D"},
 	}
+	expectStrings(t, cases)
+}
+
+type stringCase struct{ code, want string }
+
+// expectStrings runs each code as a producer returning String(code) and
+// compares the result.
+func expectStrings(t *testing.T, cases []stringCase) {
+	t.Helper()
 	for _, c := range cases {
 		s := load(t, handlers{producer: "return String(" + c.code + ");"})
 		out, err := invoke(t, s, PhaseProducer, &recordingHost{}, testLimits())
