@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -34,8 +35,31 @@ type validator struct {
 	diags []Diagnostic
 }
 
+// maxDiagnostics and maxDeclared bound what validation produces and reads:
+// the declaration is built by code, and a generated one can be as large as
+// the load-time heap limit allows, each name searched for in the source.
+const (
+	maxDiagnostics = 100
+	maxDeclared    = 1000 // topics, producers or consumers of one workflow
+)
+
 func (v *validator) add(off int, format string, args ...any) {
-	v.diags = append(v.diags, v.loc.diag(off, format, args...))
+	switch {
+	case len(v.diags) < maxDiagnostics:
+		v.diags = append(v.diags, v.loc.diag(off, format, args...))
+	case len(v.diags) == maxDiagnostics:
+		v.diags = append(v.diags, Diagnostic{File: v.loc.file, Message: fmt.Sprintf("more problems not shown (the first %d are)", maxDiagnostics)})
+	}
+}
+
+// keys are obj's own enumerable keys, refused past maxDeclared.
+func (v *validator) keys(obj *goja.Object, field string, at int) ([]string, bool) {
+	keys := obj.Keys()
+	if len(keys) > maxDeclared {
+		v.add(at, "%s declares %d entries, over the limit of %d", field, len(keys), maxDeclared)
+		return nil, false
+	}
+	return keys, true
 }
 
 func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDecl) {
@@ -65,7 +89,8 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 	case isAbsent(t):
 		v.add(top, `the workflow declares no topics (topics: { "name": {} })`)
 	case isObject(t) && !isArray(t):
-		for _, k := range t.(*goja.Object).Keys() {
+		keys, _ := v.keys(t.(*goja.Object), "topics", topicsAt)
+		for _, k := range keys {
 			if k == "" {
 				v.add(topicsAt, "a topic name must not be empty")
 				continue
@@ -177,8 +202,12 @@ func (v *validator) section(decl *goja.Object, field string, at int) []entry {
 		v.add(at, "%s must be an object mapping each name to its declaration", field)
 		return nil
 	}
+	keys, ok := v.keys(obj, field, at)
+	if !ok {
+		return nil
+	}
 	var out []entry
-	for _, k := range obj.Keys() {
+	for _, k := range keys {
 		out = append(out, entry{k, obj.Get(k)})
 	}
 	return out
