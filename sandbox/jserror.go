@@ -87,7 +87,7 @@ func thrown(v goja.Value, frames []goja.StackFrame) *Error {
 // jsError classifies an error goja returned from running script code.
 func (r *run) jsError(err error) error {
 	if f := r.sup.failure(); f != nil {
-		return f
+		return stoppedAt(f, err)
 	}
 	var so *goja.StackOverflowError
 	if errors.As(err, &so) {
@@ -125,4 +125,17 @@ func capText(s string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%d more bytes cut)", len(s)-cut)
+}
+
+// stoppedAt gives a built-in call refused for its size the position of
+// the call, where the interrupt stopped the script. Not a timeout or the
+// heap sampler's stop: the instruction an interrupt lands on in a loop maps
+// to an unrelated place of the file.
+func stoppedAt(f, err error) error {
+	var e *Error
+	var ie *goja.InterruptedError
+	if errors.As(f, &e) && e.Line == 0 && e.Kind == ErrResource && e.Op != "" && errors.As(err, &ie) {
+		e.Line, e.Col = framePos(ie.Stack())
+	}
+	return f
 }

@@ -136,7 +136,12 @@ func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
 	stop()
 	if err != nil {
 		if f := sup.failure(); f != nil {
-			return evaluated{}, &Diagnostic{Message: "evaluating the file: " + f.Error()}
+			d := &Diagnostic{Message: "evaluating the file: " + f.Error()}
+			var e *Error
+			if errors.As(stoppedAt(f, err), &e) {
+				d.Line, d.Col = e.Line, e.Col
+			}
+			return evaluated{}, d
 		}
 		line, col, msg := exceptionInfo(err)
 		return evaluated{}, &Diagnostic{Line: line, Col: col, Message: "evaluating the file: " + msg}

@@ -22,6 +22,7 @@ func TestErrorPositions(t *testing.T) {
 		{"a top-level throw", top(`  throw new Error("top");`), `^wf\.js:2:\d+: evaluating the file: Error: top`},
 		{"a top-level throw of a string", top(`  throw "top";`), `^wf\.js:2:\d+: evaluating the file: top`},
 		{"a top-level require", top(`const fs = require("fs");`), `^wf\.js:2:\d+: evaluating the file: ReferenceError: require is not defined`},
+		{"a top-level limit hit", top(`  "x".repeat(2e9);`), `^wf\.js:2:\d+: evaluating the file: String\.prototype\.repeat would allocate`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -40,6 +41,7 @@ func TestErrorPositions(t *testing.T) {
 		{"a thrown Error", `  throw new Error("err");`, `Error: err \(wf\.js:9:\d+\)$`},
 		{"a thrown string", `  throw "str";`, `uncaught exception: str \(thrown in this handler; throw an Error to get the line of the throw\) \(wf\.js:8:7\)$`},
 		{"a TypeError after an await", `  await null; null.x;`, `TypeError: Cannot read property 'x' of (null|undefined) \(wf\.js:9:\d+\)$`},
+		{"a limit hit", `  "x".repeat(2e9);`, `String\.prototype\.repeat would allocate .* \(wf\.js:9:\d+\)$`},
 		{"a phase violation", `  await ctx.peek("a");`, `ctx\.peek is not allowed in producer .* \(wf\.js:9:\d+\)$`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
