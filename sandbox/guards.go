@@ -79,6 +79,7 @@ func (g *guard) installStringGuards() {
 	if json, ok := g.vm.Get("JSON").(*goja.Object); ok {
 		g.wrap(json, "parse", g.jsonParse)
 	}
+	g.installIteratorGuards()
 	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {
 			g.wrapSym(proto, goja.SymReplace, g.regexpReplace)
@@ -676,4 +677,58 @@ func (g *guard) str(v goja.Value) goja.String {
 		return s
 	}
 	return g.vm.ToValue("").(goja.String)
+}
+
+// iterStepBytes is what one step of an array or string iterator costs when
+// a native consumer collects the steps ([...it], Array.from, new Set,
+// f(...it)): a slot and the value live, and some 500 bytes of result
+// objects that are garbage but count in the heap until swept. At 128, the
+// default limits allow half a million steps per iterator, for-of included.
+const iterStepBytes = elemBytes
+
+// installIteratorGuards counts the steps of each array, typed-array and
+// string iterator. The steps need not exist: a sparse array of length 1e9
+// or a 60 MB string yields them from nothing, and a spread or Array.from
+// collects them all in one native loop that no interrupt reaches.
+func (g *guard) installIteratorGuards() {
+	arr := g.vm.NewArray()
+	str := g.vm.ToValue("")
+	for _, it := range []struct {
+		what string
+		of   goja.Value
+	}{{"an array iterator", arr}, {"a string iterator", str}} {
+		f, ok := goja.AssertFunction(it.of.ToObject(g.vm).GetSymbol(goja.SymIterator))
+		if !ok {
+			continue
+		}
+		iter, err := f(it.of)
+		if err != nil {
+			continue
+		}
+		o, ok := iter.(*goja.Object)
+		if !ok || o.Prototype() == nil {
+			continue
+		}
+		what := it.what
+		g.wrap(o.Prototype(), "next", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+			self, ok := c.This.(*goja.Object)
+			if !ok {
+				return call(orig, c.This, c.Arguments...)
+			}
+			n := g.steps[self] + 1
+			if n*iterStepBytes > g.limit {
+				g.sup.stop(&Error{Kind: ErrResource, Op: what, Message: fmt.Sprintf(
+					"%s went past %.0f steps, which collected would take over the limit of %.0f MiB for one call",
+					what, n-1, g.limit/(1<<20))})
+				g.abort()
+			}
+			v := call(orig, c.This, c.Arguments...)
+			if r, ok := v.(*goja.Object); ok && r.Get("done").ToBoolean() {
+				delete(g.steps, self)
+			} else {
+				g.steps[self] = n
+			}
+			return v
+		})
+	}
 }

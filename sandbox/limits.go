@@ -218,7 +218,7 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 	if maxHeap > 0 && float64(maxHeap/4) < limit {
 		limit = float64(maxHeap / 4)
 	}
-	g := &guard{vm: vm, sup: sup, limit: limit, maxDepth: maxDepth, bound: map[*goja.Object]int{}}
+	g := &guard{vm: vm, sup: sup, limit: limit, maxDepth: maxDepth, bound: map[*goja.Object]int{}, steps: map[*goja.Object]float64{}}
 	g.isArray, _ = goja.AssertFunction(vm.Get("Array").(*goja.Object).Get("isArray"))
 	if json, ok := vm.Get("JSON").(*goja.Object); ok {
 		f := jsonStringify(vm, g.jsonLimits(int(limit)))
@@ -360,8 +360,9 @@ type guard struct {
 	isArray     goja.Callable                  // the original Array.isArray
 
 	maxDepth int
-	joining  []*goja.Object       // the arrays being joined, outermost first
-	bound    map[*goja.Object]int // bound functions: how many binds deep
+	joining  []*goja.Object           // the arrays being joined, outermost first
+	steps    map[*goja.Object]float64 // iterators not yet done: steps taken
+	bound    map[*goja.Object]int     // bound functions: how many binds deep
 }
 
 // typedArray is the index in typedArrays of the original constructor target,
