@@ -686,6 +686,9 @@ func (g *guard) str(v goja.Value) goja.String {
 // default limits allow half a million steps per iterator, for-of included.
 const iterStepBytes = elemBytes
 
+// maxOpenIterators bounds the iterators counted at once.
+const maxOpenIterators = 10000
+
 // installIteratorGuards counts the steps of each array, typed-array and
 // string iterator. The steps need not exist: a sparse array of length 1e9
 // or a 60 MB string yields them from nothing, and a spread or Array.from
@@ -723,9 +726,17 @@ func (g *guard) installIteratorGuards() {
 				g.abort()
 			}
 			v := call(orig, c.This, c.Arguments...)
-			if r, ok := v.(*goja.Object); ok && r.Get("done").ToBoolean() {
+			switch r, ok := v.(*goja.Object); {
+			case ok && r.Get("done").ToBoolean():
 				delete(g.steps, self)
-			} else {
+			case len(g.steps) >= maxOpenIterators:
+				// Loops that break out leave their iterators here; forget
+				// them rather than keep them all. A native consumer runs
+				// no script between steps, so it cannot use this to
+				// reset its own count, and a script loop is interruptible.
+				clear(g.steps)
+				fallthrough
+			default:
 				g.steps[self] = n
 			}
 			return v

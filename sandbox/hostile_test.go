@@ -293,3 +293,19 @@ func TestHostileSparseArrays(t *testing.T) {
 		})
 	}
 }
+
+// Loops that break out of many iterators, and iterations of ordinary size,
+// are not refused.
+func TestIteratorsOfOrdinarySize(t *testing.T) {
+	t.Parallel()
+	s := load(t, handlers{producer: `const a = Array.from({ length: 1000 }, (_, i) => i);
+        let n = 0;
+        for (let i = 0; i < 20000; i++) { for (const x of a) { n += x; break; } }
+        for (const x of a) n += x;
+        for (const c of "héllo") n += c.length;
+        return [n, [...a].length, new Set(a).size, Math.max(...a)];`})
+	out, err := invoke(t, s, PhaseProducer, &recordingHost{}, testLimits())
+	if want := `[499505,1000,1000,999]`; err != nil || string(out.State) != want {
+		t.Errorf("got %s, %v; want %s", out.State, err, want)
+	}
+}
