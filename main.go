@@ -930,7 +930,7 @@ func printValidation(stderr io.Writer, err error) error {
 // load reads and checks a workflow file as `keep validate` does; its
 // diagnostics are already printed when it fails.
 func (c *cli) load(file string) (*sandbox.Script, error) {
-	src, err := os.ReadFile(file)
+	src, err := sandbox.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -962,7 +962,7 @@ func cmdValidate(_ context.Context, c *cli, o *opts) error {
 
 func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	file := o.args[0]
-	src, err := os.ReadFile(file)
+	src, err := sandbox.ReadFile(file)
 	if err != nil {
 		return err
 	}
@@ -1922,7 +1922,7 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	target, change := o.args[0], o.args[1]
 	var current, fileName, out string
-	if src, err := os.ReadFile(target); err == nil {
+	if src, err := sandbox.ReadFile(target); err == nil {
 		current, fileName, out = string(src), target, target
 	} else {
 		if _, _, err := c.registry(); err != nil {

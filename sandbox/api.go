@@ -151,7 +151,11 @@ type Limits struct {
 	MaxPayload    int           // bytes of JSON, one published payload
 	MaxData       int           // bytes of JSON, PrepareResult (data, reservations, ui)
 	MaxResult     int           // bytes of JSON, one connector result handed to the script
+	MaxParams     int           // bytes of JSON, the params of one connector call
+	MaxField      int           // bytes of one string the host stores: input fields, message ids
 	MaxLogLine    int           // characters of one console line
+	MaxLogLines   int           // console lines of one run; the rest are cut, with a note
+	MaxLogBytes   int           // bytes of console lines of one run; likewise
 	MaxPeek       int           // largest peek limit
 	DefaultPeek   int           // peek limit when none is given
 }
@@ -166,7 +170,11 @@ func DefaultLimits() Limits {
 		MaxPayload:    256 << 10,
 		MaxData:       1 << 20,
 		MaxResult:     10 << 20,
+		MaxParams:     1 << 20,
+		MaxField:      4 << 10,
 		MaxLogLine:    1000,
+		MaxLogLines:   1000,
+		MaxLogBytes:   256 << 10,
 		MaxPeek:       1000,
 		DefaultPeek:   100,
 	}

@@ -1,14 +1,23 @@
 package sandbox
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
 )
 
+// traceBudget counts a run's console output against MaxLogLines and
+// MaxLogBytes. Once either is spent, lines are counted, not formatted.
+type traceBudget struct {
+	lines, bytes int
+	cut          int // lines dropped
+}
+
 // installConsole defines console.log/info/warn/error/debug, each line going
-// to Host.Log capped at MaxLogLine characters.
+// to Host.Log capped at MaxLogLine characters, the run's lines capped at
+// MaxLogLines and MaxLogBytes.
 func (r *run) installConsole() {
 	console := r.vm.NewObject()
 	for _, level := range []string{"log", "info", "warn", "error", "debug"} {
@@ -16,15 +25,58 @@ func (r *run) installConsole() {
 			if r.sup.halted() {
 				return goja.Undefined()
 			}
+			if r.trace.cut > 0 || r.trace.lines >= r.lim.MaxLogLines {
+				r.trace.cut++
+				return goja.Undefined()
+			}
 			line := r.format(call.Arguments)
 			if r.sup.halted() { // formatting may have run a toJSON that hit a limit
 				return goja.Undefined()
 			}
+			if r.trace.bytes+len(line) > r.lim.MaxLogBytes {
+				r.trace.cut++
+				return goja.Undefined()
+			}
+			r.trace.lines++
+			r.trace.bytes += len(line)
 			r.inv.Host.Log(level, line)
 			return goja.Undefined()
 		})
 	}
 	_ = r.vm.Set("console", console)
+}
+
+// traceCutNote tells the trace that lines were cut, once, at the run's end.
+func (r *run) traceCutNote() {
+	if r.trace.cut == 0 {
+		return
+	}
+	what := "lines"
+	if r.trace.cut == 1 {
+		what = "line"
+	}
+	r.inv.Host.Log("warn", fmt.Sprintf("… %s more %s cut (trace limit %s lines / %s)",
+		thousands(r.trace.cut), what, thousands(r.lim.MaxLogLines), byteSize(r.lim.MaxLogBytes)))
+}
+
+// thousands renders n with comma separators: 100000 → "100,000".
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// byteSize renders a byte count the way limits are written: "256 KiB".
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%s MiB", thousands(n>>20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%s KiB", thousands(n>>10))
+	}
+	return thousands(n) + " bytes"
 }
 
 // format joins the arguments the way a terminal would show them, stopping
@@ -54,7 +106,7 @@ func (r *run) show(v goja.Value) string {
 		if o := v.(*goja.Object); o.ClassName() == "Error" {
 			return safeString(v)
 		}
-		if out, err := r.encode(goja.Undefined(), v); err == nil && !goja.IsUndefined(out) {
+		if out, err := r.encodeLine(goja.Undefined(), v); err == nil && !goja.IsUndefined(out) {
 			return out.String()
 		}
 		return safeString(v)

@@ -19,7 +19,7 @@ func (e *ValidationError) Error() string {
 }
 
 // Error renders e.g. `prepare of consumer "x": ctx.publish is not allowed in
-// prepare (line 12:5)`.
+// prepare (wf.js:12:5)`: the file as written, never the transformed source.
 func (e *Error) Error() string {
 	var b strings.Builder
 	switch {
@@ -29,7 +29,10 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "%s of consumer %q: ", e.Phase, e.Handler)
 	}
 	b.WriteString(e.Message)
-	if e.Line > 0 {
+	switch {
+	case e.Line > 0 && e.File != "":
+		fmt.Fprintf(&b, " (%s:%d:%d)", e.File, e.Line, e.Col)
+	case e.Line > 0:
 		fmt.Fprintf(&b, " (line %d:%d)", e.Line, e.Col)
 	}
 	return b.String()

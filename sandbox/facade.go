@@ -151,6 +151,10 @@ func (r *run) registerInput(call goja.FunctionCall) goja.Value {
 			return goja.Undefined()
 		}
 		*f.dst = v.String()
+		if len(*f.dst) > r.lim.MaxField {
+			r.fail(op, "%s: %s is %d bytes, over the limit of %d bytes", op, f.name, len(*f.dst), r.lim.MaxField)
+			return goja.Undefined()
+		}
 	}
 	id, err := r.inv.Host.RegisterInput(r.hctx, in)
 	if err != nil {
@@ -192,6 +196,10 @@ func (r *run) publish(call goja.FunctionCall) goja.Value {
 		return goja.Undefined()
 	}
 	req.MessageID = mid.String()
+	if len(req.MessageID) > r.lim.MaxField {
+		r.fail(op, "%s: messageId is %d bytes, over the limit of %d bytes", op, len(req.MessageID), r.lim.MaxField)
+		return goja.Undefined()
+	}
 	in := ev.Get("inputId")
 	switch {
 	case !r.decl.consumer && (isAbsent(in) || !isString(in) || in.String() == ""):
@@ -202,6 +210,10 @@ func (r *run) publish(call goja.FunctionCall) goja.Value {
 		return goja.Undefined()
 	case !r.decl.consumer:
 		req.InputID = in.String()
+		if len(req.InputID) > r.lim.MaxField {
+			r.fail(op, "%s: inputId is %d bytes, over the limit of %d bytes", op, len(req.InputID), r.lim.MaxField)
+			return goja.Undefined()
+		}
 	}
 	payload, err := r.toJSON(ev.Get("payload"), "the payload", r.lim.MaxPayload)
 	if err != nil {
@@ -260,6 +272,12 @@ func (r *run) getByIDs(call goja.FunctionCall) goja.Value {
 	if o, isObj := idsVal.(*goja.Object); isObj && !isArray(o) {
 		idsVal = o.Get("ids")
 	}
+	if o, isObj := idsVal.(*goja.Object); isObj && isArray(o) {
+		if n := toLength(o.Get("length")); n > int64(r.lim.MaxPeek) {
+			r.fail(op, "%s: %d ids is over the largest allowed, %d", op, n, r.lim.MaxPeek)
+			return goja.Undefined()
+		}
+	}
 	ids, ok := stringArray(idsVal)
 	if !ok {
 		r.fail(op, "%s takes an array of message ids after the topic", op)
@@ -268,6 +286,12 @@ func (r *run) getByIDs(call goja.FunctionCall) goja.Value {
 	if len(ids) > r.lim.MaxPeek {
 		r.fail(op, "%s: %d ids is over the largest allowed, %d", op, len(ids), r.lim.MaxPeek)
 		return goja.Undefined()
+	}
+	for i, id := range ids {
+		if len(id) > r.lim.MaxField {
+			r.fail(op, "%s: ids[%d] is %d bytes, over the limit of %d bytes", op, i, len(id), r.lim.MaxField)
+			return goja.Undefined()
+		}
 	}
 	evs, err := r.inv.Host.GetByIDs(r.hctx, topic, ids)
 	if err != nil {
@@ -346,7 +370,7 @@ func (r *run) callConnector(m *facadeMethod, call goja.FunctionCall) goja.Value 
 	switch p := call.Argument(0); {
 	case goja.IsUndefined(p):
 	case isObject(p) && !isArray(p) && !isFunction(p):
-		raw, err := r.toJSON(p, "the params of "+op, 0)
+		raw, err := r.toJSON(p, "the params of "+op, r.lim.MaxParams)
 		if err != nil {
 			r.failWith(op, err)
 			return goja.Undefined()

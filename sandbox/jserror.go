@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 )
@@ -59,7 +60,7 @@ func safeString(v goja.Value) (s string) {
 // thrown turns a value the script threw (or rejected with) into a logic
 // error with its position.
 func thrown(v goja.Value, frames []goja.StackFrame) *Error {
-	e := &Error{Kind: ErrLogic, Message: safeString(v)}
+	e := &Error{Kind: ErrLogic, Message: capText(safeString(v))}
 	if o, ok := v.(*goja.Object); ok && o.ClassName() != "Error" {
 		e.Message = "uncaught exception: " + e.Message
 	} else if !ok {
@@ -70,7 +71,7 @@ func thrown(v goja.Value, frames []goja.StackFrame) *Error {
 		func() {
 			defer func() { _ = recover() }()
 			if st := o.Get("stack"); !isAbsent(st) {
-				e.Stack = st.String()
+				e.Stack = capText(st.String())
 			}
 		}()
 		if e.Line == 0 {
@@ -86,7 +87,7 @@ func thrown(v goja.Value, frames []goja.StackFrame) *Error {
 // jsError classifies an error goja returned from running script code.
 func (r *run) jsError(err error) error {
 	if f := r.sup.failure(); f != nil {
-		return f
+		return stoppedAt(f, err)
 	}
 	var so *goja.StackOverflowError
 	if errors.As(err, &so) {
@@ -97,7 +98,7 @@ func (r *run) jsError(err error) error {
 	if errors.As(err, &ex) {
 		e := thrown(ex.Value(), ex.Stack())
 		if e.Stack == "" {
-			e.Stack = ex.String()
+			e.Stack = capText(ex.String())
 		}
 		return e
 	}
@@ -106,4 +107,35 @@ func (r *run) jsError(err error) error {
 		return fmt.Errorf("sandbox: runtime interrupted without a recorded cause: %w", err)
 	}
 	return fmt.Errorf("sandbox: %w", err)
+}
+
+// maxErrorText caps the message and the stack of an error a script threw:
+// both are stored with the run and shown, and a script may throw a 60 MB
+// string.
+const maxErrorText = 4 << 10
+
+// capText cuts s to maxErrorText bytes, on a character boundary, noting
+// the cut.
+func capText(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d more bytes cut)", len(s)-cut)
+}
+
+// stoppedAt gives a built-in call refused for its size the position of
+// the call, where the interrupt stopped the script. Not a timeout or the
+// heap sampler's stop: the instruction an interrupt lands on in a loop maps
+// to an unrelated place of the file.
+func stoppedAt(f, err error) error {
+	var e *Error
+	var ie *goja.InterruptedError
+	if errors.As(f, &e) && e.Line == 0 && e.Kind == ErrResource && e.Op != "" && errors.As(err, &ie) {
+		e.Line, e.Col = framePos(ie.Stack())
+	}
+	return f
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime/metrics"
-	"strconv"
 	"sync"
 	"time"
 
@@ -17,8 +16,12 @@ import (
 // as "x".repeat(1e9) allocates a gigabyte before any sample (goja.md fact 6).
 const maxBuiltinAlloc = 64 << 20
 
-// valueBytes is the cost of one array slot in goja (a Value interface).
-const valueBytes = 16
+// elemBytes is what one element costs while a native call builds an array.
+// A slot is a 16-byte Value, but goja's fill, Array.from, concat, slice and
+// flat allocated 150 to 250 bytes per element in all (TotalAlloc, growth
+// included); 128 keeps an array of half a million elements allowed under
+// the default limits.
+const elemBytes = 128
 
 // heapSampleEvery is how often the watchdog reads the heap.
 const heapSampleEvery = 5 * time.Millisecond
@@ -206,12 +209,22 @@ var typedArraySizes = [len(typedArrays)]float64{1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8}
 
 // installGuards wraps the built-ins that allocate in proportion to an
 // argument in one native call, checking the size before they allocate.
-func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64) {
+func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth int) *guard {
+	// A result of n bytes costs about 3n while it is built (a buffer that
+	// grows by doubling, then the copy handed back), so one call gets a
+	// quarter of the heap limit: the call is refused, by name, before the
+	// sampler would have to stop it.
 	limit := float64(maxBuiltinAlloc)
-	if maxHeap > 0 && float64(maxHeap) < limit {
-		limit = float64(maxHeap)
+	if maxHeap > 0 && float64(maxHeap/4) < limit {
+		limit = float64(maxHeap / 4)
 	}
-	g := &guard{vm: vm, sup: sup, limit: limit}
+	g := &guard{vm: vm, sup: sup, limit: limit, maxDepth: maxDepth, bound: map[*goja.Object]int{}, steps: map[*goja.Object]float64{}}
+	g.isArray, _ = goja.AssertFunction(vm.Get("Array").(*goja.Object).Get("isArray"))
+	if json, ok := vm.Get("JSON").(*goja.Object); ok {
+		f := jsonStringify(vm, g.jsonLimits(int(limit)))
+		_ = json.DefineDataProperty("stringify", vm.ToValue(f), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	g.installStringGuards()
 	// One OrdinaryHasInstance serves every guarded constructor: it is called
 	// with the constructor (the proxy) as this.
 	g.hasInstance = vm.ToValue(func(call goja.FunctionCall) goja.Value {
@@ -226,9 +239,9 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64) {
 
 	arr := vm.Get("Array").(*goja.Object)
 	arrProto := arr.Get("prototype").(*goja.Object)
-	g.method(arrProto, "Array.prototype.join", "join", false, (*guard).joinSize)
 	g.method(arrProto, "Array.prototype.fill", "fill", false, fillSize)
 	g.method(arr, "Array.from", "from", false, fromSize)
+	g.installArrayGuards(arrProto)
 	array := g.constructor("Array", arraySize)
 	_ = arrProto.DefineDataProperty("constructor", array, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 
@@ -252,6 +265,37 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64) {
 		g.typed[i] = target
 		_ = global.DefineDataProperty(name, g.vm.ToValue(vm.NewProxy(target, traps)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
+	return g
+}
+
+// jsonLimits configures a JSON.stringify of this runtime: max bytes, the
+// stack limit as its depth.
+func (g *guard) jsonLimits(max int) jsonLimits {
+	return jsonLimits{
+		max: max, maxDepth: g.maxDepth,
+		halted:  g.sup.halted,
+		tooBig:  func(size int) { g.refuse("JSON.stringify", float64(size)) },
+		tooDeep: func() { g.refuseDeep("JSON.stringify") },
+	}
+}
+
+// cutJSON configures an encoding of the host's own that stops at max bytes
+// and returns what it has; cut (when not nil) is set when it stopped.
+func (g *guard) cutJSON(max int, cut *bool) jsonLimits {
+	l := g.jsonLimits(max)
+	l.truncate = true
+	l.tooBig = func(int) {
+		if cut != nil {
+			*cut = true
+		}
+	}
+	return l
+}
+
+// refuseDeep ends the run for a structure nested past the stack limit.
+func (g *guard) refuseDeep(what string) {
+	g.sup.stop(&Error{Kind: ErrResource, Op: what, Message: fmt.Sprintf(
+		"%s was given values nested deeper than %d levels, the stack limit", what, g.maxDepth)})
 }
 
 // The size functions estimate what one call would allocate, in bytes.
@@ -266,19 +310,19 @@ func repeatSize(_ *guard, this goja.Value, args []goja.Value) float64 {
 
 func padSize(_ *guard, _ goja.Value, args []goja.Value) float64 { return arg(args, 0).ToFloat() }
 
-func fillSize(g *guard, this goja.Value, _ []goja.Value) float64 { return g.length(this) * valueBytes }
+func fillSize(g *guard, this goja.Value, _ []goja.Value) float64 { return g.length(this) * elemBytes }
 
 func fromSize(g *guard, _ goja.Value, args []goja.Value) float64 {
 	if o, ok := arg(args, 0).(*goja.Object); ok && isAbsent(o.GetSymbol(goja.SymIterator)) {
-		return g.length(o) * valueBytes
+		return g.length(o) * elemBytes
 	}
 	return 0
 }
 
 func arraySize(_ *guard, _ *goja.Object, args []goja.Value) float64 {
 	if len(args) == 1 {
-		if _, num := args[0].Export().(int64); num || isNumber(args[0]) {
-			return args[0].ToFloat() * valueBytes
+		if isNumber(args[0]) {
+			return args[0].ToFloat() * elemBytes
 		}
 	}
 	return 0
@@ -295,7 +339,7 @@ func typedArraySize(g *guard, target *goja.Object, args []goja.Value) float64 {
 	size := typedArraySizes[i]
 	switch a := arg(args, 0).(type) {
 	case *goja.Object:
-		if _, buf := a.Export().(goja.ArrayBuffer); buf {
+		if c := a.ClassName(); c == "ArrayBuffer" || c == "SharedArrayBuffer" {
 			return 0 // a view on memory that exists already
 		}
 		return g.length(a) * size
@@ -313,6 +357,12 @@ type guard struct {
 	limit       float64
 	hasInstance goja.Value
 	typed       [len(typedArrays)]*goja.Object // the original constructors
+	isArray     goja.Callable                  // the original Array.isArray
+
+	maxDepth int
+	joining  []*goja.Object           // the arrays being joined, outermost first
+	steps    map[*goja.Object]float64 // iterators not yet done: steps taken
+	bound    map[*goja.Object]int     // bound functions: how many binds deep
 }
 
 // typedArray is the index in typedArrays of the original constructor target,
@@ -457,35 +507,6 @@ func (g *guard) length(v goja.Value) float64 {
 	return math.Trunc(f)
 }
 
-// joinSize estimates a join: the separators plus the string elements.
-// Elements that are objects are not converted here (that would run their
-// toString twice); their size is not counted.
-func (g *guard) joinSize(this goja.Value, args []goja.Value) float64 {
-	n := g.length(this)
-	if n <= 1 && n*valueBytes <= g.limit {
-		return 0
-	}
-	sep := 1.0
-	if s := arg(args, 0); !goja.IsUndefined(s) {
-		if _, isObj := s.(*goja.Object); !isObj {
-			sep = float64(strLen(s))
-		}
-	}
-	total := (n - 1) * sep
-	if total > g.limit || n > g.limit {
-		return math.Max(total, n)
-	}
-	o := this.(*goja.Object)
-	for i := 0; i < int(n) && total <= g.limit; i++ {
-		if e := o.Get(strconv.Itoa(i)); e != nil {
-			if _, isObj := e.(*goja.Object); !isObj && !isAbsent(e) {
-				total += float64(strLen(e))
-			}
-		}
-	}
-	return total
-}
-
 func arg(args []goja.Value, i int) goja.Value {
 	if i < len(args) {
 		return args[i]
@@ -494,6 +515,9 @@ func arg(args []goja.Value, i int) goja.Value {
 }
 
 func isNumber(v goja.Value) bool {
+	if isObject(v) {
+		return false
+	}
 	switch v.Export().(type) {
 	case int64, float64:
 		return true

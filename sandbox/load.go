@@ -24,6 +24,11 @@ const wfGlobal = "__wf"
 // Load transforms, compiles and validates a workflow file. Every problem is
 // reported in one *ValidationError, syntax errors included.
 func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
+	if len(src) > MaxSourceSize {
+		// Deploy hands the source over the API: the same cap as ReadFile.
+		return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: fmt.Sprintf(
+			"the file is %d bytes, over the limit of %d bytes for a workflow file", len(src), MaxSourceSize)}}}
+	}
 	loc := locator{file: fileName, src: string(src)}
 	code, diags := transform(fileName, src, wfGlobal)
 	if len(diags) > 0 {
@@ -31,7 +36,7 @@ func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 	}
 	prg, err := compile(fileName, code)
 	if err != nil {
-		return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: err.Error()}}}
+		return nil, &ValidationError{Diagnostics: []Diagnostic{parseDiagnostic(loc, code, err)}}
 	}
 	wf, diag := evaluate(prg)
 	if diag != nil {
@@ -97,7 +102,9 @@ func compile(fileName, code string) (*goja.Program, error) {
 	noFiles := parser.WithSourceMapLoader(func(string) ([]byte, error) {
 		return nil, errors.New("source maps are read inline only")
 	})
-	ast, err := goja.Parse(fileName, code, noFiles)
+	// parser.ParseFile rather than goja.Parse: its ErrorList keeps the
+	// positions, which parseDiagnostic maps back to the file as written.
+	ast, err := parser.ParseFile(nil, fileName, code, 0, noFiles)
 	if err != nil {
 		return nil, fmt.Errorf("parse transformed source: %w", err)
 	}
@@ -121,7 +128,7 @@ func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(DefaultLimits().MaxStackDepth)
 	sup := &supervisor{vm: vm}
-	installGuards(vm, sup, DefaultLimits().MaxHeapGrowth)
+	installGuards(vm, sup, DefaultLimits().MaxHeapGrowth, DefaultLimits().MaxStackDepth)
 	var workflow *goja.Object
 	installKeep(vm, &workflow)
 	stop, _ := sup.watch(nil, loadWallTime, DefaultLimits().MaxHeapGrowth)
@@ -129,7 +136,12 @@ func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
 	stop()
 	if err != nil {
 		if f := sup.failure(); f != nil {
-			return evaluated{}, &Diagnostic{Message: "evaluating the file: " + f.Error()}
+			d := &Diagnostic{Message: "evaluating the file: " + f.Error()}
+			var e *Error
+			if errors.As(stoppedAt(f, err), &e) {
+				d.Line, d.Col = e.Line, e.Col
+			}
+			return evaluated{}, d
 		}
 		line, col, msg := exceptionInfo(err)
 		return evaluated{}, &Diagnostic{Line: line, Col: col, Message: "evaluating the file: " + msg}

@@ -405,3 +405,25 @@ func TestSchedule(t *testing.T) {
 		}
 	})
 }
+
+// A declaration built by code is bounded: too many entries are one
+// diagnostic, and the diagnostics themselves are capped.
+func TestGeneratedDeclarationsAreBounded(t *testing.T) {
+	t.Parallel()
+	src := `const producers = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => ["p" + i, {}]));
+export default Keep.workflow({ name: "t", topics: { a: {} }, producers });
+`
+	_, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Diagnostics) != 1 || !strings.Contains(err.Error(), "producers declares 5000 entries, over the limit of 1000") {
+		t.Errorf("err = %v", err)
+	}
+
+	src = `const producers = Object.fromEntries(Array.from({ length: 500 }, (_, i) => ["p" + i, {}]));
+export default Keep.workflow({ name: "t", topics: { a: {} }, producers });
+`
+	_, err = Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	if !errors.As(err, &ve) || len(ve.Diagnostics) != maxDiagnostics+1 || !strings.Contains(err.Error(), "more problems not shown") {
+		t.Errorf("%d diagnostics", len(ve.Diagnostics))
+	}
+}

@@ -28,6 +28,27 @@ func (l locator) pos(off int) (line, col int) {
 	return line, utf8.RuneCountInString(before[start:]) + 1
 }
 
+// offset is the byte offset of a 1-based line and column (in characters),
+// -1 when the file has no such place.
+func (l locator) offset(line, col int) int {
+	off := 0
+	for i := 1; i < line; i++ {
+		j := strings.IndexByte(l.src[off:], '\n')
+		if j < 0 {
+			return -1
+		}
+		off += j + 1
+	}
+	for i := 1; i < col; i++ {
+		if off >= len(l.src) || l.src[off] == '\n' {
+			return -1
+		}
+		_, size := utf8.DecodeRuneInString(l.src[off:])
+		off += size
+	}
+	return off
+}
+
 func (l locator) diag(off int, format string, args ...any) Diagnostic {
 	line, col := l.pos(off)
 	return Diagnostic{File: l.file, Line: line, Col: col, Message: fmt.Sprintf(format, args...)}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -28,12 +29,17 @@ type run struct {
 	decl handlerDecl
 	hctx context.Context // host calls: the phase deadline (goja.md fact 7)
 
-	vm       *goja.Runtime
-	sup      *supervisor
-	parse    goja.Callable // the runtime's own JSON.parse, captured before the script runs
-	encode   goja.Callable // JSON.stringify, likewise
-	mutation *MutationCall
-	workflow *goja.Object // what the script handed to Keep.workflow
+	vm     *goja.Runtime
+	sup    *supervisor
+	parse  goja.Callable // the runtime's own JSON.parse, captured before the script runs
+	encode goja.Callable // JSON.stringify that stops at maxEncode bytes
+	// encodeLine stops at what a console line can show.
+	encodeLine goja.Callable
+	maxEncode  int
+	encodeCut  bool // the last encode stopped at maxEncode
+	mutation   *MutationCall
+	workflow   *goja.Object // what the script handed to Keep.workflow
+	trace      traceBudget
 }
 
 // Run runs one handler phase in a fresh runtime. See api.go for the contract.
@@ -152,7 +158,11 @@ func withDefaults(l Limits) Limits {
 	fill(&l.MaxPayload, d.MaxPayload)
 	fill(&l.MaxData, d.MaxData)
 	fill(&l.MaxResult, d.MaxResult)
+	fill(&l.MaxParams, d.MaxParams)
+	fill(&l.MaxField, d.MaxField)
 	fill(&l.MaxLogLine, d.MaxLogLine)
+	fill(&l.MaxLogLines, d.MaxLogLines)
+	fill(&l.MaxLogBytes, d.MaxLogBytes)
 	fill(&l.MaxPeek, d.MaxPeek)
 	fill(&l.DefaultPeek, d.DefaultPeek)
 	return l
@@ -163,8 +173,12 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	vm.SetMaxCallStackSize(r.lim.MaxStackDepth)
 	json := vm.Get("JSON").(*goja.Object)
 	r.parse, _ = goja.AssertFunction(json.Get("parse"))
-	r.encode, _ = goja.AssertFunction(json.Get("stringify"))
-	installGuards(vm, r.sup, r.lim.MaxHeapGrowth)
+	g := installGuards(vm, r.sup, r.lim.MaxHeapGrowth, r.lim.MaxStackDepth)
+	// The host's own encodings of script values: cut at a cap rather than
+	// failing, so the caller can name the value and its limit.
+	r.maxEncode = int(g.limit)
+	r.encode, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(r.maxEncode, &r.encodeCut))))
+	r.encodeLine, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(4*r.lim.MaxLogLine+4, nil))))
 	installKeep(vm, &r.workflow)
 	r.installConsole()
 
@@ -173,6 +187,7 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	r.hctx = hctx
 	out, err := r.invoke()
 	r.sup.close()
+	r.traceCutNote()
 	f := r.sup.failure()
 
 	switch {
@@ -221,17 +236,17 @@ func (r *run) invoke() (*Outcome, error) {
 
 	v, err := fn(goja.Undefined(), args...)
 	if err != nil {
-		return nil, r.jsError(err)
+		return nil, r.positioned(r.jsError(err))
 	}
 	if f := r.sup.failure(); f != nil {
 		return nil, f
 	}
-	if p, ok := v.Export().(*goja.Promise); ok {
+	if p, ok := promise(v); ok {
 		switch p.State() {
 		case goja.PromiseStatePending:
 			return nil, &Error{Kind: ErrLogic, Message: "handler awaited something that never settles"}
 		case goja.PromiseStateRejected:
-			return nil, thrown(p.Result(), nil)
+			return nil, r.positioned(thrown(p.Result(), nil))
 		}
 		v = p.Result()
 	}
@@ -299,4 +314,36 @@ func (r *run) finish(err error) error {
 		e.Phase, e.Handler, e.File = r.inv.Phase, r.inv.Handler, r.s.FileName
 	}
 	return err
+}
+
+var promiseType = reflect.TypeOf((*goja.Promise)(nil))
+
+// promise is v as a promise. It does not export other objects: exporting
+// copies, and a sparse array of length 1e9 would export as 16 GB.
+func promise(v goja.Value) (*goja.Promise, bool) {
+	o, ok := v.(*goja.Object)
+	if !ok || o.ExportType() != promiseType {
+		return nil, false
+	}
+	p, ok := o.Export().(*goja.Promise)
+	return p, ok
+}
+
+// positioned gives an error the script threw without a position (a value
+// that is not an Error, thrown in an async handler, carries no stack) the
+// position of the handler's function, and says so.
+func (r *run) positioned(err error) error {
+	e, ok := err.(*Error)
+	if !ok || e.Line > 0 || e.Kind != ErrLogic || e.Op != "" { // not a thrown value
+		return err
+	}
+	field := "handler"
+	if r.decl.consumer {
+		field = string(r.inv.Phase)
+	}
+	if at, ok := r.decl.at[field]; ok {
+		e.Line, e.Col = at[0], at[1]
+		e.Message += " (thrown in this handler; throw an Error to get the line of the throw)"
+	}
+	return e
 }

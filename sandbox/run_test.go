@@ -167,7 +167,7 @@ func TestPhaseMatrix(t *testing.T) {
 		t.Parallel()
 		s := load(t, handlers{prepare: `        await ctx.publish("b", { messageId: "m" });`})
 		_, err := invoke(t, s, PhasePrepare, &recordingHost{}, testLimits())
-		want := `prepare of consumer "c": ctx.publish is not allowed in prepare (events are published by producers and in next) (line 18:26)`
+		want := `prepare of consumer "c": ctx.publish is not allowed in prepare (events are published by producers and in next) (t.js:18:26)`
 		if err == nil || err.Error() != want {
 			t.Errorf("err = %v\nwant  %s", err, want)
 		}
@@ -405,11 +405,11 @@ func TestResults(t *testing.T) {
 		fails(t, handlers{next: `await ctx.publish("b", { messageId: "m", payload: "0123456789" });`}, PhaseNext, lim, "the payload is 12 bytes of JSON, over the limit of 10 bytes")
 	})
 
-	t.Run("a prepare result over MaxData is a logic error", func(t *testing.T) {
+	t.Run("a prepare result over MaxData is a logic error naming data and the limit", func(t *testing.T) {
 		t.Parallel()
 		lim := testLimits()
 		lim.MaxData = 100
-		fails(t, handlers{prepare: `return { reservations: [], data: "x".repeat(100) };`}, PhasePrepare, lim, "over the limit of 100 bytes")
+		fails(t, handlers{prepare: `return { reservations: [], data: "x".repeat(100) };`}, PhasePrepare, lim, "the prepared data is 129 bytes of JSON, over the limit of 100 bytes")
 	})
 
 	t.Run("state that cannot be encoded is a logic error", func(t *testing.T) {
@@ -506,6 +506,44 @@ func TestConsole(t *testing.T) {
 		want := []string{`log: a 1 {"b":[2]} undefined null`, "info: i", "warn: w", "error: Error: e"}
 		if got := h.logged(); !reflect.DeepEqual(got, want) {
 			t.Errorf("logs = %q", got)
+		}
+	})
+
+	t.Run("a run's trace is capped in lines, with a note of what was cut", func(t *testing.T) {
+		t.Parallel()
+		s := load(t, handlers{producer: `for (let i = 0; i < 100000; i++) console.log("line " + i); return 1;`})
+		h := &recordingHost{}
+		if out, err := invoke(t, s, PhaseProducer, h, testLimits()); err != nil || string(out.State) != "1" {
+			t.Fatalf("run: %v, %v", out, err)
+		}
+		logs := h.logged()
+		if len(logs) != 1001 || logs[999] != "log: line 999" {
+			t.Fatalf("%d lines, the 1000th %q", len(logs), logs[min(999, len(logs)-1)])
+		}
+		if want := "warn: … 99,000 more lines cut (trace limit 1,000 lines / 256 KiB)"; logs[1000] != want {
+			t.Errorf("last line %q, want %q", logs[1000], want)
+		}
+	})
+
+	t.Run("a run's trace is capped in bytes", func(t *testing.T) {
+		t.Parallel()
+		lim := testLimits()
+		lim.MaxLogBytes = 10 << 10
+		s := load(t, handlers{producer: `for (let i = 0; i < 500; i++) console.log("x".repeat(900));`})
+		h := &recordingHost{}
+		if _, err := invoke(t, s, PhaseProducer, h, lim); err != nil {
+			t.Fatal(err)
+		}
+		logs := h.logged()
+		total := 0
+		for _, l := range logs[:len(logs)-1] {
+			total += len(strings.TrimPrefix(l, "log: "))
+		}
+		if len(logs) != 12 || total > lim.MaxLogBytes {
+			t.Errorf("%d lines, %d bytes", len(logs), total)
+		}
+		if want := "warn: … 489 more lines cut (trace limit 1,000 lines / 10 KiB)"; logs[len(logs)-1] != want {
+			t.Errorf("last line %q, want %q", logs[len(logs)-1], want)
 		}
 	})
 

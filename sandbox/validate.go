@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -13,6 +14,9 @@ type handlerDecl struct {
 	consumer  bool
 	publishes []string
 	subscribe []string
+	// at is where each phase's function is written (line, col), for an
+	// error that carries no position of its own.
+	at map[string][2]int
 }
 
 var workflowName = regexp.MustCompile(`^[a-z0-9._-]+$`)
@@ -31,8 +35,31 @@ type validator struct {
 	diags []Diagnostic
 }
 
+// maxDiagnostics and maxDeclared bound what validation produces and reads:
+// the declaration is built by code, and a generated one can be as large as
+// the load-time heap limit allows, each name searched for in the source.
+const (
+	maxDiagnostics = 100
+	maxDeclared    = 1000 // topics, producers or consumers of one workflow
+)
+
 func (v *validator) add(off int, format string, args ...any) {
-	v.diags = append(v.diags, v.loc.diag(off, format, args...))
+	switch {
+	case len(v.diags) < maxDiagnostics:
+		v.diags = append(v.diags, v.loc.diag(off, format, args...))
+	case len(v.diags) == maxDiagnostics:
+		v.diags = append(v.diags, Diagnostic{File: v.loc.file, Message: fmt.Sprintf("more problems not shown (the first %d are)", maxDiagnostics)})
+	}
+}
+
+// keys are obj's own enumerable keys, refused past maxDeclared.
+func (v *validator) keys(obj *goja.Object, field string, at int) ([]string, bool) {
+	keys := obj.Keys()
+	if len(keys) > maxDeclared {
+		v.add(at, "%s declares %d entries, over the limit of %d", field, len(keys), maxDeclared)
+		return nil, false
+	}
+	return keys, true
 }
 
 func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDecl) {
@@ -62,7 +89,8 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 	case isAbsent(t):
 		v.add(top, `the workflow declares no topics (topics: { "name": {} })`)
 	case isObject(t) && !isArray(t):
-		for _, k := range t.(*goja.Object).Keys() {
+		keys, _ := v.keys(t.(*goja.Object), "topics", topicsAt)
+		for _, k := range keys {
 			if k == "" {
 				v.add(topicsAt, "a topic name must not be empty")
 				continue
@@ -117,7 +145,7 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 		prod.Schedule = v.schedule(obj.Get("schedule"), p.name, at)
 		v.function(obj, "handler", "producer", p.name, at)
 		wf.Producers = append(wf.Producers, prod)
-		handlers[p.name] = handlerDecl{publishes: prod.Publishes}
+		handlers[p.name] = handlerDecl{publishes: prod.Publishes, at: v.positions(at, "handler")}
 	}
 
 	consumersAt := or(v.loc.key(top, "consumers"), top)
@@ -140,9 +168,21 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 			v.function(obj, phase, "consumer", c.name, at)
 		}
 		wf.Consumers = append(wf.Consumers, cons)
-		handlers[c.name] = handlerDecl{consumer: true, publishes: cons.Publishes, subscribe: cons.Subscribe}
+		handlers[c.name] = handlerDecl{consumer: true, publishes: cons.Publishes, subscribe: cons.Subscribe, at: v.positions(at, "prepare", "mutate", "next")}
 	}
 	return wf, handlers
+}
+
+// positions finds where each of the keys is written after from.
+func (v *validator) positions(from int, keys ...string) map[string][2]int {
+	at := map[string][2]int{}
+	for _, k := range keys {
+		if off := v.loc.key(from, k); off >= 0 {
+			line, col := v.loc.pos(off)
+			at[k] = [2]int{line, col}
+		}
+	}
+	return at
 }
 
 type entry struct {
@@ -162,8 +202,12 @@ func (v *validator) section(decl *goja.Object, field string, at int) []entry {
 		v.add(at, "%s must be an object mapping each name to its declaration", field)
 		return nil
 	}
+	keys, ok := v.keys(obj, field, at)
+	if !ok {
+		return nil
+	}
 	var out []entry
-	for _, k := range obj.Keys() {
+	for _, k := range keys {
 		out = append(out, entry{k, obj.Get(k)})
 	}
 	return out
@@ -282,7 +326,12 @@ func names[V any](m map[string]V) string {
 
 func isAbsent(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }
 
+// isString, isNumber: primitives only. Exporting an object would copy it
+// whole: a sparse array of length 1e9 exports as 16 GB.
 func isString(v goja.Value) bool {
+	if isObject(v) {
+		return false
+	}
 	_, ok := v.Export().(string)
 	return ok
 }
@@ -302,9 +351,13 @@ func isFunction(v goja.Value) bool {
 	return ok
 }
 
+// maxStringList bounds the arrays stringArray reads: a sparse array's
+// length costs the script nothing, its export a slot per element.
+const maxStringList = 10000
+
 // stringArray reads an array whose every element is a string.
 func stringArray(v goja.Value) ([]string, bool) {
-	if !isArray(v) {
+	if !isArray(v) || toLength(v.(*goja.Object).Get("length")) > maxStringList {
 		return nil, false
 	}
 	items, ok := v.Export().([]any)

@@ -25,11 +25,12 @@ func (r *run) fromJSON(raw json.RawMessage) (goja.Value, error) {
 
 // toJSON encodes a script value with the runtime's own JSON.stringify (so
 // toJSON and undefined-dropping behave as the script expects) and checks the
-// size against max (0: no limit). undefined encodes as null.
+// size against max. undefined encodes as null.
 func (r *run) toJSON(v goja.Value, what string, max int) (json.RawMessage, error) {
 	if v == nil || goja.IsUndefined(v) {
 		return json.RawMessage("null"), nil
 	}
+	r.encodeCut = false
 	out, err := r.encode(goja.Undefined(), v)
 	if err != nil {
 		var ex *goja.Exception
@@ -42,7 +43,10 @@ func (r *run) toJSON(v goja.Value, what string, max int) (json.RawMessage, error
 		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s cannot be encoded as JSON (it is a %s)", what, typeOf(v))}
 	}
 	s := out.String()
-	if max > 0 && len(s) > max {
+	if r.encodeCut {
+		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s is more than %d bytes of JSON, over the limit of %d bytes", what, r.maxEncode, max)}
+	}
+	if len(s) > max {
 		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf("%s is %d bytes of JSON, over the limit of %d bytes", what, len(s), max)}
 	}
 	return json.RawMessage(s), nil
@@ -78,7 +82,7 @@ func (r *run) prepareResult(v goja.Value) (*PrepareResult, error) {
 	if !isObject(v) || isArray(v) || isFunction(v) {
 		return nil, bad("%s; it must return { reservations, data, ui?, wakeAt? }", typeOf(v))
 	}
-	raw, err := r.toJSON(v, "the prepare result", 0)
+	raw, err := r.toJSON(v, "the prepared data", r.lim.MaxData)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +153,8 @@ func (r *run) prepareResult(v goja.Value) (*PrepareResult, error) {
 		return nil, fmt.Errorf("sandbox: encode prepare result: %w", err)
 	}
 	if len(pr.Raw) > r.lim.MaxData {
-		return nil, bad("%d bytes of JSON, over the limit of %d bytes", len(pr.Raw), r.lim.MaxData)
+		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf(
+			"the prepared data is %d bytes of JSON, over the limit of %d bytes", len(pr.Raw), r.lim.MaxData)}
 	}
 	return pr, nil
 }

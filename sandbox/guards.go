@@ -1,0 +1,745 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// The built-ins below build their result in one native call from arguments
+// that may repeat one large value (s.concat(s, s, …), a 60 MB replacement
+// used for every match, the same array in a concat many times): the size of
+// the result is not bounded by what the script holds, so the heap sampler
+// cannot catch it. Each is checked before it allocates, or counted while it
+// runs through a callback of ours and stopped before it goes over.
+
+// pieceBytes is what one element of a split result costs (a Value slot and
+// the substring's header).
+const pieceBytes = 48
+
+// matchBytes is what goja keeps per match while it replaces or splits: the
+// match positions, collected for all matches before the result is built.
+const matchBytes = 64
+
+// errLimit aborts a native loop once a limit was recorded; the run is
+// already interrupted, so no script code sees it.
+var errLimit = errors.New("sandbox limit")
+
+// abort unwinds the native call in progress after a refusal.
+func (g *guard) abort() { panic(g.vm.NewGoError(errLimit)) }
+
+// wrap replaces obj[name] with f(orig, call), non-enumerable like the
+// built-in.
+func (g *guard) wrap(obj *goja.Object, name string, f func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
+	orig, ok := goja.AssertFunction(obj.Get(name))
+	if !ok {
+		return
+	}
+	_ = obj.DefineDataProperty(name, g.vm.ToValue(g.native(orig, f)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+func (g *guard) wrapSym(obj *goja.Object, sym *goja.Symbol, f func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
+	orig, ok := goja.AssertFunction(obj.GetSymbol(sym))
+	if !ok {
+		return
+	}
+	_ = obj.DefineDataPropertySymbol(sym, g.vm.ToValue(g.native(orig, f)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+func (g *guard) native(orig goja.Callable, f func(orig goja.Callable, call goja.FunctionCall) goja.Value) func(goja.FunctionCall) goja.Value {
+	return func(call goja.FunctionCall) goja.Value {
+		if g.sup.halted() {
+			return goja.Undefined()
+		}
+		return f(orig, call)
+	}
+}
+
+// call calls orig, rethrowing what it throws as it was.
+func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
+	v, err := orig(this, args...)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// installStringGuards guards String.prototype.concat, replace, replaceAll,
+// split and RegExp.prototype[Symbol.replace], [Symbol.split].
+func (g *guard) installStringGuards() {
+	str := g.vm.ToValue("").ToObject(g.vm).Prototype()
+	g.wrap(str, "concat", g.concat)
+	g.wrap(str, "replace", g.stringReplace("String.prototype.replace"))
+	g.wrap(str, "replaceAll", g.stringReplace("String.prototype.replaceAll"))
+	g.wrap(str, "split", g.stringSplit)
+	if json, ok := g.vm.Get("JSON").(*goja.Object); ok {
+		g.wrap(json, "parse", g.jsonParse)
+	}
+	g.installIteratorGuards()
+	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
+		if proto, ok := re.Get("prototype").(*goja.Object); ok {
+			g.wrapSym(proto, goja.SymReplace, g.regexpReplace)
+			g.wrapSym(proto, goja.SymSplit, g.regexpSplit)
+			g.wrapSym(proto, goja.SymMatch, g.regexpMatch)
+		}
+	}
+}
+
+// thisString is ToString(this) for a String.prototype method, converted
+// once; null and undefined are left to the original to refuse.
+func thisString(this goja.Value) (goja.Value, bool) {
+	if this == nil || goja.IsUndefined(this) || goja.IsNull(this) {
+		return this, false
+	}
+	return this.ToString(), true
+}
+
+func (g *guard) concat(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	this, ok := thisString(c.This)
+	if !ok {
+		return call(orig, c.This, c.Arguments...)
+	}
+	size := float64(strLen(this))
+	args := make([]goja.Value, len(c.Arguments))
+	for i, a := range c.Arguments {
+		args[i] = a.ToString() // once: an object's toString must not run twice
+		size += float64(strLen(args[i]))
+	}
+	if size > g.limit {
+		g.refuse("String.prototype.concat", size)
+		return goja.Undefined()
+	}
+	return call(orig, this, args...)
+}
+
+// stringReplace guards replace/replaceAll with a string pattern; an object
+// pattern goes to its Symbol.replace (RegExp's is guarded below).
+func (g *guard) stringReplace(what string) func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	return func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		this, ok := thisString(c.This)
+		pattern := arg(c.Arguments, 0)
+		if !ok || isObject(pattern) {
+			return call(orig, c.This, c.Arguments...)
+		}
+		pattern = pattern.ToString()
+		if what == "String.prototype.replaceAll" {
+			if m := matches(this, pattern); m*matchBytes > g.limit {
+				g.refuseMatches(what, m)
+				return goja.Undefined()
+			}
+		}
+		return call(orig, this, pattern, g.countingReplacer(what, this, arg(c.Arguments, 1)))
+	}
+}
+
+func (g *guard) regexpReplace(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	s := arg(c.Arguments, 0).ToString()
+	if g.tooManyMatches("RegExp.prototype[Symbol.replace]", c.This, s, false) {
+		return goja.Undefined()
+	}
+	return call(orig, c.This, s, g.countingReplacer("RegExp.prototype[Symbol.replace]", s, arg(c.Arguments, 1)))
+}
+
+// countingReplacer turns a replacement (a function, or a string with its $
+// patterns) into a function that counts what the replacements add to s and
+// refuses before the result would exceed the limit.
+func (g *guard) countingReplacer(what string, s, replacement goja.Value) goja.Value {
+	base := float64(strLen(s))
+	total := base
+	add := func(v goja.Value) goja.Value {
+		if g.sup.halted() {
+			g.abort()
+		}
+		total += float64(strLen(v))
+		if total > g.limit {
+			g.refuse(what, total)
+			g.abort()
+		}
+		return v
+	}
+	if fn, ok := goja.AssertFunction(replacement); ok {
+		return g.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+			return add(call(fn, c.This, c.Arguments...).ToString())
+		})
+	}
+	tmpl := replacement.ToString()
+	if !strings.Contains(tmpl.String(), "$") {
+		return g.vm.ToValue(func(goja.FunctionCall) goja.Value { return add(tmpl) })
+	}
+	return g.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+		return add(g.substitute(tmpl.String(), s, c.Arguments, total))
+	})
+}
+
+// substitute is GetSubstitution (ECMA-262 22.1.3.19.1) for a replacer
+// function's arguments: (matched, p1…pn, position, string[, groups]). It
+// refuses before the expansion alone exceeds what is left of the limit.
+func (g *guard) substitute(tmpl string, s goja.Value, args []goja.Value, used float64) goja.Value {
+	if len(args) < 3 {
+		return g.vm.ToValue(tmpl)
+	}
+	var groups *goja.Object
+	if o, ok := args[len(args)-1].(*goja.Object); ok {
+		groups = o
+		args = args[:len(args)-1]
+	}
+	if len(args) < 3 {
+		return g.vm.ToValue(tmpl)
+	}
+	matched := args[0]
+	captures := args[1 : len(args)-2]
+	pos := int(args[len(args)-2].ToInteger())
+	full := g.str(s)
+	n := full.Length()
+	var b []goja.Value // pieces, joined once
+	size := 0.0
+	push := func(v goja.Value) {
+		size += float64(strLen(v))
+		if used+size > g.limit {
+			g.refuse("String.prototype.replace", used+size)
+			g.abort()
+		}
+		b = append(b, v)
+	}
+	lit := func(t string) { push(g.vm.ToValue(t)) }
+	for i := 0; i < len(tmpl); {
+		j := strings.IndexByte(tmpl[i:], '$')
+		if j < 0 || i+j+1 >= len(tmpl) {
+			lit(tmpl[i:])
+			break
+		}
+		if j > 0 {
+			lit(tmpl[i : i+j])
+		}
+		i += j
+		switch c := tmpl[i+1]; {
+		case c == '$':
+			lit("$")
+			i += 2
+		case c == '&':
+			push(matched.ToString())
+			i += 2
+		case c == '`':
+			push(full.Substring(0, min(max(pos, 0), n)))
+			i += 2
+		case c == '\'':
+			end := min(max(pos, 0)+g.str(matched).Length(), n)
+			push(full.Substring(end, n))
+			i += 2
+		case c >= '0' && c <= '9':
+			k, width := captureRef(tmpl[i+1:], len(captures))
+			if k == 0 {
+				lit("$")
+				i++
+				continue
+			}
+			if v := captures[k-1]; !isAbsent(v) {
+				push(v.ToString())
+			}
+			i += 1 + width
+		case c == '<' && groups != nil:
+			end := strings.IndexByte(tmpl[i:], '>')
+			if end < 0 {
+				lit("$<")
+				i += 2
+				continue
+			}
+			if v := groups.Get(tmpl[i+2 : i+end]); !isAbsent(v) {
+				push(v.ToString())
+			}
+			i += end + 1
+		default:
+			lit("$")
+			i++
+		}
+	}
+	if len(b) == 1 {
+		return b[0]
+	}
+	var out goja.StringBuilder
+	for _, p := range b {
+		out.WriteString(g.str(p))
+	}
+	return out.String()
+}
+
+// captureRef reads $n or $nn after the $: the capture number (0 when it is
+// not a valid reference) and the digits it took.
+func captureRef(t string, m int) (k, width int) {
+	d1 := int(t[0] - '0')
+	if len(t) > 1 && t[1] >= '0' && t[1] <= '9' {
+		if d := d1*10 + int(t[1]-'0'); d >= 1 && d <= m {
+			return d, 2
+		}
+	}
+	if d1 >= 1 && d1 <= m {
+		return d1, 1
+	}
+	return 0, 0
+}
+
+// splitCall runs a split with its limit lowered to what the per-call limit
+// allows, and refuses when the result reached it: the pieces were never
+// all built.
+func (g *guard) splitCall(what string, orig goja.Callable, this goja.Value, sep, limit goja.Value) goja.Value {
+	most := math.Floor(g.limit / pieceBytes)
+	want := float64(math.MaxUint32)
+	if !goja.IsUndefined(limit) {
+		want = float64(uint32(int64(limit.ToInteger())))
+	}
+	if want <= most {
+		return call(orig, this, sep, limit)
+	}
+	v := call(orig, this, sep, g.vm.ToValue(int64(most)+1))
+	if o, ok := v.(*goja.Object); ok && float64(toLength(o.Get("length"))) > most {
+		g.refuse(what, float64(toLength(o.Get("length")))*pieceBytes)
+		return goja.Undefined()
+	}
+	return v
+}
+
+func (g *guard) stringSplit(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	this, ok := thisString(c.This)
+	sep := arg(c.Arguments, 0)
+	if !ok || isObject(sep) {
+		return call(orig, c.This, c.Arguments...)
+	}
+	return g.splitCall("String.prototype.split", orig, this, sep, arg(c.Arguments, 1))
+}
+
+func (g *guard) regexpSplit(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	s := arg(c.Arguments, 0).ToString()
+	if g.tooManyMatches("RegExp.prototype[Symbol.split]", c.This, s, true) {
+		return goja.Undefined()
+	}
+	return g.splitCall("RegExp.prototype[Symbol.split]", orig, c.This, s, arg(c.Arguments, 1))
+}
+
+func (g *guard) regexpMatch(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	s := arg(c.Arguments, 0).ToString()
+	if g.tooManyMatches("RegExp.prototype[Symbol.match]", c.This, s, false) {
+		return goja.Undefined()
+	}
+	return call(orig, c.This, s)
+}
+
+// tooManyMatches refuses a global regular expression over a string so long
+// that the records goja keeps for its matches could pass the limit: a
+// pattern that matches every character (or the empty string) matches
+// length+1 times, and all of them are collected in one native call before
+// anything is returned. Counting the real matches would run the pattern
+// and allocate as much. Splitting by a string instead of a regular
+// expression is not affected.
+func (g *guard) tooManyMatches(what string, rx, s goja.Value, always bool) bool {
+	if !always {
+		o, ok := rx.(*goja.Object)
+		if !ok {
+			return false
+		}
+		flags := o.Get("flags")
+		if isAbsent(flags) || !strings.ContainsAny(flags.String(), "gy") {
+			return false // one match
+		}
+	}
+	if m := float64(strLen(s)) + 1; m*matchBytes > g.limit {
+		g.refuseMatches(what, m)
+		return true
+	}
+	return false
+}
+
+func (g *guard) refuseMatches(what string, m float64) {
+	g.sup.stop(&Error{Kind: ErrResource, Op: what, Message: fmt.Sprintf(
+		"%s would allocate about %.0f MiB for up to %.0f matches, over the limit of %.0f MiB for one call; cut the text into smaller parts first",
+		what, m*matchBytes/(1<<20), m, g.limit/(1<<20))})
+}
+
+// matches counts the occurrences of pattern in s the way replaceAll finds
+// them (an empty pattern matches between every two characters).
+func matches(s, pattern goja.Value) float64 {
+	p := pattern.String()
+	if p == "" {
+		return float64(strLen(s)) + 1
+	}
+	return float64(strings.Count(s.String(), p))
+}
+
+// installArrayGuards guards the Array.prototype methods whose result grows
+// with this.length or with their arguments, the depth of nested joins, and
+// bound-function chains.
+func (g *guard) installArrayGuards(arrProto *goja.Object) {
+	for _, name := range []string{"map", "filter", "slice", "splice", "sort", "reverse", "copyWithin", "toReversed", "toSorted", "toSpliced", "with"} {
+		what := "Array.prototype." + name
+		g.wrap(arrProto, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+			if n := g.length(c.This) * elemBytes; n > g.limit {
+				g.refuse(what, n)
+				return goja.Undefined()
+			}
+			return call(orig, c.This, c.Arguments...)
+		})
+	}
+	g.wrap(arrProto, "concat", g.arrayConcat)
+	g.wrap(arrProto, "flat", g.flat)
+	g.wrap(arrProto, "flatMap", g.flatMap)
+	// join and toLocaleString are the host's (Array.prototype.toString
+	// calls this.join): goja's count neither the elements that are arrays
+	// themselves (Array(100).fill([s]).join() is 100 copies of s) nor the
+	// depth of nesting (a join recursing in Go a million levels deep
+	// overflows the goroutine stack, which ends the process).
+	_ = arrProto.DefineDataProperty("join", g.vm.ToValue(g.join("Array.prototype.join", false)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = arrProto.DefineDataProperty("toLocaleString", g.vm.ToValue(g.join("Array.prototype.toLocaleString", true)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	if fn, ok := g.vm.Get("Function").(*goja.Object); ok {
+		if proto, ok := fn.Get("prototype").(*goja.Object); ok {
+			g.wrap(proto, "bind", g.bind)
+			g.wrap(proto, "apply", g.argList("Function.prototype.apply", 1))
+		}
+	}
+	if reflect, ok := g.vm.Get("Reflect").(*goja.Object); ok {
+		g.wrap(reflect, "apply", g.argList("Reflect.apply", 2))
+		g.wrap(reflect, "construct", g.argList("Reflect.construct", 1))
+	}
+	// %TypedArray%.prototype, shared by every typed array: join writes up
+	// to 24 characters and a separator per element.
+	if u8, ok := g.vm.Get("Uint8Array").(*goja.Object); ok {
+		if proto, ok := u8.Get("prototype").(*goja.Object); ok && proto.Prototype() != nil {
+			typed := proto.Prototype()
+			for _, name := range []string{"join", "toString", "toLocaleString"} {
+				what := "%TypedArray%.prototype." + name
+				g.wrap(typed, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+					sep := 1.0
+					if s := arg(c.Arguments, 0); name == "join" && !goja.IsUndefined(s) {
+						sep = float64(strLen(s.ToString()))
+					}
+					if n := g.length(c.This) * (24 + sep); n > g.limit {
+						g.refuse(what, n)
+						return goja.Undefined()
+					}
+					return call(orig, c.This, c.Arguments...)
+				})
+			}
+		}
+	}
+}
+
+// argList guards a call that copies an array-like into an argument list
+// (CreateListFromArrayLike): {length: 1e9} costs the script nothing and
+// the list a slot per element.
+func (g *guard) argList(what string, i int) func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	return func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+		if n := g.length(arg(c.Arguments, i)) * elemBytes; n > g.limit {
+			g.refuse(what, n)
+			return goja.Undefined()
+		}
+		return call(orig, c.This, c.Arguments...)
+	}
+}
+
+func (g *guard) spreadLength(v goja.Value) float64 {
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return 1
+	}
+	if s := o.GetSymbol(goja.SymIsConcatSpreadable); s != nil && !goja.IsUndefined(s) {
+		if s.ToBoolean() {
+			return g.length(o)
+		}
+		return 1
+	}
+	if isArr, err := g.isArray(goja.Undefined(), o); err == nil && isArr.ToBoolean() {
+		return g.length(o)
+	}
+	return 1
+}
+
+func (g *guard) arrayConcat(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	n := g.spreadLength(c.This)
+	for _, a := range c.Arguments {
+		n += g.spreadLength(a)
+	}
+	if n*elemBytes > g.limit {
+		g.refuse("Array.prototype.concat", n*elemBytes)
+		return goja.Undefined()
+	}
+	return call(orig, c.This, c.Arguments...)
+}
+
+// flat counts the elements the result would hold, walking the arrays to
+// the depth asked, and stops counting once over the limit.
+func (g *guard) flat(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	depth := 1.0
+	if d := arg(c.Arguments, 0); !goja.IsUndefined(d) {
+		depth = d.ToFloat()
+		if math.IsNaN(depth) {
+			depth = 0
+		}
+	}
+	most := g.limit / elemBytes
+	count, steps := 0.0, 0.0
+	var walk func(o *goja.Object, depth float64) bool
+	walk = func(o *goja.Object, depth float64) bool {
+		n := g.length(o)
+		for i := 0.0; i < n; i++ {
+			steps++
+			if count > most || steps > most {
+				return false
+			}
+			e, ok := o.Get(strconv.FormatFloat(i, 'f', -1, 64)).(*goja.Object)
+			if ok && depth > 0 && isArray(e) {
+				if !walk(e, depth-1) {
+					return false
+				}
+				continue
+			}
+			count++
+		}
+		return true
+	}
+	if o, ok := c.This.(*goja.Object); ok && !walk(o, depth) {
+		g.refuse("Array.prototype.flat", math.Max(count, steps)*elemBytes)
+		return goja.Undefined()
+	}
+	return call(orig, c.This, c.Arguments...)
+}
+
+// flatMap counts the elements the callback's arrays add.
+func (g *guard) flatMap(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	fn, ok := goja.AssertFunction(arg(c.Arguments, 0))
+	if !ok {
+		return call(orig, c.This, c.Arguments...)
+	}
+	total := 0.0
+	counting := g.vm.ToValue(func(cc goja.FunctionCall) goja.Value {
+		v := call(fn, cc.This, cc.Arguments...)
+		total += g.spreadLength(v) * elemBytes
+		if total > g.limit {
+			g.refuse("Array.prototype.flatMap", total)
+			g.abort()
+		}
+		return v
+	})
+	return call(orig, c.This, counting, arg(c.Arguments, 1))
+}
+
+// bind refuses a chain of bound functions deeper than the stack limit:
+// calling one recurses in Go.
+func (g *guard) bind(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	d := 0
+	if o, ok := c.This.(*goja.Object); ok {
+		d = g.bound[o]
+	}
+	if d >= g.maxDepth {
+		g.refuseDeep("Function.prototype.bind")
+		return goja.Undefined()
+	}
+	v := call(orig, c.This, c.Arguments...)
+	if o, ok := v.(*goja.Object); ok {
+		g.bound[o] = d + 1
+	}
+	return v
+}
+
+// JSON.parse builds every value of the text in one native call, at 200 to
+// 650 bytes a value (measured: "[]," is 3 bytes of text and 657 bytes of
+// heap), and recurses in Go once per level of nesting. The text is scanned
+// first: nesting past the stack limit, or values that would pass the
+// per-call limit, are refused before parsing.
+const (
+	parseContainerBytes = 512 // an array or object
+	parseValueBytes     = 192 // each further element or member
+)
+
+func (g *guard) jsonParse(orig goja.Callable, c goja.FunctionCall) goja.Value {
+	text := arg(c.Arguments, 0)
+	if isObject(text) {
+		text = text.ToString() // once: a toString must not run twice
+	}
+	depth, size := scanJSON(text.String())
+	if depth > g.maxDepth {
+		g.refuseDeep("JSON.parse")
+		return goja.Undefined()
+	}
+	if size > g.limit {
+		g.refuse("JSON.parse", size)
+		return goja.Undefined()
+	}
+	args := append([]goja.Value{text}, c.Arguments[min(1, len(c.Arguments)):]...)
+	return call(orig, c.This, args...)
+}
+
+// scanJSON reads JSON text (valid or not) for its deepest nesting and an
+// estimate of the heap its values take once parsed.
+func scanJSON(s string) (depth int, size float64) {
+	level, inString, escaped := 0, false, false
+	size = float64(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			level++
+			depth = max(depth, level)
+			size += parseContainerBytes
+		case c == ']' || c == '}':
+			level--
+		case c == ',':
+			size += parseValueBytes
+		}
+	}
+	return depth, size
+}
+
+// join is Array.prototype.join (or, with locale, toLocaleString) counting
+// what it writes, refusing before it passes the per-call limit. A cycle
+// joins as "" the way goja, V8 and SpiderMonkey do.
+func (g *guard) join(what string, locale bool) func(goja.FunctionCall) goja.Value {
+	comma := g.str(g.vm.ToValue(","))
+	return func(c goja.FunctionCall) goja.Value {
+		if g.sup.halted() {
+			return goja.Undefined()
+		}
+		o := c.This.ToObject(g.vm)
+		for _, j := range g.joining {
+			if j.SameAs(o) {
+				return g.vm.ToValue("")
+			}
+		}
+		if len(g.joining) >= g.maxDepth {
+			g.refuseDeep(what)
+			g.abort()
+		}
+		g.joining = append(g.joining, o)
+		defer func() { g.joining = g.joining[:len(g.joining)-1] }()
+
+		n := g.length(o)
+		sep := comma
+		if s := arg(c.Arguments, 0); !locale && !goja.IsUndefined(s) {
+			sep = g.str(s)
+		}
+		size := math.Max(n-1, 0) * float64(sep.Length())
+		if size > g.limit || n*elemBytes > 64*g.limit { // the loop alone would run for ever
+			g.refuse(what, math.Max(size, n))
+			return goja.Undefined()
+		}
+		var b goja.StringBuilder
+		for i := 0.0; i < n; i++ {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if int(i)&1023 == 1023 && g.sup.halted() {
+				g.abort()
+			}
+			e := o.Get(strconv.FormatFloat(i, 'f', -1, 64))
+			if isAbsent(e) {
+				continue
+			}
+			var v goja.Value
+			if locale {
+				f, ok := goja.AssertFunction(e.ToObject(g.vm).Get("toLocaleString"))
+				if !ok {
+					panic(g.vm.NewTypeError("toLocaleString is not a function"))
+				}
+				v = call(f, e)
+			} else {
+				v = e
+			}
+			str := g.str(v)
+			if size += float64(str.Length()); size > g.limit {
+				g.refuse(what, size)
+				g.abort()
+			}
+			b.WriteString(str)
+		}
+		return b.String()
+	}
+}
+
+// str is ToString(v) as a goja.String: goja's ToString hands numbers back
+// as numbers.
+func (g *guard) str(v goja.Value) goja.String {
+	if s, ok := v.ToString().(goja.String); ok {
+		return s
+	}
+	if s, ok := g.vm.ToValue(v.String()).(goja.String); ok {
+		return s
+	}
+	return g.vm.ToValue("").(goja.String)
+}
+
+// iterStepBytes is what one step of an array or string iterator costs when
+// a native consumer collects the steps ([...it], Array.from, new Set,
+// f(...it)): a slot and the value live, and some 500 bytes of result
+// objects that are garbage but count in the heap until swept. At 128, the
+// default limits allow half a million steps per iterator, for-of included.
+const iterStepBytes = elemBytes
+
+// maxOpenIterators bounds the iterators counted at once.
+const maxOpenIterators = 10000
+
+// installIteratorGuards counts the steps of each array, typed-array and
+// string iterator. The steps need not exist: a sparse array of length 1e9
+// or a 60 MB string yields them from nothing, and a spread or Array.from
+// collects them all in one native loop that no interrupt reaches.
+func (g *guard) installIteratorGuards() {
+	arr := g.vm.NewArray()
+	str := g.vm.ToValue("")
+	for _, it := range []struct {
+		what string
+		of   goja.Value
+	}{{"an array iterator", arr}, {"a string iterator", str}} {
+		f, ok := goja.AssertFunction(it.of.ToObject(g.vm).GetSymbol(goja.SymIterator))
+		if !ok {
+			continue
+		}
+		iter, err := f(it.of)
+		if err != nil {
+			continue
+		}
+		o, ok := iter.(*goja.Object)
+		if !ok || o.Prototype() == nil {
+			continue
+		}
+		what := it.what
+		g.wrap(o.Prototype(), "next", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
+			self, ok := c.This.(*goja.Object)
+			if !ok {
+				return call(orig, c.This, c.Arguments...)
+			}
+			n := g.steps[self] + 1
+			if n*iterStepBytes > g.limit {
+				g.sup.stop(&Error{Kind: ErrResource, Op: what, Message: fmt.Sprintf(
+					"%s went past %.0f steps, which collected would take over the limit of %.0f MiB for one call",
+					what, n-1, g.limit/(1<<20))})
+				g.abort()
+			}
+			v := call(orig, c.This, c.Arguments...)
+			switch r, ok := v.(*goja.Object); {
+			case ok && r.Get("done").ToBoolean():
+				delete(g.steps, self)
+			case len(g.steps) >= maxOpenIterators:
+				// Loops that break out leave their iterators here; forget
+				// them rather than keep them all. A native consumer runs
+				// no script between steps, so it cannot use this to
+				// reset its own count, and a script loop is interruptible.
+				clear(g.steps)
+				fallthrough
+			default:
+				g.steps[self] = n
+			}
+			return v
+		})
+	}
+}
