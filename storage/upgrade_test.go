@@ -122,7 +122,7 @@ func TestIncrementalVacuum(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for name, path := range map[string]func(t *testing.T) string{
-		"a new database": func(t *testing.T) string { return filepath.Join(t.TempDir(), "keep.db") },
+		"a new database":  func(t *testing.T) string { return filepath.Join(t.TempDir(), "keep.db") },
 		"an upgraded one": copyFixture,
 	} {
 		t.Run(name+" gives freed pages back (auto_vacuum incremental)", func(t *testing.T) {
