@@ -15,6 +15,8 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
+require gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
