@@ -89,7 +89,7 @@ func TestFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Join(t.TempDir(), "with space")
+		dir := filepath.Join(t.TempDir(), "with space 100%")
 		o := Opts{GOOS: "linux", Binary: bin, DB: filepath.Join(dir, "keep.db"), Config: filepath.Join(dir, "config.toml"), Home: dir}
 		text, err := File(o)
 		if err != nil {
