@@ -14,7 +14,11 @@ import (
 // Backup writes a consistent copy of the database to path with VACUUM INTO.
 // It reads in one transaction of its own connection, so in WAL mode it sees
 // one snapshot and the writer is never held up. path must not exist.
-func (db *DB) Backup(ctx context.Context, path string) error {
+func (db *DB) Backup(ctx context.Context, path string) error { return BackupFile(ctx, db.path, path) }
+
+// BackupFile is Backup of the database at dbPath, open or not: reading a
+// snapshot needs no engine lock.
+func BackupFile(ctx context.Context, dbPath, path string) error {
 	path, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
@@ -22,7 +26,7 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("storage: backup: %s already exists; not overwriting it", path)
 	}
-	c, err := sql.Open("sqlite", "file:"+db.path+"?_pragma=busy_timeout(10000)")
+	c, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
@@ -156,4 +160,19 @@ func syncDir(dir string) error {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
 	return nil
+}
+
+// FileVersion reads the schema version of the database at path without
+// opening it as an engine (no lock, no migration).
+func FileVersion(ctx context.Context, path string) (int, error) {
+	c, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return 0, fmt.Errorf("storage: %w", err)
+	}
+	defer c.Close()
+	var v int
+	if err := c.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("storage: %s: no schema version: %w", path, err)
+	}
+	return v, nil
 }
