@@ -20,6 +20,14 @@ type Retention struct {
 	// Batch is the most rows one write transaction touches (default 500),
 	// so a run waiting to commit waits for one small batch at most.
 	Batch int
+	// RepackAbove: when the space left inside pages by pruning and
+	// compaction passes this share of the file (default 0.25), gc rewrites
+	// the file with a full VACUUM. Pages only partly emptied are never
+	// given back otherwise: ids only grow, so new rows never fill the
+	// holes old ones left. The VACUUM holds the writer while it runs (a
+	// second or two for tens of MB), so it happens only when it pays.
+	// Negative: never.
+	RepackAbove float64
 }
 
 // GCReport counts what one gc removed.
@@ -29,6 +37,7 @@ type GCReport struct {
 	PrepareResults int64 `json:"prepare_results"`
 	Payloads       int64 `json:"payloads"`
 	PagesFreed     int64 `json:"pages_freed"`
+	Repacked       bool  `json:"repacked"`
 	BytesBefore    int64 `json:"bytes_before"`
 	BytesAfter     int64 `json:"bytes_after"`
 }
@@ -98,6 +107,14 @@ func (db *DB) GC(ctx context.Context, p Retention) (GCReport, error) {
 	}
 	if rep.PagesFreed, err = db.vacuum(ctx); err != nil {
 		return rep, err
+	}
+	if p.RepackAbove == 0 {
+		p.RepackAbove = 0.25
+	}
+	if p.RepackAbove > 0 && rep.Traces+rep.Runs+rep.PrepareResults+rep.Payloads > 0 {
+		if rep.Repacked, err = db.repack(ctx, p.RepackAbove); err != nil {
+			return rep, err
+		}
 	}
 	rep.BytesAfter, err = db.size(ctx)
 	return rep, err
@@ -253,6 +270,26 @@ func (db *DB) vacuum(ctx context.Context) (int64, error) {
 		return freed, fmt.Errorf("storage: gc: checkpoint: %w", err)
 	}
 	return freed, nil
+}
+
+// repack runs a full VACUUM when the unused space inside pages is more
+// than share of the file (dbstat reads every page: on the read pool, so
+// the writer waits only for the VACUUM itself).
+func (db *DB) repack(ctx context.Context, share float64) (bool, error) {
+	var unused, size int64
+	if err := db.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(unused), 0), COALESCE(SUM(pgsize), 0) FROM dbstat`).Scan(&unused, &size); err != nil {
+		return false, fmt.Errorf("storage: gc: measuring slack: %w", err)
+	}
+	if size == 0 || float64(unused) < share*float64(size) {
+		return false, nil
+	}
+	if _, err := db.w.ExecContext(ctx, `VACUUM`); err != nil {
+		return false, fmt.Errorf("storage: gc: vacuum: %w", err)
+	}
+	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return true, fmt.Errorf("storage: gc: checkpoint: %w", err)
+	}
+	return true, nil
 }
 
 // size is the database file's size in bytes (pages in use and free).

@@ -172,3 +172,61 @@ func TestGC(t *testing.T) {
 		}
 	})
 }
+
+func TestRepack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	later := time.Now().Add(time.Hour)
+	setup := func(t *testing.T) *DB {
+		t.Helper()
+		db, err := Open(ctx, Opts{Path: copyFixture(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		// a thousand done events with 2 KB payloads: compaction empties
+		// their pages but frees none of them
+		big, _ := json.Marshal(map[string]string{"body": string(make([]byte, 2000))})
+		if err := db.Write(ctx, func(tx *Tx) error {
+			for i := range 1000 {
+				id, err := tx.PublishEvent(ctx, 1, "note.found", "bulk-"+time.Duration(i).String(), big, 0, nil, time.Now())
+				if err != nil {
+					return err
+				}
+				if _, err := tx.exec(ctx, `UPDATE events SET status = 'consumed' WHERE id = ?`, id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+
+	t.Run("when pruning leaves most of the file as holes inside pages, gc rewrites it", func(t *testing.T) {
+		t.Parallel()
+		db := setup(t)
+		before, _ := db.Size(ctx)
+		rep, err := db.GC(ctx, Retention{CompactBefore: later})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, _ := db.Size(ctx)
+		if !rep.Repacked || after > before/3 {
+			t.Fatalf("repacked %v, size %d → %d: the emptied pages were kept", rep.Repacked, before, after)
+		}
+		if n := count(t, db, `SELECT COUNT(*) FROM events`); n != 1005 {
+			t.Fatalf("%d events after the repack, want 1005", n)
+		}
+	})
+
+	t.Run("a negative RepackAbove never rewrites the file", func(t *testing.T) {
+		t.Parallel()
+		db := setup(t)
+		rep, err := db.GC(ctx, Retention{CompactBefore: later, RepackAbove: -1})
+		if err != nil || rep.Repacked || rep.Payloads != 1004 {
+			t.Fatalf("gc = %+v, %v; want 1004 payloads compacted and no repack", rep, err)
+		}
+	})
+}

@@ -158,6 +158,9 @@ func historyAt(ctx context.Context, dir string, size int, o Options, r *Results)
 	if err != nil {
 		return err
 	}
+	if err := views(ctx, k, size, r); err != nil {
+		return err
+	}
 	r.PeekMS[sizeKey(size)] = peekMS
 	r.InputsPageMS[sizeKey(size)] = pageMS
 	o.Logf("history of %d consumed + %d pending built in %s; peek %.3f ms, inputs page %.3f ms",
