@@ -7,6 +7,8 @@ CREATE INDEX runs_retry_of ON runs (retry_of) WHERE retry_of IS NOT NULL;
 CREATE INDEX runs_by_mutation ON runs (mutation_id) WHERE mutation_id IS NOT NULL;
 -- gc walks finished runs oldest first
 CREATE INDEX runs_closed ON runs (closed_at) WHERE closed_at IS NOT NULL;
+-- every open run of every workflow (keep attention), oldest first
+CREATE INDEX runs_open_ids ON runs (id) WHERE closed_at IS NULL;
 
 -- Counts for `keep status` without reading the history: inputs per
 -- workflow and how many of them were skipped, kept by triggers in the same
