@@ -34,11 +34,7 @@ func TestInputCounts(t *testing.T) {
 
 	t.Run("counts kept by triggers agree with each input's own status", func(t *testing.T) {
 		t.Parallel()
-		db, err := Open(ctx, Opts{Path: copyFixture(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openFixture(t)
 		w, err := db.Read().WorkflowByName(ctx, "notes-to-csv")
 		if err != nil {
 			t.Fatal(err)
@@ -67,18 +63,7 @@ func TestInputCounts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ins, err := db.Read().Inputs(ctx, w.ID, 0, 1000, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := make([]int64, len(ins))
-		for i, in := range ins {
-			ids[i] = in.ID
-		}
-		facts, err := db.Read().InputFacts(ctx, ids)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ins, facts := inputFacts(t, db, "notes-to-csv")
 		want := InputCounts{Total: len(ins)}
 		for _, in := range ins {
 			switch statusOf(in, facts[in.ID]) {
@@ -99,11 +84,7 @@ func TestInputCounts(t *testing.T) {
 
 	t.Run("mutation counts follow status changes", func(t *testing.T) {
 		t.Parallel()
-		db, err := Open(ctx, Opts{Path: copyFixture(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openFixture(t)
 		w, _ := db.Read().WorkflowByName(ctx, "notes-to-csv")
 		got, err := db.Read().MutationCounts(ctx, w.ID)
 		if err != nil || got["files"]["applied"] != 4 || got["files"]["awaiting_approval"] != 1 {

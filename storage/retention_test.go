@@ -19,23 +19,7 @@ func count(t *testing.T, db *DB, query string, args ...any) int {
 // outputsByInput is the inputs→outputs view in storage terms.
 func outputsByInput(t *testing.T, db *DB) map[int64][]string {
 	t.Helper()
-	ctx := context.Background()
-	w, err := db.Read().WorkflowByName(ctx, "notes-to-csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := db.Read().Inputs(ctx, w.ID, 0, 100, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]int64, len(ins))
-	for i, in := range ins {
-		ids[i] = in.ID
-	}
-	facts, err := db.Read().InputFacts(ctx, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, facts := inputFacts(t, db, "notes-to-csv")
 	out := map[int64][]string{}
 	for id, f := range facts {
 		for _, m := range f.Outputs {
@@ -54,11 +38,7 @@ func TestGC(t *testing.T) {
 	for _, batch := range []int{1, 500} {
 		t.Run("gc prunes finished traces and unreferenced runs and keeps every link (batch "+map[int]string{1: "1", 500: "500"}[batch]+")", func(t *testing.T) {
 			t.Parallel()
-			db, err := Open(ctx, Opts{Path: copyFixture(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openFixture(t)
 			outputs := outputsByInput(t, db)
 			openTraces := count(t, db, `SELECT COUNT(*) FROM run_traces WHERE run_id = 10`)
 			rep, err := db.GC(ctx, Retention{TracesBefore: later, RunsBefore: later, Batch: batch})
@@ -102,11 +82,7 @@ func TestGC(t *testing.T) {
 
 	t.Run("nothing newer than the cutoff is touched", func(t *testing.T) {
 		t.Parallel()
-		db, err := Open(ctx, Opts{Path: copyFixture(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openFixture(t)
 		earlier := time.Now().Add(-365 * 24 * time.Hour)
 		rep, err := db.GC(ctx, Retention{TracesBefore: earlier, RunsBefore: earlier, CompactBefore: earlier})
 		if err != nil || rep.Traces+rep.Runs+rep.Payloads+rep.PrepareResults != 0 {
@@ -116,11 +92,7 @@ func TestGC(t *testing.T) {
 
 	t.Run("compaction keeps done events' messageId and leaves pending ones whole", func(t *testing.T) {
 		t.Parallel()
-		db, err := Open(ctx, Opts{Path: copyFixture(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openFixture(t)
 		rep, err := db.GC(ctx, Retention{CompactBefore: later, Batch: 2})
 		if err != nil || rep.Payloads != 4 {
 			t.Fatalf("payloads compacted = %d (%v), want the 4 consumed events", rep.Payloads, err)
@@ -149,11 +121,7 @@ func TestGC(t *testing.T) {
 
 	t.Run("freed pages go back to the file system", func(t *testing.T) {
 		t.Parallel()
-		db, err := Open(ctx, Opts{Path: copyFixture(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openFixture(t)
 		big := make([]TraceEntry, 2000)
 		for i := range big {
 			big[i] = TraceEntry{RunID: 1, At: time.Now(), Phase: "run", Kind: "log", Result: string(make([]byte, 1000))}
@@ -179,11 +147,7 @@ func TestRepack(t *testing.T) {
 	later := time.Now().Add(time.Hour)
 	setup := func(t *testing.T) *DB {
 		t.Helper()
-		db, err := Open(ctx, Opts{Path: copyFixture(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
+		db := openFixture(t)
 		// a thousand done events with 2 KB payloads: compaction empties
 		// their pages but frees none of them
 		big, _ := json.Marshal(map[string]string{"body": string(make([]byte, 2000))})

@@ -28,17 +28,48 @@ func copyFixture(t *testing.T) string {
 	return path
 }
 
+// openFixture opens a copy of the fixture (migrating it), closed when the
+// test ends.
+func openFixture(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), Opts{Path: copyFixture(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// inputFacts reads a workflow's inputs (up to 1000) and their facts.
+func inputFacts(t *testing.T, db *DB, workflow string) ([]*Input, map[int64]*InputFacts) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := db.Read().WorkflowByName(ctx, workflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := db.Read().Inputs(ctx, w.ID, 0, 1000, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int64, len(ins))
+	for i, in := range ins {
+		ids[i] = in.ID
+	}
+	facts, err := db.Read().InputFacts(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ins, facts
+}
+
 func TestUpgrade(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
 	t.Run("a database of the previous schema migrates without loss", func(t *testing.T) {
 		t.Parallel()
-		db, err := Open(ctx, Opts{Path: copyFixture(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openFixture(t)
 		v, err := db.Version(ctx)
 		if err != nil || v != SchemaVersion() || v <= fixtureSchema-1 {
 			t.Fatalf("schema version after open = %d (%v), want %d", v, err, SchemaVersion())
@@ -52,21 +83,9 @@ func TestUpgrade(t *testing.T) {
 				t.Errorf("%s: %d rows (%v), want %d", table, got, err, n)
 			}
 		}
-		w, err := db.Read().WorkflowByName(ctx, "notes-to-csv")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins, err := db.Read().Inputs(ctx, w.ID, 0, 10, "")
-		if err != nil || len(ins) != 5 {
-			t.Fatalf("inputs: %d (%v), want 5", len(ins), err)
-		}
-		ids := make([]int64, len(ins))
-		for i, in := range ins {
-			ids[i] = in.ID
-		}
-		facts, err := db.Read().InputFacts(ctx, ids)
-		if err != nil {
-			t.Fatal(err)
+		ins, facts := inputFacts(t, db, "notes-to-csv")
+		if len(ins) != 5 {
+			t.Fatalf("inputs: %d, want 5", len(ins))
 		}
 		statuses := map[string]int{}
 		for _, f := range facts {
