@@ -69,18 +69,11 @@ const (
 // input and publish it, the rest find nothing) and one consumer run per
 // input with its mutation.
 func year(ctx context.Context, o Options, r *Results) error {
-	k, err := newEngine(ctx, o.Dir)
+	k, w, err := newHistory(ctx, o.Dir)
 	if err != nil {
 		return err
 	}
 	defer k.close()
-	if err := k.deploy(ctx, "history", historyWorkflow); err != nil {
-		return err
-	}
-	w, err := k.db.Read().WorkflowByName(ctx, "history")
-	if err != nil {
-		return err
-	}
 	retention := engine.RetentionFrom(k.cfg.Retention)
 	day0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	payload := json.RawMessage(fmt.Sprintf(`{"subject":"Item","from":"someone@example.com","summary":%q}`,
