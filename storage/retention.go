@@ -21,7 +21,7 @@ type Retention struct {
 	// so a run waiting to commit waits for one small batch at most.
 	Batch int
 	// RepackAbove: when the space left inside pages by pruning and
-	// compaction passes this share of the file (default 0.25), gc rewrites
+	// compaction passes this share of the file (default 0.1), gc rewrites
 	// the file with a full VACUUM. Pages only partly emptied are never
 	// given back otherwise: ids only grow, so new rows never fill the
 	// holes old ones left. The VACUUM holds the writer while it runs (a
@@ -109,7 +109,7 @@ func (db *DB) GC(ctx context.Context, p Retention) (GCReport, error) {
 		return rep, err
 	}
 	if p.RepackAbove == 0 {
-		p.RepackAbove = 0.25
+		p.RepackAbove = 0.1
 	}
 	if p.RepackAbove > 0 && rep.Traces+rep.Runs+rep.PrepareResults+rep.Payloads > 0 {
 		if rep.Repacked, err = db.repack(ctx, p.RepackAbove); err != nil {
@@ -164,9 +164,11 @@ func deleteIDs(ctx context.Context, tx *Tx, table, col string, ids []int64) (int
 // pruneTraces deletes the trace lines of finished runs last updated before
 // cutoff: the batch is a page of such runs, oldest first.
 func pruneTraces(ctx context.Context, tx *Tx, cutoff, after int64, limit int) (int64, int64, error) {
-	ids, err := batchIDs(ctx, tx, `SELECT r.id FROM runs r INDEXED BY runs_closed
-		WHERE r.closed_at < ? AND r.id > ? AND `+finishedRun+` AND r.updated_at < ?
-		AND EXISTS (SELECT 1 FROM run_traces t WHERE t.run_id = r.id) ORDER BY r.id LIMIT ?`, cutoff, after, cutoff, limit)
+	// walked through the traces' own index: the runs that still have
+	// traces are the recent ones, not the whole history
+	ids, err := batchIDs(ctx, tx, `SELECT r.id FROM (SELECT DISTINCT run_id AS id FROM run_traces WHERE run_id > ? ORDER BY run_id) t
+		JOIN runs r ON r.id = t.id
+		WHERE r.closed_at < ? AND `+finishedRun+` AND r.updated_at < ? ORDER BY r.id LIMIT ?`, after, cutoff, cutoff, limit)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -178,9 +180,9 @@ func pruneTraces(ctx context.Context, tx *Tx, cutoff, after int64, limit int) (i
 // at (with their traces): in a year these are mostly producer polls that
 // found nothing new and consumer wake-ups with nothing to reserve.
 func pruneRuns(ctx context.Context, tx *Tx, cutoff, after int64, limit int) (int64, int64, error) {
-	seen, err := batchIDs(ctx, tx, `SELECT r.id FROM runs r INDEXED BY runs_closed
-		WHERE r.closed_at < ? AND r.id > ? AND `+finishedRun+` AND r.updated_at < ? ORDER BY r.id LIMIT ?`,
-		cutoff, after, cutoff, limit)
+	seen, err := batchIDs(ctx, tx, `SELECT r.id FROM runs r
+		WHERE r.id > ? AND r.closed_at < ? AND `+finishedRun+` AND r.updated_at < ? ORDER BY r.id LIMIT ?`,
+		after, cutoff, cutoff, limit)
 	if err != nil || len(seen) == 0 {
 		return 0, 0, err
 	}
@@ -203,9 +205,9 @@ func pruneRuns(ctx context.Context, tx *Tx, cutoff, after int64, limit int) (int
 // their row: nothing reads it once the run has committed (a retry copies
 // it only from a run that did not).
 func compactRuns(ctx context.Context, tx *Tx, cutoff, after int64, limit int) (int64, int64, error) {
-	ids, err := batchIDs(ctx, tx, `SELECT r.id FROM runs r INDEXED BY runs_closed
-		WHERE r.closed_at < ? AND r.id > ? AND r.status = 'committed' AND r.updated_at < ? ORDER BY r.id LIMIT ?`,
-		cutoff, after, cutoff, limit)
+	ids, err := batchIDs(ctx, tx, `SELECT r.id FROM runs r
+		WHERE r.id > ? AND r.closed_at < ? AND r.status = 'committed' AND r.updated_at < ? ORDER BY r.id LIMIT ?`,
+		after, cutoff, cutoff, limit)
 	if err != nil || len(ids) == 0 {
 		return 0, 0, err
 	}
@@ -272,6 +274,9 @@ func (db *DB) vacuum(ctx context.Context) (int64, error) {
 	return freed, nil
 }
 
+// repackFloor: below this much slack a rewrite is not worth its pause.
+const repackFloor = 1 << 20
+
 // repack runs a full VACUUM when the unused space inside pages is more
 // than share of the file (dbstat reads every page: on the read pool, so
 // the writer waits only for the VACUUM itself).
@@ -280,7 +285,7 @@ func (db *DB) repack(ctx context.Context, share float64) (bool, error) {
 	if err := db.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(unused), 0), COALESCE(SUM(pgsize), 0) FROM dbstat`).Scan(&unused, &size); err != nil {
 		return false, fmt.Errorf("storage: gc: measuring slack: %w", err)
 	}
-	if size == 0 || float64(unused) < share*float64(size) {
+	if unused < repackFloor || float64(unused) < share*float64(size) {
 		return false, nil
 	}
 	if _, err := db.w.ExecContext(ctx, `VACUUM`); err != nil {

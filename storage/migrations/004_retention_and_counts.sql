@@ -5,8 +5,6 @@ CREATE INDEX inputs_created_by ON inputs (created_by) WHERE created_by IS NOT NU
 CREATE INDEX runs_retry_of ON runs (retry_of) WHERE retry_of IS NOT NULL;
 -- the runs that carry a mutation (an input's outputs, its attention state)
 CREATE INDEX runs_by_mutation ON runs (mutation_id) WHERE mutation_id IS NOT NULL;
--- gc walks finished runs oldest first
-CREATE INDEX runs_closed ON runs (closed_at) WHERE closed_at IS NOT NULL;
 -- every open run of every workflow (keep attention), oldest first
 CREATE INDEX runs_open_ids ON runs (id) WHERE closed_at IS NULL;
 
