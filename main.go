@@ -645,6 +645,10 @@ func (c *cli) tui(ctx context.Context) error {
 	if err := c.startBus(ctx); err != nil {
 		return err
 	}
+	if cfg, err := c.config(); err == nil {
+		// the in-process engine may run for days too
+		defer e.GCDaily(ctx, engine.RetentionFrom(cfg.Retention), 24*time.Hour)()
+	}
 	note = startupNote(ctx, e)
 	if demo, err := c.firstRunDemo(ctx, e); err != nil {
 		logger.Error("first-run demo", "err", err)
