@@ -120,8 +120,8 @@ func year(ctx context.Context, o Options, r *Results) error {
 		}
 	}
 	r.YearDays, r.YearInputs = o.YearDays, int(nextInput-1)
-	o.Logf("a year of %d inputs: %.1f MB, %.0f bytes per input at steady state, longest daily gc %.0f ms",
-		r.YearInputs, r.YearDBMB, r.BytesPerInput, r.YearGCMS)
+	o.Logf("a year of %d inputs: %.1f MB, %.0f bytes per input at steady state, longest daily gc %.0f ms, %d repacks",
+		r.YearInputs, r.YearDBMB, r.BytesPerInput, r.YearGCMS, r.YearRepacks)
 	return nil
 }
 
