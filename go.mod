@@ -27,6 +27,8 @@ require (
 	golang.org/x/net v0.57.0 // indirect
 )
 
+require gopkg.in/natefinch/lumberjack.v2 v2.2.1
+
 require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/aymanbagabas/go-udiff v0.4.1

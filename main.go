@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,7 @@ import (
 	"keep/engine/config"
 	"keep/engine/daemon"
 	"keep/engine/reference"
+	"keep/engine/service"
 	"keep/sandbox"
 	"keep/storage"
 	"keep/tui"
@@ -277,6 +279,15 @@ func init() {
 			minArgs: 1, maxArgs: 2, run: cmdAuth, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				fs.BoolVar(&o.device, "device", false, "sign in with a code on another device (no browser here)")
 			})},
+		{name: "gc", args: "[--json]", summary: "apply [retention] now: prune old traces and finished runs, give space back",
+			run: cmdGC, flags: withJSON(nil)},
+		{name: "backup", args: "FILE", summary: "write a consistent copy of the database (also while the daemon runs)",
+			minArgs: 1, maxArgs: 1, run: cmdBackup},
+		{name: "restore", args: "FILE", summary: "replace the database with a backup (refused while an engine holds it)",
+			minArgs: 1, maxArgs: 1, run: cmdRestore},
+		{name: "version", args: "[--json]", summary: "the binary's version and schema version", run: cmdVersion, flags: withJSON(nil)},
+		{name: "service", args: "install|uninstall|status [--json]", summary: "run keep --daemon as your user's service (systemd, launchd)",
+			minArgs: 1, maxArgs: 1, run: cmdService, flags: withJSON(nil)},
 	}
 }
 
@@ -601,15 +612,16 @@ func (c *cli) logger() *slog.Logger {
 
 func (c *cli) openLog() *slog.Logger {
 	path := filepath.Join(filepath.Dir(c.dbPath), "keep.log")
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return slog.New(slog.DiscardHandler)
+	maxMB := config.Default().Retention.LogMaxMB
+	if cfg, err := c.config(); err == nil {
+		maxMB = cfg.Retention.LogMaxMB
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logger, closer, err := engine.OpenLog(path, maxMB, slog.LevelInfo)
 	if err != nil {
 		return slog.New(slog.DiscardHandler)
 	}
-	c.onClose(func() { f.Close() })
-	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})).With("pid", os.Getpid())
+	c.onClose(func() { closer.Close() })
+	return logger.With("pid", os.Getpid())
 }
 
 // ---------------------------------------------------------------------------
@@ -760,6 +772,10 @@ func (c *cli) tui(ctx context.Context) error {
 		return err
 	}
 	c.watchAccounts(ctx, e)
+	if cfg, err := c.config(); err == nil {
+		// the in-process engine may run for days too
+		defer e.GCDaily(ctx, engine.RetentionFrom(cfg.Retention), 24*time.Hour)()
+	}
 	note = startupNote(ctx, e)
 	if demo, err := c.firstRunDemo(ctx, e); err != nil {
 		logger.Error("first-run demo", "err", err)
@@ -839,8 +855,15 @@ func (c *cli) daemon(ctx context.Context) error {
 		defer cancel()
 		return e.Stop(sctx)
 	}
+	cfg, err := c.config()
+	if err != nil {
+		return errors.Join(err, stopEngine())
+	}
+	retention := engine.RetentionFrom(cfg.Retention)
+	stopGC := e.GCDaily(ctx, retention, 24*time.Hour)
+	defer stopGC()
 	sock := daemon.SocketPath(c.dbPath)
-	srv, err := daemon.Serve(ctx, e, sock, logger)
+	srv, err := daemon.Serve(ctx, engine.Maintained{Engine: e, Retention: retention}, sock, logger)
 	if err != nil {
 		return errors.Join(err, stopEngine())
 	}
@@ -1986,4 +2009,206 @@ func (c *cli) draft(ctx context.Context, req engine.DraftRequest) (*engine.Draft
 	}
 	req.Guide = workflows.Guide()
 	return engine.DraftWorkflow(ctx, chat, reg, engine.PolicyFrom(cfg.Policy), req)
+}
+
+// A year of use: gc, backup, restore, version, service
+
+// cmdGC applies [retention] now: through the daemon (its policy) when one
+// holds the database, else in-process.
+func cmdGC(ctx context.Context, c *cli, o *opts) error {
+	var rep engine.GCReport
+	var err error
+	if client, ok := c.attach(); ok {
+		dc, isDaemon := client.(*daemon.Client)
+		if !isDaemon {
+			return fmt.Errorf("gc: the daemon's client is a %T", client)
+		}
+		rep, err = dc.GC(ctx)
+	} else {
+		cfg, cerr := c.config()
+		if cerr != nil {
+			return cerr
+		}
+		e, oerr := c.openEngine(ctx)
+		if oerr != nil {
+			return oerr
+		}
+		rep, err = e.GC(ctx, engine.RetentionFrom(cfg.Retention))
+	}
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(rep)
+	}
+	fmt.Fprintf(c.stdout, "pruned %d trace lines and %d finished runs; compacted %d prepare results and %d payloads\n",
+		rep.Traces, rep.Runs, rep.PrepareResults, rep.Payloads)
+	fmt.Fprintf(c.stdout, "database %s → %s\n", humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+	return nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// cmdBackup writes a consistent copy: the daemon takes it when one holds
+// the database; otherwise a snapshot is read directly (no engine needed:
+// reading never takes the engine lock).
+func cmdBackup(ctx context.Context, c *cli, o *opts) error {
+	path, err := filepath.Abs(o.args[0])
+	if err != nil {
+		return err
+	}
+	if client, ok := c.attach(); ok {
+		dc, isDaemon := client.(*daemon.Client)
+		if !isDaemon {
+			return fmt.Errorf("backup: the daemon's client is a %T", client)
+		}
+		err = dc.Backup(ctx, path)
+	} else {
+		if _, serr := os.Stat(c.dbPath); serr != nil {
+			return fmt.Errorf("backup: %w", serr)
+		}
+		err = storage.BackupFile(ctx, c.dbPath, path)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "wrote %s\n", path)
+	return nil
+}
+
+// cmdRestore replaces the database with a checked backup; refused (exit 3)
+// while an engine holds it.
+func cmdRestore(ctx context.Context, c *cli, o *opts) error {
+	if client, ok := c.attach(); ok {
+		return &refusedError{msg: fmt.Sprintf("a keep daemon (pid %d) holds %s; stop it before restoring", client.Info().PID, c.dbPath)}
+	}
+	if err := storage.Restore(ctx, o.args[0], c.dbPath); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "restored %s from %s (the replaced database, if any, is %s.before-restore)\n", c.dbPath, o.args[0], c.dbPath)
+	return nil
+}
+
+// versionInfo is `keep version`: what this binary is and which schema it
+// writes, and the schema of the database it points at, if there is one.
+type versionInfo struct {
+	Version         string `json:"version"`
+	Commit          string `json:"commit,omitempty"`
+	GoVersion       string `json:"go_version"`
+	SchemaVersion   int    `json:"schema_version"`
+	Database        string `json:"database"`
+	DatabaseVersion int    `json:"database_schema_version,omitempty"`
+	DatabaseError   string `json:"database_error,omitempty"`
+}
+
+// version is set at build time (-ldflags "-X main.version=v1.2.3"); else
+// the module version of the build, if any.
+var version = ""
+
+func cmdVersion(ctx context.Context, c *cli, o *opts) error {
+	v := versionInfo{Version: version, SchemaVersion: storage.SchemaVersion(), Database: c.dbPath}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v.GoVersion = bi.GoVersion
+		if v.Version == "" {
+			v.Version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v.Commit = s.Value
+			}
+		}
+	}
+	if v.Version == "" {
+		v.Version = "(devel)"
+	}
+	if _, err := os.Stat(c.dbPath); err == nil {
+		if n, err := storage.FileVersion(ctx, c.dbPath); err != nil {
+			v.DatabaseError = err.Error()
+		} else {
+			v.DatabaseVersion = n
+		}
+	}
+	if o.json {
+		return c.printJSON(v)
+	}
+	commit := ""
+	if v.Commit != "" {
+		commit = " (" + v.Commit[:min(12, len(v.Commit))] + ")"
+	}
+	fmt.Fprintf(c.stdout, "keep %s%s %s\nschema version %d\n", v.Version, commit, v.GoVersion, v.SchemaVersion)
+	switch {
+	case v.DatabaseError != "":
+		fmt.Fprintf(c.stdout, "database %s: %s\n", v.Database, v.DatabaseError)
+	case v.DatabaseVersion > v.SchemaVersion:
+		fmt.Fprintf(c.stdout, "database %s: schema version %d, newer than this keep: use a newer keep\n", v.Database, v.DatabaseVersion)
+	case v.DatabaseVersion > 0:
+		fmt.Fprintf(c.stdout, "database %s: schema version %d\n", v.Database, v.DatabaseVersion)
+	default:
+		fmt.Fprintf(c.stdout, "database %s: not created yet\n", v.Database)
+	}
+	return nil
+}
+
+// cmdService installs, removes or reports keep --daemon as the user's
+// service, with this binary and this invocation's --db and --config.
+func cmdService(ctx context.Context, c *cli, o *opts) error {
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if bin, err = filepath.EvalSymlinks(bin); err != nil {
+		return err
+	}
+	db, err := filepath.Abs(c.dbPath)
+	if err != nil {
+		return err
+	}
+	cfgPath, err := filepath.Abs(c.configPath)
+	if err != nil {
+		return err
+	}
+	so := service.Opts{Binary: bin, DB: db, Config: cfgPath}
+	switch o.args[0] {
+	case "install":
+		path, err := service.Install(ctx, so)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
+	case "uninstall":
+		path, err := service.Uninstall(ctx, so)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "removed %s\n", path)
+	case "status":
+		st, err := service.Status(ctx, so)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return c.printJSON(st)
+		}
+		switch {
+		case !st.Installed:
+			fmt.Fprintf(c.stdout, "not installed (keep service install writes %s)\n", st.Path)
+		case st.Running && !st.Since.IsZero():
+			fmt.Fprintf(c.stdout, "running since %s (%s)\n", st.Since.Local().Format(time.RFC3339), st.Path)
+		case st.Running:
+			fmt.Fprintf(c.stdout, "running (%s)\n", st.Path)
+		default:
+			fmt.Fprintf(c.stdout, "not running: %s (%s)\n", st.State, st.Path)
+		}
+	default:
+		return &usageError{msg: fmt.Sprintf("unknown service action %q", o.args[0]), usage: lookup("service").usage()}
+	}
+	return nil
 }

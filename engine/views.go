@@ -206,31 +206,14 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 	for _, c := range sc.Workflow.Consumers {
 		d.Handlers = append(d.Handlers, HandlerView{Name: c.Name, Type: "consumer", WakeAt: byName[c.Name].WakeAt, Topics: c.Subscribe})
 	}
-	// counts over the whole history, page by page, so memory stays bounded
-	var before int64
-	for {
-		page, err := e.Inputs(ctx, name, Page{Before: before, Limit: 1000})
-		if err != nil {
-			return nil, err
-		}
-		for _, in := range page {
-			switch in.Status {
-			case InputPending:
-				d.Counts.InputsPending++
-			case InputDone:
-				d.Counts.InputsDone++
-			case InputSkipped:
-				d.Counts.InputsSkipped++
-			case InputNeedsAttention:
-				d.Counts.InputsNeedsAttention++
-			}
-		}
-		if len(page) < 1000 {
-			break
-		}
-		before, _ = parseID("input", page[len(page)-1].InputID)
+	// counted from triggers' totals and what is open, never the history
+	ic, err := q.InputCounts(ctx, w.ID)
+	if err != nil {
+		return nil, err
 	}
-	oc, err := q.OutputCounts(ctx, w.ID)
+	d.Counts.InputsPending, d.Counts.InputsDone, d.Counts.InputsSkipped, d.Counts.InputsNeedsAttention =
+		ic.Pending, ic.Done, ic.Skipped, ic.NeedsAttention
+	oc, err := q.MutationCounts(ctx, w.ID)
 	if err != nil {
 		return nil, err
 	}

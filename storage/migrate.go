@@ -15,6 +15,11 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
+// noTxMarker opens a migration that cannot run in a transaction (VACUUM,
+// some pragmas). Such a migration must be safe to run twice: a crash
+// between it and its record in schema_migrations runs it again.
+const noTxMarker = "-- keep:no-transaction"
+
 type migration struct {
 	version int
 	name    string
@@ -63,6 +68,12 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
+	return migrateWith(ctx, db, ms)
+}
+
+// migrateWith applies the pending ones of ms (a test passes fewer, to play
+// an older binary).
+func migrateWith(ctx context.Context, db *sql.DB, ms []migration) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("storage: migrations table: %w", err)
@@ -75,6 +86,12 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("storage: the database is at schema version %d but this keep binary knows only up to %d: use a newer keep", current, len(ms))
 	}
 	for _, m := range ms[current:] {
+		if strings.HasPrefix(m.sql, noTxMarker) {
+			if err := migrateOutsideTx(ctx, db, m); err != nil {
+				return err
+			}
+			continue
+		}
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("storage: migration %d: %w", m.version, err)
@@ -93,4 +110,22 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	return nil
+}
+
+func migrateOutsideTx(ctx context.Context, db *sql.DB, m migration) error {
+	if _, err := db.ExecContext(ctx, m.sql); err != nil {
+		return fmt.Errorf("storage: migration %d (%s): %w", m.version, m.name, err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)`,
+		m.version, m.name, time.Now().UTC().Format(time.RFC3339)); err != nil {
+		return fmt.Errorf("storage: migration %d: %w", m.version, err)
+	}
+	return nil
+}
+
+// Version is the schema version the database is at.
+func (db *DB) Version(ctx context.Context) (int, error) {
+	var v int
+	err := db.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
 }

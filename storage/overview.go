@@ -41,25 +41,3 @@ func (q Q) InputTitles(ctx context.Context, runID int64) ([]string, error) {
 	}
 	return out, rows.Err()
 }
-
-// OutputCounts counts a workflow's mutations per connector and status.
-func (q Q) OutputCounts(ctx context.Context, workflowID int64) (map[string]map[string]int, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT connector, status, COUNT(*) FROM mutations WHERE workflow_id = ? GROUP BY 1, 2`, workflowID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]map[string]int{}
-	for rows.Next() {
-		var c, s string
-		var n int
-		if err := rows.Scan(&c, &s, &n); err != nil {
-			return nil, err
-		}
-		if out[c] == nil {
-			out[c] = map[string]int{}
-		}
-		out[c][s] = n
-	}
-	return out, rows.Err()
-}

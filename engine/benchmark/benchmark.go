@@ -38,6 +38,10 @@ type Options struct {
 	// measure (the caller passes os.Executable()). Empty: idle CPU is not
 	// measured.
 	DaemonBinary string `json:"-"`
+	// YearDays and YearInputsPerDay size the simulated year (default 365
+	// days of 100 inputs).
+	YearDays         int `json:"year_days"`
+	YearInputsPerDay int `json:"year_inputs_per_day"`
 	// Logf receives progress lines; nil: silent.
 	Logf func(format string, args ...any) `json:"-"`
 }
@@ -93,6 +97,8 @@ type Results struct {
 	// RSSMB: this process's peak resident set at the end.
 	RSSMB float64 `json:"rss_mb"`
 
+	YearResults
+
 	Machine  Machine `json:"machine"`
 	Options  Options `json:"options"`
 	IdleS    float64 `json:"idle_window_s"`
@@ -112,6 +118,12 @@ func (o *Options) defaults() {
 	}
 	if o.IdleWindow <= 0 {
 		o.IdleWindow = 10 * time.Second
+	}
+	if o.YearDays <= 0 {
+		o.YearDays = 365
+	}
+	if o.YearInputsPerDay <= 0 {
+		o.YearInputsPerDay = 100
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -140,6 +152,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	r := &Results{Options: o, IdleS: o.IdleWindow.Seconds(), Started: start.UTC().Format(time.RFC3339),
 		Machine: machine(), IdleCPUPercent: -1,
 		PeekMS: map[string]float64{}, InputsPageMS: map[string]float64{}, HistoryBuildS: map[string]float64{}}
+	r.YearResults.init()
 	steps := []struct {
 		name string
 		fn   func(context.Context, Options, *Results) error
@@ -149,6 +162,8 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		{"commits per run", commitsPerRun},
 		{"wake latency", wakeLatency},
 		{"history", history},
+		{"parallel workflows", parallel},
+		{"a year", year},
 		{"idle daemon", idle},
 	}
 	for i, s := range steps {
@@ -259,6 +274,7 @@ func (r *Results) Table(w io.Writer) {
 	} else {
 		row("idle_cpu_percent", "-", "< 0.5 (not measured: no daemon binary)", nil)
 	}
+	r.yearRows(row)
 	row("rss_mb", f1(r.RSSMB), "< 100", b(r.RSSMB < 100))
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d CPUs (%s), %s %s/%s; %d inputs, histories %v, %d idle workflows over %s; %.0f s\n",

@@ -43,7 +43,7 @@ func TestRun(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	res, err := Run(ctx, Options{Dir: dir, Inputs: 200, HistorySizes: []int{1000, 5000}, IdleWorkflows: 3,
-		IdleWindow: time.Second, DaemonBinary: keepBin, Logf: t.Logf})
+		IdleWindow: time.Second, DaemonBinary: keepBin, YearDays: 40, YearInputsPerDay: 10, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,19 +115,31 @@ func history(ctx context.Context, o Options, r *Results) error {
 	return nil
 }
 
-func historyAt(ctx context.Context, dir string, size int, o Options, r *Results) error {
+// newHistory is an engine on a fresh database with the history workflow
+// deployed (never run: its rows are written through storage).
+func newHistory(ctx context.Context, dir string) (*keepEngine, *storage.Workflow, error) {
 	k, err := newEngine(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := k.deploy(ctx, "history", historyWorkflow); err != nil {
+		k.close()
+		return nil, nil, err
+	}
+	w, err := k.db.Read().WorkflowByName(ctx, "history")
+	if err != nil {
+		k.close()
+		return nil, nil, err
+	}
+	return k, w, nil
+}
+
+func historyAt(ctx context.Context, dir string, size int, o Options, r *Results) error {
+	k, w, err := newHistory(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer k.close()
-	if err := k.deploy(ctx, "history", historyWorkflow); err != nil {
-		return err
-	}
-	w, err := k.db.Read().WorkflowByName(ctx, "history")
-	if err != nil {
-		return err
-	}
 	start := time.Now()
 	if err := buildHistory(ctx, k, w.ID, size); err != nil {
 		return err
@@ -156,6 +168,9 @@ func historyAt(ctx context.Context, dir string, size int, o Options, r *Results)
 	}
 	pageMS, err := timeCalls(page)
 	if err != nil {
+		return err
+	}
+	if err := views(ctx, k, size, r); err != nil {
 		return err
 	}
 	r.PeekMS[sizeKey(size)] = peekMS

@@ -19,6 +19,11 @@ import (
 type Duration struct{ time.Duration }
 
 func (d *Duration) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		// "" is how a key says "never" (retention.compact_payloads_after)
+		d.Duration = 0
+		return nil
+	}
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
 		return fmt.Errorf("%q is not a duration (use e.g. \"30s\", \"5m\", \"1h\")", string(b))
@@ -27,7 +32,12 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+func (d Duration) MarshalText() ([]byte, error) {
+	if d.Duration == 0 {
+		return []byte{}, nil
+	}
+	return []byte(d.String()), nil
+}
 
 type Policy struct {
 	MinProducerInterval Duration `toml:"min_producer_interval"`
@@ -135,6 +145,16 @@ type Events struct {
 	Subscribes []Subscription `toml:"subscribes"`
 }
 
+// Retention is DESIGN.md §14's [retention]: how long finished runs' traces
+// and records are kept, whether old done events keep their payloads, and
+// how large keep.log grows before it is rotated.
+type Retention struct {
+	Traces               Duration `toml:"traces"`
+	Runs                 Duration `toml:"runs"`
+	CompactPayloadsAfter Duration `toml:"compact_payloads_after"` // zero: never
+	LogMaxMB             int      `toml:"log_max_mb"`
+}
+
 // Config is the whole file.
 type Config struct {
 	Policy     Policy     `toml:"policy"`
@@ -144,7 +164,8 @@ type Config struct {
 	Events     Events     `toml:"events"`
 	// Accounts by name (DESIGN.md §14); their secrets are in the
 	// credentials file, never here.
-	Accounts map[string]Account `toml:"accounts"`
+	Accounts  map[string]Account `toml:"accounts"`
+	Retention Retention          `toml:"retention"`
 
 	// Path the config was read from ("" when defaults only).
 	Path string `toml:"-"`
@@ -200,8 +221,9 @@ func Default() Config {
 			Sheets: Sheets{Roots: []string{"~/Keep"}},
 			Slack:  Slack{APIBase: "https://slack.com/api", TokenEnv: "KEEP_SLACK_TOKEN"},
 		},
-		Events: Events{Subscribes: []Subscription{{Topic: "approval.requested", Handler: "notify_user"}}},
-		LLM:    LLM{APIKeyEnv: "KEEP_LLM_API_KEY"},
+		Events:    Events{Subscribes: []Subscription{{Topic: "approval.requested", Handler: "notify_user"}}},
+		LLM:       LLM{APIKeyEnv: "KEEP_LLM_API_KEY"},
+		Retention: Retention{Traces: Duration{720 * time.Hour}, Runs: Duration{720 * time.Hour}, LogMaxMB: 10},
 	}
 }
 
@@ -308,6 +330,21 @@ func (c Config) validate() error {
 	case "ask", "allow", "deny":
 	default:
 		return fmt.Errorf("policy.default_mutation_mode must be ask, allow or deny, got %q", p.DefaultMutationMode)
+	}
+	r := c.Retention
+	for _, x := range []struct {
+		key string
+		d   time.Duration
+	}{{"retention.traces", r.Traces.Duration}, {"retention.runs", r.Runs.Duration}} {
+		if x.d < time.Hour {
+			return fmt.Errorf("%s must be at least 1h, got %q", x.key, x.d)
+		}
+	}
+	if r.CompactPayloadsAfter.Duration < 0 {
+		return fmt.Errorf("retention.compact_payloads_after may not be negative, got %s", r.CompactPayloadsAfter.Duration)
+	}
+	if r.LogMaxMB < 1 {
+		return fmt.Errorf("retention.log_max_mb must be at least 1, got %d", r.LogMaxMB)
 	}
 	if c.Repair.Command != "" && c.Repair.Endpoint != "" {
 		return errors.New("repair.command and repair.endpoint are both set; choose one")

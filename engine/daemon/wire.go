@@ -51,6 +51,7 @@ type request struct {
 	EventIDs   []string          `json:"event_ids,omitempty"`
 	InputID    string            `json:"input_id,omitempty"`
 	Grant      *engine.GrantView `json:"grant,omitempty"`
+	Path       string            `json:"path,omitempty"` // backup
 }
 
 // page and eventFilter are engine.Page and engine.EventFilter with

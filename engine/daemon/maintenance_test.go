@@ -1,0 +1,175 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"keep/engine"
+	"keep/engine/config"
+	"keep/storage"
+)
+
+// serveMaintained serves b's engine as the daemon does (engine.Maintained)
+// on a socket of its own and returns a client of it.
+func serveMaintained(t *testing.T, b *bundle, r engine.Retention) *Client {
+	t.Helper()
+	sockDir, err := os.MkdirTemp("", "km")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	sock := filepath.Join(sockDir, "keep.db.sock")
+	srv, err := Serve(context.Background(), engine.Maintained{Engine: b.e, Retention: r}, sock, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	c, err := Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestMaintenance(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("gc through the socket applies the daemon's retention", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		if _, err := b.e.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.e.Grant(ctx, "notes", engine.GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
+			t.Fatal(err)
+		}
+		b.write("inbox/a.txt", "a")
+		b.drain()
+		c := serveMaintained(t, b, engine.Retention{Traces: time.Nanosecond, Runs: time.Nanosecond})
+		rep, err := c.GC(ctx)
+		if err != nil || rep.Traces == 0 || rep.BytesBefore == 0 {
+			t.Fatalf("gc = %+v (%v), want the finished runs' traces pruned", rep, err)
+		}
+		ins, err := c.Inputs(ctx, "notes", engine.Page{})
+		if err != nil || len(ins) != 1 || len(ins[0].Outputs) == 0 {
+			t.Fatalf("inputs after gc: %+v (%v), want the note with its output", ins, err)
+		}
+	})
+
+	t.Run("a daemon that does not offer gc refuses it", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		if _, err := b.c.GC(ctx); !errors.Is(err, engine.ErrRefused) {
+			t.Fatalf("gc on a plain API: %v, want refused", err)
+		}
+	})
+
+	t.Run("a backup under load restores into a working engine with nothing lost", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		if _, err := b.e.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, cap := range []string{"files.append", "files.write"} {
+			if err := b.e.Grant(ctx, "notes", engine.GrantView{Capability: cap, Mode: "allow"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 20 {
+			b.write(fmt.Sprintf("inbox/n%02d.txt", i), "note")
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		if err := b.e.Start(runCtx); err != nil {
+			t.Fatal(err)
+		}
+		c := serveMaintained(t, b, engine.Retention{})
+		if err := b.e.RunNow(ctx, "notes"); err != nil && !errors.Is(err, engine.ErrRefused) {
+			t.Fatal(err)
+		}
+		// wait until the engine is mid-way: some notes logged, the rest to come
+		deadline := time.After(30 * time.Second)
+		for {
+			ins, err := b.e.Inputs(ctx, "notes", engine.Page{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ins) > 0 {
+				break
+			}
+			select {
+			case <-deadline:
+				t.Fatal("no input registered within 30s")
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		backup := filepath.Join(t.TempDir(), "backup.db")
+		if err := c.Backup(ctx, "relative.db"); err == nil {
+			t.Fatal("a relative backup path was accepted")
+		}
+		if err := c.Backup(ctx, backup); err != nil {
+			t.Fatal(err)
+		}
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := b.e.Stop(sctx); err != nil {
+			t.Fatal(err)
+		}
+
+		// restore into a fresh place and run an engine on it
+		path := filepath.Join(t.TempDir(), "restored.db")
+		if err := storage.Restore(ctx, backup, path); err != nil {
+			t.Fatal(err)
+		}
+		db, err := storage.Open(ctx, storage.Opts{Path: path, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		cfg := config.Default()
+		cfg.Connectors.Files.Roots = []string{b.root}
+		reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := e2.Inputs(ctx, "notes", engine.Page{})
+		if err != nil || len(before) == 0 {
+			t.Fatalf("restored inputs: %d (%v), want what the backup saw", len(before), err)
+		}
+		// the restored engine carries on from the snapshot: every note the
+		// backup had is there, and it finishes the rest
+		if err := e2.RunNow(ctx, "notes"); err != nil {
+			t.Fatal(err)
+		}
+		dctx, dcancel := context.WithTimeout(ctx, time.Minute)
+		defer dcancel()
+		if err := e2.Drain(dctx); err != nil {
+			t.Fatal(err)
+		}
+		after, err := e2.Inputs(ctx, "notes", engine.Page{})
+		if err != nil || len(after) != 20 {
+			t.Fatalf("inputs after restore and drain: %d (%v), want 20", len(after), err)
+		}
+		for _, in := range after {
+			if in.Status != engine.InputDone {
+				t.Fatalf("input %s is %s after drain, want done", in.Title, in.Status)
+			}
+		}
+		det, err := e2.Workflow(ctx, "notes")
+		if err != nil || det.Counts.InputsDone != 20 {
+			t.Fatalf("status counts %+v (%v), want 20 done", det.Counts, err)
+		}
+	})
+}

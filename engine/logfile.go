@@ -1,0 +1,29 @@
+package engine
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/natefinch/lumberjack.v2"
+)
+
+// logBackups is how many rotated keep.log files are kept beside it.
+const logBackups = 3
+
+// OpenLog returns a logger writing to path (keep.log), rotated when it
+// passes maxMB megabytes, with logBackups older files kept beside it. The
+// closer releases the file.
+func OpenLog(path string, maxMB int, level slog.Level) (*slog.Logger, io.Closer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, nil, err
+	}
+	if maxMB < 1 {
+		maxMB = 1
+	}
+	// lumberjack creates keep.log and its backups 0600: a log may name
+	// workflows, files and addresses
+	w := &lumberjack.Logger{Filename: path, MaxSize: maxMB, MaxBackups: logBackups}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), w, nil
+}

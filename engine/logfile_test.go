@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOpenLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.log")
+	log, closer, err := OpenLog(path, 1, slog.LevelInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Repeat("x", 1000)
+	for range 6000 { // about 6 MB through a 1 MB log
+		log.Info("filler", "text", line)
+	}
+	closer.Close()
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() > 1<<20 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("keep.log: %v, size %d, mode %v: want at most 1 MB, 0600", err, fi.Size(), fi.Mode().Perm())
+	}
+	// lumberjack removes the oldest backups in a goroutine of its own
+	var entries []os.DirEntry
+	backups := 0
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		entries, _ = os.ReadDir(dir)
+		backups = 0
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "keep-") && strings.HasSuffix(e.Name(), ".log") {
+				backups++
+			}
+		}
+		if backups == logBackups {
+			break
+		}
+	}
+	if backups != logBackups {
+		t.Fatalf("%d rotated files kept (%v), want %d", backups, entries, logBackups)
+	}
+}

@@ -1,0 +1,254 @@
+// Package service installs keep as a per-user background service, so the
+// daemon runs from login on: a systemd user unit on Linux, a launchd agent
+// on macOS. It writes the unit and drives systemctl or launchctl; it never
+// needs root.
+package service
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Name is the unit's name (keep.service) and the agent's label stem.
+const (
+	unitName = "keep.service"
+	label    = "keep.daemon"
+)
+
+// Opts say what to run and where the service manager lives. Zero fields
+// take the running system's values.
+type Opts struct {
+	// Binary, DB and Config are absolute paths put into the unit.
+	Binary, DB, Config string
+	// GOOS picks systemd ("linux") or launchd ("darwin"); default runtime.GOOS.
+	GOOS string
+	// Home is the user's home; default os.UserHomeDir.
+	Home string
+	// ConfigHome is $XDG_CONFIG_HOME; default Home/.config.
+	ConfigHome string
+	// Run runs a service-manager command and returns its standard output;
+	// default exec. Tests put a recording fake systemctl on PATH instead.
+	Run func(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+func (o Opts) withDefaults() (Opts, error) {
+	if o.GOOS == "" {
+		o.GOOS = runtime.GOOS
+	}
+	if o.Home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return o, fmt.Errorf("service: %w", err)
+		}
+		o.Home = h
+	}
+	if o.ConfigHome == "" {
+		o.ConfigHome = os.Getenv("XDG_CONFIG_HOME")
+		if o.ConfigHome == "" {
+			o.ConfigHome = filepath.Join(o.Home, ".config")
+		}
+	}
+	if o.Run == nil {
+		o.Run = run
+	}
+	for name, p := range map[string]string{"binary": o.Binary, "database": o.DB, "config": o.Config} {
+		if p != "" && !filepath.IsAbs(p) {
+			return o, fmt.Errorf("service: the %s path %q is not absolute", name, p)
+		}
+	}
+	switch o.GOOS {
+	case "linux", "darwin":
+		return o, nil
+	}
+	return o, fmt.Errorf("service: no user service manager known on %s (systemd on linux, launchd on darwin)", o.GOOS)
+}
+
+func run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// Path is where the unit (Linux) or the agent's plist (macOS) is written.
+func Path(o Opts) (string, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	if o.GOOS == "darwin" {
+		return filepath.Join(o.Home, "Library", "LaunchAgents", label+".plist"), nil
+	}
+	return filepath.Join(o.ConfigHome, "systemd", "user", unitName), nil
+}
+
+// File is the unit or plist text for o.
+func File(o Opts) (string, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	if o.Binary == "" || o.DB == "" || o.Config == "" {
+		return "", errors.New("service: the binary, database and config paths are all needed")
+	}
+	if o.GOOS == "darwin" {
+		return plist(o), nil
+	}
+	return unit(o), nil
+}
+
+// Install writes the unit and starts it now and at every login.
+func Install(ctx context.Context, o Opts) (string, error) {
+	text, err := File(o)
+	if err != nil {
+		return "", err
+	}
+	o, _ = o.withDefaults()
+	path, _ := Path(o)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("service: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return "", fmt.Errorf("service: %w", err)
+	}
+	if o.GOOS == "darwin" {
+		// a loaded agent must be booted out before a changed plist counts
+		_, _ = o.Run(ctx, "launchctl", "bootout", guiDomain()+"/"+label)
+		if _, err := o.Run(ctx, "launchctl", "bootstrap", guiDomain(), path); err != nil {
+			return path, fmt.Errorf("service: %w", err)
+		}
+		return path, nil
+	}
+	for _, args := range [][]string{{"--user", "daemon-reload"}, {"--user", "enable", "--now", unitName}} {
+		if _, err := o.Run(ctx, "systemctl", args...); err != nil {
+			return path, fmt.Errorf("service: %w", err)
+		}
+	}
+	return path, nil
+}
+
+// Uninstall stops the service, disables it and removes its file. A service
+// that was never installed is no error.
+func Uninstall(ctx context.Context, o Opts) (string, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	path, _ := Path(o)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return path, nil
+	}
+	if o.GOOS == "darwin" {
+		_, _ = o.Run(ctx, "launchctl", "bootout", guiDomain()+"/"+label)
+	} else if _, err := o.Run(ctx, "systemctl", "--user", "disable", "--now", unitName); err != nil {
+		return path, fmt.Errorf("service: %w", err)
+	}
+	if err := os.Remove(path); err != nil {
+		return path, fmt.Errorf("service: %w", err)
+	}
+	if o.GOOS == "linux" {
+		if _, err := o.Run(ctx, "systemctl", "--user", "daemon-reload"); err != nil {
+			return path, fmt.Errorf("service: %w", err)
+		}
+	}
+	return path, nil
+}
+
+// State is what `keep service status` says.
+type State struct {
+	Installed bool      `json:"installed"`
+	Path      string    `json:"path"`
+	Running   bool      `json:"running"`
+	State     string    `json:"state"`          // systemd's ActiveState, launchd's state
+	Since     time.Time `json:"since,omitzero"` // when it last became active
+	PID       int       `json:"pid,omitempty"`  // launchd only
+}
+
+// Status asks the service manager whether keep runs, and since when.
+func Status(ctx context.Context, o Opts) (State, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return State{}, err
+	}
+	path, _ := Path(o)
+	st := State{Path: path}
+	if _, err := os.Stat(path); err != nil {
+		st.State = "not installed"
+		return st, nil
+	}
+	st.Installed = true
+	if o.GOOS == "darwin" {
+		out, err := o.Run(ctx, "launchctl", "print", guiDomain()+"/"+label)
+		if err != nil {
+			st.State = "not loaded"
+			return st, nil
+		}
+		return launchdState(st, string(out)), nil
+	}
+	out, err := o.Run(ctx, "systemctl", "--user", "show", "-p", "ActiveState,ActiveEnterTimestamp", unitName)
+	if err != nil {
+		return st, fmt.Errorf("service: %w", err)
+	}
+	return systemdState(st, string(out))
+}
+
+// systemdState reads `systemctl show` output: KEY=value lines.
+func systemdState(st State, out string) (State, error) {
+	for _, line := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+		switch k {
+		case "ActiveState":
+			st.State = v
+			st.Running = v == "active" || v == "reloading"
+		case "ActiveEnterTimestamp":
+			if v == "" || v == "n/a" {
+				continue
+			}
+			t, err := time.Parse("Mon 2006-01-02 15:04:05 MST", v)
+			if err != nil {
+				return st, fmt.Errorf("service: systemctl show: ActiveEnterTimestamp %q: %w", v, err)
+			}
+			st.Since = t
+		}
+	}
+	if st.State == "" {
+		return st, fmt.Errorf("service: systemctl show said nothing about ActiveState: %q", out)
+	}
+	return st, nil
+}
+
+// launchdState reads `launchctl print` output: "state = running", "pid = 123".
+func launchdState(st State, out string) State {
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " = ")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "state":
+			if st.State == "" {
+				st.State = v
+				st.Running = v == "running"
+			}
+		case "pid":
+			st.PID, _ = strconv.Atoi(v)
+		}
+	}
+	return st
+}
+
+func guiDomain() string { return "gui/" + strconv.Itoa(os.Getuid()) }

@@ -1,0 +1,74 @@
+package service
+
+import (
+	"encoding/xml"
+	"strings"
+)
+
+// unit is the systemd user unit. Restart=on-failure: a crash restarts it,
+// a clean stop (keep finishes or parks its run, exits 0) does not.
+func unit(o Opts) string {
+	return `[Unit]
+Description=keep, a local automation host
+After=network-online.target
+
+[Service]
+Type=simple
+ExecStart=` + strings.Join([]string{systemdQuote(o.Binary), "--daemon", "--db", systemdQuote(o.DB), "--config", systemdQuote(o.Config)}, " ") + `
+Restart=on-failure
+RestartSec=5s
+# keep finishes or parks the run in hand on SIGTERM
+TimeoutStopSec=5min
+
+[Install]
+WantedBy=default.target
+`
+}
+
+// systemdQuote quotes a path for ExecStart: double quotes when it holds
+// anything systemd would split or interpret; "%" is a specifier, "%%" a
+// percent sign.
+func systemdQuote(s string) string {
+	s = strings.ReplaceAll(s, "%", "%%")
+	if !strings.ContainsAny(s, " \t\"'\\;$") {
+		return s
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `$$`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// plist is the launchd agent: it runs at login and is started again when
+// it exits with a failure.
+func plist(o Opts) string {
+	var args strings.Builder
+	for _, a := range []string{o.Binary, "--daemon", "--db", o.DB, "--config", o.Config} {
+		args.WriteString("\t\t<string>" + xmlText(a) + "</string>\n")
+	}
+	return `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+	<key>Label</key>
+	<string>` + label + `</string>
+	<key>ProgramArguments</key>
+	<array>
+` + args.String() + `	</array>
+	<key>RunAtLoad</key>
+	<true/>
+	<key>KeepAlive</key>
+	<dict>
+		<key>SuccessfulExit</key>
+		<false/>
+	</dict>
+	<key>ProcessType</key>
+	<string>Background</string>
+</dict>
+</plist>
+`
+}
+
+func xmlText(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}
