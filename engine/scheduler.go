@@ -305,7 +305,7 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 	case "reconcile":
 		return e.reconcile(ctx, ws, w, wk.mutation)
 	case "resend":
-		tr := &trace{now: e.now}
+		tr := e.newTrace()
 		if err := e.tInFlight(ctx, w, wk.run, wk.mutation, tr); err != nil {
 			return err
 		}
@@ -335,12 +335,22 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 	return fmt.Errorf("no handler %q in version %d", wk.handler, w.Version)
 }
 
-// continueRun carries an active run on from its phase: an approved mutation
-// is performed, an applied or skipped one goes on to next.
+// continueRun carries an active run on from its phase: a prepare that was
+// interrupted runs again, an approved mutation is performed, an applied or
+// skipped one goes on to next.
 func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run) error {
 	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
 	if err != nil {
 		return err
+	}
+	tr := e.newTrace()
+	if run.HandlerType == "producer" {
+		for _, p := range sc.Workflow.Producers {
+			if p.Name == run.Handler && run.Phase == "preparing" {
+				return e.producerPhase(ctx, ws, w, sc, p, run)
+			}
+		}
+		return e.failRun(ctx, w, run, fmt.Errorf("run %d: producer %q cannot continue from phase %s in script version %d", run.ID, run.Handler, run.Phase, run.ScriptVersion), tr)
 	}
 	var c *sandbox.Consumer
 	for i := range sc.Workflow.Consumers {
@@ -348,12 +358,19 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 			c = &sc.Workflow.Consumers[i]
 		}
 	}
-	tr := &trace{now: e.now}
 	if c == nil {
 		return e.failRun(ctx, w, run, fmt.Errorf("run %d: handler %q is not in script version %d", run.ID, run.Handler, run.ScriptVersion), tr)
 	}
 	switch run.Phase {
+	case "preparing":
+		// prepare has no side effects: it runs again under the same record
+		return e.preparePhase(ctx, ws, w, sc, *c, run, tr)
 	case "mutating":
+		if run.MutationID == 0 {
+			// mutate was interrupted before any call: it is a function of
+			// the prepare result, so it runs again
+			return e.mutatePhase(ctx, ws, w, sc, *c, run, tr)
+		}
 		m, err := e.db.Read().MutationByID(ctx, run.MutationID)
 		if err != nil {
 			return fmt.Errorf("run %d: %w", run.ID, err)

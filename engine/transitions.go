@@ -31,7 +31,7 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		run.Phase, run.Status, run.UpdatedAt, run.ClosedAt = "committed", "committed", now, &now
-		if _, err := tx.InsertRun(ctx, run); err != nil {
+		if err := tx.UpdateRun(ctx, run); err != nil {
 			return err
 		}
 		for _, in := range h.inputs {
@@ -69,19 +69,42 @@ func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *stora
 	return tx.SetCounters(ctx, w.ID, 0, 0)
 }
 
-// tPrepared records a consumer run at its first checkpoint: the run, its
-// prepare result and its reservations, pinned together.
-func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storage.Run, eventIDs []int64, tr *trace) error {
+// tStarted records a run the moment its handler starts: active, in phase
+// preparing, so a process killed during prepare leaves a run that recovery
+// marks crashed (chapter 16 "Restart Recovery").
+func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		_, err := tx.InsertRun(ctx, run)
+		return err
+	})
+}
+
+// tPrepared records a consumer run at its first checkpoint: its prepare
+// result and its reservations, pinned together. mutating: mutate starts
+// now, so the run moves on to mutating in the same transaction (chapter
+// 06b: prepared → mutating before any connector call).
+func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storage.Run, eventIDs []int64, mutating bool, tr *trace) error {
 	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		run.Phase, run.UpdatedAt = "prepared", now
-		if _, err := tx.InsertRun(ctx, run); err != nil {
+		if mutating {
+			run.Phase = "mutating"
+		}
+		if err := tx.UpdateRun(ctx, run); err != nil {
 			return err
 		}
 		if err := tx.Reserve(ctx, w.ID, run.ID, eventIDs, now); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
+	})
+}
+
+// tMutating moves a run parked at prepared on to mutating as mutate starts.
+func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		run.Phase, run.UpdatedAt = "mutating", e.now()
+		return tx.UpdateRun(ctx, run)
 	})
 }
 
