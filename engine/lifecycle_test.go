@@ -175,3 +175,44 @@ func TestRunLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// TestTraceBounded: a run's trace keeps at most traceMaxEntries entries and
+// traceMaxBytes bytes, and says what it cut.
+func TestTraceBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.write("inbox/a.txt", "a")
+	b.deploy("chatty", `export default Keep.workflow({ name: "chatty", topics: { t: {} }, producers: {},
+  consumers: { c: Keep.consumer({ subscribe: ["t"],
+    async prepare(ctx) {
+      for (let i = 0; i < 1500; i++) await ctx.files.list({ dir: "inbox" });
+      return { reservations: [], data: {} };
+    },
+    async mutate() {}, async next() {} }) } });`)
+	b.drain()
+	runs := b.runs("chatty")
+	if len(runs) != 1 || runs[0].Status != "committed" {
+		t.Fatalf("runs %+v, want one committed", runs)
+	}
+	tr, err := b.e.Trace(context.Background(), runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxEntries, maxBytes = 1000, 256 << 10
+	calls, bytes, cut := 0, 0, ""
+	for _, l := range tr {
+		bytes += len(l.Args) + len(l.Result) + len(l.Error)
+		if l.Kind == "call" {
+			calls++
+		}
+		if strings.Contains(l.Result, "the trace was cut") {
+			cut = l.Result
+		}
+	}
+	if calls > maxEntries || bytes > maxBytes+4096 {
+		t.Fatalf("the trace kept %d calls, %d bytes; a run keeps at most %d entries, %d bytes", calls, bytes, maxEntries, maxBytes)
+	}
+	if !strings.Contains(cut, "500 more entries") {
+		t.Fatalf("no note says what was cut (%q); %d entries kept", cut, len(tr))
+	}
+}
