@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"keep/sandbox"
@@ -54,33 +55,37 @@ func (e *Engine) Stop(ctx context.Context) error {
 
 func (e *Engine) launch(id int64) {
 	ws := e.state(id)
-	ws.mu.Lock()
-	if ws.dirty == nil {
-		ws.dirty = map[string]bool{}
-	}
-	ws.mu.Unlock()
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		e.loop(ws)
+		_ = e.loop(e.runCtx, ws, false)
 	}()
 }
 
-func (e *Engine) loop(ws *wfState) {
-	ctx := e.runCtx
+// loop is one workflow's scheduler: it does what is due, one step at a
+// time. Started (drain false), it then sleeps on its timer and wake channel
+// until ctx ends; draining, it returns as soon as nothing is due now
+// (future timers don't count). A failed step blocks the workflow as an
+// internal error instead of spinning on it; drain also returns it.
+func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var errs []error
 	for {
 		did, next, err := e.step(ctx, ws)
 		if err != nil && ctx.Err() == nil {
 			e.log.Error("scheduler step failed", "workflow", ws.id, "err", err)
 			e.internalBlock(ctx, ws.id, err)
+			errs = append(errs, err)
 		}
 		if ctx.Err() != nil {
-			return
+			return errors.Join(append(errs, ctx.Err())...)
 		}
 		if did {
 			continue
+		}
+		if drain {
+			return errors.Join(errs...)
 		}
 		if !timer.Stop() {
 			select {
@@ -93,43 +98,36 @@ func (e *Engine) loop(ws *wfState) {
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		case <-ws.wake:
 		case <-timer.C:
 		}
 	}
 }
 
-// Drain runs every active workflow until nothing is due now (future timers
-// don't count), then returns. It is `keep drain`, and the way tests step the
-// engine under an injected clock.
+// Drain runs every workflow until nothing is due now (future timers don't
+// count), then returns. It is the daemon's scheduler — one loop per
+// workflow, all at once (DESIGN.md §4) — that stops when idle instead of
+// sleeping: `keep drain`, and the way tests step the engine under an
+// injected clock.
 func (e *Engine) Drain(ctx context.Context) error {
-	for {
-		wfs, err := e.db.Read().Workflows(ctx)
-		if err != nil {
-			return err
-		}
-		progressed := false
-		for _, w := range wfs {
-			ws := e.state(w.ID)
-			for {
-				did, _, err := e.step(ctx, ws)
-				if err != nil {
-					return fmt.Errorf("workflow %s: %w", w.Name, err)
-				}
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if !did {
-					break
-				}
-				progressed = true
-			}
-		}
-		if !progressed {
-			return nil
-		}
+	wfs, err := e.db.Read().Workflows(ctx)
+	if err != nil {
+		return err
 	}
+	errs := make([]error, len(wfs))
+	var wg sync.WaitGroup
+	for i, w := range wfs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := e.loop(ctx, e.state(w.ID), true); err != nil {
+				errs[i] = fmt.Errorf("workflow %s: %w", w.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // NextDue reports the earliest time anything of any workflow becomes due,
@@ -172,6 +170,9 @@ type work struct {
 // step does the one thing due now for a workflow, if any. It reports
 // whether it did something and, if not, when something next becomes due.
 func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error) {
+	// one step at a time per workflow, whoever steps it (a loop, an answer)
+	ws.stepMu.Lock()
+	defer ws.stepMu.Unlock()
 	w, err := e.db.Read().WorkflowByID(ctx, ws.id)
 	if err != nil {
 		return false, nil, err
