@@ -216,3 +216,40 @@ func TestTraceBounded(t *testing.T) {
 		t.Fatalf("no note says what was cut (%q); %d entries kept", cut, len(tr))
 	}
 }
+
+// TestRetryLeavesNothingActive: keep retry without a daemon ends the run it
+// starts in the same engine, so the next start finds nothing to crash.
+func TestRetryLeavesNothingActive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations)
+	s := newSink(t)
+	b.deploy("push", strings.Replace(pushWorkflow(s.srv.URL, "a"),
+		`async next(ctx, p, r) {`, `async next(ctx, p, r) { if (r.status === "applied") throw new Error("next is broken");`, 1))
+	b.drain()
+	if w := b.workflow("push"); w.Block == nil || w.Block.Kind != "repair" {
+		t.Fatalf("block %+v, want the logic failure in next", w.Block)
+	}
+	if err := b.e.Retry(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range b.runs("push") {
+		if r.Status == "active" {
+			t.Fatalf("after keep retry run %s (%s) is still active", r.ID, r.Phase)
+		}
+	}
+	retried := b.runs("push")[0]
+	if retried.RetryOf == "" || retried.Phase != "emitting" || retried.Status != "failed:logic" {
+		t.Fatalf("newest run %+v, want the retry at emitting, failed again", retried)
+	}
+	b.reopen() // a later keep drain
+	b.drain()
+	for _, r := range b.runs("push") {
+		if r.Status == "crashed" {
+			t.Fatalf("run %s was found active and marked crashed after keep retry", r.ID)
+		}
+	}
+	if s.posts != 1 {
+		t.Fatalf("posts = %d, want 1", s.posts)
+	}
+}

@@ -111,8 +111,7 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 		}
 	}
 	e.notify(NoteWorkflowResumed, name, name+" resumed")
-	e.state(w.ID).poke()
-	return nil
+	return e.carryOn(ctx, e.state(w.ID))
 }
 
 // Retry answers a blocked workflow: the failed run is retried per the
@@ -135,8 +134,7 @@ func (e *Engine) Retry(ctx context.Context, name string) error {
 	if err := e.unblockByUser(ctx, w); err != nil {
 		return err
 	}
-	e.state(w.ID).poke()
-	return nil
+	return e.carryOn(ctx, e.state(w.ID))
 }
 
 func (e *Engine) unblockByUser(ctx context.Context, w *storage.Workflow) error {
@@ -178,8 +176,7 @@ func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*stora
 		return err
 	}
 	e.notify(NoteChanged, w.Name, "mutation "+id+": "+answer)
-	e.state(w.ID).poke()
-	return nil
+	return e.carryOn(ctx, e.state(w.ID))
 }
 
 // Resolve answers an uncertain mutation (needs_reconcile or indeterminate).
@@ -202,8 +199,7 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer Answer) error {
 		e.markAllConsumers(ctx, ws, w)
 	}
 	e.notify(NoteChanged, w.Name, "mutation "+id+": "+string(answer))
-	ws.poke()
-	return nil
+	return e.carryOn(ctx, ws)
 }
 
 // SkipEvents marks pending, unreserved events skipped.

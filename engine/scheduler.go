@@ -130,6 +130,32 @@ func (e *Engine) Drain(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// carryOn follows an answer that may have left a run active (retry,
+// resume, approve, reject, resolve). With the scheduler running it wakes
+// the workflow; without one (a command and no daemon) it runs the active
+// run to its end — committed, failed or paused — in this engine, so the
+// answer never leaves a run active for the next start to find crashed.
+func (e *Engine) carryOn(ctx context.Context, ws *wfState) error {
+	e.mu.Lock()
+	started := e.started
+	e.mu.Unlock()
+	if started {
+		ws.poke()
+		return nil
+	}
+	for {
+		if _, err := e.db.Read().ActiveRun(ctx, ws.id); errors.Is(err, storage.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		did, _, err := e.step(ctx, ws)
+		if err != nil || !did {
+			return err
+		}
+	}
+}
+
 // NextDue reports the earliest time anything of any workflow becomes due,
 // nil when nothing is scheduled (tests advance their clock to it).
 func (e *Engine) NextDue(ctx context.Context) (*time.Time, error) {
