@@ -23,23 +23,9 @@ func (e *Engine) recover(ctx context.Context) error {
 		}
 		e.log.Info("recovered a run found active", "workflow", w.Name, "run", run.ID, "phase", run.Phase)
 	}
-	// a transient wait on an in-flight row: keep may have stopped mid-call
-	open, err := q.OpenMutations(ctx)
-	if err != nil {
-		return err
-	}
-	for _, m := range open {
-		if m.Status != "in_flight" {
-			continue
-		}
-		w, err := q.WorkflowByID(ctx, m.WorkflowID)
-		if err != nil {
-			return err
-		}
-		if err := e.tUncertainAfterRestart(ctx, w, m, 0); err != nil {
-			return err
-		}
-	}
+	// a row waiting to be sent again after a 429 or 503 (in_flight with
+	// its next attempt set, its run paused) was not in flight at the stop:
+	// it is sent again when due, with the same key
 	wfs, err := q.Workflows(ctx)
 	if err != nil {
 		return err

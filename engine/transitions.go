@@ -261,7 +261,8 @@ func titleOr(m *storage.Mutation) string {
 func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, tr *trace) error {
 	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		mut.Status, mut.UpdatedAt = "in_flight", now
+		// NextAttemptAt nil: in flight now, not waiting to be sent again
+		mut.Status, mut.NextAttemptAt, mut.UpdatedAt = "in_flight", nil, now
 		mut.Attempts++
 		if mut.ID == 0 {
 			if err := tx.InsertMutation(ctx, mut, e.keyPrefix); err != nil {
@@ -307,10 +308,37 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 				return err
 			}
 		case connectors.Transient:
-			// nothing was done: the host sends the same call again after a
-			// back-off; the row stays in_flight so a crash meanwhile is
-			// reconciled, never blindly repeated
 			mut.Error = callErr.Error()
+			var ce *connectors.Error
+			if errors.As(callErr, &ce) && ce.NotSent {
+				// it never reached the service: a definite failure; the
+				// events are released and a fresh run tries after a back-off
+				mut.Status, mut.ResolvedBy, mut.NextAttemptAt = "failed", "host", nil
+				run.Status, run.Error = "paused:transient", fmt.Sprintf("%s.%s not sent: %s", mut.Connector, mut.Method, callErr)
+				if _, err := tx.Release(ctx, run.ID, now); err != nil {
+					return err
+				}
+				w.TransientFailures++
+				if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
+					return err
+				}
+				reason := run.Handler + ": " + run.Error
+				var retryAt *time.Time
+				if w.TransientFailures <= e.pol.TransientRetries {
+					t := now.Add(e.backoff(w.TransientFailures))
+					retryAt = &t
+				} else {
+					reason = fmt.Sprintf("gave up after %d attempts: %s", w.TransientFailures, reason)
+				}
+				if err := e.setBlock(ctx, tx, w, "transient", reason, run.ID, retryAt); err != nil {
+					return err
+				}
+				break
+			}
+			// the service said "not now" (429, 503): the host sends the same
+			// call, with the same key, after a back-off. The row stays
+			// in_flight with its next attempt set — known not sent, so a
+			// restart meanwhile resends it rather than reconciling it.
 			if mut.Attempts > e.pol.TransientRetries {
 				mut.Status, mut.ResolvedBy, mut.NextAttemptAt = "failed", "host", nil
 				mut.Error = fmt.Sprintf("gave up after %d attempts: %s", mut.Attempts, mut.Error)
@@ -324,8 +352,7 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 				break
 			}
 			delay := e.backoff(mut.Attempts)
-			var ce *connectors.Error
-			if errors.As(callErr, &ce) && ce.RetryAfter > delay {
+			if ce != nil && ce.RetryAfter > delay {
 				delay = ce.RetryAfter
 			}
 			t := now.Add(delay)

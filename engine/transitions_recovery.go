@@ -69,9 +69,10 @@ func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.R
 
 // uncertainTx hands a mutation that may have happened to the reconciler.
 func (e *Engine) uncertainTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
+	// the first check is due at once: the stop already gave the service
+	// its moment; back-off applies from the second check
 	now := e.now()
-	first := now.Add(e.backoff(1))
-	m.Status, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", &first, now
+	m.Status, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", &now, now
 	m.Error = "keep stopped while the call was in flight"
 	if err := tx.UpdateMutation(ctx, m); err != nil {
 		return err
@@ -80,20 +81,4 @@ func (e *Engine) uncertainTx(ctx context.Context, tx *storage.Tx, w *storage.Wor
 		return err
 	}
 	return e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": m.ID, "error": m.Error})
-}
-
-// tUncertainAfterRestart: an in_flight row whose run was not active (it was
-// waiting to be sent again) may still have been sent before the stop.
-func (e *Engine) tUncertainAfterRestart(ctx context.Context, w *storage.Workflow, m *storage.Mutation, _ int64) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil {
-			return err
-		}
-		run.Status, run.UpdatedAt = "paused:reconciliation", e.now()
-		if err := tx.UpdateRun(ctx, run); err != nil {
-			return err
-		}
-		return e.uncertainTx(ctx, tx, w, m, run)
-	})
 }

@@ -100,7 +100,10 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	addr := c.cfg.SMTP
 	stage := stageConnect
 	fail := func(what string, err error) error {
-		return c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
+		e := c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
+		// no connection: the message certainly never reached the server
+		e.NotSent = stage == stageConnect && e.Class == connectors.Transient
+		return e
 	}
 
 	d := net.Dialer{Timeout: c.cfg.Timeout}
