@@ -28,7 +28,7 @@ func (e *Engine) RunNow(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if w.Status != "active" {
+	if w.Status != WorkflowActive {
 		return refusedf("workflow %s is %s; resume it first", name, w.Status)
 	}
 	ws := e.state(w.ID)
@@ -64,11 +64,11 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if w.Status == "paused" {
+	if w.Status == WorkflowPaused {
 		return refusedf("workflow %s is already paused", name)
 	}
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := tx.SetWorkflowStatus(ctx, w.ID, "paused", e.now()); err != nil {
+		if err := tx.SetWorkflowStatus(ctx, w.ID, WorkflowPaused, e.now()); err != nil {
 			return err
 		}
 		return e.journal(tx, w, "workflow.paused", map[string]any{"text": w.Name + " paused"})
@@ -93,11 +93,11 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 		return err
 	}
 	clearable := userClearable(w, mutation)
-	if w.Status == "active" && !clearable {
+	if w.Status == WorkflowActive && !clearable {
 		return refusedf("workflow %s is not paused and has nothing the user can clear", name)
 	}
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := tx.SetWorkflowStatus(ctx, w.ID, "active", e.now()); err != nil {
+		if err := tx.SetWorkflowStatus(ctx, w.ID, WorkflowActive, e.now()); err != nil {
 			return err
 		}
 		return e.journal(tx, w, "workflow.resumed", map[string]any{"text": w.Name + " resumed"})
@@ -162,7 +162,7 @@ func (e *Engine) Approve(ctx context.Context, id string, always bool) error {
 // and the run's events become skipped.
 func (e *Engine) Reject(ctx context.Context, id string) error {
 	return e.answered(ctx, id, "reject", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-		return e.settleTx(ctx, tx, w, m, run, "skipped", "user", nil, "rejected by the user")
+		return e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "rejected by the user")
 	})
 }
 

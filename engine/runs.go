@@ -26,7 +26,7 @@ func (e *Engine) invocation(handler string, phase sandbox.Phase, h *host, state,
 func (e *Engine) newRun(w *storage.Workflow, handler, typ, trigger string) *storage.Run {
 	now := e.now()
 	return &storage.Run{WorkflowID: w.ID, Handler: handler, HandlerType: typ, ScriptVersion: w.Version, Trigger: trigger,
-		Phase: "preparing", Status: "active", CreatedAt: now, UpdatedAt: now}
+		Phase: PhasePreparing, Status: RunActive, CreatedAt: now, UpdatedAt: now}
 }
 
 // runProducer runs one producer. Its run record exists from the start
@@ -147,7 +147,7 @@ func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c
 			switch {
 			case !ok:
 				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which does not exist", r.Topic, mid)
-			case ev.Status != "pending":
+			case ev.Status != EventPending:
 				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which is %s, not pending", r.Topic, mid, ev.Status)
 			case ev.ReservedBy != 0:
 				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which run %d already holds", r.Topic, mid, ev.ReservedBy)
@@ -163,7 +163,7 @@ func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c
 
 // mutatePhase runs mutate; the run is in phase mutating from here on.
 func (e *Engine) mutatePhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
-	if run.Phase == "prepared" {
+	if run.Phase == PhasePrepared {
 		// resumed from the prepared checkpoint
 		if err := e.tMutating(ctx, run); err != nil {
 			return err
@@ -192,8 +192,8 @@ func (e *Engine) nextPhase(ctx context.Context, ws *wfState, w *storage.Workflow
 	if err != nil {
 		// the run was emitting when next failed (prepared → emitting on empty
 		// reservations or no mutation call; mutated → emitting after one)
-		if run.Phase == "prepared" || run.Phase == "mutating" || run.Phase == "mutated" {
-			run.Phase = "emitting"
+		if run.Phase == PhasePrepared || run.Phase == PhaseMutating || run.Phase == PhaseMutated {
+			run.Phase = PhaseEmitting
 		}
 		return e.failRun(ctx, w, run, err, tr)
 	}
@@ -241,7 +241,7 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 	}
 	run.Status = cl.runStatus()
 	run.Error = describe(cause)
-	tr.note(run.Phase, "failed ("+string(cl)+"): "+run.Error)
+	tr.note(string(run.Phase), "failed ("+string(cl)+"): "+run.Error)
 	if err := e.tFail(ctx, w, run, cl, tr); err != nil {
 		return err
 	}
@@ -277,5 +277,5 @@ func (e *Engine) parked(ctx context.Context, w *storage.Workflow) bool {
 		return true
 	}
 	cur, err := e.db.Read().WorkflowByID(ctx, w.ID)
-	return err == nil && cur.Status != "active"
+	return err == nil && cur.Status != WorkflowActive
 }

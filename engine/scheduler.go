@@ -203,7 +203,7 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 	if err != nil {
 		return false, nil, err
 	}
-	if w.Status != "active" {
+	if w.Status != WorkflowActive {
 		return false, nil, nil
 	}
 	wk, next, err := e.due(ctx, ws, w)
@@ -230,7 +230,7 @@ func (e *Engine) due(ctx context.Context, ws *wfState, w *storage.Workflow) (*wo
 	}
 	switch w.BlockKind {
 	case "":
-	case "transient", "reconciliation":
+	case BlockTransient, BlockReconciliation:
 		if w.BlockRunID != 0 {
 			run, err := q.RunByID(ctx, w.BlockRunID)
 			if err != nil {
@@ -241,19 +241,19 @@ func (e *Engine) due(ctx context.Context, ws *wfState, w *storage.Workflow) (*wo
 				if err != nil {
 					return nil, nil, err
 				}
-				if (m.Status == "in_flight" || m.Status == "needs_reconcile") && m.NextAttemptAt != nil {
+				if (m.Status == MutationInFlight || m.Status == MutationNeedsReconcile) && m.NextAttemptAt != nil {
 					if m.NextAttemptAt.After(now) {
 						return nil, m.NextAttemptAt, nil
 					}
 					kind := "reconcile"
-					if m.Status == "in_flight" {
+					if m.Status == MutationInFlight {
 						kind = "resend"
 					}
 					return &work{kind: kind, run: run, mutation: m}, nil, nil
 				}
 			}
 		}
-		if w.BlockKind == "transient" && w.RetryAt != nil {
+		if w.BlockKind == BlockTransient && w.RetryAt != nil {
 			if w.RetryAt.After(now) {
 				return nil, w.RetryAt, nil
 			}
@@ -373,7 +373,7 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 	tr := e.newTrace()
 	if run.HandlerType == "producer" {
 		for _, p := range sc.Workflow.Producers {
-			if p.Name == run.Handler && run.Phase == "preparing" {
+			if p.Name == run.Handler && run.Phase == PhasePreparing {
 				return e.producerPhase(ctx, ws, w, sc, p, run)
 			}
 		}
@@ -389,10 +389,10 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 		return e.failRun(ctx, w, run, fmt.Errorf("run %d: handler %q is not in script version %d", run.ID, run.Handler, run.ScriptVersion), tr)
 	}
 	switch run.Phase {
-	case "preparing":
+	case PhasePreparing:
 		// prepare has no side effects: it runs again under the same record
 		return e.preparePhase(ctx, ws, w, sc, *c, run, tr)
-	case "mutating":
+	case PhaseMutating:
 		if run.MutationID == 0 {
 			// mutate was interrupted before any call: it is a function of
 			// the prepare result, so it runs again
@@ -403,7 +403,7 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 			return fmt.Errorf("run %d: %w", run.ID, err)
 		}
 		switch m.Status {
-		case "awaiting_approval": // approved
+		case MutationApproved:
 			if err := e.tInFlight(ctx, w, run, m, tr); err != nil {
 				return err
 			}
@@ -411,9 +411,9 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 		default:
 			return fmt.Errorf("run %d is active in mutating with its mutation %s", run.ID, m.Status)
 		}
-	case "mutated", "emitting":
+	case PhaseMutated, PhaseEmitting:
 		return e.nextPhase(ctx, ws, w, sc, *c, run, tr)
-	case "prepared":
+	case PhasePrepared:
 		// parked after prepare (a pause or a stop): go on to mutate
 		return e.mutatePhase(ctx, ws, w, sc, *c, run, tr)
 	}

@@ -248,7 +248,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func paused(w engine.WorkflowView) bool {
-	return w.Status == "paused" || w.State == engine.StatePaused
+	return w.Status == engine.WorkflowPaused || w.State == engine.StatePaused
 }
 
 // resumes says whether p resumes rather than pauses: the workflow is
@@ -347,7 +347,7 @@ func (m *Model) syncKeys() {
 	}
 	m.focused().EnableKeys(k)
 	w := m.current()
-	live := w != nil && w.Status != "archived"
+	live := w != nil && w.Status != engine.WorkflowArchived
 	k.RunNow.SetEnabled(live)
 	k.Pause.SetEnabled(live)
 	if live && m.resumes(*w) {

@@ -303,7 +303,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		targetKills = v
 	}
-	crashItems = max(200, 8*targetKills)
+	crashItems = max(200, 3*targetKills)
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("KEEP_CRASH_SEED"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
@@ -361,7 +361,7 @@ roots = [%q]
 		return counts.InputsPending == 0 && counts.InputsSkipped == 0 &&
 			counts.InputsDone+counts.InputsNeedsAttention == crashItems
 	}
-	settleFor := 60*time.Second + time.Duration(crashItems)*50*time.Millisecond
+	settleFor := 60*time.Second + time.Duration(crashItems)*200*time.Millisecond
 	deadline := time.Now().Add(settleFor)
 	for {
 		counts = jsonOf[engine.WorkflowDetail](e, "status", "crash").Counts
@@ -460,7 +460,7 @@ roots = [%q]
 			t.Errorf("input %s (%s) is %s, want done", in.InputID, in.ExternalID, in.Status)
 		}
 	}
-	mstatus := map[string]int{}
+	mstatus := map[engine.MutationStatus]int{}
 	for _, m := range ms {
 		mstatus[m.Status]++
 		switch m.Status {
@@ -474,7 +474,7 @@ roots = [%q]
 	}
 	rstatus := map[string]int{}
 	for _, r := range runs {
-		rstatus[r.HandlerType+"/"+r.Status]++
+		rstatus[r.HandlerType+"/"+string(r.Status)]++
 	}
 	t.Logf("inputs by status %v; mutations by status %v; runs by status %v", statuses, mstatus, rstatus)
 	if t.Failed() {
