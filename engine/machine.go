@@ -216,3 +216,25 @@ func (e *Engine) moveRun(ctx context.Context, tx *storage.Tx, run *storage.Run) 
 	}
 	return tx.UpdateRun(ctx, run)
 }
+
+// workflowMoves: the user's status of a workflow (DESIGN.md §7.1).
+var workflowMoves = map[WorkflowStatus][]WorkflowStatus{
+	WorkflowActive:   {WorkflowPaused, WorkflowArchived},
+	WorkflowPaused:   {WorkflowActive, WorkflowArchived},
+	WorkflowArchived: {WorkflowActive},
+}
+
+// moveWorkflow sets the user's status of w in tx, checked against the
+// table, compare-and-set, with its notification journaled.
+func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Workflow, to WorkflowStatus) error {
+	if w.Status == to || !allowed(workflowMoves, w.Status, to) {
+		return fmt.Errorf("%w: workflow %s is %s", ErrRefused, w.Name, w.Status)
+	}
+	if err := tx.SetWorkflowStatus(ctx, w.ID, w.Status, to, e.now()); err != nil {
+		return err
+	}
+	w.Status = to
+	topic := map[WorkflowStatus]string{WorkflowActive: "workflow.resumed", WorkflowPaused: "workflow.paused", WorkflowArchived: "workflow.archived"}[to]
+	verb := map[WorkflowStatus]string{WorkflowActive: " resumed", WorkflowPaused: " paused", WorkflowArchived: " archived"}[to]
+	return e.journal(tx, w, topic, map[string]any{"text": w.Name + verb})
+}

@@ -186,3 +186,45 @@ func TestApprovedAndRefusalKinds(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkflowStatusMoves: pause and resume go through moveWorkflow, whose
+// write is compare-and-set: a resume computed from a stale read conflicts.
+func TestWorkflowStatusMoves(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
+	w, err := b.db.Read().WorkflowByName(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := *w // read while active
+	if err := b.e.Pause(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.e.Pause(ctx, "w"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a second pause: %v, want refused", err)
+	}
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WorkflowArchived) })
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("archive from a stale active: %v, want a conflict", err)
+	}
+	if err := b.e.Resume(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.workflow("w"); got.Status != WorkflowActive {
+		t.Fatalf("status %s after resume", got.Status)
+	}
+	for from, tos := range map[WorkflowStatus][]WorkflowStatus{WorkflowActive: {WorkflowPaused, WorkflowArchived},
+		WorkflowPaused: {WorkflowActive, WorkflowArchived}, WorkflowArchived: {WorkflowActive}} {
+		for _, to := range []WorkflowStatus{WorkflowActive, WorkflowPaused, WorkflowArchived} {
+			exp := false
+			for _, s := range tos {
+				exp = exp || s == to
+			}
+			if got := from != to && allowed(workflowMoves, from, to); got != exp {
+				t.Errorf("workflow %s → %s: allowed %v, want %v", from, to, got, exp)
+			}
+		}
+	}
+}

@@ -64,14 +64,16 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if w.Status == WorkflowPaused {
-		return refusedf("workflow %s is already paused", name)
-	}
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := tx.SetWorkflowStatus(ctx, w.ID, WorkflowPaused, e.now()); err != nil {
+		// the check and the move in one transaction
+		cur, err := tx.WorkflowByID(ctx, w.ID)
+		if err != nil {
 			return err
 		}
-		return e.journal(tx, w, "workflow.paused", map[string]any{"text": w.Name + " paused"})
+		if cur.Status == WorkflowPaused {
+			return refusedf("workflow %s is already paused", name)
+		}
+		return e.moveWorkflow(ctx, tx, cur, WorkflowPaused)
 	})
 	if err == nil {
 		e.notify(NoteWorkflowPaused, name, name+" paused")
@@ -82,36 +84,47 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 // Resume sets the workflow active again and clears a block the user can
 // clear (a give-up after retries, a failure waiting for repair, a refused
 // credential the user has since fixed). Approvals and uncertain mutations
-// are cleared only by answering them.
+// are cleared only by answering them. The check and the moves are one
+// transaction.
 func (e *Engine) Resume(ctx context.Context, name string) error {
 	w, err := e.workflowByName(ctx, name)
 	if err != nil {
 		return err
 	}
-	mutation, err := blockingMutation(ctx, e.db.Read(), w)
-	if err != nil {
-		return err
-	}
-	clearable := userClearable(w, mutation)
-	if w.Status == WorkflowActive && !clearable {
-		return refusedf("workflow %s is not paused and has nothing the user can clear", name)
-	}
+	var clearable bool
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := tx.SetWorkflowStatus(ctx, w.ID, WorkflowActive, e.now()); err != nil {
+		cur, err := tx.WorkflowByID(ctx, w.ID)
+		if err != nil {
 			return err
 		}
-		return e.journal(tx, w, "workflow.resumed", map[string]any{"text": w.Name + " resumed"})
+		mutation, err := blockingMutation(ctx, tx.Q, cur)
+		if err != nil {
+			return err
+		}
+		clearable = userClearable(cur, mutation)
+		if cur.Status == WorkflowActive && !clearable {
+			return refusedf("workflow %s is not paused and has nothing the user can clear", name)
+		}
+		if cur.Status != WorkflowActive {
+			if err := e.moveWorkflow(ctx, tx, cur, WorkflowActive); err != nil {
+				return err
+			}
+		}
+		if clearable {
+			return e.unblockTx(ctx, tx, cur, "retry", true)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
+	ws := e.state(w.ID)
 	if clearable {
-		if err := e.unblockByUser(ctx, w); err != nil {
-			return err
-		}
+		e.markAllConsumers(ctx, ws, w)
+		e.notify(NoteChanged, w.Name, w.Name+": retrying")
 	}
 	e.notify(NoteWorkflowResumed, name, name+" resumed")
-	return e.carryOn(ctx, e.state(w.ID))
+	return e.carryOn(ctx, ws)
 }
 
 // Retry answers a blocked workflow: the failed run is retried per the

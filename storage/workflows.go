@@ -63,10 +63,11 @@ func (tx *Tx) CreateWorkflow(ctx context.Context, name string, now time.Time) (i
 	return res.LastInsertId()
 }
 
-// SetWorkflowStatus sets the user's status.
-func (tx *Tx) SetWorkflowStatus(ctx context.Context, id int64, status WorkflowStatus, now time.Time) error {
-	_, err := tx.exec(ctx, `UPDATE workflows SET status = ?, updated_at = ? WHERE id = ?`, status, ms(now), id)
-	return err
+// SetWorkflowStatus sets the user's status, compare-and-set: only while it
+// is still from (ErrConflict otherwise).
+func (tx *Tx) SetWorkflowStatus(ctx context.Context, id int64, from, to WorkflowStatus, now time.Time) error {
+	res, err := tx.exec(ctx, `UPDATE workflows SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, to, ms(now), id, from)
+	return changedOne(res, err, "workflow", id)
 }
 
 // SetWorkflowVersion makes version the active script version.
