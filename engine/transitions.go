@@ -29,7 +29,7 @@ func (e *Engine) journal(tx *storage.Tx, w *storage.Workflow, topic string, payl
 
 func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, h *host, next *time.Time, tr *trace) error {
 	now := e.now()
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
 		run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
 		if err := e.moveRun(ctx, tx, run); err != nil {
 			return err
@@ -60,6 +60,18 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 	})
 }
 
+// writeRun runs fn in one transaction; if it fails, run is put back as it
+// was, so a failure path that follows writes from what the database holds
+// (the compare-and-set would refuse a move from a state that was rolled back).
+func (e *Engine) writeRun(ctx context.Context, run *storage.Run, fn func(*storage.Tx) error) error {
+	saved := *run
+	err := e.db.Write(ctx, fn)
+	if err != nil {
+		*run = saved
+	}
+	return err
+}
+
 // clearAfterSuccess resets the persisted retry counters after a success.
 func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *storage.Workflow) error {
 	if w.TransientFailures == 0 && w.Repairs == 0 {
@@ -84,7 +96,7 @@ func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
 // 06b: prepared → mutating before any connector call).
 func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storage.Run, eventIDs []int64, mutating bool, tr *trace) error {
 	now := e.now()
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
 		run.Phase, run.UpdatedAt = PhasePrepared, now
 		if mutating {
 			run.Phase = PhaseMutating
@@ -538,7 +550,7 @@ func carrier(ctx context.Context, q storage.Q, mut *storage.Mutation) (*storage.
 // wakeAt (cleared when prepare gave none), all in one transaction.
 func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace) error {
 	now := e.now()
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
 		status := EventConsumed
 		if string(run.MutationResult) == string(resultSkipped) {
 			status = EventSkipped
