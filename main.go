@@ -1037,7 +1037,7 @@ func cmdWorkflows(ctx context.Context, c *cli, o *opts) error {
 	}
 	t := c.table("NAME", "STATUS", "STATE", "BLOCK", "SCHEDULE", "NEXT RUN", "PENDING", "ATTENTION", "VERSION")
 	for _, w := range wfs {
-		t.row(w.Name, w.Status, w.State, blockText(w.Block), w.Schedule, timePtr(w.NextRun),
+		t.row(w.Name, string(w.Status), w.State, blockText(w.Block), w.Schedule, timePtr(w.NextRun),
 			strconv.Itoa(w.PendingInputs), strconv.Itoa(w.Attention), strconv.Itoa(w.Version))
 	}
 	return t.flush()
@@ -1065,7 +1065,7 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 	}
 	kv := c.table()
 	kv.row("name:", d.Name)
-	kv.row("status:", d.Status)
+	kv.row("status:", string(d.Status))
 	kv.row("state:", d.State)
 	kv.row("block:", blockText(d.Block))
 	kv.row("version:", strconv.Itoa(d.Version))
@@ -1160,7 +1160,7 @@ func cmdInputs(ctx context.Context, c *cli, o *opts) error {
 		}
 		t.row(in.InputID, status, timeText(in.CreatedAt), in.Source, in.Type, oneLine(in.Title, 60), oneLine(in.ExternalID, 60))
 		for _, out := range in.Outputs {
-			t.row("", "  → "+out.Status, timeText(out.UpdatedAt), out.Connector, out.Method, oneLine(out.Title, 60), "mutation "+out.MutationID)
+			t.row("", "  → "+string(out.Status), timeText(out.UpdatedAt), out.Connector, out.Method, oneLine(out.Title, 60), "mutation "+out.MutationID)
 		}
 	}
 	return t.flush()
@@ -1190,7 +1190,7 @@ func cmdEvents(ctx context.Context, c *cli, o *opts) error {
 	}
 	t := c.table("ID", "TOPIC", "MESSAGE ID", "STATUS", "CAUSED BY", "RESERVED BY", "CREATED", "PAYLOAD")
 	for _, ev := range evs {
-		t.row(ev.ID, ev.Topic, oneLine(ev.MessageID, 40), ev.Status, dash(strings.Join(ev.CausedBy, ",")), dash(ev.ReservedBy),
+		t.row(ev.ID, ev.Topic, oneLine(ev.MessageID, 40), string(ev.Status), dash(strings.Join(ev.CausedBy, ",")), dash(ev.ReservedBy),
 			timeText(ev.CreatedAt), oneLine(string(ev.Payload), 60))
 	}
 	return t.flush()
@@ -1216,7 +1216,7 @@ func cmdRuns(ctx context.Context, c *cli, o *opts) error {
 	}
 	t := c.table("ID", "HANDLER", "TYPE", "PHASE", "STATUS", "RETRY OF", "TRIGGER", "UPDATED", "ERROR")
 	for _, r := range runs {
-		t.row(r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, dash(r.RetryOf), dash(r.Trigger), timeText(r.UpdatedAt), oneLine(r.Error, 80))
+		t.row(r.ID, r.Handler, r.HandlerType, string(r.Phase), string(r.Status), dash(r.RetryOf), dash(r.Trigger), timeText(r.UpdatedAt), oneLine(r.Error, 80))
 	}
 	return t.flush()
 }
@@ -1243,7 +1243,7 @@ func cmdMutations(ctx context.Context, c *cli, o *opts) error {
 		if m.Error != "" {
 			result = m.Error
 		}
-		t.row(m.ID, m.RunID, m.Connector+"."+m.Method, m.Status, oneLine(m.UITitle, 50), timeText(m.UpdatedAt), oneLine(result, 60))
+		t.row(m.ID, m.RunID, m.Connector+"."+m.Method, string(m.Status), oneLine(m.UITitle, 50), timeText(m.UpdatedAt), oneLine(result, 60))
 	}
 	return t.flush()
 }
@@ -1275,7 +1275,7 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 		if it.Command != "" {
 			answers = "run: " + it.Command
 		}
-		t.row(it.Kind, it.Workflow, it.ID, oneLine(it.Title, 50), oneLine(it.Reason, 60), dash(answers))
+		t.row(string(it.Kind), it.Workflow, it.ID, oneLine(it.Title, 50), oneLine(it.Reason, 60), dash(answers))
 	}
 	return t.flush()
 }
@@ -1586,9 +1586,9 @@ func blockText(b *engine.Block) string {
 		return "-"
 	}
 	if b.Reason == "" {
-		return b.Kind
+		return string(b.Kind)
 	}
-	return oneLine(b.Kind+": "+b.Reason, 60)
+	return oneLine(string(b.Kind)+": "+b.Reason, 60)
 }
 
 // oneLine flattens s to one line of at most n characters.

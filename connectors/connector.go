@@ -151,7 +151,13 @@ type Error struct {
 	Class Class
 	// RetryAfter is the service's own hint for transient failures.
 	RetryAfter time.Duration
-	Err        error
+	// NotSent: the call never reached the service (a refused connection, a
+	// name that does not resolve, a failed handshake). For a mutation this
+	// is a definite failure — the ledger row is failed and a fresh run tries
+	// later — unlike a service's own "try again" (429, 503), which the host
+	// retries as the same mutation.
+	NotSent bool
+	Err     error
 }
 
 func (e *Error) Error() string { return string(e.Class) + ": " + e.Err.Error() }

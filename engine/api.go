@@ -82,16 +82,16 @@ const (
 )
 
 type Block struct {
-	Kind   string `json:"kind"` // approval, reconciliation, repair, transient, internal, auth
-	Reason string `json:"reason"`
+	Kind   BlockKind `json:"kind"`
+	Reason string    `json:"reason"`
 }
 
 type WorkflowView struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Status string `json:"status"` // the user's: active, paused, archived
-	State  string `json:"state"`  // running, idle, needs_attention, paused, stopped
-	Block  *Block `json:"block"`
+	ID     string         `json:"id"`
+	Name   string         `json:"name"`
+	Status WorkflowStatus `json:"status"` // the user's: active, paused, archived
+	State  string         `json:"state"`  // running, idle, needs_attention, paused, stopped
+	Block  *Block         `json:"block"`
 	// Schedule in words: "Checks every 5 minutes", "Runs on cron 0 9 * * *"; several producers joined by "; ".
 	Schedule      string     `json:"schedule"`
 	NextRun       *time.Time `json:"next_run"`
@@ -155,7 +155,7 @@ type InputView struct {
 type OutputView struct {
 	MutationID string          `json:"mutation_id"`
 	Title      string          `json:"title"`
-	Status     string          `json:"status"`
+	Status     MutationStatus  `json:"status"`
 	Connector  string          `json:"connector"`
 	Method     string          `json:"method"`
 	Params     json.RawMessage `json:"params"`
@@ -175,7 +175,7 @@ type EventView struct {
 	ID         string          `json:"id"`
 	Topic      string          `json:"topic"`
 	MessageID  string          `json:"message_id"`
-	Status     string          `json:"status"`
+	Status     EventStatus     `json:"status"`
 	Payload    json.RawMessage `json:"payload"`
 	CausedBy   []string        `json:"caused_by"`
 	ReservedBy string          `json:"reserved_by"`
@@ -188,8 +188,8 @@ type RunView struct {
 	Workflow    string    `json:"workflow"`
 	Handler     string    `json:"handler"`
 	HandlerType string    `json:"handler_type"`
-	Phase       string    `json:"phase"`
-	Status      string    `json:"status"`
+	Phase       Phase     `json:"phase"`
+	Status      RunStatus `json:"status"`
 	RetryOf     string    `json:"retry_of"`
 	Trigger     string    `json:"trigger"`
 	Error       string    `json:"error"`
@@ -205,7 +205,7 @@ type MutationView struct {
 	Method     string          `json:"method"`
 	Params     json.RawMessage `json:"params"`
 	Preview    string          `json:"preview"`
-	Status     string          `json:"status"`
+	Status     MutationStatus  `json:"status"`
 	Result     json.RawMessage `json:"result"`
 	Error      string          `json:"error"`
 	UITitle    string          `json:"ui_title"`
@@ -226,18 +226,24 @@ type TraceLine struct {
 	Error      string    `json:"error,omitempty"`
 }
 
-// Attention kinds (DESIGN.md §5 `keep attention`).
+// AttentionKind is what an item of `keep attention` asks (DESIGN.md §5).
+type AttentionKind string
+
 const (
-	AttentionApproval        = "approval"
-	AttentionReconciliation  = "reconciliation"
-	AttentionFailedRun       = "failed_run"
-	AttentionBlockedWorkflow = "blocked_workflow"
-	AttentionStaleInput      = "stale_input"
+	AttentionApproval        AttentionKind = "approval"
+	AttentionReconciliation  AttentionKind = "reconciliation"
+	AttentionFailedRun       AttentionKind = "failed_run"
+	AttentionBlockedWorkflow AttentionKind = "blocked_workflow"
+	AttentionStaleInput      AttentionKind = "stale_input"
+	// AttentionAuth: sign in to an account again (DESIGN.md §14).
+	AttentionAuth AttentionKind = "auth"
+	// AttentionPermission: a call outside the workflow's grants was refused.
+	AttentionPermission AttentionKind = "permission"
 )
 
 type AttentionItem struct {
-	Kind     string `json:"kind"`
-	Workflow string `json:"workflow"`
+	Kind     AttentionKind `json:"kind"`
+	Workflow string        `json:"workflow"`
 	// ID is what answers it: a mutation id (approval, reconciliation), a run
 	// id (failed_run), a workflow name (blocked_workflow), an input id (stale_input).
 	ID    string `json:"id"`

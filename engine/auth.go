@@ -16,13 +16,6 @@ import (
 	"keep/storage"
 )
 
-// blockAuth is the block of a workflow whose connector was refused its
-// credentials: nothing retries it by itself.
-const blockAuth = "auth"
-
-// AttentionAuth is the attention item of an auth block: sign in again.
-const AttentionAuth = "auth"
-
 // AccountView is an account and its state, without secrets.
 type AccountView = accounts.Status
 
@@ -78,7 +71,7 @@ func (e *Engine) SignedIn(ctx context.Context, account string) ([]string, error)
 	}
 	var resumed []string
 	for _, w := range wfs {
-		if w.BlockKind != blockAuth || accounts.NamedIn(w.BlockReason) != account {
+		if w.BlockKind != BlockAuth || accounts.NamedIn(w.BlockReason) != account {
 			continue
 		}
 		if err := e.tUnblock(ctx, w, "signed-in", true); err != nil {

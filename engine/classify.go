@@ -59,32 +59,34 @@ func classify(err error) class {
 }
 
 // runStatus maps a class onto chapter 16's run statuses.
-func (c class) runStatus() string {
+func (c class) runStatus() RunStatus {
 	switch c {
 	case classTransient:
-		return "paused:transient"
+		return RunPausedTransient
 	case classLogic:
-		return "failed:logic"
+		return RunFailedLogic
 	case classAuth, classPermission:
-		return "paused:approval"
+		return RunPausedApproval
 	default:
-		return "failed:internal"
+		return RunFailedInternal
 	}
 }
 
-// blockKind maps a class onto the workflow block it causes.
-func (c class) blockKind() string {
+// blockKind maps a class onto the workflow block it causes: a refused
+// credential, a refused permission and an approval prompt are distinct
+// kinds, though each run waits as paused:approval (chapter 16).
+func (c class) blockKind() BlockKind {
 	switch c {
 	case classTransient:
-		return "transient"
+		return BlockTransient
 	case classLogic:
-		return "repair"
+		return BlockRepair
 	case classAuth:
-		return blockAuth
+		return BlockAuth
 	case classPermission:
-		return "approval"
+		return BlockPermission
 	default:
-		return "internal"
+		return BlockInternal
 	}
 }
 

@@ -62,3 +62,42 @@ func TestWorkflowsRunConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainRunsWorkflowsConcurrently: keep drain is the daemon's scheduler,
+// not a loop over workflows one after another. Two workflows whose prepares
+// each wait for the other's to begin both commit only if they run at once.
+func TestDrainRunsWorkflowsConcurrently(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	arrived := map[string]chan struct{}{"/a": make(chan struct{}), "/b": make(chan struct{})}
+	other := map[string]string{"/a": "/b", "/b": "/a"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ch, ok := arrived[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		close(ch)
+		select {
+		case <-arrived[other[r.URL.Path]]:
+			w.Write([]byte(`{}`))
+		case <-time.After(5 * time.Second):
+			http.Error(w, "the other workflow never ran meanwhile", http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	for _, name := range []string{"a", "b"} {
+		b.deploy(name, strings.NewReplacer("NAME", name, "URL", `"`+srv.URL+"/"+name+`"`).Replace(
+			`export default Keep.workflow({ name: "NAME", topics: { t: {} }, producers: {},
+  consumers: { c: Keep.consumer({ subscribe: ["t"],
+    async prepare(ctx) { const r = await ctx.http.get({ url: URL }); return { reservations: [], data: {} }; },
+    async mutate() {}, async next() {} }) } });`))
+	}
+	b.drain()
+	for _, name := range []string{"a", "b"} {
+		runs := b.runs(name)
+		if len(runs) != 1 || runs[0].Status != "committed" {
+			t.Errorf("workflow %s: runs %+v, want one committed (its prepare met the other's)", name, runs)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 				return err
 			}
 			res.Created = true
-			w = &storage.Workflow{ID: id, Name: name, Status: "active"}
+			w = &storage.Workflow{ID: id, Name: name, Status: WorkflowActive}
 		} else if err != nil {
 			return err
 		}

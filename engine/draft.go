@@ -201,7 +201,7 @@ func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, po
 func runProblems(rep *TryReport) string {
 	var b strings.Builder
 	for _, r := range rep.Runs {
-		if !strings.HasPrefix(r.Status, "failed") {
+		if r.Status != RunFailedLogic && r.Status != RunFailedInternal {
 			continue
 		}
 		fmt.Fprintf(&b, "- %s %s failed: %s\n", r.HandlerType, r.Handler, r.Error)

@@ -198,8 +198,9 @@ func (e *Engine) Info() Info {
 // wfState is the in-memory scheduler state of one workflow (chapter 16
 // "In-Memory State"): lost on restart and recovered from the database.
 type wfState struct {
-	id   int64
-	wake chan struct{}
+	id     int64
+	wake   chan struct{}
+	stepMu sync.Mutex // held while a step runs
 
 	mu      sync.Mutex
 	dirty   map[string]bool // consumers with new events since their last run

@@ -14,32 +14,66 @@ import (
 )
 
 // trace buffers a run's trace until the transition that records the run.
+// It is bounded: past traceMaxEntries entries or traceMaxBytes bytes over
+// the run, calls and log lines are counted, not kept, and one note says how
+// much was cut (a script that logs in a loop cannot fill the disk). The
+// host's own notes (a failure, a wait) are always kept, clipped.
 type trace struct {
 	entries []storage.TraceEntry
 	now     func() time.Time
+
+	kept, bytes   int // what was kept over the run, across takes
+	cut, cutBytes int // what was not
+	reported      int // cut entries already reported in a note
 }
 
-const traceArgsMax, traceResultMax = 2000, 500
+const (
+	traceArgsMax, traceResultMax = 2000, 500
+	traceNoteMax                 = 2000
+	traceMaxEntries              = 1000
+	traceMaxBytes                = 256 << 10
+)
+
+func (e *Engine) newTrace() *trace { return &trace{now: e.now} }
+
+func (t *trace) add(e storage.TraceEntry) {
+	size := len(e.Args) + len(e.Result) + len(e.Error) + len(e.Connector) + len(e.Method) + len(e.Phase)
+	if e.Kind != "note" && (t.cut > 0 || t.kept >= traceMaxEntries || t.bytes+size > traceMaxBytes) {
+		t.cut++
+		t.cutBytes += size
+		return
+	}
+	t.kept++
+	t.bytes += size
+	t.entries = append(t.entries, e)
+}
 
 func (t *trace) call(phase, connector, method string, args, result any, d time.Duration, err error) {
 	e := storage.TraceEntry{At: t.now(), Phase: phase, Kind: "call", Connector: connector, Method: method,
 		Args: clip(jsonText(args), traceArgsMax), Result: clip(jsonText(result), traceResultMax), DurationMS: d.Milliseconds()}
 	if err != nil {
-		e.Error = err.Error()
+		e.Error = clip(err.Error(), traceNoteMax)
 	}
-	t.entries = append(t.entries, e)
+	t.add(e)
 }
 
 func (t *trace) log(phase, level, line string) {
-	t.entries = append(t.entries, storage.TraceEntry{At: t.now(), Phase: phase, Kind: "log", Method: level, Result: line})
+	t.add(storage.TraceEntry{At: t.now(), Phase: phase, Kind: "log", Method: level, Result: line})
 }
 
 func (t *trace) note(phase, text string) {
-	t.entries = append(t.entries, storage.TraceEntry{At: t.now(), Phase: phase, Kind: "note", Result: text})
+	t.add(storage.TraceEntry{At: t.now(), Phase: phase, Kind: "note", Result: clip(text, traceNoteMax)})
 }
 
-// take returns the buffered entries bound to a run and empties the buffer.
+// take returns the buffered entries bound to a run and empties the buffer;
+// what was cut since the last take is said in a closing note.
 func (t *trace) take(runID int64) []storage.TraceEntry {
+	if t.cut > t.reported {
+		t.entries = append(t.entries, storage.TraceEntry{At: t.now(), Kind: "note", Result: fmt.Sprintf(
+			"the trace was cut: %d more entries (%d bytes) were not kept; a run keeps at most %d entries and %d bytes",
+			t.cut-t.reported, t.cutBytes, traceMaxEntries, traceMaxBytes)})
+		t.reported = t.cut
+	}
 	out := t.entries
 	for i := range out {
 		out[i].RunID = runID

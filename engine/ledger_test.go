@@ -291,8 +291,8 @@ func TestAnswers(t *testing.T) {
 	// each answer to an uncertain mutation, with the effect §7.1 gives it
 	cases := []struct {
 		answer    Answer
-		mutation  string // its final status
-		event     string
+		mutation  MutationStatus // its final status
+		event     EventStatus
 		nextSaw   string
 		sentAgain bool
 	}{

@@ -61,7 +61,7 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	if err := e.tMutationOutcome(ctx, w, run, mut, res, err, tr); err != nil {
 		return err
 	}
-	if run.Phase == "mutated" && run.Status == "active" && !e.parked(ctx, w) {
+	if run.Phase == PhaseMutated && run.Status == RunActive && !e.parked(ctx, w) {
 		return e.continueRun(ctx, ws, w, run)
 	}
 	return nil

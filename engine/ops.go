@@ -28,13 +28,13 @@ func (e *Engine) RunNow(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if w.Status == "paused" {
+	if w.Status == WorkflowPaused {
 		return refusedf("workflow %s is paused, so its producers would not run: resume it first (keep resume %s)", name, name)
 	}
-	if w.Status != "active" {
+	if w.Status != WorkflowActive {
 		return refusedf("workflow %s is %s, so its producers would not run", name, w.Status)
 	}
-	if w.BlockKind != "" {
+	if w.BlockKind != BlockNone {
 		// A blocked workflow runs nothing until the block is answered:
 		// queuing its producers would claim what will not happen.
 		mutation, err := blockingMutation(ctx, e.db.Read(), w)
@@ -79,14 +79,16 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if w.Status == "paused" {
-		return refusedf("workflow %s is already paused", name)
-	}
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := tx.SetWorkflowStatus(ctx, w.ID, "paused", e.now()); err != nil {
+		// the check and the move in one transaction
+		cur, err := tx.WorkflowByID(ctx, w.ID)
+		if err != nil {
 			return err
 		}
-		return e.journal(tx, w, "workflow.paused", map[string]any{"text": w.Name + " paused"})
+		if cur.Status == WorkflowPaused {
+			return refusedf("workflow %s is already paused", name)
+		}
+		return e.moveWorkflow(ctx, tx, cur, WorkflowPaused)
 	})
 	if err == nil {
 		e.notify(NoteWorkflowPaused, name, name+" paused")
@@ -97,37 +99,47 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 // Resume sets the workflow active again and clears a block the user can
 // clear (a give-up after retries, a failure waiting for repair, a refused
 // credential the user has since fixed). Approvals and uncertain mutations
-// are cleared only by answering them.
+// are cleared only by answering them. The check and the moves are one
+// transaction.
 func (e *Engine) Resume(ctx context.Context, name string) error {
 	w, err := e.workflowByName(ctx, name)
 	if err != nil {
 		return err
 	}
-	mutation, err := blockingMutation(ctx, e.db.Read(), w)
-	if err != nil {
-		return err
-	}
-	clearable := userClearable(w, mutation)
-	if w.Status == "active" && !clearable {
-		return refusedf("workflow %s is not paused and has nothing the user can clear", name)
-	}
+	var clearable bool
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := tx.SetWorkflowStatus(ctx, w.ID, "active", e.now()); err != nil {
+		cur, err := tx.WorkflowByID(ctx, w.ID)
+		if err != nil {
 			return err
 		}
-		return e.journal(tx, w, "workflow.resumed", map[string]any{"text": w.Name + " resumed"})
+		mutation, err := blockingMutation(ctx, tx.Q, cur)
+		if err != nil {
+			return err
+		}
+		clearable = userClearable(cur, mutation)
+		if cur.Status == WorkflowActive && !clearable {
+			return refusedf("workflow %s is not paused and has nothing the user can clear", name)
+		}
+		if cur.Status != WorkflowActive {
+			if err := e.moveWorkflow(ctx, tx, cur, WorkflowActive); err != nil {
+				return err
+			}
+		}
+		if clearable {
+			return e.unblockTx(ctx, tx, cur, "retry", true)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
+	ws := e.state(w.ID)
 	if clearable {
-		if err := e.unblockByUser(ctx, w); err != nil {
-			return err
-		}
+		e.markAllConsumers(ctx, ws, w)
+		e.notify(NoteChanged, w.Name, w.Name+": retrying")
 	}
 	e.notify(NoteWorkflowResumed, name, name+" resumed")
-	e.state(w.ID).poke()
-	return nil
+	return e.carryOn(ctx, ws)
 }
 
 // Retry answers a blocked workflow: the failed run is retried per the
@@ -150,8 +162,7 @@ func (e *Engine) Retry(ctx context.Context, name string) error {
 	if err := e.unblockByUser(ctx, w); err != nil {
 		return err
 	}
-	e.state(w.ID).poke()
-	return nil
+	return e.carryOn(ctx, e.state(w.ID))
 }
 
 func (e *Engine) unblockByUser(ctx context.Context, w *storage.Workflow) error {
@@ -179,7 +190,7 @@ func (e *Engine) Approve(ctx context.Context, id string, always bool) error {
 // and the run's events become skipped.
 func (e *Engine) Reject(ctx context.Context, id string) error {
 	return e.answered(ctx, id, "reject", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-		return e.settleTx(ctx, tx, w, m, run, "skipped", "user", nil, "rejected by the user")
+		return e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "rejected by the user")
 	})
 }
 
@@ -193,8 +204,7 @@ func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*stora
 		return err
 	}
 	e.notify(NoteChanged, w.Name, "mutation "+id+": "+answer)
-	e.state(w.ID).poke()
-	return nil
+	return e.carryOn(ctx, e.state(w.ID))
 }
 
 // Resolve answers an uncertain mutation (needs_reconcile or indeterminate).
@@ -217,8 +227,7 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer Answer) error {
 		e.markAllConsumers(ctx, ws, w)
 	}
 	e.notify(NoteChanged, w.Name, "mutation "+id+": "+string(answer))
-	ws.poke()
-	return nil
+	return e.carryOn(ctx, ws)
 }
 
 // SkipEvents marks pending, unreserved events skipped.
@@ -310,7 +319,7 @@ func (e *Engine) Grant(ctx context.Context, name string, g GrantView) error {
 // blockWords is a block as a refusal names it: its kind and reason.
 func blockWords(w *storage.Workflow) string {
 	if w.BlockReason == "" {
-		return w.BlockKind
+		return string(w.BlockKind)
 	}
-	return w.BlockKind + ": " + w.BlockReason
+	return string(w.BlockKind) + ": " + w.BlockReason
 }

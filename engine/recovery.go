@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-
-	"keep/storage"
 )
 
 // recover applies chapter 16 "Restart Recovery" once at start: every run
@@ -25,57 +23,27 @@ func (e *Engine) recover(ctx context.Context) error {
 		}
 		e.log.Info("recovered a run found active", "workflow", w.Name, "run", run.ID, "phase", run.Phase)
 	}
-	// a transient wait on an in-flight row: keep may have stopped mid-call
-	open, err := q.OpenMutations(ctx)
-	if err != nil {
-		return err
-	}
-	for _, m := range open {
-		if m.Status != "in_flight" {
-			continue
-		}
-		w, err := q.WorkflowByID(ctx, m.WorkflowID)
-		if err != nil {
-			return err
-		}
-		if err := e.tUncertainAfterRestart(ctx, w, m, 0); err != nil {
-			return err
-		}
-	}
+	// a row waiting to be sent again after a 429 or 503 (in_flight with
+	// its next attempt set, its run paused) was not in flight at the stop:
+	// it is sent again when due, with the same key
 	wfs, err := q.Workflows(ctx)
 	if err != nil {
 		return err
 	}
 	for _, w := range wfs {
-		if err := e.markPending(ctx, w); err != nil {
-			return err
+		if w.Version == 0 {
+			continue
 		}
-	}
-	return nil
-}
-
-// markPending marks dirty the consumers with pending events in a subscribed
-// topic (chapter 16 "Restart Recovery", step 2); a consumer waiting only on
-// its wakeAt has that persisted already.
-func (e *Engine) markPending(ctx context.Context, w *storage.Workflow) error {
-	if w.Version == 0 {
-		return nil
-	}
-	sc, err := e.script(ctx, w.ID, w.Version)
-	if err != nil {
-		// not fatal to the host: stepping the workflow blocks it as internal
-		e.log.Warn("recovery: workflow script does not load", "workflow", w.Name, "err", err)
-		return nil
-	}
-	ws := e.state(w.ID)
-	for _, c := range sc.Workflow.Consumers {
-		oldest, err := e.db.Read().OldestPending(ctx, w.ID, c.Subscribe)
-		if err != nil {
-			return err
+		if _, err := e.script(ctx, w.ID, w.Version); err != nil {
+			// not fatal to the host: stepping the workflow blocks it as internal
+			e.log.Warn("recovery: workflow script does not load", "workflow", w.Name, "err", err)
+			continue
 		}
-		if oldest != 0 {
-			ws.markDirty(c.Name)
-		}
+		// chapter 16 "Initial State": every consumer is dirty on start, so
+		// each prepares once even with nothing pending — that is how a
+		// wakeAt it returns gets scheduled at all. A prepare that reserves
+		// nothing and sets no due wakeAt ends the work, so a drain ends.
+		e.markAllConsumers(ctx, e.state(w.ID), w)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ func (e *Engine) scheduleReminder(ctx context.Context, tx *storage.Tx, w *storag
 		return err
 	}
 	m.ReminderID = id
-	return tx.UpdateMutation(ctx, m)
+	return e.touchMutation(ctx, tx, m)
 }
 
 // cancelReminder drops the pending reminder of a prompt that was answered;
@@ -58,9 +58,9 @@ func (e *Engine) onReminder(ctx context.Context, ev bus.Event) error {
 		}
 		topic := ""
 		switch m.Status {
-		case "awaiting_approval":
+		case MutationAwaitingApproval:
 			topic = "approval.requested"
-		case "indeterminate":
+		case MutationIndeterminate:
 			topic = "mutation.indeterminate"
 		default:
 			return nil // answered meanwhile

@@ -35,12 +35,16 @@ const repairTraceLines = 40
 // maybeRepair hands a logic failure to the repairer, within its budget of
 // repairs in a row; past it, or without a repairer, the failure stays with
 // the user (the block set by the failure says so).
+// triggerRepair is the trigger of a run retried after a repair, and the
+// origin of the script version the repair made.
+const triggerRepair = "repair"
+
 func (e *Engine) maybeRepair(ctx context.Context, w *storage.Workflow, run *storage.Run) {
 	if e.repair == nil {
 		return
 	}
 	fresh, err := e.db.Read().WorkflowByID(ctx, w.ID)
-	if err != nil || fresh.BlockKind != "repair" || fresh.BlockRunID != run.ID {
+	if err != nil || fresh.BlockKind != BlockRepair || fresh.BlockRunID != run.ID {
 		return
 	}
 	w = fresh
@@ -93,7 +97,7 @@ func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storag
 	decl, _ := json.Marshal(sc.Workflow)
 	major, _, _ := strings.Cut(cur.Label, ".")
 	v := storage.ScriptVersion{WorkflowID: w.ID, Version: latest + 1, Label: fmt.Sprintf("%s.%d", major, w.Repairs+1),
-		Origin: "repair", FileName: cur.FileName, Source: src, Declaration: decl, CreatedAt: e.now()}
+		Origin: triggerRepair, FileName: cur.FileName, Source: src, Declaration: decl, CreatedAt: e.now()}
 	if err := e.tRepaired(ctx, w, v, sc.Workflow.Topics); err != nil {
 		return err
 	}
@@ -114,7 +118,7 @@ func phaseOfFailure(run *storage.Run, entries []storage.TraceEntry) string {
 	if run.HandlerType == "producer" {
 		return "producer"
 	}
-	return run.Phase
+	return string(run.Phase)
 }
 
 func traceText(t storage.TraceEntry) string {

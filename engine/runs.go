@@ -26,17 +26,26 @@ func (e *Engine) invocation(handler string, phase sandbox.Phase, h *host, state,
 func (e *Engine) newRun(w *storage.Workflow, handler, typ, trigger string) *storage.Run {
 	now := e.now()
 	return &storage.Run{WorkflowID: w.ID, Handler: handler, HandlerType: typ, ScriptVersion: w.Version, Trigger: trigger,
-		Phase: "preparing", Status: "active", CreatedAt: now, UpdatedAt: now}
+		Phase: PhasePreparing, Status: RunActive, CreatedAt: now, UpdatedAt: now}
 }
 
-// runProducer runs one producer. Its inputs, events, state, next_run_at and
-// run record commit in one transaction, or only the failed run is recorded.
+// runProducer runs one producer. Its run record exists from the start
+// (active, preparing), so a crash meanwhile leaves a run recovery marks
+// crashed; its inputs, events, state, next_run_at and the committed run go
+// in one transaction, or only the failed run is recorded.
 func (e *Engine) runProducer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, p sandbox.Producer, trigger string) error {
 	ws.mu.Lock()
 	delete(ws.queued, p.Name)
 	ws.mu.Unlock()
-	tr := &trace{now: e.now}
 	run := e.newRun(w, p.Name, "producer", trigger)
+	if err := e.tStarted(ctx, run); err != nil {
+		return err
+	}
+	return e.producerPhase(ctx, ws, w, sc, p, run)
+}
+
+func (e *Engine) producerPhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, p sandbox.Producer, run *storage.Run) error {
+	tr := e.newTrace()
 	state, err := e.db.Read().HandlerState(ctx, w.ID, p.Name)
 	if err != nil {
 		return err
@@ -67,11 +76,19 @@ func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publica
 	}
 }
 
-// runConsumer runs one consumer from prepare.
+// runConsumer runs one consumer from prepare. Its run record exists from
+// the start (active, preparing): a crash during prepare leaves a run that
+// recovery marks crashed.
 func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, trigger string) error {
 	ws.clearDirty(c.Name)
-	tr := &trace{now: e.now}
 	run := e.newRun(w, c.Name, "consumer", trigger)
+	if err := e.tStarted(ctx, run); err != nil {
+		return err
+	}
+	return e.preparePhase(ctx, ws, w, sc, c, run, e.newTrace())
+}
+
+func (e *Engine) preparePhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
 	state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)
 	if err != nil {
 		return err
@@ -86,7 +103,10 @@ func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workfl
 		return e.failRun(ctx, w, run, err, tr)
 	}
 	run.PrepareResult = out.Prepare.Raw
-	if err := e.tPrepared(ctx, w, run, ids, tr); err != nil {
+	// prepared → mutating as mutate starts (chapter 06b): the same
+	// transaction unless a pause parks the run at prepared
+	parked := len(ids) > 0 && e.parked(ctx, w)
+	if err := e.tPrepared(ctx, w, run, ids, len(ids) > 0 && !parked, tr); err != nil {
 		if errors.Is(err, storage.ErrNotReservable) {
 			return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "prepare reserved an event that is not pending: %v", err), tr)
 		}
@@ -95,7 +115,7 @@ func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workfl
 	if len(ids) > 0 {
 		// more may wait: a consumer that reserved something stays due
 		ws.markDirty(c.Name)
-		if e.parked(ctx, w) {
+		if parked {
 			return nil // prepared is a checkpoint: resumed from here later
 		}
 		return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
@@ -127,7 +147,7 @@ func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c
 			switch {
 			case !ok:
 				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which does not exist", r.Topic, mid)
-			case ev.Status != "pending":
+			case ev.Status != EventPending:
 				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which is %s, not pending", r.Topic, mid, ev.Status)
 			case ev.ReservedBy != 0:
 				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which run %d already holds", r.Topic, mid, ev.ReservedBy)
@@ -141,7 +161,14 @@ func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c
 	return ids, nil
 }
 
+// mutatePhase runs mutate; the run is in phase mutating from here on.
 func (e *Engine) mutatePhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
+	if run.Phase == PhasePrepared {
+		// resumed from the prepared checkpoint
+		if err := e.tMutating(ctx, run); err != nil {
+			return err
+		}
+	}
 	h := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: tr}
 	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseMutate, h, nil, run.PrepareResult, nil))
 	if err != nil {
@@ -165,8 +192,8 @@ func (e *Engine) nextPhase(ctx context.Context, ws *wfState, w *storage.Workflow
 	if err != nil {
 		// the run was emitting when next failed (prepared → emitting on empty
 		// reservations or no mutation call; mutated → emitting after one)
-		if run.Phase == "prepared" || run.Phase == "mutated" {
-			run.Phase = "emitting"
+		if run.Phase == PhasePrepared || run.Phase == PhaseMutating || run.Phase == PhaseMutated {
+			run.Phase = PhaseEmitting
 		}
 		return e.failRun(ctx, w, run, err, tr)
 	}
@@ -208,13 +235,13 @@ func (e *Engine) wakeFrom(prepared json.RawMessage, tr *trace) *time.Time {
 func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.Run, cause error, tr *trace) error {
 	cl := classify(cause)
 	if cl == classParked {
-		// shutting down: a run with a record stays active and is recovered
-		// on the next start; one without never happened
+		// shutting down: the run stays active at its phase and is
+		// recovered (crashed, then retried) on the next start
 		return nil
 	}
 	run.Status = cl.runStatus()
 	run.Error = describe(cause)
-	tr.note(run.Phase, "failed ("+string(cl)+"): "+run.Error)
+	tr.note(string(run.Phase), "failed ("+string(cl)+"): "+run.Error)
 	if err := e.tFail(ctx, w, run, cl, tr); err != nil {
 		return err
 	}
@@ -250,5 +277,5 @@ func (e *Engine) parked(ctx context.Context, w *storage.Workflow) bool {
 		return true
 	}
 	cur, err := e.db.Read().WorkflowByID(ctx, w.ID)
-	return err == nil && cur.Status != "active"
+	return err == nil && cur.Status != WorkflowActive
 }

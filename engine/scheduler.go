@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"keep/sandbox"
@@ -54,33 +55,37 @@ func (e *Engine) Stop(ctx context.Context) error {
 
 func (e *Engine) launch(id int64) {
 	ws := e.state(id)
-	ws.mu.Lock()
-	if ws.dirty == nil {
-		ws.dirty = map[string]bool{}
-	}
-	ws.mu.Unlock()
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		e.loop(ws)
+		_ = e.loop(e.runCtx, ws, false)
 	}()
 }
 
-func (e *Engine) loop(ws *wfState) {
-	ctx := e.runCtx
+// loop is one workflow's scheduler: it does what is due, one step at a
+// time. Started (drain false), it then sleeps on its timer and wake channel
+// until ctx ends; draining, it returns as soon as nothing is due now
+// (future timers don't count). A failed step blocks the workflow as an
+// internal error instead of spinning on it; drain also returns it.
+func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var errs []error
 	for {
 		did, next, err := e.step(ctx, ws)
 		if err != nil && ctx.Err() == nil {
 			e.log.Error("scheduler step failed", "workflow", ws.id, "err", err)
 			e.internalBlock(ctx, ws.id, err)
+			errs = append(errs, err)
 		}
 		if ctx.Err() != nil {
-			return
+			return errors.Join(append(errs, ctx.Err())...)
 		}
 		if did {
 			continue
+		}
+		if drain {
+			return errors.Join(errs...)
 		}
 		if !timer.Stop() {
 			select {
@@ -93,41 +98,60 @@ func (e *Engine) loop(ws *wfState) {
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		case <-ws.wake:
 		case <-timer.C:
 		}
 	}
 }
 
-// Drain runs every active workflow until nothing is due now (future timers
-// don't count), then returns. It is `keep drain`, and the way tests step the
-// engine under an injected clock.
+// Drain runs every workflow until nothing is due now (future timers don't
+// count), then returns. It is the daemon's scheduler — one loop per
+// workflow, all at once (DESIGN.md §4) — that stops when idle instead of
+// sleeping: `keep drain`, and the way tests step the engine under an
+// injected clock.
 func (e *Engine) Drain(ctx context.Context) error {
+	wfs, err := e.db.Read().Workflows(ctx)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(wfs))
+	var wg sync.WaitGroup
+	for i, w := range wfs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := e.loop(ctx, e.state(w.ID), true); err != nil {
+				errs[i] = fmt.Errorf("workflow %s: %w", w.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// carryOn follows an answer that may have left a run active (retry,
+// resume, approve, reject, resolve). With the scheduler running it wakes
+// the workflow; without one (a command and no daemon) it runs the active
+// run to its end — committed, failed or paused — in this engine, so the
+// answer never leaves a run active for the next start to find crashed.
+func (e *Engine) carryOn(ctx context.Context, ws *wfState) error {
+	e.mu.Lock()
+	started := e.started
+	e.mu.Unlock()
+	if started {
+		ws.poke()
+		return nil
+	}
 	for {
-		wfs, err := e.db.Read().Workflows(ctx)
-		if err != nil {
+		if _, err := e.db.Read().ActiveRun(ctx, ws.id); errors.Is(err, storage.ErrNotFound) {
+			return nil
+		} else if err != nil {
 			return err
 		}
-		progressed := false
-		for _, w := range wfs {
-			ws := e.state(w.ID)
-			for {
-				did, _, err := e.step(ctx, ws)
-				if err != nil {
-					return fmt.Errorf("workflow %s: %w", w.Name, err)
-				}
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if !did {
-					break
-				}
-				progressed = true
-			}
-		}
-		if !progressed {
-			return nil
+		did, _, err := e.step(ctx, ws)
+		if err != nil || !did {
+			return err
 		}
 	}
 }
@@ -172,11 +196,14 @@ type work struct {
 // step does the one thing due now for a workflow, if any. It reports
 // whether it did something and, if not, when something next becomes due.
 func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error) {
+	// one step at a time per workflow, whoever steps it (a loop, an answer)
+	ws.stepMu.Lock()
+	defer ws.stepMu.Unlock()
 	w, err := e.db.Read().WorkflowByID(ctx, ws.id)
 	if err != nil {
 		return false, nil, err
 	}
-	if w.Status != "active" {
+	if w.Status != WorkflowActive {
 		return false, nil, nil
 	}
 	wk, next, err := e.due(ctx, ws, w)
@@ -203,7 +230,7 @@ func (e *Engine) due(ctx context.Context, ws *wfState, w *storage.Workflow) (*wo
 	}
 	switch w.BlockKind {
 	case "":
-	case "transient", "reconciliation":
+	case BlockTransient, BlockReconciliation:
 		if w.BlockRunID != 0 {
 			run, err := q.RunByID(ctx, w.BlockRunID)
 			if err != nil {
@@ -214,19 +241,19 @@ func (e *Engine) due(ctx context.Context, ws *wfState, w *storage.Workflow) (*wo
 				if err != nil {
 					return nil, nil, err
 				}
-				if (m.Status == "in_flight" || m.Status == "needs_reconcile") && m.NextAttemptAt != nil {
+				if (m.Status == MutationInFlight || m.Status == MutationNeedsReconcile) && m.NextAttemptAt != nil {
 					if m.NextAttemptAt.After(now) {
 						return nil, m.NextAttemptAt, nil
 					}
 					kind := "reconcile"
-					if m.Status == "in_flight" {
+					if m.Status == MutationInFlight {
 						kind = "resend"
 					}
 					return &work{kind: kind, run: run, mutation: m}, nil, nil
 				}
 			}
 		}
-		if w.BlockKind == "transient" && w.RetryAt != nil {
+		if w.BlockKind == BlockTransient && w.RetryAt != nil {
 			if w.RetryAt.After(now) {
 				return nil, w.RetryAt, nil
 			}
@@ -305,7 +332,7 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 	case "reconcile":
 		return e.reconcile(ctx, ws, w, wk.mutation)
 	case "resend":
-		tr := &trace{now: e.now}
+		tr := e.newTrace()
 		if err := e.tInFlight(ctx, w, wk.run, wk.mutation, tr); err != nil {
 			return err
 		}
@@ -335,12 +362,22 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 	return fmt.Errorf("no handler %q in version %d", wk.handler, w.Version)
 }
 
-// continueRun carries an active run on from its phase: an approved mutation
-// is performed, an applied or skipped one goes on to next.
+// continueRun carries an active run on from its phase: a prepare that was
+// interrupted runs again, an approved mutation is performed, an applied or
+// skipped one goes on to next.
 func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run) error {
 	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
 	if err != nil {
 		return err
+	}
+	tr := e.newTrace()
+	if run.HandlerType == "producer" {
+		for _, p := range sc.Workflow.Producers {
+			if p.Name == run.Handler && run.Phase == PhasePreparing {
+				return e.producerPhase(ctx, ws, w, sc, p, run)
+			}
+		}
+		return e.failRun(ctx, w, run, fmt.Errorf("run %d: producer %q cannot continue from phase %s in script version %d", run.ID, run.Handler, run.Phase, run.ScriptVersion), tr)
 	}
 	var c *sandbox.Consumer
 	for i := range sc.Workflow.Consumers {
@@ -348,18 +385,25 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 			c = &sc.Workflow.Consumers[i]
 		}
 	}
-	tr := &trace{now: e.now}
 	if c == nil {
 		return e.failRun(ctx, w, run, fmt.Errorf("run %d: handler %q is not in script version %d", run.ID, run.Handler, run.ScriptVersion), tr)
 	}
 	switch run.Phase {
-	case "mutating":
+	case PhasePreparing:
+		// prepare has no side effects: it runs again under the same record
+		return e.preparePhase(ctx, ws, w, sc, *c, run, tr)
+	case PhaseMutating:
+		if run.MutationID == 0 {
+			// mutate was interrupted before any call: it is a function of
+			// the prepare result, so it runs again
+			return e.mutatePhase(ctx, ws, w, sc, *c, run, tr)
+		}
 		m, err := e.db.Read().MutationByID(ctx, run.MutationID)
 		if err != nil {
 			return fmt.Errorf("run %d: %w", run.ID, err)
 		}
 		switch m.Status {
-		case "awaiting_approval": // approved
+		case MutationApproved:
 			if err := e.tInFlight(ctx, w, run, m, tr); err != nil {
 				return err
 			}
@@ -367,9 +411,9 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 		default:
 			return fmt.Errorf("run %d is active in mutating with its mutation %s", run.ID, m.Status)
 		}
-	case "mutated", "emitting":
+	case PhaseMutated, PhaseEmitting:
 		return e.nextPhase(ctx, ws, w, sc, *c, run, tr)
-	case "prepared":
+	case PhasePrepared:
 		// parked after prepare (a pause or a stop): go on to mutate
 		return e.mutatePhase(ctx, ws, w, sc, *c, run, tr)
 	}

@@ -192,7 +192,7 @@ func TestScheduler(t *testing.T) {
 			t.Fatalf("posts = %d after resume, want 1", s.posts)
 		}
 		for _, r := range b.runs("push") {
-			if strings.HasPrefix(r.Status, "failed") {
+			if strings.HasPrefix(string(r.Status), "failed") {
 				t.Fatalf("pause produced a failed run: %+v", r)
 			}
 		}

@@ -29,9 +29,9 @@ func (e *Engine) journal(tx *storage.Tx, w *storage.Workflow, topic string, payl
 
 func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, h *host, next *time.Time, tr *trace) error {
 	now := e.now()
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		run.Phase, run.Status, run.UpdatedAt, run.ClosedAt = "committed", "committed", now, &now
-		if _, err := tx.InsertRun(ctx, run); err != nil {
+	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
+		run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
+		if err := e.moveRun(ctx, tx, run); err != nil {
 			return err
 		}
 		for _, in := range h.inputs {
@@ -60,6 +60,18 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 	})
 }
 
+// writeRun runs fn in one transaction; if it fails, run is put back as it
+// was, so a failure path that follows writes from what the database holds
+// (the compare-and-set would refuse a move from a state that was rolled back).
+func (e *Engine) writeRun(ctx context.Context, run *storage.Run, fn func(*storage.Tx) error) error {
+	saved := *run
+	err := e.db.Write(ctx, fn)
+	if err != nil {
+		*run = saved
+	}
+	return err
+}
+
 // clearAfterSuccess resets the persisted retry counters after a success.
 func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *storage.Workflow) error {
 	if w.TransientFailures == 0 && w.Repairs == 0 {
@@ -69,19 +81,41 @@ func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *stora
 	return tx.SetCounters(ctx, w.ID, 0, 0)
 }
 
-// tPrepared records a consumer run at its first checkpoint: the run, its
-// prepare result and its reservations, pinned together.
-func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storage.Run, eventIDs []int64, tr *trace) error {
-	now := e.now()
+// tStarted records a run the moment its handler starts: active, in phase
+// preparing, so a process killed during prepare leaves a run that recovery
+// marks crashed (chapter 16 "Restart Recovery").
+func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		run.Phase, run.UpdatedAt = "prepared", now
-		if _, err := tx.InsertRun(ctx, run); err != nil {
+		return e.moveRun(ctx, tx, run)
+	})
+}
+
+// tPrepared records a consumer run at its first checkpoint: its prepare
+// result and its reservations, pinned together. mutating: mutate starts
+// now, so the run moves on to mutating in the same transaction (chapter
+// 06b: prepared → mutating before any connector call).
+func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storage.Run, eventIDs []int64, mutating bool, tr *trace) error {
+	now := e.now()
+	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
+		run.Phase, run.UpdatedAt = PhasePrepared, now
+		if mutating {
+			run.Phase = PhaseMutating
+		}
+		if err := e.moveRun(ctx, tx, run); err != nil {
 			return err
 		}
 		if err := tx.Reserve(ctx, w.ID, run.ID, eventIDs, now); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
+	})
+}
+
+// tMutating moves a run parked at prepared on to mutating as mutate starts.
+func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		run.Phase, run.UpdatedAt = PhaseMutating, e.now()
+		return e.moveRun(ctx, tx, run)
 	})
 }
 
@@ -92,12 +126,7 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Run, cl class, tr *trace) error {
 	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		run.UpdatedAt = now
-		if run.ID == 0 {
-			if _, err := tx.InsertRun(ctx, run); err != nil {
-				return err
-			}
-		} else if err := tx.UpdateRun(ctx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run); err != nil {
 			return err
 		}
 		if !pastMutation(run) {
@@ -129,7 +158,7 @@ func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Ru
 	})
 }
 
-func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind, reason string, runID int64, retryAt *time.Time) error {
+func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind BlockKind, reason string, runID int64, retryAt *time.Time) error {
 	w.BlockKind, w.BlockReason, w.BlockRunID, w.RetryAt = kind, reason, runID, retryAt
 	if err := tx.SetBlock(ctx, w.ID, kind, reason, runID, retryAt, e.now()); err != nil {
 		return err
@@ -146,7 +175,7 @@ func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 
 // blockingMutation is the status of the mutation the blocking run carries
 // ("" when it carries none): the facts a block's meaning is derived from.
-func blockingMutation(ctx context.Context, q storage.Q, w *storage.Workflow) (string, error) {
+func blockingMutation(ctx context.Context, q storage.Q, w *storage.Workflow) (MutationStatus, error) {
 	if w.BlockRunID == 0 {
 		return "", nil
 	}
@@ -163,54 +192,54 @@ func blockingMutation(ctx context.Context, q storage.Q, w *storage.Workflow) (st
 
 // needsUser: the block waits on a person, not on a timer of ours. An
 // uncertain mutation is the reconciler's until it gives up (indeterminate).
-func needsUser(w *storage.Workflow, mutation string) bool {
+func needsUser(w *storage.Workflow, mutation MutationStatus) bool {
 	switch w.BlockKind {
-	case "":
+	case BlockNone:
 		return false
-	case "transient":
+	case BlockTransient:
 		return w.RetryAt == nil
-	case "reconciliation":
-		return mutation == "indeterminate"
+	case BlockReconciliation:
+		return mutation == MutationIndeterminate
 	}
 	return true
 }
 
 // userClearable: resume or retry may lift the block. Pending approvals and
 // uncertain mutations are lifted only by answering them.
-func userClearable(w *storage.Workflow, mutation string) bool {
+func userClearable(w *storage.Workflow, mutation MutationStatus) bool {
 	switch w.BlockKind {
-	case "repair", "internal", "transient", blockAuth:
+	case BlockRepair, BlockInternal, BlockTransient:
 		return true // the user may also cut a back-off short
-	case "approval":
-		// an auth or permission refusal, not an approval prompt
-		return mutation != "awaiting_approval"
+	case BlockAuth, BlockPermission:
+		// a refused credential or permission the user has since fixed
+		return true
+	case BlockApproval:
+		// blocks written before auth and permission had kinds of their own
+		return mutation != MutationAwaitingApproval
 	}
 	return false
 }
 
+// pastMutation: the run's phase says its mutation was applied or skipped
+// (chapter 16: phase >= mutated).
 func pastMutation(run *storage.Run) bool {
-	var r struct {
-		Status string `json:"status"`
-	}
-	_ = json.Unmarshal(run.MutationResult, &r)
-	return r.Status == "applied" || r.Status == "skipped"
+	return run.Phase.Rank() >= PhaseMutated.Rank()
 }
 
 func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string, tr *trace) error {
 	now := e.now()
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
-		mut.Status = "awaiting_approval"
-		if err := tx.InsertMutation(ctx, mut, e.keyPrefix); err != nil {
+		if err := e.moveMutation(ctx, tx, mut, MAsk, ""); err != nil {
 			return err
 		}
 		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
 			return err
 		}
-		run.Phase, run.Status, run.MutationID, run.UpdatedAt = "mutating", "paused:approval", mut.ID, now
-		if err := tx.UpdateRun(ctx, run); err != nil {
+		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunPausedApproval, mut.ID, now
+		if err := e.moveRun(ctx, tx, run); err != nil {
 			return err
 		}
-		if err := e.setBlock(ctx, tx, w, "approval", "waiting for approval: "+reason, run.ID, nil); err != nil {
+		if err := e.setBlock(ctx, tx, w, BlockApproval, "waiting for approval: "+reason, run.ID, nil); err != nil {
 			return err
 		}
 		tr.note("mutate", "waiting for approval: "+reason)
@@ -238,17 +267,14 @@ func titleOr(m *storage.Mutation) string {
 func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, tr *trace) error {
 	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		mut.Status, mut.UpdatedAt = "in_flight", now
+		// NextAttemptAt nil: in flight now, not waiting to be sent again
+		mut.NextAttemptAt = nil
 		mut.Attempts++
-		if mut.ID == 0 {
-			if err := tx.InsertMutation(ctx, mut, e.keyPrefix); err != nil {
-				return err
-			}
-		} else if err := tx.UpdateMutation(ctx, mut); err != nil {
+		if err := e.moveMutation(ctx, tx, mut, MSend, ""); err != nil {
 			return err
 		}
-		run.Phase, run.Status, run.MutationID, run.UpdatedAt = "mutating", "active", mut.ID, now
-		if err := tx.UpdateRun(ctx, run); err != nil {
+		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunActive, mut.ID, now
+		if err := e.moveRun(ctx, tx, run); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
@@ -261,22 +287,22 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 	cls := connectors.ClassOf(callErr)
 	var notice string
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
-		mut.UpdatedAt, run.UpdatedAt = now, now
+		var ev MutationEvent
 		switch cls {
 		case "": // applied
-			mut.Status, mut.ResolvedBy, mut.Error, mut.NextAttemptAt = "applied", "host", "", nil
+			ev, mut.Error, mut.NextAttemptAt = MApplied, "", nil
 			mut.Result = mustJSON(res)
-			run.Phase, run.Status = "mutated", "active"
+			run.Phase, run.Status = PhaseMutated, RunActive
 			run.MutationResult = appliedResult(mut.Result)
 		case connectors.Uncertain, connectors.Internal:
 			// it may have reached the other side: never "failed"
 			// the first check waits one back-off step: a service may need a
 			// moment before what it did becomes visible (mail filed late)
-			mut.Status, mut.Error = "needs_reconcile", callErr.Error()
+			ev, mut.Error = MUncertain, callErr.Error()
 			first := now.Add(e.backoff(1))
 			mut.NextAttemptAt = &first
-			run.Status = "paused:reconciliation"
-			if err := e.setBlock(ctx, tx, w, "reconciliation", "checking whether "+titleOr(mut)+" happened", run.ID, nil); err != nil {
+			run.Status = RunPausedReconciliation
+			if err := e.setBlock(ctx, tx, w, BlockReconciliation, "checking whether "+titleOr(mut)+" happened", run.ID, nil); err != nil {
 				return err
 			}
 			notice = NoteNeedsReconcile
@@ -284,35 +310,61 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 				return err
 			}
 		case connectors.Transient:
-			// nothing was done: the host sends the same call again after a
-			// back-off; the row stays in_flight so a crash meanwhile is
-			// reconciled, never blindly repeated
 			mut.Error = callErr.Error()
-			if mut.Attempts > e.pol.TransientRetries {
-				mut.Status, mut.ResolvedBy, mut.NextAttemptAt = "failed", "host", nil
-				mut.Error = fmt.Sprintf("gave up after %d attempts: %s", mut.Attempts, mut.Error)
-				run.Status, run.Error = "paused:transient", mut.Error
+			var ce *connectors.Error
+			if errors.As(callErr, &ce) && ce.NotSent {
+				// it never reached the service: a definite failure; the
+				// events are released and a fresh run tries after a back-off
+				ev, mut.NextAttemptAt = MFailed, nil
+				run.Status, run.Error = RunPausedTransient, fmt.Sprintf("%s.%s not sent: %s", mut.Connector, mut.Method, callErr)
 				if _, err := tx.Release(ctx, run.ID, now); err != nil {
 					return err
 				}
-				if err := e.setBlock(ctx, tx, w, "transient", run.Handler+": "+mut.Error, run.ID, nil); err != nil {
+				w.TransientFailures++
+				if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
+					return err
+				}
+				reason := run.Handler + ": " + run.Error
+				var retryAt *time.Time
+				if w.TransientFailures <= e.pol.TransientRetries {
+					t := now.Add(e.backoff(w.TransientFailures))
+					retryAt = &t
+				} else {
+					reason = fmt.Sprintf("gave up after %d attempts: %s", w.TransientFailures, reason)
+				}
+				if err := e.setBlock(ctx, tx, w, BlockTransient, reason, run.ID, retryAt); err != nil {
+					return err
+				}
+				break
+			}
+			// the service said "not now" (429, 503): the host sends the same
+			// call, with the same key, after a back-off. The row stays
+			// in_flight with its next attempt set — known not sent, so a
+			// restart meanwhile resends it rather than reconciling it.
+			if mut.Attempts > e.pol.TransientRetries {
+				ev, mut.NextAttemptAt = MFailed, nil
+				mut.Error = fmt.Sprintf("gave up after %d attempts: %s", mut.Attempts, mut.Error)
+				run.Status, run.Error = RunPausedTransient, mut.Error
+				if _, err := tx.Release(ctx, run.ID, now); err != nil {
+					return err
+				}
+				if err := e.setBlock(ctx, tx, w, BlockTransient, run.Handler+": "+mut.Error, run.ID, nil); err != nil {
 					return err
 				}
 				break
 			}
 			delay := e.backoff(mut.Attempts)
-			var ce *connectors.Error
-			if errors.As(callErr, &ce) && ce.RetryAfter > delay {
+			if ce != nil && ce.RetryAfter > delay {
 				delay = ce.RetryAfter
 			}
 			t := now.Add(delay)
-			mut.NextAttemptAt = &t
-			run.Status, run.Error = "paused:transient", mut.Error
-			if err := e.setBlock(ctx, tx, w, "transient", "will send "+titleOr(mut)+" again: "+mut.Error, run.ID, &t); err != nil {
+			ev, mut.NextAttemptAt = MRetryLater, &t
+			run.Status, run.Error = RunPausedTransient, mut.Error
+			if err := e.setBlock(ctx, tx, w, BlockTransient, "will send "+titleOr(mut)+" again: "+mut.Error, run.ID, &t); err != nil {
 				return err
 			}
 		default: // logic, auth, permission: a definite refusal, nothing done
-			mut.Status, mut.ResolvedBy, mut.Error, mut.NextAttemptAt = "failed", "host", callErr.Error(), nil
+			ev, mut.Error, mut.NextAttemptAt = MFailed, callErr.Error(), nil
 			cl := classify(callErr)
 			run.Status, run.Error = cl.runStatus(), fmt.Sprintf("%s.%s refused: %s", mut.Connector, mut.Method, callErr)
 			if _, err := tx.Release(ctx, run.ID, now); err != nil {
@@ -326,10 +378,10 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 				return err
 			}
 		}
-		if err := tx.UpdateMutation(ctx, mut); err != nil {
+		if err := e.moveMutation(ctx, tx, mut, ev, "host"); err != nil {
 			return err
 		}
-		if err := tx.UpdateRun(ctx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
@@ -337,7 +389,7 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 	if err == nil && notice != "" {
 		e.notify(notice, w.Name, titleOr(mut)+": "+mut.Error)
 	}
-	if err == nil && cls == connectors.Logic && run.Status == "failed:logic" {
+	if err == nil && cls == connectors.Logic && run.Status == RunFailedLogic {
 		e.maybeRepair(ctx, w, run)
 	}
 	return err
@@ -360,17 +412,16 @@ func mustJSON(v any) json.RawMessage {
 
 // tIndeterminate hands an uncertain mutation to the user.
 func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *storage.Mutation, why string) error {
-	now := e.now()
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
-		mut.Status, mut.NextAttemptAt, mut.UpdatedAt = "indeterminate", nil, now
+		mut.NextAttemptAt = nil
 		mut.Error = why
-		if err := tx.UpdateMutation(ctx, mut); err != nil {
+		if err := e.moveMutation(ctx, tx, mut, MGiveUp, ""); err != nil {
 			return err
 		}
 		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
 			return err
 		}
-		if err := e.setBlock(ctx, tx, w, "reconciliation", "did "+titleOr(mut)+" happen? "+why, w.BlockRunID, nil); err != nil {
+		if err := e.setBlock(ctx, tx, w, BlockReconciliation, "did "+titleOr(mut)+" happen? "+why, w.BlockRunID, nil); err != nil {
 			return err
 		}
 		return e.journal(tx, w, "mutation.indeterminate", map[string]any{"mutation": mut.ID, "text": "Did " + titleOr(mut) + " happen?", "reason": why})
@@ -385,9 +436,9 @@ func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *s
 func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, v connectors.Verdict, result any, why string) error {
 	switch v {
 	case connectors.Applied:
-		return e.settle(ctx, ws, w, mut, "applied", "reconciler", mustJSON(result), "")
+		return e.settle(ctx, ws, w, mut, MApplied, "reconciler", mustJSON(result), "")
 	case connectors.NotApplied:
-		return e.settle(ctx, ws, w, mut, "failed", "reconciler", nil, "the connector found it did not happen")
+		return e.settle(ctx, ws, w, mut, MFailed, "reconciler", nil, "the connector found it did not happen")
 	}
 	mut.ReconcileAttempts++
 	if why == "" {
@@ -398,53 +449,53 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 	}
 	now := e.now()
 	t := now.Add(e.backoff(mut.ReconcileAttempts))
-	mut.NextAttemptAt, mut.UpdatedAt, mut.Error = &t, now, why
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return tx.UpdateMutation(ctx, mut) })
+	mut.NextAttemptAt, mut.Error = &t, why
+	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.moveMutation(ctx, tx, mut, MCheckLater, "reconciler") })
 }
 
 // settle resolves an open mutation (by the reconciler or the user) and
 // moves the run that carries it on: applied or skipped → the run resumes at
 // next; failed → its events are released and a fresh run prepares again.
-func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, status, by string, result json.RawMessage, why string) error {
+func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, ev MutationEvent, by string, result json.RawMessage, why string) error {
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
 		run, err := carrier(ctx, tx.Q, mut)
 		if err != nil {
 			return err
 		}
-		return e.settleTx(ctx, tx, w, mut, run, status, by, result, why)
+		return e.settleTx(ctx, tx, w, mut, run, ev, by, result, why)
 	})
 	if err == nil {
-		if status == "failed" {
+		if mut.Status == MutationFailed {
 			e.markAllConsumers(ctx, ws, w)
 		}
-		e.notify(NoteChanged, w.Name, titleOr(mut)+": "+status)
+		e.notify(NoteChanged, w.Name, titleOr(mut)+": "+string(mut.Status))
 		ws.poke()
 	}
 	return err
 }
 
-func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, status, by string, result json.RawMessage, why string) error {
+// ev is MApplied, MFailed or MSkip.
+func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string) error {
 	now := e.now()
 	if err := e.cancelReminder(tx, mut); err != nil {
 		return err
 	}
-	mut.Status, mut.ResolvedBy, mut.NextAttemptAt, mut.UpdatedAt = status, by, nil, now
+	mut.NextAttemptAt = nil
 	if why != "" {
 		mut.Error = why
 	}
-	if status == "applied" {
+	if ev == MApplied {
 		mut.Result = result
 	}
-	if err := tx.UpdateMutation(ctx, mut); err != nil {
+	if err := e.moveMutation(ctx, tx, mut, ev, by); err != nil {
 		return err
 	}
-	run.UpdatedAt = now
-	switch status {
-	case "applied":
-		run.Phase, run.Status, run.MutationResult = "mutated", "active", appliedResult(result)
-	case "skipped":
-		run.Phase, run.Status, run.MutationResult = "mutated", "active", resultSkipped
-	case "failed":
+	switch mut.Status {
+	case MutationApplied:
+		run.Phase, run.Status, run.MutationResult = PhaseMutated, RunActive, appliedResult(result)
+	case MutationSkipped:
+		run.Phase, run.Status, run.MutationResult = PhaseMutated, RunActive, resultSkipped
+	case MutationFailed:
 		run.ClosedAt = &now
 		if run.Error == "" {
 			run.Error = "the mutation did not happen: " + why
@@ -453,10 +504,10 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 			return err
 		}
 	}
-	if err := tx.UpdateRun(ctx, run); err != nil {
+	if err := e.moveRun(ctx, tx, run); err != nil {
 		return err
 	}
-	if status == "failed" && by == "reconciler" {
+	if mut.Status == MutationFailed && by == "reconciler" {
 		// the call failed on the way (a reset, a 5xx): the fresh attempt
 		// waits a back-off and counts toward the transient limit, so a
 		// service that always fails cannot make us spin
@@ -465,12 +516,12 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 			return err
 		}
 		if w.TransientFailures > e.pol.TransientRetries {
-			return e.setBlock(ctx, tx, w, "transient", fmt.Sprintf("gave up after %d attempts: %s did not go through", w.TransientFailures, titleOr(mut)), run.ID, nil)
+			return e.setBlock(ctx, tx, w, BlockTransient, fmt.Sprintf("gave up after %d attempts: %s did not go through", w.TransientFailures, titleOr(mut)), run.ID, nil)
 		}
 		t := now.Add(e.backoff(w.TransientFailures))
-		return e.setBlock(ctx, tx, w, "transient", titleOr(mut)+" did not go through; trying again later", run.ID, &t)
+		return e.setBlock(ctx, tx, w, BlockTransient, titleOr(mut)+" did not go through; trying again later", run.ID, &t)
 	}
-	return e.setBlock(ctx, tx, w, "", "", 0, nil)
+	return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
 }
 
 func paramsOf(m *storage.Mutation) map[string]any {
@@ -499,10 +550,10 @@ func carrier(ctx context.Context, q storage.Q, mut *storage.Mutation) (*storage.
 // wakeAt (cleared when prepare gave none), all in one transaction.
 func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace) error {
 	now := e.now()
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		status := "consumed"
+	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
+		status := EventConsumed
 		if string(run.MutationResult) == string(resultSkipped) {
-			status = "skipped"
+			status = EventSkipped
 		}
 		if err := tx.Consume(ctx, run.ID, status, now); err != nil {
 			return err
@@ -521,12 +572,8 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 				return err
 			}
 		}
-		run.Phase, run.Status, run.UpdatedAt, run.ClosedAt = "committed", "committed", now, &now
-		if run.ID == 0 {
-			if _, err := tx.InsertRun(ctx, run); err != nil {
-				return err
-			}
-		} else if err := tx.UpdateRun(ctx, run); err != nil {
+		run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
+		if err := e.moveRun(ctx, tx, run); err != nil {
 			return err
 		}
 		if err := tx.SetWake(ctx, w.ID, run.Handler, wake); err != nil {
@@ -545,7 +592,7 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage.Run, trigger string) (*storage.Run, error) {
 	now := e.now()
 	old.ClosedAt, old.UpdatedAt = &now, now
-	if err := tx.UpdateRun(ctx, old); err != nil {
+	if err := e.moveRun(ctx, tx, old); err != nil {
 		return nil, err
 	}
 	// the retry runs the workflow's current script: after a repair, the fix
@@ -554,9 +601,9 @@ func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage
 		return nil, err
 	}
 	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
-		RetryOf: old.ID, MutationID: old.MutationID, Trigger: trigger, Phase: "emitting", Status: "active",
+		RetryOf: old.ID, MutationID: old.MutationID, Trigger: trigger, Phase: PhaseEmitting, Status: RunActive,
 		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if _, err := tx.InsertRun(ctx, r); err != nil {
+	if err := e.moveRun(ctx, tx, r); err != nil {
 		return nil, err
 	}
 	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
@@ -576,7 +623,7 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 			if err != nil {
 				return err
 			}
-			if run.ClosedAt == nil && run.Status != "active" {
+			if run.ClosedAt == nil && run.Status != RunActive {
 				if pastMutation(run) && run.HandlerType == "consumer" {
 					if _, err := e.tRetryForward(ctx, tx, run, trigger); err != nil {
 						return err
@@ -584,7 +631,7 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 				} else {
 					now := e.now()
 					run.ClosedAt, run.UpdatedAt = &now, now
-					if err := tx.UpdateRun(ctx, run); err != nil {
+					if err := e.moveRun(ctx, tx, run); err != nil {
 						return err
 					}
 				}
@@ -596,7 +643,7 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 				return err
 			}
 		}
-		return e.setBlock(ctx, tx, w, "", "", 0, nil)
+		return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
 	}
 }
 
@@ -621,14 +668,14 @@ func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.S
 		if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
 			return err
 		}
-		return e.unblockTx(ctx, tx, w, "repair", false)
+		return e.unblockTx(ctx, tx, w, triggerRepair, false)
 	})
 }
 
 // tRepairFailed leaves the failure with the user, saying why no repair came.
 func (e *Engine) tRepairFailed(ctx context.Context, w *storage.Workflow, why string) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		return e.setBlock(ctx, tx, w, "repair", w.BlockReason+" ("+why+")", w.BlockRunID, nil)
+		return e.setBlock(ctx, tx, w, BlockRepair, w.BlockReason+" ("+why+")", w.BlockRunID, nil)
 	})
 }
 
@@ -639,12 +686,12 @@ func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
 		return
 	}
 	_ = e.db.Write(ctx, func(tx *storage.Tx) error {
-		return e.setBlock(ctx, tx, w, "internal", "internal error: "+cause.Error(), w.BlockRunID, nil)
+		return e.setBlock(ctx, tx, w, BlockInternal, "internal error: "+cause.Error(), w.BlockRunID, nil)
 	})
 	e.notify(NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
 }
 
 // tSetBlockCleared lifts a block before the host re-sends a mutation.
 func (e *Engine) tSetBlockCleared(ctx context.Context, w *storage.Workflow) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.setBlock(ctx, tx, w, "", "", 0, nil) })
+	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil) })
 }

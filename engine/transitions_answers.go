@@ -30,14 +30,14 @@ func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
 		if err != nil {
 			return err
 		}
-		if m.Status != "awaiting_approval" {
+		if m.Status != MutationAwaitingApproval {
 			return refusedf("mutation %d is %s, not waiting for approval", mid, m.Status)
 		}
 		run, err := carrier(ctx, tx.Q, m)
 		if err != nil {
 			return err
 		}
-		if run.Status != "paused:approval" {
+		if run.Status != RunPausedApproval {
 			return refusedf("mutation %d was already answered", mid)
 		}
 		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
@@ -78,15 +78,14 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 	if err := e.cancelReminder(tx, m); err != nil {
 		return err
 	}
-	m.UpdatedAt = e.now()
-	if err := tx.UpdateMutation(ctx, m); err != nil {
+	if err := e.moveMutation(ctx, tx, m, MApprove, "user"); err != nil {
 		return err
 	}
-	run.Status, run.UpdatedAt = "active", e.now()
-	if err := tx.UpdateRun(ctx, run); err != nil {
+	run.Status = RunActive
+	if err := e.moveRun(ctx, tx, run); err != nil {
 		return err
 	}
-	return e.setBlock(ctx, tx, w, "", "", 0, nil)
+	return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
 }
 
 // tResolve applies an answer to an uncertain mutation.
@@ -100,7 +99,7 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 		if err != nil {
 			return err
 		}
-		if m.Status != "needs_reconcile" && m.Status != "indeterminate" {
+		if m.Status != MutationNeedsReconcile && m.Status != MutationIndeterminate {
 			return refusedf("mutation %d is %s: there is nothing uncertain to answer", mid, m.Status)
 		}
 		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
@@ -119,17 +118,17 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 			if err := e.cancelReminder(tx, m); err != nil {
 				return err
 			}
-			m.Status, m.ReconcileAttempts, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", 0, &now, now
-			if err := tx.UpdateMutation(ctx, m); err != nil {
+			m.ReconcileAttempts, m.NextAttemptAt = 0, &now
+			if err := e.moveMutation(ctx, tx, m, MTryAgain, "user"); err != nil {
 				return err
 			}
-			return e.setBlock(ctx, tx, w, "reconciliation", "checking again whether "+titleOr(m)+" happened", run.ID, nil)
+			return e.setBlock(ctx, tx, w, BlockReconciliation, "checking again whether "+titleOr(m)+" happened", run.ID, nil)
 		case Happened:
-			return e.settleTx(ctx, tx, w, m, run, "applied", "user", nil, "")
+			return e.settleTx(ctx, tx, w, m, run, MApplied, "user", nil, "")
 		case NotHappened:
-			return e.settleTx(ctx, tx, w, m, run, "failed", "user", nil, "the user said it did not happen")
+			return e.settleTx(ctx, tx, w, m, run, MFailed, "user", nil, "the user said it did not happen")
 		default:
-			return e.settleTx(ctx, tx, w, m, run, "skipped", "user", nil, "skipped by the user")
+			return e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "skipped by the user")
 		}
 	})
 	return w, err
@@ -147,8 +146,8 @@ func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error)
 			if err != nil {
 				return err
 			}
-			if ev.Status != "pending" || ev.ReservedBy != 0 {
-				what := ev.Status
+			if ev.Status != EventPending || ev.ReservedBy != 0 {
+				what := string(ev.Status)
 				if ev.ReservedBy != 0 {
 					what = fmt.Sprintf("reserved by run %d", ev.ReservedBy)
 				}
@@ -201,7 +200,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 					return err
 				}
 			}
-			if pastMutation(run) || (m != nil && m.Status != "awaiting_approval" && m.Status != "failed") {
+			if pastMutation(run) || (m != nil && m.Status != MutationAwaitingApproval && m.Status != MutationApproved && m.Status != MutationFailed) {
 				keep = append(keep, rid) // it may have happened: it completes
 				continue
 			}
@@ -209,17 +208,17 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 				if err := e.cancelReminder(tx, m); err != nil {
 					return err
 				}
-				m.Status, m.ResolvedBy, m.UpdatedAt, m.Error = "skipped", "user", now, "its input was skipped"
-				if err := tx.UpdateMutation(ctx, m); err != nil {
+				m.Error = "its input was skipped"
+				if err := e.moveMutation(ctx, tx, m, MSkip, "user"); err != nil {
 					return err
 				}
 			}
 			run.ClosedAt, run.UpdatedAt = &now, now
-			if run.Status == "active" {
-				run.Status = "crashed"
+			if run.Status == RunActive {
+				run.Status = RunCrashed
 			}
 			run.Error = "abandoned: the user skipped its input"
-			if err := tx.UpdateRun(ctx, run); err != nil {
+			if err := e.moveRun(ctx, tx, run); err != nil {
 				return err
 			}
 			if _, err := tx.Release(ctx, rid, now); err != nil {

@@ -23,8 +23,8 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		mut = m
 	}
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		run.Status, run.UpdatedAt, run.ClosedAt = "crashed", now, &now
-		if err := tx.UpdateRun(ctx, run); err != nil {
+		run.Status, run.UpdatedAt, run.ClosedAt = RunCrashed, now, &now
+		if err := e.moveRun(ctx, tx, run); err != nil {
 			return err
 		}
 		switch {
@@ -33,15 +33,15 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		case pastMutation(run):
 			_, err := e.tRetryForward(ctx, tx, run, "recovery")
 			return err
-		case mut != nil && (mut.Status == "in_flight" || mut.Status == "needs_reconcile"):
-			r, err := e.recoveryRun(ctx, tx, run, "paused:reconciliation")
+		case mut != nil && (mut.Status == MutationInFlight || mut.Status == MutationNeedsReconcile):
+			r, err := e.recoveryRun(ctx, tx, run, RunPausedReconciliation)
 			if err != nil {
 				return err
 			}
 			return e.uncertainTx(ctx, tx, w, mut, r)
-		case mut != nil && mut.Status == "awaiting_approval":
+		case mut != nil && (mut.Status == MutationApproved || mut.Status == MutationAwaitingApproval):
 			// approved but not yet sent: the recovery run sends it
-			_, err := e.recoveryRun(ctx, tx, run, "active")
+			_, err := e.recoveryRun(ctx, tx, run, RunActive)
 			return err
 		default:
 			_, err := tx.Release(ctx, run.ID, now)
@@ -52,7 +52,7 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 
 // recoveryRun creates the run that takes over a crashed run's mutation and
 // events (its retry_of points to the crashed run).
-func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.Run, status string) (*storage.Run, error) {
+func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.Run, status RunStatus) (*storage.Run, error) {
 	now := e.now()
 	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
 	if err != nil {
@@ -61,7 +61,7 @@ func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.R
 	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
 		RetryOf: old.ID, MutationID: old.MutationID, Trigger: "recovery", Phase: old.Phase, Status: status,
 		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if _, err := tx.InsertRun(ctx, r); err != nil {
+	if err := e.moveRun(ctx, tx, r); err != nil {
 		return nil, err
 	}
 	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
@@ -69,31 +69,20 @@ func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.R
 
 // uncertainTx hands a mutation that may have happened to the reconciler.
 func (e *Engine) uncertainTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
+	// the first check is due at once: the stop already gave the service
+	// its moment; back-off applies from the second check
 	now := e.now()
-	first := now.Add(e.backoff(1))
-	m.Status, m.NextAttemptAt, m.UpdatedAt = "needs_reconcile", &first, now
+	m.NextAttemptAt = &now
 	m.Error = "keep stopped while the call was in flight"
-	if err := tx.UpdateMutation(ctx, m); err != nil {
+	ev := MUncertain
+	if m.Status == MutationNeedsReconcile {
+		ev = MCheckLater
+	}
+	if err := e.moveMutation(ctx, tx, m, ev, "host"); err != nil {
 		return err
 	}
-	if err := e.setBlock(ctx, tx, w, "reconciliation", "checking whether "+titleOr(m)+" happened", run.ID, nil); err != nil {
+	if err := e.setBlock(ctx, tx, w, BlockReconciliation, "checking whether "+titleOr(m)+" happened", run.ID, nil); err != nil {
 		return err
 	}
 	return e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": m.ID, "error": m.Error})
-}
-
-// tUncertainAfterRestart: an in_flight row whose run was not active (it was
-// waiting to be sent again) may still have been sent before the stop.
-func (e *Engine) tUncertainAfterRestart(ctx context.Context, w *storage.Workflow, m *storage.Mutation, _ int64) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil {
-			return err
-		}
-		run.Status, run.UpdatedAt = "paused:reconciliation", e.now()
-		if err := tx.UpdateRun(ctx, run); err != nil {
-			return err
-		}
-		return e.uncertainTx(ctx, tx, w, m, run)
-	})
 }

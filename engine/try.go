@@ -140,7 +140,7 @@ func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (
 			return nil, "", err
 		}
 		for _, w := range wfs {
-			if w.Name != workflow && w.Status == "active" {
+			if w.Name != workflow && w.Status == WorkflowActive {
 				if err := te.Pause(ctx, w.Name); err != nil {
 					return nil, "", err
 				}
@@ -286,8 +286,8 @@ func (e *Engine) stillNote(ctx context.Context, name string) (string, error) {
 	switch {
 	case err != nil:
 		return "", err
-	case w.Status != "active":
-		return "the workflow is " + w.Status + ": nothing runs until you resume it", nil
+	case w.Status != WorkflowActive:
+		return "the workflow is " + string(w.Status) + ": nothing runs until you resume it", nil
 	case w.Block != nil:
 		return "the workflow waits for you (" + w.Block.Reason + "): nothing new runs until that is answered", nil
 	}
@@ -344,7 +344,7 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 			rep.Inputs = append(rep.Inputs, TryInput{Source: in.Source, Type: in.Type, ExternalID: in.ExternalID, Title: in.Title})
 		}
 	}
-	muts, err := te.Mutations(ctx, rep.Workflow, "applied") // only a capture "applies" here
+	muts, err := te.Mutations(ctx, rep.Workflow, string(MutationApplied)) // only a capture "applies" here
 	if err != nil {
 		return err
 	}
@@ -380,7 +380,7 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 		}
 		rep.Runs = append(rep.Runs, TryRun{RunView: runs[i], Trace: orNone(tr)})
 	}
-	evs, err := te.Events(ctx, rep.Workflow, EventFilter{Status: "pending", Limit: 10000})
+	evs, err := te.Events(ctx, rep.Workflow, EventFilter{Status: string(EventPending), Limit: 10000})
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func inputStatus(in *storage.Input, f *storage.InputFacts, now time.Time, staleA
 	}
 	for _, m := range f.Outputs {
 		switch m.Status {
-		case "awaiting_approval", "needs_reconcile", "indeterminate":
+		case MutationAwaitingApproval, MutationNeedsReconcile, MutationIndeterminate:
 			return InputNeedsAttention, false
 		}
 	}
@@ -87,11 +87,11 @@ func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]Inpu
 
 // workflowState derives what the user sees from the user's status and the
 // engine's block (DESIGN.md §7.1).
-func (e *Engine) workflowState(w *storage.Workflow, mutation string) string {
+func (e *Engine) workflowState(w *storage.Workflow, mutation MutationStatus) string {
 	switch {
-	case w.Status == "archived":
+	case w.Status == WorkflowArchived:
 		return StateStopped
-	case w.Status == "paused":
+	case w.Status == WorkflowPaused:
 		return StatePaused
 	case needsUser(w, mutation):
 		return StateNeedsAttention
@@ -109,7 +109,7 @@ func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attentio
 	}
 	v := WorkflowView{ID: idString(w.ID), Name: w.Name, Status: w.Status, State: e.workflowState(w, mutation), Version: w.Version,
 		Attention: attention[w.Name]}
-	if w.BlockKind != "" {
+	if w.BlockKind != BlockNone {
 		v.Block = &Block{Kind: w.BlockKind, Reason: w.BlockReason}
 	}
 	n, err := q.PendingInputCount(ctx, w.ID)
@@ -220,12 +220,12 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 	for conn, byStatus := range oc {
 		c := OutputCounters{}
 		for s, n := range byStatus {
-			switch s {
-			case "applied":
+			switch MutationStatus(s) {
+			case MutationApplied:
 				c.Applied += n
-			case "failed":
+			case MutationFailed:
 				c.Failed += n
-			case "awaiting_approval", "in_flight", "needs_reconcile", "indeterminate":
+			case MutationAwaitingApproval, MutationApproved, MutationInFlight, MutationNeedsReconcile, MutationIndeterminate:
 				c.Waiting += n
 			}
 		}
@@ -372,15 +372,15 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		item := AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Connector: m.Connector, Method: m.Method,
 			Params: m.Params, Preview: m.Preview, Reason: m.Error, CreatedAt: m.CreatedAt}
 		switch m.Status {
-		case "awaiting_approval":
+		case MutationAwaitingApproval:
 			item.Kind = AttentionApproval
 			item.Reason = strings.TrimPrefix(w.BlockReason, "waiting for approval: ")
 			item.Answers = []string{"approve", "approve-always", "reject"}
-		case "needs_reconcile", "indeterminate":
+		case MutationNeedsReconcile, MutationIndeterminate:
 			item.Kind = AttentionReconciliation
 			item.Answers = []string{string(TryAgain), string(Happened), string(NotHappened), string(SkipIt)}
 			item.Check = e.checkText(m)
-			if m.Status == "needs_reconcile" {
+			if m.Status == MutationNeedsReconcile {
 				item.Reason = "keep is checking whether it happened (" + m.Error + "); you may answer now"
 			}
 		default:
@@ -397,7 +397,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		return nil, err
 	}
 	for _, r := range runs {
-		if r.Status != "failed:logic" && r.Status != "failed:internal" {
+		if r.Status != RunFailedLogic && r.Status != RunFailedInternal {
 			continue
 		}
 		w := names[r.WorkflowID]
@@ -419,11 +419,15 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		if !needsUser(w, mutation) {
 			continue
 		}
-		if w.BlockKind == blockAuth {
+		if w.BlockKind == BlockAuth {
 			out = append(out, authItem(w))
 			continue
 		}
-		out = append(out, AttentionItem{Kind: AttentionBlockedWorkflow, Workflow: w.Name, ID: w.Name, Title: w.Name + " is blocked",
+		kind := AttentionBlockedWorkflow
+		if w.BlockKind == BlockPermission {
+			kind = AttentionPermission
+		}
+		out = append(out, AttentionItem{Kind: kind, Workflow: w.Name, ID: w.Name, Title: w.Name + " is blocked",
 			Reason: w.BlockReason, Params: json.RawMessage("null"), Answers: []string{"retry", "resume"}, CreatedAt: w.UpdatedAt})
 	}
 	stale, err := q.StaleInputs(ctx, e.now().Add(-e.pol.StaleAfter), 100)
@@ -458,14 +462,14 @@ func (e *Engine) checkText(m *storage.Mutation) string {
 	return text
 }
 
-func phaseWords(phase string) string {
+func phaseWords(phase Phase) string {
 	switch phase {
-	case "preparing", "prepared":
-		return "preparing"
-	case "mutating":
+	case PhasePreparing, PhasePrepared:
+		return string(PhasePreparing)
+	case PhaseMutating:
 		return "making its change"
-	case "mutated", "emitting":
+	case PhaseMutated, PhaseEmitting:
 		return "finishing after its change"
 	}
-	return phase
+	return string(phase)
 }

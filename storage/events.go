@@ -202,7 +202,7 @@ func (tx *Tx) Release(ctx context.Context, runID int64, now time.Time) (int, err
 }
 
 // Consume marks a run's pending events consumed (or skipped).
-func (tx *Tx) Consume(ctx context.Context, runID int64, status string, now time.Time) error {
+func (tx *Tx) Consume(ctx context.Context, runID int64, status EventStatus, now time.Time) error {
 	_, err := tx.exec(ctx, `UPDATE events SET status = ?, updated_at = ? WHERE reserved_by = ? AND status = 'pending'`,
 		status, ms(now), runID)
 	return err

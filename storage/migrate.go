@@ -100,6 +100,14 @@ func migrateWith(ctx context.Context, db *sql.DB, ms []migration) error {
 			tx.Rollback()
 			return fmt.Errorf("storage: migration %d (%s): %w", m.version, m.name, err)
 		}
+		if strings.Contains(m.sql, "writable_schema") {
+			// the stored schema was edited in place: a new schema cookie
+			// makes every connection, this one too, read it again
+			if err := bumpSchemaVersion(ctx, tx); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("storage: migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)`,
 			m.version, m.name, time.Now().UTC().Format(time.RFC3339)); err != nil {
 			tx.Rollback()
@@ -128,4 +136,13 @@ func (db *DB) Version(ctx context.Context) (int, error) {
 	var v int
 	err := db.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	return v, err
+}
+
+func bumpSchemaVersion(ctx context.Context, tx *sql.Tx) error {
+	var v int
+	if err := tx.QueryRowContext(ctx, `PRAGMA schema_version`).Scan(&v); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA schema_version = %d`, v+1))
+	return err
 }

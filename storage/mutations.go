@@ -35,6 +35,7 @@ func scanMutationWith(row interface{ Scan(...any) error }, extra ...any) (*Mutat
 	m.Params, m.Result = []byte(params), raw(result)
 	m.NextAttemptAt = fromNullMS(next)
 	m.CreatedAt, m.UpdatedAt = fromMS(created), fromMS(updated)
+	m.WasStatus = m.Status
 	return &m, nil
 }
 
@@ -70,17 +71,24 @@ func (tx *Tx) InsertMutation(ctx context.Context, m *Mutation, keyPrefix string)
 		return err
 	}
 	m.IdempotencyKey = fmt.Sprintf("%s-%d", keyPrefix, m.ID)
+	m.WasStatus = m.Status
 	_, err = tx.exec(ctx, `UPDATE mutations SET idempotency_key = ? WHERE id = ?`, m.IdempotencyKey, m.ID)
 	return err
 }
 
-// UpdateMutation writes a mutation's mutable fields back.
+// UpdateMutation writes a mutation's mutable fields back, compare-and-set:
+// only while the row is still at m.WasStatus. A row that moved meanwhile is
+// ErrConflict.
 func (tx *Tx) UpdateMutation(ctx context.Context, m *Mutation) error {
-	_, err := tx.exec(ctx, `UPDATE mutations SET status = ?, result = ?, error = ?, resolved_by = ?, attempts = ?,
-		reconcile_attempts = ?, next_attempt_at = ?, reminder_id = ?, updated_at = ? WHERE id = ?`,
+	res, err := tx.exec(ctx, `UPDATE mutations SET status = ?, result = ?, error = ?, resolved_by = ?, attempts = ?,
+		reconcile_attempts = ?, next_attempt_at = ?, reminder_id = ?, updated_at = ? WHERE id = ? AND status = ?`,
 		m.Status, rawOrNil(m.Result), m.Error, m.ResolvedBy, m.Attempts, m.ReconcileAttempts, msPtr(m.NextAttemptAt),
-		m.ReminderID, ms(m.UpdatedAt), m.ID)
-	return err
+		m.ReminderID, ms(m.UpdatedAt), m.ID, m.WasStatus)
+	if err := changedOne(res, err, "mutation", m.ID); err != nil {
+		return err
+	}
+	m.WasStatus = m.Status
+	return nil
 }
 
 // MutationByID returns one mutation, or ErrNotFound.
@@ -100,7 +108,7 @@ func (q Q) Mutations(ctx context.Context, workflowID int64, status string) ([]*M
 // in flight, reconciliation), oldest first.
 func (q Q) OpenMutations(ctx context.Context) ([]*Mutation, error) {
 	return q.mutations(ctx, `SELECT `+mutationCols+` FROM mutations
-		WHERE status IN ('awaiting_approval', 'in_flight', 'needs_reconcile', 'indeterminate') ORDER BY id`)
+		WHERE status IN ('awaiting_approval', 'approved', 'in_flight', 'needs_reconcile', 'indeterminate') ORDER BY id`)
 }
 
 // CountMutationsSince counts a workflow's mutations of one capability that

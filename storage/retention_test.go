@@ -23,7 +23,7 @@ func outputsByInput(t *testing.T, db *DB) map[int64][]string {
 	out := map[int64][]string{}
 	for id, f := range facts {
 		for _, m := range f.Outputs {
-			out[id] = append(out[id], m.Status+" "+m.UITitle)
+			out[id] = append(out[id], string(m.Status)+" "+m.UITitle)
 		}
 	}
 	return out

@@ -22,6 +22,7 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 	r.PrepareResult, r.MutationResult = raw(prep), raw(mres)
 	r.ClosedAt = fromNullMS(closed)
 	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
+	r.Was = RunState{r.Status, r.Phase}
 	return &r, nil
 }
 
@@ -37,16 +38,23 @@ func (tx *Tx) InsertRun(ctx context.Context, r *Run) (int64, error) {
 		return 0, fmt.Errorf("insert run: %w", err)
 	}
 	r.ID, err = res.LastInsertId()
+	r.Was = RunState{r.Status, r.Phase}
 	return r.ID, err
 }
 
-// UpdateRun writes a run's mutable fields back.
+// UpdateRun writes a run's mutable fields back, compare-and-set: only
+// while the row is still where r.Was says. A row that moved meanwhile is
+// ErrConflict.
 func (tx *Tx) UpdateRun(ctx context.Context, r *Run) error {
-	_, err := tx.exec(ctx, `UPDATE runs SET phase = ?, status = ?, mutation_id = ?, prepare_result = ?, mutation_result = ?,
-		error = ?, closed_at = ?, updated_at = ? WHERE id = ?`,
+	res, err := tx.exec(ctx, `UPDATE runs SET phase = ?, status = ?, mutation_id = ?, prepare_result = ?, mutation_result = ?,
+		error = ?, closed_at = ?, updated_at = ? WHERE id = ? AND status = ? AND phase = ?`,
 		r.Phase, r.Status, nullID(r.MutationID), rawOrNil(r.PrepareResult), rawOrNil(r.MutationResult),
-		r.Error, msPtr(r.ClosedAt), ms(r.UpdatedAt), r.ID)
-	return err
+		r.Error, msPtr(r.ClosedAt), ms(r.UpdatedAt), r.ID, r.Was.Status, r.Was.Phase)
+	if err := changedOne(res, err, "run", r.ID); err != nil {
+		return err
+	}
+	r.Was = RunState{r.Status, r.Phase}
+	return nil
 }
 
 // RunByID returns a run, or ErrNotFound.

@@ -50,8 +50,8 @@ func raw(s sql.NullString) json.RawMessage {
 type Workflow struct {
 	ID                int64
 	Name              string
-	Status            string // active, paused, archived
-	BlockKind         string // '', approval, reconciliation, repair, transient, internal
+	Status            WorkflowStatus
+	BlockKind         BlockKind
 	BlockReason       string
 	BlockRunID        int64
 	Version           int
@@ -74,16 +74,19 @@ type ScriptVersion struct {
 }
 
 type Run struct {
-	ID             int64
-	WorkflowID     int64
-	Handler        string
-	HandlerType    string // producer, consumer
-	ScriptVersion  int
-	RetryOf        int64
-	MutationID     int64
-	Trigger        string
-	Phase          string
-	Status         string
+	ID            int64
+	WorkflowID    int64
+	Handler       string
+	HandlerType   string // producer, consumer
+	ScriptVersion int
+	RetryOf       int64
+	MutationID    int64
+	Trigger       string
+	Phase         Phase
+	Status        RunStatus
+	// Was is the status and phase the row had when it was read or last
+	// written: UpdateRun writes only while the row is still there.
+	Was            RunState
 	PrepareResult  json.RawMessage
 	MutationResult json.RawMessage
 	Error          string
@@ -110,7 +113,7 @@ type Event struct {
 	Topic      string
 	MessageID  string
 	Payload    json.RawMessage
-	Status     string // pending, consumed, skipped
+	Status     EventStatus
 	ReservedBy int64
 	CreatedBy  int64
 	Attempts   int
@@ -120,16 +123,19 @@ type Event struct {
 }
 
 type Mutation struct {
-	ID                int64
-	RunID             int64
-	WorkflowID        int64
-	Connector         string
-	Method            string
-	Params            json.RawMessage
-	Preview           string
-	UITitle           string
-	IdempotencyKey    string
-	Status            string
+	ID             int64
+	RunID          int64
+	WorkflowID     int64
+	Connector      string
+	Method         string
+	Params         json.RawMessage
+	Preview        string
+	UITitle        string
+	IdempotencyKey string
+	Status         MutationStatus
+	// WasStatus is the status the row had when it was read or last
+	// written: UpdateMutation writes only while the row is still there.
+	WasStatus         MutationStatus
 	Result            json.RawMessage
 	Error             string
 	ResolvedBy        string

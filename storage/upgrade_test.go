@@ -92,7 +92,7 @@ func TestUpgrade(t *testing.T) {
 			if len(f.Outputs) != 1 {
 				t.Fatalf("an input has %d outputs after the upgrade, want 1", len(f.Outputs))
 			}
-			statuses[f.Outputs[0].Status]++
+			statuses[string(f.Outputs[0].Status)]++
 		}
 		if statuses["applied"] != 4 || statuses["awaiting_approval"] != 1 {
 			t.Fatalf("outputs by status = %v, want 4 applied and 1 awaiting approval", statuses)

@@ -63,10 +63,11 @@ func (tx *Tx) CreateWorkflow(ctx context.Context, name string, now time.Time) (i
 	return res.LastInsertId()
 }
 
-// SetWorkflowStatus sets the user's status.
-func (tx *Tx) SetWorkflowStatus(ctx context.Context, id int64, status string, now time.Time) error {
-	_, err := tx.exec(ctx, `UPDATE workflows SET status = ?, updated_at = ? WHERE id = ?`, status, ms(now), id)
-	return err
+// SetWorkflowStatus sets the user's status, compare-and-set: only while it
+// is still from (ErrConflict otherwise).
+func (tx *Tx) SetWorkflowStatus(ctx context.Context, id int64, from, to WorkflowStatus, now time.Time) error {
+	res, err := tx.exec(ctx, `UPDATE workflows SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, to, ms(now), id, from)
+	return changedOne(res, err, "workflow", id)
 }
 
 // SetWorkflowVersion makes version the active script version.
@@ -76,7 +77,7 @@ func (tx *Tx) SetWorkflowVersion(ctx context.Context, id int64, version int, now
 }
 
 // SetBlock sets (or, with kind "", clears) the engine's block on a workflow.
-func (tx *Tx) SetBlock(ctx context.Context, id int64, kind, reason string, runID int64, retryAt *time.Time, now time.Time) error {
+func (tx *Tx) SetBlock(ctx context.Context, id int64, kind BlockKind, reason string, runID int64, retryAt *time.Time, now time.Time) error {
 	_, err := tx.exec(ctx, `UPDATE workflows SET block_kind = ?, block_reason = ?, block_run_id = ?, retry_at = ?, updated_at = ? WHERE id = ?`,
 		kind, reason, nullID(runID), msPtr(retryAt), ms(now), id)
 	return err

@@ -141,28 +141,30 @@ func inputGlyph(status string) string {
 // outputWords is a mutation's ledger state in words (DESIGN §7.3).
 func outputWords(o engine.OutputView, now time.Time) string {
 	switch o.Status {
-	case "awaiting_approval":
+	case engine.MutationAwaitingApproval:
 		return "waiting for approval"
-	case "in_flight":
+	case engine.MutationApproved:
+		return "approved, sending"
+	case engine.MutationInFlight:
 		return "sending"
-	case "applied":
+	case engine.MutationApplied:
 		if a := ago(now, o.UpdatedAt); a != "" {
 			return "applied " + a
 		}
 		return "applied"
-	case "failed":
+	case engine.MutationFailed:
 		return "failed"
-	case "needs_reconcile":
+	case engine.MutationNeedsReconcile:
 		return "checking it happened"
-	case "indeterminate":
+	case engine.MutationIndeterminate:
 		return "uncertain, needs you"
-	case "skipped":
+	case engine.MutationSkipped:
 		return "skipped"
 	}
-	return o.Status
+	return string(o.Status)
 }
 
-var kindLabels = map[string]string{
+var kindLabels = map[engine.AttentionKind]string{
 	engine.AttentionApproval:        "APPROVAL",
 	engine.AttentionReconciliation:  "UNCERTAIN",
 	engine.AttentionFailedRun:       "FAILED",
@@ -170,11 +172,11 @@ var kindLabels = map[string]string{
 	engine.AttentionStaleInput:      "STALE",
 }
 
-func kindLabel(kind string) string {
+func kindLabel(kind engine.AttentionKind) string {
 	if l, ok := kindLabels[kind]; ok {
 		return l
 	}
-	return strings.ToUpper(kind)
+	return strings.ToUpper(string(kind))
 }
 
 // fit makes s at most w cells wide. A cut falls on a word boundary when one

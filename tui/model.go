@@ -312,7 +312,7 @@ func (m *Model) answersFromAnywhere(msg tea.KeyPressMsg) bool {
 }
 
 func paused(w engine.WorkflowView) bool {
-	return w.Status == "paused" || w.State == engine.StatePaused
+	return w.Status == engine.WorkflowPaused || w.State == engine.StatePaused
 }
 
 // resumes says whether p resumes rather than pauses: the workflow is
@@ -416,7 +416,7 @@ func (m *Model) syncKeys() {
 		}
 	}
 	w := m.current()
-	live := w != nil && w.Status != "archived"
+	live := w != nil && w.Status != engine.WorkflowArchived
 	k.RunNow.SetEnabled(live)
 	k.Pause.SetEnabled(live)
 	if live && m.resumes(*w) {

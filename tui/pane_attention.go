@@ -47,7 +47,7 @@ func (p *attentionPane) query(ctx context.Context) tea.Msg {
 	return attentionMsg{items: items, err: err}
 }
 
-func itemKey(it engine.AttentionItem) string { return it.Kind + "/" + it.ID }
+func itemKey(it engine.AttentionItem) string { return string(it.Kind) + "/" + it.ID }
 
 func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -123,7 +123,7 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea
 }
 
 // defaultAnswers are what each kind accepts when the engine does not say.
-var defaultAnswers = map[string][]string{
+var defaultAnswers = map[engine.AttentionKind][]string{
 	engine.AttentionApproval:        {"approve", "approve-always", "reject"},
 	engine.AttentionReconciliation:  {"try-again", "happened", "not-happened", "skip"},
 	engine.AttentionFailedRun:       {"retry"},
@@ -132,7 +132,7 @@ var defaultAnswers = map[string][]string{
 }
 
 // answerKeys maps the engine's answer names to the keys that give them.
-func answerKeys(k *keyMap, kind string) map[string]*key.Binding {
+func answerKeys(k *keyMap, kind engine.AttentionKind) map[string]*key.Binding {
 	m := map[string]*key.Binding{
 		"approve": &k.Approve, "approve-always": &k.ApproveAlways, "reject": &k.Reject,
 		"try-again": &k.TryAgain, "happened": &k.Happened, "not-happened": &k.NotHappened,

@@ -48,7 +48,7 @@ func (p *runsPane) Title() string {
 func (p *runsPane) SetSize(w, h int) {
 	p.pagedList.SetSize(w, h)
 	p.idW = len("#123456") + 1
-	p.statusW = len("paused:reconciliation") + 1
+	p.statusW = len(engine.RunPausedReconciliation) + 1
 	p.ageW = len("59 min ago")
 	p.handlerW = max(w-p.idW-p.statusW-p.ageW-1, 1)
 	p.layoutTrace()
@@ -137,7 +137,17 @@ func (p *runsPane) traceKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // failed says whether a run ended in a failure a retry may help with.
-func failed(status string) bool { return strings.HasPrefix(status, "failed") }
+func failed(status engine.RunStatus) bool {
+	return status == engine.RunFailedLogic || status == engine.RunFailedInternal
+}
+
+func runPaused(status engine.RunStatus) bool {
+	switch status {
+	case engine.RunPausedTransient, engine.RunPausedApproval, engine.RunPausedReconciliation:
+		return true
+	}
+	return false
+}
 
 func (p *runsPane) EnableKeys(k *keyMap) {
 	if p.traceRun != "" {
@@ -163,17 +173,17 @@ func (p *runsPane) rowLines(i int, sel bool) []string {
 	switch {
 	case failed(r.Status):
 		statusSt = st.Bad
-	case strings.HasPrefix(r.Status, "paused"):
+	case runPaused(r.Status):
 		statusSt = st.Warn
 	}
 	handler := r.Handler
 	if r.Phase != "" {
-		handler += " · " + r.Phase
+		handler += " · " + string(r.Phase)
 	}
 	lines := []string{p.row(sel,
 		cell{pad("#"+r.ID, p.idW), st.Dim},
 		cell{pad(handler, p.handlerW) + " ", st.Bold},
-		cell{pad(r.Status, p.statusW), statusSt},
+		cell{pad(string(r.Status), p.statusW), statusSt},
 		cell{padLeft(ago(p.sh.now(), r.CreatedAt), p.ageW), st.Dim})}
 	var more []string
 	if r.RetryOf != "" {

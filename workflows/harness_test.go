@@ -186,7 +186,7 @@ func (h *host) attention() []engine.AttentionItem {
 func (h *host) healthy(wf string) {
 	h.t.Helper()
 	for _, r := range h.runs(wf) {
-		if strings.HasPrefix(r.Status, "failed") || strings.HasPrefix(r.Status, "paused") {
+		if strings.HasPrefix(string(r.Status), "failed") || strings.HasPrefix(string(r.Status), "paused") {
 			h.t.Errorf("run %s of %s: %s in %s: %s", r.ID, r.Handler, r.Status, r.Phase, r.Error)
 		}
 	}

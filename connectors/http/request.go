@@ -77,7 +77,9 @@ func (c *Connector) request(ctx context.Context, call connectors.Call) (any, err
 		if wrote {
 			return nil, connectors.Errorf(connectors.Uncertain, "%s: sent, then %w", what, cause(err))
 		}
-		return nil, connectors.Errorf(connectors.Transient, "%s: not sent: %w", what, cause(err))
+		e := connectors.Errorf(connectors.Transient, "%s: not sent: %w", what, cause(err))
+		e.NotSent = true
+		return nil, e
 	}
 	return classify(what, resp)
 }

@@ -119,7 +119,10 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	defer cl.Close()
 	stage := stageEnvelope
 	fail := func(what string, err error) error {
-		return c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
+		e := c.fail(ctx, classifySMTP(stage, err), "smtp: "+what, err)
+		// no connection: the message certainly never reached the server
+		e.NotSent = stage == stageConnect && e.Class == connectors.Transient
+		return e
 	}
 
 	if err := cl.Mail(c.cfg.From, nil); err != nil {

@@ -51,7 +51,9 @@ func (c *Connector) send(ctx context.Context, req *http.Request, what string, mu
 		if mutation && wrote.Load() {
 			return nil, c.errorf(connectors.Uncertain, err, "%s: the request was sent but no answer came, so it may have been posted: %v", what, err)
 		}
-		return nil, c.errorf(connectors.Transient, err, "%s: %v", what, err)
+		e := c.errorf(connectors.Transient, err, "%s: %v", what, err)
+		e.NotSent = true // the request was not fully written
+		return nil, e
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))

@@ -10,7 +10,7 @@ import (
 )
 
 // attentionOf returns the attention items of one kind.
-func attentionOf(e *env, kind string) []engine.AttentionItem {
+func attentionOf(e *env, kind engine.AttentionKind) []engine.AttentionItem {
 	e.t.Helper()
 	var out []engine.AttentionItem
 	for _, it := range jsonOf[[]engine.AttentionItem](e, "attention") {

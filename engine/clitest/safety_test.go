@@ -187,9 +187,18 @@ func TestScriptTextCannotDriveTheTerminal(t *testing.T) {
 		}
 	}
 	runs := jsonOf[[]engine.RunView](e, "runs", "planter")
+	logged := "" // the producer's run is the one that logs
+	for _, r := range runs {
+		if r.Handler == "p" {
+			logged = r.ID
+		}
+	}
+	if logged == "" {
+		t.Fatalf("runs = %+v, want a run of the producer p", runs)
+	}
 	listings := [][]string{
 		{"workflows"}, {"status", "planter"}, {"status", "thrower"}, {"inputs", "planter"}, {"events", "planter"},
-		{"runs", "planter"}, {"runs", "thrower"}, {"mutations", "planter"}, {"attention"}, {"logs", "planter", "--run", runs[len(runs)-1].ID},
+		{"runs", "planter"}, {"runs", "thrower"}, {"mutations", "planter"}, {"attention"}, {"logs", "planter", "--run", logged},
 		{"logs", "thrower"}, {"grants", "planter"},
 	}
 	for _, args := range listings {
@@ -203,7 +212,7 @@ func TestScriptTextCannotDriveTheTerminal(t *testing.T) {
 		}
 	}
 	// the text is shown, escaped, not dropped
-	for _, args := range [][]string{{"attention"}, {"logs", "planter", "--run", runs[len(runs)-1].ID}, {"inputs", "planter"}, {"runs", "thrower"}} {
+	for _, args := range [][]string{{"attention"}, {"logs", "planter", "--run", logged}, {"inputs", "planter"}, {"runs", "thrower"}} {
 		if r := e.ok(args...); !strings.Contains(r.stdout, `\x1b]52;c;`) {
 			t.Errorf("keep %s does not show the planted sequence escaped:\n%s", strings.Join(args, " "), r.stdout)
 		}

@@ -150,11 +150,16 @@ func TestMaintenance(t *testing.T) {
 		}
 		// the restored engine carries on from the snapshot: every note the
 		// backup had is there, and it finishes the rest
+		// (a mutation in flight when the backup was taken is reconciled
+		// first: a blocked workflow refuses run-now)
+		dctx, dcancel := context.WithTimeout(ctx, time.Minute)
+		defer dcancel()
+		if err := e2.Drain(dctx); err != nil {
+			t.Fatal(err)
+		}
 		if err := e2.RunNow(ctx, "notes"); err != nil {
 			t.Fatal(err)
 		}
-		dctx, dcancel := context.WithTimeout(ctx, time.Minute)
-		defer dcancel()
 		if err := e2.Drain(dctx); err != nil {
 			t.Fatal(err)
 		}

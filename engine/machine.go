@@ -1,0 +1,240 @@
+package engine
+
+// The state machines (DESIGN.md §7.0): one table of allowed moves per
+// machine and one function per machine that performs a move — it checks
+// the table and writes the row compare-and-set in the caller's
+// transaction, so a row another transition moved first is a conflict,
+// never overwritten. Every write of a run's status or phase and of a
+// mutation's status goes through them; a workflow's block through setBlock.
+
+import (
+	"context"
+	"fmt"
+
+	"keep/storage"
+)
+
+// The states, declared once in storage and re-exported for the TUI.
+type (
+	RunStatus      = storage.RunStatus
+	Phase          = storage.Phase
+	MutationStatus = storage.MutationStatus
+	BlockKind      = storage.BlockKind
+	WorkflowStatus = storage.WorkflowStatus
+	EventStatus    = storage.EventStatus
+)
+
+const (
+	RunActive               = storage.RunActive
+	RunPausedTransient      = storage.RunPausedTransient
+	RunPausedApproval       = storage.RunPausedApproval
+	RunPausedReconciliation = storage.RunPausedReconciliation
+	RunFailedLogic          = storage.RunFailedLogic
+	RunFailedInternal       = storage.RunFailedInternal
+	RunCommitted            = storage.RunCommitted
+	RunCrashed              = storage.RunCrashed
+
+	PhasePreparing = storage.PhasePreparing
+	PhasePrepared  = storage.PhasePrepared
+	PhaseMutating  = storage.PhaseMutating
+	PhaseMutated   = storage.PhaseMutated
+	PhaseEmitting  = storage.PhaseEmitting
+	PhaseCommitted = storage.PhaseCommitted
+
+	MutationAwaitingApproval = storage.MutationAwaitingApproval
+	MutationApproved         = storage.MutationApproved
+	MutationInFlight         = storage.MutationInFlight
+	MutationApplied          = storage.MutationApplied
+	MutationFailed           = storage.MutationFailed
+	MutationNeedsReconcile   = storage.MutationNeedsReconcile
+	MutationIndeterminate    = storage.MutationIndeterminate
+	MutationSkipped          = storage.MutationSkipped
+
+	BlockNone           = storage.BlockNone
+	BlockApproval       = storage.BlockApproval
+	BlockReconciliation = storage.BlockReconciliation
+	BlockRepair         = storage.BlockRepair
+	BlockTransient      = storage.BlockTransient
+	BlockInternal       = storage.BlockInternal
+	BlockPermission     = storage.BlockPermission
+	BlockAuth           = storage.BlockAuth
+
+	WorkflowActive   = storage.WorkflowActive
+	WorkflowPaused   = storage.WorkflowPaused
+	WorkflowArchived = storage.WorkflowArchived
+
+	EventPending  = storage.EventPending
+	EventConsumed = storage.EventConsumed
+	EventSkipped  = storage.EventSkipped
+)
+
+// ErrConflict: the row was moved by another transition first.
+var ErrConflict = storage.ErrConflict
+
+// MutationEvent is what happens to a mutation.
+type MutationEvent string
+
+const (
+	MAsk        MutationEvent = "ask"         // the grants ask the user first
+	MSend       MutationEvent = "send"        // the in_flight row, durably, before the call (again after a 429)
+	MApprove    MutationEvent = "approve"     // the user approved it
+	MApplied    MutationEvent = "applied"     // the call, a check or the user says it happened
+	MFailed     MutationEvent = "failed"      // a definite refusal, or found not to have happened
+	MUncertain  MutationEvent = "uncertain"   // it may have reached the other side (or keep stopped mid-call)
+	MRetryLater MutationEvent = "retry_later" // the service said not now (429, 503): the same call later
+	MCheckLater MutationEvent = "check_later" // a check could not tell yet
+	MGiveUp     MutationEvent = "give_up"     // the checks could not tell: the user decides
+	MTryAgain   MutationEvent = "try_again"   // the user: check again
+	MSkip       MutationEvent = "skip"        // rejected, skipped by the user, or its input skipped
+)
+
+// mutationMoves is every way a mutation can change: from (the empty status
+// is a row not yet written), event → to. Anything else is refused.
+var mutationMoves = map[MutationStatus]map[MutationEvent]MutationStatus{
+	"":                       {MAsk: MutationAwaitingApproval, MSend: MutationInFlight},
+	MutationAwaitingApproval: {MApprove: MutationApproved, MSkip: MutationSkipped},
+	MutationApproved:         {MSend: MutationInFlight, MSkip: MutationSkipped},
+	MutationInFlight: {MApplied: MutationApplied, MFailed: MutationFailed, MUncertain: MutationNeedsReconcile,
+		MRetryLater: MutationInFlight, MSend: MutationInFlight},
+	MutationNeedsReconcile: {MApplied: MutationApplied, MFailed: MutationFailed, MCheckLater: MutationNeedsReconcile,
+		MGiveUp: MutationIndeterminate, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped},
+	MutationIndeterminate: {MApplied: MutationApplied, MFailed: MutationFailed, MTryAgain: MutationNeedsReconcile,
+		MSkip: MutationSkipped},
+	// a failed row whose input the user skips is marked skipped with it
+	MutationFailed:  {MSkip: MutationSkipped},
+	MutationApplied: {},
+	MutationSkipped: {},
+}
+
+// nextMutation is the table's answer for (from, event).
+func nextMutation(from MutationStatus, ev MutationEvent) (MutationStatus, error) {
+	to, ok := mutationMoves[from][ev]
+	if !ok {
+		return "", fmt.Errorf("%w: a mutation that is %q cannot %s", ErrRefused, orNew(string(from)), ev)
+	}
+	return to, nil
+}
+
+func orNew(s string) string {
+	if s == "" {
+		return "new"
+	}
+	return s
+}
+
+// moveMutation performs ev on m in tx: the table decides the new status,
+// by (host, reconciler, user) is recorded where it settles the row; a new
+// row is inserted, an existing one written compare-and-set.
+func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, m *storage.Mutation, ev MutationEvent, by string) error {
+	from := m.WasStatus
+	to, err := nextMutation(from, ev)
+	if err != nil {
+		return fmt.Errorf("mutation %d: %w", m.ID, err)
+	}
+	m.Status, m.UpdatedAt = to, e.now()
+	switch to {
+	case MutationApplied, MutationFailed, MutationSkipped:
+		m.ResolvedBy = by
+	}
+	if m.ID == 0 {
+		return tx.InsertMutation(ctx, m, e.keyPrefix)
+	}
+	return tx.UpdateMutation(ctx, m)
+}
+
+// touchMutation writes a mutation's other fields (a reminder, a count of
+// checks), its status unchanged.
+func (e *Engine) touchMutation(ctx context.Context, tx *storage.Tx, m *storage.Mutation) error {
+	if m.Status != m.WasStatus {
+		return fmt.Errorf("mutation %d: %s → %s outside moveMutation", m.ID, m.WasStatus, m.Status)
+	}
+	m.UpdatedAt = e.now()
+	return tx.UpdateMutation(ctx, m)
+}
+
+// runMoves: which run status may follow which (chapter 16). Staying put is
+// always allowed: a run is closed, or its fields change, at one status.
+var runMoves = map[RunStatus][]RunStatus{
+	RunActive: {RunPausedTransient, RunPausedApproval, RunPausedReconciliation, RunFailedLogic, RunFailedInternal,
+		RunCommitted, RunCrashed},
+	RunPausedTransient:      {RunActive}, // the same call sent again
+	RunPausedApproval:       {RunActive}, // approved or rejected
+	RunPausedReconciliation: {RunActive}, // it happened, or was skipped
+	RunFailedLogic:          {},          // a retry is a new run
+	RunFailedInternal:       {},          // never retried by itself
+	RunCommitted:            {},          // done
+	RunCrashed:              {},          // recovery made a new run
+}
+
+// phaseMoves: phase only moves forward (chapter 06b), along the diagram
+// or past checkpoints one transaction goes through at once.
+var phaseMoves = map[Phase][]Phase{
+	PhasePreparing: {PhasePrepared, PhaseMutating, PhaseEmitting, PhaseCommitted},
+	PhasePrepared:  {PhaseMutating, PhaseEmitting, PhaseCommitted},
+	PhaseMutating:  {PhaseMutated, PhaseEmitting, PhaseCommitted},
+	PhaseMutated:   {PhaseEmitting, PhaseCommitted},
+	PhaseEmitting:  {PhaseCommitted},
+	PhaseCommitted: {},
+}
+
+func allowed[S comparable](table map[S][]S, from, to S) bool {
+	if from == to {
+		_, known := table[from]
+		return known
+	}
+	for _, s := range table[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRunMove is the tables' answer for a run going from (status, phase)
+// to (status, phase).
+func checkRunMove(from RunStatus, fromPhase Phase, to RunStatus, toPhase Phase) error {
+	if !allowed(runMoves, from, to) {
+		return fmt.Errorf("%w: a run that is %s cannot become %s", ErrRefused, from, to)
+	}
+	if !allowed(phaseMoves, fromPhase, toPhase) {
+		return fmt.Errorf("%w: a run in phase %s cannot go to %s", ErrRefused, fromPhase, toPhase)
+	}
+	return nil
+}
+
+// moveRun writes run — its new status and phase set on it — checked
+// against the tables from where it was read (run.Was) and compare-and-set
+// in tx. A new run (id 0) is inserted at the status and phase it starts in.
+func (e *Engine) moveRun(ctx context.Context, tx *storage.Tx, run *storage.Run) error {
+	run.UpdatedAt = e.now()
+	if run.ID == 0 {
+		_, err := tx.InsertRun(ctx, run)
+		return err
+	}
+	if err := checkRunMove(run.Was.Status, run.Was.Phase, run.Status, run.Phase); err != nil {
+		return fmt.Errorf("run %d: %w", run.ID, err)
+	}
+	return tx.UpdateRun(ctx, run)
+}
+
+// workflowMoves: the user's status of a workflow (DESIGN.md §7.1).
+var workflowMoves = map[WorkflowStatus][]WorkflowStatus{
+	WorkflowActive:   {WorkflowPaused, WorkflowArchived},
+	WorkflowPaused:   {WorkflowActive, WorkflowArchived},
+	WorkflowArchived: {WorkflowActive},
+}
+
+// moveWorkflow sets the user's status of w in tx, checked against the
+// table, compare-and-set, with its notification journaled.
+func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Workflow, to WorkflowStatus) error {
+	if w.Status == to || !allowed(workflowMoves, w.Status, to) {
+		return fmt.Errorf("%w: workflow %s is %s", ErrRefused, w.Name, w.Status)
+	}
+	if err := tx.SetWorkflowStatus(ctx, w.ID, w.Status, to, e.now()); err != nil {
+		return err
+	}
+	w.Status = to
+	topic := map[WorkflowStatus]string{WorkflowActive: "workflow.resumed", WorkflowPaused: "workflow.paused", WorkflowArchived: "workflow.archived"}[to]
+	verb := map[WorkflowStatus]string{WorkflowActive: " resumed", WorkflowPaused: " paused", WorkflowArchived: " archived"}[to]
+	return e.journal(tx, w, topic, map[string]any{"text": w.Name + verb})
+}

@@ -1,0 +1,230 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"keep/engine/config"
+	"keep/storage"
+)
+
+// TestMutationMachine: every (from, event) pair of the ledger, written out
+// here independently of mutationMoves, goes where DESIGN.md §7.3 says or is
+// refused.
+func TestMutationMachine(t *testing.T) {
+	t.Parallel()
+	statuses := []MutationStatus{"", MutationAwaitingApproval, MutationApproved, MutationInFlight, MutationApplied,
+		MutationFailed, MutationNeedsReconcile, MutationIndeterminate, MutationSkipped}
+	events := []MutationEvent{MAsk, MSend, MApprove, MApplied, MFailed, MUncertain, MRetryLater, MCheckLater, MGiveUp, MTryAgain, MSkip}
+	want := map[MutationStatus]map[MutationEvent]MutationStatus{
+		"":                       {MAsk: MutationAwaitingApproval, MSend: MutationInFlight},
+		MutationAwaitingApproval: {MApprove: MutationApproved, MSkip: MutationSkipped},
+		MutationApproved:         {MSend: MutationInFlight, MSkip: MutationSkipped},
+		MutationInFlight: {MApplied: MutationApplied, MFailed: MutationFailed, MUncertain: MutationNeedsReconcile,
+			MRetryLater: MutationInFlight, MSend: MutationInFlight},
+		MutationNeedsReconcile: {MApplied: MutationApplied, MFailed: MutationFailed, MCheckLater: MutationNeedsReconcile,
+			MGiveUp: MutationIndeterminate, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped},
+		MutationIndeterminate: {MApplied: MutationApplied, MFailed: MutationFailed, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped},
+		MutationFailed:        {MSkip: MutationSkipped},
+	}
+	for _, from := range statuses {
+		for _, ev := range events {
+			t.Run(fmt.Sprintf("%s/%s", orNew(string(from)), ev), func(t *testing.T) {
+				got, err := nextMutation(from, ev)
+				exp, ok := want[from][ev]
+				switch {
+				case ok && (err != nil || got != exp):
+					t.Fatalf("got %q, %v; want %q", got, err, exp)
+				case !ok && !errors.Is(err, ErrRefused):
+					t.Fatalf("got %q, %v; want a refusal", got, err)
+				}
+			})
+		}
+	}
+	if len(mutationMoves) != len(statuses) {
+		t.Fatalf("the table has %d statuses, the test knows %d", len(mutationMoves), len(statuses))
+	}
+}
+
+// TestRunMachine: every pair of run statuses and every pair of phases.
+func TestRunMachine(t *testing.T) {
+	t.Parallel()
+	statuses := []RunStatus{RunActive, RunPausedTransient, RunPausedApproval, RunPausedReconciliation, RunFailedLogic,
+		RunFailedInternal, RunCommitted, RunCrashed}
+	leaves := map[RunStatus][]RunStatus{
+		RunActive: {RunPausedTransient, RunPausedApproval, RunPausedReconciliation, RunFailedLogic, RunFailedInternal,
+			RunCommitted, RunCrashed},
+		RunPausedTransient:      {RunActive},
+		RunPausedApproval:       {RunActive},
+		RunPausedReconciliation: {RunActive},
+	}
+	for _, from := range statuses {
+		for _, to := range statuses {
+			exp := from == to
+			for _, s := range leaves[from] {
+				exp = exp || s == to
+			}
+			if got := checkRunMove(from, PhaseMutating, to, PhaseMutating) == nil; got != exp {
+				t.Errorf("run %s → %s: allowed %v, want %v", from, to, got, exp)
+			}
+		}
+	}
+	phases := []Phase{PhasePreparing, PhasePrepared, PhaseMutating, PhaseMutated, PhaseEmitting, PhaseCommitted}
+	// forward only (chapter 06b); mutated only from mutating (the mutation
+	// was applied); one transaction may pass several checkpoints
+	forward := map[Phase][]Phase{
+		PhasePreparing: {PhasePrepared, PhaseMutating, PhaseEmitting, PhaseCommitted},
+		PhasePrepared:  {PhaseMutating, PhaseEmitting, PhaseCommitted},
+		PhaseMutating:  {PhaseMutated, PhaseEmitting, PhaseCommitted},
+		PhaseMutated:   {PhaseEmitting, PhaseCommitted},
+		PhaseEmitting:  {PhaseCommitted},
+	}
+	for _, from := range phases {
+		for _, to := range phases {
+			exp := from == to
+			for _, p := range forward[from] {
+				exp = exp || p == to
+			}
+			if got := checkRunMove(RunActive, from, RunActive, to) == nil; got != exp {
+				t.Errorf("phase %s → %s: allowed %v, want %v", from, to, got, exp)
+			}
+		}
+	}
+}
+
+// TestMoveIsCompareAndSet: a move written from a state the row has left
+// is a conflict and changes nothing.
+func TestMoveIsCompareAndSet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	s := newSink(t)
+	b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+	b.drain() // the mutation waits for approval
+	m, err := b.db.Read().MutationByID(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := *m
+	if err := b.e.Approve(ctx, "1", false); err != nil {
+		t.Fatal(err)
+	}
+	// a second writer still holding the row as it was before the approval
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveMutation(ctx, tx, &stale, MSkip, "user") })
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("a skip from the stale awaiting_approval: %v, want a conflict", err)
+	}
+	if got, _ := b.db.Read().MutationByID(ctx, 1); got.Status != MutationApplied {
+		t.Fatalf("mutation %s, want applied (the approval's outcome untouched)", got.Status)
+	}
+	run, err := b.db.Read().RunByID(ctx, m.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Status = RunActive // committed cannot become active again
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, run) })
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("committed → active: %v, want refused by the table", err)
+	}
+}
+
+// TestApprovedAndRefusalKinds: approved is a ledger status of its own; a
+// refused permission is a block and attention kind of its own, while the
+// run waits as paused:approval (chapter 16).
+func TestApprovedAndRefusalKinds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("an approval of a paused workflow leaves the mutation approved until it is sent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		s := newSink(t)
+		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.drain()
+		if err := b.e.Pause(ctx, "push"); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.e.Approve(ctx, "1", false); err != nil {
+			t.Fatal(err)
+		}
+		if ms := b.mutationsBy(""); len(ms) != 1 || ms[0].Status != MutationApproved || s.posts != 0 {
+			t.Fatalf("mutations %+v, posts %d: want approved, not yet sent", ms, s.posts)
+		}
+		if att, _ := b.e.Attention(ctx); len(att) != 0 {
+			t.Fatalf("attention %+v: an approved mutation no longer asks", att)
+		}
+		if err := b.e.Resume(ctx, "push"); err != nil {
+			t.Fatal(err)
+		}
+		if ms := b.mutationsBy(""); len(ms) != 1 || ms[0].Status != MutationApplied || s.posts != 1 {
+			t.Fatalf("mutations %+v, posts %d: want applied once after resume", ms, s.posts)
+		}
+	})
+
+	t.Run("a host outside allow_hosts is a permission block, not an approval prompt", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations, func(c *config.Config) { c.Connectors.HTTP.AllowHosts = []string{"api.example.com"} })
+		s := newSink(t)
+		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.drain()
+		w := b.workflow("push")
+		if w.Block == nil || w.Block.Kind != BlockPermission {
+			t.Fatalf("block %+v, want %s", w.Block, BlockPermission)
+		}
+		var paused bool
+		for _, r := range b.runs("push") {
+			paused = paused || r.Status == RunPausedApproval
+		}
+		if !paused {
+			t.Fatalf("runs %+v: want one paused:approval", b.runs("push"))
+		}
+		att, _ := b.e.Attention(ctx)
+		if len(att) != 1 || att[0].Kind != AttentionPermission {
+			t.Fatalf("attention %+v, want one of kind permission", att)
+		}
+	})
+}
+
+// TestWorkflowStatusMoves: pause and resume go through moveWorkflow, whose
+// write is compare-and-set: a resume computed from a stale read conflicts.
+func TestWorkflowStatusMoves(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
+	w, err := b.db.Read().WorkflowByName(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := *w // read while active
+	if err := b.e.Pause(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.e.Pause(ctx, "w"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a second pause: %v, want refused", err)
+	}
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WorkflowArchived) })
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("archive from a stale active: %v, want a conflict", err)
+	}
+	if err := b.e.Resume(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.workflow("w"); got.Status != WorkflowActive {
+		t.Fatalf("status %s after resume", got.Status)
+	}
+	for from, tos := range map[WorkflowStatus][]WorkflowStatus{WorkflowActive: {WorkflowPaused, WorkflowArchived},
+		WorkflowPaused: {WorkflowActive, WorkflowArchived}, WorkflowArchived: {WorkflowActive}} {
+		for _, to := range []WorkflowStatus{WorkflowActive, WorkflowPaused, WorkflowArchived} {
+			exp := false
+			for _, s := range tos {
+				exp = exp || s == to
+			}
+			if got := from != to && allowed(workflowMoves, from, to); got != exp {
+				t.Errorf("workflow %s → %s: allowed %v, want %v", from, to, got, exp)
+			}
+		}
+	}
+}
