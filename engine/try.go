@@ -126,7 +126,7 @@ func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (
 		return nil, err
 	}
 	opts.Deployed = true
-	snapshot := func(path string) error { return e.db.Snapshot(ctx, path) }
+	snapshot := func(path string) error { return e.db.Backup(ctx, path) }
 	return dryRun(ctx, e.reg, e.pol, opts, snapshot, func(te *Engine) (*sandbox.Script, string, error) {
 		sc, err := te.Validate(sv.FileName, []byte(sv.Source))
 		if err != nil {

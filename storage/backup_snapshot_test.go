@@ -31,7 +31,7 @@ func TestSnapshotCopiesWithoutChangingTheSource(t *testing.T) {
 		before[p], _ = os.ReadFile(p)
 	}
 	dst := filepath.Join(dir, "copy.db")
-	if err := db.Snapshot(ctx, dst); err != nil {
+	if err := db.Backup(ctx, dst); err != nil {
 		t.Fatal(err)
 	}
 	for p, b := range before {
@@ -48,7 +48,7 @@ func TestSnapshotCopiesWithoutChangingTheSource(t *testing.T) {
 	if err != nil || len(wfs) != 1 || wfs[0].Name != "notes" {
 		t.Fatalf("the copy holds %+v (%v)", wfs, err)
 	}
-	if err := db.Snapshot(ctx, dst); err == nil {
+	if err := db.Backup(ctx, dst); err == nil {
 		t.Error("a snapshot over an existing file succeeded")
 	}
 }
