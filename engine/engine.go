@@ -34,6 +34,7 @@ type Policy struct {
 	StaleAfter          time.Duration
 	DefaultMutationMode string
 	ApprovalReminder    time.Duration
+	CrashLimit          int
 	Limits              sandbox.Limits
 }
 
@@ -54,6 +55,7 @@ func PolicyFrom(p config.Policy) Policy {
 		StaleAfter:          p.StaleAfter.Duration,
 		DefaultMutationMode: p.DefaultMutationMode,
 		ApprovalReminder:    p.ApprovalReminder.Duration,
+		CrashLimit:          p.CrashLimit,
 		Limits:              limits,
 	}
 }

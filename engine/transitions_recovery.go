@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	"keep/storage"
 )
@@ -25,6 +26,9 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		run.Status, run.UpdatedAt, run.ClosedAt = RunCrashed, now, &now
 		if err := e.moveRun(ctx, tx, run); err != nil {
+			return err
+		}
+		if err := e.crashLoopTx(ctx, tx, w, run, mut); err != nil {
 			return err
 		}
 		switch {
@@ -85,4 +89,36 @@ func (e *Engine) uncertainTx(ctx context.Context, tx *storage.Tx, w *storage.Wor
 		return err
 	}
 	return e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": m.ID, "error": m.Error})
+}
+
+// crashLoopTx blocks a workflow whose handler was found running at start
+// CrashLimit times in a row: a handler that takes the process down (or one
+// keep keeps being killed under) is asked about, not restarted forever. A
+// run holding an uncertain mutation is left to the reconciler: its handler
+// is not what runs next.
+func (e *Engine) crashLoopTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation) error {
+	limit := e.pol.CrashLimit
+	if limit <= 0 || pastMutation(run) || (mut != nil && (mut.Status == MutationInFlight || mut.Status == MutationNeedsReconcile)) {
+		return nil
+	}
+	recent, err := tx.Runs(ctx, w.ID, 0, 4*limit, run.Handler)
+	if err != nil {
+		return err
+	}
+	crashed := 0
+	for _, r := range recent {
+		if r.Handler != run.Handler {
+			continue // Runs matches handler names by substring
+		}
+		if r.Status != RunCrashed {
+			break
+		}
+		crashed++
+	}
+	if crashed < limit {
+		return nil
+	}
+	reason := fmt.Sprintf("%s %s was running the last %d times keep stopped without finishing it (it may take keep down); fix the script, then keep retry %s",
+		run.HandlerType, run.Handler, crashed, w.Name)
+	return e.setBlock(ctx, tx, w, BlockInternal, reason, run.ID, nil)
 }

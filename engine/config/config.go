@@ -52,6 +52,10 @@ type Policy struct {
 	StaleAfter          Duration `toml:"stale_after"`
 	DefaultMutationMode string   `toml:"default_mutation_mode"`
 	ApprovalReminder    Duration `toml:"approval_reminder"`
+	// CrashLimit: a handler found running this many times in a row when
+	// keep starts (it took the process down, or keep was killed under it)
+	// blocks its workflow instead of running again; 0: never.
+	CrashLimit int `toml:"crash_limit"`
 }
 
 type Repair struct {
@@ -213,6 +217,7 @@ func Default() Config {
 			StaleAfter:          Duration{168 * time.Hour},
 			DefaultMutationMode: "ask",
 			ApprovalReminder:    Duration{time.Hour},
+			CrashLimit:          3,
 		},
 		Connectors: Connectors{
 			Files: Files{Roots: []string{"~/Keep"}},
@@ -321,7 +326,7 @@ func (c Config) validate() error {
 	for _, x := range []struct {
 		key string
 		v   int
-	}{{"policy.transient_retries", p.TransientRetries}, {"policy.reconcile_attempts", p.ReconcileAttempts}, {"policy.repairs", p.Repairs}} {
+	}{{"policy.transient_retries", p.TransientRetries}, {"policy.reconcile_attempts", p.ReconcileAttempts}, {"policy.repairs", p.Repairs}, {"policy.crash_limit", p.CrashLimit}} {
 		if x.v < 0 {
 			return fmt.Errorf("%s may not be negative, got %d", x.key, x.v)
 		}
