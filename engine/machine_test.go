@@ -205,7 +205,7 @@ func TestWorkflowStatusMoves(t *testing.T) {
 	if err := b.e.Pause(ctx, "w"); !errors.Is(err, ErrRefused) {
 		t.Fatalf("a second pause: %v, want refused", err)
 	}
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WorkflowArchived) })
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WArchive) })
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("archive from a stale active: %v, want a conflict", err)
 	}
@@ -215,16 +215,62 @@ func TestWorkflowStatusMoves(t *testing.T) {
 	if got := b.workflow("w"); got.Status != WorkflowActive {
 		t.Fatalf("status %s after resume", got.Status)
 	}
-	for from, tos := range map[WorkflowStatus][]WorkflowStatus{WorkflowActive: {WorkflowPaused, WorkflowArchived},
-		WorkflowPaused: {WorkflowActive, WorkflowArchived}, WorkflowArchived: {WorkflowActive}} {
-		for _, to := range []WorkflowStatus{WorkflowActive, WorkflowPaused, WorkflowArchived} {
-			exp := false
-			for _, s := range tos {
-				exp = exp || s == to
-			}
-			if got := from != to && allowed(workflowMoves, from, to); got != exp {
-				t.Errorf("workflow %s → %s: allowed %v, want %v", from, to, got, exp)
+	// every (status, event): the table's answer, or refused
+	want := map[WorkflowStatus]map[WorkflowEvent]WorkflowStatus{
+		WorkflowActive:   {WDeploy: WorkflowActive, WRunNow: WorkflowActive, WPause: WorkflowPaused, WArchive: WorkflowArchived},
+		WorkflowPaused:   {WDeploy: WorkflowPaused, WResume: WorkflowActive, WArchive: WorkflowArchived},
+		WorkflowArchived: {WDeploy: WorkflowArchived, WResume: WorkflowActive},
+	}
+	for from, row := range want {
+		for _, ev := range []WorkflowEvent{WDeploy, WRunNow, WPause, WResume, WArchive} {
+			to, ok := workflowMoves[from][ev]
+			if exp, expOK := row[ev]; ok != expOK || to != exp {
+				t.Errorf("workflow %s on %s: %q (%v), want %q (%v)", from, ev, to, ok, exp, expOK)
 			}
 		}
+	}
+}
+
+// TestRunNowAndDeployAreWorkflowMoves: run-now and deploy go through
+// moveWorkflow like pause and resume: run-now from a status read before a
+// pause committed conflicts and queues nothing; deploy of a paused
+// workflow keeps it paused; an unknown event is refused by the table.
+func TestRunNowAndDeployAreWorkflowMoves(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
+	read := func() storage.Workflow {
+		w, err := b.db.Read().WorkflowByName(ctx, "w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *w
+	}
+	stale := read()
+	if err := b.e.Pause(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	err := b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WRunNow) })
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("run-now from a stale active: %v, want a conflict", err)
+	}
+	cur := read()
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &cur, WRunNow) })
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("run-now on a paused workflow: %v, want refused by the table", err)
+	}
+	if err := b.e.RunNow(ctx, "w"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("RunNow on a paused workflow: %v, want refused", err)
+	}
+	b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
+	if got := read(); got.Status != WorkflowPaused || got.Version != 2 {
+		t.Fatalf("after deploying a paused workflow: %s v%d, want paused v2", got.Status, got.Version)
+	}
+	if err := b.e.Resume(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.e.RunNow(ctx, "w"); err != nil {
+		t.Fatalf("RunNow on an active workflow: %v", err)
 	}
 }

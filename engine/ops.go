@@ -59,6 +59,11 @@ func (e *Engine) RunNow(ctx context.Context, name string) error {
 	}
 	now := e.now()
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+		// compare-and-set on the status checked above: a pause that
+		// committed since makes this a conflict, not a queue on a paused workflow
+		if err := e.moveWorkflow(ctx, tx, w, WRunNow); err != nil {
+			return err
+		}
 		for _, p := range sc.Workflow.Producers {
 			if err := tx.SetNextRun(ctx, w.ID, p.Name, &now); err != nil {
 				return err
@@ -88,7 +93,7 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 		if cur.Status == WorkflowPaused {
 			return refusedf("workflow %s is already paused", name)
 		}
-		return e.moveWorkflow(ctx, tx, cur, WorkflowPaused)
+		return e.moveWorkflow(ctx, tx, cur, WPause)
 	})
 	if err == nil {
 		e.notify(NoteWorkflowPaused, name, name+" paused")
@@ -121,7 +126,7 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 			return refusedf("workflow %s is not paused and has nothing the user can clear", name)
 		}
 		if cur.Status != WorkflowActive {
-			if err := e.moveWorkflow(ctx, tx, cur, WorkflowActive); err != nil {
+			if err := e.moveWorkflow(ctx, tx, cur, WResume); err != nil {
 				return err
 			}
 		}
