@@ -203,11 +203,19 @@ func checkRunMove(from RunStatus, fromPhase Phase, to RunStatus, toPhase Phase) 
 	return nil
 }
 
+// Who moves a run, besides the user's answers ("user:approve", ...).
+const (
+	byScheduler = "scheduler" // the engine running the handler
+	byRecovery  = "recovery"  // start-up after a crash
+)
+
 // moveRun writes run — its new status and phase set on it — checked
 // against the tables from where it was read (run.Was) and compare-and-set
-// in tx. A new run (id 0) is inserted at the status and phase it starts in.
-func (e *Engine) moveRun(ctx context.Context, tx *storage.Tx, run *storage.Run) error {
-	run.UpdatedAt = e.now()
+// in tx, with by (the scheduler, recovery, the user's answer) recorded as
+// who made the move. A new run (id 0) is inserted at the status and phase
+// it starts in.
+func (e *Engine) moveRun(ctx context.Context, tx *storage.Tx, run *storage.Run, by string) error {
+	run.UpdatedAt, run.MovedBy = e.now(), by
 	if run.ID == 0 {
 		_, err := tx.InsertRun(ctx, run)
 		return err

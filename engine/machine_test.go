@@ -124,7 +124,7 @@ func TestMoveIsCompareAndSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	run.Status = RunActive // committed cannot become active again
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, run) })
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, run, byScheduler) })
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("committed → active: %v, want refused by the table", err)
 	}
@@ -272,5 +272,52 @@ func TestRunNowAndDeployAreWorkflowMoves(t *testing.T) {
 	}
 	if err := b.e.RunNow(ctx, "w"); err != nil {
 		t.Fatalf("RunNow on an active workflow: %v", err)
+	}
+}
+
+// TestRunMovesRecordWho: every run move records who made it, as
+// resolved_by does for a mutation: the scheduler pauses the run for
+// approval, the user's approval sets it going, the scheduler commits it.
+func TestRunMovesRecordWho(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	s := newSink(t)
+	b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+	b.drain()
+	m, err := b.db.Read().MutationByID(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(status RunStatus, by string) {
+		t.Helper()
+		run, err := b.db.Read().RunByID(ctx, m.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != status || run.MovedBy != by {
+			t.Fatalf("run %s moved by %q, want %s moved by %q", run.Status, run.MovedBy, status, by)
+		}
+	}
+	want(RunPausedApproval, byScheduler)
+	if err := b.e.Pause(ctx, "push"); err != nil { // so the approval is the last move until resume
+		t.Fatal(err)
+	}
+	if err := b.e.Approve(ctx, "1", false); err != nil {
+		t.Fatal(err)
+	}
+	want(RunActive, "user:approve")
+	if err := b.e.Resume(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	want(RunCommitted, byScheduler)
+	runs, err := b.e.Runs(ctx, "push", Page{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.MovedBy == "" {
+			t.Errorf("run %s (%s) shows no mover", r.ID, r.Handler)
+		}
 	}
 }
