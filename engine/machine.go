@@ -249,16 +249,18 @@ var workflowMoves = map[WorkflowStatus]map[WorkflowEvent]WorkflowStatus{
 	WorkflowArchived: {WDeploy: WorkflowArchived, WResume: WorkflowActive},
 }
 
-// workflowNotes: the journaled topic and words of a change of status.
+// workflowNotes: the journaled topic (also the front ends' notification
+// kind) and words of a change of status.
 var workflowNotes = map[WorkflowStatus][2]string{
-	WorkflowActive:   {"workflow.resumed", " resumed"},
-	WorkflowPaused:   {"workflow.paused", " paused"},
+	WorkflowActive:   {NoteWorkflowResumed, " resumed"},
+	WorkflowPaused:   {NoteWorkflowPaused, " paused"},
 	WorkflowArchived: {"workflow.archived", " archived"},
 }
 
 // moveWorkflow performs ev on w in tx: the table decides the new status; a
 // new workflow (id 0) is inserted, an existing one written compare-and-set,
-// and a change of status has its notification journaled.
+// and a change of status has its event journaled and, once committed, is
+// announced to the front ends.
 func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Workflow, ev WorkflowEvent) error {
 	from := w.Status
 	if w.ID == 0 {
@@ -285,6 +287,7 @@ func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Wo
 	if from == to {
 		return nil
 	}
-	note := workflowNotes[to]
-	return e.journal(tx, w, note[0], map[string]any{"text": w.Name + note[1]})
+	note, name := workflowNotes[to], w.Name
+	tx.AfterCommit(func() { e.notify(note[0], name, name+note[1]) })
+	return e.journal(tx, w, note[0], map[string]any{"text": name + note[1]})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"keep/engine/config"
 	"keep/storage"
@@ -318,6 +319,52 @@ func TestRunMovesRecordWho(t *testing.T) {
 	for _, r := range runs {
 		if r.MovedBy == "" {
 			t.Errorf("run %s (%s) shows no mover", r.ID, r.Handler)
+		}
+	}
+}
+
+// TestWorkflowMoveAnnouncesAfterCommit: a workflow move announces itself
+// to the front ends from inside the move, once its transaction commits: a
+// move rolled back is never announced.
+func TestWorkflowMoveAnnouncesAfterCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
+	ch, stop := b.e.Subscribe()
+	defer stop()
+	errRollBack := errors.New("roll back")
+	err := b.db.Write(ctx, func(tx *storage.Tx) error {
+		w, err := tx.WorkflowByName(ctx, "w")
+		if err != nil {
+			return err
+		}
+		if err := b.e.moveWorkflow(ctx, tx, w, WArchive); err != nil {
+			return err
+		}
+		return errRollBack
+	})
+	if !errors.Is(err, errRollBack) {
+		t.Fatal(err)
+	}
+	if err := b.e.Pause(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-ch:
+			if n.Kind == "workflow.archived" {
+				t.Fatalf("a rolled-back archive was announced: %+v", n)
+			}
+			if n.Kind == NoteWorkflowPaused {
+				if n.Workflow != "w" || n.Text != "w paused" {
+					t.Fatalf("notification %+v", n)
+				}
+				return
+			}
+		case <-timeout:
+			t.Fatal("no workflow.paused notification from the pause")
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		// the check and the move in one transaction
 		cur, err := tx.WorkflowByID(ctx, w.ID)
 		if err != nil {
@@ -95,10 +95,6 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 		}
 		return e.moveWorkflow(ctx, tx, cur, WPause)
 	})
-	if err == nil {
-		e.notify(NoteWorkflowPaused, name, name+" paused")
-	}
-	return err
 }
 
 // Resume sets the workflow active again and clears a block the user can
@@ -143,7 +139,6 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 		e.markAllConsumers(ctx, ws, w)
 		e.notify(NoteChanged, w.Name, w.Name+": retrying")
 	}
-	e.notify(NoteWorkflowResumed, name, name+" resumed")
 	return e.carryOn(ctx, ws)
 }
 
