@@ -8,10 +8,6 @@ package main
 
 import (
 	"bufio"
-	"keep/engine/benchmark"
-	"keep/workflows"
-	"os/exec"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,10 +15,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"keep/engine/bus"
 	"log/slog"
 	"maps"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
@@ -37,17 +33,11 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/charmbracelet/x/term"
 
-	"keep/connectors"
-	"keep/connectors/accounts"
 	"keep/engine"
-	"keep/engine/config"
+	"keep/engine/benchmark"
 	"keep/engine/daemon"
-	"keep/engine/reference"
-	"keep/engine/service"
-	"keep/sandbox"
-	"keep/storage"
 	"keep/tui"
-	"keep/tui/printable"
+	"keep/workflows"
 )
 
 func main() {
@@ -89,7 +79,7 @@ func (e *reportedError) Error() string { return "reported" }
 func exitCode(err error) int {
 	var ue *usageError
 	var re *refusedError
-	var le *storage.LockedError
+	var le *engine.LockedError
 	var rep *reportedError
 	switch {
 	case err == nil:
@@ -396,11 +386,11 @@ type cli struct {
 	configPath     string
 	configSet      bool // --config was given: the file must exist
 
-	cfg     *config.Config
-	accts   *accounts.Store
+	cfg     *engine.Config
+	accts   *engine.AccountStore
 	stdin   *bufio.Reader
 	log     *slog.Logger
-	bus     *bus.Bus
+	bus     *engine.Bus
 	closers []func()
 }
 
@@ -410,7 +400,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// controls (titles, logs, errors, payloads) never reaches the terminal
 	// as control characters. JSON goes out on its own path (printJSON).
 	rawStdout := stdout
-	out, errOut := printable.NewWriter(stdout), printable.NewWriter(stderr)
+	out, errOut := tui.NewPrintableWriter(stdout), tui.NewPrintableWriter(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
 	stdout, stderr = out, errOut
@@ -419,7 +409,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	fs := flag.NewFlagSet("keep", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	c.dbPath, c.configPath = defaultDBPath(), config.DefaultPath()
+	c.dbPath, c.configPath = defaultDBPath(), engine.DefaultConfigPath()
 	fs.Func("db", "database file", pathVar(&c.dbPath, nil))
 	fs.Func("config", "config file", pathVar(&c.configPath, &c.configSet))
 	asDaemon := fs.Bool("daemon", false, "run the engine without a UI until SIGINT/SIGTERM")
@@ -578,11 +568,11 @@ func defaultDBPath() string {
 
 // config loads the config file once: a missing file at the default path
 // means every default; one named with --config must exist.
-func (c *cli) config() (config.Config, error) {
+func (c *cli) config() (engine.Config, error) {
 	if c.cfg != nil {
 		return *c.cfg, nil
 	}
-	cfg, err := config.Load(c.configPath, c.configSet)
+	cfg, err := engine.LoadConfig(c.configPath, c.configSet)
 	if err != nil {
 		return cfg, err
 	}
@@ -612,7 +602,7 @@ func (c *cli) logger() *slog.Logger {
 
 func (c *cli) openLog() *slog.Logger {
 	path := filepath.Join(filepath.Dir(c.dbPath), "keep.log")
-	maxMB := config.Default().Retention.LogMaxMB
+	maxMB := engine.DefaultConfig().Retention.LogMaxMB
 	if cfg, err := c.config(); err == nil {
 		maxMB = cfg.Retention.LogMaxMB
 	}
@@ -634,7 +624,7 @@ func (c *cli) api(ctx context.Context) (engine.API, error) {
 		return client, nil
 	}
 	e, err := c.openEngine(ctx)
-	var le *storage.LockedError
+	var le *engine.LockedError
 	if errors.As(err, &le) {
 		// A daemon may have started between the two looks.
 		if client, ok := c.attach(); ok {
@@ -677,7 +667,7 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := storage.Open(ctx, storage.Opts{Path: c.dbPath, Logger: logger})
+	db, err := engine.OpenDB(ctx, engine.DBOpts{Path: c.dbPath, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -685,12 +675,12 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 	// The bus journals what a person may care about in the same transaction
 	// as the change; its dispatch loop runs only in long-lived modes
 	// (startBus), and recover() redelivers what a short command journaled.
-	c.bus = bus.New(db, bus.Opts{Logger: logger})
-	subs := make([]bus.Subscription, len(cfg.Events.Subscribes))
+	c.bus = engine.NewBus(db, engine.BusOpts{Logger: logger})
+	subs := make([]engine.BusSubscription, len(cfg.Events.Subscribes))
 	for i, s := range cfg.Events.Subscribes {
-		subs[i] = bus.Subscription{Topic: s.Topic, Handler: s.Handler}
+		subs[i] = engine.BusSubscription{Topic: s.Topic, Handler: s.Handler}
 	}
-	if err := c.bus.Wire(subs, map[string]bus.Handler{bus.NotifyUserHandler: bus.NotifyUser(desktopNotify)}); err != nil {
+	if err := c.bus.Wire(subs, map[string]engine.BusHandler{engine.NotifyUserHandler: engine.NotifyUser(desktopNotify)}); err != nil {
 		return nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
 	}
 	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
@@ -728,22 +718,22 @@ func desktopNotify(title, text string) {
 	_ = exec.Command(path, "--app-name=keep", "--", "keep: "+title, text).Run()
 }
 
-// loadOptions is what sandbox.Load needs to check a file against the
+// loadOptions is what engine.LoadScript needs to check a file against the
 // connectors of the config, as the engine builds it (engine.loadOptions).
-func (c *cli) loadOptions() (sandbox.LoadOptions, error) {
+func (c *cli) loadOptions() (engine.LoadOptions, error) {
 	cfg, err := c.config()
 	if err != nil {
-		return sandbox.LoadOptions{}, err
+		return engine.LoadOptions{}, err
 	}
 	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
 	if err != nil {
-		return sandbox.LoadOptions{}, err
+		return engine.LoadOptions{}, err
 	}
-	var methods []sandbox.MethodSpec
+	var methods []engine.MethodSpec
 	for _, m := range reg.Catalog() {
-		methods = append(methods, sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind)})
+		methods = append(methods, engine.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: engine.MethodKind(m.Kind)})
 	}
-	return sandbox.LoadOptions{Methods: methods, MinInterval: cfg.Policy.MinProducerInterval.Duration}, nil
+	return engine.LoadOptions{Methods: methods, MinInterval: cfg.Policy.MinProducerInterval.Duration}, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -756,7 +746,7 @@ func (c *cli) tui(ctx context.Context) error {
 		return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
 	}
 	e, err := c.openEngine(ctx)
-	var le *storage.LockedError
+	var le *engine.LockedError
 	if errors.As(err, &le) {
 		if client, ok := c.attach(); ok {
 			return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
@@ -897,7 +887,7 @@ func cmdInit(_ context.Context, c *cli, o *opts) error {
 	var b strings.Builder
 	b.WriteString("# keep configuration (DESIGN.md §12). Every value below is the default;\n")
 	b.WriteString("# delete what you do not change. Durations are Go durations (\"30s\", \"5m\", \"1h\").\n\n")
-	if err := toml.NewEncoder(&b).Encode(config.Default()); err != nil {
+	if err := toml.NewEncoder(&b).Encode(engine.DefaultConfig()); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -928,7 +918,7 @@ func cmdInit(_ context.Context, c *cli, o *opts) error {
 	if err := writeTypes(c, dir); err != nil {
 		return err
 	}
-	cfg := config.Default()
+	cfg := engine.DefaultConfig()
 	if len(cfg.Connectors.Files.Roots) > 0 {
 		fmt.Fprintf(c.stdout, "the files connector may touch: %s\n", strings.Join(cfg.Connectors.Files.Roots, ", "))
 	}
@@ -940,7 +930,7 @@ func cmdInit(_ context.Context, c *cli, o *opts) error {
 // "file:line:col: message" line each, and returns the already-reported
 // failure; other errors are returned as they are.
 func printValidation(stderr io.Writer, err error) error {
-	var ve *sandbox.ValidationError
+	var ve *engine.ValidationError
 	if errors.As(err, &ve) {
 		for _, d := range ve.Diagnostics {
 			fmt.Fprintln(stderr, d.String())
@@ -952,8 +942,8 @@ func printValidation(stderr io.Writer, err error) error {
 
 // load reads and checks a workflow file as `keep validate` does; its
 // diagnostics are already printed when it fails.
-func (c *cli) load(file string) (*sandbox.Script, error) {
-	src, err := sandbox.ReadFile(file)
+func (c *cli) load(file string) (*engine.Script, error) {
+	src, err := engine.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -961,7 +951,7 @@ func (c *cli) load(file string) (*sandbox.Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := sandbox.Load(file, src, lo)
+	sc, err := engine.LoadScript(file, src, lo)
 	if err != nil {
 		return nil, printValidation(c.stderr, err)
 	}
@@ -985,7 +975,7 @@ func cmdValidate(_ context.Context, c *cli, o *opts) error {
 
 func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	file := o.args[0]
-	src, err := sandbox.ReadFile(file)
+	src, err := engine.ReadFile(file)
 	if err != nil {
 		return err
 	}
@@ -1527,7 +1517,7 @@ func (c *cli) printJSON(v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := c.jsonOut.Write(printable.JSON(b.Bytes()))
+	_, err := c.jsonOut.Write(tui.PrintableJSON(b.Bytes()))
 	return err
 }
 
@@ -1553,7 +1543,7 @@ func (c *cli) table(header ...string) *table {
 func (t *table) row(cols ...string) {
 	for i, col := range cols {
 		// escaped here, before the tabwriter measures it, so columns align
-		cols[i] = printable.String(strings.ReplaceAll(col, "\t", " "))
+		cols[i] = tui.PrintableString(strings.ReplaceAll(col, "\t", " "))
 	}
 	fmt.Fprintln(t.tw, strings.Join(cols, "\t"))
 }
@@ -1604,7 +1594,7 @@ func oneLine(s string, n int) string {
 // keep auth (DESIGN.md §14)
 
 // accounts opens the accounts of the config once.
-func (c *cli) accounts() (*accounts.Store, error) {
+func (c *cli) accounts() (*engine.AccountStore, error) {
 	if c.accts != nil {
 		return c.accts, nil
 	}
@@ -1680,7 +1670,7 @@ func cmdAuth(ctx context.Context, c *cli, o *opts) error {
 		}
 		return t.flush()
 	case "login":
-		err := accts.Login(ctx, name, accounts.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device})
+		err := accts.Login(ctx, name, engine.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device})
 		if err != nil {
 			return err
 		}
@@ -1714,7 +1704,7 @@ func (c *cli) afterSignIn(ctx context.Context, name string) error {
 		return nil
 	}
 	e, err := c.openEngine(ctx)
-	var le *storage.LockedError
+	var le *engine.LockedError
 	if errors.As(err, &le) {
 		fmt.Fprintf(c.stdout, "the running keep resumes what waited for %s\n", name)
 		return nil
@@ -1756,7 +1746,7 @@ func (c *cli) readSecret(prompt string) (string, error) {
 
 // registry is the config's connectors, as the engine builds them, for the
 // commands that run no engine on the database (help api, try, new, edit).
-func (c *cli) registry() (*connectors.Registry, config.Config, error) {
+func (c *cli) registry() (*engine.Registry, engine.Config, error) {
 	cfg, err := c.config()
 	if err != nil {
 		return nil, cfg, err
@@ -1777,7 +1767,7 @@ func cmdHelpAPI(c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
-	ref := reference.Build(reg)
+	ref := engine.BuildReference(reg)
 	if len(o.args) == 2 {
 		if ref, err = ref.Only(o.args[1]); err != nil {
 			return &usageError{msg: err.Error(), usage: "keep help api [CONNECTOR] [--json]"}
@@ -1792,16 +1782,16 @@ func cmdHelpAPI(c *cli, o *opts) error {
 // writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
 // (unless there is one) into dir, so an editor checks the workflows there.
 func writeTypes(c *cli, dir string) error {
-	reg, err := engine.Connectors(config.Default(), engine.ConnectorOpts{})
+	reg, err := engine.Connectors(engine.DefaultConfig(), engine.ConnectorOpts{})
 	if err != nil {
 		return err
 	}
 	p := filepath.Join(dir, "keep.d.ts")
-	if err := os.WriteFile(p, []byte(reference.Build(reg).DTS()), 0o600); err != nil {
+	if err := os.WriteFile(p, []byte(engine.BuildReference(reg).DTS()), 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "wrote %s\n", p)
-	return c.writeNew(filepath.Join(dir, "jsconfig.json"), []byte(reference.JSConfig))
+	return c.writeNew(filepath.Join(dir, "jsconfig.json"), []byte(engine.JSConfig))
 }
 
 // writeNew writes a file that is not there yet (mode 0600) and says so; one
@@ -1945,7 +1935,7 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	target, change := o.args[0], o.args[1]
 	var current, fileName, out string
-	if src, err := sandbox.ReadFile(target); err == nil {
+	if src, err := engine.ReadFile(target); err == nil {
 		current, fileName, out = string(src), target, target
 	} else {
 		if _, _, err := c.registry(); err != nil {
@@ -2075,7 +2065,7 @@ func cmdBackup(ctx context.Context, c *cli, o *opts) error {
 		if _, serr := os.Stat(c.dbPath); serr != nil {
 			return fmt.Errorf("backup: %w", serr)
 		}
-		err = storage.BackupFile(ctx, c.dbPath, path)
+		err = engine.BackupFile(ctx, c.dbPath, path)
 	}
 	if err != nil {
 		return err
@@ -2090,7 +2080,7 @@ func cmdRestore(ctx context.Context, c *cli, o *opts) error {
 	if client, ok := c.attach(); ok {
 		return &refusedError{msg: fmt.Sprintf("a keep daemon (pid %d) holds %s; stop it before restoring", client.Info().PID, c.dbPath)}
 	}
-	if err := storage.Restore(ctx, o.args[0], c.dbPath); err != nil {
+	if err := engine.RestoreDB(ctx, o.args[0], c.dbPath); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "restored %s from %s (the replaced database, if any, is %s.before-restore)\n", c.dbPath, o.args[0], c.dbPath)
@@ -2114,7 +2104,7 @@ type versionInfo struct {
 var version = ""
 
 func cmdVersion(ctx context.Context, c *cli, o *opts) error {
-	v := versionInfo{Version: version, SchemaVersion: storage.SchemaVersion(), Database: c.dbPath}
+	v := versionInfo{Version: version, SchemaVersion: engine.SchemaVersion(), Database: c.dbPath}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		v.GoVersion = bi.GoVersion
 		if v.Version == "" {
@@ -2130,7 +2120,7 @@ func cmdVersion(ctx context.Context, c *cli, o *opts) error {
 		v.Version = "(devel)"
 	}
 	if _, err := os.Stat(c.dbPath); err == nil {
-		if n, err := storage.FileVersion(ctx, c.dbPath); err != nil {
+		if n, err := engine.FileVersion(ctx, c.dbPath); err != nil {
 			v.DatabaseError = err.Error()
 		} else {
 			v.DatabaseVersion = n
@@ -2175,22 +2165,22 @@ func cmdService(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
-	so := service.Opts{Binary: bin, DB: db, Config: cfgPath}
+	so := engine.ServiceOpts{Binary: bin, DB: db, Config: cfgPath}
 	switch o.args[0] {
 	case "install":
-		path, err := service.Install(ctx, so)
+		path, err := engine.InstallService(ctx, so)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
 	case "uninstall":
-		path, err := service.Uninstall(ctx, so)
+		path, err := engine.UninstallService(ctx, so)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "removed %s\n", path)
 	case "status":
-		st, err := service.Status(ctx, so)
+		st, err := engine.ServiceStatus(ctx, so)
 		if err != nil {
 			return err
 		}

@@ -192,6 +192,7 @@ type RunView struct {
 	Status      RunStatus `json:"status"`
 	RetryOf     string    `json:"retry_of"`
 	Trigger     string    `json:"trigger"`
+	MovedBy     string    `json:"moved_by"` // who made its last move: scheduler, recovery, user:approve, ...
 	Error       string    `json:"error"`
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`

@@ -28,13 +28,11 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 		now := e.now()
 		w, err := tx.WorkflowByName(ctx, name)
 		if errors.Is(err, storage.ErrNotFound) {
-			id, err := tx.CreateWorkflow(ctx, name, now)
-			if err != nil {
-				return err
-			}
-			res.Created = true
-			w = &storage.Workflow{ID: id, Name: name, Status: WorkflowActive}
+			w, res.Created = &storage.Workflow{Name: name}, true
 		} else if err != nil {
+			return err
+		}
+		if err := e.moveWorkflow(ctx, tx, w, WDeploy); err != nil {
 			return err
 		}
 		wfID = w.ID

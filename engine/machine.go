@@ -5,7 +5,8 @@ package engine
 // the table and writes the row compare-and-set in the caller's
 // transaction, so a row another transition moved first is a conflict,
 // never overwritten. Every write of a run's status or phase and of a
-// mutation's status goes through them; a workflow's block through setBlock.
+// mutation's status and of a workflow's status (deploy and run-now
+// included) goes through them; a workflow's block through setBlock.
 
 import (
 	"context"
@@ -202,11 +203,19 @@ func checkRunMove(from RunStatus, fromPhase Phase, to RunStatus, toPhase Phase) 
 	return nil
 }
 
+// Who moves a run, besides the user's answers ("user:approve", ...).
+const (
+	byScheduler = "scheduler" // the engine running the handler
+	byRecovery  = "recovery"  // start-up after a crash
+)
+
 // moveRun writes run — its new status and phase set on it — checked
 // against the tables from where it was read (run.Was) and compare-and-set
-// in tx. A new run (id 0) is inserted at the status and phase it starts in.
-func (e *Engine) moveRun(ctx context.Context, tx *storage.Tx, run *storage.Run) error {
-	run.UpdatedAt = e.now()
+// in tx, with by (the scheduler, recovery, the user's answer) recorded as
+// who made the move. A new run (id 0) is inserted at the status and phase
+// it starts in.
+func (e *Engine) moveRun(ctx context.Context, tx *storage.Tx, run *storage.Run, by string) error {
+	run.UpdatedAt, run.MovedBy = e.now(), by
 	if run.ID == 0 {
 		_, err := tx.InsertRun(ctx, run)
 		return err
@@ -217,24 +226,68 @@ func (e *Engine) moveRun(ctx context.Context, tx *storage.Tx, run *storage.Run) 
 	return tx.UpdateRun(ctx, run)
 }
 
-// workflowMoves: the user's status of a workflow (DESIGN.md §7.1).
-var workflowMoves = map[WorkflowStatus][]WorkflowStatus{
-	WorkflowActive:   {WorkflowPaused, WorkflowArchived},
-	WorkflowPaused:   {WorkflowActive, WorkflowArchived},
-	WorkflowArchived: {WorkflowActive},
+// WorkflowEvent is what the user (or a deploy) does to a workflow.
+type WorkflowEvent string
+
+const (
+	WDeploy  WorkflowEvent = "deploy"  // a new version; a new workflow starts active
+	WRunNow  WorkflowEvent = "run_now" // every producer queued: only while active
+	WPause   WorkflowEvent = "pause"
+	WResume  WorkflowEvent = "resume"
+	WArchive WorkflowEvent = "archive"
+)
+
+// workflowMoves: the user's status of a workflow (DESIGN.md §7.1), from
+// (the empty status is a workflow not yet deployed), event → to. Deploy
+// and run-now stay put, but as moves: their write is compare-and-set on
+// the status they were checked against, so a pause that commits first
+// makes them conflict instead of queueing work on a paused workflow.
+var workflowMoves = map[WorkflowStatus]map[WorkflowEvent]WorkflowStatus{
+	"":               {WDeploy: WorkflowActive},
+	WorkflowActive:   {WDeploy: WorkflowActive, WRunNow: WorkflowActive, WPause: WorkflowPaused, WArchive: WorkflowArchived},
+	WorkflowPaused:   {WDeploy: WorkflowPaused, WResume: WorkflowActive, WArchive: WorkflowArchived},
+	WorkflowArchived: {WDeploy: WorkflowArchived, WResume: WorkflowActive},
 }
 
-// moveWorkflow sets the user's status of w in tx, checked against the
-// table, compare-and-set, with its notification journaled.
-func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Workflow, to WorkflowStatus) error {
-	if w.Status == to || !allowed(workflowMoves, w.Status, to) {
-		return fmt.Errorf("%w: workflow %s is %s", ErrRefused, w.Name, w.Status)
+// workflowNotes: the journaled topic (also the front ends' notification
+// kind) and words of a change of status.
+var workflowNotes = map[WorkflowStatus][2]string{
+	WorkflowActive:   {NoteWorkflowResumed, " resumed"},
+	WorkflowPaused:   {NoteWorkflowPaused, " paused"},
+	WorkflowArchived: {"workflow.archived", " archived"},
+}
+
+// moveWorkflow performs ev on w in tx: the table decides the new status; a
+// new workflow (id 0) is inserted, an existing one written compare-and-set,
+// and a change of status has its event journaled and, once committed, is
+// announced to the front ends.
+func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Workflow, ev WorkflowEvent) error {
+	from := w.Status
+	if w.ID == 0 {
+		from = ""
 	}
-	if err := tx.SetWorkflowStatus(ctx, w.ID, w.Status, to, e.now()); err != nil {
+	to, ok := workflowMoves[from][ev]
+	if !ok {
+		return fmt.Errorf("%w: workflow %s is %s: cannot %s", ErrRefused, w.Name, orNew(string(from)), ev)
+	}
+	now := e.now()
+	if w.ID == 0 {
+		// CreateWorkflow inserts the row active, which is the table's answer
+		id, err := tx.CreateWorkflow(ctx, w.Name, now)
+		if err != nil {
+			return err
+		}
+		w.ID, w.Status = id, to
+		return nil
+	}
+	if err := tx.SetWorkflowStatus(ctx, w.ID, from, to, now); err != nil {
 		return err
 	}
 	w.Status = to
-	topic := map[WorkflowStatus]string{WorkflowActive: "workflow.resumed", WorkflowPaused: "workflow.paused", WorkflowArchived: "workflow.archived"}[to]
-	verb := map[WorkflowStatus]string{WorkflowActive: " resumed", WorkflowPaused: " paused", WorkflowArchived: " archived"}[to]
-	return e.journal(tx, w, topic, map[string]any{"text": w.Name + verb})
+	if from == to {
+		return nil
+	}
+	note, name := workflowNotes[to], w.Name
+	tx.AfterCommit(func() { e.notify(note[0], name, name+note[1]) })
+	return e.journal(tx, w, note[0], map[string]any{"text": name + note[1]})
 }

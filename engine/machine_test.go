@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"keep/engine/config"
 	"keep/storage"
@@ -124,7 +125,7 @@ func TestMoveIsCompareAndSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	run.Status = RunActive // committed cannot become active again
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, run) })
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, run, byScheduler) })
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("committed → active: %v, want refused by the table", err)
 	}
@@ -205,7 +206,7 @@ func TestWorkflowStatusMoves(t *testing.T) {
 	if err := b.e.Pause(ctx, "w"); !errors.Is(err, ErrRefused) {
 		t.Fatalf("a second pause: %v, want refused", err)
 	}
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WorkflowArchived) })
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WArchive) })
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("archive from a stale active: %v, want a conflict", err)
 	}
@@ -215,16 +216,155 @@ func TestWorkflowStatusMoves(t *testing.T) {
 	if got := b.workflow("w"); got.Status != WorkflowActive {
 		t.Fatalf("status %s after resume", got.Status)
 	}
-	for from, tos := range map[WorkflowStatus][]WorkflowStatus{WorkflowActive: {WorkflowPaused, WorkflowArchived},
-		WorkflowPaused: {WorkflowActive, WorkflowArchived}, WorkflowArchived: {WorkflowActive}} {
-		for _, to := range []WorkflowStatus{WorkflowActive, WorkflowPaused, WorkflowArchived} {
-			exp := false
-			for _, s := range tos {
-				exp = exp || s == to
+	// every (status, event): the table's answer, or refused
+	want := map[WorkflowStatus]map[WorkflowEvent]WorkflowStatus{
+		WorkflowActive:   {WDeploy: WorkflowActive, WRunNow: WorkflowActive, WPause: WorkflowPaused, WArchive: WorkflowArchived},
+		WorkflowPaused:   {WDeploy: WorkflowPaused, WResume: WorkflowActive, WArchive: WorkflowArchived},
+		WorkflowArchived: {WDeploy: WorkflowArchived, WResume: WorkflowActive},
+	}
+	for from, row := range want {
+		for _, ev := range []WorkflowEvent{WDeploy, WRunNow, WPause, WResume, WArchive} {
+			to, ok := workflowMoves[from][ev]
+			if exp, expOK := row[ev]; ok != expOK || to != exp {
+				t.Errorf("workflow %s on %s: %q (%v), want %q (%v)", from, ev, to, ok, exp, expOK)
 			}
-			if got := from != to && allowed(workflowMoves, from, to); got != exp {
-				t.Errorf("workflow %s → %s: allowed %v, want %v", from, to, got, exp)
+		}
+	}
+}
+
+// TestRunNowAndDeployAreWorkflowMoves: run-now and deploy go through
+// moveWorkflow like pause and resume: run-now from a status read before a
+// pause committed conflicts and queues nothing; deploy of a paused
+// workflow keeps it paused; an unknown event is refused by the table.
+func TestRunNowAndDeployAreWorkflowMoves(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
+	read := func() storage.Workflow {
+		w, err := b.db.Read().WorkflowByName(ctx, "w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *w
+	}
+	stale := read()
+	if err := b.e.Pause(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	err := b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WRunNow) })
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("run-now from a stale active: %v, want a conflict", err)
+	}
+	cur := read()
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &cur, WRunNow) })
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("run-now on a paused workflow: %v, want refused by the table", err)
+	}
+	if err := b.e.RunNow(ctx, "w"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("RunNow on a paused workflow: %v, want refused", err)
+	}
+	b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
+	if got := read(); got.Status != WorkflowPaused || got.Version != 2 {
+		t.Fatalf("after deploying a paused workflow: %s v%d, want paused v2", got.Status, got.Version)
+	}
+	if err := b.e.Resume(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.e.RunNow(ctx, "w"); err != nil {
+		t.Fatalf("RunNow on an active workflow: %v", err)
+	}
+}
+
+// TestRunMovesRecordWho: every run move records who made it, as
+// resolved_by does for a mutation: the scheduler pauses the run for
+// approval, the user's approval sets it going, the scheduler commits it.
+func TestRunMovesRecordWho(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	s := newSink(t)
+	b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+	b.drain()
+	m, err := b.db.Read().MutationByID(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(status RunStatus, by string) {
+		t.Helper()
+		run, err := b.db.Read().RunByID(ctx, m.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != status || run.MovedBy != by {
+			t.Fatalf("run %s moved by %q, want %s moved by %q", run.Status, run.MovedBy, status, by)
+		}
+	}
+	want(RunPausedApproval, byScheduler)
+	if err := b.e.Pause(ctx, "push"); err != nil { // so the approval is the last move until resume
+		t.Fatal(err)
+	}
+	if err := b.e.Approve(ctx, "1", false); err != nil {
+		t.Fatal(err)
+	}
+	want(RunActive, "user:approve")
+	if err := b.e.Resume(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	want(RunCommitted, byScheduler)
+	runs, err := b.e.Runs(ctx, "push", Page{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.MovedBy == "" {
+			t.Errorf("run %s (%s) shows no mover", r.ID, r.Handler)
+		}
+	}
+}
+
+// TestWorkflowMoveAnnouncesAfterCommit: a workflow move announces itself
+// to the front ends from inside the move, once its transaction commits: a
+// move rolled back is never announced.
+func TestWorkflowMoveAnnouncesAfterCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
+	ch, stop := b.e.Subscribe()
+	defer stop()
+	errRollBack := errors.New("roll back")
+	err := b.db.Write(ctx, func(tx *storage.Tx) error {
+		w, err := tx.WorkflowByName(ctx, "w")
+		if err != nil {
+			return err
+		}
+		if err := b.e.moveWorkflow(ctx, tx, w, WArchive); err != nil {
+			return err
+		}
+		return errRollBack
+	})
+	if !errors.Is(err, errRollBack) {
+		t.Fatal(err)
+	}
+	if err := b.e.Pause(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-ch:
+			if n.Kind == "workflow.archived" {
+				t.Fatalf("a rolled-back archive was announced: %+v", n)
 			}
+			if n.Kind == NoteWorkflowPaused {
+				if n.Workflow != "w" || n.Text != "w paused" {
+					t.Fatalf("notification %+v", n)
+				}
+				return
+			}
+		case <-timeout:
+			t.Fatal("no workflow.paused notification from the pause")
 		}
 	}
 }

@@ -59,6 +59,11 @@ func (e *Engine) RunNow(ctx context.Context, name string) error {
 	}
 	now := e.now()
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+		// compare-and-set on the status checked above: a pause that
+		// committed since makes this a conflict, not a queue on a paused workflow
+		if err := e.moveWorkflow(ctx, tx, w, WRunNow); err != nil {
+			return err
+		}
 		for _, p := range sc.Workflow.Producers {
 			if err := tx.SetNextRun(ctx, w.ID, p.Name, &now); err != nil {
 				return err
@@ -79,7 +84,7 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		// the check and the move in one transaction
 		cur, err := tx.WorkflowByID(ctx, w.ID)
 		if err != nil {
@@ -88,12 +93,8 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 		if cur.Status == WorkflowPaused {
 			return refusedf("workflow %s is already paused", name)
 		}
-		return e.moveWorkflow(ctx, tx, cur, WorkflowPaused)
+		return e.moveWorkflow(ctx, tx, cur, WPause)
 	})
-	if err == nil {
-		e.notify(NoteWorkflowPaused, name, name+" paused")
-	}
-	return err
 }
 
 // Resume sets the workflow active again and clears a block the user can
@@ -121,7 +122,7 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 			return refusedf("workflow %s is not paused and has nothing the user can clear", name)
 		}
 		if cur.Status != WorkflowActive {
-			if err := e.moveWorkflow(ctx, tx, cur, WorkflowActive); err != nil {
+			if err := e.moveWorkflow(ctx, tx, cur, WResume); err != nil {
 				return err
 			}
 		}
@@ -138,7 +139,6 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 		e.markAllConsumers(ctx, ws, w)
 		e.notify(NoteChanged, w.Name, w.Name+": retrying")
 	}
-	e.notify(NoteWorkflowResumed, name, name+" resumed")
 	return e.carryOn(ctx, ws)
 }
 

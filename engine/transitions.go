@@ -31,7 +31,7 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 	now := e.now()
 	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
 		run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
-		if err := e.moveRun(ctx, tx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
 			return err
 		}
 		for _, in := range h.inputs {
@@ -86,7 +86,7 @@ func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *stora
 // marks crashed (chapter 16 "Restart Recovery").
 func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		return e.moveRun(ctx, tx, run)
+		return e.moveRun(ctx, tx, run, byScheduler)
 	})
 }
 
@@ -101,7 +101,7 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 		if mutating {
 			run.Phase = PhaseMutating
 		}
-		if err := e.moveRun(ctx, tx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
 			return err
 		}
 		if err := tx.Reserve(ctx, w.ID, run.ID, eventIDs, now); err != nil {
@@ -115,7 +115,7 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		run.Phase, run.UpdatedAt = PhaseMutating, e.now()
-		return e.moveRun(ctx, tx, run)
+		return e.moveRun(ctx, tx, run, byScheduler)
 	})
 }
 
@@ -126,7 +126,7 @@ func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
 func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Run, cl class, tr *trace) error {
 	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := e.moveRun(ctx, tx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
 			return err
 		}
 		if !pastMutation(run) {
@@ -236,7 +236,7 @@ func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *s
 			return err
 		}
 		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunPausedApproval, mut.ID, now
-		if err := e.moveRun(ctx, tx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
 			return err
 		}
 		if err := e.setBlock(ctx, tx, w, BlockApproval, "waiting for approval: "+reason, run.ID, nil); err != nil {
@@ -274,7 +274,7 @@ func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storag
 			return err
 		}
 		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunActive, mut.ID, now
-		if err := e.moveRun(ctx, tx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
@@ -381,7 +381,7 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 		if err := e.moveMutation(ctx, tx, mut, ev, "host"); err != nil {
 			return err
 		}
-		if err := e.moveRun(ctx, tx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
@@ -504,7 +504,7 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 			return err
 		}
 	}
-	if err := e.moveRun(ctx, tx, run); err != nil {
+	if err := e.moveRun(ctx, tx, run, by+":"+string(ev)); err != nil {
 		return err
 	}
 	if mut.Status == MutationFailed && by == "reconciler" {
@@ -573,7 +573,7 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 			}
 		}
 		run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
-		if err := e.moveRun(ctx, tx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
 			return err
 		}
 		if err := tx.SetWake(ctx, w.ID, run.Handler, wake); err != nil {
@@ -589,10 +589,10 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 // tRetryForward starts the retry of a run that failed after its mutation:
 // a new run at emitting with the prepare and mutation results copied, the
 // old run's events taken over (chapter 16 phase reset).
-func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage.Run, trigger string) (*storage.Run, error) {
+func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage.Run, trigger, by string) (*storage.Run, error) {
 	now := e.now()
 	old.ClosedAt, old.UpdatedAt = &now, now
-	if err := e.moveRun(ctx, tx, old); err != nil {
+	if err := e.moveRun(ctx, tx, old, by); err != nil {
 		return nil, err
 	}
 	// the retry runs the workflow's current script: after a repair, the fix
@@ -603,7 +603,7 @@ func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage
 	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
 		RetryOf: old.ID, MutationID: old.MutationID, Trigger: trigger, Phase: PhaseEmitting, Status: RunActive,
 		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if err := e.moveRun(ctx, tx, r); err != nil {
+	if err := e.moveRun(ctx, tx, r, by); err != nil {
 		return nil, err
 	}
 	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
@@ -617,6 +617,10 @@ func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger stri
 }
 
 func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) error {
+	by := byScheduler + ":" + trigger // a back-off ran out, a repair
+	if resetCounters {
+		by = "user:" + trigger // the user's retry, resume or sign-in
+	}
 	{
 		if w.BlockRunID != 0 {
 			run, err := tx.RunByID(ctx, w.BlockRunID)
@@ -625,13 +629,13 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 			}
 			if run.ClosedAt == nil && run.Status != RunActive {
 				if pastMutation(run) && run.HandlerType == "consumer" {
-					if _, err := e.tRetryForward(ctx, tx, run, trigger); err != nil {
+					if _, err := e.tRetryForward(ctx, tx, run, trigger, by); err != nil {
 						return err
 					}
 				} else {
 					now := e.now()
 					run.ClosedAt, run.UpdatedAt = &now, now
-					if err := e.moveRun(ctx, tx, run); err != nil {
+					if err := e.moveRun(ctx, tx, run, by); err != nil {
 						return err
 					}
 				}

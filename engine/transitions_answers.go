@@ -82,7 +82,7 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		return err
 	}
 	run.Status = RunActive
-	if err := e.moveRun(ctx, tx, run); err != nil {
+	if err := e.moveRun(ctx, tx, run, "user:approve"); err != nil {
 		return err
 	}
 	return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
@@ -218,7 +218,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 				run.Status = RunCrashed
 			}
 			run.Error = "abandoned: the user skipped its input"
-			if err := e.moveRun(ctx, tx, run); err != nil {
+			if err := e.moveRun(ctx, tx, run, "user:skip"); err != nil {
 				return err
 			}
 			if _, err := tx.Release(ctx, rid, now); err != nil {

@@ -25,7 +25,7 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 	}
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		run.Status, run.UpdatedAt, run.ClosedAt = RunCrashed, now, &now
-		if err := e.moveRun(ctx, tx, run); err != nil {
+		if err := e.moveRun(ctx, tx, run, byRecovery); err != nil {
 			return err
 		}
 		if err := e.crashLoopTx(ctx, tx, w, run, mut); err != nil {
@@ -35,7 +35,7 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		case run.HandlerType == "producer":
 			return nil // its schedule did not advance: it runs again
 		case pastMutation(run):
-			_, err := e.tRetryForward(ctx, tx, run, "recovery")
+			_, err := e.tRetryForward(ctx, tx, run, byRecovery, byRecovery)
 			return err
 		case mut != nil && (mut.Status == MutationInFlight || mut.Status == MutationNeedsReconcile):
 			r, err := e.recoveryRun(ctx, tx, run, RunPausedReconciliation)
@@ -65,7 +65,7 @@ func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.R
 	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
 		RetryOf: old.ID, MutationID: old.MutationID, Trigger: "recovery", Phase: old.Phase, Status: status,
 		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if err := e.moveRun(ctx, tx, r); err != nil {
+	if err := e.moveRun(ctx, tx, r, byRecovery); err != nil {
 		return nil, err
 	}
 	return r, tx.TakeOver(ctx, old.ID, r.ID, now)

@@ -240,7 +240,7 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 
 func runView(workflow string, r *storage.Run) RunView {
 	return RunView{ID: idString(r.ID), Workflow: workflow, Handler: r.Handler, HandlerType: r.HandlerType, Phase: r.Phase,
-		Status: r.Status, RetryOf: idString(r.RetryOf), Trigger: r.Trigger, Error: r.Error, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Status: r.Status, RetryOf: idString(r.RetryOf), Trigger: r.Trigger, MovedBy: r.MovedBy, Error: r.Error, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // Runs implements API.

@@ -165,9 +165,14 @@ type Q struct{ q queryer }
 // see the transaction's own writes.
 type Tx struct {
 	Q
-	tx *sql.Tx
-	tq txQueryer
+	tx    *sql.Tx
+	tq    txQueryer
+	after []func()
 }
+
+// AfterCommit runs fn once the transaction has committed, never when it
+// rolls back: a transition announces its move only once the move is durable.
+func (tx *Tx) AfterCommit(fn func()) { tx.after = append(tx.after, fn) }
 
 // Read returns the reader for queries outside a transaction.
 func (db *DB) Read() Q { return Q{q: db.rstmts} }
@@ -193,6 +198,9 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	tx.tq.learn(ctx)
 	if err != nil {
 		return fmt.Errorf("storage: commit: %w", err)
+	}
+	for _, fn := range tx.after {
+		fn()
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 )
 
 const runCols = `id, workflow_id, handler, handler_type, script_version, retry_of, mutation_id, trigger,
-	phase, status, prepare_result, mutation_result, error, closed_at, created_at, updated_at`
+	phase, status, prepare_result, mutation_result, error, closed_at, created_at, updated_at, moved_by`
 
 func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 	var r Run
@@ -15,7 +15,7 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 	var prep, mres sql.NullString
 	var created, updated int64
 	if err := row.Scan(&r.ID, &r.WorkflowID, &r.Handler, &r.HandlerType, &r.ScriptVersion, &retryOf, &mutationID, &r.Trigger,
-		&r.Phase, &r.Status, &prep, &mres, &r.Error, &closed, &created, &updated); err != nil {
+		&r.Phase, &r.Status, &prep, &mres, &r.Error, &closed, &created, &updated, &r.MovedBy); err != nil {
 		return nil, notFound(err)
 	}
 	r.RetryOf, r.MutationID = retryOf.Int64, mutationID.Int64
@@ -29,11 +29,11 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 // InsertRun records a run and returns its id.
 func (tx *Tx) InsertRun(ctx context.Context, r *Run) (int64, error) {
 	res, err := tx.exec(ctx, `INSERT INTO runs(workflow_id, handler, handler_type, script_version, retry_of, mutation_id, trigger,
-		phase, status, prepare_result, mutation_result, error, closed_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		phase, status, prepare_result, mutation_result, error, closed_at, created_at, updated_at, moved_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.WorkflowID, r.Handler, r.HandlerType, r.ScriptVersion, nullID(r.RetryOf), nullID(r.MutationID), r.Trigger,
 		r.Phase, r.Status, rawOrNil(r.PrepareResult), rawOrNil(r.MutationResult), r.Error, msPtr(r.ClosedAt),
-		ms(r.CreatedAt), ms(r.UpdatedAt))
+		ms(r.CreatedAt), ms(r.UpdatedAt), r.MovedBy)
 	if err != nil {
 		return 0, fmt.Errorf("insert run: %w", err)
 	}
@@ -47,9 +47,9 @@ func (tx *Tx) InsertRun(ctx context.Context, r *Run) (int64, error) {
 // ErrConflict.
 func (tx *Tx) UpdateRun(ctx context.Context, r *Run) error {
 	res, err := tx.exec(ctx, `UPDATE runs SET phase = ?, status = ?, mutation_id = ?, prepare_result = ?, mutation_result = ?,
-		error = ?, closed_at = ?, updated_at = ? WHERE id = ? AND status = ? AND phase = ?`,
+		error = ?, closed_at = ?, updated_at = ?, moved_by = ? WHERE id = ? AND status = ? AND phase = ?`,
 		r.Phase, r.Status, nullID(r.MutationID), rawOrNil(r.PrepareResult), rawOrNil(r.MutationResult),
-		r.Error, msPtr(r.ClosedAt), ms(r.UpdatedAt), r.ID, r.Was.Status, r.Was.Phase)
+		r.Error, msPtr(r.ClosedAt), ms(r.UpdatedAt), r.MovedBy, r.ID, r.Was.Status, r.Was.Phase)
 	if err := changedOne(res, err, "run", r.ID); err != nil {
 		return err
 	}

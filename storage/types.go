@@ -84,6 +84,7 @@ type Run struct {
 	Trigger       string
 	Phase         Phase
 	Status        RunStatus
+	MovedBy       string // who made the last move: "scheduler", "recovery", "user:approve", ...
 	// Was is the status and phase the row had when it was read or last
 	// written: UpdateRun writes only while the row is still there.
 	Was            RunState

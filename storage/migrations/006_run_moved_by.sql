@@ -1,0 +1,3 @@
+-- Who made a run's last move (DESIGN.md §7.0), as resolved_by says who
+-- settled a mutation: "scheduler", "recovery", "user:approve", ...
+ALTER TABLE runs ADD COLUMN moved_by TEXT NOT NULL DEFAULT '';

@@ -1,0 +1,21 @@
+package tui
+
+// What the command line prints through, so main imports tui rather than
+// tui/printable (issue 14): the same functions, nothing added.
+
+import (
+	"io"
+
+	"keep/tui/printable"
+)
+
+// PrintableWriter passes text on with control characters made visible.
+type PrintableWriter = printable.Writer
+
+func NewPrintableWriter(w io.Writer) *PrintableWriter { return printable.NewWriter(w) }
+
+// PrintableString is s with control characters made visible.
+func PrintableString(s string) string { return printable.String(s) }
+
+// PrintableJSON is JSON b with control characters in its strings escaped.
+func PrintableJSON(b []byte) []byte { return printable.JSON(b) }
