@@ -28,12 +28,8 @@ type run struct {
 	decl handlerDecl
 	hctx context.Context // host calls: the phase deadline (goja.md fact 7)
 
-	vm       *goja.Runtime
-	sup      *supervisor
-	parse    goja.Callable // the runtime's own JSON.parse, captured before the script runs
-	encode   goja.Callable // JSON.stringify, likewise
+	*fresh   // the runtime, its supervisor, JSON and what Keep.workflow got (pool.go)
 	mutation *MutationCall
-	workflow *goja.Object // what the script handed to Keep.workflow
 }
 
 // Run runs one handler phase in a fresh runtime. See api.go for the contract.
@@ -60,8 +56,7 @@ func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
 		err error
 	}
 	done := make(chan result, 1)
-	r.vm = goja.New()
-	r.sup = &supervisor{vm: r.vm}
+	r.fresh = runtimes.take(keyOf(r.lim))
 	spawn(func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -159,13 +154,6 @@ func withDefaults(l Limits) Limits {
 }
 
 func (r *run) execute(ctx context.Context) (*Outcome, error) {
-	vm := r.vm
-	vm.SetMaxCallStackSize(r.lim.MaxStackDepth)
-	json := vm.Get("JSON").(*goja.Object)
-	r.parse, _ = goja.AssertFunction(json.Get("parse"))
-	r.encode, _ = goja.AssertFunction(json.Get("stringify"))
-	installGuards(vm, r.sup, r.lim.MaxHeapGrowth)
-	installKeep(vm, &r.workflow)
 	r.installConsole()
 
 	stopWatch, hctx := r.sup.watch(ctx, r.lim.WallTime, r.lim.MaxHeapGrowth)
