@@ -32,7 +32,7 @@ func TestPoolNeverHandsOutAUsedRuntime(t *testing.T) {
 	}
 	seen := map[*goja.Runtime]bool{used.vm: true}
 	for round := range 3 {
-		p.fill() // waits for a full pool
+		p.fill()                      // waits for a full pool
 		for i := range poolSize + 1 { // the whole pool, then one built on the spot
 			f := p.take(k)
 			if seen[f.vm] {
