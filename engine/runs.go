@@ -86,6 +86,11 @@ func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workfl
 		return e.failRun(ctx, w, run, err, tr)
 	}
 	run.PrepareResult = out.Prepare.Raw
+	var early *earlyMutate // overlap.go: mutate runs while the checkpoint commits
+	if len(ids) > 0 {
+		early = e.startMutate(ctx, w, sc, c, run)
+		defer early.wait()
+	}
 	if err := e.tPrepared(ctx, w, run, ids, tr); err != nil {
 		if errors.Is(err, storage.ErrNotReservable) {
 			return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "prepare reserved an event that is not pending: %v", err), tr)
@@ -98,7 +103,7 @@ func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workfl
 		if e.parked(ctx, w) {
 			return nil // prepared is a checkpoint: resumed from here later
 		}
-		return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
+		return e.mutateEarly(ctx, ws, w, sc, c, run, tr, early)
 	}
 	run.MutationResult = resultNone
 	return e.nextPhase(ctx, ws, w, sc, c, run, tr)
@@ -142,16 +147,7 @@ func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c
 }
 
 func (e *Engine) mutatePhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
-	h := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: tr}
-	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseMutate, h, nil, run.PrepareResult, nil))
-	if err != nil {
-		return e.failRun(ctx, w, run, err, tr)
-	}
-	if out.Mutation == nil {
-		run.MutationResult = resultNone
-		return e.nextPhase(ctx, ws, w, sc, c, run, tr)
-	}
-	return e.startMutation(ctx, ws, w, run, out.Mutation, tr)
+	return e.mutateEarly(ctx, ws, w, sc, c, run, tr, e.startMutate(ctx, w, sc, c, run))
 }
 
 // nextPhase runs next and commits the run.

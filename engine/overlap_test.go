@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// logWorkflow logs one line per phase; PREPARE_EXTRA runs in prepare after
+// the peek.
+const logWorkflow = `
+export default Keep.workflow({
+  name: "logs",
+  topics: { item: {} },
+  producers: { feed: { publishes: ["item"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    const inputId = ctx.registerInput({ source: "files", type: "file", id: "1", title: "One" });
+    await ctx.publish("item", { messageId: "1", inputId, payload: { n: 1 } });
+  } } },
+  consumers: { c: Keep.consumer({
+    subscribe: ["item"],
+    async prepare(ctx) {
+      const [e] = await ctx.peek("item", { limit: 1 });
+      if (!e) return { reservations: [], data: {} };
+      PREPARE_EXTRA
+      console.log("in prepare");
+      return { reservations: [{ topic: "item", ids: [e.messageId] }], data: { n: e.payload.n } };
+    },
+    async mutate(ctx, p) {
+      console.log("in mutate");
+      await ctx.files.append({ path: "out.txt", content: p.data.n + "\n" });
+    },
+    async next() { console.log("in next"); },
+  }) },
+});`
+
+// logLines are the log lines of a run's trace, in order.
+func (b *bundle) logLines(runID string) []string {
+	b.t.Helper()
+	tr, err := b.e.Trace(context.Background(), runID)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range tr {
+		if l.Kind == "log" {
+			lines = append(lines, l.Phase+": "+l.Result)
+		}
+	}
+	return lines
+}
+
+// preparedRun is the workflow's one consumer run that got past prepare's
+// peek (the others found nothing and log nothing in prepare).
+func (b *bundle) preparedRun(wf string) RunView {
+	b.t.Helper()
+	var found []RunView
+	for _, r := range b.runs(wf) {
+		if r.HandlerType == "consumer" && slices.Contains(b.logLines(r.ID), "prepare: in prepare") {
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 {
+		b.t.Fatalf("runs past the peek %+v, want one", found)
+	}
+	return found[0]
+}
+
+// Mutate runs while the prepared checkpoint commits (overlap.go); its log
+// lines still land in the run's trace once, after prepare's.
+func TestEarlyMutateTrace(t *testing.T) {
+	t.Parallel()
+	b := setup(t, allowMutations)
+	b.deploy("logs", strings.Replace(logWorkflow, "PREPARE_EXTRA", "", 1))
+	b.drain()
+	if got := b.read("out.txt"); got != "1\n" {
+		t.Fatalf("out.txt = %q", got)
+	}
+	run := b.preparedRun("logs")
+	want := "prepare: in prepare|mutate: in mutate|next: in next"
+	if got := strings.Join(b.logLines(run.ID), "|"); got != want {
+		t.Errorf("trace logs %q, want %q", got, want)
+	}
+}
+
+// A run parked at prepared drops the mutate phase started early: nothing of
+// it is recorded, and mutate runs again, once, when the run goes on.
+func TestEarlyMutateDroppedWhenParked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations)
+	ping := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := b.e.Pause(ctx, "logs"); err != nil {
+			t.Error(err)
+		}
+	}))
+	defer ping.Close()
+	b.deploy("logs", strings.Replace(logWorkflow, "PREPARE_EXTRA", `await ctx.http.get({ url: "`+ping.URL+`" });`, 1))
+	b.drain()
+	run := b.preparedRun("logs")
+	if run.Phase != "prepared" || run.Status != "active" {
+		t.Fatalf("run %+v, want parked active at prepared", run)
+	}
+	if got := strings.Join(b.logLines(run.ID), "|"); got != "prepare: in prepare" {
+		t.Fatalf("parked run's trace logs %q, want prepare's only", got)
+	}
+	if got := b.read("out.txt"); got != "" {
+		t.Fatalf("out.txt = %q before resume", got)
+	}
+	ping.Config.Handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	if err := b.e.Resume(ctx, "logs"); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if got := b.read("out.txt"); got != "1\n" {
+		t.Fatalf("out.txt = %q after resume", got)
+	}
+	want := "prepare: in prepare|mutate: in mutate|next: in next"
+	if got := strings.Join(b.logLines(run.ID), "|"); got != want {
+		t.Errorf("trace logs %q, want %q", got, want)
+	}
+}
