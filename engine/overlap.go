@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"sync"
 
 	"keep/sandbox"
 	"keep/storage"
@@ -55,4 +58,66 @@ func (e *Engine) mutateEarly(ctx context.Context, ws *wfState, w *storage.Workfl
 		return e.nextPhase(ctx, ws, w, sc, c, run, tr)
 	}
 	return e.startMutation(ctx, ws, w, run, m.out.Mutation, tr)
+}
+
+// earlyNext is a consumer's next phase started, once the mutation applied,
+// while the outcome commits: next depends on the prepared data and the
+// mutation result only, and what it publishes is buffered until the run
+// commits, after the outcome. nextPhase takes it when it was started for the
+// same run and the same mutation result; otherwise it is dropped.
+type earlyNext struct {
+	done chan struct{}
+	h    *host
+	mres json.RawMessage
+	out  *sandbox.Outcome
+	err  error
+}
+
+// earlyNexts holds the next phase started for a run (its *storage.Run) until
+// nextPhase takes it or perform returns.
+var earlyNexts sync.Map
+
+// startNext starts run's next phase with mres as the mutation result, if
+// the run's script and consumer are at hand. The returned function waits
+// for the phase and forgets it; the caller defers it.
+func (e *Engine) startNext(ctx context.Context, w *storage.Workflow, run *storage.Run, mres json.RawMessage) func() {
+	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
+	if err != nil {
+		return func() {}
+	}
+	for _, c := range sc.Workflow.Consumers {
+		if c.Name != run.Handler {
+			continue
+		}
+		n := &earlyNext{done: make(chan struct{}), mres: mres,
+			h: &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: &trace{now: e.now}}}
+		inv := e.invocation(c.Name, sandbox.PhaseNext, n.h, nil, run.PrepareResult, mres)
+		earlyNexts.Store(run, n)
+		go func() {
+			defer close(n.done)
+			n.out, n.err = sc.Run(ctx, inv)
+		}()
+		return func() {
+			<-n.done
+			earlyNexts.CompareAndDelete(run, n)
+		}
+	}
+	return func() {}
+}
+
+// runNext runs run's next phase, or takes the one started early when it ran
+// with the same mutation result; its trace joins tr.
+func (e *Engine) runNext(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, mres json.RawMessage, tr *trace) (*host, *sandbox.Outcome, error) {
+	if v, ok := earlyNexts.LoadAndDelete(run); ok {
+		n := v.(*earlyNext)
+		<-n.done
+		if bytes.Equal(n.mres, mres) {
+			tr.entries = append(tr.entries, n.h.tr.entries...)
+			n.h.tr = tr
+			return n.h, n.out, n.err
+		}
+	}
+	h := &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: tr}
+	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseNext, h, nil, run.PrepareResult, mres))
+	return h, out, err
 }

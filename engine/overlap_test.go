@@ -122,3 +122,39 @@ func TestEarlyMutateDroppedWhenParked(t *testing.T) {
 		t.Errorf("trace logs %q, want %q", got, want)
 	}
 }
+
+// A run parked at mutated drops the next phase started while the outcome
+// committed: nothing of it is recorded, and next runs again, once, on resume.
+func TestEarlyNextDroppedWhenParked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations)
+	s := newSink(t)
+	s.onPost = func(*http.Request) {
+		if err := b.e.Pause(ctx, "push"); err != nil {
+			t.Error(err)
+		}
+	}
+	src := strings.Replace(pushWorkflow(s.srv.URL, "a"), `async next(ctx, p, r) {`, `async next(ctx, p, r) { console.log("in next");`, 1)
+	b.deploy("push", src)
+	b.drain()
+	run := b.runs("push")[0]
+	if run.Phase != "mutated" || run.Status != "active" {
+		t.Fatalf("newest run %+v, want parked active at mutated", run)
+	}
+	if lines := b.logLines(run.ID); slices.Contains(lines, "next: in next") {
+		t.Fatalf("parked run's trace logs %q: next's line recorded before next ran", lines)
+	}
+	s.onPost = nil
+	if err := b.e.Resume(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	want := "next: in next" // mutate stops at its call; its log line after it never runs
+	if got := strings.Join(b.logLines(run.ID), "|"); got != want {
+		t.Errorf("trace logs %q, want %q", got, want)
+	}
+	if s.posts != 1 {
+		t.Errorf("posts = %d, want 1", s.posts)
+	}
+}

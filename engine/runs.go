@@ -156,8 +156,7 @@ func (e *Engine) nextPhase(ctx context.Context, ws *wfState, w *storage.Workflow
 	if len(mres) == 0 {
 		mres = resultNone
 	}
-	h := &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: tr}
-	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseNext, h, nil, run.PrepareResult, mres))
+	h, out, err := e.runNext(ctx, w, sc, c, run, mres, tr) // overlap.go: started early, or now
 	if err != nil {
 		// the run was emitting when next failed (prepared → emitting on empty
 		// reservations or no mutation call; mutated → emitting after one)
