@@ -52,6 +52,17 @@ func (b *bundle) logLines(runID string) []string {
 	return lines
 }
 
+// everyPhaseLogs is logWorkflow's trace of a run through every phase.
+const everyPhaseLogs = "prepare: in prepare|mutate: in mutate|next: in next"
+
+// wantLogs checks a run's log lines, joined by "|".
+func (b *bundle) wantLogs(runID, want string) {
+	b.t.Helper()
+	if got := strings.Join(b.logLines(runID), "|"); got != want {
+		b.t.Errorf("run %s logs %q, want %q", runID, got, want)
+	}
+}
+
 // preparedRun is the workflow's one consumer run that got past prepare's
 // peek (the others found nothing and log nothing in prepare).
 func (b *bundle) preparedRun(wf string) RunView {
@@ -79,10 +90,7 @@ func TestEarlyMutateTrace(t *testing.T) {
 		t.Fatalf("out.txt = %q", got)
 	}
 	run := b.preparedRun("logs")
-	want := "prepare: in prepare|mutate: in mutate|next: in next"
-	if got := strings.Join(b.logLines(run.ID), "|"); got != want {
-		t.Errorf("trace logs %q, want %q", got, want)
-	}
+	b.wantLogs(run.ID, everyPhaseLogs)
 }
 
 // A run parked at prepared drops the mutate phase started early: nothing of
@@ -103,9 +111,7 @@ func TestEarlyMutateDroppedWhenParked(t *testing.T) {
 	if run.Phase != "prepared" || run.Status != "active" {
 		t.Fatalf("run %+v, want parked active at prepared", run)
 	}
-	if got := strings.Join(b.logLines(run.ID), "|"); got != "prepare: in prepare" {
-		t.Fatalf("parked run's trace logs %q, want prepare's only", got)
-	}
+	b.wantLogs(run.ID, "prepare: in prepare") // nothing of the mutate started early
 	if got := b.read("out.txt"); got != "" {
 		t.Fatalf("out.txt = %q before resume", got)
 	}
@@ -117,10 +123,7 @@ func TestEarlyMutateDroppedWhenParked(t *testing.T) {
 	if got := b.read("out.txt"); got != "1\n" {
 		t.Fatalf("out.txt = %q after resume", got)
 	}
-	want := "prepare: in prepare|mutate: in mutate|next: in next"
-	if got := strings.Join(b.logLines(run.ID), "|"); got != want {
-		t.Errorf("trace logs %q, want %q", got, want)
-	}
+	b.wantLogs(run.ID, everyPhaseLogs)
 }
 
 // A run parked at mutated drops the next phase started while the outcome
@@ -150,10 +153,7 @@ func TestEarlyNextDroppedWhenParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.drain()
-	want := "next: in next" // mutate stops at its call; its log line after it never runs
-	if got := strings.Join(b.logLines(run.ID), "|"); got != want {
-		t.Errorf("trace logs %q, want %q", got, want)
-	}
+	b.wantLogs(run.ID, "next: in next") // mutate stops at its call: its line after it never runs
 	if s.posts != 1 {
 		t.Errorf("posts = %d, want 1", s.posts)
 	}
