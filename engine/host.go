@@ -48,6 +48,16 @@ func (t *trace) add(e storage.TraceEntry) {
 	t.entries = append(t.entries, e)
 }
 
+// merge adds what a phase run early traced on its own, under this trace's
+// caps, in its order.
+func (t *trace) merge(o *trace) {
+	for _, e := range o.entries {
+		t.add(e)
+	}
+	t.cut += o.cut - o.reported
+	t.cutBytes += o.cutBytes
+}
+
 func (t *trace) call(phase, connector, method string, args, result any, d time.Duration, err error) {
 	e := storage.TraceEntry{At: t.now(), Phase: phase, Kind: "call", Connector: connector, Method: method,
 		Args: clip(jsonText(args), traceArgsMax), Result: clip(jsonText(result), traceResultMax), DurationMS: d.Milliseconds()}

@@ -58,6 +58,10 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	if err != nil && callCtx.Err() != nil && connectors.ClassOf(err) != connectors.Uncertain {
 		err = &connectors.Error{Class: connectors.Uncertain, Err: fmt.Errorf("the handler deadline passed during the call: %w", err)}
 	}
+	if err == nil { // overlap.go: next runs while the outcome commits
+		forget := e.startNext(ctx, w, run, appliedResult(mustJSON(res)))
+		defer forget()
+	}
 	if err := e.tMutationOutcome(ctx, w, run, mut, res, err, tr); err != nil {
 		return err
 	}

@@ -106,6 +106,11 @@ func (e *Engine) preparePhase(ctx context.Context, ws *wfState, w *storage.Workf
 	// prepared → mutating as mutate starts (chapter 06b): the same
 	// transaction unless a pause parks the run at prepared
 	parked := len(ids) > 0 && e.parked(ctx, w)
+	var early *earlyMutate // overlap.go: mutate runs while the checkpoint commits
+	if len(ids) > 0 && !parked {
+		early = e.startMutate(ctx, w, sc, c, run)
+		defer early.wait()
+	}
 	if err := e.tPrepared(ctx, w, run, ids, len(ids) > 0 && !parked, tr); err != nil {
 		if errors.Is(err, storage.ErrNotReservable) {
 			return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "prepare reserved an event that is not pending: %v", err), tr)
@@ -118,7 +123,7 @@ func (e *Engine) preparePhase(ctx context.Context, ws *wfState, w *storage.Workf
 		if parked {
 			return nil // prepared is a checkpoint: resumed from here later
 		}
-		return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
+		return e.mutateEarly(ctx, ws, w, sc, c, run, tr, early)
 	}
 	run.MutationResult = resultNone
 	return e.nextPhase(ctx, ws, w, sc, c, run, tr)
@@ -169,16 +174,7 @@ func (e *Engine) mutatePhase(ctx context.Context, ws *wfState, w *storage.Workfl
 			return err
 		}
 	}
-	h := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: tr}
-	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseMutate, h, nil, run.PrepareResult, nil))
-	if err != nil {
-		return e.failRun(ctx, w, run, err, tr)
-	}
-	if out.Mutation == nil {
-		run.MutationResult = resultNone
-		return e.nextPhase(ctx, ws, w, sc, c, run, tr)
-	}
-	return e.startMutation(ctx, ws, w, run, out.Mutation, tr)
+	return e.mutateEarly(ctx, ws, w, sc, c, run, tr, e.startMutate(ctx, w, sc, c, run))
 }
 
 // nextPhase runs next and commits the run.
@@ -187,8 +183,7 @@ func (e *Engine) nextPhase(ctx context.Context, ws *wfState, w *storage.Workflow
 	if len(mres) == 0 {
 		mres = resultNone
 	}
-	h := &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: tr}
-	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseNext, h, nil, run.PrepareResult, mres))
+	h, out, err := e.runNext(ctx, w, sc, c, run, mres, tr) // overlap.go: started early, or now
 	if err != nil {
 		// the run was emitting when next failed (prepared → emitting on empty
 		// reservations or no mutation call; mutated → emitting after one)

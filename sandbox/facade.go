@@ -84,12 +84,7 @@ func (r *run) newCtx() *goja.Object {
 	_ = ctx.Set("peek", r.guarded("ctx.peek", ruleTopicRead, r.peek))
 	_ = ctx.Set("getByIds", r.guarded("ctx.getByIds", ruleTopicRead, r.getByIDs))
 	for i := range r.s.facade {
-		c := &r.s.facade[i]
-		obj := r.vm.NewObject()
-		for j := range c.methods {
-			_ = obj.Set(c.methods[j].method, r.connectorCall(&c.methods[j]))
-		}
-		_ = ctx.Set(c.name, obj)
+		r.defineConnector(ctx, &r.s.facade[i]) // lazy.go
 	}
 	return ctx
 }

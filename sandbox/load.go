@@ -125,12 +125,8 @@ type evaluated struct {
 // declaration. The top level is untrusted code too, so it runs under a wall
 // time, a stack limit and the allocation guards.
 func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
-	vm := goja.New()
-	vm.SetMaxCallStackSize(DefaultLimits().MaxStackDepth)
-	sup := &supervisor{vm: vm}
-	installGuards(vm, sup, DefaultLimits().MaxHeapGrowth, DefaultLimits().MaxStackDepth)
-	var workflow *goja.Object
-	installKeep(vm, &workflow)
+	f := newFresh(keyOf(DefaultLimits()))
+	vm, sup := f.vm, f.sup
 	stop, _ := sup.watch(nil, loadWallTime, DefaultLimits().MaxHeapGrowth)
 	_, err := vm.RunProgram(prg)
 	stop()
@@ -146,7 +142,7 @@ func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
 		line, col, msg := exceptionInfo(err)
 		return evaluated{}, &Diagnostic{Line: line, Col: col, Message: "evaluating the file: " + msg}
 	}
-	return evaluated{vm: vm, decl: declaration(vm), workflow: workflow}, nil
+	return evaluated{vm: vm, decl: declaration(vm), workflow: f.workflow}, nil
 }
 
 // bareProgram compiles the file a second time without the export helpers

@@ -29,17 +29,9 @@ type run struct {
 	decl handlerDecl
 	hctx context.Context // host calls: the phase deadline (goja.md fact 7)
 
-	vm     *goja.Runtime
-	sup    *supervisor
-	parse  goja.Callable // the runtime's own JSON.parse, captured before the script runs
-	encode goja.Callable // JSON.stringify that stops at maxEncode bytes
-	// encodeLine stops at what a console line can show.
-	encodeLine goja.Callable
-	maxEncode  int
-	encodeCut  bool // the last encode stopped at maxEncode
-	mutation   *MutationCall
-	workflow   *goja.Object // what the script handed to Keep.workflow
-	trace      traceBudget
+	*fresh   // the runtime, its supervisor, its encodings and what Keep.workflow got (pool.go)
+	mutation *MutationCall
+	trace    traceBudget
 }
 
 // Run runs one handler phase in a fresh runtime. See api.go for the contract.
@@ -66,8 +58,7 @@ func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
 		err error
 	}
 	done := make(chan result, 1)
-	r.vm = goja.New()
-	r.sup = &supervisor{vm: r.vm}
+	r.fresh = runtimes.take(keyOf(r.lim))
 	spawn(func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -169,17 +160,6 @@ func withDefaults(l Limits) Limits {
 }
 
 func (r *run) execute(ctx context.Context) (*Outcome, error) {
-	vm := r.vm
-	vm.SetMaxCallStackSize(r.lim.MaxStackDepth)
-	json := vm.Get("JSON").(*goja.Object)
-	r.parse, _ = goja.AssertFunction(json.Get("parse"))
-	g := installGuards(vm, r.sup, r.lim.MaxHeapGrowth, r.lim.MaxStackDepth)
-	// The host's own encodings of script values: cut at a cap rather than
-	// failing, so the caller can name the value and its limit.
-	r.maxEncode = int(g.limit)
-	r.encode, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(r.maxEncode, &r.encodeCut))))
-	r.encodeLine, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(4*r.lim.MaxLogLine+4, nil))))
-	installKeep(vm, &r.workflow)
 	r.installConsole()
 
 	stopWatch, hctx := r.sup.watch(ctx, r.lim.WallTime, r.lim.MaxHeapGrowth)

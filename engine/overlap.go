@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// earlyMutate is a consumer's mutate phase started while its prepared
+// checkpoint commits, so the phase runs on one core while the commit waits
+// for the disk. Nothing of it is seen before the checkpoint is durable:
+// mutate reads nothing and its one mutation call is only captured (the call
+// is made after the in_flight commit, as ever), and its log lines go to a
+// trace of its own that joins the run's after the checkpoint. A failed
+// checkpoint or a parked run drops it, and mutate runs again when the run
+// goes on.
+type earlyMutate struct {
+	done chan struct{}
+	tr   *trace
+	out  *sandbox.Outcome
+	err  error
+}
+
+// startMutate starts the mutate phase of run, prepared but not yet recorded.
+// Its caller waits for it (wait) before returning, whatever happens.
+func (e *Engine) startMutate(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run) *earlyMutate {
+	m := &earlyMutate{done: make(chan struct{}), tr: e.newTrace()}
+	h := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: m.tr}
+	inv := e.invocation(c.Name, sandbox.PhaseMutate, h, nil, run.PrepareResult, nil)
+	go func() {
+		defer close(m.done)
+		m.out, m.err = sc.Run(ctx, inv)
+	}()
+	return m
+}
+
+// wait blocks until the phase is over; nil waits for nothing.
+func (m *earlyMutate) wait() {
+	if m != nil {
+		<-m.done
+	}
+}
+
+// mutateEarly takes the outcome of a mutate phase started earlier and goes
+// on from it: fail, next, or the mutation.
+func (e *Engine) mutateEarly(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace, m *earlyMutate) error {
+	m.wait()
+	tr.merge(m.tr)
+	if m.err != nil {
+		return e.failRun(ctx, w, run, m.err, tr)
+	}
+	if m.out.Mutation == nil {
+		run.MutationResult = resultNone
+		return e.nextPhase(ctx, ws, w, sc, c, run, tr)
+	}
+	return e.startMutation(ctx, ws, w, run, m.out.Mutation, tr)
+}
+
+// earlyNext is a consumer's next phase started, once the mutation applied,
+// while the outcome commits: next depends on the prepared data and the
+// mutation result only, and what it publishes is buffered until the run
+// commits, after the outcome. nextPhase takes it when it was started for the
+// same run and the same mutation result; otherwise it is dropped.
+type earlyNext struct {
+	done chan struct{}
+	h    *host
+	mres json.RawMessage
+	out  *sandbox.Outcome
+	err  error
+}
+
+// earlyNexts holds the next phase started for a run (its *storage.Run) until
+// nextPhase takes it or perform returns.
+var earlyNexts sync.Map
+
+// startNext starts run's next phase with mres as the mutation result, if
+// the run's script and consumer are at hand. The returned function waits
+// for the phase and forgets it; the caller defers it.
+func (e *Engine) startNext(ctx context.Context, w *storage.Workflow, run *storage.Run, mres json.RawMessage) func() {
+	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
+	if err != nil {
+		return func() {}
+	}
+	for _, c := range sc.Workflow.Consumers {
+		if c.Name != run.Handler {
+			continue
+		}
+		n := &earlyNext{done: make(chan struct{}), mres: mres,
+			h: &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: e.newTrace()}}
+		inv := e.invocation(c.Name, sandbox.PhaseNext, n.h, nil, run.PrepareResult, mres)
+		earlyNexts.Store(run, n)
+		go func() {
+			defer close(n.done)
+			n.out, n.err = sc.Run(ctx, inv)
+		}()
+		return func() {
+			<-n.done
+			earlyNexts.CompareAndDelete(run, n)
+		}
+	}
+	return func() {}
+}
+
+// runNext runs run's next phase, or takes the one started early when it ran
+// with the same mutation result; its trace joins tr.
+func (e *Engine) runNext(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, mres json.RawMessage, tr *trace) (*host, *sandbox.Outcome, error) {
+	if v, ok := earlyNexts.LoadAndDelete(run); ok {
+		n := v.(*earlyNext)
+		<-n.done
+		if bytes.Equal(n.mres, mres) {
+			tr.merge(n.h.tr)
+			n.h.tr = tr
+			return n.h, n.out, n.err
+		}
+	}
+	h := &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: tr}
+	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseNext, h, nil, run.PrepareResult, mres))
+	return h, out, err
+}

@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// logWorkflow logs one line per phase; PREPARE_EXTRA runs in prepare after
+// the peek.
+const logWorkflow = `
+export default Keep.workflow({
+  name: "logs",
+  topics: { item: {} },
+  producers: { feed: { publishes: ["item"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    const inputId = ctx.registerInput({ source: "files", type: "file", id: "1", title: "One" });
+    await ctx.publish("item", { messageId: "1", inputId, payload: { n: 1 } });
+  } } },
+  consumers: { c: Keep.consumer({
+    subscribe: ["item"],
+    async prepare(ctx) {
+      const [e] = await ctx.peek("item", { limit: 1 });
+      if (!e) return { reservations: [], data: {} };
+      PREPARE_EXTRA
+      console.log("in prepare");
+      return { reservations: [{ topic: "item", ids: [e.messageId] }], data: { n: e.payload.n } };
+    },
+    async mutate(ctx, p) {
+      console.log("in mutate");
+      await ctx.files.append({ path: "out.txt", content: p.data.n + "\n" });
+    },
+    async next() { console.log("in next"); },
+  }) },
+});`
+
+// logLines are the log lines of a run's trace, in order.
+func (b *bundle) logLines(runID string) []string {
+	b.t.Helper()
+	tr, err := b.e.Trace(context.Background(), runID)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range tr {
+		if l.Kind == "log" {
+			lines = append(lines, l.Phase+": "+l.Result)
+		}
+	}
+	return lines
+}
+
+// everyPhaseLogs is logWorkflow's trace of a run through every phase.
+const everyPhaseLogs = "prepare: in prepare|mutate: in mutate|next: in next"
+
+// wantLogs checks a run's log lines, joined by "|".
+func (b *bundle) wantLogs(runID, want string) {
+	b.t.Helper()
+	if got := strings.Join(b.logLines(runID), "|"); got != want {
+		b.t.Errorf("run %s logs %q, want %q", runID, got, want)
+	}
+}
+
+// preparedRun is the workflow's one consumer run that got past prepare's
+// peek (the others found nothing and log nothing in prepare).
+func (b *bundle) preparedRun(wf string) RunView {
+	b.t.Helper()
+	var found []RunView
+	for _, r := range b.runs(wf) {
+		if r.HandlerType == "consumer" && slices.Contains(b.logLines(r.ID), "prepare: in prepare") {
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 {
+		b.t.Fatalf("runs past the peek %+v, want one", found)
+	}
+	return found[0]
+}
+
+// Mutate runs while the prepared checkpoint commits (overlap.go); its log
+// lines still land in the run's trace once, after prepare's.
+func TestEarlyMutateTrace(t *testing.T) {
+	t.Parallel()
+	b := setup(t, allowMutations)
+	b.deploy("logs", strings.Replace(logWorkflow, "PREPARE_EXTRA", "", 1))
+	b.drain()
+	if got := b.read("out.txt"); got != "1\n" {
+		t.Fatalf("out.txt = %q", got)
+	}
+	run := b.preparedRun("logs")
+	b.wantLogs(run.ID, everyPhaseLogs)
+}
+
+// A run parked at prepared drops the mutate phase started early: nothing of
+// it is recorded, and mutate runs again, once, when the run goes on.
+func TestEarlyMutateDroppedWhenParked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations)
+	ping := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := b.e.Pause(ctx, "logs"); err != nil {
+			t.Error(err)
+		}
+	}))
+	defer ping.Close()
+	b.deploy("logs", strings.Replace(logWorkflow, "PREPARE_EXTRA", `await ctx.http.get({ url: "`+ping.URL+`" });`, 1))
+	b.drain()
+	run := b.preparedRun("logs")
+	if run.Phase != "prepared" || run.Status != "active" {
+		t.Fatalf("run %+v, want parked active at prepared", run)
+	}
+	b.wantLogs(run.ID, "prepare: in prepare") // nothing of the mutate started early
+	if got := b.read("out.txt"); got != "" {
+		t.Fatalf("out.txt = %q before resume", got)
+	}
+	ping.Config.Handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	if err := b.e.Resume(ctx, "logs"); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if got := b.read("out.txt"); got != "1\n" {
+		t.Fatalf("out.txt = %q after resume", got)
+	}
+	b.wantLogs(run.ID, everyPhaseLogs)
+}
+
+// A run parked at mutated drops the next phase started while the outcome
+// committed: nothing of it is recorded, and next runs again, once, on resume.
+func TestEarlyNextDroppedWhenParked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations)
+	s := newSink(t)
+	s.onPost = func(*http.Request) {
+		if err := b.e.Pause(ctx, "push"); err != nil {
+			t.Error(err)
+		}
+	}
+	src := strings.Replace(pushWorkflow(s.srv.URL, "a"), `async next(ctx, p, r) {`, `async next(ctx, p, r) { console.log("in next");`, 1)
+	b.deploy("push", src)
+	b.drain()
+	run := b.runs("push")[0]
+	if run.Phase != "mutated" || run.Status != "active" {
+		t.Fatalf("newest run %+v, want parked active at mutated", run)
+	}
+	if lines := b.logLines(run.ID); slices.Contains(lines, "next: in next") {
+		t.Fatalf("parked run's trace logs %q: next's line recorded before next ran", lines)
+	}
+	s.onPost = nil
+	if err := b.e.Resume(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	b.wantLogs(run.ID, "next: in next") // mutate stops at its call: its line after it never runs
+	if s.posts != 1 {
+		t.Errorf("posts = %d, want 1", s.posts)
+	}
+}

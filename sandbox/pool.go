@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"sync"
+
+	"github.com/dop251/goja"
+)
+
+// A phase runs in a runtime nobody used before: building one (goja.New, the
+// allocation guards, Keep, the captured JSON functions) costs about as much
+// as the phase itself. The pool builds them ahead, on a goroutine of its own,
+// so a phase usually finds one ready and the set-up overlaps the engine's
+// commits instead of adding to them. A runtime leaves the pool once, to one
+// run, and is never given back: fresh state per run stays the rule.
+
+// poolSize is how many unused runtimes wait at most. Each costs a few hundred
+// KiB; a handful covers a burst of phases on a few workflows.
+const poolSize = 4
+
+// fresh is a runtime set up for a run, that has run nothing yet.
+type fresh struct {
+	vm     *goja.Runtime
+	sup    *supervisor
+	parse  goja.Callable // the runtime's own JSON.parse, captured before any script runs
+	encode goja.Callable // JSON.stringify that stops at maxEncode bytes
+	// encodeLine stops at what a console line can show.
+	encodeLine goja.Callable
+	maxEncode  int
+	encodeCut  bool         // the last encode stopped at maxEncode
+	workflow   *goja.Object // what the script hands to Keep.workflow, once it runs
+	key        poolKey
+}
+
+// poolKey is what a runtime's set-up depends on beyond the runtime itself.
+type poolKey struct {
+	stack   int
+	maxHeap uint64
+	logLine int
+}
+
+func keyOf(lim Limits) poolKey {
+	return poolKey{stack: lim.MaxStackDepth, maxHeap: lim.MaxHeapGrowth, logLine: lim.MaxLogLine}
+}
+
+// newFresh builds and sets up one runtime. Everything here must be the same
+// for every run with these limits: what depends on the run (its host, its
+// phase, its console) is installed by the run itself.
+func newFresh(k poolKey) *fresh {
+	vm := goja.New()
+	f := &fresh{vm: vm, sup: &supervisor{vm: vm}, key: k}
+	vm.SetMaxCallStackSize(k.stack)
+	json := vm.Get("JSON").(*goja.Object)
+	f.parse, _ = goja.AssertFunction(json.Get("parse"))
+	g := installGuards(vm, f.sup, k.maxHeap, k.stack)
+	// The host's own encodings of script values: cut at a cap rather than
+	// failing, so the caller can name the value and its limit.
+	f.maxEncode = int(g.limit)
+	f.encode, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(f.maxEncode, &f.encodeCut))))
+	f.encodeLine, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(4*k.logLine+4, nil))))
+	installKeep(vm, &f.workflow)
+	return f
+}
+
+// runtimes is the process's pool. The filler goroutine runs only while the
+// pool is short, so an idle process builds nothing and holds no goroutine.
+var runtimes = &runtimePool{}
+
+type runtimePool struct {
+	mu      sync.Mutex
+	key     poolKey
+	ready   []*fresh
+	filling bool
+}
+
+// take hands out a runtime set up for k that nobody used: a pooled one when
+// one is ready, else one built now. Either way the pool then tops itself up
+// in the background.
+func (p *runtimePool) take(k poolKey) *fresh {
+	p.mu.Lock()
+	var f *fresh
+	if p.key != k {
+		// other limits than the pooled runtimes': the pool serves these from
+		// now on (an engine runs every phase with the same limits)
+		p.key, p.ready = k, nil
+	}
+	if n := len(p.ready); n > 0 {
+		f = p.ready[n-1]
+		p.ready[n-1] = nil
+		p.ready = p.ready[:n-1]
+	}
+	if !p.filling {
+		p.filling = true
+		go p.fill()
+	}
+	p.mu.Unlock()
+	if f == nil {
+		f = newFresh(k)
+	}
+	return f
+}
+
+// fill builds runtimes until the pool is full, then returns. Tests call it
+// to wait for a full pool; a second filler at the same time does no harm.
+func (p *runtimePool) fill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.ready) < poolSize {
+		k := p.key
+		p.mu.Unlock()
+		f := newFresh(k)
+		p.mu.Lock()
+		if p.key == k && len(p.ready) < poolSize {
+			p.ready = append(p.ready, f)
+		}
+	}
+	p.filling = false
+}
