@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"keep/engine/bus"
+	"keep/engine/enginetest/kit"
 	"keep/storage"
 )
 
@@ -111,7 +112,7 @@ func TestEvents(t *testing.T) {
 		}
 		defer b.bus.Stop(ctx)
 		// the original request, journaled before the restart, is delivered first
-		first := <-got
+		first := kit.Wait(t, got, kit.Timeout)
 		if json.Valid(first.Payload) && contains(first.Payload, `"reminder":true`) {
 			t.Fatalf("first delivery %s is already a reminder", first.Payload)
 		}

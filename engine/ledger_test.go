@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"keep/engine/config"
+	"keep/engine/enginetest/kit"
 
 	_ "modernc.org/sqlite"
 )
@@ -43,7 +44,7 @@ func TestLedger(t *testing.T) {
 		}
 		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
 		b.drain()
-		if got := <-seen; got != "in_flight" {
+		if got := kit.Wait(t, seen, kit.Timeout); got != "in_flight" {
 			t.Fatalf("during the request the ledger said %q, want in_flight", got)
 		}
 	})

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"keep/engine/enginetest/kit"
 )
 
 func TestBackupRestore(t *testing.T) {
@@ -57,7 +59,7 @@ func TestBackupRestore(t *testing.T) {
 		backup := filepath.Join(dir, "backup.db")
 		err = db.Backup(ctx, backup)
 		close(stop)
-		wg.Wait()
+		kit.WaitGroup(t, &wg, kit.Timeout)
 		if err != nil {
 			t.Fatal(err)
 		}

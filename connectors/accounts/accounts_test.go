@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"keep/connectors"
+	"keep/engine/enginetest/kit"
 )
 
 func TestLoopbackLogin(t *testing.T) {
@@ -320,7 +321,7 @@ func TestAtomicCredentials(t *testing.T) {
 		}
 	}
 	close(stop)
-	wg.Wait()
+	kit.WaitGroup(t, &wg, kit.Timeout)
 	select {
 	case why := <-bad:
 		t.Fatalf("a reader saw a torn file: %s", why)

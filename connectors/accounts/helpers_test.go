@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"keep/connectors/accounts/oauthtest"
+	"keep/engine/enginetest/kit"
 )
 
 // clock is a settable now.
@@ -78,7 +79,7 @@ func (b *bundle) loginLoopback(t *testing.T, s *Store) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("login did not end:\n%s", browser.String())
 	}
-	if status := <-browser.Visited; status != http.StatusOK {
+	if status := kit.Wait(t, browser.Visited, kit.Timeout); status != http.StatusOK {
 		t.Fatalf("the browser landed on %d", status)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"keep/engine/bus"
+	"keep/engine/enginetest/kit"
 	"keep/storage"
 )
 
@@ -313,7 +314,7 @@ func TestDelivery(t *testing.T) {
 			ids = append(ids, b.emit(t, "t", nil))
 		}
 		b.start(t)
-		<-entered
+		kit.Wait(t, entered, kit.Timeout)
 		if n := len(b.journal(t, storage.JournalFilter{Status: storage.JournalProcessing})); n != 3 {
 			t.Fatalf("%d processing, want the batch of 3", n)
 		}
@@ -590,7 +591,7 @@ func TestLifecycle(t *testing.T) {
 			b.emit(t, "t", nil)
 		}
 		b.start(t)
-		<-entered
+		kit.Wait(t, entered, kit.Timeout)
 		if err := b.bus.Stop(b.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -610,7 +611,7 @@ func TestLifecycle(t *testing.T) {
 		})
 		b.start(t)
 		id := b.emit(t, "t", nil)
-		<-entered
+		kit.Wait(t, entered, kit.Timeout)
 		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Millisecond)
 		defer cancel()
 		if err := b.bus.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -648,7 +649,7 @@ func TestWire(t *testing.T) {
 		}
 		b.start(t)
 		b.emit(t, "approval.requested", map[string]string{"text": "Send the invoice to ACME?"})
-		<-notified
+		kit.Wait(t, notified, kit.Timeout)
 		mu.Lock()
 		defer mu.Unlock()
 		if want := []string{"approval.requested | Send the invoice to ACME?"}; !slices.Equal(notes, want) {

@@ -18,6 +18,7 @@ import (
 	"keep/engine"
 	"keep/engine/config"
 	"keep/engine/daemon"
+	"keep/engine/enginetest/kit"
 )
 
 // keepBin is the real binary, built once by TestMain.
@@ -601,7 +602,7 @@ func TestDaemon(t *testing.T) {
 	defer func() {
 		if !stopped {
 			d.Process.Kill()
-			<-exited
+			kit.Wait(t, exited, kit.Timeout)
 		}
 	}()
 
