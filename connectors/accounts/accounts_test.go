@@ -101,7 +101,7 @@ func TestRefresh(t *testing.T) {
 		a, _ := b.store.Account("acme")
 		first, _ := a.Secret(context.Background())
 		before := readCreds(t, b.path).Accounts["acme"]
-		b.clock.add(time.Hour - time.Minute) // inside the refresh window
+		b.clock.Advance(time.Hour - time.Minute) // inside the refresh window
 		second, err := a.Secret(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -373,7 +373,7 @@ func TestStatuses(t *testing.T) {
 	b.store.mu.Lock()
 	err = b.store.update(func(f *file) error {
 		e := f.Accounts["acme"]
-		e.RefreshToken, e.Expiry = "", b.clock.now().Add(time.Hour)
+		e.RefreshToken, e.Expiry = "", b.clock.Now().Add(time.Hour)
 		return nil
 	})
 	b.store.mu.Unlock()

@@ -19,24 +19,6 @@ import (
 	"keep/storage"
 )
 
-// fakeClock is the only fake: time is the edge of the machine.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // syncBuffer collects log output written from the loop's goroutine.
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -59,7 +41,7 @@ type bundle struct {
 	ctx   context.Context
 	db    *storage.DB
 	bus   *bus.Bus
-	clock *fakeClock
+	clock *kit.Clock
 	logs  *syncBuffer
 }
 
@@ -72,7 +54,7 @@ func setup(tb testing.TB, opts bus.Opts) bundle {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	clock := &fakeClock{t: time.UnixMilli(1_700_000_000_000).UTC()}
+	clock := kit.NewClock(time.UnixMilli(1_700_000_000_000).UTC())
 	if opts.Now == nil {
 		opts.Now = clock.Now
 	}
