@@ -38,8 +38,8 @@ func TestEvents(t *testing.T) {
 		t.Parallel()
 		b := setupWithBus(t)
 		s := newSink(t)
-		s.set("500", 1)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		s.Set("500", 1)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain() // an approval
 		att, _ := b.e.Attention(ctx)
 		if err := b.e.Approve(ctx, att[0].ID, false); err != nil {
@@ -80,7 +80,7 @@ func TestEvents(t *testing.T) {
 		t.Parallel()
 		b := setupWithBus(t)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		rs := b.reminders()
 		if len(rs) != 1 || rs[0].Status != storage.DeferredScheduled || !rs[0].FireAt.Equal(b.clock.Now().Add(time.Hour)) {
@@ -99,7 +99,7 @@ func TestEvents(t *testing.T) {
 		t.Parallel()
 		b := setupWithBus(t)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		b.reopen() // the reminder is a deferred event: it survives a restart
 		got := make(chan bus.Event, 4)

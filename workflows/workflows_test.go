@@ -16,6 +16,7 @@ import (
 
 	"keep/engine"
 	"keep/engine/config"
+	"keep/engine/enginetest/kit"
 	"keep/storage"
 )
 
@@ -253,78 +254,6 @@ func (f *feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// webhook records deliveries by Idempotency-Key and answers the reconcile
-// GET: 200 if a delivery with that key arrived, 404 if not.
-type webhook struct {
-	mu     sync.Mutex
-	byKey  map[string][]map[string]any // key → bodies
-	byItem map[string]int              // item id → POSTs
-	// dropNext: hang up on the next POST after recording it (the sender
-	// cannot tell whether it arrived).
-	dropNext bool
-	gets     int
-}
-
-func newWebhook() *webhook {
-	return &webhook{byKey: map[string][]map[string]any{}, byItem: map[string]int{}}
-}
-
-func (wh *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	wh.mu.Lock()
-	defer wh.mu.Unlock()
-	key := r.Header.Get("Idempotency-Key")
-	switch r.Method {
-	case http.MethodGet:
-		wh.gets++
-		if _, ok := wh.byKey[key]; ok && key != "" {
-			w.WriteHeader(http.StatusOK)
-			_, _ = io.WriteString(w, `{"received":true}`)
-			return
-		}
-		http.NotFound(w, r)
-	case http.MethodPost:
-		var body map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || key == "" {
-			http.Error(w, "want a JSON body and an Idempotency-Key", http.StatusBadRequest)
-			return
-		}
-		wh.byKey[key] = append(wh.byKey[key], body)
-		id, _ := body["id"].(string)
-		wh.byItem[id]++
-		if wh.dropNext {
-			wh.dropNext = false
-			if hj, ok := w.(http.Hijacker); ok {
-				if conn, _, err := hj.Hijack(); err == nil {
-					conn.Close()
-					return
-				}
-			}
-		}
-		w.WriteHeader(http.StatusAccepted)
-		_, _ = io.WriteString(w, `{"ok":true}`)
-	default:
-		http.Error(w, "no", http.StatusMethodNotAllowed)
-	}
-}
-
-// posted checks that each item was POSTed exactly once, each under its own key.
-func (wh *webhook) posted(t *testing.T, ids ...string) {
-	t.Helper()
-	wh.mu.Lock()
-	defer wh.mu.Unlock()
-	for _, id := range ids {
-		if wh.byItem[id] != 1 {
-			t.Errorf("item %s was posted %d times, want once", id, wh.byItem[id])
-		}
-	}
-	if len(wh.byItem) != len(ids) {
-		t.Errorf("items posted: %v, want %v", wh.byItem, ids)
-	}
-	if len(wh.byKey) != len(ids) {
-		t.Errorf("%d idempotency keys for %d items", len(wh.byKey), len(ids))
-	}
-}
-
 func feedSource(t *testing.T, feedURL, hookURL string) []byte {
 	return source(t, "feed-to-webhook.js",
 		`"http://127.0.0.1:8080/feed.xml"`, fmt.Sprintf("%q", feedURL),
@@ -336,22 +265,21 @@ func feedSource(t *testing.T, feedURL, hookURL string) []byte {
 func testFeedToWebhook(t *testing.T, f *feed) {
 	f.add("a1", "Alpha")
 	f.add("b2", "Beta")
-	wh := newWebhook()
-	fs, ws := httptest.NewServer(f), httptest.NewServer(wh)
+	wh := kit.NewSink(t)
+	fs := httptest.NewServer(f)
 	t.Cleanup(fs.Close)
-	t.Cleanup(ws.Close)
 
 	h := newHost(t, hostOpt{edit: allowAll})
-	src := feedSource(t, fs.URL+"/feed.xml", ws.URL+"/hook")
+	src := feedSource(t, fs.URL+"/feed.xml", wh.URL+"/hook")
 	h.Deploy("feed-to-webhook.js", src)
 	h.Drain()
 	h.Healthy("feed-to-webhook")
-	wh.posted(t, "a1", "b2")
+	wh.Posted(t, "a1", "b2")
 
 	h.Drain()
 	h.Clock.Advance(5 * time.Minute)
 	h.Drain()
-	wh.posted(t, "a1", "b2")
+	wh.Posted(t, "a1", "b2")
 	f.mu.Lock()
 	if f.not == 0 {
 		t.Error("the second poll did not send the ETag back")
@@ -367,7 +295,7 @@ func testFeedToWebhook(t *testing.T, f *feed) {
 	h.Clock.Advance(5 * time.Minute)
 	h.Drain()
 	h.Healthy("feed-to-webhook")
-	wh.posted(t, "a1", "b2", "c3")
+	wh.Posted(t, "a1", "b2", "c3")
 
 	ins := h.Inputs("feed-to-webhook")
 	want := []string{`Feed item a1: "Alpha"`, `Feed item b2: "Beta"`, `Feed item c3: "Gamma"`}
@@ -400,14 +328,13 @@ func TestFeedToWebhook(t *testing.T) {
 		t.Parallel()
 		f := &feed{format: "atom"}
 		f.add("a1", "Alpha")
-		wh := newWebhook()
-		wh.dropNext = true
-		fs, ws := httptest.NewServer(f), httptest.NewServer(wh)
+		wh := kit.NewSink(t)
+		wh.Set("abort-after-apply", 1) // the sender cannot tell whether it arrived
+		fs := httptest.NewServer(f)
 		t.Cleanup(fs.Close)
-		t.Cleanup(ws.Close)
 
 		h := newHost(t, hostOpt{edit: allowAll})
-		h.Deploy("feed-to-webhook.js", feedSource(t, fs.URL+"/feed.xml", ws.URL+"/hook"))
+		h.Deploy("feed-to-webhook.js", feedSource(t, fs.URL+"/feed.xml", wh.URL+"/hook"))
 		h.Drain()
 		for i := 0; i < 10 && len(h.Mutations("feed-to-webhook")) > 0 && h.Mutations("feed-to-webhook")[0].Status != "applied"; i++ {
 			h.Clock.Advance(time.Minute)
@@ -417,13 +344,10 @@ func TestFeedToWebhook(t *testing.T) {
 		if len(ms) != 1 || ms[0].Status != "applied" || ms[0].ResolvedBy != "reconciler" {
 			t.Fatalf("mutations = %+v, want one applied by the reconciler", ms)
 		}
-		wh.mu.Lock()
-		gets := wh.gets
-		wh.mu.Unlock()
-		if gets == 0 {
+		if wh.Gets() == 0 {
 			t.Error("the webhook was never asked whether the delivery arrived")
 		}
-		wh.posted(t, "a1")
+		wh.Posted(t, "a1")
 		h.Healthy("feed-to-webhook")
 		if ins := h.Inputs("feed-to-webhook"); len(ins) != 1 || ins[0].Status != engine.InputDone {
 			t.Errorf("inputs = %+v", ins)

@@ -15,6 +15,7 @@ type fakeTB struct {
 
 func (f *fakeTB) Helper()               {}
 func (f *fakeTB) Fatalf(string, ...any) { f.failed = true }
+func (f *fakeTB) Errorf(string, ...any) { f.failed = true }
 
 func TestWaitFailsInsteadOfHanging(t *testing.T) {
 	f := &fakeTB{}
