@@ -53,9 +53,7 @@ func TestBackupRestore(t *testing.T) {
 				written.Store(id)
 			}
 		}()
-		for written.Load() < 50 {
-			time.Sleep(time.Millisecond)
-		}
+		kit.Until(t, kit.Timeout, "the writer has 50 inputs in", func() bool { return written.Load() >= 50 })
 		backup := filepath.Join(dir, "backup.db")
 		err = db.Backup(ctx, backup)
 		close(stop)

@@ -474,13 +474,8 @@ func TestDaemon(t *testing.T) {
 		if _, ok := enginetest.WaitRecv(t, ch, enginetest.Timeout); ok {
 			t.Fatal("the channel is open after cancel")
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for b.spy.live.Load() != 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the server still holds the engine subscription of a client that went away")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		enginetest.Until(t, enginetest.Timeout, "the server lets go of the engine subscription of a client that went away",
+			func() bool { return b.spy.live.Load() == 0 })
 	})
 
 	t.Run("closing the server ends its streams and removes the socket", func(t *testing.T) {

@@ -49,6 +49,11 @@ func WaitGroup(tb testing.TB, wg *sync.WaitGroup, d time.Duration) {
 	kit.WaitGroup(tb, wg, d)
 }
 
+func Until(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	kit.Until(tb, d, what, cond)
+}
+
 // Opts shape a Host; the zero value is the default policy (a mutation asks
 // first), the clock at Start, connectors on the same clock.
 type Opts struct {

@@ -87,3 +87,18 @@ func WaitGroup(tb testing.TB, wg *sync.WaitGroup, d time.Duration) {
 	}()
 	Wait(tb, done, d)
 }
+
+// Until checks cond every few milliseconds, failing the test with what if
+// it does not hold within d: for state another goroutine or process moves
+// with no channel to wait on.
+func Until(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("not within %s: %s", d, what)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -55,3 +55,13 @@ func TestClock(t *testing.T) {
 		t.Fatalf("after an hour: %s", c.Now())
 	}
 }
+
+func TestUntil(t *testing.T) {
+	f := &fakeTB{}
+	Until(f, time.Millisecond, "never", func() bool { return false })
+	if !f.failed {
+		t.Fatal("a condition that never holds did not fail")
+	}
+	n := 0
+	Until(t, Timeout, "the third look", func() bool { n++; return n == 3 })
+}
