@@ -58,19 +58,5 @@ func (b *bundle) mutationsBy(status string) []MutationView {
 // until nothing is scheduled within the horizon.
 func (b *bundle) drainUntilQuiet(horizon time.Duration) {
 	b.t.Helper()
-	end := b.clock.Now().Add(horizon)
-	for i := 0; i < 200; i++ {
-		b.drain()
-		next, err := b.e.NextDue(context.Background())
-		if err != nil {
-			b.t.Fatal(err)
-		}
-		if next == nil || next.After(end) {
-			return
-		}
-		if d := next.Sub(b.clock.Now()); d > 0 {
-			b.clock.Advance(d)
-		}
-	}
-	b.t.Fatal("never quiet")
+	kit.DrainUntilQuiet(b.t, b.clock, horizon, b.drain, func() (*time.Time, error) { return b.e.NextDue(context.Background()) })
 }

@@ -189,21 +189,7 @@ func (h *Host) Drain() {
 // until nothing is scheduled within the horizon.
 func (h *Host) DrainUntilQuiet(horizon time.Duration) {
 	h.T.Helper()
-	end := h.Clock.Now().Add(horizon)
-	for range 200 {
-		h.Drain()
-		next, err := h.E.NextDue(context.Background())
-		if err != nil {
-			h.T.Fatal(err)
-		}
-		if next == nil || next.After(end) {
-			return
-		}
-		if d := next.Sub(h.Clock.Now()); d > 0 {
-			h.Clock.Advance(d)
-		}
-	}
-	h.T.Fatal("never quiet")
+	kit.DrainUntilQuiet(h.T, h.Clock, horizon, h.Drain, func() (*time.Time, error) { return h.E.NextDue(context.Background()) })
 }
 
 // Write writes a file under the root, making its directories.

@@ -102,3 +102,25 @@ func Until(tb testing.TB, d time.Duration, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// DrainUntilQuiet advances clock to each next due time and drains, until
+// nothing is due within horizon. drain and nextDue are the engine's (kit
+// cannot name it: package engine's own tests use this too).
+func DrainUntilQuiet(tb testing.TB, clock *Clock, horizon time.Duration, drain func(), nextDue func() (*time.Time, error)) {
+	tb.Helper()
+	end := clock.Now().Add(horizon)
+	for range 200 {
+		drain()
+		next, err := nextDue()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if next == nil || next.After(end) {
+			return
+		}
+		if d := next.Sub(clock.Now()); d > 0 {
+			clock.Advance(d)
+		}
+	}
+	tb.Fatal("never quiet")
+}
