@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"keep/engine/bus"
+	"keep/engine/enginetest/kit"
 	"keep/storage"
 )
 
@@ -37,8 +38,8 @@ func TestEvents(t *testing.T) {
 		t.Parallel()
 		b := setupWithBus(t)
 		s := newSink(t)
-		s.set("500", 1)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		s.Set("500", 1)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain() // an approval
 		att, _ := b.e.Attention(ctx)
 		if err := b.e.Approve(ctx, att[0].ID, false); err != nil {
@@ -79,7 +80,7 @@ func TestEvents(t *testing.T) {
 		t.Parallel()
 		b := setupWithBus(t)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		rs := b.reminders()
 		if len(rs) != 1 || rs[0].Status != storage.DeferredScheduled || !rs[0].FireAt.Equal(b.clock.Now().Add(time.Hour)) {
@@ -98,7 +99,7 @@ func TestEvents(t *testing.T) {
 		t.Parallel()
 		b := setupWithBus(t)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		b.reopen() // the reminder is a deferred event: it survives a restart
 		got := make(chan bus.Event, 4)
@@ -111,7 +112,7 @@ func TestEvents(t *testing.T) {
 		}
 		defer b.bus.Stop(ctx)
 		// the original request, journaled before the restart, is delivered first
-		first := <-got
+		first := kit.Wait(t, got, kit.Timeout)
 		if json.Valid(first.Payload) && contains(first.Payload, `"reminder":true`) {
 			t.Fatalf("first delivery %s is already a reminder", first.Payload)
 		}

@@ -26,7 +26,7 @@ func TestGrants(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			s := newSink(t)
-			b.deploy("push", pushWorkflow(s.srv.URL, "a", "b"))
+			b.deploy("push", pushWorkflow(s.URL, "a", "b"))
 			if err := b.e.Grant(ctx, "push", c.grant); err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestGrants(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a", "b"))
+		b.deploy("push", pushWorkflow(s.URL, "a", "b"))
 		b.drain()
 		att, _ := b.e.Attention(ctx)
 		if err := b.e.Approve(ctx, att[0].ID, true); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"keep/engine/config"
+	"keep/engine/enginetest/kit"
 
 	_ "modernc.org/sqlite"
 )
@@ -26,7 +27,7 @@ func TestLedger(t *testing.T) {
 		b := setup(t, allowMutations)
 		s := newSink(t)
 		seen := make(chan string, 1)
-		s.onPost = func(r *http.Request) {
+		s.OnPost(func(r *http.Request) {
 			// a separate connection, as another process would see the file
 			db, err := sql.Open("sqlite", "file:"+b.dbPath+"?mode=ro")
 			if err != nil {
@@ -40,10 +41,10 @@ func TestLedger(t *testing.T) {
 				status = err.Error()
 			}
 			seen <- status
-		}
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		})
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
-		if got := <-seen; got != "in_flight" {
+		if got := kit.Wait(t, seen, kit.Timeout); got != "in_flight" {
 			t.Fatalf("during the request the ledger said %q, want in_flight", got)
 		}
 	})
@@ -52,7 +53,7 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		for _, r := range b.runs("push") {
 			tr, err := b.e.Trace(context.Background(), r.ID)
@@ -74,8 +75,8 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		s.set("500-after-apply", 1)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		s.Set("500-after-apply", 1)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		// uncertain first: the event is still reserved by the paused run
 		ev := b.events("push", "item")[0]
@@ -87,8 +88,8 @@ func TestLedger(t *testing.T) {
 		if len(ms) != 1 || ms[0].Status != "applied" || ms[0].ResolvedBy != "reconciler" {
 			t.Fatalf("mutations = %+v, want one applied by the reconciler", ms)
 		}
-		if s.posts != 1 {
-			t.Fatalf("the sink got %d posts, want 1 (reconciled, never re-sent)", s.posts)
+		if s.Posts() != 1 {
+			t.Fatalf("the sink got %d posts, want 1 (reconciled, never re-sent)", s.Posts())
 		}
 		if ev := b.events("push", "item")[0]; ev.Status != "consumed" {
 			t.Fatalf("event %s, want consumed", ev.Status)
@@ -99,14 +100,14 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		s.set("500", 1)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		s.Set("500", 1)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drainUntilQuiet(time.Hour)
 		ms := b.mutationsBy("")
 		if len(ms) != 2 || ms[0].Status != "failed" || ms[0].ResolvedBy != "reconciler" || ms[1].Status != "applied" {
 			t.Fatalf("mutations = %+v, want failed (reconciler) then applied", ms)
 		}
-		if s.maxPerKey() != 1 {
+		if s.MaxPerKey() != 1 {
 			t.Fatal("a key reached the sink twice")
 		}
 		ins := b.inputs("push")
@@ -119,9 +120,9 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		s.set("504", 1)
-		s.reconcileStatus = 500
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		s.Set("504", 1)
+		s.ReconcileStatus(500)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drainUntilQuiet(24 * time.Hour)
 		ms := b.mutationsBy("")
 		if len(ms) != 1 || ms[0].Status != "indeterminate" || !strings.Contains(ms[0].Error, "5 checks could not confirm it") {
@@ -131,8 +132,8 @@ func TestLedger(t *testing.T) {
 		if len(att) != 1 || att[0].Kind != AttentionReconciliation || att[0].Check == "" {
 			t.Fatalf("attention = %+v, want the reconciliation prompt with what to check", att)
 		}
-		if s.posts != 1 {
-			t.Fatalf("posts = %d: an uncertain mutation is never re-sent", s.posts)
+		if s.Posts() != 1 {
+			t.Fatalf("posts = %d: an uncertain mutation is never re-sent", s.Posts())
 		}
 		if w := b.workflow("push"); w.State != StateNeedsAttention {
 			t.Fatalf("state %s, want needs_attention", w.State)
@@ -143,8 +144,8 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations, shortTimeout)
 		s := newSink(t)
-		s.set("hang", 1)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		s.Set("hang", 1)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		ms := b.mutationsBy("")
 		if len(ms) != 1 || ms[0].Status != "needs_reconcile" {
@@ -156,8 +157,8 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		s.set("400", 0)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		s.Set("400", 0)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		ms := b.mutationsBy("")
 		if len(ms) != 1 || ms[0].Status != "failed" {
@@ -181,8 +182,8 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		s.set("429", 2)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		s.Set("429", 2)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		w := b.workflow("push")
 		if w.Block == nil || w.Block.Kind != "transient" {
@@ -193,8 +194,8 @@ func TestLedger(t *testing.T) {
 		if len(ms) != 1 || ms[0].Status != "applied" {
 			t.Fatalf("mutations = %+v, want the same mutation applied", ms)
 		}
-		if s.posts != 3 {
-			t.Fatalf("posts = %d, want 3 (two 429s, one success)", s.posts)
+		if s.Posts() != 3 {
+			t.Fatalf("posts = %d, want 3 (two 429s, one success)", s.Posts())
 		}
 	})
 
@@ -202,9 +203,9 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		// the service applies it, then the connection dies: keep never learns
-		s.set("abort-after-apply", 1)
+		s.Set("abort-after-apply", 1)
 		b.drain()
 		crashMidCall(t, b)
 		b.reopen()
@@ -222,8 +223,8 @@ func TestLedger(t *testing.T) {
 			t.Fatalf("runs = %+v, want a crashed run and a recovery run pointing to it", runs)
 		}
 		b.drainUntilQuiet(time.Hour)
-		if s.posts != 1 {
-			t.Fatalf("the sink got %d posts, want 1: a restart must reconcile, not re-send", s.posts)
+		if s.Posts() != 1 {
+			t.Fatalf("the sink got %d posts, want 1: a restart must reconcile, not re-send", s.Posts())
 		}
 		if ms := b.mutationsBy(""); len(ms) != 1 || ms[0].Status != "applied" || ms[0].ResolvedBy != "reconciler" {
 			t.Fatalf("mutations = %+v, want one, applied by the reconciler", ms)
@@ -234,7 +235,7 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		att, _ := b.e.Attention(context.Background())
 		if len(att) != 1 || att[0].Kind != AttentionApproval || !strings.Contains(att[0].Preview, "/items") || att[0].Title != "Push a" {
@@ -243,7 +244,7 @@ func TestLedger(t *testing.T) {
 		if len(att[0].Inputs) != 1 || att[0].Inputs[0] != "Item a" {
 			t.Fatalf("because of = %v", att[0].Inputs)
 		}
-		if s.posts != 0 {
+		if s.Posts() != 0 {
 			t.Fatal("sent before approval")
 		}
 		ctx := context.Background()
@@ -254,8 +255,8 @@ func TestLedger(t *testing.T) {
 			t.Fatalf("second approve: %v, want refused", err)
 		}
 		b.drain()
-		if s.posts != 1 || len(b.mutationsBy("applied")) != 1 {
-			t.Fatalf("posts %d, mutations %+v", s.posts, b.mutationsBy(""))
+		if s.Posts() != 1 || len(b.mutationsBy("applied")) != 1 {
+			t.Fatalf("posts %d, mutations %+v", s.Posts(), b.mutationsBy(""))
 		}
 		if in := b.inputs("push")[0]; in.Status != InputDone {
 			t.Fatalf("input %+v", in)
@@ -266,7 +267,7 @@ func TestLedger(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		att, _ := b.e.Attention(context.Background())
 		if err := b.e.Reject(context.Background(), att[0].ID); err != nil {
@@ -280,7 +281,7 @@ func TestLedger(t *testing.T) {
 		if string(st) != `{"last":"skipped"}` {
 			t.Fatalf("next saw %s, want {last: skipped}", st)
 		}
-		if s.posts != 0 {
+		if s.Posts() != 0 {
 			t.Fatal("a rejected mutation was sent")
 		}
 	})
@@ -305,9 +306,9 @@ func TestAnswers(t *testing.T) {
 			t.Parallel()
 			b := setup(t, allowMutations, func(cfg *config.Config) { cfg.Policy.ReconcileAttempts = 1 })
 			s := newSink(t)
-			s.set("500", 1)
+			s.Set("500", 1)
 			// no reconcile URL: the connector cannot check, the user is asked at once
-			src := strings.Replace(pushWorkflow(s.srv.URL, "a"), `, reconcile: { url: "`+s.srv.URL+`" + "/items/" + p.data.id }`, "", 1)
+			src := strings.Replace(pushWorkflow(s.URL, "a"), `, reconcile: { url: "`+s.URL+`" + "/items/" + p.data.id }`, "", 1)
 			b.deploy("push", src)
 			b.drainUntilQuiet(time.Minute)
 			m := b.mutationsBy("")[0]
@@ -335,8 +336,8 @@ func TestAnswers(t *testing.T) {
 			if string(st) != c.nextSaw {
 				t.Fatalf("next saw %s, want %s", st, c.nextSaw)
 			}
-			if sent := s.posts > 1; sent != c.sentAgain {
-				t.Fatalf("posts = %d", s.posts)
+			if sent := s.Posts() > 1; sent != c.sentAgain {
+				t.Fatalf("posts = %d", s.Posts())
 			}
 		})
 	}

@@ -224,7 +224,7 @@ func TestRetryLeavesNothingActive(t *testing.T) {
 	ctx := context.Background()
 	b := setup(t, allowMutations)
 	s := newSink(t)
-	b.deploy("push", strings.Replace(pushWorkflow(s.srv.URL, "a"),
+	b.deploy("push", strings.Replace(pushWorkflow(s.URL, "a"),
 		`async next(ctx, p, r) {`, `async next(ctx, p, r) { if (r.status === "applied") throw new Error("next is broken");`, 1))
 	b.drain()
 	if w := b.workflow("push"); w.Block == nil || w.Block.Kind != "repair" {
@@ -249,7 +249,7 @@ func TestRetryLeavesNothingActive(t *testing.T) {
 			t.Fatalf("run %s was found active and marked crashed after keep retry", r.ID)
 		}
 	}
-	if s.posts != 1 {
-		t.Fatalf("posts = %d, want 1", s.posts)
+	if s.Posts() != 1 {
+		t.Fatalf("posts = %d, want 1", s.Posts())
 	}
 }

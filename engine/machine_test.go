@@ -102,7 +102,7 @@ func TestMoveIsCompareAndSet(t *testing.T) {
 	ctx := context.Background()
 	b := setup(t)
 	s := newSink(t)
-	b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+	b.deploy("push", pushWorkflow(s.URL, "a"))
 	b.drain() // the mutation waits for approval
 	m, err := b.db.Read().MutationByID(ctx, 1)
 	if err != nil {
@@ -142,7 +142,7 @@ func TestApprovedAndRefusalKinds(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		if err := b.e.Pause(ctx, "push"); err != nil {
 			t.Fatal(err)
@@ -150,8 +150,8 @@ func TestApprovedAndRefusalKinds(t *testing.T) {
 		if err := b.e.Approve(ctx, "1", false); err != nil {
 			t.Fatal(err)
 		}
-		if ms := b.mutationsBy(""); len(ms) != 1 || ms[0].Status != MutationApproved || s.posts != 0 {
-			t.Fatalf("mutations %+v, posts %d: want approved, not yet sent", ms, s.posts)
+		if ms := b.mutationsBy(""); len(ms) != 1 || ms[0].Status != MutationApproved || s.Posts() != 0 {
+			t.Fatalf("mutations %+v, posts %d: want approved, not yet sent", ms, s.Posts())
 		}
 		if att, _ := b.e.Attention(ctx); len(att) != 0 {
 			t.Fatalf("attention %+v: an approved mutation no longer asks", att)
@@ -159,8 +159,8 @@ func TestApprovedAndRefusalKinds(t *testing.T) {
 		if err := b.e.Resume(ctx, "push"); err != nil {
 			t.Fatal(err)
 		}
-		if ms := b.mutationsBy(""); len(ms) != 1 || ms[0].Status != MutationApplied || s.posts != 1 {
-			t.Fatalf("mutations %+v, posts %d: want applied once after resume", ms, s.posts)
+		if ms := b.mutationsBy(""); len(ms) != 1 || ms[0].Status != MutationApplied || s.Posts() != 1 {
+			t.Fatalf("mutations %+v, posts %d: want applied once after resume", ms, s.Posts())
 		}
 	})
 
@@ -168,7 +168,7 @@ func TestApprovedAndRefusalKinds(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations, func(c *config.Config) { c.Connectors.HTTP.AllowHosts = []string{"api.example.com"} })
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		w := b.workflow("push")
 		if w.Block == nil || w.Block.Kind != BlockPermission {

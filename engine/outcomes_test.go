@@ -57,8 +57,8 @@ func TestMutationOutcomes(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		s.set("429", 1)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		s.Set("429", 1)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		if w := b.workflow("push"); w.Block == nil || w.Block.Kind != "transient" {
 			t.Fatalf("block = %+v, want a transient back-off", w.Block)
@@ -69,8 +69,8 @@ func TestMutationOutcomes(t *testing.T) {
 		if len(ms) != 1 || ms[0].Status != "applied" {
 			t.Fatalf("mutations = %+v, want one row, applied", ms)
 		}
-		if s.posts != 2 || s.maxPerKey() != 1 || len(s.keys) != 1 {
-			t.Fatalf("posts %d, keys %v: want the 429 and one success under the same key", s.posts, s.keys)
+		if s.Posts() != 2 || s.MaxPerKey() != 1 || len(s.Keys()) != 1 {
+			t.Fatalf("posts %d, keys %v: want the 429 and one success under the same key", s.Posts(), s.Keys())
 		}
 	})
 
@@ -78,8 +78,8 @@ func TestMutationOutcomes(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
-		s.set("abort-after-apply", 1)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
+		s.Set("abort-after-apply", 1)
 		b.drain()
 		crashMidCall(t, b)
 		b.reopen()

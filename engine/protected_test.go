@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"keep/engine/config"
+	"keep/engine/enginetest/kit"
 	"keep/storage"
 )
 
@@ -58,7 +59,7 @@ func setupOwnFiles(t *testing.T) *ownFiles {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{t: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
+	c := kit.NewClock(time.Time{})
 	o.e, err = New(ctx, Opts{DB: db, Connectors: reg, Policy: PolicyFrom(cfg.Policy), Now: c.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -165,7 +165,7 @@ func TestScheduler(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		s := newSink(t)
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain() // an approval waits
 		if err := b.e.Pause(ctx, "push"); err != nil {
 			t.Fatal(err)
@@ -175,7 +175,7 @@ func TestScheduler(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.drain()
-		if s.posts != 0 {
+		if s.Posts() != 0 {
 			t.Fatal("a paused workflow performed its mutation")
 		}
 		if w := b.workflow("push"); w.State != StatePaused {
@@ -188,8 +188,8 @@ func TestScheduler(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.drain()
-		if s.posts != 1 {
-			t.Fatalf("posts = %d after resume, want 1", s.posts)
+		if s.Posts() != 1 {
+			t.Fatalf("posts = %d after resume, want 1", s.Posts())
 		}
 		for _, r := range b.runs("push") {
 			if strings.HasPrefix(string(r.Status), "failed") {
@@ -213,11 +213,11 @@ func TestPauseAtCheckpoints(t *testing.T) {
 			}
 		}))
 		defer ping.Close()
-		src := strings.Replace(pushWorkflow(s.srv.URL, "a"), `const [e] = await ctx.peek("item", { limit: 1 });`,
+		src := strings.Replace(pushWorkflow(s.URL, "a"), `const [e] = await ctx.peek("item", { limit: 1 });`,
 			`const [e] = await ctx.peek("item", { limit: 1 }); if (e) await ctx.http.get({ url: "`+ping.URL+`" });`, 1)
 		b.deploy("push", src)
 		b.drain()
-		if s.posts != 0 {
+		if s.Posts() != 0 {
 			t.Fatal("the mutation was sent after the pause")
 		}
 		runs := b.runs("push")
@@ -229,8 +229,8 @@ func TestPauseAtCheckpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.drain()
-		if s.posts != 1 || b.inputs("push")[0].Status != InputDone {
-			t.Fatalf("after resume: posts %d, input %+v", s.posts, b.inputs("push")[0])
+		if s.Posts() != 1 || b.inputs("push")[0].Status != InputDone {
+			t.Fatalf("after resume: posts %d, input %+v", s.Posts(), b.inputs("push")[0])
 		}
 	})
 
@@ -238,12 +238,12 @@ func TestPauseAtCheckpoints(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
-		s.onPost = func(*http.Request) {
+		s.OnPost(func(*http.Request) {
 			if err := b.e.Pause(ctx, "push"); err != nil {
 				t.Error(err)
 			}
-		}
-		b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+		})
+		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		if ms := b.mutationsBy("applied"); len(ms) != 1 {
 			t.Fatalf("mutations %+v, want the call completed and applied", b.mutationsBy(""))
@@ -255,13 +255,13 @@ func TestPauseAtCheckpoints(t *testing.T) {
 		if ev := b.events("push", "item")[0]; ev.Status != "pending" || ev.ReservedBy == "" {
 			t.Fatalf("event %+v, want still reserved until next commits", ev)
 		}
-		s.onPost = nil
+		s.OnPost(nil)
 		if err := b.e.Resume(ctx, "push"); err != nil {
 			t.Fatal(err)
 		}
 		b.drain()
-		if ev := b.events("push", "item")[0]; ev.Status != "consumed" || s.posts != 1 {
-			t.Fatalf("after resume: event %s, posts %d", ev.Status, s.posts)
+		if ev := b.events("push", "item")[0]; ev.Status != "consumed" || s.Posts() != 1 {
+			t.Fatalf("after resume: event %s, posts %d", ev.Status, s.Posts())
 		}
 	})
 }

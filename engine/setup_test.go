@@ -4,35 +4,21 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"keep/engine/bus"
 	"keep/engine/config"
+	"keep/engine/enginetest/kit"
 	"keep/storage"
 )
 
-// clock is the test's clock: the one fake at the machine's edge.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// clock is kit's fake clock: engine's internal tests cannot import
+// enginetest (it imports engine), so they build their own bundle on kit.
+type clock = kit.Clock
 
 type bundle struct {
-	t      *testing.T
+	t      testing.TB
 	e      *Engine
 	db     *storage.DB
 	clock  *clock
@@ -49,7 +35,7 @@ func allowMutations(c *config.Config) { c.Policy.DefaultMutationMode = "allow" }
 
 // setup opens a real database in a temp dir and an engine on it, with the
 // files and sheets connectors rooted in another temp dir.
-func setup(t *testing.T, opts ...setupOpt) *bundle {
+func setup(t testing.TB, opts ...setupOpt) *bundle {
 	t.Helper()
 	return newBundle(t, false, opts...)
 }
@@ -61,7 +47,7 @@ func setupWithBus(t *testing.T, opts ...setupOpt) *bundle {
 	return newBundle(t, true, opts...)
 }
 
-func newBundle(t *testing.T, useBus bool, opts ...setupOpt) *bundle {
+func newBundle(t testing.TB, useBus bool, opts ...setupOpt) *bundle {
 	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
@@ -74,7 +60,7 @@ func newBundle(t *testing.T, useBus bool, opts ...setupOpt) *bundle {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	b := &bundle{t: t, clock: &clock{t: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}, root: root,
+	b := &bundle{t: t, clock: kit.NewClock(time.Time{}), root: root,
 		dbPath: filepath.Join(dir, "keep.db"), cfg: cfg, useBus: useBus}
 	b.open()
 	return b

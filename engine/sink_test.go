@@ -3,119 +3,18 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"keep/engine/enginetest/kit"
 )
 
-// sink is a real HTTP service a workflow posts items to. It applies each
-// item once per idempotency key, can fail on purpose, and answers the
-// reconcile URL /items/{id} with 200 (applied) or 404.
-type sink struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	// mode for the next POSTs: ok, 500-after-apply, abort-after-apply, 500, 400, 429, hang
-	mode     string
-	failures int // how many POSTs fail before mode reverts to ok; 0 = all
-	keys     map[string]int
-	applied  map[string]bool
-	posts    int
-	// onPost runs inside the handler before anything is decided
-	onPost func(r *http.Request)
-	// reconcileStatus, if set, is what the reconcile URL answers
-	reconcileStatus int
-}
+// sink is kit's: a real HTTP service a workflow posts items to, applying
+// each once per idempotency key, failing on purpose when told.
+type sink = kit.Sink
 
-func newSink(t *testing.T) *sink {
-	s := &sink{mode: "ok", keys: map[string]int{}, applied: map[string]bool{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-func (s *sink) set(mode string, failures int) {
-	s.mu.Lock()
-	s.mode, s.failures = mode, failures
-	s.mu.Unlock()
-}
-
-func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/items/") {
-		s.mu.Lock()
-		if s.reconcileStatus != 0 {
-			code := s.reconcileStatus
-			s.mu.Unlock()
-			w.WriteHeader(code)
-			return
-		}
-		ok := s.applied[strings.TrimPrefix(r.URL.Path, "/items/")]
-		s.mu.Unlock()
-		if ok {
-			w.Write([]byte(`{"ok":true}`))
-			return
-		}
-		http.NotFound(w, r)
-		return
-	}
-	if s.onPost != nil {
-		s.onPost(r)
-	}
-	var body struct{ ID string }
-	_ = json.NewDecoder(r.Body).Decode(&body)
-	s.mu.Lock()
-	s.posts++
-	mode := s.mode
-	if s.failures > 0 {
-		s.failures--
-		if s.failures == 0 {
-			s.mode = "ok"
-		}
-	}
-	apply := func() {
-		key := r.Header.Get("Idempotency-Key")
-		s.keys[key]++
-		if s.keys[key] == 1 {
-			s.applied[body.ID] = true
-		}
-	}
-	switch mode {
-	case "ok":
-		apply()
-		s.mu.Unlock()
-		w.Write([]byte(`{"stored":"` + body.ID + `"}`))
-	case "500-after-apply":
-		apply()
-		s.mu.Unlock()
-		w.WriteHeader(500)
-	case "abort-after-apply":
-		apply()
-		s.mu.Unlock()
-		panic(http.ErrAbortHandler)
-	case "hang":
-		s.mu.Unlock()
-		time.Sleep(2 * time.Second)
-	default:
-		s.mu.Unlock()
-		code := map[string]int{"500": 500, "502": 502, "504": 504, "400": 400, "429": 429}[mode]
-		if code == 429 {
-			w.Header().Set("Retry-After", "1")
-		}
-		w.WriteHeader(code)
-	}
-}
-
-func (s *sink) maxPerKey() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := 0
-	for _, c := range s.keys {
-		m = max(m, c)
-	}
-	return m
-}
+func newSink(t *testing.T) *sink { return kit.NewSink(t) }
 
 // pushWorkflow posts one item per event to the sink, with a reconcile URL.
 func pushWorkflow(url string, items ...string) string {
@@ -159,19 +58,5 @@ func (b *bundle) mutationsBy(status string) []MutationView {
 // until nothing is scheduled within the horizon.
 func (b *bundle) drainUntilQuiet(horizon time.Duration) {
 	b.t.Helper()
-	end := b.clock.Now().Add(horizon)
-	for i := 0; i < 200; i++ {
-		b.drain()
-		next, err := b.e.NextDue(context.Background())
-		if err != nil {
-			b.t.Fatal(err)
-		}
-		if next == nil || next.After(end) {
-			return
-		}
-		if d := next.Sub(b.clock.Now()); d > 0 {
-			b.clock.Advance(d)
-		}
-	}
-	b.t.Fatal("never quiet")
+	kit.DrainUntilQuiet(b.t, b.clock, horizon, b.drain, func() (*time.Time, error) { return b.e.NextDue(context.Background()) })
 }

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"keep/engine/enginetest/kit"
 )
 
 func TestBackupRestore(t *testing.T) {
@@ -51,13 +53,11 @@ func TestBackupRestore(t *testing.T) {
 				written.Store(id)
 			}
 		}()
-		for written.Load() < 50 {
-			time.Sleep(time.Millisecond)
-		}
+		kit.Until(t, kit.Timeout, "the writer has 50 inputs in", func() bool { return written.Load() >= 50 })
 		backup := filepath.Join(dir, "backup.db")
 		err = db.Backup(ctx, backup)
 		close(stop)
-		wg.Wait()
+		kit.WaitGroup(t, &wg, kit.Timeout)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"keep/engine/enginetest/kit"
 )
 
 func TestStatementCache(t *testing.T) {
@@ -165,7 +167,7 @@ func TestStatementCache(t *testing.T) {
 				}
 			}()
 		}
-		wg.Wait()
+		kit.WaitGroup(t, &wg, kit.Timeout)
 		close(errs)
 		for err := range errs {
 			t.Error(err)

@@ -51,19 +51,19 @@ func TestDryRunKeyShowsWhatTheNextRunWouldDo(t *testing.T) {
 // engine's own dry run; the note's copy is shown, not made.
 func TestDryRunKeyOverTheRealEngine(t *testing.T) {
 	r := newRealEngine(t)
-	r.write("inbox/a.txt", "hello")
-	r.deploy("notes", copyWorkflow)
-	h := r.harness(r.e, 120, 40)
+	r.Write("inbox/a.txt", "hello")
+	r.Deploy("notes", []byte(copyWorkflow))
+	h := r.harness(r.E, 120, 40)
 	h.keys("1", "d")
 	screen := h.screen()
 	if !strings.Contains(screen, "Dry run · notes") || !strings.Contains(screen, "out/a.txt") ||
 		!strings.Contains(screen, "waits for your approval") {
 		t.Fatalf("the dry run over the engine shows:\n%s", screen)
 	}
-	if got := r.read("out/a.txt"); got != "" {
+	if got := r.Read("out/a.txt"); got != "" {
 		t.Fatalf("a dry run wrote out/a.txt: %q", got)
 	}
-	runs, err := r.e.Runs(context.Background(), "notes", engine.Page{})
+	runs, err := r.E.Runs(context.Background(), "notes", engine.Page{})
 	if err != nil || len(runs) != 0 {
 		t.Fatalf("the real database has runs after a dry run: %v %v", runs, err)
 	}

@@ -3,111 +3,33 @@ package tui
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"keep/engine"
-	"keep/engine/config"
-	"keep/storage"
+	"keep/engine/enginetest"
 )
 
-// Layer 4: the TUI over the real engine, built as engine/setup_test.go
+// Layer 4: the TUI over the real engine, built by engine/enginetest
 // builds it (a real database in a temp dir, the real connectors rooted in
 // another, an injected clock), so the views the TUI reads and the calls it
 // makes are the engine's own, not a stub's idea of them.
 
-// fakeClock is the one fake: the machine's clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// realEngine is enginetest's host with the default policy (a mutation
+// asks before it runs) and the TUI's harness on its clock.
+type realEngine struct{ *enginetest.Host }
 
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-type realEngine struct {
-	t     *testing.T
-	e     *engine.Engine
-	clock *fakeClock
-	root  string // the files connector's root
-}
-
-// newRealEngine opens a real database and an engine on it, with the
-// default policy: a mutation asks before it runs.
 func newRealEngine(t *testing.T) *realEngine {
 	t.Helper()
-	dir := t.TempDir()
-	root := filepath.Join(dir, "root")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Default()
-	cfg.Connectors.Files.Roots = []string{root}
-	cfg.Connectors.Sheets.Roots = []string{root}
-	clock := &fakeClock{t: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
-	ctx := context.Background()
-	db, err := storage.Open(ctx, storage.Opts{Path: filepath.Join(dir, "keep.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &realEngine{t: t, e: e, clock: clock, root: root}
-}
-
-func (r *realEngine) write(rel, content string) {
-	r.t.Helper()
-	p := filepath.Join(r.root, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-func (r *realEngine) read(rel string) string {
-	r.t.Helper()
-	data, err := os.ReadFile(filepath.Join(r.root, rel))
-	if err != nil {
-		return ""
-	}
-	return string(data)
-}
-
-func (r *realEngine) deploy(name, src string) {
-	r.t.Helper()
-	if _, err := r.e.Deploy(context.Background(), name+".js", []byte(src), ""); err != nil {
-		r.t.Fatalf("deploy %s: %v", name, err)
-	}
-}
-
-func (r *realEngine) drain() {
-	r.t.Helper()
-	if err := r.e.Drain(context.Background()); err != nil {
-		r.t.Fatalf("drain: %v", err)
-	}
+	return &realEngine{enginetest.New(t, enginetest.Opts{})}
 }
 
 // harness drives the TUI over api with the engine's clock.
 func (r *realEngine) harness(api engine.API, w, h int) *harness {
-	r.t.Helper()
-	return newHarnessAt(r.t, api, r.clock.Now, w, h)
+	r.T.Helper()
+	return newHarnessAt(r.T, api, r.Clock.Now, w, h)
 }
 
 // copyWorkflow: a producer registers an input per note in inbox/, a
@@ -155,11 +77,11 @@ export default Keep.workflow({
 // awaitingApproval deploys copyWorkflow over one note and drains it, so
 // the copy waits for approval, and starts the TUI on it.
 func (r *realEngine) awaitingApproval(w, h int) *harness {
-	r.t.Helper()
-	r.write("inbox/a.txt", "alpha")
-	r.deploy("notes", copyWorkflow)
-	r.drain()
-	return r.harness(r.e, w, h)
+	r.T.Helper()
+	r.Write("inbox/a.txt", "alpha")
+	r.Deploy("notes", []byte(copyWorkflow))
+	r.Drain()
+	return r.harness(r.E, w, h)
 }
 
 // deliver feeds the TUI the notifications the engine has sent so far, as
@@ -184,9 +106,9 @@ func TestRealEngine(t *testing.T) {
 		t.Parallel()
 		r := newRealEngine(t)
 		h := r.awaitingApproval(120, 40)
-		notes, cancel := r.e.Subscribe()
+		notes, cancel := r.E.Subscribe()
 		defer cancel()
-		if got := r.read("out/a.txt"); got != "" {
+		if got := r.Read("out/a.txt"); got != "" {
 			t.Fatalf("written before approval: %q", got)
 		}
 
@@ -214,8 +136,8 @@ func TestRealEngine(t *testing.T) {
 		if s := h.screen(); !strings.Contains(s, "approved Copy a.txt") {
 			t.Fatalf("status line does not say it was approved:\n%s", s)
 		}
-		r.drain()
-		if got := r.read("out/a.txt"); got != "alpha" {
+		r.Drain()
+		if got := r.Read("out/a.txt"); got != "alpha" {
 			t.Fatalf("out/a.txt = %q after approve and drain", got)
 		}
 		if deliver(h, notes) == 0 {
@@ -243,7 +165,7 @@ func TestRealEngine(t *testing.T) {
 		r := newRealEngine(t)
 		h := r.awaitingApproval(80, 24)
 		h.keys("3", "a")
-		r.drain()
+		r.Drain()
 		h.run(h.m.refresh())
 		if in := h.m.in.Selected(); in == nil || in.Status != engine.InputDone {
 			t.Fatalf("input after a refresh = %+v", in)
@@ -276,12 +198,12 @@ func TestRealEnginePaging(t *testing.T) {
 	const total = 300
 	r := newRealEngine(t)
 	for i := range total {
-		r.write(fmt.Sprintf("inbox/n%03d.txt", i), fmt.Sprintf("note %d", i))
+		r.Write(fmt.Sprintf("inbox/n%03d.txt", i), fmt.Sprintf("note %d", i))
 	}
-	r.deploy("notes", copyWorkflow)
-	r.drain()
+	r.Deploy("notes", []byte(copyWorkflow))
+	r.Drain()
 
-	api := &countingAPI{API: r.e}
+	api := &countingAPI{API: r.E}
 	h := r.harness(api, 120, 40)
 	first := api.calls()
 	if len(first) != 1 || first[0].Before != 0 || first[0].Limit >= total {

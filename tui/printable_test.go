@@ -38,10 +38,10 @@ func driving(screen string) []string {
 func TestScriptTextCannotDriveTheTerminalFromTheTUI(t *testing.T) {
 	t.Parallel()
 	r := newRealEngine(t)
-	r.deploy("planter", plantingWorkflow)
-	r.deploy("thrower", throwingPlanter)
-	r.drain()
-	h := r.harness(r.e, 160, 60)
+	r.Deploy("planter", []byte(plantingWorkflow))
+	r.Deploy("thrower", []byte(throwingPlanter))
+	r.Drain()
+	h := r.harness(r.E, 160, 60)
 
 	var screens []string
 	look := func(what string) {

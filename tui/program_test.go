@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"keep/engine"
+	"keep/engine/enginetest"
 )
 
 // Layer 3: whole-program flows with teatest: a real tea.Program, keys
@@ -169,7 +170,7 @@ func TestBridge(t *testing.T) {
 		done := make(chan struct{})
 		go func() { bridge(notes, func(m tea.Msg) { got <- m }, stop); close(done) }()
 		notes <- engine.Notification{Kind: engine.NoteChanged, Text: "x"}
-		if m := <-got; m.(notifyMsg).Text != "x" {
+		if m := enginetest.Wait(t, got, enginetest.Timeout); m.(notifyMsg).Text != "x" {
 			t.Fatalf("got %v", m)
 		}
 		close(stop)

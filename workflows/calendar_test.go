@@ -54,38 +54,38 @@ func TestMeetingReminders(t *testing.T) {
 	}})
 	notified := n.list
 
-	h.deploy("meeting-reminders.js", source(t, "meeting-reminders.js"))
-	h.drain()
-	h.healthy("meeting-reminders")
+	h.Deploy("meeting-reminders.js", source(t, "meeting-reminders.js"))
+	h.Drain()
+	h.Healthy("meeting-reminders")
 	want := []string{"Design review at 09:10 UTC | in Room 1", "Standup at 09:15 UTC | starts soon"}
 	if got := notified(); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("first look:\n got %q\nwant %q\ninputs %q", got, want, titles(h.inputs("meeting-reminders")))
+		t.Fatalf("first look:\n got %q\nwant %q\ninputs %q", got, want, titles(h.Inputs("meeting-reminders")))
 	}
 
 	// the next polls see the same meetings again and remind of nothing new
-	h.clock.Advance(5 * time.Minute)
-	h.drain()
+	h.Clock.Advance(5 * time.Minute)
+	h.Drain()
 	if got := notified(); len(got) != 2 {
 		t.Fatalf("after a second look: %q", got)
 	}
 
 	// 09:45: the 10:00 meeting is within the lead time
-	h.clock.Advance(40 * time.Minute)
-	h.drain()
+	h.Clock.Advance(40 * time.Minute)
+	h.Drain()
 	want = append(want, "1:1 with Sam at 10:00 UTC | starts soon")
 	if got := notified(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("at 09:45:\n got %q\nwant %q", got, want)
 	}
 
 	// the next day's standup is its own occurrence
-	h.clock.Advance(23*time.Hour + 25*time.Minute) // 09:10 the next day
-	h.drain()
+	h.Clock.Advance(23*time.Hour + 25*time.Minute) // 09:10 the next day
+	h.Drain()
 	want = append(want, "Standup at 09:15 UTC | starts soon")
 	if got := notified(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the next day:\n got %q\nwant %q", got, want)
 	}
 
-	ins := h.inputs("meeting-reminders")
+	ins := h.Inputs("meeting-reminders")
 	if len(ins) != 4 {
 		t.Fatalf("inputs %q", titles(ins))
 	}

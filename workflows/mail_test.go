@@ -92,7 +92,7 @@ func (m *mailbox) config(c *config.Config) {
 // sheetRows reads a CSV sheet under the root, without its header.
 func sheetRows(t *testing.T, h *host, rel string) (header []string, rows [][]string) {
 	t.Helper()
-	text := h.read(rel)
+	text := h.Read(rel)
 	if text == "" {
 		return nil, nil
 	}
@@ -114,9 +114,9 @@ func TestEmailToSheet(t *testing.T) {
 		mb.deliver(t, "Carol <carol@example.com>", "Your invoice #42 is overdue")
 
 		h := newHost(t, hostOpt{edit: func(c *config.Config) { allowAll(c); mb.config(c) }})
-		h.deploy("email-to-sheet.js", source(t, "email-to-sheet.js"))
-		h.drain()
-		h.healthy("email-to-sheet")
+		h.Deploy("email-to-sheet.js", source(t, "email-to-sheet.js"))
+		h.Drain()
+		h.Healthy("email-to-sheet")
 
 		header, rows := sheetRows(t, h, "invoices.csv")
 		if len(header) < 3 || !slices.Equal(header[:3], []string{"date", "from", "subject"}) {
@@ -129,7 +129,7 @@ func TestEmailToSheet(t *testing.T) {
 		if _, err := time.Parse(time.RFC3339, rows[0][0]); err != nil {
 			t.Errorf("date %q: %v", rows[0][0], err)
 		}
-		ins := h.inputs("email-to-sheet")
+		ins := h.Inputs("email-to-sheet")
 		want := []string{`Email from Carol <carol@example.com>: "Your invoice #42 is overdue"`, `Email from alice@example.com: "Invoice December"`} // sorted
 		if got := titles(ins); !slices.Equal(got, want) {
 			t.Errorf("input titles = %q, want %q", got, want)
@@ -145,15 +145,15 @@ func TestEmailToSheet(t *testing.T) {
 
 		// later mail: only what is new is read and filed
 		mb.deliver(t, "dave@example.com", "Invoice January")
-		h.clock.Advance(5 * time.Minute)
-		h.drain()
-		h.clock.Advance(5 * time.Minute)
-		h.drain()
-		h.healthy("email-to-sheet")
+		h.Clock.Advance(5 * time.Minute)
+		h.Drain()
+		h.Clock.Advance(5 * time.Minute)
+		h.Drain()
+		h.Healthy("email-to-sheet")
 		if _, rows = sheetRows(t, h, "invoices.csv"); len(rows) != 3 || rows[2][1] != "dave@example.com" {
 			t.Fatalf("rows = %q", rows)
 		}
-		if n := len(h.mutations("email-to-sheet")); n != 3 {
+		if n := len(h.Mutations("email-to-sheet")); n != 3 {
 			t.Errorf("%d mutations, want 3", n)
 		}
 	})
@@ -234,15 +234,15 @@ func TestDigestToSlack(t *testing.T) {
 		}
 		day1 := time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC)
 		h := newHost(t, hostOpt{edit: allowAll, registry: registry, start: day1})
-		h.deploy("digest-to-slack.js", source(t, "digest-to-slack.js"))
+		h.Deploy("digest-to-slack.js", source(t, "digest-to-slack.js"))
 
 		// 08:00: the mail is read, and the digest waits for 09:00
-		h.drain()
-		h.healthy("digest-to-slack")
+		h.Drain()
+		h.Healthy("digest-to-slack")
 		if got := api.texts(); len(got) != 0 {
 			t.Fatalf("posted before the digest hour: %q", got)
 		}
-		ins := h.inputs("digest-to-slack")
+		ins := h.Inputs("digest-to-slack")
 		if got := titles(ins); !slices.Equal(got, []string{`Email from alice@example.com: "Invoice December"`, `Email from bob@example.com: "Lunch on Friday?"`}) {
 			t.Fatalf("inputs = %q", got)
 		}
@@ -251,15 +251,15 @@ func TestDigestToSlack(t *testing.T) {
 		}
 
 		// 09:00: one post with both emails
-		h.clock.Advance(time.Hour)
-		h.drain()
-		h.healthy("digest-to-slack")
+		h.Clock.Advance(time.Hour)
+		h.Drain()
+		h.Healthy("digest-to-slack")
 		posts := api.texts()
 		if len(posts) != 1 || !strings.HasPrefix(posts[0], "#inbox-digest Mail digest for 2026-11-02: 2 new emails\n") ||
 			!strings.Contains(posts[0], "• alice@example.com: Invoice December") || !strings.Contains(posts[0], "• bob@example.com: Lunch on Friday?") {
 			t.Fatalf("posts = %q", posts)
 		}
-		for _, in := range h.inputs("digest-to-slack") {
+		for _, in := range h.Inputs("digest-to-slack") {
 			if in.Status != engine.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Title != "Post the digest of 2 emails to #inbox-digest" {
 				t.Errorf("input %s: %s, outputs %+v", in.Title, in.Status, in.Outputs)
 			}
@@ -267,9 +267,9 @@ func TestDigestToSlack(t *testing.T) {
 
 		// 10:00: new mail waits for tomorrow's digest
 		mb.deliver(t, "carol@example.com", "Quarterly report")
-		h.clock.Advance(time.Hour)
-		h.drain()
-		h.healthy("digest-to-slack")
+		h.Clock.Advance(time.Hour)
+		h.Drain()
+		h.Healthy("digest-to-slack")
 		if got := api.texts(); len(got) != 1 {
 			t.Fatalf("posted a second digest the same day: %q", got)
 		}
@@ -278,22 +278,22 @@ func TestDigestToSlack(t *testing.T) {
 		}
 
 		// next day 09:00: carol's email, alone
-		h.clock.Advance(23 * time.Hour)
-		h.drain()
-		h.healthy("digest-to-slack")
+		h.Clock.Advance(23 * time.Hour)
+		h.Drain()
+		h.Healthy("digest-to-slack")
 		posts = api.texts()
 		if len(posts) != 2 || !strings.HasPrefix(posts[1], "#inbox-digest Mail digest for 2026-11-03: 1 new email\n• carol@example.com: Quarterly report") {
 			t.Fatalf("posts = %q", posts)
 		}
 
 		// a day without mail posts nothing
-		h.clock.Advance(24 * time.Hour)
-		h.drain()
-		h.healthy("digest-to-slack")
+		h.Clock.Advance(24 * time.Hour)
+		h.Drain()
+		h.Healthy("digest-to-slack")
 		if got := api.texts(); len(got) != 2 {
 			t.Fatalf("posts = %q", got)
 		}
-		for _, in := range h.inputs("digest-to-slack") {
+		for _, in := range h.Inputs("digest-to-slack") {
 			if in.Status != engine.InputDone {
 				t.Errorf("input %s is %s", in.Title, in.Status)
 			}
@@ -303,7 +303,7 @@ func TestDigestToSlack(t *testing.T) {
 
 func wakeOf(t *testing.T, h *host, handler string) *time.Time {
 	t.Helper()
-	d, err := h.e.Workflow(context.Background(), "digest-to-slack")
+	d, err := h.E.Workflow(context.Background(), "digest-to-slack")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,11 +361,11 @@ func TestMailFiler(t *testing.T) {
 		mb.deliver(t, "billing@power.example", "November bill")
 		mb.deliver(t, "friend@example.com", "Dinner?")
 		h := newHost(t, hostOpt{edit: func(c *config.Config) { allowAll(c); mb.config(c) }})
-		h.deploy("mail-filer.js", []byte(mailFiler))
-		h.drain()
-		h.healthy("mail-filer")
+		h.Deploy("mail-filer.js", []byte(mailFiler))
+		h.Drain()
+		h.Healthy("mail-filer")
 
-		muts := h.mutations("mail-filer")
+		muts := h.Mutations("mail-filer")
 		if len(muts) != 1 || muts[0].Method != "move" || muts[0].Status != "applied" || !strings.Contains(muts[0].Preview, `to "Receipts"`) {
 			t.Fatalf("mutations %+v", muts)
 		}
@@ -377,9 +377,9 @@ func TestMailFiler(t *testing.T) {
 		if err != nil || st.NumMessages == nil || *st.NumMessages != 1 {
 			t.Fatalf("INBOX: %+v %v", st, err)
 		}
-		h.clock.Advance(5 * time.Minute)
-		h.drain()
-		if n := len(h.mutations("mail-filer")); n != 1 {
+		h.Clock.Advance(5 * time.Minute)
+		h.Drain()
+		if n := len(h.Mutations("mail-filer")); n != 1 {
 			t.Fatalf("%d mutations after another poll", n)
 		}
 	})

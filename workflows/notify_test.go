@@ -51,16 +51,16 @@ func TestBigFilesNotify(t *testing.T) {
 		n.register(t, reg)
 		return reg
 	}})
-	h.write("downloads/big.iso", strings.Repeat("x", 11<<20))
-	h.write("downloads/small.txt", "hello")
-	h.deploy("big-files-notify", source(t, "big-files-notify.js"))
-	h.drain()
+	h.Write("downloads/big.iso", strings.Repeat("x", 11<<20))
+	h.Write("downloads/small.txt", "hello")
+	h.Deploy("big-files-notify", source(t, "big-files-notify.js"))
+	h.Drain()
 
 	told := n.list()
 	if len(told) != 1 || !strings.Contains(told[0], "Large download: big.iso") || !strings.Contains(told[0], "11 MB") {
 		t.Fatalf("notifications = %q, want one about big.iso", told)
 	}
-	ins := h.inputs("big-files-notify")
+	ins := h.Inputs("big-files-notify")
 	if len(ins) != 2 {
 		t.Fatalf("inputs = %v", titles(ins))
 	}

@@ -16,6 +16,7 @@ import (
 
 	"keep/engine"
 	"keep/engine/config"
+	"keep/engine/enginetest/kit"
 	"keep/storage"
 )
 
@@ -103,14 +104,14 @@ func TestNotesToCSV(t *testing.T) {
 	t.Run("each note becomes one CSV line, with the header once", func(t *testing.T) {
 		t.Parallel()
 		h := newHost(t, hostOpt{edit: allowAll})
-		h.write("inbox/groceries.txt", "Groceries\nmilk, eggs\n")
-		h.write("inbox/quote.txt", `She said "hi"`+"\n")
-		h.write("inbox/ignored.md", "not a note")
-		h.deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
-		h.drain()
-		h.healthy("notes-to-csv")
+		h.Write("inbox/groceries.txt", "Groceries\nmilk, eggs\n")
+		h.Write("inbox/quote.txt", `She said "hi"`+"\n")
+		h.Write("inbox/ignored.md", "not a note")
+		h.Deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
+		h.Drain()
+		h.Healthy("notes-to-csv")
 
-		lines := strings.Split(strings.TrimSuffix(h.read("notes-log.csv"), "\n"), "\n")
+		lines := strings.Split(strings.TrimSuffix(h.Read("notes-log.csv"), "\n"), "\n")
 		if len(lines) != 3 || lines[0] != "note,modified,title,text" {
 			t.Fatalf("notes-log.csv =\n%s", strings.Join(lines, "\n"))
 		}
@@ -121,7 +122,7 @@ func TestNotesToCSV(t *testing.T) {
 			t.Errorf("line for quote.txt = %s", lines[2])
 		}
 
-		ins := h.inputs("notes-to-csv")
+		ins := h.Inputs("notes-to-csv")
 		if got := titles(ins); !slices.Equal(got, []string{`Note groceries.txt: "Groceries"`, `Note quote.txt: "She said "hi""`}) {
 			t.Errorf("input titles = %q", got)
 		}
@@ -142,21 +143,21 @@ func TestNotesToCSV(t *testing.T) {
 	t.Run("a note added later is logged once and the earlier ones are not logged again", func(t *testing.T) {
 		t.Parallel()
 		h := newHost(t, hostOpt{edit: allowAll})
-		h.write("inbox/a.txt", "first")
-		h.deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
-		h.drain()
-		h.write("inbox/b.txt", "second")
-		h.clock.Advance(5 * time.Minute)
-		h.drain()
-		h.clock.Advance(5 * time.Minute)
-		h.drain()
-		h.healthy("notes-to-csv")
+		h.Write("inbox/a.txt", "first")
+		h.Deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
+		h.Drain()
+		h.Write("inbox/b.txt", "second")
+		h.Clock.Advance(5 * time.Minute)
+		h.Drain()
+		h.Clock.Advance(5 * time.Minute)
+		h.Drain()
+		h.Healthy("notes-to-csv")
 
-		log := h.read("notes-log.csv")
+		log := h.Read("notes-log.csv")
 		if strings.Count(log, "a.txt,") != 1 || strings.Count(log, "b.txt,") != 1 || strings.Count(log, "\n") != 3 {
 			t.Fatalf("notes-log.csv =\n%s", log)
 		}
-		if n := len(h.mutations("notes-to-csv")); n != 2 {
+		if n := len(h.Mutations("notes-to-csv")); n != 2 {
 			t.Errorf("%d mutations, want 2", n)
 		}
 	})
@@ -164,27 +165,27 @@ func TestNotesToCSV(t *testing.T) {
 	t.Run("a note deleted before it is logged is done with no external change", func(t *testing.T) {
 		t.Parallel()
 		h := newHost(t, hostOpt{edit: func(c *config.Config) { c.Policy.DefaultMutationMode = "ask" }})
-		h.write("inbox/a.txt", "first")
-		h.write("inbox/b.txt", "second")
-		h.deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
-		h.drain() // a.txt waits for approval, b.txt waits behind it
-		items := h.attention()
+		h.Write("inbox/a.txt", "first")
+		h.Write("inbox/b.txt", "second")
+		h.Deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
+		h.Drain() // a.txt waits for approval, b.txt waits behind it
+		items := h.Attention()
 		if len(items) != 1 || items[0].Kind != engine.AttentionApproval {
 			t.Fatalf("attention = %+v, want one approval", items)
 		}
-		if err := h.e.Approve(context.Background(), items[0].ID, true); err != nil {
+		if err := h.E.Approve(context.Background(), items[0].ID, true); err != nil {
 			t.Fatal(err)
 		}
 		// b.txt is found, then deleted before its turn
-		if err := removeFile(h, "inbox/b.txt"); err != nil {
+		if err := h.Remove("inbox/b.txt"); err != nil {
 			t.Fatal(err)
 		}
-		h.drain()
-		h.healthy("notes-to-csv")
-		if log := h.read("notes-log.csv"); strings.Contains(log, "b.txt") || !strings.Contains(log, "a.txt") {
+		h.Drain()
+		h.Healthy("notes-to-csv")
+		if log := h.Read("notes-log.csv"); strings.Contains(log, "b.txt") || !strings.Contains(log, "a.txt") {
 			t.Fatalf("notes-log.csv =\n%s", log)
 		}
-		for _, in := range h.inputs("notes-to-csv") {
+		for _, in := range h.Inputs("notes-to-csv") {
 			if in.Status != engine.InputDone {
 				t.Errorf("input %s is %s", in.Title, in.Status)
 			}
@@ -253,78 +254,6 @@ func (f *feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// webhook records deliveries by Idempotency-Key and answers the reconcile
-// GET: 200 if a delivery with that key arrived, 404 if not.
-type webhook struct {
-	mu     sync.Mutex
-	byKey  map[string][]map[string]any // key → bodies
-	byItem map[string]int              // item id → POSTs
-	// dropNext: hang up on the next POST after recording it (the sender
-	// cannot tell whether it arrived).
-	dropNext bool
-	gets     int
-}
-
-func newWebhook() *webhook {
-	return &webhook{byKey: map[string][]map[string]any{}, byItem: map[string]int{}}
-}
-
-func (wh *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	wh.mu.Lock()
-	defer wh.mu.Unlock()
-	key := r.Header.Get("Idempotency-Key")
-	switch r.Method {
-	case http.MethodGet:
-		wh.gets++
-		if _, ok := wh.byKey[key]; ok && key != "" {
-			w.WriteHeader(http.StatusOK)
-			_, _ = io.WriteString(w, `{"received":true}`)
-			return
-		}
-		http.NotFound(w, r)
-	case http.MethodPost:
-		var body map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || key == "" {
-			http.Error(w, "want a JSON body and an Idempotency-Key", http.StatusBadRequest)
-			return
-		}
-		wh.byKey[key] = append(wh.byKey[key], body)
-		id, _ := body["id"].(string)
-		wh.byItem[id]++
-		if wh.dropNext {
-			wh.dropNext = false
-			if hj, ok := w.(http.Hijacker); ok {
-				if conn, _, err := hj.Hijack(); err == nil {
-					conn.Close()
-					return
-				}
-			}
-		}
-		w.WriteHeader(http.StatusAccepted)
-		_, _ = io.WriteString(w, `{"ok":true}`)
-	default:
-		http.Error(w, "no", http.StatusMethodNotAllowed)
-	}
-}
-
-// posted checks that each item was POSTed exactly once, each under its own key.
-func (wh *webhook) posted(t *testing.T, ids ...string) {
-	t.Helper()
-	wh.mu.Lock()
-	defer wh.mu.Unlock()
-	for _, id := range ids {
-		if wh.byItem[id] != 1 {
-			t.Errorf("item %s was posted %d times, want once", id, wh.byItem[id])
-		}
-	}
-	if len(wh.byItem) != len(ids) {
-		t.Errorf("items posted: %v, want %v", wh.byItem, ids)
-	}
-	if len(wh.byKey) != len(ids) {
-		t.Errorf("%d idempotency keys for %d items", len(wh.byKey), len(ids))
-	}
-}
-
 func feedSource(t *testing.T, feedURL, hookURL string) []byte {
 	return source(t, "feed-to-webhook.js",
 		`"http://127.0.0.1:8080/feed.xml"`, fmt.Sprintf("%q", feedURL),
@@ -336,22 +265,21 @@ func feedSource(t *testing.T, feedURL, hookURL string) []byte {
 func testFeedToWebhook(t *testing.T, f *feed) {
 	f.add("a1", "Alpha")
 	f.add("b2", "Beta")
-	wh := newWebhook()
-	fs, ws := httptest.NewServer(f), httptest.NewServer(wh)
+	wh := kit.NewSink(t)
+	fs := httptest.NewServer(f)
 	t.Cleanup(fs.Close)
-	t.Cleanup(ws.Close)
 
 	h := newHost(t, hostOpt{edit: allowAll})
-	src := feedSource(t, fs.URL+"/feed.xml", ws.URL+"/hook")
-	h.deploy("feed-to-webhook.js", src)
-	h.drain()
-	h.healthy("feed-to-webhook")
-	wh.posted(t, "a1", "b2")
+	src := feedSource(t, fs.URL+"/feed.xml", wh.URL+"/hook")
+	h.Deploy("feed-to-webhook.js", src)
+	h.Drain()
+	h.Healthy("feed-to-webhook")
+	wh.Posted(t, "a1", "b2")
 
-	h.drain()
-	h.clock.Advance(5 * time.Minute)
-	h.drain()
-	wh.posted(t, "a1", "b2")
+	h.Drain()
+	h.Clock.Advance(5 * time.Minute)
+	h.Drain()
+	wh.Posted(t, "a1", "b2")
 	f.mu.Lock()
 	if f.not == 0 {
 		t.Error("the second poll did not send the ETag back")
@@ -359,17 +287,17 @@ func testFeedToWebhook(t *testing.T, f *feed) {
 	f.mu.Unlock()
 
 	// a new version (here: the same file again) keeps what was done
-	if res := h.deploy("feed-to-webhook.js", src); res.Version != 2 {
+	if res := h.Deploy("feed-to-webhook.js", src); res.Version != 2 {
 		t.Fatalf("redeploy made version %d", res.Version)
 	}
-	h.drain()
+	h.Drain()
 	f.add("c3", "Gamma")
-	h.clock.Advance(5 * time.Minute)
-	h.drain()
-	h.healthy("feed-to-webhook")
-	wh.posted(t, "a1", "b2", "c3")
+	h.Clock.Advance(5 * time.Minute)
+	h.Drain()
+	h.Healthy("feed-to-webhook")
+	wh.Posted(t, "a1", "b2", "c3")
 
-	ins := h.inputs("feed-to-webhook")
+	ins := h.Inputs("feed-to-webhook")
 	want := []string{`Feed item a1: "Alpha"`, `Feed item b2: "Beta"`, `Feed item c3: "Gamma"`}
 	if got := titles(ins); !slices.Equal(got, want) {
 		t.Errorf("input titles = %q, want %q", got, want)
@@ -379,7 +307,7 @@ func testFeedToWebhook(t *testing.T, f *feed) {
 			t.Errorf("input %s: %s/%s %s, %d outputs", in.Title, in.Source, in.Type, in.Status, len(in.Outputs))
 		}
 	}
-	for _, m := range h.mutations("feed-to-webhook") {
+	for _, m := range h.Mutations("feed-to-webhook") {
 		if m.Status != "applied" || m.Connector != "http" || !strings.HasPrefix(m.UITitle, "Send \"") {
 			t.Errorf("mutation %s: %s.%s %s %q", m.ID, m.Connector, m.Method, m.Status, m.UITitle)
 		}
@@ -400,32 +328,28 @@ func TestFeedToWebhook(t *testing.T) {
 		t.Parallel()
 		f := &feed{format: "atom"}
 		f.add("a1", "Alpha")
-		wh := newWebhook()
-		wh.dropNext = true
-		fs, ws := httptest.NewServer(f), httptest.NewServer(wh)
+		wh := kit.NewSink(t)
+		wh.Set("abort-after-apply", 1) // the sender cannot tell whether it arrived
+		fs := httptest.NewServer(f)
 		t.Cleanup(fs.Close)
-		t.Cleanup(ws.Close)
 
 		h := newHost(t, hostOpt{edit: allowAll})
-		h.deploy("feed-to-webhook.js", feedSource(t, fs.URL+"/feed.xml", ws.URL+"/hook"))
-		h.drain()
-		for i := 0; i < 10 && len(h.mutations("feed-to-webhook")) > 0 && h.mutations("feed-to-webhook")[0].Status != "applied"; i++ {
-			h.clock.Advance(time.Minute)
-			h.drain()
+		h.Deploy("feed-to-webhook.js", feedSource(t, fs.URL+"/feed.xml", wh.URL+"/hook"))
+		h.Drain()
+		for i := 0; i < 10 && len(h.Mutations("feed-to-webhook")) > 0 && h.Mutations("feed-to-webhook")[0].Status != "applied"; i++ {
+			h.Clock.Advance(time.Minute)
+			h.Drain()
 		}
-		ms := h.mutations("feed-to-webhook")
+		ms := h.Mutations("feed-to-webhook")
 		if len(ms) != 1 || ms[0].Status != "applied" || ms[0].ResolvedBy != "reconciler" {
 			t.Fatalf("mutations = %+v, want one applied by the reconciler", ms)
 		}
-		wh.mu.Lock()
-		gets := wh.gets
-		wh.mu.Unlock()
-		if gets == 0 {
+		if wh.Gets() == 0 {
 			t.Error("the webhook was never asked whether the delivery arrived")
 		}
-		wh.posted(t, "a1")
-		h.healthy("feed-to-webhook")
-		if ins := h.inputs("feed-to-webhook"); len(ins) != 1 || ins[0].Status != engine.InputDone {
+		wh.Posted(t, "a1")
+		h.Healthy("feed-to-webhook")
+		if ins := h.Inputs("feed-to-webhook"); len(ins) != 1 || ins[0].Status != engine.InputDone {
 			t.Errorf("inputs = %+v", ins)
 		}
 	})
@@ -437,21 +361,21 @@ func TestDemo(t *testing.T) {
 	t.Run("a note becomes an input, an approval, and after approving a summary", func(t *testing.T) {
 		t.Parallel()
 		h := newHost(t, hostOpt{}) // default grants: ask
-		h.write("demo/inbox/hello.txt", "\nHello, keep!\nThis is my first note.\n")
-		res := h.deploy("demo.js", source(t, "demo.js"))
+		h.Write("demo/inbox/hello.txt", "\nHello, keep!\nThis is my first note.\n")
+		res := h.Deploy("demo.js", source(t, "demo.js"))
 		if len(res.Capabilities) != 1 || res.Capabilities[0].Capability != "files.write" || res.Capabilities[0].Mode != "ask" {
 			t.Errorf("capabilities = %+v, want files.write asked", res.Capabilities)
 		}
-		h.drain()
+		h.Drain()
 
-		ins := h.inputs("demo")
+		ins := h.Inputs("demo")
 		if len(ins) != 1 || ins[0].Title != `Note hello.txt: "Hello, keep!"` {
 			t.Fatalf("inputs = %q", titles(ins))
 		}
 		if ins[0].Status != engine.InputNeedsAttention {
 			t.Errorf("input status %s, want needs attention", ins[0].Status)
 		}
-		items := h.attention()
+		items := h.Attention()
 		if len(items) != 1 || items[0].Kind != engine.AttentionApproval || items[0].Workflow != "demo" {
 			t.Fatalf("attention = %+v, want one approval", items)
 		}
@@ -462,22 +386,22 @@ func TestDemo(t *testing.T) {
 		if !slices.Contains(a.Inputs, `Note hello.txt: "Hello, keep!"`) {
 			t.Errorf("approval inputs = %q", a.Inputs)
 		}
-		if h.read("demo/done/hello.txt") != "" {
+		if h.Read("demo/done/hello.txt") != "" {
 			t.Fatal("the summary was written before approval")
 		}
 
-		if err := h.e.Approve(context.Background(), a.ID, false); err != nil {
+		if err := h.E.Approve(context.Background(), a.ID, false); err != nil {
 			t.Fatal(err)
 		}
-		h.drain()
-		h.healthy("demo")
-		out := h.read("demo/done/hello.txt")
+		h.Drain()
+		h.Healthy("demo")
+		out := h.Read("demo/done/hello.txt")
 		for _, want := range []string{"Summary of hello.txt", "First line: Hello, keep!", "Lines: 2", "Words: 7"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("summary lacks %q:\n%s", want, out)
 			}
 		}
-		ins = h.inputs("demo")
+		ins = h.Inputs("demo")
 		if ins[0].Status != engine.InputDone || len(ins[0].Outputs) != 1 || ins[0].Outputs[0].Status != "applied" {
 			t.Errorf("input after approval: %s, outputs %+v", ins[0].Status, ins[0].Outputs)
 		}
@@ -486,24 +410,24 @@ func TestDemo(t *testing.T) {
 	t.Run("rejecting the write leaves no summary and nothing waiting", func(t *testing.T) {
 		t.Parallel()
 		h := newHost(t, hostOpt{})
-		h.write("demo/inbox/nope.txt", "Not this one")
-		h.deploy("demo.js", source(t, "demo.js"))
-		h.drain()
-		items := h.attention()
+		h.Write("demo/inbox/nope.txt", "Not this one")
+		h.Deploy("demo.js", source(t, "demo.js"))
+		h.Drain()
+		items := h.Attention()
 		if len(items) != 1 {
 			t.Fatalf("attention = %+v", items)
 		}
-		if err := h.e.Reject(context.Background(), items[0].ID); err != nil {
+		if err := h.E.Reject(context.Background(), items[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		h.drain()
-		h.clock.Advance(time.Minute)
-		h.drain()
-		h.healthy("demo")
-		if h.read("demo/done/nope.txt") != "" {
+		h.Drain()
+		h.Clock.Advance(time.Minute)
+		h.Drain()
+		h.Healthy("demo")
+		if h.Read("demo/done/nope.txt") != "" {
 			t.Fatal("a rejected summary was written")
 		}
-		ins := h.inputs("demo")
+		ins := h.Inputs("demo")
 		if len(ins) != 1 || ins[0].Status == engine.InputPending || ins[0].Status == engine.InputNeedsAttention ||
 			len(ins[0].Outputs) != 1 || ins[0].Outputs[0].Status != "skipped" {
 			t.Errorf("inputs = %+v", ins)

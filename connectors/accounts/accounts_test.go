@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"keep/connectors"
+	"keep/engine/enginetest/kit"
 )
 
 func TestLoopbackLogin(t *testing.T) {
@@ -100,7 +101,7 @@ func TestRefresh(t *testing.T) {
 		a, _ := b.store.Account("acme")
 		first, _ := a.Secret(context.Background())
 		before := readCreds(t, b.path).Accounts["acme"]
-		b.clock.add(time.Hour - time.Minute) // inside the refresh window
+		b.clock.Advance(time.Hour - time.Minute) // inside the refresh window
 		second, err := a.Secret(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -320,7 +321,7 @@ func TestAtomicCredentials(t *testing.T) {
 		}
 	}
 	close(stop)
-	wg.Wait()
+	kit.WaitGroup(t, &wg, kit.Timeout)
 	select {
 	case why := <-bad:
 		t.Fatalf("a reader saw a torn file: %s", why)
@@ -372,7 +373,7 @@ func TestStatuses(t *testing.T) {
 	b.store.mu.Lock()
 	err = b.store.update(func(f *file) error {
 		e := f.Accounts["acme"]
-		e.RefreshToken, e.Expiry = "", b.clock.now().Add(time.Hour)
+		e.RefreshToken, e.Expiry = "", b.clock.Now().Add(time.Hour)
 		return nil
 	})
 	b.store.mu.Unlock()

@@ -5,31 +5,18 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"keep/connectors/accounts/oauthtest"
+	"keep/engine/enginetest/kit"
 )
-
-// clock is a settable now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 type bundle struct {
 	srv   *oauthtest.Server
 	store *Store
 	path  string
-	clock *clock
+	clock *kit.Clock
 }
 
 func oauthDef(srv *oauthtest.Server) Def {
@@ -40,7 +27,7 @@ func oauthDef(srv *oauthtest.Server) Def {
 func setup(t *testing.T, more ...Def) *bundle {
 	t.Helper()
 	srv := oauthtest.New(t)
-	b := &bundle{srv: srv, path: filepath.Join(t.TempDir(), "credentials.json"), clock: &clock{t: time.Now()}}
+	b := &bundle{srv: srv, path: filepath.Join(t.TempDir(), "credentials.json"), clock: kit.NewClock(time.Now())}
 	b.store = b.open(t, append([]Def{oauthDef(srv)}, more...)...)
 	return b
 }
@@ -51,7 +38,7 @@ func (b *bundle) open(t *testing.T, defs ...Def) *Store {
 	if len(defs) == 0 {
 		defs = []Def{oauthDef(b.srv)}
 	}
-	s, err := Open(defs, Opts{Path: b.path, Now: b.clock.now})
+	s, err := Open(defs, Opts{Path: b.path, Now: b.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +65,7 @@ func (b *bundle) loginLoopback(t *testing.T, s *Store) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("login did not end:\n%s", browser.String())
 	}
-	if status := <-browser.Visited; status != http.StatusOK {
+	if status := kit.Wait(t, browser.Visited, kit.Timeout); status != http.StatusOK {
 		t.Fatalf("the browser landed on %d", status)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"keep/connectors"
+	"keep/engine/enginetest/kit"
 )
 
 func TestAppendRow(t *testing.T) {
@@ -123,7 +124,7 @@ func TestAppendRow(t *testing.T) {
 				}
 			}()
 		}
-		wg.Wait()
+		kit.WaitGroup(t, &wg, kit.Timeout)
 		if rows := b.mustDo(t, "rows", "", sheet("a.csv")); rows["count"] != int64(20) {
 			t.Fatalf("rows %v", rows)
 		}

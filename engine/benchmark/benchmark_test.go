@@ -4,36 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/enginetest/kit"
 )
 
 // keepBin is the real binary, built once by TestMain, for the idle daemon.
 var keepBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "keep-bench-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	keepBin = filepath.Join(dir, "keep")
-	build := exec.Command("go", "build", "-o", keepBin, "keep")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building keep:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { kit.RunWithKeep(m, &keepBin) }
 
 // TestRun runs every measurement at a tiny scale and checks that each
 // figure is there and plausible. It asserts no target: timings depend on

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"keep/engine/bus"
+	"keep/engine/enginetest/kit"
 )
 
 // BenchmarkEmitDelivery measures one event from Emit to its handler: the
@@ -25,6 +26,6 @@ func BenchmarkEmitDelivery(b *testing.B) {
 		if _, err := bd.bus.Emit(bd.ctx, "bench", payload, "wf-1"); err != nil {
 			b.Fatal(err)
 		}
-		<-got
+		kit.Wait(b, got, kit.Timeout)
 	}
 }

@@ -15,26 +15,9 @@ import (
 	"time"
 
 	"keep/engine/bus"
+	"keep/engine/enginetest/kit"
 	"keep/storage"
 )
-
-// fakeClock is the only fake: time is the edge of the machine.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // syncBuffer collects log output written from the loop's goroutine.
 type syncBuffer struct {
@@ -58,7 +41,7 @@ type bundle struct {
 	ctx   context.Context
 	db    *storage.DB
 	bus   *bus.Bus
-	clock *fakeClock
+	clock *kit.Clock
 	logs  *syncBuffer
 }
 
@@ -71,7 +54,7 @@ func setup(tb testing.TB, opts bus.Opts) bundle {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	clock := &fakeClock{t: time.UnixMilli(1_700_000_000_000).UTC()}
+	clock := kit.NewClock(time.UnixMilli(1_700_000_000_000).UTC())
 	if opts.Now == nil {
 		opts.Now = clock.Now
 	}
@@ -313,7 +296,7 @@ func TestDelivery(t *testing.T) {
 			ids = append(ids, b.emit(t, "t", nil))
 		}
 		b.start(t)
-		<-entered
+		kit.Wait(t, entered, kit.Timeout)
 		if n := len(b.journal(t, storage.JournalFilter{Status: storage.JournalProcessing})); n != 3 {
 			t.Fatalf("%d processing, want the batch of 3", n)
 		}
@@ -590,7 +573,7 @@ func TestLifecycle(t *testing.T) {
 			b.emit(t, "t", nil)
 		}
 		b.start(t)
-		<-entered
+		kit.Wait(t, entered, kit.Timeout)
 		if err := b.bus.Stop(b.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -610,7 +593,7 @@ func TestLifecycle(t *testing.T) {
 		})
 		b.start(t)
 		id := b.emit(t, "t", nil)
-		<-entered
+		kit.Wait(t, entered, kit.Timeout)
 		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Millisecond)
 		defer cancel()
 		if err := b.bus.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -648,7 +631,7 @@ func TestWire(t *testing.T) {
 		}
 		b.start(t)
 		b.emit(t, "approval.requested", map[string]string{"text": "Send the invoice to ACME?"})
-		<-notified
+		kit.Wait(t, notified, kit.Timeout)
 		mu.Lock()
 		defer mu.Unlock()
 		if want := []string{"approval.requested | Send the invoice to ACME?"}; !slices.Equal(notes, want) {

@@ -18,29 +18,13 @@ import (
 	"keep/engine"
 	"keep/engine/config"
 	"keep/engine/daemon"
+	"keep/engine/enginetest/kit"
 )
 
 // keepBin is the real binary, built once by TestMain.
 var keepBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "keep-cli-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	keepBin = filepath.Join(dir, "keep")
-	build := exec.Command("go", "build", "-o", keepBin, "keep")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building keep:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { kit.RunWithKeep(m, &keepBin) }
 
 // filesWorkflow: a producer lists inbox/*.txt, registers each as an input and
 // publishes it; a consumer appends one line per event to out.txt.
@@ -601,7 +585,7 @@ func TestDaemon(t *testing.T) {
 	defer func() {
 		if !stopped {
 			d.Process.Kill()
-			<-exited
+			kit.Wait(t, exited, kit.Timeout)
 		}
 	}()
 

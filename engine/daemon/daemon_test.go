@@ -17,73 +17,15 @@ import (
 	"time"
 
 	"keep/engine"
-	"keep/engine/config"
+	"keep/engine/enginetest"
+	"keep/engine/enginetest/kit"
 	"keep/sandbox"
-	"keep/storage"
 )
 
-// notesWorkflow (from engine/pipeline_test.go): a producer lists notes in
-// inbox/, a consumer appends a line per note to log.csv and publishes
-// "note.logged", a second consumer writes a receipt per logged note.
-const notesWorkflow = `
-export default Keep.workflow({
-  name: "notes",
-  topics: { "note.found": {}, "note.logged": {} },
-  producers: {
-    scan: {
-      publishes: ["note.found"],
-      schedule: { interval: "5m" },
-      handler: async (ctx, state) => {
-        const files = await ctx.files.list({ dir: "inbox", glob: "*.txt" });
-        for (const f of files) {
-          const inputId = ctx.registerInput({ source: "files", type: "file", id: f.path, title: "Note " + f.name });
-          await ctx.publish("note.found", { messageId: f.path, inputId, payload: { path: f.path, name: f.name } });
-        }
-        return { seen: (state?.seen ?? 0) + files.length };
-      },
-    },
-  },
-  consumers: {
-    logNote: Keep.consumer({
-      subscribe: ["note.found"],
-      publishes: ["note.logged"],
-      async prepare(ctx, state) {
-        const [ev] = await ctx.peek("note.found", { limit: 1 });
-        if (!ev) return { reservations: [], data: {} };
-        const note = await ctx.files.read({ path: ev.payload.path });
-        console.log("logging", ev.payload.name);
-        return {
-          reservations: [{ topic: "note.found", ids: [ev.messageId] }],
-          data: { name: ev.payload.name, line: ev.payload.name + "," + note.content.trim() + "\n" },
-          ui: { title: "Log " + ev.payload.name },
-        };
-      },
-      async mutate(ctx, prepared) {
-        await ctx.files.append({ path: "log.csv", content: prepared.data.line });
-      },
-      async next(ctx, prepared, result) {
-        if (result.status === "applied") {
-          await ctx.publish("note.logged", { messageId: prepared.data.name, payload: { name: prepared.data.name } });
-        }
-        return { last: result.status };
-      },
-    }),
-    receipt: Keep.consumer({
-      subscribe: ["note.logged"],
-      async prepare(ctx) {
-        const [ev] = await ctx.peek("note.logged");
-        if (!ev) return { reservations: [], data: {} };
-        return { reservations: [{ topic: "note.logged", ids: [ev.messageId] }], data: { name: ev.payload.name },
-                 ui: { title: "Receipt for " + ev.payload.name } };
-      },
-      async mutate(ctx, prepared) {
-        await ctx.files.write({ path: "receipts/" + prepared.data.name, content: "logged" });
-      },
-      async next() {},
-    }),
-  },
-});
-`
+// notesWorkflow is kit's, its logNote logging each note (the daemon
+// streams traces).
+var notesWorkflow = strings.Replace(kit.NotesWorkflow, "const note = await ctx.files.read({ path: ev.payload.path });",
+	"const note = await ctx.files.read({ path: ev.payload.path });\n        console.log(\"logging\", ev.payload.name);", 1)
 
 // badWorkflow publishes to a topic it never declared.
 const badWorkflow = `
@@ -112,13 +54,12 @@ func (s *spy) Subscribe() (<-chan engine.Notification, func()) {
 	})
 }
 
+// bundle is enginetest's host on the wall clock, served on a real socket.
 type bundle struct {
-	t      *testing.T
-	e      *engine.Engine
+	*enginetest.Host
 	spy    *spy
 	srv    *Server
 	c      *Client
-	root   string // the files connector's root
 	dbPath string // next to the socket, not the database: Attach looks here
 	sock   string
 }
@@ -129,26 +70,8 @@ type bundle struct {
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	root := filepath.Join(dir, "root")
-	if err := os.MkdirAll(filepath.Join(root, "inbox"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Default()
-	cfg.Connectors.Files.Roots = []string{root}
-	cfg.Connectors.Sheets.Roots = []string{root}
-	logger := slog.New(slog.DiscardHandler)
-	db, err := storage.Open(ctx, storage.Opts{Path: filepath.Join(dir, "keep.db"), Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger})
-	if err != nil {
+	h := enginetest.New(t, enginetest.Opts{SystemClock: true})
+	if err := os.MkdirAll(filepath.Join(h.Root, "inbox"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	sockDir, err := os.MkdirTemp("", "kd")
@@ -156,7 +79,8 @@ func setup(t *testing.T) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	b := &bundle{t: t, e: e, spy: &spy{API: e}, root: root, dbPath: filepath.Join(sockDir, "keep.db")}
+	b := &bundle{Host: h, spy: &spy{API: h.E}, dbPath: filepath.Join(sockDir, "keep.db")}
+	logger := slog.New(slog.DiscardHandler)
 	b.sock = SocketPath(b.dbPath)
 	b.srv, err = Serve(ctx, b.spy, b.sock, logger)
 	if err != nil {
@@ -173,20 +97,6 @@ func setup(t *testing.T) *bundle {
 	}
 	t.Cleanup(func() { b.c.Close() })
 	return b
-}
-
-func (b *bundle) write(rel, content string) {
-	b.t.Helper()
-	if err := os.WriteFile(filepath.Join(b.root, rel), []byte(content), 0o600); err != nil {
-		b.t.Fatal(err)
-	}
-}
-
-func (b *bundle) drain() {
-	b.t.Helper()
-	if err := b.e.Drain(context.Background()); err != nil {
-		b.t.Fatalf("drain: %v", err)
-	}
 }
 
 // snapshot is every view of one workflow, read through one engine.API.
@@ -259,8 +169,8 @@ func TestDaemon(t *testing.T) {
 	t.Run("every view read through the client equals the engine's own", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		b.write("inbox/a.txt", "alpha")
-		b.write("inbox/b.txt", "beta")
+		b.Write("inbox/a.txt", "alpha")
+		b.Write("inbox/b.txt", "beta")
 		res, err := b.c.Deploy(ctx, "notes.js", []byte(notesWorkflow), "")
 		if err != nil {
 			t.Fatal(err)
@@ -268,8 +178,8 @@ func TestDaemon(t *testing.T) {
 		if res.Workflow != "notes" || !res.Created || res.Version != 1 {
 			t.Fatalf("deploy = %+v", res)
 		}
-		b.drain()
-		first := read(t, b.e, "notes")
+		b.Drain()
+		first := read(t, b.E, "notes")
 		if len(first.Inputs) != 2 || len(first.Events) == 0 || len(first.Runs) == 0 || len(first.Mutations) == 0 {
 			t.Fatalf("the pipeline did too little to compare: %d inputs, %d events, %d runs, %d mutations",
 				len(first.Inputs), len(first.Events), len(first.Runs), len(first.Mutations))
@@ -286,8 +196,8 @@ func TestDaemon(t *testing.T) {
 		if err := b.c.Grant(ctx, "notes", engine.GrantView{Capability: "files.write", Mode: "allow"}); err != nil {
 			t.Fatalf("grant: %v", err)
 		}
-		b.drain()
-		second := read(t, b.e, "notes")
+		b.Drain()
+		second := read(t, b.E, "notes")
 		if len(second.Grants) == 0 {
 			t.Fatal("the grant made through the client is not there")
 		}
@@ -320,7 +230,7 @@ func TestDaemon(t *testing.T) {
 			}
 			return s
 		}
-		direct := narrow(b.e)
+		direct := narrow(b.E)
 		if len(direct.Inputs) != 1 || len(direct.Mutations) != applied {
 			t.Fatalf("the filters did not narrow: %d inputs, %d mutations", len(direct.Inputs), len(direct.Mutations))
 		}
@@ -354,7 +264,7 @@ func TestDaemon(t *testing.T) {
 			"deploy named": func(a engine.API) error { _, err := a.Deploy(ctx, "bad.js", []byte(badWorkflow), "x"); return err },
 		}
 		for name, call := range calls {
-			direct, remote := call(b.e), call(b.c)
+			direct, remote := call(b.E), call(b.c)
 			if direct == nil {
 				t.Errorf("%s: the engine accepted it; pick a failing call", name)
 				continue
@@ -384,7 +294,7 @@ func TestDaemon(t *testing.T) {
 		if !errors.Is(err, engine.ErrRefused) {
 			t.Fatalf("run-now = %v, want refused", err)
 		}
-		direct := b.e.RunNow(ctx, "notes")
+		direct := b.E.RunNow(ctx, "notes")
 		if direct == nil || err.Error() != direct.Error() {
 			t.Errorf("message %q, engine says %v", err, direct)
 		}
@@ -406,7 +316,7 @@ func TestDaemon(t *testing.T) {
 		if !errors.Is(err, engine.ErrNotFound) {
 			t.Fatalf("workflow = %v, want not found", err)
 		}
-		_, direct := b.e.Workflow(ctx, "nope")
+		_, direct := b.E.Workflow(ctx, "nope")
 		if err.Error() != direct.Error() {
 			t.Errorf("message %q, engine says %q", err, direct)
 		}
@@ -423,7 +333,7 @@ func TestDaemon(t *testing.T) {
 		}
 		g := engine.GrantView{Capability: "nonsense"}
 		err := b.c.Grant(ctx, "notes", g)
-		direct := b.e.Grant(ctx, "notes", g)
+		direct := b.E.Grant(ctx, "notes", g)
 		if err == nil || direct == nil || err.Error() != direct.Error() {
 			t.Fatalf("grant = %v, engine says %v", err, direct)
 		}
@@ -440,7 +350,7 @@ func TestDaemon(t *testing.T) {
 		if !errors.As(err, &ve) {
 			t.Fatalf("deploy = %v (%T), want a validation error", err, err)
 		}
-		_, direct := b.e.Deploy(ctx, "bad.js", []byte(badWorkflow), "")
+		_, direct := b.E.Deploy(ctx, "bad.js", []byte(badWorkflow), "")
 		var dve *sandbox.ValidationError
 		if !errors.As(direct, &dve) {
 			t.Fatalf("the engine says %v", direct)
@@ -504,16 +414,11 @@ func TestDaemon(t *testing.T) {
 		}
 		cancel()
 		cancel() // a second cancel is harmless
-		if _, ok := <-ch; ok {
+		if _, ok := enginetest.WaitRecv(t, ch, enginetest.Timeout); ok {
 			t.Fatal("the channel is open after cancel")
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for b.spy.live.Load() != 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the server still holds the engine subscription of a client that went away")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		enginetest.Until(t, enginetest.Timeout, "the server lets go of the engine subscription of a client that went away",
+			func() bool { return b.spy.live.Load() == 0 })
 	})
 
 	t.Run("closing the server ends its streams and removes the socket", func(t *testing.T) {
@@ -568,7 +473,7 @@ func TestDaemon(t *testing.T) {
 			t.Fatal("no daemon found")
 		}
 		defer c.Close()
-		want := b.e.Info()
+		want := b.E.Info()
 		want.Mode = "attached"
 		if got := c.Info(); got != want {
 			t.Errorf("info = %+v, want %+v", got, want)
@@ -612,7 +517,7 @@ func TestDaemon(t *testing.T) {
 		if _, ok := Attach(dbPath); ok {
 			t.Fatal("attached to a stale socket")
 		}
-		srv, err := Serve(ctx, b.e, SocketPath(dbPath), nil)
+		srv, err := Serve(ctx, b.E, SocketPath(dbPath), nil)
 		if err != nil {
 			t.Fatalf("serve over a stale socket: %v", err)
 		}
@@ -620,7 +525,7 @@ func TestDaemon(t *testing.T) {
 		if _, ok := Attach(dbPath); !ok {
 			t.Error("the replacing daemon does not answer")
 		}
-		if _, err := Serve(ctx, b.e, SocketPath(dbPath), nil); err == nil {
+		if _, err := Serve(ctx, b.E, SocketPath(dbPath), nil); err == nil {
 			t.Error("a second daemon took over a live socket")
 		}
 		if _, err := b.c.Workflows(ctx); err != nil {
@@ -640,7 +545,7 @@ func TestDaemon(t *testing.T) {
 		if err := os.WriteFile(path, []byte("mine"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Serve(ctx, b.e, path, nil); err == nil {
+		if _, err := Serve(ctx, b.E, path, nil); err == nil {
 			t.Fatal("served over a regular file")
 		}
 		if data, _ := os.ReadFile(path); string(data) != "mine" {

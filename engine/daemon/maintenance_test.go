@@ -25,7 +25,7 @@ func serveMaintained(t *testing.T, b *bundle, r engine.Retention) *Client {
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "keep.db.sock")
-	srv, err := Serve(context.Background(), engine.Maintained{Engine: b.e, Retention: r}, sock, slog.New(slog.DiscardHandler))
+	srv, err := Serve(context.Background(), engine.Maintained{Engine: b.E, Retention: r}, sock, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,14 +45,14 @@ func TestMaintenance(t *testing.T) {
 	t.Run("gc through the socket applies the daemon's retention", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		if _, err := b.e.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
+		if _, err := b.E.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.e.Grant(ctx, "notes", engine.GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
+		if err := b.E.Grant(ctx, "notes", engine.GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
 			t.Fatal(err)
 		}
-		b.write("inbox/a.txt", "a")
-		b.drain()
+		b.Write("inbox/a.txt", "a")
+		b.Drain()
 		c := serveMaintained(t, b, engine.Retention{Traces: time.Nanosecond, Runs: time.Nanosecond})
 		rep, err := c.GC(ctx)
 		if err != nil || rep.Traces == 0 || rep.BytesBefore == 0 {
@@ -75,30 +75,30 @@ func TestMaintenance(t *testing.T) {
 	t.Run("a backup under load restores into a working engine with nothing lost", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		if _, err := b.e.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
+		if _, err := b.E.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
 			t.Fatal(err)
 		}
 		for _, cap := range []string{"files.append", "files.write"} {
-			if err := b.e.Grant(ctx, "notes", engine.GrantView{Capability: cap, Mode: "allow"}); err != nil {
+			if err := b.E.Grant(ctx, "notes", engine.GrantView{Capability: cap, Mode: "allow"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for i := range 20 {
-			b.write(fmt.Sprintf("inbox/n%02d.txt", i), "note")
+			b.Write(fmt.Sprintf("inbox/n%02d.txt", i), "note")
 		}
 		runCtx, stop := context.WithCancel(ctx)
 		defer stop()
-		if err := b.e.Start(runCtx); err != nil {
+		if err := b.E.Start(runCtx); err != nil {
 			t.Fatal(err)
 		}
 		c := serveMaintained(t, b, engine.Retention{})
-		if err := b.e.RunNow(ctx, "notes"); err != nil && !errors.Is(err, engine.ErrRefused) {
+		if err := b.E.RunNow(ctx, "notes"); err != nil && !errors.Is(err, engine.ErrRefused) {
 			t.Fatal(err)
 		}
 		// wait until the engine is mid-way: some notes logged, the rest to come
 		deadline := time.After(30 * time.Second)
 		for {
-			ins, err := b.e.Inputs(ctx, "notes", engine.Page{})
+			ins, err := b.E.Inputs(ctx, "notes", engine.Page{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestMaintenance(t *testing.T) {
 		}
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		if err := b.e.Stop(sctx); err != nil {
+		if err := b.E.Stop(sctx); err != nil {
 			t.Fatal(err)
 		}
 
@@ -135,7 +135,7 @@ func TestMaintenance(t *testing.T) {
 		}
 		defer db.Close()
 		cfg := config.Default()
-		cfg.Connectors.Files.Roots = []string{b.root}
+		cfg.Connectors.Files.Roots = []string{b.Root}
 		reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
 		if err != nil {
 			t.Fatal(err)
