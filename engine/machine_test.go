@@ -284,7 +284,7 @@ func TestRunMovesRecordWho(t *testing.T) {
 	ctx := context.Background()
 	b := setup(t)
 	s := newSink(t)
-	b.deploy("push", pushWorkflow(s.srv.URL, "a"))
+	b.deploy("push", pushWorkflow(s.URL, "a"))
 	b.drain()
 	m, err := b.db.Read().MutationByID(ctx, 1)
 	if err != nil {

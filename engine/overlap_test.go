@@ -133,12 +133,12 @@ func TestEarlyNextDroppedWhenParked(t *testing.T) {
 	ctx := context.Background()
 	b := setup(t, allowMutations)
 	s := newSink(t)
-	s.onPost = func(*http.Request) {
+	s.OnPost(func(*http.Request) {
 		if err := b.e.Pause(ctx, "push"); err != nil {
 			t.Error(err)
 		}
-	}
-	src := strings.Replace(pushWorkflow(s.srv.URL, "a"), `async next(ctx, p, r) {`, `async next(ctx, p, r) { console.log("in next");`, 1)
+	})
+	src := strings.Replace(pushWorkflow(s.URL, "a"), `async next(ctx, p, r) {`, `async next(ctx, p, r) { console.log("in next");`, 1)
 	b.deploy("push", src)
 	b.drain()
 	run := b.runs("push")[0]
@@ -148,13 +148,13 @@ func TestEarlyNextDroppedWhenParked(t *testing.T) {
 	if lines := b.logLines(run.ID); slices.Contains(lines, "next: in next") {
 		t.Fatalf("parked run's trace logs %q: next's line recorded before next ran", lines)
 	}
-	s.onPost = nil
+	s.OnPost(nil)
 	if err := b.e.Resume(ctx, "push"); err != nil {
 		t.Fatal(err)
 	}
 	b.drain()
 	b.wantLogs(run.ID, "next: in next") // mutate stops at its call: its line after it never runs
-	if s.posts != 1 {
-		t.Errorf("posts = %d, want 1", s.posts)
+	if s.Posts() != 1 {
+		t.Errorf("posts = %d, want 1", s.Posts())
 	}
 }
