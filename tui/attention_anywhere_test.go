@@ -76,12 +76,24 @@ func TestAttentionKeysWorkWhereThePersonIs(t *testing.T) {
 		h := setup(t)
 		h.keys("4", "1", "a") // Run log is below now
 		narrow := newHarness(t, newStub(), 80, 24)
-		narrow.keys("a") // tabs: only Workflows is shown
+		narrow.keys("1", "a") // tabs: only Workflows is shown
 		if got := append(h.api.actions(), narrow.api.actions()...); len(got) != 0 {
 			t.Fatalf("a answered a prompt that was not on screen: %v", got)
 		}
 		if strings.Contains(ansi.Strip(narrow.m.helpView()), "approve") {
 			t.Errorf("help offers approve for a prompt not on screen: %s", narrow.m.helpView())
+		}
+	})
+
+	t.Run("in tabs the first screen opens on Attention while a prompt waits, and a approves it", func(t *testing.T) {
+		t.Parallel()
+		narrow := newHarness(t, newStub(), 80, 24)
+		if !strings.Contains(ansi.Strip(narrow.m.helpView()), "approve") {
+			t.Errorf("the first screen's help does not name approve: %s", narrow.m.helpView())
+		}
+		narrow.keys("a")
+		if got := narrow.api.actions(); len(got) != 1 || !strings.HasPrefix(got[0], "Approve ") {
+			t.Fatalf("actions = %v, want the approval answered", got)
 		}
 	})
 }

@@ -59,6 +59,8 @@ type Model struct {
 	panes [paneCount]pane
 
 	focus focus
+	// touched: the person has pressed a key, so focus is theirs to move.
+	touched bool
 	// lower is which of Attention and Run log the wide layout shows below.
 	lower focus
 
@@ -133,7 +135,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		m.lay.width, m.lay.height = msg.Width, msg.Height
 		m.relayout()
+		m.startOnPrompt()
 	case tea.KeyPressMsg:
+		m.touched = true
 		return m.key(msg)
 	case notifyMsg:
 		n := engine.Notification(msg)
@@ -145,7 +149,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.follow()
 	case attentionMsg:
 		m.loadErr("what needs you", msg.err)
-		return m.at.Update(msg)
+		cmd := m.at.Update(msg)
+		m.startOnPrompt()
+		return cmd
 	case inputsMsg:
 		m.loadErr("inputs", msg.err)
 		return m.in.Update(msg)
@@ -611,4 +617,20 @@ func (m *Model) overlayToast(screen string) string {
 		lines[y+i] = ansi.Cut(base, 0, x) + b + ansi.Cut(base, x+bw, l.width)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// startOnPrompt: in tabs, where Attention is not on screen beside the
+// other panes, the first screen opens on it while an approval or a
+// reconciliation waits, so its keys work where the person starts. Once
+// they press a key, focus is theirs.
+func (m *Model) startOnPrompt() {
+	if m.touched || m.lay.width == 0 || m.lay.wide || m.focus == focusAttention {
+		return
+	}
+	for _, it := range m.at.all {
+		if it.Kind == engine.AttentionApproval || it.Kind == engine.AttentionReconciliation {
+			m.setFocus(focusAttention)
+			return
+		}
+	}
 }
