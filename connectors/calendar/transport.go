@@ -103,21 +103,7 @@ func (t *transport) authorize(r *http.Request) error {
 	if t.account == nil {
 		return nil
 	}
-	secret, err := t.account.Secret(r.Context())
-	if err != nil {
-		var ce *connectors.Error
-		if errors.As(err, &ce) {
-			return err
-		}
-		return &connectors.Error{Class: connectors.Auth, Err: fmt.Errorf("account %s: %w", t.account.Name(), err)}
-	}
-	switch t.account.Kind() {
-	case "oauth2", "token":
-		r.Header.Set("Authorization", "Bearer "+secret)
-	default:
-		r.SetBasicAuth(t.account.Username(), secret)
-	}
-	return nil
+	return connectors.Authorize(r.Context(), r, t.account)
 }
 
 // classify turns any failure of a CalDAV exchange into a connectors.Error.

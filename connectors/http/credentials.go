@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	nethttp "net/http"
 	"net/url"
@@ -42,22 +41,6 @@ func (c *Connector) checkOwnAuth(u *url.URL, hdr map[string]string) error {
 	return nil
 }
 
-// authorize puts the account's credential on req: a bearer token for
-// token and oauth2 accounts, Basic for basic and password ones.
-func authorize(ctx context.Context, req *nethttp.Request, a connectors.Account) error {
-	secret, err := a.Secret(ctx)
-	if err != nil {
-		return err // classified by the account: auth, transient or internal
-	}
-	switch a.Kind() {
-	case accounts.Token, accounts.OAuth2:
-		req.Header.Set("Authorization", "Bearer "+secret)
-	default:
-		req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(a.Username()+":"+secret)))
-	}
-	return nil
-}
-
 // send is exchange with the host's credentials for a configured host. A
 // 401 makes an oauth2 account refresh and the request go once more (the
 // server refused it, so nothing was done); a second 401 means the user
@@ -67,7 +50,7 @@ func (c *Connector) send(ctx context.Context, req *nethttp.Request) (*response, 
 	if a == nil {
 		return c.exchange(ctx, req)
 	}
-	if err := authorize(ctx, req, a); err != nil {
+	if err := connectors.Authorize(ctx, req, a); err != nil {
 		return nil, false, err
 	}
 	resp, wrote, err := c.exchange(ctx, req)
@@ -82,7 +65,7 @@ func (c *Connector) send(ctx context.Context, req *nethttp.Request) (*response, 
 				return nil, wrote, connectors.Errorf(connectors.Internal, "resending the request: %w", err)
 			}
 		}
-		if err := authorize(ctx, again, a); err != nil {
+		if err := connectors.Authorize(ctx, again, a); err != nil {
 			return nil, wrote, err
 		}
 		resp, wrote, err = c.exchange(ctx, again)

@@ -209,19 +209,13 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 	u := g.endpoint + "v4/spreadsheets/" + url.PathEscape(loc.google.id) + "/values/" + url.PathEscape(rng) + suffix + "?" + q.Encode()
 	what := method + " " + loc.label
 	for attempt := 0; ; attempt++ {
-		token, err := g.account.Secret(ctx)
-		if err != nil {
-			var ce *connectors.Error
-			if errors.As(err, &ce) {
-				return err
-			}
-			return connectors.Errorf(connectors.Auth, "account %s: %w", g.account.Name(), err)
-		}
 		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 		if err != nil {
 			return connectors.Errorf(connectors.Internal, "%s: %w", what, err)
 		}
-		req.Header.Set("Authorization", "Bearer "+token)
+		if err := connectors.Authorize(ctx, req, g.account); err != nil {
+			return err
+		}
 		req.Header.Set("Accept", "application/json")
 		if in != nil {
 			req.Header.Set("Content-Type", "application/json")
