@@ -53,14 +53,27 @@ type Info struct {
 	PID    int    `json:"pid"`
 }
 
-// Page asks for one page of a list, newest first unless said otherwise.
+// Page asks for one page of a list. A page is always returned newest
+// first; which items it holds is said by where it starts: from the newest
+// end (the default, going down through Before), or from the oldest end
+// (Oldest, or going up through After), so the oldest page of a long history
+// is one bounded read rather than a walk down every page above it.
 type Page struct {
 	// Before: only items with an id lower than this (0: from the newest).
 	Before int64
 	Limit  int
 	// Filter: a case-insensitive substring of the title (inputs) or handler (runs).
 	Filter string
+	// After: only items with an id higher than this, the Limit nearest to
+	// it (the page just newer than After). With Before too, the page lies
+	// between the two.
+	After int64
+	// Oldest: the Limit oldest items (After 0 from the oldest end).
+	Oldest bool
 }
+
+// fromOldest says whether the page is counted from the oldest end.
+func (p Page) fromOldest() bool { return p.Oldest || p.After > 0 }
 
 // Answer is the user's answer to an uncertain mutation (DESIGN.md §7.1).
 type Answer string

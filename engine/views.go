@@ -50,7 +50,7 @@ func pageLimit(n int) int {
 	return min(n, 1000)
 }
 
-// Inputs implements API: a page of inputs, newest first, with their status
+// Inputs implements API: a page of inputs (from either end), newest first, with their status
 // and outputs, computed from three indexed queries for the whole page.
 func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]InputView, error) {
 	w, err := e.workflowByName(ctx, workflow)
@@ -58,7 +58,12 @@ func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]Inpu
 		return nil, err
 	}
 	q := e.db.Read()
-	ins, err := q.Inputs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
+	var ins []*storage.Input
+	if page.fromOldest() {
+		ins, err = q.InputsAfter(ctx, w.ID, page.After, page.Before, pageLimit(page.Limit), page.Filter)
+	} else {
+		ins, err = q.Inputs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +254,12 @@ func (e *Engine) Runs(ctx context.Context, workflow string, page Page) ([]RunVie
 	if err != nil {
 		return nil, err
 	}
-	runs, err := e.db.Read().Runs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
+	var runs []*storage.Run
+	if page.fromOldest() {
+		runs, err = e.db.Read().RunsAfter(ctx, w.ID, page.After, page.Before, pageLimit(page.Limit), page.Filter)
+	} else {
+		runs, err = e.db.Read().Runs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 )
 
@@ -52,15 +53,46 @@ func (q Q) Inputs(ctx context.Context, workflowID int64, before int64, limit int
 	if before <= 0 {
 		before = 1<<62 - 1
 	}
-	query := `SELECT ` + inputCols + ` FROM inputs WHERE workflow_id = ? AND id < ?`
 	args := []any{workflowID, before}
 	if filter != "" {
-		query += ` AND title LIKE ?`
 		args = append(args, "%"+filter+"%")
 	}
-	query += ` ORDER BY id DESC LIMIT +?`
-	args = append(args, limit)
-	return q.inputs(ctx, query, args...)
+	return q.inputs(ctx, inputsBeforeSQL(filter != ""), append(args, limit)...)
+}
+
+func inputsBeforeSQL(filtered bool) string {
+	query := `SELECT ` + inputCols + ` FROM inputs WHERE workflow_id = ? AND id < ?`
+	if filtered {
+		query += ` AND title LIKE ?`
+	}
+	return query + ` ORDER BY id DESC LIMIT +?`
+}
+
+// InputsAfter pages a workflow's inputs from the oldest end: the limit
+// inputs with the lowest ids above after (0: the oldest), below before (0:
+// no bound), optionally filtered by a substring of the title. The page is
+// returned newest first, like Inputs, so a caller holds one order whichever
+// end it read from; inputs_by_workflow serves the ascending walk as it
+// serves the descending one.
+func (q Q) InputsAfter(ctx context.Context, workflowID int64, after, before int64, limit int, filter string) ([]*Input, error) {
+	if before <= 0 {
+		before = 1<<62 - 1
+	}
+	args := []any{workflowID, after, before}
+	if filter != "" {
+		args = append(args, "%"+filter+"%")
+	}
+	ins, err := q.inputs(ctx, inputsAfterSQL(filter != ""), append(args, limit)...)
+	slices.Reverse(ins)
+	return ins, err
+}
+
+func inputsAfterSQL(filtered bool) string {
+	query := `SELECT ` + inputCols + ` FROM inputs WHERE workflow_id = ? AND id > ? AND id < ?`
+	if filtered {
+		query += ` AND title LIKE ?`
+	}
+	return query + ` ORDER BY id LIMIT +?`
 }
 
 func (q Q) inputs(ctx context.Context, query string, args ...any) ([]*Input, error) {

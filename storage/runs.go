@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 )
 
 const runCols = `id, workflow_id, handler, handler_type, script_version, retry_of, mutation_id, trigger,
@@ -89,11 +90,43 @@ func (q Q) Runs(ctx context.Context, workflowID int64, before int64, limit int, 
 	if before <= 0 {
 		before = 1<<62 - 1
 	}
+	args := []any{workflowID, before}
 	if handler != "" {
-		return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND id < ? AND handler LIKE ? ORDER BY id DESC LIMIT +?`,
-			workflowID, before, "%"+handler+"%", limit)
+		args = append(args, "%"+handler+"%")
 	}
-	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND id < ? ORDER BY id DESC LIMIT +?`, workflowID, before, limit)
+	return q.runs(ctx, runsBeforeSQL(handler != ""), append(args, limit)...)
+}
+
+func runsBeforeSQL(filtered bool) string {
+	query := `SELECT ` + runCols + ` FROM runs WHERE workflow_id = ? AND id < ?`
+	if filtered {
+		query += ` AND handler LIKE ?`
+	}
+	return query + ` ORDER BY id DESC LIMIT +?`
+}
+
+// RunsAfter pages a workflow's runs from the oldest end: the limit runs
+// with the lowest ids above after (0: the oldest), below before (0: no
+// bound), optionally only one handler; returned newest first, like Runs.
+func (q Q) RunsAfter(ctx context.Context, workflowID int64, after, before int64, limit int, handler string) ([]*Run, error) {
+	if before <= 0 {
+		before = 1<<62 - 1
+	}
+	args := []any{workflowID, after, before}
+	if handler != "" {
+		args = append(args, "%"+handler+"%")
+	}
+	runs, err := q.runs(ctx, runsAfterSQL(handler != ""), append(args, limit)...)
+	slices.Reverse(runs)
+	return runs, err
+}
+
+func runsAfterSQL(filtered bool) string {
+	query := `SELECT ` + runCols + ` FROM runs WHERE workflow_id = ? AND id > ? AND id < ?`
+	if filtered {
+		query += ` AND handler LIKE ?`
+	}
+	return query + ` ORDER BY id LIMIT +?`
 }
 
 // LastRun returns a workflow's newest run, or ErrNotFound.

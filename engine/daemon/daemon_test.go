@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -235,6 +236,44 @@ func TestDaemon(t *testing.T) {
 			t.Fatalf("the filters did not narrow: %d inputs, %d mutations", len(direct.Inputs), len(direct.Mutations))
 		}
 		sameViews(t, direct, narrow(b.c))
+
+		// Pages from the oldest end (the TUI's G, then up) carry their
+		// fields over the socket: each holds the oldest item, then the one
+		// just newer.
+		ends := func(api engine.API) snapshot {
+			var s snapshot
+			oldest, err := api.Inputs(ctx, "notes", engine.Page{Oldest: true, Limit: 1})
+			if err != nil || len(oldest) != 1 {
+				t.Fatalf("oldest input: %v %+v", err, oldest)
+			}
+			id, _ := strconv.ParseInt(oldest[0].InputID, 10, 64)
+			newer, err := api.Inputs(ctx, "notes", engine.Page{After: id, Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Inputs = append(oldest, newer...)
+			runs, err := api.Runs(ctx, "notes", engine.Page{Oldest: true, Limit: 1})
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("oldest run: %v %+v", err, runs)
+			}
+			id, _ = strconv.ParseInt(runs[0].ID, 10, 64)
+			newerRuns, err := api.Runs(ctx, "notes", engine.Page{After: id, Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Runs = append(runs, newerRuns...)
+			return s
+		}
+		direct = ends(b.E)
+		all := read(t, b.E, "notes")
+		if n := len(all.Inputs); len(direct.Inputs) != 2 || direct.Inputs[0].InputID != all.Inputs[n-1].InputID ||
+			direct.Inputs[1].InputID != all.Inputs[n-2].InputID {
+			t.Fatalf("inputs from the oldest end = %+v, want the last two of %+v", direct.Inputs, all.Inputs)
+		}
+		if n := len(all.Runs); len(direct.Runs) != 2 || direct.Runs[0].ID != all.Runs[n-1].ID || direct.Runs[1].ID != all.Runs[n-2].ID {
+			t.Fatalf("runs from the oldest end = %+v, want the last two of %+v", direct.Runs, all.Runs)
+		}
+		sameViews(t, direct, ends(b.c))
 	})
 
 	t.Run("every answer reaches the engine with its arguments", func(t *testing.T) {

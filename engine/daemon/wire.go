@@ -62,6 +62,10 @@ type page struct {
 	Before int64  `json:"before"`
 	Limit  int    `json:"limit"`
 	Filter string `json:"filter"`
+	// omitempty: a page from the newest end reads the same to a daemon
+	// that predates these two, and one from the oldest end is refused by it.
+	After  int64 `json:"after,omitempty"`
+	Oldest bool  `json:"oldest,omitempty"`
 }
 
 type eventFilter struct {
