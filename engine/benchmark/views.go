@@ -9,8 +9,8 @@ import (
 
 // views times, over a history of size consumed inputs, every view a person
 // opens: keep status, keep workflows, keep attention, and the first and
-// last pages of the inputs and runs panes (g and G in the TUI). Each must
-// cost what it shows, not the history.
+// last pages of the inputs and runs panes (g and G in the TUI: G is one
+// Oldest page). Each must cost what it shows, not the history.
 func views(ctx context.Context, k *keepEngine, size int, r *Results) error {
 	key := sizeKey(size)
 	calls := []struct {
@@ -33,7 +33,7 @@ func views(ctx context.Context, k *keepEngine, size int, r *Results) error {
 		}},
 		{r.AttentionMS, func() error { _, err := k.e.Attention(ctx); return err }},
 		{r.InputsLastPageMS, func() error {
-			ins, err := k.e.Inputs(ctx, "history", engine.Page{Before: inputsLimit + 1, Limit: inputsLimit})
+			ins, err := k.e.Inputs(ctx, "history", engine.Page{Oldest: true, Limit: inputsLimit})
 			if err == nil && (len(ins) != inputsLimit || ins[0].Status != engine.InputDone) {
 				err = fmt.Errorf("oldest inputs page = %d inputs, want %d done", len(ins), inputsLimit)
 			}
@@ -47,7 +47,7 @@ func views(ctx context.Context, k *keepEngine, size int, r *Results) error {
 			return err
 		}},
 		{r.RunsLastPageMS, func() error {
-			runs, err := k.e.Runs(ctx, "history", engine.Page{Before: inputsLimit + 1, Limit: inputsLimit})
+			runs, err := k.e.Runs(ctx, "history", engine.Page{Oldest: true, Limit: inputsLimit})
 			if err == nil && len(runs) != inputsLimit {
 				err = fmt.Errorf("oldest runs page = %d runs, want %d", len(runs), inputsLimit)
 			}
