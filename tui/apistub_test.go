@@ -148,12 +148,29 @@ func (s *stubAPI) Workflow(ctx context.Context, name string) (*engine.WorkflowDe
 	return nil, errors.New("not in the stub")
 }
 
+// fromOldestWords names a page counted from the oldest end in a call's
+// record, and adds nothing to one from the newest.
+func fromOldestWords(p engine.Page) string {
+	switch {
+	case p.After > 0:
+		return fmt.Sprintf(" after=%d", p.After)
+	case p.Oldest:
+		return " oldest"
+	}
+	return ""
+}
+
 // pageOf applies a Page to a newest-first list the way the engine does.
 func pageOf[T any](all []T, id func(T) string, title func(T) string, p engine.Page) []T {
+	fromOldest := p.Oldest || p.After > 0
+	if fromOldest {
+		all = slices.Clone(all)
+		slices.Reverse(all)
+	}
 	var out []T
 	for _, it := range all {
 		n, _ := strconv.ParseInt(id(it), 10, 64)
-		if p.Before != 0 && n >= p.Before {
+		if p.Before != 0 && n >= p.Before || n <= p.After {
 			continue
 		}
 		if p.Filter != "" && !strings.Contains(strings.ToLower(title(it)), strings.ToLower(p.Filter)) {
@@ -164,11 +181,14 @@ func pageOf[T any](all []T, id func(T) string, title func(T) string, p engine.Pa
 			break
 		}
 	}
+	if fromOldest {
+		slices.Reverse(out)
+	}
 	return out
 }
 
 func (s *stubAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {
-	s.record("read Inputs %s before=%d limit=%d filter=%q", workflow, p.Before, p.Limit, p.Filter)
+	s.record("read Inputs %s before=%d limit=%d filter=%q%s", workflow, p.Before, p.Limit, p.Filter, fromOldestWords(p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return pageOf(s.inputs[workflow], func(i engine.InputView) string { return i.InputID },
@@ -180,7 +200,7 @@ func (s *stubAPI) Events(ctx context.Context, workflow string, f engine.EventFil
 }
 
 func (s *stubAPI) Runs(ctx context.Context, workflow string, p engine.Page) ([]engine.RunView, error) {
-	s.record("read Runs %s before=%d limit=%d", workflow, p.Before, p.Limit)
+	s.record("read Runs %s before=%d limit=%d%s", workflow, p.Before, p.Limit, fromOldestWords(p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return pageOf(s.runs[workflow], func(r engine.RunView) string { return r.ID },
@@ -280,8 +300,11 @@ func (b *bigAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]
 	if p.Before != 0 {
 		top = p.Before - 1
 	}
+	if p.Oldest || p.After > 0 {
+		top = min(top, p.After+int64(p.Limit))
+	}
 	out := make([]engine.InputView, 0, p.Limit)
-	for id := top; id > 0 && len(out) < p.Limit; id-- {
+	for id := top; id > p.After && len(out) < p.Limit; id-- {
 		in := engine.InputView{InputID: strconv.FormatInt(id, 10), Workflow: workflow,
 			Title:  fmt.Sprintf("Email #%d from someone@example.com: \"Invoice %d\"", id, id),
 			Status: engine.InputDone, CreatedAt: testNow.Add(-time.Duration(b.n-id) * time.Minute)}

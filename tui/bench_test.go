@@ -31,3 +31,20 @@ func BenchmarkPageDown(b *testing.B) {
 	b.ReportMetric(float64(len(h.m.in.items)), "inputs-held")
 	_ = tea.KeyPgDown
 }
+
+// G and g at a million inputs: each is one page read from its end, however
+// far the other end is.
+func BenchmarkBottomAndTop(b *testing.B) {
+	api := newBigAPI(1_000_000)
+	h := newHarness(b, api, 120, 40)
+	h.keys("2")
+	for b.Loop() {
+		h.keys("G")
+		_ = h.screen()
+		h.keys("g")
+		_ = h.screen()
+	}
+	if s := h.m.in.Selected(); s == nil || s.InputID != "1000000" {
+		b.Fatalf("g ended on %+v", s)
+	}
+}

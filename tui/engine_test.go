@@ -173,11 +173,25 @@ func TestRealEngine(t *testing.T) {
 	})
 }
 
-// countingAPI is the real engine with its Inputs calls counted.
+// countingAPI is the real engine with its Inputs and Runs calls counted.
 type countingAPI struct {
 	engine.API
-	mu    sync.Mutex
-	pages []engine.Page
+	mu       sync.Mutex
+	pages    []engine.Page
+	runPages []engine.Page
+}
+
+func (c *countingAPI) Runs(ctx context.Context, workflow string, p engine.Page) ([]engine.RunView, error) {
+	c.mu.Lock()
+	c.runPages = append(c.runPages, p)
+	c.mu.Unlock()
+	return c.API.Runs(ctx, workflow, p)
+}
+
+func (c *countingAPI) runCalls() []engine.Page {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.runPages)
 }
 
 func (c *countingAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {

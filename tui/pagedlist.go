@@ -10,16 +10,21 @@ import (
 
 // pagedList is a list pane's rows read from the API a page at a time,
 // newest first, for one workflow: the inputs (2) and the Run log (4). It
-// holds only the pages the user has scrolled through: a workflow may have
-// a hundred thousand of them.
+// holds a window of the list: the pages the user has scrolled through from
+// the newest, or, after G, from the oldest up. A workflow may have a
+// hundred thousand rows; either end is one read away.
 type pagedList[T any] struct {
 	base
 	workflow string
 	items    []T
-	// gen changes whenever the list starts over (another workflow, another
-	// filter); a page that answers an older gen is dropped.
-	gen      int
+	// gen changes whenever what is held is thrown away (another workflow,
+	// another filter, g or G); a page that answers an older gen is dropped.
+	gen int
+	// hasMore: older rows follow the last one held; hasNewer: newer rows
+	// come before the first one held (the window was read from the oldest
+	// end), so scrolling up reads them.
 	hasMore  bool
+	hasNewer bool
 	loading  bool
 	loaded   bool
 	pageSize int
@@ -37,13 +42,24 @@ func newPagedList[T any](sh *shared, what string, idOf func(T) string,
 	return pagedList[T]{base: base{sh: sh}, pageSize: 20, what: what, idOf: idOf, fetch: fetch, rowHeight: rowHeight}
 }
 
+// pageKind says what a page was asked for, and so where its rows go.
+type pageKind int
+
+const (
+	pageReread pageKind = iota // what is held, read again: replaces it, the selection stays
+	pageNewest                 // g: the newest page replaces the window, the cursor on its first row
+	pageOldest                 // G: the oldest page replaces the window, the cursor on its last row
+	pageOlder                  // scrolling down: follows the last row held
+	pageNewer                  // scrolling up a window: goes before the first row held
+)
+
 // pageMsg is the answer to one page of a pagedList.
 type pageMsg[T any] struct {
-	gen    int
-	before int64 // 0: the first page (replaces the list)
-	limit  int
-	items  []T
-	err    error
+	gen   int
+	kind  pageKind
+	page  engine.Page
+	items []T
+	err   error
 }
 
 // maxReload caps how much a notification re-reads; past it the user is
@@ -80,50 +96,109 @@ func (l *pagedList[T]) SetWorkflow(name string) tea.Cmd {
 // restart drops what is held and reads the first page again.
 func (l *pagedList[T]) restart() tea.Cmd {
 	l.gen++
-	l.items, l.hasMore, l.loaded, l.err = nil, false, false, nil
+	l.items, l.hasMore, l.hasNewer, l.loaded, l.err = nil, false, false, false, nil
 	l.cursor, l.offset = 0, 0
 	if l.workflow == "" {
 		l.loaded = true
 		return nil
 	}
 	l.loading = true
-	return l.sh.cmd(l.page(0, l.pageSize))
+	return l.sh.cmd(l.page(pageReread, engine.Page{Limit: l.pageSize}))
 }
 
-func (l *pagedList[T]) page(before int64, limit int) query {
-	wf, gen, filter, fetch := l.workflow, l.gen, l.filter.Value(), l.fetch
+func (l *pagedList[T]) page(kind pageKind, p engine.Page) query {
+	wf, gen, fetch := l.workflow, l.gen, l.fetch
+	p.Filter = l.filter.Value()
 	return func(ctx context.Context) tea.Msg {
-		items, err := fetch(ctx, wf, engine.Page{Before: before, Limit: limit, Filter: filter})
-		return pageMsg[T]{gen: gen, before: before, limit: limit, items: items, err: err}
+		items, err := fetch(ctx, wf, p)
+		return pageMsg[T]{gen: gen, kind: kind, page: p, items: items, err: err}
 	}
 }
 
-// reload re-reads what is on screen (after a notification), from the newest.
+// reload re-reads what is on screen (after a notification): from the
+// newest, or, for a window below the newest, from the window's own top, so
+// rows arriving meanwhile do not push it away from where the user is.
 func (l *pagedList[T]) reload() query {
 	if l.workflow == "" {
 		return nil
 	}
-	return l.page(0, min(max(len(l.items), l.pageSize), maxReload))
+	p := engine.Page{Limit: min(max(len(l.items), l.pageSize), maxReload)}
+	if l.hasNewer {
+		if first, ok := l.idAt(0); ok {
+			p.Before = first + 1
+		}
+	}
+	return l.page(pageReread, p)
 }
 
-// more asks for the next page when the cursor nears the end of what is held.
-func (l *pagedList[T]) more() tea.Cmd {
-	if !l.hasMore || l.loading || l.cursor < len(l.items)-1-l.listHeight() {
-		return nil
+// idAt is row i's id as the API pages by it; a row without one ends
+// paging that way, with a warning in the log.
+func (l *pagedList[T]) idAt(i int) (int64, bool) {
+	if i < 0 || i >= len(l.items) {
+		return 0, false
 	}
-	id := l.idOf(l.items[len(l.items)-1])
-	last, ok := idNum(id)
+	id := l.idOf(l.items[i])
+	n, ok := idNum(id)
 	if !ok {
 		l.sh.log.Warn(l.what+" id is not a number, cannot page", "id", id)
-		l.hasMore = false
-		return nil
 	}
-	l.loading = true
-	return l.sh.cmd(l.page(last, l.pageSize))
+	return n, ok
 }
 
-// gotPage takes a page in: the first replaces the list (keeping the
-// selection on the same row), a later one is appended if it still follows.
+// navigate applies a movement key; it says whether the key was one. g and
+// G go to the first or last row held when that is the list's end, and
+// otherwise read one page from that end in place of the window.
+func (l *pagedList[T]) navigate(msg tea.KeyPressMsg, pageRows int) (tea.Cmd, bool) {
+	k := l.sh.keys
+	switch {
+	case keyIs(msg, k.Bottom) && l.hasMore:
+		return l.jump(pageOldest, engine.Page{Oldest: true, Limit: l.pageSize}), true
+	case keyIs(msg, k.Top) && l.hasNewer:
+		return l.jump(pageNewest, engine.Page{Limit: l.pageSize}), true
+	case l.move(msg, len(l.items), pageRows):
+		return l.moved(), true
+	}
+	return nil, false
+}
+
+// jump reads the page at one end of the list. What is held stays on
+// screen until it comes; a page still on its way for it is dropped.
+func (l *pagedList[T]) jump(kind pageKind, p engine.Page) tea.Cmd {
+	l.gen++
+	l.loading = true
+	return l.sh.cmd(l.page(kind, p))
+}
+
+// more reads the next page on the side the cursor nears: older below the
+// last row held, newer above the first one of a window.
+func (l *pagedList[T]) more() tea.Cmd {
+	if l.loading {
+		return nil
+	}
+	switch {
+	case l.hasMore && l.cursor >= len(l.items)-1-l.listHeight():
+		last, ok := l.idAt(len(l.items) - 1)
+		if !ok {
+			l.hasMore = false
+			return nil
+		}
+		l.loading = true
+		return l.sh.cmd(l.page(pageOlder, engine.Page{Before: last, Limit: l.pageSize}))
+	case l.hasNewer && l.cursor <= l.listHeight():
+		first, ok := l.idAt(0)
+		if !ok {
+			l.hasNewer = false
+			return nil
+		}
+		l.loading = true
+		return l.sh.cmd(l.page(pageNewer, engine.Page{After: first, Limit: l.pageSize}))
+	}
+	return nil
+}
+
+// gotPage takes a page in where its kind says. A re-read keeps the
+// selection on the same row; a page for an edge that has moved since it
+// was asked for is dropped.
 func (l *pagedList[T]) gotPage(msg pageMsg[T]) tea.Cmd {
 	if msg.gen != l.gen {
 		return nil
@@ -132,7 +207,9 @@ func (l *pagedList[T]) gotPage(msg pageMsg[T]) tea.Cmd {
 	if msg.err != nil {
 		return nil
 	}
-	if msg.before == 0 {
+	full := len(msg.items) == msg.page.Limit
+	switch msg.kind {
+	case pageReread:
 		var keep string
 		if s := l.Selected(); s != nil {
 			keep = l.idOf(*s)
@@ -143,14 +220,39 @@ func (l *pagedList[T]) gotPage(msg pageMsg[T]) tea.Cmd {
 				l.cursor = i
 			}
 		}
-	} else if n := len(l.items); n > 0 {
-		if last, _ := idNum(l.idOf(l.items[n-1])); last != msg.before {
-			return nil // a page for a list since re-read
+		if msg.page.Before == 0 {
+			l.hasMore, l.hasNewer = full, false
+		} else {
+			if len(l.items) == 0 {
+				return l.restart() // the whole window is gone (retention): start over at the newest
+			}
+			// below a window's top nothing new arrives, so older rows
+			// follow only if they did before
+			l.hasMore = full && l.hasMore
+		}
+	case pageNewest:
+		l.items, l.cursor, l.offset = msg.items, 0, 0
+		l.hasMore, l.hasNewer = full, false
+	case pageOldest:
+		// offset 0: scroll then puts the last row at the bottom of the pane
+		l.items, l.cursor, l.offset = msg.items, len(msg.items)-1, 0
+		l.hasMore, l.hasNewer = false, full
+	case pageOlder:
+		if last, ok := l.idAt(len(l.items) - 1); !ok || last != msg.page.Before {
+			return nil
 		}
 		l.items = append(l.items, msg.items...)
+		l.hasMore = full
+	case pageNewer:
+		if first, ok := l.idAt(0); !ok || first != msg.page.After {
+			return nil
+		}
+		n := len(msg.items)
+		l.items = append(msg.items[:n:n], l.items...)
+		l.cursor, l.offset = l.cursor+n, l.offset+n
+		l.hasNewer = full
 	}
 	l.loaded = true
-	l.hasMore = len(msg.items) == msg.limit
 	l.clamp(len(l.items))
 	return l.moved()
 }

@@ -69,8 +69,9 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 			if s := p.Selected(); s != nil {
 				return skipInput(p.sh, s.InputID, s.Title)
 			}
-		case p.move(msg, len(p.items), p.listHeight()):
-			return p.moved()
+		default:
+			cmd, _ := p.navigate(msg, p.listHeight())
+			return cmd
 		}
 	}
 	return nil

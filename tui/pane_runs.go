@@ -106,8 +106,9 @@ func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 				}
 				return p.sh.act("retrying "+wf, func(ctx context.Context) error { return p.sh.api.Retry(ctx, wf) })
 			}
-		case p.move(msg, len(p.items), p.listHeight()/2):
-			return p.moved()
+		default:
+			cmd, _ := p.navigate(msg, p.listHeight()/2)
+			return cmd
 		}
 	}
 	return nil

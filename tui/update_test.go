@@ -377,6 +377,25 @@ func TestInputs(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("G at a hundred thousand inputs reads the oldest page once, g the newest", func(t *testing.T) {
+		t.Parallel()
+		api := newBigAPI(100_000)
+		h := newHarness(t, api, 80, 24)
+		h.keys("2")
+		pages := api.pages
+		h.keys("G")
+		if s := h.m.in.Selected(); api.pages != pages+1 || s == nil || s.InputID != "1" {
+			t.Fatalf("G: %d reads, selected %+v; want one read and input 1", api.pages-pages, s)
+		}
+		if !strings.Contains(h.m.in.View(), `"Invoice 1"`) {
+			t.Fatalf("the oldest input is not on screen:\n%s", h.m.in.View())
+		}
+		h.keys("g")
+		if s := h.m.in.Selected(); api.pages != pages+2 || s == nil || s.InputID != "100000" {
+			t.Fatalf("g: %d reads, selected %+v; want one more read and input 100000", api.pages-pages-1, s)
+		}
+	})
 }
 
 func TestWorkflowActions(t *testing.T) {
