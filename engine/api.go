@@ -68,7 +68,7 @@ type Page struct {
 	// it (the page just newer than After). With Before too, the page lies
 	// between the two.
 	After int64
-	// Oldest: the Limit oldest items (After 0 from the oldest end).
+	// Oldest: the Limit oldest items (After 0 would mean "not set").
 	Oldest bool
 }
 
