@@ -64,8 +64,14 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 // was, so a failure path that follows writes from what the database holds
 // (the compare-and-set would refuse a move from a state that was rolled back).
 func (e *Engine) writeRun(ctx context.Context, run *storage.Run, fn func(*storage.Tx) error) error {
+	return e.writeRunWith(ctx, run, e.db.Write, fn)
+}
+
+// writeRunWith is writeRun with the kind of commit chosen: e.db.Write, or
+// e.db.WriteUnsynced for a checkpoint a synced commit follows at once.
+func (e *Engine) writeRunWith(ctx context.Context, run *storage.Run, write func(context.Context, func(*storage.Tx) error) error, fn func(*storage.Tx) error) error {
 	saved := *run
-	err := e.db.Write(ctx, fn)
+	err := write(ctx, fn)
 	if err != nil {
 		*run = saved
 	}
@@ -83,9 +89,11 @@ func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *stora
 
 // tStarted records a run the moment its handler starts: active, in phase
 // preparing, so a process killed during prepare leaves a run that recovery
-// marks crashed (chapter 16 "Restart Recovery").
+// marks crashed (chapter 16 "Restart Recovery"). The record need not wait
+// for the disk: a killed process keeps it, and a power cut that takes it
+// takes the run's later checkpoints too, so the run is simply started again.
 func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	return e.db.WriteUnsynced(ctx, func(tx *storage.Tx) error {
 		return e.moveRun(ctx, tx, run, byScheduler)
 	})
 }
@@ -93,10 +101,19 @@ func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
 // tPrepared records a consumer run at its first checkpoint: its prepare
 // result and its reservations, pinned together. mutating: mutate starts
 // now, so the run moves on to mutating in the same transaction (chapter
-// 06b: prepared → mutating before any connector call).
+// 06b: prepared → mutating before any connector call). Going on to
+// mutating, the checkpoint need not wait for the disk: whatever mutate
+// leads to ends in a synced commit (in_flight before any call, the run's
+// commit, a failure, an approval), and a power cut before it loses the
+// prepare too, which chapter 16 lets keep run again. A run parked at
+// prepared waits durably.
 func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storage.Run, eventIDs []int64, mutating bool, tr *trace) error {
 	now := e.now()
-	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
+	write := e.db.Write
+	if mutating {
+		write = e.db.WriteUnsynced
+	}
+	return e.writeRunWith(ctx, run, write, func(tx *storage.Tx) error {
 		run.Phase, run.UpdatedAt = PhasePrepared, now
 		if mutating {
 			run.Phase = PhaseMutating
@@ -286,7 +303,16 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 	now := e.now()
 	cls := connectors.ClassOf(callErr)
 	var notice string
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+	// An applied call the run goes straight on from need not wait for the
+	// disk: the run's own commit follows and is synced, and a power cut
+	// before it leaves the durable in_flight row, which start-up checks
+	// with the connector (reconciled, never sent again). Anything else
+	// waits for the disk: a failure, a back-off, a question, a parked run.
+	write := e.db.Write
+	if cls == "" && !e.parked(ctx, w) {
+		write = e.db.WriteUnsynced
+	}
+	err := write(ctx, func(tx *storage.Tx) error {
 		var ev MutationEvent
 		switch cls {
 		case "": // applied

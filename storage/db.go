@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 )
@@ -42,6 +43,11 @@ type DB struct {
 	rstmts *stmtCache // the read pool's statements
 	lock   *fileLock
 	logger *slog.Logger
+
+	// wmu serialises writes with the safety level they set; unsynced: the
+	// writer connection was last left at synchronous NORMAL.
+	wmu      sync.Mutex
+	unsynced bool
 }
 
 // Open opens (creating if needed) the database at opts.Path, takes the
@@ -180,9 +186,52 @@ func (db *DB) Read() Q { return Q{q: db.rstmts} }
 // Write runs fn in one immediate transaction on the writer connection and
 // commits it if fn returns nil.
 func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
+	return db.write(ctx, true, fn)
+}
+
+// WriteUnsynced is Write without waiting for the disk: the commit reaches
+// the operating system, so a killed keep keeps it, but a power cut may
+// take it, and with it only what was committed after it (the log is
+// replayed in order, and the next synced commit makes it durable). It is
+// for checkpoints whose loss only makes keep redo work it is allowed to
+// redo — a run record a synced commit follows at once — never for what
+// must be on disk before an external call.
+func (db *DB) WriteUnsynced(ctx context.Context, fn func(tx *Tx) error) error {
+	return db.write(ctx, false, fn)
+}
+
+// write sets the writer connection's safety level if the last write left
+// it otherwise (SQLite refuses to change it inside a transaction, so it is
+// a statement of its own, and wmu keeps another write from slipping in
+// between), then runs fn in one immediate transaction.
+func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) error {
+	db.wmu.Lock()
+	after, err := db.writeLocked(ctx, synced, fn)
+	db.wmu.Unlock()
+	if err != nil {
+		return err
+	}
+	// after the lock: a hook may write again
+	for _, fn := range after {
+		fn()
+	}
+	return nil
+}
+
+func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) error) ([]func(), error) {
+	if synced == db.unsynced {
+		level := "PRAGMA synchronous(FULL)"
+		if !synced {
+			level = "PRAGMA synchronous(NORMAL)"
+		}
+		if _, err := db.wstmts.ExecContext(ctx, level); err != nil {
+			return nil, fmt.Errorf("storage: begin: %w", err)
+		}
+		db.unsynced = !synced
+	}
 	sqlTx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("storage: begin: %w", err)
+		return nil, fmt.Errorf("storage: begin: %w", err)
 	}
 	tx := &Tx{tx: sqlTx, tq: txQueryer{tx: sqlTx, c: db.wstmts}}
 	tx.Q = Q{q: &tx.tq}
@@ -192,17 +241,14 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
 		tx.tq.learn(ctx)
-		return err
+		return nil, err
 	}
 	err = sqlTx.Commit()
 	tx.tq.learn(ctx)
 	if err != nil {
-		return fmt.Errorf("storage: commit: %w", err)
+		return nil, fmt.Errorf("storage: commit: %w", err)
 	}
-	for _, fn := range tx.after {
-		fn()
-	}
-	return nil
+	return tx.after, nil
 }
 
 // Exec runs a statement inside the transaction. It exists for stores kept

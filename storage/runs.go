@@ -23,7 +23,7 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 	r.PrepareResult, r.MutationResult = raw(prep), raw(mres)
 	r.ClosedAt = fromNullMS(closed)
 	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
-	r.Was = RunState{r.Status, r.Phase}
+	r.remember()
 	return &r, nil
 }
 
@@ -39,23 +39,47 @@ func (tx *Tx) InsertRun(ctx context.Context, r *Run) (int64, error) {
 		return 0, fmt.Errorf("insert run: %w", err)
 	}
 	r.ID, err = res.LastInsertId()
-	r.Was = RunState{r.Status, r.Phase}
+	r.remember()
 	return r.ID, err
 }
 
 // UpdateRun writes a run's mutable fields back, compare-and-set: only
-// while the row is still where r.Was says. A row that moved meanwhile is
-// ErrConflict.
+// while the row is still where r.Was says (and its mutation and closing
+// are what they were read as). A row that moved meanwhile is ErrConflict.
+//
+// The indexed columns (status, mutation_id, closed_at) are written only
+// when they change: SQLite rewrites every index whose column is named in
+// SET, so naming them on each checkpoint would write four index pages to
+// the log per commit for nothing.
 func (tx *Tx) UpdateRun(ctx context.Context, r *Run) error {
-	res, err := tx.exec(ctx, `UPDATE runs SET phase = ?, status = ?, mutation_id = ?, prepare_result = ?, mutation_result = ?,
-		error = ?, closed_at = ?, updated_at = ?, moved_by = ? WHERE id = ? AND status = ? AND phase = ?`,
-		r.Phase, r.Status, nullID(r.MutationID), rawOrNil(r.PrepareResult), rawOrNil(r.MutationResult),
-		r.Error, msPtr(r.ClosedAt), ms(r.UpdatedAt), r.MovedBy, r.ID, r.Was.Status, r.Was.Phase)
+	set := `phase = ?, prepare_result = ?, mutation_result = ?, error = ?, updated_at = ?, moved_by = ?`
+	args := []any{r.Phase, rawOrNil(r.PrepareResult), rawOrNil(r.MutationResult), r.Error, ms(r.UpdatedAt), r.MovedBy}
+	if r.Status != r.Was.Status {
+		set += `, status = ?`
+		args = append(args, r.Status)
+	}
+	if r.MutationID != r.was.mutationID {
+		set += `, mutation_id = ?`
+		args = append(args, nullID(r.MutationID))
+	}
+	closed := msPtr(r.ClosedAt)
+	if closed != r.was.closedAt {
+		set += `, closed_at = ?`
+		args = append(args, closed)
+	}
+	args = append(args, r.ID, r.Was.Status, r.Was.Phase, nullID(r.was.mutationID), r.was.closedAt)
+	res, err := tx.exec(ctx, `UPDATE runs SET `+set+` WHERE id = ? AND status = ? AND phase = ? AND mutation_id IS ? AND closed_at IS ?`, args...)
 	if err := changedOne(res, err, "run", r.ID); err != nil {
 		return err
 	}
-	r.Was = RunState{r.Status, r.Phase}
+	r.remember()
 	return nil
+}
+
+// remember notes where the row now is, for the next UpdateRun.
+func (r *Run) remember() {
+	r.Was = RunState{r.Status, r.Phase}
+	r.was.mutationID, r.was.closedAt = r.MutationID, msPtr(r.ClosedAt)
 }
 
 // RunByID returns a run, or ErrNotFound.

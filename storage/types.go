@@ -87,7 +87,12 @@ type Run struct {
 	MovedBy       string // who made the last move: "scheduler", "recovery", "user:approve", ...
 	// Was is the status and phase the row had when it was read or last
 	// written: UpdateRun writes only while the row is still there.
-	Was            RunState
+	Was RunState
+	// was: the indexed columns as read or last written (UpdateRun)
+	was struct {
+		mutationID int64
+		closedAt   any // msPtr: nil or milliseconds
+	}
 	PrepareResult  json.RawMessage
 	MutationResult json.RawMessage
 	Error          string
