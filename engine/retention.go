@@ -43,7 +43,8 @@ func (e *Engine) GC(ctx context.Context, r Retention) (GCReport, error) {
 		return rep, fmt.Errorf("gc: %w", err)
 	}
 	e.log.Info("gc", "traces", rep.Traces, "runs", rep.Runs, "prepare_results", rep.PrepareResults, "payloads", rep.Payloads,
-		"pages_freed", rep.PagesFreed, "bytes_before", rep.BytesBefore, "bytes_after", rep.BytesAfter)
+		"pages_freed", rep.PagesFreed, "bytes_before", rep.BytesBefore, "bytes_after", rep.BytesAfter,
+		"transactions", rep.Transactions, "largest_tx_rows", rep.LargestTx, "longest_tx_ms", rep.LongestTxMS)
 	return rep, nil
 }
 

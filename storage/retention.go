@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -11,23 +12,16 @@ type Retention struct {
 	// TracesBefore: trace lines of finished runs last updated before it.
 	TracesBefore time.Time
 	// RunsBefore: finished run records closed before it that nothing
-	// points at (see PruneRuns); those something points at keep their row
+	// points at (see pruneRuns); those something points at keep their row
 	// and lose only their prepare result once committed.
 	RunsBefore time.Time
 	// CompactBefore: consumed events last updated before it keep only
 	// their messageId as payload.
 	CompactBefore time.Time
-	// Batch is the most rows one write transaction touches (default 500),
-	// so a run waiting to commit waits for one small batch at most.
+	// Batch is the most rows (runs, events or trace lines) one write
+	// transaction looks at (default 500), so a run waiting to commit waits
+	// for one small batch at most.
 	Batch int
-	// RepackAbove: when the space left inside pages by pruning and
-	// compaction passes this share of the file (default 0.1), gc rewrites
-	// the file with a full VACUUM. Pages only partly emptied are never
-	// given back otherwise: ids only grow, so new rows never fill the
-	// holes old ones left. The VACUUM holds the writer while it runs (a
-	// second or two for tens of MB), so it happens only when it pays.
-	// Negative: never.
-	RepackAbove float64
 }
 
 // GCReport counts what one gc removed.
@@ -37,9 +31,14 @@ type GCReport struct {
 	PrepareResults int64 `json:"prepare_results"`
 	Payloads       int64 `json:"payloads"`
 	PagesFreed     int64 `json:"pages_freed"`
-	Repacked       bool  `json:"repacked"`
 	BytesBefore    int64 `json:"bytes_before"`
 	BytesAfter     int64 `json:"bytes_after"`
+	// Transactions: the write transactions gc took; LargestTx: the most
+	// rows one of them changed (temporary copies included); LongestTxMS:
+	// how long the longest held the writer.
+	Transactions int     `json:"transactions"`
+	LargestTx    int64   `json:"largest_tx_rows"`
+	LongestTxMS  float64 `json:"longest_tx_ms"`
 }
 
 // A finished run is closed: nothing waits on it and it owns no
@@ -59,10 +58,26 @@ const unreferencedRun = `r.mutation_id IS NULL
 	AND NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_retry_of WHERE x.retry_of = r.id)
 	AND NOT EXISTS (SELECT 1 FROM workflows x WHERE x.block_run_id = r.id)`
 
+// oldFinishedRun: the runs r a retention cutoff applies to.
+const oldFinishedRun = `r.closed_at < ? AND ` + finishedRun + ` AND r.updated_at < ?`
+
+// vacuumSlice is the most pages one incremental vacuum transaction gives
+// back (2 MB of 4 KB pages).
+const vacuumSlice = 512
+
 // GC applies a retention policy in batches of short write transactions,
-// then gives the freed pages back to the file system (auto_vacuum is
-// incremental since migration 3). The mutation ledger, the reservation
-// history, inputs and events are never deleted.
+// then gives the freed pages back to the file system, again a slice per
+// transaction (auto_vacuum is incremental since migration 4). The mutation
+// ledger, the reservation history, inputs and events are never deleted.
+//
+// It never runs a full VACUUM, which holds the writer for as long as
+// rewriting the whole file takes. Incremental vacuum gives back only
+// whole free pages, and deleting every other run or shrinking payloads
+// leaves pages partly empty that later rows never fill (ids only grow). So
+// a batch that removes or shrinks rows also moves the rows around them it
+// keeps: deleted and inserted again, same ids and values, in id order, in
+// the same transaction. SQLite packs them into as few pages as their
+// neighbours allow, and the pages they leave become free pages.
 func (db *DB) GC(ctx context.Context, p Retention) (GCReport, error) {
 	if p.Batch <= 0 {
 		p.Batch = 500
@@ -73,228 +88,271 @@ func (db *DB) GC(ctx context.Context, p Retention) (GCReport, error) {
 		return rep, err
 	}
 	steps := []struct {
-		on    time.Time
-		count *int64
-		step  func(ctx context.Context, tx *Tx, cutoff int64, after int64, limit int) (last int64, n int64, err error)
+		on   time.Time
+		step gcStep
 	}{
-		{p.TracesBefore, &rep.Traces, pruneTraces},
-		{p.RunsBefore, &rep.Runs, pruneRuns},
-		{p.RunsBefore, &rep.PrepareResults, compactRuns},
-		{p.CompactBefore, &rep.Payloads, compactPayloads},
+		{p.TracesBefore, pruneTraces},
+		{p.RunsBefore, pruneRuns},
+		{p.CompactBefore, compactPayloads},
 	}
 	for _, s := range steps {
 		if s.on.IsZero() {
 			continue
 		}
-		// each batch resumes after the last row it looked at, so rows that
-		// must stay are read once, not once per batch
-		var after int64
-		for {
-			var last, n int64
-			if err := db.Write(ctx, func(tx *Tx) error {
+		b := gcBatch{cutoff: ms(s.on), limit: p.Batch}
+		for more := true; more; {
+			if err := db.gcTx(ctx, &rep, func(tx *Tx) error {
 				var err error
-				last, n, err = s.step(ctx, tx, ms(s.on), after, p.Batch)
+				more, err = s.step(ctx, tx, &b, &rep)
 				return err
 			}); err != nil {
 				return rep, fmt.Errorf("storage: gc: %w", err)
 			}
-			*s.count += n
-			if last == 0 {
-				break
-			}
-			after = last
 		}
 	}
-	if rep.PagesFreed, err = db.vacuum(ctx); err != nil {
+	if rep.PagesFreed, err = db.vacuum(ctx, &rep); err != nil {
 		return rep, err
-	}
-	if p.RepackAbove == 0 {
-		p.RepackAbove = 0.1
-	}
-	if p.RepackAbove > 0 && rep.Traces+rep.Runs+rep.PrepareResults+rep.Payloads > 0 {
-		if rep.Repacked, err = db.repack(ctx, p.RepackAbove); err != nil {
-			return rep, err
-		}
 	}
 	rep.BytesAfter, err = db.size(ctx)
 	return rep, err
 }
 
-// batchIDs reads the ids a step looks at in this batch; the last one is
-// where the next batch resumes (0: nothing left).
-func batchIDs(ctx context.Context, tx *Tx, query string, args ...any) ([]int64, error) {
-	rows, err := tx.q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+// gcBatch is where a step's walk stands. Each batch resumes after the last
+// row it finished with, so rows that must stay are read once, not once per
+// batch.
+type gcBatch struct {
+	cutoff int64
+	after  int64
+	limit  int
+}
+
+// A gcStep does one batch in tx and says whether there is more to do.
+type gcStep func(ctx context.Context, tx *Tx, b *gcBatch, rep *GCReport) (more bool, err error)
+
+// gcTx runs one batch as its own write transaction and notes its size.
+func (db *DB) gcTx(ctx context.Context, rep *GCReport, fn func(tx *Tx) error) error {
+	var start time.Time // once the writer is ours: waiting for it is not holding it
+	var changed int64
+	if err := db.Write(ctx, func(tx *Tx) error {
+		start = time.Now()
+		before, err := totalChanges(ctx, tx)
+		if err != nil {
+			return err
 		}
-		ids = append(ids, id)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		after, err := totalChanges(ctx, tx)
+		changed = after - before
+		return err
+	}); err != nil {
+		return err
 	}
-	return ids, rows.Err()
+	rep.Transactions++
+	rep.LargestTx = max(rep.LargestTx, changed)
+	rep.LongestTxMS = max(rep.LongestTxMS, float64(time.Since(start).Microseconds())/1000)
+	return nil
 }
 
-func lastOf(ids []int64) int64 {
-	if len(ids) == 0 {
-		return 0
-	}
-	return ids[len(ids)-1]
+// totalChanges counts the rows the writer connection has inserted, updated
+// or deleted since it opened.
+func totalChanges(ctx context.Context, tx *Tx) (int64, error) {
+	var n int64
+	err := tx.q.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&n)
+	return n, err
 }
 
-func deleteIDs(ctx context.Context, tx *Tx, table, col string, ids []int64) (int64, error) {
-	if len(ids) == 0 {
-		return 0, nil
+// windowEnd is the last id of the batch query selects (ok false: none).
+func windowEnd(ctx context.Context, tx *Tx, query string, args ...any) (int64, bool, error) {
+	var last sql.NullInt64
+	if err := tx.q.QueryRowContext(ctx, `SELECT MAX(id) FROM (`+query+`)`, args...).Scan(&last); err != nil {
+		return 0, false, err
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	res, err := tx.exec(ctx, `DELETE FROM `+table+` WHERE `+col+` IN (`+placeholders(len(ids))+`)`, args...)
+	return last.Int64, last.Valid, nil
+}
+
+func affected(res sql.Result, err error) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
 }
 
+// deleteTraces deletes at most limit trace lines of the runs r that match
+// where, oldest run first.
+func deleteTraces(ctx context.Context, tx *Tx, where string, limit int, args ...any) (int64, error) {
+	return affected(tx.exec(ctx, `DELETE FROM run_traces WHERE id IN (SELECT t.id
+		FROM runs r JOIN run_traces t INDEXED BY run_traces_by_run ON t.run_id = r.id
+		WHERE `+where+` ORDER BY t.run_id, t.id LIMIT +?)`, append(args, limit)...))
+}
+
 // pruneTraces deletes the trace lines of finished runs last updated before
-// cutoff: the batch is a page of such runs, oldest first.
-func pruneTraces(ctx context.Context, tx *Tx, cutoff, after int64, limit int) (int64, int64, error) {
+// the cutoff: a batch is a window of such runs, oldest first, and at most
+// limit of their lines.
+func pruneTraces(ctx context.Context, tx *Tx, b *gcBatch, rep *GCReport) (bool, error) {
 	// walked through the traces' own index: the runs that still have
 	// traces are the recent ones, not the whole history
-	ids, err := batchIDs(ctx, tx, `SELECT r.id FROM (SELECT DISTINCT run_id AS id FROM run_traces WHERE run_id > ? ORDER BY run_id) t
-		JOIN runs r ON r.id = t.id
-		WHERE r.closed_at < ? AND `+finishedRun+` AND r.updated_at < ? ORDER BY r.id LIMIT ?`, after, cutoff, cutoff, limit)
-	if err != nil {
-		return 0, 0, err
+	last, ok, err := windowEnd(ctx, tx, `SELECT r.id FROM (SELECT DISTINCT run_id AS id FROM run_traces WHERE run_id > ? ORDER BY run_id) t
+		JOIN runs r ON r.id = t.id WHERE `+oldFinishedRun+` ORDER BY r.id LIMIT +?`, b.after, b.cutoff, b.cutoff, b.limit)
+	if err != nil || !ok {
+		return false, err
 	}
-	n, err := deleteIDs(ctx, tx, "run_traces", "run_id", ids)
-	return lastOf(ids), n, err
+	n, err := deleteTraces(ctx, tx, `r.id > ? AND r.id <= ? AND `+oldFinishedRun, b.limit, b.after, last, b.cutoff, b.cutoff)
+	if err != nil {
+		return false, err
+	}
+	rep.Traces += n
+	if n < int64(b.limit) {
+		b.after = last // else the window has lines left: it comes again
+	}
+	return true, nil
 }
 
-// pruneRuns deletes finished runs closed before cutoff that nothing points
-// at (with their traces): in a year these are mostly producer polls that
-// found nothing new and consumer wake-ups with nothing to reserve.
-func pruneRuns(ctx context.Context, tx *Tx, cutoff, after int64, limit int) (int64, int64, error) {
-	seen, err := batchIDs(ctx, tx, `SELECT r.id FROM runs r
-		WHERE r.id > ? AND r.closed_at < ? AND `+finishedRun+` AND r.updated_at < ? ORDER BY r.id LIMIT ?`,
-		after, cutoff, cutoff, limit)
-	if err != nil || len(seen) == 0 {
-		return 0, 0, err
+// pruneRuns deletes finished runs closed before the cutoff that nothing
+// points at (with their traces): in a year these are mostly producer polls
+// that found nothing new and consumer wake-ups with nothing to reserve. It
+// drops the prepare result of the committed runs that must keep their
+// row: nothing reads it once the run has committed (a retry copies it only
+// from a run that did not). Then it moves the runs it keeps (see GC).
+func pruneRuns(ctx context.Context, tx *Tx, b *gcBatch, rep *GCReport) (bool, error) {
+	last, ok, err := windowEnd(ctx, tx, `SELECT r.id FROM runs r WHERE r.id > ? AND `+oldFinishedRun+` ORDER BY r.id LIMIT +?`,
+		b.after, b.cutoff, b.cutoff, b.limit)
+	if err != nil || !ok {
+		return false, err
 	}
-	args := make([]any, len(seen))
-	for i, id := range seen {
-		args[i] = id
-	}
-	ids, err := batchIDs(ctx, tx, `SELECT r.id FROM runs r WHERE r.id IN (`+placeholders(len(seen))+`) AND `+unreferencedRun, args...)
+	window := `r.id > ? AND r.id <= ? AND ` + oldFinishedRun
+	args := []any{b.after, last, b.cutoff, b.cutoff}
+	// the traces of the runs about to go first, a batch of lines at most
+	n, err := deleteTraces(ctx, tx, window+` AND `+unreferencedRun, b.limit, args...)
 	if err != nil {
-		return 0, 0, err
+		return false, err
 	}
-	if _, err := deleteIDs(ctx, tx, "run_traces", "run_id", ids); err != nil {
-		return 0, 0, err
+	rep.Traces += n
+	if n == int64(b.limit) {
+		return true, nil // the same window again, until its traces are gone
 	}
-	n, err := deleteIDs(ctx, tx, "runs", "id", ids)
-	return lastOf(seen), n, err
+	var total int64
+	if err := tx.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs r WHERE `+window, args...).Scan(&total); err != nil {
+		return false, err
+	}
+	if _, err := tx.exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS gc_runs AS SELECT * FROM main.runs WHERE 0`); err != nil {
+		return false, err
+	}
+	kept, err := affected(tx.exec(ctx, `INSERT INTO temp.gc_runs SELECT * FROM runs r WHERE `+window+` AND NOT (`+unreferencedRun+`)`, args...))
+	if err != nil {
+		return false, err
+	}
+	compacted, err := affected(tx.exec(ctx, `UPDATE temp.gc_runs SET prepare_result = NULL WHERE status = 'committed' AND prepare_result IS NOT NULL`))
+	if err != nil {
+		return false, err
+	}
+	if dropped := total - kept; dropped+compacted > 0 {
+		if err := moveBack(ctx, tx, "runs", `SELECT r.id FROM runs r WHERE `+window, args...); err != nil {
+			return false, err
+		}
+		rep.Runs += dropped
+		rep.PrepareResults += compacted
+	}
+	if _, err := tx.exec(ctx, `DELETE FROM temp.gc_runs`); err != nil {
+		return false, err
+	}
+	b.after = last
+	return true, nil
 }
 
-// compactRuns drops the prepare result of committed runs that must keep
-// their row: nothing reads it once the run has committed (a retry copies
-// it only from a run that did not).
-func compactRuns(ctx context.Context, tx *Tx, cutoff, after int64, limit int) (int64, int64, error) {
-	ids, err := batchIDs(ctx, tx, `SELECT r.id FROM runs r
-		WHERE r.id > ? AND r.closed_at < ? AND r.status = 'committed' AND r.updated_at < ? ORDER BY r.id LIMIT ?`,
-		after, cutoff, cutoff, limit)
-	if err != nil || len(ids) == 0 {
-		return 0, 0, err
+// moveBack deletes the rows of table whose ids ids selects and inserts
+// temp.gc_<table> in their place, in id order. Links to a deleted row
+// are checked at commit, when the row is back (or the commit fails).
+func moveBack(ctx context.Context, tx *Tx, table, ids string, args ...any) error {
+	// A flag pragma acts while it is prepared, not when it runs: through
+	// the statement cache it would be prepared once, outside any
+	// transaction, and do nothing here. So it runs on the transaction
+	// itself, and is checked.
+	if _, err := tx.tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
+		return err
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
+	var deferred bool
+	if err := tx.tx.QueryRowContext(ctx, `PRAGMA defer_foreign_keys`).Scan(&deferred); err != nil || !deferred {
+		return fmt.Errorf("moving %s: foreign keys not deferred (%v)", table, err)
 	}
-	res, err := tx.exec(ctx, `UPDATE runs SET prepare_result = NULL WHERE prepare_result IS NOT NULL AND id IN (`+
-		placeholders(len(ids))+`)`, args...)
-	if err != nil {
-		return 0, 0, err
+	if _, err := tx.exec(ctx, `DELETE FROM main.`+table+` WHERE id IN (`+ids+`)`, args...); err != nil {
+		return err
 	}
-	n, err := res.RowsAffected()
-	return lastOf(ids), n, err
+	_, err := tx.exec(ctx, `INSERT INTO main.`+table+` SELECT * FROM temp.gc_`+table+` ORDER BY id`)
+	return err
 }
 
 // compactPayloads replaces the payload of consumed events last updated
-// before cutoff with {"messageId": …}. Pending and skipped events keep
-// theirs (skipped ones may still be looked at by the user).
-func compactPayloads(ctx context.Context, tx *Tx, cutoff, after int64, limit int) (int64, int64, error) {
-	ids, err := batchIDs(ctx, tx, `SELECT id FROM events WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
-	if err != nil || len(ids) == 0 {
-		return 0, 0, err
+// before the cutoff with {"messageId": …}, moving the events it shrinks
+// (see GC). Pending and skipped events keep theirs (skipped ones may still
+// be looked at by the user).
+func compactPayloads(ctx context.Context, tx *Tx, b *gcBatch, rep *GCReport) (bool, error) {
+	last, ok, err := windowEnd(ctx, tx, `SELECT id FROM events WHERE id > ? ORDER BY id LIMIT +?`, b.after, b.limit)
+	if err != nil || !ok {
+		return false, err
 	}
-	res, err := tx.exec(ctx, `UPDATE events SET payload = json_object('messageId', message_id)
-		WHERE id BETWEEN ? AND ? AND status = 'consumed' AND updated_at < ? AND payload <> json_object('messageId', message_id)`,
-		ids[0], lastOf(ids), cutoff)
+	if _, err := tx.exec(ctx, `CREATE TEMP TABLE IF NOT EXISTS gc_events AS SELECT * FROM main.events WHERE 0`); err != nil {
+		return false, err
+	}
+	n, err := affected(tx.exec(ctx, `INSERT INTO temp.gc_events SELECT * FROM events
+		WHERE id > ? AND id <= ? AND status = 'consumed' AND updated_at < ? AND payload <> json_object('messageId', message_id)`,
+		b.after, last, b.cutoff))
 	if err != nil {
-		return 0, 0, err
+		return false, err
 	}
-	n, err := res.RowsAffected()
-	return lastOf(ids), n, err
+	if n > 0 {
+		if _, err := tx.exec(ctx, `UPDATE temp.gc_events SET payload = json_object('messageId', message_id)`); err != nil {
+			return false, err
+		}
+		if err := moveBack(ctx, tx, "events", `SELECT id FROM temp.gc_events`); err != nil {
+			return false, err
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM temp.gc_events`); err != nil {
+			return false, err
+		}
+		rep.Payloads += n
+	}
+	b.after = last
+	return true, nil
 }
 
 // vacuum gives free pages back to the file system a slice at a time, each
-// slice a short hold of the writer.
-func (db *DB) vacuum(ctx context.Context) (int64, error) {
+// slice its own short write transaction.
+func (db *DB) vacuum(ctx context.Context, rep *GCReport) (int64, error) {
 	var freed int64
-	for {
-		var free int64
-		if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+	for more := true; more; {
+		var n int64
+		if err := db.gcTx(ctx, rep, func(tx *Tx) error {
+			var before, after int64
+			if err := tx.q.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&before); err != nil || before == 0 {
+				more = false
+				return err
+			}
+			if _, err := tx.exec(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, vacuumSlice)); err != nil {
+				return fmt.Errorf("incremental vacuum: %w", err)
+			}
+			if err := tx.q.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&after); err != nil {
+				return err
+			}
+			// after == before: auto_vacuum is off (an old file that was
+			// never upgraded)
+			n, more = before-after, after > 0 && after < before
+			return nil
+		}); err != nil {
 			return freed, fmt.Errorf("storage: gc: %w", err)
 		}
-		if free == 0 {
-			break
-		}
-		if _, err := db.w.ExecContext(ctx, `PRAGMA incremental_vacuum(2000)`); err != nil {
-			return freed, fmt.Errorf("storage: gc: incremental vacuum: %w", err)
-		}
-		var after int64
-		if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&after); err != nil {
-			return freed, fmt.Errorf("storage: gc: %w", err)
-		}
-		if after >= free {
-			break // auto_vacuum is off (an old file that was never upgraded)
-		}
-		freed += free - after
+		freed += n
 	}
 	// the WAL holds a copy of every page written; a checkpoint that
-	// truncates it lets the file system have that space back too
-	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return freed, fmt.Errorf("storage: gc: checkpoint: %w", err)
+	// truncates it lets the file system have that space back too. A
+	// passive one first copies the pages without holding off writers, so
+	// the truncating one, which does, has little left to copy.
+	for _, mode := range []string{"PASSIVE", "TRUNCATE"} {
+		if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(`+mode+`)`); err != nil {
+			return freed, fmt.Errorf("storage: gc: checkpoint: %w", err)
+		}
 	}
 	return freed, nil
-}
-
-// repackFloor: below this much slack a rewrite is not worth its pause.
-const repackFloor = 1 << 20
-
-// repack runs a full VACUUM when the unused space inside pages is more
-// than share of the file (dbstat reads every page: on the read pool, so
-// the writer waits only for the VACUUM itself).
-func (db *DB) repack(ctx context.Context, share float64) (bool, error) {
-	var unused, size int64
-	if err := db.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(unused), 0), COALESCE(SUM(pgsize), 0) FROM dbstat`).Scan(&unused, &size); err != nil {
-		return false, fmt.Errorf("storage: gc: measuring slack: %w", err)
-	}
-	if unused < repackFloor || float64(unused) < share*float64(size) {
-		return false, nil
-	}
-	if _, err := db.w.ExecContext(ctx, `VACUUM`); err != nil {
-		return false, fmt.Errorf("storage: gc: vacuum: %w", err)
-	}
-	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return true, fmt.Errorf("storage: gc: checkpoint: %w", err)
-	}
-	return true, nil
 }
 
 // size is the database file's size in bytes (pages in use and free).

@@ -141,56 +141,89 @@ func TestGC(t *testing.T) {
 	})
 }
 
-func TestRepack(t *testing.T) {
+// TestGCHoldsTheWriterOneBatchAtATime: gc gives back the space pruning
+// and compaction leave inside pages without a full VACUUM (which bumps
+// the schema cookie and rewrites the file in one transaction), and no
+// write transaction of it changes more than a few batches' rows.
+func TestGCHoldsTheWriterOneBatchAtATime(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	later := time.Now().Add(time.Hour)
-	setup := func(t *testing.T) *DB {
-		t.Helper()
-		db := openFixture(t)
-		// a thousand done events with 2 KB payloads: compaction empties
-		// their pages but frees none of them
-		big, _ := json.Marshal(map[string]string{"body": string(make([]byte, 2000))})
-		if err := db.Write(ctx, func(tx *Tx) error {
-			for i := range 1000 {
-				id, err := tx.PublishEvent(ctx, 1, "note.found", "bulk-"+time.Duration(i).String(), big, 0, nil, time.Now())
-				if err != nil {
-					return err
-				}
-				if _, err := tx.exec(ctx, `UPDATE events SET status = 'consumed' WHERE id = ?`, id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return db
+	db := openFixture(t)
+	// a first gc, so that the second runs statements prepared before
+	if _, err := db.GC(ctx, Retention{TracesBefore: later, RunsBefore: later, CompactBefore: later}); err != nil {
+		t.Fatal(err)
 	}
-
-	t.Run("when pruning leaves most of the file as holes inside pages, gc rewrites it", func(t *testing.T) {
-		t.Parallel()
-		db := setup(t)
-		before, _ := db.Size(ctx)
-		rep, err := db.GC(ctx, Retention{CompactBefore: later})
-		if err != nil {
-			t.Fatal(err)
+	// a thousand done events with 2 KB payloads, whose compaction empties
+	// their pages but frees none of them; a finished run with 3000 trace
+	// lines; 600 finished runs nothing points at, each with a prepare
+	// result,
+	big, _ := json.Marshal(map[string]string{"body": string(make([]byte, 2000))})
+	lines := make([]TraceEntry, 3000)
+	for i := range lines {
+		lines[i] = TraceEntry{RunID: 1, At: time.Now(), Phase: "run", Kind: "log", Result: string(make([]byte, 300))}
+	}
+	if err := db.Write(ctx, func(tx *Tx) error {
+		// then 300 that made one event each: kept, in batches that come
+		// after the first ones (whose statements are cached by then)
+		var makers []int64
+		for i := range 900 {
+			now := time.Now()
+			id, err := tx.InsertRun(ctx, &Run{WorkflowID: 1, Handler: "poll", HandlerType: "producer", ScriptVersion: 1,
+				Phase: "committed", Status: "committed", ClosedAt: &now, CreatedAt: now, UpdatedAt: now, PrepareResult: big})
+			if err != nil {
+				return err
+			}
+			if i >= 600 {
+				makers = append(makers, id)
+			}
 		}
-		after, _ := db.Size(ctx)
-		if !rep.Repacked || after > before/3 {
-			t.Fatalf("repacked %v, size %d → %d: the emptied pages were kept", rep.Repacked, before, after)
+		for i := range 1000 {
+			var maker int64
+			if i < len(makers) {
+				maker = makers[i]
+			}
+			id, err := tx.PublishEvent(ctx, 1, "note.found", "bulk-"+time.Duration(i).String(), big, maker, nil, time.Now())
+			if err != nil {
+				return err
+			}
+			if _, err := tx.exec(ctx, `UPDATE events SET status = 'consumed' WHERE id = ?`, id); err != nil {
+				return err
+			}
 		}
-		if n := count(t, db, `SELECT COUNT(*) FROM events`); n != 1005 {
-			t.Fatalf("%d events after the repack, want 1005", n)
-		}
-	})
-
-	t.Run("a negative RepackAbove never rewrites the file", func(t *testing.T) {
-		t.Parallel()
-		db := setup(t)
-		rep, err := db.GC(ctx, Retention{CompactBefore: later, RepackAbove: -1})
-		if err != nil || rep.Repacked || rep.Payloads != 1004 {
-			t.Fatalf("gc = %+v, %v; want 1004 payloads compacted and no repack", rep, err)
-		}
-	})
+		return tx.AddTrace(ctx, lines)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	schema := count(t, db, `PRAGMA schema_version`)
+	before, _ := db.Size(ctx)
+	const batch = 100
+	rep, err := db.GC(ctx, Retention{TracesBefore: later, RunsBefore: later, CompactBefore: later, Batch: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Payloads != 1000 || rep.Runs != 600 || rep.PrepareResults != 300 || rep.Traces < 3000 {
+		t.Fatalf("gc = %+v; want 1000 payloads and 300 prepare results compacted, 600 runs and over 3000 trace lines pruned", rep)
+	}
+	if got := count(t, db, `PRAGMA schema_version`); got != schema {
+		t.Fatalf("schema cookie %d → %d: gc ran a full VACUUM", schema, got)
+	}
+	// a batch moves its rows through a temporary copy: copied, changed,
+	// deleted, inserted back, copy emptied
+	if rep.LargestTx > 5*batch || rep.Transactions < 3000/batch {
+		t.Fatalf("%d transactions, the largest changing %d rows: want batches of at most %d rows", rep.Transactions, rep.LargestTx, batch)
+	}
+	after, _ := db.Size(ctx)
+	if after > before/3 {
+		t.Fatalf("size %d → %d (%+v): the space left inside pages was kept", before, after, rep)
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM events`); n != 1005 {
+		t.Fatalf("%d events after gc, want 1005", n)
+	}
+	if got := count(t, db, `SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'`); got != 0 {
+		t.Fatal("integrity_check failed after gc")
+	}
+	if got := count(t, db, `SELECT COUNT(*) FROM pragma_foreign_key_check`); got != 0 {
+		t.Fatalf("foreign_key_check: %d dangling rows", got)
+	}
 }
