@@ -4,11 +4,44 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 
 	"keep/sandbox"
 	"keep/storage"
 )
+
+// earlyPrepare is a consumer's prepare phase, started while the run's
+// start record commits: prepare only reads, and the engine is the one
+// writer of its workflow, so what it reads is what it would read after.
+type earlyPrepare struct {
+	done chan struct{}
+	out  *sandbox.Outcome
+	err  error
+}
+
+// errReadState: the handler's state could not be read; the run is not
+// failed for it, the error is keep's.
+var errReadState = errors.New("reading the handler's state")
+
+// startPrepare starts c's prepare phase; its log lines go to tr.
+func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, tr *trace) *earlyPrepare {
+	p := &earlyPrepare{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)
+		if err != nil {
+			p.err = fmt.Errorf("%w: %w", errReadState, err)
+			return
+		}
+		h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr}
+		p.out, p.err = sc.Run(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, state, nil, nil))
+	}()
+	return p
+}
+
+func (p *earlyPrepare) wait() { <-p.done }
 
 // earlyMutate is a consumer's mutate phase started while its prepared
 // checkpoint commits, so the phase runs on one core while the commit waits

@@ -78,23 +78,32 @@ func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publica
 
 // runConsumer runs one consumer from prepare. Its run record exists from
 // the start (active, preparing): a crash during prepare leaves a run that
-// recovery marks crashed.
+// recovery marks crashed. Prepare reads only, so it starts while that
+// record commits (overlap.go).
 func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, trigger string) error {
 	ws.clearDirty(c.Name)
 	run := e.newRun(w, c.Name, "consumer", trigger)
+	tr := e.newTrace()
+	p := e.startPrepare(ctx, w, sc, c, tr)
 	if err := e.tStarted(ctx, run); err != nil {
+		p.wait()
 		return err
 	}
-	return e.preparePhase(ctx, ws, w, sc, c, run, e.newTrace())
+	return e.prepared(ctx, ws, w, sc, c, run, tr, p)
 }
 
 func (e *Engine) preparePhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
-	state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)
-	if err != nil {
+	return e.prepared(ctx, ws, w, sc, c, run, tr, e.startPrepare(ctx, w, sc, c, tr))
+}
+
+// prepared takes the outcome of prepare and goes on from it: fail, or
+// reserve and mutate, or next.
+func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace, p *earlyPrepare) error {
+	p.wait()
+	out, err := p.out, p.err
+	if errors.Is(err, errReadState) {
 		return err
 	}
-	h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr}
-	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, state, nil, nil))
 	if err != nil {
 		return e.failRun(ctx, w, run, err, tr)
 	}
