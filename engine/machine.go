@@ -11,6 +11,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"keep/storage"
 )
@@ -290,4 +292,79 @@ func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Wo
 	note, name := workflowNotes[to], w.Name
 	tx.AfterCommit(func() { e.notify(note[0], name, name+note[1]) })
 	return e.journal(tx, w, note[0], map[string]any{"text": name + note[1]})
+}
+
+// blockMoves: which block may follow which (DESIGN.md §7.1). A block is
+// the engine's; it is lifted (BlockNone) when its cause is over or the
+// user answers it, and a bug of ours (internal) may stop a workflow
+// whatever it waits on. Otherwise nothing runs while a workflow is blocked,
+// so one block follows another only where the same subject goes on:
+var blockMoves = map[BlockKind][]BlockKind{
+	// a failure, a question, a check; lifting nothing is no move at all
+	BlockNone: {BlockNone, BlockApproval, BlockReconciliation, BlockRepair, BlockTransient, BlockInternal,
+		BlockPermission, BlockAuth},
+	BlockApproval: {BlockNone, BlockInternal}, // approved or rejected
+	// checked again or handed to the user; found not to have happened,
+	// the fresh attempt waits a back-off
+	BlockReconciliation: {BlockNone, BlockReconciliation, BlockTransient, BlockInternal},
+	BlockRepair:         {BlockNone, BlockRepair, BlockInternal}, // repaired or retried; no repair came
+	// keep stopped while re-sending the call: recovery hands it to the
+	// reconciler
+	BlockTransient:  {BlockNone, BlockReconciliation, BlockInternal},
+	BlockPermission: {BlockNone, BlockInternal},
+	BlockAuth:       {BlockNone, BlockInternal},
+	// a run left active under the block goes on, and may fail or wait
+	BlockInternal: {BlockNone, BlockApproval, BlockReconciliation, BlockRepair, BlockTransient, BlockInternal,
+		BlockPermission, BlockAuth},
+}
+
+// checkBlockMove is the table's answer for a block going from → to.
+func checkBlockMove(from, to BlockKind) error {
+	if !slices.Contains(blockMoves[from], to) {
+		return fmt.Errorf("%w: a workflow blocked on %s cannot become blocked on %s", ErrRefused, blockWord(from), blockWord(to))
+	}
+	return nil
+}
+
+func blockWord(k BlockKind) string {
+	if k == BlockNone {
+		return "nothing"
+	}
+	return string(k)
+}
+
+// setBlock moves w's block to kind (BlockNone lifts it): checked against
+// the table from the block w holds, and written compare-and-set on it, so
+// w must have been read in tx (reread) — a block another transition moved
+// first is a conflict, never overwritten. A block that waits on the user
+// is journaled.
+func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind BlockKind, reason string, runID int64, retryAt *time.Time) error {
+	if err := checkBlockMove(w.BlockKind, kind); err != nil {
+		return fmt.Errorf("workflow %s: %w", w.Name, err)
+	}
+	to := storage.Block{Kind: kind, Reason: reason, RunID: runID, RetryAt: retryAt}
+	if err := tx.SetBlock(ctx, w.ID, w.BlockKind, w.BlockRunID, to, e.now()); err != nil {
+		return err
+	}
+	w.BlockKind, w.BlockReason, w.BlockRunID, w.RetryAt = kind, reason, runID, retryAt
+	mutation, err := blockingMutation(ctx, tx.Q, w)
+	if err != nil {
+		return err
+	}
+	if needsUser(w, mutation) {
+		return e.journal(tx, w, "workflow.needs_attention", map[string]any{"run": runID, "kind": kind, "reason": reason})
+	}
+	return nil
+}
+
+// reread brings a workflow read before tx up to date from inside it: a
+// block is moved, and the retry counters counted, from what the row holds
+// now, not from what it held when the caller looked.
+func reread(ctx context.Context, tx *storage.Tx, w *storage.Workflow) error {
+	cur, err := tx.WorkflowByID(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	*w = *cur
+	return nil
 }

@@ -368,3 +368,84 @@ func TestWorkflowMoveAnnouncesAfterCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockMachine: every (from, to) pair of block kinds, written out here
+// independently of blockMoves: lifted when its cause is over, internal over
+// anything, and otherwise only where the same subject goes on.
+func TestBlockMachine(t *testing.T) {
+	t.Parallel()
+	kinds := []BlockKind{BlockNone, BlockApproval, BlockReconciliation, BlockRepair, BlockTransient, BlockInternal,
+		BlockPermission, BlockAuth}
+	every := kinds
+	want := map[BlockKind][]BlockKind{
+		BlockNone:           every,
+		BlockApproval:       {BlockNone, BlockInternal},
+		BlockReconciliation: {BlockNone, BlockReconciliation, BlockTransient, BlockInternal},
+		BlockRepair:         {BlockNone, BlockRepair, BlockInternal},
+		BlockTransient:      {BlockNone, BlockReconciliation, BlockInternal},
+		BlockPermission:     {BlockNone, BlockInternal},
+		BlockAuth:           {BlockNone, BlockInternal},
+		BlockInternal:       every,
+	}
+	for _, from := range kinds {
+		for _, to := range kinds {
+			exp := false
+			for _, k := range want[from] {
+				exp = exp || k == to
+			}
+			err := checkBlockMove(from, to)
+			if got := err == nil; got != exp || (!got && !errors.Is(err, ErrRefused)) {
+				t.Errorf("block %q → %q: %v, want allowed %v", from, to, err, exp)
+			}
+		}
+	}
+	if len(blockMoves) != len(kinds) {
+		t.Fatalf("the table has %d kinds, the test knows %d", len(blockMoves), len(kinds))
+	}
+}
+
+// TestBlockIsCompareAndSet: a block moved from a workflow read before
+// another transition moved it is a conflict and changes nothing; a move
+// the table refuses is refused.
+func TestBlockIsCompareAndSet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	s := newSink(t)
+	b.deploy("push", pushWorkflow(s.URL, "a"))
+	b.drain() // blocked: the mutation waits for approval
+	stale, err := b.db.Read().WorkflowByName(ctx, "push")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale.BlockKind != BlockApproval {
+		t.Fatalf("block %q, want approval", stale.BlockKind)
+	}
+	err = b.db.Write(ctx, func(tx *storage.Tx) error {
+		w := *stale
+		return b.e.setBlock(ctx, tx, &w, BlockTransient, "a back-off", w.BlockRunID, nil)
+	})
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("approval → transient: %v, want refused by the table", err)
+	}
+	if err := b.e.Pause(ctx, "push"); err != nil { // so the approval's run stops at approved
+		t.Fatal(err)
+	}
+	if err := b.e.Approve(ctx, "1", false); err != nil {
+		t.Fatal(err)
+	}
+	// a second writer still holding the approval block the answer lifted
+	err = b.db.Write(ctx, func(tx *storage.Tx) error {
+		return b.e.setBlock(ctx, tx, stale, BlockInternal, "internal error: stale", stale.BlockRunID, nil)
+	})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("internal over a stale approval block: %v, want a conflict", err)
+	}
+	got, err := b.db.Read().WorkflowByName(ctx, "push")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.BlockKind != BlockNone || got.BlockReason != "" || got.BlockRunID != 0 {
+		t.Fatalf("block %q %q run %d, want none (the approval's lift untouched)", got.BlockKind, got.BlockReason, got.BlockRunID)
+	}
+}

@@ -143,6 +143,9 @@ func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
 func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Run, cl class, tr *trace) error {
 	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
 			return err
 		}
@@ -173,21 +176,6 @@ func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Ru
 		}
 		return e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "handler": run.Handler, "error": run.Error, "class": string(cl)})
 	})
-}
-
-func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind BlockKind, reason string, runID int64, retryAt *time.Time) error {
-	w.BlockKind, w.BlockReason, w.BlockRunID, w.RetryAt = kind, reason, runID, retryAt
-	if err := tx.SetBlock(ctx, w.ID, kind, reason, runID, retryAt, e.now()); err != nil {
-		return err
-	}
-	mutation, err := blockingMutation(ctx, tx.Q, w)
-	if err != nil {
-		return err
-	}
-	if needsUser(w, mutation) {
-		return e.journal(tx, w, "workflow.needs_attention", map[string]any{"run": runID, "kind": kind, "reason": reason})
-	}
-	return nil
 }
 
 // blockingMutation is the status of the mutation the blocking run carries
@@ -246,6 +234,9 @@ func pastMutation(run *storage.Run) bool {
 func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string, tr *trace) error {
 	now := e.now()
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		if err := e.moveMutation(ctx, tx, mut, MAsk, ""); err != nil {
 			return err
 		}
@@ -313,6 +304,13 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 		write = e.db.WriteUnsynced
 	}
 	err := write(ctx, func(tx *storage.Tx) error {
+		if cls != "" {
+			// a block follows: moved from what the row holds now (an
+			// applied call moves none, and reads nothing more)
+			if err := reread(ctx, tx, w); err != nil {
+				return err
+			}
+		}
 		var ev MutationEvent
 		switch cls {
 		case "": // applied
@@ -439,6 +437,9 @@ func mustJSON(v any) json.RawMessage {
 // tIndeterminate hands an uncertain mutation to the user.
 func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *storage.Mutation, why string) error {
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		mut.NextAttemptAt = nil
 		mut.Error = why
 		if err := e.moveMutation(ctx, tx, mut, MGiveUp, ""); err != nil {
@@ -484,6 +485,9 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 // next; failed → its events are released and a fresh run prepares again.
 func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, ev MutationEvent, by string, result json.RawMessage, why string) error {
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		run, err := carrier(ctx, tx.Q, mut)
 		if err != nil {
 			return err
@@ -500,7 +504,7 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 	return err
 }
 
-// ev is MApplied, MFailed or MSkip.
+// ev is MApplied, MFailed or MSkip; w was read in tx.
 func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string) error {
 	now := e.now()
 	if err := e.cancelReminder(tx, mut); err != nil {
@@ -639,9 +643,15 @@ func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage
 // user's retry): a run past its mutation is retried forward; otherwise the
 // failed run is closed (its events were released when it failed).
 func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger string, resetCounters bool) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.unblockTx(ctx, tx, w, trigger, resetCounters) })
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		return e.unblockTx(ctx, tx, w, trigger, resetCounters)
+	})
 }
 
+// unblockTx is tUnblock inside tx, w read in it.
 func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) error {
 	by := byScheduler + ":" + trigger // a back-off ran out, a repair
 	if resetCounters {
@@ -682,6 +692,9 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 // grants: a capability the old script lacked still waits for the user.
 func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.ScriptVersion, topics []string) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		if err := tx.AddScriptVersion(ctx, v); err != nil {
 			return err
 		}
@@ -703,25 +716,44 @@ func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.S
 }
 
 // tRepairFailed leaves the failure with the user, saying why no repair came.
+// w is the workflow as the repair found it: a block the user has answered
+// meanwhile is left as it is now.
 func (e *Engine) tRepairFailed(ctx context.Context, w *storage.Workflow, why string) error {
+	kind, runID := w.BlockKind, w.BlockRunID
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		if w.BlockKind != kind || w.BlockRunID != runID {
+			return nil
+		}
 		return e.setBlock(ctx, tx, w, BlockRepair, w.BlockReason+" ("+why+")", w.BlockRunID, nil)
 	})
 }
 
 // internalBlock blocks a workflow on a bug of ours instead of spinning on it.
 func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
-	w, err := e.db.Read().WorkflowByID(ctx, id)
-	if err != nil {
-		return
-	}
-	_ = e.db.Write(ctx, func(tx *storage.Tx) error {
+	var w *storage.Workflow
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		var err error
+		if w, err = tx.WorkflowByID(ctx, id); err != nil {
+			return err
+		}
 		return e.setBlock(ctx, tx, w, BlockInternal, "internal error: "+cause.Error(), w.BlockRunID, nil)
 	})
+	if err != nil {
+		e.log.Error("blocking a workflow on an internal error", "workflow", id, "err", err)
+		return
+	}
 	e.notify(NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
 }
 
 // tSetBlockCleared lifts a block before the host re-sends a mutation.
 func (e *Engine) tSetBlockCleared(ctx context.Context, w *storage.Workflow) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil) })
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
+	})
 }

@@ -24,6 +24,9 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		mut = m
 	}
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		run.Status, run.UpdatedAt, run.ClosedAt = RunCrashed, now, &now
 		if err := e.moveRun(ctx, tx, run, byRecovery); err != nil {
 			return err
