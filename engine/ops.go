@@ -204,7 +204,6 @@ func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*stora
 	if err != nil {
 		return err
 	}
-	e.notify(NoteChanged, w.Name, "mutation "+id+": "+answer)
 	return e.carryOn(ctx, e.state(w.ID))
 }
 
@@ -227,7 +226,6 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer Answer) error {
 	if answer == NotHappened {
 		e.markAllConsumers(ctx, ws, w)
 	}
-	e.notify(NoteChanged, w.Name, "mutation "+id+": "+string(answer))
 	return e.carryOn(ctx, ws)
 }
 
