@@ -225,7 +225,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 				return err
 			}
 			if w.BlockRunID == rid {
-				if err := e.setBlock(ctx, tx, w, "", "", 0, nil); err != nil {
+				if err := e.setBlock(ctx, tx, w, BlockNone, "", 0, nil); err != nil {
 					return err
 				}
 			}
