@@ -74,8 +74,23 @@ func (e *Engine) SignedIn(ctx context.Context, account string) ([]string, error)
 		if w.BlockKind != BlockAuth || accounts.NamedIn(w.BlockReason) != account {
 			continue
 		}
-		if err := e.tUnblock(ctx, w, "signed-in", true); err != nil {
+		lifted := false
+		err := e.db.Write(ctx, func(tx *storage.Tx) error {
+			// the block may have moved since the list was read
+			if err := reread(ctx, tx, w); err != nil {
+				return err
+			}
+			if w.BlockKind != BlockAuth || accounts.NamedIn(w.BlockReason) != account {
+				return nil
+			}
+			lifted = true
+			return e.unblockTx(ctx, tx, w, "signed-in", true)
+		})
+		if err != nil {
 			return resumed, fmt.Errorf("workflow %s: %w", w.Name, err)
+		}
+		if !lifted {
+			continue
 		}
 		e.markAllConsumers(ctx, e.state(w.ID), w)
 		e.notify(NoteWorkflowResumed, w.Name, w.Name+": signed in to "+account+"; going on")

@@ -31,7 +31,11 @@ func crashMidCall(t *testing.T, b *bundle) {
 		if err := tx.UpdateRun(ctx, run); err != nil {
 			return err
 		}
-		return tx.SetBlock(ctx, run.WorkflowID, "", "", 0, nil, b.clock.Now())
+		w, err := tx.WorkflowByID(ctx, run.WorkflowID)
+		if err != nil {
+			return err
+		}
+		return tx.SetBlock(ctx, w.ID, w.BlockKind, w.BlockRunID, storage.Block{}, b.clock.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}

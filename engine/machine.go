@@ -2,15 +2,18 @@ package engine
 
 // The state machines (DESIGN.md §7.0): one table of allowed moves per
 // machine and one function per machine that performs a move — it checks
-// the table and writes the row compare-and-set in the caller's
-// transaction, so a row another transition moved first is a conflict,
-// never overwritten. Every write of a run's status or phase and of a
-// mutation's status and of a workflow's status (deploy and run-now
-// included) goes through them; a workflow's block through setBlock.
+// the table, writes the row compare-and-set in the caller's transaction,
+// so a row another transition moved first is a conflict, never
+// overwritten, and tells the front ends what they are told of it once the
+// transaction commits (never of a move rolled back). Every write of a run's
+// status or phase, of a mutation's status, of a workflow's status (deploy
+// and run-now included) and of its block goes through them.
 
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"keep/storage"
 )
@@ -123,10 +126,46 @@ func orNew(s string) string {
 	return s
 }
 
-// moveMutation performs ev on m in tx: the table decides the new status,
-// by (host, reconciler, user) is recorded where it settles the row; a new
-// row is inserted, an existing one written compare-and-set.
-func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, m *storage.Mutation, ev MutationEvent, by string) error {
+// mutationNotes: what the front ends are told of a mutation's move, by
+// event (the notification's kind; its words are mutationNote's). The
+// host's sends, back-offs and checks are not news, nor is the outcome of a
+// call it just made: applied, the run goes on; refused, the run's failure
+// is announced (runNotes).
+var mutationNotes = map[MutationEvent]string{
+	MAsk:       NoteApproval,
+	MUncertain: NoteNeedsReconcile,
+	MGiveUp:    NoteIndeterminate,
+	MApprove:   NoteChanged,
+	MTryAgain:  NoteChanged,
+	MApplied:   NoteChanged, // settled by the reconciler or the user
+	MFailed:    NoteChanged,
+	MSkip:      NoteChanged,
+}
+
+// mutationNote is the kind and words of m's move by ev from from, or ""
+// when it is not announced.
+func mutationNote(workflow string, m *storage.Mutation, from MutationStatus, ev MutationEvent) (kind, text string) {
+	kind = mutationNotes[ev]
+	switch {
+	case kind == "":
+		return "", ""
+	case from == MutationInFlight && (ev == MApplied || ev == MFailed):
+		return "", "" // the call's own outcome
+	case kind == NoteApproval:
+		return kind, workflow + ": approve " + titleOr(m) + "?"
+	case kind == NoteIndeterminate:
+		return kind, "did " + titleOr(m) + " happen? " + m.Error
+	case kind == NoteNeedsReconcile:
+		return kind, titleOr(m) + ": " + m.Error
+	}
+	return kind, titleOr(m) + ": " + string(m.Status)
+}
+
+// moveMutation performs ev on m, a mutation of w, in tx: the table decides
+// the new status, by (host, reconciler, user) is recorded where it settles
+// the row; a new row is inserted, an existing one written compare-and-set;
+// the move is announced (mutationNotes) once tx commits.
+func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, ev MutationEvent, by string) error {
 	from := m.WasStatus
 	to, err := nextMutation(from, ev)
 	if err != nil {
@@ -138,9 +177,23 @@ func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, m *storage.Mu
 		m.ResolvedBy = by
 	}
 	if m.ID == 0 {
-		return tx.InsertMutation(ctx, m, e.keyPrefix)
+		err = tx.InsertMutation(ctx, m, e.keyPrefix)
+	} else {
+		err = tx.UpdateMutation(ctx, m)
 	}
-	return tx.UpdateMutation(ctx, m)
+	if err != nil {
+		return err
+	}
+	if kind, text := mutationNote(w.Name, m, from, ev); kind != "" {
+		e.announce(tx, kind, w.Name, text)
+	}
+	return nil
+}
+
+// announce tells the front ends of a move once tx commits: a move rolled
+// back is never announced.
+func (e *Engine) announce(tx *storage.Tx, kind, workflow, text string) {
+	tx.AfterCommit(func() { e.notify(kind, workflow, text) })
 }
 
 // touchMutation writes a mutation's other fields (a reminder, a count of
@@ -209,21 +262,74 @@ const (
 	byRecovery  = "recovery"  // start-up after a crash
 )
 
-// moveRun writes run — its new status and phase set on it — checked
-// against the tables from where it was read (run.Was) and compare-and-set
-// in tx, with by (the scheduler, recovery, the user's answer) recorded as
-// who made the move. A new run (id 0) is inserted at the status and phase
-// it starts in.
-func (e *Engine) moveRun(ctx context.Context, tx *storage.Tx, run *storage.Run, by string) error {
+// runNotes: what the front ends are told when a run's status changes to
+// one of these (the notification's kind; its words are runNote's). A run
+// that starts, goes on, passes a checkpoint or is found crashed is not
+// news; one that waits on its mutation's question (an approval, a check)
+// is announced by the mutation's move.
+var runNotes = map[RunStatus]string{
+	RunCommitted:       NoteRunCommitted,
+	RunFailedLogic:     NoteRunFailed,
+	RunFailedInternal:  NoteRunFailed,
+	RunPausedTransient: NoteRunFailed,
+	// a refused credential or permission; an approval asked for is the
+	// mutation's to announce, and leaves the run without an error
+	RunPausedApproval: NoteRunFailed,
+}
+
+// runNote is the kind and words of run's move to its status, or "" when it
+// is not announced. news, where the mover has some, is what a commit says
+// after the handler's name (a producer: how many inputs it found).
+func runNote(run *storage.Run, news string) (kind, text string) {
+	kind = runNotes[run.Status]
+	switch {
+	case kind == "":
+		return "", ""
+	case kind == NoteRunCommitted && news != "":
+		return kind, run.Handler + ": " + news
+	case kind == NoteRunCommitted:
+		return kind, run.Handler + " committed"
+	case run.Error == "":
+		return "", "" // waits on its mutation, which announced why
+	}
+	return kind, run.Handler + " failed: " + run.Error
+}
+
+// moveRun writes run, a run of w — its new status and phase set on it —
+// checked against the tables from where it was read (run.Was) and
+// compare-and-set in tx, with by (the scheduler, recovery, the user's
+// answer) recorded as who made the move; a change of status is announced
+// (runNotes) once tx commits. A new run (id 0) is inserted at the status
+// and phase it starts in, unannounced. w may be nil only for a move never
+// announced: a new run, or a phase.
+func (e *Engine) moveRun(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, by string) error {
+	return e.moveRunSaying(ctx, tx, w, run, by, "")
+}
+
+// moveRunSaying is moveRun with news for the announcement of a commit.
+func (e *Engine) moveRunSaying(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, by, news string) error {
 	run.UpdatedAt, run.MovedBy = e.now(), by
 	if run.ID == 0 {
 		_, err := tx.InsertRun(ctx, run)
 		return err
 	}
-	if err := checkRunMove(run.Was.Status, run.Was.Phase, run.Status, run.Phase); err != nil {
+	from := run.Was.Status
+	if err := checkRunMove(from, run.Was.Phase, run.Status, run.Phase); err != nil {
 		return fmt.Errorf("run %d: %w", run.ID, err)
 	}
-	return tx.UpdateRun(ctx, run)
+	if err := tx.UpdateRun(ctx, run); err != nil {
+		return err
+	}
+	if from == run.Status {
+		return nil
+	}
+	if kind, text := runNote(run, news); kind != "" {
+		if w == nil {
+			return fmt.Errorf("run %d: %s → %s is announced: its workflow is needed", run.ID, from, run.Status)
+		}
+		e.announce(tx, kind, w.Name, text)
+	}
+	return nil
 }
 
 // WorkflowEvent is what the user (or a deploy) does to a workflow.
@@ -287,7 +393,82 @@ func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Wo
 	if from == to {
 		return nil
 	}
-	note, name := workflowNotes[to], w.Name
-	tx.AfterCommit(func() { e.notify(note[0], name, name+note[1]) })
-	return e.journal(tx, w, note[0], map[string]any{"text": name + note[1]})
+	note := workflowNotes[to]
+	e.announce(tx, note[0], w.Name, w.Name+note[1])
+	return e.journal(tx, w, note[0], map[string]any{"text": w.Name + note[1]})
+}
+
+// blockMoves: which block may follow which (DESIGN.md §7.1). A block is
+// the engine's; it is lifted (BlockNone) when its cause is over or the
+// user answers it, and a bug of ours (internal) may stop a workflow
+// whatever it waits on. Otherwise nothing runs while a workflow is blocked,
+// so one block follows another only where the same subject goes on:
+var blockMoves = map[BlockKind][]BlockKind{
+	// a failure, a question, a check; lifting nothing is no move at all
+	BlockNone: {BlockNone, BlockApproval, BlockReconciliation, BlockRepair, BlockTransient, BlockInternal,
+		BlockPermission, BlockAuth},
+	BlockApproval: {BlockNone, BlockInternal}, // approved or rejected
+	// checked again or handed to the user; found not to have happened,
+	// the fresh attempt waits a back-off
+	BlockReconciliation: {BlockNone, BlockReconciliation, BlockTransient, BlockInternal},
+	BlockRepair:         {BlockNone, BlockRepair, BlockInternal}, // repaired or retried; no repair came
+	// keep stopped while re-sending the call: recovery hands it to the
+	// reconciler
+	BlockTransient:  {BlockNone, BlockReconciliation, BlockInternal},
+	BlockPermission: {BlockNone, BlockInternal},
+	BlockAuth:       {BlockNone, BlockInternal},
+	// a run left active under the block goes on, and may fail or wait
+	BlockInternal: {BlockNone, BlockApproval, BlockReconciliation, BlockRepair, BlockTransient, BlockInternal,
+		BlockPermission, BlockAuth},
+}
+
+// checkBlockMove is the table's answer for a block going from → to.
+func checkBlockMove(from, to BlockKind) error {
+	if !slices.Contains(blockMoves[from], to) {
+		return fmt.Errorf("%w: a workflow blocked on %s cannot become blocked on %s", ErrRefused, blockWord(from), blockWord(to))
+	}
+	return nil
+}
+
+func blockWord(k BlockKind) string {
+	if k == BlockNone {
+		return "nothing"
+	}
+	return string(k)
+}
+
+// setBlock moves w's block to kind (BlockNone lifts it): checked against
+// the table from the block w holds, and written compare-and-set on it, so
+// w must have been read in tx (reread) — a block another transition moved
+// first is a conflict, never overwritten. A block that waits on the user
+// is journaled.
+func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind BlockKind, reason string, runID int64, retryAt *time.Time) error {
+	if err := checkBlockMove(w.BlockKind, kind); err != nil {
+		return fmt.Errorf("workflow %s: %w", w.Name, err)
+	}
+	to := storage.Block{Kind: kind, Reason: reason, RunID: runID, RetryAt: retryAt}
+	if err := tx.SetBlock(ctx, w.ID, w.BlockKind, w.BlockRunID, to, e.now()); err != nil {
+		return err
+	}
+	w.BlockKind, w.BlockReason, w.BlockRunID, w.RetryAt = kind, reason, runID, retryAt
+	mutation, err := blockingMutation(ctx, tx.Q, w)
+	if err != nil {
+		return err
+	}
+	if needsUser(w, mutation) {
+		return e.journal(tx, w, "workflow.needs_attention", map[string]any{"run": runID, "kind": kind, "reason": reason})
+	}
+	return nil
+}
+
+// reread brings a workflow read before tx up to date from inside it: a
+// block is moved, and the retry counters counted, from what the row holds
+// now, not from what it held when the caller looked.
+func reread(ctx context.Context, tx *storage.Tx, w *storage.Workflow) error {
+	cur, err := tx.WorkflowByID(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	*w = *cur
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,7 +114,8 @@ func TestMoveIsCompareAndSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a second writer still holding the row as it was before the approval
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveMutation(ctx, tx, &stale, MSkip, "user") })
+	w := b.workflowRow("push")
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveMutation(ctx, tx, w, &stale, MSkip, "user") })
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("a skip from the stale awaiting_approval: %v, want a conflict", err)
 	}
@@ -125,7 +127,7 @@ func TestMoveIsCompareAndSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	run.Status = RunActive // committed cannot become active again
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, run, byScheduler) })
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, w, run, byScheduler) })
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("committed → active: %v, want refused by the table", err)
 	}
@@ -367,4 +369,213 @@ func TestWorkflowMoveAnnouncesAfterCommit(t *testing.T) {
 			t.Fatal("no workflow.paused notification from the pause")
 		}
 	}
+}
+
+// TestBlockMachine: every (from, to) pair of block kinds, written out here
+// independently of blockMoves: lifted when its cause is over, internal over
+// anything, and otherwise only where the same subject goes on.
+func TestBlockMachine(t *testing.T) {
+	t.Parallel()
+	kinds := []BlockKind{BlockNone, BlockApproval, BlockReconciliation, BlockRepair, BlockTransient, BlockInternal,
+		BlockPermission, BlockAuth}
+	every := kinds
+	want := map[BlockKind][]BlockKind{
+		BlockNone:           every,
+		BlockApproval:       {BlockNone, BlockInternal},
+		BlockReconciliation: {BlockNone, BlockReconciliation, BlockTransient, BlockInternal},
+		BlockRepair:         {BlockNone, BlockRepair, BlockInternal},
+		BlockTransient:      {BlockNone, BlockReconciliation, BlockInternal},
+		BlockPermission:     {BlockNone, BlockInternal},
+		BlockAuth:           {BlockNone, BlockInternal},
+		BlockInternal:       every,
+	}
+	for _, from := range kinds {
+		for _, to := range kinds {
+			exp := false
+			for _, k := range want[from] {
+				exp = exp || k == to
+			}
+			err := checkBlockMove(from, to)
+			if got := err == nil; got != exp || (!got && !errors.Is(err, ErrRefused)) {
+				t.Errorf("block %q → %q: %v, want allowed %v", from, to, err, exp)
+			}
+		}
+	}
+	if len(blockMoves) != len(kinds) {
+		t.Fatalf("the table has %d kinds, the test knows %d", len(blockMoves), len(kinds))
+	}
+}
+
+// TestBlockIsCompareAndSet: a block moved from a workflow read before
+// another transition moved it is a conflict and changes nothing; a move
+// the table refuses is refused.
+func TestBlockIsCompareAndSet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	s := newSink(t)
+	b.deploy("push", pushWorkflow(s.URL, "a"))
+	b.drain() // blocked: the mutation waits for approval
+	stale, err := b.db.Read().WorkflowByName(ctx, "push")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale.BlockKind != BlockApproval {
+		t.Fatalf("block %q, want approval", stale.BlockKind)
+	}
+	err = b.db.Write(ctx, func(tx *storage.Tx) error {
+		w := *stale
+		return b.e.setBlock(ctx, tx, &w, BlockTransient, "a back-off", w.BlockRunID, nil)
+	})
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("approval → transient: %v, want refused by the table", err)
+	}
+	if err := b.e.Pause(ctx, "push"); err != nil { // so the approval's run stops at approved
+		t.Fatal(err)
+	}
+	if err := b.e.Approve(ctx, "1", false); err != nil {
+		t.Fatal(err)
+	}
+	// a second writer still holding the approval block the answer lifted
+	err = b.db.Write(ctx, func(tx *storage.Tx) error {
+		return b.e.setBlock(ctx, tx, stale, BlockInternal, "internal error: stale", stale.BlockRunID, nil)
+	})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("internal over a stale approval block: %v, want a conflict", err)
+	}
+	got, err := b.db.Read().WorkflowByName(ctx, "push")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.BlockKind != BlockNone || got.BlockReason != "" || got.BlockRunID != 0 {
+		t.Fatalf("block %q %q run %d, want none (the approval's lift untouched)", got.BlockKind, got.BlockReason, got.BlockRunID)
+	}
+}
+
+// workflowRow is a workflow's row as storage reads it.
+func (b *bundle) workflowRow(name string) *storage.Workflow {
+	b.t.Helper()
+	w, err := b.db.Read().WorkflowByName(context.Background(), name)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return w
+}
+
+// TestRunAndMutationMovesAnnounceAfterCommit: a run's and a mutation's
+// move announce themselves from inside the move, once the transaction
+// commits — nothing while it is open, nothing if it rolls back — in the
+// words the front ends know.
+func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	errRollBack := errors.New("roll back")
+	next := func(t *testing.T, ch <-chan Notification) Notification {
+		t.Helper()
+		select {
+		case n := <-ch:
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notification")
+		}
+		return Notification{}
+	}
+	none := func(t *testing.T, ch <-chan Notification, when string) {
+		t.Helper()
+		select {
+		case n := <-ch:
+			t.Fatalf("announced %s: %+v", when, n)
+		default:
+		}
+	}
+
+	t.Run("a mutation", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		s := newSink(t)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
+		ch, stop := b.e.Subscribe()
+		defer stop()
+		b.drain() // the scheduler asks: the ask is the mutation's move
+		var asked bool
+		for !asked {
+			n := next(t, ch)
+			asked = n.Kind == NoteApproval
+			if asked && (n.Workflow != "push" || !strings.HasPrefix(n.Text, "push: approve ")) {
+				t.Fatalf("the ask announced as %+v", n)
+			}
+		}
+		approve := func(commit bool) error {
+			return b.db.Write(ctx, func(tx *storage.Tx) error {
+				w, err := tx.WorkflowByName(ctx, "push")
+				if err != nil {
+					return err
+				}
+				m, err := tx.MutationByID(ctx, 1)
+				if err != nil {
+					return err
+				}
+				if err := b.e.moveMutation(ctx, tx, w, m, MApprove, "user"); err != nil {
+					return err
+				}
+				none(t, ch, "inside the transaction")
+				if !commit {
+					return errRollBack
+				}
+				return nil
+			})
+		}
+		if err := approve(false); !errors.Is(err, errRollBack) {
+			t.Fatal(err)
+		}
+		none(t, ch, "after a rollback")
+		if err := approve(true); err != nil {
+			t.Fatal(err)
+		}
+		if n := next(t, ch); n.Kind != NoteChanged || n.Workflow != "push" || !strings.HasSuffix(n.Text, ": approved") {
+			t.Fatalf("the approval announced as %+v", n)
+		}
+		none(t, ch, "twice")
+	})
+
+	t.Run("a run", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
+		w := b.workflowRow("w")
+		run := b.e.newRun(w, "p", "producer", "manual")
+		if err := b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, w, run, byScheduler) }); err != nil {
+			t.Fatal(err)
+		}
+		ch, stop := b.e.Subscribe()
+		defer stop()
+		fail := func(commit bool) error {
+			return b.db.Write(ctx, func(tx *storage.Tx) error {
+				r, err := tx.RunByID(ctx, run.ID)
+				if err != nil {
+					return err
+				}
+				r.Status, r.Error = RunFailedLogic, "it threw"
+				if err := b.e.moveRun(ctx, tx, w, r, byScheduler); err != nil {
+					return err
+				}
+				none(t, ch, "inside the transaction")
+				if !commit {
+					return errRollBack
+				}
+				return nil
+			})
+		}
+		if err := fail(false); !errors.Is(err, errRollBack) {
+			t.Fatal(err)
+		}
+		none(t, ch, "after a rollback")
+		if err := fail(true); err != nil {
+			t.Fatal(err)
+		}
+		if n := next(t, ch); n.Kind != NoteRunFailed || n.Workflow != "w" || n.Text != "p failed: it threw" {
+			t.Fatalf("the failure announced as %+v", n)
+		}
+		none(t, ch, "twice")
+	})
 }

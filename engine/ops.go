@@ -144,34 +144,35 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 
 // Retry answers a blocked workflow: the failed run is retried per the
 // disposition rules (forward at emitting after its mutation, else afresh).
+// The check and the moves are one transaction.
 func (e *Engine) Retry(ctx context.Context, name string) error {
 	w, err := e.workflowByName(ctx, name)
 	if err != nil {
 		return err
 	}
-	mutation, err := blockingMutation(ctx, e.db.Read(), w)
+	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		mutation, err := blockingMutation(ctx, tx.Q, w)
+		if err != nil {
+			return err
+		}
+		if !userClearable(w, mutation) {
+			if w.BlockKind == BlockNone {
+				return refusedf("workflow %s is not blocked; nothing to retry", name)
+			}
+			return refusedf("workflow %s waits on %s: answer that instead (keep attention)", name, w.BlockKind)
+		}
+		return e.unblockTx(ctx, tx, w, "retry", true)
+	})
 	if err != nil {
 		return err
 	}
-	if !userClearable(w, mutation) {
-		if w.BlockKind == "" {
-			return refusedf("workflow %s is not blocked; nothing to retry", name)
-		}
-		return refusedf("workflow %s waits on %s: answer that instead (keep attention)", name, w.BlockKind)
-	}
-	if err := e.unblockByUser(ctx, w); err != nil {
-		return err
-	}
-	return e.carryOn(ctx, e.state(w.ID))
-}
-
-func (e *Engine) unblockByUser(ctx context.Context, w *storage.Workflow) error {
-	if err := e.tUnblock(ctx, w, "retry", true); err != nil {
-		return err
-	}
-	e.markAllConsumers(ctx, e.state(w.ID), w)
+	ws := e.state(w.ID)
+	e.markAllConsumers(ctx, ws, w)
 	e.notify(NoteChanged, w.Name, w.Name+": retrying")
-	return nil
+	return e.carryOn(ctx, ws)
 }
 
 // Approve performs a mutation waiting for approval: the host makes the
@@ -203,7 +204,6 @@ func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*stora
 	if err != nil {
 		return err
 	}
-	e.notify(NoteChanged, w.Name, "mutation "+id+": "+answer)
 	return e.carryOn(ctx, e.state(w.ID))
 }
 
@@ -226,7 +226,6 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer Answer) error {
 	if answer == NotHappened {
 		e.markAllConsumers(ctx, ws, w)
 	}
-	e.notify(NoteChanged, w.Name, "mutation "+id+": "+string(answer))
 	return e.carryOn(ctx, ws)
 }
 

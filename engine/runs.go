@@ -60,7 +60,6 @@ func (e *Engine) producerPhase(ctx context.Context, ws *wfState, w *storage.Work
 		return e.failRun(ctx, w, run, err, tr)
 	}
 	e.markSubscribers(ws, sc, h.pubs)
-	e.notify(NoteRunCommitted, w.Name, fmt.Sprintf("%s: %d new inputs", p.Name, len(h.inputs)))
 	return nil
 }
 
@@ -206,7 +205,6 @@ func (e *Engine) nextPhase(ctx context.Context, ws *wfState, w *storage.Workflow
 		return err
 	}
 	e.markSubscribers(ws, sc, h.pubs)
-	e.notify(NoteRunCommitted, w.Name, c.Name+" committed")
 	return nil
 }
 
@@ -249,7 +247,6 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 	if err := e.tFail(ctx, w, run, cl, tr); err != nil {
 		return err
 	}
-	e.notify(NoteRunFailed, w.Name, fmt.Sprintf("%s failed: %s", run.Handler, run.Error))
 	if cl == classLogic {
 		e.maybeRepair(ctx, w, run)
 	}

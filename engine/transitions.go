@@ -31,7 +31,7 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 	now := e.now()
 	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
 		run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
-		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
+		if err := e.moveRunSaying(ctx, tx, w, run, byScheduler, fmt.Sprintf("%d new inputs", len(h.inputs))); err != nil {
 			return err
 		}
 		for _, in := range h.inputs {
@@ -94,7 +94,7 @@ func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *stora
 // takes the run's later checkpoints too, so the run is simply started again.
 func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
 	return e.db.WriteUnsynced(ctx, func(tx *storage.Tx) error {
-		return e.moveRun(ctx, tx, run, byScheduler)
+		return e.moveRun(ctx, tx, nil, run, byScheduler) // a new run: not announced
 	})
 }
 
@@ -118,7 +118,7 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 		if mutating {
 			run.Phase = PhaseMutating
 		}
-		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
+		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
 			return err
 		}
 		if err := tx.Reserve(ctx, w.ID, run.ID, eventIDs, now); err != nil {
@@ -132,7 +132,7 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		run.Phase, run.UpdatedAt = PhaseMutating, e.now()
-		return e.moveRun(ctx, tx, run, byScheduler)
+		return e.moveRun(ctx, tx, nil, run, byScheduler) // a phase: not announced
 	})
 }
 
@@ -143,7 +143,10 @@ func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
 func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Run, cl class, tr *trace) error {
 	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
 			return err
 		}
 		if !pastMutation(run) {
@@ -173,21 +176,6 @@ func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Ru
 		}
 		return e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "handler": run.Handler, "error": run.Error, "class": string(cl)})
 	})
-}
-
-func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind BlockKind, reason string, runID int64, retryAt *time.Time) error {
-	w.BlockKind, w.BlockReason, w.BlockRunID, w.RetryAt = kind, reason, runID, retryAt
-	if err := tx.SetBlock(ctx, w.ID, kind, reason, runID, retryAt, e.now()); err != nil {
-		return err
-	}
-	mutation, err := blockingMutation(ctx, tx.Q, w)
-	if err != nil {
-		return err
-	}
-	if needsUser(w, mutation) {
-		return e.journal(tx, w, "workflow.needs_attention", map[string]any{"run": runID, "kind": kind, "reason": reason})
-	}
-	return nil
 }
 
 // blockingMutation is the status of the mutation the blocking run carries
@@ -245,15 +233,18 @@ func pastMutation(run *storage.Run) bool {
 
 func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string, tr *trace) error {
 	now := e.now()
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := e.moveMutation(ctx, tx, mut, MAsk, ""); err != nil {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		if err := e.moveMutation(ctx, tx, w, mut, MAsk, ""); err != nil {
 			return err
 		}
 		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
 			return err
 		}
 		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunPausedApproval, mut.ID, now
-		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
+		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
 			return err
 		}
 		if err := e.setBlock(ctx, tx, w, BlockApproval, "waiting for approval: "+reason, run.ID, nil); err != nil {
@@ -266,10 +257,6 @@ func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *s
 		return e.journal(tx, w, "approval.requested", map[string]any{"run": run.ID, "mutation": mut.ID,
 			"text": fmt.Sprintf("%s wants to %s", w.Name, titleOr(mut)), "preview": mut.Preview})
 	})
-	if err == nil {
-		e.notify(NoteApproval, w.Name, fmt.Sprintf("%s: approve %s?", w.Name, titleOr(mut)))
-	}
-	return err
 }
 
 func titleOr(m *storage.Mutation) string {
@@ -287,11 +274,11 @@ func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storag
 		// NextAttemptAt nil: in flight now, not waiting to be sent again
 		mut.NextAttemptAt = nil
 		mut.Attempts++
-		if err := e.moveMutation(ctx, tx, mut, MSend, ""); err != nil {
+		if err := e.moveMutation(ctx, tx, w, mut, MSend, ""); err != nil {
 			return err
 		}
 		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunActive, mut.ID, now
-		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
+		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
@@ -302,7 +289,6 @@ func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storag
 func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, callErr error, tr *trace) error {
 	now := e.now()
 	cls := connectors.ClassOf(callErr)
-	var notice string
 	// An applied call the run goes straight on from need not wait for the
 	// disk: the run's own commit follows and is synced, and a power cut
 	// before it leaves the durable in_flight row, which start-up checks
@@ -313,6 +299,13 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 		write = e.db.WriteUnsynced
 	}
 	err := write(ctx, func(tx *storage.Tx) error {
+		if cls != "" {
+			// a block follows: moved from what the row holds now (an
+			// applied call moves none, and reads nothing more)
+			if err := reread(ctx, tx, w); err != nil {
+				return err
+			}
+		}
 		var ev MutationEvent
 		switch cls {
 		case "": // applied
@@ -331,7 +324,6 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 			if err := e.setBlock(ctx, tx, w, BlockReconciliation, "checking whether "+titleOr(mut)+" happened", run.ID, nil); err != nil {
 				return err
 			}
-			notice = NoteNeedsReconcile
 			if err := e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": mut.ID, "error": mut.Error}); err != nil {
 				return err
 			}
@@ -399,22 +391,18 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 			if err := e.setBlock(ctx, tx, w, cl.blockKind(), run.Handler+": "+run.Error, run.ID, nil); err != nil {
 				return err
 			}
-			notice = NoteRunFailed
 			if err := e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "mutation": mut.ID, "error": run.Error, "class": string(cl)}); err != nil {
 				return err
 			}
 		}
-		if err := e.moveMutation(ctx, tx, mut, ev, "host"); err != nil {
+		if err := e.moveMutation(ctx, tx, w, mut, ev, "host"); err != nil {
 			return err
 		}
-		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
+		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
 	})
-	if err == nil && notice != "" {
-		e.notify(notice, w.Name, titleOr(mut)+": "+mut.Error)
-	}
 	if err == nil && cls == connectors.Logic && run.Status == RunFailedLogic {
 		e.maybeRepair(ctx, w, run)
 	}
@@ -438,10 +426,13 @@ func mustJSON(v any) json.RawMessage {
 
 // tIndeterminate hands an uncertain mutation to the user.
 func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *storage.Mutation, why string) error {
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		mut.NextAttemptAt = nil
 		mut.Error = why
-		if err := e.moveMutation(ctx, tx, mut, MGiveUp, ""); err != nil {
+		if err := e.moveMutation(ctx, tx, w, mut, MGiveUp, ""); err != nil {
 			return err
 		}
 		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
@@ -452,10 +443,6 @@ func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *s
 		}
 		return e.journal(tx, w, "mutation.indeterminate", map[string]any{"mutation": mut.ID, "text": "Did " + titleOr(mut) + " happen?", "reason": why})
 	})
-	if err == nil {
-		e.notify(NoteIndeterminate, w.Name, "did "+titleOr(mut)+" happen? "+why)
-	}
-	return err
 }
 
 // tReconciled records one reconciliation attempt.
@@ -476,7 +463,7 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 	now := e.now()
 	t := now.Add(e.backoff(mut.ReconcileAttempts))
 	mut.NextAttemptAt, mut.Error = &t, why
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.moveMutation(ctx, tx, mut, MCheckLater, "reconciler") })
+	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.moveMutation(ctx, tx, w, mut, MCheckLater, "reconciler") })
 }
 
 // settle resolves an open mutation (by the reconciler or the user) and
@@ -484,6 +471,9 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 // next; failed → its events are released and a fresh run prepares again.
 func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, ev MutationEvent, by string, result json.RawMessage, why string) error {
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		run, err := carrier(ctx, tx.Q, mut)
 		if err != nil {
 			return err
@@ -494,13 +484,12 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 		if mut.Status == MutationFailed {
 			e.markAllConsumers(ctx, ws, w)
 		}
-		e.notify(NoteChanged, w.Name, titleOr(mut)+": "+string(mut.Status))
 		ws.poke()
 	}
 	return err
 }
 
-// ev is MApplied, MFailed or MSkip.
+// ev is MApplied, MFailed or MSkip; w was read in tx.
 func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string) error {
 	now := e.now()
 	if err := e.cancelReminder(tx, mut); err != nil {
@@ -513,7 +502,7 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 	if ev == MApplied {
 		mut.Result = result
 	}
-	if err := e.moveMutation(ctx, tx, mut, ev, by); err != nil {
+	if err := e.moveMutation(ctx, tx, w, mut, ev, by); err != nil {
 		return err
 	}
 	switch mut.Status {
@@ -530,7 +519,7 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 			return err
 		}
 	}
-	if err := e.moveRun(ctx, tx, run, by+":"+string(ev)); err != nil {
+	if err := e.moveRun(ctx, tx, w, run, by+":"+string(ev)); err != nil {
 		return err
 	}
 	if mut.Status == MutationFailed && by == "reconciler" {
@@ -599,7 +588,7 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 			}
 		}
 		run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
-		if err := e.moveRun(ctx, tx, run, byScheduler); err != nil {
+		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
 			return err
 		}
 		if err := tx.SetWake(ctx, w.ID, run.Handler, wake); err != nil {
@@ -617,19 +606,19 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 // old run's events taken over (chapter 16 phase reset).
 func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage.Run, trigger, by string) (*storage.Run, error) {
 	now := e.now()
-	old.ClosedAt, old.UpdatedAt = &now, now
-	if err := e.moveRun(ctx, tx, old, by); err != nil {
-		return nil, err
-	}
 	// the retry runs the workflow's current script: after a repair, the fix
 	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
 	if err != nil {
 		return nil, err
 	}
+	old.ClosedAt, old.UpdatedAt = &now, now
+	if err := e.moveRun(ctx, tx, w, old, by); err != nil {
+		return nil, err
+	}
 	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
 		RetryOf: old.ID, MutationID: old.MutationID, Trigger: trigger, Phase: PhaseEmitting, Status: RunActive,
 		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if err := e.moveRun(ctx, tx, r, by); err != nil {
+	if err := e.moveRun(ctx, tx, w, r, by); err != nil {
 		return nil, err
 	}
 	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
@@ -639,9 +628,15 @@ func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage
 // user's retry): a run past its mutation is retried forward; otherwise the
 // failed run is closed (its events were released when it failed).
 func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger string, resetCounters bool) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.unblockTx(ctx, tx, w, trigger, resetCounters) })
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		return e.unblockTx(ctx, tx, w, trigger, resetCounters)
+	})
 }
 
+// unblockTx is tUnblock inside tx, w read in it.
 func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) error {
 	by := byScheduler + ":" + trigger // a back-off ran out, a repair
 	if resetCounters {
@@ -661,7 +656,7 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 				} else {
 					now := e.now()
 					run.ClosedAt, run.UpdatedAt = &now, now
-					if err := e.moveRun(ctx, tx, run, by); err != nil {
+					if err := e.moveRun(ctx, tx, w, run, by); err != nil {
 						return err
 					}
 				}
@@ -682,6 +677,9 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 // grants: a capability the old script lacked still waits for the user.
 func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.ScriptVersion, topics []string) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		if err := tx.AddScriptVersion(ctx, v); err != nil {
 			return err
 		}
@@ -703,25 +701,44 @@ func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.S
 }
 
 // tRepairFailed leaves the failure with the user, saying why no repair came.
+// w is the workflow as the repair found it: a block the user has answered
+// meanwhile is left as it is now.
 func (e *Engine) tRepairFailed(ctx context.Context, w *storage.Workflow, why string) error {
+	kind, runID := w.BlockKind, w.BlockRunID
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		if w.BlockKind != kind || w.BlockRunID != runID {
+			return nil
+		}
 		return e.setBlock(ctx, tx, w, BlockRepair, w.BlockReason+" ("+why+")", w.BlockRunID, nil)
 	})
 }
 
 // internalBlock blocks a workflow on a bug of ours instead of spinning on it.
 func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
-	w, err := e.db.Read().WorkflowByID(ctx, id)
-	if err != nil {
-		return
-	}
-	_ = e.db.Write(ctx, func(tx *storage.Tx) error {
+	var w *storage.Workflow
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		var err error
+		if w, err = tx.WorkflowByID(ctx, id); err != nil {
+			return err
+		}
 		return e.setBlock(ctx, tx, w, BlockInternal, "internal error: "+cause.Error(), w.BlockRunID, nil)
 	})
+	if err != nil {
+		e.log.Error("blocking a workflow on an internal error", "workflow", id, "err", err)
+		return
+	}
 	e.notify(NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
 }
 
 // tSetBlockCleared lifts a block before the host re-sends a mutation.
 func (e *Engine) tSetBlockCleared(ctx context.Context, w *storage.Workflow) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil) })
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
+	})
 }

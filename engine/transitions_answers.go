@@ -78,11 +78,11 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 	if err := e.cancelReminder(tx, m); err != nil {
 		return err
 	}
-	if err := e.moveMutation(ctx, tx, m, MApprove, "user"); err != nil {
+	if err := e.moveMutation(ctx, tx, w, m, MApprove, "user"); err != nil {
 		return err
 	}
 	run.Status = RunActive
-	if err := e.moveRun(ctx, tx, run, "user:approve"); err != nil {
+	if err := e.moveRun(ctx, tx, w, run, "user:approve"); err != nil {
 		return err
 	}
 	return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
@@ -119,7 +119,7 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 				return err
 			}
 			m.ReconcileAttempts, m.NextAttemptAt = 0, &now
-			if err := e.moveMutation(ctx, tx, m, MTryAgain, "user"); err != nil {
+			if err := e.moveMutation(ctx, tx, w, m, MTryAgain, "user"); err != nil {
 				return err
 			}
 			return e.setBlock(ctx, tx, w, BlockReconciliation, "checking again whether "+titleOr(m)+" happened", run.ID, nil)
@@ -209,7 +209,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 					return err
 				}
 				m.Error = "its input was skipped"
-				if err := e.moveMutation(ctx, tx, m, MSkip, "user"); err != nil {
+				if err := e.moveMutation(ctx, tx, w, m, MSkip, "user"); err != nil {
 					return err
 				}
 			}
@@ -218,14 +218,14 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 				run.Status = RunCrashed
 			}
 			run.Error = "abandoned: the user skipped its input"
-			if err := e.moveRun(ctx, tx, run, "user:skip"); err != nil {
+			if err := e.moveRun(ctx, tx, w, run, "user:skip"); err != nil {
 				return err
 			}
 			if _, err := tx.Release(ctx, rid, now); err != nil {
 				return err
 			}
 			if w.BlockRunID == rid {
-				if err := e.setBlock(ctx, tx, w, "", "", 0, nil); err != nil {
+				if err := e.setBlock(ctx, tx, w, BlockNone, "", 0, nil); err != nil {
 					return err
 				}
 			}

@@ -24,8 +24,11 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		mut = m
 	}
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
 		run.Status, run.UpdatedAt, run.ClosedAt = RunCrashed, now, &now
-		if err := e.moveRun(ctx, tx, run, byRecovery); err != nil {
+		if err := e.moveRun(ctx, tx, w, run, byRecovery); err != nil {
 			return err
 		}
 		if err := e.crashLoopTx(ctx, tx, w, run, mut); err != nil {
@@ -65,7 +68,7 @@ func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.R
 	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
 		RetryOf: old.ID, MutationID: old.MutationID, Trigger: "recovery", Phase: old.Phase, Status: status,
 		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if err := e.moveRun(ctx, tx, r, byRecovery); err != nil {
+	if err := e.moveRun(ctx, tx, w, r, byRecovery); err != nil {
 		return nil, err
 	}
 	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
@@ -82,7 +85,7 @@ func (e *Engine) uncertainTx(ctx context.Context, tx *storage.Tx, w *storage.Wor
 	if m.Status == MutationNeedsReconcile {
 		ev = MCheckLater
 	}
-	if err := e.moveMutation(ctx, tx, m, ev, "host"); err != nil {
+	if err := e.moveMutation(ctx, tx, w, m, ev, "host"); err != nil {
 		return err
 	}
 	if err := e.setBlock(ctx, tx, w, BlockReconciliation, "checking whether "+titleOr(m)+" happened", run.ID, nil); err != nil {

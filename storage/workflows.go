@@ -76,11 +76,23 @@ func (tx *Tx) SetWorkflowVersion(ctx context.Context, id int64, version int, now
 	return err
 }
 
-// SetBlock sets (or, with kind "", clears) the engine's block on a workflow.
-func (tx *Tx) SetBlock(ctx context.Context, id int64, kind BlockKind, reason string, runID int64, retryAt *time.Time, now time.Time) error {
-	_, err := tx.exec(ctx, `UPDATE workflows SET block_kind = ?, block_reason = ?, block_run_id = ?, retry_at = ?, updated_at = ? WHERE id = ?`,
-		kind, reason, nullID(runID), msPtr(retryAt), ms(now), id)
-	return err
+// Block is the engine's block on a workflow: why it holds it (kind, in
+// words), the run it holds it for, and when it lifts by itself.
+type Block struct {
+	Kind    BlockKind
+	Reason  string
+	RunID   int64
+	RetryAt *time.Time
+}
+
+// SetBlock sets (or, with kind "", clears) the engine's block on a
+// workflow, compare-and-set: only while the row still holds the block the
+// caller read (its kind and run), else ErrConflict.
+func (tx *Tx) SetBlock(ctx context.Context, id int64, fromKind BlockKind, fromRunID int64, to Block, now time.Time) error {
+	res, err := tx.exec(ctx, `UPDATE workflows SET block_kind = ?, block_reason = ?, block_run_id = ?, retry_at = ?, updated_at = ?
+		WHERE id = ? AND block_kind = ? AND block_run_id IS ?`,
+		to.Kind, to.Reason, nullID(to.RunID), msPtr(to.RetryAt), ms(now), id, fromKind, nullID(fromRunID))
+	return changedOne(res, err, "workflow block", id)
 }
 
 // SetCounters stores the persisted retry counters of a workflow.
