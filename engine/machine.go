@@ -268,10 +268,12 @@ const (
 // news; one that waits on its mutation's question (an approval, a check)
 // is announced by the mutation's move.
 var runNotes = map[RunStatus]string{
-	RunCommitted:       NoteRunCommitted,
-	RunFailedLogic:     NoteRunFailed,
-	RunFailedInternal:  NoteRunFailed,
-	RunPausedTransient: NoteRunFailed,
+	RunCommitted:      NoteRunCommitted,
+	RunFailedLogic:    NoteRunFailed,
+	RunFailedInternal: NoteRunFailed,
+	// RunPausedTransient is not news: the engine tries again after a
+	// back-off, and the person is told when it gives up (the block's
+	// reason then asks for them).
 	// a refused credential or permission; an approval asked for is the
 	// mutation's to announce, and leaves the run without an error
 	RunPausedApproval: NoteRunFailed,
