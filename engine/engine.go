@@ -111,6 +111,9 @@ type Engine struct {
 	scripts map[scriptKey]*sandbox.Script
 
 	subs subscribers
+	// statuses: each workflow's status as last committed (parked); this
+	// engine is the database's one writer and moveWorkflow its one mover.
+	statuses sync.Map // int64 → WorkflowStatus
 
 	runCtx  context.Context
 	cancel  context.CancelFunc

@@ -392,6 +392,8 @@ func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Wo
 		return err
 	}
 	w.Status = to
+	id := w.ID
+	tx.AfterCommit(func() { e.statuses.Store(id, to) })
 	if from == to {
 		return nil
 	}

@@ -277,6 +277,14 @@ func (e *Engine) parked(ctx context.Context, w *storage.Workflow) bool {
 	if ctx.Err() != nil {
 		return true
 	}
+	if st, ok := e.statuses.Load(w.ID); ok {
+		return st.(WorkflowStatus) != WorkflowActive
+	}
 	cur, err := e.db.Read().WorkflowByID(ctx, w.ID)
-	return err == nil && cur.Status != WorkflowActive
+	if err != nil {
+		return false
+	}
+	// a move that committed meanwhile has stored the newer status: keep it
+	st, _ := e.statuses.LoadOrStore(w.ID, cur.Status)
+	return st.(WorkflowStatus) != WorkflowActive
 }
