@@ -276,7 +276,7 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 
 // wrappedCount is how many built-ins installGuards wraps, so that
 // guard.wrapped is allocated once.
-const wrappedCount = 48
+const wrappedCount = 40
 
 // jsonLimits configures a JSON.stringify of this runtime: max bytes, the
 // stack limit as its depth.
