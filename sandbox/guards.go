@@ -32,31 +32,62 @@ var errLimit = errors.New("sandbox limit")
 // abort unwinds the native call in progress after a refusal.
 func (g *guard) abort() { panic(g.vm.NewGoError(errLimit)) }
 
-// wrap replaces obj[name] with f(orig, call), non-enumerable like the
-// built-in.
-func (g *guard) wrap(obj *goja.Object, name string, f func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
-	orig, ok := goja.AssertFunction(obj.Get(name))
-	if !ok {
-		return
-	}
-	_ = obj.DefineDataProperty(name, g.vm.ToValue(g.native(orig, f)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+// guardFn is the check of one guarded built-in: orig is the original, what
+// names it in messages. Every guardFn is a plain function, shared by all
+// runtimes; only the proxy and its entry in guard.wrapped are per runtime.
+type guardFn func(g *guard, orig goja.Callable, what string, c goja.FunctionCall) goja.Value
+
+// wrapped is one built-in that a proxy of it now stands for.
+type wrapped struct {
+	target *goja.Object
+	orig   goja.Callable
+	what   string
+	f      guardFn
 }
 
-func (g *guard) wrapSym(obj *goja.Object, sym *goja.Symbol, f func(orig goja.Callable, call goja.FunctionCall) goja.Value) {
-	orig, ok := goja.AssertFunction(obj.GetSymbol(sym))
+// wrapValue is a proxy of orig whose calls go through f. A proxy costs the
+// runtime less than a host function (no own name and length: it reads the
+// original's), and all of a runtime's proxies share one handler, which finds
+// the check by the proxy's target.
+func (g *guard) wrapValue(orig goja.Value, what string, f guardFn) goja.Value {
+	o, ok := orig.(*goja.Object)
 	if !ok {
-		return
+		return nil
 	}
-	_ = obj.DefineDataPropertySymbol(sym, g.vm.ToValue(g.native(orig, f)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	call, ok := goja.AssertFunction(o)
+	if !ok {
+		return nil
+	}
+	g.wrapped = append(g.wrapped, wrapped{target: o, orig: call, what: what, f: f})
+	return g.vm.ToValue(g.vm.NewProxy(o, g.wrapTraps))
 }
 
-func (g *guard) native(orig goja.Callable, f func(orig goja.Callable, call goja.FunctionCall) goja.Value) func(goja.FunctionCall) goja.Value {
-	return func(call goja.FunctionCall) goja.Value {
-		if g.sup.halted() {
-			return goja.Undefined()
+// wrap replaces obj[name] with a guarded proxy of it, non-enumerable like
+// the built-in.
+func (g *guard) wrap(obj *goja.Object, name, what string, f guardFn) {
+	if v := g.wrapValue(obj.Get(name), what, f); v != nil {
+		_ = obj.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+}
+
+func (g *guard) wrapSym(obj *goja.Object, sym *goja.Symbol, what string, f guardFn) {
+	if v := g.wrapValue(obj.GetSymbol(sym), what, f); v != nil {
+		_ = obj.DefineDataPropertySymbol(sym, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+}
+
+// applyWrapped is the apply trap of every guarded proxy. The proxies cannot
+// be constructed: none of the originals is a constructor.
+func (g *guard) applyWrapped(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {
+	for i := range g.wrapped {
+		if w := &g.wrapped[i]; w.target == target {
+			if g.sup.halted() {
+				return goja.Undefined()
+			}
+			return w.f(g, w.orig, w.what, goja.FunctionCall{This: this, Arguments: args})
 		}
-		return f(orig, call)
 	}
+	panic(g.vm.NewTypeError("not a guarded built-in"))
 }
 
 // call calls orig, rethrowing what it throws as it was.
@@ -70,21 +101,18 @@ func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
 
 // installStringGuards guards String.prototype.concat, replace, replaceAll,
 // split and RegExp.prototype[Symbol.replace], [Symbol.split].
-func (g *guard) installStringGuards() {
-	str := g.vm.ToValue("").ToObject(g.vm).Prototype()
-	g.wrap(str, "concat", g.concat)
-	g.wrap(str, "replace", g.stringReplace("String.prototype.replace"))
-	g.wrap(str, "replaceAll", g.stringReplace("String.prototype.replaceAll"))
-	g.wrap(str, "split", g.stringSplit)
-	if json, ok := g.vm.Get("JSON").(*goja.Object); ok {
-		g.wrap(json, "parse", g.jsonParse)
-	}
-	g.installIteratorGuards()
+func (g *guard) installStringGuards(str, json *goja.Object) {
+	g.wrap(str, "concat", "String.prototype.concat", (*guard).concat)
+	g.wrap(str, "replace", "String.prototype.replace", (*guard).stringReplace)
+	g.wrap(str, "replaceAll", "String.prototype.replaceAll", (*guard).stringReplace)
+	g.wrap(str, "split", "String.prototype.split", (*guard).stringSplit)
+	g.wrap(json, "parse", "JSON.parse", (*guard).jsonParse)
+	g.installIteratorGuards(str)
 	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {
-			g.wrapSym(proto, goja.SymReplace, g.regexpReplace)
-			g.wrapSym(proto, goja.SymSplit, g.regexpSplit)
-			g.wrapSym(proto, goja.SymMatch, g.regexpMatch)
+			g.wrapSym(proto, goja.SymReplace, "RegExp.prototype[Symbol.replace]", (*guard).regexpReplace)
+			g.wrapSym(proto, goja.SymSplit, "RegExp.prototype[Symbol.split]", (*guard).regexpSplit)
+			g.wrapSym(proto, goja.SymMatch, "RegExp.prototype[Symbol.match]", (*guard).regexpMatch)
 		}
 	}
 }
@@ -98,7 +126,7 @@ func thisString(this goja.Value) (goja.Value, bool) {
 	return this.ToString(), true
 }
 
-func (g *guard) concat(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) concat(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	this, ok := thisString(c.This)
 	if !ok {
 		return call(orig, c.This, c.Arguments...)
@@ -110,7 +138,7 @@ func (g *guard) concat(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		size += float64(strLen(args[i]))
 	}
 	if size > g.limit {
-		g.refuse("String.prototype.concat", size)
+		g.refuse(what, size)
 		return goja.Undefined()
 	}
 	return call(orig, this, args...)
@@ -118,30 +146,28 @@ func (g *guard) concat(orig goja.Callable, c goja.FunctionCall) goja.Value {
 
 // stringReplace guards replace/replaceAll with a string pattern; an object
 // pattern goes to its Symbol.replace (RegExp's is guarded below).
-func (g *guard) stringReplace(what string) func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-	return func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-		this, ok := thisString(c.This)
-		pattern := arg(c.Arguments, 0)
-		if !ok || isObject(pattern) {
-			return call(orig, c.This, c.Arguments...)
-		}
-		pattern = pattern.ToString()
-		if what == "String.prototype.replaceAll" {
-			if m := matches(this, pattern); m*matchBytes > g.limit {
-				g.refuseMatches(what, m)
-				return goja.Undefined()
-			}
-		}
-		return call(orig, this, pattern, g.countingReplacer(what, this, arg(c.Arguments, 1)))
+func (g *guard) stringReplace(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	this, ok := thisString(c.This)
+	pattern := arg(c.Arguments, 0)
+	if !ok || isObject(pattern) {
+		return call(orig, c.This, c.Arguments...)
 	}
+	pattern = pattern.ToString()
+	if what == "String.prototype.replaceAll" {
+		if m := matches(this, pattern); m*matchBytes > g.limit {
+			g.refuseMatches(what, m)
+			return goja.Undefined()
+		}
+	}
+	return call(orig, this, pattern, g.countingReplacer(what, this, arg(c.Arguments, 1)))
 }
 
-func (g *guard) regexpReplace(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) regexpReplace(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	s := arg(c.Arguments, 0).ToString()
-	if g.tooManyMatches("RegExp.prototype[Symbol.replace]", c.This, s, false) {
+	if g.tooManyMatches(what, c.This, s, false) {
 		return goja.Undefined()
 	}
-	return call(orig, c.This, s, g.countingReplacer("RegExp.prototype[Symbol.replace]", s, arg(c.Arguments, 1)))
+	return call(orig, c.This, s, g.countingReplacer(what, s, arg(c.Arguments, 1)))
 }
 
 // countingReplacer turns a replacement (a function, or a string with its $
@@ -302,26 +328,26 @@ func (g *guard) splitCall(what string, orig goja.Callable, this goja.Value, sep,
 	return v
 }
 
-func (g *guard) stringSplit(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) stringSplit(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	this, ok := thisString(c.This)
 	sep := arg(c.Arguments, 0)
 	if !ok || isObject(sep) {
 		return call(orig, c.This, c.Arguments...)
 	}
-	return g.splitCall("String.prototype.split", orig, this, sep, arg(c.Arguments, 1))
+	return g.splitCall(what, orig, this, sep, arg(c.Arguments, 1))
 }
 
-func (g *guard) regexpSplit(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) regexpSplit(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	s := arg(c.Arguments, 0).ToString()
-	if g.tooManyMatches("RegExp.prototype[Symbol.split]", c.This, s, true) {
+	if g.tooManyMatches(what, c.This, s, true) {
 		return goja.Undefined()
 	}
-	return g.splitCall("RegExp.prototype[Symbol.split]", orig, c.This, s, arg(c.Arguments, 1))
+	return g.splitCall(what, orig, c.This, s, arg(c.Arguments, 1))
 }
 
-func (g *guard) regexpMatch(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) regexpMatch(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	s := arg(c.Arguments, 0).ToString()
-	if g.tooManyMatches("RegExp.prototype[Symbol.match]", c.This, s, false) {
+	if g.tooManyMatches(what, c.This, s, false) {
 		return goja.Undefined()
 	}
 	return call(orig, c.This, s)
@@ -368,74 +394,95 @@ func matches(s, pattern goja.Value) float64 {
 	return float64(strings.Count(s.String(), p))
 }
 
+// lengthGuarded are the Array.prototype methods whose result grows with
+// this.length, and the names they are refused by.
+var lengthGuarded = [...][2]string{
+	{"map", "Array.prototype.map"}, {"filter", "Array.prototype.filter"}, {"slice", "Array.prototype.slice"},
+	{"splice", "Array.prototype.splice"}, {"sort", "Array.prototype.sort"}, {"reverse", "Array.prototype.reverse"},
+	{"copyWithin", "Array.prototype.copyWithin"}, {"toReversed", "Array.prototype.toReversed"},
+	{"toSorted", "Array.prototype.toSorted"}, {"toSpliced", "Array.prototype.toSpliced"}, {"with", "Array.prototype.with"},
+}
+
+// typedJoins are the %TypedArray%.prototype methods that write every element.
+var typedJoins = [...][2]string{
+	{"join", "%TypedArray%.prototype.join"}, {"toString", "%TypedArray%.prototype.toString"},
+	{"toLocaleString", "%TypedArray%.prototype.toLocaleString"},
+}
+
 // installArrayGuards guards the Array.prototype methods whose result grows
 // with this.length or with their arguments, the depth of nested joins, and
 // bound-function chains.
 func (g *guard) installArrayGuards(arrProto *goja.Object) {
-	for _, name := range []string{"map", "filter", "slice", "splice", "sort", "reverse", "copyWithin", "toReversed", "toSorted", "toSpliced", "with"} {
-		what := "Array.prototype." + name
-		g.wrap(arrProto, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-			if n := g.length(c.This) * elemBytes; n > g.limit {
-				g.refuse(what, n)
-				return goja.Undefined()
-			}
-			return call(orig, c.This, c.Arguments...)
-		})
+	for _, m := range lengthGuarded {
+		g.wrap(arrProto, m[0], m[1], (*guard).lengthGuard)
 	}
-	g.wrap(arrProto, "concat", g.arrayConcat)
-	g.wrap(arrProto, "flat", g.flat)
-	g.wrap(arrProto, "flatMap", g.flatMap)
+	g.wrap(arrProto, "concat", "Array.prototype.concat", (*guard).arrayConcat)
+	g.wrap(arrProto, "flat", "Array.prototype.flat", (*guard).flat)
+	g.wrap(arrProto, "flatMap", "Array.prototype.flatMap", (*guard).flatMap)
 	// join and toLocaleString are the host's (Array.prototype.toString
 	// calls this.join): goja's count neither the elements that are arrays
 	// themselves (Array(100).fill([s]).join() is 100 copies of s) nor the
 	// depth of nesting (a join recursing in Go a million levels deep
 	// overflows the goroutine stack, which ends the process).
-	_ = arrProto.DefineDataProperty("join", g.vm.ToValue(g.join("Array.prototype.join", false)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	_ = arrProto.DefineDataProperty("toLocaleString", g.vm.ToValue(g.join("Array.prototype.toLocaleString", true)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	g.wrap(arrProto, "join", "Array.prototype.join", (*guard).join)
+	g.wrap(arrProto, "toLocaleString", "Array.prototype.toLocaleString", (*guard).join)
 	if fn, ok := g.vm.Get("Function").(*goja.Object); ok {
 		if proto, ok := fn.Get("prototype").(*goja.Object); ok {
-			g.wrap(proto, "bind", g.bind)
-			g.wrap(proto, "apply", g.argList("Function.prototype.apply", 1))
+			g.wrap(proto, "bind", "Function.prototype.bind", (*guard).bind)
+			g.wrap(proto, "apply", "Function.prototype.apply", (*guard).argList1)
 		}
 	}
 	if reflect, ok := g.vm.Get("Reflect").(*goja.Object); ok {
-		g.wrap(reflect, "apply", g.argList("Reflect.apply", 2))
-		g.wrap(reflect, "construct", g.argList("Reflect.construct", 1))
-	}
-	// %TypedArray%.prototype, shared by every typed array: join writes up
-	// to 24 characters and a separator per element.
-	if u8, ok := g.vm.Get("Uint8Array").(*goja.Object); ok {
-		if proto, ok := u8.Get("prototype").(*goja.Object); ok && proto.Prototype() != nil {
-			typed := proto.Prototype()
-			for _, name := range []string{"join", "toString", "toLocaleString"} {
-				what := "%TypedArray%.prototype." + name
-				g.wrap(typed, name, func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-					sep := 1.0
-					if s := arg(c.Arguments, 0); name == "join" && !goja.IsUndefined(s) {
-						sep = float64(strLen(s.ToString()))
-					}
-					if n := g.length(c.This) * (24 + sep); n > g.limit {
-						g.refuse(what, n)
-						return goja.Undefined()
-					}
-					return call(orig, c.This, c.Arguments...)
-				})
-			}
-		}
+		g.wrap(reflect, "apply", "Reflect.apply", (*guard).argList2)
+		g.wrap(reflect, "construct", "Reflect.construct", (*guard).argList1)
 	}
 }
 
-// argList guards a call that copies an array-like into an argument list
-// (CreateListFromArrayLike): {length: 1e9} costs the script nothing and
-// the list a slot per element.
-func (g *guard) argList(what string, i int) func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-	return func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-		if n := g.length(arg(c.Arguments, i)) * elemBytes; n > g.limit {
-			g.refuse(what, n)
-			return goja.Undefined()
-		}
-		return call(orig, c.This, c.Arguments...)
+// installTypedJoins guards %TypedArray%.prototype, shared by every typed
+// array: join writes up to 24 characters and a separator per element.
+func (g *guard) installTypedJoins(typed *goja.Object) {
+	for _, m := range typedJoins {
+		g.wrap(typed, m[0], m[1], (*guard).typedJoin)
 	}
+}
+
+func (g *guard) lengthGuard(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	if n := g.length(c.This) * elemBytes; n > g.limit {
+		g.refuse(what, n)
+		return goja.Undefined()
+	}
+	return call(orig, c.This, c.Arguments...)
+}
+
+func (g *guard) typedJoin(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	sep := 1.0
+	if s := arg(c.Arguments, 0); what == "%TypedArray%.prototype.join" && !goja.IsUndefined(s) {
+		sep = float64(strLen(s.ToString()))
+	}
+	if n := g.length(c.This) * (24 + sep); n > g.limit {
+		g.refuse(what, n)
+		return goja.Undefined()
+	}
+	return call(orig, c.This, c.Arguments...)
+}
+
+// argList1 and argList2 guard a call that copies its argument 1 or 2, an
+// array-like, into an argument list (CreateListFromArrayLike): {length: 1e9}
+// costs the script nothing and the list a slot per element.
+func (g *guard) argList1(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	return g.argList(orig, what, c, 1)
+}
+
+func (g *guard) argList2(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	return g.argList(orig, what, c, 2)
+}
+
+func (g *guard) argList(orig goja.Callable, what string, c goja.FunctionCall, i int) goja.Value {
+	if n := g.length(arg(c.Arguments, i)) * elemBytes; n > g.limit {
+		g.refuse(what, n)
+		return goja.Undefined()
+	}
+	return call(orig, c.This, c.Arguments...)
 }
 
 func (g *guard) spreadLength(v goja.Value) float64 {
@@ -455,13 +502,13 @@ func (g *guard) spreadLength(v goja.Value) float64 {
 	return 1
 }
 
-func (g *guard) arrayConcat(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) arrayConcat(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	n := g.spreadLength(c.This)
 	for _, a := range c.Arguments {
 		n += g.spreadLength(a)
 	}
 	if n*elemBytes > g.limit {
-		g.refuse("Array.prototype.concat", n*elemBytes)
+		g.refuse(what, n*elemBytes)
 		return goja.Undefined()
 	}
 	return call(orig, c.This, c.Arguments...)
@@ -469,7 +516,7 @@ func (g *guard) arrayConcat(orig goja.Callable, c goja.FunctionCall) goja.Value 
 
 // flat counts the elements the result would hold, walking the arrays to
 // the depth asked, and stops counting once over the limit.
-func (g *guard) flat(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) flat(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	depth := 1.0
 	if d := arg(c.Arguments, 0); !goja.IsUndefined(d) {
 		depth = d.ToFloat()
@@ -499,14 +546,14 @@ func (g *guard) flat(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		return true
 	}
 	if o, ok := c.This.(*goja.Object); ok && !walk(o, depth) {
-		g.refuse("Array.prototype.flat", math.Max(count, steps)*elemBytes)
+		g.refuse(what, math.Max(count, steps)*elemBytes)
 		return goja.Undefined()
 	}
 	return call(orig, c.This, c.Arguments...)
 }
 
 // flatMap counts the elements the callback's arrays add.
-func (g *guard) flatMap(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) flatMap(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	fn, ok := goja.AssertFunction(arg(c.Arguments, 0))
 	if !ok {
 		return call(orig, c.This, c.Arguments...)
@@ -516,7 +563,7 @@ func (g *guard) flatMap(orig goja.Callable, c goja.FunctionCall) goja.Value {
 		v := call(fn, cc.This, cc.Arguments...)
 		total += g.spreadLength(v) * elemBytes
 		if total > g.limit {
-			g.refuse("Array.prototype.flatMap", total)
+			g.refuse(what, total)
 			g.abort()
 		}
 		return v
@@ -526,17 +573,20 @@ func (g *guard) flatMap(orig goja.Callable, c goja.FunctionCall) goja.Value {
 
 // bind refuses a chain of bound functions deeper than the stack limit:
 // calling one recurses in Go.
-func (g *guard) bind(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) bind(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	d := 0
 	if o, ok := c.This.(*goja.Object); ok {
 		d = g.bound[o]
 	}
 	if d >= g.maxDepth {
-		g.refuseDeep("Function.prototype.bind")
+		g.refuseDeep(what)
 		return goja.Undefined()
 	}
 	v := call(orig, c.This, c.Arguments...)
 	if o, ok := v.(*goja.Object); ok {
+		if g.bound == nil {
+			g.bound = map[*goja.Object]int{}
+		}
 		g.bound[o] = d + 1
 	}
 	return v
@@ -552,18 +602,18 @@ const (
 	parseValueBytes     = 192 // each further element or member
 )
 
-func (g *guard) jsonParse(orig goja.Callable, c goja.FunctionCall) goja.Value {
+func (g *guard) jsonParse(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
 	text := arg(c.Arguments, 0)
 	if isObject(text) {
 		text = text.ToString() // once: a toString must not run twice
 	}
 	depth, size := scanJSON(text.String())
 	if depth > g.maxDepth {
-		g.refuseDeep("JSON.parse")
+		g.refuseDeep(what)
 		return goja.Undefined()
 	}
 	if size > g.limit {
-		g.refuse("JSON.parse", size)
+		g.refuse(what, size)
 		return goja.Undefined()
 	}
 	args := append([]goja.Value{text}, c.Arguments[min(1, len(c.Arguments)):]...)
@@ -602,69 +652,66 @@ func scanJSON(s string) (depth int, size float64) {
 	return depth, size
 }
 
-// join is Array.prototype.join (or, with locale, toLocaleString) counting
-// what it writes, refusing before it passes the per-call limit. A cycle
-// joins as "" the way goja, V8 and SpiderMonkey do.
-func (g *guard) join(what string, locale bool) func(goja.FunctionCall) goja.Value {
-	comma := g.str(g.vm.ToValue(","))
-	return func(c goja.FunctionCall) goja.Value {
-		if g.sup.halted() {
-			return goja.Undefined()
+// join is Array.prototype.join (or toLocaleString) counting what it writes,
+// refusing before it passes the per-call limit; the original is not called.
+// A cycle joins as "" the way goja, V8 and SpiderMonkey do.
+func (g *guard) join(_ goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	locale := what == "Array.prototype.toLocaleString"
+	o := c.This.ToObject(g.vm)
+	for _, j := range g.joining {
+		if j.SameAs(o) {
+			return g.vm.ToValue("")
 		}
-		o := c.This.ToObject(g.vm)
-		for _, j := range g.joining {
-			if j.SameAs(o) {
-				return g.vm.ToValue("")
-			}
+	}
+	if len(g.joining) >= g.maxDepth {
+		g.refuseDeep(what)
+		g.abort()
+	}
+	g.joining = append(g.joining, o)
+	defer func() { g.joining = g.joining[:len(g.joining)-1] }()
+
+	n := g.length(o)
+	var sep goja.String
+	if s := arg(c.Arguments, 0); !locale && !goja.IsUndefined(s) {
+		sep = g.str(s)
+	} else {
+		sep = g.str(g.vm.ToValue(","))
+	}
+	size := math.Max(n-1, 0) * float64(sep.Length())
+	if size > g.limit || n*elemBytes > 64*g.limit { // the loop alone would run for ever
+		g.refuse(what, math.Max(size, n))
+		return goja.Undefined()
+	}
+	var b goja.StringBuilder
+	for i := 0.0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(sep)
 		}
-		if len(g.joining) >= g.maxDepth {
-			g.refuseDeep(what)
+		if int(i)&1023 == 1023 && g.sup.halted() {
 			g.abort()
 		}
-		g.joining = append(g.joining, o)
-		defer func() { g.joining = g.joining[:len(g.joining)-1] }()
-
-		n := g.length(o)
-		sep := comma
-		if s := arg(c.Arguments, 0); !locale && !goja.IsUndefined(s) {
-			sep = g.str(s)
+		e := o.Get(strconv.FormatFloat(i, 'f', -1, 64))
+		if isAbsent(e) {
+			continue
 		}
-		size := math.Max(n-1, 0) * float64(sep.Length())
-		if size > g.limit || n*elemBytes > 64*g.limit { // the loop alone would run for ever
-			g.refuse(what, math.Max(size, n))
-			return goja.Undefined()
+		var v goja.Value
+		if locale {
+			f, ok := goja.AssertFunction(e.ToObject(g.vm).Get("toLocaleString"))
+			if !ok {
+				panic(g.vm.NewTypeError("toLocaleString is not a function"))
+			}
+			v = call(f, e)
+		} else {
+			v = e
 		}
-		var b goja.StringBuilder
-		for i := 0.0; i < n; i++ {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			if int(i)&1023 == 1023 && g.sup.halted() {
-				g.abort()
-			}
-			e := o.Get(strconv.FormatFloat(i, 'f', -1, 64))
-			if isAbsent(e) {
-				continue
-			}
-			var v goja.Value
-			if locale {
-				f, ok := goja.AssertFunction(e.ToObject(g.vm).Get("toLocaleString"))
-				if !ok {
-					panic(g.vm.NewTypeError("toLocaleString is not a function"))
-				}
-				v = call(f, e)
-			} else {
-				v = e
-			}
-			str := g.str(v)
-			if size += float64(str.Length()); size > g.limit {
-				g.refuse(what, size)
-				g.abort()
-			}
-			b.WriteString(str)
+		str := g.str(v)
+		if size += float64(str.Length()); size > g.limit {
+			g.refuse(what, size)
+			g.abort()
 		}
-		return b.String()
+		b.WriteString(str)
 	}
+	return b.String()
 }
 
 // str is ToString(v) as a goja.String: goja's ToString hands numbers back
@@ -693,53 +740,60 @@ const maxOpenIterators = 10000
 // string iterator. The steps need not exist: a sparse array of length 1e9
 // or a 60 MB string yields them from nothing, and a spread or Array.from
 // collects them all in one native loop that no interrupt reaches.
-func (g *guard) installIteratorGuards() {
-	arr := g.vm.NewArray()
-	str := g.vm.ToValue("")
-	for _, it := range []struct {
-		what string
-		of   goja.Value
-	}{{"an array iterator", arr}, {"a string iterator", str}} {
-		f, ok := goja.AssertFunction(it.of.ToObject(g.vm).GetSymbol(goja.SymIterator))
-		if !ok {
-			continue
-		}
-		iter, err := f(it.of)
-		if err != nil {
-			continue
-		}
-		o, ok := iter.(*goja.Object)
-		if !ok || o.Prototype() == nil {
-			continue
-		}
-		what := it.what
-		g.wrap(o.Prototype(), "next", func(orig goja.Callable, c goja.FunctionCall) goja.Value {
-			self, ok := c.This.(*goja.Object)
-			if !ok {
-				return call(orig, c.This, c.Arguments...)
-			}
-			n := g.steps[self] + 1
-			if n*iterStepBytes > g.limit {
-				g.sup.stop(&Error{Kind: ErrResource, Op: what, Message: fmt.Sprintf(
-					"%s went past %.0f steps, which collected would take over the limit of %.0f MiB for one call",
-					what, n-1, g.limit/(1<<20))})
-				g.abort()
-			}
-			v := call(orig, c.This, c.Arguments...)
-			switch r, ok := v.(*goja.Object); {
-			case ok && r.Get("done").ToBoolean():
-				delete(g.steps, self)
-			case len(g.steps) >= maxOpenIterators:
-				// Loops that break out leave their iterators here; forget
-				// them rather than keep them all. A native consumer runs
-				// no script between steps, so it cannot use this to
-				// reset its own count, and a script loop is interruptible.
-				clear(g.steps)
-				fallthrough
-			default:
-				g.steps[self] = n
-			}
-			return v
-		})
+func (g *guard) installIteratorGuards(str *goja.Object) {
+	// The iterator prototypes are reached through one iterator each: an
+	// array's from Array.prototype.values (the same function as its
+	// Symbol.iterator, without building the prototype's other symbols),
+	// over Array.prototype itself, an array.
+	arrProto := g.vm.NewArray().Prototype()
+	g.iteratorNext(arrProto.Get("values"), arrProto, "an array iterator")
+	g.iteratorNext(str.GetSymbol(goja.SymIterator), g.vm.ToValue(""), "a string iterator")
+}
+
+// iteratorNext guards next of the prototype of the iterator that f makes
+// of of.
+func (g *guard) iteratorNext(fv, of goja.Value, what string) {
+	f, ok := goja.AssertFunction(fv)
+	if !ok {
+		return
 	}
+	iter, err := f(of)
+	if err != nil {
+		return
+	}
+	if o, ok := iter.(*goja.Object); ok && o.Prototype() != nil {
+		g.wrap(o.Prototype(), "next", what, (*guard).iteratorStep)
+	}
+}
+
+func (g *guard) iteratorStep(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	self, ok := c.This.(*goja.Object)
+	if !ok {
+		return call(orig, c.This, c.Arguments...)
+	}
+	n := g.steps[self] + 1
+	if n*iterStepBytes > g.limit {
+		g.sup.stop(&Error{Kind: ErrResource, Op: what, Message: fmt.Sprintf(
+			"%s went past %.0f steps, which collected would take over the limit of %.0f MiB for one call",
+			what, n-1, g.limit/(1<<20))})
+		g.abort()
+	}
+	v := call(orig, c.This, c.Arguments...)
+	switch r, ok := v.(*goja.Object); {
+	case ok && r.Get("done").ToBoolean():
+		delete(g.steps, self)
+	case len(g.steps) >= maxOpenIterators:
+		// Loops that break out leave their iterators here; forget
+		// them rather than keep them all. A native consumer runs
+		// no script between steps, so it cannot use this to
+		// reset its own count, and a script loop is interruptible.
+		clear(g.steps)
+		fallthrough
+	default:
+		if g.steps == nil {
+			g.steps = map[*goja.Object]float64{}
+		}
+		g.steps[self] = n
+	}
+	return v
 }

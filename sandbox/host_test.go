@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -37,8 +38,12 @@ func (h *recordingHost) Read(ctx context.Context, connector, method string, para
 	block, err, res := h.block, h.err, h.result
 	h.mu.Unlock()
 	if block {
-		<-ctx.Done()
-		return nil, ctx.Err()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(testWait):
+			return nil, errors.New("recordingHost: the blocked Read was never cancelled")
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -214,6 +219,10 @@ func invokeUnlocked(s *Script, phase Phase, host Host, lim Limits, args ...json.
 	}
 	return s.Run(context.Background(), inv)
 }
+
+// testWait bounds every wait of a test on a channel: a run that never ends
+// fails its test instead of hanging the package.
+const testWait = 30 * time.Second
 
 func testLimits() Limits {
 	l := DefaultLimits()

@@ -309,3 +309,21 @@ func TestIteratorsOfOrdinarySize(t *testing.T) {
 		t.Errorf("got %s, %v; want %s", out.State, err, want)
 	}
 }
+
+// A guarded constructor reached through its prototype's constructor, not
+// the global name, is guarded too: it is the same proxy.
+func TestHostileConstructorThroughPrototype(t *testing.T) {
+	lim := testLimits()
+	lim.MaxHeapGrowth = 16 << 20
+	for _, code := range []string{
+		`new (new Uint8Array(0).constructor)(2**28);`,
+		`new (Object.getPrototypeOf(new Int32Array(0)).constructor)(2**26);`,
+		`new (new ArrayBuffer(0).constructor)(2**28);`,
+		`Reflect.construct(new Float64Array(0).constructor, [2**25]);`,
+		`new ([].constructor)(2**25);`,
+	} {
+		t.Run(code, func(t *testing.T) {
+			hostile(t, lim, code, "would allocate", 64<<20)
+		})
+	}
+}

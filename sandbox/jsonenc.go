@@ -452,8 +452,7 @@ type jsonLimits struct {
 
 // jsonStringify is a JSON.stringify for vm under lim. Over a limit it
 // records the failure (the script cannot catch it) and returns undefined.
-func jsonStringify(vm *goja.Runtime, lim jsonLimits) func(goja.FunctionCall) goja.Value {
-	isArray, _ := goja.AssertFunction(vm.Get("Array").(*goja.Object).Get("isArray"))
+func jsonStringify(vm *goja.Runtime, isArray goja.Callable, lim jsonLimits) func(goja.FunctionCall) goja.Value {
 	return func(call goja.FunctionCall) (result goja.Value) {
 		if lim.halted() {
 			return goja.Undefined()

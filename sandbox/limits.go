@@ -209,7 +209,9 @@ var typedArraySizes = [len(typedArrays)]float64{1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8}
 
 // installGuards wraps the built-ins that allocate in proportion to an
 // argument in one native call, checking the size before they allocate.
-func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth int) *guard {
+//
+// parse is set to the original JSON.parse, for the host's own use.
+func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth int, parse *goja.Callable) *guard {
 	// A result of n bytes costs about 3n while it is built (a buffer that
 	// grows by doubling, then the copy handed back), so one call gets a
 	// quarter of the heap limit: the call is refused, by name, before the
@@ -218,40 +220,41 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 	if maxHeap > 0 && float64(maxHeap/4) < limit {
 		limit = float64(maxHeap / 4)
 	}
-	g := &guard{vm: vm, sup: sup, limit: limit, maxDepth: maxDepth, bound: map[*goja.Object]int{}, steps: map[*goja.Object]float64{}}
-	g.isArray, _ = goja.AssertFunction(vm.Get("Array").(*goja.Object).Get("isArray"))
-	if json, ok := vm.Get("JSON").(*goja.Object); ok {
-		f := jsonStringify(vm, g.jsonLimits(int(limit)))
-		_ = json.DefineDataProperty("stringify", vm.ToValue(f), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	}
-	g.installStringGuards()
+	g := &guard{vm: vm, sup: sup, limit: limit, maxDepth: maxDepth, wrapped: make([]wrapped, 0, wrappedCount)}
+	g.wrapTraps = &goja.ProxyTrapConfig{Apply: g.applyWrapped}
+	// Each prototype and namespace is read once, here, before any is
+	// replaced.
+	global := vm.GlobalObject()
+	arr := vm.Get("Array").(*goja.Object)
+	arrProto := arr.Get("prototype").(*goja.Object)
+	str := vm.ToValue("").ToObject(vm).Prototype() // without materialising the String constructor
+	json := vm.Get("JSON").(*goja.Object)
+	g.isArray, _ = goja.AssertFunction(arr.Get("isArray"))
+	*parse, _ = goja.AssertFunction(json.Get("parse"))
+	_ = json.DefineDataProperty("stringify", vm.ToValue(jsonStringify(vm, g.isArray, g.jsonLimits(int(limit)))), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	g.installStringGuards(str, json)
 	// One OrdinaryHasInstance serves every guarded constructor: it is called
 	// with the constructor (the proxy) as this.
 	g.hasInstance = vm.ToValue(func(call goja.FunctionCall) goja.Value {
 		return vm.ToValue(inherits(call.Argument(0), call.This))
 	})
 
-	// String.prototype without materialising the String constructor.
-	str := vm.ToValue("").ToObject(vm).Prototype()
-	g.method(str, "String.prototype.repeat", "repeat", true, repeatSize)
-	g.method(str, "String.prototype.padStart", "padStart", true, padSize)
-	g.method(str, "String.prototype.padEnd", "padEnd", true, padSize)
-
-	arr := vm.Get("Array").(*goja.Object)
-	arrProto := arr.Get("prototype").(*goja.Object)
-	g.method(arrProto, "Array.prototype.fill", "fill", false, fillSize)
-	g.method(arr, "Array.from", "from", false, fromSize)
+	g.wrap(str, "repeat", "String.prototype.repeat", (*guard).repeat)
+	g.wrap(str, "padStart", "String.prototype.padStart", (*guard).pad)
+	g.wrap(str, "padEnd", "String.prototype.padEnd", (*guard).pad)
+	g.wrap(arrProto, "fill", "Array.prototype.fill", (*guard).fill)
+	g.wrap(arr, "from", "Array.from", (*guard).from)
 	g.installArrayGuards(arrProto)
-	array := g.constructor("Array", arraySize)
-	_ = arrProto.DefineDataProperty("constructor", array, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 
-	g.constructor("ArrayBuffer", bufferSize)
-	// The typed arrays share one handler (the element size is the target's
-	// BYTES_PER_ELEMENT) and one @@hasInstance, on %TypedArray%, the
+	// The constructors share one handler: the target tells which it is.
+	c := &ctorGuard{g: g}
+	traps := &goja.ProxyTrapConfig{Apply: c.apply, Construct: c.construct}
+	g.array = g.constructor(global, arr, "Array", traps)
+	if buf, ok := vm.Get("ArrayBuffer").(*goja.Object); ok {
+		g.buffer = g.constructor(global, buf, "ArrayBuffer", traps)
+	}
+	// The typed arrays share one @@hasInstance, on %TypedArray%, the
 	// prototype of every one of them.
-	ta := &ctorGuard{g: g, size: typedArraySize}
-	traps := &goja.ProxyTrapConfig{Apply: ta.apply, Construct: ta.construct}
-	global := vm.GlobalObject()
 	for i, name := range typedArrays {
 		target, ok := vm.Get(name).(*goja.Object)
 		if !ok {
@@ -260,13 +263,20 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 		if i == 0 {
 			if parent := target.Prototype(); parent != nil {
 				_ = parent.DefineDataPropertySymbol(goja.SymHasInstance, g.hasInstance, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+				if proto, ok := parent.Get("prototype").(*goja.Object); ok {
+					g.installTypedJoins(proto)
+				}
 			}
 		}
 		g.typed[i] = target
-		_ = global.DefineDataProperty(name, g.vm.ToValue(vm.NewProxy(target, traps)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		g.constructor(global, target, name, traps)
 	}
 	return g
 }
+
+// wrappedCount is how many built-ins installGuards wraps, so that
+// guard.wrapped is allocated once.
+const wrappedCount = 40
 
 // jsonLimits configures a JSON.stringify of this runtime: max bytes, the
 // stack limit as its depth.
@@ -299,6 +309,36 @@ func (g *guard) refuseDeep(what string) {
 }
 
 // The size functions estimate what one call would allocate, in bytes.
+
+func (g *guard) repeat(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	return g.sized(orig, what, c, true, repeatSize)
+}
+
+func (g *guard) pad(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	return g.sized(orig, what, c, true, padSize)
+}
+
+func (g *guard) fill(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	return g.sized(orig, what, c, false, fillSize)
+}
+
+func (g *guard) from(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {
+	return g.sized(orig, what, c, false, fromSize)
+}
+
+// sized checks size before calling the original. toString converts this to
+// a string first.
+func (g *guard) sized(orig goja.Callable, what string, c goja.FunctionCall, toString bool, size func(g *guard, this goja.Value, args []goja.Value) float64) goja.Value {
+	this := c.This
+	if o, isObj := this.(*goja.Object); isObj && toString {
+		this = o.ToString() // convert once, so a toString runs once
+	}
+	if n := size(g, this, c.Arguments); n > g.limit {
+		g.refuse(what, n)
+		return goja.Undefined()
+	}
+	return call(orig, this, c.Arguments...) // rethrown as it was: catchable exceptions stay catchable
+}
 
 func repeatSize(_ *guard, this goja.Value, args []goja.Value) float64 {
 	n := arg(args, 0).ToFloat()
@@ -357,7 +397,11 @@ type guard struct {
 	limit       float64
 	hasInstance goja.Value
 	typed       [len(typedArrays)]*goja.Object // the original constructors
+	array       *goja.Object                   // the original Array
+	buffer      *goja.Object                   // the original ArrayBuffer
 	isArray     goja.Callable                  // the original Array.isArray
+	wrapped     []wrapped                      // the guarded built-ins (guards.go)
+	wrapTraps   *goja.ProxyTrapConfig          // their proxies' handler
 
 	maxDepth int
 	joining  []*goja.Object           // the arrays being joined, outermost first
@@ -381,46 +425,17 @@ func (g *guard) refuse(what string, size float64) {
 		"%s would allocate about %.0f MiB, over the limit of %.0f MiB for one call", what, size/(1<<20), g.limit/(1<<20))})
 }
 
-// method replaces obj[name] with a non-enumerable wrapper that checks size
-// before calling the original. toString converts this to a string first.
-func (g *guard) method(obj *goja.Object, what, name string, toString bool, size func(g *guard, this goja.Value, args []goja.Value) float64) {
-	orig, ok := goja.AssertFunction(obj.Get(name))
-	if !ok {
-		return
-	}
-	wrapped := func(call goja.FunctionCall) goja.Value {
-		if g.sup.halted() {
-			return goja.Undefined()
-		}
-		this := call.This
-		if o, isObj := this.(*goja.Object); isObj && toString {
-			this = o.ToString() // convert once, so a toString runs once
-		}
-		if n := size(g, this, call.Arguments); n > g.limit {
-			g.refuse(what, n)
-			return goja.Undefined()
-		}
-		v, err := orig(this, call.Arguments...)
-		if err != nil {
-			panic(err) // rethrown as it was: catchable exceptions stay catchable
-		}
-		return v
-	}
-	_ = obj.DefineDataProperty(name, g.vm.ToValue(wrapped), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-}
-
-// ctorGuard is the proxy handler of one guarded constructor.
-type ctorGuard struct {
-	g    *guard
-	name string // "" for the typed arrays: the target tells which
-	size func(g *guard, target *goja.Object, args []goja.Value) float64
-}
+// ctorGuard is the proxy handler of the guarded constructors.
+type ctorGuard struct{ g *guard }
 
 // what names the constructor for messages: "Uint8Array()". It reads no
 // property: a script-defined getter must not run here.
 func (c *ctorGuard) what(target *goja.Object) string {
-	if c.name != "" {
-		return c.name + "()"
+	switch {
+	case target == c.g.array:
+		return "Array()"
+	case target == c.g.buffer:
+		return "ArrayBuffer()"
 	}
 	if i := c.g.typedArray(target); i >= 0 {
 		return typedArrays[i] + "()"
@@ -428,8 +443,19 @@ func (c *ctorGuard) what(target *goja.Object) string {
 	return "a typed array constructor"
 }
 
+// size is what a call of the constructor target would allocate.
+func (c *ctorGuard) size(target *goja.Object, args []goja.Value) float64 {
+	switch target {
+	case c.g.array:
+		return arraySize(c.g, target, args)
+	case c.g.buffer:
+		return bufferSize(c.g, target, args)
+	}
+	return typedArraySize(c.g, target, args)
+}
+
 func (c *ctorGuard) apply(target *goja.Object, this goja.Value, args []goja.Value) goja.Value {
-	if n := c.size(c.g, target, args); n > c.g.limit && !c.g.sup.halted() {
+	if n := c.size(target, args); n > c.g.limit && !c.g.sup.halted() {
 		c.g.refuse(c.what(target), n)
 		return goja.Undefined()
 	}
@@ -442,7 +468,7 @@ func (c *ctorGuard) apply(target *goja.Object, this goja.Value, args []goja.Valu
 }
 
 func (c *ctorGuard) construct(target *goja.Object, args []goja.Value, newTarget *goja.Object) *goja.Object {
-	if n := c.size(c.g, target, args); n > c.g.limit && !c.g.sup.halted() {
+	if n := c.size(target, args); n > c.g.limit && !c.g.sup.halted() {
 		c.g.refuse("new "+c.what(target), n)
 		return c.g.vm.NewObject()
 	}
@@ -454,21 +480,23 @@ func (c *ctorGuard) construct(target *goja.Object, args []goja.Value, newTarget 
 	return o
 }
 
-// constructor replaces the global name with a proxy of the constructor that
-// checks size on both call and new; everything else reaches the original.
-func (g *guard) constructor(name string, size func(g *guard, target *goja.Object, args []goja.Value) float64) goja.Value {
-	target, ok := g.vm.Get(name).(*goja.Object)
-	if !ok {
-		return nil
+// constructor replaces the global name, and the constructor of its
+// prototype (new Uint8Array(0).constructor would reach the original
+// otherwise), with a proxy of target that checks size on both call and new;
+// everything else reaches the original. It returns the original.
+func (g *guard) constructor(global, target *goja.Object, name string, traps *goja.ProxyTrapConfig) *goja.Object {
+	v := g.vm.ToValue(g.vm.NewProxy(target, traps))
+	if proto, ok := target.Get("prototype").(*goja.Object); ok {
+		_ = proto.DefineDataProperty("constructor", v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
-	c := &ctorGuard{g: g, name: name, size: size}
-	p := g.vm.NewProxy(target, &goja.ProxyTrapConfig{Apply: c.apply, Construct: c.construct})
 	// goja's proxies do not implement instanceof; answer it for the
-	// original, which the proxy's get reaches.
-	_ = target.DefineDataPropertySymbol(goja.SymHasInstance, g.hasInstance, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	v := g.vm.ToValue(p)
-	_ = g.vm.GlobalObject().DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	return v
+	// original, which the proxy's get reaches (the typed arrays inherit
+	// theirs from %TypedArray%).
+	if g.typedArray(target) < 0 {
+		_ = target.DefineDataPropertySymbol(goja.SymHasInstance, g.hasInstance, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	_ = global.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return target
 }
 
 // inherits is OrdinaryHasInstance: is ctor.prototype on v's prototype chain?

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -72,11 +73,24 @@ export default Object.assign({}, base, { producers: { p: { publishes: ["a"], sch
 
 // The shared heap watchdog stops sampling once no run is watched. The test
 // is not parallel: the parallel tests wait until it is over, so no other run
-// is watched while it looks, and a watchdog still running is a failure.
+// is watched while it looks. It fails, rather than passing without having
+// looked, when the run it makes was not watched: the sampler must be seen
+// running, watching it, from inside the run.
 func TestHeapWatchdogIdles(t *testing.T) {
-	s := load(t, handlers{producer: `return 1;`})
-	if _, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, testLimits()); err != nil {
+	s := load(t, handlers{producer: `ctx.registerInput({ source: "s", type: "t", id: "1", title: "x" }); return 1;`})
+	h := &watchdogProbe{}
+	lim := testLimits()
+	if lim.MaxHeapGrowth == 0 {
+		t.Fatal("the test limits watch no heap: nothing to check")
+	}
+	if _, err := invokeUnlocked(s, PhaseProducer, h, lim); err != nil {
 		t.Fatal(err)
+	}
+	if !h.called {
+		t.Fatal("the run made no host call: the watchdog was not looked at during it")
+	}
+	if !h.running || h.watches == 0 {
+		t.Fatalf("during the run the watchdog ran %v with %d watches: the run was not watched", h.running, h.watches)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -91,4 +105,19 @@ func TestHeapWatchdogIdles(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// watchdogProbe reads the heap watchdog's state when the script registers
+// an input, that is while the run is watched.
+type watchdogProbe struct {
+	recordingHost
+	called, running bool
+	watches         int
+}
+
+func (h *watchdogProbe) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
+	heapWatchdog.mu.Lock()
+	h.called, h.running, h.watches = true, heapWatchdog.running, len(heapWatchdog.watches)
+	heapWatchdog.mu.Unlock()
+	return h.recordingHost.RegisterInput(ctx, in)
 }

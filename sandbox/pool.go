@@ -49,14 +49,12 @@ func newFresh(k poolKey) *fresh {
 	vm := goja.New()
 	f := &fresh{vm: vm, sup: &supervisor{vm: vm}, key: k}
 	vm.SetMaxCallStackSize(k.stack)
-	json := vm.Get("JSON").(*goja.Object)
-	f.parse, _ = goja.AssertFunction(json.Get("parse"))
-	g := installGuards(vm, f.sup, k.maxHeap, k.stack)
+	g := installGuards(vm, f.sup, k.maxHeap, k.stack, &f.parse)
 	// The host's own encodings of script values: cut at a cap rather than
 	// failing, so the caller can name the value and its limit.
 	f.maxEncode = int(g.limit)
-	f.encode, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(f.maxEncode, &f.encodeCut))))
-	f.encodeLine, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.cutJSON(4*k.logLine+4, nil))))
+	f.encode, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.isArray, g.cutJSON(f.maxEncode, &f.encodeCut))))
+	f.encodeLine, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.isArray, g.cutJSON(4*k.logLine+4, nil))))
 	installKeep(vm, &f.workflow)
 	return f
 }

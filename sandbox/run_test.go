@@ -671,6 +671,10 @@ type stuckHost struct {
 }
 
 func (h stuckHost) Read(context.Context, string, string, map[string]any) (any, error) {
-	<-h.release
-	return nil, nil
+	select {
+	case <-h.release:
+		return nil, nil
+	case <-time.After(testWait):
+		return nil, errors.New("stuckHost: never released")
+	}
 }
