@@ -49,6 +49,22 @@ func TestLedger(t *testing.T) {
 		}
 	})
 
+	t.Run("the in_flight commit waits for the disk, and the drain leaves nothing waiting", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		s := newSink(t)
+		unsynced := make(chan bool, 1)
+		s.OnPost(func(r *http.Request) { unsynced <- b.db.Unsynced() })
+		b.deploy("push", pushWorkflow(s.URL, "a"))
+		b.drain()
+		if kit.Wait(t, unsynced, kit.Timeout) {
+			t.Fatal("during the request a commit was still waiting for the disk: the in_flight row was not synced")
+		}
+		if b.db.Unsynced() {
+			t.Fatal("after the drain a commit is still waiting for the disk")
+		}
+	})
+
 	t.Run("code after the mutation call never runs", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)

@@ -84,6 +84,12 @@ func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 		if did {
 			continue
 		}
+		// nothing more to do now: what the last runs committed unsynced
+		// goes to the disk before the loop waits
+		if err := e.db.Sync(ctx); err != nil {
+			e.log.Error("sync failed", "workflow", ws.id, "err", err)
+			errs = append(errs, err)
+		}
 		if drain {
 			return errors.Join(errs...)
 		}

@@ -563,9 +563,16 @@ func carrier(ctx context.Context, q storage.Q, mut *storage.Mutation) (*storage.
 // tCommitConsumer is the consumer's commit: events consumed (or skipped),
 // state, the run committed, published events with inherited causes, and
 // wakeAt (cleared when prepare gave none), all in one transaction.
+//
+// The commit does not wait for the disk: its mutation, if it had one, was
+// durably in_flight before the call, so a power cut that takes the commit
+// leaves that row for start-up to check with the connector (never sent
+// again); without a mutation the run simply runs again. The next synced
+// commit, or the scheduler's Sync when it runs out of work, makes it
+// durable.
 func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace) error {
 	now := e.now()
-	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
+	return e.writeRunWith(ctx, run, e.db.WriteUnsynced, func(tx *storage.Tx) error {
 		status := EventConsumed
 		if string(run.MutationResult) == string(resultSkipped) {
 			status = EventSkipped

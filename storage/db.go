@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 )
@@ -48,6 +49,8 @@ type DB struct {
 	// writer connection was last left at synchronous NORMAL.
 	wmu      sync.Mutex
 	unsynced bool
+	// pending: an unsynced commit may not be on disk yet (Sync).
+	pending atomic.Bool
 }
 
 // Open opens (creating if needed) the database at opts.Path, takes the
@@ -133,9 +136,11 @@ func (db *DB) open(ctx context.Context) error {
 // Path is the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 
-// Close closes both pools and releases the lock.
+// Close makes what was committed durable (Sync), closes both pools and
+// releases the lock.
 func (db *DB) Close() error {
 	var errs []error
+	errs = append(errs, db.Sync(context.Background()))
 	if db.rstmts != nil {
 		errs = append(errs, db.rstmts.close())
 	}
@@ -248,7 +253,37 @@ func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) erro
 	if err != nil {
 		return nil, fmt.Errorf("storage: commit: %w", err)
 	}
+	// a synced commit carries every commit before it to the disk: the log
+	// is one file written in order
+	db.pending.Store(!synced)
 	return tx.after, nil
+}
+
+// Unsynced says whether a commit may still be waiting for the disk.
+func (db *DB) Unsynced() bool { return db.pending.Load() }
+
+// Sync makes every commit so far durable, if an unsynced one may not be:
+// the engine calls it when it has nothing more to do, so a commit left
+// unsynced never waits for the disk longer than the work that followed it.
+// It syncs the write-ahead log file itself — the one file a commit goes to
+// — which needs no transaction and writes nothing new.
+func (db *DB) Sync(ctx context.Context) error {
+	if !db.pending.Swap(false) {
+		return nil
+	}
+	f, err := os.Open(db.path + "-wal")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // checkpointed and removed: the database file holds it all, synced
+	}
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if err != nil {
+		db.pending.Store(true)
+		return fmt.Errorf("storage: sync: %w", err)
+	}
+	return nil
 }
 
 // Exec runs a statement inside the transaction. It exists for stores kept

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestWriteUnsyncedLowersTheSafetyLevelForItsOwnCommitOnly: an unsynced
@@ -45,6 +46,62 @@ func TestWriteUnsyncedLowersTheSafetyLevelForItsOwnCommitOnly(t *testing.T) {
 		}
 		if got != s.want {
 			t.Errorf("step %d (synced %v): synchronous = %d inside the transaction, want %d", i, s.synced, got, s.want)
+		}
+	}
+}
+
+// TestSyncCarriesUnsyncedCommits: an unsynced commit leaves the database
+// waiting for the disk until a synced commit or Sync carries it there, and
+// Close syncs what is left; the data is there after reopening either way.
+func TestSyncCarriesUnsyncedCommits(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := func(write func(context.Context, func(*Tx) error) error, name string) {
+		t.Helper()
+		if err := write(ctx, func(tx *Tx) error {
+			_, err := tx.CreateWorkflow(ctx, name, time.UnixMilli(1))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if db.Unsynced() {
+		t.Fatal("a fresh database waits for the disk")
+	}
+	note(db.WriteUnsynced, "a")
+	if !db.Unsynced() {
+		t.Fatal("after an unsynced commit, nothing waits for the disk")
+	}
+	note(db.Write, "b")
+	if db.Unsynced() {
+		t.Fatal("a synced commit did not carry the unsynced one before it")
+	}
+	note(db.WriteUnsynced, "c")
+	if err := db.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if db.Unsynced() {
+		t.Fatal("Sync left a commit waiting for the disk")
+	}
+	note(db.WriteUnsynced, "d")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db.Unsynced() {
+		t.Fatal("Close left a commit waiting for the disk")
+	}
+	db, err = Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, name := range []string{"a", "b", "c", "d"} {
+		if _, err := db.Read().WorkflowByName(ctx, name); err != nil {
+			t.Errorf("workflow %s after reopening: %v", name, err)
 		}
 	}
 }
