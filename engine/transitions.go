@@ -101,17 +101,17 @@ func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
 // tPrepared records a consumer run at its first checkpoint: its prepare
 // result and its reservations, pinned together. mutating: mutate starts
 // now, so the run moves on to mutating in the same transaction (chapter
-// 06b: prepared → mutating before any connector call). Going on to
-// mutating, the checkpoint need not wait for the disk: whatever mutate
-// leads to ends in a synced commit (in_flight before any call, the run's
-// commit, a failure, an approval), and a power cut before it loses the
-// prepare too, which chapter 16 lets keep run again. A run parked at
-// prepared waits durably.
+// 06b: prepared → mutating before any connector call). Unless the run is
+// parked here, the checkpoint need not wait for the disk: a power cut that
+// takes it loses only the prepare, which chapter 16 lets keep run again,
+// and what follows is synced (in_flight before any call, a failure, an
+// approval) or is the run's own commit. A run parked at prepared waits
+// durably.
 func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storage.Run, eventIDs []int64, mutating bool, tr *trace) error {
 	now := e.now()
-	write := e.db.Write
-	if mutating {
-		write = e.db.WriteUnsynced
+	write := e.db.WriteUnsynced
+	if !mutating && len(eventIDs) > 0 {
+		write = e.db.Write // parked at prepared, holding its reservations
 	}
 	return e.writeRunWith(ctx, run, write, func(tx *storage.Tx) error {
 		run.Phase, run.UpdatedAt = PhasePrepared, now
@@ -290,10 +290,10 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 	now := e.now()
 	cls := connectors.ClassOf(callErr)
 	// An applied call the run goes straight on from need not wait for the
-	// disk: the run's own commit follows and is synced, and a power cut
-	// before it leaves the durable in_flight row, which start-up checks
-	// with the connector (reconciled, never sent again). Anything else
-	// waits for the disk: a failure, a back-off, a question, a parked run.
+	// disk: a power cut that takes it leaves the durable in_flight row,
+	// which start-up checks with the connector (reconciled, never sent
+	// again). Anything else waits for the disk: a failure, a back-off, a
+	// question, a parked run.
 	write := e.db.Write
 	if cls == "" && !e.parked(ctx, w) {
 		write = e.db.WriteUnsynced

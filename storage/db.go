@@ -45,12 +45,14 @@ type DB struct {
 	lock   *fileLock
 	logger *slog.Logger
 
-	// wmu serialises writes with the safety level they set; unsynced: the
+	// wmu serialises writes with the safety level they set; lowered: the
 	// writer connection was last left at synchronous NORMAL.
-	wmu      sync.Mutex
-	unsynced bool
+	wmu     sync.Mutex
+	lowered bool
 	// pending: an unsynced commit may not be on disk yet (Sync).
 	pending atomic.Bool
+	// commits of each kind so far (Commits)
+	syncedCommits, unsyncedCommits atomic.Int64
 }
 
 // Open opens (creating if needed) the database at opts.Path, takes the
@@ -224,7 +226,7 @@ func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) err
 }
 
 func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) error) ([]func(), error) {
-	if synced == db.unsynced {
+	if synced == db.lowered {
 		level := "PRAGMA synchronous(FULL)"
 		if !synced {
 			level = "PRAGMA synchronous(NORMAL)"
@@ -232,7 +234,7 @@ func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) erro
 		if _, err := db.wstmts.ExecContext(ctx, level); err != nil {
 			return nil, fmt.Errorf("storage: begin: %w", err)
 		}
-		db.unsynced = !synced
+		db.lowered = !synced
 	}
 	sqlTx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -256,7 +258,18 @@ func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) erro
 	// a synced commit carries every commit before it to the disk: the log
 	// is one file written in order
 	db.pending.Store(!synced)
+	if synced {
+		db.syncedCommits.Add(1)
+	} else {
+		db.unsyncedCommits.Add(1)
+	}
 	return tx.after, nil
+}
+
+// Commits counts the write transactions committed so far: synced, those
+// that waited for the disk, and unsynced, those that did not.
+func (db *DB) Commits() (synced, unsynced int64) {
+	return db.syncedCommits.Load(), db.unsyncedCommits.Load()
 }
 
 // Unsynced says whether a commit may still be waiting for the disk.

@@ -54,6 +54,14 @@ func TestRun(t *testing.T) {
 	if res.CommitsPerRun < 2 || res.CommitsPerRun > 10 || res.CommitsPerRunSource != "wal" {
 		t.Errorf("commits_per_run = %v (%s), want 2..10 counted from the WAL", res.CommitsPerRun, res.CommitsPerRunSource)
 	}
+	// every consumer run of the pipeline makes one call: its in_flight row
+	// is the one commit that must wait for the disk
+	if res.SyncedCommitsPerRun != 1 {
+		t.Errorf("synced_commits_per_run = %v, want 1 (the in_flight row's)", res.SyncedCommitsPerRun)
+	}
+	if res.FramesPerRun < res.CommitsPerRun {
+		t.Errorf("wal_frames_per_run = %v, fewer than the %v commits", res.FramesPerRun, res.CommitsPerRun)
+	}
 	if res.WakeLatencyMS.P99 < res.WakeLatencyMS.P50 || res.WakeSamples != wakeSamples {
 		t.Errorf("wake latency %+v over %d samples", res.WakeLatencyMS, res.WakeSamples)
 	}

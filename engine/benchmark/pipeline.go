@@ -226,9 +226,11 @@ func commitsPerRun(ctx context.Context, o Options, r *Results) error {
 	if err != nil {
 		return err
 	}
+	syncedBefore, _ := k.db.Commits()
 	if err := k.e.Drain(ctx); err != nil {
 		return err
 	}
+	syncedAfter, _ := k.db.Commits()
 	after, err := readWAL(k.path + "-wal")
 	if err != nil {
 		return err
@@ -247,8 +249,10 @@ func commitsPerRun(ctx context.Context, o Options, r *Results) error {
 	commits := after.commits - before.commits
 	r.CommitsPerRun = float64(commits) / float64(working)
 	r.CommitsPerRunSource = "wal"
-	o.Logf("commits per run: %d commits (%d WAL frames) for %d consumer runs (+%d that found nothing): %.2f per run",
-		commits, after.frames-before.frames, working, all-working, r.CommitsPerRun)
+	r.SyncedCommitsPerRun = float64(syncedAfter-syncedBefore) / float64(working)
+	r.FramesPerRun = float64(after.frames-before.frames) / float64(working)
+	o.Logf("commits per run: %d commits (%d synced, %d WAL frames) for %d consumer runs (+%d that found nothing): %.2f per run",
+		commits, syncedAfter-syncedBefore, after.frames-before.frames, working, all-working, r.CommitsPerRun)
 	return nil
 }
 
