@@ -50,22 +50,8 @@ func (tx *Tx) MarkInputSkipped(ctx context.Context, id int64, now time.Time) err
 // Inputs pages a workflow's inputs newest first (ids below before; 0: from
 // the newest), optionally filtered by a substring of the title.
 func (q Q) Inputs(ctx context.Context, workflowID int64, before int64, limit int, filter string) ([]*Input, error) {
-	if before <= 0 {
-		before = 1<<62 - 1
-	}
-	args := []any{workflowID, before}
-	if filter != "" {
-		args = append(args, "%"+filter+"%")
-	}
-	return q.inputs(ctx, inputsBeforeSQL(filter != ""), append(args, limit)...)
-}
-
-func inputsBeforeSQL(filtered bool) string {
-	query := `SELECT ` + inputCols + ` FROM inputs WHERE workflow_id = ? AND id < ?`
-	if filtered {
-		query += ` AND title LIKE ?`
-	}
-	return query + ` ORDER BY id DESC LIMIT +?`
+	query, args := inputsPage.before(workflowID, before, limit, filter)
+	return q.inputs(ctx, query, args...)
 }
 
 // InputsAfter pages a workflow's inputs from the oldest end: the limit
@@ -75,24 +61,10 @@ func inputsBeforeSQL(filtered bool) string {
 // end it read from; inputs_by_workflow serves the ascending walk as it
 // serves the descending one.
 func (q Q) InputsAfter(ctx context.Context, workflowID int64, after, before int64, limit int, filter string) ([]*Input, error) {
-	if before <= 0 {
-		before = 1<<62 - 1
-	}
-	args := []any{workflowID, after, before}
-	if filter != "" {
-		args = append(args, "%"+filter+"%")
-	}
-	ins, err := q.inputs(ctx, inputsAfterSQL(filter != ""), append(args, limit)...)
+	query, args := inputsPage.after(workflowID, after, before, limit, filter)
+	ins, err := q.inputs(ctx, query, args...)
 	slices.Reverse(ins)
 	return ins, err
-}
-
-func inputsAfterSQL(filtered bool) string {
-	query := `SELECT ` + inputCols + ` FROM inputs WHERE workflow_id = ? AND id > ? AND id < ?`
-	if filtered {
-		query += ` AND title LIKE ?`
-	}
-	return query + ` ORDER BY id LIMIT +?`
 }
 
 func (q Q) inputs(ctx context.Context, query string, args ...any) ([]*Input, error) {

@@ -188,18 +188,26 @@ func TestPagesFromTheOldestEnd(t *testing.T) {
 func TestPageQueriesUseTheWorkflowIndex(t *testing.T) {
 	t.Parallel()
 	f := setupPages(t)
-	cases := []struct {
+	type pageCase struct {
 		name, query, index string
 		args               []any
-	}{
-		{"inputs from the newest", inputsBeforeSQL(false), "inputs_by_workflow", []any{f.wf, 9, 5}},
-		{"inputs from the newest, filtered", inputsBeforeSQL(true), "inputs_by_workflow", []any{f.wf, 9, "%a%", 5}},
-		{"inputs from the oldest", inputsAfterSQL(false), "inputs_by_workflow", []any{f.wf, 0, 9, 5}},
-		{"inputs from the oldest, filtered", inputsAfterSQL(true), "inputs_by_workflow", []any{f.wf, 0, 9, "%a%", 5}},
-		{"runs from the newest", runsBeforeSQL(false), "runs_by_workflow", []any{f.wf, 9, 5}},
-		{"runs from the newest, filtered", runsBeforeSQL(true), "runs_by_workflow", []any{f.wf, 9, "%a%", 5}},
-		{"runs from the oldest", runsAfterSQL(false), "runs_by_workflow", []any{f.wf, 0, 9, 5}},
-		{"runs from the oldest, filtered", runsAfterSQL(true), "runs_by_workflow", []any{f.wf, 0, 9, "%a%", 5}},
+	}
+	var cases []pageCase
+	for _, p := range []struct {
+		name  string
+		page  page
+		index string
+	}{{"inputs", inputsPage, "inputs_by_workflow"}, {"runs", runsPage, "runs_by_workflow"}} {
+		for _, filter := range []string{"", "a"} {
+			suffix := ""
+			if filter != "" {
+				suffix = ", filtered"
+			}
+			q, args := p.page.before(f.wf, 9, 5, filter)
+			cases = append(cases, pageCase{p.name + " from the newest" + suffix, q, p.index, args})
+			q, args = p.page.after(f.wf, 0, 9, 5, filter)
+			cases = append(cases, pageCase{p.name + " from the oldest" + suffix, q, p.index, args})
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name+" uses "+c.index, func(t *testing.T) {

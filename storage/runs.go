@@ -111,46 +111,18 @@ func (q Q) AllOpenRuns(ctx context.Context) ([]*Run, error) {
 // Runs pages a workflow's runs newest first: ids below before (0: from the
 // newest), at most limit, optionally only one handler.
 func (q Q) Runs(ctx context.Context, workflowID int64, before int64, limit int, handler string) ([]*Run, error) {
-	if before <= 0 {
-		before = 1<<62 - 1
-	}
-	args := []any{workflowID, before}
-	if handler != "" {
-		args = append(args, "%"+handler+"%")
-	}
-	return q.runs(ctx, runsBeforeSQL(handler != ""), append(args, limit)...)
-}
-
-func runsBeforeSQL(filtered bool) string {
-	query := `SELECT ` + runCols + ` FROM runs WHERE workflow_id = ? AND id < ?`
-	if filtered {
-		query += ` AND handler LIKE ?`
-	}
-	return query + ` ORDER BY id DESC LIMIT +?`
+	query, args := runsPage.before(workflowID, before, limit, handler)
+	return q.runs(ctx, query, args...)
 }
 
 // RunsAfter pages a workflow's runs from the oldest end: the limit runs
 // with the lowest ids above after (0: the oldest), below before (0: no
 // bound), optionally only one handler; returned newest first, like Runs.
 func (q Q) RunsAfter(ctx context.Context, workflowID int64, after, before int64, limit int, handler string) ([]*Run, error) {
-	if before <= 0 {
-		before = 1<<62 - 1
-	}
-	args := []any{workflowID, after, before}
-	if handler != "" {
-		args = append(args, "%"+handler+"%")
-	}
-	runs, err := q.runs(ctx, runsAfterSQL(handler != ""), append(args, limit)...)
+	query, args := runsPage.after(workflowID, after, before, limit, handler)
+	runs, err := q.runs(ctx, query, args...)
 	slices.Reverse(runs)
 	return runs, err
-}
-
-func runsAfterSQL(filtered bool) string {
-	query := `SELECT ` + runCols + ` FROM runs WHERE workflow_id = ? AND id > ? AND id < ?`
-	if filtered {
-		query += ` AND handler LIKE ?`
-	}
-	return query + ` ORDER BY id LIMIT +?`
 }
 
 // LastRun returns a workflow's newest run, or ErrNotFound.
