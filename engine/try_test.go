@@ -192,32 +192,16 @@ func TestTryOneProducerWithALimit(t *testing.T) {
 	}
 }
 
-// noteLogWorkflow appends one line per note in inbox/ to log.txt.
-const noteLogWorkflow = `export default Keep.workflow({
-  name: "notes",
-  topics: { "note.found": {} },
-  producers: {
-    scan: { publishes: ["note.found"], schedule: { interval: "1h" }, handler: async (ctx) => {
-      for (const f of await ctx.files.list({ dir: "inbox", glob: "*.txt" })) {
-        const inputId = ctx.registerInput({ source: "files", type: "file", id: f.path, title: "Note " + f.name });
-        await ctx.publish("note.found", { messageId: f.path, inputId, payload: { name: f.name } });
-      }
-    } },
-  },
-  consumers: {
-    log: Keep.consumer({
-      subscribe: ["note.found"],
-      async prepare(ctx) {
-        const [e] = await ctx.peek("note.found", { limit: 1 });
-        if (!e) return { reservations: [], data: {} };
-        return { reservations: [{ topic: "note.found", ids: [e.messageId] }], data: e.payload, ui: { title: "Log " + e.payload.name } };
-      },
-      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: p.data.name + "\n" }); },
-      async next() {},
-    }),
-  },
-});
-`
+// noteLogWorkflow appends one line per note in inbox/ to log.txt (the
+// authoring tests of engine/clitest draft the same file).
+func noteLogWorkflow(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile("testdata/notes.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
+}
 
 // TestDryRunStartsFromTheDeployedState: a note the workflow has already
 // logged is not shown again; only the new one is, and log.txt stays as the
@@ -235,7 +219,7 @@ func TestDryRunStartsFromTheDeployedState(t *testing.T) {
 		}
 	}
 	write("inbox/a.txt", "a")
-	b.deploy("notes", noteLogWorkflow)
+	b.deploy("notes", noteLogWorkflow(t))
 	if err := b.e.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -210,34 +210,18 @@ export default Keep.workflow({
 });
 `
 
+// draftFixed is engine/testdata/notes.js as a model would draft it: named
+// notes-log, polling every 5 minutes, appending line.
 func draftFixed(line string) string {
-	return `// @ts-check
-// notes-log: one line of log.txt per note in inbox/.
-export default Keep.workflow({
-  name: "notes-log",
-  topics: { "note.found": {} },
-  producers: {
-    scan: { publishes: ["note.found"], schedule: { interval: "5m" }, handler: async (ctx) => {
-      for (const f of await ctx.files.list({ dir: "inbox", glob: "*.txt" })) {
-        const inputId = ctx.registerInput({ source: "files", type: "file", id: f.path, title: "Note " + f.name });
-        await ctx.publish("note.found", { messageId: f.path, inputId, payload: { name: f.name } });
-      }
-    } },
-  },
-  consumers: {
-    log: Keep.consumer({
-      subscribe: ["note.found"],
-      async prepare(ctx) {
-        const [e] = await ctx.peek("note.found", { limit: 1 });
-        if (!e) return { reservations: [], data: {} };
-        return { reservations: [{ topic: "note.found", ids: [e.messageId] }], data: e.payload, ui: { title: "Log " + e.payload.name } };
-      },
-      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: ` + line + ` }); },
-      async next() {},
-    }),
-  },
-});
-`
+	src, err := os.ReadFile("../testdata/notes.js")
+	if err != nil {
+		panic(err)
+	}
+	return "// @ts-check\n// notes-log: one line of log.txt per note in inbox/.\n" + strings.NewReplacer(
+		`name: "notes"`, `name: "notes-log"`,
+		`interval: "1h"`, `interval: "5m"`,
+		`p.data.name + "\n"`, line,
+	).Replace(string(src))
 }
 
 func llmEnv(t *testing.T, drafts ...string) (*env, *fakeModel) {
