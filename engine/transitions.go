@@ -68,7 +68,7 @@ func (e *Engine) writeRun(ctx context.Context, run *storage.Run, fn func(*storag
 }
 
 // writeRunWith is writeRun with the kind of commit chosen: e.db.Write, or
-// e.db.WriteUnsynced for a checkpoint a synced commit follows at once.
+// e.db.WriteUnsynced for a checkpoint whose loss keep can redo or check.
 func (e *Engine) writeRunWith(ctx context.Context, run *storage.Run, write func(context.Context, func(*storage.Tx) error) error, fn func(*storage.Tx) error) error {
 	saved := *run
 	err := write(ctx, fn)
@@ -91,7 +91,8 @@ func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *stora
 // preparing, so a process killed during prepare leaves a run that recovery
 // marks crashed (chapter 16 "Restart Recovery"). The record need not wait
 // for the disk: a killed process keeps it, and a power cut that takes it
-// takes the run's later checkpoints too, so the run is simply started again.
+// takes the run's later checkpoints too — up to its in_flight row, which
+// is synced — so the run is simply started again.
 func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
 	return e.db.WriteUnsynced(ctx, func(tx *storage.Tx) error {
 		return e.moveRun(ctx, tx, nil, run, byScheduler) // a new run: not announced

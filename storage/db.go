@@ -199,10 +199,10 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 // WriteUnsynced is Write without waiting for the disk: the commit reaches
 // the operating system, so a killed keep keeps it, but a power cut may
 // take it, and with it only what was committed after it (the log is
-// replayed in order, and the next synced commit makes it durable). It is
-// for checkpoints whose loss only makes keep redo work it is allowed to
-// redo — a run record a synced commit follows at once — never for what
-// must be on disk before an external call.
+// replayed in order). The next synced commit, or Sync, makes it durable.
+// It is for checkpoints whose loss only makes keep redo work it may redo,
+// or check with a service what a durable in_flight row says it asked —
+// never for what must be on disk before an external call.
 func (db *DB) WriteUnsynced(ctx context.Context, fn func(tx *Tx) error) error {
 	return db.write(ctx, false, fn)
 }
