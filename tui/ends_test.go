@@ -15,8 +15,8 @@ import (
 // the newest page in one call, and a second G and a walk all the way up
 // hold every row once, in order. want is every id the pane may show,
 // newest first; calls are the pane's reads so far; filter is the one
-// typed, which every read must carry.
-func walkEnds[T any](t *testing.T, h *harness, l *pagedList[T], calls func() []engine.Page, want []string, filter string) {
+// typed, which every read must carry; title is the pane's.
+func walkEnds[T any](t *testing.T, h *harness, l *pagedList[T], title func() string, calls func() []engine.Page, want []string, filter string) {
 	t.Helper()
 	last := len(want) - 1
 	selected := func() string {
@@ -46,6 +46,9 @@ func walkEnds[T any](t *testing.T, h *harness, l *pagedList[T], calls func() []e
 		}
 		if id := selected(); id != want[last] || !l.hasNewer || l.hasMore {
 			t.Fatalf("after G: %s selected (newer: %v, more: %v), want the oldest, %s", id, l.hasNewer, l.hasMore, want[last])
+		}
+		if !strings.Contains(title(), "↑ newer") {
+			t.Fatalf("after G the title is %q, nothing of the newer rows above", title())
 		}
 	}
 	// up walks from the oldest, one row a key, each the next newer one.
@@ -79,6 +82,9 @@ func walkEnds[T any](t *testing.T, h *harness, l *pagedList[T], calls func() []e
 	}
 	if id := selected(); id != want[0] || l.hasNewer || !l.hasMore {
 		t.Fatalf("after g: %s selected (newer: %v, more: %v), want the newest, %s", id, l.hasNewer, l.hasMore, want[0])
+	}
+	if strings.Contains(title(), "newer") {
+		t.Fatalf("at the newest the title is still %q", title())
 	}
 
 	oldest()
@@ -135,7 +141,7 @@ func TestRealEngineEnds(t *testing.T) {
 			t.Fatalf("after G the oldest input is not on screen alone:\n%s", s)
 		}
 		h.keys("g")
-		walkEnds(t, h, &h.m.in.pagedList, api.calls, ids(total, func(i int) string { return all[i].InputID }, every), "")
+		walkEnds(t, h, &h.m.in.pagedList, h.m.in.Title, api.calls, ids(total, func(i int) string { return all[i].InputID }, every), "")
 		if s := h.screen(); !strings.Contains(s, "Note n299.txt") {
 			t.Fatalf("the newest input is not on screen after walking up:\n%s", s)
 		}
@@ -170,7 +176,7 @@ func TestRealEngineEnds(t *testing.T) {
 		if len(want) != 100 {
 			t.Fatalf("%d inputs match n1, want 100", len(want))
 		}
-		walkEnds(t, h, &h.m.in.pagedList, api.calls, want, "n1")
+		walkEnds(t, h, &h.m.in.pagedList, h.m.in.Title, api.calls, want, "n1")
 		if in := h.m.in.items[len(h.m.in.items)-1]; in.Title != "Note n100.txt" {
 			t.Fatalf("the oldest match is %q", in.Title)
 		}
@@ -181,6 +187,6 @@ func TestRealEngineEnds(t *testing.T) {
 		api := &countingAPI{API: r.E}
 		h := newHarnessAt(t, api, r.Clock.Now, 120, 40)
 		h.keys("4")
-		walkEnds(t, h, &h.m.rn.pagedList, api.runCalls, ids(len(runs), func(i int) string { return runs[i].ID }, every), "")
+		walkEnds(t, h, &h.m.rn.pagedList, h.m.rn.Title, api.runCalls, ids(len(runs), func(i int) string { return runs[i].ID }, every), "")
 	})
 }

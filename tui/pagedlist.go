@@ -275,6 +275,15 @@ func (l *pagedList[T]) filterKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 
 // view draws the rows, or says in words why there are none; noMatch and
 // none are the words for an empty filtered and an empty list.
+// titleNote is what a pane's title adds about the window: that newer rows
+// sit above it (it was read from the oldest end), and how to get there.
+func (l *pagedList[T]) titleNote() string {
+	if l.hasNewer {
+		return " · ↑ newer (g)"
+	}
+	return ""
+}
+
 func (l *pagedList[T]) view(noMatch, none string, rowLines func(i int, sel bool) []string) string {
 	switch {
 	case l.workflow == "":

@@ -32,7 +32,7 @@ func (p *inputsPane) Title() string {
 	if p.workflow == "" {
 		return "2 Inputs → Outputs"
 	}
-	return "2 Inputs → Outputs · " + p.workflow
+	return "2 Inputs → Outputs · " + p.workflow + p.titleNote()
 }
 
 func (p *inputsPane) SetSize(w, h int) {

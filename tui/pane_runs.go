@@ -40,7 +40,7 @@ func (p *runsPane) Title() string {
 	case p.traceRun != "":
 		return "4 Run log · trace of #" + p.traceRun
 	case p.workflow != "":
-		return "4 Run log · " + p.workflow
+		return "4 Run log · " + p.workflow + p.titleNote()
 	}
 	return "4 Run log"
 }
