@@ -488,6 +488,33 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 		default:
 		}
 	}
+	// announcedOnce makes move in a transaction that rolls back, then in one
+	// that commits, and returns the one notification that followed.
+	announcedOnce := func(t *testing.T, b *bundle, ch <-chan Notification, move func(tx *storage.Tx) error) Notification {
+		t.Helper()
+		write := func(commit bool) error {
+			return b.db.Write(ctx, func(tx *storage.Tx) error {
+				if err := move(tx); err != nil {
+					return err
+				}
+				none(t, ch, "inside the transaction")
+				if !commit {
+					return errRollBack
+				}
+				return nil
+			})
+		}
+		if err := write(false); !errors.Is(err, errRollBack) {
+			t.Fatal(err)
+		}
+		none(t, ch, "after a rollback")
+		if err := write(true); err != nil {
+			t.Fatal(err)
+		}
+		n := next(t, ch)
+		none(t, ch, "twice")
+		return n
+	}
 
 	t.Run("a mutation", func(t *testing.T) {
 		t.Parallel()
@@ -505,37 +532,20 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 				t.Fatalf("the ask announced as %+v", n)
 			}
 		}
-		approve := func(commit bool) error {
-			return b.db.Write(ctx, func(tx *storage.Tx) error {
-				w, err := tx.WorkflowByName(ctx, "push")
-				if err != nil {
-					return err
-				}
-				m, err := tx.MutationByID(ctx, 1)
-				if err != nil {
-					return err
-				}
-				if err := b.e.moveMutation(ctx, tx, w, m, MApprove, "user"); err != nil {
-					return err
-				}
-				none(t, ch, "inside the transaction")
-				if !commit {
-					return errRollBack
-				}
-				return nil
-			})
-		}
-		if err := approve(false); !errors.Is(err, errRollBack) {
-			t.Fatal(err)
-		}
-		none(t, ch, "after a rollback")
-		if err := approve(true); err != nil {
-			t.Fatal(err)
-		}
-		if n := next(t, ch); n.Kind != NoteChanged || n.Workflow != "push" || !strings.HasSuffix(n.Text, ": approved") {
+		n := announcedOnce(t, b, ch, func(tx *storage.Tx) error {
+			w, err := tx.WorkflowByName(ctx, "push")
+			if err != nil {
+				return err
+			}
+			m, err := tx.MutationByID(ctx, 1)
+			if err != nil {
+				return err
+			}
+			return b.e.moveMutation(ctx, tx, w, m, MApprove, "user")
+		})
+		if n.Kind != NoteChanged || n.Workflow != "push" || !strings.HasSuffix(n.Text, ": approved") {
 			t.Fatalf("the approval announced as %+v", n)
 		}
-		none(t, ch, "twice")
 	})
 
 	t.Run("a run", func(t *testing.T) {
@@ -549,33 +559,16 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 		}
 		ch, stop := b.e.Subscribe()
 		defer stop()
-		fail := func(commit bool) error {
-			return b.db.Write(ctx, func(tx *storage.Tx) error {
-				r, err := tx.RunByID(ctx, run.ID)
-				if err != nil {
-					return err
-				}
-				r.Status, r.Error = RunFailedLogic, "it threw"
-				if err := b.e.moveRun(ctx, tx, w, r, byScheduler); err != nil {
-					return err
-				}
-				none(t, ch, "inside the transaction")
-				if !commit {
-					return errRollBack
-				}
-				return nil
-			})
-		}
-		if err := fail(false); !errors.Is(err, errRollBack) {
-			t.Fatal(err)
-		}
-		none(t, ch, "after a rollback")
-		if err := fail(true); err != nil {
-			t.Fatal(err)
-		}
-		if n := next(t, ch); n.Kind != NoteRunFailed || n.Workflow != "w" || n.Text != "p failed: it threw" {
+		n := announcedOnce(t, b, ch, func(tx *storage.Tx) error {
+			r, err := tx.RunByID(ctx, run.ID)
+			if err != nil {
+				return err
+			}
+			r.Status, r.Error = RunFailedLogic, "it threw"
+			return b.e.moveRun(ctx, tx, w, r, byScheduler)
+		})
+		if n.Kind != NoteRunFailed || n.Workflow != "w" || n.Text != "p failed: it threw" {
 			t.Fatalf("the failure announced as %+v", n)
 		}
-		none(t, ch, "twice")
 	})
 }
