@@ -45,12 +45,10 @@ type DB struct {
 	lock   *fileLock
 	logger *slog.Logger
 
-	// wmu serialises writes with the safety level they set; lowered: the
-	// writer connection was last left at synchronous NORMAL.
-	wmu     sync.Mutex
-	lowered bool
-	// pending: an unsynced commit may not be on disk yet (Sync).
-	pending atomic.Bool
+	// wmu serialises writes; disk syncs outside it.
+	wmu sync.Mutex
+	// disk: what of the log is on disk (sync.go).
+	disk durability
 	// commits of each kind so far (Commits)
 	syncedCommits, unsyncedCommits atomic.Int64
 }
@@ -73,6 +71,7 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 		return nil, fmt.Errorf("storage: create data directory: %w", err)
 	}
 	db := &DB{path: path, logger: opts.Logger.With("component", "storage")}
+	db.disk.init(path)
 	if !opts.NoLock {
 		if db.lock, err = acquireLock(path + ".lock"); err != nil {
 			return nil, err
@@ -86,6 +85,11 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	// the migrations committed on the writer directly: on disk before use
+	if err := db.disk.syncTo(db.disk.wrote()); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -94,9 +98,11 @@ func dsn(path string, writer bool) string {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
-	// FULL: a mutation's in_flight row must be on disk before the external
-	// call starts, or a power cut could make us forget a side effect.
-	q.Add("_pragma", "synchronous(FULL)")
+	// NORMAL: a commit is written to the log without waiting for the disk;
+	// Write then syncs the log (sync.go), so a mutation's in_flight row is
+	// on disk before the external call starts, as synchronous FULL would
+	// have it, while commits of workflows running at once share one sync.
+	q.Add("_pragma", "synchronous(NORMAL)")
 	if writer {
 		q.Set("_txlock", "immediate")
 	} else {
@@ -207,16 +213,25 @@ func (db *DB) WriteUnsynced(ctx context.Context, fn func(tx *Tx) error) error {
 	return db.write(ctx, false, fn)
 }
 
-// write sets the writer connection's safety level if the last write left
-// it otherwise (SQLite refuses to change it inside a transaction, so it is
-// a statement of its own, and wmu keeps another write from slipping in
-// between), then runs fn in one immediate transaction.
+// write runs fn in one immediate transaction and, for a synced write, syncs
+// the log once the writer lock is free (sync.go). A failed sync leaves the
+// commit in the log but reports it failed: the caller acts as if it had
+// not committed, so nothing external follows a commit that may not last.
 func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) error {
 	db.wmu.Lock()
 	after, err := db.writeLocked(ctx, synced, fn)
+	var n uint64
+	if err == nil {
+		n = db.disk.wrote()
+	}
 	db.wmu.Unlock()
 	if err != nil {
 		return err
+	}
+	if synced {
+		if err := db.disk.syncTo(n); err != nil {
+			return err
+		}
 	}
 	// after the lock: a hook may write again
 	for _, fn := range after {
@@ -226,16 +241,6 @@ func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) err
 }
 
 func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) error) ([]func(), error) {
-	if synced == db.lowered {
-		level := "PRAGMA synchronous(FULL)"
-		if !synced {
-			level = "PRAGMA synchronous(NORMAL)"
-		}
-		if _, err := db.wstmts.ExecContext(ctx, level); err != nil {
-			return nil, fmt.Errorf("storage: begin: %w", err)
-		}
-		db.lowered = !synced
-	}
 	sqlTx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("storage: begin: %w", err)
@@ -255,9 +260,6 @@ func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) erro
 	if err != nil {
 		return nil, fmt.Errorf("storage: commit: %w", err)
 	}
-	// a synced commit carries every commit before it to the disk: the log
-	// is one file written in order
-	db.pending.Store(!synced)
 	if synced {
 		db.syncedCommits.Add(1)
 	} else {
@@ -273,7 +275,7 @@ func (db *DB) Commits() (synced, unsynced int64) {
 }
 
 // Unsynced says whether a commit may still be waiting for the disk.
-func (db *DB) Unsynced() bool { return db.pending.Load() }
+func (db *DB) Unsynced() bool { return db.disk.pending() }
 
 // Sync makes every commit so far durable, if an unsynced one may not be:
 // the engine calls it when it has nothing more to do, so a commit left
@@ -281,22 +283,10 @@ func (db *DB) Unsynced() bool { return db.pending.Load() }
 // It syncs the write-ahead log file itself — the one file a commit goes to
 // — which needs no transaction and writes nothing new.
 func (db *DB) Sync(ctx context.Context) error {
-	if !db.pending.Swap(false) {
-		return nil
-	}
-	f, err := os.Open(db.path + "-wal")
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // checkpointed and removed: the database file holds it all, synced
-	}
-	if err == nil {
-		err = f.Sync()
-		f.Close()
-	}
-	if err != nil {
-		db.pending.Store(true)
-		return fmt.Errorf("storage: sync: %w", err)
-	}
-	return nil
+	db.disk.mu.Lock()
+	n := db.disk.written
+	db.disk.mu.Unlock()
+	return db.disk.syncTo(n)
 }
 
 // Exec runs a statement inside the transaction. It exists for stores kept

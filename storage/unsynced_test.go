@@ -3,50 +3,146 @@ package storage
 import (
 	"context"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// TestWriteUnsyncedLowersTheSafetyLevelForItsOwnCommitOnly: an unsynced
-// checkpoint commits at synchronous NORMAL, and the write after it — an
-// in_flight row, say — is back at FULL, whatever order they come in.
-func TestWriteUnsyncedLowersTheSafetyLevelForItsOwnCommitOnly(t *testing.T) {
+// syncCounter replaces db's log sync with one that counts, and checks that
+// what it syncs is committed: seen through a reader, the row the write
+// added is there.
+type syncCounter struct {
+	n    atomic.Int64
+	hold chan struct{} // when not nil, the first sync waits for it
+}
+
+func countSyncs(t *testing.T, db *DB) *syncCounter {
+	c := &syncCounter{}
+	db.disk.sync = func() error {
+		if c.n.Add(1) == 1 && c.hold != nil {
+			<-c.hold
+		}
+		return nil
+	}
+	return c
+}
+
+func addAnswer(tx *Tx) error {
+	_, err := tx.exec(context.Background(), "INSERT INTO answers(workflow_id, subject, subject_id, answer, answered_by, created_at) SELECT id, 'x', 1, 'a', 'user', 0 FROM workflows LIMIT 1")
+	return err
+}
+
+// TestWriteSyncsTheLogAfterItsCommit: a synced write returns after one
+// sync of the log that started once its commit was written; an unsynced
+// write syncs nothing, and the next synced write's sync carries it.
+func TestWriteSyncsTheLogAfterItsCommit(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	level := func(tx *Tx) int {
-		t.Helper()
+	if err := db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.CreateWorkflow(ctx, "w", time.UnixMilli(1))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := countSyncs(t, db)
+	answers := func() int {
 		var n int
-		// on the bare transaction: a prepared pragma read keeps the level it was prepared at
-		if err := tx.tx.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&n); err != nil {
+		if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM answers").Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	const normal, full = 1, 2
+	var seen []int
+	db.disk.sync = func() error {
+		c.n.Add(1)
+		seen = append(seen, answers()) // the sync runs on the writing goroutine
+		return nil
+	}
 	steps := []struct {
-		synced bool
-		want   int
-	}{{true, full}, {false, normal}, {false, normal}, {true, full}, {true, full}, {false, normal}, {true, full}}
+		synced    bool
+		wantSyncs int64
+	}{{true, 1}, {false, 1}, {false, 1}, {true, 2}, {true, 3}, {false, 3}}
 	for i, s := range steps {
 		write := db.WriteUnsynced
 		if s.synced {
 			write = db.Write
 		}
-		var got int
-		if err := write(ctx, func(tx *Tx) error {
-			got = level(tx)
-			_, err := tx.exec(ctx, "INSERT INTO answers(workflow_id, subject, subject_id, answer, answered_by, created_at) SELECT id, 'x', 1, 'a', 'user', 0 FROM workflows LIMIT 1")
-			return err
-		}); err != nil {
+		if err := write(ctx, addAnswer); err != nil {
 			t.Fatal(err)
 		}
-		if got != s.want {
-			t.Errorf("step %d (synced %v): synchronous = %d inside the transaction, want %d", i, s.synced, got, s.want)
+		if got := c.n.Load(); got != s.wantSyncs {
+			t.Errorf("step %d (synced %v): %d syncs so far, want %d", i, s.synced, got, s.wantSyncs)
 		}
+		if got := db.Unsynced(); got == s.synced {
+			t.Errorf("step %d (synced %v): Unsynced() = %v", i, s.synced, got)
+		}
+	}
+	if want := []int{1, 4, 5}; !slices.Equal(seen, want) {
+		t.Errorf("answers committed when each sync ran: %v, want %v", seen, want)
+	}
+}
+
+// TestConcurrentWritesShareASync: commits written while a sync is under
+// way wait for it to end and then share one sync, instead of one each, and
+// the writer lock is free while the disk works.
+func TestConcurrentWritesShareASync(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.CreateWorkflow(ctx, "w", time.UnixMilli(1))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := countSyncs(t, db)
+	c.hold = make(chan struct{})
+	db.disk.mu.Lock()
+	before := db.disk.written
+	db.disk.mu.Unlock()
+	const writers = 4
+	errs := make(chan error, writers)
+	write := func() { errs <- db.Write(ctx, addAnswer) }
+	go write() // its sync waits for hold
+	for c.n.Load() == 0 {
+		runtime.Gosched()
+	}
+	for range writers - 1 {
+		go write() // commits while the first sync is held
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		db.disk.mu.Lock()
+		written := db.disk.written
+		db.disk.mu.Unlock()
+		if written == before+writers {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d commits written while a sync was held, want %d: the writer lock waited for the disk", written-before-1, writers-1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(c.hold)
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := c.n.Load(); got != 2 {
+		t.Errorf("%d syncs for %d synced writes, want 2: the held one, then one for the %d written meanwhile", got, writers, writers-1)
+	}
+	if db.Unsynced() {
+		t.Error("a commit is still waiting for the disk")
 	}
 }
 

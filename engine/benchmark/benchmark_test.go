@@ -213,3 +213,13 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	b.ReportMetric(float64(2*b.N)/el.Seconds(), "runs/s")
 }
+
+// BenchmarkFloor is floor_commits_per_s as a go benchmark, to read beside
+// BenchmarkPipeline: floor_ratio is runs/s ÷ (commits/s ÷ 4).
+func BenchmarkFloor(b *testing.B) {
+	var r Results
+	if err := floor(context.Background(), Options{Dir: b.TempDir(), Logf: func(string, ...any) {}}, &r); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(r.FloorCommitsPerS, "commits/s")
+}

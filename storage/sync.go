@@ -1,0 +1,108 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+)
+
+// The writer commits at synchronous NORMAL: a commit reaches the log file,
+// not the disk. What must be on disk is made so by syncing the log file
+// after the commit, outside the writer's lock (Write, Sync). The log is
+// written in order, so one sync carries every commit written before it:
+// commits of workflows running at once share it (group commit), and the
+// writer lock is free for the next commit while the disk works.
+
+// durability counts the commits written to the log and those known to be on
+// disk. Commits are numbered in log order, so a sync that started after
+// commit n was written carries n and every commit before it.
+type durability struct {
+	mu   sync.Mutex
+	done sync.Cond // broadcast when a sync ends
+	path string    // the log file
+	// sync, when set, replaces the fsync of the log (tests count and hold
+	// syncs with it)
+	sync    func() error
+	written uint64
+	durable uint64
+	syncing bool
+}
+
+func (d *durability) init(path string) {
+	d.path = path + "-wal"
+	d.done.L = &d.mu
+}
+
+// wrote numbers a commit just written to the log; the caller holds the
+// writer lock, so numbers follow log order.
+func (d *durability) wrote() uint64 {
+	d.mu.Lock()
+	d.written++
+	n := d.written
+	d.mu.Unlock()
+	return n
+}
+
+// pending says whether a commit written may not be on disk yet.
+func (d *durability) pending() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.durable < d.written
+}
+
+// syncTo returns once commit n is on disk: carried by a sync already under
+// way when it was written and ended since, or by one it starts.
+func (d *durability) syncTo(n uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.durable < n {
+		if d.syncing {
+			d.done.Wait()
+			continue
+		}
+		if err := d.syncLocked(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncLocked syncs the log once, without the lock while the disk works.
+func (d *durability) syncLocked() error {
+	d.syncing = true
+	target := d.written
+	d.mu.Unlock()
+	err := d.fsync()
+	d.mu.Lock()
+	d.syncing = false
+	if err == nil && target > d.durable {
+		d.durable = target
+	}
+	d.done.Broadcast()
+	if err != nil {
+		return fmt.Errorf("storage: sync: %w", err)
+	}
+	return nil
+}
+
+// fsync syncs the log file, opened afresh: SQLite removes the file when
+// its last connection closes, and a descriptor kept open would then sync a
+// file nobody reads.
+func (d *durability) fsync() error {
+	if d.sync != nil {
+		return d.sync()
+	}
+	f, err := os.Open(d.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // no log: the checkpoint that removed it synced the database file
+	}
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
