@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,26 +16,39 @@ import (
 // startMutation takes over the script's terminal call: checks every local
 // precondition, asks for approval where the grants say so, and otherwise
 // writes the in_flight row durably before performing the call.
-func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run, call *sandbox.MutationCall, tr *trace) error {
+//
+// h, when not nil, is the run's prepared checkpoint, still to be written:
+// the in_flight row takes it along, and any other way out writes it first.
+func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run, call *sandbox.MutationCall, tr *trace, h *held) error {
 	_, m, err := e.reg.Lookup(call.Connector, call.Method)
+	var params []byte
 	if err != nil {
-		return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "%v", err), tr)
+		err = connectors.Errorf(connectors.Logic, "%v", err)
+	} else if params, err = json.Marshal(call.Params); err != nil {
+		err = connectors.Errorf(connectors.Logic, "mutation parameters: %v", err)
 	}
-	params, err := json.Marshal(call.Params)
 	if err != nil {
-		return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "mutation parameters: %v", err), tr)
+		if done, cerr := e.checkpoint(ctx, w, run, h, tr, true); done || cerr != nil {
+			return cerr
+		}
+		return e.failRun(ctx, w, run, err, tr)
 	}
 	now := e.now()
 	mut := &storage.Mutation{RunID: run.ID, WorkflowID: w.ID, Connector: call.Connector, Method: call.Method,
 		Params: params, Preview: preview(m, call.Params), UITitle: uiTitle(run.PrepareResult), CreatedAt: now, UpdatedAt: now}
 	mode, reason, err := e.decide(ctx, w, call.Connector+"."+call.Method, scopeOf(m, call.Params))
 	if err != nil {
-		return err
+		return err // keep's own error: the run stays at preparing, and is recovered
 	}
 	if mode != "allow" {
+		if done, err := e.checkpoint(ctx, w, run, h, tr, true); done || err != nil {
+			return err
+		}
 		return e.tAwaitApproval(ctx, w, run, mut, reason, tr)
 	}
-	if err := e.tInFlight(ctx, w, run, mut, tr); err != nil {
+	if err := e.tInFlight(ctx, w, run, mut, tr, h); errors.Is(err, storage.ErrNotReservable) {
+		return e.notReservable(ctx, w, run, err, tr)
+	} else if err != nil {
 		return err
 	}
 	return e.perform(ctx, ws, w, run, mut, tr)

@@ -43,14 +43,14 @@ func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sand
 
 func (p *earlyPrepare) wait() { <-p.done }
 
-// earlyMutate is a consumer's mutate phase started while its prepared
-// checkpoint commits, so the phase runs on one core while the commit waits
-// for the disk. Nothing of it is seen before the checkpoint is durable:
-// mutate reads nothing and its one mutation call is only captured (the call
-// is made after the in_flight commit, as ever), and its log lines go to a
-// trace of its own that joins the run's after the checkpoint. A failed
-// checkpoint or a parked run drops it, and mutate runs again when the run
-// goes on.
+// earlyMutate is a consumer's mutate phase started as soon as prepare has
+// returned, before its prepared checkpoint is written: the checkpoint goes
+// into the same transaction as the in_flight row the phase leads to.
+// Nothing of the phase is seen before then: mutate reads nothing and its
+// one mutation call is only captured (the call is made after the in_flight
+// commit, as ever), and its log lines go to a trace of its own that joins
+// the run's. A failed checkpoint drops it, and mutate runs again when the
+// run goes on.
 type earlyMutate struct {
 	done chan struct{}
 	tr   *trace
@@ -79,18 +79,23 @@ func (m *earlyMutate) wait() {
 }
 
 // mutateEarly takes the outcome of a mutate phase started earlier and goes
-// on from it: fail, next, or the mutation.
-func (e *Engine) mutateEarly(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace, m *earlyMutate) error {
+// on from it: fail, next, or the mutation. h is the prepared checkpoint
+// still held (nil when the run resumed from it): the mutation's in_flight
+// row takes it along; anything else writes it first.
+func (e *Engine) mutateEarly(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace, m *earlyMutate, h *held) error {
 	m.wait()
 	tr.merge(m.tr)
+	if m.err == nil && m.out.Mutation != nil {
+		return e.startMutation(ctx, ws, w, run, m.out.Mutation, tr, h)
+	}
+	if done, err := e.checkpoint(ctx, w, run, h, tr, true); done || err != nil {
+		return err
+	}
 	if m.err != nil {
 		return e.failRun(ctx, w, run, m.err, tr)
 	}
-	if m.out.Mutation == nil {
-		run.MutationResult = resultNone
-		return e.nextPhase(ctx, ws, w, sc, c, run, tr)
-	}
-	return e.startMutation(ctx, ws, w, run, m.out.Mutation, tr)
+	run.MutationResult = resultNone
+	return e.nextPhase(ctx, ws, w, sc, c, run, tr)
 }
 
 // earlyNext is a consumer's next phase started, once the mutation applied,

@@ -114,27 +114,51 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 	// prepared → mutating as mutate starts (chapter 06b): the same
 	// transaction unless a pause parks the run at prepared
 	parked := len(ids) > 0 && e.parked(ctx, w)
-	var early *earlyMutate // overlap.go: mutate runs while the checkpoint commits
 	if len(ids) > 0 && !parked {
-		early = e.startMutate(ctx, w, sc, c, run)
-		defer early.wait()
-	}
-	if err := e.tPrepared(ctx, w, run, ids, len(ids) > 0 && !parked, tr); err != nil {
-		if errors.Is(err, storage.ErrNotReservable) {
-			return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "prepare reserved an event that is not pending: %v", err), tr)
-		}
-		return err
-	}
-	if len(ids) > 0 {
 		// more may wait: a consumer that reserved something stays due
 		ws.markDirty(c.Name)
-		if parked {
-			return nil // prepared is a checkpoint: resumed from here later
-		}
-		return e.mutateEarly(ctx, ws, w, sc, c, run, tr, early)
+		// overlap.go: mutate runs now, and the checkpoint is written with
+		// what follows it — the in_flight row when mutate calls a mutator
+		early := e.startMutate(ctx, w, sc, c, run)
+		defer early.wait()
+		return e.mutateEarly(ctx, ws, w, sc, c, run, tr, early, &held{ids: ids})
+	}
+	if done, err := e.checkpoint(ctx, w, run, &held{ids: ids}, tr, false); done || err != nil {
+		return err
+	}
+	if parked {
+		ws.markDirty(c.Name)
+		return nil // prepared is a checkpoint: resumed from here later
 	}
 	run.MutationResult = resultNone
 	return e.nextPhase(ctx, ws, w, sc, c, run, tr)
+}
+
+// held is a consumer run's prepared checkpoint not written yet: its
+// reservations. The transition that follows prepare writes it in its own
+// transaction (the in_flight row), or checkpoint writes it first. Until
+// then a crash leaves the run at preparing, and prepare runs again
+// (chapter 16), having reserved nothing.
+type held struct{ ids []int64 }
+
+// checkpoint writes the prepared checkpoint h, if any, moving the run on to
+// mutating when mutating. A reservation that is no longer possible fails
+// the run (done).
+func (e *Engine) checkpoint(ctx context.Context, w *storage.Workflow, run *storage.Run, h *held, tr *trace, mutating bool) (done bool, err error) {
+	if h == nil {
+		return false, nil
+	}
+	err = e.tPrepared(ctx, w, run, h.ids, mutating, tr)
+	if errors.Is(err, storage.ErrNotReservable) {
+		return true, e.notReservable(ctx, w, run, err, tr)
+	}
+	return err != nil, err
+}
+
+// notReservable fails a run whose prepared checkpoint could not reserve
+// what prepare asked for.
+func (e *Engine) notReservable(ctx context.Context, w *storage.Workflow, run *storage.Run, err error, tr *trace) error {
+	return e.failRun(ctx, w, run, connectors.Errorf(connectors.Logic, "prepare reserved an event that is not pending: %v", err), tr)
 }
 
 // resolveReservations turns PrepareResult.reservations into event ids,
@@ -182,7 +206,7 @@ func (e *Engine) mutatePhase(ctx context.Context, ws *wfState, w *storage.Workfl
 			return err
 		}
 	}
-	return e.mutateEarly(ctx, ws, w, sc, c, run, tr, e.startMutate(ctx, w, sc, c, run))
+	return e.mutateEarly(ctx, ws, w, sc, c, run, tr, e.startMutate(ctx, w, sc, c, run), nil)
 }
 
 // nextPhase runs next and commits the run.

@@ -339,7 +339,7 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 		return e.reconcile(ctx, ws, w, wk.mutation)
 	case "resend":
 		tr := e.newTrace()
-		if err := e.tInFlight(ctx, w, wk.run, wk.mutation, tr); err != nil {
+		if err := e.tInFlight(ctx, w, wk.run, wk.mutation, tr, nil); err != nil {
 			return err
 		}
 		if err := e.tSetBlockCleared(ctx, w); err != nil {
@@ -410,7 +410,7 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 		}
 		switch m.Status {
 		case MutationApproved:
-			if err := e.tInFlight(ctx, w, run, m, tr); err != nil {
+			if err := e.tInFlight(ctx, w, run, m, tr, nil); err != nil {
 				return err
 			}
 			return e.perform(ctx, ws, w, run, m, tr)

@@ -100,14 +100,15 @@ func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
 }
 
 // tPrepared records a consumer run at its first checkpoint: its prepare
-// result and its reservations, pinned together. mutating: mutate starts
-// now, so the run moves on to mutating in the same transaction (chapter
-// 06b: prepared → mutating before any connector call). Unless the run is
-// parked here, the checkpoint need not wait for the disk: a power cut that
-// takes it loses only the prepare, which chapter 16 lets keep run again,
-// and what follows is synced (in_flight before any call, a failure, an
-// approval) or is the run's own commit. A run parked at prepared waits
-// durably.
+// result and its reservations, pinned together. A run whose mutate calls a
+// mutator writes it with the in_flight row instead (tInFlight); this is
+// for every other way on. mutating: mutate has run, so the run moves on to
+// mutating in the same transaction (chapter 06b: prepared → mutating
+// before any connector call). Unless the run is parked here, the
+// checkpoint need not wait for the disk: a power cut that takes it loses
+// only the prepare, which chapter 16 lets keep run again, and what follows
+// is synced (a failure, an approval) or is the run's own commit. A run
+// parked at prepared waits durably.
 func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storage.Run, eventIDs []int64, mutating bool, tr *trace) error {
 	now := e.now()
 	write := e.db.WriteUnsynced
@@ -115,18 +116,24 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 		write = e.db.Write // parked at prepared, holding its reservations
 	}
 	return e.writeRunWith(ctx, run, write, func(tx *storage.Tx) error {
-		run.Phase, run.UpdatedAt = PhasePrepared, now
-		if mutating {
-			run.Phase = PhaseMutating
-		}
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
-			return err
-		}
-		if err := tx.Reserve(ctx, w.ID, run.ID, eventIDs, now); err != nil {
+		if err := e.prepare(ctx, tx, w, run, eventIDs, mutating, now); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
 	})
+}
+
+// prepare moves run to prepared (or on to mutating) and reserves eventIDs
+// for it: the prepared checkpoint, in tx.
+func (e *Engine) prepare(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, eventIDs []int64, mutating bool, now time.Time) error {
+	run.Phase, run.UpdatedAt = PhasePrepared, now
+	if mutating {
+		run.Phase = PhaseMutating
+	}
+	if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
+		return err
+	}
+	return tx.Reserve(ctx, w.ID, run.ID, eventIDs, now)
 }
 
 // tMutating moves a run parked at prepared on to mutating as mutate starts.
@@ -269,9 +276,18 @@ func titleOr(m *storage.Mutation) string {
 
 // tInFlight writes the ledger row durably before the external call. A new
 // mutation is inserted; an approved one moves on from awaiting_approval.
-func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, tr *trace) error {
+// h is the run's prepared checkpoint when it is not written yet: it goes
+// into the same transaction, so a run that calls a mutator right after
+// prepare commits once between its start and its call, not twice.
+func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, tr *trace, h *held) error {
 	now := e.now()
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
+		if h != nil {
+			// the prepared checkpoint, written with the row it led to
+			if err := e.prepare(ctx, tx, w, run, h.ids, true, now); err != nil {
+				return err
+			}
+		}
 		// NextAttemptAt nil: in flight now, not waiting to be sent again
 		mut.NextAttemptAt = nil
 		mut.Attempts++

@@ -13,6 +13,12 @@ import (
 // written in order, so one sync carries every commit written before it:
 // commits of workflows running at once share it (group commit), and the
 // writer lock is free for the next commit while the disk works.
+//
+// Readers see a commit once it is written, before its sync ends (a backup
+// may hold an in_flight row whose call is not made yet, and recovery from
+// it reconciles, as after a crash). What may yet be lost to a power cut is
+// only seen, never acted on outside: the writer's caller goes on, to an
+// external call say, once Write has returned.
 
 // durability counts the commits written to the log and those known to be on
 // disk. Commits are numbered in log order, so a sync that started after
