@@ -72,6 +72,12 @@ type Call struct {
 	// reads. A connector passes it on the way its service allows (a header,
 	// a Message-ID, a hidden column) and uses it to reconcile.
 	IdempotencyKey string
+	// Written, when the host sets it, is called by a mutation that has
+	// taken effect and has only to reach the disk (an append written, its
+	// sync still to come), with the result Do will return once it has. The
+	// host may start work that depends on that result alone; what Do
+	// returns still decides the outcome.
+	Written func(result any)
 }
 
 // Connector is one external system.

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"keep/connectors"
+	"keep/connectors/files"
 )
 
 // logWorkflow logs one line per phase; PREPARE_EXTRA runs in prepare after
@@ -157,4 +160,71 @@ func TestEarlyNextDroppedWhenParked(t *testing.T) {
 	if s.Posts() != 1 {
 		t.Errorf("posts = %d, want 1", s.Posts())
 	}
+}
+
+// writtenWatch is the files connector, watching what the host does when an
+// append reports itself written, before its sync.
+type writtenWatch struct {
+	*files.Connector
+	e       *Engine
+	started chan bool // per append: whether the run's next phase was under way before the sync
+}
+
+func (w *writtenWatch) Do(ctx context.Context, call connectors.Call) (any, error) {
+	if call.Method != "append" {
+		return w.Connector.Do(ctx, call)
+	}
+	host := call.Written
+	call.Written = func(res any) {
+		if host != nil {
+			host(res)
+		}
+		started := false
+		earlyNexts.Range(func(_, v any) bool {
+			started = started || v.(*earlyNext).h.e == w.e
+			return true
+		})
+		w.started <- started
+	}
+	return w.Connector.Do(ctx, call)
+}
+
+// Next starts once the call has taken effect, while its effect is synced
+// to the disk (an append's fsync) and the outcome commits, and the run
+// commits what it published with the call's result.
+func TestEarlyNextDuringTheCallsSync(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations)
+	fc, err := files.New(files.Config{Roots: []string{b.root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch := &writtenWatch{Connector: fc, started: make(chan bool, 8)}
+	reg := connectors.NewRegistry()
+	reg.Register(watch)
+	e, err := New(ctx, Opts{DB: b.db, Connectors: reg, Policy: PolicyFrom(b.cfg.Policy), Now: b.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch.e = e
+	b.e = e
+	b.deploy("logs", strings.Replace(logWorkflow, "PREPARE_EXTRA", "", 1))
+	b.drain()
+	select {
+	case started := <-watch.started:
+		if !started {
+			t.Fatal("the append was written and its next phase had not started: next waited for the sync")
+		}
+	default:
+		t.Fatal("the append never reported itself written to the host")
+	}
+	if got := b.read("out.txt"); got != "1\n" {
+		t.Fatalf("out.txt = %q", got)
+	}
+	run := b.preparedRun("logs")
+	if run.Status != "committed" {
+		t.Fatalf("run %+v, want committed", run)
+	}
+	b.wantLogs(run.ID, everyPhaseLogs)
 }

@@ -1,10 +1,14 @@
 package files_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"keep/connectors"
 )
 
 func TestWrite(t *testing.T) {
@@ -68,6 +72,36 @@ func TestAppend(t *testing.T) {
 			t.Fatalf("file %q", data)
 		}
 	})
+}
+
+// TestAppendReportsWritten: an append tells the host it is written once
+// the bytes are in the file, with the result it then returns; one refused
+// before writing reports nothing.
+func TestAppendReportsWritten(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var reported []any
+	call := func(content string) (any, error) {
+		return b.c.Do(context.Background(), connectors.Call{Method: "append", IdempotencyKey: "k",
+			Params: map[string]any{"path": "a.txt", "content": content},
+			Written: func(res any) {
+				data, _ := os.ReadFile(filepath.Join(b.root, "a.txt"))
+				reported = append(reported, res, string(data))
+			}})
+	}
+	got, err := call("one\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reported) != 2 || !reflect.DeepEqual(reported[0], got) || reported[1] != "one\n" {
+		t.Fatalf("reported %v, then returned %v: want the same result, with the bytes in the file", reported, got)
+	}
+	if _, err := call(strings.Repeat("x", 100)); err == nil { // past MaxFileSize
+		t.Fatal("an append past the size limit was accepted")
+	}
+	if len(reported) != 2 {
+		t.Fatalf("a refused append reported itself written: %v", reported[2:])
+	}
 }
 
 func TestMove(t *testing.T) {

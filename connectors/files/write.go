@@ -87,7 +87,7 @@ func syncDir(dir string) error {
 
 // append: {path, content} → {path, size}, size being the file's new size.
 // Creates the file (and its folders) if missing.
-func (c *Connector) append(p map[string]any) (any, error) {
+func (c *Connector) append(p map[string]any, written func(any)) (any, error) {
 	t, content, err := c.pathAndContent(p)
 	if err != nil {
 		return nil, err
@@ -117,16 +117,20 @@ func (c *Connector) append(p map[string]any) (any, error) {
 		// Part of it is in the file: neither done nor not done.
 		return nil, connectors.Errorf(connectors.Uncertain, "%s: wrote %d of %d bytes: %w", what, n, len(content), err)
 	}
+	info, err := f.Stat()
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Uncertain, "%s: stat after append: %w", what, err)
+	}
+	res := map[string]any{"path": t.shown(), "size": info.Size()}
+	if written != nil {
+		written(res) // the host goes on while the disk syncs
+	}
 	if err := f.Sync(); err != nil {
 		// The bytes are in the file as readers see it, but may not survive
 		// a crash.
 		return nil, connectors.Errorf(connectors.Uncertain, "%s: sync: %w", what, err)
 	}
-	info, err := f.Stat()
-	if err != nil {
-		return nil, connectors.Errorf(connectors.Uncertain, "%s: stat after append: %w", what, err)
-	}
-	return map[string]any{"path": t.shown(), "size": info.Size()}, nil
+	return res, nil
 }
 
 // move: {from, to} → {path: to}. Never overwrites: an existing to is a
