@@ -116,24 +116,18 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 		write = e.db.Write // parked at prepared, holding its reservations
 	}
 	return e.writeRunWith(ctx, run, write, func(tx *storage.Tx) error {
-		if err := e.prepare(ctx, tx, w, run, eventIDs, mutating, now); err != nil {
+		run.Phase, run.UpdatedAt = PhasePrepared, now
+		if mutating {
+			run.Phase = PhaseMutating
+		}
+		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
+			return err
+		}
+		if err := tx.Reserve(ctx, w.ID, run.ID, eventIDs, now); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
 	})
-}
-
-// prepare moves run to prepared (or on to mutating) and reserves eventIDs
-// for it: the prepared checkpoint, in tx.
-func (e *Engine) prepare(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, eventIDs []int64, mutating bool, now time.Time) error {
-	run.Phase, run.UpdatedAt = PhasePrepared, now
-	if mutating {
-		run.Phase = PhaseMutating
-	}
-	if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
-		return err
-	}
-	return tx.Reserve(ctx, w.ID, run.ID, eventIDs, now)
 }
 
 // tMutating moves a run parked at prepared on to mutating as mutate starts.
@@ -283,8 +277,10 @@ func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storag
 	now := e.now()
 	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
 		if h != nil {
-			// the prepared checkpoint, written with the row it led to
-			if err := e.prepare(ctx, tx, w, run, h.ids, true, now); err != nil {
+			// the prepared checkpoint, written with the row it led to: the
+			// run moves from preparing straight on to mutating, below, and
+			// its reservations are pinned with it
+			if err := tx.Reserve(ctx, w.ID, run.ID, h.ids, now); err != nil {
 				return err
 			}
 		}

@@ -59,10 +59,12 @@ func (q Q) mutations(ctx context.Context, query string, args ...any) ([]*Mutatio
 // InsertMutation records a mutation; the idempotency key is derived from the
 // id, so it is written in the same statement's transaction right after.
 func (tx *Tx) InsertMutation(ctx context.Context, m *Mutation, keyPrefix string) error {
-	res, err := tx.exec(ctx, `INSERT INTO mutations(run_id, workflow_id, connector, method, params, preview, ui_title,
+	// The row takes the id SQLite would give it (one past the largest; the
+	// writer is alone), so its key, named after the id, is written with it.
+	res, err := tx.exec(ctx, `INSERT INTO mutations(id, run_id, workflow_id, connector, method, params, preview, ui_title,
 		idempotency_key, status, attempts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, hex(randomblob(16)), ?, ?, ?, ?)`,
-		m.RunID, m.WorkflowID, m.Connector, m.Method, string(m.Params), m.Preview, m.UITitle, m.Status, m.Attempts,
+		SELECT n, ?, ?, ?, ?, ?, ?, ?, ? || '-' || n, ?, ?, ?, ? FROM (SELECT COALESCE(MAX(id), 0) + 1 AS n FROM mutations)`,
+		m.RunID, m.WorkflowID, m.Connector, m.Method, string(m.Params), m.Preview, m.UITitle, keyPrefix, m.Status, m.Attempts,
 		ms(m.CreatedAt), ms(m.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("insert mutation: %w", err)
@@ -72,8 +74,7 @@ func (tx *Tx) InsertMutation(ctx context.Context, m *Mutation, keyPrefix string)
 	}
 	m.IdempotencyKey = fmt.Sprintf("%s-%d", keyPrefix, m.ID)
 	m.WasStatus = m.Status
-	_, err = tx.exec(ctx, `UPDATE mutations SET idempotency_key = ? WHERE id = ?`, m.IdempotencyKey, m.ID)
-	return err
+	return nil
 }
 
 // UpdateMutation writes a mutation's mutable fields back, compare-and-set:

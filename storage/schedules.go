@@ -42,7 +42,8 @@ func (tx *Tx) SetNextRun(ctx context.Context, workflowID int64, handler string, 
 
 // SetWake stores (or, with nil, clears) a consumer's wakeAt.
 func (tx *Tx) SetWake(ctx context.Context, workflowID int64, handler string, at *time.Time) error {
-	_, err := tx.exec(ctx, `UPDATE schedules SET wake_at = ? WHERE workflow_id = ? AND handler = ?`, msPtr(at), workflowID, handler)
+	// a run that leaves the wake as it was writes nothing
+	_, err := tx.exec(ctx, `UPDATE schedules SET wake_at = ?1 WHERE workflow_id = ?2 AND handler = ?3 AND wake_at IS NOT ?1`, msPtr(at), workflowID, handler)
 	return err
 }
 
