@@ -40,7 +40,7 @@ type guardFn func(g *guard, orig goja.Callable, what string, c goja.FunctionCall
 // wrapped is one built-in that a proxy of it now stands for.
 type wrapped struct {
 	target *goja.Object
-	orig   goja.Callable
+	orig   goja.Callable // made on the first call: most built-ins are never called
 	what   string
 	f      guardFn
 }
@@ -51,14 +51,10 @@ type wrapped struct {
 // the check by the proxy's target.
 func (g *guard) wrapValue(orig goja.Value, what string, f guardFn) goja.Value {
 	o, ok := orig.(*goja.Object)
-	if !ok {
+	if !ok || o.ClassName() != "Function" { // the built-ins are; AssertFunction would allocate
 		return nil
 	}
-	call, ok := goja.AssertFunction(o)
-	if !ok {
-		return nil
-	}
-	g.wrapped = append(g.wrapped, wrapped{target: o, orig: call, what: what, f: f})
+	g.wrapped = append(g.wrapped, wrapped{target: o, what: what, f: f})
 	return g.vm.ToValue(g.vm.NewProxy(o, g.wrapTraps))
 }
 
@@ -83,6 +79,11 @@ func (g *guard) applyWrapped(target *goja.Object, this goja.Value, args []goja.V
 		if w := &g.wrapped[i]; w.target == target {
 			if g.sup.halted() {
 				return goja.Undefined()
+			}
+			if w.orig == nil {
+				if w.orig, _ = goja.AssertFunction(target); w.orig == nil {
+					panic(g.vm.NewTypeError("not a function"))
+				}
 			}
 			return w.f(g, w.orig, w.what, goja.FunctionCall{This: this, Arguments: args})
 		}

@@ -281,25 +281,13 @@ const wrappedCount = 40
 // jsonLimits configures a JSON.stringify of this runtime: max bytes, the
 // stack limit as its depth.
 func (g *guard) jsonLimits(max int) jsonLimits {
-	return jsonLimits{
-		max: max, maxDepth: g.maxDepth,
-		halted:  g.sup.halted,
-		tooBig:  func(size int) { g.refuse("JSON.stringify", float64(size)) },
-		tooDeep: func() { g.refuseDeep("JSON.stringify") },
-	}
+	return jsonLimits{max: max, maxDepth: g.maxDepth, g: g}
 }
 
 // cutJSON configures an encoding of the host's own that stops at max bytes
 // and returns what it has; cut (when not nil) is set when it stopped.
 func (g *guard) cutJSON(max int, cut *bool) jsonLimits {
-	l := g.jsonLimits(max)
-	l.truncate = true
-	l.tooBig = func(int) {
-		if cut != nil {
-			*cut = true
-		}
-	}
-	return l
+	return jsonLimits{max: max, maxDepth: g.maxDepth, g: g, truncate: true, cut: cut}
 }
 
 // refuseDeep ends the run for a structure nested past the stack limit.

@@ -31,7 +31,7 @@ func (r *run) toJSON(v goja.Value, what string, max int) (json.RawMessage, error
 		return json.RawMessage("null"), nil
 	}
 	r.encodeCut = false
-	out, err := r.encode(goja.Undefined(), v)
+	out, err := r.encode(v)
 	if err != nil {
 		var ex *goja.Exception
 		if errors.As(err, &ex) {
