@@ -19,10 +19,10 @@ const poolSize = 4
 
 // fresh is a runtime set up for a run, that has run nothing yet.
 type fresh struct {
-	vm     *goja.Runtime
-	sup    *supervisor
-	parse  goja.Callable // the runtime's own JSON.parse, captured before any script runs
-	g      *guard
+	vm    *goja.Runtime
+	sup   *supervisor
+	parse goja.Callable // the runtime's own JSON.parse, captured before any script runs
+	g     *guard
 	// The host's own encodings of script values (encode, encodeLine), made
 	// on first use: a mutate phase encodes nothing, few phases log objects.
 	enc, encLine goja.Callable
