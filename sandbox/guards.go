@@ -413,7 +413,10 @@ var typedJoins = [...][2]string{
 // installArrayGuards guards the Array.prototype methods whose result grows
 // with this.length or with their arguments, the depth of nested joins, and
 // bound-function chains.
-func (g *guard) installArrayGuards(arrProto *goja.Object) {
+//
+// fnProto is Function.prototype, read off a built-in function: the global
+// Function would build the constructor too.
+func (g *guard) installArrayGuards(arrProto, fnProto *goja.Object) {
 	for _, m := range lengthGuarded {
 		g.wrap(arrProto, m[0], m[1], (*guard).lengthGuard)
 	}
@@ -427,11 +430,9 @@ func (g *guard) installArrayGuards(arrProto *goja.Object) {
 	// overflows the goroutine stack, which ends the process).
 	g.wrap(arrProto, "join", "Array.prototype.join", (*guard).join)
 	g.wrap(arrProto, "toLocaleString", "Array.prototype.toLocaleString", (*guard).join)
-	if fn, ok := g.vm.Get("Function").(*goja.Object); ok {
-		if proto, ok := fn.Get("prototype").(*goja.Object); ok {
-			g.wrap(proto, "bind", "Function.prototype.bind", (*guard).bind)
-			g.wrap(proto, "apply", "Function.prototype.apply", (*guard).argList1)
-		}
+	if fnProto != nil {
+		g.wrap(fnProto, "bind", "Function.prototype.bind", (*guard).bind)
+		g.wrap(fnProto, "apply", "Function.prototype.apply", (*guard).argList1)
 	}
 	if reflect, ok := g.vm.Get("Reflect").(*goja.Object); ok {
 		g.wrap(reflect, "apply", "Reflect.apply", (*guard).argList2)

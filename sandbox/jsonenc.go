@@ -375,10 +375,7 @@ func appendEscaped(b []byte, c rune) []byte {
 	return utf8.AppendRune(b, c)
 }
 
-func isBigInt(v goja.Value) bool {
-	_, ok := v.Export().(*big.Int)
-	return ok && !isObject(v)
-}
+func isBigInt(v goja.Value) bool { return goja.IsBigInt(v) }
 
 // toLength is ECMA-262 ToLength.
 func toLength(v goja.Value) int64 {

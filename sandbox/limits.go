@@ -244,7 +244,7 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 	g.wrap(str, "padEnd", "String.prototype.padEnd", (*guard).pad)
 	g.wrap(arrProto, "fill", "Array.prototype.fill", (*guard).fill)
 	g.wrap(arr, "from", "Array.from", (*guard).from)
-	g.installArrayGuards(arrProto)
+	g.installArrayGuards(arrProto, arr.Prototype())
 
 	// The constructors share one handler: the target tells which it is.
 	c := &ctorGuard{g: g}
@@ -530,16 +530,7 @@ func arg(args []goja.Value, i int) goja.Value {
 	return goja.Undefined()
 }
 
-func isNumber(v goja.Value) bool {
-	if isObject(v) {
-		return false
-	}
-	switch v.Export().(type) {
-	case int64, float64:
-		return true
-	}
-	return false
-}
+func isNumber(v goja.Value) bool { return goja.IsNumber(v) }
 
 // strLen is the length in UTF-16 units of a primitive's string form.
 func strLen(v goja.Value) int {
