@@ -102,13 +102,15 @@ func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
 
 // installStringGuards guards String.prototype.concat, replace, replaceAll,
 // split and RegExp.prototype[Symbol.replace], [Symbol.split].
-func (g *guard) installStringGuards(str, json *goja.Object) {
+//
+// The iterator guards need Array.prototype, arrProto.
+func (g *guard) installStringGuards(str, json, arrProto *goja.Object) {
 	g.wrap(str, "concat", "String.prototype.concat", (*guard).concat)
 	g.wrap(str, "replace", "String.prototype.replace", (*guard).stringReplace)
 	g.wrap(str, "replaceAll", "String.prototype.replaceAll", (*guard).stringReplace)
 	g.wrap(str, "split", "String.prototype.split", (*guard).stringSplit)
 	g.wrap(json, "parse", "JSON.parse", (*guard).jsonParse)
-	g.installIteratorGuards(str)
+	g.installIteratorGuards(str, arrProto)
 	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {
 			g.wrapSym(proto, goja.SymReplace, "RegExp.prototype[Symbol.replace]", (*guard).regexpReplace)
@@ -742,12 +744,11 @@ const maxOpenIterators = 10000
 // string iterator. The steps need not exist: a sparse array of length 1e9
 // or a 60 MB string yields them from nothing, and a spread or Array.from
 // collects them all in one native loop that no interrupt reaches.
-func (g *guard) installIteratorGuards(str *goja.Object) {
+func (g *guard) installIteratorGuards(str, arrProto *goja.Object) {
 	// The iterator prototypes are reached through one iterator each: an
 	// array's from Array.prototype.values (the same function as its
 	// Symbol.iterator, without building the prototype's other symbols),
 	// over Array.prototype itself, an array.
-	arrProto := g.vm.NewArray().Prototype()
 	g.iteratorNext(arrProto.Get("values"), arrProto, "an array iterator")
 	g.iteratorNext(str.GetSymbol(goja.SymIterator), g.vm.ToValue(""), "a string iterator")
 }

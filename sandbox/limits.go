@@ -232,7 +232,7 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 	g.isArray, _ = goja.AssertFunction(arr.Get("isArray"))
 	*parse, _ = goja.AssertFunction(json.Get("parse"))
 	_ = json.DefineDataProperty("stringify", vm.ToValue(jsonStringify(vm, g.isArray, g.jsonLimits(int(limit)))), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	g.installStringGuards(str, json)
+	g.installStringGuards(str, json, arrProto)
 	// One OrdinaryHasInstance serves every guarded constructor: it is called
 	// with the constructor (the proxy) as this.
 	g.hasInstance = vm.ToValue(func(call goja.FunctionCall) goja.Value {
