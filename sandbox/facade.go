@@ -351,7 +351,7 @@ func (r *run) handOver(op string, v any) goja.Value {
 		r.fail(op, "%s returned %d bytes of JSON, over the limit of %d bytes; ask for less", op, len(b), r.lim.MaxResult)
 		return goja.Undefined()
 	}
-	val, err := r.parse(goja.Undefined(), r.vm.ToValue(string(b)))
+	val, err := r.parseJSON(string(b))
 	if err != nil {
 		r.hostFail(op, fmt.Errorf("result cannot be decoded: %w", err))
 		return goja.Undefined()

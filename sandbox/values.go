@@ -16,11 +16,15 @@ func (r *run) fromJSON(raw json.RawMessage) (goja.Value, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return goja.Undefined(), nil
 	}
-	v, err := r.parse(goja.Undefined(), r.vm.ToValue(string(raw)))
-	if err != nil {
-		return nil, err
+	return r.parseJSON(string(raw))
+}
+
+// parseJSON is JSON.parse(text) of the runtime (jsondec.go).
+func (r *run) parseJSON(text string) (goja.Value, error) {
+	if v, ok := decodeJSON(r.vm, text); ok {
+		return v, nil
 	}
-	return v, nil
+	return r.parse(goja.Undefined(), r.vm.ToValue(text))
 }
 
 // toJSON encodes a script value with the runtime's own JSON.stringify (so
