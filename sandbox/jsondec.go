@@ -14,7 +14,7 @@ import (
 // a read returns) becomes script values here rather than through the
 // runtime's JSON.parse: goja's reads encoding/json's token stream, which
 // allocated about twice what the values themselves take. The values are the
-// ones JSON.parse builds (goja.md: plain objects, own properties in the
+// ones goja's JSON.parse builds (plain objects, own properties in the
 // order of first appearance, the last duplicate's value, "__proto__" an own
 // property; numbers as encoding/json reads them; strings as it unquotes
 // them). Text this parser does not take (malformed, nested past
