@@ -106,7 +106,7 @@ func (r *run) show(v goja.Value) string {
 		if o := v.(*goja.Object); o.ClassName() == "Error" {
 			return safeString(v)
 		}
-		if out, err := r.encodeLine(goja.Undefined(), v); err == nil && !goja.IsUndefined(out) {
+		if out, err := r.encodeLine(v); err == nil && !goja.IsUndefined(out) {
 			return out.String()
 		}
 		return safeString(v)

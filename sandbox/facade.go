@@ -74,15 +74,29 @@ func facadeTable(methods map[string]map[string]MethodKind) []facadeConn {
 	return conns
 }
 
+// ctxOp is one operation of ctx, the same for every run: a run's host
+// function for it closes over the run and the entry, nothing else.
+type ctxOp struct {
+	name, op string
+	rule     rule
+	f        func(r *run, call goja.FunctionCall) goja.Value
+}
+
+var ctxOps = [...]ctxOp{
+	{"registerInput", "ctx.registerInput", ruleRegisterInput, (*run).registerInput},
+	{"publish", "ctx.publish", rulePublish, (*run).publish},
+	{"peek", "ctx.peek", ruleTopicRead, (*run).peek},
+	{"getByIds", "ctx.getByIds", ruleTopicRead, (*run).getByIDs},
+}
+
 // newCtx builds the phase's ctx. Every operation and every connector method
 // is present in every phase; those the phase does not allow end the run when
 // called, so the message can name the operation and the phase.
 func (r *run) newCtx() *goja.Object {
 	ctx := r.vm.NewObject()
-	_ = ctx.Set("registerInput", r.guarded("ctx.registerInput", ruleRegisterInput, r.registerInput))
-	_ = ctx.Set("publish", r.guarded("ctx.publish", rulePublish, r.publish))
-	_ = ctx.Set("peek", r.guarded("ctx.peek", ruleTopicRead, r.peek))
-	_ = ctx.Set("getByIds", r.guarded("ctx.getByIds", ruleTopicRead, r.getByIDs))
+	for i := range ctxOps {
+		_ = ctx.Set(ctxOps[i].name, r.guarded(&ctxOps[i]))
+	}
 	for i := range r.s.facade {
 		r.defineConnector(ctx, &r.s.facade[i]) // lazy.go
 	}
@@ -92,17 +106,18 @@ func (r *run) newCtx() *goja.Object {
 // allowed reports whether the phase may use an operation under ru.
 func (r *run) allowed(ru rule) bool { return slices.Contains(ru.phases, r.inv.Phase) }
 
-// guarded wraps a host function with the checks every one of them needs.
-func (r *run) guarded(op string, ru rule, f hostFunc) hostFunc {
+// guarded is the host function of o, with the checks every one of them
+// needs.
+func (r *run) guarded(o *ctxOp) hostFunc {
 	return func(call goja.FunctionCall) goja.Value {
 		if r.sup.halted() {
 			return goja.Undefined()
 		}
-		if !r.allowed(ru) {
-			r.fail(op, "%s is not allowed in %s (%s)", op, r.inv.Phase, ru.reason)
+		if !r.allowed(o.rule) {
+			r.fail(o.op, "%s is not allowed in %s (%s)", o.op, r.inv.Phase, o.rule.reason)
 			return goja.Undefined()
 		}
-		return f(call)
+		return o.f(r, call)
 	}
 }
 
@@ -336,7 +351,7 @@ func (r *run) handOver(op string, v any) goja.Value {
 		r.fail(op, "%s returned %d bytes of JSON, over the limit of %d bytes; ask for less", op, len(b), r.lim.MaxResult)
 		return goja.Undefined()
 	}
-	val, err := r.parse(goja.Undefined(), r.vm.ToValue(string(b)))
+	val, err := r.parseJSON(string(b))
 	if err != nil {
 		r.hostFail(op, fmt.Errorf("result cannot be decoded: %w", err))
 		return goja.Undefined()

@@ -40,7 +40,7 @@ type guardFn func(g *guard, orig goja.Callable, what string, c goja.FunctionCall
 // wrapped is one built-in that a proxy of it now stands for.
 type wrapped struct {
 	target *goja.Object
-	orig   goja.Callable
+	orig   goja.Callable // made on the first call: most built-ins are never called
 	what   string
 	f      guardFn
 }
@@ -51,14 +51,10 @@ type wrapped struct {
 // the check by the proxy's target.
 func (g *guard) wrapValue(orig goja.Value, what string, f guardFn) goja.Value {
 	o, ok := orig.(*goja.Object)
-	if !ok {
+	if !ok || o.ClassName() != "Function" { // the built-ins are; AssertFunction would allocate
 		return nil
 	}
-	call, ok := goja.AssertFunction(o)
-	if !ok {
-		return nil
-	}
-	g.wrapped = append(g.wrapped, wrapped{target: o, orig: call, what: what, f: f})
+	g.wrapped = append(g.wrapped, wrapped{target: o, what: what, f: f})
 	return g.vm.ToValue(g.vm.NewProxy(o, g.wrapTraps))
 }
 
@@ -84,6 +80,11 @@ func (g *guard) applyWrapped(target *goja.Object, this goja.Value, args []goja.V
 			if g.sup.halted() {
 				return goja.Undefined()
 			}
+			if w.orig == nil {
+				if w.orig, _ = goja.AssertFunction(target); w.orig == nil {
+					panic(g.vm.NewTypeError("not a function"))
+				}
+			}
 			return w.f(g, w.orig, w.what, goja.FunctionCall{This: this, Arguments: args})
 		}
 	}
@@ -101,13 +102,15 @@ func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
 
 // installStringGuards guards String.prototype.concat, replace, replaceAll,
 // split and RegExp.prototype[Symbol.replace], [Symbol.split].
-func (g *guard) installStringGuards(str, json *goja.Object) {
+//
+// The iterator guards need Array.prototype, arrProto.
+func (g *guard) installStringGuards(str, json, arrProto *goja.Object) {
 	g.wrap(str, "concat", "String.prototype.concat", (*guard).concat)
 	g.wrap(str, "replace", "String.prototype.replace", (*guard).stringReplace)
 	g.wrap(str, "replaceAll", "String.prototype.replaceAll", (*guard).stringReplace)
 	g.wrap(str, "split", "String.prototype.split", (*guard).stringSplit)
 	g.wrap(json, "parse", "JSON.parse", (*guard).jsonParse)
-	g.installIteratorGuards(str)
+	g.installIteratorGuards(str, arrProto)
 	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {
 			g.wrapSym(proto, goja.SymReplace, "RegExp.prototype[Symbol.replace]", (*guard).regexpReplace)
@@ -412,7 +415,10 @@ var typedJoins = [...][2]string{
 // installArrayGuards guards the Array.prototype methods whose result grows
 // with this.length or with their arguments, the depth of nested joins, and
 // bound-function chains.
-func (g *guard) installArrayGuards(arrProto *goja.Object) {
+//
+// fnProto is Function.prototype, read off a built-in function: the global
+// Function would build the constructor too.
+func (g *guard) installArrayGuards(arrProto, fnProto *goja.Object) {
 	for _, m := range lengthGuarded {
 		g.wrap(arrProto, m[0], m[1], (*guard).lengthGuard)
 	}
@@ -426,11 +432,9 @@ func (g *guard) installArrayGuards(arrProto *goja.Object) {
 	// overflows the goroutine stack, which ends the process).
 	g.wrap(arrProto, "join", "Array.prototype.join", (*guard).join)
 	g.wrap(arrProto, "toLocaleString", "Array.prototype.toLocaleString", (*guard).join)
-	if fn, ok := g.vm.Get("Function").(*goja.Object); ok {
-		if proto, ok := fn.Get("prototype").(*goja.Object); ok {
-			g.wrap(proto, "bind", "Function.prototype.bind", (*guard).bind)
-			g.wrap(proto, "apply", "Function.prototype.apply", (*guard).argList1)
-		}
+	if fnProto != nil {
+		g.wrap(fnProto, "bind", "Function.prototype.bind", (*guard).bind)
+		g.wrap(fnProto, "apply", "Function.prototype.apply", (*guard).argList1)
 	}
 	if reflect, ok := g.vm.Get("Reflect").(*goja.Object); ok {
 		g.wrap(reflect, "apply", "Reflect.apply", (*guard).argList2)
@@ -740,12 +744,11 @@ const maxOpenIterators = 10000
 // string iterator. The steps need not exist: a sparse array of length 1e9
 // or a 60 MB string yields them from nothing, and a spread or Array.from
 // collects them all in one native loop that no interrupt reaches.
-func (g *guard) installIteratorGuards(str *goja.Object) {
+func (g *guard) installIteratorGuards(str, arrProto *goja.Object) {
 	// The iterator prototypes are reached through one iterator each: an
 	// array's from Array.prototype.values (the same function as its
 	// Symbol.iterator, without building the prototype's other symbols),
 	// over Array.prototype itself, an array.
-	arrProto := g.vm.NewArray().Prototype()
 	g.iteratorNext(arrProto.Get("values"), arrProto, "an array iterator")
 	g.iteratorNext(str.GetSymbol(goja.SymIterator), g.vm.ToValue(""), "a string iterator")
 }

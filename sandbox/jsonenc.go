@@ -3,6 +3,7 @@ package sandbox
 import (
 	"math"
 	"math/big"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,9 +66,31 @@ func (e *jsonEncoder) cutTo(off int) { e.buf = e.buf[:off] }
 
 // encode serializes v; ok is false when v encodes to undefined.
 func (e *jsonEncoder) encode(v goja.Value) (ok bool) {
-	holder := e.vm.NewObject()
-	_ = holder.Set("", v)
+	var holder *goja.Object // only a replacer sees it
+	if e.replacer != nil {
+		holder = e.vm.NewObject()
+		_ = holder.Set("", v)
+	}
 	return e.property("", v, holder)
+}
+
+var proxyType = reflect.TypeOf(goja.Proxy{})
+
+// arrayLike is IsArray(o). Only a proxy needs the runtime's Array.isArray,
+// which looks through it (and throws for a revoked one); any other object
+// is an array exactly when its class is Array.
+func (e *jsonEncoder) arrayLike(o *goja.Object) bool {
+	if o.ClassName() == "Array" {
+		return true
+	}
+	if o.ExportType() != proxyType {
+		return false
+	}
+	arr, err := e.isArray(goja.Undefined(), o)
+	if err != nil {
+		panic(err)
+	}
+	return arr.ToBoolean()
 }
 
 // tick lets a long encoding notice an interrupt (the wall time): a native
@@ -165,11 +188,7 @@ func (e *jsonEncoder) property(key string, value goja.Value, holder *goja.Object
 	}
 	e.stack = append(e.stack, o)
 	defer func() { e.stack = e.stack[:len(e.stack)-1] }()
-	arr, err := e.isArray(goja.Undefined(), o)
-	if err != nil {
-		panic(err)
-	}
-	if arr.ToBoolean() {
+	if e.arrayLike(o) {
 		e.array(o)
 	} else {
 		e.object(o)
@@ -356,10 +375,7 @@ func appendEscaped(b []byte, c rune) []byte {
 	return utf8.AppendRune(b, c)
 }
 
-func isBigInt(v goja.Value) bool {
-	_, ok := v.Export().(*big.Int)
-	return ok && !isObject(v)
-}
+func isBigInt(v goja.Value) bool { return goja.IsBigInt(v) }
 
 // toLength is ECMA-262 ToLength.
 func toLength(v goja.Value) int64 {
@@ -381,7 +397,7 @@ func (e *jsonEncoder) setup(replacer, space goja.Value) {
 	if r, ok := replacer.(*goja.Object); ok {
 		if f, ok := goja.AssertFunction(r); ok {
 			e.replacer = f
-		} else if isArr, err := e.isArray(goja.Undefined(), r); err == nil && isArr.ToBoolean() {
+		} else if e.arrayLike(r) {
 			n := toLength(r.Get("length"))
 			if n > int64(e.max) { // each name takes a byte at least
 				panic(jsonTooBig{int(min(n, math.MaxInt32))})
@@ -407,8 +423,6 @@ func (e *jsonEncoder) setup(replacer, space goja.Value) {
 					e.props = append(e.props, name)
 				}
 			}
-		} else if err != nil {
-			panic(err)
 		}
 	}
 	if o, ok := space.(*goja.Object); ok {
@@ -438,26 +452,37 @@ func (e *jsonEncoder) setup(replacer, space goja.Value) {
 	}
 }
 
-// jsonLimits configure a JSON.stringify.
+// jsonLimits configure a JSON.stringify. They are a plain value read from
+// the runtime's guard, not closures: a runtime makes three encoders.
 type jsonLimits struct {
 	max      int // bytes of output
 	maxDepth int // levels of nesting
 	// truncate: over max, return the text so far instead of failing (for
 	// console lines, which are cut anyway, and the host's own encodings).
 	truncate bool
-	halted   func() bool
-	tooBig   func(size int) // records the failure and interrupts; when truncating, notes the cut
-	tooDeep  func()
+	g        *guard // records a refusal and interrupts; says when the run halted
+	cut      *bool  // truncating: set when the text stopped at max (may be nil)
+}
+
+func (lim *jsonLimits) tooBig(size int) {
+	if !lim.truncate {
+		lim.g.refuse("JSON.stringify", float64(size))
+		return
+	}
+	if lim.cut != nil {
+		*lim.cut = true
+	}
 }
 
 // jsonStringify is a JSON.stringify for vm under lim. Over a limit it
 // records the failure (the script cannot catch it) and returns undefined.
 func jsonStringify(vm *goja.Runtime, isArray goja.Callable, lim jsonLimits) func(goja.FunctionCall) goja.Value {
+	halted := lim.g.sup.halted
 	return func(call goja.FunctionCall) (result goja.Value) {
-		if lim.halted() {
+		if halted() {
 			return goja.Undefined()
 		}
-		e := &jsonEncoder{vm: vm, isArray: isArray, halted: lim.halted, max: lim.max, maxDepth: lim.maxDepth, truncate: lim.truncate}
+		e := &jsonEncoder{vm: vm, isArray: isArray, halted: halted, max: lim.max, maxDepth: lim.maxDepth, truncate: lim.truncate}
 		defer func() {
 			switch p := recover().(type) {
 			case nil:
@@ -469,8 +494,8 @@ func jsonStringify(vm *goja.Runtime, isArray goja.Callable, lim jsonLimits) func
 				}
 				result = goja.Undefined()
 			case jsonTooDeep:
-				if !lim.halted() {
-					lim.tooDeep()
+				if !halted() {
+					lim.g.refuseDeep("JSON.stringify")
 				}
 				result = goja.Undefined()
 			default:

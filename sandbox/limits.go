@@ -232,7 +232,7 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 	g.isArray, _ = goja.AssertFunction(arr.Get("isArray"))
 	*parse, _ = goja.AssertFunction(json.Get("parse"))
 	_ = json.DefineDataProperty("stringify", vm.ToValue(jsonStringify(vm, g.isArray, g.jsonLimits(int(limit)))), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	g.installStringGuards(str, json)
+	g.installStringGuards(str, json, arrProto)
 	// One OrdinaryHasInstance serves every guarded constructor: it is called
 	// with the constructor (the proxy) as this.
 	g.hasInstance = vm.ToValue(func(call goja.FunctionCall) goja.Value {
@@ -244,7 +244,7 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 	g.wrap(str, "padEnd", "String.prototype.padEnd", (*guard).pad)
 	g.wrap(arrProto, "fill", "Array.prototype.fill", (*guard).fill)
 	g.wrap(arr, "from", "Array.from", (*guard).from)
-	g.installArrayGuards(arrProto)
+	g.installArrayGuards(arrProto, arr.Prototype())
 
 	// The constructors share one handler: the target tells which it is.
 	c := &ctorGuard{g: g}
@@ -281,25 +281,13 @@ const wrappedCount = 40
 // jsonLimits configures a JSON.stringify of this runtime: max bytes, the
 // stack limit as its depth.
 func (g *guard) jsonLimits(max int) jsonLimits {
-	return jsonLimits{
-		max: max, maxDepth: g.maxDepth,
-		halted:  g.sup.halted,
-		tooBig:  func(size int) { g.refuse("JSON.stringify", float64(size)) },
-		tooDeep: func() { g.refuseDeep("JSON.stringify") },
-	}
+	return jsonLimits{max: max, maxDepth: g.maxDepth, g: g}
 }
 
 // cutJSON configures an encoding of the host's own that stops at max bytes
 // and returns what it has; cut (when not nil) is set when it stopped.
 func (g *guard) cutJSON(max int, cut *bool) jsonLimits {
-	l := g.jsonLimits(max)
-	l.truncate = true
-	l.tooBig = func(int) {
-		if cut != nil {
-			*cut = true
-		}
-	}
-	return l
+	return jsonLimits{max: max, maxDepth: g.maxDepth, g: g, truncate: true, cut: cut}
 }
 
 // refuseDeep ends the run for a structure nested past the stack limit.
@@ -542,16 +530,7 @@ func arg(args []goja.Value, i int) goja.Value {
 	return goja.Undefined()
 }
 
-func isNumber(v goja.Value) bool {
-	if isObject(v) {
-		return false
-	}
-	switch v.Export().(type) {
-	case int64, float64:
-		return true
-	}
-	return false
-}
+func isNumber(v goja.Value) bool { return goja.IsNumber(v) }
 
 // strLen is the length in UTF-16 units of a primitive's string form.
 func strLen(v goja.Value) int {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -120,4 +121,35 @@ func (h *watchdogProbe) RegisterInput(ctx context.Context, in InputRequest) (str
 	h.called, h.running, h.watches = true, heapWatchdog.running, len(heapWatchdog.watches)
 	heapWatchdog.mu.Unlock()
 	return h.recordingHost.RegisterInput(ctx, in)
+}
+
+// BenchmarkConsumerRun is one consumer run: prepare reads an event and
+// reserves it, mutate makes its one mutator call, next publishes. Each
+// phase runs in its own runtime, as the engine runs them.
+func BenchmarkConsumerRun(b *testing.B) {
+	s := load(b, handlers{
+		prepare: `const evs = await ctx.peek("a", { limit: 1 });
+        return { reservations: [{ topic: "a", ids: evs.map((e) => e.messageId) }], data: { n: evs.length, first: evs[0]?.payload } };`,
+		mutate: `await ctx.files.write({ path: "x", text: String(prepared.data.n) });`,
+		next:   `await ctx.publish("b", { messageId: "m", payload: { n: prepared.data.n, result: mutationResult } });`,
+	})
+	h := &recordingHost{events: map[string][]Event{"a": {{MessageID: "m1", Payload: json.RawMessage(`{"x":1}`), CreatedAt: time.Unix(0, 0)}}}}
+	lim := testLimits()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.mu.Lock()
+		h.published = nil
+		h.mu.Unlock()
+		out, err := invokeUnlocked(s, PhasePrepare, h, lim, json.RawMessage(`{"n":1}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		prepared := out.Prepare.Raw
+		if out, err = invokeUnlocked(s, PhaseMutate, h, lim, prepared); err != nil || out.Mutation == nil {
+			b.Fatal(out, err)
+		}
+		if _, err := invokeUnlocked(s, PhaseNext, h, lim, prepared, json.RawMessage(`{"ok":true}`)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

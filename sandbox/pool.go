@@ -19,16 +19,17 @@ const poolSize = 4
 
 // fresh is a runtime set up for a run, that has run nothing yet.
 type fresh struct {
-	vm     *goja.Runtime
-	sup    *supervisor
-	parse  goja.Callable // the runtime's own JSON.parse, captured before any script runs
-	encode goja.Callable // JSON.stringify that stops at maxEncode bytes
-	// encodeLine stops at what a console line can show.
-	encodeLine goja.Callable
-	maxEncode  int
-	encodeCut  bool         // the last encode stopped at maxEncode
-	workflow   *goja.Object // what the script hands to Keep.workflow, once it runs
-	key        poolKey
+	vm    *goja.Runtime
+	sup   *supervisor
+	parse goja.Callable // the runtime's own JSON.parse, captured before any script runs
+	g     *guard
+	// The host's own encodings of script values (encode, encodeLine), made
+	// on first use: a mutate phase encodes nothing, few phases log objects.
+	enc, encLine goja.Callable
+	maxEncode    int
+	encodeCut    bool         // the last encode stopped at maxEncode
+	workflow     *goja.Object // what the script hands to Keep.workflow, once it runs
+	key          poolKey
 }
 
 // poolKey is what a runtime's set-up depends on beyond the runtime itself.
@@ -49,14 +50,28 @@ func newFresh(k poolKey) *fresh {
 	vm := goja.New()
 	f := &fresh{vm: vm, sup: &supervisor{vm: vm}, key: k}
 	vm.SetMaxCallStackSize(k.stack)
-	g := installGuards(vm, f.sup, k.maxHeap, k.stack, &f.parse)
-	// The host's own encodings of script values: cut at a cap rather than
-	// failing, so the caller can name the value and its limit.
-	f.maxEncode = int(g.limit)
-	f.encode, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.isArray, g.cutJSON(f.maxEncode, &f.encodeCut))))
-	f.encodeLine, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, g.isArray, g.cutJSON(4*k.logLine+4, nil))))
+	f.g = installGuards(vm, f.sup, k.maxHeap, k.stack, &f.parse)
+	f.maxEncode = int(f.g.limit)
 	installKeep(vm, &f.workflow)
 	return f
+}
+
+// encode is JSON.stringify of v that stops at maxEncode bytes, setting
+// encodeCut, rather than failing: the caller names the value and its limit.
+func (f *fresh) encode(v goja.Value) (goja.Value, error) {
+	if f.enc == nil {
+		f.enc, _ = goja.AssertFunction(f.vm.ToValue(jsonStringify(f.vm, f.g.isArray, f.g.cutJSON(f.maxEncode, &f.encodeCut))))
+	}
+	return f.enc(goja.Undefined(), v)
+}
+
+// encodeLine is JSON.stringify of v that stops at what a console line can
+// show.
+func (f *fresh) encodeLine(v goja.Value) (goja.Value, error) {
+	if f.encLine == nil {
+		f.encLine, _ = goja.AssertFunction(f.vm.ToValue(jsonStringify(f.vm, f.g.isArray, f.g.cutJSON(4*f.key.logLine+4, nil))))
+	}
+	return f.encLine(goja.Undefined(), v)
 }
 
 // runtimes is the process's pool. The filler goroutine runs only while the

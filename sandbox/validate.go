@@ -326,14 +326,15 @@ func names[V any](m map[string]V) string {
 
 func isAbsent(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }
 
-// isString, isNumber: primitives only. Exporting an object would copy it
-// whole: a sparse array of length 1e9 exports as 16 GB.
+// isString, isNumber: primitives only, by type: exporting an object would
+// copy it whole (a sparse array of length 1e9 exports as 16 GB), and
+// exporting a primitive allocates. A symbol counts as a string here, as it
+// did when this asked whether v exported as one.
 func isString(v goja.Value) bool {
-	if isObject(v) {
-		return false
+	if _, sym := v.(*goja.Symbol); sym {
+		return true
 	}
-	_, ok := v.Export().(string)
-	return ok
+	return goja.IsString(v)
 }
 
 func isObject(v goja.Value) bool {

@@ -16,11 +16,15 @@ func (r *run) fromJSON(raw json.RawMessage) (goja.Value, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return goja.Undefined(), nil
 	}
-	v, err := r.parse(goja.Undefined(), r.vm.ToValue(string(raw)))
-	if err != nil {
-		return nil, err
+	return r.parseJSON(string(raw))
+}
+
+// parseJSON is JSON.parse(text) of the runtime (jsondec.go).
+func (r *run) parseJSON(text string) (goja.Value, error) {
+	if v, ok := decodeJSON(r.vm, text); ok {
+		return v, nil
 	}
-	return v, nil
+	return r.parse(goja.Undefined(), r.vm.ToValue(text))
 }
 
 // toJSON encodes a script value with the runtime's own JSON.stringify (so
@@ -31,7 +35,7 @@ func (r *run) toJSON(v goja.Value, what string, max int) (json.RawMessage, error
 		return json.RawMessage("null"), nil
 	}
 	r.encodeCut = false
-	out, err := r.encode(goja.Undefined(), v)
+	out, err := r.encode(v)
 	if err != nil {
 		var ex *goja.Exception
 		if errors.As(err, &ex) {
