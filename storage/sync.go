@@ -106,7 +106,7 @@ func (d *durability) fsync() error {
 	if err != nil {
 		return err
 	}
-	err = f.Sync()
+	err = datasync(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
