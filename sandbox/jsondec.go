@@ -303,20 +303,32 @@ func (d *jsonDecoder) object() (goja.Value, bool) {
 		if o.DefineDataProperty(k, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE) != nil {
 			return nil, false
 		}
-		d.space()
-		if d.i >= len(d.s) {
+		more, ok := d.after('}')
+		if !ok {
 			return nil, false
 		}
-		switch d.s[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
+		if !more {
 			return o, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// after reads what follows a member or an element: a comma (more to come)
+// or the closing bracket (none); anything else is malformed.
+func (d *jsonDecoder) after(closing byte) (more, ok bool) {
+	d.space()
+	if d.i >= len(d.s) {
+		return false, false
+	}
+	switch d.s[d.i] {
+	case ',':
+		d.i++
+		return true, true
+	case closing:
+		d.i++
+		return false, true
+	}
+	return false, false
 }
 
 func (d *jsonDecoder) array() (goja.Value, bool) {
@@ -337,18 +349,12 @@ func (d *jsonDecoder) array() (goja.Value, bool) {
 			return nil, false
 		}
 		items = append(items, v)
-		d.space()
-		if d.i >= len(d.s) {
+		more, ok := d.after(']')
+		if !ok {
 			return nil, false
 		}
-		switch d.s[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
+		if !more {
 			return d.vm.NewArray(items...), true
-		default:
-			return nil, false
 		}
 	}
 }

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -12,18 +11,11 @@ import (
 // named after its id, is in the row as inserted, for every mutation.
 func TestInsertMutationWritesTheKeyOfItsID(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openWithWorkflow(t)
 	now := time.UnixMilli(1_700_000_000_000).UTC()
+	const wid = 1
 	var muts []*Mutation
 	if err := db.Write(ctx, func(tx *Tx) error {
-		wid, err := tx.CreateWorkflow(ctx, "w", now)
-		if err != nil {
-			return err
-		}
 		for range 3 {
 			run := &Run{WorkflowID: wid, Handler: "c", HandlerType: "consumer", ScriptVersion: 1, Trigger: "t",
 				Phase: "mutating", Status: "active", CreatedAt: now, UpdatedAt: now}

@@ -10,6 +10,25 @@ import (
 	"time"
 )
 
+// openWithWorkflow opens a database in a temp dir holding one workflow, w,
+// with id 1; it is closed when the test ends.
+func openWithWorkflow(t *testing.T) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.CreateWorkflow(ctx, "w", time.UnixMilli(1))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // syncCounter replaces db's log sync with one that counts, and checks that
 // what it syncs is committed: seen through a reader, the row the write
 // added is there.
@@ -39,17 +58,7 @@ func addAnswer(tx *Tx) error {
 // write syncs nothing, and the next synced write's sync carries it.
 func TestWriteSyncsTheLogAfterItsCommit(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Write(ctx, func(tx *Tx) error {
-		_, err := tx.CreateWorkflow(ctx, "w", time.UnixMilli(1))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	db := openWithWorkflow(t)
 	c := countSyncs(t, db)
 	answers := func() int {
 		var n int
@@ -93,17 +102,7 @@ func TestWriteSyncsTheLogAfterItsCommit(t *testing.T) {
 // the writer lock is free while the disk works.
 func TestConcurrentWritesShareASync(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Write(ctx, func(tx *Tx) error {
-		_, err := tx.CreateWorkflow(ctx, "w", time.UnixMilli(1))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	db := openWithWorkflow(t)
 	c := countSyncs(t, db)
 	c.hold = make(chan struct{})
 	db.disk.mu.Lock()
