@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +18,7 @@ type journalBundle struct {
 func setupJournal(t *testing.T) journalBundle {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTemp(t)
 	return journalBundle{db: db, ctx: ctx, t0: time.UnixMilli(1_700_000_000_000).UTC()}
 }
 

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -27,13 +26,10 @@ const pagesTotal = 23
 func setupPages(t *testing.T) *pagesFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTemp(t)
 	f := &pagesFixture{db: db, ctx: ctx, titles: map[int64]string{}, handlers: map[int64]string{}}
 	now := time.UnixMilli(1_700_000_000_000).UTC()
+	var err error
 	err = db.Write(ctx, func(tx *Tx) error {
 		var wfs [2]int64
 		for i, name := range []string{"mine", "other"} {

@@ -15,11 +15,7 @@ import (
 func openWithWorkflow(t *testing.T) *DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTemp(t)
 	if err := db.Write(ctx, func(tx *Tx) error {
 		_, err := tx.CreateWorkflow(ctx, "w", time.UnixMilli(1))
 		return err
