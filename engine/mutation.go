@@ -88,11 +88,6 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	if err == nil {
 		written(res)
 	}
-	if err == nil && !e.parked(ctx, w) {
-		// the run goes straight on: its applied outcome is written with
-		// its commit (runs.go)
-		return e.continueApplied(ctx, ws, w, run, &outcome{mut: mut, res: res}, tr)
-	}
 	if err := e.tMutationOutcome(ctx, w, run, mut, res, err, tr); err != nil {
 		return err
 	}

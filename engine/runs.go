@@ -211,46 +211,12 @@ func (e *Engine) mutatePhase(ctx context.Context, ws *wfState, w *storage.Workfl
 
 // nextPhase runs next and commits the run.
 func (e *Engine) nextPhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
-	return e.nextWith(ctx, ws, w, sc, c, run, tr, nil)
-}
-
-// outcome is an applied mutation whose outcome is not written yet: the
-// run's commit writes it, or, if next fails, it is written first. Until
-// then a crash leaves the mutation in flight, and start-up asks the
-// connector whether it happened (reconciled, never sent again).
-type outcome struct {
-	mut *storage.Mutation
-	res any
-}
-
-// continueApplied goes on to next after mutation o applied.
-func (e *Engine) continueApplied(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run, o *outcome, tr *trace) error {
-	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
-	if err != nil {
-		return err
-	}
-	for _, c := range sc.Workflow.Consumers {
-		if c.Name == run.Handler {
-			run.MutationResult = appliedResult(mustJSON(o.res))
-			return e.nextWith(ctx, ws, w, sc, c, run, tr, o)
-		}
-	}
-	return e.tMutationOutcome(ctx, w, run, o.mut, o.res, nil, tr)
-}
-
-// nextWith is nextPhase with an applied outcome o still to write (nil: none).
-func (e *Engine) nextWith(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace, o *outcome) error {
 	mres := run.MutationResult
 	if len(mres) == 0 {
 		mres = resultNone
 	}
 	h, out, err := e.runNext(ctx, w, sc, c, run, mres, tr) // overlap.go: started early, or now
 	if err != nil {
-		if o != nil {
-			if err := e.tMutationOutcome(ctx, w, run, o.mut, o.res, nil, tr); err != nil {
-				return err
-			}
-		}
 		// the run was emitting when next failed (prepared → emitting on empty
 		// reservations or no mutation call; mutated → emitting after one)
 		if run.Phase == PhasePrepared || run.Phase == PhaseMutating || run.Phase == PhaseMutated {
@@ -259,7 +225,7 @@ func (e *Engine) nextWith(ctx context.Context, ws *wfState, w *storage.Workflow,
 		return e.failRun(ctx, w, run, err, tr)
 	}
 	wake := e.wakeFrom(run.PrepareResult, tr)
-	if err := e.tCommitConsumer(ctx, w, run, out, h.pubs, wake, tr, o); err != nil {
+	if err := e.tCommitConsumer(ctx, w, run, out, h.pubs, wake, tr); err != nil {
 		return err
 	}
 	e.markSubscribers(ws, sc, h.pubs)

@@ -298,15 +298,6 @@ func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storag
 	})
 }
 
-// applied records in run and mut that mut's call applied with result res.
-func applied(run *storage.Run, mut *storage.Mutation, res any) MutationEvent {
-	mut.Error, mut.NextAttemptAt = "", nil
-	mut.Result = mustJSON(res)
-	run.Phase, run.Status = PhaseMutated, RunActive
-	run.MutationResult = appliedResult(mut.Result)
-	return MApplied
-}
-
 // tMutationOutcome records what the call did (DESIGN.md §6 outcome map).
 func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, callErr error, tr *trace) error {
 	now := e.now()
@@ -331,7 +322,10 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 		var ev MutationEvent
 		switch cls {
 		case "": // applied
-			ev = applied(run, mut, res)
+			ev, mut.Error, mut.NextAttemptAt = MApplied, "", nil
+			mut.Result = mustJSON(res)
+			run.Phase, run.Status = PhaseMutated, RunActive
+			run.MutationResult = appliedResult(mut.Result)
 		case connectors.Uncertain, connectors.Internal:
 			// it may have reached the other side: never "failed"
 			// the first check waits one back-off step: a service may need a
@@ -589,16 +583,9 @@ func carrier(ctx context.Context, q storage.Q, mut *storage.Mutation) (*storage.
 // again); without a mutation the run simply runs again. The next synced
 // commit, or the scheduler's Sync when it runs out of work, makes it
 // durable.
-func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace, o *outcome) error {
+func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace) error {
 	now := e.now()
 	return e.writeRunWith(ctx, run, e.db.WriteUnsynced, func(tx *storage.Tx) error {
-		if o != nil {
-			// the applied outcome, written with the commit it led to: the
-			// run moves from mutating straight on to committed, below
-			if err := e.moveMutation(ctx, tx, w, o.mut, applied(run, o.mut, o.res), "host"); err != nil {
-				return err
-			}
-		}
 		status := EventConsumed
 		if string(run.MutationResult) == string(resultSkipped) {
 			status = EventSkipped
