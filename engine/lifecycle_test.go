@@ -230,8 +230,8 @@ func TestRetryLeavesNothingActive(t *testing.T) {
 	if w := b.workflow("push"); w.Block == nil || w.Block.Kind != "repair" {
 		t.Fatalf("block %+v, want the logic failure in next", w.Block)
 	}
-	// the call's outcome, held for the run's commit, was written before
-	// the failure: nothing is left in flight to check
+	// the call's outcome was written before next ran: nothing is left in
+	// flight to check
 	if ms := b.mutationsBy(""); len(ms) != 1 || ms[0].Status != "applied" {
 		t.Fatalf("mutations %+v, want the one call applied", ms)
 	}
