@@ -308,6 +308,9 @@ func TestHostCalls(t *testing.T) {
 	}{
 		{"publishing to a topic the handler does not declare", "producer", `ctx.publish("b", { messageId: "m", inputId: "i" })`, `topic "b" is not among the publishes of producer "p"`},
 		{"publishing without a messageId", "next", `ctx.publish("b", { payload: 1 })`, "needs a messageId"},
+		{"publishing with a symbol for a messageId", "next", `ctx.publish("b", { messageId: Symbol("m"), payload: 1 })`, "needs a messageId"},
+		{"publishing to a symbol for a topic", "next", `ctx.publish(Symbol("b"), { messageId: "m" })`, "takes a topic or an array of topics"},
+		{"a producer publishing with a symbol for an inputId", "producer", `ctx.publish("a", { messageId: "m", inputId: Symbol("i") })`, "needs the inputId"},
 		{"a producer publishing without an inputId", "producer", `ctx.publish("a", { messageId: "m" })`, "needs the inputId"},
 		{"next publishing with an inputId", "next", `ctx.publish("b", { messageId: "m", inputId: "i" })`, "takes no inputId"},
 		{"registering an input without a title", "producer", `ctx.registerInput({ source: "files", type: "file", id: "1" })`, "needs title"},

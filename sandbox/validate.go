@@ -330,11 +330,10 @@ func isAbsent(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goj
 // copy it whole (a sparse array of length 1e9 exports as 16 GB), and
 // exporting a primitive allocates. A symbol counts as a string here, as it
 // did when this asked whether v exported as one.
+// isString: a primitive string; a symbol is not one, though goja renders
+// it as text (Symbol("a") would otherwise pass for the id "a").
 func isString(v goja.Value) bool {
-	if _, sym := v.(*goja.Symbol); sym {
-		return true
-	}
-	return goja.IsString(v)
+	return !isSymbol(v) && goja.IsString(v)
 }
 
 func isObject(v goja.Value) bool {
@@ -374,4 +373,9 @@ func stringArray(v goja.Value) ([]string, bool) {
 		out = append(out, s)
 	}
 	return out, true
+}
+
+func isSymbol(v goja.Value) bool {
+	_, ok := v.(*goja.Symbol)
+	return ok
 }

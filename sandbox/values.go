@@ -72,6 +72,8 @@ func typeOf(v goja.Value) string {
 		return "string"
 	case isNumber(v):
 		return "number"
+	case isSymbol(v):
+		return "symbol"
 	}
 	return fmt.Sprintf("%T", v.Export())
 }
