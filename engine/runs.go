@@ -84,7 +84,9 @@ func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workfl
 	run := e.newRun(w, c.Name, "consumer", trigger)
 	tr := e.newTrace()
 	p := e.startPrepare(ctx, w, sc, c, tr)
-	if err := e.tStarted(ctx, run); err != nil {
+	// Prepare is under way: its record is written even if the engine is
+	// stopping meanwhile, so the stop leaves a run that recovery finds.
+	if err := e.tStarted(context.WithoutCancel(ctx), run); err != nil {
 		p.wait()
 		return err
 	}
