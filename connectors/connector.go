@@ -74,9 +74,10 @@ type Call struct {
 	IdempotencyKey string
 	// Written, when the host sets it, is called by a mutation that has
 	// taken effect and has only to reach the disk (an append written, its
-	// sync still to come), with the result Do will return once it has. The
-	// host may start work that depends on that result alone; what Do
-	// returns still decides the outcome.
+	// sync still to come), with the result Do will return once it has: at
+	// most once, on Do's goroutine, before Do returns. The host may start
+	// work that depends on that result alone; what Do returns still
+	// decides the outcome.
 	Written func(result any)
 }
 
