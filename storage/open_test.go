@@ -16,3 +16,22 @@ func openTemp(t *testing.T) *DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// queryPlan returns the detail lines of EXPLAIN QUERY PLAN for query.
+func queryPlan(ctx context.Context, q queryer, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			return nil, err
+		}
+		plan = append(plan, detail)
+	}
+	return plan, rows.Err()
+}

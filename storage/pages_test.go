@@ -208,21 +208,8 @@ func TestPageQueriesUseTheWorkflowIndex(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name+" uses "+c.index, func(t *testing.T) {
 			t.Parallel()
-			rows, err := f.db.Read().q.QueryContext(f.ctx, "EXPLAIN QUERY PLAN "+c.query, c.args...)
+			plan, err := queryPlan(f.ctx, f.db.Read().q, c.query, c.args...)
 			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, notUsed int
-				var detail string
-				if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			if err := rows.Err(); err != nil {
 				t.Fatal(err)
 			}
 			text := strings.Join(plan, "\n")
