@@ -15,35 +15,50 @@ type traceBudget struct {
 	cut          int // lines dropped
 }
 
-// installConsole defines console.log/info/warn/error/debug, each line going
-// to Host.Log capped at MaxLogLine characters, the run's lines capped at
-// MaxLogLines and MaxLogBytes.
-func (r *run) installConsole() {
-	console := r.vm.NewObject()
-	for _, level := range []string{"log", "info", "warn", "error", "debug"} {
+// consoleLevels are console's methods, each a level of Host.Log.
+var consoleLevels = [...]string{"log", "info", "warn", "error", "debug"}
+
+// newConsole builds console.log/info/warn/error/debug for the run that will
+// take f (bind.go), each line going to its Host.Log capped at MaxLogLine
+// characters, the run's lines capped at MaxLogLines and MaxLogBytes.
+func (f *fresh) newConsole() *goja.Object {
+	console := f.vm.NewObject()
+	for _, level := range consoleLevels {
 		_ = console.Set(level, func(call goja.FunctionCall) goja.Value {
-			if r.sup.halted() {
-				return goja.Undefined()
+			if r := f.run; r != nil {
+				r.log(level, call.Arguments)
 			}
-			if r.trace.cut > 0 || r.trace.lines >= r.lim.MaxLogLines {
-				r.trace.cut++
-				return goja.Undefined()
-			}
-			line := r.format(call.Arguments)
-			if r.sup.halted() { // formatting may have run a toJSON that hit a limit
-				return goja.Undefined()
-			}
-			if r.trace.bytes+len(line) > r.lim.MaxLogBytes {
-				r.trace.cut++
-				return goja.Undefined()
-			}
-			r.trace.lines++
-			r.trace.bytes += len(line)
-			r.inv.Host.Log(level, line)
 			return goja.Undefined()
 		})
 	}
-	_ = r.vm.Set("console", console)
+	return console
+}
+
+// installConsole makes the console built ahead for this run a global.
+func (r *run) installConsole() {
+	_ = r.vm.Set("console", r.console)
+}
+
+// log is one console call at level.
+func (r *run) log(level string, args []goja.Value) {
+	if r.sup.halted() {
+		return
+	}
+	if r.trace.cut > 0 || r.trace.lines >= r.lim.MaxLogLines {
+		r.trace.cut++
+		return
+	}
+	line := r.format(args)
+	if r.sup.halted() { // formatting may have run a toJSON that hit a limit
+		return
+	}
+	if r.trace.bytes+len(line) > r.lim.MaxLogBytes {
+		r.trace.cut++
+		return
+	}
+	r.trace.lines++
+	r.trace.bytes += len(line)
+	r.inv.Host.Log(level, line)
 }
 
 // traceCutNote tells the trace that lines were cut, once, at the run's end.

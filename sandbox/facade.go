@@ -74,8 +74,8 @@ func facadeTable(methods map[string]map[string]MethodKind) []facadeConn {
 	return conns
 }
 
-// ctxOp is one operation of ctx, the same for every run: a run's host
-// function for it closes over the run and the entry, nothing else.
+// ctxOp is one operation of ctx, the same for every run: its host function
+// closes over the entry and the runtime, and serves the run bound to it.
 type ctxOp struct {
 	name, op string
 	rule     rule
@@ -89,28 +89,35 @@ var ctxOps = [...]ctxOp{
 	{"getByIds", "ctx.getByIds", ruleTopicRead, (*run).getByIDs},
 }
 
-// newCtx builds the phase's ctx. Every operation and every connector method
-// is present in every phase; those the phase does not allow end the run when
-// called, so the message can name the operation and the phase.
-func (r *run) newCtx() *goja.Object {
-	ctx := r.vm.NewObject()
+// newCtxOps builds ctx with its operations, ahead of the run that will take
+// f (bind.go); the run adds its connectors (newCtx).
+func (f *fresh) newCtxOps() *goja.Object {
+	ctx := f.vm.NewObject()
 	for i := range ctxOps {
-		_ = ctx.Set(ctxOps[i].name, r.guarded(&ctxOps[i]))
-	}
-	for i := range r.s.facade {
-		r.defineConnector(ctx, &r.s.facade[i]) // lazy.go
+		_ = ctx.Set(ctxOps[i].name, f.guarded(&ctxOps[i]))
 	}
 	return ctx
+}
+
+// newCtx completes the phase's ctx. Every operation and every connector
+// method is present in every phase; those the phase does not allow end the
+// run when called, so the message can name the operation and the phase.
+func (r *run) newCtx() *goja.Object {
+	for i := range r.s.facade {
+		r.defineConnector(r.ctx, i) // lazy.go
+	}
+	return r.ctx
 }
 
 // allowed reports whether the phase may use an operation under ru.
 func (r *run) allowed(ru rule) bool { return slices.Contains(ru.phases, r.inv.Phase) }
 
 // guarded is the host function of o, with the checks every one of them
-// needs.
-func (r *run) guarded(o *ctxOp) hostFunc {
+// needs, for the run bound to f.
+func (f *fresh) guarded(o *ctxOp) hostFunc {
 	return func(call goja.FunctionCall) goja.Value {
-		if r.sup.halted() {
+		r := f.run
+		if r == nil || r.sup.halted() {
 			return goja.Undefined()
 		}
 		if !r.allowed(o.rule) {

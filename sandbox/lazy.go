@@ -1,28 +1,76 @@
 package sandbox
 
-import "github.com/dop251/goja"
+import (
+	"sync/atomic"
 
-// defineConnector puts ctx.<connector> on ctx as an accessor that builds the
-// connector's object, one host function per method, when the script first
-// reads it. A phase uses one or two of the connectors the facade offers, and
-// every host function costs the runtime about a kilobyte; building them all
-// for every phase was a fifth of what a consumer run allocated. Assigning to
-// ctx.<connector> replaces it, as it did when it was a plain property.
-func (r *run) defineConnector(ctx *goja.Object, c *facadeConn) {
-	var obj goja.Value
-	get := func(goja.FunctionCall) goja.Value {
-		if obj == nil {
-			o := r.vm.NewObject()
-			for j := range c.methods {
-				_ = o.Set(c.methods[j].method, r.connectorCall(&c.methods[j]))
-			}
-			obj = o
+	"github.com/dop251/goja"
+)
+
+// ctx.<connector> is an accessor that builds the connector's object, one
+// host function per method, when the script first reads it. A phase uses one
+// or two of the connectors the facade offers, and every host function costs
+// the runtime about a kilobyte; building them all for every phase was a fifth
+// of what a consumer run allocated. Assigning to ctx.<connector> replaces it,
+// as it did when it was a plain property.
+//
+// The accessor's two functions are the same for every connector but for the
+// connector they serve, so the pool builds them ahead (connSlot) and a run
+// only points a slot at its connector; a runtime with too few slots builds
+// the others on the spot.
+
+// connSlot is the accessor of one ctx.<connector>: which connector it is
+// and its object once read or assigned are the run's, set at run time.
+type connSlot struct {
+	get, set goja.Value
+	c        *facadeConn
+	obj      goja.Value
+}
+
+// maxConnSlots bounds the slots a pooled runtime is built with.
+const maxConnSlots = 32
+
+// connSlots is how many slots the pool builds: the most connectors a run
+// has put on ctx so far, so a process builds none it does not use.
+var connSlots atomic.Int32
+
+// newConnSlot builds an accessor for the run bound to f (bind.go).
+func (f *fresh) newConnSlot() *connSlot {
+	sl := &connSlot{}
+	sl.get = f.vm.ToValue(func(goja.FunctionCall) goja.Value {
+		r := f.run
+		if r == nil || sl.c == nil {
+			return goja.Undefined()
 		}
-		return obj
-	}
-	set := func(call goja.FunctionCall) goja.Value {
-		obj = call.Argument(0)
+		if sl.obj == nil {
+			o := r.vm.NewObject()
+			for j := range sl.c.methods {
+				_ = o.Set(sl.c.methods[j].method, r.connectorCall(&sl.c.methods[j]))
+			}
+			sl.obj = o
+		}
+		return sl.obj
+	})
+	sl.set = f.vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		if f.run != nil && sl.c != nil {
+			sl.obj = call.Argument(0)
+		}
 		return goja.Undefined()
+	})
+	return sl
+}
+
+// defineConnector puts the facade's i-th connector on ctx.
+func (r *run) defineConnector(ctx *goja.Object, i int) {
+	c := &r.s.facade[i]
+	var sl *connSlot
+	if i < len(r.conns) {
+		sl = r.conns[i]
+	} else {
+		sl = r.newConnSlot()
+		if n := min(len(r.s.facade), maxConnSlots); int32(n) > connSlots.Load() {
+			connSlots.Store(int32(n))
+		}
 	}
-	_ = ctx.DefineAccessorProperty(c.name, r.vm.ToValue(get), r.vm.ToValue(set), goja.FLAG_TRUE, goja.FLAG_TRUE)
+	sl.c = c
+	_ = ctx.DefineAccessorProperty(c.name, sl.get, sl.set, goja.FLAG_TRUE, goja.FLAG_TRUE)
 }

@@ -153,3 +153,52 @@ func BenchmarkConsumerRun(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPhaseLatency is the wall time of one phase from Run's call to its
+// return, with the pool full. The engine's phases sit on one serial path and
+// the pool's fill overlaps them on another core, so the fill is kept out of
+// the timed part: the filler is held off while a phase runs and the pool is
+// topped up with the timer stopped. What is timed, and the allocations
+// counted, are the phase's own.
+func BenchmarkPhaseLatency(b *testing.B) {
+	s := load(b, handlers{
+		prepare: `const evs = await ctx.peek("a", { limit: 1 });
+        return { reservations: [{ topic: "a", ids: evs.map((e) => e.messageId) }], data: { n: evs.length, first: evs[0]?.payload } };`,
+		mutate: `await ctx.files.write({ path: "x", text: String(prepared.data.n) });`,
+		next:   `await ctx.publish("b", { messageId: "m", payload: { n: prepared.data.n, result: mutationResult } });`,
+	})
+	h := &recordingHost{events: map[string][]Event{"a": {{MessageID: "m1", Payload: json.RawMessage(`{"x":1}`), CreatedAt: time.Unix(0, 0)}}}}
+	lim := testLimits()
+	prepared := json.RawMessage(`{"reservations":[{"topic":"a","ids":["m1"]}],"data":{"n":1,"first":{"x":1}}}`)
+	holdFiller := func(hold bool) {
+		runtimes.mu.Lock()
+		runtimes.filling = hold
+		runtimes.mu.Unlock()
+	}
+	runtimes.take(keyOf(withDefaults(lim))) // the pool serves these limits
+	b.Cleanup(func() { holdFiller(false) })
+	for _, ph := range []struct {
+		phase Phase
+		args  []json.RawMessage
+	}{
+		{PhasePrepare, []json.RawMessage{json.RawMessage(`{"n":1}`)}},
+		{PhaseMutate, []json.RawMessage{prepared}},
+		{PhaseNext, []json.RawMessage{prepared, json.RawMessage(`{"ok":true}`)}},
+	} {
+		b.Run(string(ph.phase), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				h.mu.Lock()
+				h.published = nil
+				h.mu.Unlock()
+				runtimes.fill() // waits for other fillers' runtimes too, then ends
+				holdFiller(true)
+				b.StartTimer()
+				if _, err := invokeUnlocked(s, ph.phase, h, lim, ph.args...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

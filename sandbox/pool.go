@@ -30,6 +30,7 @@ type fresh struct {
 	encodeCut    bool         // the last encode stopped at maxEncode
 	workflow     *goja.Object // what the script hands to Keep.workflow, once it runs
 	key          poolKey
+	prebuilt     // the host functions, for the run that takes the runtime (bind.go)
 }
 
 // poolKey is what a runtime's set-up depends on beyond the runtime itself.
@@ -45,7 +46,8 @@ func keyOf(lim Limits) poolKey {
 
 // newFresh builds and sets up one runtime. Everything here must be the same
 // for every run with these limits: what depends on the run (its host, its
-// phase, its console) is installed by the run itself.
+// phase, its connectors) is reached through the run bound to the runtime
+// when one takes it (bind.go), or installed by the run itself.
 func newFresh(k poolKey) *fresh {
 	vm := goja.New()
 	f := &fresh{vm: vm, sup: &supervisor{vm: vm}, key: k}
@@ -53,6 +55,7 @@ func newFresh(k poolKey) *fresh {
 	f.g = installGuards(vm, f.sup, k.maxHeap, k.stack, &f.parse)
 	f.maxEncode = int(f.g.limit)
 	installKeep(vm, &f.workflow)
+	f.prebuild()
 	return f
 }
 

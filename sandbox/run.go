@@ -36,6 +36,18 @@ type run struct {
 
 // Run runs one handler phase in a fresh runtime. See api.go for the contract.
 func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
+	r, err := s.newRun(inv)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled before it started", cause: err})
+	}
+	return r.start(ctx, runtimes.take(keyOf(r.lim)))
+}
+
+// newRun checks inv and makes the run of it, without a runtime yet.
+func (s *Script) newRun(inv Invocation) (*run, error) {
 	decl, ok := s.handlers[inv.Handler]
 	switch {
 	case !ok:
@@ -48,17 +60,21 @@ func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
 	case inv.Phase != PhaseProducer && inv.Phase != PhasePrepare && inv.Phase != PhaseMutate && inv.Phase != PhaseNext:
 		return nil, fmt.Errorf("sandbox: unknown phase %q", inv.Phase)
 	}
-	r := &run{s: s, inv: inv, lim: withDefaults(inv.Limits), decl: decl}
-	if err := ctx.Err(); err != nil {
-		return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled before it started", cause: err})
-	}
+	return &run{s: s, inv: inv, lim: withDefaults(inv.Limits), decl: decl}, nil
+}
 
+// start runs r in f, a runtime nobody used, on a goroutine of its own, and
+// gives up on it when it outlives its wall time.
+func (r *run) start(ctx context.Context, f *fresh) (*Outcome, error) {
+	if err := f.bind(r); err != nil {
+		return nil, err
+	}
+	r.fresh = f
 	type result struct {
 		out *Outcome
 		err error
 	}
 	done := make(chan result, 1)
-	r.fresh = runtimes.take(keyOf(r.lim))
 	spawn(func() {
 		defer func() {
 			if p := recover(); p != nil {
