@@ -18,11 +18,16 @@ func TestPrebuiltFunctionsServeOneRun(t *testing.T) {
 	t.Parallel()
 	s := load(t, handlers{producer: `
         if (typeof globalThis.leaked !== "undefined") throw new Error("another run's functions are here");
-        globalThis.leaked = { log: console.log, reg: ctx.registerInput, pub: ctx.publish, files: ctx.files, list: ctx.files.list };
+        globalThis.leaked = { log: console.log, reg: ctx.registerInput, pub: ctx.publish, files: ctx.files, list: ctx.files.list,
+            gmail: Object.getOwnPropertyDescriptor(ctx, "gmail").get };
         console.log("mine");
         ctx.registerInput({ source: "s", type: "t", id: "1", title: "x" });
         return 1;`})
 	lim := testLimits()
+	// a run first, so the pool learns how many connector accessors to build
+	if _, err := invoke(t, s, PhaseProducer, &recordingHost{}, lim); err != nil {
+		t.Fatal(err)
+	}
 	p := &runtimePool{}
 	k := keyOf(withDefaults(lim))
 	p.take(k)
@@ -34,13 +39,13 @@ func TestPrebuiltFunctionsServeOneRun(t *testing.T) {
 		v, err := f.vm.RunString("`" + `${leaked.log("leaked")},` +
 			`${leaked.reg({ source: "s", type: "t", id: "2", title: "leaked" })},` +
 			`${leaked.pub("a", { messageId: "m", inputId: "in-1", payload: 1 })},` +
-			`${leaked.files.list({})},${leaked.list({})}` + "`")
+			`${leaked.files.list({})},${leaked.list({})},${leaked.gmail().search({})}` + "`")
 		if err != nil {
 			return "", err
 		}
 		return v.String(), nil
 	}
-	const nothing = "undefined,undefined,undefined,undefined,undefined"
+	const nothing = "undefined,undefined,undefined,undefined,undefined,undefined"
 
 	hostA := &recordingHost{}
 	runA, err := s.newRun(Invocation{Handler: "p", Phase: PhaseProducer, Host: hostA, Limits: lim})
@@ -48,6 +53,9 @@ func TestPrebuiltFunctionsServeOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	fA := p.take(k)
+	if len(fA.conns) < len(s.facade) {
+		t.Fatalf("a pooled runtime has %d connector accessors built, want %d", len(fA.conns), len(s.facade))
+	}
 	if _, err := runA.start(context.Background(), fA); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +88,7 @@ func TestPrebuiltFunctionsServeOneRun(t *testing.T) {
 		inputs, published, reads := len(h.inputs), len(h.published), len(h.reads)
 		h.mu.Unlock()
 		if logs := h.logged(); !slices.Equal(logs, []string{"log: mine"}) || inputs != 1 || published != 0 || reads != 0 {
-			t.Errorf("host %s: logs %q, %d inputs, %d published, %d reads; want its own log and input only", name, logs, inputs, published, reads)
+			t.Errorf("host %s: logs %.200q, %d inputs, %d published, %d reads; want its own log and input only", name, logs, inputs, published, reads)
 		}
 	}
 
@@ -92,15 +100,17 @@ func TestPrebuiltFunctionsServeOneRun(t *testing.T) {
 	}
 }
 
-// hookHost calls onRegister inside RegisterInput, on the run's goroutine.
+// hookHost calls onRegister inside its first RegisterInput, on the run's
+// goroutine.
 type hookHost struct {
 	recordingHost
 	onRegister func()
 }
 
 func (h *hookHost) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
-	if h.onRegister != nil {
-		h.onRegister()
+	if f := h.onRegister; f != nil {
+		h.onRegister = nil // once: a leaked call must not recurse here
+		f()
 	}
 	return h.recordingHost.RegisterInput(ctx, in)
 }
