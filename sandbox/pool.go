@@ -56,8 +56,16 @@ func newFresh(k poolKey) *fresh {
 	f.maxEncode = int(f.g.limit)
 	installKeep(vm, &f.workflow)
 	f.prebuild()
+	_, _ = vm.RunProgram(warmUp)
 	return f
 }
+
+// warmUp makes goja build, in the fill, the built-ins it builds on first
+// use that every phase uses: a handler is an async function, so the async
+// function prototype, Promise and its prototype. They are the same objects
+// built later; built here they are not built on the phase's path. It
+// declares nothing: a runtime's globals stay those of a new one plus Keep.
+var warmUp = goja.MustCompile("warm-up.js", `Promise; (async () => {});`, true)
 
 // encode is JSON.stringify of v that stops at maxEncode bytes, setting
 // encodeCut, rather than failing: the caller names the value and its limit.
