@@ -23,8 +23,10 @@ type fresh struct {
 	sup   *supervisor
 	parse goja.Callable // the runtime's own JSON.parse, captured before any script runs
 	g     *guard
-	// The host's own encodings of script values (encode, encodeLine), made
-	// on first use: a mutate phase encodes nothing, few phases log objects.
+	// The host's own encodings of script values (encode, encodeLine): enc
+	// made with the runtime, as nearly every phase encodes (a prepared
+	// result, a returned state, a payload, a connector's params); encLine
+	// on first use, as few phases log objects.
 	enc, encLine goja.Callable
 	maxEncode    int
 	encodeCut    bool         // the last encode stopped at maxEncode
@@ -54,6 +56,7 @@ func newFresh(k poolKey) *fresh {
 	vm.SetMaxCallStackSize(k.stack)
 	f.g = installGuards(vm, f.sup, k.maxHeap, k.stack, &f.parse)
 	f.maxEncode = int(f.g.limit)
+	f.enc, _ = goja.AssertFunction(vm.ToValue(jsonStringify(vm, f.g.isArray, f.g.cutJSON(f.maxEncode, &f.encodeCut))))
 	installKeep(vm, &f.workflow)
 	f.prebuild()
 	_, _ = vm.RunProgram(warmUp)
@@ -70,9 +73,6 @@ var warmUp = goja.MustCompile("warm-up.js", `Promise; (async () => {});`, true)
 // encode is JSON.stringify of v that stops at maxEncode bytes, setting
 // encodeCut, rather than failing: the caller names the value and its limit.
 func (f *fresh) encode(v goja.Value) (goja.Value, error) {
-	if f.enc == nil {
-		f.enc, _ = goja.AssertFunction(f.vm.ToValue(jsonStringify(f.vm, f.g.isArray, f.g.cutJSON(f.maxEncode, &f.encodeCut))))
-	}
 	return f.enc(goja.Undefined(), v)
 }
 
