@@ -13,6 +13,14 @@ import (
 // a runtime serves one run, so its functions serve that run and no other,
 // and once the run is over its supervisor is closed and they do nothing.
 
+// prebuilt is what prebuild makes, in fresh.
+type prebuilt struct {
+	run     *run         // the one run this runtime serves, set by bind
+	console *goja.Object // console, installed as a global when the run starts
+	ctx     *goja.Object // ctx with its operations; the run adds its connectors
+	conns   []*connSlot  // accessors for the run's connectors (lazy.go)
+}
+
 // prebuild builds f's host functions, bound to no run yet.
 func (f *fresh) prebuild() {
 	f.console = f.newConsole()
@@ -34,12 +42,4 @@ func (f *fresh) bind(r *run) error {
 	}
 	f.run = r
 	return nil
-}
-
-// prebuilt is what prebuild makes, in fresh.
-type prebuilt struct {
-	run     *run         // the one run this runtime serves, set by bind
-	console *goja.Object // console, installed as a global when the run starts
-	ctx     *goja.Object // ctx with its operations; the run adds its connectors
-	conns   []*connSlot  // accessors for the run's connectors (lazy.go)
 }

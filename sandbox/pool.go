@@ -7,8 +7,9 @@ import (
 )
 
 // A phase runs in a runtime nobody used before: building one (goja.New, the
-// allocation guards, Keep, the captured JSON functions) costs about as much
-// as the phase itself. The pool builds them ahead, on a goroutine of its own,
+// allocation guards, Keep, the captured JSON functions, the phase's host
+// functions, the built-ins goja builds on first use) costs about as much as
+// the phase itself. The pool builds them ahead, on a goroutine of its own,
 // so a phase usually finds one ready and the set-up overlaps the engine's
 // commits instead of adding to them. A runtime leaves the pool once, to one
 // run, and is never given back: fresh state per run stays the rule.
@@ -17,7 +18,7 @@ import (
 // KiB; a handful covers a burst of phases on a few workflows.
 const poolSize = 4
 
-// fresh is a runtime set up for a run, that has run nothing yet.
+// fresh is a runtime set up for a run, that has run no script yet.
 type fresh struct {
 	vm    *goja.Runtime
 	sup   *supervisor
