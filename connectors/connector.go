@@ -72,13 +72,14 @@ type Call struct {
 	// reads. A connector passes it on the way its service allows (a header,
 	// a Message-ID, a hidden column) and uses it to reconcile.
 	IdempotencyKey string
-	// Written, when the host sets it, is called by a mutation that has
-	// taken effect and has only to reach the disk (an append written, its
-	// sync still to come), with the result Do will return once it has: at
-	// most once, on Do's goroutine, before Do returns. The host may start
-	// work that depends on that result alone; what Do returns still
-	// decides the outcome.
-	Written func(result any)
+	// SyncLater, when the host sets it, takes the step that makes a
+	// mutation's effect durable (an appended file's sync) from a connector
+	// that would otherwise wait for it before returning: called at most
+	// once, on Do's goroutine, once the effect is made, and Do then returns
+	// without syncing. The host runs sync at once and lets no record of the
+	// outcome reach the disk before sync has succeeded, so a power cut
+	// never leaves the ledger saying done of an effect it took back.
+	SyncLater func(sync func() error)
 }
 
 // Connector is one external system.

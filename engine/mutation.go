@@ -66,27 +66,20 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	_ = json.Unmarshal(mut.Params, &params)
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.pol.HandlerTimeout)
 	defer cancel()
-	// overlap.go: next runs while the call's effect reaches the disk and
-	// the outcome commits, with the result the call is to return
-	var forget func()
-	defer func() {
-		if forget != nil {
-			forget()
-		}
-	}()
-	written := func(res any) {
-		if forget == nil {
-			forget = e.startNext(ctx, w, run, appliedResult(mustJSON(res)))
-		}
-	}
+	// A call whose effect has only to reach the disk hands its sync over:
+	// it runs alongside what follows, and no sync of the ledger, which
+	// will record the outcome, starts before it has succeeded.
+	syncLater := func(sync func() error) { e.db.SyncAfter(sync) }
 	start := time.Now()
-	res, err := conn.Do(callCtx, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey, Written: written})
+	res, err := conn.Do(callCtx, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey, SyncLater: syncLater})
 	tr.call("mutate", mut.Connector, mut.Method, connectors.Shown(conn, mut.Method, params), res, time.Since(start), err)
 	if err != nil && callCtx.Err() != nil && connectors.ClassOf(err) != connectors.Uncertain {
 		err = &connectors.Error{Class: connectors.Uncertain, Err: fmt.Errorf("the handler deadline passed during the call: %w", err)}
 	}
 	if err == nil {
-		written(res)
+		// overlap.go: next runs while the outcome commits, with the
+		// call's result
+		defer e.startNext(ctx, w, run, appliedResult(mustJSON(res)))()
 	}
 	if err := e.tMutationOutcome(ctx, w, run, mut, res, err, tr); err != nil {
 		return err

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"keep/connectors"
 	"keep/connectors/files"
@@ -162,62 +164,85 @@ func TestEarlyNextDroppedWhenParked(t *testing.T) {
 	}
 }
 
-// writtenWatch is the files connector, watching what the host does when an
-// append reports itself written, before its sync.
-type writtenWatch struct {
+// syncWatch is the files connector, watching what the host does with the
+// sync an append hands over: whether the run it belongs to goes on to next
+// and commits while that sync is still under way, and what the sync
+// returns (fail, when set).
+type syncWatch struct {
 	*files.Connector
 	e       *Engine
-	started chan bool // per append: whether the run's next phase was under way before the sync
+	fail    error
+	started chan bool // per append: whether the run committed during the sync
 }
 
-func (w *writtenWatch) Do(ctx context.Context, call connectors.Call) (any, error) {
-	if call.Method != "append" {
+func (w *syncWatch) Do(ctx context.Context, call connectors.Call) (any, error) {
+	if call.Method != "append" || call.SyncLater == nil {
 		return w.Connector.Do(ctx, call)
 	}
-	host := call.Written
-	call.Written = func(res any) {
-		if host != nil {
-			host(res)
+	committed := func() int {
+		n := 0
+		runs, _ := w.e.Runs(context.Background(), "logs", Page{Limit: 100})
+		for _, r := range runs {
+			if r.HandlerType == "consumer" && r.Status == RunCommitted {
+				n++
+			}
 		}
-		started := false
-		earlyNexts.Range(func(_, v any) bool {
-			started = started || v.(*earlyNext).h.e == w.e
-			return true
+		return n
+	}
+	before := committed()
+	host := call.SyncLater
+	call.SyncLater = func(sync func() error) {
+		host(func() error {
+			// a run that waited for this sync would never commit: wait a while
+			deadline := time.Now().Add(10 * time.Second)
+			for committed() == before && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			w.started <- committed() > before
+			if err := sync(); err != nil {
+				return err
+			}
+			return w.fail
 		})
-		w.started <- started
 	}
 	return w.Connector.Do(ctx, call)
 }
 
-// Next starts once the call has taken effect, while its effect is synced
-// to the disk (an append's fsync) and the outcome commits, and the run
-// commits what it published with the call's result.
-func TestEarlyNextDuringTheCallsSync(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	b := setup(t, allowMutations)
+// newSyncWatch is an engine on b whose files connector is watched.
+func newSyncWatch(t *testing.T, b *bundle, fail error) *syncWatch {
+	t.Helper()
 	fc, err := files.New(files.Config{Roots: []string{b.root}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	watch := &writtenWatch{Connector: fc, started: make(chan bool, 8)}
+	watch := &syncWatch{Connector: fc, fail: fail, started: make(chan bool, 8)}
 	reg := connectors.NewRegistry()
 	reg.Register(watch)
-	e, err := New(ctx, Opts{DB: b.db, Connectors: reg, Policy: PolicyFrom(b.cfg.Policy), Now: b.clock.Now})
+	e, err := New(context.Background(), Opts{DB: b.db, Connectors: reg, Policy: PolicyFrom(b.cfg.Policy), Now: b.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	watch.e = e
 	b.e = e
+	return watch
+}
+
+// Next starts once the call has taken effect, while its effect is synced
+// to the disk (the sync an append hands over) and the outcome commits, and
+// the run commits what it published with the call's result.
+func TestEarlyNextDuringTheCallsSync(t *testing.T) {
+	t.Parallel()
+	b := setup(t, allowMutations)
+	watch := newSyncWatch(t, b, nil)
 	b.deploy("logs", strings.Replace(logWorkflow, "PREPARE_EXTRA", "", 1))
 	b.drain()
 	select {
 	case started := <-watch.started:
 		if !started {
-			t.Fatal("the append was written and its next phase had not started: next waited for the sync")
+			t.Fatal("the run of the append did not commit while the append's sync was under way: it waited for the sync")
 		}
 	default:
-		t.Fatal("the append never reported itself written to the host")
+		t.Fatal("the append never handed its sync to the host")
 	}
 	if got := b.read("out.txt"); got != "1\n" {
 		t.Fatalf("out.txt = %q", got)
@@ -227,4 +252,22 @@ func TestEarlyNextDuringTheCallsSync(t *testing.T) {
 		t.Fatalf("run %+v, want committed", run)
 	}
 	b.wantLogs(run.ID, everyPhaseLogs)
+}
+
+// TestAnAppendsSyncIsAwaitedByTheLedger: the sync an append hands over is
+// the ledger's to wait for: the engine does not call the work done until
+// it has run, and when it fails the engine says so and never takes the
+// ledger as on disk.
+func TestAnAppendsSyncIsAwaitedByTheLedger(t *testing.T) {
+	t.Parallel()
+	b := setup(t, allowMutations)
+	newSyncWatch(t, b, errors.New("out.txt: sync: input/output error"))
+	b.deploy("logs", strings.Replace(logWorkflow, "PREPARE_EXTRA", "", 1))
+	err := b.e.Drain(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "out.txt: sync: input/output error") {
+		t.Fatalf("drain after a failed sync of the append: %v, want the sync's error", err)
+	}
+	if !b.db.Unsynced() {
+		t.Fatal("the ledger is taken as on disk after the append's sync failed")
+	}
 }

@@ -49,6 +49,9 @@ type DB struct {
 	wmu sync.Mutex
 	// disk: what of the log is on disk (sync.go).
 	disk durability
+	// pages written to the log since the last checkpoint, and the writer
+	// connection's count of pages written when last read (checkpoint.go)
+	logPages, pagesWritten int
 	// commits of each kind so far (Commits)
 	syncedCommits, unsyncedCommits atomic.Int64
 }
@@ -104,6 +107,9 @@ func dsn(path string, writer bool) string {
 	// have it, while commits of workflows running at once share one sync.
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if writer {
+		// the writer checkpoints when storage says so (checkpoint.go), after
+		// the effects the log records have synced
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Add("_pragma", "query_only(1)")
@@ -223,6 +229,9 @@ func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) err
 	var n uint64
 	if err == nil {
 		n = db.disk.wrote()
+		if db.logPages >= checkpointPages {
+			db.checkpointLocked(ctx, n)
+		}
 	}
 	db.wmu.Unlock()
 	if err != nil {
@@ -241,8 +250,13 @@ func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) err
 }
 
 func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) error) ([]func(), error) {
-	sqlTx, err := db.w.BeginTx(ctx, nil)
+	conn, err := db.w.Conn(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("storage: begin: %w", err)
+	}
+	sqlTx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
 		return nil, fmt.Errorf("storage: begin: %w", err)
 	}
 	tx := &Tx{tx: sqlTx, tq: txQueryer{tx: sqlTx, c: db.wstmts}}
@@ -252,10 +266,15 @@ func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) erro
 	// fn panics, the connection stays taken and preparing would wait.)
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
+		conn.Close()
 		tx.tq.learn(ctx)
 		return nil, err
 	}
 	err = sqlTx.Commit()
+	if err == nil {
+		db.countLogPages(conn)
+	}
+	conn.Close()
 	tx.tq.learn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("storage: commit: %w", err)
@@ -273,6 +292,15 @@ func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) erro
 func (db *DB) Commits() (synced, unsynced int64) {
 	return db.syncedCommits.Load(), db.unsyncedCommits.Load()
 }
+
+// SyncAfter takes the step that makes an external effect durable (an
+// appended file's sync) and runs it now, alongside: no sync of the log
+// from here on, ours or a checkpoint's, starts before it has succeeded.
+// The caller registers it before it commits a record of the effect, so the
+// record never reaches the disk before the effect. If it fails, every sync
+// from then on fails: the record may be in the log, and must not be taken
+// as durable.
+func (db *DB) SyncAfter(sync func() error) { db.disk.after(sync) }
 
 // Unsynced says whether a commit may still be waiting for the disk.
 func (db *DB) Unsynced() bool { return db.disk.pending() }

@@ -345,11 +345,12 @@ func (db *DB) vacuum(ctx context.Context, rep *GCReport) (int64, error) {
 	}
 	// the WAL holds a copy of every page written; a checkpoint that
 	// truncates it lets the file system have that space back too. A
-	// passive one first copies the pages without holding off writers, so
-	// the truncating one, which does, has little left to copy.
+	// passive one first copies the pages without waiting for readers, so
+	// the truncating one, which does, has little left to copy. Both hold
+	// the writer lock (checkpoint.go).
 	for _, mode := range []string{"PASSIVE", "TRUNCATE"} {
-		if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(`+mode+`)`); err != nil {
-			return freed, fmt.Errorf("storage: gc: checkpoint: %w", err)
+		if err := db.checkpoint(ctx, mode); err != nil {
+			return freed, fmt.Errorf("storage: gc: %w", err)
 		}
 	}
 	return freed, nil

@@ -14,6 +14,13 @@ import (
 // commits of workflows running at once share it (group commit), and the
 // writer lock is free for the next commit while the disk works.
 //
+// An external effect the ledger records as done may reach the disk after
+// the record is written, never after the record is on disk: a connector
+// that only has to sync what it wrote (an append) hands that sync to the
+// host, which runs it alongside and registers it here (SyncAfter) before it
+// commits the outcome. Every sync of the log, ours or a checkpoint's, first
+// waits for the effects registered before it.
+//
 // Readers see a commit once it is written, before its sync ends (a backup
 // may hold an in_flight row whose call is not made yet, and recovery from
 // it reconciles, as after a crash). What may yet be lost to a power cut is
@@ -33,6 +40,17 @@ type durability struct {
 	written uint64
 	durable uint64
 	syncing bool
+	// effects registered and not yet waited for; failed is the first that
+	// failed: every sync from then on fails, since a record of it may be in
+	// the log
+	effects []*effect
+	failed  error
+}
+
+// effect is the sync of an external effect, running.
+type effect struct {
+	done chan struct{}
+	err  error
 }
 
 func (d *durability) init(path string) {
@@ -74,12 +92,54 @@ func (d *durability) syncTo(n uint64) error {
 	return nil
 }
 
-// syncLocked syncs the log once, without the lock while the disk works.
+// after starts sync, an effect's, and makes every sync of the log from now
+// on wait for it. A sync under way carries the log as it is when its fsync
+// starts, so an effect is not registered while one is: the record that
+// follows it could be written meanwhile and carried unsettled.
+func (d *durability) after(sync func() error) {
+	ef := &effect{done: make(chan struct{})}
+	go func() {
+		defer close(ef.done)
+		ef.err = sync()
+	}()
+	d.mu.Lock()
+	for d.syncing {
+		d.done.Wait()
+	}
+	d.effects = append(d.effects, ef)
+	d.mu.Unlock()
+}
+
+// settle waits for the effects registered so far; the caller holds the
+// lock and has set syncing, so none is registered meanwhile.
+func (d *durability) settle() error {
+	effects := d.effects
+	d.effects = nil
+	d.mu.Unlock()
+	var failed error
+	for _, ef := range effects {
+		<-ef.done
+		if ef.err != nil && failed == nil {
+			failed = ef.err
+		}
+	}
+	d.mu.Lock()
+	if failed != nil && d.failed == nil {
+		d.failed = fmt.Errorf("an effect the log records could not be synced: %w", failed)
+	}
+	return d.failed
+}
+
+// syncLocked syncs the log once, without the lock while the disk works,
+// after the effects it may record.
 func (d *durability) syncLocked() error {
 	d.syncing = true
 	target := d.written
+	err := d.settle()
 	d.mu.Unlock()
-	err := d.fsync()
+	if err == nil {
+		err = d.fsync()
+	}
 	d.mu.Lock()
 	d.syncing = false
 	if err == nil && target > d.durable {

@@ -178,7 +178,7 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	case "write":
 		return c.write(p)
 	case "append":
-		return c.append(p, call.Written)
+		return c.append(p, call.SyncLater)
 	case "move":
 		return c.move(p)
 	default:

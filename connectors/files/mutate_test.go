@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -74,33 +73,46 @@ func TestAppend(t *testing.T) {
 	})
 }
 
-// TestAppendReportsWritten: an append tells the host it is written once
-// the bytes are in the file, with the result it then returns; one refused
-// before writing reports nothing.
-func TestAppendReportsWritten(t *testing.T) {
+// TestAppendHandsItsSyncToTheHost: with a host that takes it, an append
+// returns once its bytes are in the file and hands over the sync, once; a
+// refused append hands over nothing. Without one, the append syncs itself.
+func TestAppendHandsItsSyncToTheHost(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	var reported []any
+	var syncs []func() error
 	call := func(content string) (any, error) {
 		return b.c.Do(context.Background(), connectors.Call{Method: "append", IdempotencyKey: "k",
-			Params: map[string]any{"path": "a.txt", "content": content},
-			Written: func(res any) {
-				data, _ := os.ReadFile(filepath.Join(b.root, "a.txt"))
-				reported = append(reported, res, string(data))
-			}})
+			Params:    map[string]any{"path": "a.txt", "content": content},
+			SyncLater: func(sync func() error) { syncs = append(syncs, sync) }})
 	}
 	got, err := call("one\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(reported) != 2 || !reflect.DeepEqual(reported[0], got) || reported[1] != "one\n" {
-		t.Fatalf("reported %v, then returned %v: want the same result, with the bytes in the file", reported, got)
+	if data, _ := os.ReadFile(filepath.Join(b.root, "a.txt")); string(data) != "one\n" {
+		t.Fatalf("a.txt holds %q when the append returned %v", data, got)
+	}
+	if len(syncs) != 1 {
+		t.Fatalf("the append handed over %d syncs, want 1", len(syncs))
+	}
+	if err := syncs[0](); err != nil {
+		t.Fatalf("the handed sync: %v", err)
 	}
 	if _, err := call(strings.Repeat("x", 100)); err == nil { // past MaxFileSize
 		t.Fatal("an append past the size limit was accepted")
 	}
-	if len(reported) != 2 {
-		t.Fatalf("a refused append reported itself written: %v", reported[2:])
+	if len(syncs) != 1 {
+		t.Fatalf("a refused append handed over a sync")
+	}
+	if _, err := b.c.Do(context.Background(), connectors.Call{Method: "append", IdempotencyKey: "k",
+		Params: map[string]any{"path": "a.txt", "content": "two\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(syncs) != 1 {
+		t.Fatal("an append without a host to take its sync handed one over")
+	}
+	if data, _ := os.ReadFile(filepath.Join(b.root, "a.txt")); string(data) != "one\ntwo\n" {
+		t.Fatalf("a.txt holds %q", data)
 	}
 }
 

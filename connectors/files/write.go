@@ -2,6 +2,7 @@ package files
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,7 +88,7 @@ func syncDir(dir string) error {
 
 // append: {path, content} → {path, size}, size being the file's new size.
 // Creates the file (and its folders) if missing.
-func (c *Connector) append(p map[string]any, written func(any)) (any, error) {
+func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any, error) {
 	t, content, err := c.pathAndContent(p)
 	if err != nil {
 		return nil, err
@@ -108,9 +109,9 @@ func (c *Connector) append(p map[string]any, written func(any)) (any, error) {
 	if err != nil {
 		return nil, fail(what, err)
 	}
-	defer f.Close()
 	n, err := f.WriteString(content)
 	if err != nil {
+		f.Close()
 		if n == 0 {
 			return nil, fail(what, err)
 		}
@@ -119,16 +120,28 @@ func (c *Connector) append(p map[string]any, written func(any)) (any, error) {
 	}
 	info, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, connectors.Errorf(connectors.Uncertain, "%s: stat after append: %w", what, err)
 	}
 	res := map[string]any{"path": t.shown(), "size": info.Size()}
-	if written != nil {
-		written(res) // the host goes on while the disk syncs
+	// The bytes are in the file as readers see it, but may not survive a
+	// crash until it is synced.
+	sync := func() error {
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: sync: %w", what, err)
+		}
+		return nil
 	}
-	if err := f.Sync(); err != nil {
-		// The bytes are in the file as readers see it, but may not survive
-		// a crash.
-		return nil, connectors.Errorf(connectors.Uncertain, "%s: sync: %w", what, err)
+	if syncLater != nil {
+		syncLater(sync) // the host syncs it alongside what follows
+		return res, nil
+	}
+	if err := sync(); err != nil {
+		return nil, connectors.Errorf(connectors.Uncertain, "%w", err)
 	}
 	return res, nil
 }
