@@ -273,6 +273,13 @@ func (ws *wfState) poke() {
 // script returns the compiled script of a workflow version, loading it from
 // the database once per version.
 func (e *Engine) script(ctx context.Context, workflowID int64, version int) (*sandbox.Script, error) {
+	return e.scriptIn(ctx, e.db.Read(), workflowID, version)
+}
+
+// scriptIn is script reading through q: inside a read transaction (the
+// scheduler's step), which holds its pool connection, a read on the pool
+// would need another.
+func (e *Engine) scriptIn(ctx context.Context, q storage.Q, workflowID int64, version int) (*sandbox.Script, error) {
 	key := scriptKey{workflowID, version}
 	e.mu.Lock()
 	sc, ok := e.scripts[key]
@@ -280,7 +287,7 @@ func (e *Engine) script(ctx context.Context, workflowID int64, version int) (*sa
 	if ok {
 		return sc, nil
 	}
-	v, err := e.db.Read().ScriptVersion(ctx, workflowID, version)
+	v, err := q.ScriptVersion(ctx, workflowID, version)
 	if err != nil {
 		return nil, fmt.Errorf("script version %d: %w", version, err)
 	}

@@ -25,18 +25,26 @@ type earlyPrepare struct {
 // failed for it, the error is keep's.
 var errReadState = errors.New("reading the handler's state")
 
-// startPrepare starts c's prepare phase; its log lines go to tr.
-func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, tr *trace) *earlyPrepare {
+// knownState is a handler's state read before its run starts, in the
+// scheduler step's snapshot; its state is nil when the handler has none.
+type knownState struct{ state []byte }
+
+// startPrepare starts c's prepare phase with the handler's state given, or
+// read first when st is nil; its log lines go to tr.
+func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, st *knownState, tr *trace) *earlyPrepare {
 	p := &earlyPrepare{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)
-		if err != nil {
-			p.err = fmt.Errorf("%w: %w", errReadState, err)
-			return
+		if st == nil {
+			state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)
+			if err != nil {
+				p.err = fmt.Errorf("%w: %w", errReadState, err)
+				return
+			}
+			st = &knownState{state}
 		}
 		h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr}
-		p.out, p.err = sc.Run(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, state, nil, nil))
+		p.out, p.err = sc.Run(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, st.state, nil, nil))
 	}()
 	return p
 }

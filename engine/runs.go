@@ -78,12 +78,12 @@ func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publica
 // runConsumer runs one consumer from prepare. Its run record exists from
 // the start (active, preparing): a crash during prepare leaves a run that
 // recovery marks crashed. Prepare reads only, so it starts while that
-// record commits (overlap.go).
-func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, trigger string) error {
+// record commits (overlap.go), from the state st the scheduler read.
+func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, trigger string, st *knownState) error {
 	ws.clearDirty(c.Name)
 	run := e.newRun(w, c.Name, "consumer", trigger)
 	tr := e.newTrace()
-	p := e.startPrepare(ctx, w, sc, c, tr)
+	p := e.startPrepare(ctx, w, sc, c, st, tr)
 	// Prepare is under way: its record is written even if the engine is
 	// stopping meanwhile, so the stop leaves a run that recovery finds.
 	if err := e.tStarted(context.WithoutCancel(ctx), run); err != nil {
@@ -94,7 +94,7 @@ func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workfl
 }
 
 func (e *Engine) preparePhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
-	return e.prepared(ctx, ws, w, sc, c, run, tr, e.startPrepare(ctx, w, sc, c, tr))
+	return e.prepared(ctx, ws, w, sc, c, run, tr, e.startPrepare(ctx, w, sc, c, nil, tr))
 }
 
 // prepared takes the outcome of prepare and goes on from it: fail, or

@@ -171,7 +171,7 @@ func (e *Engine) NextDue(ctx context.Context) (*time.Time, error) {
 	}
 	var best *time.Time
 	for _, w := range wfs {
-		_, next, err := e.due(ctx, e.state(w.ID), w)
+		_, next, err := e.due(ctx, e.db.Read(), e.state(w.ID), w)
 		if err != nil {
 			return nil, err
 		}
@@ -197,6 +197,8 @@ type work struct {
 	mutation *storage.Mutation
 	handler  string
 	trigger  string
+	// state: a consumer's handler state, read with the rest of the step
+	state *knownState
 }
 
 // step does the one thing due now for a workflow, if any. It reports
@@ -205,16 +207,33 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 	// one step at a time per workflow, whoever steps it (a loop, an answer)
 	ws.stepMu.Lock()
 	defer ws.stepMu.Unlock()
-	w, err := e.db.Read().WorkflowByID(ctx, ws.id)
+	// Every read that decides the step, and the picked consumer's state,
+	// in one snapshot: one pool connection and one read lock, where each
+	// read took its own. The engine is the one writer of its workflow, so
+	// the state is what prepare would read when it starts.
+	var w *storage.Workflow
+	var wk *work
+	var next *time.Time
+	err := e.db.ReadTx(ctx, func(q storage.Q) error {
+		var err error
+		if w, err = q.WorkflowByID(ctx, ws.id); err != nil || w.Status != WorkflowActive {
+			return err
+		}
+		if wk, next, err = e.due(ctx, q, ws, w); err != nil || wk == nil || wk.kind != "consumer" {
+			return err
+		}
+		state, err := q.HandlerState(ctx, w.ID, wk.handler)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errReadState, err)
+		}
+		wk.state = &knownState{state}
+		return nil
+	})
 	if err != nil {
 		return false, nil, err
 	}
-	if w.Status != WorkflowActive {
-		return false, nil, nil
-	}
-	wk, next, err := e.due(ctx, ws, w)
-	if err != nil || wk == nil {
-		return false, next, err
+	if wk == nil {
+		return false, next, nil
 	}
 	ws.setRunning(true)
 	defer ws.setRunning(false)
@@ -224,8 +243,8 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 // due decides what, if anything, is due now (chapter 16 "Scheduler Logic"):
 // a run to continue first, then whatever ends a block, then consumers
 // (oldest pending event first), then producers.
-func (e *Engine) due(ctx context.Context, ws *wfState, w *storage.Workflow) (*work, *time.Time, error) {
-	q := e.db.Read()
+// Its reads go through q.
+func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.Workflow) (*work, *time.Time, error) {
 	now := e.now()
 	run, err := q.ActiveRun(ctx, w.ID)
 	if err == nil {
@@ -269,7 +288,7 @@ func (e *Engine) due(ctx context.Context, ws *wfState, w *storage.Workflow) (*wo
 	default:
 		return nil, nil, nil // waits on the user
 	}
-	sc, err := e.script(ctx, w.ID, w.Version)
+	sc, err := e.scriptIn(ctx, q, w.ID, w.Version)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -355,7 +374,7 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 	case "consumer":
 		for _, c := range sc.Workflow.Consumers {
 			if c.Name == wk.handler {
-				return e.runConsumer(ctx, ws, w, sc, c, wk.trigger)
+				return e.runConsumer(ctx, ws, w, sc, c, wk.trigger, wk.state)
 			}
 		}
 	case "producer":

@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -264,4 +267,100 @@ func TestPauseAtCheckpoints(t *testing.T) {
 			t.Fatalf("after resume: event %s, posts %d", ev.Status, s.Posts())
 		}
 	})
+}
+
+// TestConsumerStateRunAfterRun: the scheduler reads the picked consumer's
+// state with the rest of its step and hands it to prepare. Each prepare must
+// get what the same consumer's previous run committed — not an older state,
+// nor another handler's — run after run within one drain.
+func TestConsumerStateRunAfterRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	consumer := func(topic string) string {
+		return strings.ReplaceAll(`Keep.consumer({ subscribe: ["T"],
+      async prepare(ctx, state) { const [e] = await ctx.peek("T");
+        return { reservations: e ? [{ topic: "T", ids: [e.messageId] }] : [], data: { n: state?.n ?? 0, log: state?.log ?? [] } }; },
+      async mutate() {},
+      async next(ctx, prepared) { const d = prepared.data; return { n: d.n + 1, log: [...d.log, "T" + d.n] }; } })`, "T", topic)
+	}
+	b.deploy("st", `export default Keep.workflow({ name: "st", topics: { a: {}, b: {} },
+  producers: { p: { publishes: ["a", "b"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    const id = ctx.registerInput({ source: "system", type: "schedule", id: "x", title: "Tick x" });
+    for (let i = 0; i < 4; i++) {
+      await ctx.publish("a", { messageId: "a" + i, inputId: id, payload: {} });
+      await ctx.publish("b", { messageId: "b" + i, inputId: id, payload: {} });
+    }
+  } } },
+  consumers: { ca: `+consumer("a")+`, cb: `+consumer("b")+` } });`)
+	b.drain()
+	for _, h := range []string{"ca", "cb"} {
+		runs := 0
+		for _, r := range b.runs("st") {
+			if r.Handler == h {
+				if r.Status != "committed" {
+					t.Fatalf("run %+v did not commit", r)
+				}
+				runs++
+			}
+		}
+		if runs < 5 {
+			t.Fatalf("%s ran %d times, want at least 5 (4 events)", h, runs)
+		}
+		var log []string
+		for i := 0; i < runs; i++ {
+			log = append(log, fmt.Sprintf("%q", h[1:]+strconv.Itoa(i)))
+		}
+		want := fmt.Sprintf(`{"n":%d,"log":[%s]}`, runs, strings.Join(log, ","))
+		st, err := b.db.Read().HandlerState(ctx, 1, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(st) != want {
+			t.Errorf("%s's state after %d runs is %s, want %s", h, runs, st, want)
+		}
+	}
+}
+
+// TestStepReadFails: a read of the scheduler's step that fails is the step's
+// error, and blocks the workflow as internal. A script that no longer loads
+// is read, inside the step's read transaction, on every step: with more
+// workflows stepping at once than the read pool holds connections, that read
+// must go through the transaction's own connection, not wait for another.
+func TestStepReadFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	const n = 8
+	for i := 0; i < n; i++ {
+		name := "w" + strconv.Itoa(i)
+		b.deploy(name, tickWorkflow(name, `return { reservations: [], data: {} };`))
+	}
+	b.drain()
+	raw, err := sql.Open("sqlite", "file:"+b.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = raw.Exec(`UPDATE script_versions SET source = 'export default 1 +'`)
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.reopen() // the scripts are not cached: each step reads its source
+	err = b.e.Drain(ctx)
+	if err == nil || !strings.Contains(err.Error(), "no longer loads") {
+		t.Fatalf("drain: %v, want each workflow's step to fail on its script", err)
+	}
+	wfs, err := b.db.Read().Workflows(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wfs {
+		if w.BlockKind != BlockInternal || !strings.Contains(w.BlockReason, "no longer loads") {
+			t.Errorf("workflow %s: block %q %q, want internal: its script no longer loads", w.Name, w.BlockKind, w.BlockReason)
+		}
+	}
+	if len(wfs) != n {
+		t.Errorf("%d workflows, want %d", len(wfs), n)
+	}
 }
