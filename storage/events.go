@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -208,10 +209,13 @@ func (tx *Tx) Consume(ctx context.Context, runID int64, status EventStatus, now 
 	return err
 }
 
-// CausesOfRun is the union of the causes of the events a run reserved.
+const causesOfRun = `SELECT c.input_id FROM reservations r JOIN event_causes c ON c.event_id = r.event_id WHERE r.run_id = ?`
+
+// CausesOfRun is the union of the causes of the events a run reserved, in
+// order. A run reserves a few events, so they are sorted and made distinct
+// here: in SQL each would build a temporary table, once per consumer run.
 func (q Q) CausesOfRun(ctx context.Context, runID int64) ([]int64, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT DISTINCT c.input_id FROM reservations r JOIN event_causes c ON c.event_id = r.event_id
-		WHERE r.run_id = ? ORDER BY c.input_id`, runID)
+	rows, err := q.q.QueryContext(ctx, causesOfRun, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +228,11 @@ func (q Q) CausesOfRun(ctx context.Context, runID int64) ([]int64, error) {
 		}
 		out = append(out, id)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // OldestPending returns the id of the oldest pending, unreserved event in
