@@ -101,8 +101,7 @@ func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any,
 		if info.Size()+int64(len(content)) > c.maxSize {
 			return nil, connectors.Errorf(connectors.Logic, "%s would grow past the %d bytes allowed", t.shown(), c.maxSize)
 		}
-	}
-	if err := os.MkdirAll(filepath.Dir(t.abs), 0o755); err != nil {
+	} else if err := os.MkdirAll(filepath.Dir(t.abs), 0o755); err != nil { // a new file, maybe in a new folder
 		return nil, fail(what, err)
 	}
 	f, err := os.OpenFile(t.abs, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
