@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -80,6 +81,7 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		// overlap.go: next runs while the outcome commits, with the
 		// call's result
 		defer e.startNext(ctx, w, run, appliedResult(mustJSON(res)))()
+		runtime.Gosched() // next gets this core, the outcome's commit the next one free (runConsumer)
 	}
 	if err := e.tMutationOutcome(ctx, w, run, mut, res, err, tr); err != nil {
 		return err

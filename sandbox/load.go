@@ -125,7 +125,7 @@ type evaluated struct {
 // declaration. The top level is untrusted code too, so it runs under a wall
 // time, a stack limit and the allocation guards.
 func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
-	f := newFresh(keyOf(DefaultLimits()))
+	f := newFresh(keyOf(DefaultLimits()), func() {})
 	vm, sup := f.vm, f.sup
 	stop, _ := sup.watch(nil, loadWallTime, DefaultLimits().MaxHeapGrowth)
 	_, err := vm.RunProgram(prg)

@@ -127,6 +127,6 @@ func BenchmarkRuntimeSetUp(b *testing.B) {
 	k := keyOf(withDefaults(Limits{}))
 	b.ReportAllocs()
 	for b.Loop() {
-		newFresh(k)
+		newFresh(k, func() {})
 	}
 }

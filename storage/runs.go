@@ -103,10 +103,13 @@ func (q Q) OpenRuns(ctx context.Context, workflowID int64) ([]*Run, error) {
 	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND closed_at IS NULL ORDER BY id`, workflowID)
 }
 
-// AllOpenRuns returns every open run of every workflow.
+// AllOpenRuns returns every open run of every workflow, oldest first: read
+// through the index of open runs (they are few), never the history.
 func (q Q) AllOpenRuns(ctx context.Context) ([]*Run, error) {
-	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE closed_at IS NULL AND status <> 'active' ORDER BY id`)
+	return q.runs(ctx, allOpenRuns)
 }
+
+const allOpenRuns = `SELECT ` + runCols + ` FROM runs INDEXED BY runs_open WHERE closed_at IS NULL AND status <> 'active' ORDER BY id`
 
 // Runs pages a workflow's runs newest first: ids below before (0: from the
 // newest), at most limit, optionally only one handler.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,5 +65,69 @@ func TestUpdateRunIsACompareAndSet(t *testing.T) {
 	}
 	if got.ClosedAt == nil || !got.ClosedAt.Equal(closed) || got.Error != "a note" {
 		t.Fatalf("after a second write: closed %v error %q, want closed %v and the note", got.ClosedAt, got.Error, closed)
+	}
+}
+
+// TestAllOpenRuns: every open run of every workflow but the active ones,
+// oldest first, read through the index of open runs, the one index a run
+// enters and leaves for being open (it is written twice per run).
+func TestAllOpenRuns(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	var want []int64
+	if err := db.Write(ctx, func(tx *Tx) error {
+		var wfs []int64
+		for _, name := range []string{"a", "b"} {
+			id, err := tx.CreateWorkflow(ctx, name, now)
+			if err != nil {
+				return err
+			}
+			wfs = append(wfs, id)
+		}
+		for i, r := range []struct {
+			wf     int64
+			status string
+			closed bool
+		}{{wfs[1], "paused:approval", false}, {wfs[0], "committed", true}, {wfs[0], "failed:logic", false}, {wfs[1], "active", false}, {wfs[0], "paused:transient", false}} {
+			run := &Run{WorkflowID: r.wf, Handler: "c", HandlerType: "consumer", ScriptVersion: 1, Trigger: "t",
+				Phase: "mutating", Status: RunStatus(r.status), CreatedAt: now, UpdatedAt: now}
+			if r.closed {
+				at := now.Add(time.Duration(i) * time.Second)
+				run.ClosedAt = &at
+			}
+			id, err := tx.InsertRun(ctx, run)
+			if err != nil {
+				return err
+			}
+			if !r.closed && r.status != "active" {
+				want = append(want, id)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := db.Read().AllOpenRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, r := range runs {
+		got = append(got, r.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("open runs %v, want %v", got, want)
+	}
+	plan, err := queryPlan(ctx, db.r, allOpenRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(plan, "; "); !strings.Contains(s, "INDEX runs_open") {
+		t.Fatalf("every open run is read without the index of open runs: %s", s)
+	}
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs' AND sql LIKE '%closed_at IS NULL%'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d partial indexes of open runs (%v), want 1: each costs two pages per run", n, err)
 	}
 }
