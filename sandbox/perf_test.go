@@ -123,17 +123,24 @@ func (h *watchdogProbe) RegisterInput(ctx context.Context, in InputRequest) (str
 	return h.recordingHost.RegisterInput(ctx, in)
 }
 
-// BenchmarkConsumerRun is one consumer run: prepare reads an event and
-// reserves it, mutate makes its one mutator call, next publishes. Each
-// phase runs in its own runtime, as the engine runs them.
-func BenchmarkConsumerRun(b *testing.B) {
+// consumerBench is the consumer both benchmarks run: prepare reads an event
+// and reserves it, mutate makes its one mutator call, next publishes; and a
+// host holding the event.
+func consumerBench(b *testing.B) (*Script, *recordingHost) {
 	s := load(b, handlers{
 		prepare: `const evs = await ctx.peek("a", { limit: 1 });
         return { reservations: [{ topic: "a", ids: evs.map((e) => e.messageId) }], data: { n: evs.length, first: evs[0]?.payload } };`,
 		mutate: `await ctx.files.write({ path: "x", text: String(prepared.data.n) });`,
 		next:   `await ctx.publish("b", { messageId: "m", payload: { n: prepared.data.n, result: mutationResult } });`,
 	})
-	h := &recordingHost{events: map[string][]Event{"a": {{MessageID: "m1", Payload: json.RawMessage(`{"x":1}`), CreatedAt: time.Unix(0, 0)}}}}
+	return s, &recordingHost{events: map[string][]Event{"a": {{MessageID: "m1", Payload: json.RawMessage(`{"x":1}`), CreatedAt: time.Unix(0, 0)}}}}
+}
+
+// BenchmarkConsumerRun is one consumer run: prepare reads an event and
+// reserves it, mutate makes its one mutator call, next publishes. Each
+// phase runs in its own runtime, as the engine runs them.
+func BenchmarkConsumerRun(b *testing.B) {
+	s, h := consumerBench(b)
 	lim := testLimits()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -161,13 +168,7 @@ func BenchmarkConsumerRun(b *testing.B) {
 // topped up with the timer stopped. What is timed, and the allocations
 // counted, are the phase's own.
 func BenchmarkPhaseLatency(b *testing.B) {
-	s := load(b, handlers{
-		prepare: `const evs = await ctx.peek("a", { limit: 1 });
-        return { reservations: [{ topic: "a", ids: evs.map((e) => e.messageId) }], data: { n: evs.length, first: evs[0]?.payload } };`,
-		mutate: `await ctx.files.write({ path: "x", text: String(prepared.data.n) });`,
-		next:   `await ctx.publish("b", { messageId: "m", payload: { n: prepared.data.n, result: mutationResult } });`,
-	})
-	h := &recordingHost{events: map[string][]Event{"a": {{MessageID: "m1", Payload: json.RawMessage(`{"x":1}`), CreatedAt: time.Unix(0, 0)}}}}
+	s, h := consumerBench(b)
 	lim := testLimits()
 	prepared := json.RawMessage(`{"reservations":[{"topic":"a","ids":["m1"]}],"data":{"n":1,"first":{"x":1}}}`)
 	holdFiller := func(hold bool) {

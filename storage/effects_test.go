@@ -136,10 +136,7 @@ func TestAFailedEffectFailsEverySyncAfterIt(t *testing.T) {
 }
 
 // bigAnswer adds an answer of about ten pages.
-func bigAnswer(tx *Tx) error {
-	_, err := tx.exec(context.Background(), "INSERT INTO answers(workflow_id, subject, subject_id, answer, answered_by, created_at) SELECT id, 'x', 1, hex(randomblob(20000)), 'user', 0 FROM workflows LIMIT 1")
-	return err
-}
+func bigAnswer(tx *Tx) error { return insertAnswer(tx, "hex(randomblob(20000))") }
 
 // TestTheWriterCheckpointsAfterTheEffects: SQLite's own checkpoint would
 // sync the log whatever it holds, so storage checkpoints instead, as often

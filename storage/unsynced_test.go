@@ -44,8 +44,12 @@ func countSyncs(t *testing.T, db *DB) *syncCounter {
 	return c
 }
 
-func addAnswer(tx *Tx) error {
-	_, err := tx.exec(context.Background(), "INSERT INTO answers(workflow_id, subject, subject_id, answer, answered_by, created_at) SELECT id, 'x', 1, 'a', 'user', 0 FROM workflows LIMIT 1")
+func addAnswer(tx *Tx) error { return insertAnswer(tx, "'a'") }
+
+// insertAnswer adds an answer to the first workflow whose text is the SQL
+// expression answer.
+func insertAnswer(tx *Tx, answer string) error {
+	_, err := tx.exec(context.Background(), "INSERT INTO answers(workflow_id, subject, subject_id, answer, answered_by, created_at) SELECT id, 'x', 1, "+answer+", 'user', 0 FROM workflows LIMIT 1")
 	return err
 }
 
