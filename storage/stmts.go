@@ -117,14 +117,17 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 	return c.db.QueryRowContext(ctx, query, args...)
 }
 
-// txQueryer runs a write transaction's statements through the writer's
-// cache: a cached statement is bound to the transaction with StmtContext,
-// which reuses the statement already prepared on the writer's connection.
+// txQueryer runs a transaction's statements through its pool's cache: a
+// write transaction's through the writer's (DB.Write), a read
+// transaction's through the read pool's (DB.ReadTx). A cached statement is
+// bound to the transaction with StmtContext, which reuses the statement
+// already prepared on the pool.
 //
-// The writer pool has one connection and the transaction holds it, so a
-// statement cannot be prepared on the pool mid-transaction; a query missing
-// from the cache runs unprepared on the transaction and is remembered, and
-// DB.Write prepares it on the pool once the transaction has ended.
+// The transaction holds its connection (the writer pool has only that one),
+// so a statement is not prepared on the pool mid-transaction; a query
+// missing from the cache runs unprepared on the transaction and is
+// remembered, and learn prepares it on the pool once the transaction has
+// ended.
 type txQueryer struct {
 	tx *sql.Tx
 	c  *stmtCache
