@@ -15,7 +15,9 @@ package lazyfs
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -42,6 +44,8 @@ type Stats struct {
 	Syncs   int   // fsync/fdatasync requests
 	Dropped int64 // bytes dropped by cuts
 	Cuts    int
+	// DroppedIn: bytes dropped by cuts, by file name
+	DroppedIn map[string]int64
 }
 
 // Mount serves backing at mnt (both folders must exist). It needs
@@ -99,10 +103,7 @@ func (l *FS) Cut() error {
 		return err
 	}
 	l.mu.Lock()
-	for ino, f := range l.files {
-		l.stats.Dropped += f.drop()
-		delete(l.files, ino)
-	}
+	l.dropAll()
 	l.stats.Cuts++
 	l.mu.Unlock()
 	return l.mount()
@@ -115,11 +116,22 @@ func (l *FS) Close() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.dropAll()
+	return nil
+}
+
+// dropAll forgets every file's held-back writes; the caller holds l.mu.
+func (l *FS) dropAll() {
+	if l.stats.DroppedIn == nil {
+		l.stats.DroppedIn = map[string]int64{}
+	}
 	for ino, f := range l.files {
-		l.stats.Dropped += f.drop()
+		if n := f.drop(); n > 0 {
+			l.stats.Dropped += n
+			l.stats.DroppedIn[f.name] += n
+		}
 		delete(l.files, ino)
 	}
-	return nil
 }
 
 func (l *FS) unmount() error {
@@ -139,7 +151,9 @@ func (l *FS) unmount() error {
 func (l *FS) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.stats
+	s := l.stats
+	s.DroppedIn = maps.Clone(l.stats.DroppedIn)
+	return s
 }
 
 // state returns the held-back state of the backing file at path, made on
@@ -153,10 +167,26 @@ func (l *FS) state(path string) (*fileState, error) {
 	defer l.mu.Unlock()
 	f := l.files[st.Ino]
 	if f == nil {
-		f = &fileState{size: st.Size}
+		f = &fileState{name: filepath.Base(path), size: st.Size}
 		l.files[st.Ino] = f
 	}
 	return f, nil
+}
+
+// heldSize is the size of the backing file at path as the mount shows it,
+// if it has held-back state.
+func (l *FS) heldSize(path string) (int64, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return 0, false
+	}
+	l.mu.Lock()
+	f := l.files[st.Ino]
+	l.mu.Unlock()
+	if f == nil {
+		return 0, false
+	}
+	return f.getSize(), true
 }
 
 // forget drops the state of a backing file about to be removed (or

@@ -95,6 +95,20 @@ func (n *node) size() (int64, bool) {
 	return st.getSize(), true
 }
 
+// Lookup answers with the attributes of the file as the mount shows it: the
+// kernel takes the size from them, and a size short of what was written
+// would cut off the writes it has yet to hand over (a shared mapping's).
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	ch, errno := n.LoopbackNode.Lookup(ctx, name, out)
+	if errno != 0 || out.Attr.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return ch, errno
+	}
+	if sz, ok := n.fs.heldSize(filepath.Join(n.backing(), name)); ok {
+		setSize(&out.Attr, sz)
+	}
+	return ch, 0
+}
+
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	if h, ok := f.(*handle); ok {
 		return h.Getattr(ctx, out)

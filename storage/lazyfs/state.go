@@ -11,6 +11,7 @@ import (
 // fileState is what a file holds that the disk does not: writes since its
 // last sync, in order, and the size they give it.
 type fileState struct {
+	name    string // the file's name when first used, for Stats
 	mu      sync.Mutex
 	size    int64 // as the processes using the mount see it
 	pending []extent
