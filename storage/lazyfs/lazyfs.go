@@ -137,14 +137,16 @@ func (l *FS) dropAll() {
 func (l *FS) unmount() error {
 	var err error
 	// a process just killed may still hold the mount for a moment
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 40; i++ {
 		if err = l.server.Unmount(); err == nil {
 			l.server.Wait()
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("lazyfs: unmount %s: %w", l.mnt, err)
+	// Leave no mount behind that would hang the next user of the folder.
+	_ = syscall.Unmount(l.mnt, syscall.MNT_DETACH)
+	return fmt.Errorf("lazyfs: unmount %s (detached it): %w", l.mnt, err)
 }
 
 // Stats returns the counts so far.
