@@ -22,6 +22,7 @@ require (
 require golang.org/x/oauth2 v0.37.0
 
 require (
+	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
 	github.com/mmcdole/goxpp/v2 v2.0.0 // indirect
 	github.com/teambition/rrule-go v1.8.2 // indirect
 	golang.org/x/net v0.57.0 // indirect
