@@ -1692,7 +1692,15 @@ func cmdAuth(ctx context.Context, c *cli, o *opts) error {
 		fmt.Fprintf(c.stdout, "signed in to %s (secrets in %s)\n", name, accts.Path())
 		return c.afterSignIn(ctx, name)
 	case "test":
-		if err := accts.Test(ctx, name); err != nil {
+		reg, cfg, err := c.registry()
+		if err != nil {
+			return err
+		}
+		checked, err := engine.TestAccount(ctx, cfg, reg, accts, name)
+		for _, line := range checked {
+			fmt.Fprintf(c.stdout, "%s: %s\n", name, line)
+		}
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "%s: ok\n", name)

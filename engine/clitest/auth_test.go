@@ -84,7 +84,8 @@ username = "me@example.com"
 
 [connectors.http.hosts.%q]
 account = "api"
-`, srv.ClientID, srv.AuthURL(), srv.TokenURL(), strings.TrimPrefix(api.URL, "http://")))
+test_url = %q
+`, srv.ClientID, srv.AuthURL(), srv.TokenURL(), strings.TrimPrefix(api.URL, "http://"), api.URL+"/me"))
 	creds := filepath.Join(e.dir, "credentials.json")
 	var outputs strings.Builder
 	keep := func(code int, args ...string) result {
