@@ -15,11 +15,16 @@ import (
 // whose stored password is pw.
 func passwordStore(t *testing.T, pw string) *accounts.Store {
 	t.Helper()
+	return passwordStoreFor(t, testUser, pw)
+}
+
+func passwordStoreFor(t *testing.T, user, pw string) *accounts.Store {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "credentials.json")
 	if err := os.WriteFile(path, []byte(`{"accounts":{"box":{"secret":"`+pw+`"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := accounts.Open([]accounts.Def{{Name: "box", Kind: accounts.Password, Username: testUser}}, accounts.Opts{Path: path})
+	s, err := accounts.Open([]accounts.Def{{Name: "box", Kind: accounts.Password, Username: user}}, accounts.Opts{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
