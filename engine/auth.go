@@ -225,3 +225,15 @@ func secretWord(kind string) string {
 	}
 	return "token"
 }
+
+// WaitingOn names the workflows of wfs blocked until the user signs in to
+// account again.
+func WaitingOn(wfs []WorkflowView, account string) []string {
+	var out []string
+	for _, w := range wfs {
+		if w.Block != nil && w.Block.Kind == BlockAuth && accounts.NamedIn(w.Block.Reason) == account {
+			out = append(out, w.Name)
+		}
+	}
+	return out
+}
