@@ -2,6 +2,7 @@ package mail
 
 import (
 	"context"
+	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,4 +113,33 @@ func TestAccountLogin(t *testing.T) {
 			t.Fatalf("state %+v", st)
 		}
 	})
+}
+
+// TestFromWithDisplayName: from may carry a display name; the message
+// shows it, the envelope and the self-copy check use the bare address, and
+// a from that is no address is refused naming it.
+func TestFromWithDisplayName(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.connector(t, func(cfg *Config) { cfg.From = "Ann Example <" + testUser + ">" })
+	if _, err := c.Do(context.Background(), sendCall("named-1", map[string]any{"to": "bob@example.net", "subject": "Hi", "body": "x"})); err != nil {
+		t.Fatal(err)
+	}
+	got := b.smtp.accepted()
+	if len(got) != 1 || got[0].from != testUser {
+		t.Fatalf("accepted %+v, want the envelope from %s", got, testUser)
+	}
+	msg, err := netmail.ReadMessage(strings.NewReader(string(got[0].data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := netmail.ParseAddress(msg.Header.Get("From")); err != nil || a.Name != "Ann Example" || a.Address != testUser {
+		t.Fatalf("From header %q: %+v, %v", msg.Header.Get("From"), a, err)
+	}
+	if !c.isSelfCopy(map[string]any{"messageId": "<keep-x@keep.invalid>", "from": "Ann Example <" + testUser + ">", "to": []any{"bob@example.net"}}) {
+		t.Error("a copy of its own send, From with the name, is not recognised")
+	}
+	if _, err := New(Config{IMAP: "127.0.0.1:1", SMTP: "127.0.0.1:2", TLS: TLSNone, Username: testUser, From: "Ann <not an address>"}); err == nil || !strings.Contains(err.Error(), `from "Ann <not an address>"`) {
+		t.Fatalf("a bad from: %v", err)
+	}
 }
