@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"keep/connectors"
@@ -124,5 +125,55 @@ func TestAccountRadicale(t *testing.T) {
 	}
 	if st := calState(t, s); st != accounts.StateNeedsSignIn {
 		t.Fatalf("state after Radicale's 401: %s", st)
+	}
+}
+
+// countingTransport counts the requests of each method that reach the
+// server.
+type countingTransport struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.n[r.Method]++
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (c *countingTransport) count(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[method]
+}
+
+// TestDiscoveryOnce: given only the server's root, the connector finds the
+// calendar through the principal and its home set once; later calls of
+// every kind go straight to the calendar.
+func TestDiscoveryOnce(t *testing.T) {
+	t.Parallel()
+	r := startRadicale(t)
+	ct := &countingTransport{n: map[string]int{}}
+	c := r.connector(t, calendar.Config{URL: r.Base, Client: &http.Client{Transport: ct}})
+	day := map[string]any{"from": "2026-11-23T00:00:00Z", "to": "2026-11-24T00:00:00Z"}
+	do(t, c, "events", "", day)
+	first := ct.count("PROPFIND")
+	if first == 0 {
+		t.Fatal("no discovery at all")
+	}
+	do(t, c, "events", "", day)
+	created := do(t, c, "create", "once-1", map[string]any{"summary": "x", "start": "2026-11-23T10:00:00Z"}).(map[string]any)
+	do(t, c, "event", "", map[string]any{"uid": created["uid"]})
+	reconcile(t, c, "create", "once-1", map[string]any{"summary": "x", "start": "2026-11-23T10:00:00Z"})
+	if n := ct.count("PROPFIND"); n != first {
+		t.Fatalf("%d PROPFINDs after five calls, want the %d of the first discovery only", n, first)
+	}
+	// another connector of the same process (a dry run's, keep auth
+	// test's) does not discover again
+	again := r.connector(t, calendar.Config{URL: r.Base, Client: &http.Client{Transport: ct}})
+	do(t, again, "events", "", day)
+	if n := ct.count("PROPFIND"); n != first {
+		t.Fatalf("%d PROPFINDs after a second connector's call, want %d", n, first)
 	}
 }
