@@ -1685,14 +1685,41 @@ func cmdAuth(ctx context.Context, c *cli, o *opts) error {
 		}
 		return t.flush()
 	case "login":
+		// what waits on a running keep is read (and its news listened to)
+		// before the sign-in, so the answer says what did resume
+		api, attached := c.attach()
+		var waiting []string
+		var news <-chan engine.Notification
+		if attached {
+			wfs, err := api.Workflows(ctx)
+			if err != nil {
+				return err
+			}
+			if waiting = engine.WaitingOn(wfs, name); len(waiting) > 0 {
+				ch, cancel := api.Subscribe()
+				defer cancel()
+				news = ch
+			}
+		}
 		err := accts.Login(ctx, name, engine.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "signed in to %s (secrets in %s)\n", name, accts.Path())
+		if attached {
+			return c.awaitResumed(ctx, api, name, waiting, news)
+		}
 		return c.afterSignIn(ctx, name)
 	case "test":
-		if err := accts.Test(ctx, name); err != nil {
+		reg, cfg, err := c.registry()
+		if err != nil {
+			return err
+		}
+		checked, err := engine.TestAccount(ctx, cfg, reg, accts, name)
+		for _, line := range checked {
+			fmt.Fprintf(c.stdout, "%s: %s\n", name, line)
+		}
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "%s: ok\n", name)
@@ -1710,18 +1737,14 @@ func cmdAuth(ctx context.Context, c *cli, o *opts) error {
 	}
 }
 
-// afterSignIn resumes what waited for the account: through this process's
-// own engine, or, when a daemon or the TUI holds the database, by the
-// watch that process keeps on the credentials file.
+// afterSignIn resumes what waited for the account through this process's
+// own engine. When another keep holds the database, its watch on the
+// credentials file resumes what waited.
 func (c *cli) afterSignIn(ctx context.Context, name string) error {
-	if _, ok := c.attach(); ok {
-		fmt.Fprintf(c.stdout, "the running keep resumes what waited for %s\n", name)
-		return nil
-	}
 	e, err := c.openEngine(ctx)
 	var le *engine.LockedError
 	if errors.As(err, &le) {
-		fmt.Fprintf(c.stdout, "the running keep resumes what waited for %s\n", name)
+		fmt.Fprintf(c.stdout, "the keep holding the database takes up the sign-in to %s (keep attention shows what still waits)\n", name)
 		return nil
 	}
 	if err != nil {
@@ -1733,6 +1756,53 @@ func (c *cli) afterSignIn(ctx context.Context, name string) error {
 	}
 	for _, w := range resumed {
 		fmt.Fprintf(c.stdout, "resumed %s\n", w)
+	}
+	return nil
+}
+
+// awaitResumed says which of the workflows that waited for the account
+// the running keep resumed once it saw the sign-in (its watch on the
+// credentials file does it), and which still wait after a while.
+func (c *cli) awaitResumed(ctx context.Context, api engine.API, name string, waiting []string, news <-chan engine.Notification) error {
+	if len(waiting) == 0 {
+		return nil
+	}
+	left := map[string]bool{}
+	for _, w := range waiting {
+		left[w] = true
+	}
+	limit := time.NewTimer(15 * time.Second)
+	defer limit.Stop()
+	for len(left) > 0 {
+		wfs, err := api.Workflows(ctx)
+		if err != nil {
+			return err
+		}
+		still := map[string]bool{}
+		for _, w := range engine.WaitingOn(wfs, name) {
+			still[w] = true
+		}
+		for _, w := range waiting {
+			if left[w] && !still[w] {
+				fmt.Fprintf(c.stdout, "resumed %s\n", w)
+				delete(left, w)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		select {
+		case <-news:
+			continue
+		case <-limit.C:
+		case <-ctx.Done():
+		}
+		break
+	}
+	for _, w := range waiting {
+		if left[w] {
+			fmt.Fprintf(c.stdout, "%s still waits: the running keep has not resumed it yet (see keep attention)\n", w)
+		}
 	}
 	return nil
 }

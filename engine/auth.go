@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"keep/connectors"
 	"keep/connectors/accounts"
@@ -128,4 +129,111 @@ func hostAccounts(cfg config.Config, accts *accounts.Store) (map[string]connecto
 		hosts[host] = a
 	}
 	return hosts, nil
+}
+
+// accountTester is a connector that logs in with an account on its own
+// (mail: IMAP and SMTP; calendar: a PROPFIND). It returns what it did, or
+// nothing when it does not sign in with that account.
+type accountTester interface {
+	TestAccount(ctx context.Context, account string) ([]string, error)
+}
+
+// TestAccount proves an account works now, not only that a secret is
+// stored: the secret is at hand (an oauth2 one with a refresh token is
+// refreshed), every connector of reg that signs in with the account logs
+// in, and every http host holding its credentials is asked its test_url
+// (default https://HOST/) with them. It returns what was checked. A
+// refused secret is the account's sign-in failure (it names keep auth
+// login NAME, and keep auth list then shows the account as needing a
+// sign-in); a test that gets in clears such a mark.
+func TestAccount(ctx context.Context, cfg config.Config, reg *connectors.Registry, accts *accounts.Store, name string) ([]string, error) {
+	def, ok := accts.Def(name)
+	if !ok {
+		_, err := accts.Account(name)
+		return nil, err
+	}
+	if err := accts.Test(ctx, name); err != nil {
+		return nil, err
+	}
+	var checked []string
+	seen := map[connectors.Connector]bool{}
+	for _, cn := range reg.Names() {
+		c, _ := reg.Get(cn)
+		t, ok := c.(accountTester)
+		if !ok || seen[c] {
+			continue
+		}
+		seen[c] = true
+		done, err := t.TestAccount(ctx, name)
+		checked = append(checked, done...)
+		if err != nil {
+			return checked, refusedSecret(def, err)
+		}
+	}
+	hosts := make([]string, 0, len(cfg.Connectors.HTTP.Hosts))
+	for h := range cfg.Connectors.HTTP.Hosts {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	for _, h := range hosts {
+		hh := cfg.Connectors.HTTP.Hosts[h]
+		if hh.Account != name {
+			continue
+		}
+		u := hh.TestURL
+		if u == "" {
+			u = "https://" + h + "/"
+		}
+		hc, ok := reg.Get("http")
+		if !ok {
+			break
+		}
+		res, err := hc.Do(ctx, connectors.Call{Method: "get", Params: map[string]any{"url": u}})
+		if err != nil && hh.TestURL == "" && accounts.AccountOf(err) == "" {
+			return checked, fmt.Errorf("%w (set test_url in [connectors.http.hosts.%q] to the address to test the account with)", err, h)
+		}
+		if err != nil {
+			return checked, refusedSecret(def, err)
+		}
+		status := ""
+		if m, ok := res.(map[string]any); ok {
+			status = fmt.Sprint(m["status"])
+		}
+		checked = append(checked, "http: GET "+u+" answered "+status+" with the credentials")
+	}
+	if len(checked) == 0 {
+		return []string{"the " + secretWord(def.Kind) + " is stored, but no connector signs in with " + name + ", so nothing logged in"}, nil
+	}
+	return checked, accts.Accepted(name)
+}
+
+// refusedSecret says in words that a service refused the account's secret
+// (the sign-in failure itself names the command that fixes it).
+func refusedSecret(def accounts.Def, err error) error {
+	if accounts.AccountOf(err) != def.Name {
+		return err
+	}
+	return fmt.Errorf("%s: the %s was refused: %w", def.Name, secretWord(def.Kind), err)
+}
+
+func secretWord(kind string) string {
+	switch kind {
+	case accounts.Password, accounts.Basic:
+		return "password"
+	case accounts.OAuth2:
+		return "sign-in"
+	}
+	return "token"
+}
+
+// WaitingOn names the workflows of wfs blocked until the user signs in to
+// account again.
+func WaitingOn(wfs []WorkflowView, account string) []string {
+	var out []string
+	for _, w := range wfs {
+		if w.Block != nil && w.Block.Kind == BlockAuth && accounts.NamedIn(w.Block.Reason) == account {
+			out = append(out, w.Name)
+		}
+	}
+	return out
 }

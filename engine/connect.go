@@ -121,7 +121,13 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	}
 	reg.Register(hc)
 	// feeds are fetched through the http connector, so allow_hosts holds for both
-	fdc, err := feed.New(feed.Config{HTTP: hc})
+	var feedDir string
+	if opts.DBPath != "" {
+		// beside the database, under its name: keep's own, out of every
+		// script's reach (ProtectedPaths)
+		feedDir = opts.DBPath + ".feeds"
+	}
+	fdc, err := feed.New(feed.Config{HTTP: hc, Dir: feedDir})
 	if err != nil {
 		return nil, fmt.Errorf("connectors.feed: %w", err)
 	}

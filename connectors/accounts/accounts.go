@@ -67,10 +67,13 @@ type Store struct {
 	now           func() time.Time
 	refreshBefore time.Duration
 
-	mu      sync.Mutex
-	creds   *file
-	stamp   fileStamp
-	invalid map[string]bool // accounts whose token a service refused (a 401)
+	mu    sync.Mutex
+	creds *file
+	stamp fileStamp
+	// invalid holds, by account, the access token a service refused (a
+	// 401): that token is not handed out again, but one a new sign-in
+	// stored (in this process or another) is, at once
+	invalid map[string]string
 }
 
 // Open checks the definitions and returns a store. The credentials file is
@@ -87,7 +90,7 @@ func Open(defs []Def, opts Opts) (*Store, error) {
 		opts.RefreshBefore = 2 * time.Minute
 	}
 	s := &Store{path: opts.Path, defs: map[string]Def{}, client: opts.Client, now: opts.Now,
-		refreshBefore: opts.RefreshBefore, invalid: map[string]bool{}}
+		refreshBefore: opts.RefreshBefore, invalid: map[string]string{}}
 	for _, d := range defs {
 		if err := d.check(); err != nil {
 			return nil, fmt.Errorf("accounts.%s: %w", d.Name, err)
@@ -188,8 +191,10 @@ func (a *account) Invalidate() {
 		return
 	}
 	a.s.mu.Lock()
-	a.s.invalid[a.def.Name] = true
-	a.s.mu.Unlock()
+	defer a.s.mu.Unlock()
+	if f, err := a.s.current(); err == nil && f.Accounts[a.def.Name] != nil {
+		a.s.invalid[a.def.Name] = f.Accounts[a.def.Name].AccessToken
+	}
 }
 
 func (s *Store) secret(ctx context.Context, d Def) (string, error) {
@@ -215,10 +220,18 @@ func (s *Store) secret(ctx context.Context, d Def) (string, error) {
 		return "", NeedsSignIn(d.Name, e.Refused)
 	}
 	fresh := e.AccessToken != "" && (e.Expiry.IsZero() || e.Expiry.Sub(s.now()) > s.refreshBefore)
-	if fresh && !s.invalid[d.Name] {
+	refusedToken, wasRefused := s.invalid[d.Name]
+	wasRefused = wasRefused && refusedToken == e.AccessToken
+	if fresh && !wasRefused {
 		return e.AccessToken, nil
 	}
 	if e.RefreshToken == "" {
+		if wasRefused {
+			// written down, so keep auth list in any process says so
+			why := "the service refused the access token and there is no refresh token"
+			s.markRefused(d.Name, e.AccessToken, why)
+			return "", NeedsSignIn(d.Name, why)
+		}
 		return "", NeedsSignIn(d.Name, "the access token expired and there is no refresh token")
 	}
 	tok, err := s.refresh(ctx, d, e)

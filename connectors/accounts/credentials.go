@@ -26,8 +26,9 @@ type entry struct {
 	TokenType    string    `json:"token_type,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
 	SignedInAt   time.Time `json:"signed_in_at,omitzero"`
-	// Refused says why the provider refused a refresh (invalid_grant): the
-	// account needs a new sign-in, and nothing retries until then.
+	// Refused says why the provider refused a refresh (invalid_grant), or
+	// a service the secret itself (Refused): the account needs a new
+	// sign-in. An oauth2 account is not refreshed again until then.
 	Refused string `json:"refused,omitempty"`
 }
 

@@ -245,15 +245,22 @@ func (s *Store) Logout(ctx context.Context, name string) (warning string, err er
 	return "", nil
 }
 
-// Test proves an account's secret is usable now: an oauth2 account
-// refreshes its token (so a revoked grant shows at once); the others must
-// have their secret stored.
+// Test proves an account's secret is at hand: an oauth2 account with a
+// refresh token refreshes it (so a revoked grant shows at once); the others
+// must have their secret stored. Whether a service takes the secret is for
+// the connectors that use the account to find out (engine.TestAccount).
 func (s *Store) Test(ctx context.Context, name string) error {
 	a, err := s.Account(name)
 	if err != nil {
 		return err
 	}
-	a.Invalidate()
+	s.mu.Lock()
+	f, err := s.current()
+	refreshable := err == nil && f.Accounts[name] != nil && f.Accounts[name].RefreshToken != "" && f.Accounts[name].Refused == ""
+	s.mu.Unlock()
+	if refreshable {
+		a.Invalidate()
+	}
 	_, err = a.Secret(ctx)
 	return err
 }

@@ -46,12 +46,12 @@ func (s *Store) Statuses() ([]Status, error) {
 		switch {
 		case e == nil:
 			st.State, st.Detail = StateNeedsSignIn, "not signed in"
+		case e.Refused != "":
+			st.State, st.Detail = StateNeedsSignIn, e.Refused
 		case d.Kind != OAuth2:
 			if e.Secret == "" {
 				st.State, st.Detail = StateNeedsSignIn, "no secret stored"
 			}
-		case e.Refused != "":
-			st.State, st.Detail = StateNeedsSignIn, e.Refused
 		case e.RefreshToken == "" && !e.Expiry.IsZero():
 			switch left := e.Expiry.Sub(s.now()); {
 			case left <= 0:

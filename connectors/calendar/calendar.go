@@ -220,6 +220,11 @@ func (c *Connector) calendarPath(ctx context.Context) (string, error) {
 	if c.calPath != "" {
 		return c.calPath, nil
 	}
+	key := c.discoveryKey()
+	if p, ok := discovered.Load(key); ok {
+		c.calPath = p.(string)
+		return c.calPath, nil
+	}
 	cals, err := c.cal.FindCalendars(ctx, c.base.Path)
 	if err != nil && statusOf(err) != http.StatusNotFound && statusOf(err) != http.StatusForbidden {
 		return "", classify(err, false)
@@ -252,7 +257,22 @@ func (c *Connector) calendarPath(ctx context.Context) (string, error) {
 	if !strings.HasSuffix(c.calPath, "/") {
 		c.calPath += "/"
 	}
+	discovered.Store(key, c.calPath)
 	return c.calPath, nil
+}
+
+// discovered holds the calendar found for a URL, calendar and account, for
+// the whole process: discovery is four PROPFINDs, and a process builds
+// its connectors more than once (the engine's, a dry run's, keep auth
+// test's).
+var discovered sync.Map
+
+func (c *Connector) discoveryKey() string {
+	who := ""
+	if c.tr.account != nil {
+		who = c.tr.account.Name() + "\x00" + c.tr.account.Username()
+	}
+	return c.base.String() + "\x00" + c.want + "\x00" + who
 }
 
 // pick chooses the calendar named want (by path or display name), or the

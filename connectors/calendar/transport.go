@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/connectors/accounts"
 )
 
 // transport is the webdav.HTTPClient every request goes through. It puts the
@@ -87,6 +88,14 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 			resp.Body.Close()
 			t.account.Invalidate()
 			continue
+		}
+		if resp.StatusCode == http.StatusUnauthorized && t.account != nil {
+			// refused after a fresh secret (or one that cannot be
+			// refreshed): the user must sign in again
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			return nil, accounts.Refused(t.account, accounts.SecretOn(r),
+				fmt.Sprintf("calendar: %s %s answered 401 Unauthorized to the credentials of %s", req.Method, req.URL.Path, t.account.Name()))
 		}
 		if resp.StatusCode/100 != 2 {
 			defer resp.Body.Close()

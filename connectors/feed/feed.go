@@ -4,8 +4,9 @@
 // Feeds are fetched through the http connector's get, so they obey the same
 // [connectors.http] allow_hosts, redirect policy, body limit and failure
 // classes as any other GET. Each fetch is conditional: the connector
-// remembers, per URL and for the life of the process, the ETag and
-// Last-Modified of the last full answer and the items parsed from it, and a
+// remembers, per URL (in memory, and in Config.Dir across restarts), the
+// ETag and Last-Modified of the last full answer and the items parsed from
+// it, and a
 // 304 Not Modified returns those items again (an empty list when a server
 // answers 304 to a request that carried no validators). Scripts therefore
 // always see the whole feed and deduplicate by item id, as they would
@@ -47,8 +48,14 @@ type Config struct {
 	// MaxItems caps the items returned per call (the newest first, as the
 	// feed orders them). Default 500.
 	MaxItems int
-	// Remembered caps the URLs whose validators are kept. Default 256.
+	// Remembered caps the URLs whose validators are kept in memory.
+	// Default 256.
 	Remembered int
+	// Dir keeps each URL's validators and items in a file of its own, so a
+	// restarted process still sends them and a 304 still has its items
+	// (the host uses DATABASE.feeds beside the database). Empty: memory
+	// only.
+	Dir string
 }
 
 // Connector reads feeds. It is safe for concurrent use.
@@ -56,6 +63,8 @@ type Connector struct {
 	http       connectors.Connector
 	maxItems   int
 	remembered int
+
+	dir string
 
 	mu    sync.Mutex
 	cache map[string]*validators
@@ -76,7 +85,7 @@ var (
 
 // New returns a feed connector, filling in the defaults.
 func New(cfg Config) (*Connector, error) {
-	c := &Connector{http: cfg.HTTP, maxItems: cfg.MaxItems, remembered: cfg.Remembered, cache: map[string]*validators{}}
+	c := &Connector{http: cfg.HTTP, maxItems: cfg.MaxItems, remembered: cfg.Remembered, dir: cfg.Dir, cache: map[string]*validators{}}
 	if c.http == nil {
 		hc, err := khttp.New(khttp.Config{})
 		if err != nil {
@@ -106,7 +115,7 @@ func (c *Connector) Methods() []connectors.Method {
 	return []connectors.Method{{
 		Name: "items", Kind: connectors.Read, Scope: hostOf,
 		Doc: "Fetches an RSS 2.0, Atom or JSON Feed with a conditional GET and lists its items, newest first as the feed orders them; " +
-			"an unchanged feed (304) gives the items of the last full answer this process saw, or [] if none.",
+			"an unchanged feed (304) gives the items of the last full answer keep saw (kept across restarts), or [] if none.",
 		Args: []connectors.Arg{
 			{Name: "url", Type: "string", Required: true, Doc: "the feed's http or https URL; its host must be in [connectors.http] allow_hosts when that is set"},
 			{Name: "limit", Type: "number", Doc: "at most this many items (default and maximum 500)"},
@@ -196,7 +205,14 @@ func head(items []any, n int64) []any {
 func (c *Connector) lookup(url string) *validators {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.cache[url]
+	if v := c.cache[url]; v != nil {
+		return v
+	}
+	v := c.load(url)
+	if v != nil {
+		c.keep(url, v)
+	}
+	return v
 }
 
 // remember keeps v for url; without validators there is nothing to send
@@ -204,6 +220,7 @@ func (c *Connector) lookup(url string) *validators {
 func (c *Connector) remember(url string, v *validators) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.save(url, v)
 	if v.etag == "" && v.lastModified == "" {
 		if _, ok := c.cache[url]; ok {
 			delete(c.cache, url)
@@ -211,6 +228,12 @@ func (c *Connector) remember(url string, v *validators) {
 		}
 		return
 	}
+	c.keep(url, v)
+}
+
+// keep holds v in memory, evicting the oldest URL past Remembered. The
+// caller holds c.mu.
+func (c *Connector) keep(url string, v *validators) {
 	if _, ok := c.cache[url]; !ok {
 		c.order = append(c.order, url)
 		for len(c.order) > c.remembered {

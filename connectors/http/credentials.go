@@ -72,8 +72,9 @@ func (c *Connector) send(ctx context.Context, req *nethttp.Request) (*response, 
 		if err != nil || resp.status != nethttp.StatusUnauthorized {
 			return resp, true, err
 		}
+		req = again
 	}
-	return nil, true, accounts.NeedsSignIn(a.Name(), req.URL.Host+" answered 401 Unauthorized to its credentials")
+	return nil, true, accounts.Refused(a, accounts.SecretOn(req), req.URL.Host+" answered 401 Unauthorized to its credentials")
 }
 
 // credentialError reports whether err is the classified failure of a

@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	netmail "net/mail"
 	"os"
 	"strings"
 	"time"
@@ -65,10 +66,14 @@ type Config struct {
 	// "oauthbearer". Default: the best one the server offers for the kind
 	// of secret (see auth.go).
 	Auth string
-	// From is the sender address. Default the login name, which must then
-	// be an address: a login name without a domain would send
-	// "From: <alice@>".
+	// From is the sender address, bare or with a display name ("Ann
+	// <ann@example.com>"). Default the login name, which must then be an
+	// address: a login name without a domain would send "From: <alice@>".
+	// New keeps the bare address here and the name in FromName.
 	From string
+	// FromName is the display name of From (RFC 5322), set by New from a
+	// From that carries one.
+	FromName string
 	// SentFolder is where sent mail is filed, and where Reconcile looks.
 	// Default: the mailbox the server marks \Sent (RFC 6154 SPECIAL-USE).
 	SentFolder string
@@ -277,6 +282,13 @@ func (c *Connector) tlsConfig(addr string) *tls.Config {
 // only on a malformed configuration; missing credentials surface as Auth
 // errors when a method is called, so the user is asked to reconnect.
 func New(cfg Config) (*Connector, error) {
+	if strings.ContainsAny(cfg.From, "<\"") {
+		a, err := netmail.ParseAddress(cfg.From)
+		if err != nil {
+			return nil, fmt.Errorf("mail: from %q is not an address (ann@example.com, or Ann <ann@example.com>): %v", cfg.From, err)
+		}
+		cfg.From, cfg.FromName = a.Address, a.Name
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err

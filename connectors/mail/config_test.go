@@ -154,10 +154,21 @@ func TestSendDescriptions(t *testing.T) {
 		}
 	})
 
-	t.Run("Check says where to look", func(t *testing.T) {
+	t.Run("Check says where to look: never a Sent folder keep did not fill", func(t *testing.T) {
 		t.Parallel()
-		if got := sendCheck(params); got != `look in your Sent folder for "Subject" to a@x.com, b@Y.org` {
-			t.Errorf("got %s", got)
+		base := Config{IMAP: "127.0.0.1:1", SMTP: "127.0.0.1:2", TLS: TLSNone, Username: "me@example.com"}
+		for _, tc := range []struct {
+			edit func(*Config)
+			want string
+		}{
+			{func(c *Config) { c.ServerFilesSent = true }, `look in your Sent folder for "Subject" to a@x.com, b@Y.org`},
+			{func(c *Config) {}, `look in the inbox of me@example.com for the copy of "Subject"`},
+			{func(c *Config) { c.NoSelfCopy = true }, `ask a@x.com, b@Y.org whether "Subject" arrived`},
+		} {
+			got := newConnector(t, base, tc.edit).sendCheck(params)
+			if !strings.HasPrefix(got, tc.want) {
+				t.Errorf("got %s, want %s…", got, tc.want)
+			}
 		}
 	})
 }

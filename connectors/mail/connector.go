@@ -80,7 +80,7 @@ func (c *Connector) Methods() []connectors.Method {
 			Example: `const m = await ctx.mail.get({ id: e.payload.id, attachments: true })`,
 		},
 		{
-			Name: "send", Kind: connectors.Mutate, Scope: sendScope, Preview: sendPreview, Check: sendCheck,
+			Name: "send", Kind: connectors.Mutate, Scope: sendScope, Preview: sendPreview, Check: c.sendCheck,
 			Doc: "Sends a plain-text message over SMTP with a Message-ID the host chooses, and files it in the Sent folder where the provider does not.",
 			Args: []connectors.Arg{
 				{Name: "to", Type: "string | string[]", Required: true, Doc: "recipients: addresses or \"Name <addr>\""},
@@ -224,12 +224,23 @@ func sendPreview(params map[string]any) string {
 }
 
 // sendCheck is what a person does by hand when reconciliation can't tell.
-func sendCheck(params map[string]any) string {
+// The Sent folder holds an uncertain send only where the provider files
+// sent mail itself: keep files its copy after the server accepted the
+// message, so there it would be empty. Then the copy keep routes to the
+// account's own address is the place to look, and without it (self_copy =
+// false) only a recipient can say.
+func (c *Connector) sendCheck(params map[string]any) string {
 	r, _ := parseRecipients(params)
 	subject, _ := params["subject"].(string)
 	to := strings.Join(r.to, ", ")
 	if to == "" {
 		to = "its recipients"
 	}
-	return fmt.Sprintf("look in your Sent folder for %q to %s", subject, to)
+	switch {
+	case c.cfg.ServerFilesSent:
+		return fmt.Sprintf("look in your Sent folder for %q to %s", subject, to)
+	case c.selfAddress() != "":
+		return fmt.Sprintf("look in the inbox of %s for the copy of %q that keep sends you with each message", c.selfAddress(), subject)
+	}
+	return fmt.Sprintf("ask %s whether %q arrived (keep files its Sent copy only after the server accepts a message, and self_copy is off)", to, subject)
 }

@@ -91,7 +91,7 @@ func (s *imapSession) login(ctx context.Context, cr creds) error {
 		}
 		class := loginError(err)
 		if class != connectors.Auth || !cr.bearer || attempt > 0 {
-			return c.fail(ctx, class, "imap: login as "+cr.user, err)
+			return c.refusal(cr, err, c.fail(ctx, class, "imap: login as "+cr.user, err))
 		}
 		c.invalidate()
 		if cr, err = c.credentials(ctx); err != nil {

@@ -65,7 +65,7 @@ func (c *Connector) dialGmail(ctx context.Context) (*gmailSession, error) {
 	}
 	if err != nil {
 		g.close()
-		return nil, c.fail(ctx, v1LoginClass(err), "imap: login as "+cr.user, err)
+		return nil, c.refusal(cr, err, c.fail(ctx, v1LoginClass(err), "imap: login as "+cr.user, err))
 	}
 	return g, nil
 }

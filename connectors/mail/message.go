@@ -51,13 +51,13 @@ func bracketID(id string) string {
 
 // outgoing is a message to send.
 type outgoing struct {
-	from          string
-	to, cc        []string
-	subject, body string
-	messageID     string // with brackets
-	inReplyTo     string // with brackets, or empty
-	references    []string
-	date          time.Time
+	from, fromName string
+	to, cc         []string
+	subject, body  string
+	messageID      string // with brackets
+	inReplyTo      string // with brackets, or empty
+	references     []string
+	date           time.Time
 }
 
 // build renders m as an RFC 5322 message: a single text/plain UTF-8 part,
@@ -66,7 +66,7 @@ type outgoing struct {
 func (m outgoing) build() ([]byte, error) {
 	var h gomail.Header
 	h.SetDate(m.date)
-	h.SetAddressList("From", toAddrs([]string{m.from}))
+	h.SetAddressList("From", []*gomail.Address{{Name: m.fromName, Address: m.from}})
 	h.SetAddressList("To", toAddrs(m.to))
 	if len(m.cc) > 0 {
 		h.SetAddressList("Cc", toAddrs(m.cc))

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/connectors/accounts"
 )
 
 // The real servers: Dovecot (IMAP) and Postfix (SMTP submission, delivering
@@ -665,6 +666,21 @@ func TestRealServers(t *testing.T) {
 		}
 		if _, err := c.Do(context.Background(), sendCall("real-wrong", map[string]any{"to": realOther})); connectors.ClassOf(err) != connectors.Auth {
 			t.Fatalf("smtp: %v", err)
+		}
+	})
+
+	t.Run("keep auth test logs in to Dovecot and Postfix, and a wrong password is the account's to sign in again", func(t *testing.T) {
+		for _, pw := range []string{realPassword, "wrong-real-pw"} {
+			s := passwordStoreFor(t, realUser, pw)
+			a, _ := s.Account("box")
+			c := m.connector(t, func(cfg *Config) { cfg.Account, cfg.Username, cfg.Password = a, "", "" })
+			done, err := c.TestAccount(context.Background(), "box")
+			if pw == realPassword && (err != nil || len(done) != 2) {
+				t.Fatalf("the right password: %q, %v", done, err)
+			}
+			if pw != realPassword && (accounts.NamedIn(fmt.Sprint(err)) != "box" || stateOf(t, s).State != accounts.StateNeedsSignIn) {
+				t.Fatalf("a wrong password: %v, %+v", err, stateOf(t, s))
+			}
 		}
 	})
 

@@ -62,7 +62,7 @@ func (c *Connector) prepareSend(call connectors.Call) (outgoing, []string, error
 	if len(r.to) == 0 {
 		return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: to is required (an address or an array of addresses)")
 	}
-	m := outgoing{from: c.cfg.From, to: r.to, cc: r.cc, messageID: messageIDFor(call.IdempotencyKey), date: time.Now()}
+	m := outgoing{from: c.cfg.From, fromName: c.cfg.FromName, to: r.to, cc: r.cc, messageID: messageIDFor(call.IdempotencyKey), date: time.Now()}
 	if m.from == "" {
 		return outgoing{}, nil, c.failf(connectors.Auth, "send: no from address or username configured")
 	}
@@ -99,20 +99,7 @@ func (c *Connector) prepareSend(call connectors.Call) (outgoing, []string, error
 // submit runs one SMTP transaction. Each step records its stage, and the
 // stage of a failure decides its class: see classifySMTP.
 func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) error {
-	cr, err := c.credentials(ctx)
-	if err != nil {
-		return err
-	}
-	cl, err := c.smtpLogin(ctx, cr)
-	if err != nil && cr.bearer && connectors.ClassOf(err) == connectors.Auth {
-		// A refused token may just have expired: refresh once, on a new
-		// connection (servers hang up on a client that fumbled AUTH).
-		c.invalidate()
-		if cr, err = c.credentials(ctx); err != nil {
-			return err
-		}
-		cl, err = c.smtpLogin(ctx, cr)
-	}
+	cl, err := c.smtpSession(ctx)
 	if err != nil {
 		return err
 	}
@@ -152,6 +139,25 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	// Accepted. QUIT is a courtesy; its failure changes nothing.
 	_ = cl.Quit()
 	return nil
+}
+
+// smtpSession is a logged-in SMTP client. A refused token may just have
+// expired: it is refreshed once, on a new connection (servers hang up on a
+// client that fumbled AUTH).
+func (c *Connector) smtpSession(ctx context.Context) (*smtp.Client, error) {
+	cr, err := c.credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.smtpLogin(ctx, cr)
+	if err != nil && cr.bearer && connectors.ClassOf(err) == connectors.Auth {
+		c.invalidate()
+		if cr, err = c.credentials(ctx); err != nil {
+			return nil, err
+		}
+		cl, err = c.smtpLogin(ctx, cr)
+	}
+	return cl, err
 }
 
 // smtpLogin connects, greets and logs in. go-smtp has no context support:
@@ -202,7 +208,7 @@ func (c *Connector) smtpLogin(ctx context.Context, cr creds) (*smtp.Client, erro
 	}
 	if err := cl.Auth(saslClient(mech, cr, addr)); err != nil {
 		cl.Close()
-		return nil, fail("login as "+cr.user, err)
+		return nil, c.refusal(cr, err, c.fail(ctx, classifySMTP(stage, err), "smtp: login as "+cr.user, err))
 	}
 	return cl, nil
 }

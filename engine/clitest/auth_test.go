@@ -84,7 +84,8 @@ username = "me@example.com"
 
 [connectors.http.hosts.%q]
 account = "api"
-`, srv.ClientID, srv.AuthURL(), srv.TokenURL(), strings.TrimPrefix(api.URL, "http://")))
+test_url = %q
+`, srv.ClientID, srv.AuthURL(), srv.TokenURL(), strings.TrimPrefix(api.URL, "http://"), api.URL+"/me"))
 	creds := filepath.Join(e.dir, "credentials.json")
 	var outputs strings.Builder
 	keep := func(code int, args ...string) result {
@@ -99,8 +100,8 @@ account = "api"
 	}
 	cmd := e.command(context.Background(), "auth", "login", "mail")
 	cmd.Stdin = strings.NewReader("pw-very-secret\n")
-	if r := runCmd(t, cmd); r.code != 0 || !strings.Contains(r.stdout, "signed in to mail") {
-		t.Fatalf("login mail: %s", r)
+	if r := runCmd(t, cmd); r.code != 0 || !strings.Contains(r.stdout, "signed in to mail") || strings.Contains(r.stdout, "resume") {
+		t.Fatalf("login mail, which nothing waited for: %s", r)
 	}
 	if fi, err := os.Stat(creds); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("credentials.json: %v %v, want mode 0600 next to the config", fi, err)
@@ -147,6 +148,9 @@ account = "api"
 	awaitSocket(t, e, d, 30*time.Second)
 	r = loginThroughBrowser(t, e, srv, "", "api")
 	outputs.WriteString(r.stdout + r.stderr)
+	if !strings.Contains(r.stdout, "resumed sync") {
+		t.Errorf("signing in through a daemon that resumed sync says:\n%s", r)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		wfs := jsonOf[[]engine.WorkflowView](e, "workflows")
@@ -157,6 +161,10 @@ account = "api"
 			t.Fatalf("the daemon did not resume sync after the sign-in: %+v, %d posts", wfs, posts.Load())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	r = loginThroughBrowser(t, e, srv, "", "api")
+	if strings.Contains(r.stdout, "resume") {
+		t.Errorf("signing in while nothing waited says:\n%s", r)
 	}
 	d.kill(t)
 	killed = true

@@ -77,6 +77,9 @@ type HTTP struct {
 
 type HTTPHost struct {
 	Account string `toml:"account"`
+	// TestURL is what `keep auth test` GETs with the account's credentials
+	// (default https://HOST/).
+	TestURL string `toml:"test_url"`
 }
 
 type Mail struct {

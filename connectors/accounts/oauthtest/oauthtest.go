@@ -34,6 +34,9 @@ type Server struct {
 	TTL time.Duration
 	// Rotate makes every refresh issue a new refresh token.
 	Rotate bool
+	// NoRefresh issues access tokens only, as providers do that give no
+	// refresh token: a refused token can only be replaced by a new sign-in.
+	NoRefresh bool
 
 	mu        sync.Mutex
 	codes     map[string]grant // authorization code → what it was issued for
@@ -198,7 +201,7 @@ func (s *Server) issue(w http.ResponseWriter, scope, keep string) {
 	at := "at-" + random()
 	s.access[at] = token{scope: scope, expires: time.Now().Add(s.TTL)}
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.TTL.Seconds()), "scope": scope}
-	if keep == "" {
+	if keep == "" && !s.NoRefresh {
 		rt := "rt-" + random()
 		s.refresh[rt] = scope
 		resp["refresh_token"] = rt
