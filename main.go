@@ -252,11 +252,11 @@ func init() {
 				oneOfVar(fs, &o.status, "status", "only mutations with this status", mutationStatuses...)
 			})},
 		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: cmdAttention, flags: withJSON(nil)},
-		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval",
+		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on")
 			}},
-		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval", minArgs: 1, maxArgs: 1, run: cmdReject},
+		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
 		{name: "resolve", args: "ID try-again|happened|not-happened|skip", summary: "answer a reconciliation prompt",
 			minArgs: 2, maxArgs: 2, run: cmdResolve},
 		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},
@@ -1282,7 +1282,25 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 		}
 		t.row(string(it.Kind), it.Workflow, it.ID, oneLine(it.Title, 50), oneLine(it.Reason, 60), dash(answers))
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	printProposals(c.stdout, items)
+	return nil
+}
+
+// printProposals shows each proposal's summary, dry run and diff under the
+// table: what the person reads before keep approve pN.
+func printProposals(w io.Writer, items []engine.AttentionItem) {
+	for _, it := range items {
+		if it.Kind != engine.AttentionProposal {
+			continue
+		}
+		fmt.Fprintf(w, "\nproposal %s for %s (keep approve %s accepts it, keep reject %s drops it):\n", it.ID, it.Workflow, it.ID, it.ID)
+		for _, l := range strings.Split(strings.TrimRight(it.Preview, "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 }
 
 func cmdGrants(ctx context.Context, c *cli, o *opts) error {
@@ -1413,6 +1431,9 @@ func cmdRetry(ctx context.Context, c *cli, o *opts) error {
 
 func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 	id := o.args[0]
+	if engine.IsProposalID(id) {
+		return acceptProposal(ctx, c, id, o.always)
+	}
 	if err := idArgs("approve", "mutation id", id); err != nil {
 		return err
 	}
@@ -1425,10 +1446,27 @@ func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 
 func cmdReject(ctx context.Context, c *cli, o *opts) error {
 	id := o.args[0]
+	if engine.IsProposalID(id) {
+		return action(ctx, c, func(api engine.API) error { return api.RejectProposal(ctx, id) }, "rejected proposal "+id)
+	}
 	if err := idArgs("reject", "mutation id", id); err != nil {
 		return err
 	}
 	return action(ctx, c, func(api engine.API) error { return api.Reject(ctx, id) }, "rejected "+id)
+}
+
+// acceptProposal deploys a proposal; it grants nothing (--always has no
+// meaning for it).
+func acceptProposal(ctx context.Context, c *cli, id string, always bool) error {
+	if always {
+		return &usageError{msg: "approve " + id + ": --always is for mutations; accepting a proposal grants nothing"}
+	}
+	var res *engine.DeployResult
+	err := action(ctx, c, func(api engine.API) (err error) { res, err = api.AcceptProposal(ctx, id); return err }, "accepted proposal "+id)
+	if err == nil {
+		fmt.Fprintf(c.stdout, "%s is now version %d\n", res.Workflow, res.Version)
+	}
+	return err
 }
 
 func cmdResolve(ctx context.Context, c *cli, o *opts) error {

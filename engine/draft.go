@@ -72,11 +72,14 @@ func ChatURL(endpoint string) string {
 	return u + "/v1/chat/completions"
 }
 
-// RepairerFrom is the repairer of DESIGN.md §7.2: [repair]'s command or
-// endpoint, else [llm]'s endpoint, else none. The [repair] endpoint's key
-// comes from $KEEP_REPAIR_API_KEY, [llm]'s from its api_key_env.
+// RepairerFrom is the repairer of DESIGN.md §7.2, only when [repair]
+// enabled is set: [repair]'s command or endpoint, else [llm]'s endpoint.
+// The [repair] endpoint's key comes from $KEEP_REPAIR_API_KEY, [llm]'s from
+// its api_key_env. Whatever it answers is only a proposal (proposal.go).
 func RepairerFrom(r config.Repair, l config.LLM) Repairer {
 	switch {
+	case !r.Enabled:
+		return nil
 	case r.Command != "":
 		return CommandRepairer{Command: r.Command}
 	case r.Endpoint != "":
