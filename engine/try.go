@@ -146,6 +146,14 @@ func (e *Engine) TryChange(ctx context.Context, workflow, fileName string, src [
 	return e.dryRunDeployed(ctx, workflow, fileName, src, opts)
 }
 
+// ChangeTrier is what front ends that hold a deployed workflow (the
+// in-process engine, the daemon's client) offer keep edit: TryChange.
+type ChangeTrier interface {
+	TryChange(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error)
+}
+
+var _ ChangeTrier = (*Engine)(nil)
+
 func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
 	sv, err := e.Script(ctx, workflow)
 	if err != nil {

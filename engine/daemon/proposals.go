@@ -28,3 +28,14 @@ func (c *Client) AcceptProposal(ctx context.Context, id string) (*engine.DeployR
 func (c *Client) RejectProposal(ctx context.Context, id string) error {
 	return c.call(ctx, "reject-proposal", request{ProposalID: id}, nil)
 }
+
+var _ engine.ChangeTrier = (*Client)(nil)
+
+// TryChange implements engine.ChangeTrier.
+func (c *Client) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts engine.TryOptions) (*engine.TryReport, error) {
+	var rep engine.TryReport
+	if err := c.call(ctx, "try-change", request{Workflow: workflow, FileName: fileName, Src: src, Try: &opts}, &rep); err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}

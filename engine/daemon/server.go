@@ -115,6 +115,13 @@ var methods = map[string]method{
 		}
 		return api.Propose(ctx, *r.Proposal)
 	},
+	"try-change": func(ctx context.Context, api engine.API, r request) (any, error) {
+		ct, ok := api.(engine.ChangeTrier)
+		if !ok || r.Try == nil {
+			return nil, errors.New("daemon: try-change is not offered here")
+		}
+		return ct.TryChange(ctx, r.Workflow, r.FileName, r.Src, *r.Try)
+	},
 	"accept-proposal": func(ctx context.Context, api engine.API, r request) (any, error) {
 		return api.AcceptProposal(ctx, r.ProposalID)
 	},

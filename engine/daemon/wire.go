@@ -55,6 +55,8 @@ type request struct {
 	// Proposal and ProposalID: propose, accept-proposal, reject-proposal.
 	Proposal   *engine.ProposalRequest `json:"proposal,omitempty"`
 	ProposalID string                  `json:"proposal_id,omitempty"`
+	// Try: try-change's options.
+	Try *engine.TryOptions `json:"try,omitempty"`
 }
 
 // page and eventFilter are engine.Page and engine.EventFilter with
