@@ -157,8 +157,10 @@ type opts struct {
 	timeout time.Duration
 	device  bool // keep auth login --device
 
-	producer string // try
-	out      string // new, edit
+	producer  string // try
+	out       string // new, edit
+	withReads bool   // new, edit: perform the dry run's reads
+	propose   bool   // edit: propose the draft instead of writing it
 }
 
 type command struct {
@@ -213,13 +215,16 @@ func init() {
 				fs.StringVar(&o.producer, "producer", "", "run only this producer")
 				fs.IntVar(&o.limit, "limit", engine.DefaultTryLimit, "stop after this many mutations")
 			})},
-		{name: "new", args: `"DESCRIPTION" [-o FILE]`, summary: "draft a workflow with the [llm] model; validated and dry-run, never deployed",
+		{name: "new", args: `"DESCRIPTION" [-o FILE] [--with-reads]`, summary: "draft a workflow with the [llm] model; validated and dry-run, never deployed",
 			minArgs: 1, maxArgs: 1, run: cmdNew, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.out, "o", "", "write the draft here (default: NAME.js in this folder)")
+				fs.BoolVar(&o.withReads, "with-reads", false, "let the dry run read for real (default: reads are shown, not performed)")
 			}},
-		{name: "edit", args: `WORKFLOW "CHANGE" [-o FILE]`, summary: "redraft a deployed workflow (or a file) with the [llm] model; shows the diff, never deploys",
+		{name: "edit", args: `WORKFLOW "CHANGE" [-o FILE] [--with-reads] [--propose]`, summary: "redraft a deployed workflow (or a file) with the [llm] model; shows the diff, never deploys",
 			minArgs: 2, maxArgs: 2, run: cmdEdit, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.out, "o", "", "write the draft here (default: the file, or NAME.js in this folder)")
+				fs.BoolVar(&o.withReads, "with-reads", false, "let the dry run read for real (default: reads are shown, not performed)")
+				fs.BoolVar(&o.propose, "propose", false, "put the draft in Attention as a proposal (keep approve pN deploys it) instead of writing it")
 			}},
 		{name: "workflows", args: "[--json]", summary: "list workflows", run: cmdWorkflows, flags: withJSON(nil)},
 		{name: "status", args: "WORKFLOW [--json]", summary: "one workflow in detail",
@@ -252,11 +257,11 @@ func init() {
 				oneOfVar(fs, &o.status, "status", "only mutations with this status", mutationStatuses...)
 			})},
 		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: cmdAttention, flags: withJSON(nil)},
-		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval",
+		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on")
 			}},
-		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval", minArgs: 1, maxArgs: 1, run: cmdReject},
+		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
 		{name: "resolve", args: "ID try-again|happened|not-happened|skip", summary: "answer a reconciliation prompt",
 			minArgs: 2, maxArgs: 2, run: cmdResolve},
 		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},
@@ -1282,7 +1287,25 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 		}
 		t.row(string(it.Kind), it.Workflow, it.ID, oneLine(it.Title, 50), oneLine(it.Reason, 60), dash(answers))
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	printProposals(c.stdout, items)
+	return nil
+}
+
+// printProposals shows each proposal's summary, dry run and diff under the
+// table: what the person reads before keep approve pN.
+func printProposals(w io.Writer, items []engine.AttentionItem) {
+	for _, it := range items {
+		if it.Kind != engine.AttentionProposal {
+			continue
+		}
+		fmt.Fprintf(w, "\nproposal %s for %s (keep approve %s accepts it, keep reject %s drops it):\n", it.ID, it.Workflow, it.ID, it.ID)
+		for _, l := range strings.Split(strings.TrimRight(it.Preview, "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 }
 
 func cmdGrants(ctx context.Context, c *cli, o *opts) error {
@@ -1413,6 +1436,9 @@ func cmdRetry(ctx context.Context, c *cli, o *opts) error {
 
 func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 	id := o.args[0]
+	if engine.IsProposalID(id) {
+		return acceptProposal(ctx, c, id, o.always)
+	}
 	if err := idArgs("approve", "mutation id", id); err != nil {
 		return err
 	}
@@ -1425,10 +1451,27 @@ func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 
 func cmdReject(ctx context.Context, c *cli, o *opts) error {
 	id := o.args[0]
+	if engine.IsProposalID(id) {
+		return action(ctx, c, func(api engine.API) error { return api.RejectProposal(ctx, id) }, "rejected proposal "+id)
+	}
 	if err := idArgs("reject", "mutation id", id); err != nil {
 		return err
 	}
 	return action(ctx, c, func(api engine.API) error { return api.Reject(ctx, id) }, "rejected "+id)
+}
+
+// acceptProposal deploys a proposal; it grants nothing (--always has no
+// meaning for it).
+func acceptProposal(ctx context.Context, c *cli, id string, always bool) error {
+	if always {
+		return &usageError{msg: "approve " + id + ": --always is for mutations; accepting a proposal grants nothing"}
+	}
+	var res *engine.DeployResult
+	err := action(ctx, c, func(api engine.API) (err error) { res, err = api.AcceptProposal(ctx, id); return err }, "accepted proposal "+id)
+	if err == nil {
+		fmt.Fprintf(c.stdout, "%s is now version %d\n", res.Workflow, res.Version)
+	}
+	return err
 }
 
 func cmdResolve(ctx context.Context, c *cli, o *opts) error {
@@ -1930,7 +1973,7 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 // printTryReport says what a dry run would have done; traces are left out
 // of the summary keep new and edit print.
 func printTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
-	fmt.Fprintf(w, "dry run of %s: a throw-away copy that started %s; reads were real, nothing was changed\n", rep.Workflow, rep.StartedFrom)
+	fmt.Fprintf(w, "dry run of %s: a throw-away copy that started %s; nothing was changed\n", rep.Workflow, rep.StartedFrom)
 	if rep.Note != "" {
 		fmt.Fprintln(w, rep.Note)
 	}
@@ -1938,6 +1981,15 @@ func printTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 	for _, in := range rep.Inputs {
 		fmt.Fprintf(w, "  %s/%s %s  %s\n", in.Source, in.Type, in.ExternalID, in.Title)
 	}
+	fmt.Fprintf(w, "\nreads (%d):\n", len(rep.Reads))
+	for _, r := range rep.Reads {
+		how := "performed"
+		if !r.Performed {
+			how = "captured: not performed; answered empty (--with-reads performs it)"
+		}
+		fmt.Fprintf(w, "  %s.%s %s  (%s)\n", r.Connector, r.Method, oneLine(string(r.Args), 120), how)
+	}
+	fmt.Fprintf(w, "hosts: %s\n", dash(strings.Join(rep.Hosts, ", ")))
 	fmt.Fprintf(w, "\nmutations it would make (%d):\n", len(rep.Mutations))
 	for i, m := range rep.Mutations {
 		fmt.Fprintf(w, "  %d. %s.%s  %s\n", i+1, m.Connector, m.Method, m.Preview)
@@ -1991,24 +2043,31 @@ func errText(s string) string {
 
 // cmdNew drafts a workflow from a description with the [llm] model.
 func cmdNew(ctx context.Context, c *cli, o *opts) error {
-	d, err := c.draft(ctx, engine.DraftRequest{Description: o.args[0], FileName: "draft.js"})
-	if err != nil {
+	d, err := c.draft(ctx, engine.DraftRequest{Description: o.args[0], FileName: "draft.js",
+		Try: engine.TryOptions{CaptureReads: !o.withReads}})
+	if d == nil {
 		return err
 	}
 	out := o.out
 	if out == "" {
-		out = d.Report.Workflow + ".js"
+		out = "draft.js"
+		if d.Report != nil {
+			out = d.Report.Workflow + ".js"
+		}
 	}
-	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it (give -o FILE)", out)}
+	f, ferr := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(ferr, os.ErrExist) {
+		return errors.Join(err, &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it (give -o FILE)", out)})
 	}
-	if err != nil {
-		return err
+	if ferr != nil {
+		return errors.Join(err, ferr)
 	}
-	_, werr := f.WriteString(d.Source)
-	if err := errors.Join(werr, f.Close()); err != nil {
-		return err
+	_, werr := f.WriteString(draftText(d))
+	if werr := errors.Join(werr, f.Close()); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if d.Invalid {
+		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out, err)
 	}
 	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
 	printTryReport(c.stdout, d.Report, false)
@@ -2016,12 +2075,32 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 	return nil
 }
 
+// draftText is what keep writes of a draft: a failed one under a header
+// that says so.
+func draftText(d *engine.Draft) string {
+	if d.Invalid {
+		return engine.InvalidHeader(d) + d.Source
+	}
+	return d.Source
+}
+
 // cmdEdit redrafts a deployed workflow (or a workflow file) with a change.
+// Of a deployed workflow, the dry run starts from its events, state and
+// grants; a draft may not rename it. --propose hands the draft to
+// Attention instead of writing it.
 func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	target, change := o.args[0], o.args[1]
-	var current, fileName, out string
+	var current, fileName, out, name string
+	var api engine.API
+	req := engine.DraftRequest{Change: change, Try: engine.TryOptions{CaptureReads: !o.withReads}}
 	if src, err := engine.ReadFile(target); err == nil {
 		current, fileName, out = string(src), target, target
+		if sc, err := c.load(target); err == nil {
+			name = sc.Workflow.Name
+		}
+		if o.propose {
+			return &usageError{msg: "edit --propose: " + target + " is a file; --propose is for a deployed workflow"}
+		}
 	} else {
 		if _, _, err := c.registry(); err != nil {
 			return err
@@ -2029,26 +2108,44 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		if _, err := c.llm(); err != nil {
 			return err
 		}
-		api, err := c.api(ctx)
-		if err != nil {
+		if api, err = c.api(ctx); err != nil {
 			return err
 		}
 		sv, err := api.Script(ctx, target)
 		if err != nil {
 			return err
 		}
-		current, fileName, out = sv.Source, filepath.Base(sv.FileName), sv.Workflow+".js"
+		current, fileName, out, name = sv.Source, filepath.Base(sv.FileName), sv.Workflow+".js", sv.Workflow
+		if ct, ok := api.(engine.ChangeTrier); ok {
+			req.TryFn = func(ctx context.Context, file string, src []byte, opts engine.TryOptions) (*engine.TryReport, error) {
+				return ct.TryChange(ctx, sv.Workflow, file, src, opts)
+			}
+		}
 	}
 	if o.out != "" {
 		out = o.out
 	}
-	d, err := c.draft(ctx, engine.DraftRequest{Current: current, Change: change, FileName: fileName})
-	if err != nil {
+	req.Current, req.FileName, req.Name = current, fileName, name
+	d, err := c.draft(ctx, req)
+	if d == nil {
 		return err
 	}
+	if o.propose && !d.Invalid {
+		v, err := api.Propose(ctx, engine.ProposalRequest{Workflow: name, FileName: fileName, Source: []byte(d.Source),
+			Origin: engine.OriginEdit, Reason: "keep edit: " + change})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "proposed %s for %s (draft %d of at most %d; not deployed)\n\n%s\nnext: keep approve %s, or keep reject %s\n",
+			v.ID, name, d.Rounds, engine.DraftRounds, engine.ProposalText(v), v.ID, v.ID)
+		return nil
+	}
 	diff := udiff.Unified(fileName, out, current, d.Source)
-	if err := os.WriteFile(out, []byte(d.Source), 0o600); err != nil {
-		return err
+	if werr := os.WriteFile(out, []byte(draftText(d)), 0o600); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if d.Invalid {
+		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out, err)
 	}
 	if diff == "" {
 		fmt.Fprintln(c.stdout, "the model changed nothing")

@@ -37,6 +37,11 @@ type API interface {
 	DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error)
 	// Script is a deployed workflow's current script (keep edit).
 	Script(ctx context.Context, workflow string) (*ScriptView, error)
+	// Propose offers a new script for a workflow; it waits in Attention
+	// until the person accepts or rejects it (engine/proposal.go).
+	Propose(ctx context.Context, p ProposalRequest) (*ProposalView, error)
+	AcceptProposal(ctx context.Context, id string) (*DeployResult, error)
+	RejectProposal(ctx context.Context, id string) error
 
 	// Subscribe delivers notifications of changes until cancel is called.
 	// Sends never block the engine: a slow reader misses notifications, and

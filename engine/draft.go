@@ -72,11 +72,14 @@ func ChatURL(endpoint string) string {
 	return u + "/v1/chat/completions"
 }
 
-// RepairerFrom is the repairer of DESIGN.md §7.2: [repair]'s command or
-// endpoint, else [llm]'s endpoint, else none. The [repair] endpoint's key
-// comes from $KEEP_REPAIR_API_KEY, [llm]'s from its api_key_env.
+// RepairerFrom is the repairer of DESIGN.md §7.2, only when [repair]
+// enabled is set: [repair]'s command or endpoint, else [llm]'s endpoint.
+// The [repair] endpoint's key comes from $KEEP_REPAIR_API_KEY, [llm]'s from
+// its api_key_env. Whatever it answers is only a proposal (proposal.go).
 func RepairerFrom(r config.Repair, l config.LLM) Repairer {
 	switch {
+	case !r.Enabled:
+		return nil
 	case r.Command != "":
 		return CommandRepairer{Command: r.Command}
 	case r.Endpoint != "":
@@ -138,13 +141,35 @@ type DraftRequest struct {
 	FileName    string // the name the draft is validated under
 	Guide       string // the authoring guide (workflows/README.md)
 	Try         TryOptions
+	// Name, for keep edit, is the workflow's name: a draft that renames it
+	// is handed back to the model, and never works.
+	Name string
+	// TryFn dry-runs a draft in place of Try: keep edit of a deployed
+	// workflow starts from its events, state and grants (Engine.TryChange).
+	TryFn func(ctx context.Context, fileName string, src []byte, opts TryOptions) (*TryReport, error)
 }
 
-// Draft is a drafted workflow that validated and dry-ran.
+// Draft is a drafted workflow that validated and dry-ran, or, with
+// Invalid, the last draft of a model that never got there.
 type Draft struct {
 	Source string     `json:"source"`
 	Rounds int        `json:"rounds"`
 	Report *TryReport `json:"report"`
+	// Invalid: the last round still failed; Problems says how.
+	Invalid  bool   `json:"invalid,omitempty"`
+	Problems string `json:"problems,omitempty"`
+}
+
+// InvalidHeader marks a draft that does not work, at the top of the file
+// keep writes, so the person who opens it knows at once and can fix it.
+func InvalidHeader(d *Draft) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// keep: THIS DRAFT DOES NOT WORK YET: it still failed after %d rounds with the model.\n", d.Rounds)
+	b.WriteString("// Fix what is listed below, check it with keep try, and delete these lines.\n")
+	for _, l := range strings.Split(strings.TrimSpace(d.Problems), "\n") {
+		b.WriteString("//   " + shownText(l) + "\n")
+	}
+	return b.String()
 }
 
 const draftPrompt = `You write workflow files for keep, a local automation host. A workflow is one JavaScript file:
@@ -154,9 +179,11 @@ clear title, give every event a stable messageId, reserve in prepare what mutate
 make at most one mutation in mutate, and give it a ui.title. Start the file with // @ts-check and a comment saying what it does.
 Answer with the complete file only, in one fenced javascript block.`
 
-// Draft asks chat for a workflow and checks each answer by validating and
-// dry-running it with reg's connectors (reads real, mutations captured);
-// the problems go back to the model, DraftRounds times at most.
+// DraftWorkflow asks chat for a workflow and checks each answer by
+// validating and dry-running it with reg's connectors (mutations captured,
+// and reads too unless req.Try says otherwise); the problems go back to
+// the model, DraftRounds times at most. After the last failed round it
+// returns the last draft, Invalid, with the error.
 func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, pol Policy, req DraftRequest) (*Draft, error) {
 	var ref strings.Builder
 	if err := reference.Build(reg).WriteText(&ref); err != nil {
@@ -172,18 +199,24 @@ func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, po
 			req.Change + "\nAnswer with the complete new file."
 	}
 	msgs := []ChatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}
-	var problems string
+	var problems, src string
 	for round := 1; round <= DraftRounds; round++ {
 		answer, err := chat.Complete(ctx, msgs)
 		if err != nil {
 			return nil, err
 		}
-		src := codeOf(answer)
-		rep, err := Try(ctx, reg, pol, req.FileName, []byte(src), req.Try)
-		problems = ""
+		src = codeOf(answer)
+		var rep *TryReport
+		if req.TryFn != nil {
+			rep, err = req.TryFn(ctx, req.FileName, []byte(src), req.Try)
+		} else {
+			rep, err = Try(ctx, reg, pol, req.FileName, []byte(src), req.Try)
+		}
 		switch {
 		case err != nil:
 			problems = err.Error()
+		case req.Name != "" && rep.Workflow != req.Name:
+			problems = fmt.Sprintf("the draft renames the workflow %q to %q; a change must keep the name %q", req.Name, rep.Workflow, req.Name)
 		default:
 			problems = runProblems(rep)
 		}
@@ -193,7 +226,8 @@ func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, po
 		msgs = append(msgs, ChatMessage{Role: "assistant", Content: answer},
 			ChatMessage{Role: "user", Content: "That file does not work yet:\n" + problems + "\nAnswer with the complete corrected file."})
 	}
-	return nil, fmt.Errorf("no working draft after %d rounds; the last one: %s", DraftRounds, problems)
+	return &Draft{Source: src, Rounds: DraftRounds, Invalid: true, Problems: problems},
+		fmt.Errorf("no working draft after %d rounds; the last one: %s", DraftRounds, problems)
 }
 
 // runProblems lists the failed runs of a dry run, with the end of their

@@ -106,6 +106,9 @@ type Engine struct {
 	keyPrefix string
 	inputSeq  atomic.Int64
 
+	// proposalMu: one decision on a proposal at a time (proposal.go)
+	proposalMu sync.Mutex
+
 	mu      sync.Mutex
 	wfs     map[int64]*wfState
 	scripts map[scriptKey]*sandbox.Script

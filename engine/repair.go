@@ -34,7 +34,9 @@ const repairTraceLines = 40
 
 // maybeRepair hands a logic failure to the repairer, within its budget of
 // repairs in a row; past it, or without a repairer, the failure stays with
-// the user (the block set by the failure says so).
+// the user (the block set by the failure says so). What the repairer
+// answers is only a proposal: the workflow stays blocked on the failed run
+// until the person accepts it (proposal.go) or answers the run.
 // triggerRepair is the trigger of a run retried after a repair, and the
 // origin of the script version the repair made.
 const triggerRepair = "repair"
@@ -86,26 +88,16 @@ func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storag
 	if err != nil {
 		return err
 	}
-	sc, err := e.Validate(cur.FileName, []byte(src))
-	if err != nil {
-		return fmt.Errorf("the repaired script does not validate: %w", err)
-	}
-	latest, err := q.LatestScriptVersion(ctx, w.ID)
+	view, err := e.propose(ctx, ProposalRequest{Workflow: w.Name, FileName: cur.FileName, Source: []byte(src), Origin: OriginRepair,
+		Reason: fmt.Sprintf("a repair of run %s (%s %s: %s)", idString(run.ID), run.Handler, req.Phase, clip(run.Error, 200))}, run.ID)
 	if err != nil {
 		return err
 	}
-	decl, _ := json.Marshal(sc.Workflow)
-	major, _, _ := strings.Cut(cur.Label, ".")
-	v := storage.ScriptVersion{WorkflowID: w.ID, Version: latest + 1, Label: fmt.Sprintf("%s.%d", major, w.Repairs+1),
-		Origin: triggerRepair, FileName: cur.FileName, Source: src, Declaration: decl, CreatedAt: e.now()}
-	if err := e.tRepaired(ctx, w, v, sc.Workflow.Topics); err != nil {
-		return err
+	if view.Status == ProposalRefused {
+		e.repairFailed(ctx, w, "a repair was refused: "+view.Why)
+		return nil
 	}
-	e.mu.Lock()
-	e.scripts[scriptKey{w.ID, v.Version}] = sc
-	e.mu.Unlock()
-	e.markAllConsumers(ctx, e.state(w.ID), w)
-	e.notify(NoteChanged, w.Name, fmt.Sprintf("%s repaired as version %s", w.Name, v.Label))
+	e.repairFailed(ctx, w, fmt.Sprintf("a repair is proposed: keep approve %s, or keep reject %s", view.ID, view.ID))
 	return nil
 }
 

@@ -28,11 +28,39 @@ func commandRepairer(t *testing.T, script string) (Repairer, string) {
 	return CommandRepairer{Command: "cat > " + seen + " && cat " + path}, seen
 }
 
+// proposed is the one open proposal for workflow, from Attention.
+func (b *bundle) proposed(workflow string) AttentionItem {
+	b.t.Helper()
+	att, err := b.e.Attention(context.Background())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var found []AttentionItem
+	for _, it := range att {
+		if it.Kind == AttentionProposal && it.Workflow == workflow {
+			found = append(found, it)
+		}
+	}
+	if len(found) != 1 {
+		b.t.Fatalf("attention = %+v, want one proposal for %s", att, workflow)
+	}
+	return found[0]
+}
+
+// accept accepts the open proposal for workflow and drains.
+func (b *bundle) accept(workflow string) {
+	b.t.Helper()
+	if _, err := b.e.AcceptProposal(context.Background(), b.proposed(workflow).ID); err != nil {
+		b.t.Fatal(err)
+	}
+	b.drain()
+}
+
 func TestRepair(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	t.Run("a logic failure is repaired as a minor version and the run retried", func(t *testing.T) {
+	t.Run("a repair is only proposed; accepted, it is a minor version and the run is retried", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		r, seen := commandRepairer(t, notesWorkflow)
@@ -40,10 +68,29 @@ func TestRepair(t *testing.T) {
 		b.write("inbox/a.txt", "alpha")
 		b.deploy("notes", brokenNotes(`throw new Error("bug in prepare");`))
 		b.drain()
+		if got := b.read("log.csv"); got != "" {
+			t.Fatalf("log.csv = %q before anyone accepted the repair", got)
+		}
+		w := b.workflow("notes")
+		if w.Version != 1 || w.Block == nil || !strings.Contains(w.Block.Reason, "keep approve p") {
+			t.Fatalf("before accepting: version %d block %+v, want version 1 blocked with the proposal named", w.Version, w.Block)
+		}
+		item := b.proposed("notes")
+		if !strings.Contains(item.Preview, `-        throw new Error("bug in prepare");`) && !strings.Contains(item.Preview, `-throw new Error("bug in prepare");`) &&
+			!strings.Contains(item.Preview, "bug in prepare") {
+			t.Fatalf("the proposal's preview shows no diff: %s", item.Preview)
+		}
+		if !strings.Contains(item.Preview, "dry run") || !strings.Contains(item.Preview, "would files.append") {
+			t.Fatalf("the proposal's preview has no dry run of the retried run: %s", item.Preview)
+		}
+		if b.read("log.csv") != "" {
+			t.Fatal("the proposal's dry run wrote the file")
+		}
+		b.accept("notes")
 		if got := b.read("log.csv"); got != "a.txt,alpha\n" {
 			t.Fatalf("log.csv = %q after the repair", got)
 		}
-		w := b.workflow("notes")
+		w = b.workflow("notes")
 		if w.Version != 2 || w.Block != nil {
 			t.Fatalf("workflow version %d block %+v, want version 2 unblocked", w.Version, w.Block)
 		}
@@ -70,6 +117,8 @@ func TestRepair(t *testing.T) {
 		b.write("inbox/a.txt", "alpha")
 		b.deploy("notes", broken)
 		b.drain()
+		b.accept("notes")
+		b.accept("notes")
 		w := b.workflow("notes")
 		if w.Version != 3 || w.Block == nil || w.Block.Kind != "repair" || !strings.Contains(w.Block.Reason, "2 repairs in a row") {
 			t.Fatalf("version %d block %+v, want 2 repairs (v3) then escalated", w.Version, w.Block)
@@ -92,6 +141,10 @@ func TestRepair(t *testing.T) {
 		src := strings.Replace(brokenNotes(`throw new Error("bug");`), `await ctx.files.write({ path: "receipts/"`, `await ctx.files.append({ path: "receipts/"`, 1)
 		b.deploy("notes", src)
 		b.drain()
+		if !strings.Contains(b.proposed("notes").Preview, "not granted (each would ask you): files.write") {
+			t.Fatalf("the proposal does not say files.write has no grant: %s", b.proposed("notes").Preview)
+		}
+		b.accept("notes")
 		if b.read("copy.csv") != "" {
 			t.Fatal("the repaired script wrote with a capability it was never granted")
 		}
@@ -114,6 +167,7 @@ func TestRepair(t *testing.T) {
 		b.write("inbox/a.txt", "alpha")
 		b.deploy("notes", strings.Replace(notesWorkflow, `return { last: result.status };`, `if (result.status === "applied") throw new Error("bug in next"); return { last: result.status };`, 1))
 		b.drain()
+		b.accept("notes")
 		if got := b.read("log.csv"); got != "a.txt,alpha\n" {
 			t.Fatalf("log.csv = %q: the append must happen exactly once", got)
 		}
@@ -152,6 +206,7 @@ func TestRepair(t *testing.T) {
 		b.write("inbox/a.txt", "alpha")
 		b.deploy("notes", brokenNotes(`throw new Error("bug in prepare");`))
 		b.drain()
+		b.accept("notes")
 		if got := b.read("log.csv"); got != "a.txt,alpha\n" {
 			t.Fatalf("log.csv = %q", got)
 		}

@@ -692,12 +692,16 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 	}
 }
 
-// tRepaired stores a repaired script as the workflow's new minor version and
-// retries the failed run under it, in one transaction. The repair adds no
+// tRepaired stores an accepted repair as the workflow's new minor version
+// and retries the failed run under it, in one transaction. The repair adds no
 // grants: a capability the old script lacked still waits for the user.
-func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.ScriptVersion, topics []string) error {
+// also runs in the same transaction (the accepted proposal's decision).
+func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.ScriptVersion, topics []string, also func(tx *storage.Tx) error) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		if err := also(tx); err != nil {
 			return err
 		}
 		if err := tx.AddScriptVersion(ctx, v); err != nil {

@@ -38,6 +38,10 @@ type TryOptions struct {
 	Grants []GrantView `json:"grants,omitempty"`
 	// Deployed says Grants are the deployed workflow's.
 	Deployed bool `json:"deployed,omitempty"`
+	// CaptureReads shows reads instead of performing them, as mutations
+	// are: nothing outside keep is touched (keep new and edit without
+	// --with-reads, proposals). A captured read answers empty.
+	CaptureReads bool `json:"capture_reads,omitempty"`
 }
 
 // TryReport is what a dry run would have done.
@@ -52,7 +56,11 @@ type TryReport struct {
 	Note      string        `json:"note,omitempty"`
 	Inputs    []TryInput    `json:"inputs"`
 	Mutations []TryMutation `json:"mutations"`
-	Runs      []TryRun      `json:"runs"`
+	// Reads are every read the runs made, performed or captured, and
+	// Hosts every host their arguments name.
+	Reads []TryRead `json:"reads"`
+	Hosts []string  `json:"hosts"`
+	Runs  []TryRun  `json:"runs"`
 	// PendingEvents were left unhandled (the limit, or a consumer that
 	// reserved nothing).
 	PendingEvents int  `json:"pending_events"`
@@ -87,6 +95,15 @@ type TryMutation struct {
 	Approval      string `json:"approval"`
 }
 
+// TryRead is one read of a dry run.
+type TryRead struct {
+	Connector string          `json:"connector"`
+	Method    string          `json:"method"`
+	Args      json.RawMessage `json:"args"`
+	// Performed: the read was made; else it was captured and answered empty.
+	Performed bool `json:"performed"`
+}
+
 // TryRun is a run of the dry run with its trace.
 type TryRun struct {
 	RunView
@@ -118,9 +135,32 @@ func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName str
 // a snapshot of the database (its events, state and grants as they are),
 // with every producer due now. The database itself is only read.
 func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error) {
+	return e.dryRunDeployed(ctx, workflow, "", nil, opts)
+}
+
+// TryChange is DryRun of src as the workflow's next version: a proposal's
+// or keep edit's draft starts from the deployed workflow's events, state
+// and grants. A workflow blocked on a failed run retries it, as an accepted
+// repair would.
+func (e *Engine) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
+	return e.dryRunDeployed(ctx, workflow, fileName, src, opts)
+}
+
+// ChangeTrier is what front ends that hold a deployed workflow (the
+// in-process engine, the daemon's client) offer keep edit: TryChange.
+type ChangeTrier interface {
+	TryChange(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error)
+}
+
+var _ ChangeTrier = (*Engine)(nil)
+
+func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
 	sv, err := e.Script(ctx, workflow)
 	if err != nil {
 		return nil, err
+	}
+	if src == nil {
+		fileName, src = sv.FileName, []byte(sv.Source)
 	}
 	if opts.Grants, err = e.Grants(ctx, workflow); err != nil {
 		return nil, err
@@ -128,12 +168,25 @@ func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (
 	opts.Deployed = true
 	snapshot := func(path string) error { return e.db.Backup(ctx, path) }
 	return dryRun(ctx, e.reg, e.pol, opts, snapshot, func(te *Engine) (*sandbox.Script, string, error) {
-		sc, err := te.Validate(sv.FileName, []byte(sv.Source))
+		sc, err := te.Validate(fileName, src)
 		if err != nil {
 			return nil, "", err
 		}
+		if sc.Workflow.Name != workflow {
+			return nil, "", refusedf("the new script is named %q, not %q: a change may not rename the workflow", sc.Workflow.Name, workflow)
+		}
 		if err := checkProducer(sc, opts.Producer); err != nil {
 			return nil, "", err
+		}
+		if fileName != sv.FileName || string(src) != sv.Source {
+			if _, err := te.Deploy(ctx, fileName, src, workflow); err != nil {
+				return nil, "", err
+			}
+			if w, err := te.Workflow(ctx, workflow); err == nil && w.Block != nil && w.Block.Kind == BlockRepair {
+				if err := te.Retry(ctx, workflow); err != nil {
+					return nil, "", err
+				}
+			}
 		}
 		wfs, err := te.Workflows(ctx)
 		if err != nil {
@@ -223,7 +276,7 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 	}
 	defer db.Close()
 
-	cap := &capture{limit: opts.Limit}
+	cap := &capture{limit: opts.Limit, readsOff: opts.CaptureReads}
 	tpol := pol
 	if tpol.HandlerTimeout == 0 {
 		tpol = DefaultPolicy()
@@ -264,6 +317,7 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 	rep := &TryReport{Workflow: name, StartedFrom: startedFrom, Note: note, LimitReached: cap.reached(), Inputs: []TryInput{},
 		Mutations: []TryMutation{}, Runs: []TryRun{}, Capabilities: []GrantView{},
 		ApprovalsFrom: "the deployed workflow's grants"}
+	rep.Reads, rep.Hosts = cap.readsSeen()
 	if !opts.Deployed {
 		rep.ApprovalsFrom = fmt.Sprintf("the default mode of a newly deployed workflow (%s)", pol.DefaultMutationMode)
 	}
@@ -423,10 +477,38 @@ func bestGrant(grants []GrantView, capability, scope string) *GrantView {
 // capture stands between a dry run and the real connectors: reads pass
 // through, mutations are counted and answered as if done, never performed.
 type capture struct {
-	limit int
-	mu    sync.Mutex
-	n     int
-	over  bool
+	limit    int
+	readsOff bool // CaptureReads
+	mu       sync.Mutex
+	n        int
+	over     bool
+	reads    []TryRead
+	hosts    map[string]bool
+}
+
+// read records a read and the hosts its arguments name.
+func (c *capture) read(conn string, call connectors.Call, performed bool) {
+	args, _ := json.Marshal(call.Params)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads = append(c.reads, TryRead{Connector: conn, Method: call.Method, Args: args, Performed: performed})
+	if c.hosts == nil {
+		c.hosts = map[string]bool{}
+	}
+	for _, h := range hostsIn(string(args)) {
+		c.hosts[h] = true
+	}
+}
+
+func (c *capture) readsSeen() ([]TryRead, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hosts := []string{}
+	for h := range c.hosts {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	return append([]TryRead{}, c.reads...), hosts
 }
 
 // errTryLimit stops a dry run at its limit: transient, so the workflow
@@ -489,7 +571,15 @@ func (k capturing) Do(ctx context.Context, call connectors.Call) (any, error) {
 			kind = m.Kind
 		}
 	}
-	if kind != connectors.Mutate {
+	switch {
+	case kind == connectors.Read && k.c.readsOff:
+		k.c.read(k.Connector.Name(), call, false)
+		return []any{}, nil
+	case kind == connectors.ReadByID && k.c.readsOff:
+		k.c.read(k.Connector.Name(), call, false)
+		return nil, nil
+	case kind != connectors.Mutate:
+		k.c.read(k.Connector.Name(), call, true)
 		return k.Connector.Do(ctx, call)
 	}
 	if !k.c.take() {

@@ -449,6 +449,11 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 			Title: in.Title, Reason: "pending since " + in.CreatedAt.Format(time.RFC3339), Params: json.RawMessage("null"),
 			Answers: []string{"skip-input"}, CreatedAt: in.CreatedAt})
 	}
+	props, err := e.proposalItems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, props...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	if out == nil {
 		out = []AttentionItem{}

@@ -91,6 +91,9 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea
 		return sh.act(what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.ID, a) })
 	}
 	q := func(verb string) string { return fmt.Sprintf("%s %q?", verb, title) }
+	if it.Kind == engine.AttentionProposal {
+		return proposalAnswer(sh, msg, it)
+	}
 	switch {
 	case keyIs(msg, k.Approve):
 		return sh.act("approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, false) })
@@ -137,6 +140,7 @@ func answerKeys(k *keyMap, kind engine.AttentionKind) map[string]*key.Binding {
 		"approve": &k.Approve, "approve-always": &k.ApproveAlways, "reject": &k.Reject,
 		"try-again": &k.TryAgain, "happened": &k.Happened, "not-happened": &k.NotHappened,
 		"skip": &k.Skip, "retry": &k.Retry, "skip-input": &k.SkipInput,
+		"accept": &k.Approve, // a proposal (proposal.go)
 	}
 	if kind == engine.AttentionStaleInput {
 		m["skip"] = &k.SkipInput // skipping a stale input is skipping the input
@@ -213,7 +217,7 @@ func (p *attentionPane) rowLines(i int, sel bool) []string {
 	}
 	pn := 2
 	if open {
-		pn = 12
+		pn = max(12, proposalLines(it))
 	}
 	for _, l := range previewLines(it.Preview, pn) {
 		add(l, cell{style: st.Dim})

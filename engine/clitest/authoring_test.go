@@ -239,12 +239,13 @@ func TestNewDraftsUntilItWorks(t *testing.T) {
 	t.Setenv("KEEP_TEST_LLM_KEY", "sk-test-123")
 	e, fm := llmEnv(t, draftBroken, draftFixed(`p.data.name + "\n"`))
 	out := filepath.Join(e.dir, "notes-log.js")
-	r := e.ok("new", "log every note in inbox to log.txt", "-o", out)
+	r := e.ok("new", "log every note in inbox to log.txt", "-o", out, "--with-reads")
 	got, err := os.ReadFile(out)
 	if err != nil || string(got) != draftFixed(`p.data.name + "\n"`) {
 		t.Fatalf("the draft written is %q (%v)", got, err)
 	}
-	for _, want := range []string{"wrote " + out, "draft 2 of at most 3", "inputs (1)", "files.append", "grants it needs", "files.append (now: ask)"} {
+	for _, want := range []string{"wrote " + out, "draft 2 of at most 3", "inputs (1)", "files.append", "grants it needs", "files.append (now: ask)",
+		"reads (1):", `files.list {"dir":"inbox"`, "(performed)"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("keep new lacks %q:\n%s", want, r.stdout)
 		}
@@ -286,12 +287,34 @@ func TestNewDraftsUntilItWorks(t *testing.T) {
 		t.Errorf("keep edit's request lacks the current script or the change: %s", last.Msgs[1].Content)
 	}
 
-	// keep edit on a deployed workflow: its script from the engine
+	// keep edit on a deployed workflow: its script from the engine, and a
+	// dry run from its state (a.txt is seen already: nothing new to log)
 	e.ok("deploy", out)
+	e.ok("grant", "notes-log", "files.append", "--mode", "allow")
+	e.ok("drain")
 	fm.drafts = []string{draftFixed(`"deployed: " + p.data.name + "\n"`)}
-	r = e.ok("edit", "notes-log", "say deployed", "-o", filepath.Join(e.dir, "edited.js"))
+	r = e.ok("edit", "notes-log", "say deployed", "-o", filepath.Join(e.dir, "edited.js"), "--with-reads")
 	if !strings.Contains(r.stdout, `-      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: "note: "`) {
 		t.Errorf("keep edit of a deployed workflow diffs against something else:\n%s", r.stdout)
+	}
+	for _, want := range []string{"started from a copy of the database", "inputs (0)", "mutations it would make (0)", "files.append (now: allow)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("keep edit's dry run does not start from the deployed workflow (%q):\n%s", want, r.stdout)
+		}
+	}
+
+	// a draft that renames the workflow never works; --propose puts one in Attention
+	fm.drafts = []string{strings.Replace(draftFixed(`"x" + p.data.name + "\n"`), `name: "notes-log"`, `name: "renamed"`, 1)}
+	if r = e.expect(1, "edit", "notes-log", "rename it", "-o", filepath.Join(e.dir, "renamed.js")); !strings.Contains(r.stderr, "rename") {
+		t.Errorf("a renaming draft: %s", r)
+	}
+	fm.drafts = []string{draftFixed(`"proposed: " + p.data.name + "\n"`)}
+	r = e.ok("edit", "notes-log", "say proposed", "--propose")
+	if !strings.Contains(r.stdout, "proposed p") || !strings.Contains(r.stdout, `+      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: "proposed: "`) {
+		t.Errorf("keep edit --propose:\n%s", r.stdout)
+	}
+	if r = e.ok("attention"); !strings.Contains(r.stdout, "proposal") || !strings.Contains(r.stdout, "keep edit: say proposed") {
+		t.Errorf("the proposal is not in keep attention:\n%s", r.stdout)
 	}
 }
 
@@ -306,12 +329,34 @@ func roles(r chatRequest) []string {
 func TestNewGivesUpAfterThreeRounds(t *testing.T) {
 	t.Setenv("KEEP_TEST_LLM_KEY", "k")
 	e, fm := llmEnv(t, draftBroken)
-	r := e.expect(1, "new", "anything", "-o", filepath.Join(e.dir, "x.js"))
-	if len(fm.reqs) != 3 || !strings.Contains(r.stderr, "no working draft after 3 rounds") {
+	out := filepath.Join(e.dir, "x.js")
+	r := e.expect(1, "new", "anything", "-o", out)
+	if len(fm.reqs) != 3 || !strings.Contains(r.stderr, "no working draft after 3 rounds") ||
+		!strings.Contains(r.stderr, "wrote the last draft to "+out+", marked as not working yet") {
 		t.Errorf("%d requests; %s", len(fm.reqs), r)
 	}
-	if _, err := os.Stat(filepath.Join(e.dir, "x.js")); err == nil {
-		t.Error("a draft that never worked was written")
+	got, err := os.ReadFile(out)
+	if err != nil || !strings.HasPrefix(string(got), "// keep: THIS DRAFT DOES NOT WORK YET") ||
+		!strings.Contains(string(got), `"note.seen"`) || !strings.HasSuffix(string(got), draftBroken) {
+		t.Errorf("the last draft was not written, marked invalid: %q (%v)", got, err)
+	}
+}
+
+// TestNewCapturesReads: without --with-reads, keep new's dry run reads
+// nothing outside keep: each read is listed, with every host it names.
+func TestNewCapturesReads(t *testing.T) {
+	t.Setenv("KEEP_TEST_LLM_KEY", "k")
+	e, _ := llmEnv(t, strings.Replace(draftFixed(`p.data.name + "\n"`), `for (const f of await`,
+		`await ctx.http.get({ url: "http://127.0.0.1:9/feed" }); for (const f of await`, 1))
+	r := e.ok("new", "log notes", "-o", filepath.Join(e.dir, "n.js"))
+	for _, want := range []string{"inputs (0)", `files.list {"dir":"inbox"`, `http.get {"url":"http://127.0.0.1:9/feed"}`,
+		"captured: not performed", "hosts: 127.0.0.1:9"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("keep new lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "(performed)") {
+		t.Errorf("a read was performed without --with-reads:\n%s", r.stdout)
 	}
 }
 

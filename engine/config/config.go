@@ -58,7 +58,10 @@ type Policy struct {
 	CrashLimit int `toml:"crash_limit"`
 }
 
+// Repair is [repair]. Repair is its own opt-in (Enabled): an [llm] set for
+// `keep new` does not turn it on, and a repair only ever proposes.
 type Repair struct {
+	Enabled  bool   `toml:"enabled"`
 	Command  string `toml:"command"`
 	Endpoint string `toml:"endpoint"`
 	Model    string `toml:"model"`
@@ -356,6 +359,9 @@ func (c Config) validate() error {
 	}
 	if c.Repair.Command != "" && c.Repair.Endpoint != "" {
 		return errors.New("repair.command and repair.endpoint are both set; choose one")
+	}
+	if c.Repair.Enabled && c.Repair.Command == "" && c.Repair.Endpoint == "" && strings.TrimSpace(c.LLM.Endpoint) == "" {
+		return errors.New("repair.enabled is true but there is no repairer: set repair.command, repair.endpoint or [llm] endpoint")
 	}
 	for host, h := range c.Connectors.HTTP.Hosts {
 		if _, ok := c.Accounts[h.Account]; !ok {

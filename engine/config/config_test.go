@@ -35,13 +35,14 @@ func TestLoad(t *testing.T) {
 	})
 
 	bad := map[string]struct{ body, want string }{
-		"an unknown key":             {"[policy]\nbackof_base = \"1s\"\n", "policy.backof_base"},
-		"a bad duration":             {"[policy]\nmin_wake = \"soon\"\n", `"soon" is not a duration`},
-		"a bad mode":                 {"[policy]\ndefault_mutation_mode = \"maybe\"\n", "policy.default_mutation_mode"},
-		"an interval below 1s":       {"[policy]\nmin_producer_interval = \"10ms\"\n", "policy.min_producer_interval"},
-		"an incomplete subscription": {"[[events.subscribes]]\ntopic = \"x\"\n", "events.subscribes[0]"},
-		"a host naming no account":   {"[connectors.http.hosts.\"api.example.com\"]\naccount = \"nope\"\n", `account "nope" is not defined`},
-		"a secret in an account":     {"[accounts.x]\nkind = \"token\"\ntoken = \"t\"\n", "accounts.x.token"},
+		"an unknown key":                  {"[policy]\nbackof_base = \"1s\"\n", "policy.backof_base"},
+		"a bad duration":                  {"[policy]\nmin_wake = \"soon\"\n", `"soon" is not a duration`},
+		"a bad mode":                      {"[policy]\ndefault_mutation_mode = \"maybe\"\n", "policy.default_mutation_mode"},
+		"repair enabled with no repairer": {"[repair]\nenabled = true\n", "repair.enabled is true but there is no repairer"},
+		"an interval below 1s":            {"[policy]\nmin_producer_interval = \"10ms\"\n", "policy.min_producer_interval"},
+		"an incomplete subscription":      {"[[events.subscribes]]\ntopic = \"x\"\n", "events.subscribes[0]"},
+		"a host naming no account":        {"[connectors.http.hosts.\"api.example.com\"]\naccount = \"nope\"\n", `account "nope" is not defined`},
+		"a secret in an account":          {"[accounts.x]\nkind = \"token\"\ntoken = \"t\"\n", "accounts.x.token"},
 	}
 	for name, c := range bad {
 		t.Run(name+" is an error that names it", func(t *testing.T) {

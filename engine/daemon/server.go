@@ -109,6 +109,25 @@ var methods = map[string]method{
 	"dry-run": func(ctx context.Context, api engine.API, r request) (any, error) {
 		return api.DryRun(ctx, r.Workflow, engine.TryOptions{Producer: r.Name, Limit: r.Page.Limit})
 	},
+	"propose": func(ctx context.Context, api engine.API, r request) (any, error) {
+		if r.Proposal == nil {
+			return nil, errors.New("daemon: propose without a proposal")
+		}
+		return api.Propose(ctx, *r.Proposal)
+	},
+	"try-change": func(ctx context.Context, api engine.API, r request) (any, error) {
+		ct, ok := api.(engine.ChangeTrier)
+		if !ok || r.Try == nil {
+			return nil, errors.New("daemon: try-change is not offered here")
+		}
+		return ct.TryChange(ctx, r.Workflow, r.FileName, r.Src, *r.Try)
+	},
+	"accept-proposal": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return api.AcceptProposal(ctx, r.ProposalID)
+	},
+	"reject-proposal": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.RejectProposal(ctx, r.ProposalID)
+	},
 	"grant": func(ctx context.Context, api engine.API, r request) (any, error) {
 		if r.Grant == nil {
 			return nil, errors.New("daemon: grant without a grant")

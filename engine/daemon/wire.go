@@ -52,6 +52,11 @@ type request struct {
 	InputID    string            `json:"input_id,omitempty"`
 	Grant      *engine.GrantView `json:"grant,omitempty"`
 	Path       string            `json:"path,omitempty"` // backup
+	// Proposal and ProposalID: propose, accept-proposal, reject-proposal.
+	Proposal   *engine.ProposalRequest `json:"proposal,omitempty"`
+	ProposalID string                  `json:"proposal_id,omitempty"`
+	// Try: try-change's options.
+	Try *engine.TryOptions `json:"try,omitempty"`
 }
 
 // page and eventFilter are engine.Page and engine.EventFilter with

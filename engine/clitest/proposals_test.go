@@ -1,0 +1,71 @@
+package clitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestRepairProposesThroughTheCLI: with [repair] enabled, a logic failure
+// becomes a proposal that `keep attention` lists with its diff and dry run;
+// nothing is written until `keep approve pN`; `keep reject pN` drops one.
+func TestRepairProposesThroughTheCLI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	fixed := e.file(e.dir, "fixed.js", filesWorkflow)
+	e.writeConfig(fmt.Sprintf("[policy]\ndefault_mutation_mode = \"allow\"\n\n[connectors.files]\nroots = [%q]\n\n[repair]\nenabled = true\ncommand = %q\n",
+		e.root, "cat "+fixed))
+	e.file(e.root, "inbox/a.txt", "alpha")
+	broken := strings.Replace(filesWorkflow, `const [ev] = await ctx.peek("file.found", { limit: 1 });`,
+		`throw new Error("bug in prepare"); const [ev] = await ctx.peek("file.found", { limit: 1 });`, 1)
+	e.ok("deploy", e.file(e.dir, "lines.js", broken))
+	e.ok("drain")
+	if got := e.read("out.txt"); got != "" {
+		t.Fatalf("out.txt = %q before anyone accepted the repair", got)
+	}
+	r := e.ok("attention")
+	id := regexp.MustCompile(`(?m)^proposal (p\d+) for lines`).FindStringSubmatch(r.stdout)
+	if id == nil || !strings.Contains(r.stdout, `-        throw new Error("bug in prepare");`) ||
+		!strings.Contains(r.stdout, "would files.append") {
+		t.Fatalf("keep attention does not show the proposal with its diff and dry run:\n%s", r)
+	}
+	var items []struct{ Kind, ID string }
+	if err := json.Unmarshal([]byte(e.ok("attention", "--json").stdout), &items); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range items {
+		found = found || it.Kind == "proposal" && it.ID == id[1]
+	}
+	if !found {
+		t.Fatalf("keep attention --json = %+v, want the proposal %s", items, id[1])
+	}
+	e.expect(2, "approve", id[1], "--always")
+	r = e.ok("approve", id[1])
+	if !strings.Contains(r.stdout, "accepted proposal "+id[1]) || !strings.Contains(r.stdout, "lines is now version 2") {
+		t.Fatalf("keep approve %s: %s", id[1], r)
+	}
+	e.ok("drain")
+	if got := e.read("out.txt"); got != "a.txt\n" {
+		t.Fatalf("out.txt = %q after accepting", got)
+	}
+	e.expect(3, "reject", id[1])
+}
+
+// TestRepairIsItsOwnOptIn: [llm] set for keep new does not turn repair on.
+func TestRepairIsItsOwnOptIn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	e.writeConfig(fmt.Sprintf("[policy]\ndefault_mutation_mode = \"allow\"\n\n[connectors.files]\nroots = [%q]\n\n[llm]\nendpoint = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n", e.root))
+	e.file(e.root, "inbox/a.txt", "alpha")
+	broken := strings.Replace(filesWorkflow, `const [ev] = await ctx.peek("file.found", { limit: 1 });`,
+		`throw new Error("bug in prepare"); const [ev] = await ctx.peek("file.found", { limit: 1 });`, 1)
+	e.ok("deploy", e.file(e.dir, "lines.js", broken))
+	e.ok("drain")
+	r := e.ok("attention", "--json")
+	if !strings.Contains(r.stdout, "bug in prepare") || strings.Contains(r.stdout, "proposal") || strings.Contains(r.stdout, "repair") {
+		t.Fatalf("a repair was tried with only [llm] set:\n%s", r)
+	}
+}

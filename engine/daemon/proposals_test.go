@@ -1,0 +1,42 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"keep/engine"
+)
+
+// TestProposalsAcrossTheSocket: a front end attached to the daemon can
+// propose, see the proposal in Attention, accept one and reject another.
+func TestProposalsAcrossTheSocket(t *testing.T) {
+	ctx := context.Background()
+	b := setup(t)
+	v, err := b.c.Propose(ctx, engine.ProposalRequest{FileName: "notes.js", Source: []byte(notesWorkflow), Origin: engine.OriginMCP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Status != engine.ProposalOpen || v.Workflow != "notes" || !strings.HasPrefix(v.ID, "p") || v.DryRun == nil {
+		t.Fatalf("proposal = %+v", v)
+	}
+	att, err := b.c.Attention(ctx)
+	if err != nil || len(att) != 1 || att[0].Kind != engine.AttentionProposal || att[0].ID != v.ID {
+		t.Fatalf("attention = %+v, %v", att, err)
+	}
+	res, err := b.c.AcceptProposal(ctx, v.ID)
+	if err != nil || res.Workflow != "notes" || res.Version != 1 {
+		t.Fatalf("accept = %+v, %v", res, err)
+	}
+	v2, err := b.c.Propose(ctx, engine.ProposalRequest{Workflow: "notes", Source: []byte(notesWorkflow + "\n"), Origin: engine.OriginEdit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.c.RejectProposal(ctx, v2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.c.RejectProposal(ctx, v2.ID); !errors.Is(err, engine.ErrRefused) {
+		t.Fatalf("a second answer across the socket: %v", err)
+	}
+}

@@ -1,0 +1,42 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"keep/engine"
+)
+
+// A proposal in Attention (engine/proposal.go) is a new version of a
+// workflow that a repair, a model or keep edit offers: a accepts it (it is
+// deployed, and grants nothing), x rejects it. Both ask first, and opening
+// it (enter) shows its summary, dry run and diff in full.
+
+func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it engine.AttentionItem) tea.Cmd {
+	k := sh.keys
+	id, wf := it.ID, it.Workflow
+	switch {
+	case keyIs(msg, k.Approve):
+		return ask(fmt.Sprintf("accept proposal %s for %s?", id, wf),
+			"accept: it becomes the workflow's new version and runs; it adds no grant",
+			sh.act("accepted proposal "+id+" for "+wf, func(ctx context.Context) error {
+				_, err := sh.api.AcceptProposal(ctx, id)
+				return err
+			}))
+	case keyIs(msg, k.Reject):
+		return ask(fmt.Sprintf("reject proposal %s for %s?", id, wf), "reject: it is dropped; the workflow keeps its version",
+			sh.act("rejected proposal "+id+" for "+wf, func(ctx context.Context) error { return sh.api.RejectProposal(ctx, id) }))
+	}
+	return nil
+}
+
+// proposalLines is how many lines of its preview an open proposal shows:
+// all of a short one, so the diff is read before it is accepted.
+func proposalLines(it engine.AttentionItem) int {
+	if it.Kind != engine.AttentionProposal {
+		return 0
+	}
+	return 200
+}
