@@ -1242,15 +1242,7 @@ func cmdMutations(ctx context.Context, c *cli, o *opts) error {
 		fmt.Fprintln(c.stdout, "no mutations")
 		return nil
 	}
-	t := c.table("ID", "RUN", "CALL", "STATUS", "TITLE", "UPDATED", "RESULT")
-	for _, m := range ms {
-		result := string(m.Result)
-		if m.Error != "" {
-			result = m.Error
-		}
-		t.row(m.ID, m.RunID, m.Connector+"."+m.Method, string(m.Status), oneLine(m.UITitle, 50), timeText(m.UpdatedAt), oneLine(result, 60))
-	}
-	return t.flush()
+	return tui.WriteMutations(c.stdout, ms, termWidth())
 }
 
 func cmdAttention(ctx context.Context, c *cli, o *opts) error {
@@ -1274,15 +1266,16 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 		fmt.Fprintln(c.stdout, "nothing needs your attention")
 		return nil
 	}
-	t := c.table("KIND", "WORKFLOW", "ID", "TITLE", "REASON", "ANSWERS")
-	for _, it := range items {
-		answers := strings.Join(it.Answers, ", ")
-		if it.Command != "" {
-			answers = "run: " + it.Command
-		}
-		t.row(string(it.Kind), it.Workflow, it.ID, oneLine(it.Title, 50), oneLine(it.Reason, 60), dash(answers))
+	return tui.WriteAttention(c.stdout, items, termWidth())
+}
+
+// termWidth is the width listings wrap to: the terminal's, or 80 when the
+// output is not a terminal.
+func termWidth() int {
+	if w, _, err := term.GetSize(os.Stdout.Fd()); err == nil && w > 0 {
+		return w
 	}
-	return t.flush()
+	return 80
 }
 
 func cmdGrants(ctx context.Context, c *cli, o *opts) error {

@@ -221,9 +221,13 @@ func TestScriptTextCannotDriveTheTerminal(t *testing.T) {
 			t.Errorf("keep %s does not show the planted sequence escaped:\n%s", strings.Join(args, " "), r.stdout)
 		}
 	}
-	// (a one-line column shows the line separator as a space)
-	if r := e.ok("logs", "planter", "--run", logged); !strings.Contains(r.stdout, `\u202e\u2066\u200b\u061c\ufeff`) || !strings.Contains(r.stdout, `\u00ad\U000e0041`) {
-		t.Errorf("keep logs does not show the planted format characters escaped:\n%s", r.stdout)
+	// (a one-line column shows the line separator as a space; a wrapped
+	// listing continues a value on lines indented by 18)
+	for _, args := range [][]string{{"logs", "planter", "--run", logged}, {"attention"}, {"mutations", "planter"}} {
+		r := e.ok(args...)
+		if out := strings.ReplaceAll(r.stdout, "\n"+strings.Repeat(" ", 18), ""); !strings.Contains(out, `\u202e\u2066\u200b\u061c\ufeff`) || !strings.Contains(out, `\u00ad\U000e0041`) {
+			t.Errorf("keep %s does not show the planted format characters escaped:\n%s", strings.Join(args, " "), r.stdout)
+		}
 	}
 	// errors on stderr: an answer refused with the script's text in it
 	r := e.keep("run-now", "thrower")
