@@ -1247,15 +1247,7 @@ func cmdMutations(ctx context.Context, c *cli, o *opts) error {
 		fmt.Fprintln(c.stdout, "no mutations")
 		return nil
 	}
-	t := c.table("ID", "RUN", "CALL", "STATUS", "TITLE", "UPDATED", "RESULT")
-	for _, m := range ms {
-		result := string(m.Result)
-		if m.Error != "" {
-			result = m.Error
-		}
-		t.row(m.ID, m.RunID, m.Connector+"."+m.Method, string(m.Status), oneLine(m.UITitle, 50), timeText(m.UpdatedAt), oneLine(result, 60))
-	}
-	return t.flush()
+	return tui.WriteMutations(c.stdout, ms, termWidth())
 }
 
 func cmdAttention(ctx context.Context, c *cli, o *opts) error {
@@ -1279,33 +1271,16 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 		fmt.Fprintln(c.stdout, "nothing needs your attention")
 		return nil
 	}
-	t := c.table("KIND", "WORKFLOW", "ID", "TITLE", "REASON", "ANSWERS")
-	for _, it := range items {
-		answers := strings.Join(it.Answers, ", ")
-		if it.Command != "" {
-			answers = "run: " + it.Command
-		}
-		t.row(string(it.Kind), it.Workflow, it.ID, oneLine(it.Title, 50), oneLine(it.Reason, 60), dash(answers))
-	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	printProposals(c.stdout, items)
-	return nil
+	return tui.WriteAttention(c.stdout, items, termWidth())
 }
 
-// printProposals shows each proposal's summary, dry run and diff under the
-// table: what the person reads before keep approve pN.
-func printProposals(w io.Writer, items []engine.AttentionItem) {
-	for _, it := range items {
-		if it.Kind != engine.AttentionProposal {
-			continue
-		}
-		fmt.Fprintf(w, "\nproposal %s for %s (keep approve %s accepts it, keep reject %s drops it):\n", it.ID, it.Workflow, it.ID, it.ID)
-		for _, l := range strings.Split(strings.TrimRight(it.Preview, "\n"), "\n") {
-			fmt.Fprintf(w, "  %s\n", l)
-		}
+// termWidth is the width listings wrap to: the terminal's, or 80 when the
+// output is not a terminal.
+func termWidth() int {
+	if w, _, err := term.GetSize(os.Stdout.Fd()); err == nil && w > 0 {
+		return w
 	}
+	return 80
 }
 
 func cmdGrants(ctx context.Context, c *cli, o *opts) error {

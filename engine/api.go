@@ -178,7 +178,10 @@ type OutputView struct {
 	Method     string          `json:"method"`
 	Params     json.RawMessage `json:"params"`
 	Preview    string          `json:"preview"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	// Target is what the call acts on, read by the host from the actual
+	// parameters (the scope a grant narrows to: a path, a host, domains).
+	Target    string    `json:"target,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 type EventFilter struct {
@@ -224,6 +227,7 @@ type MutationView struct {
 	Method     string          `json:"method"`
 	Params     json.RawMessage `json:"params"`
 	Preview    string          `json:"preview"`
+	Target     string          `json:"target,omitempty"` // as OutputView's
 	Status     MutationStatus  `json:"status"`
 	Result     json.RawMessage `json:"result"`
 	Error      string          `json:"error"`
@@ -272,6 +276,7 @@ type AttentionItem struct {
 	Method    string          `json:"method,omitempty"`
 	Params    json.RawMessage `json:"params"`
 	Preview   string          `json:"preview"`
+	Target    string          `json:"target,omitempty"` // as OutputView's
 	Reason    string          `json:"reason"`
 	// Check: what the user can check by hand (reconciliation).
 	Check string `json:"check,omitempty"`

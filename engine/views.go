@@ -34,13 +34,29 @@ func inputStatus(in *storage.Input, f *storage.InputFacts, now time.Time, staleA
 	return InputDone, false
 }
 
-func outputView(m *storage.Mutation) OutputView {
+func (e *Engine) outputView(m *storage.Mutation) OutputView {
 	title := m.UITitle
 	if title == "" {
 		title = m.Connector + "." + m.Method
 	}
 	return OutputView{MutationID: idString(m.ID), Title: title, Status: m.Status, Connector: m.Connector, Method: m.Method,
-		Params: m.Params, Preview: m.Preview, UpdatedAt: m.UpdatedAt}
+		Params: m.Params, Preview: m.Preview, Target: e.targetOf(m), UpdatedAt: m.UpdatedAt}
+}
+
+// targetOf is what m's call acts on as the host reads it from the actual
+// parameters, with the same Scope its grant is decided by, so the person
+// sees it beside the title the script chose. Empty when the method has no
+// scope (or is no longer registered).
+func (e *Engine) targetOf(m *storage.Mutation) string {
+	_, meth, err := e.reg.Lookup(m.Connector, m.Method)
+	if err != nil || meth.Scope == nil {
+		return ""
+	}
+	var params map[string]any
+	if json.Unmarshal(m.Params, &params) != nil {
+		return ""
+	}
+	return meth.Scope(params)
 }
 
 func pageLimit(n int) int {
@@ -83,7 +99,7 @@ func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]Inpu
 		v := InputView{InputID: idString(in.ID), Workflow: w.Name, Source: in.Source, Type: in.Type, ExternalID: in.ExternalID,
 			Title: in.Title, Status: status, Stale: stale, CreatedAt: in.CreatedAt, Outputs: []OutputView{}}
 		for _, m := range f.Outputs {
-			v.Outputs = append(v.Outputs, outputView(m))
+			v.Outputs = append(v.Outputs, e.outputView(m))
 		}
 		out = append(out, v)
 	}
@@ -292,9 +308,9 @@ func (e *Engine) Events(ctx context.Context, workflow string, f EventFilter) ([]
 	return out, nil
 }
 
-func mutationView(workflow string, m *storage.Mutation) MutationView {
+func (e *Engine) mutationView(workflow string, m *storage.Mutation) MutationView {
 	return MutationView{ID: idString(m.ID), RunID: idString(m.RunID), Workflow: workflow, Connector: m.Connector, Method: m.Method,
-		Params: m.Params, Preview: m.Preview, Status: m.Status, Result: m.Result, Error: m.Error, UITitle: m.UITitle,
+		Params: m.Params, Preview: m.Preview, Target: e.targetOf(m), Status: m.Status, Result: m.Result, Error: m.Error, UITitle: m.UITitle,
 		ResolvedBy: m.ResolvedBy, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
 
@@ -310,7 +326,7 @@ func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]Muta
 	}
 	out := make([]MutationView, len(ms))
 	for i, m := range ms {
-		out[i] = mutationView(w.Name, m)
+		out[i] = e.mutationView(w.Name, m)
 	}
 	return out, nil
 }
@@ -380,7 +396,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 	for _, m := range open {
 		w := names[m.WorkflowID]
 		item := AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Connector: m.Connector, Method: m.Method,
-			Params: m.Params, Preview: m.Preview, Reason: m.Error, CreatedAt: m.CreatedAt}
+			Params: m.Params, Preview: m.Preview, Target: e.targetOf(m), Reason: m.Error, CreatedAt: m.CreatedAt}
 		switch m.Status {
 		case MutationAwaitingApproval:
 			item.Kind = AttentionApproval

@@ -118,12 +118,14 @@ func TestRealEngine(t *testing.T) {
 				t.Errorf("attention lacks %q:\n%s", want, at)
 			}
 		}
-		// The params line starts with the call; the parameters' order is the engine's.
-		if !slices.ContainsFunc(strings.Split(at, "\n"), func(l string) bool {
-			l = strings.TrimSpace(l)
-			return strings.HasPrefix(l, "files.write  ") && strings.Contains(l, "path: out/a.txt")
-		}) {
-			t.Errorf("no params line naming files.write:\n%s", at)
+		// Beside the title, the call as the host observed it: connector,
+		// method and target, then the connector's preview of the parameters.
+		lines := strings.Split(at, "\n")
+		i := slices.IndexFunc(lines, func(l string) bool {
+			return strings.HasPrefix(strings.TrimSpace(l), "call: files.write → out/a.txt")
+		})
+		if i < 0 || i+1 == len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "write out/a.txt (") {
+			t.Errorf("no call line naming files.write and its target, then its preview:\n%s", at)
 		}
 		if in := h.m.in.Selected(); in == nil || in.Title != "Note a.txt" || in.Status == engine.InputDone {
 			t.Fatalf("input before approval = %+v", in)

@@ -259,23 +259,6 @@ func paramsLine(raw json.RawMessage) string {
 	return strings.Join(parts, "  ")
 }
 
-// callLine names a connector call and what it was called with, as the
-// host observed it: "sheets.appendRow  sheet: invoices.csv  values: […]".
-func callLine(connector, method string, params json.RawMessage) string {
-	call := ""
-	if connector != "" || method != "" {
-		call = connector + "." + method
-	}
-	pl := paramsLine(params)
-	switch {
-	case call == "":
-		return pl
-	case pl == "":
-		return call
-	}
-	return call + "  " + pl
-}
-
 // valueText: strings bare at the top level (they are what a person reads),
 // quoted inside lists and objects (where the quotes delimit them).
 func valueText(v any, top bool) string {

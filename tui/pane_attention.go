@@ -179,16 +179,54 @@ func (p *attentionPane) rowLines(i int, sel bool) []string {
 	it := p.shown[i]
 	ind := strings.Repeat(" ", p.labelW)
 	w := max(p.width-p.labelW, 1)
+	open := p.expanded[itemKey(it)]
 	head := it.Title
 	if it.Workflow != "" {
 		head = it.Workflow + " · " + it.Title
 	}
-	lines := []string{p.row(sel, cell{pad(kindLabel(it.Kind), p.labelW), st.Kind}, cell{fit(oneLine(head), w), st.Bold})}
+	n := 3
+	if open {
+		n = 12
+	}
+	var lines []string
+	for j, l := range wrap(head, w, n) {
+		label := ind
+		if j == 0 {
+			label = pad(kindLabel(it.Kind), p.labelW)
+		}
+		lines = append(lines, p.row(sel && j == 0, cell{label, st.Kind}, cell{l, st.Bold}))
+	}
 	add := func(s string, look cell) {
 		lines = append(lines, p.row(false, cell{ind, lipglossPlain}, cell{fit(s, w), look.style}))
 	}
-	open := p.expanded[itemKey(it)]
-	n := 2
+	// Beside the script's title, the call as the host observed it, wrapped
+	// and never cut: this is what an answer acts on.
+	const callLabel = "call: "
+	if it.Kind == engine.AttentionProposal {
+		// a proposal makes no call: its summary, dry run and diff, whole
+		// once opened
+		pn := 2
+		if open {
+			pn = proposalLines(it)
+		}
+		for _, l := range previewLines(it.Preview, pn) {
+			add(l, cell{style: st.Dim})
+		}
+	} else {
+		for j, l := range callLines(it.Connector, it.Method, it.Target, it.Preview, it.Params, w-len(callLabel)) {
+			label := strings.Repeat(" ", len(callLabel))
+			if j == 0 {
+				label = callLabel
+			}
+			add(label+l, cell{style: st.Dim})
+		}
+		if open {
+			for _, l := range prettyJSON(it.Params) {
+				add(strings.Repeat(" ", len(callLabel))+l, cell{style: st.Dim})
+			}
+		}
+	}
+	n = 2
 	if open {
 		n = 8
 	}
@@ -202,25 +240,6 @@ func (p *attentionPane) rowLines(i int, sel bool) []string {
 		for _, l := range wrap("check by hand: "+it.Check, w, n) {
 			add(l, cell{style: lipglossPlain})
 		}
-	}
-	// The call as the host observed it: connector.method and parameters,
-	// on one line, or the parameters in full when open.
-	if open {
-		if it.Connector != "" || it.Method != "" {
-			add(it.Connector+"."+it.Method, cell{style: st.Dim})
-		}
-		for _, l := range prettyJSON(it.Params) {
-			add(l, cell{style: st.Dim})
-		}
-	} else if cl := callLine(it.Connector, it.Method, it.Params); cl != "" {
-		add(cl, cell{style: st.Dim})
-	}
-	pn := 2
-	if open {
-		pn = max(12, proposalLines(it))
-	}
-	for _, l := range previewLines(it.Preview, pn) {
-		add(l, cell{style: st.Dim})
 	}
 	if len(it.Inputs) > 0 {
 		add("because of: "+strings.Join(it.Inputs, "; "), cell{style: st.Dim})

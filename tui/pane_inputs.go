@@ -133,10 +133,8 @@ func (p *inputsPane) rowLines(i int, sel bool) []string {
 		if !p.expanded[in.InputID] {
 			continue
 		}
-		call := callLine(o.Connector, o.Method, o.Params)
-		lines = append(lines, p.row(false, cell{detail + fit(call, p.width-len(detail)), st.Dim}))
-		for _, l := range previewLines(o.Preview, 4) {
-			lines = append(lines, p.row(false, cell{detail + fit(l, p.width-len(detail)), st.Dim}))
+		for _, l := range callLines(o.Connector, o.Method, o.Target, o.Preview, o.Params, p.width-len(detail)) {
+			lines = append(lines, p.row(false, cell{detail + l, st.Dim}))
 		}
 	}
 	return lines

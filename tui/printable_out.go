@@ -9,13 +9,15 @@ import (
 	"keep/tui/printable"
 )
 
-// PrintableWriter passes text on with control characters made visible.
+// PrintableWriter passes text on with control and format characters made
+// visible (see package printable).
 type PrintableWriter = printable.Writer
 
 func NewPrintableWriter(w io.Writer) *PrintableWriter { return printable.NewWriter(w) }
 
-// PrintableString is s with control characters made visible.
+// PrintableString is s with control and format characters made visible.
 func PrintableString(s string) string { return printable.String(s) }
 
-// PrintableJSON is JSON b with control characters in its strings escaped.
+// PrintableJSON is JSON b with control and format characters in its
+// strings escaped.
 func PrintableJSON(b []byte) []byte { return printable.JSON(b) }

@@ -1,9 +1,11 @@
 package tui
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"unicode"
 
 	"keep/engine"
 )
@@ -23,13 +25,20 @@ func readTestdata(path string) string {
 	return string(b)
 }
 
-// driving lists the sequences of evil found raw in a rendered screen. The
-// screen's own styling (bold, colour: ESC [ … m) is keep's and allowed.
+// driving lists the sequences of evil found raw in a rendered screen, and
+// the characters that hide or reorder text (every format character, the
+// line and paragraph separators). The screen's own styling (bold, colour:
+// ESC [ … m) is keep's and allowed.
 func driving(screen string) []string {
 	var found []string
 	for _, seq := range []string{"\x1b[2J", "\x1b]", "\x07", "\x1b[1A", "\x1b[2K", "\u009b", "\x7f"} {
 		if strings.Contains(screen, seq) {
 			found = append(found, seq)
+		}
+	}
+	for _, r := range screen {
+		if unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
+			found = append(found, fmt.Sprintf("%U", r))
 		}
 	}
 	return found
@@ -41,7 +50,7 @@ func TestScriptTextCannotDriveTheTerminalFromTheTUI(t *testing.T) {
 	r.Deploy("planter", []byte(plantingWorkflow))
 	r.Deploy("thrower", []byte(throwingPlanter))
 	r.Drain()
-	h := r.harness(r.E, 160, 60)
+	h := r.harness(r.E, 220, 60) // wide enough that no planted line wraps
 
 	var screens []string
 	look := func(what string) {
@@ -89,7 +98,7 @@ func TestScriptTextCannotDriveTheTerminalFromTheTUI(t *testing.T) {
 	look("a notification")
 
 	all := strings.Join(screens, "\n")
-	for _, want := range []string{`\x1b]52;c;`, `title \x1b[2J`, `approve \x1b[2J`, `error \x1b[2J`, `log \x1b[2J`, `\u009b31m\x7f`} {
+	for _, want := range []string{`\x1b]52;c;`, `title \x1b[2J`, `approve \x1b[2J`, `error \x1b[2J`, `log \x1b[2J`, `\u009b31m\x7f`, `\u202e\u2066\u200b\u061c\ufeff\u2028\u00ad\U000e0041`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no screen shows %q: the text must be shown escaped, not dropped", want)
 		}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -297,14 +298,14 @@ func TestAttentionCall(t *testing.T) {
 		h := setup(t)
 		h.keys("3")
 		v := h.m.at.View()
-		for _, want := range []string{"sheets.appendRow  sheet: invoices.csv", "slack.post  channel: #finance"} {
+		for _, want := range []string{"call: sheets.appendRow  sheet: invoices.csv", "call: slack.post  channel: #finance"} {
 			if !strings.Contains(v, want) {
 				t.Errorf("no %q:\n%s", want, v)
 			}
 		}
 		h.keys("enter")
 		lines := strings.Split(ansi.Strip(h.m.at.View()), "\n")
-		i := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == "sheets.appendRow" })
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "call: sheets.appendRow  sheet:") })
 		if i < 0 || i+1 == len(lines) || strings.TrimSpace(lines[i+1]) != "{" {
 			t.Errorf("details do not name the call above the parameters:\n%s", strings.Join(lines, "\n"))
 		}
@@ -312,11 +313,55 @@ func TestAttentionCall(t *testing.T) {
 
 	t.Run("an item without a call shows only its parameters", func(t *testing.T) {
 		t.Parallel()
-		if got := callLine("", "", []byte(`{"a":1}`)); got != "a: 1" {
-			t.Fatalf("callLine = %q", got)
+		if got := callLines("", "", "", "", []byte(`{"a":1}`), 80); !slices.Equal(got, []string{"a: 1"}) {
+			t.Fatalf("callLines = %q", got)
 		}
-		if got := callLine("files", "write", nil); got != "files.write" {
-			t.Fatalf("callLine = %q", got)
+		if got := callLines("files", "write", "", "", nil, 80); !slices.Equal(got, []string{"files.write"}) {
+			t.Fatalf("callLines = %q", got)
+		}
+	})
+
+	t.Run("at 80x24 the call, its target and its preview wrap whole beside the script's title", func(t *testing.T) {
+		t.Parallel()
+		api := newStub()
+		url := "https://hooks.example.net/services/T0000/B0000/a-very-long-webhook-path-that-does-not-fit"
+		api.attention = []engine.AttentionItem{{Kind: engine.AttentionApproval, Workflow: "notes", ID: "m9",
+			Title: "Post a friendly note", Connector: "http", Method: "request", Target: "hooks.example.net",
+			Params:  json.RawMessage(`{"method":"POST","url":"` + url + `"}`),
+			Preview: "POST " + url + " Authorization: [held by host] body: 2048 bytes to every subscriber of the list",
+			Reason:  "your grant for http.request asks before each call", Answers: []string{"approve", "reject"}}}
+		h := newHarness(t, api, 80, 24)
+		h.keys("3")
+		screen := ansi.Strip(h.screen())
+		var call []string
+		in := false
+		for _, l := range strings.Split(screen, "\n") {
+			l = strings.Trim(l, "│ ")
+			if strings.HasPrefix(l, "call: ") {
+				in = true
+			} else if strings.HasPrefix(l, "your grant") {
+				in = false
+			}
+			if in {
+				call = append(call, strings.TrimPrefix(l, "call: "))
+			}
+		}
+		if len(call) < 3 {
+			t.Fatalf("the call is not wrapped over several lines:\n%s", screen)
+		}
+		for _, l := range call {
+			if strings.HasSuffix(l, "…") {
+				t.Errorf("a call line ends in an ellipsis: %q\n%s", l, screen)
+			}
+		}
+		joined := strings.Join(call, "")
+		for _, want := range []string{"http.request → hooks.example.net", url, "[held by host]", "every subscriber of the list"} {
+			if !strings.Contains(strings.ReplaceAll(joined, " ", ""), strings.ReplaceAll(want, " ", "")) {
+				t.Errorf("the call shown lacks %q:\n%s", want, screen)
+			}
+		}
+		if !strings.Contains(screen, "notes · Post a friendly note") {
+			t.Errorf("the script's title is not beside it:\n%s", screen)
 		}
 	})
 }

@@ -26,7 +26,7 @@ func TestRepairProposesThroughTheCLI(t *testing.T) {
 		t.Fatalf("out.txt = %q before anyone accepted the repair", got)
 	}
 	r := e.ok("attention")
-	id := regexp.MustCompile(`(?m)^proposal (p\d+) for lines`).FindStringSubmatch(r.stdout)
+	id := regexp.MustCompile(`(?m)^proposal · lines · (p\d+)$`).FindStringSubmatch(r.stdout)
 	if id == nil || !strings.Contains(r.stdout, `-        throw new Error("bug in prepare");`) ||
 		!strings.Contains(r.stdout, "would files.append") {
 		t.Fatalf("keep attention does not show the proposal with its diff and dry run:\n%s", r)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"keep/engine"
 )
@@ -153,11 +154,14 @@ func TestKeepsOwnFilesAreOutOfReachThroughTheCLI(t *testing.T) {
 	}
 }
 
-// controls lists the control characters in s other than newline and tab.
+// controls lists the control characters in s other than newline and tab,
+// and the characters that hide or reorder text: every format character
+// (bidi overrides and isolates, zero-width ones, BOM, tags) and the line
+// and paragraph separators.
 func controls(s string) []string {
 	var out []string
 	for _, r := range s {
-		if (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) {
+		if (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
 			out = append(out, fmt.Sprintf("%U", r))
 		}
 	}
@@ -215,6 +219,14 @@ func TestScriptTextCannotDriveTheTerminal(t *testing.T) {
 	for _, args := range [][]string{{"attention"}, {"logs", "planter", "--run", logged}, {"inputs", "planter"}, {"runs", "thrower"}} {
 		if r := e.ok(args...); !strings.Contains(r.stdout, `\x1b]52;c;`) {
 			t.Errorf("keep %s does not show the planted sequence escaped:\n%s", strings.Join(args, " "), r.stdout)
+		}
+	}
+	// (a one-line column shows the line separator as a space; a wrapped
+	// listing continues a value on lines indented by 18)
+	for _, args := range [][]string{{"logs", "planter", "--run", logged}, {"attention"}, {"mutations", "planter"}} {
+		r := e.ok(args...)
+		if out := strings.ReplaceAll(r.stdout, "\n"+strings.Repeat(" ", 18), ""); !strings.Contains(out, `\u202e\u2066\u200b\u061c\ufeff`) || !strings.Contains(out, `\u00ad\U000e0041`) {
+			t.Errorf("keep %s does not show the planted format characters escaped:\n%s", strings.Join(args, " "), r.stdout)
 		}
 	}
 	// errors on stderr: an answer refused with the script's text in it

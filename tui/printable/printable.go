@@ -1,10 +1,13 @@
 // Package printable keeps text a script controls from driving the
-// terminal. Titles, log lines, errors, parameters and payloads come from
-// workflow scripts and the services they read; written raw, an ESC or a C1
-// control character in them could clear the screen, set the window title,
-// write the clipboard (OSC 52) or move the cursor over what keep printed.
+// terminal or disguising itself. Titles, log lines, errors, parameters and
+// payloads come from workflow scripts and the services they read; written
+// raw, an ESC or a C1 control character in them could clear the screen, set
+// the window title, write the clipboard (OSC 52) or move the cursor over
+// what keep printed, and an invisible format character (a bidi override
+// such as U+202E, an isolate, a zero-width space, a BOM, a tag character)
+// could make an approval read as something other than what it does.
 // Every human-readable output path of keep passes its text through here:
-// control characters are shown escaped (`\x1b`, `\u009b`), never sent.
+// those characters are shown escaped (`\x1b`, `\u009b`, `\u202e`), never sent.
 package printable
 
 import (
@@ -13,12 +16,17 @@ import (
 	"io"
 	"reflect"
 	"strconv"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // String returns s with every C0 control character except newline and tab,
-// DEL, every C1 control character and every byte that is not UTF-8 shown
-// escaped: ESC becomes the four characters \x1b.
+// DEL, every C1 control character, every format character (Unicode
+// category Cf: bidi embeddings, overrides and isolates, zero-width
+// characters, BOM, tags), the line and paragraph separators and every byte
+// that is not UTF-8 shown escaped: ESC becomes the four characters \x1b,
+// U+202E the six characters \u202e, U+E0041 \U000e0041.
 func String(s string) string {
 	if clean(s) {
 		return s
@@ -48,8 +56,14 @@ func cleanRunes(s string) bool {
 	return true
 }
 
+// unsafeRune is the one definition of what is never written raw. Format
+// characters are invisible yet reorder or hide what is around them, and
+// U+2028/2029 break a line where nothing shows that one was broken.
 func unsafeRune(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
+	if r < 0x80 {
+		return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f
+	}
+	return r <= 0x9f || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r)
 }
 
 func appendEscaped(dst, b []byte) []byte {
@@ -59,6 +73,8 @@ func appendEscaped(dst, b []byte) []byte {
 			return fmt.Appendf(dst, `\x%02x`, bad)
 		case r < 0x80:
 			return fmt.Appendf(dst, `\x%02x`, r)
+		case r > 0xffff:
+			return fmt.Appendf(dst, `\U%08x`, r)
 		}
 		return fmt.Appendf(dst, `\u%04x`, r)
 	})
@@ -90,6 +106,10 @@ func JSON(b []byte) []byte {
 		return b
 	}
 	return appendMapped(make([]byte, 0, len(b)+16), b, func(dst []byte, r rune, _ byte) []byte {
+		if r > 0xffff {
+			hi, lo := utf16.EncodeRune(r)
+			return fmt.Appendf(dst, `\u%04x\u%04x`, hi, lo)
+		}
 		return fmt.Appendf(dst, `\u%04x`, r)
 	})
 }
@@ -120,12 +140,14 @@ func ShownJSON(b []byte) []byte {
 				i += 2
 				continue
 			}
-			if b[i+1] == 'u' && i+6 <= len(b) {
-				if v, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16); err == nil && unsafeRune(rune(v)) {
-					out = appendShownJSON(out, rune(v))
-					i += 6
-					continue
+			if r, n := jsonEscapedRune(b[i:]); n > 0 {
+				if unsafeRune(r) {
+					out = appendShownJSON(out, r)
+				} else {
+					out = append(out, b[i:i+n]...)
 				}
+				i += n
+				continue
 			}
 			out = append(out, b[i:i+2]...)
 			i += 2
@@ -143,6 +165,31 @@ func ShownJSON(b []byte) []byte {
 	return out
 }
 
+// jsonEscapedRune decodes the \uXXXX escape b starts with, and the low
+// half after it when it is a surrogate pair (a tag character arrives so),
+// returning the rune and the bytes it took; n is 0 when b holds no \u escape.
+func jsonEscapedRune(b []byte) (r rune, n int) {
+	hex := func(b []byte) (rune, bool) {
+		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(b[2:6]), 16, 16)
+		return rune(v), err == nil
+	}
+	r, ok := hex(b)
+	if !ok {
+		return 0, 0
+	}
+	if utf16.IsSurrogate(r) {
+		if lo, ok := hex(b[6:]); ok {
+			if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
+				return pair, 12
+			}
+		}
+	}
+	return r, 6
+}
+
 // shortEscapes are JSON's one-letter escapes of control characters other
 // than newline and tab.
 var shortEscapes = map[byte]rune{'b': '\b', 'f': '\f', 'r': '\r'}
@@ -150,8 +197,11 @@ var shortEscapes = map[byte]rune{'b': '\b', 'f': '\f', 'r': '\r'}
 // appendShownJSON writes r inside a JSON string as the escaped text String
 // shows for it: a JSON backslash, then x1b or u009b.
 func appendShownJSON(dst []byte, r rune) []byte {
-	if r < 0x80 {
+	switch {
+	case r < 0x80:
 		return fmt.Appendf(dst, `\\x%02x`, r)
+	case r > 0xffff:
+		return fmt.Appendf(dst, `\\U%08x`, r)
 	}
 	return fmt.Appendf(dst, `\\u%04x`, r)
 }

@@ -3,8 +3,10 @@ package printable_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 
 	"keep/tui/printable"
 )
@@ -135,5 +137,98 @@ func TestShownJSONDecodesToWhatStringShows(t *testing.T) {
 	}
 	if back.Title != printable.String(planted) || back.N != 1 || back.List[0] != `\x08\x0c\x0d` || back.List[1] != `back\slash \u001b` {
 		t.Fatalf("decoded %+v", back)
+	}
+}
+
+// disguise is what a hostile script writes to make text read as something
+// it is not: every bidi embedding, override and isolate, the zero-width
+// characters and marks, the Arabic letter mark, a BOM, the line and
+// paragraph separators, a soft hyphen and a tag character (U+E0041, which
+// smuggles an invisible "A").
+const disguise = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u200c\u200d\u200e\u200f\u061c\ufeff\u2028\u2029\u00ad\U000E0041"
+
+// invisible lists the format characters and separators left in s.
+func invisible(s string) []string {
+	var out []string
+	for _, r := range s {
+		if strings.ContainsRune(disguise, r) || unicode.Is(unicode.Cf, r) {
+			out = append(out, fmt.Sprintf("%U", r))
+		}
+	}
+	return out
+}
+
+func TestFormatCharactersAreShownEscaped(t *testing.T) {
+	t.Parallel()
+	in := "pay " + disguise + " bob"
+	got := printable.String(in)
+	want := `pay \u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u200c\u200d\u200e\u200f\u061c\ufeff\u2028\u2029\u00ad\U000e0041 bob`
+	if got != want {
+		t.Fatalf("String = %q\nwant     %q", got, want)
+	}
+	var out bytes.Buffer
+	w := printable.NewWriter(&out)
+	for _, b := range []byte(in) { // one byte at a time: every rune split
+		if _, err := w.Write([]byte{b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want {
+		t.Errorf("Writer wrote %q", out.String())
+	}
+	for _, s := range []string{"émoji 👍🏽 – naïve ✓", "日本語", "עברית", "العربية"} {
+		if printable.String(s) != s {
+			t.Errorf("String changed visible text %q to %q", s, printable.String(s))
+		}
+	}
+}
+
+func TestJSONEscapesFormatCharactersAndKeepsTheValue(t *testing.T) {
+	t.Parallel()
+	enc, err := json.Marshal(map[string]string{"title": disguise})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := printable.JSON(enc)
+	if inv := invisible(string(got)); len(inv) > 0 {
+		t.Fatalf("JSON left %v raw: %q", inv, got)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(got, &back); err != nil || back["title"] != disguise {
+		t.Fatalf("JSON changed the value: %v %q", err, back["title"])
+	}
+}
+
+func TestShownJSONShowsFormatCharactersEscaped(t *testing.T) {
+	t.Parallel()
+	// raw, as encoding/json writes most of them; escaped, as it writes
+	// U+2028/2029 and as another encoder writes a tag (a surrogate pair)
+	for _, enc := range []string{`{"t":"` + disguise + `"}`, `{"t":"\u202e\u2028\udb40\udc41"}`} {
+		got := printable.ShownJSON([]byte(enc))
+		var back struct{ T string }
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("not JSON any more: %v\n%s", err, got)
+		}
+		if inv := invisible(back.T); len(inv) > 0 || !strings.Contains(back.T, `\u202e`) || !strings.Contains(back.T, `\U000e0041`) {
+			t.Errorf("ShownJSON(%q) decodes to %q, raw %v", enc, back.T, inv)
+		}
+	}
+	if got := printable.ShownJSON([]byte(`{"t":"\u00e9\ud83d\ude00"}`)); string(got) != `{"t":"\u00e9\ud83d\ude00"}` {
+		t.Errorf("ShownJSON changed visible escapes: %s", got)
+	}
+}
+
+func TestDeepEscapesFormatCharacters(t *testing.T) {
+	t.Parallel()
+	v := struct {
+		Title  string
+		Params json.RawMessage
+	}{Title: "approve " + disguise, Params: json.RawMessage(`{"to":"` + disguise + `"}`)}
+	printable.Deep(&v)
+	if inv := invisible(v.Title + string(v.Params)); len(inv) > 0 {
+		t.Fatalf("Deep left %v: %q %s", inv, v.Title, v.Params)
 	}
 }

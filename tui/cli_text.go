@@ -1,0 +1,160 @@
+package tui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"keep/engine"
+	"keep/tui/printable"
+)
+
+// The command line's `keep attention` and `keep mutations`: one block per
+// item, the script's title and the host's call each on a labelled line,
+// every value wrapped to the width with a hanging indent and never cut, so
+// what a person approves from the shell is what they read.
+
+// cliLabelW is the width of a block's labels ("title (script)  ").
+const cliLabelW = 16
+
+type block struct {
+	w     io.Writer
+	width int
+	err   error
+}
+
+// line writes label and the lines of text beside it, escaped first so
+// the wrap measures what is printed. Text a script wrote is passed flattened
+// to one line (oneLine), so it cannot draw a label of its own.
+func (b *block) line(label string, text ...string) {
+	w := max(b.width-2-cliLabelW, 20)
+	first := true
+	for _, t := range text {
+		for _, l := range wrapAll(printable.String(t), w) {
+			lab := ""
+			if first {
+				lab = label
+			}
+			first = false
+			b.printf("  %-*s%s\n", cliLabelW, lab, l)
+		}
+	}
+}
+
+func (b *block) printf(format string, args ...any) {
+	if b.err == nil {
+		_, b.err = fmt.Fprintf(b.w, format, args...)
+	}
+}
+
+// head is a block's first line: what it is and how to name it.
+func (b *block) head(parts ...string) {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	for _, l := range wrapAll(printable.String(strings.Join(kept, " · ")), max(b.width, 20)) {
+		b.printf("%s\n", l)
+	}
+}
+
+// call writes the host-observed call under the label "call (host)".
+func (b *block) call(connector, method, target, preview string, params []byte) {
+	lines := callLines(connector, method, target, preview, params, 1<<20)
+	if len(lines) > 0 {
+		b.line("call (host)", lines...)
+	}
+}
+
+// proposal writes a proposal's summary, dry run and diff as they are (a
+// diff's indentation is meaning), each line escaped, and how to answer it.
+func (b *block) proposal(it engine.AttentionItem) {
+	for _, l := range strings.Split(strings.TrimRight(it.Preview, "\n"), "\n") {
+		b.printf("    %s\n", printable.String(l))
+	}
+	b.line("answer", "keep approve "+it.ID+" accepts it, keep reject "+it.ID+" drops it")
+}
+
+// WriteAttention writes `keep attention` for a terminal width wide.
+func WriteAttention(w io.Writer, items []engine.AttentionItem, width int) error {
+	b := &block{w: w, width: width}
+	for i, it := range items {
+		if i > 0 {
+			b.printf("\n")
+		}
+		b.head(string(it.Kind), it.Workflow, it.ID)
+		label := "title"
+		if it.Connector != "" {
+			label = "title (script)"
+		}
+		b.line(label, oneLine(it.Title))
+		if it.Kind == engine.AttentionProposal {
+			b.proposal(it)
+			continue
+		}
+		b.call(it.Connector, it.Method, it.Target, it.Preview, it.Params)
+		if it.Reason != "" {
+			b.line("why", oneLine(it.Reason))
+		}
+		if it.Check != "" {
+			b.line("check by hand", oneLine(it.Check))
+		}
+		if len(it.Inputs) > 0 {
+			b.line("because of", oneLine(strings.Join(it.Inputs, "; ")))
+		}
+		switch {
+		case it.Command != "":
+			b.line("fix", "run: "+it.Command)
+		case len(it.Answers) > 0:
+			b.line("answers", strings.Join(it.Answers, ", "))
+		}
+	}
+	return b.err
+}
+
+// WriteMutations writes `keep mutations` for a terminal width wide.
+func WriteMutations(w io.Writer, ms []engine.MutationView, width int) error {
+	b := &block{w: w, width: width}
+	for i, m := range ms {
+		if i > 0 {
+			b.printf("\n")
+		}
+		b.head(m.ID, string(m.Status), "run "+m.RunID, cliTime(m.UpdatedAt))
+		if m.UITitle != "" {
+			b.line("title (script)", oneLine(m.UITitle))
+		}
+		b.call(m.Connector, m.Method, m.Target, m.Preview, m.Params)
+		switch {
+		case m.Error != "":
+			b.line("error", oneLine(m.Error))
+		case len(m.Result) > 0 && string(m.Result) != "null":
+			b.line("result", clipped(oneLine(string(m.Result)), resultMax))
+		}
+		if m.ResolvedBy != "" {
+			b.line("resolved by", m.ResolvedBy)
+		}
+	}
+	return b.err
+}
+
+// resultMax bounds a result in a listing: it is what came back, not what
+// is approved, and `--json` has it whole.
+const resultMax = 300
+
+// clipped is s cut to n runes, the cut marked.
+func clipped(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + ellipsis
+	}
+	return s
+}
+
+func cliTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Local().Format(time.RFC3339)
+}
