@@ -92,6 +92,9 @@ func WriteAttention(w io.Writer, items []engine.AttentionItem, width int) error 
 		}
 		b.line(label, oneLine(it.Title))
 		if it.Kind == engine.AttentionProposal {
+			if it.Reason != "" {
+				b.line("why", oneLine(it.Reason))
+			}
 			b.proposal(it)
 			continue
 		}
