@@ -177,3 +177,44 @@ func TestDiscoveryOnce(t *testing.T) {
 		t.Fatalf("%d PROPFINDs after a second connector's call, want %d", n, first)
 	}
 }
+
+// TestDiscoveryAgainAfterA404: a calendar that answers 404 to a query is
+// looked for again on the next call, not queried at its old place forever.
+func TestDiscoveryAgainAfterA404(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	propfinds, gone := 0, true
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.Method == "PROPFIND":
+			propfinds++
+			w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+			w.WriteHeader(http.StatusMultiStatus)
+			w.Write([]byte(propfind))
+		case gone:
+			gone = false
+			w.WriteHeader(http.StatusNotFound)
+		default:
+			w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+			w.WriteHeader(http.StatusMultiStatus)
+			w.Write([]byte(`<?xml version="1.0"?><D:multistatus xmlns:D="DAV:"></D:multistatus>`))
+		}
+	}))
+	defer ts.Close()
+	c, err := calendar.New(calendar.Config{URL: ts.URL + "/cal/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := map[string]any{"from": "2026-11-23T00:00:00Z", "to": "2026-11-24T00:00:00Z"}
+	if _, err := c.Do(context.Background(), connectors.Call{Method: "events", Params: day}); err == nil {
+		t.Fatal("a 404 to the query did not fail the call")
+	}
+	do(t, c, "events", "", day)
+	mu.Lock()
+	defer mu.Unlock()
+	if propfinds != 2 {
+		t.Fatalf("%d PROPFINDs, want the calendar found again after the 404", propfinds)
+	}
+}

@@ -267,6 +267,14 @@ func (c *Connector) calendarPath(ctx context.Context) (string, error) {
 // test's).
 var discovered sync.Map
 
+// forget drops the calendar found, here and for the process.
+func (c *Connector) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calPath = ""
+	discovered.Delete(c.discoveryKey())
+}
+
 func (c *Connector) discoveryKey() string {
 	who := ""
 	if c.tr.account != nil {

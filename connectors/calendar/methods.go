@@ -39,6 +39,9 @@ func (c *Connector) events(ctx context.Context, p map[string]any) (any, error) {
 		}}},
 	})
 	if err != nil {
+		if statusOf(err) == http.StatusNotFound {
+			c.forget() // the calendar moved or went: find it again next time
+		}
 		return nil, classify(err, false)
 	}
 	out := []any{}
