@@ -237,10 +237,7 @@ func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, po
 // traces: what a model needs to fix its script.
 func runProblems(rep *TryReport) string {
 	var b strings.Builder
-	for _, r := range rep.Runs {
-		if r.Status != RunFailedLogic && r.Status != RunFailedInternal {
-			continue
-		}
+	for _, r := range rep.Failed() {
 		fmt.Fprintf(&b, "- %s %s failed: %s\n", r.HandlerType, r.Handler, r.Error)
 		for _, l := range r.Trace[max(0, len(r.Trace)-5):] {
 			fmt.Fprintf(&b, "    [%s] %s %s.%s %s %s\n", l.Phase, l.Kind, l.Connector, l.Method, clip(l.Result, 200), l.Error)
