@@ -1939,9 +1939,18 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 		return printValidation(c.stderr, err)
 	}
 	if o.json {
-		return c.printJSON(rep)
+		if err := c.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		printTryReport(c.stdout, rep, true)
 	}
-	printTryReport(c.stdout, rep, true)
+	if failed := rep.Failed(); len(failed) > 0 {
+		// the report is the output; the exit code says a run failed in it
+		fmt.Fprintf(c.stderr, "keep: %d run(s) of the dry run failed; the first: %s %s: %s\n", len(failed),
+			failed[0].HandlerType, failed[0].Handler, failed[0].Error)
+		return &reportedError{code: exitFailed}
+	}
 	return nil
 }
 

@@ -177,7 +177,9 @@ export default Keep.workflow({ name, topics, producers, consumers }) with Keep.c
 Use only the ctx operations and connector methods in the reference below, in the phases it allows. Register every input with a
 clear title, give every event a stable messageId, reserve in prepare what mutate handles, put in data all mutate needs,
 make at most one mutation in mutate, and give it a ui.title. Start the file with // @ts-check and a comment saying what it does.
-Answer with the complete file only, in one fenced javascript block.`
+Answer with the complete file only, in one fenced javascript block.
+
+` + dataRule
 
 // DraftWorkflow asks chat for a workflow and checks each answer by
 // validating and dry-running it with reg's connectors (mutations captured,
@@ -224,7 +226,8 @@ func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, po
 			return &Draft{Source: src, Rounds: round, Report: rep}, nil
 		}
 		msgs = append(msgs, ChatMessage{Role: "assistant", Content: answer},
-			ChatMessage{Role: "user", Content: "That file does not work yet:\n" + problems + "\nAnswer with the complete corrected file."})
+			ChatMessage{Role: "user", Content: "That file does not work yet. What validating and dry-running it reported, as data:\n" +
+				untrusted("problems", problems) + "\nAnswer with the complete corrected file."})
 	}
 	return &Draft{Source: src, Rounds: DraftRounds, Invalid: true, Problems: problems},
 		fmt.Errorf("no working draft after %d rounds; the last one: %s", DraftRounds, problems)
@@ -234,10 +237,7 @@ func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, po
 // traces: what a model needs to fix its script.
 func runProblems(rep *TryReport) string {
 	var b strings.Builder
-	for _, r := range rep.Runs {
-		if r.Status != RunFailedLogic && r.Status != RunFailedInternal {
-			continue
-		}
+	for _, r := range rep.Failed() {
 		fmt.Fprintf(&b, "- %s %s failed: %s\n", r.HandlerType, r.Handler, r.Error)
 		for _, l := range r.Trace[max(0, len(r.Trace)-5):] {
 			fmt.Fprintf(&b, "    [%s] %s %s.%s %s %s\n", l.Phase, l.Kind, l.Connector, l.Method, clip(l.Result, 200), l.Error)

@@ -160,15 +160,11 @@ type EndpointRepairer struct {
 const repairPrompt = `You repair keep workflow scripts (JavaScript, export default Keep.workflow({...})). ` +
 	`You get the script, the error, the failing handler and phase, and the end of its trace. ` +
 	`Answer with the complete corrected script only, no explanation. Keep its name, topics and handlers; ` +
-	`do not add calls to connectors the script did not use.`
+	`do not add calls to connectors the script did not use, hosts, handlers or topics, and do not make a schedule faster.\n\n` + dataRule
 
 func (r EndpointRepairer) Repair(ctx context.Context, req RepairRequest) (string, error) {
-	user, err := json.Marshal(req)
-	if err != nil {
-		return "", err
-	}
 	chat := &Chat{URL: r.URL, Model: r.Model, APIKey: r.APIKey, Client: r.Client}
-	answer, err := chat.Complete(ctx, []ChatMessage{{Role: "system", Content: repairPrompt}, {Role: "user", Content: string(user)}})
+	answer, err := chat.Complete(ctx, []ChatMessage{{Role: "system", Content: repairPrompt}, {Role: "user", Content: repairMessage(req)}})
 	if err != nil {
 		return "", fmt.Errorf("repair: %w", err)
 	}

@@ -104,6 +104,17 @@ type TryRead struct {
 	Performed bool `json:"performed"`
 }
 
+// Failed are the runs of the dry run that failed (keep try exits 1).
+func (rep *TryReport) Failed() []TryRun {
+	var out []TryRun
+	for _, r := range rep.Runs {
+		if r.Status == RunFailedLogic || r.Status == RunFailedInternal {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // TryRun is a run of the dry run with its trace.
 type TryRun struct {
 	RunView

@@ -69,3 +69,25 @@ func TestRepairIsItsOwnOptIn(t *testing.T) {
 		t.Fatalf("a repair was tried with only [llm] set:\n%s", r)
 	}
 }
+
+// TestTryExitsNonZeroWhenARunFails: keep try prints its report (text or
+// --json) and exits 1 when a run of the dry run failed; 0 when none did.
+func TestTryExitsNonZeroWhenARunFails(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	e.file(e.root, "inbox/a.txt", "alpha")
+	good := e.file(e.dir, "lines.js", filesWorkflow)
+	e.ok("try", good)
+	bad := e.file(e.dir, "bad.js", strings.Replace(filesWorkflow, `const [ev] = await ctx.peek("file.found", { limit: 1 });`,
+		`throw new Error("bug in prepare");`, 1))
+	r := e.expect(1, "try", bad)
+	if !strings.Contains(r.stdout, "mutations it would make (0)") || !strings.Contains(r.stderr, "run(s) of the dry run failed") ||
+		!strings.Contains(r.stderr, "bug in prepare") {
+		t.Fatalf("keep try of a failing workflow: %s", r)
+	}
+	r = e.expect(1, "try", bad, "--json")
+	var rep struct{ Runs []struct{ Status string } }
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Runs) == 0 {
+		t.Fatalf("keep try --json of a failing workflow printed no report: %v\n%s", err, r)
+	}
+}

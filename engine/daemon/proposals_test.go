@@ -40,3 +40,29 @@ func TestProposalsAcrossTheSocket(t *testing.T) {
 		t.Fatalf("a second answer across the socket: %v", err)
 	}
 }
+
+// TestTryChangeAcrossTheSocket: keep edit attached to a daemon dry-runs a
+// draft from the deployed workflow's state, and a renaming draft is refused.
+func TestTryChangeAcrossTheSocket(t *testing.T) {
+	ctx := context.Background()
+	b := setup(t)
+	if _, err := b.c.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.c.TryChange(ctx, "notes", "notes.js", []byte(notesWorkflow+"\n"), engine.TryOptions{CaptureReads: true})
+	if err != nil || rep.StartedFrom != "from a copy of the database" || len(rep.Reads) == 0 || rep.Reads[0].Performed {
+		t.Fatalf("try-change = %+v, %v", rep, err)
+	}
+	renamed := strings.Replace(notesWorkflow, `name: "notes"`, `name: "other"`, 1)
+	if _, err := b.c.TryChange(ctx, "notes", "notes.js", []byte(renamed), engine.TryOptions{}); !errors.Is(err, engine.ErrRefused) {
+		t.Fatalf("a renaming change: %v", err)
+	}
+}
+
+// TryChange passes through the spy, as the daemon's engine.Maintained
+// passes it through from the engine it embeds.
+func (s *spy) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts engine.TryOptions) (*engine.TryReport, error) {
+	return s.API.(engine.ChangeTrier).TryChange(ctx, workflow, fileName, src, opts)
+}
+
+var _ engine.ChangeTrier = engine.Maintained{}
