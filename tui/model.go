@@ -273,8 +273,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 // a reconciliation prompt shown on screen below another focused pane: its
 // answer keys work from there too, so the person need not move first.
 func (m *Model) attentionInView() *engine.AttentionItem {
-	l := m.lay
-	if m.focus == focusAttention || !l.wide || m.lower != focusAttention || l.bottomH < minBoxHeight {
+	if m.focus == focusAttention || !m.lay.wide || !m.drawn(focusAttention) || !m.at.selectionShown() {
 		return nil
 	}
 	it := m.at.Selected()
@@ -282,6 +281,25 @@ func (m *Model) attentionInView() *engine.AttentionItem {
 		return nil
 	}
 	return it
+}
+
+// drawn says whether pane f's own content is on screen now: its box is
+// laid out, tall enough to show rows, and not given over to the dry run
+// (which is the Workflows pane's own content). A pane that is not drawn
+// gets no action keys: nothing is answered, skipped or retried blind.
+func (m *Model) drawn(f focus) bool {
+	l := m.lay
+	switch {
+	case l.width <= 0 || l.height <= 0:
+		return false
+	case f != focusWorkflows && m.showsDryRun(f):
+		return false
+	case l.wide && (f == focusWorkflows || f == focusInputs):
+		return true
+	case l.wide:
+		return f == m.lower && l.bottomH >= minBoxHeight
+	}
+	return f == m.focus && l.paneH >= minBoxHeight
 }
 
 // anywhereKeys are the answer keys of it that act from any pane: those of
@@ -415,7 +433,9 @@ func (m *Model) syncKeys() {
 	if m.confirm != nil {
 		return
 	}
-	m.focused().EnableKeys(k)
+	if m.drawn(m.focus) {
+		m.focused().EnableKeys(k)
+	}
 	if it := m.attentionInView(); it != nil {
 		for _, b := range m.anywhereKeys(*it) {
 			b.SetEnabled(true)

@@ -104,6 +104,20 @@ func (b *base) scroll(n int, rowHeight func(int) int) {
 	}
 }
 
+// rowShown says whether the first need lines of the cursor's row are
+// inside the window render draws: an action on the selection is taken only
+// when the person can read what it acts on. It counts as render does.
+func (b *base) rowShown(n int, rowHeight func(int) int, need int) bool {
+	if n == 0 || b.cursor < b.offset || b.cursor >= n {
+		return false
+	}
+	used := 0
+	for i := b.offset; i < b.cursor; i++ {
+		used += rowHeight(i)
+	}
+	return used+max(need, 1) <= b.listHeight()
+}
+
 // render lays rows out from the window's top, adds the filter row, and
 // pads to the pane's height; more says a line that follows the last row.
 func (b *base) render(n int, rowLines func(i int, sel bool) []string, more string) string {
