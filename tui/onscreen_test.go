@@ -88,6 +88,38 @@ func TestActionKeysActOnlyOnWhatIsOnScreen(t *testing.T) {
 			t.Fatalf("calls = %v, want the card back on screen approved", got)
 		}
 	})
+
+	t.Run("a card whose call the toast covers waits until the toast is gone", func(t *testing.T) {
+		t.Parallel()
+		api := newStub()
+		api.attention = nil
+		for i := range 4 {
+			api.attention = append(api.attention, engine.AttentionItem{Kind: engine.AttentionApproval, Workflow: "notes",
+				ID: fmt.Sprintf("m%d", i), Title: fmt.Sprintf("Card %d", i), Connector: "files", Method: "append",
+				Target: fmt.Sprintf("notes/%d.txt", i), Preview: fmt.Sprintf("append to notes/%d.txt (3 bytes): a line to go under", i),
+				Params: json.RawMessage(`{}`), Reason: "asks", Answers: []string{"approve", "reject"}})
+		}
+		// 16 rows inside the pane: four cards of four lines fill it, the
+		// last card's call on its last rows, where the toast is drawn
+		h := newHarness(t, api, 80, 22)
+		h.keys("3", "G")
+		h.send(notifyMsg(engine.Notification{Kind: engine.NoteApproval, Workflow: "notes", Text: "notes: approve Card 3?"}))
+		if h.m.toast == nil || strings.Contains(h.screen(), "notes/3.txt (3 bytes): a line to go under") {
+			t.Fatalf("the toast does not cover the card's call (toast %v):\n%s", h.m.toast != nil, h.screen())
+		}
+		h.keys("a")
+		if got := answers(h.api); len(got) != 0 {
+			t.Fatalf("a approved a card under the toast: %v", got)
+		}
+		h.send(toastDoneMsg{id: h.m.toast.id})
+		if !strings.Contains(h.screen(), "notes/3.txt (3 bytes): a line to go under") {
+			t.Fatalf("the call is not on screen once the toast is gone:\n%s", h.screen())
+		}
+		h.keys("a")
+		if got := answers(h.api); len(got) != 1 || got[0] != "Approve m3 always=false" {
+			t.Fatalf("calls = %v, want the card approved once on screen", got)
+		}
+	})
 }
 
 // answers are the calls that act, without the dry run's own.

@@ -38,6 +38,9 @@ type base struct {
 	offset        int
 	filter        filterBox
 	err           error
+	// covered is how many of the pane's last rows an overlay (the toast)
+	// hides now; the model sets it, rowShown counts it.
+	covered int
 }
 
 func (b *base) SetSize(w, h int) { b.width, b.height = max(w, 0), max(h, 0) }
@@ -115,7 +118,7 @@ func (b *base) rowShown(n int, rowHeight func(int) int, need int) bool {
 	for i := b.offset; i < b.cursor; i++ {
 		used += rowHeight(i)
 	}
-	return used+max(need, 1) <= b.listHeight()
+	return used+max(need, 1) <= b.listHeight()-b.covered
 }
 
 // render lays rows out from the window's top, adds the filter row, and
