@@ -80,13 +80,14 @@ func (p *workflowsPane) dryRunKey(msg tea.KeyPressMsg) {
 }
 
 // showsDryRun says whether the box of f shows the dry run instead: the
-// large lower box in the wide layout, the Workflows box in tabs.
+// large lower box in the wide layout while Workflows has the focus, the
+// Workflows box in tabs. Moving to the pane below shows that pane again.
 func (m *Model) showsDryRun(f focus) bool {
 	if m.wf.dry == nil {
 		return false
 	}
 	if m.lay.wide {
-		return f == m.lower
+		return f == m.lower && m.focus == focusWorkflows
 	}
 	return f == focusWorkflows
 }

@@ -273,8 +273,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 // a reconciliation prompt shown on screen below another focused pane: its
 // answer keys work from there too, so the person need not move first.
 func (m *Model) attentionInView() *engine.AttentionItem {
-	l := m.lay
-	if m.focus == focusAttention || !l.wide || m.lower != focusAttention || l.bottomH < minBoxHeight {
+	if m.focus == focusAttention || !m.lay.wide || !m.drawn(focusAttention) || !m.at.selectionShown() {
 		return nil
 	}
 	it := m.at.Selected()
@@ -282,6 +281,25 @@ func (m *Model) attentionInView() *engine.AttentionItem {
 		return nil
 	}
 	return it
+}
+
+// drawn says whether pane f's own content is on screen now: its box is
+// laid out, tall enough to show rows, and not given over to the dry run
+// (which is the Workflows pane's own content). A pane that is not drawn
+// gets no action keys: nothing is answered, skipped or retried blind.
+func (m *Model) drawn(f focus) bool {
+	l := m.lay
+	switch {
+	case l.width <= 0 || l.height <= 0:
+		return false
+	case f != focusWorkflows && m.showsDryRun(f):
+		return false
+	case l.wide && (f == focusWorkflows || f == focusInputs):
+		return true
+	case l.wide:
+		return f == m.lower && l.bottomH >= minBoxHeight
+	}
+	return f == m.focus && l.paneH >= minBoxHeight
 }
 
 // anywhereKeys are the answer keys of it that act from any pane: those of
@@ -415,7 +433,10 @@ func (m *Model) syncKeys() {
 	if m.confirm != nil {
 		return
 	}
-	m.focused().EnableKeys(k)
+	m.coverToast()
+	if m.drawn(m.focus) {
+		m.focused().EnableKeys(k)
+	}
 	if it := m.attentionInView(); it != nil {
 		for _, b := range m.anywhereKeys(*it) {
 			b.SetEnabled(true)
@@ -597,14 +618,45 @@ func fitStyled(s string, w int) string {
 	return s + strings.Repeat(" ", max(w-ansi.StringWidth(s), 0))
 }
 
+// coverToast tells the pane under the toast (the lowest box) how many of
+// its last rows the toast hides, so a card beneath it is not answered.
+func (m *Model) coverToast() {
+	m.wf.covered, m.in.covered, m.at.covered, m.rn.covered, m.ac.covered = 0, 0, 0, 0, 0
+	if m.toast == nil {
+		return
+	}
+	lowest := m.focus
+	if m.lay.wide {
+		lowest = m.lower
+	}
+	rows := len(strings.Split(m.toastBox(), "\n"))
+	switch lowest {
+	case focusWorkflows:
+		m.wf.covered = rows
+	case focusInputs:
+		m.in.covered = rows
+	case focusAttention:
+		m.at.covered = rows
+	case focusRuns:
+		m.rn.covered = rows
+	case focusAccounts:
+		m.ac.covered = rows
+	}
+}
+
+// toastBox is the toast as drawn.
+func (m *Model) toastBox() string {
+	st := m.sh.st
+	frame := st.Toast.GetHorizontalFrameSize()
+	return st.Toast.Render(fit(m.toast.text, min(toastMaxWidth, m.lay.width-2)-frame))
+}
+
 // overlayToast lays the toast over the screen's bottom-right corner,
 // inside the lowest pane's frame, keeping what is left and right of it.
 func (m *Model) overlayToast(screen string) string {
 	st := m.sh.st
 	l := m.lay
-	frame := st.Toast.GetHorizontalFrameSize()
-	text := fit(m.toast.text, min(toastMaxWidth, l.width-2)-frame)
-	box := strings.Split(st.Toast.Render(text), "\n")
+	box := strings.Split(m.toastBox(), "\n")
 	bw := ansi.StringWidth(box[0])
 	fw, fh := st.Pane.GetBorderRightSize()+st.Pane.GetPaddingRight(), st.Pane.GetBorderBottomSize()
 	x, y := l.width-bw-fw, l.height-l.helpH-l.statusH-fh-len(box)

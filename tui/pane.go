@@ -38,6 +38,9 @@ type base struct {
 	offset        int
 	filter        filterBox
 	err           error
+	// covered is how many of the pane's last rows an overlay (the toast)
+	// hides now; the model sets it, rowShown counts it.
+	covered int
 }
 
 func (b *base) SetSize(w, h int) { b.width, b.height = max(w, 0), max(h, 0) }
@@ -102,6 +105,20 @@ func (b *base) scroll(n int, rowHeight func(int) int) {
 			return
 		}
 	}
+}
+
+// rowShown says whether the first need lines of the cursor's row are
+// inside the window render draws: an action on the selection is taken only
+// when the person can read what it acts on. It counts as render does.
+func (b *base) rowShown(n int, rowHeight func(int) int, need int) bool {
+	if n == 0 || b.cursor < b.offset || b.cursor >= n {
+		return false
+	}
+	used := 0
+	for i := b.offset; i < b.cursor; i++ {
+		used += rowHeight(i)
+	}
+	return used+max(need, 1) <= b.listHeight()-b.covered
 }
 
 // render lays rows out from the window's top, adds the filter row, and

@@ -160,6 +160,9 @@ func (p *attentionPane) EnableKeys(k *keyMap) {
 	if it.Kind == engine.AttentionFailedRun {
 		k.Enter.SetHelp("enter", "trace")
 	}
+	if !p.selectionShown() {
+		return // its answers wait until the person can read it
+	}
 	answers := it.Answers
 	if len(answers) == 0 {
 		answers = defaultAnswers[it.Kind]
@@ -174,7 +177,29 @@ func (p *attentionPane) EnableKeys(k *keyMap) {
 
 func (p *attentionPane) rowHeight(i int) int { return len(p.rowLines(i, false)) }
 
+// selectionShown says whether the selected card's title and call are all
+// on screen: its answer keys act only then.
+func (p *attentionPane) selectionShown() bool {
+	if p.cursor >= len(p.shown) {
+		return false
+	}
+	return p.rowShown(len(p.shown), p.rowHeight, p.mustSee(p.cursor))
+}
+
+// mustSee is how many of card i's first lines must be on screen before it
+// can be answered: the title and the whole call.
+func (p *attentionPane) mustSee(i int) int {
+	_, n := p.card(i, false)
+	return n
+}
+
 func (p *attentionPane) rowLines(i int, sel bool) []string {
+	lines, _ := p.card(i, sel)
+	return lines
+}
+
+// card is item i's lines, and how many of them are its title and call.
+func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	st := p.sh.st
 	it := p.shown[i]
 	ind := strings.Repeat(" ", p.labelW)
@@ -188,7 +213,6 @@ func (p *attentionPane) rowLines(i int, sel bool) []string {
 	if open {
 		n = 12
 	}
-	var lines []string
 	for j, l := range wrap(head, w, n) {
 		label := ind
 		if j == 0 {
@@ -209,8 +233,14 @@ func (p *attentionPane) rowLines(i int, sel bool) []string {
 		if open {
 			pn = proposalLines(it)
 		}
-		for _, l := range previewLines(it.Preview, pn) {
+		for j, l := range previewLines(it.Preview, pn) {
 			add(l, cell{style: st.Dim})
+			if j == 1 {
+				must = len(lines) // what it adds: on screen before an answer counts
+			}
+		}
+		if must == 0 {
+			must = len(lines)
 		}
 	} else {
 		for j, l := range callLines(it.Connector, it.Method, it.Target, it.Preview, it.Params, w-len(callLabel)) {
@@ -220,6 +250,7 @@ func (p *attentionPane) rowLines(i int, sel bool) []string {
 			}
 			add(label+l, cell{style: st.Dim})
 		}
+		must = len(lines)
 		if open {
 			for _, l := range prettyJSON(it.Params) {
 				add(strings.Repeat(" ", len(callLabel))+l, cell{style: st.Dim})
@@ -247,7 +278,7 @@ func (p *attentionPane) rowLines(i int, sel bool) []string {
 	if open && !it.CreatedAt.IsZero() {
 		add("since "+ago(p.sh.now(), it.CreatedAt), cell{style: st.Dim})
 	}
-	return lines
+	return lines, must
 }
 
 func (p *attentionPane) View() string {

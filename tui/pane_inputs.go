@@ -96,7 +96,7 @@ func (p *inputsPane) EnableKeys(k *keyMap) {
 	if s != nil && p.expanded[s.InputID] {
 		k.Enter.SetHelp("enter", "fold")
 	}
-	k.SkipInput.SetEnabled(s != nil && canSkipInput(s.Status))
+	k.SkipInput.SetEnabled(s != nil && canSkipInput(s.Status) && p.rowShown(len(p.items), p.rowHeight, 1))
 	k.Back.SetEnabled(p.filter.Active() || (s != nil && p.expanded[s.InputID]))
 }
 

@@ -162,7 +162,7 @@ func (p *runsPane) EnableKeys(k *keyMap) {
 	s := p.Selected()
 	k.Enter.SetEnabled(s != nil)
 	k.Enter.SetHelp("enter", "trace")
-	k.Retry.SetEnabled(s != nil && failed(s.Status))
+	k.Retry.SetEnabled(s != nil && failed(s.Status) && p.rowShown(len(p.items), p.rowHeight, 1))
 }
 
 func (p *runsPane) rowHeight(i int) int { return len(p.rowLines(i, false)) }

@@ -62,8 +62,10 @@ func startProgram(t *testing.T, api *stubAPI, w, h int) (*teatest.TestModel, *se
 	s := &seen{}
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithFilter(s.filter)))
+	// both first reads in: a key typed before Attention is loaded finds
+	// no card to answer
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return strings.Contains(string(b), "email-to-sheets")
+		return strings.Contains(string(b), "email-to-sheets") && strings.Contains(string(b), "APPROVAL")
 	}, teatest.WithDuration(5*time.Second))
 	return tm, s
 }
@@ -145,6 +147,26 @@ func TestProgram(t *testing.T) {
 		}
 		tm.Type("y")
 		waitCall(t, api, "Reject m7")
+		finalScreen(t, tm)
+	})
+
+	t.Run("d, a approves nothing behind the dry run; 3, a approves the card then on screen", func(t *testing.T) {
+		t.Parallel()
+		api := newStub()
+		tm, s := startProgram(t, api, 120, 40)
+		tm.Type("d")
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "Dry run") },
+			teatest.WithDuration(5*time.Second))
+		// keys are handled in order: once 3 reaches the program, a has been
+		s.expect(func(msg tea.Msg) bool { k, ok := msg.(tea.KeyPressMsg); return ok && k.Text == "3" })
+		tm.Type("a")
+		tm.Type("3")
+		s.wait(t, "the 3 after the a")
+		if got := api.actions(); slices.ContainsFunc(got, func(c string) bool { return strings.HasPrefix(c, "Approve") }) {
+			t.Fatalf("a approved behind the dry run: %v", got)
+		}
+		tm.Type("a")
+		waitCall(t, api, "Approve m7 always=false")
 		finalScreen(t, tm)
 	})
 
