@@ -407,6 +407,9 @@ type cli struct {
 	log     *slog.Logger
 	bus     *engine.Bus
 	closers []func()
+	// inProcess: api opened the engine here because nothing else runs it,
+	// so what this command changes waits for an engine to start
+	inProcess bool
 }
 
 // run is main without os.Exit.
@@ -649,7 +652,17 @@ func (c *cli) api(ctx context.Context) (engine.API, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.inProcess = true
 	return e, nil
+}
+
+// noEngine tells the person, on stderr so --json stays one value, that no
+// engine runs the database and how to start one; what says what waits.
+func (c *cli) noEngine(what string) {
+	if !c.inProcess {
+		return
+	}
+	fmt.Fprintf(c.stderr, "keep: no keep engine is running on %s: %s when one starts: keep --daemon (or keep service install, to run it from every login)\n", c.dbPath, what)
 }
 
 // attach connects to the daemon that holds the database, if one answers.
@@ -1005,6 +1018,7 @@ func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	if res.Capabilities == nil {
 		res.Capabilities = []engine.GrantView{}
 	}
+	c.noEngine(fmt.Sprintf("%s is stored and will run", res.Workflow))
 	if o.json {
 		return c.printJSON(res)
 	}
@@ -1033,6 +1047,7 @@ func cmdWorkflows(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	c.noEngine("workflows run (NEXT RUN is when they would)")
 	if o.json {
 		return c.printJSON(orEmpty(wfs))
 	}
@@ -1057,6 +1072,7 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	c.noEngine(d.Name + " runs only")
 	for i := range d.Handlers {
 		if d.Handlers[i].Topics == nil {
 			d.Handlers[i].Topics = []string{}
@@ -1393,7 +1409,11 @@ func action(ctx context.Context, c *cli, op func(engine.API) error, done string)
 
 func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
 	wf := o.args[0]
-	return action(ctx, c, func(api engine.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf)
+	if err := action(ctx, c, func(api engine.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf); err != nil {
+		return err
+	}
+	c.noEngine("they run")
+	return nil
 }
 
 func cmdPause(ctx context.Context, c *cli, o *opts) error {
