@@ -407,6 +407,9 @@ type cli struct {
 	log     *slog.Logger
 	bus     *engine.Bus
 	closers []func()
+	// claim is a long-lived engine's hold on the database (the daemon, the
+	// TUI in-process): with it, opening waits for a command to let go
+	claim *daemon.Claim
 	// inProcess: api opened the engine here because nothing else runs it,
 	// so what this command changes waits for an engine to start
 	inProcess bool
@@ -644,7 +647,11 @@ func (c *cli) api(ctx context.Context) (engine.API, error) {
 	e, err := c.openEngine(ctx)
 	var le *engine.LockedError
 	if errors.As(err, &le) {
-		// A daemon may have started between the two looks.
+		// A daemon may have started between the two looks: once it answers,
+		// this command acts through it.
+		if err := c.awaitDaemon(ctx); err != nil {
+			return nil, err
+		}
 		if client, ok := c.attach(); ok {
 			return client, nil
 		}
@@ -663,6 +670,43 @@ func (c *cli) noEngine(what string) {
 		return
 	}
 	fmt.Fprintf(c.stderr, "keep: no keep engine is running on %s: %s when one starts: keep --daemon (or keep service install, to run it from every login)\n", c.dbPath, what)
+}
+
+// awaitDaemon returns once no daemon is starting on the database.
+func (c *cli) awaitDaemon(ctx context.Context) error {
+	return daemon.AwaitStart(ctx, c.dbPath, func(pid int) {
+		fmt.Fprintf(c.stderr, "keep: waiting for the keep daemon (pid %d) starting on %s\n", pid, c.dbPath)
+	})
+}
+
+// claimEngine takes the database for a long-lived engine (see
+// engine/daemon/startup.go), saying on stderr whom it waits for.
+func (c *cli) claimEngine(ctx context.Context, serving bool) (*daemon.Claim, error) {
+	claim, err := daemon.ClaimEngine(ctx, c.dbPath, daemon.ClaimOpts{Serving: serving, Waiting: func(pid int, who string) {
+		fmt.Fprintf(c.stderr, "keep: waiting for %s (pid %d) to let go of %s\n", who, pid, c.dbPath)
+		c.logger().Info("waiting for the database", "db", c.dbPath, "holder", who, "holder_pid", pid)
+	}})
+	if err != nil {
+		return nil, err
+	}
+	c.claim = claim
+	c.onClose(claim.Release)
+	return claim, nil
+}
+
+// openDB opens the database; under a claim, a command holding it is waited
+// for (and another that takes it in between, again) instead of refused.
+func (c *cli) openDB(ctx context.Context, logger *slog.Logger) (*engine.DB, error) {
+	for {
+		db, err := engine.OpenDB(ctx, engine.DBOpts{Path: c.dbPath, Logger: logger})
+		var le *engine.LockedError
+		if c.claim == nil || !errors.As(err, &le) {
+			return db, err
+		}
+		if err := c.claim.WaitDB(ctx); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // attach connects to the daemon that holds the database, if one answers.
@@ -695,7 +739,7 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.OpenDB(ctx, engine.DBOpts{Path: c.dbPath, Logger: logger})
+	db, err := c.openDB(ctx, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -773,13 +817,21 @@ func (c *cli) tui(ctx context.Context) error {
 	if client, ok := c.attach(); ok {
 		return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
 	}
-	e, err := c.openEngine(ctx)
+	_, err := c.claimEngine(ctx, false)
 	var le *engine.LockedError
 	if errors.As(err, &le) {
+		// a daemon holds it, or is starting: attach once it answers
+		if err := c.awaitDaemon(ctx); err != nil {
+			return err
+		}
 		if client, ok := c.attach(); ok {
 			return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
 		}
 	}
+	if err != nil {
+		return err
+	}
+	e, err := c.openEngine(ctx)
 	if err != nil {
 		return err
 	}
@@ -855,7 +907,14 @@ func startupNote(ctx context.Context, api engine.API) string {
 // daemon runs the engine without a UI, serving other keep processes on the
 // socket next to the database, until SIGINT or SIGTERM.
 func (c *cli) daemon(ctx context.Context) error {
-	e, err := c.openEngine(ctx)
+	claim, err := c.claimEngine(ctx, true)
+	var e *engine.Engine
+	if err == nil {
+		e, err = c.openEngine(ctx)
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil // stopped while waiting for the database: nothing to finish
+	}
 	if err != nil {
 		return err
 	}
@@ -885,6 +944,7 @@ func (c *cli) daemon(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(err, stopEngine())
 	}
+	claim.Ready()
 	logger.Info("daemon started", "db", c.dbPath, "socket", sock)
 	<-ctx.Done()
 	logger.Info("daemon stopping")
