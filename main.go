@@ -36,6 +36,7 @@ import (
 	"keep/engine"
 	"keep/engine/benchmark"
 	"keep/engine/daemon"
+	"keep/engine/service"
 	"keep/tui"
 	"keep/workflows"
 )
@@ -2186,7 +2187,8 @@ func cmdRestore(ctx context.Context, c *cli, o *opts) error {
 // writes, and the schema of the database it points at, if there is one.
 type versionInfo struct {
 	Version         string `json:"version"`
-	Commit          string `json:"commit,omitempty"`
+	Commit          string `json:"commit"`
+	Modified        bool   `json:"modified,omitempty"`
 	GoVersion       string `json:"go_version"`
 	SchemaVersion   int    `json:"schema_version"`
 	Database        string `json:"database"`
@@ -2199,20 +2201,14 @@ type versionInfo struct {
 var version = ""
 
 func cmdVersion(ctx context.Context, c *cli, o *opts) error {
-	v := versionInfo{Version: version, SchemaVersion: engine.SchemaVersion(), Database: c.dbPath}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	v := versionInfo{SchemaVersion: engine.SchemaVersion(), Database: c.dbPath}
+	bi, _ := debug.ReadBuildInfo()
+	v.Version, v.Commit, v.Modified = service.Version(bi)
+	if bi != nil {
 		v.GoVersion = bi.GoVersion
-		if v.Version == "" {
-			v.Version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				v.Commit = s.Value
-			}
-		}
 	}
-	if v.Version == "" {
-		v.Version = "(devel)"
+	if version != "" {
+		v.Version = version
 	}
 	if _, err := os.Stat(c.dbPath); err == nil {
 		if n, err := engine.FileVersion(ctx, c.dbPath); err != nil {
@@ -2224,11 +2220,14 @@ func cmdVersion(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(v)
 	}
-	commit := ""
-	if v.Commit != "" {
-		commit = " (" + v.Commit[:min(12, len(v.Commit))] + ")"
+	commit := v.Commit
+	if commit != "unknown" {
+		commit = commit[:min(12, len(commit))]
 	}
-	fmt.Fprintf(c.stdout, "keep %s%s %s\nschema version %d\n", v.Version, commit, v.GoVersion, v.SchemaVersion)
+	if v.Modified {
+		commit += " (with uncommitted changes)"
+	}
+	fmt.Fprintf(c.stdout, "keep %s, revision %s, %s\nschema version %d\n", v.Version, commit, v.GoVersion, v.SchemaVersion)
 	switch {
 	case v.DatabaseError != "":
 		fmt.Fprintf(c.stdout, "database %s: %s\n", v.Database, v.DatabaseError)
@@ -2239,6 +2238,39 @@ func cmdVersion(ctx context.Context, c *cli, o *opts) error {
 	default:
 		fmt.Fprintf(c.stdout, "database %s: not created yet\n", v.Database)
 	}
+	return nil
+}
+
+// installable refuses a service that could not run: a binary go run built
+// (the build cache is emptied), a database another engine holds (the
+// service's daemon would be refused), a config naming variables this shell
+// does not set (the service manager's environment has none of the shell's).
+// What the config names and the shell sets goes into so.Env.
+func (c *cli) installable(so *engine.ServiceOpts) error {
+	if err := service.CheckBinary(so.Binary, ""); err != nil {
+		return &refusedError{msg: "service install: " + err.Error()}
+	}
+	pid, held, err := daemon.EngineHolder(c.dbPath)
+	if err != nil {
+		return err
+	}
+	if client, ok := c.attach(); ok {
+		pid, held = client.Info().PID, true
+	}
+	if held {
+		return &refusedError{msg: fmt.Sprintf("service install: a keep engine (pid %d) holds %s, and the service's would be refused; "+
+			"stop it first (if it is this service: systemctl --user stop keep.service)", pid, c.dbPath)}
+	}
+	cfg, err := c.config()
+	if err != nil {
+		return err
+	}
+	env, missing := service.EnvOf(cfg).Carry(nil)
+	if len(missing) > 0 {
+		return &refusedError{msg: fmt.Sprintf("service install: the config %s reads secrets from %s, not set here; "+
+			"set them in this shell and install again (the service gets them in a file only you can read)", cfg.Path, strings.Join(missing, ", "))}
+	}
+	so.Env = env
 	return nil
 }
 
@@ -2263,11 +2295,18 @@ func cmdService(ctx context.Context, c *cli, o *opts) error {
 	so := engine.ServiceOpts{Binary: bin, DB: db, Config: cfgPath}
 	switch o.args[0] {
 	case "install":
+		if err := c.installable(&so); err != nil {
+			return err
+		}
 		path, err := engine.InstallService(ctx, so)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
+		if len(so.Env) > 0 {
+			// names only: the values are secrets
+			fmt.Fprintf(c.stdout, "it gets %s from this shell's environment\n", strings.Join(slices.Sorted(maps.Keys(so.Env)), ", "))
+		}
 	case "uninstall":
 		path, err := engine.UninstallService(ctx, so)
 		if err != nil {
