@@ -2151,6 +2151,16 @@ func cmdBackup(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	// said before SQLite's "unable to open database file" can
+	dir := filepath.Dir(path)
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("backup: the folder %s does not exist; create it first (mkdir -p %s)", dir, dir)
+	case err != nil:
+		return fmt.Errorf("backup: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("backup: %s is not a folder", dir)
+	}
 	if client, ok := c.attach(); ok {
 		dc, isDaemon := client.(*daemon.Client)
 		if !isDaemon {
