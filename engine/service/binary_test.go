@@ -87,6 +87,13 @@ func TestEnv(t *testing.T) {
 			t.Errorf("env file = %q", got)
 		}
 
+		if _, err := Uninstall(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(EnvFile(o)); !os.IsNotExist(err) {
+			t.Errorf("uninstall left the variables behind: %v", err)
+		}
+
 		o.GOOS = "darwin"
 		text, err := File(o)
 		if err != nil {

@@ -203,6 +203,12 @@ func Uninstall(ctx context.Context, o Opts) (string, error) {
 	if err := os.Remove(path); err != nil {
 		return path, fmt.Errorf("service: %w", err)
 	}
+	if o.Config != "" {
+		// the secrets Install carried go with the service
+		if err := os.Remove(EnvFile(o)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return path, fmt.Errorf("service: %w", err)
+		}
+	}
 	if o.GOOS == "linux" {
 		if _, err := o.Run(ctx, "systemctl", "--user", "daemon-reload"); err != nil {
 			return path, fmt.Errorf("service: %w", err)
