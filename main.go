@@ -36,7 +36,6 @@ import (
 	"keep/engine"
 	"keep/engine/benchmark"
 	"keep/engine/daemon"
-	"keep/engine/service"
 	"keep/tui"
 	"keep/workflows"
 )
@@ -2213,7 +2212,7 @@ var version = ""
 func cmdVersion(ctx context.Context, c *cli, o *opts) error {
 	v := versionInfo{SchemaVersion: engine.SchemaVersion(), Database: c.dbPath}
 	bi, _ := debug.ReadBuildInfo()
-	v.Version, v.Commit, v.Modified = service.Version(bi)
+	v.Version, v.Commit, v.Modified = engine.BuildVersion(bi)
 	if bi != nil {
 		v.GoVersion = bi.GoVersion
 	}
@@ -2257,7 +2256,7 @@ func cmdVersion(ctx context.Context, c *cli, o *opts) error {
 // does not set (the service manager's environment has none of the shell's).
 // What the config names and the shell sets goes into so.Env.
 func (c *cli) installable(so *engine.ServiceOpts) error {
-	if err := service.CheckBinary(so.Binary, ""); err != nil {
+	if err := engine.CheckServiceBinary(so.Binary); err != nil {
 		return &refusedError{msg: "service install: " + err.Error()}
 	}
 	pid, held, err := daemon.EngineHolder(c.dbPath)
@@ -2275,7 +2274,7 @@ func (c *cli) installable(so *engine.ServiceOpts) error {
 	if err != nil {
 		return err
 	}
-	env, missing := service.EnvOf(cfg).Carry(nil)
+	env, missing := engine.ServiceEnvOf(cfg).Carry(nil)
 	if len(missing) > 0 {
 		return &refusedError{msg: fmt.Sprintf("service install: the config %s reads secrets from %s, not set here; "+
 			"set them in this shell and install again (the service gets them in a file only you can read)", cfg.Path, strings.Join(missing, ", "))}
