@@ -412,6 +412,12 @@ type cli struct {
 	log     *slog.Logger
 	bus     *engine.Bus
 	closers []func()
+	// claim is a long-lived engine's hold on the database (the daemon, the
+	// TUI in-process): with it, opening waits for a command to let go
+	claim *daemon.Claim
+	// inProcess: api opened the engine here because nothing else runs it,
+	// so what this command changes waits for an engine to start
+	inProcess bool
 }
 
 // run is main without os.Exit.
@@ -646,7 +652,11 @@ func (c *cli) api(ctx context.Context) (engine.API, error) {
 	e, err := c.openEngine(ctx)
 	var le *engine.LockedError
 	if errors.As(err, &le) {
-		// A daemon may have started between the two looks.
+		// A daemon may have started between the two looks: once it answers,
+		// this command acts through it.
+		if err := c.awaitDaemon(ctx); err != nil {
+			return nil, err
+		}
 		if client, ok := c.attach(); ok {
 			return client, nil
 		}
@@ -654,7 +664,54 @@ func (c *cli) api(ctx context.Context) (engine.API, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.inProcess = true
 	return e, nil
+}
+
+// noEngine tells the person, on stderr so --json stays one value, that no
+// engine runs the database and how to start one; what says what waits.
+func (c *cli) noEngine(what string) {
+	if !c.inProcess {
+		return
+	}
+	fmt.Fprintf(c.stderr, "keep: no keep engine is running on %s: %s when one starts: keep --daemon (or keep service install, to run it from every login)\n", c.dbPath, what)
+}
+
+// awaitDaemon returns once no daemon is starting on the database.
+func (c *cli) awaitDaemon(ctx context.Context) error {
+	return daemon.AwaitStart(ctx, c.dbPath, func(pid int) {
+		fmt.Fprintf(c.stderr, "keep: waiting for the keep daemon (pid %d) starting on %s\n", pid, c.dbPath)
+	})
+}
+
+// claimEngine takes the database for a long-lived engine (see
+// engine/daemon/startup.go), saying on stderr whom it waits for.
+func (c *cli) claimEngine(ctx context.Context, serving bool) (*daemon.Claim, error) {
+	claim, err := daemon.ClaimEngine(ctx, c.dbPath, daemon.ClaimOpts{Serving: serving, Waiting: func(pid int, who string) {
+		fmt.Fprintf(c.stderr, "keep: waiting for %s (pid %d) to let go of %s\n", who, pid, c.dbPath)
+		c.logger().Info("waiting for the database", "db", c.dbPath, "holder", who, "holder_pid", pid)
+	}})
+	if err != nil {
+		return nil, err
+	}
+	c.claim = claim
+	c.onClose(claim.Release)
+	return claim, nil
+}
+
+// openDB opens the database; under a claim, a command holding it is waited
+// for (and another that takes it in between, again) instead of refused.
+func (c *cli) openDB(ctx context.Context, logger *slog.Logger) (*engine.DB, error) {
+	for {
+		db, err := engine.OpenDB(ctx, engine.DBOpts{Path: c.dbPath, Logger: logger})
+		var le *engine.LockedError
+		if c.claim == nil || !errors.As(err, &le) {
+			return db, err
+		}
+		if err := c.claim.WaitDB(ctx); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // attach connects to the daemon that holds the database, if one answers.
@@ -687,7 +744,7 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.OpenDB(ctx, engine.DBOpts{Path: c.dbPath, Logger: logger})
+	db, err := c.openDB(ctx, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -765,13 +822,21 @@ func (c *cli) tui(ctx context.Context) error {
 	if client, ok := c.attach(); ok {
 		return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
 	}
-	e, err := c.openEngine(ctx)
+	_, err := c.claimEngine(ctx, false)
 	var le *engine.LockedError
 	if errors.As(err, &le) {
+		// a daemon holds it, or is starting: attach once it answers
+		if err := c.awaitDaemon(ctx); err != nil {
+			return err
+		}
 		if client, ok := c.attach(); ok {
 			return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
 		}
 	}
+	if err != nil {
+		return err
+	}
+	e, err := c.openEngine(ctx)
 	if err != nil {
 		return err
 	}
@@ -847,7 +912,14 @@ func startupNote(ctx context.Context, api engine.API) string {
 // daemon runs the engine without a UI, serving other keep processes on the
 // socket next to the database, until SIGINT or SIGTERM.
 func (c *cli) daemon(ctx context.Context) error {
-	e, err := c.openEngine(ctx)
+	claim, err := c.claimEngine(ctx, true)
+	var e *engine.Engine
+	if err == nil {
+		e, err = c.openEngine(ctx)
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil // stopped while waiting for the database: nothing to finish
+	}
 	if err != nil {
 		return err
 	}
@@ -877,6 +949,7 @@ func (c *cli) daemon(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(err, stopEngine())
 	}
+	claim.Ready()
 	logger.Info("daemon started", "db", c.dbPath, "socket", sock)
 	<-ctx.Done()
 	logger.Info("daemon stopping")
@@ -1010,6 +1083,7 @@ func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	if res.Capabilities == nil {
 		res.Capabilities = []engine.GrantView{}
 	}
+	c.noEngine(fmt.Sprintf("%s is stored and will run", res.Workflow))
 	if o.json {
 		return c.printJSON(res)
 	}
@@ -1038,6 +1112,7 @@ func cmdWorkflows(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	c.noEngine("workflows run (NEXT RUN is when they would)")
 	if o.json {
 		return c.printJSON(orEmpty(wfs))
 	}
@@ -1062,6 +1137,7 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	c.noEngine(d.Name + " runs only")
 	for i := range d.Handlers {
 		if d.Handlers[i].Topics == nil {
 			d.Handlers[i].Topics = []string{}
@@ -1391,7 +1467,11 @@ func action(ctx context.Context, c *cli, op func(engine.API) error, done string)
 
 func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
 	wf := o.args[0]
-	return action(ctx, c, func(api engine.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf)
+	if err := action(ctx, c, func(api engine.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf); err != nil {
+		return err
+	}
+	c.noEngine("they run")
+	return nil
 }
 
 func cmdPause(ctx context.Context, c *cli, o *opts) error {
@@ -2221,6 +2301,16 @@ func cmdBackup(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	// said before SQLite's "unable to open database file" can
+	dir := filepath.Dir(path)
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("backup: the folder %s does not exist; create it first (mkdir -p %s)", dir, dir)
+	case err != nil:
+		return fmt.Errorf("backup: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("backup: %s is not a folder", dir)
+	}
 	if client, ok := c.attach(); ok {
 		dc, isDaemon := client.(*daemon.Client)
 		if !isDaemon {
@@ -2257,7 +2347,8 @@ func cmdRestore(ctx context.Context, c *cli, o *opts) error {
 // writes, and the schema of the database it points at, if there is one.
 type versionInfo struct {
 	Version         string `json:"version"`
-	Commit          string `json:"commit,omitempty"`
+	Commit          string `json:"commit"`
+	Modified        bool   `json:"modified,omitempty"`
 	GoVersion       string `json:"go_version"`
 	SchemaVersion   int    `json:"schema_version"`
 	Database        string `json:"database"`
@@ -2270,20 +2361,14 @@ type versionInfo struct {
 var version = ""
 
 func cmdVersion(ctx context.Context, c *cli, o *opts) error {
-	v := versionInfo{Version: version, SchemaVersion: engine.SchemaVersion(), Database: c.dbPath}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	v := versionInfo{SchemaVersion: engine.SchemaVersion(), Database: c.dbPath}
+	bi, _ := debug.ReadBuildInfo()
+	v.Version, v.Commit, v.Modified = engine.BuildVersion(bi)
+	if bi != nil {
 		v.GoVersion = bi.GoVersion
-		if v.Version == "" {
-			v.Version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				v.Commit = s.Value
-			}
-		}
 	}
-	if v.Version == "" {
-		v.Version = "(devel)"
+	if version != "" {
+		v.Version = version
 	}
 	if _, err := os.Stat(c.dbPath); err == nil {
 		if n, err := engine.FileVersion(ctx, c.dbPath); err != nil {
@@ -2295,11 +2380,14 @@ func cmdVersion(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(v)
 	}
-	commit := ""
-	if v.Commit != "" {
-		commit = " (" + v.Commit[:min(12, len(v.Commit))] + ")"
+	commit := v.Commit
+	if commit != "unknown" {
+		commit = commit[:min(12, len(commit))]
 	}
-	fmt.Fprintf(c.stdout, "keep %s%s %s\nschema version %d\n", v.Version, commit, v.GoVersion, v.SchemaVersion)
+	if v.Modified {
+		commit += " (with uncommitted changes)"
+	}
+	fmt.Fprintf(c.stdout, "keep %s, revision %s, %s\nschema version %d\n", v.Version, commit, v.GoVersion, v.SchemaVersion)
 	switch {
 	case v.DatabaseError != "":
 		fmt.Fprintf(c.stdout, "database %s: %s\n", v.Database, v.DatabaseError)
@@ -2310,6 +2398,39 @@ func cmdVersion(ctx context.Context, c *cli, o *opts) error {
 	default:
 		fmt.Fprintf(c.stdout, "database %s: not created yet\n", v.Database)
 	}
+	return nil
+}
+
+// installable refuses a service that could not run: a binary go run built
+// (the build cache is emptied), a database another engine holds (the
+// service's daemon would be refused), a config naming variables this shell
+// does not set (the service manager's environment has none of the shell's).
+// What the config names and the shell sets goes into so.Env.
+func (c *cli) installable(so *engine.ServiceOpts) error {
+	if err := engine.CheckServiceBinary(so.Binary); err != nil {
+		return &refusedError{msg: "service install: " + err.Error()}
+	}
+	pid, held, err := daemon.EngineHolder(c.dbPath)
+	if err != nil {
+		return err
+	}
+	if client, ok := c.attach(); ok {
+		pid, held = client.Info().PID, true
+	}
+	if held {
+		return &refusedError{msg: fmt.Sprintf("service install: a keep engine (pid %d) holds %s, and the service's would be refused; "+
+			"stop it first (if it is this service: systemctl --user stop keep.service)", pid, c.dbPath)}
+	}
+	cfg, err := c.config()
+	if err != nil {
+		return err
+	}
+	env, missing := engine.ServiceEnvOf(cfg).Carry(nil)
+	if len(missing) > 0 {
+		return &refusedError{msg: fmt.Sprintf("service install: the config %s reads secrets from %s, not set here; "+
+			"set them in this shell and install again (the service gets them in a file only you can read)", cfg.Path, strings.Join(missing, ", "))}
+	}
+	so.Env = env
 	return nil
 }
 
@@ -2334,11 +2455,18 @@ func cmdService(ctx context.Context, c *cli, o *opts) error {
 	so := engine.ServiceOpts{Binary: bin, DB: db, Config: cfgPath}
 	switch o.args[0] {
 	case "install":
+		if err := c.installable(&so); err != nil {
+			return err
+		}
 		path, err := engine.InstallService(ctx, so)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
+		if len(so.Env) > 0 {
+			// names only: the values are secrets
+			fmt.Fprintf(c.stdout, "it gets %s from this shell's environment\n", strings.Join(slices.Sorted(maps.Keys(so.Env)), ", "))
+		}
 	case "uninstall":
 		path, err := engine.UninstallService(ctx, so)
 		if err != nil {

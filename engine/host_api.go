@@ -10,6 +10,7 @@ package engine
 
 import (
 	"context"
+	"runtime/debug"
 
 	"keep/connectors"
 	"keep/connectors/accounts"
@@ -118,4 +119,13 @@ func UninstallService(ctx context.Context, o ServiceOpts) (string, error) {
 }
 func ServiceStatus(ctx context.Context, o ServiceOpts) (ServiceState, error) {
 	return service.Status(ctx, o)
+}
+
+// What keep service install checks, and what keep version says.
+type ServiceEnv = service.Env
+
+func CheckServiceBinary(bin string) error { return service.CheckBinary(bin, "") }
+func ServiceEnvOf(cfg Config) ServiceEnv  { return service.EnvOf(cfg) }
+func BuildVersion(bi *debug.BuildInfo) (version, revision string, modified bool) {
+	return service.Version(bi)
 }

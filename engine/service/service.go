@@ -30,6 +30,10 @@ const (
 type Opts struct {
 	// Binary, DB and Config are absolute paths put into the unit.
 	Binary, DB, Config string
+	// Env is the environment the daemon gets (see Env.Carry): systemd reads
+	// it from EnvFile, launchd from the plist, both written mode 0600
+	// because it may hold secrets.
+	Env map[string]string
 	// GOOS picks systemd ("linux") or launchd ("darwin"); default runtime.GOOS.
 	GOOS string
 	// Home is the user's home; default os.UserHomeDir.
@@ -73,6 +77,25 @@ func (o Opts) withDefaults() (Opts, error) {
 	return o, fmt.Errorf("service: no user service manager known on %s (systemd on linux, launchd on darwin)", o.GOOS)
 }
 
+// writePrivate writes a file only its owner can read, never leaving it
+// readable by others for a moment.
+func writePrivate(path, text string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("service: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("service: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return fmt.Errorf("service: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("service: %w", err)
+	}
+	return nil
+}
+
 func run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -95,6 +118,10 @@ func Path(o Opts) (string, error) {
 	}
 	return filepath.Join(o.ConfigHome, "systemd", "user", unitName), nil
 }
+
+// EnvFile is where a systemd unit's environment is written: beside keep's
+// config, where its other secrets (credentials.json) live.
+func EnvFile(o Opts) string { return filepath.Join(filepath.Dir(o.Config), "service.env") }
 
 // File is the unit or plist text for o.
 func File(o Opts) (string, error) {
@@ -122,7 +149,23 @@ func Install(ctx context.Context, o Opts) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("service: %w", err)
 	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	mode := os.FileMode(0o644)
+	if len(o.Env) > 0 {
+		mode = 0o600 // a plist carries the values itself
+	}
+	if o.GOOS == "linux" && len(o.Env) > 0 {
+		env, err := envFile(o.Env)
+		if err != nil {
+			return "", err
+		}
+		if err := writePrivate(EnvFile(o), env); err != nil {
+			return "", err
+		}
+	}
+	if err := os.WriteFile(path, []byte(text), mode); err != nil {
+		return "", fmt.Errorf("service: %w", err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // WriteFile keeps an old file's mode
 		return "", fmt.Errorf("service: %w", err)
 	}
 	if o.GOOS == "darwin" {
@@ -159,6 +202,12 @@ func Uninstall(ctx context.Context, o Opts) (string, error) {
 	}
 	if err := os.Remove(path); err != nil {
 		return path, fmt.Errorf("service: %w", err)
+	}
+	if o.Config != "" {
+		// the secrets Install carried go with the service
+		if err := os.Remove(EnvFile(o)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return path, fmt.Errorf("service: %w", err)
+		}
 	}
 	if o.GOOS == "linux" {
 		if _, err := o.Run(ctx, "systemctl", "--user", "daemon-reload"); err != nil {

@@ -2,6 +2,8 @@ package service
 
 import (
 	"encoding/xml"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -15,7 +17,7 @@ After=network-online.target
 [Service]
 Type=simple
 ExecStart=` + strings.Join([]string{systemdQuote(o.Binary), "--daemon", "--db", systemdQuote(o.DB), "--config", systemdQuote(o.Config)}, " ") + `
-Restart=on-failure
+` + envLine(o) + `Restart=on-failure
 RestartSec=5s
 # keep finishes or parks the run in hand on SIGTERM
 TimeoutStopSec=5min
@@ -23,6 +25,15 @@ TimeoutStopSec=5min
 [Install]
 WantedBy=default.target
 `
+}
+
+// envLine points systemd at the file holding the variables the config
+// names (written by Install), when there are any.
+func envLine(o Opts) string {
+	if len(o.Env) == 0 {
+		return ""
+	}
+	return "EnvironmentFile=" + systemdQuote(EnvFile(o)) + "\n"
 }
 
 // systemdQuote quotes a path for ExecStart: double quotes when it holds
@@ -53,7 +64,7 @@ func plist(o Opts) string {
 	<key>ProgramArguments</key>
 	<array>
 ` + args.String() + `	</array>
-	<key>RunAtLoad</key>
+` + plistEnv(o) + `	<key>RunAtLoad</key>
 	<true/>
 	<key>KeepAlive</key>
 	<dict>
@@ -65,6 +76,20 @@ func plist(o Opts) string {
 </dict>
 </plist>
 `
+}
+
+// plistEnv is the agent's EnvironmentVariables, when there are any.
+func plistEnv(o Opts) string {
+	if len(o.Env) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\t<key>EnvironmentVariables</key>\n\t<dict>\n")
+	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
+		b.WriteString("\t\t<key>" + xmlText(k) + "</key>\n\t\t<string>" + xmlText(o.Env[k]) + "</string>\n")
+	}
+	b.WriteString("\t</dict>\n")
+	return b.String()
 }
 
 func xmlText(s string) string {
