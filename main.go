@@ -241,7 +241,7 @@ func init() {
 			minArgs: 1, maxArgs: 1, run: cmdEvents, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 				fs.StringVar(&o.topic, "topic", "", "only events of this topic")
-				oneOfVar(fs, &o.status, "status", "only events with this status", eventStatuses...)
+				oneOfVar(fs, &o.status, "status", "only events with this status", engine.EventStatuses())
 			})},
 		{name: "runs", args: "WORKFLOW [--limit N] [--json]", summary: "run records of a workflow, newest first",
 			minArgs: 1, maxArgs: 1, run: cmdRuns, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
@@ -249,7 +249,7 @@ func init() {
 			})},
 		{name: "mutations", args: "WORKFLOW [--status S] [--json]", summary: "the mutation ledger of a workflow",
 			minArgs: 1, maxArgs: 1, run: cmdMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				oneOfVar(fs, &o.status, "status", "only mutations with this status", mutationStatuses...)
+				oneOfVar(fs, &o.status, "status", "only mutations with this status", engine.MutationStatuses())
 			})},
 		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: cmdAttention, flags: withJSON(nil)},
 		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval",
@@ -273,8 +273,8 @@ func init() {
 			summary: "set a permission (capability is connector.method)", minArgs: 2, maxArgs: 2, run: cmdGrant,
 			flags: func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.scope, "scope", "", "scope of the grant")
-				o.mode = "allow"
-				oneOfVar(fs, &o.mode, "mode", "allow (default), ask or deny", "allow", "ask", "deny")
+				o.mode = string(engine.GrantAllow)
+				oneOfVar(fs, &o.mode, "mode", "the grant's mode, "+string(engine.GrantAllow)+" by default", engine.GrantModes())
 				countVar(fs, &o.limit, "limit", "daily limit (0: none)")
 			}},
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
@@ -300,12 +300,6 @@ func init() {
 // Flag values: a value a flag cannot take is a usage error (exit 2) naming
 // the flag, never a silent "nothing matched" or a default.
 
-// The statuses a listing can filter on (storage/migrations/001_core.sql).
-var (
-	eventStatuses    = []string{"pending", "consumed", "skipped"}
-	mutationStatuses = []string{"awaiting_approval", "in_flight", "applied", "failed", "needs_reconcile", "indeterminate", "skipped"}
-)
-
 // countVar is a whole number, 0 or more.
 func countVar(fs *flag.FlagSet, p *int, name, usage string) {
 	fs.Func(name, usage, func(s string) error {
@@ -318,8 +312,13 @@ func countVar(fs *flag.FlagSet, p *int, name, usage string) {
 	})
 }
 
-// oneOfVar is one of values.
-func oneOfVar(fs *flag.FlagSet, p *string, name, usage string, values ...string) {
+// oneOfVar is one of values: the typed constants of a state, never a list
+// written here (engine/literals_test.go scans this file).
+func oneOfVar[T ~string](fs *flag.FlagSet, p *string, name, usage string, typed []T) {
+	values := make([]string, len(typed))
+	for i, v := range typed {
+		values[i] = string(v)
+	}
 	fs.Func(name, usage+" ("+strings.Join(values, ", ")+")", func(s string) error {
 		if !slices.Contains(values, s) {
 			return fmt.Errorf("want one of %s", strings.Join(values, ", "))

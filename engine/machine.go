@@ -26,6 +26,15 @@ type (
 	BlockKind      = storage.BlockKind
 	WorkflowStatus = storage.WorkflowStatus
 	EventStatus    = storage.EventStatus
+	GrantMode      = storage.GrantMode
+)
+
+// Every value of a state type, for flags and filters.
+var (
+	RunStatuses      = storage.RunStatuses
+	MutationStatuses = storage.MutationStatuses
+	EventStatuses    = storage.EventStatuses
+	GrantModes       = storage.GrantModes
 )
 
 const (
@@ -70,6 +79,10 @@ const (
 	EventPending  = storage.EventPending
 	EventConsumed = storage.EventConsumed
 	EventSkipped  = storage.EventSkipped
+
+	GrantAllow = storage.GrantAllow
+	GrantAsk   = storage.GrantAsk
+	GrantDeny  = storage.GrantDeny
 )
 
 // ErrConflict: the row was moved by another transition first.

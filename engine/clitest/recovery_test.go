@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"strings"
 	"testing"
 
 	"keep/engine"
@@ -47,5 +48,30 @@ func TestDrainTwice(t *testing.T) {
 	}
 	if !woke {
 		t.Fatalf("status shows no persisted wakeAt for nap: %+v", st.Handlers)
+	}
+}
+
+// TestMutationStatusFlag: --status offers every ledger state, approved
+// included (an approval given while the workflow is paused waits there).
+func TestMutationStatusFlag(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	e.deployLines()
+	e.ok("drain")
+	a := attentionOf(e, engine.AttentionApproval)
+	if len(a) != 1 {
+		t.Fatalf("attention %+v, want one approval", a)
+	}
+	e.ok("pause", "lines")
+	e.ok("approve", a[0].ID)
+	got := jsonOf[[]engine.MutationView](e, "mutations", "lines", "--status", string(engine.MutationApproved))
+	if len(got) != 1 || got[0].Status != engine.MutationApproved {
+		t.Fatalf("mutations --status approved: %+v, want the approved one", got)
+	}
+	r := e.expect(2, "mutations", "lines", "--status", "nope")
+	for _, s := range engine.MutationStatuses() {
+		if !strings.Contains(r.stderr, string(s)) {
+			t.Errorf("a bad --status does not list %q: %s", s, r.stderr)
+		}
 	}
 }
