@@ -224,13 +224,28 @@ func (e *Engine) touchMutation(ctx context.Context, tx *storage.Tx, m *storage.M
 var runMoves = map[RunStatus][]RunStatus{
 	RunActive: {RunPausedTransient, RunPausedApproval, RunPausedReconciliation, RunFailedLogic, RunFailedInternal,
 		RunCommitted, RunCrashed},
-	RunPausedTransient:      {RunActive}, // the same call sent again
-	RunPausedApproval:       {RunActive}, // approved or rejected
-	RunPausedReconciliation: {RunActive}, // it happened, or was skipped
-	RunFailedLogic:          {},          // a retry is a new run
-	RunFailedInternal:       {},          // never retried by itself
-	RunCommitted:            {},          // done
-	RunCrashed:              {},          // recovery made a new run
+	RunPausedTransient: {RunActive}, // the same call sent again
+	// approved or rejected; or its refused credential or permission was
+	// fixed and a new run does the work (ended)
+	RunPausedApproval: {RunActive, RunPausedTransient},
+	// it happened, or was skipped; or it did not, and a new run does the
+	// work (ended)
+	RunPausedReconciliation: {RunActive, RunPausedTransient},
+	RunFailedLogic:          {}, // a retry is a new run
+	RunFailedInternal:       {}, // never retried by itself
+	RunCommitted:            {}, // done
+	RunCrashed:              {}, // recovery made a new run
+}
+
+// ended is the status a paused run closes at when a new run takes its work
+// over: chapter 16's paused:transient, the status of an attempt a new run
+// follows. A run closed while it still said "waiting for approval" or
+// "checking whether it happened" would say so forever; its error stays.
+func ended(run *storage.Run) {
+	switch run.Status {
+	case RunPausedApproval, RunPausedReconciliation:
+		run.Status = RunPausedTransient
+	}
 }
 
 // phaseMoves: phase only moves forward (chapter 06b), along the diagram

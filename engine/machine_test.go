@@ -58,9 +58,10 @@ func TestRunMachine(t *testing.T) {
 	leaves := map[RunStatus][]RunStatus{
 		RunActive: {RunPausedTransient, RunPausedApproval, RunPausedReconciliation, RunFailedLogic, RunFailedInternal,
 			RunCommitted, RunCrashed},
-		RunPausedTransient:      {RunActive},
-		RunPausedApproval:       {RunActive},
-		RunPausedReconciliation: {RunActive},
+		RunPausedTransient: {RunActive},
+		// answered, or ended when a new run takes the work over
+		RunPausedApproval:       {RunActive, RunPausedTransient},
+		RunPausedReconciliation: {RunActive, RunPausedTransient},
 	}
 	for _, from := range statuses {
 		for _, to := range statuses {

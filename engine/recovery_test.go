@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -94,6 +95,51 @@ func TestRestartRecovery(t *testing.T) {
 		}
 		if w := b.handler("rs", "sleeper").WakeAt; w == nil || !w.Equal(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)) {
 			t.Fatalf("sleeper's wakeAt %v, want clamped to 10:00", w)
+		}
+	})
+}
+
+// TestSettledRunsEnd: a run whose uncertain mutation is settled does not
+// keep saying it waits, and the ledger shows the outcome, not the error of
+// the call that left it uncertain.
+func TestSettledRunsEnd(t *testing.T) {
+	t.Parallel()
+
+	t.Run("found not to have happened: the run ends paused:transient, the row failed with why", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		s := newSink(t)
+		s.Set("502", 1) // ambiguous, nothing applied
+		b.deploy("push", pushWorkflow(s.URL, "a"))
+		b.drain()
+		if m := b.mutationsBy(""); len(m) != 1 || m[0].Status != MutationNeedsReconcile {
+			t.Fatalf("mutations %+v, want one needs_reconcile", m)
+		}
+		b.drainUntilQuiet(time.Hour)
+		ms := b.mutationsBy("")
+		if len(ms) != 2 || ms[0].Status != MutationFailed || !strings.Contains(ms[0].Error, "did not happen") || ms[1].Status != MutationApplied {
+			t.Fatalf("mutations %+v, want the first failed (did not happen), the fresh attempt applied", ms)
+		}
+		for _, r := range b.runs("push") {
+			if r.Status == RunPausedReconciliation || r.Status == RunPausedApproval {
+				t.Errorf("run %s (%s) still says %s", r.ID, r.Handler, r.Status)
+			}
+			if r.ID == ms[0].RunID && r.Status != RunPausedTransient {
+				t.Errorf("the run of the failed mutation is %s, want paused:transient (a new run took it over)", r.Status)
+			}
+		}
+	})
+
+	t.Run("found to have happened: the row is applied with no error left on it", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, allowMutations)
+		s := newSink(t)
+		s.Set("500-after-apply", 1)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
+		b.drainUntilQuiet(time.Hour)
+		ms := b.mutationsBy("")
+		if len(ms) != 1 || ms[0].Status != MutationApplied || ms[0].Error != "" {
+			t.Fatalf("mutations %+v, want one applied, its error cleared", ms)
 		}
 	})
 }

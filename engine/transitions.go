@@ -513,7 +513,9 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		mut.Error = why
 	}
 	if ev == MApplied {
-		mut.Result = result
+		// the outcome, not the error of the call that left it uncertain
+		// (the trace keeps that)
+		mut.Result, mut.Error = result, ""
 	}
 	if err := e.moveMutation(ctx, tx, w, mut, ev, by); err != nil {
 		return err
@@ -525,6 +527,7 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		run.Phase, run.Status, run.MutationResult = PhaseMutated, RunActive, resultSkipped
 	case MutationFailed:
 		run.ClosedAt = &now
+		ended(run)
 		if run.Error == "" {
 			run.Error = "the mutation did not happen: " + why
 		}
@@ -676,6 +679,7 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 				} else {
 					now := e.now()
 					run.ClosedAt, run.UpdatedAt = &now, now
+					ended(run)
 					if err := e.moveRun(ctx, tx, w, run, by); err != nil {
 						return err
 					}
