@@ -102,6 +102,7 @@ const (
 	MCheckLater MutationEvent = "check_later" // a check could not tell yet
 	MGiveUp     MutationEvent = "give_up"     // the checks could not tell: the user decides
 	MTryAgain   MutationEvent = "try_again"   // the user: check again
+	MResend     MutationEvent = "resend"      // the user: it did not happen, send the same call again (same key)
 	MSkip       MutationEvent = "skip"        // rejected, skipped by the user, or its input skipped
 )
 
@@ -114,9 +115,9 @@ var mutationMoves = map[MutationStatus]map[MutationEvent]MutationStatus{
 	MutationInFlight: {MApplied: MutationApplied, MFailed: MutationFailed, MUncertain: MutationNeedsReconcile,
 		MRetryLater: MutationInFlight, MSend: MutationInFlight},
 	MutationNeedsReconcile: {MApplied: MutationApplied, MFailed: MutationFailed, MCheckLater: MutationNeedsReconcile,
-		MGiveUp: MutationIndeterminate, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped},
+		MGiveUp: MutationIndeterminate, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped, MResend: MutationInFlight},
 	MutationIndeterminate: {MApplied: MutationApplied, MFailed: MutationFailed, MTryAgain: MutationNeedsReconcile,
-		MSkip: MutationSkipped},
+		MSkip: MutationSkipped, MResend: MutationInFlight},
 	// a failed row whose input the user skips is marked skipped with it
 	MutationFailed:  {MSkip: MutationSkipped},
 	MutationApplied: {},
@@ -150,6 +151,7 @@ var mutationNotes = map[MutationEvent]string{
 	MGiveUp:    NoteIndeterminate,
 	MApprove:   NoteChanged,
 	MTryAgain:  NoteChanged,
+	MResend:    NoteChanged,
 	MApplied:   NoteChanged, // settled by the reconciler or the user
 	MFailed:    NoteChanged,
 	MSkip:      NoteChanged,

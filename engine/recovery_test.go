@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +143,48 @@ func TestSettledRunsEnd(t *testing.T) {
 			t.Fatalf("mutations %+v, want one applied, its error cleared", ms)
 		}
 	})
+}
+
+// TestNotHappenedResendsSameKey: "it did not happen" sends the same call
+// again under the same idempotency key, so a receiver that did get it
+// (the person was wrong) drops the copy: one ledger row, one key, applied
+// once.
+func TestNotHappenedResendsSameKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations)
+	s := newSink(t)
+	s.Set("abort-after-apply", 1) // it arrived, the answer was lost
+	s.ReconcileStatus(500)        // and no check can tell
+	b.deploy("push", pushWorkflow(s.URL, "a"))
+	b.drain()
+	ms := b.mutationsBy("")
+	if len(ms) != 1 || ms[0].Status != MutationNeedsReconcile {
+		t.Fatalf("mutations %+v, want one needs_reconcile", ms)
+	}
+	if err := b.e.Resolve(ctx, ms[0].ID, NotHappened); err != nil {
+		t.Fatal(err)
+	}
+	b.drainUntilQuiet(time.Hour)
+	keys := s.Keys()
+	if len(keys) != 1 {
+		t.Fatalf("keys the receiver saw: %v, want the one key twice", keys)
+	}
+	for k, n := range keys {
+		if n != 2 || !strings.HasSuffix(k, "-"+ms[0].ID) {
+			t.Fatalf("key %s arrived %d times, want the mutation's own key twice", k, n)
+		}
+	}
+	ms = b.mutationsBy("")
+	if len(ms) != 1 || ms[0].Status != MutationApplied || ms[0].Error != "" {
+		t.Fatalf("mutations %+v, want the one row applied, no error left", ms)
+	}
+	for _, r := range b.runs("push") {
+		if r.Handler == "push" && r.Status != RunCommitted && r.Status != RunPausedTransient {
+			t.Errorf("run %s is %s", r.ID, r.Status)
+		}
+	}
+	if err := b.e.Resolve(ctx, ms[0].ID, NotHappened); err == nil {
+		t.Error("a second answer to the settled mutation was accepted")
+	}
 }

@@ -194,7 +194,7 @@ func TestAnswers(t *testing.T) {
 			key, says, call string
 		}{
 			{"h", "it happened: it will be recorded as done", "Resolve m3 happened"},
-			{"f", "it didn't happen: the mutation will be attempted again", "Resolve m3 not-happened"},
+			{"f", "it didn't happen: sent again under the same idempotency key", "Resolve m3 not-happened"},
 			{"s", "skip: the change will not be made; the events will be marked skipped", "Resolve m3 skip"},
 		}
 		for _, c := range cases {
