@@ -257,7 +257,8 @@ func init() {
 				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on")
 			}},
 		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval", minArgs: 1, maxArgs: 1, run: cmdReject},
-		{name: "resolve", args: "ID try-again|happened|not-happened|skip", summary: "answer a reconciliation prompt",
+		{name: "resolve", args: "ID try-again|happened|not-happened|skip",
+			summary: "answer a reconciliation prompt: try-again checks again (check-again says the same), happened, not-happened sends the same call again under its key, skip",
 			minArgs: 2, maxArgs: 2, run: cmdResolve},
 		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},
 		{name: "skip-input", args: "INPUT_ID", summary: "skip an input and the work it caused",
@@ -1435,10 +1436,15 @@ func cmdResolve(ctx context.Context, c *cli, o *opts) error {
 	if err := idArgs("resolve", "mutation id", id); err != nil {
 		return err
 	}
+	if answer == "check-again" {
+		answer = engine.TryAgain // what it does: the outcome is checked again, nothing is sent
+	}
 	switch answer {
 	case engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt:
 	default:
-		return &usageError{msg: fmt.Sprintf("unknown answer %q", answer), usage: lookup("resolve").usage()}
+		// no y/n shorthand: "n" would be both "no" and "it did not happen"
+		return &usageError{msg: fmt.Sprintf("unknown answer %q: one of %s (check again), %s, %s, %s", answer,
+			engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt), usage: lookup("resolve").usage()}
 	}
 	return action(ctx, c, func(api engine.API) error { return api.Resolve(ctx, id, answer) },
 		fmt.Sprintf("resolved %s: %s", id, answer))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/enginetest/kit"
 )
 
 // sleeperWorkflow's one consumer has nothing to read and asks to be woken
@@ -73,5 +74,60 @@ func TestMutationStatusFlag(t *testing.T) {
 		if !strings.Contains(r.stderr, string(s)) {
 			t.Errorf("a bad --status does not list %q: %s", s, r.stderr)
 		}
+	}
+}
+
+// postWorkflow posts one item to SINK with a reconcile URL.
+const postWorkflow = `
+export default Keep.workflow({
+  name: "post",
+  topics: { item: {} },
+  producers: { feed: { publishes: ["item"], schedule: { interval: "1h" }, handler: async (ctx) => {
+    const inputId = ctx.registerInput({ source: "http", type: "resource", id: "a", title: "Item a" });
+    await ctx.publish("item", { messageId: "a", inputId, payload: { id: "a" } });
+  } } },
+  consumers: { push: Keep.consumer({
+    subscribe: ["item"],
+    async prepare(ctx) {
+      const [e] = await ctx.peek("item", { limit: 1 });
+      if (!e) return { reservations: [], data: {} };
+      return { reservations: [{ topic: "item", ids: [e.messageId] }], data: {}, ui: { title: "Post a" } };
+    },
+    async mutate(ctx) {
+      await ctx.http.request({ method: "POST", url: SINK + "/items", json: { id: "a" }, reconcile: { url: SINK + "/items/a" } });
+    },
+    async next() {},
+  }) },
+});
+`
+
+// TestResolveAnswersMeanOneThing: keep resolve takes the four answers by
+// name; a y/n shorthand is refused with the list, and check-again (the
+// same as try-again) checks without sending anything.
+func TestResolveAnswersMeanOneThing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	s := kit.NewSink(t)
+	s.Set("500", 1) // nothing applied, the outcome uncertain
+	e.ok("deploy", e.file(e.dir, "post.js", strings.ReplaceAll(postWorkflow, "SINK", `"`+s.URL+`"`)))
+	e.ok("drain")
+	ms := jsonOf[[]engine.MutationView](e, "mutations", "post")
+	if len(ms) != 1 || ms[0].Status != engine.MutationNeedsReconcile {
+		t.Fatalf("mutations %+v, want one needs_reconcile", ms)
+	}
+	for _, short := range []string{"n", "y", "no"} {
+		r := e.expect(2, "resolve", ms[0].ID, short)
+		for _, a := range []engine.Answer{engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt} {
+			if !strings.Contains(r.stderr, string(a)) {
+				t.Errorf("resolve %s: the refusal does not name %s: %s", short, a, r.stderr)
+			}
+		}
+	}
+	e.ok("resolve", ms[0].ID, "check-again")
+	if s.Posts() != 1 {
+		t.Fatalf("check again sent the call: %d posts", s.Posts())
+	}
+	if got := jsonOf[[]engine.MutationView](e, "mutations", "post"); got[0].Status != engine.MutationNeedsReconcile {
+		t.Fatalf("after check-again the row is %s, want still needs_reconcile (checked when due)", got[0].Status)
 	}
 }
