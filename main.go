@@ -246,7 +246,7 @@ func init() {
 			minArgs: 1, maxArgs: 1, run: cmdEvents, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 				fs.StringVar(&o.topic, "topic", "", "only events of this topic")
-				oneOfVar(fs, &o.status, "status", "only events with this status", eventStatuses...)
+				oneOfVar(fs, &o.status, "status", "only events with this status", engine.EventStatuses())
 			})},
 		{name: "runs", args: "WORKFLOW [--limit N] [--json]", summary: "run records of a workflow, newest first",
 			minArgs: 1, maxArgs: 1, run: cmdRuns, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
@@ -254,7 +254,7 @@ func init() {
 			})},
 		{name: "mutations", args: "WORKFLOW [--status S] [--json]", summary: "the mutation ledger of a workflow",
 			minArgs: 1, maxArgs: 1, run: cmdMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				oneOfVar(fs, &o.status, "status", "only mutations with this status", mutationStatuses...)
+				oneOfVar(fs, &o.status, "status", "only mutations with this status", engine.MutationStatuses())
 			})},
 		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: cmdAttention, flags: withJSON(nil)},
 		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
@@ -262,7 +262,8 @@ func init() {
 				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on")
 			}},
 		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
-		{name: "resolve", args: "ID try-again|happened|not-happened|skip", summary: "answer a reconciliation prompt",
+		{name: "resolve", args: "ID try-again|happened|not-happened|skip",
+			summary: "answer a reconciliation prompt: try-again checks again (check-again says the same), happened, not-happened sends the same call again under its key, skip",
 			minArgs: 2, maxArgs: 2, run: cmdResolve},
 		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},
 		{name: "skip-input", args: "INPUT_ID", summary: "skip an input and the work it caused",
@@ -278,8 +279,8 @@ func init() {
 			summary: "set a permission (capability is connector.method)", minArgs: 2, maxArgs: 2, run: cmdGrant,
 			flags: func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.scope, "scope", "", "scope of the grant")
-				o.mode = "allow"
-				oneOfVar(fs, &o.mode, "mode", "allow (default), ask or deny", "allow", "ask", "deny")
+				o.mode = string(engine.GrantAllow)
+				oneOfVar(fs, &o.mode, "mode", "the grant's mode, "+string(engine.GrantAllow)+" by default", engine.GrantModes())
 				countVar(fs, &o.limit, "limit", "daily limit (0: none)")
 			}},
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
@@ -305,12 +306,6 @@ func init() {
 // Flag values: a value a flag cannot take is a usage error (exit 2) naming
 // the flag, never a silent "nothing matched" or a default.
 
-// The statuses a listing can filter on (storage/migrations/001_core.sql).
-var (
-	eventStatuses    = []string{"pending", "consumed", "skipped"}
-	mutationStatuses = []string{"awaiting_approval", "in_flight", "applied", "failed", "needs_reconcile", "indeterminate", "skipped"}
-)
-
 // countVar is a whole number, 0 or more.
 func countVar(fs *flag.FlagSet, p *int, name, usage string) {
 	fs.Func(name, usage, func(s string) error {
@@ -323,8 +318,13 @@ func countVar(fs *flag.FlagSet, p *int, name, usage string) {
 	})
 }
 
-// oneOfVar is one of values.
-func oneOfVar(fs *flag.FlagSet, p *string, name, usage string, values ...string) {
+// oneOfVar is one of values: the typed constants of a state, never a list
+// written here (engine/literals_test.go scans this file).
+func oneOfVar[T ~string](fs *flag.FlagSet, p *string, name, usage string, typed []T) {
+	values := make([]string, len(typed))
+	for i, v := range typed {
+		values[i] = string(v)
+	}
 	fs.Func(name, usage+" ("+strings.Join(values, ", ")+")", func(s string) error {
 		if !slices.Contains(values, s) {
 			return fmt.Errorf("want one of %s", strings.Join(values, ", "))
@@ -1534,10 +1534,15 @@ func cmdResolve(ctx context.Context, c *cli, o *opts) error {
 	if err := idArgs("resolve", "mutation id", id); err != nil {
 		return err
 	}
+	if answer == "check-again" {
+		answer = engine.TryAgain // what it does: the outcome is checked again, nothing is sent
+	}
 	switch answer {
 	case engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt:
 	default:
-		return &usageError{msg: fmt.Sprintf("unknown answer %q", answer), usage: lookup("resolve").usage()}
+		// no y/n shorthand: "n" would be both "no" and "it did not happen"
+		return &usageError{msg: fmt.Sprintf("unknown answer %q: one of %s (check again), %s, %s, %s", answer,
+			engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt), usage: lookup("resolve").usage()}
 	}
 	return action(ctx, c, func(api engine.API) error { return api.Resolve(ctx, id, answer) },
 		fmt.Sprintf("resolved %s: %s", id, answer))

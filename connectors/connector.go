@@ -160,10 +160,9 @@ type Error struct {
 	// RetryAfter is the service's own hint for transient failures.
 	RetryAfter time.Duration
 	// NotSent: the call never reached the service (a refused connection, a
-	// name that does not resolve, a failed handshake). For a mutation this
-	// is a definite failure — the ledger row is failed and a fresh run tries
-	// later — unlike a service's own "try again" (429, 503), which the host
-	// retries as the same mutation.
+	// name that does not resolve, a failed handshake): nothing was done, so
+	// the host sends the same mutation again after a back-off, as it does
+	// after a service's own "try again" (429, 503), never reconciling it.
 	NotSent bool
 	Err     error
 }

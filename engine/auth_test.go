@@ -159,6 +159,11 @@ func TestAuthFailurePausesUntilSignIn(t *testing.T) {
 	if api.posts.Load() < 3 {
 		t.Errorf("%d posts, want the workflow to have gone on", api.posts.Load())
 	}
+	for _, r := range b.runs("sync") {
+		if r.Status == RunPausedApproval {
+			t.Errorf("run %s still says %s after the sign-in lifted its block", r.ID, r.Status)
+		}
+	}
 
 	held := 0
 	for _, r := range b.runs("sync") {

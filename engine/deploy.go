@@ -81,6 +81,9 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 			if err := tx.EnsureSchedule(ctx, w.ID, c.Name, "consumer"); err != nil {
 				return err
 			}
+			if err := tx.MarkUnrun(ctx, w.ID, c.Name); err != nil {
+				return err
+			}
 		}
 		for _, cap := range sc.Capabilities {
 			if err := tx.EnsureGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: cap, Mode: e.pol.DefaultMutationMode}, now); err != nil {

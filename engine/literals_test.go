@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,9 +32,10 @@ var onlyStates = []string{
 }
 
 // TestNoStatusLiterals: outside a const declaration, no non-test Go file of
-// the engine or storage spells a state as a string literal, nor the TUI a
-// value that is only a state; they use the typed constants
-// (storage/states.go, re-exported by the engine).
+// the engine or storage, nor main.go, spells a state as a string literal,
+// nor the TUI a value that is only a state; they use the typed constants
+// (storage/states.go, re-exported by the engine), and flags list their
+// values from them.
 func TestNoStatusLiterals(t *testing.T) {
 	set := func(vs []string) map[string]bool {
 		m := map[string]bool{}
@@ -43,12 +45,19 @@ func TestNoStatusLiterals(t *testing.T) {
 		return m
 	}
 	var bad []string
-	for _, dir := range []string{".", "../storage", "../tui"} {
+	for _, dir := range []string{".", "../storage", "../tui", "../main.go"} {
 		values := set(stateValues)
-		if dir == "../tui" {
+		switch dir {
+		case "../tui":
 			values = set(onlyStates)
+		case "../main.go":
+			// "auth" is also a sub-command's name there
+			delete(values, "auth")
 		}
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if dir == "../main.go" {
+			files = []string{dir}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,4 +92,62 @@ func TestNoStatusLiterals(t *testing.T) {
 	if len(bad) > 0 {
 		t.Fatalf("%d state literals outside a const declaration (use the typed constants):\n%s", len(bad), strings.Join(bad, "\n"))
 	}
+}
+
+// TestStateListsComplete: each full list of a state type (what flags offer)
+// holds every constant of that type declared in storage/states.go, so a
+// state added there cannot be missing from a flag's values.
+func TestStateListsComplete(t *testing.T) {
+	lists := map[string][]string{
+		"RunStatus":      strs(RunStatuses()),
+		"MutationStatus": strs(MutationStatuses()),
+		"EventStatus":    strs(EventStatuses()),
+		"GrantMode":      strs(GrantModes()),
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "../storage/states.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string][]string{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			typ, ok := vs.Type.(*ast.Ident)
+			if !ok || lists[typ.Name] == nil {
+				continue
+			}
+			for _, v := range vs.Values {
+				if lit, ok := v.(*ast.BasicLit); ok {
+					s, _ := strconv.Unquote(lit.Value)
+					declared[typ.Name] = append(declared[typ.Name], s)
+				}
+			}
+		}
+	}
+	for typ, list := range lists {
+		if len(declared[typ]) == 0 {
+			t.Errorf("no constants of %s found in storage/states.go", typ)
+		}
+		for _, v := range declared[typ] {
+			if !slices.Contains(list, v) {
+				t.Errorf("%s %q is declared but missing from its full list", typ, v)
+			}
+		}
+		if len(list) != len(declared[typ]) {
+			t.Errorf("%s: full list %v, declared %v", typ, list, declared[typ])
+		}
+	}
+}
+
+func strs[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }

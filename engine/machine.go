@@ -26,6 +26,15 @@ type (
 	BlockKind      = storage.BlockKind
 	WorkflowStatus = storage.WorkflowStatus
 	EventStatus    = storage.EventStatus
+	GrantMode      = storage.GrantMode
+)
+
+// Every value of a state type, for flags and filters.
+var (
+	RunStatuses      = storage.RunStatuses
+	MutationStatuses = storage.MutationStatuses
+	EventStatuses    = storage.EventStatuses
+	GrantModes       = storage.GrantModes
 )
 
 const (
@@ -70,6 +79,10 @@ const (
 	EventPending  = storage.EventPending
 	EventConsumed = storage.EventConsumed
 	EventSkipped  = storage.EventSkipped
+
+	GrantAllow = storage.GrantAllow
+	GrantAsk   = storage.GrantAsk
+	GrantDeny  = storage.GrantDeny
 )
 
 // ErrConflict: the row was moved by another transition first.
@@ -89,6 +102,7 @@ const (
 	MCheckLater MutationEvent = "check_later" // a check could not tell yet
 	MGiveUp     MutationEvent = "give_up"     // the checks could not tell: the user decides
 	MTryAgain   MutationEvent = "try_again"   // the user: check again
+	MResend     MutationEvent = "resend"      // the user: it did not happen, send the same call again (same key)
 	MSkip       MutationEvent = "skip"        // rejected, skipped by the user, or its input skipped
 )
 
@@ -101,9 +115,9 @@ var mutationMoves = map[MutationStatus]map[MutationEvent]MutationStatus{
 	MutationInFlight: {MApplied: MutationApplied, MFailed: MutationFailed, MUncertain: MutationNeedsReconcile,
 		MRetryLater: MutationInFlight, MSend: MutationInFlight},
 	MutationNeedsReconcile: {MApplied: MutationApplied, MFailed: MutationFailed, MCheckLater: MutationNeedsReconcile,
-		MGiveUp: MutationIndeterminate, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped},
+		MGiveUp: MutationIndeterminate, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped, MResend: MutationInFlight},
 	MutationIndeterminate: {MApplied: MutationApplied, MFailed: MutationFailed, MTryAgain: MutationNeedsReconcile,
-		MSkip: MutationSkipped},
+		MSkip: MutationSkipped, MResend: MutationInFlight},
 	// a failed row whose input the user skips is marked skipped with it
 	MutationFailed:  {MSkip: MutationSkipped},
 	MutationApplied: {},
@@ -137,6 +151,7 @@ var mutationNotes = map[MutationEvent]string{
 	MGiveUp:    NoteIndeterminate,
 	MApprove:   NoteChanged,
 	MTryAgain:  NoteChanged,
+	MResend:    NoteChanged,
 	MApplied:   NoteChanged, // settled by the reconciler or the user
 	MFailed:    NoteChanged,
 	MSkip:      NoteChanged,
@@ -211,13 +226,28 @@ func (e *Engine) touchMutation(ctx context.Context, tx *storage.Tx, m *storage.M
 var runMoves = map[RunStatus][]RunStatus{
 	RunActive: {RunPausedTransient, RunPausedApproval, RunPausedReconciliation, RunFailedLogic, RunFailedInternal,
 		RunCommitted, RunCrashed},
-	RunPausedTransient:      {RunActive}, // the same call sent again
-	RunPausedApproval:       {RunActive}, // approved or rejected
-	RunPausedReconciliation: {RunActive}, // it happened, or was skipped
-	RunFailedLogic:          {},          // a retry is a new run
-	RunFailedInternal:       {},          // never retried by itself
-	RunCommitted:            {},          // done
-	RunCrashed:              {},          // recovery made a new run
+	RunPausedTransient: {RunActive}, // the same call sent again
+	// approved or rejected; or its refused credential or permission was
+	// fixed and a new run does the work (ended)
+	RunPausedApproval: {RunActive, RunPausedTransient},
+	// it happened, or was skipped; or it did not, and a new run does the
+	// work (ended)
+	RunPausedReconciliation: {RunActive, RunPausedTransient},
+	RunFailedLogic:          {}, // a retry is a new run
+	RunFailedInternal:       {}, // never retried by itself
+	RunCommitted:            {}, // done
+	RunCrashed:              {}, // recovery made a new run
+}
+
+// ended is the status a paused run closes at when a new run takes its work
+// over: chapter 16's paused:transient, the status of an attempt a new run
+// follows. A run closed while it still said "waiting for approval" or
+// "checking whether it happened" would say so forever; its error stays.
+func ended(run *storage.Run) {
+	switch run.Status {
+	case RunPausedApproval, RunPausedReconciliation:
+		run.Status = RunPausedTransient
+	}
 }
 
 // phaseMoves: phase only moves forward (chapter 06b), along the diagram

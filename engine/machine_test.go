@@ -19,7 +19,7 @@ func TestMutationMachine(t *testing.T) {
 	t.Parallel()
 	statuses := []MutationStatus{"", MutationAwaitingApproval, MutationApproved, MutationInFlight, MutationApplied,
 		MutationFailed, MutationNeedsReconcile, MutationIndeterminate, MutationSkipped}
-	events := []MutationEvent{MAsk, MSend, MApprove, MApplied, MFailed, MUncertain, MRetryLater, MCheckLater, MGiveUp, MTryAgain, MSkip}
+	events := []MutationEvent{MAsk, MSend, MApprove, MApplied, MFailed, MUncertain, MRetryLater, MCheckLater, MGiveUp, MTryAgain, MSkip, MResend}
 	want := map[MutationStatus]map[MutationEvent]MutationStatus{
 		"":                       {MAsk: MutationAwaitingApproval, MSend: MutationInFlight},
 		MutationAwaitingApproval: {MApprove: MutationApproved, MSkip: MutationSkipped},
@@ -27,9 +27,11 @@ func TestMutationMachine(t *testing.T) {
 		MutationInFlight: {MApplied: MutationApplied, MFailed: MutationFailed, MUncertain: MutationNeedsReconcile,
 			MRetryLater: MutationInFlight, MSend: MutationInFlight},
 		MutationNeedsReconcile: {MApplied: MutationApplied, MFailed: MutationFailed, MCheckLater: MutationNeedsReconcile,
-			MGiveUp: MutationIndeterminate, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped},
-		MutationIndeterminate: {MApplied: MutationApplied, MFailed: MutationFailed, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped},
-		MutationFailed:        {MSkip: MutationSkipped},
+			MGiveUp: MutationIndeterminate, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped, MResend: MutationInFlight},
+		// it did not happen, says the user: the same call again, same key
+		MutationIndeterminate: {MApplied: MutationApplied, MFailed: MutationFailed, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped,
+			MResend: MutationInFlight},
+		MutationFailed: {MSkip: MutationSkipped},
 	}
 	for _, from := range statuses {
 		for _, ev := range events {
@@ -58,9 +60,10 @@ func TestRunMachine(t *testing.T) {
 	leaves := map[RunStatus][]RunStatus{
 		RunActive: {RunPausedTransient, RunPausedApproval, RunPausedReconciliation, RunFailedLogic, RunFailedInternal,
 			RunCommitted, RunCrashed},
-		RunPausedTransient:      {RunActive},
-		RunPausedApproval:       {RunActive},
-		RunPausedReconciliation: {RunActive},
+		RunPausedTransient: {RunActive},
+		// answered, or ended when a new run takes the work over
+		RunPausedApproval:       {RunActive, RunPausedTransient},
+		RunPausedReconciliation: {RunActive, RunPausedTransient},
 	}
 	for _, from := range statuses {
 		for _, to := range statuses {

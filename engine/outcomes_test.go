@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -12,7 +13,7 @@ import (
 func TestMutationOutcomes(t *testing.T) {
 	t.Parallel()
 
-	t.Run("a refused connection is a definite failure: ledger failed, run paused:transient with back-off, never needs_reconcile", func(t *testing.T) {
+	t.Run("a refused connection is retried as the same row and key, never needs_reconcile; only giving up is a failure", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -24,8 +25,8 @@ func TestMutationOutcomes(t *testing.T) {
 		b.deploy("push", pushWorkflow("http://"+addr, "a"))
 		b.drain()
 		ms := b.mutationsBy("")
-		if len(ms) != 1 || ms[0].Status != "failed" {
-			t.Fatalf("mutations = %+v, want one failed", ms)
+		if len(ms) != 1 || ms[0].Status != MutationInFlight {
+			t.Fatalf("mutations = %+v, want one waiting to be sent again (not failed)", ms)
 		}
 		var paused bool
 		for _, r := range b.runs("push") {
@@ -35,21 +36,20 @@ func TestMutationOutcomes(t *testing.T) {
 			t.Fatalf("runs %+v, want the consumer's run paused:transient", b.runs("push"))
 		}
 		w := b.workflow("push")
-		if w.Block == nil || w.Block.Kind != "transient" || w.State == StateNeedsAttention {
-			t.Fatalf("block %+v, state %s: want a transient back-off, not the user's matter", w.Block, w.State)
+		if w.Block == nil || w.Block.Kind != "transient" || w.State == StateNeedsAttention || !strings.Contains(w.Block.Reason, "again") {
+			t.Fatalf("block %+v, state %s: want a transient back-off that says it sends again, not the user's matter", w.Block, w.State)
 		}
 		if next, _ := b.e.NextDue(context.Background()); next == nil || !next.After(b.clock.Now()) {
 			t.Fatalf("next due %v, want a retry after a back-off", next)
 		}
-		if ev := b.events("push", "item")[0]; ev.ReservedBy != "" || ev.Status != "pending" {
-			t.Fatalf("event %+v, want released for a fresh run", ev)
+		if ev := b.events("push", "item")[0]; ev.ReservedBy == "" {
+			t.Fatalf("event %+v, want it held for the same call", ev)
 		}
 		b.reopen() // a restart changes nothing about a call that was never sent
 		b.drainUntilQuiet(time.Hour)
-		for _, m := range b.mutationsBy("") {
-			if m.Status != "failed" {
-				t.Fatalf("mutation %s is %s after a restart, want failed (it never left)", m.ID, m.Status)
-			}
+		ms = b.mutationsBy("")
+		if len(ms) != 1 || ms[0].Status != MutationFailed || !strings.Contains(ms[0].Error, "gave up after") {
+			t.Fatalf("mutations %+v, want the one row, failed only once the retries gave up", ms)
 		}
 	})
 

@@ -343,33 +343,11 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 		case connectors.Transient:
 			mut.Error = callErr.Error()
 			var ce *connectors.Error
-			if errors.As(callErr, &ce) && ce.NotSent {
-				// it never reached the service: a definite failure; the
-				// events are released and a fresh run tries after a back-off
-				ev, mut.NextAttemptAt = MFailed, nil
-				run.Status, run.Error = RunPausedTransient, fmt.Sprintf("%s.%s not sent: %s", mut.Connector, mut.Method, callErr)
-				if _, err := tx.Release(ctx, run.ID, now); err != nil {
-					return err
-				}
-				w.TransientFailures++
-				if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
-					return err
-				}
-				reason := run.Handler + ": " + run.Error
-				var retryAt *time.Time
-				if w.TransientFailures <= e.pol.TransientRetries {
-					t := now.Add(e.backoff(w.TransientFailures))
-					retryAt = &t
-				} else {
-					reason = fmt.Sprintf("gave up after %d attempts: %s", w.TransientFailures, reason)
-				}
-				if err := e.setBlock(ctx, tx, w, BlockTransient, reason, run.ID, retryAt); err != nil {
-					return err
-				}
-				break
-			}
-			// the service said "not now" (429, 503): the host sends the same
-			// call, with the same key, after a back-off. The row stays
+			errors.As(callErr, &ce)
+			// the service said "not now" (429, 503), or the call never
+			// reached it (a refused connection: nothing done): the host sends
+			// the same call, with the same key, after a back-off — a retry,
+			// not a failure, until the limit. The row stays
 			// in_flight with its next attempt set — known not sent, so a
 			// restart meanwhile resends it rather than reconciling it.
 			if mut.Attempts > e.pol.TransientRetries {
@@ -513,7 +491,9 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		mut.Error = why
 	}
 	if ev == MApplied {
-		mut.Result = result
+		// the outcome, not the error of the call that left it uncertain
+		// (the trace keeps that)
+		mut.Result, mut.Error = result, ""
 	}
 	if err := e.moveMutation(ctx, tx, w, mut, ev, by); err != nil {
 		return err
@@ -525,6 +505,7 @@ func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		run.Phase, run.Status, run.MutationResult = PhaseMutated, RunActive, resultSkipped
 	case MutationFailed:
 		run.ClosedAt = &now
+		ended(run)
 		if run.Error == "" {
 			run.Error = "the mutation did not happen: " + why
 		}
@@ -676,6 +657,7 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 				} else {
 					now := e.now()
 					run.ClosedAt, run.UpdatedAt = &now, now
+					ended(run)
 					if err := e.moveRun(ctx, tx, w, run, by); err != nil {
 						return err
 					}

@@ -126,7 +126,19 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 		case Happened:
 			return e.settleTx(ctx, tx, w, m, run, MApplied, "user", nil, "")
 		case NotHappened:
-			return e.settleTx(ctx, tx, w, m, run, MFailed, "user", nil, "the user said it did not happen")
+			// the same row, sent again under the same idempotency key: a
+			// receiver that did get it after all drops the copy. The
+			// scheduler sends it as it sends a call a 429 put off.
+			now := e.now()
+			if err := e.cancelReminder(tx, m); err != nil {
+				return err
+			}
+			m.ReconcileAttempts, m.NextAttemptAt = 0, &now
+			m.Error = "the user said it did not happen: sending it again"
+			if err := e.moveMutation(ctx, tx, w, m, MResend, "user"); err != nil {
+				return err
+			}
+			return e.setBlock(ctx, tx, w, BlockReconciliation, "sending "+titleOr(m)+" again", run.ID, nil)
 		default:
 			return e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "skipped by the user")
 		}

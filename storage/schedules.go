@@ -8,7 +8,7 @@ import (
 
 // Schedules returns the persisted schedule of every handler of a workflow.
 func (q Q) Schedules(ctx context.Context, workflowID int64) ([]Schedule, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT workflow_id, handler, handler_type, next_run_at, wake_at
+	rows, err := q.q.QueryContext(ctx, `SELECT workflow_id, handler, handler_type, next_run_at, wake_at, unrun
 		FROM schedules WHERE workflow_id = ? ORDER BY handler`, workflowID)
 	if err != nil {
 		return nil, err
@@ -18,7 +18,7 @@ func (q Q) Schedules(ctx context.Context, workflowID int64) ([]Schedule, error) 
 	for rows.Next() {
 		var s Schedule
 		var next, wake sql.NullInt64
-		if err := rows.Scan(&s.WorkflowID, &s.Handler, &s.HandlerType, &next, &wake); err != nil {
+		if err := rows.Scan(&s.WorkflowID, &s.Handler, &s.HandlerType, &next, &wake, &s.Unrun); err != nil {
 			return nil, err
 		}
 		s.NextRunAt, s.WakeAt = fromNullMS(next), fromNullMS(wake)
@@ -40,10 +40,28 @@ func (tx *Tx) SetNextRun(ctx context.Context, workflowID int64, handler string, 
 	return err
 }
 
-// SetWake stores (or, with nil, clears) a consumer's wakeAt.
+// SetWake stores (or, with nil, clears) a consumer's wakeAt at the commit
+// of one of its runs, which also ends its "not run since deploy" mark.
 func (tx *Tx) SetWake(ctx context.Context, workflowID int64, handler string, at *time.Time) error {
 	// a run that leaves the wake as it was writes nothing
-	_, err := tx.exec(ctx, `UPDATE schedules SET wake_at = ?1 WHERE workflow_id = ?2 AND handler = ?3 AND wake_at IS NOT ?1`, msPtr(at), workflowID, handler)
+	_, err := tx.exec(ctx, `UPDATE schedules SET wake_at = ?1, unrun = 0
+		WHERE workflow_id = ?2 AND handler = ?3 AND (wake_at IS NOT ?1 OR unrun = 1)`, msPtr(at), workflowID, handler)
+	return err
+}
+
+// ClampWake moves a consumer's persisted wakeAt no later than latest
+// (restart recovery: the policy or the clock may have changed since it was
+// stored).
+func (tx *Tx) ClampWake(ctx context.Context, workflowID int64, handler string, latest time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE schedules SET wake_at = ?1 WHERE workflow_id = ?2 AND handler = ?3 AND wake_at > ?1`,
+		ms(latest), workflowID, handler)
+	return err
+}
+
+// MarkUnrun marks a consumer as deployed and not run since: a restart
+// before its first commit still runs it once (chapter 16 "Initial State").
+func (tx *Tx) MarkUnrun(ctx context.Context, workflowID int64, handler string) error {
+	_, err := tx.exec(ctx, `UPDATE schedules SET unrun = 1 WHERE workflow_id = ? AND handler = ? AND unrun = 0`, workflowID, handler)
 	return err
 }
 

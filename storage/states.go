@@ -115,6 +115,37 @@ const (
 	EventSkipped  EventStatus = "skipped"
 )
 
+// GrantMode is what a grant lets a mutation do (DESIGN.md §7.4).
+type GrantMode string
+
+const (
+	GrantAllow GrantMode = "allow"
+	GrantAsk   GrantMode = "ask"
+	GrantDeny  GrantMode = "deny"
+)
+
+// The full lists, for what offers a choice among the states (a flag's
+// values, a filter); the literal test checks each holds every constant of
+// its type, so a state added above and not here fails it.
+
+func RunStatuses() []RunStatus {
+	return []RunStatus{RunActive, RunPausedTransient, RunPausedApproval, RunPausedReconciliation,
+		RunFailedLogic, RunFailedInternal, RunCommitted, RunCrashed}
+}
+
+func MutationStatuses() []MutationStatus {
+	return []MutationStatus{MutationAwaitingApproval, MutationApproved, MutationInFlight, MutationApplied,
+		MutationFailed, MutationNeedsReconcile, MutationIndeterminate, MutationSkipped}
+}
+
+func EventStatuses() []EventStatus {
+	return []EventStatus{EventPending, EventConsumed, EventSkipped}
+}
+
+func GrantModes() []GrantMode {
+	return []GrantMode{GrantAllow, GrantAsk, GrantDeny}
+}
+
 // ErrConflict: a compare-and-set write found the row no longer in the
 // state the caller read (another transition moved it first).
 var ErrConflict = errors.New("conflict: the row moved meanwhile")

@@ -159,6 +159,8 @@ type Schedule struct {
 	HandlerType string
 	NextRunAt   *time.Time
 	WakeAt      *time.Time
+	// Unrun: a consumer deployed and not committed a run since.
+	Unrun bool
 }
 
 type TraceEntry struct {

@@ -49,14 +49,14 @@ func TestAttentionKeysWorkWhereThePersonIs(t *testing.T) {
 		}
 	})
 
-	t.Run("a reconciliation prompt selected in Attention answers t from Workflows", func(t *testing.T) {
+	t.Run("a reconciliation prompt selected in Attention answers c from Workflows", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t)
 		h.keys("3", "down", "1")
-		if !strings.Contains(ansi.Strip(h.m.helpView()), "t try again") {
-			t.Errorf("help lacks t try again: %s", h.m.helpView())
+		if !strings.Contains(ansi.Strip(h.m.helpView()), "c check again") {
+			t.Errorf("help lacks c check again: %s", h.m.helpView())
 		}
-		h.keys("t")
+		h.keys("c")
 		if got := h.api.actions(); !slices.Equal(got, []string{"Resolve m3 try-again"}) {
 			t.Fatalf("calls = %v", got)
 		}

@@ -20,7 +20,7 @@ func TestGolden(t *testing.T) {
 		{"inputs", []string{"2"}},
 		{"inputs_details", []string{"2", "enter"}},
 		{"attention", []string{"3"}},
-		{"attention_confirm", []string{"3", "down", "n"}},
+		{"attention_confirm", []string{"3", "down", "f"}},
 		{"runs", []string{"4"}},
 		{"trace", []string{"4", "down", "down", "enter"}},
 		{"filter", []string{"2", "/", "b", "o", "b"}},

@@ -108,7 +108,7 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea
 		return ask(q("it happened:"), "it happened: it will be recorded as done and the workflow goes on",
 			resolve(engine.Happened, "recorded as happened: "+title))
 	case keyIs(msg, k.NotHappened):
-		return ask(q("it didn't happen:"), "it didn't happen: the mutation will be attempted again",
+		return ask(q("it didn't happen:"), "it didn't happen: sent again under the same idempotency key",
 			resolve(engine.NotHappened, "recorded as not happened: "+title))
 	case keyIs(msg, k.Skip):
 		return ask(q("skip"), "skip: the change will not be made; the events will be marked skipped and not processed",

@@ -195,7 +195,7 @@ func TestAnswers(t *testing.T) {
 			key, says, call string
 		}{
 			{"h", "it happened: it will be recorded as done", "Resolve m3 happened"},
-			{"n", "it didn't happen: the mutation will be attempted again", "Resolve m3 not-happened"},
+			{"f", "it didn't happen: sent again under the same idempotency key", "Resolve m3 not-happened"},
 			{"s", "skip: the change will not be made; the events will be marked skipped", "Resolve m3 skip"},
 		}
 		for _, c := range cases {
@@ -210,9 +210,9 @@ func TestAnswers(t *testing.T) {
 			}
 		}
 		h := setup(t)
-		h.keys("3", "down", "t")
+		h.keys("3", "down", "c")
 		if got := h.api.actions(); !slices.Equal(got, []string{"Resolve m3 try-again"}) {
-			t.Errorf("t: calls = %v (try again needs no confirmation)", got)
+			t.Errorf("c: calls = %v (check again needs no confirmation)", got)
 		}
 	})
 
@@ -220,12 +220,12 @@ func TestAnswers(t *testing.T) {
 		t.Parallel()
 		h := setup(t)
 		h.keys("3")
-		h.keys("t", "h", "r", "S")
+		h.keys("c", "h", "r", "S")
 		if got := h.api.actions(); len(got) != 0 {
 			t.Fatalf("reconciliation keys acted on an approval: %v", got)
 		}
 		help := h.m.helpView()
-		for _, no := range []string{"try again", "it happened", "retry", "skip input"} {
+		for _, no := range []string{"check again", "it happened", "retry", "skip input"} {
 			if strings.Contains(help, no) {
 				t.Errorf("help offers %q on an approval: %s", no, help)
 			}
