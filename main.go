@@ -626,6 +626,10 @@ func (c *cli) openLog() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	c.onClose(func() { closer.Close() })
+	if cfg, err := c.config(); err == nil {
+		accts, _ := c.accounts()
+		logger = engine.RedactLogs(logger, engine.HeldSecrets(cfg, accts))
+	}
 	return logger.With("pid", os.Getpid())
 }
 

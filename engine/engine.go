@@ -166,7 +166,7 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 		reg:     opts.Connectors,
 		pol:     opts.Policy,
 		now:     func() time.Time { return opts.Now().UTC() },
-		log:     opts.Logger.With("component", "engine"),
+		log:     RedactLogs(opts.Logger, opts.Connectors.Held()).With("component", "engine"),
 		repair:  opts.Repairer,
 		events:  opts.Events,
 		wfs:     map[int64]*wfState{},
