@@ -23,9 +23,23 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
-	if _, err := os.Stat(path); err == nil {
+	// a backup holds what the database holds: it is created 0600, empty,
+	// before VACUUM INTO fills it (which takes an empty file), so it is
+	// never readable by others, not even for a moment
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("storage: backup: %s already exists; not overwriting it", path)
 	}
+	if err != nil {
+		return fmt.Errorf("storage: backup: %w", err)
+	}
+	f.Close()
+	done := false
+	defer func() {
+		if !done {
+			os.Remove(path)
+		}
+	}()
 	c, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
@@ -34,10 +48,7 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	if _, err := c.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
 		return fmt.Errorf("storage: backup to %s: %w", path, err)
 	}
-	// a backup holds what the database holds: only its owner may read it
-	if err := os.Chmod(path, 0o600); err != nil {
-		return fmt.Errorf("storage: backup: %w", err)
-	}
+	done = true
 	return nil
 }
 
