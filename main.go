@@ -439,6 +439,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// the first signal asks the command to finish; a second one ends keep
+	// at once, whatever it is waiting on
+	go func() { <-ctx.Done(); stop() }()
 
 	if *asDaemon {
 		if len(rest) > 0 {

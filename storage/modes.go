@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"keep/storage/userpath"
 )
 
 // ownerOnly makes the database file and its -wal and -shm 0600 before
@@ -13,6 +15,9 @@ import (
 // 0600 first is what keeps all three from others; a file an older keep
 // left readable is tightened.
 func ownerOnly(path string) error {
+	if err := userpath.Check("database", path); err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
 	case err == nil:

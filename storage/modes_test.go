@@ -1,7 +1,10 @@
 package storage
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -61,4 +64,42 @@ func TestFileModes(t *testing.T) {
 		defer db.Close()
 		modes(t, path, path+"-wal", path+"-shm")
 	})
+}
+
+// TestRestoreStopsWhenCancelled: a restore whose context ends (SIGTERM)
+// between two chunks of its copy stops there and changes nothing.
+func TestRestoreStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(dir, "backup.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(before, "a marker of the database in place"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	restoreCopied = cancel
+	defer func() { restoreCopied = nil }()
+	err = Restore(ctx, backup, path)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Restore = %v, want it stopped by the cancelled context", err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.HasSuffix(after, []byte("a marker of the database in place")) {
+		t.Error("the database in place was changed")
+	}
+	if _, err := os.Stat(path + ".restoring"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the partial copy was left behind: %v", err)
+	}
 }
