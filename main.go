@@ -751,11 +751,7 @@ func (c *cli) loadOptions() (engine.LoadOptions, error) {
 	if err != nil {
 		return engine.LoadOptions{}, err
 	}
-	var methods []engine.MethodSpec
-	for _, m := range reg.Catalog() {
-		methods = append(methods, engine.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: engine.MethodKind(m.Kind)})
-	}
-	return engine.LoadOptions{Methods: methods, MinInterval: cfg.Policy.MinProducerInterval.Duration}, nil
+	return engine.LoadOptionsOf(reg, cfg.Policy.MinProducerInterval.Duration), nil
 }
 
 // ---------------------------------------------------------------------------

@@ -105,6 +105,7 @@ type MethodRef struct {
 	Connector string
 	Method    string
 	Kind      Kind
+	Args      []Arg
 }
 
 // Catalog lists every method under every registered name, for the sandbox to
@@ -113,7 +114,7 @@ func (r *Registry) Catalog() []MethodRef {
 	var refs []MethodRef
 	for _, name := range r.Names() {
 		for _, m := range r.byName[name].Methods() {
-			refs = append(refs, MethodRef{Connector: name, Method: m.Name, Kind: m.Kind})
+			refs = append(refs, MethodRef{Connector: name, Method: m.Name, Kind: m.Kind, Args: m.Args})
 		}
 	}
 	return refs

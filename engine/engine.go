@@ -17,6 +17,7 @@ import (
 	"keep/connectors/accounts"
 	"keep/engine/bus"
 	"keep/engine/config"
+	"keep/engine/reference"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -302,11 +303,7 @@ func (e *Engine) scriptIn(ctx context.Context, q storage.Q, workflowID int64, ve
 }
 
 func (e *Engine) loadOptions() sandbox.LoadOptions {
-	var methods []sandbox.MethodSpec
-	for _, m := range e.reg.Catalog() {
-		methods = append(methods, sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind)})
-	}
-	return sandbox.LoadOptions{Methods: methods, MinInterval: e.pol.MinProducerInterval}
+	return reference.LoadOptions(e.reg, e.pol.MinProducerInterval)
 }
 
 // Validate runs the static checks of `keep validate` with this engine's

@@ -10,6 +10,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"keep/connectors"
 	"keep/connectors/accounts"
@@ -100,6 +101,12 @@ type (
 
 // JSConfig is the jsconfig.json that makes an editor check workflow files.
 const JSConfig = reference.JSConfig
+
+// LoadOptionsOf is what a workflow file is checked against: reg's methods,
+// their argument types and input sources, as keep.d.ts declares them.
+func LoadOptionsOf(reg *Registry, minInterval time.Duration) LoadOptions {
+	return reference.LoadOptions(reg, minInterval)
+}
 
 // BuildReference is the API reference of the connectors in reg.
 func BuildReference(reg *Registry) Reference { return reference.Build(reg) }
