@@ -450,6 +450,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// the first signal asks the command to finish; a second one ends keep
+	// at once, whatever it is waiting on
+	go func() { <-ctx.Done(); stop() }()
 
 	if *asDaemon {
 		if len(rest) > 0 {
@@ -637,6 +640,10 @@ func (c *cli) openLog() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	c.onClose(func() { closer.Close() })
+	if cfg, err := c.config(); err == nil {
+		accts, _ := c.accounts()
+		logger = engine.RedactLogs(logger, engine.HeldSecrets(cfg, accts))
+	}
 	return logger.With("pid", os.Getpid())
 }
 
@@ -806,11 +813,7 @@ func (c *cli) loadOptions() (engine.LoadOptions, error) {
 	if err != nil {
 		return engine.LoadOptions{}, err
 	}
-	var methods []engine.MethodSpec
-	for _, m := range reg.Catalog() {
-		methods = append(methods, engine.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: engine.MethodKind(m.Kind)})
-	}
-	return engine.LoadOptions{Methods: methods, MinInterval: cfg.Policy.MinProducerInterval.Duration}, nil
+	return engine.LoadOptionsOf(reg, cfg.Policy.MinProducerInterval.Duration), nil
 }
 
 // ---------------------------------------------------------------------------

@@ -18,13 +18,22 @@ type InputSource interface {
 type Registry struct {
 	byName  map[string]Connector
 	sources map[string][]string
+	held    *Held
 }
 
 // NewRegistry returns an empty registry. Sources with no connector of their
 // own (calendar) can be added with AddSource.
 func NewRegistry() *Registry {
-	return &Registry{byName: map[string]Connector{}, sources: map[string][]string{}}
+	return &Registry{byName: map[string]Connector{}, sources: map[string][]string{}, held: NewHeld()}
 }
+
+// Held is the set of secrets the connectors were given: the host scrubs
+// every answer of a connector through it.
+func (r *Registry) Held() *Held { return r.held }
+
+// ShareHeld makes r hold the secrets of h (a registry wrapping another's
+// connectors answers with the same secrets).
+func (r *Registry) ShareHeld(h *Held) { r.held = h }
 
 // Register adds c under its name and under each alias (the gmail preset is
 // the mail connector under another name). It panics on a duplicate name:
@@ -96,6 +105,7 @@ type MethodRef struct {
 	Connector string
 	Method    string
 	Kind      Kind
+	Args      []Arg
 }
 
 // Catalog lists every method under every registered name, for the sandbox to
@@ -104,7 +114,7 @@ func (r *Registry) Catalog() []MethodRef {
 	var refs []MethodRef
 	for _, name := range r.Names() {
 		for _, m := range r.byName[name].Methods() {
-			refs = append(refs, MethodRef{Connector: name, Method: m.Name, Kind: m.Kind})
+			refs = append(refs, MethodRef{Connector: name, Method: m.Name, Kind: m.Kind, Args: m.Args})
 		}
 	}
 	return refs

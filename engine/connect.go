@@ -91,6 +91,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		}
 		opts.Accounts = accts
 	}
+	addHeld(reg.Held(), cfg, accts)
 	expand := func(roots []string) []string {
 		out := make([]string, len(roots))
 		for i, r := range roots {

@@ -17,6 +17,7 @@ import (
 	"keep/connectors/accounts"
 	"keep/engine/bus"
 	"keep/engine/config"
+	"keep/engine/reference"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -169,7 +170,7 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 		reg:     opts.Connectors,
 		pol:     opts.Policy,
 		now:     func() time.Time { return opts.Now().UTC() },
-		log:     opts.Logger.With("component", "engine"),
+		log:     RedactLogs(opts.Logger, opts.Connectors.Held()).With("component", "engine"),
 		repair:  opts.Repairer,
 		events:  opts.Events,
 		wfs:     map[int64]*wfState{},
@@ -305,11 +306,7 @@ func (e *Engine) scriptIn(ctx context.Context, q storage.Q, workflowID int64, ve
 }
 
 func (e *Engine) loadOptions() sandbox.LoadOptions {
-	var methods []sandbox.MethodSpec
-	for _, m := range e.reg.Catalog() {
-		methods = append(methods, sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind)})
-	}
-	return sandbox.LoadOptions{Methods: methods, MinInterval: e.pol.MinProducerInterval}
+	return reference.LoadOptions(e.reg, e.pol.MinProducerInterval)
 }
 
 // Validate runs the static checks of `keep validate` with this engine's

@@ -147,7 +147,7 @@ func (h *host) Read(ctx context.Context, connector, method string, params map[st
 		return nil, connectors.Errorf(connectors.Logic, "%s.%s is a mutation, not a read", connector, method)
 	}
 	start := time.Now()
-	res, err := c.Do(ctx, connectors.Call{Method: method, Params: params})
+	res, err := h.e.reg.Held().Scrub(c.Do(ctx, connectors.Call{Method: method, Params: params}))
 	h.tr.call(h.phaseName(), connector, method, connectors.Shown(c, method, params), res, time.Since(start), err)
 	if err != nil {
 		if connectors.ClassOf(err) == connectors.Uncertain {

@@ -11,6 +11,7 @@ package engine
 import (
 	"context"
 	"runtime/debug"
+	"time"
 
 	"keep/connectors"
 	"keep/connectors/accounts"
@@ -101,6 +102,12 @@ type (
 
 // JSConfig is the jsconfig.json that makes an editor check workflow files.
 const JSConfig = reference.JSConfig
+
+// LoadOptionsOf is what a workflow file is checked against: reg's methods,
+// their argument types and input sources, as keep.d.ts declares them.
+func LoadOptionsOf(reg *Registry, minInterval time.Duration) LoadOptions {
+	return reference.LoadOptions(reg, minInterval)
+}
 
 // BuildReference is the API reference of the connectors in reg.
 func BuildReference(reg *Registry) Reference { return reference.Build(reg) }

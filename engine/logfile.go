@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -22,8 +24,27 @@ func OpenLog(path string, maxMB int, level slog.Level) (*slog.Logger, io.Closer,
 	if maxMB < 1 {
 		maxMB = 1
 	}
-	// lumberjack creates keep.log and its backups 0600: a log may name
-	// workflows, files and addresses
+	// lumberjack creates keep.log and its backups 0600 (a log may name
+	// workflows, files and addresses), but appends to an existing one with
+	// the mode it has, and rotates into that mode: one an older keep left
+	// readable is made private first
+	if err := privateLog(path); err != nil {
+		return nil, nil, err
+	}
 	w := &lumberjack.Logger{Filename: path, MaxSize: maxMB, MaxBackups: logBackups}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), w, nil
+}
+
+func privateLog(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(path, fi.Mode().Perm()&0o700)
+	}
+	return nil
 }

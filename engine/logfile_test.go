@@ -45,3 +45,26 @@ func TestOpenLog(t *testing.T) {
 		t.Fatalf("%d rotated files kept (%v), want %d", backups, entries, logBackups)
 	}
 }
+
+// TestOpenLogPrivate: a keep.log an older keep left readable by others is
+// made 0600 before anything more is written to it.
+func TestOpenLogPrivate(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "keep.log")
+	if err := os.WriteFile(path, []byte("old line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log, closer, err := OpenLog(path, 1, slog.LevelInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("a new line")
+	closer.Close()
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("keep.log: %v, mode %v, want 0600", err, fi.Mode().Perm())
+	}
+}

@@ -83,11 +83,13 @@ func TestProducer(t *testing.T) {
 
 	t.Run("publish without inputId, to an undeclared topic, or with an unknown source is a logic error", func(t *testing.T) {
 		t.Parallel()
+		// the names are computed: written literally, validation refuses
+		// them at deploy (sandbox TestValidateCalls); this is the run's guard
 		cases := map[string]struct{ body, want string }{
 			"no inputId":        {`await ctx.publish("t", { messageId: "m", payload: {} });`, "inputId"},
-			"undeclared topic":  {`const id = ctx.registerInput({ source: "system", type: "schedule", id: "1", title: "T" }); await ctx.publish("other", { messageId: "m", inputId: id });`, `"other"`},
-			"unknown source":    {`ctx.registerInput({ source: "fax", type: "page", id: "1", title: "T" });`, "valid sources"},
-			"unknown type":      {`ctx.registerInput({ source: "files", type: "dir", id: "1", title: "T" });`, "valid types: file"},
+			"undeclared topic":  {`const id = ctx.registerInput({ source: "system", type: "schedule", id: "1", title: "T" }); await ctx.publish(["other"][0], { messageId: "m", inputId: id });`, `"other"`},
+			"unknown source":    {`ctx.registerInput({ source: ["fax"][0], type: "page", id: "1", title: "T" });`, "valid sources"},
+			"unknown type":      {`ctx.registerInput({ source: "files", type: ["dir"][0], id: "1", title: "T" });`, "valid types: file"},
 			"foreign input id":  {`await ctx.publish("t", { messageId: "m", inputId: "999", payload: {} });`, "not an input registered"},
 			"caught host error": {`try { await ctx.publish("t", { messageId: "m", payload: {} }); } catch (e) {} return { survived: true };`, "inputId"},
 		}

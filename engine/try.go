@@ -547,6 +547,7 @@ func (c *capture) reached() bool {
 // sources as reg, each connector behind the capture.
 func (c *capture) wrap(reg *connectors.Registry) *connectors.Registry {
 	out := connectors.NewRegistry()
+	out.ShareHeld(reg.Held())
 	aliases := map[string][]string{}
 	var order []string
 	for _, name := range reg.Names() {

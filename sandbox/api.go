@@ -41,6 +41,16 @@ type MethodSpec struct {
 	Connector string
 	Method    string
 	Kind      MethodKind
+	// Args are the method's arguments with their TypeScript types, as
+	// keep.d.ts declares them: validation checks literal values against
+	// them.
+	Args []ArgSpec
+}
+
+// ArgSpec is one argument of a method: its name and TypeScript type.
+type ArgSpec struct {
+	Name string
+	Type string
 }
 
 // Diagnostic is one problem found in a workflow file.
@@ -89,6 +99,9 @@ type LoadOptions struct {
 	Methods []MethodSpec
 	// MinInterval is the shortest producer interval allowed (policy).
 	MinInterval time.Duration
+	// Sources are the input sources and their types; a registerInput
+	// naming another is a diagnostic. Nil: not checked.
+	Sources map[string][]string
 }
 
 // Script is a loaded, validated workflow file. It is safe for concurrent use:

@@ -118,11 +118,11 @@ func (h *recordingHost) logged() []string {
 
 // testMethods are the connector methods every test script may call.
 var testMethods = []MethodSpec{
-	{"files", "list", KindRead},
-	{"files", "read", KindReadByID},
-	{"files", "write", KindMutate},
-	{"gmail", "search", KindRead},
-	{"sheets", "appendRow", KindMutate},
+	{Connector: "files", Method: "list", Kind: KindRead},
+	{Connector: "files", Method: "read", Kind: KindReadByID},
+	{Connector: "files", Method: "write", Kind: KindMutate},
+	{Connector: "gmail", Method: "search", Kind: KindRead},
+	{Connector: "sheets", Method: "appendRow", Kind: KindMutate},
 }
 
 // handlers fills a one-producer, one-consumer workflow with handler bodies.

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
 )
@@ -34,7 +35,7 @@ func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 	if len(diags) > 0 {
 		return nil, &ValidationError{Diagnostics: diags}
 	}
-	prg, err := compile(fileName, code)
+	prg, tree, err := compileAST(fileName, code)
 	if err != nil {
 		return nil, &ValidationError{Diagnostics: []Diagnostic{parseDiagnostic(loc, code, err)}}
 	}
@@ -55,6 +56,7 @@ func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 	v := &validator{loc: loc, opts: opts, vm: wf.vm}
 	s.Workflow, s.handlers = v.workflow(wf.decl)
 	v.ctxCalls(s.methods)
+	v.calls(tree, code, s.Workflow, s.handlers, opts)
 	if len(v.diags) > 0 {
 		return nil, &ValidationError{Diagnostics: v.diags}
 	}
@@ -97,6 +99,13 @@ func transform(fileName string, src []byte, globalName string) (string, []Diagno
 }
 
 func compile(fileName, code string) (*goja.Program, error) {
+	prg, _, err := compileAST(fileName, code)
+	return prg, err
+}
+
+// compileAST is compile that also returns the parsed program, positions
+// mapped to the file as written through its inline source map.
+func compileAST(fileName, code string) (*goja.Program, *ast.Program, error) {
 	// Only the inline map esbuild wrote may be read: a sourceMappingURL must
 	// never make the parser open a file.
 	noFiles := parser.WithSourceMapLoader(func(string) ([]byte, error) {
@@ -104,15 +113,15 @@ func compile(fileName, code string) (*goja.Program, error) {
 	})
 	// parser.ParseFile rather than goja.Parse: its ErrorList keeps the
 	// positions, which parseDiagnostic maps back to the file as written.
-	ast, err := parser.ParseFile(nil, fileName, code, 0, noFiles)
+	tree, err := parser.ParseFile(nil, fileName, code, 0, noFiles)
 	if err != nil {
-		return nil, fmt.Errorf("parse transformed source: %w", err)
+		return nil, nil, fmt.Errorf("parse transformed source: %w", err)
 	}
-	prg, err := goja.CompileAST(ast, false)
+	prg, err := goja.CompileAST(tree, false)
 	if err != nil {
-		return nil, fmt.Errorf("compile: %w", err)
+		return nil, nil, fmt.Errorf("compile: %w", err)
 	}
-	return prg, nil
+	return prg, tree, nil
 }
 
 type evaluated struct {

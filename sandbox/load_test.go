@@ -85,8 +85,8 @@ const example06a = `export default Keep.workflow({
 `
 
 var exampleMethods = []MethodSpec{
-	{"gmail", "search", KindRead},
-	{"sheets", "appendRow", KindMutate},
+	{Connector: "gmail", Method: "search", Kind: KindRead},
+	{Connector: "sheets", Method: "appendRow", Kind: KindMutate},
 }
 
 func TestLoad(t *testing.T) {
@@ -345,8 +345,9 @@ func TestValidation(t *testing.T) {
 
 func TestCapabilities(t *testing.T) {
 	t.Parallel()
-	src := strings.Replace(validBase, `async next(ctx, prepared, result) {}`,
-		`async next(ctx, prepared, result) { if (0) { ctx.sheets.appendRow({}); ctx.files.write({}); ctx.files.read({}); } }`, 1)
+	src := strings.Replace(validBase, `async mutate(ctx, prepared) { await ctx.files.write({ path: "a", content: "b" }); },`,
+		`async mutate(ctx, prepared) { if (0) { ctx.sheets.appendRow({}); ctx.files.write({}); } else { ctx.files.write({}); } },`, 1)
+	src = strings.Replace(src, `async prepare(ctx, state) {`, `async prepare(ctx, state) { if (0) ctx.files.read({});`, 1)
 	s, err := Load("base.js", []byte(src), LoadOptions{Methods: testMethods})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"keep/storage/userpath"
 )
 
 // Backup writes a consistent copy of the database to path with VACUUM INTO.
@@ -23,9 +25,26 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
-	if _, err := os.Stat(path); err == nil {
+	if err := userpath.Check("database", dbPath); err != nil {
+		return fmt.Errorf("storage: backup: %w", err)
+	}
+	// a backup holds what the database holds: it is created 0600, empty,
+	// before VACUUM INTO fills it (which takes an empty file), so it is
+	// never readable by others, not even for a moment
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("storage: backup: %s already exists; not overwriting it", path)
 	}
+	if err != nil {
+		return fmt.Errorf("storage: backup: %w", err)
+	}
+	f.Close()
+	done := false
+	defer func() {
+		if !done {
+			os.Remove(path)
+		}
+	}()
 	c, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
@@ -34,10 +53,7 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	if _, err := c.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
 		return fmt.Errorf("storage: backup to %s: %w", path, err)
 	}
-	// a backup holds what the database holds: only its owner may read it
-	if err := os.Chmod(path, 0o600); err != nil {
-		return fmt.Errorf("storage: backup: %w", err)
-	}
+	done = true
 	return nil
 }
 
@@ -45,6 +61,9 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 // it passes integrity_check and is not newer than this binary knows.
 func CheckBackup(ctx context.Context, path string) (int, error) {
 	if _, err := os.Stat(path); err != nil {
+		return 0, fmt.Errorf("storage: %w", err)
+	}
+	if err := userpath.Check("backup", path); err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}
 	c, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -78,6 +97,9 @@ func Restore(ctx context.Context, from, path string) error {
 	if err != nil {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
+	if err := userpath.Check("database", path); err != nil {
+		return fmt.Errorf("storage: restore: %w", err)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
@@ -90,7 +112,7 @@ func Restore(ctx context.Context, from, path string) error {
 		return err
 	}
 	tmp := path + ".restoring"
-	if err := copyFile(from, tmp); err != nil {
+	if err := copyFile(ctx, from, tmp); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("storage: restore: %w", err)
 	}
@@ -129,8 +151,10 @@ func checkpoint(ctx context.Context, path string) error {
 	return nil
 }
 
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
+// copyFile copies in chunks and stops between them when ctx ends (SIGTERM
+// reaches a restore while it works).
+func copyFile(ctx context.Context, from, to string) error {
+	in, err := userpath.Open("backup", from)
 	if err != nil {
 		return err
 	}
@@ -139,9 +163,29 @@ func copyFile(from, to string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			out.Close()
+			return err
+		}
+		n, rerr := in.Read(buf)
+		if n > 0 {
+			if _, err := out.Write(buf[:n]); err != nil {
+				out.Close()
+				return err
+			}
+			if restoreCopied != nil {
+				restoreCopied()
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			out.Close()
+			return rerr
+		}
 	}
 	if err := out.Sync(); err != nil {
 		out.Close()
@@ -149,6 +193,9 @@ func copyFile(from, to string) error {
 	}
 	return out.Close()
 }
+
+// restoreCopied lets a test act between two chunks of a restore's copy.
+var restoreCopied func()
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
@@ -165,6 +212,9 @@ func syncDir(dir string) error {
 // FileVersion reads the schema version of the database at path without
 // opening it as an engine (no lock, no migration).
 func FileVersion(ctx context.Context, path string) (int, error) {
+	if err := userpath.Check("database", path); err != nil {
+		return 0, fmt.Errorf("storage: %w", err)
+	}
 	c, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return 0, fmt.Errorf("storage: %w", err)

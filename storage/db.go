@@ -80,6 +80,10 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 			return nil, err
 		}
 	}
+	if err := ownerOnly(path); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := db.open(ctx); err != nil {
 		db.Close()
 		return nil, err

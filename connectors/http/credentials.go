@@ -15,14 +15,15 @@ import (
 // credential the host adds.
 const heldByHost = "[held by host]"
 
-// accountFor returns the account whose credentials go to u's host, or nil.
-// A host is configured by name ("api.example.com", any port) or with its
-// port ("127.0.0.1:8443").
+// accountFor returns the account whose credentials go to u, or nil: the
+// entry for u's host whose scheme and port u matches (binding.go).
 func (c *Connector) accountFor(u *url.URL) connectors.Account {
-	if a, ok := c.hosts[strings.ToLower(u.Host)]; ok {
-		return a
+	for _, b := range c.hosts {
+		if b.matches(u) {
+			return b.account
+		}
 	}
-	return c.hosts[strings.ToLower(u.Hostname())]
+	return nil
 }
 
 // checkOwnAuth refuses a script's own Authorization header for a host

@@ -114,7 +114,7 @@ func TestHostCredentials(t *testing.T) {
 		if r, _ := echo.lastRequest(); r.Header.Get("Authorization") != "Bearer static-token" {
 			t.Errorf("token account sent %q", r.Header.Get("Authorization"))
 		}
-		c = connectorFor(t, store, map[string]string{"127.0.0.1": "basic"}) // by name, any port
+		c = connectorFor(t, store, map[string]string{"http://" + host: "basic"}) // scheme and port said outright
 		if _, err := get(c, echo.URL, nil); err != nil {
 			t.Fatal(err)
 		}

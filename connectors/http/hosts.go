@@ -43,8 +43,9 @@ func (c *Connector) checkRedirect(req *nethttp.Request, via []*nethttp.Request) 
 		(mutation && !strings.EqualFold(req.URL.Host, first.URL.Host)) {
 		return nethttp.ErrUseLastResponse
 	}
-	// a host-held credential goes to its own host only
-	if c.accountFor(first.URL) != nil && !strings.EqualFold(req.URL.Host, first.URL.Host) {
+	// a host-held credential goes only where it is bound: not to another
+	// host, another port, or the same host over plain http
+	if a := c.accountFor(first.URL); a != nil && (c.accountFor(req.URL) != a || !strings.EqualFold(req.URL.Host, first.URL.Host)) {
 		req.Header.Del("Authorization")
 	}
 	return nil

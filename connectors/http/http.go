@@ -17,6 +17,7 @@ import (
 	"context"
 	nethttp "net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -39,9 +40,12 @@ type Config struct {
 	// net/http's default transport. It is copied, not changed: the
 	// connector sets its own redirect policy on the copy.
 	Client *nethttp.Client
-	// Hosts are the hosts whose credentials the host holds, by host name
-	// or host:port: keep adds the account's Authorization header, and a
-	// script may not set its own.
+	// Hosts are the hosts whose credentials the host holds: keep adds the
+	// account's Authorization header, and a script may not set its own. A
+	// key is "api.example.com" (https on 443 only; a loopback name also
+	// plain http on 80), "api.example.com:8443" (that port), or
+	// "https://api.example.com:8443", "http://10.0.0.2:8080" (that scheme
+	// and port; without a port, the scheme's default).
 	Hosts map[string]connectors.Account
 }
 
@@ -57,7 +61,7 @@ type Connector struct {
 	timeout time.Duration
 	maxBody int64
 	client  *nethttp.Client
-	hosts   map[string]connectors.Account
+	hosts   []binding
 }
 
 var (
@@ -80,10 +84,16 @@ func New(cfg Config) (*Connector, error) {
 	} else {
 		client.Transport = nethttp.DefaultTransport.(*nethttp.Transport).Clone()
 	}
-	c := &Connector{timeout: cfg.Timeout, maxBody: cfg.MaxBody, hosts: map[string]connectors.Account{}}
+	c := &Connector{timeout: cfg.Timeout, maxBody: cfg.MaxBody}
 	for h, a := range cfg.Hosts {
-		c.hosts[strings.ToLower(strings.TrimSpace(h))] = a
+		b, err := parseBinding(h, a)
+		if err != nil {
+			return nil, err
+		}
+		c.hosts = append(c.hosts, b)
 	}
+	// the most specific entry first: a scheme, then a port, said outright
+	sort.Slice(c.hosts, func(i, j int) bool { return c.hosts[i].rank() > c.hosts[j].rank() })
 	for _, h := range cfg.AllowHosts {
 		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
 			c.allow = append(c.allow, h)

@@ -35,3 +35,33 @@ func TestValidateRefusesWhatIsNotAWorkflowFile(t *testing.T) {
 		}
 	}
 }
+
+// Every path a person names, not only a workflow file, is refused at once
+// when it is a named pipe or a device: a backup to restore, the database
+// (--db) and the config file (--config). Before, each hung keep in open(2).
+func TestUserPathsRefuseWhatIsNotAFile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	fifo := filepath.Join(e.dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"restore", fifo}, "backup " + fifo + " is not a regular file (it is a named pipe)"},
+		{[]string{"restore", "/dev/zero"}, "backup /dev/zero is not a regular file (it is a character device)"},
+		{[]string{"--db", fifo, "restore", "/dev/null"}, "database " + fifo + " is not a regular file (it is a named pipe)"},
+		{[]string{"--db", fifo, "backup", filepath.Join(e.dir, "b.db")}, "database " + fifo + " is not a regular file (it is a named pipe)"},
+		{[]string{"--db", fifo, "workflows"}, "database " + fifo + " is not a regular file (it is a named pipe)"},
+		{[]string{"--config", fifo, "workflows"}, "config file " + fifo + " is not a regular file (it is a named pipe)"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		r := runCmd(t, e.command(ctx, tt.args...))
+		cancel()
+		if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("keep %s: want exit 1 with %q, got %s", strings.Join(tt.args, " "), tt.want, r)
+		}
+	}
+}

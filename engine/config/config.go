@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"keep/storage/userpath"
 )
 
 // Duration is a Go duration written as a string ("30s", "10m").
@@ -264,7 +266,8 @@ func DefaultPath() string {
 // default path is no error; a missing file named explicitly is.
 func Load(path string, explicit bool) (Config, error) {
 	cfg := Default()
-	b, err := os.ReadFile(path)
+	// a named pipe or a device is refused, never waited on
+	b, err := userpath.ReadFile("config file", path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
 		return cfg, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"keep/connectors"
 	"keep/sandbox"
@@ -56,13 +57,29 @@ func Problems(reg *connectors.Registry) []string {
 	return out
 }
 
-// Methods is the registry's catalog as the sandbox takes it.
+// Methods is the registry's catalog as the sandbox takes it: the same
+// names, kinds and argument types keep.d.ts is written from, so `keep
+// validate` checks what an editor checks.
 func Methods(reg *connectors.Registry) []sandbox.MethodSpec {
 	var out []sandbox.MethodSpec
 	for _, m := range reg.Catalog() {
-		out = append(out, sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind)})
+		spec := sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind)}
+		for _, a := range m.Args {
+			spec.Args = append(spec.Args, sandbox.ArgSpec{Name: a.Name, Type: a.Type})
+		}
+		out = append(out, spec)
 	}
 	return out
+}
+
+// LoadOptions are the options to load a workflow file with against reg:
+// its methods with their argument types and its input sources.
+func LoadOptions(reg *connectors.Registry, minInterval time.Duration) sandbox.LoadOptions {
+	sources := map[string][]string{}
+	for _, s := range reg.Sources() {
+		sources[s.Name] = s.Types
+	}
+	return sandbox.LoadOptions{Methods: Methods(reg), MinInterval: minInterval, Sources: sources}
 }
 
 var exampleCall = regexp.MustCompile(`\bctx\s*\.\s*([A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)\s*\(`)
