@@ -106,6 +106,8 @@ type Script struct {
 	methods  map[string]map[string]MethodKind // connector → method → kind
 	facade   []facadeConn                     // the connectors of ctx, precomputed
 	handlers map[string]handlerDecl           // producer or consumer name
+	opts     LoadOptions                      // what Load was given, for the workers that load it again
+	key      string                           // scriptKey: names the script to workers
 }
 
 // Event is a topic event as a script sees it.
@@ -147,6 +149,7 @@ type Limits struct {
 	WallTime      time.Duration // per phase
 	MaxStackDepth int           // goja call stack
 	MaxHeapGrowth uint64        // bytes of Go heap growth while the handler runs
+	MaxMemory     uint64        // bytes of address space a worker process may map beyond what it maps at start
 	MaxState      int           // bytes of JSON, returned state
 	MaxPayload    int           // bytes of JSON, one published payload
 	MaxData       int           // bytes of JSON, PrepareResult (data, reservations, ui)
@@ -166,6 +169,7 @@ func DefaultLimits() Limits {
 		WallTime:      5 * time.Minute,
 		MaxStackDepth: 1000,
 		MaxHeapGrowth: 256 << 20,
+		MaxMemory:     768 << 20,
 		MaxState:      64 << 10,
 		MaxPayload:    256 << 10,
 		MaxData:       1 << 20,
