@@ -263,6 +263,9 @@ type Error struct {
 	Stack   string
 
 	cause error // context.Canceled or DeadlineExceeded, for errors.Is
+	// abandoned: the run's goroutine may still be running in a built-in;
+	// a worker that gave up on one retires (worker.go)
+	abandoned bool
 }
 
 // Run-time and load-time API, implemented in the other files of this package:

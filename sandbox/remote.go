@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"time"
 )
 
@@ -75,15 +74,24 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 	f := &frame{Op: "run", Key: s.key, Inv: &wireInv{Handler: inv.Handler, Phase: inv.Phase, State: inv.State,
 		Prepared: inv.Prepared, MutationResult: inv.MutationResult, Limits: r.lim}}
 	var hostErrs []error
-	done, w, err := converse(ctx, f, func(w *worker) {
-		if !w.known[s.key] {
-			f.Script = &wireLoad{File: s.FileName, Source: s.Source, Methods: s.opts.Methods, MinInterval: s.opts.MinInterval}
-		} else {
-			f.Script = nil
+	var done *frame
+	var w *worker
+	for resend := false; ; resend = true {
+		done, w, err = converse(ctx, f, func(w *worker) {
+			if resend || !w.known[s.key] {
+				f.Script = &wireLoad{File: s.FileName, Source: s.Source, Methods: s.opts.Methods, MinInterval: s.opts.MinInterval}
+			} else {
+				f.Script = nil
+			}
+		}, r.lim, r.lim.MaxMemory, withHost(inv.Host, &hostErrs)...)
+		if err != nil {
+			return nil, r.finish(err)
 		}
-	}, r.lim, r.lim.MaxMemory, withHost(inv.Host, &hostErrs)...)
-	if err != nil {
-		return nil, r.finish(err)
+		if !done.Missing || resend {
+			break
+		}
+		delete(w.known, s.key)
+		procs.put(w)
 	}
 	w.known[s.key] = true
 	procs.put(w)
@@ -104,10 +112,9 @@ type hostSide struct {
 
 func withHost(h Host, hostErrs *[]error) []hostSide { return []hostSide{{h, hostErrs}} }
 
-// busy holds a slot per conversation: at most this many workers run at
-// once, so a burst of phases (or of tests) queues instead of starting more
-// processes than the cores can serve, each starving the others' time.
-var busy = make(chan struct{}, max(4, 2*runtime.NumCPU()))
+// There is no cap on the workers running at once: a phase's host call may
+// wait on another phase (the engine's commits), and a phase that waited for
+// a worker held by such a call would wait forever.
 
 // startAllowance bounds what a worker takes to start and compile a script
 // before a run starts: the load's own wall time and a margin.
@@ -118,12 +125,6 @@ const startAllowance = loadWallTime + 5*time.Second
 // lim.WallTime and the grace after it, is killed, and the error says why;
 // the worker of a "done" frame is returned for the caller to put back.
 func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, memLimit uint64, host ...hostSide) (*frame, *worker, error) {
-	select {
-	case busy <- struct{}{}:
-		defer func() { <-busy }()
-	case <-ctx.Done():
-		return nil, nil, &Error{Kind: ErrCancelled, Message: "cancelled before it started", cause: ctx.Err()}
-	}
 	w, err := procs.take(memLimit)
 	if err != nil {
 		return nil, nil, err
@@ -165,6 +166,10 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 			}
 			switch in.Op {
 			case "done":
+				if in.Retire {
+					w.kill()
+					<-w.exited
+				}
 				return in, w, nil
 			case "started":
 				hard.Reset(lim.WallTime + abandonGrace)

@@ -108,10 +108,10 @@ func (r *run) start(ctx context.Context, f *fresh) (*Outcome, error) {
 			ctxDone, afterCancel = nil, time.After(abandonGrace)
 		case <-afterCancel:
 			r.sup.close()
-			return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned", cause: ctx.Err()})
+			return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned", cause: ctx.Err(), abandoned: true})
 		case <-hard.C:
 			r.sup.close()
-			return nil, r.finish(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("ran past the wall time of %s and did not stop inside a built-in call; abandoned", r.lim.WallTime), cause: context.DeadlineExceeded})
+			return nil, r.finish(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("script exceeded its time limit (%s) and did not stop inside a built-in call; abandoned", r.lim.WallTime), cause: context.DeadlineExceeded, abandoned: true})
 		}
 	}
 }

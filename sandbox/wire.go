@@ -42,6 +42,12 @@ type frame struct {
 	Loaded  *wireScript  `json:"loaded,omitempty"`
 
 	Err *wireErr `json:"err,omitempty"` // reply, done
+	// Retire (done): the worker gave up on a run still running in it and
+	// exits; the host does not reuse it
+	Retire bool `json:"retire,omitempty"`
+	// Missing (done): the worker no longer has the script (its cache is
+	// bounded); the host sends it again
+	Missing bool `json:"missing,omitempty"`
 }
 
 // wireLoad is what Load was given.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -134,7 +135,7 @@ func serveWorker(in, out *os.File) {
 			continue
 		}
 		if s == nil || f.Inv == nil {
-			c.done(&frame{Op: "done", Err: &wireErr{Text: "sandbox: the worker has no script " + f.Key}})
+			c.done(&frame{Op: "done", Missing: true, Err: &wireErr{Text: "sandbox: the worker has no script " + f.Key}})
 			continue
 		}
 		c.done(c.run(j.ctx, s, f.Inv))
@@ -158,6 +159,13 @@ func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv) *frame {
 		MutationResult: wi.MutationResult, Limits: wi.Limits, Host: &proxyHost{c: c}}
 	out, err := s.runHere(ctx, inv)
 	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.abandoned {
+			// the abandoned goroutine may spin in a built-in: this process
+			// ends, so nothing is left holding a core
+			c.send(&frame{Op: "done", Err: toWireErr(err), Retire: true})
+			os.Exit(0)
+		}
 		return &frame{Op: "done", Err: toWireErr(err)}
 	}
 	return &frame{Op: "done", Outcome: toWireOutcome(out)}
