@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -210,5 +209,3 @@ func (p *procPool) put(w *worker) {
 		w.wfile.Close() // the worker exits when its pipe ends
 	}
 }
-
-var errWorkerGone = errors.New("sandbox: the worker process ended")
