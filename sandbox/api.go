@@ -119,6 +119,8 @@ type Script struct {
 	methods  map[string]map[string]MethodKind // connector → method → kind
 	facade   []facadeConn                     // the connectors of ctx, precomputed
 	handlers map[string]handlerDecl           // producer or consumer name
+	opts     LoadOptions                      // what Load was given, for the workers that load it again
+	key      string                           // scriptKey: names the script to workers
 }
 
 // Event is a topic event as a script sees it.
@@ -160,6 +162,7 @@ type Limits struct {
 	WallTime      time.Duration // per phase
 	MaxStackDepth int           // goja call stack
 	MaxHeapGrowth uint64        // bytes of Go heap growth while the handler runs
+	MaxMemory     uint64        // bytes of address space a worker process may map beyond what it maps at start
 	MaxState      int           // bytes of JSON, returned state
 	MaxPayload    int           // bytes of JSON, one published payload
 	MaxData       int           // bytes of JSON, PrepareResult (data, reservations, ui)
@@ -179,6 +182,7 @@ func DefaultLimits() Limits {
 		WallTime:      5 * time.Minute,
 		MaxStackDepth: 1000,
 		MaxHeapGrowth: 256 << 20,
+		MaxMemory:     768 << 20,
 		MaxState:      64 << 10,
 		MaxPayload:    256 << 10,
 		MaxData:       1 << 20,
@@ -272,6 +276,9 @@ type Error struct {
 	Stack   string
 
 	cause error // context.Canceled or DeadlineExceeded, for errors.Is
+	// abandoned: the run's goroutine may still be running in a built-in;
+	// a worker that gave up on one retires (worker.go)
+	abandoned bool
 }
 
 // Run-time and load-time API, implemented in the other files of this package:

@@ -16,7 +16,7 @@ import (
 // nothing, and a runtime cannot be bound to a second run.
 func TestPrebuiltFunctionsServeOneRun(t *testing.T) {
 	t.Parallel()
-	s := load(t, handlers{producer: `
+	s := loadLocal(t, handlers{producer: `
         if (typeof globalThis.leaked !== "undefined") throw new Error("another run's functions are here");
         globalThis.leaked = { log: console.log, reg: ctx.registerInput, pub: ctx.publish, files: ctx.files, list: ctx.files.list,
             gmail: Object.getOwnPropertyDescriptor(ctx, "gmail").get };

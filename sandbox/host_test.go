@@ -177,6 +177,18 @@ func load(t testing.TB, h handlers) *Script {
 	return s
 }
 
+// loadLocal loads a script in this process, for the tests of what happens
+// inside a worker (the runtime pool, the watchdog, the bare program): its
+// runs do not go to a worker process.
+func loadLocal(t testing.TB, h handlers) *Script {
+	t.Helper()
+	s, err := loadHere("t.js", []byte(h.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, numbered(h.source()))
+	}
+	return s
+}
+
 func numbered(src string) string {
 	var b strings.Builder
 	for i, l := range strings.Split(src, "\n") {

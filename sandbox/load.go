@@ -23,8 +23,21 @@ const loadWallTime = 2 * time.Second
 const wfGlobal = "__wf"
 
 // Load transforms, compiles and validates a workflow file. Every problem is
-// reported in one *ValidationError, syntax errors included.
+// reported in one *ValidationError, syntax errors included. The file's top
+// level runs in a worker process (remote.go), so a file that allocates
+// without bound fails to load instead of taking keep down.
 func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
+	if !inWorker {
+		if len(src) > MaxSourceSize {
+			return loadHere(fileName, src, opts) // the size diagnostic, without a worker
+		}
+		return loadRemote(fileName, src, opts)
+	}
+	return loadHere(fileName, src, opts)
+}
+
+// loadHere is Load in this process: the worker's side of it.
+func loadHere(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 	if len(src) > MaxSourceSize {
 		// Deploy hands the source over the API: the same cap as ReadFile.
 		return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: fmt.Sprintf(
@@ -50,6 +63,8 @@ func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 		Source:   src,
 		program:  prg,
 		methods:  methodTable(opts.Methods),
+		opts:     opts,
+		key:      scriptKey(fileName, src, opts),
 	}
 	s.bare = bareProgram(fileName, src, wf)
 	s.facade = facadeTable(s.methods)

@@ -55,7 +55,7 @@ func TestDefaultExportOtherThanKeepWorkflow(t *testing.T) {
 });
 export default Object.assign({}, base, { producers: { p: { publishes: ["a"], schedule: { interval: "1m" }, handler: async () => 2 } } });
 `
-	s, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	s, err := loadHere("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ export default Object.assign({}, base, { producers: { p: { publishes: ["a"], sch
 		t.Errorf("state = %v, %v; want 2 (the default export's handler)", out, err)
 	}
 
-	if s := load(t, handlers{}); s.bare == nil {
+	if s := loadLocal(t, handlers{}); s.bare == nil {
 		t.Error("the usual form does not use the bare program")
 	}
 }
@@ -78,7 +78,7 @@ export default Object.assign({}, base, { producers: { p: { publishes: ["a"], sch
 // looked, when the run it makes was not watched: the sampler must be seen
 // running, watching it, from inside the run.
 func TestHeapWatchdogIdles(t *testing.T) {
-	s := load(t, handlers{producer: `ctx.registerInput({ source: "s", type: "t", id: "1", title: "x" }); return 1;`})
+	s := loadLocal(t, handlers{producer: `ctx.registerInput({ source: "s", type: "t", id: "1", title: "x" }); return 1;`})
 	h := &watchdogProbe{}
 	lim := testLimits()
 	if lim.MaxHeapGrowth == 0 {
@@ -125,9 +125,14 @@ func (h *watchdogProbe) RegisterInput(ctx context.Context, in InputRequest) (str
 
 // consumerBench is the consumer both benchmarks run: prepare reads an event
 // and reserves it, mutate makes its one mutator call, next publishes; and a
-// host holding the event.
-func consumerBench(b *testing.B) (*Script, *recordingHost) {
-	s := load(b, handlers{
+// host holding the event. local: the script runs in this process (the
+// runtime pool's benchmark), not in a worker.
+func consumerBench(b *testing.B, local bool) (*Script, *recordingHost) {
+	ld := load
+	if local {
+		ld = loadLocal
+	}
+	s := ld(b, handlers{
 		prepare: `const evs = await ctx.peek("a", { limit: 1 });
         return { reservations: [{ topic: "a", ids: evs.map((e) => e.messageId) }], data: { n: evs.length, first: evs[0]?.payload } };`,
 		mutate: `await ctx.files.write({ path: "x", text: String(prepared.data.n) });`,
@@ -140,7 +145,7 @@ func consumerBench(b *testing.B) (*Script, *recordingHost) {
 // reserves it, mutate makes its one mutator call, next publishes. Each
 // phase runs in its own runtime, as the engine runs them.
 func BenchmarkConsumerRun(b *testing.B) {
-	s, h := consumerBench(b)
+	s, h := consumerBench(b, false)
 	lim := testLimits()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -168,7 +173,7 @@ func BenchmarkConsumerRun(b *testing.B) {
 // topped up with the timer stopped. What is timed, and the allocations
 // counted, are the phase's own.
 func BenchmarkPhaseLatency(b *testing.B) {
-	s, h := consumerBench(b)
+	s, h := consumerBench(b, true)
 	lim := testLimits()
 	prepared := json.RawMessage(`{"reservations":[{"topic":"a","ids":["m1"]}],"data":{"n":1,"first":{"x":1}}}`)
 	holdFiller := func(hold bool) {

@@ -16,8 +16,9 @@ import (
 // run, and is never given back: fresh state per run stays the rule.
 
 // poolSize is how many unused runtimes wait at most. Each costs a few hundred
-// KiB; a handful covers a burst of phases on a few workflows.
-const poolSize = 4
+// KiB; a handful covers a burst of phases on a few workflows. A worker
+// process runs one phase at a time: one runtime ahead is enough there.
+var poolSize = 4
 
 // fresh is a runtime set up for a run, that has run no script yet.
 type fresh struct {

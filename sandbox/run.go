@@ -34,8 +34,19 @@ type run struct {
 	trace    traceBudget
 }
 
-// Run runs one handler phase in a fresh runtime. See api.go for the contract.
+// Run runs one handler phase in a fresh runtime. See api.go for the
+// contract. A Script holds its compiled program only where it was loaded in
+// this process, which outside tests is a worker; the host's copies hold
+// none and run in a worker (remote.go).
 func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
+	if s.program == nil {
+		return s.runRemote(ctx, inv)
+	}
+	return s.runHere(ctx, inv)
+}
+
+// runHere runs one handler phase in this process: the worker's side of Run.
+func (s *Script) runHere(ctx context.Context, inv Invocation) (*Outcome, error) {
 	r, err := s.newRun(inv)
 	if err != nil {
 		return nil, err
@@ -97,10 +108,10 @@ func (r *run) start(ctx context.Context, f *fresh) (*Outcome, error) {
 			ctxDone, afterCancel = nil, time.After(abandonGrace)
 		case <-afterCancel:
 			r.sup.close()
-			return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned", cause: ctx.Err()})
+			return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned", cause: ctx.Err(), abandoned: true})
 		case <-hard.C:
 			r.sup.close()
-			return nil, r.finish(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("ran past the wall time of %s and did not stop inside a built-in call; abandoned", r.lim.WallTime), cause: context.DeadlineExceeded})
+			return nil, r.finish(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("script exceeded its time limit (%s) and did not stop inside a built-in call; abandoned", r.lim.WallTime), cause: context.DeadlineExceeded, abandoned: true})
 		}
 	}
 }
@@ -159,6 +170,9 @@ func withDefaults(l Limits) Limits {
 	}
 	if l.MaxHeapGrowth == 0 {
 		l.MaxHeapGrowth = d.MaxHeapGrowth
+	}
+	if l.MaxMemory == 0 {
+		l.MaxMemory = d.MaxMemory
 	}
 	fill(&l.MaxStackDepth, d.MaxStackDepth)
 	fill(&l.MaxState, d.MaxState)

@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// boundLimits bound a worker's memory at 256 MB and turn the guards' own
+// heap limits off (a heap growth limit far past any machine), so what stops
+// these scripts is the worker's bound, not the guards in front of it.
+func boundLimits(wall time.Duration) Limits {
+	l := testLimits()
+	l.MaxMemory = 256 << 20
+	l.MaxHeapGrowth = 1 << 50
+	l.WallTime = wall
+	return l
+}
+
+// children are the pids of this process's child processes.
+func children(t *testing.T) map[int]bool {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := map[int]bool{}
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, p := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(p)
+			pids[n] = true
+		}
+	}
+	return pids
+}
+
+// idlePids are the pids of the pool's warm workers.
+func idlePids() map[int]bool {
+	procs.mu.Lock()
+	defer procs.mu.Unlock()
+	pids := map[int]bool{}
+	for _, list := range procs.idle {
+		for _, w := range list {
+			pids[w.cmd.Process.Pid] = true
+		}
+	}
+	return pids
+}
+
+// bounded runs code as a producer in a worker and checks that the run fails
+// with a resource or time error whose message holds want, that no worker
+// but the pool's idle ones is left (the one that ran the script is gone, so
+// it holds no core), and that a run after it works.
+func bounded(t *testing.T, lim Limits, code string, kind ErrorKind, want string) {
+	t.Helper()
+	heavy.Lock()
+	defer heavy.Unlock()
+	s := load(t, handlers{producer: "try {\n" + code + "\n} catch (e) { console.log(\"caught\", String(e)); }\nconsole.log(\"survived\");"})
+	h := &recordingHost{}
+	_, err := invokeUnlocked(s, PhaseProducer, h, lim)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != kind || !strings.Contains(e.Message, want) {
+		t.Errorf("err = %v, want a %s error containing %q", err, kind, want)
+	}
+	if logs := h.logged(); len(logs) != 0 {
+		t.Errorf("the script went on: %v", logs)
+	}
+	idle := idlePids()
+	for pid := range children(t) {
+		if !idle[pid] {
+			t.Errorf("process %d, a worker not in the pool, is still there after the run", pid)
+		}
+	}
+	ok := load(t, handlers{producer: `return 1;`})
+	if out, err := invokeUnlocked(ok, PhaseProducer, &recordingHost{}, lim); err != nil || string(out.State) != "1" {
+		t.Errorf("a run after the bound: %v, %v", out, err)
+	}
+}
+
+// Go built-ins that allocate without asking the guards: the worker's memory
+// bound ends the run, and only the run.
+func TestWorkerMemoryBound(t *testing.T) {
+	const big = `const s = "x".repeat(60e6);`
+	const want = "script exceeded its memory limit (256 MB)"
+	for _, tt := range []struct{ name, code string }{
+		{"a template literal of 60 MB parts", big + " const t = `${s}${s}${s}${s}${s}${s}${s}${s}${s}${s}`; console.log(t.indexOf('y'));"},
+		{"Object.keys of a 60 MB string", big + ` console.log(Object.keys(s).length);`},
+		{"Object.assign of a 60 MB string", big + ` console.log(Object.keys(Object.assign({}, s)).length);`},
+		{"normalize NFKD growth", `const s = "\uFDFA".repeat(30e6); console.log(s.normalize("NFKD").length);`},
+	} {
+		// a time limit long enough that memory, not time, ends them
+		t.Run(tt.name, func(t *testing.T) { bounded(t, boundLimits(time.Minute), tt.code, ErrResource, want) })
+	}
+}
+
+// Built-ins that loop in Go over 2**53 indexes ignore Interrupt: the worker
+// is killed at the time limit.
+func TestWorkerTimeBound(t *testing.T) {
+	for _, m := range []string{"indexOf", "lastIndexOf", "includes"} {
+		t.Run(m, func(t *testing.T) {
+			bounded(t, boundLimits(time.Second), `[].`+m+`.call({ length: 2 ** 53 }, 1);`, ErrTimeout, "script exceeded its time limit (1s)")
+		})
+	}
+}
+
+// A file whose top level spins in a built-in fails to load, with a
+// diagnostic, once its worker is killed (the daemon's deploy and validate
+// load files so); loading goes on. (The top level runs under the guards and
+// the heap watchdog at their default limits, which stop the growth cases of
+// TestWorkerMemoryBound before the worker's bound does.)
+func TestLoadBound(t *testing.T) {
+	heavy.Lock()
+	defer heavy.Unlock()
+	for _, tt := range []struct{ name, top, want string }{
+		{"indexOf over 2**53 indexes", "globalThis.n = [].indexOf.call({ length: 2 ** 53 }, 1);", "the top level script exceeded its time limit"},
+	} {
+		src := handlers{producer: `return 1;`}.source() + "\n" + tt.top + "\n"
+		_, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+		var v *ValidationError
+		if !errors.As(err, &v) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want a diagnostic containing %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := Load("t.js", []byte(handlers{producer: `return 1;`}.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute}); err != nil {
+		t.Errorf("a load after the bound: %v", err)
+	}
+}

@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Host calls cross from a worker to the host by name, with JSON arguments
+// and a JSON result. Connector methods (ctx.<connector>.<method>, MCP tools
+// included) are all one call, "read", naming the connector and method, so a
+// new connector needs nothing here.
+
+type readArgs struct {
+	Connector string         `json:"connector"`
+	Method    string         `json:"method"`
+	Params    map[string]any `json:"params"`
+}
+
+type publishArgs struct {
+	Topics    []string        `json:"topics"`
+	MessageID string          `json:"messageId"`
+	InputID   string          `json:"inputId,omitempty"`
+	Payload   json.RawMessage `json:"payload,omitempty"`
+}
+
+type peekArgs struct {
+	Topic string   `json:"topic"`
+	Limit int      `json:"limit,omitempty"`
+	IDs   []string `json:"ids,omitempty"`
+}
+
+type logArgs struct {
+	Level string `json:"level"`
+	Line  string `json:"line"`
+}
+
+type hostCall func(ctx context.Context, h Host, args json.RawMessage) (any, error)
+
+var hostCalls = map[string]hostCall{
+	"read": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+		var a readArgs
+		if err := decodeArgs(raw, &a); err != nil {
+			return nil, err
+		}
+		return h.Read(ctx, a.Connector, a.Method, a.Params)
+	},
+	"registerInput": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+		var a InputRequest
+		if err := decodeArgs(raw, &a); err != nil {
+			return nil, err
+		}
+		return h.RegisterInput(ctx, a)
+	},
+	"publish": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+		var a publishArgs
+		if err := decodeArgs(raw, &a); err != nil {
+			return nil, err
+		}
+		return nil, h.Publish(ctx, a.Topics, PublishRequest{MessageID: a.MessageID, InputID: a.InputID, Payload: a.Payload})
+	},
+	"peek": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+		var a peekArgs
+		if err := decodeArgs(raw, &a); err != nil {
+			return nil, err
+		}
+		return h.Peek(ctx, a.Topic, a.Limit)
+	},
+	"getByIds": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+		var a peekArgs
+		if err := decodeArgs(raw, &a); err != nil {
+			return nil, err
+		}
+		return h.GetByIDs(ctx, a.Topic, a.IDs)
+	},
+}
+
+func decodeArgs(raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("sandbox: the worker sent arguments that are not JSON: %w", err)
+	}
+	return nil
+}
+
+// serveCall runs one call of a worker against the run's Host. A host error
+// is kept in hostErrs; the worker gets its text and index.
+func serveCall(ctx context.Context, h Host, f *frame, hostErrs *[]error) (rep *frame) {
+	rep = &frame{Op: "reply"}
+	defer func() {
+		if p := recover(); p != nil {
+			rep = &frame{Op: "reply", Err: &wireErr{Text: fmt.Sprintf("sandbox: panic in host code: %v", p)}}
+		}
+	}()
+	call, ok := hostCalls[f.Name]
+	if !ok {
+		rep.Err = &wireErr{Text: fmt.Sprintf("sandbox: the worker called %q, which the host does not serve", f.Name)}
+		return rep
+	}
+	res, err := call(ctx, h, f.Args)
+	if err == nil {
+		if raw, ok := res.(json.RawMessage); ok {
+			rep.Result = raw
+		} else if rep.Result, err = json.Marshal(res); err != nil {
+			err = fmt.Errorf("result cannot be encoded as JSON: %w", err)
+		}
+	}
+	if err != nil {
+		*hostErrs = append(*hostErrs, err)
+		rep.Result = nil
+		rep.Err = &wireErr{Text: err.Error(), Host: len(*hostErrs)}
+	}
+	return rep
+}

@@ -1,0 +1,224 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Outside a worker, a script's code runs only in worker processes: Load and
+// Run hand the work to one from the pool (workers.go) and serve its host
+// calls here. A worker that dies or outlives its time is killed and the run
+// fails with a resource or time error; this process goes on.
+
+// scriptKey names a file's source and load options, so a worker compiles a
+// script once however many runs it serves.
+func scriptKey(fileName string, src []byte, opts LoadOptions) string {
+	h := sha256.New()
+	o, _ := json.Marshal(opts)
+	fmt.Fprintf(h, "%d:%s\x00%d:", len(fileName), fileName, len(src))
+	h.Write(src)
+	h.Write(o)
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// loadMemory is the memory bound of the workers that load files. A file's
+// top level only builds its declaration: a fraction of a phase's bound is
+// plenty, and a top level that allocates without bound fails fast.
+const loadMemory = 256 << 20
+
+// loadRemote runs Load in a worker and builds the host's copy of the
+// Script from what it found. The host's copy has no program: it runs
+// nowhere but in workers.
+func loadRemote(fileName string, src []byte, opts LoadOptions) (*Script, error) {
+	key := scriptKey(fileName, src, opts)
+	f := &frame{Op: "load", Key: key, Script: &wireLoad{File: fileName, Source: src, Methods: opts.Methods, MinInterval: opts.MinInterval}}
+	// the hard bound of a load is startAllowance plus this
+	lim := withDefaults(Limits{WallTime: loadWallTime})
+	done, w, err := converse(context.Background(), f, nil, lim, loadMemory)
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			// the file's top level broke a bound: say so as a diagnostic
+			return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: "the top level " + e.Message}}}
+		}
+		return nil, err
+	}
+	w.known[key] = true
+	procs.put(w)
+	if done.Err != nil {
+		return nil, done.Err.error(nil)
+	}
+	if done.Loaded == nil {
+		return nil, fmt.Errorf("sandbox: the worker loaded %s but sent nothing back", fileName)
+	}
+	s := &Script{FileName: fileName, Source: src, Workflow: done.Loaded.Workflow, Capabilities: done.Loaded.Capabilities,
+		methods: methodTable(opts.Methods), handlers: map[string]handlerDecl{}, opts: opts, key: key}
+	for name, d := range done.Loaded.Handlers {
+		s.handlers[name] = handlerDecl{consumer: d.Consumer, publishes: d.Publishes, subscribe: d.Subscribe, at: d.At}
+	}
+	return s, nil
+}
+
+// runRemote runs one phase in a worker.
+func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error) {
+	r, err := s.newRun(inv)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled before it started", cause: err})
+	}
+	f := &frame{Op: "run", Key: s.key, Inv: &wireInv{Handler: inv.Handler, Phase: inv.Phase, State: inv.State,
+		Prepared: inv.Prepared, MutationResult: inv.MutationResult, Limits: r.lim}}
+	var hostErrs []error
+	var done *frame
+	var w *worker
+	for resend := false; ; resend = true {
+		done, w, err = converse(ctx, f, func(w *worker) {
+			if resend || !w.known[s.key] {
+				f.Script = &wireLoad{File: s.FileName, Source: s.Source, Methods: s.opts.Methods, MinInterval: s.opts.MinInterval}
+			} else {
+				f.Script = nil
+			}
+		}, r.lim, r.lim.MaxMemory, withHost(inv.Host, &hostErrs)...)
+		if err != nil {
+			return nil, r.finish(err)
+		}
+		if !done.Missing || resend {
+			break
+		}
+		delete(w.known, s.key)
+		procs.put(w)
+	}
+	w.known[s.key] = true
+	procs.put(w)
+	if done.Err != nil {
+		return nil, r.finish(done.Err.error(hostErrs))
+	}
+	if done.Outcome == nil {
+		return nil, fmt.Errorf("sandbox: the worker ended %s without an outcome", r.where())
+	}
+	return done.Outcome.outcome(), nil
+}
+
+// hostSide serves a worker's calls during one conversation.
+type hostSide struct {
+	h        Host
+	hostErrs *[]error
+}
+
+func withHost(h Host, hostErrs *[]error) []hostSide { return []hostSide{{h, hostErrs}} }
+
+// There is no cap on the workers running at once: a phase's host call may
+// wait on another phase (the engine's commits), and a phase that waited for
+// a worker held by such a call would wait forever.
+
+// startAllowance bounds what a worker takes to start and compile a script
+// before a run starts: the load's own wall time and a margin.
+const startAllowance = loadWallTime + 5*time.Second
+
+// converse sends f to a worker of the pool and serves it until it is done.
+// prepare adjusts f for the worker taken. A worker that dies, or runs past
+// lim.WallTime and the grace after it, is killed, and the error says why;
+// the worker of a "done" frame is returned for the caller to put back.
+func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, memLimit uint64, host ...hostSide) (*frame, *worker, error) {
+	w, err := procs.take(memLimit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prepare != nil {
+		prepare(w)
+	}
+	if err := w.send(f); err != nil {
+		// a worker that died while idle: one more try with a new one
+		w.kill()
+		if w, err = startWorker(memLimit); err != nil {
+			return nil, nil, err
+		}
+		if prepare != nil {
+			prepare(w)
+		}
+		if err := w.send(f); err != nil {
+			return nil, nil, w.death()
+		}
+	}
+	// Each host call runs on a goroutine of its own, so a host call that
+	// never returns cannot hold the run past its time. The hard bound counts
+	// from the worker's "started": before it the worker may be starting and
+	// compiling the script, which the load-time bounds cover.
+	replies := make(chan *frame, 1)
+	hard := time.NewTimer(lim.WallTime + abandonGrace + startAllowance)
+	defer hard.Stop()
+	var afterCancel <-chan time.Time
+	ctxDone := ctx.Done()
+	cancelled := func() {
+		ctxDone, afterCancel = nil, time.After(abandonGrace)
+		_ = w.send(&frame{Op: "cancel"})
+	}
+	for {
+		select {
+		case in, ok := <-w.frames:
+			if !ok {
+				return nil, nil, w.death()
+			}
+			switch in.Op {
+			case "done":
+				if in.Retire {
+					w.kill()
+					<-w.exited
+				}
+				return in, w, nil
+			case "started":
+				hard.Reset(lim.WallTime + abandonGrace)
+			case "log":
+				if len(host) > 0 {
+					var a logArgs
+					if json.Unmarshal(in.Args, &a) == nil {
+						host[0].h.Log(a.Level, a.Line)
+					}
+				}
+			case "call":
+				if len(host) == 0 {
+					replies <- &frame{Op: "reply", Err: &wireErr{Text: "sandbox: a host call during a load"}}
+					continue
+				}
+				go func() {
+					cctx := ctx
+					if in.Deadline > 0 {
+						var cancel context.CancelFunc
+						// the worker's phase deadline: both sides see
+						// the same timeout
+						cctx, cancel = context.WithDeadline(ctx, time.Unix(0, in.Deadline))
+						defer cancel()
+					}
+					replies <- serveCall(cctx, host[0].h, in, host[0].hostErrs)
+				}()
+			default:
+				w.kill()
+				return nil, nil, fmt.Errorf("sandbox: the worker sent an unknown frame %q", in.Op)
+			}
+		case rep := <-replies:
+			// a call that ended because the run was cancelled: the worker
+			// learns of the cancellation before the call's error
+			if ctxDone != nil && ctx.Err() != nil {
+				cancelled()
+			}
+			if err := w.send(rep); err != nil {
+				return nil, nil, w.death()
+			}
+		case <-ctxDone:
+			cancelled()
+		case <-afterCancel:
+			w.kill()
+			<-w.exited
+			return nil, nil, &Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned (its worker was killed)", cause: ctx.Err()}
+		case <-hard.C:
+			w.kill()
+			<-w.exited
+			return nil, nil, &Error{Kind: ErrTimeout, Message: fmt.Sprintf("script exceeded its time limit (%s) and did not stop inside a built-in call; abandoned (its worker was killed)", lim.WallTime), cause: context.DeadlineExceeded}
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// The host and a worker process speak in frames: a 4-byte big-endian length,
+// then one JSON object. A run is a conversation started by the host (op
+// "run" or "load") and ended by the worker ("done"); in between the worker
+// asks ("call"), the host answers ("reply"), and the host may ask the run to
+// stop ("cancel"). One worker has one conversation at a time.
+
+// maxFrame bounds one frame: a connector result (MaxResult, 10 MiB by
+// default) plus room for its envelope. A bigger length means a broken pipe.
+const maxFrame = 64 << 20
+
+type frame struct {
+	Op string `json:"op"`
+
+	// load, run
+	Key    string    `json:"key,omitempty"`
+	Script *wireLoad `json:"script,omitempty"` // the source, when the worker may not have it
+	Inv    *wireInv  `json:"inv,omitempty"`
+
+	// call, reply
+	Name   string          `json:"name,omitempty"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	// Deadline of a call: the worker's phase deadline (Unix ns), which the
+	// host's side of the call keeps too, so both see the same timeout.
+	Deadline int64 `json:"deadline,omitempty"`
+
+	// done
+	Outcome *wireOutcome `json:"outcome,omitempty"`
+	Loaded  *wireScript  `json:"loaded,omitempty"`
+
+	Err *wireErr `json:"err,omitempty"` // reply, done
+	// Retire (done): the worker gave up on a run still running in it and
+	// exits; the host does not reuse it
+	Retire bool `json:"retire,omitempty"`
+	// Missing (done): the worker no longer has the script (its cache is
+	// bounded); the host sends it again
+	Missing bool `json:"missing,omitempty"`
+}
+
+// wireLoad is what Load was given.
+type wireLoad struct {
+	File        string        `json:"file"`
+	Source      []byte        `json:"source"`
+	Methods     []MethodSpec  `json:"methods,omitempty"`
+	MinInterval time.Duration `json:"minInterval,omitempty"`
+}
+
+// wireScript is what Load found, for the host's copy of a Script.
+type wireScript struct {
+	Workflow     Workflow            `json:"workflow"`
+	Capabilities []string            `json:"capabilities,omitempty"`
+	Handlers     map[string]wireDecl `json:"handlers"`
+}
+
+type wireDecl struct {
+	Consumer  bool              `json:"consumer,omitempty"`
+	Publishes []string          `json:"publishes,omitempty"`
+	Subscribe []string          `json:"subscribe,omitempty"`
+	At        map[string][2]int `json:"at,omitempty"`
+}
+
+// wireInv is an Invocation without its Host. Nil raw values are omitted, so
+// "undefined" (nil) and "null" stay apart.
+type wireInv struct {
+	Handler        string          `json:"handler"`
+	Phase          Phase           `json:"phase"`
+	State          json.RawMessage `json:"state,omitempty"`
+	Prepared       json.RawMessage `json:"prepared,omitempty"`
+	MutationResult json.RawMessage `json:"mutationResult,omitempty"`
+	Limits         Limits          `json:"limits"`
+}
+
+type wireOutcome struct {
+	State         json.RawMessage `json:"state,omitempty"`
+	StateReturned bool            `json:"stateReturned,omitempty"`
+	Prepare       *wirePrepare    `json:"prepare,omitempty"`
+	Mutation      *MutationCall   `json:"mutation,omitempty"`
+}
+
+type wirePrepare struct {
+	Reservations []Reservation   `json:"reservations,omitempty"`
+	UITitle      string          `json:"uiTitle,omitempty"`
+	WakeAt       string          `json:"wakeAt,omitempty"`
+	Raw          json.RawMessage `json:"raw,omitempty"`
+}
+
+// wireErr is an error of a run or of a host call. Host is the 1-based index
+// of the host error the worker's error wraps: the host keeps the error
+// values, so errors.As reaches the engine's own error types unchanged.
+type wireErr struct {
+	Text       string       `json:"text"` // Error() of the whole error
+	Host       int          `json:"host,omitempty"`
+	Script     *Error       `json:"script,omitempty"`
+	Cause      string       `json:"cause,omitempty"` // "canceled" | "deadline"
+	Validation []Diagnostic `json:"validation,omitempty"`
+}
+
+func writeFrame(w *bufio.Writer, f *frame) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("sandbox: encode a %s frame: %w", f.Op, err)
+	}
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+	if _, err := w.Write(n[:]); err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func readFrame(r *bufio.Reader) (*frame, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	size := binary.BigEndian.Uint32(n[:])
+	if size > maxFrame {
+		return nil, fmt.Errorf("sandbox: a frame of %d bytes, over %d: the pipe is out of step", size, maxFrame)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	f := &frame{}
+	if err := json.Unmarshal(b, f); err != nil {
+		return nil, fmt.Errorf("sandbox: decode a frame: %w", err)
+	}
+	return f, nil
+}
+
+func toWireOutcome(o *Outcome) *wireOutcome {
+	w := &wireOutcome{State: o.State, StateReturned: o.StateReturned, Mutation: o.Mutation}
+	if p := o.Prepare; p != nil {
+		w.Prepare = &wirePrepare{Reservations: p.Reservations, UITitle: p.UITitle, WakeAt: p.WakeAt, Raw: p.Raw}
+	}
+	return w
+}
+
+func (w *wireOutcome) outcome() *Outcome {
+	o := &Outcome{State: w.State, StateReturned: w.StateReturned, Mutation: w.Mutation}
+	if p := w.Prepare; p != nil {
+		o.Prepare = &PrepareResult{Reservations: p.Reservations, UITitle: p.UITitle, WakeAt: p.WakeAt, Raw: p.Raw}
+	}
+	return o
+}
+
+// hostCallError is, in a worker, the error a host call returned in the host
+// process: its text, and its index among the run's host errors there.
+type hostCallError struct {
+	index int
+	text  string
+}
+
+func (e *hostCallError) Error() string { return e.text }
+
+// toWireErr is err as sent by the worker.
+func toWireErr(err error) *wireErr {
+	w := &wireErr{Text: err.Error()}
+	var v *ValidationError
+	var h *hostCallError
+	if e, ok := err.(*Error); ok {
+		c := *e
+		c.cause = nil
+		w.Script = &c
+		if errors.As(e.cause, &h) {
+			w.Host = h.index
+		}
+	} else if errors.As(err, &v) {
+		w.Validation = v.Diagnostics
+	} else if errors.As(err, &h) {
+		w.Host = h.index
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		w.Cause = "deadline"
+	case errors.Is(err, context.Canceled):
+		w.Cause = "canceled"
+	}
+	return w
+}
+
+// hostWrapped is a worker's error that wraps a host error: the worker's text,
+// the host's error value.
+type hostWrapped struct {
+	text string
+	err  error
+}
+
+func (e *hostWrapped) Error() string { return e.text }
+func (e *hostWrapped) Unwrap() error { return e.err }
+
+// error is w back as an error in the host; hostErrs are the run's host
+// errors, by index.
+func (w *wireErr) error(hostErrs []error) error {
+	var cause error
+	switch w.Cause {
+	case "deadline":
+		cause = context.DeadlineExceeded
+	case "canceled":
+		cause = context.Canceled
+	}
+	switch {
+	case w.Script != nil:
+		e := *w.Script
+		e.cause = cause
+		if w.Host > 0 && w.Host <= len(hostErrs) {
+			e.cause = hostErrs[w.Host-1]
+		}
+		return &e
+	case w.Validation != nil:
+		return &ValidationError{Diagnostics: w.Validation}
+	case w.Host > 0 && w.Host <= len(hostErrs):
+		return &hostWrapped{text: w.Text, err: hostErrs[w.Host-1]}
+	case cause != nil:
+		return &hostWrapped{text: w.Text, err: cause}
+	}
+	return errors.New(w.Text)
+}

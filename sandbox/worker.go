@@ -1,0 +1,286 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A worker is this same executable started again with workerEnv set: the
+// init below sees it before any main runs, bounds the process's memory, and
+// serves runs on the pipes the host handed it (fds 3 and 4) until the host
+// closes them. Any binary that imports sandbox can be a worker, go test
+// binaries included, without a TestMain.
+//
+// The guards of guards.go stop a script early with a precise message; the
+// worker is what holds when they do not: a Go built-in that allocates
+// gigabytes, or spins in one native call that ignores Interrupt, takes down
+// a worker, never keep.
+
+// workerEnv carries the worker's memory bound in bytes.
+const workerEnv = "KEEP_SANDBOX_WORKER"
+
+// inWorker is true in a worker process: Load and Run work here, in-process.
+var inWorker bool
+
+func init() {
+	v := os.Getenv(workerEnv)
+	if v == "" {
+		return
+	}
+	inWorker = true
+	limit, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || limit == 0 {
+		fmt.Fprintf(os.Stderr, "sandbox worker: %s=%q is not a byte count\n", workerEnv, v)
+		os.Exit(2)
+	}
+	// RLIMIT_AS bounds the address space; the Go heap reserves it as it
+	// grows, so an allocation past it fails and the runtime dies with "out
+	// of memory", which the host reports as the script's. The bound is on
+	// top of what the process has mapped at start (mostly the runtime's
+	// reservations, about 1 GiB of address space and a few MiB of memory).
+	// RLIMIT_DATA would be the natural limit but does not hold for Go: the
+	// heap maps memory over address space it reserved earlier, which Linux
+	// does not count against RLIMIT_DATA as new, so growth slips past it.
+	base, err := mappedNow()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sandbox worker: read the address space: %v\n", err)
+		os.Exit(2)
+	}
+	lim := syscall.Rlimit{Cur: base + limit, Max: base + limit}
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
+		fmt.Fprintf(os.Stderr, "sandbox worker: set the memory limit: %v\n", err)
+		os.Exit(2)
+	}
+	poolSize = 1
+	in, out := os.NewFile(3, "from-host"), os.NewFile(4, "to-host")
+	if in == nil || out == nil {
+		fmt.Fprintln(os.Stderr, "sandbox worker: started without its pipes (fds 3 and 4)")
+		os.Exit(2)
+	}
+	serveWorker(in, out)
+	os.Exit(0)
+}
+
+// mappedNow is the size of this process's address space, in bytes.
+func mappedNow() (uint64, error) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, err
+	}
+	var pages uint64
+	if _, err := fmt.Sscan(string(b), &pages); err != nil {
+		return 0, fmt.Errorf("/proc/self/statm: %w", err)
+	}
+	return pages * uint64(os.Getpagesize()), nil
+}
+
+// workerConn is the worker's side of the pipes. Frames are read on a
+// goroutine of their own, so a "cancel" reaches a run that is busy.
+type workerConn struct {
+	wmu     sync.Mutex
+	w       *bufio.Writer
+	jobs    chan job
+	replies chan *frame
+
+	cmu    sync.Mutex
+	cancel context.CancelFunc // the current job's
+}
+
+// job is a "load" or "run" with its context, made when the frame is read: a
+// "cancel" read after it is its own, even when it comes before the job
+// starts (while the worker compiles the script).
+type job struct {
+	f   *frame
+	ctx context.Context
+}
+
+// scriptCacheMax bounds the scripts a worker keeps compiled.
+const scriptCacheMax = 64
+
+func serveWorker(in, out *os.File) {
+	c := &workerConn{w: bufio.NewWriterSize(out, 64<<10), jobs: make(chan job), replies: make(chan *frame, 1)}
+	go c.readLoop(bufio.NewReaderSize(in, 64<<10))
+	scripts := map[string]*Script{}
+	for j := range c.jobs {
+		f := j.f
+		var s *Script
+		if f.Script != nil {
+			loaded, err := loadHere(f.Script.File, f.Script.Source, LoadOptions{Methods: f.Script.Methods, MinInterval: f.Script.MinInterval})
+			if f.Op == "load" {
+				c.done(loadedFrame(loaded, err))
+				if err != nil {
+					continue
+				}
+			} else if err != nil {
+				c.done(&frame{Op: "done", Err: toWireErr(fmt.Errorf("sandbox: the worker could not load %s: %w", f.Script.File, err))})
+				continue
+			}
+			if len(scripts) >= scriptCacheMax {
+				clear(scripts)
+			}
+			scripts[f.Key] = loaded
+			s = loaded
+		} else {
+			s = scripts[f.Key]
+		}
+		if f.Op != "run" {
+			continue
+		}
+		if s == nil || f.Inv == nil {
+			c.done(&frame{Op: "done", Missing: true, Err: &wireErr{Text: "sandbox: the worker has no script " + f.Key}})
+			continue
+		}
+		c.done(c.run(j.ctx, s, f.Inv))
+	}
+}
+
+func loadedFrame(s *Script, err error) *frame {
+	if err != nil {
+		return &frame{Op: "done", Err: toWireErr(err)}
+	}
+	w := &wireScript{Workflow: s.Workflow, Capabilities: s.Capabilities, Handlers: map[string]wireDecl{}}
+	for name, d := range s.handlers {
+		w.Handlers[name] = wireDecl{Consumer: d.consumer, Publishes: d.publishes, Subscribe: d.subscribe, At: d.at}
+	}
+	return &frame{Op: "done", Loaded: w}
+}
+
+func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv) *frame {
+	c.send(&frame{Op: "started"}) // the phase's time starts now, not before the compile
+	inv := Invocation{Handler: wi.Handler, Phase: wi.Phase, State: wi.State, Prepared: wi.Prepared,
+		MutationResult: wi.MutationResult, Limits: wi.Limits, Host: &proxyHost{c: c}}
+	out, err := s.runHere(ctx, inv)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.abandoned {
+			// the abandoned goroutine may spin in a built-in: this process
+			// ends, so nothing is left holding a core
+			c.send(&frame{Op: "done", Err: toWireErr(err), Retire: true})
+			os.Exit(0)
+		}
+		return &frame{Op: "done", Err: toWireErr(err)}
+	}
+	return &frame{Op: "done", Outcome: toWireOutcome(out)}
+}
+
+func (c *workerConn) readLoop(r *bufio.Reader) {
+	for {
+		f, err := readFrame(r)
+		if err != nil {
+			// the host is gone or out of step: nothing more to serve
+			os.Exit(0)
+		}
+		switch f.Op {
+		case "reply":
+			c.replies <- f
+		case "cancel":
+			c.cmu.Lock()
+			if c.cancel != nil {
+				c.cancel()
+			}
+			c.cmu.Unlock()
+		default:
+			ctx, cancel := context.WithCancel(context.Background())
+			c.cmu.Lock()
+			if c.cancel != nil {
+				c.cancel() // the last job's, which is over
+			}
+			c.cancel = cancel
+			c.cmu.Unlock()
+			c.jobs <- job{f, ctx}
+		}
+	}
+}
+
+func (c *workerConn) send(f *frame) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := writeFrame(c.w, f); err != nil {
+		os.Exit(0) // the host is gone
+	}
+}
+
+func (c *workerConn) done(f *frame) { c.send(f) }
+
+// call asks the host to run one Host method and waits for its answer.
+func (c *workerConn) call(ctx context.Context, name string, args any) (json.RawMessage, error) {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: encode the arguments of %s: %w", name, err)
+	}
+	f := &frame{Op: "call", Name: name, Args: b}
+	d, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		f.Deadline = d.UnixNano()
+	}
+	c.send(f)
+	rep := <-c.replies
+	if rep.Err != nil {
+		if hasDeadline && !time.Now().Before(d) {
+			// the call failed at the deadline: let ctx say so before the
+			// run looks at it (its timer may not have fired yet)
+			<-ctx.Done()
+		}
+		return nil, &hostCallError{index: rep.Err.Host, text: rep.Err.Text}
+	}
+	return rep.Result, nil
+}
+
+// proxyHost is the Host of a run in a worker: every method is a call to the
+// real Host in the host process, by name with JSON arguments (hostcalls.go).
+type proxyHost struct{ c *workerConn }
+
+func (p *proxyHost) Read(ctx context.Context, connector, method string, params map[string]any) (any, error) {
+	res, err := p.c.call(ctx, "read", readArgs{connector, method, params})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil // handed to the script as the JSON it is
+}
+
+func (p *proxyHost) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
+	res, err := p.c.call(ctx, "registerInput", in)
+	if err != nil {
+		return "", err
+	}
+	var id string
+	return id, json.Unmarshal(res, &id)
+}
+
+func (p *proxyHost) Publish(ctx context.Context, topics []string, ev PublishRequest) error {
+	_, err := p.c.call(ctx, "publish", publishArgs{topics, ev.MessageID, ev.InputID, ev.Payload})
+	return err
+}
+
+func (p *proxyHost) Peek(ctx context.Context, topic string, limit int) ([]Event, error) {
+	return events(p.c.call(ctx, "peek", peekArgs{Topic: topic, Limit: limit}))
+}
+
+func (p *proxyHost) GetByIDs(ctx context.Context, topic string, ids []string) ([]Event, error) {
+	return events(p.c.call(ctx, "getByIds", peekArgs{Topic: topic, IDs: ids}))
+}
+
+func (p *proxyHost) Log(level, line string) {
+	b, _ := json.Marshal(logArgs{level, line})
+	c := p.c
+	c.send(&frame{Op: "log", Args: b}) // one way: a log line has no answer
+}
+
+func events(res json.RawMessage, err error) ([]Event, error) {
+	if err != nil {
+		return nil, err
+	}
+	var evs []Event
+	if err := json.Unmarshal(res, &evs); err != nil {
+		return nil, fmt.Errorf("sandbox: decode events from the host: %w", err)
+	}
+	return evs, nil
+}

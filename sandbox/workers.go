@@ -1,0 +1,211 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// worker is the host's side of one worker process (worker.go).
+type worker struct {
+	cmd    *exec.Cmd
+	w      *bufio.Writer
+	wfile  *os.File
+	frames chan *frame   // closed when the worker's pipe ends
+	exited chan struct{} // closed once the process is reaped
+	stderr headBuffer
+	limit  uint64 // MaxMemory: address space past the worker's own at start, bytes
+	known  map[string]bool
+	broken bool // killed, crashed or out of step: never reused
+}
+
+// stderrHead is how much of a worker's standard error is kept: its first
+// bytes, where the Go runtime's last words are ("fatal error: out of
+// memory"); workers run with GOTRACEBACK=none, so no goroutine dump follows.
+const stderrHead = 4 << 10
+
+// workerExe is the executable workers run: this one.
+var workerExe = sync.OnceValues(os.Executable)
+
+func startWorker(limit uint64) (*worker, error) {
+	exe, err := workerExe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: find the executable to start a worker: %w", err)
+	}
+	toChild, fromHost, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: start a worker: %w", err)
+	}
+	toHost, fromChild, err := os.Pipe()
+	if err != nil {
+		toChild.Close()
+		fromHost.Close()
+		return nil, fmt.Errorf("sandbox: start a worker: %w", err)
+	}
+	w := &worker{limit: limit, frames: make(chan *frame, 16), exited: make(chan struct{}), known: map[string]bool{}, wfile: fromHost}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), workerEnv+"="+strconv.FormatUint(limit, 10), "GOTRACEBACK=none")
+	cmd.ExtraFiles = []*os.File{toChild, fromChild} // fds 3 and 4
+	cmd.Stderr = &w.stderr
+	if err := cmd.Start(); err != nil {
+		toChild.Close()
+		fromHost.Close()
+		toHost.Close()
+		fromChild.Close()
+		return nil, fmt.Errorf("sandbox: start a worker (%s): %w", exe, err)
+	}
+	toChild.Close()
+	fromChild.Close()
+	w.cmd = cmd
+	w.w = bufio.NewWriterSize(fromHost, 64<<10)
+	go func() {
+		r := bufio.NewReaderSize(toHost, 64<<10)
+		for {
+			f, err := readFrame(r)
+			if err != nil {
+				break
+			}
+			w.frames <- f
+		}
+		toHost.Close()
+		close(w.frames)
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(w.exited)
+	}()
+	return w, nil
+}
+
+func (w *worker) send(f *frame) error {
+	if err := writeFrame(w.w, f); err != nil {
+		w.broken = true
+		return fmt.Errorf("sandbox: write to the worker: %w", err)
+	}
+	return nil
+}
+
+// kill ends the process now; it cannot hold a core after this.
+func (w *worker) kill() {
+	w.broken = true
+	_ = w.cmd.Process.Kill()
+	w.wfile.Close()
+}
+
+// death is why a worker's pipe ended: the process is reaped first, so its
+// exit status and last words are known.
+func (w *worker) death() *Error {
+	w.kill()
+	<-w.exited
+	tail := w.stderr.String()
+	if w.stderr.outOfMemory() {
+		return &Error{Kind: ErrResource, Message: fmt.Sprintf("script exceeded its memory limit (%d MB)", w.limit>>20)}
+	}
+	msg := "the script's worker process died"
+	if st := w.cmd.ProcessState; st != nil {
+		msg += " (" + st.String() + ")"
+	}
+	if line := lastLine(tail); line != "" {
+		msg += ": " + line
+	} else if tail != "" {
+		msg += ": " + strings.TrimSpace(tail[:min(len(tail), 300)])
+	}
+	return &Error{Kind: ErrResource, Message: msg}
+}
+
+func lastLine(s string) string {
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
+			return l
+		}
+	}
+	return ""
+}
+
+// headBuffer keeps the first stderrHead bytes written to it, and whether
+// anything written said the process ran out of memory (several threads may
+// write at once, so the runtime's words are not always first).
+type headBuffer struct {
+	mu  sync.Mutex
+	b   []byte
+	oom bool
+}
+
+func (t *headBuffer) outOfMemory() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.oom
+}
+
+func (t *headBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, sign := range []string{"out of memory", "cannot allocate memory", "errno=12"} {
+		t.oom = t.oom || bytes.Contains(p, []byte(sign))
+	}
+	if room := stderrHead - len(t.b); room > 0 {
+		t.b = append(t.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (t *headBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// maxIdleProcs bounds the warm workers kept between runs. A run takes one
+// for itself; a burst wider than this starts workers that end after it.
+const maxIdleProcs = 8
+
+// procs is the process's pool of warm workers, by memory limit.
+var procs = &procPool{idle: map[uint64][]*worker{}}
+
+type procPool struct {
+	mu   sync.Mutex
+	idle map[uint64][]*worker
+}
+
+// take hands out an idle worker with this memory limit, or starts one.
+func (p *procPool) take(limit uint64) (*worker, error) {
+	p.mu.Lock()
+	list := p.idle[limit]
+	for len(list) > 0 {
+		w := list[len(list)-1]
+		list = list[:len(list)-1]
+		select {
+		case <-w.exited: // died while idle
+			continue
+		default:
+		}
+		p.idle[limit] = list
+		p.mu.Unlock()
+		return w, nil
+	}
+	p.idle[limit] = list
+	p.mu.Unlock()
+	return startWorker(limit)
+}
+
+// put gives a worker back after a run that ended in step.
+func (p *procPool) put(w *worker) {
+	if w.broken {
+		w.kill()
+		return
+	}
+	p.mu.Lock()
+	if len(p.idle[w.limit]) < maxIdleProcs {
+		p.idle[w.limit] = append(p.idle[w.limit], w)
+		w = nil
+	}
+	p.mu.Unlock()
+	if w != nil {
+		w.wfile.Close() // the worker exits when its pipe ends
+	}
+}
