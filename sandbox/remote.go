@@ -26,16 +26,18 @@ func scriptKey(fileName string, src []byte, opts LoadOptions) string {
 }
 
 // loadMemory is the memory bound of the workers that load files. A file's
-// top level only builds its declaration: a fraction of a phase's bound is
-// plenty, and a top level that allocates without bound fails fast.
-const loadMemory = 256 << 20
+// top level only builds its declaration, but a load worker keeps the
+// scripts it compiled, so the bound is a phase's less a margin, not a
+// fraction of it: at 256 MB a worker that had loaded every connector's
+// example ran out under a busy machine.
+const loadMemory = 512 << 20
 
 // loadRemote runs Load in a worker and builds the host's copy of the
 // Script from what it found. The host's copy has no program: it runs
 // nowhere but in workers.
 func loadRemote(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 	key := scriptKey(fileName, src, opts)
-	f := &frame{Op: "load", Key: key, Script: &wireLoad{File: fileName, Source: src, Methods: opts.Methods, MinInterval: opts.MinInterval}}
+	f := &frame{Op: "load", Key: key, Script: &wireLoad{File: fileName, Source: src, Opts: opts}}
 	// the hard bound of a load is startAllowance plus this
 	lim := withDefaults(Limits{WallTime: loadWallTime})
 	done, w, err := converse(context.Background(), f, nil, lim, loadMemory)
@@ -79,7 +81,7 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 	for resend := false; ; resend = true {
 		done, w, err = converse(ctx, f, func(w *worker) {
 			if resend || !w.known[s.key] {
-				f.Script = &wireLoad{File: s.FileName, Source: s.Source, Methods: s.opts.Methods, MinInterval: s.opts.MinInterval}
+				f.Script = &wireLoad{File: s.FileName, Source: s.Source, Opts: s.opts}
 			} else {
 				f.Script = nil
 			}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 )
 
 // The host and a worker process speak in frames: a 4-byte big-endian length,
@@ -50,12 +49,12 @@ type frame struct {
 	Missing bool `json:"missing,omitempty"`
 }
 
-// wireLoad is what Load was given.
+// wireLoad is what Load was given: all of it, so that a worker validates
+// exactly as this process would.
 type wireLoad struct {
-	File        string        `json:"file"`
-	Source      []byte        `json:"source"`
-	Methods     []MethodSpec  `json:"methods,omitempty"`
-	MinInterval time.Duration `json:"minInterval,omitempty"`
+	File   string      `json:"file"`
+	Source []byte      `json:"source"`
+	Opts   LoadOptions `json:"opts"`
 }
 
 // wireScript is what Load found, for the host's copy of a Script.

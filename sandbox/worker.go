@@ -113,7 +113,7 @@ func serveWorker(in, out *os.File) {
 		f := j.f
 		var s *Script
 		if f.Script != nil {
-			loaded, err := loadHere(f.Script.File, f.Script.Source, LoadOptions{Methods: f.Script.Methods, MinInterval: f.Script.MinInterval})
+			loaded, err := loadHere(f.Script.File, f.Script.Source, f.Script.Opts)
 			if f.Op == "load" {
 				c.done(loadedFrame(loaded, err))
 				if err != nil {
