@@ -1,7 +1,6 @@
 package mcp
 
 import (
-
 	"context"
 	"fmt"
 	"io"
