@@ -678,10 +678,11 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts})
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
+	c.onClose(func() { reg.Close() }) // MCP servers stop with keep
 	db, err := engine.OpenDB(ctx, engine.DBOpts{Path: c.dbPath, Logger: logger})
 	if err != nil {
 		return nil, err
@@ -740,10 +741,11 @@ func (c *cli) loadOptions() (engine.LoadOptions, error) {
 	if err != nil {
 		return engine.LoadOptions{}, err
 	}
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, Logger: c.logger()})
 	if err != nil {
 		return engine.LoadOptions{}, err
 	}
+	c.onClose(func() { reg.Close() })
 	var methods []engine.MethodSpec
 	for _, m := range reg.Catalog() {
 		methods = append(methods, engine.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: engine.MethodKind(m.Kind)})
@@ -1772,8 +1774,11 @@ func (c *cli) registry() (*engine.Registry, engine.Config, error) {
 	}
 	roots := cfg.Connectors.Files.Roots
 	cfg.Connectors.Files.Roots = append(slices.Clone(roots), c.demoDir()) // as openEngine builds it
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts})
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts, Logger: c.logger()})
 	cfg.Connectors.Files.Roots = roots
+	if err == nil {
+		c.onClose(func() { reg.Close() })
+	}
 	return reg, cfg, err
 }
 

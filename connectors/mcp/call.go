@@ -44,6 +44,9 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	if err != nil {
 		return nil, err
 	}
+	if args == nil {
+		args = map[string]any{} // servers refuse null arguments
+	}
 	p := &sdk.CallToolParams{Name: tool, Arguments: args}
 	if key != "" {
 		p.Meta = sdk.Meta{MetaKey: key}

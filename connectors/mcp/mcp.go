@@ -9,6 +9,7 @@
 package mcp
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,7 +151,9 @@ func (c *Connector) cachePath() string {
 	if c.cfg.CacheDir == "" {
 		return ""
 	}
-	return filepath.Join(c.cfg.CacheDir, c.cfg.Name+".tools.json")
+	// the same name may be another server in another config
+	h := sha256.Sum256([]byte(strings.Join(append([]string{c.cfg.Command, c.cfg.URL}, c.cfg.Args...), "\x00")))
+	return filepath.Join(c.cfg.CacheDir, fmt.Sprintf("%s-%x.tools.json", c.cfg.Name, h[:4]))
 }
 
 // loadCache reads the cached tool list; false when there is none.
@@ -190,3 +194,7 @@ func (c *Connector) saveCache(tools []*sdk.Tool) {
 		c.log.Warn("could not cache the tool list", "path", p, "err", err)
 	}
 }
+
+// InputTypes offers "mcp" inputs of type "item": something a workflow
+// learned of through a server's tool.
+func (c *Connector) InputTypes() map[string][]string { return map[string][]string{"mcp": {"item"}} }
