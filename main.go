@@ -291,6 +291,8 @@ func init() {
 		{name: "restore", args: "FILE", summary: "replace the database with a backup (refused while an engine holds it)",
 			minArgs: 1, maxArgs: 1, run: cmdRestore},
 		{name: "version", args: "[--json]", summary: "the binary's version and schema version", run: cmdVersion, flags: withJSON(nil)},
+		{name: "mcp", args: "tools NAME [--json]", summary: "an [mcp.NAME] server's tools (refreshes the cached list)",
+			minArgs: 1, maxArgs: 2, run: cmdMCP, flags: withJSON(nil)},
 		{name: "service", args: "install|uninstall|status [--json]", summary: "run keep --daemon as your user's service (systemd, launchd)",
 			minArgs: 1, maxArgs: 1, run: cmdService, flags: withJSON(nil)},
 	}
@@ -1799,13 +1801,60 @@ func cmdHelpAPI(c *cli, o *opts) error {
 	return ref.WriteText(c.stdout)
 }
 
-// writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
-// (unless there is one) into dir, so an editor checks the workflows there.
-func writeTypes(c *cli, dir string) error {
-	reg, err := engine.Connectors(engine.DefaultConfig(), engine.ConnectorOpts{})
+func cmdMCP(ctx context.Context, c *cli, o *opts) error {
+	usage := lookup("mcp").usage()
+	switch {
+	case o.args[0] == "tools" && len(o.args) == 2:
+		return cmdMCPTools(ctx, c, o, o.args[1])
+	case o.args[0] == "tools":
+		return &usageError{msg: "mcp tools needs a server name", usage: usage}
+	}
+	return &usageError{msg: fmt.Sprintf("unknown mcp command %q", strings.Join(o.args, " ")), usage: usage}
+}
+
+func cmdMCPTools(ctx context.Context, c *cli, o *opts, name string) error {
+	reg, _, err := c.registry()
 	if err != nil {
 		return err
 	}
+	tools, unknown, err := engine.MCPTools(ctx, reg, name)
+	if err != nil {
+		return err
+	}
+	for _, r := range unknown {
+		fmt.Fprintf(c.stderr, "warning: mcp.%s.reads names %q, which the server has no tool for\n", name, r)
+	}
+	if o.json {
+		return c.printJSON(tools)
+	}
+	t := c.table("TOOL", "KIND", "ARGS", "DESCRIPTION")
+	for _, v := range tools {
+		t.row(v.Name, v.Kind, v.Args, dash(firstLine(v.Description)))
+	}
+	return t.flush()
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
+// (unless there is one) into dir, so an editor checks the workflows there.
+func writeTypes(c *cli, dir string) error {
+	// the configured MCP servers' tools are part of the API (their cached
+	// lists; `keep mcp tools NAME` refreshes one)
+	cfg := engine.DefaultConfig()
+	if loaded, err := c.config(); err == nil {
+		cfg.MCP, cfg.Accounts = loaded.MCP, loaded.Accounts
+	}
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, Logger: c.logger()})
+	if err != nil {
+		if reg, err = engine.Connectors(engine.DefaultConfig(), engine.ConnectorOpts{}); err != nil {
+			return err
+		}
+	}
+	defer reg.Close()
 	p := filepath.Join(dir, "keep.d.ts")
 	if err := os.WriteFile(p, []byte(engine.BuildReference(reg).DTS()), 0o600); err != nil {
 		return err

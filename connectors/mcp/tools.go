@@ -83,12 +83,14 @@ func (c *Connector) Methods() []connectors.Method {
 	}
 	out := make([]connectors.Method, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, c.method(t))
+		out = append(out, c.Method(t))
 	}
 	return out
 }
 
-func (c *Connector) method(t *sdk.Tool) connectors.Method {
+// Method is a tool as a connector method: its kind under the config, its
+// arguments typed from the tool's input schema.
+func (c *Connector) Method(t *sdk.Tool) connectors.Method {
 	m := connectors.Method{Name: t.Name, Kind: connectors.Read, Doc: firstSentence(t.Description), Result: Result,
 		Args: schemaArgs(t.InputSchema)}
 	call := "ctx.mcp." + c.cfg.Name + "." + t.Name
@@ -245,4 +247,20 @@ func tsOf(t string, schema map[string]any, depth int) string {
 		return b.String()
 	}
 	return "any"
+}
+
+// UnknownReads are the configured reads the server has no tool for: a typo
+// there would make a read tool a mutation.
+func (c *Connector) UnknownReads(tools []*sdk.Tool) []string {
+	have := map[string]bool{}
+	for _, t := range tools {
+		have[t.Name] = true
+	}
+	var out []string
+	for _, r := range c.cfg.Reads {
+		if !have[r] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
