@@ -34,6 +34,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"keep/engine"
+	"keep/engine/mcpserve"
 	"keep/engine/benchmark"
 	"keep/engine/daemon"
 	"keep/tui"
@@ -291,7 +292,7 @@ func init() {
 		{name: "restore", args: "FILE", summary: "replace the database with a backup (refused while an engine holds it)",
 			minArgs: 1, maxArgs: 1, run: cmdRestore},
 		{name: "version", args: "[--json]", summary: "the binary's version and schema version", run: cmdVersion, flags: withJSON(nil)},
-		{name: "mcp", args: "tools NAME [--json]", summary: "an [mcp.NAME] server's tools (refreshes the cached list)",
+		{name: "mcp", args: "tools NAME [--json] | serve", summary: "an [mcp.NAME] server's tools (refreshes the cached list), or keep as an MCP server on stdio for your assistant",
 			minArgs: 1, maxArgs: 2, run: cmdMCP, flags: withJSON(nil)},
 		{name: "service", args: "install|uninstall|status [--json]", summary: "run keep --daemon as your user's service (systemd, launchd)",
 			minArgs: 1, maxArgs: 1, run: cmdService, flags: withJSON(nil)},
@@ -1806,6 +1807,8 @@ func cmdMCP(ctx context.Context, c *cli, o *opts) error {
 	switch {
 	case o.args[0] == "tools" && len(o.args) == 2:
 		return cmdMCPTools(ctx, c, o, o.args[1])
+	case o.args[0] == "serve" && len(o.args) == 1:
+		return cmdMCPServe(ctx, c)
 	case o.args[0] == "tools":
 		return &usageError{msg: "mcp tools needs a server name", usage: usage}
 	}
@@ -1832,6 +1835,21 @@ func cmdMCPTools(ctx context.Context, c *cli, o *opts, name string) error {
 		t.row(v.Name, v.Kind, v.Args, dash(firstLine(v.Description)))
 	}
 	return t.flush()
+}
+
+// cmdMCPServe serves keep to an MCP client on stdin/stdout: through the
+// daemon when one holds the database, else on an engine of its own that
+// runs nothing (its views and dry runs only).
+func cmdMCPServe(ctx context.Context, c *cli) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	reg, cfg, err := c.registry()
+	if err != nil {
+		return err
+	}
+	return mcpserve.Serve(ctx, mcpserve.Opts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy)})
 }
 
 func firstLine(s string) string {

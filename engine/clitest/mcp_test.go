@@ -1,14 +1,20 @@
 package clitest
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"keep/connectors/mcp/mcptest"
 	"keep/engine"
+	"keep/engine/mcpserve"
 )
 
 // mcpEnv is an env whose config has [mcp.memory], the npm reference server.
@@ -84,6 +90,83 @@ func TestMCPCommands(t *testing.T) {
 			if !strings.Contains(string(dts), want) {
 				t.Fatalf("keep.d.ts lacks %q", want)
 			}
+		}
+	})
+}
+
+// inspector runs @modelcontextprotocol/inspector's CLI against `keep mcp
+// serve` in this env and decodes its JSON answer.
+func (e *env) inspector(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	bin := mcptest.Bin(t, "mcp-inspector")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// the inspector takes --config for itself, and its --tool-arg list
+	// would swallow keep's flags: keep finds its database and config
+	// through KEEP_DB and XDG_CONFIG_HOME instead
+	cfg, err := os.ReadFile(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.file(filepath.Join(e.dir, "xdg-config"), "keep/config.toml", string(cfg))
+	full := append([]string{"--cli", keepBin, "mcp", "serve"}, args...)
+	cmd := exec.CommandContext(ctx, bin, full...)
+	cmd.Env, cmd.Dir = append(e.environ(), "KEEP_DB="+e.db), e.dir
+	r := runCmd(t, cmd)
+	var v map[string]any
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &v) != nil {
+		t.Fatalf("inspector %v: %s", args, r)
+	}
+	return v
+}
+
+// toolText is the text of a tools/call answer.
+func toolText(v map[string]any) string {
+	var parts []string
+	cs, _ := v["content"].([]any)
+	for _, c := range cs {
+		if m, ok := c.(map[string]any); ok {
+			s, _ := m["text"].(string)
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func TestMCPServeWithTheInspector(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	e.deployLines()
+
+	list := e.inspector(t, "--method", "tools/list")
+	var names []string
+	for _, tl := range list["tools"].([]any) {
+		names = append(names, tl.(map[string]any)["name"].(string))
+	}
+	slices.Sort(names)
+	want := slices.Clone(mcpserve.Tools)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools = %v, want %v", names, want)
+	}
+
+	v := e.inspector(t, "--method", "tools/call", "--tool-name", "validate", "--tool-arg", "file_name=broken.js", "--tool-arg", "source="+brokenWorkflow)
+	if s := toolText(v); !strings.Contains(s, `"ok": false`) || !strings.Contains(s, "nope") {
+		t.Fatalf("validate = %v", v)
+	}
+
+	t.Run("through the daemon's socket when one runs", func(t *testing.T) {
+		e.ok("drain") // the lines workflow has run; the daemon holds the database next
+		d := startDaemon(t, e)
+		defer d.kill(t)
+		awaitSocket(t, e, d, time.Minute)
+		v := e.inspector(t, "--method", "tools/call", "--tool-name", "inputs", "--tool-arg", "workflow=lines")
+		if s := toolText(v); !strings.Contains(s, "a.txt") {
+			t.Fatalf("inputs = %v", v)
+		}
+		v = e.inspector(t, "--method", "tools/call", "--tool-name", "workflows")
+		if s := toolText(v); !strings.Contains(s, `"lines"`) {
+			t.Fatalf("workflows = %v", v)
 		}
 	})
 }
