@@ -34,9 +34,9 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"keep/engine"
-	"keep/engine/mcpserve"
 	"keep/engine/benchmark"
 	"keep/engine/daemon"
+	"keep/engine/mcpserve"
 	"keep/tui"
 	"keep/workflows"
 )
