@@ -36,7 +36,6 @@ import (
 	"keep/engine"
 	"keep/engine/benchmark"
 	"keep/engine/daemon"
-	"keep/engine/mcpserve"
 	"keep/tui"
 	"keep/workflows"
 )
@@ -1849,7 +1848,7 @@ func cmdMCPServe(ctx context.Context, c *cli) error {
 	if err != nil {
 		return err
 	}
-	return mcpserve.Serve(ctx, mcpserve.Opts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy)})
+	return engine.ServeMCP(ctx, engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy)})
 }
 
 func firstLine(s string) string {

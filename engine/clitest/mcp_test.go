@@ -14,7 +14,6 @@ import (
 
 	"keep/connectors/mcp/mcptest"
 	"keep/engine"
-	"keep/engine/mcpserve"
 )
 
 // mcpEnv is an env whose config has [mcp.memory], the npm reference server.
@@ -144,7 +143,7 @@ func TestMCPServeWithTheInspector(t *testing.T) {
 		names = append(names, tl.(map[string]any)["name"].(string))
 	}
 	slices.Sort(names)
-	want := slices.Clone(mcpserve.Tools)
+	want := slices.Clone(engine.MCPServeTools)
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)

@@ -1,4 +1,4 @@
-package mcpserve
+package engine_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const notes = `
+const mcpServeNotes = `
 export default Keep.workflow({
   name: "notes",
   topics: { note: {} },
@@ -33,10 +33,10 @@ export default Keep.workflow({
 });`
 
 // session connects the SDK's own client to a server over an in-memory pipe.
-func session(t *testing.T, o Opts) *sdk.ClientSession {
+func mcpSession(t *testing.T, o engine.MCPServeOpts) *sdk.ClientSession {
 	ct, st := sdk.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := New(o).Connect(ctx, st, nil)
+	ss, err := engine.NewMCPServer(o).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func session(t *testing.T, o Opts) *sdk.ClientSession {
 	return cs
 }
 
-func call(t *testing.T, cs *sdk.ClientSession, tool string, a map[string]any) (string, bool) {
+func mcpCall(t *testing.T, cs *sdk.ClientSession, tool string, a map[string]any) (string, bool) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: a})
 	if err != nil {
@@ -64,18 +64,18 @@ func call(t *testing.T, cs *sdk.ClientSession, tool string, a map[string]any) (s
 	return strings.Join(parts, "\n"), res.IsError
 }
 
-func TestServe(t *testing.T) {
+func TestMCPServe(t *testing.T) {
 	t.Parallel()
 	h := enginetest.New(t, enginetest.Opts{})
-	h.Deploy("notes", []byte(notes))
+	h.Deploy("notes", []byte(mcpServeNotes))
 	h.Drain()
 	reg, err := engine.Connectors(h.Cfg, engine.ConnectorOpts{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var proposed []ProposalRequest
-	cs := session(t, Opts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy),
-		Propose: func(ctx context.Context, r ProposalRequest) (any, error) {
+	var proposed []engine.MCPProposal
+	cs := mcpSession(t, engine.MCPServeOpts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy),
+		Propose: func(ctx context.Context, r engine.MCPProposal) (any, error) {
 			proposed = append(proposed, r)
 			return map[string]any{"id": "1", "status": "waiting for the person"}, nil
 		}})
@@ -98,7 +98,7 @@ func TestServe(t *testing.T) {
 			}
 		}
 		slices.Sort(names)
-		want := slices.Clone(Tools)
+		want := slices.Clone(engine.MCPServeTools)
 		slices.Sort(want)
 		if !slices.Equal(names, want) {
 			t.Fatalf("tools = %v, want %v", names, want)
@@ -106,24 +106,24 @@ func TestServe(t *testing.T) {
 	})
 
 	t.Run("reference and validate", func(t *testing.T) {
-		if ref, _ := call(t, cs, "reference", map[string]any{"connector": "files"}); !strings.Contains(ref, "ctx.files.append") {
+		if ref, _ := mcpCall(t, cs, "reference", map[string]any{"connector": "files"}); !strings.Contains(ref, "ctx.files.append") {
 			t.Fatalf("reference = %.300s", ref)
 		}
-		out, isErr := call(t, cs, "validate", map[string]any{"file_name": "n.js", "source": strings.Replace(notes, "files.append", "files.apend", 1)})
+		out, isErr := mcpCall(t, cs, "validate", map[string]any{"file_name": "n.js", "source": strings.Replace(mcpServeNotes, "files.append", "files.apend", 1)})
 		if isErr || !strings.Contains(out, `"ok": false`) || !strings.Contains(out, `n.js:16:34:`) || !strings.Contains(out, `no method \"apend\"`) {
 			t.Fatalf("validate = %s", out)
 		}
-		out, _ = call(t, cs, "validate", map[string]any{"file_name": "n.js", "source": notes})
+		out, _ = mcpCall(t, cs, "validate", map[string]any{"file_name": "n.js", "source": mcpServeNotes})
 		if !strings.Contains(out, `"ok": true`) || !strings.Contains(out, "files.append") {
 			t.Fatalf("validate = %s", out)
 		}
-		if _, isErr := call(t, cs, "validate", map[string]any{"file_name": "n.txt", "source": notes}); !isErr {
+		if _, isErr := mcpCall(t, cs, "validate", map[string]any{"file_name": "n.txt", "source": mcpServeNotes}); !isErr {
 			t.Fatal("a file name without .js or .ts is refused")
 		}
 	})
 
 	t.Run("try captures the mutation and makes none", func(t *testing.T) {
-		out, isErr := call(t, cs, "try", map[string]any{"file_name": "other.js", "source": strings.Replace(notes, `name: "notes"`, `name: "other"`, 1)})
+		out, isErr := mcpCall(t, cs, "try", map[string]any{"file_name": "other.js", "source": strings.Replace(mcpServeNotes, `name: "notes"`, `name: "other"`, 1)})
 		if isErr || !strings.Contains(out, `"append"`) {
 			t.Fatalf("try = %s", out)
 		}
@@ -134,16 +134,16 @@ func TestServe(t *testing.T) {
 
 	t.Run("read-only views see what the engine did", func(t *testing.T) {
 		for tool, want := range map[string]string{"workflows": `"notes"`, "attention": `"approval"`} {
-			if out, _ := call(t, cs, tool, nil); !strings.Contains(out, want) {
+			if out, _ := mcpCall(t, cs, tool, nil); !strings.Contains(out, want) {
 				t.Errorf("%s = %.400s", tool, out)
 			}
 		}
 		for tool, want := range map[string]string{"status": `"notes"`, "inputs": `"Note a"`, "runs": `"scan"`} {
-			if out, _ := call(t, cs, tool, map[string]any{"workflow": "notes"}); !strings.Contains(out, want) {
+			if out, _ := mcpCall(t, cs, tool, map[string]any{"workflow": "notes"}); !strings.Contains(out, want) {
 				t.Errorf("%s = %.400s", tool, out)
 			}
 		}
-		if _, isErr := call(t, cs, "runs", nil); !isErr {
+		if _, isErr := mcpCall(t, cs, "runs", nil); !isErr {
 			t.Error("runs without a workflow is refused")
 		}
 		// nothing the assistant did answered the approval
@@ -153,12 +153,12 @@ func TestServe(t *testing.T) {
 	})
 
 	t.Run("propose hands the file to the engine with origin mcp", func(t *testing.T) {
-		out, isErr := call(t, cs, "propose", map[string]any{"workflow": "notes", "file_name": "notes.js", "source": notes, "reason": "file notes"})
+		out, isErr := mcpCall(t, cs, "propose", map[string]any{"workflow": "notes", "file_name": "notes.js", "source": mcpServeNotes, "reason": "file notes"})
 		if isErr || len(proposed) != 1 || proposed[0].Origin != "mcp" || proposed[0].Workflow != "notes" || !strings.Contains(out, "waiting") {
 			t.Fatalf("propose = %s, %+v", out, proposed)
 		}
-		cs2 := session(t, Opts{API: h.E, Registry: reg})
-		if out, isErr := call(t, cs2, "propose", map[string]any{"file_name": "n.js", "source": notes, "reason": "x"}); !isErr || !strings.Contains(out, "cannot take proposals") {
+		cs2 := mcpSession(t, engine.MCPServeOpts{API: h.E, Registry: reg})
+		if out, isErr := mcpCall(t, cs2, "propose", map[string]any{"file_name": "n.js", "source": mcpServeNotes, "reason": "x"}); !isErr || !strings.Contains(out, "cannot take proposals") {
 			t.Fatalf("propose without a proposal store = %s", out)
 		}
 	})
