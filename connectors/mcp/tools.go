@@ -76,7 +76,10 @@ const Result = "{ text: string, json?: any, structured?: any, content: any[] }"
 // the server is started to list them. A server that cannot be reached
 // offers no methods, and says why in keep.log.
 func (c *Connector) Methods() []connectors.Method {
-	tools, err := c.list(context.Background())
+	// bounded: a server that hangs in its handshake must not hang keep
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
+	defer cancel()
+	tools, err := c.list(ctx)
 	if err != nil {
 		c.log.Warn("cannot list tools", "err", err)
 		return nil
