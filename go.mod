@@ -23,12 +23,20 @@ require golang.org/x/oauth2 v0.37.0
 
 require (
 	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/mmcdole/goxpp/v2 v2.0.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/teambition/rrule-go v1.8.2 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 )
 
-require gopkg.in/natefinch/lumberjack.v2 v2.2.1
+require (
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
+)
 
 require (
 	github.com/BurntSushi/toml v1.6.0

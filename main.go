@@ -297,6 +297,8 @@ func init() {
 		{name: "restore", args: "FILE", summary: "replace the database with a backup (refused while an engine holds it)",
 			minArgs: 1, maxArgs: 1, run: cmdRestore},
 		{name: "version", args: "[--json]", summary: "the binary's version and schema version", run: cmdVersion, flags: withJSON(nil)},
+		{name: "mcp", args: "tools NAME [--json] | serve", summary: "an [mcp.NAME] server's tools (refreshes the cached list), or keep as an MCP server on stdio for your assistant",
+			minArgs: 1, maxArgs: 2, run: cmdMCP, flags: withJSON(nil)},
 		{name: "service", args: "install|uninstall|status [--json]", summary: "run keep --daemon as your user's service (systemd, launchd)",
 			minArgs: 1, maxArgs: 1, run: cmdService, flags: withJSON(nil)},
 	}
@@ -747,10 +749,11 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts})
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
+	c.onClose(func() { reg.Close() }) // MCP servers stop with keep
 	db, err := c.openDB(ctx, logger)
 	if err != nil {
 		return nil, err
@@ -809,10 +812,11 @@ func (c *cli) loadOptions() (engine.LoadOptions, error) {
 	if err != nil {
 		return engine.LoadOptions{}, err
 	}
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{})
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, Logger: c.logger()})
 	if err != nil {
 		return engine.LoadOptions{}, err
 	}
+	c.onClose(func() { reg.Close() })
 	return engine.LoadOptionsOf(reg, cfg.Policy.MinProducerInterval.Duration), nil
 }
 
@@ -1948,8 +1952,11 @@ func (c *cli) registry() (*engine.Registry, engine.Config, error) {
 	}
 	roots := cfg.Connectors.Files.Roots
 	cfg.Connectors.Files.Roots = append(slices.Clone(roots), c.demoDir()) // as openEngine builds it
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts})
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts, Logger: c.logger()})
 	cfg.Connectors.Files.Roots = roots
+	if err == nil {
+		c.onClose(func() { reg.Close() })
+	}
 	return reg, cfg, err
 }
 
@@ -1970,13 +1977,77 @@ func cmdHelpAPI(c *cli, o *opts) error {
 	return ref.WriteText(c.stdout)
 }
 
-// writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
-// (unless there is one) into dir, so an editor checks the workflows there.
-func writeTypes(c *cli, dir string) error {
-	reg, err := engine.Connectors(engine.DefaultConfig(), engine.ConnectorOpts{})
+func cmdMCP(ctx context.Context, c *cli, o *opts) error {
+	usage := lookup("mcp").usage()
+	switch {
+	case o.args[0] == "tools" && len(o.args) == 2:
+		return cmdMCPTools(ctx, c, o, o.args[1])
+	case o.args[0] == "serve" && len(o.args) == 1:
+		return cmdMCPServe(ctx, c)
+	case o.args[0] == "tools":
+		return &usageError{msg: "mcp tools needs a server name", usage: usage}
+	}
+	return &usageError{msg: fmt.Sprintf("unknown mcp command %q", strings.Join(o.args, " ")), usage: usage}
+}
+
+func cmdMCPTools(ctx context.Context, c *cli, o *opts, name string) error {
+	reg, _, err := c.registry()
 	if err != nil {
 		return err
 	}
+	tools, unknown, err := engine.MCPTools(ctx, reg, name)
+	if err != nil {
+		return err
+	}
+	for _, r := range unknown {
+		fmt.Fprintf(c.stderr, "warning: mcp.%s.reads names %q, which the server has no tool for\n", name, r)
+	}
+	if o.json {
+		return c.printJSON(tools)
+	}
+	t := c.table("TOOL", "KIND", "ARGS", "DESCRIPTION")
+	for _, v := range tools {
+		t.row(v.Name, v.Kind, v.Args, dash(firstLine(v.Description)))
+	}
+	return t.flush()
+}
+
+// cmdMCPServe serves keep to an MCP client on stdin/stdout: through the
+// daemon when one holds the database, else on an engine of its own that
+// runs nothing (its views and dry runs only).
+func cmdMCPServe(ctx context.Context, c *cli) error {
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	reg, cfg, err := c.registry()
+	if err != nil {
+		return err
+	}
+	return engine.ServeMCP(ctx, engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy)})
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
+// (unless there is one) into dir, so an editor checks the workflows there.
+func writeTypes(c *cli, dir string) error {
+	// the configured MCP servers' tools are part of the API (their cached
+	// lists; `keep mcp tools NAME` refreshes one)
+	cfg := engine.DefaultConfig()
+	if loaded, err := c.config(); err == nil {
+		cfg.MCP, cfg.Accounts = loaded.MCP, loaded.Accounts
+	}
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, Logger: c.logger()})
+	if err != nil {
+		if reg, err = engine.Connectors(engine.DefaultConfig(), engine.ConnectorOpts{}); err != nil {
+			return err
+		}
+	}
+	defer reg.Close()
 	p := filepath.Join(dir, "keep.d.ts")
 	if err := os.WriteFile(p, []byte(engine.BuildReference(reg).DTS()), 0o600); err != nil {
 		return err

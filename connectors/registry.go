@@ -2,6 +2,7 @@ package connectors
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
@@ -64,6 +65,24 @@ func (r *Registry) AddSource(source string, types ...string) {
 			seen[t] = true
 		}
 	}
+}
+
+// Close stops every connector that holds a process or a connection (an
+// io.Closer: an MCP server), each once, and returns the first error.
+func (r *Registry) Close() error {
+	var first error
+	done := map[Connector]bool{}
+	for _, c := range r.byName {
+		cl, ok := c.(io.Closer)
+		if !ok || done[c] {
+			continue
+		}
+		done[c] = true
+		if err := cl.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Get returns the connector registered under name.

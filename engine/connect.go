@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,6 +41,12 @@ type ConnectorOpts struct {
 	// Account, when set, resolves account names instead of Accounts (tests
 	// hand connectors an account of their own).
 	Account func(name string) (connectors.Account, error)
+	// Logger receives what connectors log on their own (an MCP server's
+	// stderr, its starts and deaths): keep.log. Nil: discarded.
+	Logger *slog.Logger
+	// MCPCacheDir holds the servers' cached tool lists; "" : "mcp" next to
+	// DBPath, else the user's cache folder.
+	MCPCacheDir string
 }
 
 // ProtectedPaths are keep's own files for a database and a config file: the
@@ -177,6 +184,9 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("connectors.calendar: %w", err)
 	}
 	reg.Register(cc)
+	if err := mcpConnectors(cfg, opts, reg); err != nil {
+		return nil, err
+	}
 	return reg, nil
 }
 

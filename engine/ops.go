@@ -284,7 +284,10 @@ func (e *Engine) Grant(ctx context.Context, name string, g GrantView) error {
 	if err != nil {
 		return err
 	}
-	conn, meth, ok := strings.Cut(g.Capability, ".")
+	// the method is after the last dot: an MCP tool's capability is
+	// mcp.NAME.TOOL, of connector mcp.NAME
+	i := strings.LastIndex(g.Capability, ".")
+	conn, meth, ok := g.Capability[:max(i, 0)], g.Capability[i+1:], i > 0
 	if !ok {
 		return fmt.Errorf("capability %q: write it as connector.method, e.g. files.write", g.Capability)
 	}

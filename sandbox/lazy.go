@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"strings"
 	"sync/atomic"
 
 	"github.com/dop251/goja"
@@ -72,5 +73,20 @@ func (r *run) defineConnector(ctx *goja.Object, i int) {
 		}
 	}
 	sl.c = c
-	_ = ctx.DefineAccessorProperty(c.name, sl.get, sl.set, goja.FLAG_TRUE, goja.FLAG_TRUE)
+	target, prop := ctx, c.name
+	if ns, rest, nested := strings.Cut(c.name, "."); nested {
+		target, prop = r.namespace(ctx, ns), rest // "mcp.NAME" is ctx.mcp.NAME
+	}
+	_ = target.DefineAccessorProperty(prop, sl.get, sl.set, goja.FLAG_TRUE, goja.FLAG_TRUE)
+}
+
+// namespace is ctx.<ns>, a plain object holding connectors named "ns.X",
+// made on first use in the run.
+func (r *run) namespace(ctx *goja.Object, ns string) *goja.Object {
+	if o, ok := ctx.Get(ns).(*goja.Object); ok {
+		return o
+	}
+	o := r.vm.NewObject()
+	_ = ctx.Set(ns, o)
+	return o
 }

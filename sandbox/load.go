@@ -239,8 +239,8 @@ func methodTable(specs []MethodSpec) map[string]map[string]MethodKind {
 func capabilities(src string, methods map[string]map[string]MethodKind) []string {
 	seen := map[string]bool{}
 	for _, m := range ctxCall.FindAllStringSubmatch(src, -1) {
-		if methods[m[1]][m[2]] == KindMutate {
-			seen[m[1]+"."+m[2]] = true
+		if conn := connName(m[1]); methods[conn][m[2]] == KindMutate {
+			seen[conn+"."+m[2]] = true
 		}
 	}
 	caps := make([]string, 0, len(seen))

@@ -21,8 +21,14 @@ type handlerDecl struct {
 
 var workflowName = regexp.MustCompile(`^[a-z0-9._-]+$`)
 
-// ctxCall matches a connector call as written: ctx.connector.method(
-var ctxCall = regexp.MustCompile(`\bctx\s*\.\s*([A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)\s*\(`)
+// ctxCall matches a connector call as written: ctx.connector.method(, or
+// ctx.mcp.NAME.TOOL( for the connector "mcp.NAME" (connName drops spaces).
+var ctxCall = regexp.MustCompile(`\bctx\s*\.\s*((?:mcp\s*\.\s*)?[A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)\s*\(`)
+
+// connName is a matched connector name without the spaces around its dot.
+func connName(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, ".", " . ")), "")
+}
 
 // builtinOps are the ctx operations that are not connectors.
 var builtinOps = map[string]bool{"registerInput": true, "publish": true, "peek": true, "getByIds": true}
@@ -298,7 +304,7 @@ func (v *validator) schedule(val goja.Value, name string, at int) Schedule {
 // host offers.
 func (v *validator) ctxCalls(methods map[string]map[string]MethodKind) {
 	for _, m := range ctxCall.FindAllStringSubmatchIndex(v.loc.src, -1) {
-		conn, method := v.loc.src[m[2]:m[3]], v.loc.src[m[4]:m[5]]
+		conn, method := connName(v.loc.src[m[2]:m[3]]), v.loc.src[m[4]:m[5]]
 		if builtinOps[conn] {
 			continue
 		}

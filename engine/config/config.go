@@ -178,6 +178,9 @@ type Config struct {
 	// credentials file, never here.
 	Accounts  map[string]Account `toml:"accounts"`
 	Retention Retention          `toml:"retention"`
+	// MCP servers by name (DESIGN.md §15), offered to scripts as
+	// ctx.mcp.NAME.TOOL.
+	MCP map[string]MCP `toml:"mcp"`
 
 	// Path the config was read from ("" when defaults only).
 	Path string `toml:"-"`
@@ -370,6 +373,9 @@ func (c Config) validate() error {
 		if _, ok := c.Accounts[h.Account]; !ok {
 			return fmt.Errorf("connectors.http.hosts.%q.account: account %q is not defined (add [accounts.%s])", host, h.Account, h.Account)
 		}
+	}
+	if err := c.validateMCP(); err != nil {
+		return err
 	}
 	for i, s := range c.Events.Subscribes {
 		if s.Topic == "" || s.Handler == "" {

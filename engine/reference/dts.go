@@ -2,7 +2,9 @@ package reference
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -79,14 +81,29 @@ func (r Ref) DTS() string {
 	}
 	connectorsOf := func(pick func(half) string) string {
 		var s strings.Builder
+		nested := map[string]*strings.Builder{} // "mcp.NAME" is ctx.mcp.NAME
+		var spaces []string
 		for _, c := range r.Connectors {
 			base := c.Name
 			if c.AliasOf != "" {
 				base = c.AliasOf
 			}
-			if t := pick(halves[base]); t != "" {
-				fmt.Fprintf(&s, "    %s: %s;\n", c.Name, t)
+			t := pick(halves[base])
+			if t == "" {
+				continue
 			}
+			if ns, rest, ok := strings.Cut(c.Name, "."); ok {
+				if nested[ns] == nil {
+					nested[ns] = &strings.Builder{}
+					spaces = append(spaces, ns)
+				}
+				fmt.Fprintf(nested[ns], "      %s: %s;\n", propName(rest), t)
+				continue
+			}
+			fmt.Fprintf(&s, "    %s: %s;\n", c.Name, t)
+		}
+		for _, ns := range spaces {
+			fmt.Fprintf(&s, "    %s: {\n%s    };\n", ns, nested[ns].String())
 		}
 		return s.String()
 	}
@@ -176,9 +193,9 @@ func writeDTSMethod(b *strings.Builder, conn string, m Method) {
 	switch {
 	case len(m.Args) == 0 && m.Doc == "":
 		// undocumented: accept anything rather than reject a working script
-		fmt.Fprintf(b, "    %s(args?: Record<string, any>): Promise<%s>;\n", m.Name, result)
+		fmt.Fprintf(b, "    %s(args?: Record<string, any>): Promise<%s>;\n", propName(m.Name), result)
 	case len(m.Args) == 0:
-		fmt.Fprintf(b, "    %s(args?: {}): Promise<%s>;\n", m.Name, result)
+		fmt.Fprintf(b, "    %s(args?: {}): Promise<%s>;\n", propName(m.Name), result)
 	default:
 		opt := "?"
 		for _, a := range m.Args {
@@ -186,7 +203,7 @@ func writeDTSMethod(b *strings.Builder, conn string, m Method) {
 				opt = ""
 			}
 		}
-		fmt.Fprintf(b, "    %s(args%s: {\n", m.Name, opt)
+		fmt.Fprintf(b, "    %s(args%s: {\n", propName(m.Name), opt)
 		for _, a := range m.Args {
 			if a.Doc != "" {
 				fmt.Fprintf(b, "      /** %s */\n", jsdoc(a.Doc))
@@ -198,6 +215,17 @@ func writeDTSMethod(b *strings.Builder, conn string, m Method) {
 }
 
 // typeName is "files" → "Files", "read_by_id" → "ReadById".
+// propName is a method or property name as TypeScript takes it: quoted
+// when it is no identifier (MCP tools are often named "get-sum").
+func propName(s string) string {
+	if jsIdent.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+var jsIdent = regexp.MustCompile(`^[A-Za-z_$][\w$]*$`)
+
 func typeName(s string) string {
 	var b strings.Builder
 	up := true

@@ -127,12 +127,20 @@ func Build(reg *connectors.Registry) Ref {
 // phases and operations stay, as every method is read in their light.
 func (r Ref) Only(name string) (Ref, error) {
 	var names []string
+	var grouped []Connector
 	for _, c := range r.Connectors {
 		if c.Name == name {
 			r.Connectors = []Connector{c}
 			return r, nil
 		}
+		if strings.HasPrefix(c.Name, name+".") { // "mcp": every mcp.NAME
+			grouped = append(grouped, c)
+		}
 		names = append(names, c.Name)
+	}
+	if len(grouped) > 0 {
+		r.Connectors = grouped
+		return r, nil
 	}
 	return r, fmt.Errorf("no connector %q (known: %s)", name, strings.Join(names, ", "))
 }

@@ -1,0 +1,204 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"keep/connectors"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Do calls a tool. The script's reconcile field is keep's, not the tool's:
+// it is left out of the arguments. Outcomes (DESIGN.md §6): a result is
+// applied; a tool error result or a JSON-RPC error is failed; a lost
+// connection, a dead server or a timeout after sending is uncertain.
+func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
+	tool, err := c.tool(ctx, call.Method)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.call(ctx, tool.Name, toolArgs(call.Params), call.IdempotencyKey)
+	if err != nil {
+		if !c.isRead(tool) && connectors.ClassOf(err) == connectors.Transient && !notSent(err) {
+			err = &connectors.Error{Class: connectors.Uncertain, Err: err}
+		}
+		return nil, err
+	}
+	if res.IsError {
+		return nil, connectors.Errorf(connectors.Logic, "mcp.%s.%s returned an error: %s", c.cfg.Name, tool.Name, clip(textOf(res), 500))
+	}
+	return resultValue(res), nil
+}
+
+// call makes one tools/call. Errors are classified as for a read: a
+// JSON-RPC error answer is logic; anything else after sending (a lost
+// connection, a timeout) is transient, and Do makes it uncertain for a
+// mutation.
+func (c *Connector) call(ctx context.Context, tool string, args map[string]any, key string) (*sdk.CallToolResult, error) {
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if args == nil {
+		args = map[string]any{} // servers refuse null arguments
+	}
+	p := &sdk.CallToolParams{Name: tool, Arguments: args}
+	if key != "" {
+		p.Meta = sdk.Meta{MetaKey: key}
+	}
+	if c.progress != nil {
+		p.Meta = sdk.Meta{MetaKey: key, "progressToken": "keep-test"}
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	res, err := s.CallTool(cctx, p)
+	var wire *jsonrpc.Error
+	switch {
+	case err == nil:
+		c.healthy()
+		return res, nil
+	case errors.Is(err, sdk.ErrConnectionClosed):
+		c.down(s, err)
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: the server went away during the call: %v", c.cfg.Name, tool, err)
+	case cctx.Err() != nil:
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: no answer within %s: %v", c.cfg.Name, tool, c.cfg.Timeout, err)
+	case errors.As(err, &wire) && wire.Code == codeRejected:
+		// the SDK's word for a transport failure (an HTTP request that
+		// failed or lost its answer): the server may have the call
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: %v", c.cfg.Name, tool, err)
+	case errors.As(err, &wire):
+		c.healthy()
+		return nil, &connectors.Error{Class: connectors.Logic, Err: fmt.Errorf("mcp.%s.%s refused the call: %s", c.cfg.Name, tool, wire.Message)}
+	default:
+		// EOF, a broken pipe, a failed POST: this session is done with
+		c.down(s, err)
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: %v", c.cfg.Name, tool, err)
+	}
+}
+
+// codeRejected is the JSON-RPC code the SDK gives transport failures
+// (jsonrpc2.ErrRejected); it is no answer of the server's.
+const codeRejected = -32005
+
+func notSent(err error) bool {
+	var ce *connectors.Error
+	return errors.As(err, &ce) && ce.NotSent
+}
+
+// Reconcile settles an uncertain call: through the read the script named in
+// reconcile: {tool, args} (a non-empty, non-error result means it happened,
+// an empty one that it did not), or, for a tool the config trusts to be
+// idempotent, by calling it again with the same key. Otherwise the person
+// is asked.
+func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connectors.Verdict, any, error) {
+	if rec, _ := call.Params["reconcile"].(map[string]any); rec != nil {
+		name, _ := rec["tool"].(string)
+		t, err := c.tool(ctx, name)
+		if err != nil {
+			return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "reconcile.tool: %v", err)
+		}
+		if !c.isRead(t) {
+			return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "reconcile.tool %q is not a read of mcp.%s (add it to reads)", name, c.cfg.Name)
+		}
+		args, _ := rec["args"].(map[string]any)
+		res, err := c.call(ctx, name, args, "")
+		if err != nil || res.IsError {
+			return connectors.Unknown, nil, nil // can't tell yet: checked again later
+		}
+		v := resultValue(res)
+		if empty(v["structured"]) && empty(v["json"]) && strings.TrimSpace(v["text"].(string)) == "" ||
+			v["json"] != nil && empty(v["json"]) || v["structured"] != nil && empty(v["structured"]) {
+			return connectors.NotApplied, nil, nil
+		}
+		return connectors.Applied, v, nil
+	}
+	t, err := c.tool(ctx, call.Method)
+	if err != nil || !c.idempotent(t) {
+		return connectors.Unknown, nil, connectors.ErrCannotCheck
+	}
+	res, err := c.call(ctx, t.Name, toolArgs(call.Params), call.IdempotencyKey)
+	if err != nil || res.IsError {
+		return connectors.Unknown, nil, nil
+	}
+	return connectors.Applied, resultValue(res), nil
+}
+
+// toolArgs are the script's params without keep's own field.
+func toolArgs(params map[string]any) map[string]any {
+	if _, ok := params["reconcile"]; !ok {
+		return params
+	}
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		if k != "reconcile" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// resultValue is what a script gets: { text, json?, structured?, content }.
+// text joins the text parts; json is text parsed, when it is JSON.
+func resultValue(res *sdk.CallToolResult) map[string]any {
+	out := map[string]any{"text": textOf(res)}
+	var content any
+	if b, err := json.Marshal(res.Content); err == nil && json.Unmarshal(b, &content) == nil && content != nil {
+		out["content"] = content
+	} else {
+		out["content"] = []any{}
+	}
+	if res.StructuredContent != nil {
+		var s any
+		if b, err := json.Marshal(res.StructuredContent); err == nil && json.Unmarshal(b, &s) == nil {
+			out["structured"] = s
+		}
+	}
+	var j any
+	if t := strings.TrimSpace(out["text"].(string)); t != "" && json.Unmarshal([]byte(t), &j) == nil {
+		out["json"] = j
+	}
+	return out
+}
+
+func textOf(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// empty: nothing, or only empty lists, objects and strings all the way down
+// ({"entities": [], "relations": []} is a search that found nothing).
+func empty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return strings.TrimSpace(x) == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		for _, e := range x {
+			if !empty(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,126 @@
+package mcp
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"keep/connectors"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// tokenAccount is a token account as the host hands it to a connector.
+type tokenAccount struct{ invalidated int }
+
+func (a *tokenAccount) Name() string                           { return "svc" }
+func (a *tokenAccount) Kind() string                           { return "token" }
+func (a *tokenAccount) Username() string                       { return "" }
+func (a *tokenAccount) Secret(context.Context) (string, error) { return "s3cret", nil }
+func (a *tokenAccount) Invalidate()                            { a.invalidated++ }
+
+// httpPeer is a real MCP server over streamable HTTP, built with the SDK.
+type httpPeer struct {
+	mu      sync.Mutex
+	auth    []string
+	keys    []any
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newHTTPPeer(t *testing.T) (*httpPeer, *httptest.Server) {
+	p := &httpPeer{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "peer", Version: "1"}, nil)
+	obj := map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}
+	record := func(ctx context.Context, req *sdk.CallToolRequest) {
+		p.mu.Lock()
+		p.keys = append(p.keys, req.Params.Meta[MetaKey])
+		p.mu.Unlock()
+	}
+	srv.AddTool(&sdk.Tool{Name: "post", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		record(ctx, req)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `{"id":"m1"}`}}}, nil
+	})
+	srv.AddTool(&sdk.Tool{Name: "put", InputSchema: obj, Annotations: &sdk.ToolAnnotations{IdempotentHint: true}}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		record(ctx, req)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "stored"}}}, nil
+	})
+	srv.AddTool(&sdk.Tool{Name: "refuse", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "quota exceeded"}}}, nil
+	})
+	srv.AddTool(&sdk.Tool{Name: "hang", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		p.entered <- struct{}{}
+		select {
+		case <-ctx.Done():
+		case <-p.release:
+		}
+		return nil, ctx.Err()
+	})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.auth = append(p.auth, r.Header.Get("Authorization"))
+		p.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(p.release) }) // runs first: the hanging handler returns
+	return p, ts
+}
+
+func TestStreamableHTTPServer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	peer, ts := newHTTPPeer(t)
+	c, err := New(Config{Name: "svc", URL: ts.URL, Account: &tokenAccount{}, TrustHints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+
+	res, err := c.Do(ctx, connectors.Call{Method: "post", Params: map[string]any{"text": "hi"}, IdempotencyKey: "key-1"})
+	if err != nil || res.(map[string]any)["json"].(map[string]any)["id"] != "m1" {
+		t.Fatalf("post = %v, %v", res, err)
+	}
+	peer.mu.Lock()
+	keys, auth := append([]any(nil), peer.keys...), append([]string(nil), peer.auth...)
+	peer.mu.Unlock()
+	if len(keys) != 1 || keys[0] != "key-1" {
+		t.Fatalf("the idempotency key in _meta: %v", keys)
+	}
+	for _, a := range auth {
+		if a != "Bearer s3cret" {
+			t.Fatalf("Authorization = %q on some request, want the account's token on every one", a)
+		}
+	}
+
+	t.Run("a tool error result is a logic failure", func(t *testing.T) {
+		_, err := c.Do(ctx, connectors.Call{Method: "refuse", Params: map[string]any{}})
+		if connectors.ClassOf(err) != connectors.Logic {
+			t.Fatalf("err = %v", err)
+		}
+	})
+
+	t.Run("a trusted idempotent tool is settled by calling it again with the same key", func(t *testing.T) {
+		v, r, err := c.Reconcile(ctx, connectors.Call{Method: "put", Params: map[string]any{"text": "x"}, IdempotencyKey: "key-2"})
+		if v != connectors.Applied || r == nil || err != nil {
+			t.Fatalf("reconcile put = %v %v %v", v, r, err)
+		}
+		if _, _, err := c.Reconcile(ctx, connectors.Call{Method: "post", Params: map[string]any{"text": "x"}}); err != connectors.ErrCannotCheck {
+			t.Fatalf("post is not idempotent: %v", err)
+		}
+	})
+
+	t.Run("a connection lost during a mutation is uncertain", func(t *testing.T) {
+		go func() {
+			<-peer.entered
+			ts.CloseClientConnections()
+		}()
+		_, err := c.Do(ctx, connectors.Call{Method: "hang", Params: map[string]any{}, IdempotencyKey: "key-3"})
+		if connectors.ClassOf(err) != connectors.Uncertain {
+			t.Fatalf("err = %v (%s), want uncertain", err, connectors.ClassOf(err))
+		}
+	})
+}

@@ -1,0 +1,192 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"time"
+
+	"keep/connectors"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// session returns the live session, starting the server on first need. A
+// server that died or failed to start is started again only after a
+// back-off; a call before then fails as transient with nothing sent.
+func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s: keep is stopping", c.cfg.Name)}
+	}
+	if c.sess != nil {
+		return c.sess, nil
+	}
+	if c.deaths > 0 {
+		if wait := c.downAt.Add(c.backoff()).Sub(c.cfg.Now()); wait > 0 {
+			return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, RetryAfter: wait,
+				Err: fmt.Errorf("mcp.%s is down; starting it again in %s", c.cfg.Name, wait.Round(time.Millisecond))}
+		}
+	}
+	tr, err := c.transport(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var opts *sdk.ClientOptions
+	if c.progress != nil {
+		opts = &sdk.ClientOptions{ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { c.progress() }}
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "keep", Version: "1"}, opts)
+	s, err := client.Connect(ctx, tr, nil)
+	if err != nil {
+		c.deaths++
+		c.downAt = c.cfg.Now()
+		c.log.Warn("server did not start", "err", err, "failures", c.deaths)
+		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s did not start: %w", c.cfg.Name, err)}
+	}
+	c.sess = s
+	if ct, ok := tr.(*sdk.CommandTransport); ok {
+		c.proc = ct.Command.Process
+	}
+	c.log.Info("server started")
+	go c.watch(s)
+	return s, nil
+}
+
+// watch notes a session's end: a death (not Close) counts towards the
+// back-off, and the next call starts the server again.
+func (c *Connector) watch(s *sdk.ClientSession) {
+	c.down(s, s.Wait())
+}
+
+// down records that s ended, once, whoever notices first: watch, or a call
+// that found the connection gone (so the next call starts the server again
+// without waiting for watch).
+func (c *Connector) down(s *sdk.ClientSession, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess != s {
+		return // closed by Close, or already noted
+	}
+	c.sess = nil
+	c.deaths++
+	c.downAt = c.cfg.Now()
+	c.log.Warn("server stopped; it starts again on the next call", "err", err, "failures", c.deaths)
+}
+
+// healthy resets the back-off after a call the server answered.
+func (c *Connector) healthy() {
+	c.mu.Lock()
+	c.deaths = 0
+	c.mu.Unlock()
+}
+
+// backoff is base × 2^(deaths−1), capped.
+func (c *Connector) backoff() time.Duration {
+	d := c.cfg.BackoffBase
+	for i := 1; i < c.deaths && d < c.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, c.cfg.BackoffMax)
+}
+
+// transport builds the stdio command or the HTTP client. Account secrets
+// are read here, so an expired one fails before anything is sent.
+func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
+	if c.cfg.URL != "" {
+		rt := http.DefaultTransport
+		if c.cfg.Account != nil {
+			if _, err := c.cfg.Account.Secret(ctx); err != nil {
+				return nil, err
+			}
+			rt = &signer{base: rt, account: c.cfg.Account}
+		}
+		return &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true}, nil
+	}
+	cmd := exec.Command(c.cfg.Command, c.cfg.Args...)
+	cmd.Env = serverEnv(os.Environ())
+	for k, v := range c.cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	for k, a := range c.cfg.EnvAccounts {
+		secret, err := a.Secret(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Env = append(cmd.Env, k+"="+secret)
+	}
+	cmd.Stderr = &lineLog{c: c}
+	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+}
+
+// signer adds the account's Authorization header to every request and
+// reports a 401 so an oauth2 account refreshes.
+type signer struct {
+	base    http.RoundTripper
+	account connectors.Account
+}
+
+func (s *signer) RoundTrip(req *http.Request) (*http.Response, error) {
+	secret, err := s.account.Secret(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	req = req.Clone(req.Context())
+	switch s.account.Kind() {
+	case "basic", "password":
+		req.SetBasicAuth(s.account.Username(), secret)
+	default:
+		req.Header.Set("Authorization", "Bearer "+secret)
+	}
+	resp, err := s.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		s.account.Invalidate()
+	}
+	return resp, err
+}
+
+// lineLog writes a server's stderr to keep.log, one record a line.
+type lineLog struct {
+	c   *Connector
+	buf []byte
+}
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := indexNL(l.buf)
+		if i < 0 {
+			break
+		}
+		l.emit(string(l.buf[:i]))
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > 4096 { // a line without end is cut, not held
+		l.emit(string(l.buf))
+		l.buf = l.buf[:0]
+	}
+	return len(p), nil
+}
+
+func (l *lineLog) emit(line string) {
+	if line != "" {
+		l.c.log.Info("server stderr", "line", line)
+	}
+}
+
+func indexNL(b []byte) int {
+	for i, x := range b {
+		if x == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+var (
+	_ io.Writer = (*lineLog)(nil)
+)

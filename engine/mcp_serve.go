@@ -1,0 +1,285 @@
+package engine
+
+// keep mcp serve offers keep to a person's own assistant (Claude, Cursor,
+// any MCP client) as an MCP server over stdio (DESIGN.md §15): the
+// scripting reference, validate, try and propose, and read-only views of
+// workflows, inputs, runs and attention. No tool approves, answers, grants
+// or deploys: a proposal waits in the TUI's Attention for the person.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPServeOpts are what the server serves from.
+type MCPServeOpts struct {
+	// API is the engine, in-process or the daemon's client; only its
+	// read-only views and DryRun are used.
+	API API
+	// Registry and Policy are the config's connectors and policy, for the
+	// reference, validate and try.
+	Registry *Registry
+	Policy   Policy
+	// Version is keep's, told to the client.
+	Version string
+}
+
+// NewMCPServer builds the server and its tools.
+func NewMCPServer(o MCPServeOpts) *sdk.Server {
+	if o.API == nil || o.Registry == nil {
+		panic("engine: mcp serve: API and Registry are required")
+	}
+	v := o.Version
+	if v == "" {
+		v = "dev"
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "keep", Version: v}, &sdk.ServerOptions{
+		Instructions: "keep runs the person's durable automations (workflows in JavaScript). Read `reference` before writing one; " +
+			"check it with `validate` and `try`; hand it to the person with `propose`. You cannot deploy, approve or grant: the person does that in keep.",
+	})
+	h := mcpHandlers{o}
+	for _, t := range h.tools() {
+		s.AddTool(t.tool, t.fn)
+	}
+	return s
+}
+
+// ServeMCP runs the server on stdin/stdout until the client goes away or ctx
+// ends.
+func ServeMCP(ctx context.Context, o MCPServeOpts) error {
+	return NewMCPServer(o).Run(ctx, &sdk.StdioTransport{})
+}
+
+type mcpHandlers struct{ o MCPServeOpts }
+
+type mcpToolDef struct {
+	tool *sdk.Tool
+	fn   sdk.ToolHandler
+}
+
+// MCPServeTools are the names NewMCPServer offers, for tests and the README.
+var MCPServeTools = []string{"reference", "validate", "try", "propose", "workflows", "status", "inputs", "runs", "attention"}
+
+func mcpObj(props map[string]any, required ...string) map[string]any {
+	if props == nil {
+		props = map[string]any{}
+	}
+	m := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		m["required"] = required
+	}
+	return m
+}
+
+func mcpStr(doc string) map[string]any { return map[string]any{"type": "string", "description": doc} }
+func mcpNum(doc string) map[string]any { return map[string]any{"type": "integer", "description": doc} }
+
+var mcpWorkflowArg = map[string]any{"workflow": mcpStr("the workflow's name")}
+
+func (h mcpHandlers) tools() []mcpToolDef {
+	ro := &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+	file := map[string]any{"file_name": mcpStr("a name ending .js or .ts"), "source": mcpStr("the whole workflow file")}
+	withLimit := map[string]any{"workflow": mcpStr("the workflow's name"), "limit": mcpNum("how many, newest first (default 50)")}
+	return []mcpToolDef{
+		{&sdk.Tool{Name: "reference", Annotations: ro, Description: "keep's scripting reference: phases, ctx operations, every connector method with its types (MCP servers' tools included). Read it before writing a workflow.",
+			InputSchema: mcpObj(map[string]any{"connector": mcpStr("only this connector (e.g. files, http, mcp)")})}, h.reference},
+		{&sdk.Tool{Name: "validate", Annotations: ro, Description: "Static checks of a workflow file (declarations, topics, schedules, connector methods). Returns the problems as file:line:col: message.",
+			InputSchema: mcpObj(file, "file_name", "source")}, h.validate},
+		{&sdk.Tool{Name: "try", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}, Description: "A dry run of a workflow file on a throw-away copy: real reads, mutations captured, not made.",
+			InputSchema: mcpObj(map[string]any{"file_name": file["file_name"], "source": file["source"], "producer": mcpStr("run only this producer"), "limit": mcpNum("stop after this many runs")}, "file_name", "source")}, h.try},
+		{&sdk.Tool{Name: "propose", Description: "Propose a new workflow or a new version of one to the person: it waits in keep's Attention with its diff, summary and dry run, and is deployed only if they accept.",
+			InputSchema: mcpObj(map[string]any{"workflow": mcpStr("the workflow it replaces, if any"), "file_name": file["file_name"], "source": file["source"], "reason": mcpStr("why, in a sentence the person will read")}, "file_name", "source", "reason")}, h.propose},
+		{&sdk.Tool{Name: "workflows", Annotations: ro, Description: "Every workflow with its state, schedule, pending inputs and attention count.", InputSchema: mcpObj(nil)}, h.workflows},
+		{&sdk.Tool{Name: "status", Annotations: ro, Description: "One workflow in detail.", InputSchema: mcpObj(mcpWorkflowArg, "workflow")}, h.status},
+		{&sdk.Tool{Name: "inputs", Annotations: ro, Description: "A workflow's inputs and the outputs (mutations) each caused.", InputSchema: mcpObj(withLimit, "workflow")}, h.inputs},
+		{&sdk.Tool{Name: "runs", Annotations: ro, Description: "A workflow's run records: handler, phase, status, error.", InputSchema: mcpObj(withLimit, "workflow")}, h.runs},
+		{&sdk.Tool{Name: "attention", Annotations: ro, Description: "Everything waiting for the person (approvals, reconciliations, failed runs, proposals). You can explain them; only the person answers them.", InputSchema: mcpObj(nil)}, h.attention},
+	}
+}
+
+// args decodes a call's arguments into v.
+func mcpArgs(req *sdk.CallToolRequest, v any) error {
+	if len(req.Params.Arguments) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(req.Params.Arguments, v); err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	return nil
+}
+
+// result is v as JSON text (and structured content), or a tool error the
+// assistant can read and act on.
+func mcpResult(v any, err error) (*sdk.CallToolResult, error) {
+	if err != nil {
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}, nil
+	}
+	if s, ok := v.(string); ok {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}, nil
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+}
+
+type mcpFileArgs struct {
+	Workflow string `json:"workflow"`
+	FileName string `json:"file_name"`
+	Source   string `json:"source"`
+	Producer string `json:"producer"`
+	Limit    int    `json:"limit"`
+	Reason   string `json:"reason"`
+}
+
+func (a mcpFileArgs) check() error {
+	switch {
+	case a.FileName == "" || a.Source == "":
+		return errors.New("file_name and source are required")
+	case !strings.HasSuffix(a.FileName, ".js") && !strings.HasSuffix(a.FileName, ".ts"):
+		return fmt.Errorf("file_name %q must end .js or .ts", a.FileName)
+	}
+	return nil
+}
+
+func (h mcpHandlers) reference(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	var a struct {
+		Connector string `json:"connector"`
+	}
+	if err := mcpArgs(req, &a); err != nil {
+		return mcpResult(nil, err)
+	}
+	ref := BuildReference(h.o.Registry)
+	if a.Connector != "" {
+		var err error
+		if ref, err = ref.Only(a.Connector); err != nil {
+			return mcpResult(nil, err)
+		}
+	}
+	var b strings.Builder
+	if err := ref.WriteText(&b); err != nil {
+		return mcpResult(nil, err)
+	}
+	return mcpResult(b.String(), nil)
+}
+
+// validation is validate's answer.
+type mcpValidation struct {
+	OK           bool     `json:"ok"`
+	Workflow     string   `json:"workflow,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	Problems     []string `json:"problems,omitempty"`
+}
+
+func (h mcpHandlers) loadOptions() LoadOptions {
+	var methods []MethodSpec
+	for _, m := range h.o.Registry.Catalog() {
+		methods = append(methods, MethodSpec{Connector: m.Connector, Method: m.Method, Kind: MethodKind(m.Kind)})
+	}
+	return LoadOptions{Methods: methods, MinInterval: h.o.Policy.MinProducerInterval}
+}
+
+func (h mcpHandlers) validate(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	var a mcpFileArgs
+	if err := mcpArgs(req, &a); err != nil {
+		return mcpResult(nil, err)
+	}
+	if err := a.check(); err != nil {
+		return mcpResult(nil, err)
+	}
+	sc, err := LoadScript(a.FileName, []byte(a.Source), h.loadOptions())
+	if err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			v := mcpValidation{}
+			for _, d := range ve.Diagnostics {
+				v.Problems = append(v.Problems, d.String())
+			}
+			return mcpResult(v, nil)
+		}
+		return mcpResult(nil, err)
+	}
+	return mcpResult(mcpValidation{OK: true, Workflow: sc.Workflow.Name, Capabilities: sc.Capabilities}, nil)
+}
+
+func (h mcpHandlers) try(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	var a mcpFileArgs
+	if err := mcpArgs(req, &a); err != nil {
+		return mcpResult(nil, err)
+	}
+	if err := a.check(); err != nil {
+		return mcpResult(nil, err)
+	}
+	return mcpResult(Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), TryOptions{Producer: a.Producer, Limit: a.Limit}))
+}
+
+func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	var a mcpFileArgs
+	if err := mcpArgs(req, &a); err != nil {
+		return mcpResult(nil, err)
+	}
+	if err := a.check(); err != nil {
+		return mcpResult(nil, err)
+	}
+	// API.Propose files it in Attention: nothing an assistant sends is
+	// deployed before the person accepts it
+	return mcpResult(h.o.API.Propose(ctx, ProposalRequest{Workflow: a.Workflow, FileName: a.FileName,
+		Source: []byte(a.Source), Origin: OriginMCP, Reason: a.Reason}))
+}
+
+func (h mcpHandlers) workflows(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	return mcpResult(h.o.API.Workflows(ctx))
+}
+
+func (h mcpHandlers) attention(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	return mcpResult(h.o.API.Attention(ctx))
+}
+
+type mcpListArgs struct {
+	Workflow string `json:"workflow"`
+	Limit    int    `json:"limit"`
+}
+
+func (h mcpHandlers) list(req *sdk.CallToolRequest) (mcpListArgs, error) {
+	var a mcpListArgs
+	if err := mcpArgs(req, &a); err != nil {
+		return a, err
+	}
+	if a.Workflow == "" {
+		return a, errors.New("workflow is required")
+	}
+	if a.Limit <= 0 || a.Limit > 500 {
+		a.Limit = 50
+	}
+	return a, nil
+}
+
+func (h mcpHandlers) status(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	a, err := h.list(req)
+	if err != nil {
+		return mcpResult(nil, err)
+	}
+	return mcpResult(h.o.API.Workflow(ctx, a.Workflow))
+}
+
+func (h mcpHandlers) inputs(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	a, err := h.list(req)
+	if err != nil {
+		return mcpResult(nil, err)
+	}
+	return mcpResult(h.o.API.Inputs(ctx, a.Workflow, Page{Limit: a.Limit}))
+}
+
+func (h mcpHandlers) runs(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	a, err := h.list(req)
+	if err != nil {
+		return mcpResult(nil, err)
+	}
+	return mcpResult(h.o.API.Runs(ctx, a.Workflow, Page{Limit: a.Limit}))
+}
