@@ -36,6 +36,7 @@ func init() {
 		return
 	}
 	inWorker = true
+	smallThreadStacks()
 	limit, err := strconv.ParseUint(v, 10, 64)
 	if err != nil || limit == 0 {
 		fmt.Fprintf(os.Stderr, "sandbox worker: %s=%q is not a byte count\n", workerEnv, v)
@@ -54,6 +55,7 @@ func init() {
 		fmt.Fprintf(os.Stderr, "sandbox worker: read the address space: %v\n", err)
 		os.Exit(2)
 	}
+	workerBase, workerLimit = base, limit
 	lim := syscall.Rlimit{Cur: base + limit, Max: base + limit}
 	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &lim); err != nil {
 		fmt.Fprintf(os.Stderr, "sandbox worker: set the memory limit: %v\n", err)
@@ -67,6 +69,60 @@ func init() {
 	}
 	serveWorker(in, out)
 	os.Exit(0)
+}
+
+// workerBase and workerLimit are the worker's address space at start and
+// the bound past it.
+var workerBase, workerLimit uint64
+
+// spent says whether this worker's address space has grown past half its
+// bound. Go keeps address space it has reserved, so a worker that once ran
+// near its bound stays near it: taking it back would fail the next run for
+// memory the last one used. It retires instead.
+func spent() bool {
+	now, err := mappedNow()
+	return err == nil && workerLimit > 0 && now > workerBase+workerLimit/2
+}
+
+// threadStackEnv marks a worker that already runs with small thread stacks.
+const threadStackEnv = "KEEP_SANDBOX_WORKER_STACK"
+
+// rlimInfinity is RLIM_INFINITY as Rlimit holds it.
+const rlimInfinity = ^uint64(0)
+
+// threadStack is the stack size a worker's threads reserve.
+const threadStack = 1 << 20
+
+// smallThreadStacks starts the worker again with RLIMIT_STACK lowered, once.
+// A cgo build creates threads with pthread_create, which reserves the C
+// library's default stack (RLIMIT_STACK at start, 8 MiB) for each: under a
+// busy machine the runtime starts more threads, and their reservations
+// alone ran into RLIMIT_AS, so a run that allocated nothing failed with
+// "out of memory". The default is read when the program starts, hence the
+// exec; the pipes (fds 3 and 4) are inherited across it.
+func smallThreadStacks() {
+	if os.Getenv(threadStackEnv) != "" {
+		return
+	}
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_STACK, &r); err != nil || (r.Cur != rlimInfinity && r.Cur <= threadStack) {
+		return
+	}
+	r.Cur = threadStack
+	if r.Max != rlimInfinity && r.Max < r.Cur {
+		return
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_STACK, &r); err != nil {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	env := append(os.Environ(), threadStackEnv+"=1")
+	err = syscall.Exec(exe, os.Args, env)
+	fmt.Fprintf(os.Stderr, "sandbox worker: start again with small thread stacks: %v\n", err)
+	os.Exit(2)
 }
 
 // mappedNow is the size of this process's address space, in bytes.
@@ -138,7 +194,12 @@ func serveWorker(in, out *os.File) {
 			c.done(&frame{Op: "done", Missing: true, Err: &wireErr{Text: "sandbox: the worker has no script " + f.Key}})
 			continue
 		}
-		c.done(c.run(j.ctx, s, f.Inv))
+		done := c.run(j.ctx, s, f.Inv)
+		done.Retire = spent()
+		c.done(done)
+		if done.Retire {
+			os.Exit(0)
+		}
 	}
 }
 
