@@ -81,3 +81,17 @@ func TestPostSinkCheck(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFilesPost is the files→http row under go test, so a profile is
+// one flag away: go test ./engine/benchmark -run '^$' -bench FilesPost -cpuprofile cpu.out
+func BenchmarkFilesPost(b *testing.B) {
+	for b.Loop() {
+		r, err := FilesPost(context.Background(), Options{Dir: b.TempDir(), FilesPostItems: 1000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(r.FilesPostItemsPerS, "items/s")
+		b.ReportMetric(r.FilesPostLatencyMS.P50, "p50-ms")
+		b.ReportMetric(r.FilesPostCPUSPer1000, "cpu-s/1000")
+	}
+}
