@@ -88,7 +88,11 @@ func TestRescanPages(t *testing.T) {
 // BenchmarkRescan: one scan of a folder of 1,000 known files.
 func BenchmarkRescan(b *testing.B) {
 	k := rescanSetup(b, 1000)
+	cpu := cpuSeconds()
+	n := 0
 	for b.Loop() {
 		rescan(b, k)
+		n++
 	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(n), "cpu-s/scan")
 }
