@@ -42,6 +42,11 @@ type Options struct {
 	// days of 100 inputs).
 	YearDays         int `json:"year_days"`
 	YearInputsPerDay int `json:"year_inputs_per_day"`
+	// FilesPostItems: files dropped at once for the files→http row
+	// (default 1000); FilesPostSinkDelay: how long its sink waits before
+	// answering each POST (default 1ms).
+	FilesPostItems     int           `json:"files_post_items"`
+	FilesPostSinkDelay time.Duration `json:"-"`
 	// Logf receives progress lines; nil: silent.
 	Logf func(format string, args ...any) `json:"-"`
 }
@@ -103,6 +108,7 @@ type Results struct {
 	RSSMB float64 `json:"rss_mb"`
 
 	YearResults
+	FilesPostResults
 
 	Machine  Machine `json:"machine"`
 	Options  Options `json:"options"`
@@ -129,6 +135,12 @@ func (o *Options) defaults() {
 	}
 	if o.YearInputsPerDay <= 0 {
 		o.YearInputsPerDay = 100
+	}
+	if o.FilesPostItems <= 0 {
+		o.FilesPostItems = 1000
+	}
+	if o.FilesPostSinkDelay <= 0 {
+		o.FilesPostSinkDelay = time.Millisecond
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -166,6 +178,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		{"pipeline", pipeline},
 		{"commits per run", commitsPerRun},
 		{"wake latency", wakeLatency},
+		{"files to http", filesPost},
 		{"history", history},
 		{"parallel workflows", parallel},
 		{"a year", year},
@@ -249,6 +262,7 @@ func (r *Results) Table(w io.Writer) {
 	row("floor_ratio", fmt.Sprintf("%.2f", r.FloorRatio), ">= 0.5", b(r.FloorRatio >= 0.5))
 	row("wake_latency_ms.p50", f2(r.WakeLatencyMS.P50), "< 5", b(r.WakeLatencyMS.P50 < 5))
 	row("wake_latency_ms.p99", f2(r.WakeLatencyMS.P99), fmt.Sprintf("(%d samples)", r.WakeSamples), nil)
+	r.filesPostRows(row)
 	sizes := r.Options.HistorySizes
 	flat := func(name string, m map[string]float64) {
 		if len(sizes) == 0 {

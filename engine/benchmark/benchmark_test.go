@@ -26,7 +26,7 @@ func TestRun(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	res, err := Run(ctx, Options{Dir: dir, Inputs: 200, HistorySizes: []int{1000, 5000}, IdleWorkflows: 3,
-		IdleWindow: time.Second, DaemonBinary: keepBin, YearDays: 40, YearInputsPerDay: 10, Logf: t.Logf})
+		IdleWindow: time.Second, DaemonBinary: keepBin, YearDays: 40, YearInputsPerDay: 10, FilesPostItems: 50, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +35,7 @@ func TestRun(t *testing.T) {
 		"floor_commits_per_s": res.FloorCommitsPerS, "commits_per_run": res.CommitsPerRun,
 		"floor_ratio": res.FloorRatio, "wake_latency_ms.p50": res.WakeLatencyMS.P50,
 		"wake_latency_ms.p99": res.WakeLatencyMS.P99, "rss_mb": res.RSSMB, "daemon_rss_mb": res.DaemonRSSMB,
+		"files_post_items_per_s": res.FilesPostItemsPerS, "files_post_cpu_s_per_1000": res.FilesPostCPUSPer1000,
 	}
 	for _, n := range []string{"1000", "5000"} {
 		positive["peek_ms["+n+"]"] = res.PeekMS[n]
@@ -92,7 +93,8 @@ func TestRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, k := range []string{"pipeline_runs_per_s", "floor_commits_per_s", "commits_per_run", "floor_ratio",
-			"wake_latency_ms", "peek_ms", "inputs_page_ms", "idle_cpu_percent", "rss_mb", "machine", "options"} {
+			"wake_latency_ms", "peek_ms", "inputs_page_ms", "idle_cpu_percent", "rss_mb", "machine", "options",
+			"files_post_items_per_s", "files_post_latency_ms", "files_post_cpu_s_per_1000", "files_post_sink_delay_ms"} {
 			if _, ok := m[k]; !ok {
 				t.Errorf("no %q in %s", k, data)
 			}
@@ -129,7 +131,8 @@ func TestRun(t *testing.T) {
 		t.Log("\n" + out)
 		for _, name := range []string{"pipeline_runs_per_s", "floor_commits_per_s", "commits_per_run", "floor_ratio",
 			"wake_latency_ms.p50", "wake_latency_ms.p99", "peek_ms[1000]", "peek_ms[5000]", "inputs_page_ms[1000]",
-			"inputs_page_ms[5000]", "idle_cpu_percent", "rss_mb", ">= 0.5", "< 5", "< 0.5", "< 100"} {
+			"inputs_page_ms[5000]", "idle_cpu_percent", "rss_mb", ">= 0.5", "< 5", "< 0.5", "< 100",
+			"files_post_items_per_s", "files_post_latency_ms.p50", "files_post_cpu_s_per_1000", "files_post_sink_delay_ms", ">= 750", "<= 1.3"} {
 			if !strings.Contains(out, name) {
 				t.Errorf("the table has no %q:\n%s", name, out)
 			}

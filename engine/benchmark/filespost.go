@@ -1,0 +1,343 @@
+package benchmark
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"keep/engine"
+)
+
+// filesPostWorkflow is issue 26's job, the one measured against Node-RED: a
+// files producer lists a folder and publishes one event per file; an http
+// consumer POSTs each to a sink, with a reconcile URL so an unknown outcome
+// can be checked instead of sent again.
+const filesPostWorkflow = `
+export default Keep.workflow({
+  name: "filespost",
+  topics: { file: {} },
+  producers: {
+    inbox: {
+      publishes: ["file"],
+      schedule: { interval: "1h" },
+      handler: async (ctx) => {
+        for (const f of await ctx.files.list({ dir: "inbox" })) {
+          const inputId = ctx.registerInput({ source: "files", type: "file", id: f.name, title: "File " + f.name });
+          await ctx.publish("file", { messageId: f.name, inputId, payload: { id: f.name } });
+        }
+      },
+    },
+  },
+  consumers: {
+    post: Keep.consumer({
+      subscribe: ["file"],
+      async prepare(ctx) {
+        const [e] = await ctx.peek("file", { limit: 1 });
+        if (!e) return { reservations: [], data: {} };
+        return {
+          reservations: [{ topic: "file", ids: [e.messageId] }],
+          data: { id: e.payload.id },
+          ui: { title: "Post " + e.payload.id },
+        };
+      },
+      async mutate(ctx, p) {
+        await ctx.http.request({
+          method: "POST",
+          url: "SINK/items",
+          json: { id: p.data.id },
+          reconcile: { url: "SINK/items/" + p.data.id },
+        });
+      },
+      async next() {},
+    }),
+  },
+});
+`
+
+// FilesPostResults is the files→http row.
+type FilesPostResults struct {
+	// FilesPostItems files were dropped at once; FilesPostItemsPerS is
+	// items over the time from the drop to the last POST.
+	FilesPostItems     int     `json:"files_post_items"`
+	FilesPostItemsPerS float64 `json:"files_post_items_per_s"`
+	FilesPostSeconds   float64 `json:"files_post_seconds"`
+	// FilesPostLatencyMS: a file's drop to its POST reaching the sink.
+	FilesPostLatencyMS Latency `json:"files_post_latency_ms"`
+	// FilesPostCPUSPer1000: this process's user+system CPU seconds (all
+	// threads, the in-process sink included, the drop itself not) from the
+	// producer's run to the last POST, per 1,000 items.
+	FilesPostCPUSPer1000 float64 `json:"files_post_cpu_s_per_1000"`
+	// FilesPostSinkDelayMS: how long the sink waits before answering.
+	FilesPostSinkDelayMS float64 `json:"files_post_sink_delay_ms"`
+}
+
+// postSink is the local webhook: it records each POST (the item, its
+// Idempotency-Key, when it arrived), answers after a fixed delay, and
+// answers a reconcile GET 200 for an item it has, 404 otherwise.
+type postSink struct {
+	delay time.Duration
+	want  int
+	done  chan struct{}
+
+	mu      sync.Mutex
+	first   map[string]time.Time // item → first POST's arrival
+	posts   map[string]int       // item → POSTs
+	keys    map[string]string    // item → its first key
+	keyItem map[string]string    // key → its item
+	errs    []string
+}
+
+func newPostSink(want int, delay time.Duration) *postSink {
+	return &postSink{delay: delay, want: want, done: make(chan struct{}),
+		first: map[string]time.Time{}, posts: map[string]int{}, keys: map[string]string{}, keyItem: map[string]string{}}
+}
+
+func (s *postSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
+	if r.Method == http.MethodGet {
+		id := strings.TrimPrefix(r.URL.Path, "/items/")
+		s.mu.Lock()
+		_, ok := s.first[id]
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{}`))
+		return
+	}
+	var body struct {
+		ID string `json:"id"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || r.URL.Path != "/items" {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	s.mu.Lock()
+	switch {
+	case key == "":
+		s.errs = append(s.errs, body.ID+" came without an Idempotency-Key")
+	case s.keys[body.ID] != "" && s.keys[body.ID] != key:
+		s.errs = append(s.errs, body.ID+" came under two keys")
+	case s.keyItem[key] != "" && s.keyItem[key] != body.ID:
+		s.errs = append(s.errs, "key "+key+" came for two items")
+	}
+	if s.keys[body.ID] == "" {
+		s.keys[body.ID] = key
+	}
+	s.keyItem[key] = body.ID
+	s.posts[body.ID]++
+	if _, ok := s.first[body.ID]; !ok {
+		s.first[body.ID] = at
+		if len(s.first) == s.want {
+			close(s.done)
+		}
+	}
+	s.mu.Unlock()
+	time.Sleep(s.delay)
+	w.WriteHeader(http.StatusCreated)
+	w.Write([]byte(`{"ok":true}`))
+}
+
+// check: every file posted once, under one key of its own.
+func (s *postSink) check(names []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.errs) > 0 {
+		return fmt.Errorf("sink: %s", strings.Join(s.errs[:min(len(s.errs), 5)], "; "))
+	}
+	for _, n := range names {
+		if c := s.posts[n]; c != 1 {
+			return fmt.Errorf("sink: %s was posted %d times, want 1", n, c)
+		}
+	}
+	if len(s.posts) != len(names) {
+		return fmt.Errorf("sink: %d items posted, want %d", len(s.posts), len(names))
+	}
+	return nil
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// filesPost deploys the files→http workflow on a started engine, drops
+// o.FilesPostItems JSON files into its folder at once and runs the producer
+// right away (as a folder watch would), then waits for the sink to have
+// every item.
+func filesPost(ctx context.Context, o Options, r *Results) error {
+	n := o.FilesPostItems
+	sink := newPostSink(n, o.FilesPostSinkDelay)
+	srv := httptest.NewServer(sink)
+	defer srv.Close()
+	k, err := newEngine(ctx, o.Dir)
+	if err != nil {
+		return err
+	}
+	defer k.close()
+	inbox := filepath.Join(k.root, "inbox")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		return err
+	}
+	notes, cancel := k.e.Subscribe()
+	defer cancel()
+	if err := k.deploy(ctx, "filespost", strings.ReplaceAll(filesPostWorkflow, "SINK", srv.URL)); err != nil {
+		return err
+	}
+	if err := k.e.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		sctx, c := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer c()
+		k.e.Stop(sctx)
+	}()
+	// the first producer run, on the empty folder, is due at deploy
+	if err := awaitNote(ctx, notes, "inbox"); err != nil {
+		return err
+	}
+
+	names := make([]string, n)
+	dropped := make(map[string]time.Time, n)
+	start := time.Now()
+	for i := range names {
+		names[i] = fmt.Sprintf("item-%05d.json", i)
+		if err := os.WriteFile(filepath.Join(inbox, names[i]), fmt.Appendf(nil, `{"n":%d}`, i), 0o600); err != nil {
+			return err
+		}
+		dropped[names[i]] = time.Now()
+	}
+	// the drop is the dropper's CPU, not keep's (creating 1,000 files costs
+	// this process about 0.7 s on a loaded overlay file system); keep does
+	// nothing before RunNow
+	cpu0 := cpuSeconds()
+	for {
+		err := k.e.RunNow(ctx, "filespost")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, engine.ErrRefused) {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
+	timeout := time.NewTimer(time.Duration(n)*50*time.Millisecond + time.Minute)
+	defer timeout.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-sink.done:
+			waiting = false
+		case nt := <-notes:
+			if nt.Kind == engine.NoteRunFailed {
+				return fmt.Errorf("run failed: %s", nt.Text)
+			}
+		case <-timeout.C:
+			return fmt.Errorf("the sink has %d of %d items after the timeout", len(sink.snapshot()), n)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	el := time.Since(start)
+	cpu := cpuSeconds() - cpu0
+
+	// let the last run commit, so a second POST would show
+	if err := k.e.Stop(ctx); err != nil {
+		return err
+	}
+	if err := sink.check(names); err != nil {
+		return err
+	}
+	first := sink.snapshot()
+	lat := make([]float64, 0, n)
+	var last time.Time
+	for name, at := range first {
+		lat = append(lat, float64(at.Sub(dropped[name]).Microseconds())/1000)
+		if at.After(last) {
+			last = at
+		}
+	}
+	slices.Sort(lat)
+	span := last.Sub(start)
+	r.FilesPostItems = n
+	r.FilesPostSeconds = span.Seconds()
+	r.FilesPostItemsPerS = float64(n) / span.Seconds()
+	r.FilesPostLatencyMS = Latency{P50: percentile(lat, 50), P99: percentile(lat, 99)}
+	r.FilesPostCPUSPer1000 = cpu * 1000 / float64(n)
+	r.FilesPostSinkDelayMS = float64(o.FilesPostSinkDelay.Microseconds()) / 1000
+	o.Logf("files→http: %d files posted in %s (%.0f items/s), drop-to-POST p50 %.0f ms p99 %.0f ms, %.2f CPU-s per 1000 (waited %s)",
+		n, span.Round(time.Millisecond), r.FilesPostItemsPerS, r.FilesPostLatencyMS.P50, r.FilesPostLatencyMS.P99, r.FilesPostCPUSPer1000, el.Round(time.Millisecond))
+	return nil
+}
+
+func (s *postSink) snapshot() map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.first)
+}
+
+// awaitNote waits for a run.committed whose text starts with prefix.
+func awaitNote(ctx context.Context, notes <-chan engine.Notification, prefix string) error {
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case n := <-notes:
+			if n.Kind == engine.NoteRunFailed {
+				return fmt.Errorf("run failed: %s", n.Text)
+			}
+			if n.Kind == engine.NoteRunCommitted && strings.HasPrefix(n.Text, prefix) {
+				return nil
+			}
+		case <-timeout:
+			return fmt.Errorf("no %q commit within 30s", prefix)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// filesPostRows adds the files→http row to the table, with issue 26's
+// targets (Node-RED on the same job did 446–721 items/s, p50 1.2 s,
+// 1.3–1.8 CPU-s per 1,000).
+func (r *Results) filesPostRows(row func(name, value, target string, met *bool)) {
+	b := func(v bool) *bool { return &v }
+	row("files_post_items_per_s", f1(r.FilesPostItemsPerS), ">= 750", b(r.FilesPostItemsPerS >= 750))
+	row("files_post_latency_ms.p50", f1(r.FilesPostLatencyMS.P50), "< 1000 (drop to POST)", b(r.FilesPostLatencyMS.P50 < 1000))
+	row("files_post_latency_ms.p99", f1(r.FilesPostLatencyMS.P99), fmt.Sprintf("(%d files dropped at once)", r.FilesPostItems), nil)
+	row("files_post_cpu_s_per_1000", f2(r.FilesPostCPUSPer1000), "<= 1.3", b(r.FilesPostCPUSPer1000 <= 1.3))
+	row("files_post_sink_delay_ms", f1(r.FilesPostSinkDelayMS), "(the sink answers each POST after this)", nil)
+}
+
+// FilesPost takes the files→http row alone (a caller that wants only it): the job
+// of issue 26 is quicker to measure again than the whole bench.
+func FilesPost(ctx context.Context, o Options) (*Results, error) {
+	o.defaults()
+	if o.Dir == "" {
+		dir, err := os.MkdirTemp("", "keep-bench-")
+		if err != nil {
+			return nil, err
+		}
+		o.Dir = dir
+		defer os.RemoveAll(dir)
+	}
+	r := &Results{Options: o, Machine: machine(), Started: time.Now().UTC().Format(time.RFC3339)}
+	if err := filesPost(ctx, o, r); err != nil {
+		return nil, fmt.Errorf("bench files to http: %w", err)
+	}
+	return r, nil
+}

@@ -1,0 +1,97 @@
+package benchmark
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFilesPost runs the files→http row at a small scale: every file
+// reaches the sink once under a key of its own (the row checks it and
+// fails otherwise), and each figure is there. No target is asserted.
+func TestFilesPost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := FilesPost(ctx, Options{Dir: t.TempDir(), FilesPostItems: 60, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FilesPostItems != 60 {
+		t.Errorf("files_post_items = %d, want 60", r.FilesPostItems)
+	}
+	for name, v := range map[string]float64{
+		"files_post_items_per_s": r.FilesPostItemsPerS, "files_post_latency_ms.p50": r.FilesPostLatencyMS.P50,
+		"files_post_latency_ms.p99": r.FilesPostLatencyMS.P99, "files_post_cpu_s_per_1000": r.FilesPostCPUSPer1000,
+		"files_post_sink_delay_ms": r.FilesPostSinkDelayMS,
+	} {
+		if !(v > 0) {
+			t.Errorf("%s = %v, want > 0", name, v)
+		}
+	}
+	if r.FilesPostLatencyMS.P99 < r.FilesPostLatencyMS.P50 {
+		t.Errorf("p99 %v < p50 %v", r.FilesPostLatencyMS.P99, r.FilesPostLatencyMS.P50)
+	}
+	var out bytes.Buffer
+	r.Table(&out)
+	if !strings.Contains(out.String(), "files_post_items_per_s") || !strings.Contains(out.String(), "files_post_sink_delay_ms") {
+		t.Errorf("the table lacks the files→http row:\n%s", out.String())
+	}
+}
+
+// TestPostSinkCheck: the row's own check fails on an item posted twice, an
+// item posted under two keys, one key for two items, and a missing item.
+func TestPostSinkCheck(t *testing.T) {
+	post := func(srv *httptest.Server, id, key string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/items", strings.NewReader(`{"id":"`+id+`"}`))
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	cases := map[string]struct {
+		posts [][2]string
+		want  string
+	}{
+		"fine":     {[][2]string{{"a", "k1"}, {"b", "k2"}}, ""},
+		"twice":    {[][2]string{{"a", "k1"}, {"b", "k2"}, {"a", "k1"}}, "posted 2 times"},
+		"two keys": {[][2]string{{"a", "k1"}, {"b", "k2"}, {"a", "k3"}}, "under two keys"},
+		"shared":   {[][2]string{{"a", "k1"}, {"b", "k1"}}, "for two items"},
+		"missing":  {[][2]string{{"a", "k1"}}, "b was posted 0 times"},
+		"no key":   {[][2]string{{"a", ""}, {"b", "k2"}}, "without an Idempotency-Key"},
+	}
+	for name, c := range cases {
+		sink := newPostSink(2, 0)
+		srv := httptest.NewServer(sink)
+		for _, p := range c.posts {
+			post(srv, p[0], p[1])
+		}
+		srv.Close()
+		err := sink.check([]string{"a", "b"})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: err = %v, want one saying %q", name, err, c.want)
+		}
+	}
+}
+
+// BenchmarkFilesPost is the files→http row under go test, so a profile is
+// one flag away: go test ./engine/benchmark -run '^$' -bench FilesPost -cpuprofile cpu.out
+func BenchmarkFilesPost(b *testing.B) {
+	for b.Loop() {
+		r, err := FilesPost(context.Background(), Options{Dir: b.TempDir(), FilesPostItems: 1000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(r.FilesPostItemsPerS, "items/s")
+		b.ReportMetric(r.FilesPostLatencyMS.P50, "p50-ms")
+		b.ReportMetric(r.FilesPostCPUSPer1000, "cpu-s/1000")
+	}
+}
