@@ -73,3 +73,9 @@ func SecretOn(r *http.Request) string {
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return tok
 }
+
+var _ connectors.Refuser = (*account)(nil)
+
+// Refuse is Refused for connectors.Transport, which cannot import this
+// package.
+func (a *account) Refuse(secret, why string) *connectors.Error { return Refused(a, secret, why) }
