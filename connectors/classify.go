@@ -75,7 +75,11 @@ func Failure(x Exchange, retryAfter time.Duration, err error) *Error {
 	}
 	e := &Error{Class: class, Err: err}
 	if class == Transient {
-		e.RetryAfter = retryAfter
+		if x.Status == http.StatusRequestTimeout || x.Status == http.StatusTooManyRequests || x.Status == http.StatusServiceUnavailable {
+			// the service's own "try again", the only answer whose hint
+			// says when
+			e.RetryAfter = retryAfter
+		}
 		// no answer and nothing written: the service cannot have acted
 		e.NotSent = x.Err != nil && !x.Sent
 	}

@@ -12,8 +12,9 @@ import (
 
 // Transport is the one way a connector sends HTTP over an account: it puts
 // the account's credential on each request, answers a 401 to an oauth2
-// token by refreshing it and sending the request once more (the server
-// refused it, so nothing was done), and records whether the request was
+// by invalidating the secret (an oauth2 token refreshes) and sending the
+// request once more with a fresh one (the server refused it, so nothing
+// was done), and records whether the request was
 // written in full, which is what separates a transient failure from an
 // uncertain one (Classify). Connectors keep only their URLs and decoding.
 type Transport struct {
@@ -33,9 +34,8 @@ type Refuser interface {
 
 // Do sends req. sent reports whether the request was written in full at
 // least once: after that, the service may have acted on it even if no
-// answer came back. A 401 the account cannot get past (after one refresh
-// for an oauth2 token, at once for others) is an Auth *Error naming the
-// account; every other answer, 401s without an account included, comes
+// answer came back. A 401 the account cannot get past (after one fresh
+// secret) is an Auth *Error naming the account; every other answer, 401s without an account included, comes
 // back for the caller to classify. The caller closes resp.Body.
 func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err error) {
 	ctx := req.Context()
@@ -74,9 +74,10 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-		if attempt == 0 && t.Account.Kind() == "oauth2" && replayable {
-			// A token can expire between Secret and the service's check:
-			// refresh once before calling it a refusal.
+		if attempt == 0 && replayable {
+			// A token can expire between Secret and the service's check,
+			// a password be changed since it was read: ask the account
+			// for a fresh secret once before calling it a refusal.
 			t.Account.Invalidate()
 			continue
 		}
