@@ -11,12 +11,12 @@ import (
 )
 
 // Transport is the one way a connector sends HTTP over an account: it puts
-// the account's credential on each request, answers a 401 to an oauth2
-// by invalidating the secret (an oauth2 token refreshes) and sending the
-// request once more with a fresh one (the server refused it, so nothing
-// was done), and records whether the request was
-// written in full, which is what separates a transient failure from an
-// uncertain one (Classify). Connectors keep only their URLs and decoding.
+// the account's credential on each request, answers a 401 by invalidating
+// the secret (an oauth2 token refreshes) and, when that gives another one,
+// sending the request once more with it (the server refused it, so nothing
+// was done), and records whether the request was written in full, which is
+// what separates a transient failure from an uncertain one (Classify).
+// Connectors keep only their URLs and decoding.
 type Transport struct {
 	Client *http.Client
 	// Account is whose credential goes on every request; nil sends
@@ -35,8 +35,9 @@ type Refuser interface {
 // Do sends req. sent reports whether the request was written in full at
 // least once: after that, the service may have acted on it even if no
 // answer came back. A 401 the account cannot get past (after one fresh
-// secret) is an Auth *Error naming the account; every other answer, 401s without an account included, comes
-// back for the caller to classify. The caller closes resp.Body.
+// secret) is an Auth *Error naming the account; every other answer, a 401
+// without an account included, comes back for the caller to classify. The
+// caller closes resp.Body.
 func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err error) {
 	ctx := req.Context()
 	var written atomic.Bool
@@ -77,9 +78,15 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 		if attempt == 0 && replayable {
 			// A token can expire between Secret and the service's check,
 			// a password be changed since it was read: ask the account
-			// for a fresh secret once before calling it a refusal.
+			// for a fresh secret, and send again only if it is another.
 			t.Account.Invalidate()
-			continue
+			fresh, err := t.Account.Secret(ctx)
+			if err != nil {
+				return nil, true, Authorized(t.Account, err)
+			}
+			if fresh != secretOn(r) {
+				continue
+			}
 		}
 		why := fmt.Sprintf("%s %s answered 401 Unauthorized to the credentials of %s", req.Method, req.URL.Redacted(), t.Account.Name())
 		if rf, ok := t.Account.(Refuser); ok {

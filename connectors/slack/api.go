@@ -25,15 +25,15 @@ type reply struct {
 }
 
 // send performs one request within the connector's timeout through
-// connectors.Transport and classifies failures that leave no answer
+// connectors.Transport, with a's token (nil: as it is), and classifies failures that leave no answer
 // (connectors.Classify): for a mutation, the line between Transient and
 // Uncertain is whether the request was fully written; before that Slack
 // cannot have acted on it, after it a reset or a timeout says nothing
 // about whether it did.
-func (c *Connector) send(ctx context.Context, req *http.Request, what string, mutation bool) (*reply, error) {
+func (c *Connector) send(ctx context.Context, req *http.Request, a connectors.Account, what string, mutation bool) (*reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	t := connectors.Transport{Client: c.client}
+	t := connectors.Transport{Client: c.client, Account: a}
 	resp, sent, err := t.Do(req.WithContext(ctx))
 	if err != nil {
 		// *url.Error quotes the URL, which for a webhook is the credential.
@@ -68,7 +68,7 @@ type status struct {
 // api calls a Web API method and decodes its answer into out (which should
 // embed status). Reads send query params with GET; mutations a JSON body.
 func (c *Connector) api(ctx context.Context, method string, query url.Values, body any, out any) error {
-	if c.token == "" {
+	if c.account == nil {
 		return connectors.Errorf(connectors.Auth, "no Slack token is configured (connectors.slack.token_env)")
 	}
 	mutation := body != nil
@@ -90,8 +90,7 @@ func (c *Connector) api(ctx context.Context, method string, query url.Values, bo
 	if err != nil {
 		return connectors.Errorf(connectors.Internal, "%s: build the request: %w", method, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	rep, err := c.send(ctx, req, method, mutation)
+	rep, err := c.send(ctx, req, c.account, method, mutation)
 	if err != nil {
 		return err
 	}
@@ -169,7 +168,13 @@ func (c *Connector) redactedf(cause error, format string, args ...any) *redacted
 }
 
 func (c *Connector) redact(s string) string {
-	for _, secret := range []string{c.token, c.webhook} {
+	var token string
+	if c.account != nil {
+		// a configured account's Secret reads the config or the
+		// environment: nothing that waits
+		token, _ = c.account.Secret(context.Background())
+	}
+	for _, secret := range []string{token, c.webhook} {
 		if secret != "" {
 			s = strings.ReplaceAll(s, secret, "[redacted]")
 		}
