@@ -62,6 +62,9 @@ func TestConfiguredAccount(t *testing.T) {
 	if _, err := s.Logout(ctx, "connectors.mail"); err == nil || !strings.Contains(err.Error(), "config file") {
 		t.Fatalf("logout of a configured account: %v", err)
 	}
+	if err := Refused(a, "xoxb-from-env", "Slack answered 401"); err.Class != connectors.Auth || AccountOf(err) != "" || !strings.Contains(err.Error(), env) {
+		t.Fatalf("a refused configured secret: %v, want an auth failure naming the variable, not a sign-in", err)
+	}
 	if err := s.Test(ctx, "connectors.slack"); err != nil {
 		t.Fatalf("test of a set token: %v", err)
 	}
