@@ -13,11 +13,7 @@ import (
 func Authorize(ctx context.Context, req *http.Request, a Account) error {
 	secret, err := a.Secret(ctx)
 	if err != nil {
-		var ce *Error
-		if errors.As(err, &ce) {
-			return err
-		}
-		return &Error{Class: Auth, Err: fmt.Errorf("account %s: %w", a.Name(), err)}
+		return Authorized(a, err)
 	}
 	switch a.Kind() {
 	case "token", "oauth2":
@@ -26,4 +22,14 @@ func Authorize(ctx context.Context, req *http.Request, a Account) error {
 		req.SetBasicAuth(a.Username(), secret)
 	}
 	return nil
+}
+
+// Authorized classifies the error of a's Secret: the account's own class,
+// else Auth.
+func Authorized(a Account, err error) error {
+	var ce *Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &Error{Class: Auth, Err: fmt.Errorf("account %s: %w", a.Name(), err)}
 }

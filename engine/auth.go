@@ -56,6 +56,7 @@ func openAccounts(cfg config.Config, path string) (*accounts.Store, error) {
 		defs = append(defs, accounts.Def{Name: name, Kind: a.Kind, Username: a.Username, Provider: a.Provider, ClientID: a.ClientID,
 			Scopes: a.Scopes, AuthURL: a.AuthURL, TokenURL: a.TokenURL, DeviceURL: a.DeviceURL, RevokeURL: a.RevokeURL})
 	}
+	defs = append(defs, configuredAccounts(cfg)...)
 	s, err := accounts.Open(defs, accounts.Opts{Path: path})
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", cfg.Path, err)

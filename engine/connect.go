@@ -150,7 +150,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 		return nil, fmt.Errorf("notify: %w", err)
 	}
 	reg.Register(nc)
-	mc, err := mailConnector(cfg.Connectors.Mail, opts)
+	mc, err := mailConnector(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connectors.mail: %w", err)
 	}
@@ -165,11 +165,11 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	}
 	reg.Register(shc)
 	s := cfg.Connectors.Slack
-	token := s.Token
-	if token == "" && s.TokenEnv != "" {
-		token = os.Getenv(s.TokenEnv)
+	slackAccount, err := configuredAccount(accts, SlackAccount, cfg)
+	if err != nil {
+		return nil, err
 	}
-	slc, err := slack.New(slack.Config{APIBase: s.APIBase, Token: token, WebhookURL: s.WebhookURL})
+	slc, err := slack.New(slack.Config{APIBase: s.APIBase, Account: slackAccount, WebhookURL: s.WebhookURL})
 	if err != nil {
 		return nil, fmt.Errorf("connectors.slack: %w", err)
 	}
@@ -191,9 +191,10 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 }
 
 // mailConnector builds the mail connector from [connectors.mail]: an
-// account when one is named, else username and password (from the file or
-// password_env).
-func mailConnector(m config.Mail, opts ConnectorOpts) (*mail.Connector, error) {
+// account when one is named, else the configured account of username and
+// password (from the file or password_env).
+func mailConnector(cfg config.Config, opts ConnectorOpts) (*mail.Connector, error) {
+	m := cfg.Connectors.Mail
 	mc := mail.Config{
 		Preset: m.Preset, IMAP: m.IMAP, SMTP: m.SMTP, Username: m.Username, From: m.From, Auth: m.Auth,
 		SentFolder: m.SentFolder, Inbox: m.Inbox, TLS: m.TLS, CAFile: config.ExpandHome(m.CAFile),
@@ -209,13 +210,62 @@ func mailConnector(m config.Mail, opts ConnectorOpts) (*mail.Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a != nil {
-		mc.Account, mc.Username = a, ""
-	} else {
-		mc.Password = m.Password
-		if mc.Password == "" && m.PasswordEnv != "" {
-			mc.Password = os.Getenv(m.PasswordEnv)
+	if a == nil {
+		if a, err = configuredAccount(opts.Accounts, MailAccount, cfg); err != nil {
+			return nil, err
 		}
 	}
+	if a != nil {
+		mc.Account, mc.Username = a, ""
+	}
 	return mail.New(mc)
+}
+
+// The configured accounts: a connector's own credential keys held by the
+// one accounts store, so connectors ask it for them and keep auth list
+// shows them.
+const (
+	SlackAccount = "connectors.slack" // [connectors.slack] token / token_env
+	MailAccount  = "connectors.mail"  // [connectors.mail] password / password_env
+)
+
+// configuredAccounts defines the configured accounts cfg asks for. Slack's
+// is there only while its token is (token_env has a default, and without
+// a token the connector posts through its webhook); mail's whenever a
+// password is configured for a username and no account is named.
+func configuredAccounts(cfg config.Config) []accounts.Def {
+	var out []accounts.Def
+	s := cfg.Connectors.Slack
+	if s.Token != "" || (s.TokenEnv != "" && os.Getenv(s.TokenEnv) != "") {
+		out = append(out, accounts.Def{Name: SlackAccount, Kind: accounts.Token, SecretEnv: s.TokenEnv, ConfigSecret: s.Token})
+	}
+	m := cfg.Connectors.Mail
+	if m.Account == "" && m.Username != "" && (m.Password != "" || m.PasswordEnv != "") {
+		out = append(out, accounts.Def{Name: MailAccount, Kind: accounts.Password, Username: m.Username,
+			SecretEnv: m.PasswordEnv, ConfigSecret: m.Password})
+	}
+	return out
+}
+
+// configuredAccount is the configured account name of cfg, from accts when
+// it holds it (OpenAccounts puts them there), else from a store of its own
+// (a caller's store made without them); nil when cfg asks for none.
+func configuredAccount(accts *accounts.Store, name string, cfg config.Config) (connectors.Account, error) {
+	for _, d := range configuredAccounts(cfg) {
+		if d.Name != name {
+			continue
+		}
+		if accts != nil {
+			if have, ok := accts.Def(name); ok && have.SecretEnv == d.SecretEnv && have.ConfigSecret == d.ConfigSecret &&
+				have.Username == d.Username && have.Kind == d.Kind {
+				return accts.Account(name)
+			}
+		}
+		own, err := accounts.Open([]accounts.Def{d}, accounts.Opts{})
+		if err != nil {
+			return nil, fmt.Errorf("accounts.%s: %w", name, err)
+		}
+		return own.Account(name)
+	}
+	return nil, nil
 }

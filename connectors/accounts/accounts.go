@@ -25,7 +25,8 @@ const (
 )
 
 // Def is one [accounts.NAME] section of the config. It holds no secret: the
-// OAuth client secret, passwords and tokens live in the credentials file.
+// OAuth client secret, passwords and tokens live in the credentials file,
+// but for a connector's own credential key (ConfigSecret).
 type Def struct {
 	Name     string
 	Kind     string
@@ -42,6 +43,11 @@ type Def struct {
 	// RevokeURL is where keep auth logout revokes the refresh token
 	// (RFC 7009); the google preset has one.
 	RevokeURL string
+	// SecretEnv and ConfigSecret make a configured account: its secret
+	// comes from a connector's own key (configured.go), a variable's name
+	// or the value itself, never from the credentials file.
+	SecretEnv    string
+	ConfigSecret string
 }
 
 // Opts configures a Store. Zero values take the defaults.
@@ -95,9 +101,12 @@ func Open(defs []Def, opts Opts) (*Store, error) {
 		if err := d.check(); err != nil {
 			return nil, fmt.Errorf("accounts.%s: %w", d.Name, err)
 		}
+		if _, dup := s.defs[d.Name]; dup {
+			return nil, fmt.Errorf("accounts.%s: defined twice", d.Name)
+		}
 		s.defs[d.Name] = d
 	}
-	if len(s.defs) > 0 && s.path == "" {
+	if s.needsFile() && s.path == "" {
 		return nil, fmt.Errorf("accounts: no credentials file path")
 	}
 	return s, nil
@@ -198,6 +207,9 @@ func (a *account) Invalidate() {
 }
 
 func (s *Store) secret(ctx context.Context, d Def) (string, error) {
+	if d.configured() {
+		return d.secretOf()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, err := s.current()

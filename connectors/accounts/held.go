@@ -12,14 +12,22 @@ func (s *Store) Held() []connectors.HeldSecret {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var out []connectors.HeldSecret
+	for _, d := range s.defs {
+		if v, _ := d.configSecret(); d.configured() && v != "" {
+			out = append(out, connectors.HeldSecret{User: d.Username, Secret: v})
+		}
+	}
 	f := s.creds
 	if f == nil {
 		var err error
+		if !s.needsFile() {
+			return out
+		}
 		if f, err = s.current(); err != nil {
-			return nil
+			return out
 		}
 	}
-	var out []connectors.HeldSecret
 	for name, e := range f.Accounts {
 		if e == nil {
 			continue

@@ -37,6 +37,10 @@ func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
 		_, err := s.Account(name)
 		return err
 	}
+	if d.configured() {
+		_, from := d.configSecret()
+		return fmt.Errorf("%s takes its secret from %s: set it there, there is nothing to sign in to", name, from)
+	}
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
@@ -220,6 +224,10 @@ func (s *Store) Logout(ctx context.Context, name string) (warning string, err er
 	if !ok {
 		_, err := s.Account(name)
 		return "", err
+	}
+	if d.configured() {
+		_, from := d.configSecret()
+		return "", fmt.Errorf("%s takes its secret from %s: remove it there, keep stores nothing of it", name, from)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -18,6 +18,11 @@ import (
 // marked. why must hold no secret.
 func Refused(a connectors.Account, secret, why string) *connectors.Error {
 	if sa, ok := a.(*account); ok {
+		if sa.def.configured() {
+			// nothing to sign in to: the config (or the variable) is fixed
+			_, from := sa.def.configSecret()
+			return connectors.Errorf(connectors.Auth, "%s (the secret of %s comes from %s)", why, sa.def.Name, from)
+		}
 		sa.s.refuse(sa.def.Name, secret, why)
 	}
 	return NeedsSignIn(a.Name(), why)
@@ -73,3 +78,9 @@ func SecretOn(r *http.Request) string {
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	return tok
 }
+
+var _ connectors.Refuser = (*account)(nil)
+
+// Refuse is Refused for connectors.Transport, which cannot import this
+// package.
+func (a *account) Refuse(secret, why string) *connectors.Error { return Refused(a, secret, why) }

@@ -32,7 +32,7 @@ func (s *Store) Statuses() ([]Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var f *file
-	if len(s.defs) > 0 {
+	if s.needsFile() {
 		var err error
 		if f, err = s.current(); err != nil {
 			return nil, err
@@ -41,6 +41,10 @@ func (s *Store) Statuses() ([]Status, error) {
 	out := []Status{}
 	for _, name := range s.Names() {
 		d := s.defs[name]
+		if d.configured() {
+			out = append(out, d.configuredStatus())
+			continue
+		}
 		st := Status{Name: name, Kind: d.Kind, Username: d.Username, Provider: d.Provider, State: StateOK}
 		e := f.Accounts[name]
 		switch {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"keep/connectors"
-	"keep/connectors/accounts"
 )
 
 // heldByHost is what approvals, the ledger and traces show in place of a
@@ -42,40 +41,12 @@ func (c *Connector) checkOwnAuth(u *url.URL, hdr map[string]string) error {
 	return nil
 }
 
-// send is exchange with the host's credentials for a configured host. A
-// 401 makes an oauth2 account refresh and the request go once more (the
-// server refused it, so nothing was done); a second 401 means the user
-// must sign in again. Credential failures come back as *connectors.Error.
+// send is exchange with the host's credentials for a configured host: the
+// transport refreshes an oauth2 token once on a 401, and a 401 it cannot
+// get past means the user must sign in again. Credential failures come
+// back as *connectors.Error.
 func (c *Connector) send(ctx context.Context, req *nethttp.Request) (*response, bool, error) {
-	a := c.accountFor(req.URL)
-	if a == nil {
-		return c.exchange(ctx, req)
-	}
-	if err := connectors.Authorize(ctx, req, a); err != nil {
-		return nil, false, err
-	}
-	resp, wrote, err := c.exchange(ctx, req)
-	if err != nil || resp.status != nethttp.StatusUnauthorized {
-		return resp, wrote, err
-	}
-	if a.Kind() == accounts.OAuth2 {
-		a.Invalidate()
-		again := req.Clone(ctx)
-		if req.GetBody != nil {
-			if again.Body, err = req.GetBody(); err != nil {
-				return nil, wrote, connectors.Errorf(connectors.Internal, "resending the request: %w", err)
-			}
-		}
-		if err := connectors.Authorize(ctx, again, a); err != nil {
-			return nil, wrote, err
-		}
-		resp, wrote, err = c.exchange(ctx, again)
-		if err != nil || resp.status != nethttp.StatusUnauthorized {
-			return resp, true, err
-		}
-		req = again
-	}
-	return nil, true, accounts.Refused(a, accounts.SecretOn(req), req.URL.Host+" answered 401 Unauthorized to its credentials")
+	return c.exchange(ctx, req, c.accountFor(req.URL))
 }
 
 // credentialError reports whether err is the classified failure of a

@@ -21,12 +21,12 @@ func (c *Connector) get(ctx context.Context, p map[string]any) (any, error) {
 		return nil, connectors.Errorf(connectors.Logic, "GET %s: %w", u.Redacted(), err)
 	}
 	what := "GET " + u.Redacted()
-	resp, _, err := c.send(ctx, req)
+	resp, wrote, err := c.send(ctx, req)
 	switch {
 	case err != nil && credentialError(err):
 		return nil, err
 	case err != nil:
-		return nil, connectors.Errorf(connectors.Transient, "%s: %w", what, cause(err))
+		return nil, connectors.Failure(connectors.Exchange{Err: err, Sent: wrote}, 0, fmt.Errorf("%s: %w", what, cause(err)))
 	case resp.status == nethttp.StatusTooManyRequests || resp.status >= 500:
 		return nil, &connectors.Error{Class: connectors.Transient, RetryAfter: resp.retryAfter(),
 			Err: fmt.Errorf("%s: %s%s", what, statusLine(resp.status), resp.snippet())}

@@ -57,7 +57,8 @@ func (c *Connector) prepare(call connectors.Call) (*prepared, error) {
 // DESIGN §6:
 //
 //	2xx                                  applied (a result; an oversize body is cut and flagged)
-//	400-499 but 408, 429                 logic: a definite refusal
+//	401, 403 to a host-held credential   auth
+//	other 400-499 but 408, 429           logic: a definite refusal
 //	408, 429, 503                        transient, with Retry-After
 //	other 5xx, unfollowed 3xx            uncertain
 //	no connection, failure before the
@@ -74,42 +75,28 @@ func (c *Connector) request(ctx context.Context, call connectors.Call) (any, err
 		return nil, err
 	}
 	if err != nil {
+		x := connectors.Exchange{Err: err, Sent: wrote, Mutation: true}
 		if wrote {
-			return nil, connectors.Errorf(connectors.Uncertain, "%s: sent, then %w", what, cause(err))
+			return nil, connectors.Failure(x, 0, fmt.Errorf("%s: sent, then %w", what, cause(err)))
 		}
-		e := connectors.Errorf(connectors.Transient, "%s: not sent: %w", what, cause(err))
-		e.NotSent = true
-		return nil, e
+		return nil, connectors.Failure(x, 0, fmt.Errorf("%s: not sent: %w", what, cause(err)))
 	}
-	return classify(what, resp)
+	return classify(what, resp, c.accountFor(pr.url) != nil)
 }
 
-// classify maps an answer to a mutation onto a result or a class.
-func classify(what string, resp *response) (any, error) {
+// classify maps an answer to a mutation onto a result or a class
+// (connectors.Classify); held says keep put the credential on it.
+func classify(what string, resp *response, held bool) (any, error) {
 	s := resp.status
-	fail := func(class connectors.Class) error {
-		detail := resp.snippet()
-		if loc := resp.header.Get("Location"); s >= 300 && s < 400 && loc != "" {
-			detail = ", redirect to " + loc + " not followed"
-		}
-		e := &connectors.Error{Class: class, Err: fmt.Errorf("%s: %s%s", what, statusLine(s), detail)}
-		if class == connectors.Transient {
-			e.RetryAfter = resp.retryAfter()
-		}
-		return e
+	detail := resp.snippet()
+	if loc := resp.header.Get("Location"); s >= 300 && s < 400 && loc != "" {
+		detail = ", redirect to " + loc + " not followed"
 	}
-	switch {
-	case s >= 200 && s < 300:
-		// The server said it did it; a body that broke off or ran past the
-		// cap does not undo that.
-		return resp.result(), nil
-	case s == nethttp.StatusRequestTimeout, s == nethttp.StatusTooManyRequests, s == nethttp.StatusServiceUnavailable:
-		return nil, fail(connectors.Transient)
-	case s >= 400 && s < 500:
-		return nil, fail(connectors.Logic)
-	default:
-		// 500, 502, 504 and the rest of 5xx; a 3xx that was not followed
-		// (another host): the server answered, but not whether it acted.
-		return nil, fail(connectors.Uncertain)
+	// The server said it did it; a body that broke off or ran past the cap
+	// does not undo that.
+	x := connectors.Exchange{Status: s, Sent: true, Mutation: true, Credential: held}
+	if e := connectors.Failure(x, resp.retryAfter(), fmt.Errorf("%s: %s%s", what, statusLine(s), detail)); e != nil {
+		return nil, e
 	}
+	return resp.result(), nil
 }

@@ -7,11 +7,9 @@ import (
 	"errors"
 	"io"
 	nethttp "net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"keep/connectors"
@@ -26,25 +24,17 @@ type response struct {
 	bodyErr   error // the body broke off after the status arrived
 }
 
-// exchange sends req and reads the answer. wrote reports whether the whole
+// exchange sends req with a's credential (nil: as it is) through the
+// shared transport and reads the answer. wrote reports whether the whole
 // request reached the wire at least once: after that, the server may have
 // acted on it even if no answer came back.
-func (c *Connector) exchange(ctx context.Context, req *nethttp.Request) (resp *response, wrote bool, err error) {
+func (c *Connector) exchange(ctx context.Context, req *nethttp.Request, a connectors.Account) (resp *response, wrote bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	var written atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		// The transport may retry on a fresh connection; one complete
-		// write is enough to make the outcome uncertain.
-		WroteRequest: func(info httptrace.WroteRequestInfo) {
-			if info.Err == nil {
-				written.Store(true)
-			}
-		},
-	})
-	r, err := c.client.Do(req.WithContext(ctx))
+	t := connectors.Transport{Client: c.client, Account: a}
+	r, wrote, err := t.Do(req.WithContext(ctx))
 	if err != nil {
-		return nil, written.Load(), err
+		return nil, wrote, err
 	}
 	defer r.Body.Close()
 	body, bodyErr := io.ReadAll(io.LimitReader(r.Body, c.maxBody+1))

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"keep/connectors"
@@ -34,30 +31,27 @@ const (
 	googlePrefix = "google:"
 	// DefaultGoogleEndpoint is the Sheets API's base URL.
 	DefaultGoogleEndpoint = "https://sheets.googleapis.com/"
-	// DefaultGoogleRetries is how often a 429 or 503 is tried again.
-	DefaultGoogleRetries = 3
 
-	googleTimeout    = 30 * time.Second
-	googleBackoff    = time.Second
-	googleBackoffMax = 32 * time.Second
+	googleTimeout = 30 * time.Second
 )
 
 // gsheet is one tab of a Google spreadsheet.
 type gsheet struct{ id, tab string }
 
-// googleAPI is the Sheets API client.
+// googleAPI is the Sheets API client. A 429 or 503 goes to the host as
+// transient with Google's Retry-After: the engine's retry tries again
+// (from a fresh read, so a write Google refused but made anyway is found
+// by its key), and no second retry loop runs under it.
 type googleAPI struct {
 	account  connectors.Account
 	endpoint string
 	client   *http.Client
-	retries  int
-	sleep    func(ctx context.Context, d time.Duration) error
 	maxBody  int64
 }
 
 func newGoogleAPI(cfg Config) googleAPI {
 	g := googleAPI{account: cfg.GoogleAccount, endpoint: cfg.GoogleEndpoint, client: cfg.GoogleClient,
-		retries: cfg.GoogleRetries, sleep: cfg.Sleep, maxBody: cfg.MaxFileSize}
+		maxBody: cfg.MaxFileSize}
 	if g.endpoint == "" {
 		g.endpoint = DefaultGoogleEndpoint
 	}
@@ -67,27 +61,10 @@ func newGoogleAPI(cfg Config) googleAPI {
 	if g.client == nil {
 		g.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: googleTimeout}
 	}
-	if g.retries <= 0 {
-		g.retries = DefaultGoogleRetries
-	}
-	if g.sleep == nil {
-		g.sleep = sleep
-	}
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxFileSize
 	}
 	return g
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // locateGoogle reads "google:ID/TAB", or "google:ID" with sheet "TAB".
@@ -192,8 +169,8 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("Google answered %d %s: %s", e.Code, e.Status, e.Message)
 }
 
-// call makes one request of the Sheets API. A 401 invalidates the
-// account's token and is tried once more with a fresh one.
+// call makes one request of the Sheets API through connectors.Transport
+// (a refused token is refreshed and the request sent once more).
 func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, suffix string, q url.Values, in, out any) error {
 	write := method != http.MethodGet
 	if g.account == nil {
@@ -208,52 +185,40 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 	}
 	u := g.endpoint + "v4/spreadsheets/" + url.PathEscape(loc.google.id) + "/values/" + url.PathEscape(rng) + suffix + "?" + q.Encode()
 	what := method + " " + loc.label
-	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-		if err != nil {
-			return connectors.Errorf(connectors.Internal, "%s: %w", what, err)
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return connectors.Errorf(connectors.Internal, "%s: %w", what, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	t := connectors.Transport{Client: g.client, Account: g.account}
+	resp, sent, err := t.Do(req)
+	if err != nil {
+		x := connectors.Exchange{Err: err, Sent: sent, Mutation: write}
+		if write && sent {
+			return connectors.Failure(x, 0, fmt.Errorf("%s: no answer after sending: %w", what, err))
 		}
-		if err := connectors.Authorize(ctx, req, g.account); err != nil {
-			return err
-		}
-		req.Header.Set("Accept", "application/json")
-		if in != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		var sent atomic.Bool
-		req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-			WroteRequest: func(info httptrace.WroteRequestInfo) { sent.Store(info.Err == nil) },
-		}))
-		resp, err := g.client.Do(req)
-		if err != nil {
-			if write && sent.Load() {
-				return connectors.Errorf(connectors.Uncertain, "%s: no answer after sending: %w", what, err)
-			}
-			return connectors.Errorf(connectors.Transient, "%s: %w", what, err)
-		}
-		data, rerr := io.ReadAll(io.LimitReader(resp.Body, g.maxBody+1))
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 {
-			g.account.Invalidate()
-			continue
-		}
-		if resp.StatusCode/100 == 2 {
-			switch {
-			case rerr != nil && write:
-				return connectors.Errorf(connectors.Uncertain, "%s: reading the answer: %w", what, rerr)
-			case rerr != nil:
-				return connectors.Errorf(connectors.Transient, "%s: reading the answer: %w", what, rerr)
-			case int64(len(data)) > g.maxBody:
-				return connectors.Errorf(connectors.Logic, "%s: the tab is larger than the %d bytes allowed", what, g.maxBody)
-			case out != nil:
-				if err := json.Unmarshal(data, out); err != nil {
-					return connectors.Errorf(connectors.Internal, "%s: the answer is not the Sheets API's: %w", what, err)
-				}
-			}
-			return nil
-		}
+		return connectors.Failure(x, 0, fmt.Errorf("%s: %w", what, err))
+	}
+	data, rerr := io.ReadAll(io.LimitReader(resp.Body, g.maxBody+1))
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
 		return classifyGoogle(what, loc, resp, data, write)
 	}
+	switch {
+	case rerr != nil:
+		x := connectors.Exchange{Status: resp.StatusCode, Err: rerr, Sent: true, Mutation: write}
+		return connectors.Failure(x, 0, fmt.Errorf("%s: reading the answer: %w", what, rerr))
+	case int64(len(data)) > g.maxBody:
+		return connectors.Errorf(connectors.Logic, "%s: the tab is larger than the %d bytes allowed", what, g.maxBody)
+	case out != nil:
+		if err := json.Unmarshal(data, out); err != nil {
+			return connectors.Errorf(connectors.Internal, "%s: the answer is not the Sheets API's: %w", what, err)
+		}
+	}
+	return nil
 }
 
 // classifyGoogle turns a non-2xx answer into a classified error.
@@ -268,43 +233,13 @@ func classifyGoogle(what string, loc location, resp *http.Response, data []byte,
 	ae.Code = resp.StatusCode
 	wrapped := fmt.Errorf("%s: %w", what, ae)
 	code := resp.StatusCode
+	// the class is the shared map's; the hints are Google's
 	switch {
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return &connectors.Error{Class: connectors.Auth, Err: wrapped}
-	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
-		return &connectors.Error{Class: connectors.Transient, Err: wrapped,
-			RetryAfter: connectors.ParseRetryAfter(strings.TrimSpace(resp.Header.Get("Retry-After")))}
 	case code == http.StatusNotFound:
-		return connectors.Errorf(connectors.Logic, "%w (is %s a spreadsheet the account can see?)", wrapped, loc.google.id)
+		wrapped = fmt.Errorf("%w (is %s a spreadsheet the account can see?)", wrapped, loc.google.id)
 	case code == http.StatusBadRequest && strings.Contains(ae.Message, "Unable to parse range"):
-		return connectors.Errorf(connectors.Logic, "%w (does the spreadsheet have a tab named %q?)", wrapped, loc.google.tab)
-	case code >= 500 && write:
-		return &connectors.Error{Class: connectors.Uncertain, Err: wrapped}
-	case code >= 500:
-		return &connectors.Error{Class: connectors.Transient, Err: wrapped}
+		wrapped = fmt.Errorf("%w (does the spreadsheet have a tab named %q?)", wrapped, loc.google.tab)
 	}
-	return &connectors.Error{Class: connectors.Logic, Err: wrapped}
-}
-
-// withBackoff runs do, and again after a back-off while Google answers 429
-// or 503, at most retries more times; then the last error goes to the host,
-// transient with Google's Retry-After.
-func (g *googleAPI) withBackoff(ctx context.Context, do func() (any, error)) (any, error) {
-	wait := googleBackoff
-	for try := 0; ; try++ {
-		res, err := do()
-		var ae *apiError
-		if !errors.As(err, &ae) || (ae.Code != http.StatusTooManyRequests && ae.Code != http.StatusServiceUnavailable) || try >= g.retries {
-			return res, err
-		}
-		d := wait
-		var ce *connectors.Error
-		if errors.As(err, &ce) && ce.RetryAfter > 0 {
-			d = min(ce.RetryAfter, googleBackoffMax)
-		}
-		if serr := g.sleep(ctx, d); serr != nil {
-			return nil, &connectors.Error{Class: connectors.Transient, Err: fmt.Errorf("waiting to try again: %w", err)}
-		}
-		wait = min(2*wait, googleBackoffMax)
-	}
+	x := connectors.Exchange{Status: code, Sent: true, Mutation: write, Credential: true}
+	return connectors.Failure(x, connectors.ParseRetryAfter(strings.TrimSpace(resp.Header.Get("Retry-After"))), wrapped)
 }

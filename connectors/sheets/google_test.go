@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,13 +16,11 @@ import (
 const sheetID = "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms"
 
 // googleBundle is a connector whose Google sheets go to a fake Sheets API,
-// with its files under a temp dir, recording its back-off waits.
+// with its files under a temp dir.
 type googleBundle struct {
 	*bundle
 	fake    *fakeSheets
 	account *googleAccount
-	mu      sync.Mutex
-	waits   []time.Duration
 }
 
 func setupGoogle(t *testing.T) *googleBundle {
@@ -31,13 +28,7 @@ func setupGoogle(t *testing.T) *googleBundle {
 	fake, endpoint := newFakeSheets(t)
 	g := &googleBundle{fake: fake, account: &googleAccount{tokens: []string{"token-1"}}}
 	root := t.TempDir()
-	c, err := New(Config{Roots: []string{root}, GoogleAccount: g.account, GoogleEndpoint: endpoint,
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			g.mu.Lock()
-			g.waits = append(g.waits, d)
-			g.mu.Unlock()
-			return ctx.Err()
-		}})
+	c, err := New(Config{Roots: []string{root}, GoogleAccount: g.account, GoogleEndpoint: endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,10 +37,11 @@ func setupGoogle(t *testing.T) *googleBundle {
 	return g
 }
 
-func (g *googleBundle) backoffs() []time.Duration {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]time.Duration(nil), g.waits...)
+// requests is how many requests reached the fake.
+func (g *googleBundle) requests() int {
+	g.fake.mu.Lock()
+	defer g.fake.mu.Unlock()
+	return len(g.fake.auths)
 }
 
 var invoices = map[string]any{"spreadsheet": "google:" + sheetID + "/Invoices"}
@@ -161,45 +153,47 @@ func TestGoogleSheets(t *testing.T) {
 		}
 	})
 
-	t.Run("a 429 is waited out with Google's Retry-After and tried again", func(t *testing.T) {
+	t.Run("a 429 goes to the host as transient with Google's Retry-After, not tried again beneath it", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)
-		g.fake.fail(fakeFailure{method: "GET", status: 429, retryAfter: "3"}, fakeFailure{method: "GET", status: 429})
-		got := g.mustDo(t, "appendRow", "k1", with(invoices, flatten(row)...))
-		if got["rowNumber"] != int64(1) {
-			t.Fatalf("append after 429s: %v", got)
+		g.fake.fail(fakeFailure{method: "GET", status: 429, retryAfter: "3"})
+		_, err := g.do(t, "appendRow", "k1", with(invoices, flatten(row)...))
+		var ce *connectors.Error
+		if !errors.As(err, &ce) || ce.Class != connectors.Transient || ce.RetryAfter != 3*time.Second {
+			t.Fatalf("err = %v", err)
 		}
-		if w := g.backoffs(); !reflect.DeepEqual(w, []time.Duration{3 * time.Second, 2 * time.Second}) {
-			t.Fatalf("waits %v, want Retry-After 3s then the doubled back-off 2s", w)
+		if n := g.requests(); n != 1 {
+			t.Fatalf("%d requests, want 1: the engine's retry is the only one", n)
+		}
+		// the engine's retry
+		if got := g.mustDo(t, "appendRow", "k1", with(invoices, flatten(row)...)); got["rowNumber"] != int64(1) {
+			t.Fatalf("append after the 429: %v", got)
 		}
 	})
 
-	t.Run("a 503 to an append Google carried out is tried again without a second row", func(t *testing.T) {
+	t.Run("a 503 to an append Google carried out: the host's retry finds the row by its key", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)
 		g.fake.fail(fakeFailure{method: "POST", status: 503, after: true})
+		_, err := g.do(t, "appendRow", "k1", with(invoices, flatten(row)...))
+		wantClass(t, err, connectors.Transient, "503")
 		got := g.mustDo(t, "appendRow", "k1", with(invoices, flatten(row)...))
 		if got["rowNumber"] != int64(1) || len(g.fake.grid(sheetID+"/Invoices")) != 2 {
 			t.Fatalf("result %v, tab %q", got, g.fake.grid(sheetID+"/Invoices"))
 		}
-		if len(g.backoffs()) != 1 {
-			t.Fatalf("waits %v", g.backoffs())
-		}
 	})
 
-	t.Run("a 503 that persists is left to the host as transient with Retry-After", func(t *testing.T) {
+	t.Run("a 503 is left to the host as transient with Retry-After", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)
-		for range DefaultGoogleRetries + 1 {
-			g.fake.fail(fakeFailure{method: "GET", status: 503, retryAfter: "30"})
-		}
+		g.fake.fail(fakeFailure{method: "GET", status: 503, retryAfter: "30"})
 		_, err := g.do(t, "rows", "", invoices)
 		var ce *connectors.Error
 		if !errors.As(err, &ce) || ce.Class != connectors.Transient || ce.RetryAfter != 30*time.Second {
 			t.Fatalf("err = %v", err)
 		}
-		if n := len(g.backoffs()); n != DefaultGoogleRetries {
-			t.Fatalf("%d waits, want %d", n, DefaultGoogleRetries)
+		if n := g.requests(); n != 1 {
+			t.Fatalf("%d requests, want 1", n)
 		}
 	})
 

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"keep/connectors"
 )
@@ -53,13 +52,6 @@ type Config struct {
 	// GoogleClient sends the requests. Default: a client with its own
 	// transport and a 30s timeout.
 	GoogleClient *http.Client
-	// GoogleRetries is how often a call that Google answers 429 or 503 is
-	// tried again, after a back-off, before it is left to the host as
-	// transient. Default 3.
-	GoogleRetries int
-	// Sleep waits between those tries; it returns early with ctx's error.
-	// Default: a timer.
-	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Connector is the sheets connector. It is safe for concurrent use.
@@ -174,21 +166,13 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &connectors.Error{Class: connectors.Transient, Err: err}
 	}
-	var do func() (any, error)
 	switch call.Method {
 	case "rows":
-		do = func() (any, error) { return c.rows(ctx, call.Params) }
+		return c.rows(ctx, call.Params)
 	case "appendRow":
-		do = func() (any, error) { return c.appendRow(ctx, call) }
+		return c.appendRow(ctx, call)
 	case "updateRow":
-		do = func() (any, error) { return c.updateRow(ctx, call) }
-	default:
-		return nil, connectors.Errorf(connectors.Logic, "sheets has no method %q", call.Method)
+		return c.updateRow(ctx, call)
 	}
-	if s, _ := call.Params["spreadsheet"].(string); strings.HasPrefix(s, googlePrefix) {
-		// Each try starts again from a fresh read, so a write Google
-		// refused with 429 or 503 but made anyway is found by its key.
-		return c.google.withBackoff(ctx, do)
-	}
-	return do()
+	return nil, connectors.Errorf(connectors.Logic, "sheets has no method %q", call.Method)
 }

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strings"
-	"sync/atomic"
 
 	"keep/connectors"
 )
@@ -26,42 +24,37 @@ type reply struct {
 	body   []byte
 }
 
-// send performs one request within the connector's timeout and classifies
-// failures that leave no answer. For a mutation, the line between Transient
-// and Uncertain is whether the request was fully written (httptrace's
-// WroteRequest): before that Slack cannot have acted on it; after it, a
-// reset or a timeout says nothing about whether it did.
-func (c *Connector) send(ctx context.Context, req *http.Request, what string, mutation bool) (*reply, error) {
+// send performs one request within the connector's timeout through
+// connectors.Transport, with a's token (nil: as it is), and classifies failures that leave no answer
+// (connectors.Classify): for a mutation, the line between Transient and
+// Uncertain is whether the request was fully written; before that Slack
+// cannot have acted on it, after it a reset or a timeout says nothing
+// about whether it did.
+func (c *Connector) send(ctx context.Context, req *http.Request, a connectors.Account, what string, mutation bool) (*reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	var wrote atomic.Bool
-	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
-		if info.Err == nil {
-			wrote.Store(true)
-		}
-	}}
-	req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
-	resp, err := c.client.Do(req)
+	t := connectors.Transport{Client: c.client, Account: a}
+	resp, sent, err := t.Do(req.WithContext(ctx))
 	if err != nil {
 		// *url.Error quotes the URL, which for a webhook is the credential.
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		if mutation && wrote.Load() {
-			return nil, c.errorf(connectors.Uncertain, err, "%s: the request was sent but no answer came, so it may have been posted: %v", what, err)
+		x := connectors.Exchange{Err: err, Sent: sent, Mutation: mutation}
+		if mutation && sent {
+			return nil, connectors.Failure(x, 0, c.redactedf(err, "%s: the request was sent but no answer came, so it may have been posted: %v", what, err))
 		}
-		e := c.errorf(connectors.Transient, err, "%s: %v", what, err)
-		e.NotSent = true // the request was not fully written
-		return nil, e
+		return nil, connectors.Failure(x, 0, c.redactedf(err, "%s: %v", what, err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
+		x := connectors.Exchange{Status: resp.StatusCode, Err: err, Sent: true, Mutation: mutation}
 		if mutation {
-			return nil, c.errorf(connectors.Uncertain, err, "%s: HTTP %d, and the answer broke off: %v", what, resp.StatusCode, err)
+			return nil, connectors.Failure(x, 0, c.redactedf(err, "%s: HTTP %d, and the answer broke off: %v", what, resp.StatusCode, err))
 		}
-		return nil, c.errorf(connectors.Transient, err, "%s: reading the answer: %v", what, err)
+		return nil, connectors.Failure(x, 0, c.redactedf(err, "%s: reading the answer: %v", what, err))
 	}
 	return &reply{status: resp.StatusCode, header: resp.Header, body: body}, nil
 }
@@ -75,7 +68,7 @@ type status struct {
 // api calls a Web API method and decodes its answer into out (which should
 // embed status). Reads send query params with GET; mutations a JSON body.
 func (c *Connector) api(ctx context.Context, method string, query url.Values, body any, out any) error {
-	if c.token == "" {
+	if c.account == nil {
 		return connectors.Errorf(connectors.Auth, "no Slack token is configured (connectors.slack.token_env)")
 	}
 	mutation := body != nil
@@ -97,8 +90,7 @@ func (c *Connector) api(ctx context.Context, method string, query url.Values, bo
 	if err != nil {
 		return connectors.Errorf(connectors.Internal, "%s: build the request: %w", method, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	rep, err := c.send(ctx, req, method, mutation)
+	rep, err := c.send(ctx, req, c.account, method, mutation)
 	if err != nil {
 		return err
 	}
@@ -141,17 +133,14 @@ func orUnknown(code string) string {
 	return code
 }
 
-// checkStatus classifies a non-2xx HTTP status (DESIGN §6, outcome mapping).
+// checkStatus classifies a non-2xx HTTP status (connectors.Classify: the
+// token or the webhook is keep's credential, so a 401 or 403 is auth).
 func (c *Connector) checkStatus(rep *reply, what string, mutation bool) error {
-	if rep.status >= 200 && rep.status < 300 {
-		return nil
+	x := connectors.Exchange{Status: rep.status, Sent: true, Mutation: mutation, Credential: true}
+	if e := connectors.Failure(x, retryAfter(rep.header), c.redactedf(nil, "%s: HTTP %d%s", what, rep.status, brief(rep.body))); e != nil {
+		return e
 	}
-	class := statusClass(rep.status, mutation)
-	e := c.errorf(class, nil, "%s: HTTP %d%s", what, rep.status, brief(rep.body))
-	if class == connectors.Transient {
-		e.RetryAfter = retryAfter(rep.header)
-	}
-	return e
+	return nil
 }
 
 // brief quotes the start of an error body, for the person reading the error.
@@ -170,12 +159,22 @@ func brief(body []byte) string {
 // out, whatever the message quotes (a server echoing a header, say). The
 // cause is kept for errors.Is but not shown.
 func (c *Connector) errorf(class connectors.Class, cause error, format string, args ...any) *connectors.Error {
-	msg := c.redact(fmt.Sprintf(format, args...))
-	return &connectors.Error{Class: class, Err: &redacted{msg: msg, cause: cause}}
+	return &connectors.Error{Class: class, Err: c.redactedf(cause, format, args...)}
+}
+
+// redactedf is errorf's message, for connectors.Failure to classify.
+func (c *Connector) redactedf(cause error, format string, args ...any) *redacted {
+	return &redacted{msg: c.redact(fmt.Sprintf(format, args...)), cause: cause}
 }
 
 func (c *Connector) redact(s string) string {
-	for _, secret := range []string{c.token, c.webhook} {
+	var token string
+	if c.account != nil {
+		// a configured account's Secret reads the config or the
+		// environment: nothing that waits
+		token, _ = c.account.Secret(context.Background())
+	}
+	for _, secret := range []string{token, c.webhook} {
 		if secret != "" {
 			s = strings.ReplaceAll(s, secret, "[redacted]")
 		}

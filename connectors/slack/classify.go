@@ -7,26 +7,6 @@ import (
 	"keep/connectors"
 )
 
-// statusClass classifies a non-2xx HTTP status. Slack answers most failures
-// with 200 and ok:false; a bare status usually comes from its edge or a proxy.
-func statusClass(code int, mutation bool) connectors.Class {
-	switch {
-	case code == http.StatusTooManyRequests, code == http.StatusServiceUnavailable, code == http.StatusRequestTimeout:
-		// Turned away before any work: a rate limit, an outage, or a request
-		// that didn't arrive in time.
-		return connectors.Transient
-	case code == http.StatusUnauthorized, code == http.StatusForbidden:
-		return connectors.Auth
-	case code >= 400 && code < 500:
-		return connectors.Logic
-	case mutation:
-		// 500, 502, 504 and the rest: the request reached something that
-		// may have passed it on before failing.
-		return connectors.Uncertain
-	}
-	return connectors.Transient
-}
-
 // codeClass classifies the error code of an ok:false answer.
 func codeClass(code string, mutation bool) connectors.Class {
 	switch code {

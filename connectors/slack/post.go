@@ -51,7 +51,7 @@ func parsePost(params map[string]any) (postParams, error) {
 // viaWebhook says whether a post goes to the incoming webhook: when asked, or
 // when there is no token to use the Web API with.
 func (c *Connector) viaWebhook(p postParams) bool {
-	return p.webhook || (c.token == "" && c.webhook != "")
+	return p.webhook || (c.account == nil && c.webhook != "")
 }
 
 // post sends a message: {channel, text, thread_ts, blocks, webhook} →
@@ -115,7 +115,7 @@ func (c *Connector) postWebhook(ctx context.Context, p postParams) (any, error) 
 		return nil, c.errorf(connectors.Internal, nil, "webhook: build the request: %v", err)
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	rep, err := c.send(ctx, req, "webhook", true)
+	rep, err := c.send(ctx, req, nil, "webhook", true)
 	if err != nil {
 		return nil, err
 	}

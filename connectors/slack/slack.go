@@ -29,8 +29,11 @@ const (
 type Config struct {
 	// APIBase is the Web API's base URL. Default "https://slack.com/api".
 	APIBase string
-	// Token is a bot or user token, resolved by the host from token_env.
-	// Empty: only webhook posts work.
+	// Account holds the bot or user token: the host's configured account
+	// for [connectors.slack] token / token_env. Nil and no Token: only
+	// webhook posts work.
+	Account connectors.Account
+	// Token is a token given as it is, when Account is nil.
 	Token string
 	// WebhookURL is an optional incoming webhook, used by post when asked
 	// (webhook: true) or when there is no token.
@@ -45,7 +48,7 @@ type Config struct {
 // Connector is the Slack connector. It is safe for concurrent use.
 type Connector struct {
 	apiBase string
-	token   string
+	account connectors.Account // the token; nil: none
 	webhook string
 	client  *http.Client
 	timeout time.Duration
@@ -61,10 +64,13 @@ var (
 func New(cfg Config) (*Connector, error) {
 	c := &Connector{
 		apiBase: strings.TrimRight(cfg.APIBase, "/"),
-		token:   cfg.Token,
+		account: cfg.Account,
 		webhook: cfg.WebhookURL,
 		client:  cfg.Client,
 		timeout: cfg.Timeout,
+	}
+	if c.account == nil && cfg.Token != "" {
+		c.account = givenToken(cfg.Token)
 	}
 	if c.apiBase == "" {
 		c.apiBase = DefaultAPIBase

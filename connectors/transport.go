@@ -1,0 +1,114 @@
+package connectors
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+)
+
+// Transport is the one way a connector sends HTTP over an account: it puts
+// the account's credential on each request, answers a 401 by invalidating
+// the secret (an oauth2 token refreshes) and, when that gives another one,
+// sending the request once more with it (the server refused it, so nothing
+// was done), and records whether the request was written in full, which is
+// what separates a transient failure from an uncertain one (Classify).
+// Connectors keep only their URLs and decoding.
+type Transport struct {
+	Client *http.Client
+	// Account is whose credential goes on every request; nil sends
+	// requests as they are.
+	Account Account
+}
+
+// Refuser is an account that records a service's refusal of its secret, so
+// `keep auth list` shows it needs a sign-in (the accounts store's accounts).
+// Refuse returns the Auth failure to pass on; secret is the refused one and
+// why must hold no secret.
+type Refuser interface {
+	Refuse(secret, why string) *Error
+}
+
+// Do sends req. sent reports whether the request was written in full at
+// least once: after that, the service may have acted on it even if no
+// answer came back. A 401 the account cannot get past (after one fresh
+// secret) is an Auth *Error naming the account; every other answer, a 401
+// without an account included, comes back for the caller to classify. The
+// caller closes resp.Body.
+func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err error) {
+	ctx := req.Context()
+	var written atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		// net/http may resend on a fresh connection; one complete write is
+		// enough to make the outcome uncertain.
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				written.Store(true)
+			}
+		},
+	})
+	if t.Account == nil {
+		resp, err = t.client().Do(req.WithContext(ctx))
+		return resp, written.Load(), err
+	}
+	for attempt := 0; ; attempt++ {
+		r := req.WithContext(ctx)
+		if attempt > 0 {
+			r = req.Clone(ctx)
+			if req.GetBody != nil {
+				if r.Body, err = req.GetBody(); err != nil {
+					return nil, true, Errorf(Internal, "resending the request: %w", err)
+				}
+			}
+		}
+		if err := Authorize(ctx, r, t.Account); err != nil {
+			return nil, written.Load(), err
+		}
+		resp, err = t.client().Do(r)
+		if err != nil || resp.StatusCode != http.StatusUnauthorized {
+			return resp, written.Load(), err
+		}
+		// drain so the connection is reused for the replay
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+		if attempt == 0 && replayable {
+			// A token can expire between Secret and the service's check,
+			// a password be changed since it was read: ask the account
+			// for a fresh secret, and send again only if it is another.
+			t.Account.Invalidate()
+			fresh, err := t.Account.Secret(ctx)
+			if err != nil {
+				return nil, true, Authorized(t.Account, err)
+			}
+			if fresh != secretOn(r) {
+				continue
+			}
+		}
+		why := fmt.Sprintf("%s %s answered 401 Unauthorized to the credentials of %s", req.Method, req.URL.Redacted(), t.Account.Name())
+		if rf, ok := t.Account.(Refuser); ok {
+			return nil, true, rf.Refuse(secretOn(r), why)
+		}
+		return nil, true, &Error{Class: Auth, Err: errors.New(why)}
+	}
+}
+
+func (t *Transport) client() *http.Client {
+	if t.Client == nil {
+		return http.DefaultClient
+	}
+	return t.Client
+}
+
+// secretOn is the secret Authorize put on r (Basic or Bearer): the one a
+// 401 to r refused.
+func secretOn(r *http.Request) string {
+	if _, pw, ok := r.BasicAuth(); ok {
+		return pw
+	}
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return tok
+}
