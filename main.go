@@ -171,14 +171,101 @@ type command struct {
 	minArgs, maxArgs int
 	flags            func(fs *flag.FlagSet, o *opts)
 	run              func(ctx context.Context, c *cli, o *opts) error
+	// subs are the rows of `keep NAME SUB ...`: each has its own arguments,
+	// flags and help, checked like any command's; a command with subs has
+	// no run of its own.
+	subs   []*command
+	parent *command
+}
+
+// path is the command's words after keep: "auth login".
+func (cmd *command) path() string {
+	if cmd.parent != nil {
+		return cmd.parent.path() + " " + cmd.name
+	}
+	return cmd.name
 }
 
 func (cmd *command) usage() string {
-	u := "keep " + cmd.name
+	if len(cmd.subs) > 0 {
+		alts := make([]string, len(cmd.subs))
+		for i, sub := range cmd.subs {
+			alts[i] = strings.TrimSpace(sub.name + " " + sub.args)
+		}
+		return "keep " + cmd.path() + " " + strings.Join(alts, " | ")
+	}
+	u := "keep " + cmd.path()
 	if cmd.args != "" {
 		u += " " + cmd.args
 	}
 	return u
+}
+
+func (cmd *command) sub(name string) *command {
+	for _, s := range cmd.subs {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func (cmd *command) subNames() string {
+	names := make([]string, len(cmd.subs))
+	for i, s := range cmd.subs {
+		names[i] = s.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// resolve follows args to the sub-command they name: the first word that
+// is not a flag nor the value of --db or --config. Without one, the parent
+// is returned (its --help prints its rows; anything else is a usage error
+// once flags are parsed).
+func resolve(cmd *command, args []string) (*command, []string, error) {
+	for len(cmd.subs) > 0 {
+		i := firstWord(args)
+		if i < 0 {
+			return cmd, args, nil
+		}
+		sub := cmd.sub(args[i])
+		if sub == nil {
+			return nil, nil, &usageError{msg: fmt.Sprintf("unknown %s command %q (one of %s)", cmd.path(), args[i], cmd.subNames()), usage: cmd.usage()}
+		}
+		args = append(args[:i:i], args[i+1:]...)
+		cmd = sub
+	}
+	return cmd, args, nil
+}
+
+func firstWord(args []string) int {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return i + 1
+			}
+			return -1
+		case len(a) > 1 && a[0] == '-':
+			name := strings.TrimLeft(a, "-")
+			if (name == "db" || name == "config") && !strings.Contains(name, "=") {
+				i++ // its value
+			}
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// withSubs links each row of subs to its parent.
+func withSubs(cmd *command, subs ...*command) *command {
+	for _, s := range subs {
+		s.parent = cmd
+	}
+	cmd.subs = subs
+	return cmd
 }
 
 func jsonFlag(fs *flag.FlagSet, o *opts) {
@@ -199,7 +286,7 @@ var commands []*command
 func init() {
 	// Assigned in init: the help command lists the table it is part of.
 	commands = []*command{
-		{name: "help", args: "[COMMAND | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
+		{name: "help", args: "[COMMAND [SUB] | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
 			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
 		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path)",
 			maxArgs: 1, run: cmdInit},
@@ -285,11 +372,15 @@ func init() {
 			}},
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
 			minArgs: 1, maxArgs: 1, run: cmdGrants, flags: withJSON(nil)},
-		{name: "auth", args: "login NAME [--device] | list [--json] | test NAME | logout NAME",
-			summary: "sign in to the accounts of [accounts.*]; secrets go to credentials.json next to the config",
-			minArgs: 1, maxArgs: 2, run: cmdAuth, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				fs.BoolVar(&o.device, "device", false, "sign in with a code on another device (no browser here)")
-			})},
+		withSubs(&command{name: "auth", summary: "sign in to the accounts of [accounts.*]; secrets go to credentials.json next to the config"},
+			&command{name: "login", args: "NAME [--device]", summary: "sign in to an account; what waited for it resumes",
+				minArgs: 1, maxArgs: 1, run: cmdAuthLogin, flags: func(fs *flag.FlagSet, o *opts) {
+					fs.BoolVar(&o.device, "device", false, "sign in with a code on another device (no browser here)")
+				}},
+			&command{name: "list", args: "[--json]", summary: "the configured accounts and whether they are signed in",
+				run: listAccounts, flags: withJSON(nil)},
+			&command{name: "test", args: "NAME", summary: "check an account's sign-in against its service", minArgs: 1, maxArgs: 1, run: cmdAuthTest},
+			&command{name: "logout", args: "NAME", summary: "forget an account's secrets", minArgs: 1, maxArgs: 1, run: cmdAuthLogout}),
 		{name: "gc", args: "[--json]", summary: "apply [retention] now: prune old traces and finished runs, give space back",
 			run: cmdGC, flags: withJSON(nil)},
 		{name: "backup", args: "FILE", summary: "write a consistent copy of the database (also while the daemon runs)",
@@ -297,10 +388,15 @@ func init() {
 		{name: "restore", args: "FILE", summary: "replace the database with a backup (refused while an engine holds it)",
 			minArgs: 1, maxArgs: 1, run: cmdRestore},
 		{name: "version", args: "[--json]", summary: "the binary's version and schema version", run: cmdVersion, flags: withJSON(nil)},
-		{name: "mcp", args: "tools NAME [--json] | serve", summary: "an [mcp.NAME] server's tools (refreshes the cached list), or keep as an MCP server on stdio for your assistant",
-			minArgs: 1, maxArgs: 2, run: cmdMCP, flags: withJSON(nil)},
-		{name: "service", args: "install|uninstall|status [--json]", summary: "run keep --daemon as your user's service (systemd, launchd)",
-			minArgs: 1, maxArgs: 1, run: cmdService, flags: withJSON(nil)},
+		withSubs(&command{name: "mcp", summary: "MCP servers: an [mcp.NAME] server's tools, or keep itself as one"},
+			&command{name: "tools", args: "NAME [--json]", summary: "an [mcp.NAME] server's tools (refreshes the cached list)",
+				minArgs: 1, maxArgs: 1, run: listMCPTools, flags: withJSON(nil)},
+			&command{name: "serve", summary: "keep as an MCP server on stdio for your assistant", run: cmdMCPServe}),
+		withSubs(&command{name: "service", summary: "run keep --daemon as your user's service (systemd, launchd)"},
+			&command{name: "install", summary: "install the service and start it; it starts at every login", run: cmdServiceInstall},
+			&command{name: "uninstall", summary: "stop the service and remove it", run: cmdServiceUninstall},
+			&command{name: "status", args: "[--json]", summary: "whether the service is installed and running",
+				run: cmdServiceStatus, flags: withJSON(nil)}),
 	}
 }
 
@@ -470,8 +566,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd == nil {
 		return report(stderr, &usageError{msg: fmt.Sprintf("unknown command %q", rest[0])})
 	}
+	cmd, args, err := resolve(cmd, rest[1:])
+	if err != nil {
+		return report(stderr, err)
+	}
 	o := &opts{}
-	cfs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	cfs := flag.NewFlagSet(cmd.path(), flag.ContinueOnError)
 	cfs.SetOutput(io.Discard)
 	// The global flags are accepted after the command too.
 	cfs.Func("db", "database file", pathVar(&c.dbPath, nil))
@@ -479,17 +579,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd.flags != nil {
 		cmd.flags(cfs, o)
 	}
-	pos, err := parseInterspersed(cfs, rest[1:])
+	pos, err := parseInterspersed(cfs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printCommandHelp(stdout, cmd, cfs)
 			return exitOK
 		}
-		// the flag as it is typed: --status, not -status
-		msg := strings.Replace(err.Error(), "for flag -", "for --", 1)
-		return report(stderr, &usageError{msg: msg, usage: cmd.usage()})
+		if len(cmd.subs) == 0 {
+			// the flag as it is typed: --status, not -status
+			msg := strings.NewReplacer("for flag -", "for --", "not defined: -", "not defined: --").Replace(err.Error())
+			return report(stderr, &usageError{msg: msg, usage: cmd.usage()})
+		}
 	}
 	switch {
+	case len(cmd.subs) > 0:
+		return report(stderr, &usageError{msg: fmt.Sprintf("%s needs a sub-command: one of %s", cmd.path(), cmd.subNames()), usage: cmd.usage()})
 	case len(pos) < cmd.minArgs:
 		return report(stderr, &usageError{msg: "missing arguments", usage: cmd.usage()})
 	case cmd.maxArgs >= 0 && len(pos) > cmd.maxArgs:
@@ -531,7 +635,12 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "\nCommands:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, cmd := range commands {
-		fmt.Fprintf(tw, "  %s\t%s\n", cmd.usage(), cmd.summary)
+		if len(cmd.subs) == 0 {
+			fmt.Fprintf(tw, "  %s\t%s\n", cmd.usage(), cmd.summary)
+		}
+		for _, sub := range cmd.subs {
+			fmt.Fprintf(tw, "  %s\t%s\n", sub.usage(), sub.summary)
+		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nExit codes: 0 done, 1 failed, 2 usage, 3 refused.")
@@ -540,6 +649,12 @@ func printHelp(w io.Writer) {
 func printCommandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", cmd.usage(), cmd.summary)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(cmd.subs) > 0 {
+		fmt.Fprintln(tw, "\nCommands:")
+		for _, sub := range cmd.subs {
+			fmt.Fprintf(tw, "  %s\t%s\n", sub.usage(), sub.summary)
+		}
+	}
 	first := true
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "db" || f.Name == "config" {
@@ -558,15 +673,19 @@ func cmdHelp(_ context.Context, c *cli, o *opts) error {
 	if len(o.args) > 0 && o.args[0] == "api" {
 		return cmdHelpAPI(c, o)
 	}
-	if len(o.args) == 2 {
-		return &usageError{msg: "help takes one command, or api [CONNECTOR]", usage: "keep help [COMMAND | api [CONNECTOR] [--json]]"}
-	}
-	if len(o.args) == 1 {
+	if len(o.args) > 0 {
 		cmd := lookup(o.args[0])
 		if cmd == nil {
 			return &usageError{msg: fmt.Sprintf("unknown command %q", o.args[0])}
 		}
-		fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+		if len(o.args) == 2 {
+			if cmd.sub(o.args[1]) == nil {
+				return &usageError{msg: fmt.Sprintf("help takes one command, a command and its sub-command, or api [CONNECTOR]; %s has no sub-command %q",
+					cmd.name, o.args[1]), usage: lookup("help").usage()}
+			}
+			cmd = cmd.sub(o.args[1])
+		}
+		fs := flag.NewFlagSet(cmd.path(), flag.ContinueOnError)
 		if cmd.flags != nil {
 			cmd.flags(fs, &opts{})
 		}
@@ -1758,93 +1877,97 @@ func (c *cli) watchAccounts(ctx context.Context, e *engine.Engine) {
 	}
 }
 
-func cmdAuth(ctx context.Context, c *cli, o *opts) error {
-	sub, name := o.args[0], ""
-	if len(o.args) > 1 {
-		name = o.args[1]
-	}
-	usage := lookup("auth").usage()
-	switch {
-	case sub != "login" && sub != "list" && sub != "test" && sub != "logout":
-		return &usageError{msg: fmt.Sprintf("unknown auth command %q", sub), usage: usage}
-	case sub == "list" && name != "":
-		return &usageError{msg: "auth list takes no account name", usage: usage}
-	case sub != "list" && name == "":
-		return &usageError{msg: "auth " + sub + " needs an account name", usage: usage}
-	}
+func listAccounts(ctx context.Context, c *cli, o *opts) error {
 	accts, err := c.accounts()
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "list":
-		sts, err := accts.Statuses()
-		if err != nil {
-			return err
-		}
-		if o.json {
-			return c.printJSON(sts)
-		}
-		if len(sts) == 0 {
-			fmt.Fprintln(c.stdout, "no accounts are configured (add an [accounts.NAME] section to the config)")
-			return nil
-		}
-		t := c.table("NAME", "KIND", "USERNAME", "STATE", "DETAIL")
-		for _, st := range sts {
-			t.row(st.Name, st.Kind, dash(st.Username), st.State, dash(st.Detail))
-		}
-		return t.flush()
-	case "login":
-		// what waits on a running keep is read (and its news listened to)
-		// before the sign-in, so the answer says what did resume
-		api, attached := c.attach()
-		var waiting []string
-		var news <-chan engine.Notification
-		if attached {
-			wfs, err := api.Workflows(ctx)
-			if err != nil {
-				return err
-			}
-			if waiting = engine.WaitingOn(wfs, name); len(waiting) > 0 {
-				ch, cancel := api.Subscribe()
-				defer cancel()
-				news = ch
-			}
-		}
-		err := accts.Login(ctx, name, engine.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "signed in to %s (secrets in %s)\n", name, accts.Path())
-		if attached {
-			return c.awaitResumed(ctx, api, name, waiting, news)
-		}
-		return c.afterSignIn(ctx, name)
-	case "test":
-		reg, cfg, err := c.registry()
-		if err != nil {
-			return err
-		}
-		checked, err := engine.TestAccount(ctx, cfg, reg, accts, name)
-		for _, line := range checked {
-			fmt.Fprintf(c.stdout, "%s: %s\n", name, line)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "%s: ok\n", name)
-		return nil
-	default:
-		warning, err := accts.Logout(ctx, name)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "signed out of %s\n", name)
-		if warning != "" {
-			fmt.Fprintf(c.stderr, "keep: %s\n", warning)
-		}
+	sts, err := accts.Statuses()
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(sts)
+	}
+	if len(sts) == 0 {
+		fmt.Fprintln(c.stdout, "no accounts are configured (add an [accounts.NAME] section to the config)")
 		return nil
 	}
+	t := c.table("NAME", "KIND", "USERNAME", "STATE", "DETAIL")
+	for _, st := range sts {
+		t.row(st.Name, st.Kind, dash(st.Username), st.State, dash(st.Detail))
+	}
+	return t.flush()
+}
+
+func cmdAuthLogin(ctx context.Context, c *cli, o *opts) error {
+	name := o.args[0]
+	accts, err := c.accounts()
+	if err != nil {
+		return err
+	}
+	// what waits on a running keep is read (and its news listened to)
+	// before the sign-in, so the answer says what did resume
+	api, attached := c.attach()
+	var waiting []string
+	var news <-chan engine.Notification
+	if attached {
+		wfs, err := api.Workflows(ctx)
+		if err != nil {
+			return err
+		}
+		if waiting = engine.WaitingOn(wfs, name); len(waiting) > 0 {
+			ch, cancel := api.Subscribe()
+			defer cancel()
+			news = ch
+		}
+	}
+	if err := accts.Login(ctx, name, engine.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device}); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "signed in to %s (secrets in %s)\n", name, accts.Path())
+	if attached {
+		return c.awaitResumed(ctx, api, name, waiting, news)
+	}
+	return c.afterSignIn(ctx, name)
+}
+
+func cmdAuthTest(ctx context.Context, c *cli, o *opts) error {
+	name := o.args[0]
+	accts, err := c.accounts()
+	if err != nil {
+		return err
+	}
+	reg, cfg, err := c.registry()
+	if err != nil {
+		return err
+	}
+	checked, err := engine.TestAccount(ctx, cfg, reg, accts, name)
+	for _, line := range checked {
+		fmt.Fprintf(c.stdout, "%s: %s\n", name, line)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s: ok\n", name)
+	return nil
+}
+
+func cmdAuthLogout(ctx context.Context, c *cli, o *opts) error {
+	name := o.args[0]
+	accts, err := c.accounts()
+	if err != nil {
+		return err
+	}
+	warning, err := accts.Logout(ctx, name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "signed out of %s\n", name)
+	if warning != "" {
+		fmt.Fprintf(c.stderr, "keep: %s\n", warning)
+	}
+	return nil
 }
 
 // afterSignIn resumes what waited for the account through this process's
@@ -1977,20 +2100,8 @@ func cmdHelpAPI(c *cli, o *opts) error {
 	return ref.WriteText(c.stdout)
 }
 
-func cmdMCP(ctx context.Context, c *cli, o *opts) error {
-	usage := lookup("mcp").usage()
-	switch {
-	case o.args[0] == "tools" && len(o.args) == 2:
-		return cmdMCPTools(ctx, c, o, o.args[1])
-	case o.args[0] == "serve" && len(o.args) == 1:
-		return cmdMCPServe(ctx, c)
-	case o.args[0] == "tools":
-		return &usageError{msg: "mcp tools needs a server name", usage: usage}
-	}
-	return &usageError{msg: fmt.Sprintf("unknown mcp command %q", strings.Join(o.args, " ")), usage: usage}
-}
-
-func cmdMCPTools(ctx context.Context, c *cli, o *opts, name string) error {
+func listMCPTools(ctx context.Context, c *cli, o *opts) error {
+	name := o.args[0]
 	reg, _, err := c.registry()
 	if err != nil {
 		return err
@@ -2015,7 +2126,7 @@ func cmdMCPTools(ctx context.Context, c *cli, o *opts, name string) error {
 // cmdMCPServe serves keep to an MCP client on stdin/stdout: through the
 // daemon when one holds the database, else on an engine of its own that
 // runs nothing (its views and dry runs only).
-func cmdMCPServe(ctx context.Context, c *cli) error {
+func cmdMCPServe(ctx context.Context, c *cli, _ *opts) error {
 	api, err := c.api(ctx)
 	if err != nil {
 		return err
@@ -2513,65 +2624,81 @@ func (c *cli) installable(so *engine.ServiceOpts) error {
 	return nil
 }
 
-// cmdService installs, removes or reports keep --daemon as the user's
-// service, with this binary and this invocation's --db and --config.
-func cmdService(ctx context.Context, c *cli, o *opts) error {
+// serviceOpts is the service of this binary and this invocation's --db
+// and --config.
+func (c *cli) serviceOpts() (engine.ServiceOpts, error) {
 	bin, err := os.Executable()
 	if err != nil {
-		return err
+		return engine.ServiceOpts{}, err
 	}
 	if bin, err = filepath.EvalSymlinks(bin); err != nil {
-		return err
+		return engine.ServiceOpts{}, err
 	}
 	db, err := filepath.Abs(c.dbPath)
 	if err != nil {
-		return err
+		return engine.ServiceOpts{}, err
 	}
 	cfgPath, err := filepath.Abs(c.configPath)
 	if err != nil {
+		return engine.ServiceOpts{}, err
+	}
+	return engine.ServiceOpts{Binary: bin, DB: db, Config: cfgPath}, nil
+}
+
+func cmdServiceInstall(ctx context.Context, c *cli, _ *opts) error {
+	so, err := c.serviceOpts()
+	if err != nil {
 		return err
 	}
-	so := engine.ServiceOpts{Binary: bin, DB: db, Config: cfgPath}
-	switch o.args[0] {
-	case "install":
-		if err := c.installable(&so); err != nil {
-			return err
-		}
-		path, err := engine.InstallService(ctx, so)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
-		if len(so.Env) > 0 {
-			// names only: the values are secrets
-			fmt.Fprintf(c.stdout, "it gets %s from this shell's environment\n", strings.Join(slices.Sorted(maps.Keys(so.Env)), ", "))
-		}
-	case "uninstall":
-		path, err := engine.UninstallService(ctx, so)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "removed %s\n", path)
-	case "status":
-		st, err := engine.ServiceStatus(ctx, so)
-		if err != nil {
-			return err
-		}
-		if o.json {
-			return c.printJSON(st)
-		}
-		switch {
-		case !st.Installed:
-			fmt.Fprintf(c.stdout, "not installed (keep service install writes %s)\n", st.Path)
-		case st.Running && !st.Since.IsZero():
-			fmt.Fprintf(c.stdout, "running since %s (%s)\n", st.Since.Local().Format(time.RFC3339), st.Path)
-		case st.Running:
-			fmt.Fprintf(c.stdout, "running (%s)\n", st.Path)
-		default:
-			fmt.Fprintf(c.stdout, "not running: %s (%s)\n", st.State, st.Path)
-		}
+	if err := c.installable(&so); err != nil {
+		return err
+	}
+	path, err := engine.InstallService(ctx, so)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
+	if len(so.Env) > 0 {
+		// names only: the values are secrets
+		fmt.Fprintf(c.stdout, "it gets %s from this shell's environment\n", strings.Join(slices.Sorted(maps.Keys(so.Env)), ", "))
+	}
+	return nil
+}
+
+func cmdServiceUninstall(ctx context.Context, c *cli, _ *opts) error {
+	so, err := c.serviceOpts()
+	if err != nil {
+		return err
+	}
+	path, err := engine.UninstallService(ctx, so)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "removed %s\n", path)
+	return nil
+}
+
+func cmdServiceStatus(ctx context.Context, c *cli, o *opts) error {
+	so, err := c.serviceOpts()
+	if err != nil {
+		return err
+	}
+	st, err := engine.ServiceStatus(ctx, so)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(st)
+	}
+	switch {
+	case !st.Installed:
+		fmt.Fprintf(c.stdout, "not installed (keep service install writes %s)\n", st.Path)
+	case st.Running && !st.Since.IsZero():
+		fmt.Fprintf(c.stdout, "running since %s (%s)\n", st.Since.Local().Format(time.RFC3339), st.Path)
+	case st.Running:
+		fmt.Fprintf(c.stdout, "running (%s)\n", st.Path)
 	default:
-		return &usageError{msg: fmt.Sprintf("unknown service action %q", o.args[0]), usage: lookup("service").usage()}
+		fmt.Fprintf(c.stdout, "not running: %s (%s)\n", st.State, st.Path)
 	}
 	return nil
 }
