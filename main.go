@@ -313,7 +313,7 @@ func init() {
 				fs.BoolVar(&o.withReads, "with-reads", false, "let the dry run read for real (default: reads are shown, not performed)")
 				fs.BoolVar(&o.propose, "propose", false, "put the draft in Attention as a proposal (keep approve pN deploys it) instead of writing it")
 			}},
-		{name: "workflows", args: "[--json]", summary: "list workflows", run: cmdWorkflows, flags: withJSON(nil)},
+		{name: "workflows", args: "[--json]", summary: "list workflows", run: listWorkflows, flags: withJSON(nil)},
 		{name: "status", args: "WORKFLOW [--json]", summary: "one workflow in detail",
 			minArgs: 1, maxArgs: 1, run: cmdStatus, flags: withJSON(nil)},
 		{name: "run-now", args: "WORKFLOW", summary: "queue every producer of a workflow now",
@@ -326,24 +326,24 @@ func init() {
 				durationVar(fs, &o.timeout, "timeout", "give up after this long (default 10m)")
 			}},
 		{name: "inputs", args: "WORKFLOW [--limit N] [--json]", summary: "inputs and the outputs they caused, newest first",
-			minArgs: 1, maxArgs: 1, run: cmdInputs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+			minArgs: 1, maxArgs: 1, run: listInputs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 			})},
 		{name: "events", args: "WORKFLOW [--topic T] [--status S] [--limit N] [--json]", summary: "events of a workflow, newest first",
-			minArgs: 1, maxArgs: 1, run: cmdEvents, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+			minArgs: 1, maxArgs: 1, run: listEvents, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 				fs.StringVar(&o.topic, "topic", "", "only events of this topic")
 				oneOfVar(fs, &o.status, "status", "only events with this status", engine.EventStatuses())
 			})},
 		{name: "runs", args: "WORKFLOW [--limit N] [--json]", summary: "run records of a workflow, newest first",
-			minArgs: 1, maxArgs: 1, run: cmdRuns, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+			minArgs: 1, maxArgs: 1, run: listRuns, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 			})},
 		{name: "mutations", args: "WORKFLOW [--status S] [--json]", summary: "the mutation ledger of a workflow",
-			minArgs: 1, maxArgs: 1, run: cmdMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+			minArgs: 1, maxArgs: 1, run: listMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				oneOfVar(fs, &o.status, "status", "only mutations with this status", engine.MutationStatuses())
 			})},
-		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: cmdAttention, flags: withJSON(nil)},
+		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: listAttention, flags: withJSON(nil)},
 		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on")
@@ -371,7 +371,7 @@ func init() {
 				countVar(fs, &o.limit, "limit", "daily limit (0: none)")
 			}},
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
-			minArgs: 1, maxArgs: 1, run: cmdGrants, flags: withJSON(nil)},
+			minArgs: 1, maxArgs: 1, run: listGrants, flags: withJSON(nil)},
 		withSubs(&command{name: "auth", summary: "sign in to the accounts of [accounts.*]; secrets go to credentials.json next to the config"},
 			&command{name: "login", args: "NAME [--device]", summary: "sign in to an account; what waited for it resumes",
 				minArgs: 1, maxArgs: 1, run: cmdAuthLogin, flags: func(fs *flag.FlagSet, o *opts) {
@@ -1223,36 +1223,151 @@ func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 		return nil
 	}
 	fmt.Fprintln(c.stdout, "capabilities:")
-	return c.printGrants(res.Capabilities)
+	return tui.WriteGrants(c.stdout, res.Capabilities)
 }
 
 // ---------------------------------------------------------------------------
 // Listings
 
-func cmdWorkflows(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
+// listing is the runner of a listing command: fetch, then --json (one
+// array, never null) or the text writer; an empty list is said in words.
+type listing[T any] struct {
+	fetch func(ctx context.Context, c *cli, o *opts) ([]T, error)
+	empty string // what an empty list prints ("": the writer's header)
+	// waits is what waits for an engine, said when none runs the database
+	waits string
+	write func(w io.Writer, items []T) error
+}
+
+func (l listing[T]) run(ctx context.Context, c *cli, o *opts) error {
+	items, err := l.fetch(ctx, c, o)
 	if err != nil {
 		return err
 	}
-	wfs, err := api.Workflows(ctx)
-	if err != nil {
-		return err
+	if l.waits != "" {
+		c.noEngine(l.waits)
 	}
-	c.noEngine("workflows run (NEXT RUN is when they would)")
 	if o.json {
-		return c.printJSON(orEmpty(wfs))
+		return c.printJSON(orEmpty(items))
 	}
-	if len(wfs) == 0 {
-		fmt.Fprintln(c.stdout, "no workflows; deploy one with: keep deploy FILE")
+	if len(items) == 0 && l.empty != "" {
+		fmt.Fprintln(c.stdout, l.empty)
 		return nil
 	}
-	t := c.table("NAME", "STATUS", "STATE", "BLOCK", "SCHEDULE", "NEXT RUN", "PENDING", "ATTENTION", "VERSION")
-	for _, w := range wfs {
-		t.row(w.Name, string(w.Status), w.State, blockText(w.Block), w.Schedule, timePtr(w.NextRun),
-			strconv.Itoa(w.PendingInputs), strconv.Itoa(w.Attention), strconv.Itoa(w.Version))
-	}
-	return t.flush()
+	return l.write(c.stdout, items)
 }
+
+// viaAPI fetches through the daemon, else an in-process engine.
+func viaAPI[T any](fetch func(ctx context.Context, api engine.API, o *opts) ([]T, error)) func(context.Context, *cli, *opts) ([]T, error) {
+	return func(ctx context.Context, c *cli, o *opts) ([]T, error) {
+		api, err := c.api(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return fetch(ctx, api, o)
+	}
+}
+
+// paged fetches a newest-first list of a workflow page by page (pages).
+func paged[T any](id func(T) string, fetch func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]T, error)) func(context.Context, *cli, *opts) ([]T, error) {
+	return viaAPI(func(ctx context.Context, api engine.API, o *opts) ([]T, error) {
+		return pages(o.limit, id, func(before int64, n int) ([]T, error) {
+			return fetch(ctx, api, o, engine.Page{Before: before, Limit: n})
+		})
+	})
+}
+
+// withWidth is a writer that wraps to the terminal's width.
+func withWidth[T any](write func(io.Writer, []T, int) error) func(io.Writer, []T) error {
+	return func(w io.Writer, items []T) error { return write(w, items, termWidth()) }
+}
+
+// The listing commands' runners, rows of the command table.
+var (
+	listWorkflows = listing[engine.WorkflowView]{
+		fetch: viaAPI(func(ctx context.Context, api engine.API, _ *opts) ([]engine.WorkflowView, error) {
+			return api.Workflows(ctx)
+		}),
+		waits: "workflows run (NEXT RUN is when they would)",
+		empty: "no workflows; deploy one with: keep deploy FILE", write: tui.WriteWorkflows,
+	}.run
+	listInputs = listing[engine.InputView]{
+		fetch: paged(func(in engine.InputView) string { return in.InputID },
+			func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]engine.InputView, error) {
+				ins, err := api.Inputs(ctx, o.args[0], p)
+				for i := range ins {
+					ins[i].Outputs = orEmpty(ins[i].Outputs)
+				}
+				return ins, err
+			}),
+		empty: "no inputs", write: tui.WriteInputs,
+	}.run
+	listEvents = listing[engine.EventView]{
+		fetch: paged(func(ev engine.EventView) string { return ev.ID },
+			func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]engine.EventView, error) {
+				evs, err := api.Events(ctx, o.args[0], engine.EventFilter{Topic: o.topic, Status: o.status, Before: p.Before, Limit: p.Limit})
+				for i := range evs {
+					evs[i].CausedBy = orEmpty(evs[i].CausedBy)
+				}
+				return evs, err
+			}),
+		empty: "no events", write: tui.WriteEvents,
+	}.run
+	listRuns = listing[engine.RunView]{
+		fetch: paged(func(r engine.RunView) string { return r.ID },
+			func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]engine.RunView, error) {
+				return api.Runs(ctx, o.args[0], p)
+			}),
+		empty: "no runs", write: tui.WriteRuns,
+	}.run
+	listMutations = listing[engine.MutationView]{
+		fetch: viaAPI(func(ctx context.Context, api engine.API, o *opts) ([]engine.MutationView, error) {
+			return api.Mutations(ctx, o.args[0], o.status)
+		}),
+		empty: "no mutations", write: withWidth(tui.WriteMutations),
+	}.run
+	listAttention = listing[engine.AttentionItem]{
+		fetch: viaAPI(func(ctx context.Context, api engine.API, _ *opts) ([]engine.AttentionItem, error) {
+			items, err := api.Attention(ctx)
+			for i := range items {
+				items[i].Inputs = orEmpty(items[i].Inputs)
+				items[i].Answers = orEmpty(items[i].Answers)
+			}
+			return items, err
+		}),
+		empty: "nothing needs your attention", write: withWidth(tui.WriteAttention),
+	}.run
+	listGrants = listing[engine.GrantView]{
+		fetch: viaAPI(func(ctx context.Context, api engine.API, o *opts) ([]engine.GrantView, error) {
+			return api.Grants(ctx, o.args[0])
+		}),
+		empty: "no grants", write: tui.WriteGrants,
+	}.run
+	listAccounts = listing[engine.AccountStatus]{
+		fetch: func(_ context.Context, c *cli, _ *opts) ([]engine.AccountStatus, error) {
+			accts, err := c.accounts()
+			if err != nil {
+				return nil, err
+			}
+			return accts.Statuses()
+		},
+		empty: "no accounts are configured (add an [accounts.NAME] section to the config)", write: tui.WriteAccounts,
+	}.run
+	listMCPTools = listing[engine.MCPToolView]{
+		fetch: func(ctx context.Context, c *cli, o *opts) ([]engine.MCPToolView, error) {
+			reg, _, err := c.registry()
+			if err != nil {
+				return nil, err
+			}
+			tools, unknown, err := engine.MCPTools(ctx, reg, o.args[0])
+			for _, r := range unknown {
+				fmt.Fprintf(c.stderr, "warning: mcp.%s.reads names %q, which the server has no tool for\n", o.args[0], r)
+			}
+			return tools, err
+		},
+		write: tui.WriteMCPTools,
+	}.run
+)
 
 func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 	api, err := c.api(ctx)
@@ -1275,42 +1390,42 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(d)
 	}
-	kv := c.table()
-	kv.row("name:", d.Name)
-	kv.row("status:", string(d.Status))
-	kv.row("state:", d.State)
-	kv.row("block:", blockText(d.Block))
-	kv.row("version:", strconv.Itoa(d.Version))
-	kv.row("schedule:", dash(d.Schedule))
-	kv.row("next run:", timePtr(d.NextRun))
-	kv.row("attention:", strconv.Itoa(d.Attention))
+	kv := tui.NewTable(c.stdout)
+	kv.Row("name:", d.Name)
+	kv.Row("status:", string(d.Status))
+	kv.Row("state:", d.State)
+	kv.Row("block:", tui.BlockText(d.Block))
+	kv.Row("version:", strconv.Itoa(d.Version))
+	kv.Row("schedule:", tui.Dash(d.Schedule))
+	kv.Row("next run:", tui.TimePtr(d.NextRun))
+	kv.Row("attention:", strconv.Itoa(d.Attention))
 	cn := d.Counts
-	kv.row("inputs:", fmt.Sprintf("%d pending, %d done, %d skipped, %d need attention",
+	kv.Row("inputs:", fmt.Sprintf("%d pending, %d done, %d skipped, %d need attention",
 		cn.InputsPending, cn.InputsDone, cn.InputsSkipped, cn.InputsNeedsAttention))
 	for _, conn := range slices.Sorted(maps.Keys(cn.Outputs)) {
 		oc := cn.Outputs[conn]
-		kv.row("outputs "+conn+":", fmt.Sprintf("%d applied, %d failed, %d waiting", oc.Applied, oc.Failed, oc.Waiting))
+		kv.Row("outputs "+conn+":", fmt.Sprintf("%d applied, %d failed, %d waiting", oc.Applied, oc.Failed, oc.Waiting))
 	}
 	if r := d.LastRun; r != nil {
-		kv.row("last run:", fmt.Sprintf("%s %s (%s) %s/%s at %s", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, timeText(r.UpdatedAt)))
+		kv.Row("last run:", fmt.Sprintf("%s %s (%s) %s/%s at %s", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, tui.TimeText(r.UpdatedAt)))
 		if r.Error != "" {
-			kv.row("last error:", oneLine(r.Error, 200))
+			kv.Row("last error:", tui.Line(r.Error, 200))
 		}
 	} else {
-		kv.row("last run:", "-")
+		kv.Row("last run:", "-")
 	}
-	if err := kv.flush(); err != nil {
+	if err := kv.Flush(); err != nil {
 		return err
 	}
 	if len(d.Handlers) == 0 {
 		return nil
 	}
 	fmt.Fprintln(c.stdout)
-	t := c.table("HANDLER", "TYPE", "SCHEDULE", "NEXT RUN", "WAKE AT", "TOPICS")
+	t := tui.NewTable(c.stdout, "HANDLER", "TYPE", "SCHEDULE", "NEXT RUN", "WAKE AT", "TOPICS")
 	for _, h := range d.Handlers {
-		t.row(h.Name, h.Type, dash(h.Schedule), timePtr(h.NextRunAt), timePtr(h.WakeAt), dash(strings.Join(h.Topics, ", ")))
+		t.Row(h.Name, h.Type, tui.Dash(h.Schedule), tui.TimePtr(h.NextRunAt), tui.TimePtr(h.WakeAt), tui.Dash(strings.Join(h.Topics, ", ")))
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 // pageSize is what one request of a listing asks the engine for.
@@ -1342,140 +1457,6 @@ func pages[T any](limit int, id func(T) string, fetch func(before int64, n int) 
 	}
 }
 
-func cmdInputs(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	ins, err := pages(o.limit, func(in engine.InputView) string { return in.InputID }, func(before int64, n int) ([]engine.InputView, error) {
-		return api.Inputs(ctx, o.args[0], engine.Page{Before: before, Limit: n})
-	})
-	if err != nil {
-		return err
-	}
-	ins = orEmpty(ins)
-	for i := range ins {
-		ins[i].Outputs = orEmpty(ins[i].Outputs)
-	}
-	if o.json {
-		return c.printJSON(ins)
-	}
-	if len(ins) == 0 {
-		fmt.Fprintln(c.stdout, "no inputs")
-		return nil
-	}
-	t := c.table("INPUT", "STATUS", "CREATED", "SOURCE", "TYPE", "TITLE", "EXTERNAL ID")
-	for _, in := range ins {
-		status := in.Status
-		if in.Stale {
-			status += " (stale)"
-		}
-		t.row(in.InputID, status, timeText(in.CreatedAt), in.Source, in.Type, oneLine(in.Title, 60), oneLine(in.ExternalID, 60))
-		for _, out := range in.Outputs {
-			t.row("", "  → "+string(out.Status), timeText(out.UpdatedAt), out.Connector, out.Method, oneLine(out.Title, 60), "mutation "+out.MutationID)
-		}
-	}
-	return t.flush()
-}
-
-func cmdEvents(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	evs, err := pages(o.limit, func(ev engine.EventView) string { return ev.ID }, func(before int64, n int) ([]engine.EventView, error) {
-		return api.Events(ctx, o.args[0], engine.EventFilter{Topic: o.topic, Status: o.status, Before: before, Limit: n})
-	})
-	if err != nil {
-		return err
-	}
-	evs = orEmpty(evs)
-	for i := range evs {
-		evs[i].CausedBy = orEmpty(evs[i].CausedBy)
-	}
-	if o.json {
-		return c.printJSON(evs)
-	}
-	if len(evs) == 0 {
-		fmt.Fprintln(c.stdout, "no events")
-		return nil
-	}
-	t := c.table("ID", "TOPIC", "MESSAGE ID", "STATUS", "CAUSED BY", "RESERVED BY", "CREATED", "PAYLOAD")
-	for _, ev := range evs {
-		t.row(ev.ID, ev.Topic, oneLine(ev.MessageID, 40), string(ev.Status), dash(strings.Join(ev.CausedBy, ",")), dash(ev.ReservedBy),
-			timeText(ev.CreatedAt), oneLine(string(ev.Payload), 60))
-	}
-	return t.flush()
-}
-
-func cmdRuns(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	runs, err := pages(o.limit, func(r engine.RunView) string { return r.ID }, func(before int64, n int) ([]engine.RunView, error) {
-		return api.Runs(ctx, o.args[0], engine.Page{Before: before, Limit: n})
-	})
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return c.printJSON(orEmpty(runs))
-	}
-	if len(runs) == 0 {
-		fmt.Fprintln(c.stdout, "no runs")
-		return nil
-	}
-	t := c.table("ID", "HANDLER", "TYPE", "PHASE", "STATUS", "RETRY OF", "TRIGGER", "UPDATED", "ERROR")
-	for _, r := range runs {
-		t.row(r.ID, r.Handler, r.HandlerType, string(r.Phase), string(r.Status), dash(r.RetryOf), dash(r.Trigger), timeText(r.UpdatedAt), oneLine(r.Error, 80))
-	}
-	return t.flush()
-}
-
-func cmdMutations(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	ms, err := api.Mutations(ctx, o.args[0], o.status)
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return c.printJSON(orEmpty(ms))
-	}
-	if len(ms) == 0 {
-		fmt.Fprintln(c.stdout, "no mutations")
-		return nil
-	}
-	return tui.WriteMutations(c.stdout, ms, termWidth())
-}
-
-func cmdAttention(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	items, err := api.Attention(ctx)
-	if err != nil {
-		return err
-	}
-	items = orEmpty(items)
-	for i := range items {
-		items[i].Inputs = orEmpty(items[i].Inputs)
-		items[i].Answers = orEmpty(items[i].Answers)
-	}
-	if o.json {
-		return c.printJSON(items)
-	}
-	if len(items) == 0 {
-		fmt.Fprintln(c.stdout, "nothing needs your attention")
-		return nil
-	}
-	return tui.WriteAttention(c.stdout, items, termWidth())
-}
-
 // termWidth is the width listings wrap to: the terminal's, or 80 when the
 // output is not a terminal.
 func termWidth() int {
@@ -1483,41 +1464,6 @@ func termWidth() int {
 		return w
 	}
 	return 80
-}
-
-func cmdGrants(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	gs, err := api.Grants(ctx, o.args[0])
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return c.printJSON(orEmpty(gs))
-	}
-	if len(gs) == 0 {
-		fmt.Fprintln(c.stdout, "no grants")
-		return nil
-	}
-	return c.printGrants(gs)
-}
-
-func (c *cli) printGrants(gs []engine.GrantView) error {
-	t := c.table("CAPABILITY", "MODE", "SCOPE", "DAILY LIMIT", "USED")
-	for _, g := range gs {
-		limit := "-"
-		if g.DailyLimit > 0 {
-			limit = strconv.Itoa(g.DailyLimit)
-		}
-		used := "no"
-		if g.Used {
-			used = "yes"
-		}
-		t.row(g.Capability, g.Mode, dash(g.Scope), limit, used)
-	}
-	return t.flush()
 }
 
 func cmdLogs(ctx context.Context, c *cli, o *opts) error {
@@ -1546,9 +1492,9 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 	}
 	if runView != nil {
 		r := runView
-		fmt.Fprintf(c.stdout, "run %s: %s (%s) %s/%s, updated %s\n", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, timeText(r.UpdatedAt))
+		fmt.Fprintf(c.stdout, "run %s: %s (%s) %s/%s, updated %s\n", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, tui.TimeText(r.UpdatedAt))
 		if r.Error != "" {
-			fmt.Fprintf(c.stdout, "error: %s\n", oneLine(r.Error, 300))
+			fmt.Fprintf(c.stdout, "error: %s\n", tui.Line(r.Error, 300))
 		}
 	} else {
 		fmt.Fprintf(c.stdout, "run %s\n", runID)
@@ -1557,7 +1503,7 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 		fmt.Fprintln(c.stdout, "(no trace lines)")
 		return nil
 	}
-	t := c.table("AT", "PHASE", "KIND", "WHAT", "RESULT", "MS")
+	t := tui.NewTable(c.stdout, "AT", "PHASE", "KIND", "WHAT", "RESULT", "MS")
 	for _, l := range lines {
 		what, result := l.Args, l.Result
 		switch {
@@ -1570,9 +1516,9 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 		if l.Error != "" {
 			result = "error: " + l.Error
 		}
-		t.row(timeText(l.At), l.Phase, l.Kind, oneLine(what, 80), oneLine(result, 80), strconv.FormatInt(l.DurationMS, 10))
+		t.Row(tui.TimeText(l.At), l.Phase, l.Kind, tui.Line(what, 80), tui.Line(result, 80), strconv.FormatInt(l.DurationMS, 10))
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 // ---------------------------------------------------------------------------
@@ -1773,67 +1719,6 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// table is an aligned plain-text table.
-type table struct{ tw *tabwriter.Writer }
-
-func (c *cli) table(header ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)}
-	if len(header) > 0 {
-		t.row(header...)
-	}
-	return t
-}
-
-func (t *table) row(cols ...string) {
-	for i, col := range cols {
-		// escaped here, before the tabwriter measures it, so columns align
-		cols[i] = tui.PrintableString(strings.ReplaceAll(col, "\t", " "))
-	}
-	fmt.Fprintln(t.tw, strings.Join(cols, "\t"))
-}
-
-func (t *table) flush() error { return t.tw.Flush() }
-
-func timeText(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.Local().Format(time.RFC3339)
-}
-
-func timePtr(t *time.Time) string {
-	if t == nil {
-		return "-"
-	}
-	return timeText(*t)
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func blockText(b *engine.Block) string {
-	if b == nil {
-		return "-"
-	}
-	if b.Reason == "" {
-		return string(b.Kind)
-	}
-	return oneLine(string(b.Kind)+": "+b.Reason, 60)
-}
-
-// oneLine flattens s to one line of at most n characters.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // ---------------------------------------------------------------------------
 // keep auth (DESIGN.md §14)
 
@@ -1875,29 +1760,6 @@ func (c *cli) watchAccounts(ctx context.Context, e *engine.Engine) {
 	if err != nil {
 		logger.Error("watching the credentials file", "err", err)
 	}
-}
-
-func listAccounts(ctx context.Context, c *cli, o *opts) error {
-	accts, err := c.accounts()
-	if err != nil {
-		return err
-	}
-	sts, err := accts.Statuses()
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return c.printJSON(sts)
-	}
-	if len(sts) == 0 {
-		fmt.Fprintln(c.stdout, "no accounts are configured (add an [accounts.NAME] section to the config)")
-		return nil
-	}
-	t := c.table("NAME", "KIND", "USERNAME", "STATE", "DETAIL")
-	for _, st := range sts {
-		t.row(st.Name, st.Kind, dash(st.Username), st.State, dash(st.Detail))
-	}
-	return t.flush()
 }
 
 func cmdAuthLogin(ctx context.Context, c *cli, o *opts) error {
@@ -2100,29 +1962,6 @@ func cmdHelpAPI(c *cli, o *opts) error {
 	return ref.WriteText(c.stdout)
 }
 
-func listMCPTools(ctx context.Context, c *cli, o *opts) error {
-	name := o.args[0]
-	reg, _, err := c.registry()
-	if err != nil {
-		return err
-	}
-	tools, unknown, err := engine.MCPTools(ctx, reg, name)
-	if err != nil {
-		return err
-	}
-	for _, r := range unknown {
-		fmt.Fprintf(c.stderr, "warning: mcp.%s.reads names %q, which the server has no tool for\n", name, r)
-	}
-	if o.json {
-		return c.printJSON(tools)
-	}
-	t := c.table("TOOL", "KIND", "ARGS", "DESCRIPTION")
-	for _, v := range tools {
-		t.row(v.Name, v.Kind, v.Args, dash(firstLine(v.Description)))
-	}
-	return t.flush()
-}
-
 // cmdMCPServe serves keep to an MCP client on stdin/stdout: through the
 // daemon when one holds the database, else on an engine of its own that
 // runs nothing (its views and dry runs only).
@@ -2136,11 +1975,6 @@ func cmdMCPServe(ctx context.Context, c *cli, _ *opts) error {
 		return err
 	}
 	return engine.ServeMCP(ctx, engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy)})
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
@@ -2241,14 +2075,14 @@ func printTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 		if !r.Performed {
 			how = "captured: not performed; answered empty (--with-reads performs it)"
 		}
-		fmt.Fprintf(w, "  %s.%s %s  (%s)\n", r.Connector, r.Method, oneLine(string(r.Args), 120), how)
+		fmt.Fprintf(w, "  %s.%s %s  (%s)\n", r.Connector, r.Method, tui.Line(string(r.Args), 120), how)
 	}
-	fmt.Fprintf(w, "hosts: %s\n", dash(strings.Join(rep.Hosts, ", ")))
+	fmt.Fprintf(w, "hosts: %s\n", tui.Dash(strings.Join(rep.Hosts, ", ")))
 	fmt.Fprintf(w, "\nmutations it would make (%d):\n", len(rep.Mutations))
 	for i, m := range rep.Mutations {
 		fmt.Fprintf(w, "  %d. %s.%s  %s\n", i+1, m.Connector, m.Method, m.Preview)
 		if m.Title != "" || len(m.CausedBy) > 0 {
-			fmt.Fprintf(w, "     %s · for: %s · run %s\n", dash(m.Title), dash(strings.Join(m.CausedBy, ", ")), m.RunID)
+			fmt.Fprintf(w, "     %s · for: %s · run %s\n", tui.Dash(m.Title), tui.Dash(strings.Join(m.CausedBy, ", ")), m.RunID)
 		}
 		if m.NeedsApproval {
 			fmt.Fprintf(w, "     %s\n", m.Approval)
@@ -2278,11 +2112,11 @@ func printTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 		for _, l := range r.Trace {
 			switch l.Kind {
 			case "call":
-				fmt.Fprintf(w, "    [%s] %s.%s(%s) → %s%s\n", l.Phase, l.Connector, l.Method, oneLine(l.Args, 120), oneLine(l.Result, 120), errText(l.Error))
+				fmt.Fprintf(w, "    [%s] %s.%s(%s) → %s%s\n", l.Phase, l.Connector, l.Method, tui.Line(l.Args, 120), tui.Line(l.Result, 120), errText(l.Error))
 			case "log":
-				fmt.Fprintf(w, "    [%s] console.%s: %s\n", l.Phase, l.Method, oneLine(l.Result, 200))
+				fmt.Fprintf(w, "    [%s] console.%s: %s\n", l.Phase, l.Method, tui.Line(l.Result, 200))
 			default:
-				fmt.Fprintf(w, "    [%s] %s\n", l.Phase, oneLine(l.Result, 200))
+				fmt.Fprintf(w, "    [%s] %s\n", l.Phase, tui.Line(l.Result, 200))
 			}
 		}
 	}

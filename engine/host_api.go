@@ -94,10 +94,11 @@ func LoadScript(fileName string, src []byte, o LoadOptions) (*Script, error) {
 
 // Connectors and accounts.
 type (
-	Registry     = connectors.Registry
-	AccountStore = accounts.Store
-	LoginOpts    = accounts.LoginOpts
-	Reference    = reference.Ref
+	Registry      = connectors.Registry
+	AccountStore  = accounts.Store
+	LoginOpts     = accounts.LoginOpts
+	AccountStatus = accounts.Status
+	Reference     = reference.Ref
 )
 
 // JSConfig is the jsconfig.json that makes an editor check workflow files.
