@@ -1390,42 +1390,7 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(d)
 	}
-	kv := tui.NewTable(c.stdout)
-	kv.Row("name:", d.Name)
-	kv.Row("status:", string(d.Status))
-	kv.Row("state:", d.State)
-	kv.Row("block:", tui.BlockText(d.Block))
-	kv.Row("version:", strconv.Itoa(d.Version))
-	kv.Row("schedule:", tui.Dash(d.Schedule))
-	kv.Row("next run:", tui.TimePtr(d.NextRun))
-	kv.Row("attention:", strconv.Itoa(d.Attention))
-	cn := d.Counts
-	kv.Row("inputs:", fmt.Sprintf("%d pending, %d done, %d skipped, %d need attention",
-		cn.InputsPending, cn.InputsDone, cn.InputsSkipped, cn.InputsNeedsAttention))
-	for _, conn := range slices.Sorted(maps.Keys(cn.Outputs)) {
-		oc := cn.Outputs[conn]
-		kv.Row("outputs "+conn+":", fmt.Sprintf("%d applied, %d failed, %d waiting", oc.Applied, oc.Failed, oc.Waiting))
-	}
-	if r := d.LastRun; r != nil {
-		kv.Row("last run:", fmt.Sprintf("%s %s (%s) %s/%s at %s", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, tui.TimeText(r.UpdatedAt)))
-		if r.Error != "" {
-			kv.Row("last error:", tui.Line(r.Error, 200))
-		}
-	} else {
-		kv.Row("last run:", "-")
-	}
-	if err := kv.Flush(); err != nil {
-		return err
-	}
-	if len(d.Handlers) == 0 {
-		return nil
-	}
-	fmt.Fprintln(c.stdout)
-	t := tui.NewTable(c.stdout, "HANDLER", "TYPE", "SCHEDULE", "NEXT RUN", "WAKE AT", "TOPICS")
-	for _, h := range d.Handlers {
-		t.Row(h.Name, h.Type, tui.Dash(h.Schedule), tui.TimePtr(h.NextRunAt), tui.TimePtr(h.WakeAt), tui.Dash(strings.Join(h.Topics, ", ")))
-	}
-	return t.Flush()
+	return tui.WriteWorkflow(c.stdout, d)
 }
 
 // pageSize is what one request of a listing asks the engine for.
@@ -1490,35 +1455,7 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(orEmpty(lines))
 	}
-	if runView != nil {
-		r := runView
-		fmt.Fprintf(c.stdout, "run %s: %s (%s) %s/%s, updated %s\n", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, tui.TimeText(r.UpdatedAt))
-		if r.Error != "" {
-			fmt.Fprintf(c.stdout, "error: %s\n", tui.Line(r.Error, 300))
-		}
-	} else {
-		fmt.Fprintf(c.stdout, "run %s\n", runID)
-	}
-	if len(lines) == 0 {
-		fmt.Fprintln(c.stdout, "(no trace lines)")
-		return nil
-	}
-	t := tui.NewTable(c.stdout, "AT", "PHASE", "KIND", "WHAT", "RESULT", "MS")
-	for _, l := range lines {
-		what, result := l.Args, l.Result
-		switch {
-		case l.Kind == "call":
-			what = l.Connector + "." + l.Method + "(" + l.Args + ")"
-		case what == "":
-			// a console line or a note: its text is the whole of it
-			what, result = result, ""
-		}
-		if l.Error != "" {
-			result = "error: " + l.Error
-		}
-		t.Row(tui.TimeText(l.At), l.Phase, l.Kind, tui.Line(what, 80), tui.Line(result, 80), strconv.FormatInt(l.DurationMS, 10))
-	}
-	return t.Flush()
+	return tui.WriteTrace(c.stdout, runID, runView, lines)
 }
 
 // ---------------------------------------------------------------------------
@@ -2047,7 +1984,7 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 			return err
 		}
 	} else {
-		printTryReport(c.stdout, rep, true)
+		tui.WriteTryReport(c.stdout, rep, true)
 	}
 	if failed := rep.Failed(); len(failed) > 0 {
 		// the report is the output; the exit code says a run failed in it
@@ -2056,77 +1993,6 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 		return &reportedError{code: exitFailed}
 	}
 	return nil
-}
-
-// printTryReport says what a dry run would have done; traces are left out
-// of the summary keep new and edit print.
-func printTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
-	fmt.Fprintf(w, "dry run of %s: a throw-away copy that started %s; nothing was changed\n", rep.Workflow, rep.StartedFrom)
-	if rep.Note != "" {
-		fmt.Fprintln(w, rep.Note)
-	}
-	fmt.Fprintf(w, "\ninputs (%d):\n", len(rep.Inputs))
-	for _, in := range rep.Inputs {
-		fmt.Fprintf(w, "  %s/%s %s  %s\n", in.Source, in.Type, in.ExternalID, in.Title)
-	}
-	fmt.Fprintf(w, "\nreads (%d):\n", len(rep.Reads))
-	for _, r := range rep.Reads {
-		how := "performed"
-		if !r.Performed {
-			how = "captured: not performed; answered empty (--with-reads performs it)"
-		}
-		fmt.Fprintf(w, "  %s.%s %s  (%s)\n", r.Connector, r.Method, tui.Line(string(r.Args), 120), how)
-	}
-	fmt.Fprintf(w, "hosts: %s\n", tui.Dash(strings.Join(rep.Hosts, ", ")))
-	fmt.Fprintf(w, "\nmutations it would make (%d):\n", len(rep.Mutations))
-	for i, m := range rep.Mutations {
-		fmt.Fprintf(w, "  %d. %s.%s  %s\n", i+1, m.Connector, m.Method, m.Preview)
-		if m.Title != "" || len(m.CausedBy) > 0 {
-			fmt.Fprintf(w, "     %s · for: %s · run %s\n", tui.Dash(m.Title), tui.Dash(strings.Join(m.CausedBy, ", ")), m.RunID)
-		}
-		if m.NeedsApproval {
-			fmt.Fprintf(w, "     %s\n", m.Approval)
-		}
-	}
-	if rep.LimitReached {
-		fmt.Fprintln(w, "  … stopped at the limit (--limit); there is more")
-	}
-	if len(rep.Capabilities) > 0 {
-		fmt.Fprintln(w, "\ngrants it needs:")
-		for _, g := range rep.Capabilities {
-			fmt.Fprintf(w, "  %s (now: %s)\n", g.Capability, g.Mode)
-		}
-	}
-	fmt.Fprintf(w, "\napprovals follow %s\n", rep.ApprovalsFrom)
-	fmt.Fprintf(w, "events left pending: %d\n", rep.PendingEvents)
-	if !traces {
-		return
-	}
-	fmt.Fprintf(w, "\nruns (%d):\n", len(rep.Runs))
-	for _, r := range rep.Runs {
-		fmt.Fprintf(w, "  run %s: %s %s, %s", r.ID, r.HandlerType, r.Handler, r.Status)
-		if r.Error != "" {
-			fmt.Fprintf(w, ": %s", r.Error)
-		}
-		fmt.Fprintln(w)
-		for _, l := range r.Trace {
-			switch l.Kind {
-			case "call":
-				fmt.Fprintf(w, "    [%s] %s.%s(%s) → %s%s\n", l.Phase, l.Connector, l.Method, tui.Line(l.Args, 120), tui.Line(l.Result, 120), errText(l.Error))
-			case "log":
-				fmt.Fprintf(w, "    [%s] console.%s: %s\n", l.Phase, l.Method, tui.Line(l.Result, 200))
-			default:
-				fmt.Fprintf(w, "    [%s] %s\n", l.Phase, tui.Line(l.Result, 200))
-			}
-		}
-	}
-}
-
-func errText(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " error: " + s
 }
 
 // cmdNew drafts a workflow from a description with the [llm] model.
@@ -2158,7 +2024,7 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out, err)
 	}
 	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
-	printTryReport(c.stdout, d.Report, false)
+	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: read it, keep try %s, then keep deploy %s\n", out, out)
 	return nil
 }
@@ -2240,7 +2106,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	}
 	fmt.Fprint(c.stdout, diff)
 	fmt.Fprintf(c.stdout, "\nwrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
-	printTryReport(c.stdout, d.Report, false)
+	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: keep deploy %s\n", out)
 	return nil
 }
@@ -2524,15 +2390,5 @@ func cmdServiceStatus(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(st)
 	}
-	switch {
-	case !st.Installed:
-		fmt.Fprintf(c.stdout, "not installed (keep service install writes %s)\n", st.Path)
-	case st.Running && !st.Since.IsZero():
-		fmt.Fprintf(c.stdout, "running since %s (%s)\n", st.Since.Local().Format(time.RFC3339), st.Path)
-	case st.Running:
-		fmt.Fprintf(c.stdout, "running (%s)\n", st.Path)
-	default:
-		fmt.Fprintf(c.stdout, "not running: %s (%s)\n", st.State, st.Path)
-	}
-	return nil
+	return tui.WriteServiceState(c.stdout, st)
 }
