@@ -355,9 +355,9 @@ func init() {
 		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},
 		{name: "skip-input", args: "INPUT_ID", summary: "skip an input and the work it caused",
 			minArgs: 1, maxArgs: 1, run: cmdSkipInput},
-		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: cmdPause},
-		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: cmdResume},
-		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: cmdRetry},
+		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(engine.API.Pause, "paused %s")},
+		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(engine.API.Resume, "resumed %s")},
+		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(engine.API.Retry, "retrying %s")},
 		{name: "logs", args: "WORKFLOW [--run ID] [--json]", summary: "the trace of a run (default: the newest)",
 			minArgs: 1, maxArgs: 1, run: cmdLogs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				idVar(fs, &o.run, "run", "run id")
@@ -1483,19 +1483,13 @@ func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
 	return nil
 }
 
-func cmdPause(ctx context.Context, c *cli, o *opts) error {
-	wf := o.args[0]
-	return action(ctx, c, func(api engine.API) error { return api.Pause(ctx, wf) }, "paused "+wf)
-}
-
-func cmdResume(ctx context.Context, c *cli, o *opts) error {
-	wf := o.args[0]
-	return action(ctx, c, func(api engine.API) error { return api.Resume(ctx, wf) }, "resumed "+wf)
-}
-
-func cmdRetry(ctx context.Context, c *cli, o *opts) error {
-	wf := o.args[0]
-	return action(ctx, c, func(api engine.API) error { return api.Retry(ctx, wf) }, "retrying "+wf)
+// onWorkflow is the runner of an operation on one workflow: op, then done
+// with the workflow's name.
+func onWorkflow(op func(engine.API, context.Context, string) error, done string) func(context.Context, *cli, *opts) error {
+	return func(ctx context.Context, c *cli, o *opts) error {
+		wf := o.args[0]
+		return action(ctx, c, func(api engine.API) error { return op(api, ctx, wf) }, fmt.Sprintf(done, wf))
+	}
 }
 
 func cmdApprove(ctx context.Context, c *cli, o *opts) error {
