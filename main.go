@@ -29,7 +29,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/charmbracelet/x/term"
 
@@ -1103,24 +1102,7 @@ func cmdInit(_ context.Context, c *cli, o *opts) error {
 	if _, err := os.Stat(path); err == nil {
 		return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it", path)}
 	}
-	var b strings.Builder
-	b.WriteString("# keep configuration (DESIGN.md §12). Every value below is the default;\n")
-	b.WriteString("# delete what you do not change. Durations are Go durations (\"30s\", \"5m\", \"1h\").\n\n")
-	if err := toml.NewEncoder(&b).Encode(engine.DefaultConfig()); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := engine.WriteDefaultConfig(path); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "wrote %s\n", path)

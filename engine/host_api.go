@@ -55,6 +55,10 @@ type Config = config.Config
 func DefaultConfig() Config     { return config.Default() }
 func DefaultConfigPath() string { return config.DefaultPath() }
 
+// WriteDefaultConfig writes keep init's config file: every default, mode
+// 0600, never over an existing file.
+func WriteDefaultConfig(path string) error { return config.WriteDefault(path) }
+
 // LoadConfig reads the config at path; explicit: a missing file is an error.
 func LoadConfig(path string, explicit bool) (Config, error) { return config.Load(path, explicit) }
 
