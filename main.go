@@ -247,9 +247,8 @@ func firstWord(args []string) int {
 			}
 			return -1
 		case len(a) > 1 && a[0] == '-':
-			name := strings.TrimLeft(a, "-")
-			if (name == "db" || name == "config") && !strings.Contains(name, "=") {
-				i++ // its value
+			if name := strings.TrimLeft(a, "-"); name == "db" || name == "config" {
+				i++ // its value (--db=PATH is one word)
 			}
 		default:
 			return i

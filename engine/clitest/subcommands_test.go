@@ -76,5 +76,8 @@ func TestSubCommandsAreTableRows(t *testing.T) {
 		if strings.TrimSpace(r.stdout) == "" || r.stdout[0] != '[' {
 			t.Errorf("auth --db DB list --json: %s", r)
 		}
+		if r := e.ok("service", "--config="+e.config, "status", "--json"); !strings.Contains(r.stdout, "installed") {
+			t.Errorf("service --config=FILE status --json: %s", r)
+		}
 	})
 }
