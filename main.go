@@ -2208,61 +2208,17 @@ func cmdRestore(ctx context.Context, c *cli, o *opts) error {
 	return nil
 }
 
-// versionInfo is `keep version`: what this binary is and which schema it
-// writes, and the schema of the database it points at, if there is one.
-type versionInfo struct {
-	Version         string `json:"version"`
-	Commit          string `json:"commit"`
-	Modified        bool   `json:"modified,omitempty"`
-	GoVersion       string `json:"go_version"`
-	SchemaVersion   int    `json:"schema_version"`
-	Database        string `json:"database"`
-	DatabaseVersion int    `json:"database_schema_version,omitempty"`
-	DatabaseError   string `json:"database_error,omitempty"`
-}
-
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); else
 // the module version of the build, if any.
 var version = ""
 
 func cmdVersion(ctx context.Context, c *cli, o *opts) error {
-	v := versionInfo{SchemaVersion: engine.SchemaVersion(), Database: c.dbPath}
 	bi, _ := debug.ReadBuildInfo()
-	v.Version, v.Commit, v.Modified = engine.BuildVersion(bi)
-	if bi != nil {
-		v.GoVersion = bi.GoVersion
-	}
-	if version != "" {
-		v.Version = version
-	}
-	if _, err := os.Stat(c.dbPath); err == nil {
-		if n, err := engine.FileVersion(ctx, c.dbPath); err != nil {
-			v.DatabaseError = err.Error()
-		} else {
-			v.DatabaseVersion = n
-		}
-	}
+	v := engine.VersionOf(ctx, bi, version, c.dbPath)
 	if o.json {
 		return c.printJSON(v)
 	}
-	commit := v.Commit
-	if commit != "unknown" {
-		commit = commit[:min(12, len(commit))]
-	}
-	if v.Modified {
-		commit += " (with uncommitted changes)"
-	}
-	fmt.Fprintf(c.stdout, "keep %s, revision %s, %s\nschema version %d\n", v.Version, commit, v.GoVersion, v.SchemaVersion)
-	switch {
-	case v.DatabaseError != "":
-		fmt.Fprintf(c.stdout, "database %s: %s\n", v.Database, v.DatabaseError)
-	case v.DatabaseVersion > v.SchemaVersion:
-		fmt.Fprintf(c.stdout, "database %s: schema version %d, newer than this keep: use a newer keep\n", v.Database, v.DatabaseVersion)
-	case v.DatabaseVersion > 0:
-		fmt.Fprintf(c.stdout, "database %s: schema version %d\n", v.Database, v.DatabaseVersion)
-	default:
-		fmt.Fprintf(c.stdout, "database %s: not created yet\n", v.Database)
-	}
+	tui.WriteVersion(c.stdout, v)
 	return nil
 }
 

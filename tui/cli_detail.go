@@ -100,3 +100,25 @@ func WriteServiceState(w io.Writer, st engine.ServiceState) error {
 	}
 	return nil
 }
+
+// WriteVersion is keep version.
+func WriteVersion(w io.Writer, v engine.VersionInfo) {
+	commit := v.Commit
+	if commit != "unknown" {
+		commit = commit[:min(12, len(commit))]
+	}
+	if v.Modified {
+		commit += " (with uncommitted changes)"
+	}
+	fmt.Fprintf(w, "keep %s, revision %s, %s\nschema version %d\n", v.Version, commit, v.GoVersion, v.SchemaVersion)
+	switch {
+	case v.DatabaseError != "":
+		fmt.Fprintf(w, "database %s: %s\n", v.Database, v.DatabaseError)
+	case v.DatabaseVersion > v.SchemaVersion:
+		fmt.Fprintf(w, "database %s: schema version %d, newer than this keep: use a newer keep\n", v.Database, v.DatabaseVersion)
+	case v.DatabaseVersion > 0:
+		fmt.Fprintf(w, "database %s: schema version %d\n", v.Database, v.DatabaseVersion)
+	default:
+		fmt.Fprintf(w, "database %s: not created yet\n", v.Database)
+	}
+}
