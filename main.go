@@ -2142,20 +2142,8 @@ func cmdGC(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(rep)
 	}
-	fmt.Fprintf(c.stdout, "pruned %d trace lines and %d finished runs; compacted %d prepare results and %d payloads\n",
-		rep.Traces, rep.Runs, rep.PrepareResults, rep.Payloads)
-	fmt.Fprintf(c.stdout, "database %s → %s\n", humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+	tui.WriteGC(c.stdout, rep)
 	return nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // cmdBackup writes a consistent copy: the daemon takes it when one holds

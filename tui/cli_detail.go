@@ -122,3 +122,20 @@ func WriteVersion(w io.Writer, v engine.VersionInfo) {
 		fmt.Fprintf(w, "database %s: not created yet\n", v.Database)
 	}
 }
+
+// WriteGC is keep gc: what was pruned, and the database's size before and after.
+func WriteGC(w io.Writer, rep engine.GCReport) {
+	fmt.Fprintf(w, "pruned %d trace lines and %d finished runs; compacted %d prepare results and %d payloads\n",
+		rep.Traces, rep.Runs, rep.PrepareResults, rep.Payloads)
+	fmt.Fprintf(w, "database %s → %s\n", humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
