@@ -29,7 +29,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/charmbracelet/x/term"
 
@@ -171,14 +170,100 @@ type command struct {
 	minArgs, maxArgs int
 	flags            func(fs *flag.FlagSet, o *opts)
 	run              func(ctx context.Context, c *cli, o *opts) error
+	// subs are the rows of `keep NAME SUB ...`: each has its own arguments,
+	// flags and help, checked like any command's; a command with subs has
+	// no run of its own.
+	subs   []*command
+	parent *command
+}
+
+// path is the command's words after keep: "auth login".
+func (cmd *command) path() string {
+	if cmd.parent != nil {
+		return cmd.parent.path() + " " + cmd.name
+	}
+	return cmd.name
 }
 
 func (cmd *command) usage() string {
-	u := "keep " + cmd.name
+	if len(cmd.subs) > 0 {
+		alts := make([]string, len(cmd.subs))
+		for i, sub := range cmd.subs {
+			alts[i] = strings.TrimSpace(sub.name + " " + sub.args)
+		}
+		return "keep " + cmd.path() + " " + strings.Join(alts, " | ")
+	}
+	u := "keep " + cmd.path()
 	if cmd.args != "" {
 		u += " " + cmd.args
 	}
 	return u
+}
+
+func (cmd *command) sub(name string) *command {
+	for _, s := range cmd.subs {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func (cmd *command) subNames() string {
+	names := make([]string, len(cmd.subs))
+	for i, s := range cmd.subs {
+		names[i] = s.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// resolve follows args to the sub-command they name: the first word that
+// is not a flag nor the value of --db or --config. Without one, the parent
+// is returned (its --help prints its rows; anything else is a usage error
+// once flags are parsed).
+func resolve(cmd *command, args []string) (*command, []string, error) {
+	for len(cmd.subs) > 0 {
+		i := firstWord(args)
+		if i < 0 {
+			return cmd, args, nil
+		}
+		sub := cmd.sub(args[i])
+		if sub == nil {
+			return nil, nil, &usageError{msg: fmt.Sprintf("unknown %s command %q (one of %s)", cmd.path(), args[i], cmd.subNames()), usage: cmd.usage()}
+		}
+		args = append(args[:i:i], args[i+1:]...)
+		cmd = sub
+	}
+	return cmd, args, nil
+}
+
+func firstWord(args []string) int {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return i + 1
+			}
+			return -1
+		case len(a) > 1 && a[0] == '-':
+			if name := strings.TrimLeft(a, "-"); name == "db" || name == "config" {
+				i++ // its value (--db=PATH is one word)
+			}
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// withSubs links each row of subs to its parent.
+func withSubs(cmd *command, subs ...*command) *command {
+	for _, s := range subs {
+		s.parent = cmd
+	}
+	cmd.subs = subs
+	return cmd
 }
 
 func jsonFlag(fs *flag.FlagSet, o *opts) {
@@ -199,7 +284,7 @@ var commands []*command
 func init() {
 	// Assigned in init: the help command lists the table it is part of.
 	commands = []*command{
-		{name: "help", args: "[COMMAND | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
+		{name: "help", args: "[COMMAND [SUB] | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
 			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
 		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path)",
 			maxArgs: 1, run: cmdInit},
@@ -226,7 +311,7 @@ func init() {
 				fs.BoolVar(&o.withReads, "with-reads", false, "let the dry run read for real (default: reads are shown, not performed)")
 				fs.BoolVar(&o.propose, "propose", false, "put the draft in Attention as a proposal (keep approve pN deploys it) instead of writing it")
 			}},
-		{name: "workflows", args: "[--json]", summary: "list workflows", run: cmdWorkflows, flags: withJSON(nil)},
+		{name: "workflows", args: "[--json]", summary: "list workflows", run: listWorkflows, flags: withJSON(nil)},
 		{name: "status", args: "WORKFLOW [--json]", summary: "one workflow in detail",
 			minArgs: 1, maxArgs: 1, run: cmdStatus, flags: withJSON(nil)},
 		{name: "run-now", args: "WORKFLOW", summary: "queue every producer of a workflow now",
@@ -239,24 +324,24 @@ func init() {
 				durationVar(fs, &o.timeout, "timeout", "give up after this long (default 10m)")
 			}},
 		{name: "inputs", args: "WORKFLOW [--limit N] [--json]", summary: "inputs and the outputs they caused, newest first",
-			minArgs: 1, maxArgs: 1, run: cmdInputs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+			minArgs: 1, maxArgs: 1, run: listInputs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 			})},
 		{name: "events", args: "WORKFLOW [--topic T] [--status S] [--limit N] [--json]", summary: "events of a workflow, newest first",
-			minArgs: 1, maxArgs: 1, run: cmdEvents, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+			minArgs: 1, maxArgs: 1, run: listEvents, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 				fs.StringVar(&o.topic, "topic", "", "only events of this topic")
 				oneOfVar(fs, &o.status, "status", "only events with this status", engine.EventStatuses())
 			})},
 		{name: "runs", args: "WORKFLOW [--limit N] [--json]", summary: "run records of a workflow, newest first",
-			minArgs: 1, maxArgs: 1, run: cmdRuns, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+			minArgs: 1, maxArgs: 1, run: listRuns, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				countVar(fs, &o.limit, "limit", "at most this many, newest first (0: all)")
 			})},
 		{name: "mutations", args: "WORKFLOW [--status S] [--json]", summary: "the mutation ledger of a workflow",
-			minArgs: 1, maxArgs: 1, run: cmdMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
+			minArgs: 1, maxArgs: 1, run: listMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				oneOfVar(fs, &o.status, "status", "only mutations with this status", engine.MutationStatuses())
 			})},
-		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: cmdAttention, flags: withJSON(nil)},
+		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: listAttention, flags: withJSON(nil)},
 		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on")
@@ -268,9 +353,9 @@ func init() {
 		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},
 		{name: "skip-input", args: "INPUT_ID", summary: "skip an input and the work it caused",
 			minArgs: 1, maxArgs: 1, run: cmdSkipInput},
-		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: cmdPause},
-		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: cmdResume},
-		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: cmdRetry},
+		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(engine.API.Pause, "paused %s")},
+		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(engine.API.Resume, "resumed %s")},
+		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(engine.API.Retry, "retrying %s")},
 		{name: "logs", args: "WORKFLOW [--run ID] [--json]", summary: "the trace of a run (default: the newest)",
 			minArgs: 1, maxArgs: 1, run: cmdLogs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				idVar(fs, &o.run, "run", "run id")
@@ -284,12 +369,16 @@ func init() {
 				countVar(fs, &o.limit, "limit", "daily limit (0: none)")
 			}},
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
-			minArgs: 1, maxArgs: 1, run: cmdGrants, flags: withJSON(nil)},
-		{name: "auth", args: "login NAME [--device] | list [--json] | test NAME | logout NAME",
-			summary: "sign in to the accounts of [accounts.*]; secrets go to credentials.json next to the config",
-			minArgs: 1, maxArgs: 2, run: cmdAuth, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
-				fs.BoolVar(&o.device, "device", false, "sign in with a code on another device (no browser here)")
-			})},
+			minArgs: 1, maxArgs: 1, run: listGrants, flags: withJSON(nil)},
+		withSubs(&command{name: "auth", summary: "sign in to the accounts of [accounts.*]; secrets go to credentials.json next to the config"},
+			&command{name: "login", args: "NAME [--device]", summary: "sign in to an account; what waited for it resumes",
+				minArgs: 1, maxArgs: 1, run: cmdAuthLogin, flags: func(fs *flag.FlagSet, o *opts) {
+					fs.BoolVar(&o.device, "device", false, "sign in with a code on another device (no browser here)")
+				}},
+			&command{name: "list", args: "[--json]", summary: "the configured accounts and whether they are signed in",
+				run: listAccounts, flags: withJSON(nil)},
+			&command{name: "test", args: "NAME", summary: "check an account's sign-in against its service", minArgs: 1, maxArgs: 1, run: cmdAuthTest},
+			&command{name: "logout", args: "NAME", summary: "forget an account's secrets", minArgs: 1, maxArgs: 1, run: cmdAuthLogout}),
 		{name: "gc", args: "[--json]", summary: "apply [retention] now: prune old traces and finished runs, give space back",
 			run: cmdGC, flags: withJSON(nil)},
 		{name: "backup", args: "FILE", summary: "write a consistent copy of the database (also while the daemon runs)",
@@ -297,10 +386,15 @@ func init() {
 		{name: "restore", args: "FILE", summary: "replace the database with a backup (refused while an engine holds it)",
 			minArgs: 1, maxArgs: 1, run: cmdRestore},
 		{name: "version", args: "[--json]", summary: "the binary's version and schema version", run: cmdVersion, flags: withJSON(nil)},
-		{name: "mcp", args: "tools NAME [--json] | serve", summary: "an [mcp.NAME] server's tools (refreshes the cached list), or keep as an MCP server on stdio for your assistant",
-			minArgs: 1, maxArgs: 2, run: cmdMCP, flags: withJSON(nil)},
-		{name: "service", args: "install|uninstall|status [--json]", summary: "run keep --daemon as your user's service (systemd, launchd)",
-			minArgs: 1, maxArgs: 1, run: cmdService, flags: withJSON(nil)},
+		withSubs(&command{name: "mcp", summary: "MCP servers: an [mcp.NAME] server's tools, or keep itself as one"},
+			&command{name: "tools", args: "NAME [--json]", summary: "an [mcp.NAME] server's tools (refreshes the cached list)",
+				minArgs: 1, maxArgs: 1, run: listMCPTools, flags: withJSON(nil)},
+			&command{name: "serve", summary: "keep as an MCP server on stdio for your assistant", run: cmdMCPServe}),
+		withSubs(&command{name: "service", summary: "run keep --daemon as your user's service (systemd, launchd)"},
+			&command{name: "install", summary: "install the service and start it; it starts at every login", run: cmdServiceInstall},
+			&command{name: "uninstall", summary: "stop the service and remove it", run: cmdServiceUninstall},
+			&command{name: "status", args: "[--json]", summary: "whether the service is installed and running",
+				run: cmdServiceStatus, flags: withJSON(nil)}),
 	}
 }
 
@@ -470,8 +564,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd == nil {
 		return report(stderr, &usageError{msg: fmt.Sprintf("unknown command %q", rest[0])})
 	}
+	cmd, args, err := resolve(cmd, rest[1:])
+	if err != nil {
+		return report(stderr, err)
+	}
 	o := &opts{}
-	cfs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	cfs := flag.NewFlagSet(cmd.path(), flag.ContinueOnError)
 	cfs.SetOutput(io.Discard)
 	// The global flags are accepted after the command too.
 	cfs.Func("db", "database file", pathVar(&c.dbPath, nil))
@@ -479,17 +577,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd.flags != nil {
 		cmd.flags(cfs, o)
 	}
-	pos, err := parseInterspersed(cfs, rest[1:])
+	pos, err := parseInterspersed(cfs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printCommandHelp(stdout, cmd, cfs)
 			return exitOK
 		}
-		// the flag as it is typed: --status, not -status
-		msg := strings.Replace(err.Error(), "for flag -", "for --", 1)
-		return report(stderr, &usageError{msg: msg, usage: cmd.usage()})
+		if len(cmd.subs) == 0 {
+			// the flag as it is typed: --status, not -status
+			msg := strings.NewReplacer("for flag -", "for --", "not defined: -", "not defined: --").Replace(err.Error())
+			return report(stderr, &usageError{msg: msg, usage: cmd.usage()})
+		}
 	}
 	switch {
+	case len(cmd.subs) > 0:
+		return report(stderr, &usageError{msg: fmt.Sprintf("%s needs a sub-command: one of %s", cmd.path(), cmd.subNames()), usage: cmd.usage()})
 	case len(pos) < cmd.minArgs:
 		return report(stderr, &usageError{msg: "missing arguments", usage: cmd.usage()})
 	case cmd.maxArgs >= 0 && len(pos) > cmd.maxArgs:
@@ -531,7 +633,12 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "\nCommands:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, cmd := range commands {
-		fmt.Fprintf(tw, "  %s\t%s\n", cmd.usage(), cmd.summary)
+		if len(cmd.subs) == 0 {
+			fmt.Fprintf(tw, "  %s\t%s\n", cmd.usage(), cmd.summary)
+		}
+		for _, sub := range cmd.subs {
+			fmt.Fprintf(tw, "  %s\t%s\n", sub.usage(), sub.summary)
+		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nExit codes: 0 done, 1 failed, 2 usage, 3 refused.")
@@ -540,6 +647,12 @@ func printHelp(w io.Writer) {
 func printCommandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n", cmd.usage(), cmd.summary)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(cmd.subs) > 0 {
+		fmt.Fprintln(tw, "\nCommands:")
+		for _, sub := range cmd.subs {
+			fmt.Fprintf(tw, "  %s\t%s\n", sub.usage(), sub.summary)
+		}
+	}
 	first := true
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "db" || f.Name == "config" {
@@ -558,15 +671,19 @@ func cmdHelp(_ context.Context, c *cli, o *opts) error {
 	if len(o.args) > 0 && o.args[0] == "api" {
 		return cmdHelpAPI(c, o)
 	}
-	if len(o.args) == 2 {
-		return &usageError{msg: "help takes one command, or api [CONNECTOR]", usage: "keep help [COMMAND | api [CONNECTOR] [--json]]"}
-	}
-	if len(o.args) == 1 {
+	if len(o.args) > 0 {
 		cmd := lookup(o.args[0])
 		if cmd == nil {
 			return &usageError{msg: fmt.Sprintf("unknown command %q", o.args[0])}
 		}
-		fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+		if len(o.args) == 2 {
+			if cmd.sub(o.args[1]) == nil {
+				return &usageError{msg: fmt.Sprintf("help takes one command, a command and its sub-command, or api [CONNECTOR]; %s has no sub-command %q",
+					cmd.name, o.args[1]), usage: lookup("help").usage()}
+			}
+			cmd = cmd.sub(o.args[1])
+		}
+		fs := flag.NewFlagSet(cmd.path(), flag.ContinueOnError)
 		if cmd.flags != nil {
 			cmd.flags(fs, &opts{})
 		}
@@ -984,24 +1101,7 @@ func cmdInit(_ context.Context, c *cli, o *opts) error {
 	if _, err := os.Stat(path); err == nil {
 		return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it", path)}
 	}
-	var b strings.Builder
-	b.WriteString("# keep configuration (DESIGN.md §12). Every value below is the default;\n")
-	b.WriteString("# delete what you do not change. Durations are Go durations (\"30s\", \"5m\", \"1h\").\n\n")
-	if err := toml.NewEncoder(&b).Encode(engine.DefaultConfig()); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := engine.WriteDefaultConfig(path); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "wrote %s\n", path)
@@ -1104,36 +1204,151 @@ func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 		return nil
 	}
 	fmt.Fprintln(c.stdout, "capabilities:")
-	return c.printGrants(res.Capabilities)
+	return tui.WriteGrants(c.stdout, res.Capabilities)
 }
 
 // ---------------------------------------------------------------------------
 // Listings
 
-func cmdWorkflows(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
+// listing is the runner of a listing command: fetch, then --json (one
+// array, never null) or the text writer; an empty list is said in words.
+type listing[T any] struct {
+	fetch func(ctx context.Context, c *cli, o *opts) ([]T, error)
+	empty string // what an empty list prints ("": the writer's header)
+	// waits is what waits for an engine, said when none runs the database
+	waits string
+	write func(w io.Writer, items []T) error
+}
+
+func (l listing[T]) run(ctx context.Context, c *cli, o *opts) error {
+	items, err := l.fetch(ctx, c, o)
 	if err != nil {
 		return err
 	}
-	wfs, err := api.Workflows(ctx)
-	if err != nil {
-		return err
+	if l.waits != "" {
+		c.noEngine(l.waits)
 	}
-	c.noEngine("workflows run (NEXT RUN is when they would)")
 	if o.json {
-		return c.printJSON(orEmpty(wfs))
+		return c.printJSON(orEmpty(items))
 	}
-	if len(wfs) == 0 {
-		fmt.Fprintln(c.stdout, "no workflows; deploy one with: keep deploy FILE")
+	if len(items) == 0 && l.empty != "" {
+		fmt.Fprintln(c.stdout, l.empty)
 		return nil
 	}
-	t := c.table("NAME", "STATUS", "STATE", "BLOCK", "SCHEDULE", "NEXT RUN", "PENDING", "ATTENTION", "VERSION")
-	for _, w := range wfs {
-		t.row(w.Name, string(w.Status), w.State, blockText(w.Block), w.Schedule, timePtr(w.NextRun),
-			strconv.Itoa(w.PendingInputs), strconv.Itoa(w.Attention), strconv.Itoa(w.Version))
-	}
-	return t.flush()
+	return l.write(c.stdout, items)
 }
+
+// viaAPI fetches through the daemon, else an in-process engine.
+func viaAPI[T any](fetch func(ctx context.Context, api engine.API, o *opts) ([]T, error)) func(context.Context, *cli, *opts) ([]T, error) {
+	return func(ctx context.Context, c *cli, o *opts) ([]T, error) {
+		api, err := c.api(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return fetch(ctx, api, o)
+	}
+}
+
+// paged fetches a newest-first list of a workflow page by page (pages).
+func paged[T any](id func(T) string, fetch func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]T, error)) func(context.Context, *cli, *opts) ([]T, error) {
+	return viaAPI(func(ctx context.Context, api engine.API, o *opts) ([]T, error) {
+		return pages(o.limit, id, func(before int64, n int) ([]T, error) {
+			return fetch(ctx, api, o, engine.Page{Before: before, Limit: n})
+		})
+	})
+}
+
+// withWidth is a writer that wraps to the terminal's width.
+func withWidth[T any](write func(io.Writer, []T, int) error) func(io.Writer, []T) error {
+	return func(w io.Writer, items []T) error { return write(w, items, termWidth()) }
+}
+
+// The listing commands' runners, rows of the command table.
+var (
+	listWorkflows = listing[engine.WorkflowView]{
+		fetch: viaAPI(func(ctx context.Context, api engine.API, _ *opts) ([]engine.WorkflowView, error) {
+			return api.Workflows(ctx)
+		}),
+		waits: "workflows run (NEXT RUN is when they would)",
+		empty: "no workflows; deploy one with: keep deploy FILE", write: tui.WriteWorkflows,
+	}.run
+	listInputs = listing[engine.InputView]{
+		fetch: paged(func(in engine.InputView) string { return in.InputID },
+			func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]engine.InputView, error) {
+				ins, err := api.Inputs(ctx, o.args[0], p)
+				for i := range ins {
+					ins[i].Outputs = orEmpty(ins[i].Outputs)
+				}
+				return ins, err
+			}),
+		empty: "no inputs", write: tui.WriteInputs,
+	}.run
+	listEvents = listing[engine.EventView]{
+		fetch: paged(func(ev engine.EventView) string { return ev.ID },
+			func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]engine.EventView, error) {
+				evs, err := api.Events(ctx, o.args[0], engine.EventFilter{Topic: o.topic, Status: o.status, Before: p.Before, Limit: p.Limit})
+				for i := range evs {
+					evs[i].CausedBy = orEmpty(evs[i].CausedBy)
+				}
+				return evs, err
+			}),
+		empty: "no events", write: tui.WriteEvents,
+	}.run
+	listRuns = listing[engine.RunView]{
+		fetch: paged(func(r engine.RunView) string { return r.ID },
+			func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]engine.RunView, error) {
+				return api.Runs(ctx, o.args[0], p)
+			}),
+		empty: "no runs", write: tui.WriteRuns,
+	}.run
+	listMutations = listing[engine.MutationView]{
+		fetch: viaAPI(func(ctx context.Context, api engine.API, o *opts) ([]engine.MutationView, error) {
+			return api.Mutations(ctx, o.args[0], o.status)
+		}),
+		empty: "no mutations", write: withWidth(tui.WriteMutations),
+	}.run
+	listAttention = listing[engine.AttentionItem]{
+		fetch: viaAPI(func(ctx context.Context, api engine.API, _ *opts) ([]engine.AttentionItem, error) {
+			items, err := api.Attention(ctx)
+			for i := range items {
+				items[i].Inputs = orEmpty(items[i].Inputs)
+				items[i].Answers = orEmpty(items[i].Answers)
+			}
+			return items, err
+		}),
+		empty: "nothing needs your attention", write: withWidth(tui.WriteAttention),
+	}.run
+	listGrants = listing[engine.GrantView]{
+		fetch: viaAPI(func(ctx context.Context, api engine.API, o *opts) ([]engine.GrantView, error) {
+			return api.Grants(ctx, o.args[0])
+		}),
+		empty: "no grants", write: tui.WriteGrants,
+	}.run
+	listAccounts = listing[engine.AccountStatus]{
+		fetch: func(_ context.Context, c *cli, _ *opts) ([]engine.AccountStatus, error) {
+			accts, err := c.accounts()
+			if err != nil {
+				return nil, err
+			}
+			return accts.Statuses()
+		},
+		empty: "no accounts are configured (add an [accounts.NAME] section to the config)", write: tui.WriteAccounts,
+	}.run
+	listMCPTools = listing[engine.MCPToolView]{
+		fetch: func(ctx context.Context, c *cli, o *opts) ([]engine.MCPToolView, error) {
+			reg, _, err := c.registry()
+			if err != nil {
+				return nil, err
+			}
+			tools, unknown, err := engine.MCPTools(ctx, reg, o.args[0])
+			for _, r := range unknown {
+				fmt.Fprintf(c.stderr, "warning: mcp.%s.reads names %q, which the server has no tool for\n", o.args[0], r)
+			}
+			return tools, err
+		},
+		write: tui.WriteMCPTools,
+	}.run
+)
 
 func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 	api, err := c.api(ctx)
@@ -1156,42 +1371,7 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(d)
 	}
-	kv := c.table()
-	kv.row("name:", d.Name)
-	kv.row("status:", string(d.Status))
-	kv.row("state:", d.State)
-	kv.row("block:", blockText(d.Block))
-	kv.row("version:", strconv.Itoa(d.Version))
-	kv.row("schedule:", dash(d.Schedule))
-	kv.row("next run:", timePtr(d.NextRun))
-	kv.row("attention:", strconv.Itoa(d.Attention))
-	cn := d.Counts
-	kv.row("inputs:", fmt.Sprintf("%d pending, %d done, %d skipped, %d need attention",
-		cn.InputsPending, cn.InputsDone, cn.InputsSkipped, cn.InputsNeedsAttention))
-	for _, conn := range slices.Sorted(maps.Keys(cn.Outputs)) {
-		oc := cn.Outputs[conn]
-		kv.row("outputs "+conn+":", fmt.Sprintf("%d applied, %d failed, %d waiting", oc.Applied, oc.Failed, oc.Waiting))
-	}
-	if r := d.LastRun; r != nil {
-		kv.row("last run:", fmt.Sprintf("%s %s (%s) %s/%s at %s", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, timeText(r.UpdatedAt)))
-		if r.Error != "" {
-			kv.row("last error:", oneLine(r.Error, 200))
-		}
-	} else {
-		kv.row("last run:", "-")
-	}
-	if err := kv.flush(); err != nil {
-		return err
-	}
-	if len(d.Handlers) == 0 {
-		return nil
-	}
-	fmt.Fprintln(c.stdout)
-	t := c.table("HANDLER", "TYPE", "SCHEDULE", "NEXT RUN", "WAKE AT", "TOPICS")
-	for _, h := range d.Handlers {
-		t.row(h.Name, h.Type, dash(h.Schedule), timePtr(h.NextRunAt), timePtr(h.WakeAt), dash(strings.Join(h.Topics, ", ")))
-	}
-	return t.flush()
+	return tui.WriteWorkflow(c.stdout, d)
 }
 
 // pageSize is what one request of a listing asks the engine for.
@@ -1223,140 +1403,6 @@ func pages[T any](limit int, id func(T) string, fetch func(before int64, n int) 
 	}
 }
 
-func cmdInputs(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	ins, err := pages(o.limit, func(in engine.InputView) string { return in.InputID }, func(before int64, n int) ([]engine.InputView, error) {
-		return api.Inputs(ctx, o.args[0], engine.Page{Before: before, Limit: n})
-	})
-	if err != nil {
-		return err
-	}
-	ins = orEmpty(ins)
-	for i := range ins {
-		ins[i].Outputs = orEmpty(ins[i].Outputs)
-	}
-	if o.json {
-		return c.printJSON(ins)
-	}
-	if len(ins) == 0 {
-		fmt.Fprintln(c.stdout, "no inputs")
-		return nil
-	}
-	t := c.table("INPUT", "STATUS", "CREATED", "SOURCE", "TYPE", "TITLE", "EXTERNAL ID")
-	for _, in := range ins {
-		status := in.Status
-		if in.Stale {
-			status += " (stale)"
-		}
-		t.row(in.InputID, status, timeText(in.CreatedAt), in.Source, in.Type, oneLine(in.Title, 60), oneLine(in.ExternalID, 60))
-		for _, out := range in.Outputs {
-			t.row("", "  → "+string(out.Status), timeText(out.UpdatedAt), out.Connector, out.Method, oneLine(out.Title, 60), "mutation "+out.MutationID)
-		}
-	}
-	return t.flush()
-}
-
-func cmdEvents(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	evs, err := pages(o.limit, func(ev engine.EventView) string { return ev.ID }, func(before int64, n int) ([]engine.EventView, error) {
-		return api.Events(ctx, o.args[0], engine.EventFilter{Topic: o.topic, Status: o.status, Before: before, Limit: n})
-	})
-	if err != nil {
-		return err
-	}
-	evs = orEmpty(evs)
-	for i := range evs {
-		evs[i].CausedBy = orEmpty(evs[i].CausedBy)
-	}
-	if o.json {
-		return c.printJSON(evs)
-	}
-	if len(evs) == 0 {
-		fmt.Fprintln(c.stdout, "no events")
-		return nil
-	}
-	t := c.table("ID", "TOPIC", "MESSAGE ID", "STATUS", "CAUSED BY", "RESERVED BY", "CREATED", "PAYLOAD")
-	for _, ev := range evs {
-		t.row(ev.ID, ev.Topic, oneLine(ev.MessageID, 40), string(ev.Status), dash(strings.Join(ev.CausedBy, ",")), dash(ev.ReservedBy),
-			timeText(ev.CreatedAt), oneLine(string(ev.Payload), 60))
-	}
-	return t.flush()
-}
-
-func cmdRuns(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	runs, err := pages(o.limit, func(r engine.RunView) string { return r.ID }, func(before int64, n int) ([]engine.RunView, error) {
-		return api.Runs(ctx, o.args[0], engine.Page{Before: before, Limit: n})
-	})
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return c.printJSON(orEmpty(runs))
-	}
-	if len(runs) == 0 {
-		fmt.Fprintln(c.stdout, "no runs")
-		return nil
-	}
-	t := c.table("ID", "HANDLER", "TYPE", "PHASE", "STATUS", "RETRY OF", "TRIGGER", "UPDATED", "ERROR")
-	for _, r := range runs {
-		t.row(r.ID, r.Handler, r.HandlerType, string(r.Phase), string(r.Status), dash(r.RetryOf), dash(r.Trigger), timeText(r.UpdatedAt), oneLine(r.Error, 80))
-	}
-	return t.flush()
-}
-
-func cmdMutations(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	ms, err := api.Mutations(ctx, o.args[0], o.status)
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return c.printJSON(orEmpty(ms))
-	}
-	if len(ms) == 0 {
-		fmt.Fprintln(c.stdout, "no mutations")
-		return nil
-	}
-	return tui.WriteMutations(c.stdout, ms, termWidth())
-}
-
-func cmdAttention(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	items, err := api.Attention(ctx)
-	if err != nil {
-		return err
-	}
-	items = orEmpty(items)
-	for i := range items {
-		items[i].Inputs = orEmpty(items[i].Inputs)
-		items[i].Answers = orEmpty(items[i].Answers)
-	}
-	if o.json {
-		return c.printJSON(items)
-	}
-	if len(items) == 0 {
-		fmt.Fprintln(c.stdout, "nothing needs your attention")
-		return nil
-	}
-	return tui.WriteAttention(c.stdout, items, termWidth())
-}
-
 // termWidth is the width listings wrap to: the terminal's, or 80 when the
 // output is not a terminal.
 func termWidth() int {
@@ -1364,41 +1410,6 @@ func termWidth() int {
 		return w
 	}
 	return 80
-}
-
-func cmdGrants(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
-	if err != nil {
-		return err
-	}
-	gs, err := api.Grants(ctx, o.args[0])
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return c.printJSON(orEmpty(gs))
-	}
-	if len(gs) == 0 {
-		fmt.Fprintln(c.stdout, "no grants")
-		return nil
-	}
-	return c.printGrants(gs)
-}
-
-func (c *cli) printGrants(gs []engine.GrantView) error {
-	t := c.table("CAPABILITY", "MODE", "SCOPE", "DAILY LIMIT", "USED")
-	for _, g := range gs {
-		limit := "-"
-		if g.DailyLimit > 0 {
-			limit = strconv.Itoa(g.DailyLimit)
-		}
-		used := "no"
-		if g.Used {
-			used = "yes"
-		}
-		t.row(g.Capability, g.Mode, dash(g.Scope), limit, used)
-	}
-	return t.flush()
 }
 
 func cmdLogs(ctx context.Context, c *cli, o *opts) error {
@@ -1425,35 +1436,7 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(orEmpty(lines))
 	}
-	if runView != nil {
-		r := runView
-		fmt.Fprintf(c.stdout, "run %s: %s (%s) %s/%s, updated %s\n", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, timeText(r.UpdatedAt))
-		if r.Error != "" {
-			fmt.Fprintf(c.stdout, "error: %s\n", oneLine(r.Error, 300))
-		}
-	} else {
-		fmt.Fprintf(c.stdout, "run %s\n", runID)
-	}
-	if len(lines) == 0 {
-		fmt.Fprintln(c.stdout, "(no trace lines)")
-		return nil
-	}
-	t := c.table("AT", "PHASE", "KIND", "WHAT", "RESULT", "MS")
-	for _, l := range lines {
-		what, result := l.Args, l.Result
-		switch {
-		case l.Kind == "call":
-			what = l.Connector + "." + l.Method + "(" + l.Args + ")"
-		case what == "":
-			// a console line or a note: its text is the whole of it
-			what, result = result, ""
-		}
-		if l.Error != "" {
-			result = "error: " + l.Error
-		}
-		t.row(timeText(l.At), l.Phase, l.Kind, oneLine(what, 80), oneLine(result, 80), strconv.FormatInt(l.DurationMS, 10))
-	}
-	return t.flush()
+	return tui.WriteTrace(c.stdout, runID, runView, lines)
 }
 
 // ---------------------------------------------------------------------------
@@ -1481,19 +1464,13 @@ func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
 	return nil
 }
 
-func cmdPause(ctx context.Context, c *cli, o *opts) error {
-	wf := o.args[0]
-	return action(ctx, c, func(api engine.API) error { return api.Pause(ctx, wf) }, "paused "+wf)
-}
-
-func cmdResume(ctx context.Context, c *cli, o *opts) error {
-	wf := o.args[0]
-	return action(ctx, c, func(api engine.API) error { return api.Resume(ctx, wf) }, "resumed "+wf)
-}
-
-func cmdRetry(ctx context.Context, c *cli, o *opts) error {
-	wf := o.args[0]
-	return action(ctx, c, func(api engine.API) error { return api.Retry(ctx, wf) }, "retrying "+wf)
+// onWorkflow is the runner of an operation on one workflow: op, then done
+// with the workflow's name.
+func onWorkflow(op func(engine.API, context.Context, string) error, done string) func(context.Context, *cli, *opts) error {
+	return func(ctx context.Context, c *cli, o *opts) error {
+		wf := o.args[0]
+		return action(ctx, c, func(api engine.API) error { return op(api, ctx, wf) }, fmt.Sprintf(done, wf))
+	}
 }
 
 func cmdApprove(ctx context.Context, c *cli, o *opts) error {
@@ -1654,67 +1631,6 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// table is an aligned plain-text table.
-type table struct{ tw *tabwriter.Writer }
-
-func (c *cli) table(header ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)}
-	if len(header) > 0 {
-		t.row(header...)
-	}
-	return t
-}
-
-func (t *table) row(cols ...string) {
-	for i, col := range cols {
-		// escaped here, before the tabwriter measures it, so columns align
-		cols[i] = tui.PrintableString(strings.ReplaceAll(col, "\t", " "))
-	}
-	fmt.Fprintln(t.tw, strings.Join(cols, "\t"))
-}
-
-func (t *table) flush() error { return t.tw.Flush() }
-
-func timeText(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.Local().Format(time.RFC3339)
-}
-
-func timePtr(t *time.Time) string {
-	if t == nil {
-		return "-"
-	}
-	return timeText(*t)
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func blockText(b *engine.Block) string {
-	if b == nil {
-		return "-"
-	}
-	if b.Reason == "" {
-		return string(b.Kind)
-	}
-	return oneLine(string(b.Kind)+": "+b.Reason, 60)
-}
-
-// oneLine flattens s to one line of at most n characters.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // ---------------------------------------------------------------------------
 // keep auth (DESIGN.md §14)
 
@@ -1758,93 +1674,74 @@ func (c *cli) watchAccounts(ctx context.Context, e *engine.Engine) {
 	}
 }
 
-func cmdAuth(ctx context.Context, c *cli, o *opts) error {
-	sub, name := o.args[0], ""
-	if len(o.args) > 1 {
-		name = o.args[1]
-	}
-	usage := lookup("auth").usage()
-	switch {
-	case sub != "login" && sub != "list" && sub != "test" && sub != "logout":
-		return &usageError{msg: fmt.Sprintf("unknown auth command %q", sub), usage: usage}
-	case sub == "list" && name != "":
-		return &usageError{msg: "auth list takes no account name", usage: usage}
-	case sub != "list" && name == "":
-		return &usageError{msg: "auth " + sub + " needs an account name", usage: usage}
-	}
+func cmdAuthLogin(ctx context.Context, c *cli, o *opts) error {
+	name := o.args[0]
 	accts, err := c.accounts()
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "list":
-		sts, err := accts.Statuses()
+	// what waits on a running keep is read (and its news listened to)
+	// before the sign-in, so the answer says what did resume
+	api, attached := c.attach()
+	var waiting []string
+	var news <-chan engine.Notification
+	if attached {
+		wfs, err := api.Workflows(ctx)
 		if err != nil {
 			return err
 		}
-		if o.json {
-			return c.printJSON(sts)
+		if waiting = engine.WaitingOn(wfs, name); len(waiting) > 0 {
+			ch, cancel := api.Subscribe()
+			defer cancel()
+			news = ch
 		}
-		if len(sts) == 0 {
-			fmt.Fprintln(c.stdout, "no accounts are configured (add an [accounts.NAME] section to the config)")
-			return nil
-		}
-		t := c.table("NAME", "KIND", "USERNAME", "STATE", "DETAIL")
-		for _, st := range sts {
-			t.row(st.Name, st.Kind, dash(st.Username), st.State, dash(st.Detail))
-		}
-		return t.flush()
-	case "login":
-		// what waits on a running keep is read (and its news listened to)
-		// before the sign-in, so the answer says what did resume
-		api, attached := c.attach()
-		var waiting []string
-		var news <-chan engine.Notification
-		if attached {
-			wfs, err := api.Workflows(ctx)
-			if err != nil {
-				return err
-			}
-			if waiting = engine.WaitingOn(wfs, name); len(waiting) > 0 {
-				ch, cancel := api.Subscribe()
-				defer cancel()
-				news = ch
-			}
-		}
-		err := accts.Login(ctx, name, engine.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "signed in to %s (secrets in %s)\n", name, accts.Path())
-		if attached {
-			return c.awaitResumed(ctx, api, name, waiting, news)
-		}
-		return c.afterSignIn(ctx, name)
-	case "test":
-		reg, cfg, err := c.registry()
-		if err != nil {
-			return err
-		}
-		checked, err := engine.TestAccount(ctx, cfg, reg, accts, name)
-		for _, line := range checked {
-			fmt.Fprintf(c.stdout, "%s: %s\n", name, line)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "%s: ok\n", name)
-		return nil
-	default:
-		warning, err := accts.Logout(ctx, name)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "signed out of %s\n", name)
-		if warning != "" {
-			fmt.Fprintf(c.stderr, "keep: %s\n", warning)
-		}
-		return nil
 	}
+	if err := accts.Login(ctx, name, engine.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device}); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "signed in to %s (secrets in %s)\n", name, accts.Path())
+	if attached {
+		return c.awaitResumed(ctx, api, name, waiting, news)
+	}
+	return c.afterSignIn(ctx, name)
+}
+
+func cmdAuthTest(ctx context.Context, c *cli, o *opts) error {
+	name := o.args[0]
+	accts, err := c.accounts()
+	if err != nil {
+		return err
+	}
+	reg, cfg, err := c.registry()
+	if err != nil {
+		return err
+	}
+	checked, err := engine.TestAccount(ctx, cfg, reg, accts, name)
+	for _, line := range checked {
+		fmt.Fprintf(c.stdout, "%s: %s\n", name, line)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s: ok\n", name)
+	return nil
+}
+
+func cmdAuthLogout(ctx context.Context, c *cli, o *opts) error {
+	name := o.args[0]
+	accts, err := c.accounts()
+	if err != nil {
+		return err
+	}
+	warning, err := accts.Logout(ctx, name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "signed out of %s\n", name)
+	if warning != "" {
+		fmt.Fprintf(c.stderr, "keep: %s\n", warning)
+	}
+	return nil
 }
 
 // afterSignIn resumes what waited for the account through this process's
@@ -1977,45 +1874,10 @@ func cmdHelpAPI(c *cli, o *opts) error {
 	return ref.WriteText(c.stdout)
 }
 
-func cmdMCP(ctx context.Context, c *cli, o *opts) error {
-	usage := lookup("mcp").usage()
-	switch {
-	case o.args[0] == "tools" && len(o.args) == 2:
-		return cmdMCPTools(ctx, c, o, o.args[1])
-	case o.args[0] == "serve" && len(o.args) == 1:
-		return cmdMCPServe(ctx, c)
-	case o.args[0] == "tools":
-		return &usageError{msg: "mcp tools needs a server name", usage: usage}
-	}
-	return &usageError{msg: fmt.Sprintf("unknown mcp command %q", strings.Join(o.args, " ")), usage: usage}
-}
-
-func cmdMCPTools(ctx context.Context, c *cli, o *opts, name string) error {
-	reg, _, err := c.registry()
-	if err != nil {
-		return err
-	}
-	tools, unknown, err := engine.MCPTools(ctx, reg, name)
-	if err != nil {
-		return err
-	}
-	for _, r := range unknown {
-		fmt.Fprintf(c.stderr, "warning: mcp.%s.reads names %q, which the server has no tool for\n", name, r)
-	}
-	if o.json {
-		return c.printJSON(tools)
-	}
-	t := c.table("TOOL", "KIND", "ARGS", "DESCRIPTION")
-	for _, v := range tools {
-		t.row(v.Name, v.Kind, v.Args, dash(firstLine(v.Description)))
-	}
-	return t.flush()
-}
-
 // cmdMCPServe serves keep to an MCP client on stdin/stdout: through the
 // daemon when one holds the database, else on an engine of its own that
 // runs nothing (its views and dry runs only).
-func cmdMCPServe(ctx context.Context, c *cli) error {
+func cmdMCPServe(ctx context.Context, c *cli, _ *opts) error {
 	api, err := c.api(ctx)
 	if err != nil {
 		return err
@@ -2025,11 +1887,6 @@ func cmdMCPServe(ctx context.Context, c *cli) error {
 		return err
 	}
 	return engine.ServeMCP(ctx, engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy)})
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
@@ -2102,7 +1959,7 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 			return err
 		}
 	} else {
-		printTryReport(c.stdout, rep, true)
+		tui.WriteTryReport(c.stdout, rep, true)
 	}
 	if failed := rep.Failed(); len(failed) > 0 {
 		// the report is the output; the exit code says a run failed in it
@@ -2111,77 +1968,6 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 		return &reportedError{code: exitFailed}
 	}
 	return nil
-}
-
-// printTryReport says what a dry run would have done; traces are left out
-// of the summary keep new and edit print.
-func printTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
-	fmt.Fprintf(w, "dry run of %s: a throw-away copy that started %s; nothing was changed\n", rep.Workflow, rep.StartedFrom)
-	if rep.Note != "" {
-		fmt.Fprintln(w, rep.Note)
-	}
-	fmt.Fprintf(w, "\ninputs (%d):\n", len(rep.Inputs))
-	for _, in := range rep.Inputs {
-		fmt.Fprintf(w, "  %s/%s %s  %s\n", in.Source, in.Type, in.ExternalID, in.Title)
-	}
-	fmt.Fprintf(w, "\nreads (%d):\n", len(rep.Reads))
-	for _, r := range rep.Reads {
-		how := "performed"
-		if !r.Performed {
-			how = "captured: not performed; answered empty (--with-reads performs it)"
-		}
-		fmt.Fprintf(w, "  %s.%s %s  (%s)\n", r.Connector, r.Method, oneLine(string(r.Args), 120), how)
-	}
-	fmt.Fprintf(w, "hosts: %s\n", dash(strings.Join(rep.Hosts, ", ")))
-	fmt.Fprintf(w, "\nmutations it would make (%d):\n", len(rep.Mutations))
-	for i, m := range rep.Mutations {
-		fmt.Fprintf(w, "  %d. %s.%s  %s\n", i+1, m.Connector, m.Method, m.Preview)
-		if m.Title != "" || len(m.CausedBy) > 0 {
-			fmt.Fprintf(w, "     %s · for: %s · run %s\n", dash(m.Title), dash(strings.Join(m.CausedBy, ", ")), m.RunID)
-		}
-		if m.NeedsApproval {
-			fmt.Fprintf(w, "     %s\n", m.Approval)
-		}
-	}
-	if rep.LimitReached {
-		fmt.Fprintln(w, "  … stopped at the limit (--limit); there is more")
-	}
-	if len(rep.Capabilities) > 0 {
-		fmt.Fprintln(w, "\ngrants it needs:")
-		for _, g := range rep.Capabilities {
-			fmt.Fprintf(w, "  %s (now: %s)\n", g.Capability, g.Mode)
-		}
-	}
-	fmt.Fprintf(w, "\napprovals follow %s\n", rep.ApprovalsFrom)
-	fmt.Fprintf(w, "events left pending: %d\n", rep.PendingEvents)
-	if !traces {
-		return
-	}
-	fmt.Fprintf(w, "\nruns (%d):\n", len(rep.Runs))
-	for _, r := range rep.Runs {
-		fmt.Fprintf(w, "  run %s: %s %s, %s", r.ID, r.HandlerType, r.Handler, r.Status)
-		if r.Error != "" {
-			fmt.Fprintf(w, ": %s", r.Error)
-		}
-		fmt.Fprintln(w)
-		for _, l := range r.Trace {
-			switch l.Kind {
-			case "call":
-				fmt.Fprintf(w, "    [%s] %s.%s(%s) → %s%s\n", l.Phase, l.Connector, l.Method, oneLine(l.Args, 120), oneLine(l.Result, 120), errText(l.Error))
-			case "log":
-				fmt.Fprintf(w, "    [%s] console.%s: %s\n", l.Phase, l.Method, oneLine(l.Result, 200))
-			default:
-				fmt.Fprintf(w, "    [%s] %s\n", l.Phase, oneLine(l.Result, 200))
-			}
-		}
-	}
-}
-
-func errText(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " error: " + s
 }
 
 // cmdNew drafts a workflow from a description with the [llm] model.
@@ -2213,7 +1999,7 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out, err)
 	}
 	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
-	printTryReport(c.stdout, d.Report, false)
+	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: read it, keep try %s, then keep deploy %s\n", out, out)
 	return nil
 }
@@ -2295,7 +2081,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	}
 	fmt.Fprint(c.stdout, diff)
 	fmt.Fprintf(c.stdout, "\nwrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
-	printTryReport(c.stdout, d.Report, false)
+	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: keep deploy %s\n", out)
 	return nil
 }
@@ -2356,20 +2142,8 @@ func cmdGC(ctx context.Context, c *cli, o *opts) error {
 	if o.json {
 		return c.printJSON(rep)
 	}
-	fmt.Fprintf(c.stdout, "pruned %d trace lines and %d finished runs; compacted %d prepare results and %d payloads\n",
-		rep.Traces, rep.Runs, rep.PrepareResults, rep.Payloads)
-	fmt.Fprintf(c.stdout, "database %s → %s\n", humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+	tui.WriteGC(c.stdout, rep)
 	return nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // cmdBackup writes a consistent copy: the daemon takes it when one holds
@@ -2422,61 +2196,17 @@ func cmdRestore(ctx context.Context, c *cli, o *opts) error {
 	return nil
 }
 
-// versionInfo is `keep version`: what this binary is and which schema it
-// writes, and the schema of the database it points at, if there is one.
-type versionInfo struct {
-	Version         string `json:"version"`
-	Commit          string `json:"commit"`
-	Modified        bool   `json:"modified,omitempty"`
-	GoVersion       string `json:"go_version"`
-	SchemaVersion   int    `json:"schema_version"`
-	Database        string `json:"database"`
-	DatabaseVersion int    `json:"database_schema_version,omitempty"`
-	DatabaseError   string `json:"database_error,omitempty"`
-}
-
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); else
 // the module version of the build, if any.
 var version = ""
 
 func cmdVersion(ctx context.Context, c *cli, o *opts) error {
-	v := versionInfo{SchemaVersion: engine.SchemaVersion(), Database: c.dbPath}
 	bi, _ := debug.ReadBuildInfo()
-	v.Version, v.Commit, v.Modified = engine.BuildVersion(bi)
-	if bi != nil {
-		v.GoVersion = bi.GoVersion
-	}
-	if version != "" {
-		v.Version = version
-	}
-	if _, err := os.Stat(c.dbPath); err == nil {
-		if n, err := engine.FileVersion(ctx, c.dbPath); err != nil {
-			v.DatabaseError = err.Error()
-		} else {
-			v.DatabaseVersion = n
-		}
-	}
+	v := engine.VersionOf(ctx, bi, version, c.dbPath)
 	if o.json {
 		return c.printJSON(v)
 	}
-	commit := v.Commit
-	if commit != "unknown" {
-		commit = commit[:min(12, len(commit))]
-	}
-	if v.Modified {
-		commit += " (with uncommitted changes)"
-	}
-	fmt.Fprintf(c.stdout, "keep %s, revision %s, %s\nschema version %d\n", v.Version, commit, v.GoVersion, v.SchemaVersion)
-	switch {
-	case v.DatabaseError != "":
-		fmt.Fprintf(c.stdout, "database %s: %s\n", v.Database, v.DatabaseError)
-	case v.DatabaseVersion > v.SchemaVersion:
-		fmt.Fprintf(c.stdout, "database %s: schema version %d, newer than this keep: use a newer keep\n", v.Database, v.DatabaseVersion)
-	case v.DatabaseVersion > 0:
-		fmt.Fprintf(c.stdout, "database %s: schema version %d\n", v.Database, v.DatabaseVersion)
-	default:
-		fmt.Fprintf(c.stdout, "database %s: not created yet\n", v.Database)
-	}
+	tui.WriteVersion(c.stdout, v)
 	return nil
 }
 
@@ -2513,65 +2243,71 @@ func (c *cli) installable(so *engine.ServiceOpts) error {
 	return nil
 }
 
-// cmdService installs, removes or reports keep --daemon as the user's
-// service, with this binary and this invocation's --db and --config.
-func cmdService(ctx context.Context, c *cli, o *opts) error {
+// serviceOpts is the service of this binary and this invocation's --db
+// and --config.
+func (c *cli) serviceOpts() (engine.ServiceOpts, error) {
 	bin, err := os.Executable()
 	if err != nil {
-		return err
+		return engine.ServiceOpts{}, err
 	}
 	if bin, err = filepath.EvalSymlinks(bin); err != nil {
-		return err
+		return engine.ServiceOpts{}, err
 	}
 	db, err := filepath.Abs(c.dbPath)
 	if err != nil {
-		return err
+		return engine.ServiceOpts{}, err
 	}
 	cfgPath, err := filepath.Abs(c.configPath)
 	if err != nil {
+		return engine.ServiceOpts{}, err
+	}
+	return engine.ServiceOpts{Binary: bin, DB: db, Config: cfgPath}, nil
+}
+
+func cmdServiceInstall(ctx context.Context, c *cli, _ *opts) error {
+	so, err := c.serviceOpts()
+	if err != nil {
 		return err
 	}
-	so := engine.ServiceOpts{Binary: bin, DB: db, Config: cfgPath}
-	switch o.args[0] {
-	case "install":
-		if err := c.installable(&so); err != nil {
-			return err
-		}
-		path, err := engine.InstallService(ctx, so)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
-		if len(so.Env) > 0 {
-			// names only: the values are secrets
-			fmt.Fprintf(c.stdout, "it gets %s from this shell's environment\n", strings.Join(slices.Sorted(maps.Keys(so.Env)), ", "))
-		}
-	case "uninstall":
-		path, err := engine.UninstallService(ctx, so)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "removed %s\n", path)
-	case "status":
-		st, err := engine.ServiceStatus(ctx, so)
-		if err != nil {
-			return err
-		}
-		if o.json {
-			return c.printJSON(st)
-		}
-		switch {
-		case !st.Installed:
-			fmt.Fprintf(c.stdout, "not installed (keep service install writes %s)\n", st.Path)
-		case st.Running && !st.Since.IsZero():
-			fmt.Fprintf(c.stdout, "running since %s (%s)\n", st.Since.Local().Format(time.RFC3339), st.Path)
-		case st.Running:
-			fmt.Fprintf(c.stdout, "running (%s)\n", st.Path)
-		default:
-			fmt.Fprintf(c.stdout, "not running: %s (%s)\n", st.State, st.Path)
-		}
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown service action %q", o.args[0]), usage: lookup("service").usage()}
+	if err := c.installable(&so); err != nil {
+		return err
+	}
+	path, err := engine.InstallService(ctx, so)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
+	if len(so.Env) > 0 {
+		// names only: the values are secrets
+		fmt.Fprintf(c.stdout, "it gets %s from this shell's environment\n", strings.Join(slices.Sorted(maps.Keys(so.Env)), ", "))
 	}
 	return nil
+}
+
+func cmdServiceUninstall(ctx context.Context, c *cli, _ *opts) error {
+	so, err := c.serviceOpts()
+	if err != nil {
+		return err
+	}
+	path, err := engine.UninstallService(ctx, so)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "removed %s\n", path)
+	return nil
+}
+
+func cmdServiceStatus(ctx context.Context, c *cli, o *opts) error {
+	so, err := c.serviceOpts()
+	if err != nil {
+		return err
+	}
+	st, err := engine.ServiceStatus(ctx, so)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return c.printJSON(st)
+	}
+	return tui.WriteServiceState(c.stdout, st)
 }

@@ -55,6 +55,10 @@ type Config = config.Config
 func DefaultConfig() Config     { return config.Default() }
 func DefaultConfigPath() string { return config.DefaultPath() }
 
+// WriteDefaultConfig writes keep init's config file: every default, mode
+// 0600, never over an existing file.
+func WriteDefaultConfig(path string) error { return config.WriteDefault(path) }
+
 // LoadConfig reads the config at path; explicit: a missing file is an error.
 func LoadConfig(path string, explicit bool) (Config, error) { return config.Load(path, explicit) }
 
@@ -94,10 +98,11 @@ func LoadScript(fileName string, src []byte, o LoadOptions) (*Script, error) {
 
 // Connectors and accounts.
 type (
-	Registry     = connectors.Registry
-	AccountStore = accounts.Store
-	LoginOpts    = accounts.LoginOpts
-	Reference    = reference.Ref
+	Registry      = connectors.Registry
+	AccountStore  = accounts.Store
+	LoginOpts     = accounts.LoginOpts
+	AccountStatus = accounts.Status
+	Reference     = reference.Ref
 )
 
 // JSConfig is the jsconfig.json that makes an editor check workflow files.
