@@ -263,6 +263,23 @@ func (d *daemonProc) kill(t testing.TB) (running bool, exitErr error) {
 	}
 }
 
+// stop ends the daemon with SIGTERM, as a service manager would, and
+// fails the test unless it exits cleanly within a minute.
+func (d *daemonProc) stop(t testing.TB) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-d.exited:
+		if err != nil {
+			t.Errorf("daemon exit after SIGTERM: %v\nstderr: %s", err, d.errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("daemon did not exit within 60s of SIGTERM")
+	}
+}
+
 // awaitSocket waits until the daemon answers on its socket.
 func awaitSocket(t testing.TB, e *env, d *daemonProc, within time.Duration) {
 	t.Helper()
@@ -383,18 +400,8 @@ roots = [%q]
 	ms := jsonOf[[]engine.MutationView](e, "mutations", "crash")
 	attention := jsonOf[[]engine.AttentionItem](e, "attention")
 
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-d.exited:
-		stopped = true
-		if err != nil {
-			t.Errorf("daemon exit after SIGTERM: %v\nstderr: %s", err, d.errb.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("daemon did not exit within 60s of SIGTERM")
-	}
+	d.stop(t)
+	stopped = true
 
 	// A later keep drain: it finds nothing to finish, and leaves no run
 	// active; the file is sound.

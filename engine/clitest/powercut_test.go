@@ -231,18 +231,8 @@ roots = [%q]
 	}
 	ms := jsonOf[[]engine.MutationView](e, "mutations", "powercut")
 	attention := jsonOf[[]engine.AttentionItem](e, "attention")
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-d.exited:
-		stopped = true
-		if err != nil {
-			t.Errorf("daemon exit after SIGTERM: %v\nstderr: %s", err, d.errb.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("daemon did not exit within 60s of SIGTERM")
-	}
+	d.stop(t)
+	stopped = true
 	e.ok("drain")
 	checkCrashDB(t, e.db, 0)
 
