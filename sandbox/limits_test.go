@@ -42,6 +42,11 @@ func TestLimits(t *testing.T) {
 			lim.MaxHeapGrowth = 64 << 20
 			if tt.heavy {
 				lim.WallTime = 20 * time.Second
+				// the guards' heap watchdog is what this case tests: the
+				// worker's own bound sits far enough behind it that a busy
+				// machine, sampling the heap late, still meets the watchdog
+				// first (TestWorkerMemoryBound tests the worker's bound)
+				lim.MaxMemory = 2 << 30
 				heavy.Lock()
 				defer heavy.Unlock()
 			} else {
