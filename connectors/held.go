@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/url"
 	"strings"
 	"sync"
@@ -206,46 +207,12 @@ func scrubValue(forms []string, v any) (out any, changed bool) {
 		}
 		return json.RawMessage(s), true
 	case map[string]any:
-		var m map[string]any
-		for k, e := range x {
-			ck := redactWith(forms, k)
-			ce, ch := scrubValue(forms, e)
-			if ck == k && !ch {
-				continue
-			}
-			if m == nil {
-				m = make(map[string]any, len(x))
-				for k2, e2 := range x {
-					m[k2] = e2
-				}
-			}
-			delete(m, k)
-			m[ck] = ce
-		}
-		if m == nil {
-			return x, false
-		}
-		return m, true
+		return scrubMap(forms, x, func(e any) (any, bool) { return scrubValue(forms, e) })
 	case map[string]string:
-		var m map[string]string
-		for k, e := range x {
-			ck, ce := redactWith(forms, k), redactWith(forms, e)
-			if ck == k && ce == e {
-				continue
-			}
-			if m == nil {
-				m = make(map[string]string, len(x))
-				for k2, e2 := range x {
-					m[k2] = e2
-				}
-			}
-			delete(m, k)
-			m[ck] = ce
-		}
-		if m == nil {
-			return x, false
-		}
-		return m, true
+		return scrubMap(forms, x, func(e string) (string, bool) {
+			c := redactWith(forms, e)
+			return c, c != e
+		})
 	case []any:
 		var l []any
 		for i, e := range x {
@@ -302,4 +269,26 @@ func containsHeld(l []HeldSecret, s HeldSecret) bool {
 		}
 	}
 	return false
+}
+
+// scrubMap redacts a map's keys and values, copying it only when
+// something changed.
+func scrubMap[V any](forms []string, x map[string]V, scrub func(V) (V, bool)) (map[string]V, bool) {
+	var m map[string]V
+	for k, e := range x {
+		ck := redactWith(forms, k)
+		ce, ch := scrub(e)
+		if ck == k && !ch {
+			continue
+		}
+		if m == nil {
+			m = maps.Clone(x)
+		}
+		delete(m, k)
+		m[ck] = ce
+	}
+	if m == nil {
+		return x, false
+	}
+	return m, true
 }
