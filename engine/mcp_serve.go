@@ -90,7 +90,7 @@ func (h mcpHandlers) tools() []mcpToolDef {
 			InputSchema: mcpObj(map[string]any{"connector": mcpStr("only this connector (e.g. files, http, mcp)")})}, h.reference},
 		{&sdk.Tool{Name: "validate", Annotations: ro, Description: "Static checks of a workflow file (declarations, topics, schedules, connector methods). Returns the problems as file:line:col: message.",
 			InputSchema: mcpObj(file, "file_name", "source")}, h.validate},
-		{&sdk.Tool{Name: "try", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}, Description: "A dry run of a workflow file on a throw-away copy: real reads, mutations captured, not made.",
+		{&sdk.Tool{Name: "try", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}, Description: "A dry run of a workflow file on a throw-away database: reads and mutations are captured and shown, none is made.",
 			InputSchema: mcpObj(map[string]any{"file_name": file["file_name"], "source": file["source"], "producer": mcpStr("run only this producer"), "limit": mcpNum("stop after this many runs")}, "file_name", "source")}, h.try},
 		{&sdk.Tool{Name: "propose", Description: "Propose a new workflow or a new version of one to the person: it waits in keep's Attention with its diff, summary and dry run, and is deployed only if they accept.",
 			InputSchema: mcpObj(map[string]any{"workflow": mcpStr("the workflow it replaces, if any"), "file_name": file["file_name"], "source": file["source"], "reason": mcpStr("why, in a sentence the person will read")}, "file_name", "source", "reason")}, h.propose},
