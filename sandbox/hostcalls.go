@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -84,7 +85,7 @@ func decodeArgs(raw json.RawMessage, v any) error {
 
 // serveCall runs one call of a worker against the run's Host. A host error
 // is kept in hostErrs; the worker gets its text and index.
-func serveCall(ctx context.Context, h Host, f *frame, hostErrs *[]error) (rep *frame) {
+func serveCall(ctx context.Context, h Host, f *frame, hostErrs *hostErrors) (rep *frame) {
 	rep = &frame{Op: "reply"}
 	defer func() {
 		if p := recover(); p != nil {
@@ -105,9 +106,12 @@ func serveCall(ctx context.Context, h Host, f *frame, hostErrs *[]error) (rep *f
 		}
 	}
 	if err != nil {
-		*hostErrs = append(*hostErrs, err)
 		rep.Result = nil
-		rep.Err = &wireErr{Text: err.Error(), Host: len(*hostErrs)}
+		rep.Err = &wireErr{Text: err.Error(), Host: hostErrs.add(err)}
+		if errors.Is(err, context.Canceled) {
+			// the worker stops the run before the script sees the error
+			rep.Err.Cause = "canceled"
+		}
 	}
 	return rep
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -207,4 +208,27 @@ func BenchmarkPhaseLatency(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkWorkerPhase is the smallest phase in a worker (`return 1`), with
+// what the host process spends on it: CPU and context switches (a switch is
+// a thread parked and woken; on an idle VM each costs a wake-up of tens of
+// microseconds on the phase's path).
+func BenchmarkWorkerPhase(b *testing.B) {
+	s := load(b, handlers{producer: `return 1;`})
+	h := &recordingHost{}
+	lim := testLimits()
+	var r0, r1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	n := 0
+	for b.Loop() {
+		if _, err := invokeUnlocked(s, PhaseProducer, h, lim); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	cpu := r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano()
+	b.ReportMetric(float64(cpu)/float64(n)/1e3, "host-cpu-µs/op")
+	b.ReportMetric(float64(r1.Nvcsw+r1.Nivcsw-r0.Nvcsw-r0.Nivcsw)/float64(n), "host-switches/op")
 }

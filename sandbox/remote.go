@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -75,7 +78,7 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 	}
 	f := &frame{Op: "run", Key: s.key, Inv: &wireInv{Handler: inv.Handler, Phase: inv.Phase, State: inv.State,
 		Prepared: inv.Prepared, MutationResult: inv.MutationResult, Limits: r.lim}}
-	var hostErrs []error
+	var hostErrs hostErrors
 	var done *frame
 	var w *worker
 	for resend := false; ; resend = true {
@@ -98,7 +101,7 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 	w.known[s.key] = true
 	procs.put(w)
 	if done.Err != nil {
-		return nil, r.finish(done.Err.error(hostErrs))
+		return nil, r.finish(done.Err.error(hostErrs.all()))
 	}
 	if done.Outcome == nil {
 		return nil, fmt.Errorf("sandbox: the worker ended %s without an outcome", r.where())
@@ -109,10 +112,30 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 // hostSide serves a worker's calls during one conversation.
 type hostSide struct {
 	h        Host
-	hostErrs *[]error
+	hostErrs *hostErrors
 }
 
-func withHost(h Host, hostErrs *[]error) []hostSide { return []hostSide{{h, hostErrs}} }
+// hostErrors are a run's host errors, by index: a call's goroutine adds to
+// them while the conversation goes on.
+type hostErrors struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (e *hostErrors) add(err error) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.errs = append(e.errs, err)
+	return len(e.errs)
+}
+
+func (e *hostErrors) all() []error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.errs
+}
+
+func withHost(h Host, hostErrs *hostErrors) []hostSide { return []hostSide{{h, hostErrs}} }
 
 // There is no cap on the workers running at once: a phase's host call may
 // wait on another phase (the engine's commits), and a phase that waited for
@@ -126,6 +149,11 @@ const startAllowance = loadWallTime + 5*time.Second
 // prepare adjusts f for the worker taken. A worker that dies, or runs past
 // lim.WallTime and the grace after it, is killed, and the error says why;
 // the worker of a "done" frame is returned for the caller to put back.
+//
+// The conversation reads the worker's frames itself, and a call's reply is
+// written by the goroutine that served it: a frame wakes one goroutine, not
+// a reader that hands it on. The bounds are timers that kill the worker,
+// which ends its pipe and so the read.
 func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, memLimit uint64, host ...hostSide) (*frame, *worker, error) {
 	w, err := procs.take(memLimit)
 	if err != nil {
@@ -147,80 +175,101 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 			return nil, nil, w.death()
 		}
 	}
-	// Each host call runs on a goroutine of its own, so a host call that
-	// never returns cannot hold the run past its time. The hard bound counts
-	// from the worker's "started": before it the worker may be starting and
-	// compiling the script, which the load-time bounds cover.
-	replies := make(chan *frame, 1)
-	hard := time.NewTimer(lim.WallTime + abandonGrace + startAllowance)
-	defer hard.Stop()
-	var afterCancel <-chan time.Time
-	ctxDone := ctx.Done()
-	cancelled := func() {
-		ctxDone, afterCancel = nil, time.After(abandonGrace)
-		_ = w.send(&frame{Op: "cancel"})
+	// A worker that gets the script compiles it first (and may be
+	// starting): the hard bound then counts from its "started", and the
+	// load-time bounds cover what comes before. A worker that has the
+	// script sends no "started", so a phase costs one frame less each way.
+	bound := lim.WallTime + abandonGrace
+	if f.Script != nil {
+		bound += startAllowance
 	}
+	var why atomic.Pointer[Error] // set when a bound, not the worker, ended it
+	killFor := func(e *Error) {
+		why.CompareAndSwap(nil, e)
+		w.kill()
+	}
+	hard := time.AfterFunc(bound, func() {
+		killFor(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("script exceeded its time limit (%s) and did not stop inside a built-in call; abandoned (its worker was killed)", lim.WallTime), cause: context.DeadlineExceeded})
+	})
+	defer hard.Stop()
+	var abandon atomic.Pointer[time.Timer]
+	stopWatch := context.AfterFunc(ctx, func() {
+		w.cancel()
+		abandon.Store(time.AfterFunc(abandonGrace, func() {
+			killFor(&Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned (its worker was killed)", cause: ctx.Err()})
+		}))
+	})
+	defer func() {
+		if !stopWatch() {
+			// the cancel ran, or runs now: wait for its timer, then stop it
+			for abandon.Load() == nil {
+				runtime.Gosched()
+			}
+			abandon.Load().Stop()
+		}
+	}()
+	var calls sync.WaitGroup
 	for {
-		select {
-		case in, ok := <-w.frames:
-			if !ok {
-				return nil, nil, w.death()
+		in, err := readFrame(w.r)
+		if err != nil {
+			if e := why.Load(); e != nil {
+				<-w.exited
+				return nil, nil, e
 			}
-			switch in.Op {
-			case "done":
-				if in.Retire {
-					w.kill()
-					<-w.exited
-				}
-				return in, w, nil
-			case "started":
-				hard.Reset(lim.WallTime + abandonGrace)
-			case "log":
-				if len(host) > 0 {
-					var a logArgs
-					if json.Unmarshal(in.Args, &a) == nil {
-						host[0].h.Log(a.Level, a.Line)
-					}
-				}
-			case "call":
-				if len(host) == 0 {
-					replies <- &frame{Op: "reply", Err: &wireErr{Text: "sandbox: a host call during a load"}}
-					continue
-				}
-				go func() {
-					cctx := ctx
-					if in.Deadline > 0 {
-						var cancel context.CancelFunc
-						// the worker's phase deadline: both sides see
-						// the same timeout
-						cctx, cancel = context.WithDeadline(ctx, time.Unix(0, in.Deadline))
-						defer cancel()
-					}
-					replies <- serveCall(cctx, host[0].h, in, host[0].hostErrs)
-				}()
-			default:
+			if ctx.Err() != nil {
+				// asked to cancel, the worker ended: it may have been
+				// starting, before it listened for the signal
 				w.kill()
-				return nil, nil, fmt.Errorf("sandbox: the worker sent an unknown frame %q", in.Op)
+				<-w.exited
+				return nil, nil, &Error{Kind: ErrCancelled, Message: "cancelled", cause: ctx.Err()}
 			}
-		case rep := <-replies:
-			// a call that ended because the run was cancelled: the worker
-			// learns of the cancellation before the call's error
-			if ctxDone != nil && ctx.Err() != nil {
-				cancelled()
+			return nil, nil, w.death()
+		}
+		switch in.Op {
+		case "done":
+			if in.Retire {
+				w.kill()
+				<-w.exited
 			}
-			if err := w.send(rep); err != nil {
-				return nil, nil, w.death()
+			// a reply is written before the worker goes on, so its
+			// goroutine is about done: wait, so its host error is recorded
+			calls.Wait()
+			return in, w, nil
+		case "started":
+			hard.Reset(lim.WallTime + abandonGrace)
+		case "log":
+			if len(host) > 0 {
+				var a logArgs
+				if json.Unmarshal(in.Args, &a) == nil {
+					host[0].h.Log(a.Level, a.Line)
+				}
 			}
-		case <-ctxDone:
-			cancelled()
-		case <-afterCancel:
+		case "call":
+			// Each host call runs on a goroutine of its own, so a host
+			// call that never returns cannot hold the run past its time.
+			if len(host) == 0 {
+				_ = w.send(&frame{Op: "reply", Err: &wireErr{Text: "sandbox: a host call during a load"}})
+				continue
+			}
+			calls.Add(1)
+			go func() {
+				defer calls.Done()
+				cctx := ctx
+				if in.Deadline > 0 {
+					var cancel context.CancelFunc
+					// the worker's phase deadline: both sides see the
+					// same timeout
+					cctx, cancel = context.WithDeadline(ctx, time.Unix(0, in.Deadline))
+					defer cancel()
+				}
+				if err := w.send(serveCall(cctx, host[0].h, in, host[0].hostErrs)); err != nil {
+					w.kill() // the read then ends, and says why
+				}
+			}()
+		default:
 			w.kill()
 			<-w.exited
-			return nil, nil, &Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned (its worker was killed)", cause: ctx.Err()}
-		case <-hard.C:
-			w.kill()
-			<-w.exited
-			return nil, nil, &Error{Kind: ErrTimeout, Message: fmt.Sprintf("script exceeded its time limit (%s) and did not stop inside a built-in call; abandoned (its worker was killed)", lim.WallTime), cause: context.DeadlineExceeded}
+			return nil, nil, fmt.Errorf("sandbox: the worker sent an unknown frame %q", in.Op)
 		}
 	}
 }

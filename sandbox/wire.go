@@ -13,8 +13,8 @@ import (
 // The host and a worker process speak in frames: a 4-byte big-endian length,
 // then one JSON object. A run is a conversation started by the host (op
 // "run" or "load") and ended by the worker ("done"); in between the worker
-// asks ("call"), the host answers ("reply"), and the host may ask the run to
-// stop ("cancel"). One worker has one conversation at a time.
+// asks ("call") and the host answers ("reply"); the host may ask the run to
+// stop with a signal (cancelSignal). One worker has one conversation at a time.
 
 // maxFrame bounds one frame: a connector result (MaxResult, 10 MiB by
 // default) plus room for its envelope. A bigger length means a broken pipe.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -73,6 +74,13 @@ func init() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(int64(limit / 2))
 	}
+	// The pipes reach a worker in blocking mode (exec hands them over so).
+	// Made non-blocking, they are read through the runtime's poller: a frame
+	// read on one goroutine and handed to another then costs a wake-up, not
+	// a thread parked in read(2) that must give its P back first.
+	for _, fd := range []int{3, 4} {
+		_ = syscall.SetNonblock(fd, true)
+	}
 	in, out := os.NewFile(3, "from-host"), os.NewFile(4, "to-host")
 	if in == nil || out == nil {
 		fmt.Fprintln(os.Stderr, "sandbox worker: started without its pipes (fds 3 and 4)")
@@ -136,82 +144,131 @@ func smallThreadStacks() {
 	os.Exit(2)
 }
 
+// statm is /proc/self/statm, kept open: spent reads it after every run, and
+// one pread costs less than opening it again each time.
+var statm = sync.OnceValues(func() (*os.File, error) { return os.Open("/proc/self/statm") })
+
 // mappedNow is the size of this process's address space, in bytes.
 func mappedNow() (uint64, error) {
-	b, err := os.ReadFile("/proc/self/statm")
+	f, err := statm()
 	if err != nil {
 		return 0, err
 	}
+	var b [128]byte
+	n, err := f.ReadAt(b[:], 0)
+	if n == 0 && err != nil {
+		return 0, err
+	}
 	var pages uint64
-	if _, err := fmt.Sscan(string(b), &pages); err != nil {
+	if _, err := fmt.Sscan(string(b[:n]), &pages); err != nil {
 		return 0, fmt.Errorf("/proc/self/statm: %w", err)
 	}
 	return pages * uint64(os.Getpagesize()), nil
 }
 
-// workerConn is the worker's side of the pipes. Frames are read on a
-// goroutine of their own, so a "cancel" reaches a run that is busy.
+// cancelSignal asks a worker to stop the run in hand (worker.cancel).
+const cancelSignal = syscall.SIGUSR1
+
+// workerConn is the worker's side of the pipes. The worker reads its pipe
+// only when it waits for the host: for the next job, or for a call's reply.
+// A cancel comes as a signal, so it reaches a run that is busy.
 type workerConn struct {
-	wmu     sync.Mutex
-	w       *bufio.Writer
-	jobs    chan job
-	replies chan *frame
+	wmu sync.Mutex
+	w   *bufio.Writer
+	r   *bufio.Reader
 
 	cmu    sync.Mutex
 	cancel context.CancelFunc // the current job's
-}
-
-// job is a "load" or "run" with its context, made when the frame is read: a
-// "cancel" read after it is its own, even when it comes before the job
-// starts (while the worker compiles the script).
-type job struct {
-	f   *frame
-	ctx context.Context
 }
 
 // scriptCacheMax bounds the scripts a worker keeps compiled.
 const scriptCacheMax = 64
 
 func serveWorker(in, out *os.File) {
-	c := &workerConn{w: bufio.NewWriterSize(out, 64<<10), jobs: make(chan job), replies: make(chan *frame, 1)}
-	go c.readLoop(bufio.NewReaderSize(in, 64<<10))
+	c := &workerConn{w: bufio.NewWriterSize(out, 64<<10), r: bufio.NewReaderSize(in, 64<<10)}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, cancelSignal)
+	go func() {
+		for range sigs {
+			c.cancelJob()
+		}
+	}()
 	scripts := map[string]*Script{}
-	for j := range c.jobs {
-		f := j.f
-		var s *Script
-		if f.Script != nil {
-			loaded, err := loadHere(f.Script.File, f.Script.Source, f.Script.Opts)
-			if f.Op == "load" {
-				c.done(loadedFrame(loaded, err))
-				if err != nil {
-					continue
-				}
-			} else if err != nil {
-				c.done(&frame{Op: "done", Err: toWireErr(fmt.Errorf("sandbox: the worker could not load %s: %w", f.Script.File, err))})
-				continue
-			}
-			if len(scripts) >= scriptCacheMax {
-				clear(scripts)
-			}
-			scripts[f.Key] = loaded
-			s = loaded
-		} else {
-			s = scripts[f.Key]
+	for {
+		f := c.read()
+		if f.Op != "load" && f.Op != "run" {
+			fmt.Fprintf(os.Stderr, "sandbox worker: a %q frame between runs: out of step with the host\n", f.Op)
+			os.Exit(2)
 		}
-		if f.Op != "run" {
+		// the job's context is made when its frame is read: a cancel from
+		// then on is its own, even while the worker compiles the script
+		ctx, cancel := context.WithCancel(context.Background())
+		c.cmu.Lock()
+		c.cancel = cancel
+		c.cmu.Unlock()
+		done := c.job(ctx, f, scripts)
+		c.cmu.Lock()
+		c.cancel = nil
+		c.cmu.Unlock()
+		cancel()
+		if done == nil {
 			continue
 		}
-		if s == nil || f.Inv == nil {
-			c.done(&frame{Op: "done", Missing: true, Err: &wireErr{Text: "sandbox: the worker has no script " + f.Key}})
-			continue
-		}
-		done := c.run(j.ctx, s, f.Inv)
-		done.Retire = spent()
-		c.done(done)
+		c.send(done)
 		if done.Retire {
 			os.Exit(0)
 		}
 	}
+}
+
+// job does what f asks and returns the "done" frame to send, if any.
+func (c *workerConn) job(ctx context.Context, f *frame, scripts map[string]*Script) *frame {
+	var s *Script
+	if f.Script != nil {
+		loaded, err := loadHere(f.Script.File, f.Script.Source, f.Script.Opts)
+		if f.Op == "load" {
+			c.send(loadedFrame(loaded, err))
+			if err != nil {
+				return nil
+			}
+		} else if err != nil {
+			return &frame{Op: "done", Err: toWireErr(fmt.Errorf("sandbox: the worker could not load %s: %w", f.Script.File, err))}
+		}
+		if len(scripts) >= scriptCacheMax {
+			clear(scripts)
+		}
+		scripts[f.Key] = loaded
+		s = loaded
+	} else {
+		s = scripts[f.Key]
+	}
+	if f.Op != "run" {
+		return nil
+	}
+	if s == nil || f.Inv == nil {
+		return &frame{Op: "done", Missing: true, Err: &wireErr{Text: "sandbox: the worker has no script " + f.Key}}
+	}
+	done := c.run(ctx, s, f.Inv, f.Script != nil)
+	done.Retire = spent()
+	return done
+}
+
+func (c *workerConn) cancelJob() {
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+// read is the next frame from the host; a host that is gone, or out of
+// step, leaves nothing more to serve.
+func (c *workerConn) read() *frame {
+	f, err := readFrame(c.r)
+	if err != nil {
+		os.Exit(0)
+	}
+	return f
 }
 
 func loadedFrame(s *Script, err error) *frame {
@@ -225,8 +282,12 @@ func loadedFrame(s *Script, err error) *frame {
 	return &frame{Op: "done", Loaded: w}
 }
 
-func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv) *frame {
-	c.send(&frame{Op: "started"}) // the phase's time starts now, not before the compile
+// run runs one phase; compiled says the script was compiled for it, so the
+// host's bound still counts the compile until "started" says it is over.
+func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv, compiled bool) *frame {
+	if compiled {
+		c.send(&frame{Op: "started"}) // the phase's time starts now, not before the compile
+	}
 	inv := Invocation{Handler: wi.Handler, Phase: wi.Phase, State: wi.State, Prepared: wi.Prepared,
 		MutationResult: wi.MutationResult, Limits: wi.Limits, Host: &proxyHost{c: c}}
 	out, err := s.runHere(ctx, inv)
@@ -243,35 +304,6 @@ func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv) *frame {
 	return &frame{Op: "done", Outcome: toWireOutcome(out)}
 }
 
-func (c *workerConn) readLoop(r *bufio.Reader) {
-	for {
-		f, err := readFrame(r)
-		if err != nil {
-			// the host is gone or out of step: nothing more to serve
-			os.Exit(0)
-		}
-		switch f.Op {
-		case "reply":
-			c.replies <- f
-		case "cancel":
-			c.cmu.Lock()
-			if c.cancel != nil {
-				c.cancel()
-			}
-			c.cmu.Unlock()
-		default:
-			ctx, cancel := context.WithCancel(context.Background())
-			c.cmu.Lock()
-			if c.cancel != nil {
-				c.cancel() // the last job's, which is over
-			}
-			c.cancel = cancel
-			c.cmu.Unlock()
-			c.jobs <- job{f, ctx}
-		}
-	}
-}
-
 func (c *workerConn) send(f *frame) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -279,8 +311,6 @@ func (c *workerConn) send(f *frame) {
 		os.Exit(0) // the host is gone
 	}
 }
-
-func (c *workerConn) done(f *frame) { c.send(f) }
 
 // call asks the host to run one Host method and waits for its answer.
 func (c *workerConn) call(ctx context.Context, name string, args any) (json.RawMessage, error) {
@@ -294,8 +324,17 @@ func (c *workerConn) call(ctx context.Context, name string, args any) (json.RawM
 		f.Deadline = d.UnixNano()
 	}
 	c.send(f)
-	rep := <-c.replies
+	rep := c.read()
+	if rep.Op != "reply" {
+		fmt.Fprintf(os.Stderr, "sandbox worker: a %q frame while waiting for a reply: out of step with the host\n", rep.Op)
+		os.Exit(2)
+	}
 	if rep.Err != nil {
+		if rep.Err.Cause == "canceled" {
+			// the run was cancelled: it stops as cancelled, not on the
+			// call's error
+			c.cancelJob()
+		}
 		if hasDeadline && !time.Now().Before(d) {
 			// the call failed at the deadline: let ctx say so before the
 			// run looks at it (its timer may not have fired yet)

@@ -9,19 +9,24 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // worker is the host's side of one worker process (worker.go).
 type worker struct {
 	cmd    *exec.Cmd
+	wmu    sync.Mutex // a host call's reply and the conversation both write
 	w      *bufio.Writer
 	wfile  *os.File
-	frames chan *frame   // closed when the worker's pipe ends
+	r      *bufio.Reader // read by the conversation in hand, and nothing else
+	rfile  *os.File
 	exited chan struct{} // closed once the process is reaped
 	stderr headBuffer
 	limit  uint64 // MaxMemory: address space past the worker's own at start, bytes
 	known  map[string]bool
-	broken bool // killed, crashed or out of step: never reused
+	// broken: killed, crashed, out of step or asked to cancel: never reused
+	// (a cancel is a signal, which may reach the worker after its run)
+	broken atomic.Bool
 }
 
 // stderrHead is how much of a worker's standard error is kept: its first
@@ -47,7 +52,7 @@ func startWorker(limit uint64) (*worker, error) {
 		fromHost.Close()
 		return nil, fmt.Errorf("sandbox: start a worker: %w", err)
 	}
-	w := &worker{limit: limit, frames: make(chan *frame, 16), exited: make(chan struct{}), known: map[string]bool{}, wfile: fromHost}
+	w := &worker{limit: limit, exited: make(chan struct{}), known: map[string]bool{}, wfile: fromHost, rfile: toHost}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), workerEnv+"="+strconv.FormatUint(limit, 10), "GOTRACEBACK=none")
 	cmd.ExtraFiles = []*os.File{toChild, fromChild} // fds 3 and 4
@@ -63,18 +68,7 @@ func startWorker(limit uint64) (*worker, error) {
 	fromChild.Close()
 	w.cmd = cmd
 	w.w = bufio.NewWriterSize(fromHost, 64<<10)
-	go func() {
-		r := bufio.NewReaderSize(toHost, 64<<10)
-		for {
-			f, err := readFrame(r)
-			if err != nil {
-				break
-			}
-			w.frames <- f
-		}
-		toHost.Close()
-		close(w.frames)
-	}()
+	w.r = bufio.NewReaderSize(toHost, 64<<10)
 	go func() {
 		_ = cmd.Wait()
 		close(w.exited)
@@ -83,18 +77,38 @@ func startWorker(limit uint64) (*worker, error) {
 }
 
 func (w *worker) send(f *frame) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	if err := writeFrame(w.w, f); err != nil {
-		w.broken = true
+		w.broken.Store(true)
 		return fmt.Errorf("sandbox: write to the worker: %w", err)
 	}
 	return nil
 }
 
-// kill ends the process now; it cannot hold a core after this.
+// kill ends the process now; it cannot hold a core after this. Its pipe to
+// the host then ends, which is how a conversation reading it learns.
 func (w *worker) kill() {
-	w.broken = true
+	w.broken.Store(true)
 	_ = w.cmd.Process.Kill()
+	w.release()
+}
+
+// release closes the host's ends of the pipes: a worker given up on, or
+// let go when the pool is full (it exits when its pipe ends).
+func (w *worker) release() {
+	w.wmu.Lock()
 	w.wfile.Close()
+	w.wmu.Unlock()
+	w.rfile.Close()
+}
+
+// cancel asks the run in the worker to stop. A signal, not a frame: the
+// worker reads its pipe only when it waits for the host, and a run that
+// computes must hear of it too.
+func (w *worker) cancel() {
+	w.broken.Store(true)
+	_ = w.cmd.Process.Signal(cancelSignal)
 }
 
 // death is why a worker's pipe ended: the process is reaped first, so its
@@ -181,6 +195,7 @@ func (p *procPool) take(limit uint64) (*worker, error) {
 		list = list[:len(list)-1]
 		select {
 		case <-w.exited: // died while idle
+			w.release()
 			continue
 		default:
 		}
@@ -195,7 +210,7 @@ func (p *procPool) take(limit uint64) (*worker, error) {
 
 // put gives a worker back after a run that ended in step.
 func (p *procPool) put(w *worker) {
-	if w.broken {
+	if w.broken.Load() {
 		w.kill()
 		return
 	}
@@ -206,6 +221,6 @@ func (p *procPool) put(w *worker) {
 	}
 	p.mu.Unlock()
 	if w != nil {
-		w.wfile.Close() // the worker exits when its pipe ends
+		w.release()
 	}
 }
