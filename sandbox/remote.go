@@ -208,7 +208,10 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 			abandon.Load().Stop()
 		}
 	}()
-	var calls sync.WaitGroup
+	// pending counts the calls not yet answered. A call's goroutine counts
+	// itself out before it writes the reply: the worker goes on only once it
+	// has the reply, so by its "done" nothing is pending unless it gave up.
+	var pending atomic.Int32
 	for {
 		in, err := readFrame(w.r)
 		if err != nil {
@@ -231,9 +234,11 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 				w.kill()
 				<-w.exited
 			}
-			// a reply is written before the worker goes on, so its
-			// goroutine is about done: wait, so its host error is recorded
-			calls.Wait()
+			if pending.Load() > 0 {
+				// a call still unanswered: the worker gave up on it, and
+				// its reply must not reach the worker's next run
+				w.broken.Store(true)
+			}
 			return in, w, nil
 		case "started":
 			hard.Reset(lim.WallTime + abandonGrace)
@@ -251,9 +256,8 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 				_ = w.send(&frame{Op: "reply", Err: &wireErr{Text: "sandbox: a host call during a load"}})
 				continue
 			}
-			calls.Add(1)
+			pending.Add(1)
 			go func() {
-				defer calls.Done()
 				cctx := ctx
 				if in.Deadline > 0 {
 					var cancel context.CancelFunc
@@ -262,7 +266,9 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 					cctx, cancel = context.WithDeadline(ctx, time.Unix(0, in.Deadline))
 					defer cancel()
 				}
-				if err := w.send(serveCall(cctx, host[0].h, in, host[0].hostErrs)); err != nil {
+				rep := serveCall(cctx, host[0].h, in, host[0].hostErrs)
+				pending.Add(-1)
+				if err := w.send(rep); err != nil {
 					w.kill() // the read then ends, and says why
 				}
 			}()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -73,6 +74,14 @@ func init() {
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(int64(limit / 2))
+	}
+	// One thread runs Go code: the phase, its host calls and the pool's
+	// filler take turns, so the filler builds the next runtime while the
+	// phase waits on the host instead of taking a second core from it, and
+	// a frame that wakes the worker wakes one thread. Workers run side by
+	// side as processes, one per run in hand.
+	if os.Getenv("GOMAXPROCS") == "" && os.Getenv("KEEP_WGMP") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 	// The pipes reach a worker in blocking mode (exec hands them over so).
 	// Made non-blocking, they are read through the runtime's poller: a frame
