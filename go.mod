@@ -22,7 +22,6 @@ require (
 require golang.org/x/oauth2 v0.37.0
 
 require (
-	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/mmcdole/goxpp/v2 v2.0.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
@@ -34,6 +33,7 @@ require (
 )
 
 require (
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
@@ -59,7 +59,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/lucasb-eyer/go-colorful v1.4.1 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
-	github.com/mattn/go-runewidth v0.0.27 // indirect
+	github.com/mattn/go-runewidth v0.0.31 // indirect
 	github.com/muesli/cancelreader v0.2.2 // indirect
 	github.com/ncruces/go-strftime v1.0.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
