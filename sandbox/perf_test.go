@@ -232,3 +232,24 @@ func BenchmarkWorkerPhase(b *testing.B) {
 	b.ReportMetric(float64(cpu)/float64(n)/1e3, "host-cpu-µs/op")
 	b.ReportMetric(float64(r1.Nvcsw+r1.Nivcsw-r0.Nvcsw-r0.Nivcsw)/float64(n), "host-switches/op")
 }
+
+// BenchmarkWorkerStart is what a new worker costs before its first run:
+// the process (started twice, for its thread stacks) and every package's
+// init, up to its answer to a load.
+func BenchmarkWorkerStart(b *testing.B) {
+	src := []byte(`export default Keep.workflow({ name: "t", topics: {}, producers: {}, consumers: {} });`)
+	for b.Loop() {
+		w, err := startWorker(loadMemory)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.send(&frame{Op: "load", Key: "k", Script: &wireLoad{File: "t.js", Source: src}}); err != nil {
+			b.Fatal(err)
+		}
+		if f, err := readFrame(w.r); err != nil || f.Op != "done" {
+			b.Fatal(f, err)
+		}
+		w.kill()
+		<-w.exited
+	}
+}
