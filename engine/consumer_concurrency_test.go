@@ -23,6 +23,8 @@ type countingSink struct {
 	srv *httptest.Server
 	// check is called inside every request (the engine's active runs)
 	check func()
+	// hold, if set, is called with the item of every POST once recorded
+	hold func(id string)
 
 	armed    atomic.Bool
 	arrived  atomic.Int32
@@ -43,6 +45,18 @@ func newCountingSink(t *testing.T) *countingSink {
 }
 
 func (s *countingSink) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		// the reconcile URL: an item is there once its POST arrived
+		s.mu.Lock()
+		got := s.hits[strings.TrimPrefix(r.URL.Path, "/items/")] > 0
+		s.mu.Unlock()
+		if !got {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{}`))
+		return
+	}
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	for {
@@ -64,6 +78,9 @@ func (s *countingSink) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if s.check != nil {
 		s.check()
+	}
+	if s.hold != nil {
+		s.hold(body.ID)
 	}
 	if s.armed.Load() {
 		switch s.arrived.Add(1) {
@@ -104,7 +121,7 @@ export default Keep.workflow({
       return { reservations: [{ topic: "item", ids: [e.messageId] }], data: { id: e.payload.id }, ui: { title: "Push " + e.payload.id } };
     },
     async mutate(ctx, p) {
-      await ctx.http.request({ method: "POST", url: SINK + "/items", json: { id: p.data.id } });
+      await ctx.http.request({ method: "POST", url: SINK + "/items", json: { id: p.data.id }, reconcile: { url: SINK + "/items/" + p.data.id } });
     },
     async next(ctx, p, r) {},
   }) },
@@ -253,4 +270,63 @@ func TestConsumerConcurrencyApproval(t *testing.T) {
 		t.Errorf("at most %d calls at once, want 2..%d", got, conc)
 	}
 	b.consumedOnce(s, "fan", n)
+}
+
+// TestConsumerConcurrencyRecovery: keep stops (the database closed under
+// it) while 4 runs of a concurrent consumer each have a call in flight.
+// On start every one of them is recovered: each call is checked with the
+// sink, never sent again, and taken on to its commit, one at a time
+// holding the workflow's block; then the rest of the queue goes through.
+// Every item is posted once, under one key.
+func TestConsumerConcurrencyRecovery(t *testing.T) {
+	t.Parallel()
+	const n, conc = 40, 4
+	b := setup(t, allowMutations)
+	s := newCountingSink(t)
+	release := make(chan struct{})
+	held := make(chan string, conc)
+	var holding atomic.Int32
+	s.hold = func(id string) {
+		if holding.Add(1) <= conc {
+			held <- id
+			<-release
+		}
+	}
+	t.Cleanup(func() { close(release) })
+	b.deploy("fan", concurrentPush(s.srv.URL, n, conc))
+	old := b.e
+	go old.Drain(context.Background()) // its writes fail once the database is closed
+	for range conc {
+		select {
+		case <-held:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("fewer than %d calls under way at once", conc)
+		}
+	}
+	ctx := context.Background()
+	w, err := b.db.Read().WorkflowByName(ctx, "fan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs, err := b.db.Read().ActiveRunsOf(ctx, w.ID); err != nil || len(runs) != conc {
+		t.Fatalf("%d active runs at the stop (%v), want %d", len(runs), err, conc)
+	}
+	b.reopen()
+	if runs, err := b.db.Read().ActiveRunsOf(ctx, w.ID); err != nil || len(runs) != 0 {
+		t.Fatalf("%d runs still active after recovery (%v)", len(runs), err)
+	}
+	b.drain()
+	b.consumedOnce(s, "fan", n)
+	if d := b.workflow("fan"); d.Block != nil {
+		t.Errorf("the workflow is blocked: %+v", *d.Block)
+	}
+	checked := 0
+	for _, m := range b.mutations("fan") {
+		if m.ResolvedBy == "reconciler" {
+			checked++
+		}
+	}
+	if checked != conc {
+		t.Errorf("%d mutations settled by the reconciler, want the %d in flight at the stop", checked, conc)
+	}
 }
