@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"keep/storage"
 )
 
 // countingSink is a real HTTP service that counts the requests it is in
@@ -328,5 +330,79 @@ func TestConsumerConcurrencyRecovery(t *testing.T) {
 	}
 	if checked != conc {
 		t.Errorf("%d mutations settled by the reconciler, want the %d in flight at the stop", checked, conc)
+	}
+}
+
+// TestConcurrentApprovalsQueue: two runs of a concurrent consumer ask for
+// approval. The workflow holds one block: the second question queues
+// behind the first (not refused, not overwriting it), takes the block when
+// the first is answered, and both runs then finish.
+func TestConcurrentApprovalsQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t) // mutations ask
+	b.deploy("two", `export default Keep.workflow({ name: "two", topics: { t: {} }, producers: {},
+  consumers: { c: Keep.consumer({ subscribe: ["t"], concurrency: 2,
+    async prepare(ctx) { return { reservations: [], data: {} }; },
+    async mutate(ctx, p) {}, async next() {} }) } });`)
+	ctx := context.Background()
+	w, err := b.db.Read().WorkflowByName(ctx, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var muts []*storage.Mutation
+	for i, path := range []string{"a.txt", "b.txt"} {
+		run := b.e.newRun(w, "c", "consumer", "event")
+		run.PrepareResult = json.RawMessage(`{"reservations":[],"data":{}}`)
+		if err := b.e.tStarted(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		own := *w
+		m := &storage.Mutation{RunID: run.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
+			Params: json.RawMessage(`{"path":"` + path + `","content":"x"}`), CreatedAt: b.clock.Now(), UpdatedAt: b.clock.Now()}
+		if err := b.e.tAwaitApproval(ctx, &own, run, m, "asks", b.e.newTrace()); err != nil {
+			t.Fatalf("run %d asking for approval: %v", i+1, err)
+		}
+		muts = append(muts, m)
+	}
+	blockedBy := func() int64 {
+		cur, err := b.db.Read().WorkflowByID(ctx, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.BlockKind == BlockNone {
+			return 0
+		}
+		if cur.BlockKind != BlockApproval {
+			t.Fatalf("blocked on %s: %s", cur.BlockKind, cur.BlockReason)
+		}
+		return cur.BlockRunID
+	}
+	if got := blockedBy(); got != muts[0].RunID {
+		t.Fatalf("the block is run %d's, want the first asker's, run %d", got, muts[0].RunID)
+	}
+	if err := b.e.Approve(ctx, fmt.Sprint(muts[0].ID), false); err != nil {
+		t.Fatal(err)
+	}
+	if got := blockedBy(); got != muts[1].RunID {
+		t.Fatalf("after the first answer the block is run %d's, want the second asker's, run %d", got, muts[1].RunID)
+	}
+	if err := b.e.Approve(ctx, fmt.Sprint(muts[1].ID), false); err != nil {
+		t.Fatal(err)
+	}
+	if got := blockedBy(); got != 0 {
+		t.Fatalf("still blocked by run %d after both answers", got)
+	}
+	for _, m := range b.mutations("two") {
+		if m.Status != MutationApplied {
+			t.Errorf("mutation %s is %s, want applied", m.ID, m.Status)
+		}
+	}
+	for _, r := range b.runs("two") {
+		if r.Status != RunCommitted {
+			t.Errorf("run %s is %s, want committed", r.ID, r.Status)
+		}
+	}
+	if b.read("a.txt") != "x" || b.read("b.txt") != "x" {
+		t.Errorf("the approved writes are not both there")
 	}
 }

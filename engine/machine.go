@@ -478,8 +478,12 @@ func blockWord(k BlockKind) string {
 // is journaled.
 func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind BlockKind, reason string, runID int64, retryAt *time.Time) error {
 	// blockqueue.go: concurrent runs take turns holding the block
-	if queued, err := queuedBehind(ctx, tx, w, kind, runID); err != nil || queued {
+	queued, err := queuedBehind(ctx, tx, w, kind, runID)
+	if err != nil {
 		return err
+	}
+	if queued {
+		return nil
 	}
 	from := w.BlockKind
 	if kind == BlockNone && w.BlockKind != BlockNone {
