@@ -215,6 +215,8 @@ type wfState struct {
 	dirty   map[string]bool // consumers with new events since their last run
 	queued  map[string]bool // producers queued by "run now"
 	running bool            // a handler of this workflow executes now
+
+	hand hand // concurrent.go: runs of concurrent consumers under way
 }
 
 func (e *Engine) state(id int64) *wfState {
@@ -263,7 +265,7 @@ func (ws *wfState) setRunning(v bool) {
 func (ws *wfState) isRunning() bool {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	return ws.running
+	return ws.running || ws.hand.count() > 0
 }
 
 // poke wakes the workflow's scheduler goroutine without blocking.

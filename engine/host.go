@@ -130,6 +130,9 @@ type host struct {
 	publishes []string
 	subscribe []string
 	tr        *trace
+	// claims, for a concurrent consumer's prepare: events runs in hand
+	// chose, which peek does not offer again (concurrent.go)
+	claims *hand
 
 	inputs    []*storage.Input
 	inputKeys map[string]*storage.Input
@@ -265,9 +268,17 @@ func (h *host) Peek(ctx context.Context, topic string, limit int) ([]sandbox.Eve
 	if !slices.Contains(h.subscribe, topic) {
 		return nil, connectors.Errorf(connectors.Logic, "ctx.peek: topic %q is not in this consumer's subscribe %v", topic, h.subscribe)
 	}
-	evs, err := h.e.db.Read().Peek(ctx, h.wf.ID, topic, limit)
+	var skip map[int64]int64
+	if h.claims != nil {
+		skip = h.claims.claimed() // before the read: see claimed
+	}
+	evs, err := h.e.db.Read().Peek(ctx, h.wf.ID, topic, limit+len(skip))
 	if err != nil {
 		return nil, err
+	}
+	if len(skip) > 0 {
+		evs = slices.DeleteFunc(evs, func(ev *storage.Event) bool { _, ok := skip[ev.ID]; return ok })
+		evs = evs[:min(len(evs), limit)]
 	}
 	return scriptEvents(evs), nil
 }

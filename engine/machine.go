@@ -477,7 +477,23 @@ func blockWord(k BlockKind) string {
 // first is a conflict, never overwritten. A block that waits on the user
 // is journaled.
 func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind BlockKind, reason string, runID int64, retryAt *time.Time) error {
-	if err := checkBlockMove(w.BlockKind, kind); err != nil {
+	// blockqueue.go: concurrent runs take turns holding the block
+	queued, err := queuedBehind(ctx, tx, w, kind, runID)
+	if err != nil {
+		return err
+	}
+	if queued {
+		return nil
+	}
+	from := w.BlockKind
+	if kind == BlockNone && w.BlockKind != BlockNone {
+		var err error
+		if kind, reason, runID, retryAt, err = queuedBlock(ctx, tx, w); err != nil {
+			return err
+		}
+		from = BlockNone // lifted, then handed on
+	}
+	if err := checkBlockMove(from, kind); err != nil {
 		return fmt.Errorf("workflow %s: %w", w.Name, err)
 	}
 	to := storage.Block{Kind: kind, Reason: reason, RunID: runID, RetryAt: retryAt}

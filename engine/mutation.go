@@ -34,6 +34,11 @@ func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Work
 		}
 		return e.failRun(ctx, w, run, err, tr)
 	}
+	if e.blockedElsewhere(ctx, ws, w, run) {
+		// concurrent.go: it waits at its checkpoint for the block to lift
+		_, err := e.checkpoint(ctx, w, run, h, tr, false)
+		return err
+	}
 	now := e.now()
 	mut := &storage.Mutation{RunID: run.ID, WorkflowID: w.ID, Connector: call.Connector, Method: call.Method,
 		Params: params, Preview: preview(m, call.Params), UITitle: uiTitle(run.PrepareResult), CreatedAt: now, UpdatedAt: now}

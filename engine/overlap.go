@@ -31,7 +31,7 @@ type knownState struct{ state []byte }
 
 // startPrepare starts c's prepare phase with the handler's state given, or
 // read first when st is nil; its log lines go to tr.
-func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, st *knownState, tr *trace) *earlyPrepare {
+func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, st *knownState, tr *trace, claims *hand) *earlyPrepare {
 	p := &earlyPrepare{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
@@ -43,7 +43,7 @@ func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sand
 			}
 			st = &knownState{state}
 		}
-		h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr}
+		h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr, claims: claims}
 		p.out, p.err = sc.Run(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, st.state, nil, nil))
 	}()
 	return p

@@ -84,7 +84,7 @@ func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workfl
 	ws.clearDirty(c.Name)
 	run := e.newRun(w, c.Name, "consumer", trigger)
 	tr := e.newTrace()
-	p := e.startPrepare(ctx, w, sc, c, st, tr)
+	p := e.startPrepare(ctx, w, sc, c, st, tr, claimsOf(ws, c))
 	// Prepare takes longer than the record's commit: it gets this core now,
 	// and the commit the next one free, rather than prepare waiting for a
 	// core to wake and take it (tens of µs on a VM, every run).
@@ -99,7 +99,16 @@ func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workfl
 }
 
 func (e *Engine) preparePhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
-	return e.prepared(ctx, ws, w, sc, c, run, tr, e.startPrepare(ctx, w, sc, c, nil, tr))
+	return e.prepared(ctx, ws, w, sc, c, run, tr, e.startPrepare(ctx, w, sc, c, nil, tr, claimsOf(ws, c)))
+}
+
+// claimsOf is what a consumer's prepare must not take: the events of its
+// runs in hand, when it may have several.
+func claimsOf(ws *wfState, c sandbox.Consumer) *hand {
+	if c.Concurrency > 1 {
+		return &ws.hand
+	}
+	return nil
 }
 
 // prepared takes the outcome of prepare and goes on from it: fail, or
@@ -113,7 +122,11 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 	if err != nil {
 		return e.failRun(ctx, w, run, err, tr)
 	}
-	ids, err := e.resolveReservations(ctx, w, c, out.Prepare)
+	var claimed map[int64]int64
+	if h := claimsOf(ws, c); h != nil {
+		claimed = h.claimed() // before resolveReservations reads the events
+	}
+	ids, err := e.resolveReservations(ctx, w, c, out.Prepare, claimed)
 	if err != nil {
 		return e.failRun(ctx, w, run, err, tr)
 	}
@@ -124,6 +137,15 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 	if len(ids) > 0 && !parked {
 		// more may wait: a consumer that reserved something stays due
 		ws.markDirty(c.Name)
+		if c.Concurrency > 1 && !ws.hand.inHand(run.ID) {
+			// concurrent.go: the rest of the run goes on beside the next
+			e.handOff(ctx, ws, w, run, ids, func(ctx context.Context, w *storage.Workflow) error {
+				early := e.startMutate(ctx, w, sc, c, run)
+				defer early.wait()
+				return e.mutateEarly(ctx, ws, w, sc, c, run, tr, early, &held{ids: ids})
+			})
+			return nil
+		}
 		// overlap.go: mutate runs now, and the checkpoint is written with
 		// what follows it — the in_flight row when mutate calls a mutator
 		early := e.startMutate(ctx, w, sc, c, run)
@@ -170,8 +192,9 @@ func (e *Engine) notReservable(ctx context.Context, w *storage.Workflow, run *st
 
 // resolveReservations turns PrepareResult.reservations into event ids,
 // checking each against the workflow: subscribed topic, existing event,
-// pending and unreserved. A shortfall fails the run before any side effect.
-func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c sandbox.Consumer, pr *sandbox.PrepareResult) ([]int64, error) {
+// pending and unreserved, and not chosen by another run in hand (claimed,
+// read before the events). A shortfall fails the run before any side effect.
+func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c sandbox.Consumer, pr *sandbox.PrepareResult, claimed map[int64]int64) ([]int64, error) {
 	var ids []int64
 	seen := map[int64]bool{}
 	for _, r := range pr.Reservations {
@@ -195,6 +218,8 @@ func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c
 				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which is %s, not pending", r.Topic, mid, ev.Status)
 			case ev.ReservedBy != 0:
 				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which run %d already holds", r.Topic, mid, ev.ReservedBy)
+			case claimed[ev.ID] != 0:
+				return nil, connectors.Errorf(connectors.Logic, "prepare reserved %s/%s, which run %d already holds", r.Topic, mid, claimed[ev.ID])
 			}
 			if !seen[ev.ID] {
 				seen[ev.ID] = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -70,6 +71,8 @@ func (e *Engine) launch(id int64) {
 func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	// runs handed off (concurrent.go) finish or park before the loop returns
+	defer ws.hand.wait()
 	var errs []error
 	for {
 		did, next, err := e.step(ctx, ws)
@@ -84,14 +87,19 @@ func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 		if did {
 			continue
 		}
-		// nothing more to do now: what the last runs committed unsynced
-		// goes to the disk before the loop waits
-		if err := e.db.Sync(ctx); err != nil {
-			e.log.Error("sync failed", "workflow", ws.id, "err", err)
-			errs = append(errs, err)
-		}
-		if drain {
-			return errors.Join(errs...)
+		// runs in hand: the end of each wakes the loop, which may start
+		// another; nothing is idle yet
+		inHand := ws.hand.count() > 0
+		if !inHand {
+			// nothing more to do now: what the last runs committed unsynced
+			// goes to the disk before the loop waits
+			if err := e.db.Sync(ctx); err != nil {
+				e.log.Error("sync failed", "workflow", ws.id, "err", err)
+				errs = append(errs, err)
+			}
+			if drain {
+				return errors.Join(errs...)
+			}
 		}
 		if !timer.Stop() {
 			select {
@@ -99,7 +107,7 @@ func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 			default:
 			}
 		}
-		if next != nil {
+		if next != nil && !(drain && inHand) {
 			timer.Reset(max(next.Sub(e.now()), time.Millisecond))
 		}
 		select {
@@ -149,11 +157,21 @@ func (e *Engine) carryOn(ctx context.Context, ws *wfState) error {
 		ws.poke()
 		return nil
 	}
+	// several runs may be active (a concurrent consumer): each is carried
+	// on, those handed off are waited for; nothing new is started
+	defer ws.hand.wait()
 	for {
-		if _, err := e.db.Read().ActiveRun(ctx, ws.id); errors.Is(err, storage.ErrNotFound) {
-			return nil
-		} else if err != nil {
+		runs, err := e.db.Read().ActiveRunsOf(ctx, ws.id)
+		if err != nil {
 			return err
+		}
+		runs = slices.DeleteFunc(runs, func(r *storage.Run) bool { return ws.hand.inHand(r.ID) })
+		if len(runs) == 0 {
+			if ws.hand.count() == 0 {
+				return nil
+			}
+			ws.hand.wait()
+			continue
 		}
 		did, _, err := e.step(ctx, ws)
 		if err != nil || !did {
@@ -171,7 +189,8 @@ func (e *Engine) NextDue(ctx context.Context) (*time.Time, error) {
 	}
 	var best *time.Time
 	for _, w := range wfs {
-		_, next, err := e.due(ctx, e.db.Read(), e.state(w.ID), w)
+		ws := e.state(w.ID)
+		_, next, err := e.due(ctx, e.db.Read(), ws, w, ws.hand.now())
 		if err != nil {
 			return nil, err
 		}
@@ -214,12 +233,13 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 	var w *storage.Workflow
 	var wk *work
 	var next *time.Time
+	inHand := ws.hand.now() // before the snapshot: see hand.now
 	err := e.db.ReadTx(ctx, func(q storage.Q) error {
 		var err error
 		if w, err = q.WorkflowByID(ctx, ws.id); err != nil || w.Status != WorkflowActive {
 			return err
 		}
-		if wk, next, err = e.due(ctx, q, ws, w); err != nil || wk == nil || wk.kind != "consumer" {
+		if wk, next, err = e.due(ctx, q, ws, w, inHand); err != nil || wk == nil || wk.kind != "consumer" {
 			return err
 		}
 		state, err := q.HandlerState(ctx, w.ID, wk.handler)
@@ -243,15 +263,30 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 // due decides what, if anything, is due now (chapter 16 "Scheduler Logic"):
 // a run to continue first, then whatever ends a block, then consumers
 // (oldest pending event first), then producers.
-// Its reads go through q.
-func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.Workflow) (*work, *time.Time, error) {
+// Its reads go through q; inHand is the runs under way in goroutines of
+// their own (concurrent.go), taken before q's snapshot.
+func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.Workflow, inHand map[int64]bool) (*work, *time.Time, error) {
 	now := e.now()
-	run, err := q.ActiveRun(ctx, w.ID)
-	if err == nil {
-		return &work{kind: "continue", run: run}, nil, nil
-	}
-	if !errors.Is(err, storage.ErrNotFound) {
+	active, err := q.ActiveRunsOf(ctx, w.ID)
+	if err != nil {
 		return nil, nil, err
+	}
+	for _, run := range active {
+		if inHand[run.ID] {
+			continue // concurrent.go: under way in its own goroutine
+		}
+		if w.BlockKind != BlockNone && run.HandlerType == "consumer" {
+			// a concurrent consumer's run parked at its checkpoint while
+			// another run's block stands goes on when the block lifts
+			sc, err := e.scriptIn(ctx, q, w.ID, w.Version)
+			if err != nil {
+				return nil, nil, err
+			}
+			if concurrencyOf(sc, run.Handler) > 1 {
+				continue
+			}
+		}
+		return &work{kind: "continue", run: run}, nil, nil
 	}
 	switch w.BlockKind {
 	case "":
@@ -304,6 +339,9 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 	var pick *work
 	var pickOldest int64
 	for _, c := range sc.Workflow.Consumers {
+		if activeOf(active, c.Name) >= max(c.Concurrency, 1) {
+			continue // its runs under way end by waking the loop
+		}
 		s := byName[c.Name]
 		woke := s.WakeAt != nil && !s.WakeAt.After(now)
 		if !ws.isDirty(c.Name) && !woke {
@@ -347,6 +385,16 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *work) error {
 	switch wk.kind {
 	case "continue":
+		if run := wk.run; run.HandlerType == "consumer" && run.Phase != PhasePreparing {
+			sc, err := e.script(ctx, w.ID, run.ScriptVersion)
+			if err == nil && concurrencyOf(sc, run.Handler) > 1 {
+				// concurrent.go: it goes on beside the others
+				e.handOff(ctx, ws, w, run, nil, func(ctx context.Context, w *storage.Workflow) error {
+					return e.continueRun(ctx, ws, w, run)
+				})
+				return nil
+			}
+		}
 		return e.continueRun(ctx, ws, w, wk.run)
 	case "unblock":
 		if err := e.tUnblock(ctx, w, "retry", false); err != nil {

@@ -82,7 +82,14 @@ type Consumer struct {
 	Name      string
 	Subscribe []string
 	Publishes []string
+	// Concurrency is how many runs of the consumer may be under way at
+	// once, on disjoint reservations (DESIGN.md §15); 1 unless declared.
+	Concurrency int
 }
+
+// MaxConcurrency bounds a consumer's declared concurrency: every run holds
+// a worker and a share of the one writer.
+const MaxConcurrency = 64
 
 // Workflow is a workflow file's declaration, handlers in declaration order.
 type Workflow struct {

@@ -102,7 +102,7 @@ func TestLoad(t *testing.T) {
 			Name:      "email-to-sheets",
 			Topics:    []string{"email.received", "row.created"},
 			Producers: []Producer{{Name: "pollEmail", Publishes: []string{"email.received"}, Schedule: Schedule{Interval: 5 * time.Minute, Text: "5m"}}},
-			Consumers: []Consumer{{Name: "processEmail", Subscribe: []string{"email.received"}, Publishes: []string{"row.created"}}},
+			Consumers: []Consumer{{Name: "processEmail", Subscribe: []string{"email.received"}, Publishes: []string{"row.created"}, Concurrency: 1}},
 		}
 		if !reflect.DeepEqual(s.Workflow, want) {
 			t.Errorf("workflow = %+v\nwant %+v", s.Workflow, want)
@@ -264,6 +264,10 @@ func TestValidation(t *testing.T) {
 		{"a consumer that is not an object", `work: Keep.consumer({`, `work: 1, zzz: Keep.consumer({`, "work:", 1, `consumer "work" must be Keep.consumer`},
 		{"a call to a method no connector has", `ctx.files.list({`, `ctx.files.delete({`, "ctx.files.delete", 1, `connector "files" has no method "delete"`},
 		{"a call to a connector that does not exist", `ctx.files.list({`, `ctx.slack.history({`, "ctx.slack.history", 1, `there is no connector "slack"`},
+		{"a concurrency of zero", `subscribe: ["in"],`, `subscribe: ["in"], concurrency: 0,`, "concurrency:", 1, `concurrency of consumer "work" is 0; it must be a whole number from 1 to 64`},
+		{"a concurrency above the bound", `subscribe: ["in"],`, `subscribe: ["in"], concurrency: 65,`, "concurrency:", 1, `concurrency of consumer "work" is 65`},
+		{"a fractional concurrency", `subscribe: ["in"],`, `subscribe: ["in"], concurrency: 2.5,`, "concurrency:", 1, `concurrency of consumer "work" is 2.5`},
+		{"a concurrency that is a string", `subscribe: ["in"],`, `subscribe: ["in"], concurrency: "4",`, "concurrency:", 1, `concurrency of consumer "work" must be a whole number from 1 to 64`},
 		{"no default export", `export default Keep.workflow({`, `const unused = ({`, "", 0, "no `export default Keep.workflow"},
 	}
 	for _, tt := range tests {
@@ -309,6 +313,20 @@ func TestValidation(t *testing.T) {
 		for i, l := range lines {
 			if l != ve.Diagnostics[i].String() || !strings.HasPrefix(l, "base.js:") {
 				t.Errorf("line %d = %q", i, l)
+			}
+		}
+	})
+
+	t.Run("a consumer's concurrency is 1 unless declared", func(t *testing.T) {
+		t.Parallel()
+		for decl, want := range map[string]int{``: 1, ` concurrency: 4,`: 4, ` concurrency: 64,`: 64} {
+			src := strings.Replace(validBase, `subscribe: ["in"],`, `subscribe: ["in"],`+decl, 1)
+			s, err := Load("base.js", []byte(src), opts)
+			if err != nil {
+				t.Fatalf("%q: %v", decl, err)
+			}
+			if got := s.Workflow.Consumers[0].Concurrency; got != want {
+				t.Errorf("%q: concurrency = %d, want %d", decl, got, want)
 			}
 		}
 	})

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -170,6 +171,7 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 		checkTopics(cons.Subscribe, at, "subscribe", c.name, reader, "consumer")
 		cons.Publishes = v.topicList(obj, "publishes", "consumer", c.name, at, false)
 		checkTopics(cons.Publishes, at, "publishes", c.name, publisher, "publishing handler")
+		cons.Concurrency = v.concurrency(obj, c.name, at)
 		for _, phase := range []string{"prepare", "mutate", "next"} {
 			v.function(obj, phase, "consumer", c.name, at)
 		}
@@ -248,6 +250,26 @@ func (v *validator) function(obj *goja.Object, field, kind, name string, at int)
 	case !isFunction(val):
 		v.add(or(v.loc.key(at, field), at), "%s of %s %q must be a function", field, kind, name)
 	}
+}
+
+// concurrency reads a consumer's concurrency: absent is 1, else a whole
+// number from 1 to MaxConcurrency.
+func (v *validator) concurrency(obj *goja.Object, name string, at int) int {
+	val := obj.Get("concurrency")
+	if isAbsent(val) {
+		return 1
+	}
+	fieldAt := or(v.loc.key(at, "concurrency"), at)
+	if !isNumber(val) {
+		v.add(fieldAt, "concurrency of consumer %q must be a whole number from 1 to %d", name, MaxConcurrency)
+		return 1
+	}
+	f := val.ToFloat()
+	if f != math.Trunc(f) || f < 1 || f > MaxConcurrency {
+		v.add(fieldAt, "concurrency of consumer %q is %s; it must be a whole number from 1 to %d", name, val.String(), MaxConcurrency)
+		return 1
+	}
+	return int(f)
 }
 
 // schedule checks { interval: "5m" } or { cron: "0 9 * * *" }.

@@ -87,9 +87,18 @@ func (q Q) RunByID(ctx context.Context, id int64) (*Run, error) {
 	return scanRun(q.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
 }
 
-// ActiveRun returns the workflow's active run, or ErrNotFound.
+// ActiveRun returns the workflow's active run — its oldest, when a
+// concurrent consumer holds several — or ErrNotFound.
 func (q Q) ActiveRun(ctx context.Context, workflowID int64) (*Run, error) {
-	return scanRun(q.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE workflow_id = ? AND status = 'active'`, workflowID))
+	return scanRun(q.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs INDEXED BY runs_active
+		WHERE workflow_id = ? AND status = 'active' ORDER BY id LIMIT 1`, workflowID))
+}
+
+// ActiveRunsOf returns every active run of a workflow, oldest first: one,
+// or up to a concurrent consumer's N each.
+func (q Q) ActiveRunsOf(ctx context.Context, workflowID int64) ([]*Run, error) {
+	return q.runs(ctx, `SELECT `+runCols+` FROM runs INDEXED BY runs_active
+		WHERE workflow_id = ? AND status = 'active' ORDER BY id`, workflowID)
 }
 
 // ActiveRuns returns every active run of every workflow (restart recovery).

@@ -42,6 +42,7 @@ export default Keep.workflow({
   consumers: {
     post: Keep.consumer({
       subscribe: ["file"],
+      concurrency: 8,
       async prepare(ctx) {
         const [e] = await ctx.peek("file", { limit: 1 });
         if (!e) return { reservations: [], data: {} };

@@ -169,9 +169,10 @@ func (s *crashSink) appliedCount() int {
 }
 
 // crashWorkflow reads the sink's feed every second, registers and publishes
-// each item; its consumer posts one item per run, with a reconcile URL.
-func crashWorkflow(url string) string {
-	return strings.ReplaceAll(`
+// each item; its consumer posts one item per run, with a reconcile URL,
+// up to concurrency runs at once.
+func crashWorkflow(url string, concurrency int) string {
+	return strings.NewReplacer("SINKURL", url, "CONCURRENCY", strconv.Itoa(concurrency)).Replace(`
 const SINK = "SINKURL";
 
 export default Keep.workflow({
@@ -194,6 +195,7 @@ export default Keep.workflow({
   consumers: {
     push: Keep.consumer({
       subscribe: ["item"],
+      concurrency: CONCURRENCY,
       async prepare(ctx) {
         await ctx.http.get({ url: SINK + "/pause" });
         const [e] = await ctx.peek("item", { limit: 1 });
@@ -221,7 +223,7 @@ export default Keep.workflow({
     }),
   },
 });
-`, "SINKURL", url)
+`)
 }
 
 // daemonProc is one keep --daemon process in a process group of its own.
@@ -308,6 +310,8 @@ func awaitSocket(t testing.TB, e *env, d *daemonProc, within time.Duration) {
 // mutation was reconciled or waits in Attention, and the file is sound.
 //
 // go test kills it 25 times; KEEP_CRASH_KILLS=200 is the long mode.
+// KEEP_CRASH_CONCURRENCY=N has the consumer declare concurrency: N
+// (default 1), so that kills land among several runs under way at once.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a real daemon for about a minute")
@@ -319,6 +323,14 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatalf("KEEP_CRASH_KILLS=%q: want a positive number", s)
 		}
 		targetKills = v
+	}
+	concurrency := 1
+	if s := os.Getenv("KEEP_CRASH_CONCURRENCY"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 || v > 64 {
+			t.Fatalf("KEEP_CRASH_CONCURRENCY=%q: want a number from 1 to 64", s)
+		}
+		concurrency = v
 	}
 	crashItems = max(200, 3*targetKills)
 	seed := time.Now().UnixNano()
@@ -348,7 +360,7 @@ crash_limit = 0
 [connectors.files]
 roots = [%q]
 `, e.root))
-	wf := e.file(e.dir, "crash.js", crashWorkflow(sink.srv.URL))
+	wf := e.file(e.dir, "crash.js", crashWorkflow(sink.srv.URL, concurrency))
 	e.ok("deploy", wf)
 
 	// Kill the daemon at random points, targetKills times.

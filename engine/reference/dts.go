@@ -137,6 +137,10 @@ func (r Ref) DTS() string {
   interface Consumer {
     subscribe: string[];
     publishes?: string[];
+    /** Runs under way at once, each on its own reservations, a whole number
+     * from 1 to 64 (default 1). Order across them is not promised, and each
+     * reads the state as the last run to commit left it. */
+    concurrency?: number;
     prepare(ctx: PrepareCtx, state: any): Prepared | Promise<Prepared>;
     mutate(ctx: MutateCtx, prepared: Prepared): any;
     next(ctx: NextCtx, prepared: Prepared, mutationResult: MutationResult): any;

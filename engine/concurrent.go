@@ -1,0 +1,145 @@
+package engine
+
+// A consumer that declares concurrency: N (DESIGN.md §15) has up to N runs
+// under way at once. Its prepares still run one at a time, in the
+// workflow's scheduler step: each reads the queue as the runs before it
+// left it, and the events it chose are claimed (in memory, then by its
+// checkpoint) before the next one peeks, so reservations are disjoint.
+// From mutate on, each run is handed to a goroutine of its own, with its
+// own ledger rows; the step goes on to the next. The database still holds
+// no more than N active runs of the consumer: due counts them.
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"keep/sandbox"
+	"keep/storage"
+)
+
+// hand is what a workflow's concurrent consumers have under way.
+type hand struct {
+	mu     sync.Mutex
+	runs   map[int64]bool  // runs handed off, not yet returned
+	claims map[int64]int64 // event id → the run in hand whose prepare chose it
+	wg     sync.WaitGroup
+}
+
+func (h *hand) inHand(runID int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.runs[runID]
+}
+
+// now is the runs in hand. Taken before the database is read, it is never
+// behind it: a run leaves the hand only once its last write has committed,
+// so a run read as active and not in it is not under way.
+func (h *hand) now() map[int64]bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.runs) == 0 {
+		return nil
+	}
+	out := make(map[int64]bool, len(h.runs))
+	for k := range h.runs {
+		out[k] = true
+	}
+	return out
+}
+
+func (h *hand) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.runs)
+}
+
+// claimed is a copy of the claims. Taken before the database is read, it
+// is never behind it: a run drops its claims only once what it did to its
+// events (consumed, released, reserved) has committed.
+func (h *hand) claimed() map[int64]int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.claims) == 0 {
+		return nil
+	}
+	out := make(map[int64]int64, len(h.claims))
+	for k, v := range h.claims {
+		out[k] = v
+	}
+	return out
+}
+
+func (h *hand) take(runID int64, events []int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.runs == nil {
+		h.runs, h.claims = map[int64]bool{}, map[int64]int64{}
+	}
+	h.runs[runID] = true
+	for _, id := range events {
+		h.claims[id] = runID
+	}
+	h.wg.Add(1)
+}
+
+func (h *hand) drop(runID int64) {
+	h.mu.Lock()
+	delete(h.runs, runID)
+	for id, r := range h.claims {
+		if r == runID {
+			delete(h.claims, id)
+		}
+	}
+	h.mu.Unlock()
+	h.wg.Done()
+}
+
+// wait blocks until every run handed off has returned.
+func (h *hand) wait() { h.wg.Wait() }
+
+// concurrencyOf is the declared concurrency of a consumer of sc; 1 for
+// anything else (a producer, a handler the version lacks).
+func concurrencyOf(sc *sandbox.Script, handler string) int {
+	for _, c := range sc.Workflow.Consumers {
+		if c.Name == handler {
+			return max(c.Concurrency, 1)
+		}
+	}
+	return 1
+}
+
+// handOff goes on with run in a goroutine of its own, events claimed for
+// it, and returns at once. The run works on its own copy of the workflow
+// row (transitions reread it). Its end wakes the scheduler, which may then
+// start another; an error of keep's blocks the workflow, as a step's does.
+func (e *Engine) handOff(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run, events []int64,
+	fn func(ctx context.Context, w *storage.Workflow) error) {
+	own := *w
+	ws.hand.take(run.ID, events)
+	go func() {
+		defer ws.poke()
+		defer ws.hand.drop(run.ID)
+		if err := fn(ctx, &own); err != nil && ctx.Err() == nil {
+			e.log.Error("concurrent run failed", "workflow", ws.id, "run", run.ID, "err", err)
+			e.internalBlock(ctx, ws.id, err)
+		}
+	}()
+}
+
+// blockedElsewhere: a run in hand is about to make its call, or ask for
+// approval, while the workflow waits on a block (another run's approval,
+// a check, a failure). It makes no new call then: it waits at its
+// checkpoint, and goes on when the block is lifted.
+func (e *Engine) blockedElsewhere(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run) bool {
+	if !ws.hand.inHand(run.ID) {
+		return false
+	}
+	cur, err := e.db.Read().WorkflowByID(ctx, w.ID)
+	return err == nil && cur.BlockKind != BlockNone
+}
+
+// activeOf counts the active runs of a handler.
+func activeOf(runs []*storage.Run, handler string) int {
+	return len(slices.DeleteFunc(slices.Clone(runs), func(r *storage.Run) bool { return r.Handler != handler }))
+}
