@@ -272,7 +272,7 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 		// recovered (crashed, then retried) on the next start
 		return nil
 	}
-	run.Status = cl.runStatus()
+	run.Status = cl.RunStatus()
 	run.Error = describe(cause)
 	tr.note(string(run.Phase), "failed ("+string(cl)+"): "+run.Error)
 	if err := e.tFail(ctx, w, run, cl, tr); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -156,7 +157,7 @@ func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Ru
 				return err
 			}
 		}
-		kind, reason := cl.blockKind(), run.Handler+": "+run.Error
+		kind, reason := cl.BlockKind(), run.Handler+": "+run.Error
 		var retryAt *time.Time
 		if cl == classTransient {
 			w.TransientFailures++
@@ -181,34 +182,14 @@ func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Ru
 }
 
 // blockingMutation is the status of the mutation the blocking run carries
-// ("" when it carries none): the facts a block's meaning is derived from.
+// (ledger.BlockingMutation).
 func blockingMutation(ctx context.Context, q storage.Q, w *storage.Workflow) (MutationStatus, error) {
-	if w.BlockRunID == 0 {
-		return "", nil
-	}
-	run, err := q.RunByID(ctx, w.BlockRunID)
-	if err != nil || run.MutationID == 0 {
-		return "", err
-	}
-	m, err := q.MutationByID(ctx, run.MutationID)
-	if err != nil {
-		return "", err
-	}
-	return m.Status, nil
+	return ledger.BlockingMutation(ctx, q, w)
 }
 
-// needsUser: the block waits on a person, not on a timer of ours. An
-// uncertain mutation is the reconciler's until it gives up (indeterminate).
+// needsUser: the block waits on a person (ledger.NeedsUser).
 func needsUser(w *storage.Workflow, mutation MutationStatus) bool {
-	switch w.BlockKind {
-	case BlockNone:
-		return false
-	case BlockTransient:
-		return w.RetryAt == nil
-	case BlockReconciliation:
-		return mutation == MutationIndeterminate
-	}
-	return true
+	return ledger.NeedsUser(w, mutation)
 }
 
 // userClearable: resume or retry may lift the block. Pending approvals and
@@ -261,12 +242,7 @@ func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *s
 	})
 }
 
-func titleOr(m *storage.Mutation) string {
-	if m.UITitle != "" {
-		return m.UITitle
-	}
-	return m.Connector + "." + m.Method + " " + m.Preview
-}
+func titleOr(m *storage.Mutation) string { return ledger.Title(m) }
 
 // tInFlight writes the ledger row durably before the external call. A new
 // mutation is inserted; an approved one moves on from awaiting_approval.
@@ -375,11 +351,11 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 		default: // logic, auth, permission: a definite refusal, nothing done
 			ev, mut.Error, mut.NextAttemptAt = MFailed, callErr.Error(), nil
 			cl := classify(callErr)
-			run.Status, run.Error = cl.runStatus(), fmt.Sprintf("%s.%s refused: %s", mut.Connector, mut.Method, callErr)
+			run.Status, run.Error = cl.RunStatus(), fmt.Sprintf("%s.%s refused: %s", mut.Connector, mut.Method, callErr)
 			if _, err := tx.Release(ctx, run.ID, now); err != nil {
 				return err
 			}
-			if err := e.setBlock(ctx, tx, w, cl.blockKind(), run.Handler+": "+run.Error, run.ID, nil); err != nil {
+			if err := e.setBlock(ctx, tx, w, cl.BlockKind(), run.Handler+": "+run.Error, run.ID, nil); err != nil {
 				return err
 			}
 			if err := e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "mutation": mut.ID, "error": run.Error, "class": string(cl)}); err != nil {
@@ -571,7 +547,7 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 		if string(run.MutationResult) == string(resultSkipped) {
 			status = EventSkipped
 		}
-		if err := tx.Consume(ctx, run.ID, status, now); err != nil {
+		if err := e.led.ConsumeEvents(ctx, tx, run.ID, status, now); err != nil {
 			return err
 		}
 		if out.StateReturned {

@@ -165,7 +165,7 @@ func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error)
 				}
 				return refusedf("event %d is %s; only pending, unreserved events can be skipped", id, what)
 			}
-			if err := tx.SkipEvent(ctx, id, e.now()); err != nil {
+			if err := e.led.SkipPendingEvent(ctx, tx, id, e.now()); err != nil {
 				return err
 			}
 			w, err := tx.WorkflowByID(ctx, ev.WorkflowID)
@@ -243,7 +243,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 			}
 		}
 		// only now is every run to keep known: their events are not skipped
-		if err := tx.SkipEventsOfInput(ctx, in.ID, keep, now); err != nil {
+		if err := e.led.SkipInputEvents(ctx, tx, in.ID, keep, now); err != nil {
 			return err
 		}
 		if err := tx.MarkInputSkipped(ctx, in.ID, now); err != nil {
