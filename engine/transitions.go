@@ -7,7 +7,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -274,9 +273,9 @@ func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storag
 	})
 }
 
-// tMutationOutcome records what the call did (DESIGN.md §6 outcome map).
+// tMutationOutcome records what the call did: its row of the outcome map
+// (ledger.RecordOutcome, DESIGN.md §6).
 func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, callErr error, tr *trace) error {
-	now := e.now()
 	cls := connectors.ClassOf(callErr)
 	// An applied call the run goes straight on from need not wait for the
 	// disk: a power cut that takes it leaves the durable in_flight row,
@@ -287,6 +286,7 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 	if cls == "" && !e.parked(ctx, w) {
 		write = e.db.WriteUnsynced
 	}
+	var d ledger.Decision
 	err := write(ctx, func(tx *storage.Tx) error {
 		if cls != "" {
 			// a block follows: moved from what the row holds now (an
@@ -295,93 +295,24 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 				return err
 			}
 		}
-		var ev MutationEvent
-		switch cls {
-		case "": // applied
-			ev, mut.Error, mut.NextAttemptAt = MApplied, "", nil
-			mut.Result = mustJSON(res)
-			run.Phase, run.Status = PhaseMutated, RunActive
-			run.MutationResult = appliedResult(mut.Result)
-		case connectors.Uncertain, connectors.Internal:
-			// it may have reached the other side: never "failed"
-			// the first check waits one back-off step: a service may need a
-			// moment before what it did becomes visible (mail filed late)
-			ev, mut.Error = MUncertain, callErr.Error()
-			first := now.Add(e.backoff(1))
-			mut.NextAttemptAt = &first
-			run.Status = RunPausedReconciliation
-			if err := e.setBlock(ctx, tx, w, BlockReconciliation, "checking whether "+titleOr(mut)+" happened", run.ID, nil); err != nil {
-				return err
-			}
-			if err := e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": mut.ID, "error": mut.Error}); err != nil {
-				return err
-			}
-		case connectors.Transient:
-			mut.Error = callErr.Error()
-			var ce *connectors.Error
-			errors.As(callErr, &ce)
-			// the service said "not now" (429, 503), or the call never
-			// reached it (a refused connection: nothing done): the host sends
-			// the same call, with the same key, after a back-off — a retry,
-			// not a failure, until the limit. The row stays
-			// in_flight with its next attempt set — known not sent, so a
-			// restart meanwhile resends it rather than reconciling it.
-			if mut.Attempts > e.pol.TransientRetries {
-				ev, mut.NextAttemptAt = MFailed, nil
-				mut.Error = fmt.Sprintf("gave up after %d attempts: %s", mut.Attempts, mut.Error)
-				run.Status, run.Error = RunPausedTransient, mut.Error
-				if _, err := tx.Release(ctx, run.ID, now); err != nil {
-					return err
-				}
-				if err := e.setBlock(ctx, tx, w, BlockTransient, run.Handler+": "+mut.Error, run.ID, nil); err != nil {
-					return err
-				}
-				break
-			}
-			delay := e.backoff(mut.Attempts)
-			if ce != nil && ce.RetryAfter > delay {
-				delay = ce.RetryAfter
-			}
-			t := now.Add(delay)
-			ev, mut.NextAttemptAt = MRetryLater, &t
-			run.Status, run.Error = RunPausedTransient, mut.Error
-			if err := e.setBlock(ctx, tx, w, BlockTransient, "will send "+titleOr(mut)+" again: "+mut.Error, run.ID, &t); err != nil {
-				return err
-			}
-		default: // logic, auth, permission: a definite refusal, nothing done
-			ev, mut.Error, mut.NextAttemptAt = MFailed, callErr.Error(), nil
-			cl := classify(callErr)
-			run.Status, run.Error = cl.RunStatus(), fmt.Sprintf("%s.%s refused: %s", mut.Connector, mut.Method, callErr)
-			if _, err := tx.Release(ctx, run.ID, now); err != nil {
-				return err
-			}
-			if err := e.setBlock(ctx, tx, w, cl.BlockKind(), run.Handler+": "+run.Error, run.ID, nil); err != nil {
-				return err
-			}
-			if err := e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "mutation": mut.ID, "error": run.Error, "class": string(cl)}); err != nil {
-				return err
-			}
-		}
-		if err := e.moveMutation(ctx, tx, w, mut, ev, "host"); err != nil {
+		var err error
+		d, err = e.led.RecordOutcome(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res), Err: callErr},
+			ledger.Retry{Limit: e.pol.TransientRetries, FirstCheck: e.backoff(1), Resend: e.backoff(mut.Attempts)})
+		if err != nil {
 			return err
 		}
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
+		if err := e.act(tx, w, d); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
 	})
-	if err == nil && cls == connectors.Logic && run.Status == RunFailedLogic {
+	if err == nil && d.Repair {
 		e.maybeRepair(ctx, w, run)
 	}
 	return err
 }
 
-func appliedResult(result json.RawMessage) json.RawMessage {
-	if len(result) == 0 {
-		result = json.RawMessage("null")
-	}
-	return json.RawMessage(`{"status":"applied","result":` + string(result) + `}`)
-}
+func appliedResult(result json.RawMessage) json.RawMessage { return ledger.AppliedResult(result) }
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

@@ -77,12 +77,26 @@ type Entry struct {
 
 // Decision is what the engine does about a move: announce Notes once the
 // transaction commits (never a move rolled back), journal Entries in it,
-// and remember Status as the workflow's status once committed (when set).
+// remember Status as the workflow's status once committed (when set), and
+// ask for a repair.
 type Decision struct {
 	Notes    []Note
 	Journal  []Entry
 	Status   storage.WorkflowStatus
 	StatusOf int64 // the workflow Status belongs to
+	// Repair: once committed, the repairer is asked for a fix of the
+	// run's logic failure.
+	Repair bool
+}
+
+// add appends o's notes and entries to d's, in the order they were made.
+func (d *Decision) add(o Decision) {
+	d.Notes = append(d.Notes, o.Notes...)
+	d.Journal = append(d.Journal, o.Journal...)
+	if o.Status != "" {
+		d.Status, d.StatusOf = o.Status, o.StatusOf
+	}
+	d.Repair = d.Repair || o.Repair
 }
 
 func (d *Decision) note(kind, workflow, text string) {
