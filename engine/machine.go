@@ -8,6 +8,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"keep/engine/ledger"
@@ -124,6 +125,9 @@ const (
 // status remembered once committed. w is the workflow moved (nil only for
 // a decision with nothing to journal).
 func (e *Engine) act(tx *storage.Tx, w *storage.Workflow, d ledger.Decision) error {
+	if w == nil && len(d.Journal) > 0 {
+		return fmt.Errorf("%d entries to journal: their workflow is needed", len(d.Journal))
+	}
 	if d.Status != "" {
 		id, to := d.StatusOf, d.Status
 		tx.AfterCommit(func() { e.statuses.Store(id, to) })

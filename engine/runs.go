@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
 )
 
 var (
 	resultNone    = json.RawMessage(`{"status":"none"}`)
-	resultSkipped = json.RawMessage(`{"status":"skipped"}`)
+	resultSkipped = ledger.ResultSkipped
 )
 
 func (e *Engine) invocation(handler string, phase sandbox.Phase, h *host, state, prepared, mres json.RawMessage) sandbox.Invocation {

@@ -138,46 +138,28 @@ func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
 	})
 }
 
-// tFail records a failed run and disposes of its events (DESIGN.md §7.2):
-// after the mutation (applied or skipped) they stay reserved for a retry at
-// emitting; before it, they are released for a fresh prepare. Runs with an
-// unresolved mutation never come here: they are paused, not failed.
+// tFail records a failed run and disposes of its events (ledger.Fail).
+// Runs with an unresolved mutation never come here: they are paused, not
+// failed.
 func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Run, cl class, tr *trace) error {
-	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		if err := reread(ctx, tx, w); err != nil {
 			return err
 		}
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
-			return err
-		}
-		if !pastMutation(run) {
-			if _, err := tx.Release(ctx, run.ID, now); err != nil {
-				return err
-			}
-		}
-		kind, reason := cl.BlockKind(), run.Handler+": "+run.Error
-		var retryAt *time.Time
-		if cl == classTransient {
-			w.TransientFailures++
-			if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
-				return err
-			}
-			if w.TransientFailures <= e.pol.TransientRetries {
-				t := now.Add(e.backoff(w.TransientFailures))
-				retryAt = &t
-			} else {
-				reason = fmt.Sprintf("gave up after %d attempts: %s", w.TransientFailures, reason)
-			}
-		}
-		if err := e.setBlock(ctx, tx, w, kind, reason, run.ID, retryAt); err != nil {
+		d, err := e.led.Fail(ctx, tx, w, run, cl, e.retry(w.TransientFailures+1))
+		if err != nil {
 			return err
 		}
 		if err := tx.AddTrace(ctx, tr.take(run.ID)); err != nil {
 			return err
 		}
-		return e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "handler": run.Handler, "error": run.Error, "class": string(cl)})
+		return e.act(tx, w, d)
 	})
+}
+
+// retry is the policy's retry limit and the back-off before attempt n.
+func (e *Engine) retry(n int) ledger.Retry {
+	return ledger.Retry{Limit: e.pol.TransientRetries, FirstCheck: e.backoff(1), Resend: e.backoff(n)}
 }
 
 // blockingMutation is the status of the mutation the blocking run carries
@@ -207,11 +189,8 @@ func userClearable(w *storage.Workflow, mutation MutationStatus) bool {
 	return false
 }
 
-// pastMutation: the run's phase says its mutation was applied or skipped
-// (chapter 16: phase >= mutated).
-func pastMutation(run *storage.Run) bool {
-	return run.Phase.Rank() >= PhaseMutated.Rank()
-}
+// pastMutation: the run's mutation was applied or skipped (ledger.PastMutation).
+func pastMutation(run *storage.Run) bool { return ledger.PastMutation(run) }
 
 func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string, tr *trace) error {
 	now := e.now()
@@ -365,9 +344,9 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 }
 
 // settle resolves an open mutation (by the reconciler or the user) and
-// moves the run that carries it on: applied or skipped → the run resumes at
-// next; failed → its events are released and a fresh run prepares again.
+// moves the run that carries it on (ledger.Settle).
 func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, ev MutationEvent, by string, result json.RawMessage, why string) error {
+	var d ledger.Decision
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
 		if err := reread(ctx, tx, w); err != nil {
 			return err
@@ -376,10 +355,11 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 		if err != nil {
 			return err
 		}
-		return e.settleTx(ctx, tx, w, mut, run, ev, by, result, why)
+		d, err = e.settleTx(ctx, tx, w, mut, run, ev, by, result, why)
+		return err
 	})
 	if err == nil {
-		if mut.Status == MutationFailed {
+		if d.MarkConsumers {
 			e.markAllConsumers(ctx, ws, w)
 		}
 		ws.poke()
@@ -388,56 +368,15 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 }
 
 // ev is MApplied, MFailed or MSkip; w was read in tx.
-func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string) error {
-	now := e.now()
+func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string) (ledger.Decision, error) {
 	if err := e.cancelReminder(tx, mut); err != nil {
-		return err
+		return ledger.Decision{}, err
 	}
-	mut.NextAttemptAt = nil
-	if why != "" {
-		mut.Error = why
+	d, err := e.led.Settle(ctx, tx, w, mut, run, ev, by, result, why, e.retry(w.TransientFailures+1))
+	if err != nil {
+		return d, err
 	}
-	if ev == MApplied {
-		// the outcome, not the error of the call that left it uncertain
-		// (the trace keeps that)
-		mut.Result, mut.Error = result, ""
-	}
-	if err := e.moveMutation(ctx, tx, w, mut, ev, by); err != nil {
-		return err
-	}
-	switch mut.Status {
-	case MutationApplied:
-		run.Phase, run.Status, run.MutationResult = PhaseMutated, RunActive, appliedResult(result)
-	case MutationSkipped:
-		run.Phase, run.Status, run.MutationResult = PhaseMutated, RunActive, resultSkipped
-	case MutationFailed:
-		run.ClosedAt = &now
-		ended(run)
-		if run.Error == "" {
-			run.Error = "the mutation did not happen: " + why
-		}
-		if _, err := tx.Release(ctx, run.ID, now); err != nil {
-			return err
-		}
-	}
-	if err := e.moveRun(ctx, tx, w, run, by+":"+string(ev)); err != nil {
-		return err
-	}
-	if mut.Status == MutationFailed && by == "reconciler" {
-		// the call failed on the way (a reset, a 5xx): the fresh attempt
-		// waits a back-off and counts toward the transient limit, so a
-		// service that always fails cannot make us spin
-		w.TransientFailures++
-		if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
-			return err
-		}
-		if w.TransientFailures > e.pol.TransientRetries {
-			return e.setBlock(ctx, tx, w, BlockTransient, fmt.Sprintf("gave up after %d attempts: %s did not go through", w.TransientFailures, titleOr(mut)), run.ID, nil)
-		}
-		t := now.Add(e.backoff(w.TransientFailures))
-		return e.setBlock(ctx, tx, w, BlockTransient, titleOr(mut)+" did not go through; trying again later", run.ID, &t)
-	}
-	return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
+	return d, e.act(tx, w, d)
 }
 
 func paramsOf(m *storage.Mutation) map[string]any {
@@ -509,27 +448,14 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 	})
 }
 
-// tRetryForward starts the retry of a run that failed after its mutation:
-// a new run at emitting with the prepare and mutation results copied, the
-// old run's events taken over (chapter 16 phase reset).
+// tRetryForward starts the retry of a run that failed after its mutation
+// (ledger.RetryForward).
 func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage.Run, trigger, by string) (*storage.Run, error) {
-	now := e.now()
-	// the retry runs the workflow's current script: after a repair, the fix
-	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
+	r, d, err := e.led.RetryForward(ctx, tx, old, trigger, by)
 	if err != nil {
 		return nil, err
 	}
-	old.ClosedAt, old.UpdatedAt = &now, now
-	if err := e.moveRun(ctx, tx, w, old, by); err != nil {
-		return nil, err
-	}
-	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
-		RetryOf: old.ID, MutationID: old.MutationID, Trigger: trigger, Phase: PhaseEmitting, Status: RunActive,
-		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if err := e.moveRun(ctx, tx, w, r, by); err != nil {
-		return nil, err
-	}
-	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
+	return r, e.act(tx, nil, d)
 }
 
 // tUnblock lifts a block whose cause is over (a back-off that ran out, the
@@ -544,41 +470,13 @@ func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger stri
 	})
 }
 
-// unblockTx is tUnblock inside tx, w read in it.
+// unblockTx is tUnblock inside tx, w read in it (ledger.Unblock).
 func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) error {
-	by := byScheduler + ":" + trigger // a back-off ran out, a repair
-	if resetCounters {
-		by = "user:" + trigger // the user's retry, resume or sign-in
+	d, err := e.led.Unblock(ctx, tx, w, trigger, resetCounters)
+	if err != nil {
+		return err
 	}
-	{
-		if w.BlockRunID != 0 {
-			run, err := tx.RunByID(ctx, w.BlockRunID)
-			if err != nil {
-				return err
-			}
-			if run.ClosedAt == nil && run.Status != RunActive {
-				if pastMutation(run) && run.HandlerType == "consumer" {
-					if _, err := e.tRetryForward(ctx, tx, run, trigger, by); err != nil {
-						return err
-					}
-				} else {
-					now := e.now()
-					run.ClosedAt, run.UpdatedAt = &now, now
-					ended(run)
-					if err := e.moveRun(ctx, tx, w, run, by); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		if resetCounters {
-			w.TransientFailures, w.Repairs = 0, 0
-			if err := tx.SetCounters(ctx, w.ID, 0, 0); err != nil {
-				return err
-			}
-		}
-		return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
-	}
+	return e.act(tx, w, d)
 }
 
 // tRepaired stores an accepted repair as the workflow's new minor version

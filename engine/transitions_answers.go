@@ -124,7 +124,8 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 			}
 			return e.setBlock(ctx, tx, w, BlockReconciliation, "checking again whether "+titleOr(m)+" happened", run.ID, nil)
 		case Happened:
-			return e.settleTx(ctx, tx, w, m, run, MApplied, "user", nil, "")
+			_, err := e.settleTx(ctx, tx, w, m, run, MApplied, "user", nil, "")
+			return err
 		case NotHappened:
 			// the same row, sent again under the same idempotency key: a
 			// receiver that did get it after all drops the copy. The
@@ -140,7 +141,8 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 			}
 			return e.setBlock(ctx, tx, w, BlockReconciliation, "sending "+titleOr(m)+" again", run.ID, nil)
 		default:
-			return e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "skipped by the user")
+			_, err := e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "skipped by the user")
+			return err
 		}
 	})
 	return w, err

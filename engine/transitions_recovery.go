@@ -58,40 +58,19 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 }
 
 // recoveryRun creates the run that takes over a crashed run's mutation and
-// events (its retry_of points to the crashed run).
+// events (ledger.RecoveryRun).
 func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.Run, status RunStatus) (*storage.Run, error) {
-	now := e.now()
-	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
-	if err != nil {
-		return nil, err
-	}
-	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
-		RetryOf: old.ID, MutationID: old.MutationID, Trigger: "recovery", Phase: old.Phase, Status: status,
-		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if err := e.moveRun(ctx, tx, w, r, byRecovery); err != nil {
-		return nil, err
-	}
-	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
+	return e.led.RecoveryRun(ctx, tx, old, status)
 }
 
-// uncertainTx hands a mutation that may have happened to the reconciler.
+// uncertainTx hands a mutation that may have happened to the reconciler
+// (ledger.Uncertain).
 func (e *Engine) uncertainTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-	// the first check is due at once: the stop already gave the service
-	// its moment; back-off applies from the second check
-	now := e.now()
-	m.NextAttemptAt = &now
-	m.Error = "keep stopped while the call was in flight"
-	ev := MUncertain
-	if m.Status == MutationNeedsReconcile {
-		ev = MCheckLater
-	}
-	if err := e.moveMutation(ctx, tx, w, m, ev, "host"); err != nil {
+	d, err := e.led.Uncertain(ctx, tx, w, m, run)
+	if err != nil {
 		return err
 	}
-	if err := e.setBlock(ctx, tx, w, BlockReconciliation, "checking whether "+titleOr(m)+" happened", run.ID, nil); err != nil {
-		return err
-	}
-	return e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": m.ID, "error": m.Error})
+	return e.act(tx, w, d)
 }
 
 // crashLoopTx blocks a workflow whose handler was found running at start

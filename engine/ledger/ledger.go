@@ -87,6 +87,9 @@ type Decision struct {
 	// Repair: once committed, the repairer is asked for a fix of the
 	// run's logic failure.
 	Repair bool
+	// MarkConsumers: once committed, every consumer of the workflow is
+	// marked to run (a run ended, its events back in the queue).
+	MarkConsumers bool
 }
 
 // add appends o's notes and entries to d's, in the order they were made.
@@ -97,6 +100,7 @@ func (d *Decision) add(o Decision) {
 		d.Status, d.StatusOf = o.Status, o.StatusOf
 	}
 	d.Repair = d.Repair || o.Repair
+	d.MarkConsumers = d.MarkConsumers || o.MarkConsumers
 }
 
 func (d *Decision) note(kind, workflow, text string) {

@@ -110,46 +110,12 @@ func TestRecordOutcome(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/spent=%v", orNew(string(key.Class)), key.Spent), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db, err := storage.Open(ctx, storage.Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
-			if err != nil {
-				t.Fatal(err)
+			attempts := 1
+			if key.Spent {
+				attempts = 4
 			}
-			t.Cleanup(func() { db.Close() })
-			now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-			l := New(Opts{Now: func() time.Time { return now }, KeyPrefix: "keep-test"})
-			w := &storage.Workflow{Name: "w"}
-			run := &storage.Run{Handler: "c", HandlerType: "consumer", ScriptVersion: 1, Trigger: "event",
-				Phase: storage.PhaseMutating, Status: storage.RunActive, CreatedAt: now}
-			mut := &storage.Mutation{Connector: "http", Method: "post", Params: json.RawMessage(`{}`), CreatedAt: now}
-			var evID int64
-			must(t, db.Write(ctx, func(tx *storage.Tx) error {
-				if _, err := l.MoveWorkflow(ctx, tx, w, WDeploy); err != nil {
-					return err
-				}
-				run.WorkflowID, mut.WorkflowID = w.ID, w.ID
-				if _, err := l.MoveRun(ctx, tx, w, run, ByScheduler, ""); err != nil {
-					return err
-				}
-				if err := tx.EnsureTopic(ctx, w.ID, "t"); err != nil {
-					return err
-				}
-				if evID, err = tx.PublishEvent(ctx, w.ID, "t", "m1", json.RawMessage(`{}`), 0, nil, now); err != nil {
-					return err
-				}
-				if err := tx.Reserve(ctx, w.ID, run.ID, []int64{evID}, now); err != nil {
-					return err
-				}
-				mut.RunID, mut.Attempts = run.ID, 1
-				if key.Spent {
-					mut.Attempts = 4
-				}
-				if _, err := l.MoveMutation(ctx, tx, w, mut, MSend, ""); err != nil {
-					return err
-				}
-				run.MutationID = mut.ID
-				_, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
-				return err
-			}))
+			f := newFixture(t, attempts)
+			db, l, w, run, mut, evID := f.db, f.l, f.w, f.run, f.mut, f.evID
 			call := Call{Result: json.RawMessage(`{"ok":true}`)}
 			if key.Class != "" {
 				call.Err = connectors.Errorf(key.Class, "the call said no")
@@ -192,6 +158,61 @@ func TestRecordOutcome(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fixture is a workflow with a consumer run, active in mutating, holding
+// one event and carrying a mutation in flight: where a call's outcome, a
+// settlement or a failure finds them.
+type fixture struct {
+	db   *storage.DB
+	l    *Ledger
+	w    *storage.Workflow
+	run  *storage.Run
+	mut  *storage.Mutation
+	evID int64
+}
+
+func newFixture(t *testing.T, attempts int) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	db, err := storage.Open(ctx, storage.Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f := &fixture{db: db, l: New(Opts{Now: func() time.Time { return now }, KeyPrefix: "keep-test"}),
+		w: &storage.Workflow{Name: "w"},
+		run: &storage.Run{Handler: "c", HandlerType: "consumer", ScriptVersion: 1, Trigger: "event",
+			Phase: storage.PhaseMutating, Status: storage.RunActive, CreatedAt: now},
+		mut: &storage.Mutation{Connector: "http", Method: "post", Params: json.RawMessage(`{}`), CreatedAt: now}}
+	l, w, run, mut := f.l, f.w, f.run, f.mut
+	must(t, db.Write(ctx, func(tx *storage.Tx) error {
+		if _, err := l.MoveWorkflow(ctx, tx, w, WDeploy); err != nil {
+			return err
+		}
+		run.WorkflowID, mut.WorkflowID = w.ID, w.ID
+		if _, err := l.MoveRun(ctx, tx, w, run, ByScheduler, ""); err != nil {
+			return err
+		}
+		if err := tx.EnsureTopic(ctx, w.ID, "t"); err != nil {
+			return err
+		}
+		if f.evID, err = tx.PublishEvent(ctx, w.ID, "t", "m1", json.RawMessage(`{}`), 0, nil, now); err != nil {
+			return err
+		}
+		if err := tx.Reserve(ctx, w.ID, run.ID, []int64{f.evID}, now); err != nil {
+			return err
+		}
+		mut.RunID, mut.Attempts = run.ID, attempts
+		if _, err := l.MoveMutation(ctx, tx, w, mut, MSend, ""); err != nil {
+			return err
+		}
+		run.MutationID = mut.ID
+		_, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
+		return err
+	}))
+	return f
 }
 
 func must(t *testing.T, err error) {
