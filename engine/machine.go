@@ -120,11 +120,13 @@ const (
 	byRecovery  = ledger.ByRecovery
 )
 
-// act does what a move's decision asks of the engine: its notes are
-// announced once tx commits, its entries journaled in tx, a workflow's new
-// status remembered once committed. w is the workflow moved (nil only for
+// act does what a move's decision asks of the engine inside tx: its notes
+// are announced once tx commits, its entries journaled in tx, a workflow's
+// new status remembered once committed, a prompt's reminder scheduled or
+// cancelled. (A repair and the consumers' marking wait for the commit:
+// the caller's.) w is the workflow moved (nil only for
 // a decision with nothing to journal).
-func (e *Engine) act(tx *storage.Tx, w *storage.Workflow, d ledger.Decision) error {
+func (e *Engine) act(ctx context.Context, tx *storage.Tx, w *storage.Workflow, d ledger.Decision) error {
 	if w == nil && len(d.Journal) > 0 {
 		return fmt.Errorf("%d entries to journal: their workflow is needed", len(d.Journal))
 	}
@@ -140,6 +142,17 @@ func (e *Engine) act(tx *storage.Tx, w *storage.Workflow, d ledger.Decision) err
 			return err
 		}
 	}
+	if d.CancelReminder != 0 && e.events != nil {
+		if _, err := e.events.CancelTx(tx, d.CancelReminder); err != nil {
+			return err
+		}
+	}
+	if d.Remind != nil {
+		if w == nil {
+			return fmt.Errorf("mutation %d: a reminder needs its workflow", d.Remind.ID)
+		}
+		return e.scheduleReminder(ctx, tx, w, d.Remind, e.pol.ApprovalReminder)
+	}
 	return nil
 }
 
@@ -149,7 +162,7 @@ func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, w *storage.Wo
 	if err != nil {
 		return err
 	}
-	return e.act(tx, w, d)
+	return e.act(ctx, tx, w, d)
 }
 
 // announce tells the front ends of a move once tx commits: a move rolled
@@ -180,7 +193,7 @@ func (e *Engine) moveRunSaying(ctx context.Context, tx *storage.Tx, w *storage.W
 	if err != nil {
 		return err
 	}
-	return e.act(tx, w, d)
+	return e.act(ctx, tx, w, d)
 }
 
 // moveWorkflow performs ev on w in tx (ledger.MoveWorkflow).
@@ -189,7 +202,7 @@ func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Wo
 	if err != nil {
 		return err
 	}
-	return e.act(tx, w, d)
+	return e.act(ctx, tx, w, d)
 }
 
 // setBlock moves w's block to kind, BlockNone lifting it (ledger.MoveBlock);
@@ -199,7 +212,7 @@ func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 	if err != nil {
 		return err
 	}
-	return e.act(tx, w, d)
+	return e.act(ctx, tx, w, d)
 }
 
 // reread brings a workflow read before tx up to date from inside it: a

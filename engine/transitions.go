@@ -153,7 +153,7 @@ func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Ru
 		if err := tx.AddTrace(ctx, tr.take(run.ID)); err != nil {
 			return err
 		}
-		return e.act(tx, w, d)
+		return e.act(ctx, tx, w, d)
 	})
 }
 
@@ -192,31 +192,21 @@ func userClearable(w *storage.Workflow, mutation MutationStatus) bool {
 // pastMutation: the run's mutation was applied or skipped (ledger.PastMutation).
 func pastMutation(run *storage.Run) bool { return ledger.PastMutation(run) }
 
+// tAwaitApproval holds the call for the person's approval (ledger.Ask).
 func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string, tr *trace) error {
-	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		if err := reread(ctx, tx, w); err != nil {
 			return err
 		}
-		if err := e.moveMutation(ctx, tx, w, mut, MAsk, ""); err != nil {
-			return err
-		}
-		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
-			return err
-		}
-		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunPausedApproval, mut.ID, now
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
-			return err
-		}
-		if err := e.setBlock(ctx, tx, w, BlockApproval, "waiting for approval: "+reason, run.ID, nil); err != nil {
+		d, err := e.led.Ask(ctx, tx, w, run, mut, reason)
+		if err != nil {
 			return err
 		}
 		tr.note("mutate", "waiting for approval: "+reason)
 		if err := tx.AddTrace(ctx, tr.take(run.ID)); err != nil {
 			return err
 		}
-		return e.journal(tx, w, "approval.requested", map[string]any{"run": run.ID, "mutation": mut.ID,
-			"text": fmt.Sprintf("%s wants to %s", w.Name, titleOr(mut)), "preview": mut.Preview})
+		return e.act(ctx, tx, w, d)
 	})
 }
 
@@ -275,12 +265,11 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 			}
 		}
 		var err error
-		d, err = e.led.RecordOutcome(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res), Err: callErr},
-			ledger.Retry{Limit: e.pol.TransientRetries, FirstCheck: e.backoff(1), Resend: e.backoff(mut.Attempts)})
+		d, err = e.led.RecordOutcome(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res), Err: callErr}, e.retry(mut.Attempts))
 		if err != nil {
 			return err
 		}
-		if err := e.act(tx, w, d); err != nil {
+		if err := e.act(ctx, tx, w, d); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
@@ -307,18 +296,11 @@ func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *s
 		if err := reread(ctx, tx, w); err != nil {
 			return err
 		}
-		mut.NextAttemptAt = nil
-		mut.Error = why
-		if err := e.moveMutation(ctx, tx, w, mut, MGiveUp, ""); err != nil {
+		d, err := e.led.GiveUp(ctx, tx, w, mut, why)
+		if err != nil {
 			return err
 		}
-		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
-			return err
-		}
-		if err := e.setBlock(ctx, tx, w, BlockReconciliation, "did "+titleOr(mut)+" happen? "+why, w.BlockRunID, nil); err != nil {
-			return err
-		}
-		return e.journal(tx, w, "mutation.indeterminate", map[string]any{"mutation": mut.ID, "text": "Did " + titleOr(mut) + " happen?", "reason": why})
+		return e.act(ctx, tx, w, d)
 	})
 }
 
@@ -369,14 +351,11 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 
 // ev is MApplied, MFailed or MSkip; w was read in tx.
 func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string) (ledger.Decision, error) {
-	if err := e.cancelReminder(tx, mut); err != nil {
-		return ledger.Decision{}, err
-	}
 	d, err := e.led.Settle(ctx, tx, w, mut, run, ev, by, result, why, e.retry(w.TransientFailures+1))
 	if err != nil {
 		return d, err
 	}
-	return d, e.act(tx, w, d)
+	return d, e.act(ctx, tx, w, d)
 }
 
 func paramsOf(m *storage.Mutation) map[string]any {
@@ -455,7 +434,7 @@ func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage
 	if err != nil {
 		return nil, err
 	}
-	return r, e.act(tx, nil, d)
+	return r, e.act(ctx, tx, nil, d)
 }
 
 // tUnblock lifts a block whose cause is over (a back-off that ran out, the
@@ -476,7 +455,7 @@ func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workf
 	if err != nil {
 		return err
 	}
-	return e.act(tx, w, d)
+	return e.act(ctx, tx, w, d)
 }
 
 // tRepaired stores an accepted repair as the workflow's new minor version

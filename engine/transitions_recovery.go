@@ -28,6 +28,6 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		if err != nil {
 			return err
 		}
-		return e.act(tx, w, d)
+		return e.act(ctx, tx, w, d)
 	})
 }

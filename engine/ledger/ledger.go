@@ -77,8 +77,9 @@ type Entry struct {
 
 // Decision is what the engine does about a move: announce Notes once the
 // transaction commits (never a move rolled back), journal Entries in it,
-// remember Status as the workflow's status once committed (when set), and
-// ask for a repair.
+// remember Status as the workflow's status once committed (when set),
+// schedule or cancel a prompt's reminder, and, once committed, ask for a
+// repair or mark the consumers.
 type Decision struct {
 	Notes    []Note
 	Journal  []Entry
@@ -90,6 +91,12 @@ type Decision struct {
 	// MarkConsumers: once committed, every consumer of the workflow is
 	// marked to run (a run ended, its events back in the queue).
 	MarkConsumers bool
+	// Remind: the mutation now waits on the person; its prompt's reminder
+	// is to be scheduled in the same transaction.
+	Remind *storage.Mutation
+	// CancelReminder: the deferred reminder (its id) of a prompt that was
+	// answered, to be cancelled in the same transaction.
+	CancelReminder int64
 }
 
 // add appends o's notes and entries to d's, in the order they were made.
@@ -101,6 +108,12 @@ func (d *Decision) add(o Decision) {
 	}
 	d.Repair = d.Repair || o.Repair
 	d.MarkConsumers = d.MarkConsumers || o.MarkConsumers
+	if o.Remind != nil {
+		d.Remind = o.Remind
+	}
+	if o.CancelReminder != 0 {
+		d.CancelReminder = o.CancelReminder
+	}
 }
 
 func (d *Decision) note(kind, workflow, text string) {

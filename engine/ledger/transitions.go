@@ -71,7 +71,8 @@ func (l *Ledger) Fail(ctx context.Context, tx *storage.Tx, w *storage.Workflow, 
 // found the call did not go through. w must have been read in tx.
 func (l *Ledger) Settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string, p Retry) (Decision, error) {
 	now := l.now()
-	mut.NextAttemptAt = nil
+	cancel := mut.ReminderID // the prompt is answered
+	mut.NextAttemptAt, mut.ReminderID = nil, 0
 	if why != "" {
 		mut.Error = why
 	}
@@ -81,6 +82,7 @@ func (l *Ledger) Settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow
 		mut.Result, mut.Error = result, ""
 	}
 	d, err := l.MoveMutation(ctx, tx, w, mut, ev, by)
+	d.CancelReminder = cancel
 	if err != nil {
 		return d, err
 	}
@@ -236,5 +238,52 @@ func (l *Ledger) Uncertain(ctx context.Context, tx *storage.Tx, w *storage.Workf
 		return d, err
 	}
 	d.journal("mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": m.ID, "error": m.Error})
+	return d, nil
+}
+
+// Ask holds mut, run's call, for the person's approval (the grants ask
+// first): the run waits paused at mutating, the workflow blocked on it,
+// and the prompt is journaled and to be reminded of. w must have been read
+// in tx.
+func (l *Ledger) Ask(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string) (Decision, error) {
+	now := l.now()
+	d, err := l.MoveMutation(ctx, tx, w, mut, MAsk, "")
+	if err != nil {
+		return d, err
+	}
+	d.Remind = mut
+	run.Phase, run.Status, run.MutationID, run.UpdatedAt = storage.PhaseMutating, storage.RunPausedApproval, mut.ID, now
+	r, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
+	d.add(r)
+	if err != nil {
+		return d, err
+	}
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockApproval, "waiting for approval: "+reason, run.ID, nil)
+	d.add(b)
+	if err != nil {
+		return d, err
+	}
+	d.journal("approval.requested", map[string]any{"run": run.ID, "mutation": mut.ID,
+		"text": fmt.Sprintf("%s wants to %s", w.Name, Title(mut)), "preview": mut.Preview})
+	return d, nil
+}
+
+// GiveUp hands an uncertain mutation the checks could not settle to the
+// person (indeterminate), saying why; the prompt is journaled and to be
+// reminded of. w must have been read in tx.
+func (l *Ledger) GiveUp(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, why string) (Decision, error) {
+	mut.NextAttemptAt = nil
+	mut.Error = why
+	d, err := l.MoveMutation(ctx, tx, w, mut, MGiveUp, "")
+	if err != nil {
+		return d, err
+	}
+	d.Remind = mut
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockReconciliation, "did "+Title(mut)+" happen? "+why, w.BlockRunID, nil)
+	d.add(b)
+	if err != nil {
+		return d, err
+	}
+	d.journal("mutation.indeterminate", map[string]any{"mutation": mut.ID, "text": "Did " + Title(mut) + " happen?", "reason": why})
 	return d, nil
 }

@@ -165,3 +165,56 @@ func TestUnblockRetriesForward(t *testing.T) {
 		t.Fatalf("approval → repair: %v, want refused", err)
 	}
 }
+
+// TestPromptReminders: a prompt (an approval asked, a check given up)
+// asks for its reminder; settling the mutation cancels the one it had.
+func TestPromptReminders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := uncertainFixture(t)
+	var d Decision
+	must(t, f.db.Write(ctx, func(tx *storage.Tx) error {
+		var err error
+		d, err = f.l.GiveUp(ctx, tx, f.w, f.mut, "three checks could not tell")
+		return err
+	}))
+	if d.Remind != f.mut || f.mut.Status != storage.MutationIndeterminate {
+		t.Fatalf("give up: remind %v, mutation %s; want its reminder, indeterminate", d.Remind, f.mut.Status)
+	}
+	f.mut.ReminderID = 42 // as the engine's scheduling left it
+	must(t, f.db.Write(ctx, func(tx *storage.Tx) error {
+		var err error
+		d, err = f.l.Settle(ctx, tx, f.w, f.mut, f.run, MApplied, "user", nil, "", Retry{})
+		return err
+	}))
+	m, err := f.db.Read().MutationByID(ctx, f.mut.ID)
+	must(t, err)
+	if d.CancelReminder != 42 || m.ReminderID != 0 {
+		t.Fatalf("settle: cancel %d, row's reminder %d; want 42 cancelled and cleared", d.CancelReminder, m.ReminderID)
+	}
+
+	g := newFixture(t, 1)
+	g.w = &storage.Workflow{Name: "w2"} // its own workflow: one open run each
+	run := &storage.Run{Handler: "c2", HandlerType: "consumer", ScriptVersion: 1, Trigger: "event",
+		Phase: storage.PhasePreparing, Status: storage.RunActive, CreatedAt: g.mut.CreatedAt}
+	ask := &storage.Mutation{Connector: "http", Method: "post", CreatedAt: g.mut.CreatedAt}
+	must(t, g.db.Write(ctx, func(tx *storage.Tx) error {
+		if _, err := g.l.MoveWorkflow(ctx, tx, g.w, WDeploy); err != nil {
+			return err
+		}
+		run.WorkflowID, ask.WorkflowID = g.w.ID, g.w.ID
+		if _, err := g.l.MoveRun(ctx, tx, g.w, run, ByScheduler, ""); err != nil {
+			return err
+		}
+		ask.RunID = run.ID
+		var err error
+		d, err = g.l.Ask(ctx, tx, g.w, run, ask, "no grant")
+		return err
+	}))
+	w, err := g.db.Read().WorkflowByID(ctx, g.w.ID)
+	must(t, err)
+	if d.Remind != ask || ask.Status != storage.MutationAwaitingApproval || run.Status != storage.RunPausedApproval ||
+		w.BlockKind != storage.BlockApproval || w.BlockRunID != run.ID {
+		t.Fatalf("ask: remind %v, mutation %s, run %s, block %q", d.Remind, ask.Status, run.Status, w.BlockKind)
+	}
+}
