@@ -287,3 +287,55 @@ func (l *Ledger) GiveUp(ctx context.Context, tx *storage.Tx, w *storage.Workflow
 	d.journal("mutation.indeterminate", map[string]any{"mutation": mut.ID, "text": "Did " + Title(mut) + " happen?", "reason": why})
 	return d, nil
 }
+
+// answered takes a prompt's reminder off m (the person answered it): the
+// decision cancels it.
+func answered(m *storage.Mutation) int64 {
+	id := m.ReminderID
+	m.ReminderID = 0
+	return id
+}
+
+// Approve lets the run that carries m, waiting for approval, go on to
+// perform the call; the block is lifted. w must have been read in tx.
+func (l *Ledger) Approve(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) (Decision, error) {
+	cancel := answered(m)
+	d, err := l.MoveMutation(ctx, tx, w, m, MApprove, "user")
+	d.CancelReminder = cancel
+	if err != nil {
+		return d, err
+	}
+	run.Status = storage.RunActive
+	r, err := l.MoveRun(ctx, tx, w, run, "user:approve", "")
+	d.add(r)
+	if err != nil {
+		return d, err
+	}
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockNone, "", 0, nil)
+	d.add(b)
+	return d, err
+}
+
+// Recheck is the person's answer to an uncertain mutation that is not a
+// settlement: check again, or (resend) it did not happen, so the same call
+// goes again under the same key — a receiver that did get it drops the
+// copy; the scheduler sends it as it sends a call a 429 put off. Either is
+// due at once, its checks counted afresh. w must have been read in tx.
+func (l *Ledger) Recheck(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, resend bool) (Decision, error) {
+	now := l.now()
+	cancel := answered(m)
+	m.ReconcileAttempts, m.NextAttemptAt = 0, &now
+	ev, reason := MTryAgain, "checking again whether "+Title(m)+" happened"
+	if resend {
+		m.Error = "the user said it did not happen: sending it again"
+		ev, reason = MResend, "sending "+Title(m)+" again"
+	}
+	d, err := l.MoveMutation(ctx, tx, w, m, ev, "user")
+	d.CancelReminder = cancel
+	if err != nil {
+		return d, err
+	}
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockReconciliation, reason, run.ID, nil)
+	d.add(b)
+	return d, err
+}

@@ -217,4 +217,48 @@ func TestPromptReminders(t *testing.T) {
 		w.BlockKind != storage.BlockApproval || w.BlockRunID != run.ID {
 		t.Fatalf("ask: remind %v, mutation %s, run %s, block %q", d.Remind, ask.Status, run.Status, w.BlockKind)
 	}
+	ask.ReminderID = 7
+	must(t, g.db.Write(ctx, func(tx *storage.Tx) error {
+		var err error
+		d, err = g.l.Approve(ctx, tx, g.w, ask, run)
+		return err
+	}))
+	w, err = g.db.Read().WorkflowByID(ctx, g.w.ID)
+	must(t, err)
+	if d.CancelReminder != 7 || ask.Status != storage.MutationApproved || run.Status != storage.RunActive || w.BlockKind != storage.BlockNone {
+		t.Fatalf("approve: cancel %d, mutation %s, run %s, block %q", d.CancelReminder, ask.Status, run.Status, w.BlockKind)
+	}
+}
+
+// TestRecheck: the person's "check again" and "it did not happen" keep the
+// mutation open, due at once, and the workflow blocked on it.
+func TestRecheck(t *testing.T) {
+	t.Parallel()
+	for _, resend := range []bool{false, true} {
+		ctx := context.Background()
+		f := uncertainFixture(t)
+		var d Decision
+		must(t, f.db.Write(ctx, func(tx *storage.Tx) error {
+			if _, err := f.l.GiveUp(ctx, tx, f.w, f.mut, "could not tell"); err != nil {
+				return err
+			}
+			f.mut.ReminderID, f.mut.ReconcileAttempts = 9, 3
+			var err error
+			d, err = f.l.Recheck(ctx, tx, f.w, f.mut, f.run, resend)
+			return err
+		}))
+		m, err := f.db.Read().MutationByID(ctx, f.mut.ID)
+		must(t, err)
+		w, err := f.db.Read().WorkflowByID(ctx, f.w.ID)
+		must(t, err)
+		want, words := storage.MutationNeedsReconcile, "checking again"
+		if resend {
+			want, words = storage.MutationInFlight, "sending"
+		}
+		if m.Status != want || m.NextAttemptAt == nil || m.ReconcileAttempts != 0 || d.CancelReminder != 9 ||
+			w.BlockKind != storage.BlockReconciliation || !strings.HasPrefix(w.BlockReason, words) {
+			t.Fatalf("resend %v: mutation %s next %v checks %d, cancel %d, block %q %q", resend, m.Status, m.NextAttemptAt,
+				m.ReconcileAttempts, d.CancelReminder, w.BlockKind, w.BlockReason)
+		}
+	}
 }
