@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"keep/engine/ledger"
 )
 
 // API is everything a front end (the TUI, the CLI, the daemon's socket
@@ -306,17 +308,17 @@ type DeployResult struct {
 	Capabilities []GrantView `json:"capabilities"`
 }
 
-// Notification kinds.
+// Notification kinds (the ledger's: it decides what a move announces).
 const (
-	NoteChanged         = "changed"            // something a pane shows changed
-	NoteApproval        = "approval.requested" // a toast-worthy prompt appeared
-	NoteNeedsReconcile  = "mutation.needs_reconcile"
-	NoteIndeterminate   = "mutation.indeterminate"
-	NoteNeedsAttention  = "workflow.needs_attention"
-	NoteWorkflowPaused  = "workflow.paused"
-	NoteWorkflowResumed = "workflow.resumed"
-	NoteRunFailed       = "run.failed"
-	NoteRunCommitted    = "run.committed"
+	NoteChanged         = ledger.NoteChanged
+	NoteApproval        = ledger.NoteApproval
+	NoteNeedsReconcile  = ledger.NoteNeedsReconcile
+	NoteIndeterminate   = ledger.NoteIndeterminate
+	NoteNeedsAttention  = ledger.NoteNeedsAttention
+	NoteWorkflowPaused  = ledger.NoteWorkflowPaused
+	NoteWorkflowResumed = ledger.NoteWorkflowResumed
+	NoteRunFailed       = ledger.NoteRunFailed
+	NoteRunCommitted    = ledger.NoteRunCommitted
 )
 
 type Notification struct {

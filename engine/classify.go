@@ -6,21 +6,20 @@ import (
 	"fmt"
 
 	"keep/connectors"
+	"keep/engine/ledger"
 	"keep/sandbox"
 )
 
-// Failure classes of DESIGN.md §7.2.
-type class string
+// Failure classes of DESIGN.md §7.2 (ledger.Class).
+type class = ledger.Class
 
 const (
-	classTransient  class = "transient"
-	classLogic      class = "logic"
-	classAuth       class = "auth"
-	classPermission class = "permission"
-	classInternal   class = "internal"
-	// classParked: the engine is stopping; the run is left where it is,
-	// not counted as a failure.
-	classParked class = "parked"
+	classTransient  = ledger.ClassTransient
+	classLogic      = ledger.ClassLogic
+	classAuth       = ledger.ClassAuth
+	classPermission = ledger.ClassPermission
+	classInternal   = ledger.ClassInternal
+	classParked     = ledger.ClassParked
 )
 
 // classify decides a failed phase's class at the source (trap 3): the
@@ -56,38 +55,6 @@ func classify(err error) class {
 		return classParked
 	}
 	return classInternal
-}
-
-// runStatus maps a class onto chapter 16's run statuses.
-func (c class) runStatus() RunStatus {
-	switch c {
-	case classTransient:
-		return RunPausedTransient
-	case classLogic:
-		return RunFailedLogic
-	case classAuth, classPermission:
-		return RunPausedApproval
-	default:
-		return RunFailedInternal
-	}
-}
-
-// blockKind maps a class onto the workflow block it causes: a refused
-// credential, a refused permission and an approval prompt are distinct
-// kinds, though each run waits as paused:approval (chapter 16).
-func (c class) blockKind() BlockKind {
-	switch c {
-	case classTransient:
-		return BlockTransient
-	case classLogic:
-		return BlockRepair
-	case classAuth:
-		return BlockAuth
-	case classPermission:
-		return BlockPermission
-	default:
-		return BlockInternal
-	}
 }
 
 func describe(err error) string {

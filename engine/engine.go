@@ -17,6 +17,7 @@ import (
 	"keep/connectors/accounts"
 	"keep/engine/bus"
 	"keep/engine/config"
+	"keep/engine/ledger"
 	"keep/engine/reference"
 	"keep/sandbox"
 	"keep/storage"
@@ -117,7 +118,8 @@ type Engine struct {
 	subs subscribers
 	// statuses: each workflow's status as last committed (parked); this
 	// engine is the database's one writer and moveWorkflow its one mover.
-	statuses sync.Map // int64 → WorkflowStatus
+	statuses sync.Map       // int64 → WorkflowStatus
+	led      *ledger.Ledger // the one writer of statuses
 
 	runCtx  context.Context
 	cancel  context.CancelFunc
@@ -133,7 +135,7 @@ type scriptKey struct {
 // ErrRefused is returned when an operation is not allowed in the current
 // state (a run is active, a prompt was already answered). The CLI maps it
 // to exit code 3.
-var ErrRefused = errors.New("refused")
+var ErrRefused = ledger.ErrRefused
 
 // ErrNotFound is returned for an unknown workflow, run, mutation, event or input.
 var ErrNotFound = errors.New("not found")
@@ -190,6 +192,7 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	e.led = ledger.New(ledger.Opts{Now: e.now, KeyPrefix: e.keyPrefix})
 	if e.events != nil {
 		e.events.Subscribe(topicReminder, e.onReminder)
 	}

@@ -3,101 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"keep/engine/config"
+	"keep/engine/ledger"
 	"keep/storage"
 )
-
-// TestMutationMachine: every (from, event) pair of the ledger, written out
-// here independently of mutationMoves, goes where DESIGN.md §7.3 says or is
-// refused.
-func TestMutationMachine(t *testing.T) {
-	t.Parallel()
-	statuses := []MutationStatus{"", MutationAwaitingApproval, MutationApproved, MutationInFlight, MutationApplied,
-		MutationFailed, MutationNeedsReconcile, MutationIndeterminate, MutationSkipped}
-	events := []MutationEvent{MAsk, MSend, MApprove, MApplied, MFailed, MUncertain, MRetryLater, MCheckLater, MGiveUp, MTryAgain, MSkip, MResend}
-	want := map[MutationStatus]map[MutationEvent]MutationStatus{
-		"":                       {MAsk: MutationAwaitingApproval, MSend: MutationInFlight},
-		MutationAwaitingApproval: {MApprove: MutationApproved, MSkip: MutationSkipped},
-		MutationApproved:         {MSend: MutationInFlight, MSkip: MutationSkipped},
-		MutationInFlight: {MApplied: MutationApplied, MFailed: MutationFailed, MUncertain: MutationNeedsReconcile,
-			MRetryLater: MutationInFlight, MSend: MutationInFlight},
-		MutationNeedsReconcile: {MApplied: MutationApplied, MFailed: MutationFailed, MCheckLater: MutationNeedsReconcile,
-			MGiveUp: MutationIndeterminate, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped, MResend: MutationInFlight},
-		// it did not happen, says the user: the same call again, same key
-		MutationIndeterminate: {MApplied: MutationApplied, MFailed: MutationFailed, MTryAgain: MutationNeedsReconcile, MSkip: MutationSkipped,
-			MResend: MutationInFlight},
-		MutationFailed: {MSkip: MutationSkipped},
-	}
-	for _, from := range statuses {
-		for _, ev := range events {
-			t.Run(fmt.Sprintf("%s/%s", orNew(string(from)), ev), func(t *testing.T) {
-				got, err := nextMutation(from, ev)
-				exp, ok := want[from][ev]
-				switch {
-				case ok && (err != nil || got != exp):
-					t.Fatalf("got %q, %v; want %q", got, err, exp)
-				case !ok && !errors.Is(err, ErrRefused):
-					t.Fatalf("got %q, %v; want a refusal", got, err)
-				}
-			})
-		}
-	}
-	if len(mutationMoves) != len(statuses) {
-		t.Fatalf("the table has %d statuses, the test knows %d", len(mutationMoves), len(statuses))
-	}
-}
-
-// TestRunMachine: every pair of run statuses and every pair of phases.
-func TestRunMachine(t *testing.T) {
-	t.Parallel()
-	statuses := []RunStatus{RunActive, RunPausedTransient, RunPausedApproval, RunPausedReconciliation, RunFailedLogic,
-		RunFailedInternal, RunCommitted, RunCrashed}
-	leaves := map[RunStatus][]RunStatus{
-		RunActive: {RunPausedTransient, RunPausedApproval, RunPausedReconciliation, RunFailedLogic, RunFailedInternal,
-			RunCommitted, RunCrashed},
-		RunPausedTransient: {RunActive},
-		// answered, or ended when a new run takes the work over
-		RunPausedApproval:       {RunActive, RunPausedTransient},
-		RunPausedReconciliation: {RunActive, RunPausedTransient},
-	}
-	for _, from := range statuses {
-		for _, to := range statuses {
-			exp := from == to
-			for _, s := range leaves[from] {
-				exp = exp || s == to
-			}
-			if got := checkRunMove(from, PhaseMutating, to, PhaseMutating) == nil; got != exp {
-				t.Errorf("run %s → %s: allowed %v, want %v", from, to, got, exp)
-			}
-		}
-	}
-	phases := []Phase{PhasePreparing, PhasePrepared, PhaseMutating, PhaseMutated, PhaseEmitting, PhaseCommitted}
-	// forward only (chapter 06b); mutated only from mutating (the mutation
-	// was applied); one transaction may pass several checkpoints
-	forward := map[Phase][]Phase{
-		PhasePreparing: {PhasePrepared, PhaseMutating, PhaseEmitting, PhaseCommitted},
-		PhasePrepared:  {PhaseMutating, PhaseEmitting, PhaseCommitted},
-		PhaseMutating:  {PhaseMutated, PhaseEmitting, PhaseCommitted},
-		PhaseMutated:   {PhaseEmitting, PhaseCommitted},
-		PhaseEmitting:  {PhaseCommitted},
-	}
-	for _, from := range phases {
-		for _, to := range phases {
-			exp := from == to
-			for _, p := range forward[from] {
-				exp = exp || p == to
-			}
-			if got := checkRunMove(RunActive, from, RunActive, to) == nil; got != exp {
-				t.Errorf("phase %s → %s: allowed %v, want %v", from, to, got, exp)
-			}
-		}
-	}
-}
 
 // TestMoveIsCompareAndSet: a move written from a state the row has left
 // is a conflict and changes nothing.
@@ -229,7 +142,7 @@ func TestWorkflowStatusMoves(t *testing.T) {
 	}
 	for from, row := range want {
 		for _, ev := range []WorkflowEvent{WDeploy, WRunNow, WPause, WResume, WArchive} {
-			to, ok := workflowMoves[from][ev]
+			to, ok := ledger.NextWorkflow(from, ev)
 			if exp, expOK := row[ev]; ok != expOK || to != exp {
 				t.Errorf("workflow %s on %s: %q (%v), want %q (%v)", from, ev, to, ok, exp, expOK)
 			}
@@ -371,41 +284,6 @@ func TestWorkflowMoveAnnouncesAfterCommit(t *testing.T) {
 		case <-timeout:
 			t.Fatal("no workflow.paused notification from the pause")
 		}
-	}
-}
-
-// TestBlockMachine: every (from, to) pair of block kinds, written out here
-// independently of blockMoves: lifted when its cause is over, internal over
-// anything, and otherwise only where the same subject goes on.
-func TestBlockMachine(t *testing.T) {
-	t.Parallel()
-	kinds := []BlockKind{BlockNone, BlockApproval, BlockReconciliation, BlockRepair, BlockTransient, BlockInternal,
-		BlockPermission, BlockAuth}
-	every := kinds
-	want := map[BlockKind][]BlockKind{
-		BlockNone:           every,
-		BlockApproval:       {BlockNone, BlockInternal},
-		BlockReconciliation: {BlockNone, BlockReconciliation, BlockTransient, BlockInternal},
-		BlockRepair:         {BlockNone, BlockRepair, BlockInternal},
-		BlockTransient:      {BlockNone, BlockReconciliation, BlockInternal},
-		BlockPermission:     {BlockNone, BlockInternal},
-		BlockAuth:           {BlockNone, BlockInternal},
-		BlockInternal:       every,
-	}
-	for _, from := range kinds {
-		for _, to := range kinds {
-			exp := false
-			for _, k := range want[from] {
-				exp = exp || k == to
-			}
-			err := checkBlockMove(from, to)
-			if got := err == nil; got != exp || (!got && !errors.Is(err, ErrRefused)) {
-				t.Errorf("block %q → %q: %v, want allowed %v", from, to, err, exp)
-			}
-		}
-	}
-	if len(blockMoves) != len(kinds) {
-		t.Fatalf("the table has %d kinds, the test knows %d", len(blockMoves), len(kinds))
 	}
 }
 

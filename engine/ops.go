@@ -191,7 +191,8 @@ func (e *Engine) Approve(ctx context.Context, id string, always bool) error {
 // and the run's events become skipped.
 func (e *Engine) Reject(ctx context.Context, id string) error {
 	return e.answered(ctx, id, "reject", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-		return e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "rejected by the user")
+		_, err := e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "rejected by the user")
+		return err
 	})
 }
 

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
 )
 
 var (
 	resultNone    = json.RawMessage(`{"status":"none"}`)
-	resultSkipped = json.RawMessage(`{"status":"skipped"}`)
+	resultSkipped = ledger.ResultSkipped
 )
 
 func (e *Engine) invocation(handler string, phase sandbox.Phase, h *host, state, prepared, mres json.RawMessage) sandbox.Invocation {
@@ -297,7 +298,7 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 		// recovered (crashed, then retried) on the next start
 		return nil
 	}
-	run.Status = cl.runStatus()
+	run.Status = cl.RunStatus()
 	run.Error = describe(cause)
 	tr.note(string(run.Phase), "failed ("+string(cl)+"): "+run.Error)
 	if err := e.tFail(ctx, w, run, cl, tr); err != nil {

@@ -211,7 +211,7 @@ func earliest(a, b *time.Time) *time.Time {
 
 // work is the one thing a workflow should do next.
 type work struct {
-	kind     string // continue, unblock, reconcile, resend, consumer, producer
+	kind     workKind
 	run      *storage.Run
 	mutation *storage.Mutation
 	handler  string
@@ -239,7 +239,7 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 		if w, err = q.WorkflowByID(ctx, ws.id); err != nil || w.Status != WorkflowActive {
 			return err
 		}
-		if wk, next, err = e.due(ctx, q, ws, w, inHand); err != nil || wk == nil || wk.kind != "consumer" {
+		if wk, next, err = e.due(ctx, q, ws, w, inHand); err != nil || wk == nil || wk.kind != workConsumer {
 			return err
 		}
 		state, err := q.HandlerState(ctx, w.ID, wk.handler)
@@ -286,7 +286,7 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 				continue
 			}
 		}
-		return &work{kind: "continue", run: run}, nil, nil
+		return &work{kind: workContinue, run: run}, nil, nil
 	}
 	switch w.BlockKind {
 	case "":
@@ -305,9 +305,9 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 					if m.NextAttemptAt.After(now) {
 						return nil, m.NextAttemptAt, nil
 					}
-					kind := "reconcile"
+					kind := workReconcile
 					if m.Status == MutationInFlight {
-						kind = "resend"
+						kind = workResend
 					}
 					return &work{kind: kind, run: run, mutation: m}, nil, nil
 				}
@@ -317,7 +317,7 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 			if w.RetryAt.After(now) {
 				return nil, w.RetryAt, nil
 			}
-			return &work{kind: "unblock"}, nil, nil
+			return &work{kind: workUnblock}, nil, nil
 		}
 		return nil, nil, nil
 	default:
@@ -363,7 +363,7 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 			rank = 1<<62 - 1
 		}
 		if pick == nil || rank < pickOldest {
-			pick, pickOldest = &work{kind: "consumer", handler: c.Name, trigger: trigger}, rank
+			pick, pickOldest = &work{kind: workConsumer, handler: c.Name, trigger: trigger}, rank
 		}
 	}
 	if pick != nil {
@@ -372,10 +372,10 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 	for _, p := range sc.Workflow.Producers {
 		s := byName[p.Name]
 		if ws.isQueued(p.Name) {
-			return &work{kind: "producer", handler: p.Name, trigger: "manual"}, nil, nil
+			return &work{kind: workProducer, handler: p.Name, trigger: "manual"}, nil, nil
 		}
 		if s.NextRunAt != nil && !s.NextRunAt.After(now) {
-			return &work{kind: "producer", handler: p.Name, trigger: "schedule"}, nil, nil
+			return &work{kind: workProducer, handler: p.Name, trigger: "schedule"}, nil, nil
 		}
 		next = earliest(next, s.NextRunAt)
 	}
@@ -384,7 +384,7 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 
 func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *work) error {
 	switch wk.kind {
-	case "continue":
+	case workContinue:
 		if run := wk.run; run.HandlerType == "consumer" && run.Phase != PhasePreparing {
 			sc, err := e.script(ctx, w.ID, run.ScriptVersion)
 			if err == nil && concurrencyOf(sc, run.Handler) > 1 {
@@ -396,15 +396,15 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 			}
 		}
 		return e.continueRun(ctx, ws, w, wk.run)
-	case "unblock":
+	case workUnblock:
 		if err := e.tUnblock(ctx, w, "retry", false); err != nil {
 			return err
 		}
 		e.markAllConsumers(ctx, ws, w)
 		return nil
-	case "reconcile":
+	case workReconcile:
 		return e.reconcile(ctx, ws, w, wk.mutation)
-	case "resend":
+	case workResend:
 		tr := e.newTrace()
 		if err := e.tInFlight(ctx, w, wk.run, wk.mutation, tr, nil); err != nil {
 			return err
@@ -419,13 +419,13 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 		return err
 	}
 	switch wk.kind {
-	case "consumer":
+	case workConsumer:
 		for _, c := range sc.Workflow.Consumers {
 			if c.Name == wk.handler {
 				return e.runConsumer(ctx, ws, w, sc, c, wk.trigger, wk.state)
 			}
 		}
-	case "producer":
+	case workProducer:
 		for _, p := range sc.Workflow.Producers {
 			if p.Name == wk.handler {
 				return e.runProducer(ctx, ws, w, sc, p, wk.trigger)

@@ -7,11 +7,11 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"keep/connectors"
+	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -138,77 +138,39 @@ func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
 	})
 }
 
-// tFail records a failed run and disposes of its events (DESIGN.md §7.2):
-// after the mutation (applied or skipped) they stay reserved for a retry at
-// emitting; before it, they are released for a fresh prepare. Runs with an
-// unresolved mutation never come here: they are paused, not failed.
+// tFail records a failed run and disposes of its events (ledger.Fail).
+// Runs with an unresolved mutation never come here: they are paused, not
+// failed.
 func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Run, cl class, tr *trace) error {
-	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		if err := reread(ctx, tx, w); err != nil {
 			return err
 		}
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
-			return err
-		}
-		if !pastMutation(run) {
-			if _, err := tx.Release(ctx, run.ID, now); err != nil {
-				return err
-			}
-		}
-		kind, reason := cl.blockKind(), run.Handler+": "+run.Error
-		var retryAt *time.Time
-		if cl == classTransient {
-			w.TransientFailures++
-			if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
-				return err
-			}
-			if w.TransientFailures <= e.pol.TransientRetries {
-				t := now.Add(e.backoff(w.TransientFailures))
-				retryAt = &t
-			} else {
-				reason = fmt.Sprintf("gave up after %d attempts: %s", w.TransientFailures, reason)
-			}
-		}
-		if err := e.setBlock(ctx, tx, w, kind, reason, run.ID, retryAt); err != nil {
+		d, err := e.led.Fail(ctx, tx, w, run, cl, e.retry(w.TransientFailures+1))
+		if err != nil {
 			return err
 		}
 		if err := tx.AddTrace(ctx, tr.take(run.ID)); err != nil {
 			return err
 		}
-		return e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "handler": run.Handler, "error": run.Error, "class": string(cl)})
+		return e.act(ctx, tx, w, d)
 	})
 }
 
-// blockingMutation is the status of the mutation the blocking run carries
-// ("" when it carries none): the facts a block's meaning is derived from.
-func blockingMutation(ctx context.Context, q storage.Q, w *storage.Workflow) (MutationStatus, error) {
-	if w.BlockRunID == 0 {
-		return "", nil
-	}
-	run, err := q.RunByID(ctx, w.BlockRunID)
-	if err != nil || run.MutationID == 0 {
-		return "", err
-	}
-	m, err := q.MutationByID(ctx, run.MutationID)
-	if err != nil {
-		return "", err
-	}
-	return m.Status, nil
+// retry is the policy's retry limit and the back-off before attempt n.
+func (e *Engine) retry(n int) ledger.Retry {
+	return ledger.Retry{Limit: e.pol.TransientRetries, FirstCheck: e.backoff(1), Resend: e.backoff(n)}
 }
 
-// needsUser: the block waits on a person, not on a timer of ours. An
-// uncertain mutation is the reconciler's until it gives up (indeterminate).
+// blockingMutation is the status of the mutation the blocking run carries
+// (ledger.BlockingMutation).
+func blockingMutation(ctx context.Context, q storage.Q, w *storage.Workflow) (MutationStatus, error) {
+	return ledger.BlockingMutation(ctx, q, w)
+}
+
+// needsUser: the block waits on a person (ledger.NeedsUser).
 func needsUser(w *storage.Workflow, mutation MutationStatus) bool {
-	switch w.BlockKind {
-	case BlockNone:
-		return false
-	case BlockTransient:
-		return w.RetryAt == nil
-	case BlockReconciliation:
-		return mutation == MutationIndeterminate
-	}
-	return true
+	return ledger.NeedsUser(w, mutation)
 }
 
 // userClearable: resume or retry may lift the block. Pending approvals and
@@ -227,46 +189,28 @@ func userClearable(w *storage.Workflow, mutation MutationStatus) bool {
 	return false
 }
 
-// pastMutation: the run's phase says its mutation was applied or skipped
-// (chapter 16: phase >= mutated).
-func pastMutation(run *storage.Run) bool {
-	return run.Phase.Rank() >= PhaseMutated.Rank()
-}
+// pastMutation: the run's mutation was applied or skipped (ledger.PastMutation).
+func pastMutation(run *storage.Run) bool { return ledger.PastMutation(run) }
 
+// tAwaitApproval holds the call for the person's approval (ledger.Ask).
 func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string, tr *trace) error {
-	now := e.now()
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		if err := reread(ctx, tx, w); err != nil {
 			return err
 		}
-		if err := e.moveMutation(ctx, tx, w, mut, MAsk, ""); err != nil {
-			return err
-		}
-		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
-			return err
-		}
-		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunPausedApproval, mut.ID, now
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
-			return err
-		}
-		if err := e.setBlock(ctx, tx, w, BlockApproval, "waiting for approval: "+reason, run.ID, nil); err != nil {
+		d, err := e.led.Ask(ctx, tx, w, run, mut, reason)
+		if err != nil {
 			return err
 		}
 		tr.note("mutate", "waiting for approval: "+reason)
 		if err := tx.AddTrace(ctx, tr.take(run.ID)); err != nil {
 			return err
 		}
-		return e.journal(tx, w, "approval.requested", map[string]any{"run": run.ID, "mutation": mut.ID,
-			"text": fmt.Sprintf("%s wants to %s", w.Name, titleOr(mut)), "preview": mut.Preview})
+		return e.act(ctx, tx, w, d)
 	})
 }
 
-func titleOr(m *storage.Mutation) string {
-	if m.UITitle != "" {
-		return m.UITitle
-	}
-	return m.Connector + "." + m.Method + " " + m.Preview
-}
+func titleOr(m *storage.Mutation) string { return ledger.Title(m) }
 
 // tInFlight writes the ledger row durably before the external call. A new
 // mutation is inserted; an approved one moves on from awaiting_approval.
@@ -298,9 +242,9 @@ func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storag
 	})
 }
 
-// tMutationOutcome records what the call did (DESIGN.md §6 outcome map).
+// tMutationOutcome records what the call did: its row of the outcome map
+// (ledger.RecordOutcome, DESIGN.md §6).
 func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, callErr error, tr *trace) error {
-	now := e.now()
 	cls := connectors.ClassOf(callErr)
 	// An applied call the run goes straight on from need not wait for the
 	// disk: a power cut that takes it leaves the durable in_flight row,
@@ -311,6 +255,7 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 	if cls == "" && !e.parked(ctx, w) {
 		write = e.db.WriteUnsynced
 	}
+	var d ledger.Decision
 	err := write(ctx, func(tx *storage.Tx) error {
 		if cls != "" {
 			// a block follows: moved from what the row holds now (an
@@ -319,93 +264,23 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 				return err
 			}
 		}
-		var ev MutationEvent
-		switch cls {
-		case "": // applied
-			ev, mut.Error, mut.NextAttemptAt = MApplied, "", nil
-			mut.Result = mustJSON(res)
-			run.Phase, run.Status = PhaseMutated, RunActive
-			run.MutationResult = appliedResult(mut.Result)
-		case connectors.Uncertain, connectors.Internal:
-			// it may have reached the other side: never "failed"
-			// the first check waits one back-off step: a service may need a
-			// moment before what it did becomes visible (mail filed late)
-			ev, mut.Error = MUncertain, callErr.Error()
-			first := now.Add(e.backoff(1))
-			mut.NextAttemptAt = &first
-			run.Status = RunPausedReconciliation
-			if err := e.setBlock(ctx, tx, w, BlockReconciliation, "checking whether "+titleOr(mut)+" happened", run.ID, nil); err != nil {
-				return err
-			}
-			if err := e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": mut.ID, "error": mut.Error}); err != nil {
-				return err
-			}
-		case connectors.Transient:
-			mut.Error = callErr.Error()
-			var ce *connectors.Error
-			errors.As(callErr, &ce)
-			// the service said "not now" (429, 503), or the call never
-			// reached it (a refused connection: nothing done): the host sends
-			// the same call, with the same key, after a back-off — a retry,
-			// not a failure, until the limit. The row stays
-			// in_flight with its next attempt set — known not sent, so a
-			// restart meanwhile resends it rather than reconciling it.
-			if mut.Attempts > e.pol.TransientRetries {
-				ev, mut.NextAttemptAt = MFailed, nil
-				mut.Error = fmt.Sprintf("gave up after %d attempts: %s", mut.Attempts, mut.Error)
-				run.Status, run.Error = RunPausedTransient, mut.Error
-				if _, err := tx.Release(ctx, run.ID, now); err != nil {
-					return err
-				}
-				if err := e.setBlock(ctx, tx, w, BlockTransient, run.Handler+": "+mut.Error, run.ID, nil); err != nil {
-					return err
-				}
-				break
-			}
-			delay := e.backoff(mut.Attempts)
-			if ce != nil && ce.RetryAfter > delay {
-				delay = ce.RetryAfter
-			}
-			t := now.Add(delay)
-			ev, mut.NextAttemptAt = MRetryLater, &t
-			run.Status, run.Error = RunPausedTransient, mut.Error
-			if err := e.setBlock(ctx, tx, w, BlockTransient, "will send "+titleOr(mut)+" again: "+mut.Error, run.ID, &t); err != nil {
-				return err
-			}
-		default: // logic, auth, permission: a definite refusal, nothing done
-			ev, mut.Error, mut.NextAttemptAt = MFailed, callErr.Error(), nil
-			cl := classify(callErr)
-			run.Status, run.Error = cl.runStatus(), fmt.Sprintf("%s.%s refused: %s", mut.Connector, mut.Method, callErr)
-			if _, err := tx.Release(ctx, run.ID, now); err != nil {
-				return err
-			}
-			if err := e.setBlock(ctx, tx, w, cl.blockKind(), run.Handler+": "+run.Error, run.ID, nil); err != nil {
-				return err
-			}
-			if err := e.journal(tx, w, "run.failed", map[string]any{"run": run.ID, "mutation": mut.ID, "error": run.Error, "class": string(cl)}); err != nil {
-				return err
-			}
-		}
-		if err := e.moveMutation(ctx, tx, w, mut, ev, "host"); err != nil {
+		var err error
+		d, err = e.led.RecordOutcome(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res), Err: callErr}, e.retry(mut.Attempts))
+		if err != nil {
 			return err
 		}
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
+		if err := e.act(ctx, tx, w, d); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
 	})
-	if err == nil && cls == connectors.Logic && run.Status == RunFailedLogic {
+	if err == nil && d.Repair {
 		e.maybeRepair(ctx, w, run)
 	}
 	return err
 }
 
-func appliedResult(result json.RawMessage) json.RawMessage {
-	if len(result) == 0 {
-		result = json.RawMessage("null")
-	}
-	return json.RawMessage(`{"status":"applied","result":` + string(result) + `}`)
-}
+func appliedResult(result json.RawMessage) json.RawMessage { return ledger.AppliedResult(result) }
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
@@ -421,18 +296,11 @@ func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *s
 		if err := reread(ctx, tx, w); err != nil {
 			return err
 		}
-		mut.NextAttemptAt = nil
-		mut.Error = why
-		if err := e.moveMutation(ctx, tx, w, mut, MGiveUp, ""); err != nil {
+		d, err := e.led.GiveUp(ctx, tx, w, mut, why)
+		if err != nil {
 			return err
 		}
-		if err := e.scheduleReminder(ctx, tx, w, mut, e.pol.ApprovalReminder); err != nil {
-			return err
-		}
-		if err := e.setBlock(ctx, tx, w, BlockReconciliation, "did "+titleOr(mut)+" happen? "+why, w.BlockRunID, nil); err != nil {
-			return err
-		}
-		return e.journal(tx, w, "mutation.indeterminate", map[string]any{"mutation": mut.ID, "text": "Did " + titleOr(mut) + " happen?", "reason": why})
+		return e.act(ctx, tx, w, d)
 	})
 }
 
@@ -458,9 +326,9 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 }
 
 // settle resolves an open mutation (by the reconciler or the user) and
-// moves the run that carries it on: applied or skipped → the run resumes at
-// next; failed → its events are released and a fresh run prepares again.
+// moves the run that carries it on (ledger.Settle).
 func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, ev MutationEvent, by string, result json.RawMessage, why string) error {
+	var d ledger.Decision
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
 		if err := reread(ctx, tx, w); err != nil {
 			return err
@@ -469,10 +337,11 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 		if err != nil {
 			return err
 		}
-		return e.settleTx(ctx, tx, w, mut, run, ev, by, result, why)
+		d, err = e.settleTx(ctx, tx, w, mut, run, ev, by, result, why)
+		return err
 	})
 	if err == nil {
-		if mut.Status == MutationFailed {
+		if d.MarkConsumers {
 			e.markAllConsumers(ctx, ws, w)
 		}
 		ws.poke()
@@ -481,56 +350,12 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 }
 
 // ev is MApplied, MFailed or MSkip; w was read in tx.
-func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string) error {
-	now := e.now()
-	if err := e.cancelReminder(tx, mut); err != nil {
-		return err
+func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string) (ledger.Decision, error) {
+	d, err := e.led.Settle(ctx, tx, w, mut, run, ev, by, result, why, e.retry(w.TransientFailures+1))
+	if err != nil {
+		return d, err
 	}
-	mut.NextAttemptAt = nil
-	if why != "" {
-		mut.Error = why
-	}
-	if ev == MApplied {
-		// the outcome, not the error of the call that left it uncertain
-		// (the trace keeps that)
-		mut.Result, mut.Error = result, ""
-	}
-	if err := e.moveMutation(ctx, tx, w, mut, ev, by); err != nil {
-		return err
-	}
-	switch mut.Status {
-	case MutationApplied:
-		run.Phase, run.Status, run.MutationResult = PhaseMutated, RunActive, appliedResult(result)
-	case MutationSkipped:
-		run.Phase, run.Status, run.MutationResult = PhaseMutated, RunActive, resultSkipped
-	case MutationFailed:
-		run.ClosedAt = &now
-		ended(run)
-		if run.Error == "" {
-			run.Error = "the mutation did not happen: " + why
-		}
-		if _, err := tx.Release(ctx, run.ID, now); err != nil {
-			return err
-		}
-	}
-	if err := e.moveRun(ctx, tx, w, run, by+":"+string(ev)); err != nil {
-		return err
-	}
-	if mut.Status == MutationFailed && by == "reconciler" {
-		// the call failed on the way (a reset, a 5xx): the fresh attempt
-		// waits a back-off and counts toward the transient limit, so a
-		// service that always fails cannot make us spin
-		w.TransientFailures++
-		if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
-			return err
-		}
-		if w.TransientFailures > e.pol.TransientRetries {
-			return e.setBlock(ctx, tx, w, BlockTransient, fmt.Sprintf("gave up after %d attempts: %s did not go through", w.TransientFailures, titleOr(mut)), run.ID, nil)
-		}
-		t := now.Add(e.backoff(w.TransientFailures))
-		return e.setBlock(ctx, tx, w, BlockTransient, titleOr(mut)+" did not go through; trying again later", run.ID, &t)
-	}
-	return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
+	return d, e.act(ctx, tx, w, d)
 }
 
 func paramsOf(m *storage.Mutation) map[string]any {
@@ -571,7 +396,7 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 		if string(run.MutationResult) == string(resultSkipped) {
 			status = EventSkipped
 		}
-		if err := tx.Consume(ctx, run.ID, status, now); err != nil {
+		if err := e.led.ConsumeEvents(ctx, tx, run.ID, status, now); err != nil {
 			return err
 		}
 		if out.StateReturned {
@@ -602,27 +427,14 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 	})
 }
 
-// tRetryForward starts the retry of a run that failed after its mutation:
-// a new run at emitting with the prepare and mutation results copied, the
-// old run's events taken over (chapter 16 phase reset).
+// tRetryForward starts the retry of a run that failed after its mutation
+// (ledger.RetryForward).
 func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage.Run, trigger, by string) (*storage.Run, error) {
-	now := e.now()
-	// the retry runs the workflow's current script: after a repair, the fix
-	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
+	r, d, err := e.led.RetryForward(ctx, tx, old, trigger, by)
 	if err != nil {
 		return nil, err
 	}
-	old.ClosedAt, old.UpdatedAt = &now, now
-	if err := e.moveRun(ctx, tx, w, old, by); err != nil {
-		return nil, err
-	}
-	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
-		RetryOf: old.ID, MutationID: old.MutationID, Trigger: trigger, Phase: PhaseEmitting, Status: RunActive,
-		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if err := e.moveRun(ctx, tx, w, r, by); err != nil {
-		return nil, err
-	}
-	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
+	return r, e.act(ctx, tx, nil, d)
 }
 
 // tUnblock lifts a block whose cause is over (a back-off that ran out, the
@@ -637,41 +449,13 @@ func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger stri
 	})
 }
 
-// unblockTx is tUnblock inside tx, w read in it.
+// unblockTx is tUnblock inside tx, w read in it (ledger.Unblock).
 func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) error {
-	by := byScheduler + ":" + trigger // a back-off ran out, a repair
-	if resetCounters {
-		by = "user:" + trigger // the user's retry, resume or sign-in
+	d, err := e.led.Unblock(ctx, tx, w, trigger, resetCounters)
+	if err != nil {
+		return err
 	}
-	{
-		if w.BlockRunID != 0 {
-			run, err := tx.RunByID(ctx, w.BlockRunID)
-			if err != nil {
-				return err
-			}
-			if run.ClosedAt == nil && run.Status != RunActive {
-				if pastMutation(run) && run.HandlerType == "consumer" {
-					if _, err := e.tRetryForward(ctx, tx, run, trigger, by); err != nil {
-						return err
-					}
-				} else {
-					now := e.now()
-					run.ClosedAt, run.UpdatedAt = &now, now
-					ended(run)
-					if err := e.moveRun(ctx, tx, w, run, by); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		if resetCounters {
-			w.TransientFailures, w.Repairs = 0, 0
-			if err := tx.SetCounters(ctx, w.ID, 0, 0); err != nil {
-				return err
-			}
-		}
-		return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
-	}
+	return e.act(ctx, tx, w, d)
 }
 
 // tRepaired stores an accepted repair as the workflow's new minor version

@@ -75,17 +75,11 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 			return err
 		}
 	}
-	if err := e.cancelReminder(tx, m); err != nil {
+	d, err := e.led.Approve(ctx, tx, w, m, run)
+	if err != nil {
 		return err
 	}
-	if err := e.moveMutation(ctx, tx, w, m, MApprove, "user"); err != nil {
-		return err
-	}
-	run.Status = RunActive
-	if err := e.moveRun(ctx, tx, w, run, "user:approve"); err != nil {
-		return err
-	}
-	return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
+	return e.act(ctx, tx, w, d)
 }
 
 // tResolve applies an answer to an uncertain mutation.
@@ -113,34 +107,18 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 			return err
 		}
 		switch answer {
-		case TryAgain:
-			now := e.now()
-			if err := e.cancelReminder(tx, m); err != nil {
+		case TryAgain, NotHappened:
+			d, err := e.led.Recheck(ctx, tx, w, m, run, answer == NotHappened)
+			if err != nil {
 				return err
 			}
-			m.ReconcileAttempts, m.NextAttemptAt = 0, &now
-			if err := e.moveMutation(ctx, tx, w, m, MTryAgain, "user"); err != nil {
-				return err
-			}
-			return e.setBlock(ctx, tx, w, BlockReconciliation, "checking again whether "+titleOr(m)+" happened", run.ID, nil)
+			return e.act(ctx, tx, w, d)
 		case Happened:
-			return e.settleTx(ctx, tx, w, m, run, MApplied, "user", nil, "")
-		case NotHappened:
-			// the same row, sent again under the same idempotency key: a
-			// receiver that did get it after all drops the copy. The
-			// scheduler sends it as it sends a call a 429 put off.
-			now := e.now()
-			if err := e.cancelReminder(tx, m); err != nil {
-				return err
-			}
-			m.ReconcileAttempts, m.NextAttemptAt = 0, &now
-			m.Error = "the user said it did not happen: sending it again"
-			if err := e.moveMutation(ctx, tx, w, m, MResend, "user"); err != nil {
-				return err
-			}
-			return e.setBlock(ctx, tx, w, BlockReconciliation, "sending "+titleOr(m)+" again", run.ID, nil)
+			_, err := e.settleTx(ctx, tx, w, m, run, MApplied, "user", nil, "")
+			return err
 		default:
-			return e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "skipped by the user")
+			_, err := e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "skipped by the user")
+			return err
 		}
 	})
 	return w, err
@@ -165,7 +143,7 @@ func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error)
 				}
 				return refusedf("event %d is %s; only pending, unreserved events can be skipped", id, what)
 			}
-			if err := tx.SkipEvent(ctx, id, e.now()); err != nil {
+			if err := e.led.SkipPendingEvent(ctx, tx, id, e.now()); err != nil {
 				return err
 			}
 			w, err := tx.WorkflowByID(ctx, ev.WorkflowID)
@@ -243,7 +221,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 			}
 		}
 		// only now is every run to keep known: their events are not skipped
-		if err := tx.SkipEventsOfInput(ctx, in.ID, keep, now); err != nil {
+		if err := e.led.SkipInputEvents(ctx, tx, in.ID, keep, now); err != nil {
 			return err
 		}
 		if err := tx.MarkInputSkipped(ctx, in.ID, now); err != nil {

@@ -1,20 +1,17 @@
 package engine
 
-// Restart recovery as transitions (chapter 16 "Restart Recovery"; the
-// orchestration is in recovery.go).
+// Restart recovery as a transition (chapter 16 "Restart Recovery": the
+// rules are ledger.Recover's; the orchestration is in recovery.go).
 
 import (
 	"context"
-	"fmt"
 
 	"keep/storage"
 )
 
 // tRecoverRun applies chapter 16's phase-reset rules to a run found
-// active at start: it becomes crashed and, where work must go on, a recovery
-// run takes over its mutation and events.
+// active at start (ledger.Recover).
 func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *storage.Run) error {
-	now := e.now()
 	var mut *storage.Mutation
 	if run.MutationID != 0 {
 		m, err := e.db.Read().MutationByID(ctx, run.MutationID)
@@ -27,101 +24,10 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		if err := reread(ctx, tx, w); err != nil {
 			return err
 		}
-		run.Status, run.UpdatedAt, run.ClosedAt = RunCrashed, now, &now
-		if err := e.moveRun(ctx, tx, w, run, byRecovery); err != nil {
+		d, err := e.led.Recover(ctx, tx, w, run, mut, e.pol.CrashLimit)
+		if err != nil {
 			return err
 		}
-		if err := e.crashLoopTx(ctx, tx, w, run, mut); err != nil {
-			return err
-		}
-		switch {
-		case run.HandlerType == "producer":
-			return nil // its schedule did not advance: it runs again
-		case pastMutation(run):
-			_, err := e.tRetryForward(ctx, tx, run, byRecovery, byRecovery)
-			return err
-		case mut != nil && (mut.Status == MutationInFlight || mut.Status == MutationNeedsReconcile):
-			r, err := e.recoveryRun(ctx, tx, run, RunPausedReconciliation)
-			if err != nil {
-				return err
-			}
-			return e.uncertainTx(ctx, tx, w, mut, r)
-		case mut != nil && (mut.Status == MutationApproved || mut.Status == MutationAwaitingApproval):
-			// approved but not yet sent: the recovery run sends it
-			_, err := e.recoveryRun(ctx, tx, run, RunActive)
-			return err
-		default:
-			_, err := tx.Release(ctx, run.ID, now)
-			return err
-		}
+		return e.act(ctx, tx, w, d)
 	})
-}
-
-// recoveryRun creates the run that takes over a crashed run's mutation and
-// events (its retry_of points to the crashed run).
-func (e *Engine) recoveryRun(ctx context.Context, tx *storage.Tx, old *storage.Run, status RunStatus) (*storage.Run, error) {
-	now := e.now()
-	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
-	if err != nil {
-		return nil, err
-	}
-	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
-		RetryOf: old.ID, MutationID: old.MutationID, Trigger: "recovery", Phase: old.Phase, Status: status,
-		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
-	if err := e.moveRun(ctx, tx, w, r, byRecovery); err != nil {
-		return nil, err
-	}
-	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
-}
-
-// uncertainTx hands a mutation that may have happened to the reconciler.
-func (e *Engine) uncertainTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-	// the first check is due at once: the stop already gave the service
-	// its moment; back-off applies from the second check
-	now := e.now()
-	m.NextAttemptAt = &now
-	m.Error = "keep stopped while the call was in flight"
-	ev := MUncertain
-	if m.Status == MutationNeedsReconcile {
-		ev = MCheckLater
-	}
-	if err := e.moveMutation(ctx, tx, w, m, ev, "host"); err != nil {
-		return err
-	}
-	if err := e.setBlock(ctx, tx, w, BlockReconciliation, "checking whether "+titleOr(m)+" happened", run.ID, nil); err != nil {
-		return err
-	}
-	return e.journal(tx, w, "mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": m.ID, "error": m.Error})
-}
-
-// crashLoopTx blocks a workflow whose handler was found running at start
-// CrashLimit times in a row: a handler that takes the process down (or one
-// keep keeps being killed under) is asked about, not restarted forever. A
-// run holding an uncertain mutation is left to the reconciler: its handler
-// is not what runs next.
-func (e *Engine) crashLoopTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation) error {
-	limit := e.pol.CrashLimit
-	if limit <= 0 || pastMutation(run) || (mut != nil && (mut.Status == MutationInFlight || mut.Status == MutationNeedsReconcile)) {
-		return nil
-	}
-	recent, err := tx.Runs(ctx, w.ID, 0, 4*limit, run.Handler)
-	if err != nil {
-		return err
-	}
-	crashed := 0
-	for _, r := range recent {
-		if r.Handler != run.Handler {
-			continue // Runs matches handler names by substring
-		}
-		if r.Status != RunCrashed {
-			break
-		}
-		crashed++
-	}
-	if crashed < limit {
-		return nil
-	}
-	reason := fmt.Sprintf("%s %s was running the last %d times keep stopped without finishing it (it may take keep down); fix the script, then keep retry %s",
-		run.HandlerType, run.Handler, crashed, w.Name)
-	return e.setBlock(ctx, tx, w, BlockInternal, reason, run.ID, nil)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/ledger"
 	"keep/storage"
 )
 
@@ -41,12 +42,13 @@ const (
 	inputsLimit    = 50
 )
 
-// buildHistory writes, through storage, a workflow whose topic holds
+// buildHistory writes, through the ledger, a workflow whose topic holds
 // `consumed` consumed events followed by historyPending pending ones, each
 // caused by its own input and each consumed one reserved and consumed by
 // its own committed run: the rows a long-lived workflow leaves behind.
 func buildHistory(ctx context.Context, k *keepEngine, wfID int64, consumed int) error {
 	now := time.Now()
+	led := ledger.New(ledger.Opts{Now: func() time.Time { return now }, KeyPrefix: "bench"})
 	payload := json.RawMessage(`{"n":0}`)
 	next := int64(1)
 	add := func(tx *storage.Tx, consume bool) error {
@@ -66,14 +68,14 @@ func buildHistory(ctx context.Context, k *keepEngine, wfID int64, consumed int) 
 		closed := now
 		run := &storage.Run{WorkflowID: wfID, Handler: "record", HandlerType: "consumer", ScriptVersion: 1,
 			Phase: "committed", Status: "committed", ClosedAt: &closed, CreatedAt: now, UpdatedAt: now}
-		runID, err := tx.InsertRun(ctx, run)
-		if err != nil {
+		if _, err := led.MoveRun(ctx, tx, nil, run, ledger.ByScheduler, ""); err != nil {
 			return err
 		}
+		runID := run.ID
 		if err := tx.Reserve(ctx, wfID, runID, []int64{evID}, now); err != nil {
 			return err
 		}
-		return tx.Consume(ctx, runID, "consumed", now)
+		return led.ConsumeEvents(ctx, tx, runID, storage.EventConsumed, now)
 	}
 	for done := 0; done < consumed; done += historyChunk {
 		n := min(historyChunk, consumed-done)

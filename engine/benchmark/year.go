@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/ledger"
 	"keep/storage"
 )
 
@@ -131,10 +132,13 @@ func yearPoll(ctx context.Context, tx *storage.Tx, wfID int64, at time.Time, fou
 	closed := at
 	prod := &storage.Run{WorkflowID: wfID, Handler: "poll", HandlerType: "producer", ScriptVersion: 1, Trigger: "schedule",
 		Phase: "committed", Status: "committed", ClosedAt: &closed, CreatedAt: at, UpdatedAt: at}
-	prodID, err := tx.InsertRun(ctx, prod)
-	if err != nil {
+	// the rows go in through the ledger, as the engine's would, stamped at
+	// the simulated time
+	led := ledger.New(ledger.Opts{Now: func() time.Time { return at }, KeyPrefix: "bench"})
+	if _, err := led.MoveRun(ctx, tx, nil, prod, ledger.ByScheduler, ""); err != nil {
 		return err
 	}
+	prodID := prod.ID
 	if err := tx.AddTrace(ctx, []storage.TraceEntry{
 		{RunID: prodID, At: at, Phase: "produce", Kind: "call", Connector: "mail", Method: "search", Args: filler, Result: filler, DurationMS: 40},
 		{RunID: prodID, At: at, Phase: "produce", Kind: "log", Result: "checked the inbox"},
@@ -158,26 +162,27 @@ func yearPoll(ctx context.Context, tx *storage.Tx, wfID int64, at time.Time, fou
 	cons := &storage.Run{WorkflowID: wfID, Handler: "record", HandlerType: "consumer", ScriptVersion: 1, Trigger: "event",
 		Phase: "committed", Status: "committed", ClosedAt: &closed, CreatedAt: at, UpdatedAt: at,
 		PrepareResult: json.RawMessage(`{"reservations":[{"topic":"item","ids":["` + ext + `"]}],"data":` + string(payload) + `}`)}
-	consID, err := tx.InsertRun(ctx, cons)
-	if err != nil {
+	if _, err := led.MoveRun(ctx, tx, nil, cons, ledger.ByScheduler, ""); err != nil {
 		return err
 	}
+	consID := cons.ID
 	if err := tx.Reserve(ctx, wfID, consID, []int64{evID}, at); err != nil {
 		return err
 	}
 	m := &storage.Mutation{RunID: consID, WorkflowID: wfID, Connector: "sheets", Method: "appendRow",
 		Params:  json.RawMessage(`{"sheet":"log.csv","row":["` + ext + `","Item","someone@example.com"]}`),
-		Preview: "Add a row to log.csv", UITitle: "Log " + ext, Status: "applied", Attempts: 1, CreatedAt: at, UpdatedAt: at}
-	if err := tx.InsertMutation(ctx, m, "bench"); err != nil {
+		Preview: "Add a row to log.csv", UITitle: "Log " + ext, Attempts: 1, CreatedAt: at, UpdatedAt: at}
+	wf := &storage.Workflow{ID: wfID, Name: "year"}
+	if _, err := led.MoveMutation(ctx, tx, wf, m, ledger.MSend, ""); err != nil {
 		return err
 	}
 	m.Result = json.RawMessage(`{"row":` + fmt.Sprint(id) + `}`)
-	if err := tx.UpdateMutation(ctx, m); err != nil {
+	if _, err := led.MoveMutation(ctx, tx, wf, m, ledger.MApplied, "host"); err != nil {
 		return err
 	}
 	cons.MutationID = m.ID
 	cons.MutationResult = m.Result
-	if err := tx.UpdateRun(ctx, cons); err != nil {
+	if _, err := led.MoveRun(ctx, tx, nil, cons, ledger.ByScheduler, ""); err != nil {
 		return err
 	}
 	if err := tx.AddTrace(ctx, []storage.TraceEntry{
@@ -187,7 +192,7 @@ func yearPoll(ctx context.Context, tx *storage.Tx, wfID int64, at time.Time, fou
 	}); err != nil {
 		return err
 	}
-	return tx.Consume(ctx, consID, "consumed", at)
+	return led.ConsumeEvents(ctx, tx, consID, storage.EventConsumed, at)
 }
 
 // viewTargetMS is what any view may cost at the largest history.

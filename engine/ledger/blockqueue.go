@@ -1,0 +1,68 @@
+package ledger
+
+// A workflow holds one block, but a concurrent consumer's runs under way
+// may each come to wait — an approval, a check, a back-off — while another
+// run's block stands. The standing block stays (the table would refuse, or
+// silently drop, the other), each later run's own status and its mutation
+// record what it waits on, and when the standing block lifts the block
+// passes to the oldest run still waiting so. A workflow whose runs never
+// overlap never queues: its blocks come and go with its one run.
+
+import (
+	"context"
+	"time"
+
+	"keep/storage"
+)
+
+// queuedBehind: run wants a block while another open run's block stands.
+func queuedBehind(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind storage.BlockKind, runID int64) (bool, error) {
+	if kind == storage.BlockNone || kind == storage.BlockInternal || w.BlockKind == storage.BlockNone || w.BlockKind == storage.BlockInternal ||
+		runID == 0 || w.BlockRunID == 0 || w.BlockRunID == runID {
+		return false, nil
+	}
+	holder, err := tx.RunByID(ctx, w.BlockRunID)
+	if err != nil {
+		return false, err
+	}
+	// a holder that was closed (crashed, ended) hands its block on as ever
+	return holder.ClosedAt == nil && holder.Status != storage.RunCrashed, nil
+}
+
+// queuedBlock is the block the oldest run still waiting should hold when
+// the standing block lifts, if any: a paused run whose mutation is open.
+func queuedBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow) (kind storage.BlockKind, reason string, runID int64, retryAt *time.Time, err error) {
+	runs, err := tx.OpenRuns(ctx, w.ID)
+	if err != nil {
+		return storage.BlockNone, "", 0, nil, err
+	}
+	for _, r := range runs {
+		// the run lifting its block has moved on first (approved, settled,
+		// closed): a run still waiting here, whichever, wants the block
+		if r.MutationID == 0 {
+			continue
+		}
+		switch r.Status {
+		case storage.RunPausedApproval, storage.RunPausedReconciliation, storage.RunPausedTransient:
+		default:
+			continue
+		}
+		m, err := tx.MutationByID(ctx, r.MutationID)
+		if err != nil {
+			return storage.BlockNone, "", 0, nil, err
+		}
+		switch {
+		case r.Status == storage.RunPausedApproval && m.Status == storage.MutationAwaitingApproval:
+			return storage.BlockApproval, "waiting for approval: " + Title(m), r.ID, nil, nil
+		case r.Status == storage.RunPausedReconciliation && m.Status == storage.MutationNeedsReconcile:
+			return storage.BlockReconciliation, "checking whether " + Title(m) + " happened", r.ID, nil, nil
+		case r.Status == storage.RunPausedReconciliation && m.Status == storage.MutationIndeterminate:
+			return storage.BlockReconciliation, "did " + Title(m) + " happen? " + m.Error, r.ID, nil, nil
+		case r.Status == storage.RunPausedTransient && m.Status == storage.MutationInFlight && m.NextAttemptAt != nil:
+			return storage.BlockTransient, "will send " + Title(m) + " again: " + m.Error, r.ID, m.NextAttemptAt, nil
+		case r.Status == storage.RunPausedTransient && m.Status == storage.MutationFailed:
+			return storage.BlockTransient, r.Handler + ": " + m.Error, r.ID, nil, nil
+		}
+	}
+	return storage.BlockNone, "", 0, nil, nil
+}

@@ -1,0 +1,341 @@
+package ledger
+
+// Transitions the engine makes inside one of its transactions, each a few
+// moves that go together: a run's failure, an uncertain mutation settled,
+// a block lifted, a run taken over by its retry or by recovery. Each
+// returns the decision the engine acts on; none calls back into it.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"keep/storage"
+)
+
+// ResultSkipped is what a run's mutate step sees of a skipped mutation.
+var ResultSkipped = json.RawMessage(`{"status":"skipped"}`)
+
+// PastMutation: the run's phase says its mutation was applied or skipped
+// (chapter 16: phase >= mutated).
+func PastMutation(run *storage.Run) bool {
+	return run.Phase.Rank() >= storage.PhaseMutated.Rank()
+}
+
+// Fail records run, its failed status and error set on it, as a failure of
+// class c (DESIGN.md §7.2) and disposes of its events: after the mutation
+// (applied or skipped) they stay reserved for a retry at emitting; before
+// it, they are released for a fresh prepare. A transient failure waits a
+// back-off (p.Resend) until the workflow's failures pass p.Limit. w must
+// have been read in tx.
+func (l *Ledger) Fail(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, c Class, p Retry) (Decision, error) {
+	now := l.now()
+	d, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
+	if err != nil {
+		return d, err
+	}
+	if !PastMutation(run) {
+		if _, err := tx.Release(ctx, run.ID, now); err != nil {
+			return d, err
+		}
+	}
+	reason := run.Handler + ": " + run.Error
+	var retryAt *time.Time
+	if c == ClassTransient {
+		w.TransientFailures++
+		if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
+			return d, err
+		}
+		if w.TransientFailures <= p.Limit {
+			t := now.Add(p.Resend)
+			retryAt = &t
+		} else {
+			reason = fmt.Sprintf("gave up after %d attempts: %s", w.TransientFailures, reason)
+		}
+	}
+	b, err := l.MoveBlock(ctx, tx, w, c.BlockKind(), reason, run.ID, retryAt)
+	d.add(b)
+	if err != nil {
+		return d, err
+	}
+	d.journal("run.failed", map[string]any{"run": run.ID, "handler": run.Handler, "error": run.Error, "class": string(c)})
+	return d, nil
+}
+
+// Settle resolves an open mutation (ev is MApplied, MFailed or MSkip; by
+// the reconciler or the user) and moves the run that carries it on:
+// applied or skipped, the run resumes at next; failed, its events are
+// released, the run ends, and the consumers are to be marked so a fresh
+// run prepares again — after a back-off (p.Resend) when the reconciler
+// found the call did not go through. w must have been read in tx.
+func (l *Ledger) Settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string, p Retry) (Decision, error) {
+	now := l.now()
+	cancel := mut.ReminderID // the prompt is answered
+	mut.NextAttemptAt, mut.ReminderID = nil, 0
+	if why != "" {
+		mut.Error = why
+	}
+	if ev == MApplied {
+		// the outcome, not the error of the call that left it uncertain
+		// (the trace keeps that)
+		mut.Result, mut.Error = result, ""
+	}
+	d, err := l.MoveMutation(ctx, tx, w, mut, ev, by)
+	d.CancelReminder = cancel
+	if err != nil {
+		return d, err
+	}
+	switch mut.Status {
+	case storage.MutationApplied:
+		run.Phase, run.Status, run.MutationResult = storage.PhaseMutated, storage.RunActive, AppliedResult(result)
+	case storage.MutationSkipped:
+		run.Phase, run.Status, run.MutationResult = storage.PhaseMutated, storage.RunActive, ResultSkipped
+	case storage.MutationFailed:
+		run.ClosedAt = &now
+		Ended(run)
+		if run.Error == "" {
+			run.Error = "the mutation did not happen: " + why
+		}
+		if _, err := tx.Release(ctx, run.ID, now); err != nil {
+			return d, err
+		}
+		d.MarkConsumers = true
+	}
+	r, err := l.MoveRun(ctx, tx, w, run, by+":"+string(ev), "")
+	d.add(r)
+	if err != nil {
+		return d, err
+	}
+	block := func(kind storage.BlockKind, reason string, runID int64, retryAt *time.Time) (Decision, error) {
+		b, err := l.MoveBlock(ctx, tx, w, kind, reason, runID, retryAt)
+		d.add(b)
+		return d, err
+	}
+	if mut.Status == storage.MutationFailed && by == "reconciler" {
+		// the call failed on the way (a reset, a 5xx): the fresh attempt
+		// waits a back-off and counts toward the transient limit, so a
+		// service that always fails cannot make us spin
+		w.TransientFailures++
+		if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
+			return d, err
+		}
+		if w.TransientFailures > p.Limit {
+			return block(storage.BlockTransient, fmt.Sprintf("gave up after %d attempts: %s did not go through", w.TransientFailures, Title(mut)), run.ID, nil)
+		}
+		t := now.Add(p.Resend)
+		return block(storage.BlockTransient, Title(mut)+" did not go through; trying again later", run.ID, &t)
+	}
+	return block(storage.BlockNone, "", 0, nil)
+}
+
+// RetryForward starts the retry of a run that failed after its mutation:
+// a new run at emitting with the prepare and mutation results copied, the
+// old run's events taken over (chapter 16 phase reset). The retry runs the
+// workflow's current script: after a repair, the fix.
+func (l *Ledger) RetryForward(ctx context.Context, tx *storage.Tx, old *storage.Run, trigger, by string) (*storage.Run, Decision, error) {
+	now := l.now()
+	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
+	if err != nil {
+		return nil, Decision{}, err
+	}
+	old.ClosedAt, old.UpdatedAt = &now, now
+	d, err := l.MoveRun(ctx, tx, w, old, by, "")
+	if err != nil {
+		return nil, d, err
+	}
+	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
+		RetryOf: old.ID, MutationID: old.MutationID, Trigger: trigger, Phase: storage.PhaseEmitting, Status: storage.RunActive,
+		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
+	if _, err := l.MoveRun(ctx, tx, w, r, by, ""); err != nil {
+		return nil, d, err
+	}
+	return r, d, tx.TakeOver(ctx, old.ID, r.ID, now)
+}
+
+// Unblock lifts w's block, its cause over (a back-off that ran out, a
+// repair, the user's retry): a run past its mutation is retried forward;
+// otherwise the failed run is closed (its events were released when it
+// failed). resetCounters (the user's answer) clears the retry counters. w
+// must have been read in tx.
+func (l *Ledger) Unblock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) (Decision, error) {
+	var d Decision
+	by := ByScheduler + ":" + trigger // a back-off ran out, a repair
+	if resetCounters {
+		by = "user:" + trigger // the user's retry, resume or sign-in
+	}
+	if w.BlockRunID != 0 {
+		run, err := tx.RunByID(ctx, w.BlockRunID)
+		if err != nil {
+			return d, err
+		}
+		if run.ClosedAt == nil && run.Status != storage.RunActive {
+			if PastMutation(run) && run.HandlerType == "consumer" {
+				_, r, err := l.RetryForward(ctx, tx, run, trigger, by)
+				d.add(r)
+				if err != nil {
+					return d, err
+				}
+			} else {
+				now := l.now()
+				run.ClosedAt, run.UpdatedAt = &now, now
+				Ended(run)
+				r, err := l.MoveRun(ctx, tx, w, run, by, "")
+				d.add(r)
+				if err != nil {
+					return d, err
+				}
+			}
+		}
+	}
+	if resetCounters {
+		w.TransientFailures, w.Repairs = 0, 0
+		if err := tx.SetCounters(ctx, w.ID, 0, 0); err != nil {
+			return d, err
+		}
+	}
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockNone, "", 0, nil)
+	d.add(b)
+	return d, err
+}
+
+// RecoveryRun creates the run that takes over a crashed run's mutation and
+// events (its retry_of points to the crashed run), at status.
+func (l *Ledger) RecoveryRun(ctx context.Context, tx *storage.Tx, old *storage.Run, status storage.RunStatus) (*storage.Run, error) {
+	now := l.now()
+	w, err := tx.WorkflowByID(ctx, old.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	r := &storage.Run{WorkflowID: old.WorkflowID, Handler: old.Handler, HandlerType: old.HandlerType, ScriptVersion: w.Version,
+		RetryOf: old.ID, MutationID: old.MutationID, Trigger: "recovery", Phase: old.Phase, Status: status,
+		PrepareResult: old.PrepareResult, MutationResult: old.MutationResult, CreatedAt: now, UpdatedAt: now}
+	if _, err := l.MoveRun(ctx, tx, w, r, ByRecovery, ""); err != nil {
+		return nil, err
+	}
+	return r, tx.TakeOver(ctx, old.ID, r.ID, now)
+}
+
+// Uncertain hands a mutation that may have happened (keep stopped while
+// its call was in flight) to the reconciler, blocking w on it for run.
+func (l *Ledger) Uncertain(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) (Decision, error) {
+	// the first check is due at once: the stop already gave the service
+	// its moment; back-off applies from the second check
+	now := l.now()
+	m.NextAttemptAt = &now
+	m.Error = "keep stopped while the call was in flight"
+	ev := MUncertain
+	if m.Status == storage.MutationNeedsReconcile {
+		ev = MCheckLater
+	}
+	d, err := l.MoveMutation(ctx, tx, w, m, ev, "host")
+	if err != nil {
+		return d, err
+	}
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockReconciliation, "checking whether "+Title(m)+" happened", run.ID, nil)
+	d.add(b)
+	if err != nil {
+		return d, err
+	}
+	d.journal("mutation.needs_reconcile", map[string]any{"run": run.ID, "mutation": m.ID, "error": m.Error})
+	return d, nil
+}
+
+// Ask holds mut, run's call, for the person's approval (the grants ask
+// first): the run waits paused at mutating, the workflow blocked on it,
+// and the prompt is journaled and to be reminded of. w must have been read
+// in tx.
+func (l *Ledger) Ask(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string) (Decision, error) {
+	now := l.now()
+	d, err := l.MoveMutation(ctx, tx, w, mut, MAsk, "")
+	if err != nil {
+		return d, err
+	}
+	d.Remind = mut
+	run.Phase, run.Status, run.MutationID, run.UpdatedAt = storage.PhaseMutating, storage.RunPausedApproval, mut.ID, now
+	r, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
+	d.add(r)
+	if err != nil {
+		return d, err
+	}
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockApproval, "waiting for approval: "+reason, run.ID, nil)
+	d.add(b)
+	if err != nil {
+		return d, err
+	}
+	d.journal("approval.requested", map[string]any{"run": run.ID, "mutation": mut.ID,
+		"text": fmt.Sprintf("%s wants to %s", w.Name, Title(mut)), "preview": mut.Preview})
+	return d, nil
+}
+
+// GiveUp hands an uncertain mutation the checks could not settle to the
+// person (indeterminate), saying why; the prompt is journaled and to be
+// reminded of. w must have been read in tx.
+func (l *Ledger) GiveUp(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, why string) (Decision, error) {
+	mut.NextAttemptAt = nil
+	mut.Error = why
+	d, err := l.MoveMutation(ctx, tx, w, mut, MGiveUp, "")
+	if err != nil {
+		return d, err
+	}
+	d.Remind = mut
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockReconciliation, "did "+Title(mut)+" happen? "+why, w.BlockRunID, nil)
+	d.add(b)
+	if err != nil {
+		return d, err
+	}
+	d.journal("mutation.indeterminate", map[string]any{"mutation": mut.ID, "text": "Did " + Title(mut) + " happen?", "reason": why})
+	return d, nil
+}
+
+// answered takes a prompt's reminder off m (the person answered it): the
+// decision cancels it.
+func answered(m *storage.Mutation) int64 {
+	id := m.ReminderID
+	m.ReminderID = 0
+	return id
+}
+
+// Approve lets the run that carries m, waiting for approval, go on to
+// perform the call; the block is lifted. w must have been read in tx.
+func (l *Ledger) Approve(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) (Decision, error) {
+	cancel := answered(m)
+	d, err := l.MoveMutation(ctx, tx, w, m, MApprove, "user")
+	d.CancelReminder = cancel
+	if err != nil {
+		return d, err
+	}
+	run.Status = storage.RunActive
+	r, err := l.MoveRun(ctx, tx, w, run, "user:approve", "")
+	d.add(r)
+	if err != nil {
+		return d, err
+	}
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockNone, "", 0, nil)
+	d.add(b)
+	return d, err
+}
+
+// Recheck is the person's answer to an uncertain mutation that is not a
+// settlement: check again, or (resend) it did not happen, so the same call
+// goes again under the same key — a receiver that did get it drops the
+// copy; the scheduler sends it as it sends a call a 429 put off. Either is
+// due at once, its checks counted afresh. w must have been read in tx.
+func (l *Ledger) Recheck(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, resend bool) (Decision, error) {
+	now := l.now()
+	cancel := answered(m)
+	m.ReconcileAttempts, m.NextAttemptAt = 0, &now
+	ev, reason := MTryAgain, "checking again whether "+Title(m)+" happened"
+	if resend {
+		m.Error = "the user said it did not happen: sending it again"
+		ev, reason = MResend, "sending "+Title(m)+" again"
+	}
+	d, err := l.MoveMutation(ctx, tx, w, m, ev, "user")
+	d.CancelReminder = cancel
+	if err != nil {
+		return d, err
+	}
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockReconciliation, reason, run.ID, nil)
+	d.add(b)
+	return d, err
+}
