@@ -312,7 +312,7 @@ func checkAcknowledged(t *testing.T, e *env, sink *crashSink, cut int) {
 
 // checkBackupFile opens a backup read-only: it must pass integrity_check.
 func checkBackupFile(path string) (int, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	db, err := sql.Open("sqlite", checkDSN(path))
 	if err != nil {
 		return 0, err
 	}

@@ -4,6 +4,7 @@ package lazyfs
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,25 +22,18 @@ func TestSQLiteAcrossCuts(t *testing.T) {
 	l, _, mnt := mountForTest(t)
 	path := filepath.Join(mnt, "x.db")
 	count := func() int {
-		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
 		var n int
-		if err := db.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
 		var check string
-		if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
-			t.Fatalf("integrity_check %q %v", check, err)
+		ans := inChild(t, "count", path)
+		if _, err := fmt.Sscan(ans, &n, &check); err != nil || check != "ok" {
+			t.Fatalf("the counting child says %q (%v)", ans, err)
 		}
 		return n
 	}
 	commitThenCut := func(sync string, n int) {
 		t.Helper()
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "LAZYFS_WRITER_DB="+path, "LAZYFS_WRITER_SYNC="+sync)
+		cmd.Env = append(os.Environ(), lazyfsChild+"=writer", "LAZYFS_ARG="+sync+"|"+path)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -67,12 +61,32 @@ func TestSQLiteAcrossCuts(t *testing.T) {
 	commitThenCut("FULL", 2)
 }
 
-// TestMain runs the test binary as TestSQLiteAcrossCuts's writer when asked.
-func TestMain(m *testing.M) {
-	if path := os.Getenv("LAZYFS_WRITER_DB"); path != "" {
-		sqliteWriter(path, os.Getenv("LAZYFS_WRITER_SYNC"))
+func init() {
+	children["count"] = countRows
+	children["writer"] = func(arg string) (string, error) {
+		sync, path, _ := strings.Cut(arg, "|")
+		sqliteWriter(path, sync)
+		return "", nil
 	}
-	os.Exit(m.Run())
+}
+
+// countRows is the child that reads the database at path: its rows and its
+// integrity check.
+func countRows(path string) (string, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil {
+		return "", err
+	}
+	var check string
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil {
+		return "", err
+	}
+	return fmt.Sprint(n, " ", check), nil
 }
 
 // sqliteWriter commits one row and waits to be killed.
