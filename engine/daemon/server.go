@@ -152,19 +152,31 @@ func Serve(ctx context.Context, api engine.API, socketPath string, logger *slog.
 	if err := removeStale(ctx, socketPath); err != nil {
 		return nil, err
 	}
+	// Anyone who can connect can approve mutations: only the owner may. The
+	// socket is made under a name of its own, made 0600, and only then
+	// renamed to socketPath, so nobody ever finds it there with a wider
+	// mode (a client connects by path; the listener keeps its socket).
+	tmp := fmt.Sprintf("%s.%d.tmp", socketPath, os.Getpid())
+	_ = os.Remove(tmp)
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "unix", socketPath)
+	ln, err := lc.Listen(ctx, "unix", tmp)
 	if err != nil {
-		if len(socketPath) > 100 {
+		if len(tmp) > 100 {
 			return nil, fmt.Errorf("daemon: listen on %s (a unix socket path is limited to about 104 bytes): %w", socketPath, err)
 		}
 		return nil, fmt.Errorf("daemon: listen on %s: %w", socketPath, err)
 	}
-	// Anyone who can connect can approve mutations: only the owner may.
-	// Under the usual umask the socket starts without write permission for
-	// others, which connecting needs, so the window before this is closed.
-	if err := os.Chmod(socketPath, 0o600); err != nil {
+	if ul, ok := ln.(*net.UnixListener); ok {
+		ul.SetUnlinkOnClose(false) // Close removes socketPath itself
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
 		ln.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	if err := os.Rename(tmp, socketPath); err != nil {
+		ln.Close()
+		os.Remove(tmp)
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 	s := &Server{
@@ -230,8 +242,8 @@ func (s *Server) Close(ctx context.Context) error {
 			s.closeErr = fmt.Errorf("daemon: shutdown: %w", err)
 		}
 		<-s.served
-		// The listener usually unlinks its file on close; this covers the
-		// cases where it does not.
+		// the listener was made under another name (Serve): the file is ours
+		// to remove
 		if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) && s.closeErr == nil {
 			s.closeErr = fmt.Errorf("daemon: %w", err)
 		}
