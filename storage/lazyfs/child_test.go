@@ -26,7 +26,12 @@ var children = map[string]func(arg string) (string, error){}
 // TestMain runs the test binary as a child when asked.
 func TestMain(m *testing.M) {
 	if part := os.Getenv(lazyfsChild); part != "" {
-		out, err := children[part](os.Getenv("LAZYFS_ARG"))
+		play, ok := children[part]
+		if !ok {
+			fmt.Fprintf(os.Stdout, "error: %s=%q names no part\n", lazyfsChild, part)
+			os.Exit(2)
+		}
+		out, err := play(os.Getenv("LAZYFS_ARG"))
 		if err != nil {
 			fmt.Fprintln(os.Stdout, "error:", err)
 			os.Exit(1)
