@@ -138,3 +138,18 @@ func TestLoadBound(t *testing.T) {
 		t.Errorf("a load after the bound: %v", err)
 	}
 }
+
+// The host's record of the scripts a worker holds stays within what the
+// worker keeps, however many versions a long-lived worker runs.
+func TestKnownScriptsBounded(t *testing.T) {
+	w := &worker{known: map[string]bool{}}
+	for i := range 3 * scriptCacheMax {
+		w.knows(strconv.Itoa(i))
+		if len(w.known) > scriptCacheMax {
+			t.Fatalf("after %d scripts the record holds %d, over %d", i+1, len(w.known), scriptCacheMax)
+		}
+	}
+	if !w.known[strconv.Itoa(3*scriptCacheMax-1)] {
+		t.Error("the last script run is not recorded")
+	}
+}

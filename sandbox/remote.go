@@ -51,7 +51,7 @@ func loadRemote(fileName string, src []byte, opts LoadOptions) (*Script, error) 
 		}
 		return nil, err
 	}
-	w.known[key] = true
+	w.knows(key)
 	procs.put(w)
 	if done.Err != nil {
 		return nil, done.Err.error(nil)
@@ -98,7 +98,7 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 		delete(w.known, s.key)
 		procs.put(w)
 	}
-	w.known[s.key] = true
+	w.knows(s.key)
 	procs.put(w)
 	if done.Err != nil {
 		return nil, r.finish(done.Err.error(hostErrs.all()))

@@ -103,6 +103,17 @@ func (w *worker) release() {
 	w.rfile.Close()
 }
 
+// knows records that the worker holds the script of key compiled. The
+// worker forgets all it holds once it holds scriptCacheMax; so does this
+// record, which would otherwise grow with every version a long-lived
+// worker ever ran (a script it no longer has is sent again: "missing").
+func (w *worker) knows(key string) {
+	if len(w.known) >= scriptCacheMax {
+		clear(w.known)
+	}
+	w.known[key] = true
+}
+
 // cancel asks the run in the worker to stop. A signal, not a frame: the
 // worker reads its pipe only when it waits for the host, and a run that
 // computes must hear of it too.
