@@ -316,32 +316,10 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a real daemon for about a minute")
 	}
-	targetKills := 25
-	if s := os.Getenv("KEEP_CRASH_KILLS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("KEEP_CRASH_KILLS=%q: want a positive number", s)
-		}
-		targetKills = v
-	}
-	concurrency := 1
-	if s := os.Getenv("KEEP_CRASH_CONCURRENCY"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 || v > 64 {
-			t.Fatalf("KEEP_CRASH_CONCURRENCY=%q: want a number from 1 to 64", s)
-		}
-		concurrency = v
-	}
+	targetKills := envCount(t, "KEEP_CRASH_KILLS", 25, 0)
+	concurrency := envCount(t, "KEEP_CRASH_CONCURRENCY", 1, 64)
 	crashItems = max(200, 3*targetKills)
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("KEEP_CRASH_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("KEEP_CRASH_SEED: %v", err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (rerun with KEEP_CRASH_SEED=%d)", seed, seed)
+	seed := envSeed(t, "KEEP_CRASH_SEED")
 	rng := rand.New(rand.NewSource(seed))
 	start := time.Now()
 
@@ -630,4 +608,38 @@ func checkCrashDB(t *testing.T, path string, kills int) {
 			t.Errorf("after %d kills none landed in next (mutated or emitting)", kills)
 		}
 	}
+}
+
+// envCount is the positive number in the variable name (at most most, when
+// most > 0), or def when it is unset: the long modes of the crash tests.
+func envCount(t *testing.T, name string, def, most int) int {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 || (most > 0 && v > most) {
+		if most > 0 {
+			t.Fatalf("%s=%q: want a number from 1 to %d", name, s, most)
+		}
+		t.Fatalf("%s=%q: want a positive number", name, s)
+	}
+	return v
+}
+
+// envSeed is the seed in the variable name, or a new one; it is logged, so
+// a failing run can be played again.
+func envSeed(t *testing.T, name string) int64 {
+	t.Helper()
+	seed := time.Now().UnixNano()
+	if s := os.Getenv(name); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (rerun with %s=%d)", seed, name, seed)
+	return seed
 }

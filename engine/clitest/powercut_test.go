@@ -89,23 +89,8 @@ func TestPowerCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cuts the power under a real daemon for about a minute")
 	}
-	cuts := 9
-	if s := os.Getenv("KEEP_POWERCUT_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("KEEP_POWERCUT_N=%q: want a positive number", s)
-		}
-		cuts = v
-	}
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("KEEP_POWERCUT_SEED"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("KEEP_POWERCUT_SEED: %v", err)
-		}
-		seed = v
-	}
-	t.Logf("seed %d (rerun with KEEP_POWERCUT_SEED=%d)", seed, seed)
+	cuts := envCount(t, "KEEP_POWERCUT_N", 9, 0)
+	seed := envSeed(t, "KEEP_POWERCUT_SEED")
 	rng := rand.New(rand.NewSource(seed))
 
 	e := newEnv(t, "allow")
