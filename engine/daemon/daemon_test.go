@@ -504,6 +504,39 @@ func TestDaemon(t *testing.T) {
 		}
 	})
 
+	t.Run("a socket path that fits the limit is served, however close to it", func(t *testing.T) {
+		t.Parallel()
+		h := enginetest.New(t, enginetest.Opts{SystemClock: true})
+		dir, err := os.MkdirTemp("", "kd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		// Linux's sun_path holds 107 bytes and a NUL: a name of exactly
+		// 107 bytes fits; nothing keep adds on the way may overflow it.
+		sock := filepath.Join(dir, strings.Repeat("s", 107-len(dir)-1))
+		srv, err := Serve(ctx, h.E, sock, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatalf("serve on a %d-byte path: %v", len(sock), err)
+		}
+		defer srv.Close(context.Background())
+		fi, err := os.Lstat(sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Type() != fs.ModeSocket || fi.Mode().Perm() != 0o600 {
+			t.Errorf("socket mode %v, want a socket with 0600", fi.Mode())
+		}
+		c, err := Dial(sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Workflows(ctx); err != nil {
+			t.Errorf("a call on the long path: %v", err)
+		}
+	})
+
 	t.Run("attach finds the daemon next to the database and says it is attached", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

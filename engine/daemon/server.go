@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -155,13 +157,15 @@ func Serve(ctx context.Context, api engine.API, socketPath string, logger *slog.
 	// Anyone who can connect can approve mutations: only the owner may. The
 	// socket is made under a name of its own, made 0600, and only then
 	// renamed to socketPath, so nobody ever finds it there with a wider
-	// mode (a client connects by path; the listener keeps its socket).
-	tmp := fmt.Sprintf("%s.%d.tmp", socketPath, os.Getpid())
+	// mode (a client connects by path; the listener keeps its socket). The
+	// temporary name is short: a path that fits the ~104 bytes a socket
+	// allows must not overflow only because of it.
+	tmp := filepath.Join(filepath.Dir(socketPath), "."+strconv.FormatInt(int64(os.Getpid()), 36))
 	_ = os.Remove(tmp)
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "unix", tmp)
 	if err != nil {
-		if len(tmp) > 100 {
+		if len(tmp) > 100 || len(socketPath) > 100 {
 			return nil, fmt.Errorf("daemon: listen on %s (a unix socket path is limited to about 104 bytes): %w", socketPath, err)
 		}
 		return nil, fmt.Errorf("daemon: listen on %s: %w", socketPath, err)
