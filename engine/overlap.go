@@ -132,8 +132,8 @@ func (e *Engine) startNext(ctx context.Context, w *storage.Workflow, run *storag
 		return func() {}
 	}
 	for _, c := range sc.Workflow.Consumers {
-		if c.Name != run.Handler {
-			continue
+		if c.Name != run.Handler || c.EmptyNext {
+			continue // an empty next is not run (runNext)
 		}
 		n := &earlyNext{done: make(chan struct{}), mres: mres,
 			h: &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: e.newTrace()}}
@@ -164,6 +164,10 @@ func (e *Engine) runNext(ctx context.Context, w *storage.Workflow, sc *sandbox.S
 		}
 	}
 	h := &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: tr}
+	if c.EmptyNext {
+		// sandbox/noop.go: what it would return without running it
+		return h, &sandbox.Outcome{}, nil
+	}
 	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseNext, h, nil, run.PrepareResult, mres))
 	return h, out, err
 }

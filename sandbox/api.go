@@ -85,6 +85,9 @@ type Consumer struct {
 	// Concurrency is how many runs of the consumer may be under way at
 	// once, on disjoint reservations (DESIGN.md §15); 1 unless declared.
 	Concurrency int
+	// EmptyNext: its next does nothing, so the host does not run it
+	// (noop.go).
+	EmptyNext bool
 }
 
 // MaxConcurrency bounds a consumer's declared concurrency: every run holds

@@ -175,6 +175,7 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 		for _, phase := range []string{"prepare", "mutate", "next"} {
 			v.function(obj, phase, "consumer", c.name, at)
 		}
+		cons.EmptyNext = emptyFunction(v.vm, obj.Get("next"))
 		wf.Consumers = append(wf.Consumers, cons)
 		handlers[c.name] = handlerDecl{consumer: true, publishes: cons.Publishes, subscribe: cons.Subscribe, at: v.positions(at, "prepare", "mutate", "next")}
 	}
