@@ -33,7 +33,7 @@ func TestEmptyNext(t *testing.T) {
 		{`async next({ a }) {}`, false},
 		{`async next(ctx, ...[a]) {}`, false},
 		{`*next() {}`, false},
-		{`next: (() => {}).bind(null)`, false}, // its text is "native code"
+		{`next: (() => {}).bind(null)`, false},                                                         // its text is "native code"
 		{`next: Object.assign(async () => { await 1; }, { toString: () => "async next() {}" })`, true}, // lies: only skips itself
 	}
 	var b strings.Builder
