@@ -406,3 +406,72 @@ func TestConcurrentApprovalsQueue(t *testing.T) {
 		t.Errorf("the approved writes are not both there")
 	}
 }
+
+// A concurrent run that fails while another run's block stands does not
+// drop its failure: the workflow pauses on it once the standing block
+// lifts (chapter 06: a failure pauses the whole workflow), and it goes on
+// only when the person deals with it.
+func TestConcurrentFailureQueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t) // mutations ask
+	b.deploy("two", `export default Keep.workflow({ name: "two", topics: { t: {} }, producers: {},
+  consumers: { c: Keep.consumer({ subscribe: ["t"], concurrency: 2,
+    async prepare(ctx) { return { reservations: [], data: {} }; },
+    async mutate(ctx, p) {}, async next() {} }) } });`)
+	ctx := context.Background()
+	w, err := b.db.Read().WorkflowByName(ctx, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() *storage.Run {
+		run := b.e.newRun(w, "c", "consumer", "event")
+		run.PrepareResult = json.RawMessage(`{"reservations":[],"data":{}}`)
+		if err := b.e.tStarted(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	asker, failing := start(), start()
+	own := *w
+	m := &storage.Mutation{RunID: asker.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
+		Params: json.RawMessage(`{"path":"a.txt","content":"x"}`), CreatedAt: b.clock.Now(), UpdatedAt: b.clock.Now()}
+	if err := b.e.tAwaitApproval(ctx, &own, asker, m, "asks", b.e.newTrace()); err != nil {
+		t.Fatal(err)
+	}
+	own2 := *w
+	failing.Phase, failing.Status, failing.Error = PhaseMutating, RunFailedLogic, "TypeError: x is undefined"
+	if err := b.e.tFail(ctx, &own2, failing, classLogic, b.e.newTrace()); err != nil {
+		t.Fatal(err)
+	}
+	block := func() (BlockKind, int64) {
+		cur, err := b.db.Read().WorkflowByID(ctx, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cur.BlockKind, cur.BlockRunID
+	}
+	if k, r := block(); k != BlockApproval || r != asker.ID {
+		t.Fatalf("block %s of run %d, want the approval of run %d standing", k, r, asker.ID)
+	}
+	if err := b.e.Approve(ctx, fmt.Sprint(m.ID), false); err != nil {
+		t.Fatal(err)
+	}
+	if k, r := block(); k != BlockRepair || r != failing.ID {
+		t.Fatalf("after the approval the block is %q of run %d, want the failure of run %d (repair)", k, r, failing.ID)
+	}
+	b.drain() // blocked: nothing new starts
+	if k, _ := block(); k != BlockRepair {
+		t.Fatalf("the workflow went on past a failure: block %q", k)
+	}
+	if err := b.e.Resume(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	if k, r := block(); k != BlockNone {
+		t.Fatalf("still blocked (%s, run %d) after the person resumed", k, r)
+	}
+	for _, r := range b.runs("two") {
+		if fmt.Sprint(failing.ID) == r.ID && r.Status != RunFailedLogic {
+			t.Errorf("the failed run is %s after resume, want it kept as failed:logic", r.Status)
+		}
+	}
+}

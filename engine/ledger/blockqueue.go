@@ -1,12 +1,12 @@
 package ledger
 
 // A workflow holds one block, but a concurrent consumer's runs under way
-// may each come to wait — an approval, a check, a back-off — while another
-// run's block stands. The standing block stays (the table would refuse, or
-// silently drop, the other), each later run's own status and its mutation
-// record what it waits on, and when the standing block lifts the block
-// passes to the oldest run still waiting so. A workflow whose runs never
-// overlap never queues: its blocks come and go with its one run.
+// may each come to wait — an approval, a check, a back-off — or fail while
+// another run's block stands. The standing block stays (the table would
+// refuse, or silently drop, the other), each later run's own status and its
+// mutation record what it waits on, and when the standing block lifts the
+// block passes to the oldest run still waiting so. A workflow whose runs
+// never overlap never queues: its blocks come and go with its one run.
 
 import (
 	"context"
@@ -30,7 +30,10 @@ func queuedBehind(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind
 }
 
 // queuedBlock is the block the oldest run still waiting should hold when
-// the standing block lifts, if any: a paused run whose mutation is open.
+// the standing block lifts, if any: a paused run whose mutation is open, or
+// a run that failed meanwhile. A failure pauses the whole workflow (chapter
+// 06), so one that could not block when it happened blocks now; it stays
+// open until the person retries or resumes past it (Unblock closes it).
 func queuedBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow) (kind storage.BlockKind, reason string, runID int64, retryAt *time.Time, err error) {
 	runs, err := tx.OpenRuns(ctx, w.ID)
 	if err != nil {
@@ -39,6 +42,9 @@ func queuedBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow) (kind
 	for _, r := range runs {
 		// the run lifting its block has moved on first (approved, settled,
 		// closed): a run still waiting here, whichever, wants the block
+		if r.Status == storage.RunFailedLogic {
+			return ClassLogic.BlockKind(), r.Handler + ": " + r.Error, r.ID, nil, nil
+		}
 		if r.MutationID == 0 {
 			continue
 		}
