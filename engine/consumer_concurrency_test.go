@@ -337,9 +337,11 @@ func TestConsumerConcurrencyRecovery(t *testing.T) {
 // approval. The workflow holds one block: the second question queues
 // behind the first (not refused, not overwriting it), takes the block when
 // the first is answered, and both runs then finish.
-func TestConcurrentApprovalsQueue(t *testing.T) {
-	t.Parallel()
-	b := setup(t) // mutations ask
+// twoConcurrent deploys "two", a consumer of concurrency 2 whose
+// mutations ask; start records a run of it under way, as a step would.
+func twoConcurrent(t *testing.T) (b *bundle, w *storage.Workflow, start func() *storage.Run) {
+	t.Helper()
+	b = setup(t) // mutations ask
 	b.deploy("two", `export default Keep.workflow({ name: "two", topics: { t: {} }, producers: {},
   consumers: { c: Keep.consumer({ subscribe: ["t"], concurrency: 2,
     async prepare(ctx) { return { reservations: [], data: {} }; },
@@ -349,13 +351,23 @@ func TestConcurrentApprovalsQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var muts []*storage.Mutation
-	for i, path := range []string{"a.txt", "b.txt"} {
+	return b, w, func() *storage.Run {
 		run := b.e.newRun(w, "c", "consumer", "event")
 		run.PrepareResult = json.RawMessage(`{"reservations":[],"data":{}}`)
 		if err := b.e.tStarted(ctx, run); err != nil {
 			t.Fatal(err)
 		}
+		return run
+	}
+}
+
+func TestConcurrentApprovalsQueue(t *testing.T) {
+	t.Parallel()
+	b, w, start := twoConcurrent(t)
+	ctx := context.Background()
+	var muts []*storage.Mutation
+	for i, path := range []string{"a.txt", "b.txt"} {
+		run := start()
 		own := *w
 		m := &storage.Mutation{RunID: run.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
 			Params: json.RawMessage(`{"path":"` + path + `","content":"x"}`), CreatedAt: b.clock.Now(), UpdatedAt: b.clock.Now()}
@@ -413,24 +425,8 @@ func TestConcurrentApprovalsQueue(t *testing.T) {
 // only when the person deals with it.
 func TestConcurrentFailureQueues(t *testing.T) {
 	t.Parallel()
-	b := setup(t) // mutations ask
-	b.deploy("two", `export default Keep.workflow({ name: "two", topics: { t: {} }, producers: {},
-  consumers: { c: Keep.consumer({ subscribe: ["t"], concurrency: 2,
-    async prepare(ctx) { return { reservations: [], data: {} }; },
-    async mutate(ctx, p) {}, async next() {} }) } });`)
+	b, w, start := twoConcurrent(t)
 	ctx := context.Background()
-	w, err := b.db.Read().WorkflowByName(ctx, "two")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := func() *storage.Run {
-		run := b.e.newRun(w, "c", "consumer", "event")
-		run.PrepareResult = json.RawMessage(`{"reservations":[],"data":{}}`)
-		if err := b.e.tStarted(ctx, run); err != nil {
-			t.Fatal(err)
-		}
-		return run
-	}
 	asker, failing := start(), start()
 	own := *w
 	m := &storage.Mutation{RunID: asker.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
