@@ -471,3 +471,41 @@ func TestConcurrentFailureQueues(t *testing.T) {
 		}
 	}
 }
+
+// An approval's card says why that call asks, whichever run's block the
+// workflow shows meanwhile: here keep's own error in another concurrent
+// run took the block over, and the card showed that error as the reason
+// the person was asked.
+func TestApprovalCardKeepsItsReason(t *testing.T) {
+	t.Parallel()
+	b, w, start := twoConcurrent(t)
+	ctx := context.Background()
+	asker, failing := start(), start()
+	own := *w
+	m := &storage.Mutation{RunID: asker.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
+		Params: json.RawMessage(`{"path":"a.txt","content":"x"}`), CreatedAt: b.clock.Now(), UpdatedAt: b.clock.Now()}
+	if err := b.e.tAwaitApproval(ctx, &own, asker, m, "the workflow has no grant for files.write", b.e.newTrace()); err != nil {
+		t.Fatal(err)
+	}
+	own2 := *w
+	failing.Phase, failing.Status, failing.Error = PhaseMutating, RunFailedInternal, "disk full"
+	if err := b.e.tFail(ctx, &own2, failing, classInternal, b.e.newTrace()); err != nil {
+		t.Fatal(err)
+	}
+	items, err := b.e.Attention(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card *AttentionItem
+	for i, it := range items {
+		if it.Kind == AttentionApproval && it.ID == fmt.Sprint(m.ID) {
+			card = &items[i]
+		}
+	}
+	if card == nil {
+		t.Fatalf("no approval card for mutation %d: %+v", m.ID, items)
+	}
+	if !strings.Contains(card.Reason, "no grant for files.write") || strings.Contains(card.Reason, "disk full") {
+		t.Errorf("the approval card's reason is %q, want why files.write asks", card.Reason)
+	}
+}

@@ -400,7 +400,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		switch m.Status {
 		case MutationAwaitingApproval:
 			item.Kind = AttentionApproval
-			item.Reason = strings.TrimPrefix(w.BlockReason, "waiting for approval: ")
+			item.Reason = e.approvalReason(ctx, w, m)
 			item.Answers = []string{"approve", "approve-always", "reject"}
 		case MutationNeedsReconcile, MutationIndeterminate:
 			item.Kind = AttentionReconciliation
@@ -503,4 +503,24 @@ func phaseWords(phase Phase) string {
 		return "finishing after its change"
 	}
 	return string(phase)
+}
+
+// approvalReason is why m asks the person: what the grants say of it now.
+// The workflow's block carries the reason given when it asked only while
+// m's run holds the block; a concurrent consumer's run asking meanwhile
+// queues behind another run's block (engine/ledger/blockqueue.go), and
+// the block's reason then is the other run's, or an error's.
+func (e *Engine) approvalReason(ctx context.Context, w *storage.Workflow, m *storage.Mutation) string {
+	if _, spec, err := e.reg.Lookup(m.Connector, m.Method); err == nil {
+		var params map[string]any
+		_ = json.Unmarshal(m.Params, &params)
+		mode, reason, err := e.decide(ctx, w, m.Connector+"."+m.Method, scopeOf(spec, params))
+		if err == nil && mode != "allow" && reason != "" {
+			return reason
+		}
+	}
+	if w.BlockKind == BlockApproval && w.BlockRunID == m.RunID {
+		return strings.TrimPrefix(w.BlockReason, "waiting for approval: ")
+	}
+	return ""
 }
