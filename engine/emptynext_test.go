@@ -79,3 +79,28 @@ func TestEmptyNextIsNotRun(t *testing.T) {
 		})
 	}
 }
+
+// With an empty next, the applied call's outcome and the run's commit are
+// one transaction (tAppliedCommitted): the same work commits once less.
+func TestEmptyNextCommitsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	commits := func(next string) int64 {
+		b := setup(t)
+		b.deploy("w", emptyNextWorkflow(next))
+		if err := b.e.Grant(ctx, "w", GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
+			t.Fatal(err)
+		}
+		s0, u0 := b.db.Commits()
+		b.drain()
+		s1, u1 := b.db.Commits()
+		if ms := b.mutations("w"); len(ms) != 1 || ms[0].Status != "applied" {
+			t.Fatalf("mutations %+v, want one applied", ms)
+		}
+		return s1 + u1 - s0 - u0
+	}
+	empty, full := commits(`async next() {}`), commits(`async next() { return undefined; }`)
+	if empty != full-1 {
+		t.Errorf("a drain with an empty next committed %d times, with a next that runs %d: want one fewer", empty, full)
+	}
+}

@@ -82,6 +82,10 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	if err != nil && callCtx.Err() != nil && connectors.ClassOf(err) != connectors.Uncertain {
 		err = &connectors.Error{Class: connectors.Uncertain, Err: fmt.Errorf("the handler deadline passed during the call: %w", err)}
 	}
+	if err == nil && e.emptyNext(ctx, run) && !e.parked(ctx, w) {
+		// no next to run: the outcome and the run's commit are one
+		return e.tAppliedCommitted(ctx, w, run, mut, res, tr)
+	}
 	if err == nil {
 		// overlap.go: next runs while the outcome commits, with the
 		// call's result
@@ -200,4 +204,21 @@ func uiTitle(prepared json.RawMessage) string {
 	}
 	_ = json.Unmarshal(prepared, &pr)
 	return pr.UI.Title
+}
+
+// emptyNext says whether run's consumer has an empty next (sandbox/noop.go).
+func (e *Engine) emptyNext(ctx context.Context, run *storage.Run) bool {
+	if run.HandlerType != "consumer" {
+		return false
+	}
+	sc, err := e.script(ctx, run.WorkflowID, run.ScriptVersion)
+	if err != nil {
+		return false
+	}
+	for _, c := range sc.Workflow.Consumers {
+		if c.Name == run.Handler {
+			return c.EmptyNext
+		}
+	}
+	return false
 }

@@ -390,41 +390,73 @@ func carrier(ctx context.Context, q storage.Q, mut *storage.Mutation) (*storage.
 // commit, or the scheduler's Sync when it runs out of work, makes it
 // durable.
 func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace) error {
-	now := e.now()
 	return e.writeRunWith(ctx, run, e.db.WriteUnsynced, func(tx *storage.Tx) error {
-		status := EventConsumed
-		if string(run.MutationResult) == string(resultSkipped) {
-			status = EventSkipped
-		}
-		if err := e.led.ConsumeEvents(ctx, tx, run.ID, status, now); err != nil {
-			return err
-		}
-		if out.StateReturned {
-			if err := tx.SetHandlerState(ctx, w.ID, run.Handler, out.State, now); err != nil {
-				return err
-			}
-		}
-		causes, err := tx.CausesOfRun(ctx, run.ID)
+		return e.commitConsumerTx(ctx, tx, w, run, out, pubs, wake, tr)
+	})
+}
+
+// tAppliedCommitted records an applied call and commits its run in one
+// transaction, for a consumer whose next is empty (sandbox/noop.go): with
+// no next to run between them, the outcome's own commit (tMutationOutcome)
+// would guard nothing. A process killed before it leaves the durable
+// in_flight row, which start-up checks with the connector, as a kill before
+// the outcome's commit does.
+func (e *Engine) tAppliedCommitted(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, tr *trace) error {
+	wake := e.wakeFrom(run.PrepareResult, tr)
+	return e.writeRunWith(ctx, run, e.db.WriteUnsynced, func(tx *storage.Tx) error {
+		d, err := e.led.RecordOutcome(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res)}, e.retry(mut.Attempts))
 		if err != nil {
 			return err
 		}
-		for _, p := range pubs {
-			if _, err := tx.PublishEvent(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, causes, now); err != nil {
-				return err
-			}
-		}
-		run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
+		if err := e.act(ctx, tx, w, d); err != nil {
 			return err
 		}
-		if err := tx.SetWake(ctx, w.ID, run.Handler, wake); err != nil {
-			return err
+		if run.Phase != PhaseMutated || run.Status != RunActive {
+			return fmt.Errorf("run %d: an applied call left it %s in %s", run.ID, run.Status, run.Phase)
 		}
-		if err := e.clearAfterSuccess(ctx, tx, w); err != nil {
-			return err
-		}
-		return tx.AddTrace(ctx, tr.take(run.ID))
+		return e.commitConsumerTx(ctx, tx, w, run, &sandbox.Outcome{}, nil, wake, tr)
 	})
+}
+
+// commitConsumerTx is a consumer run's commit inside tx: its events
+// consumed (or skipped), its state and publications written, its wake set.
+func (e *Engine) commitConsumerTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace) error {
+	now := e.now()
+	status := EventConsumed
+	if string(run.MutationResult) == string(resultSkipped) {
+		status = EventSkipped
+	}
+	if err := e.led.ConsumeEvents(ctx, tx, run.ID, status, now); err != nil {
+		return err
+	}
+	if out.StateReturned {
+		if err := tx.SetHandlerState(ctx, w.ID, run.Handler, out.State, now); err != nil {
+			return err
+		}
+	}
+	var causes []int64
+	if len(pubs) > 0 {
+		var err error
+		if causes, err = tx.CausesOfRun(ctx, run.ID); err != nil {
+			return err
+		}
+	}
+	for _, p := range pubs {
+		if _, err := tx.PublishEvent(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, causes, now); err != nil {
+			return err
+		}
+	}
+	run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
+	if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
+		return err
+	}
+	if err := tx.SetWake(ctx, w.ID, run.Handler, wake); err != nil {
+		return err
+	}
+	if err := e.clearAfterSuccess(ctx, tx, w); err != nil {
+		return err
+	}
+	return tx.AddTrace(ctx, tr.take(run.ID))
 }
 
 // tRetryForward starts the retry of a run that failed after its mutation
