@@ -52,9 +52,11 @@ func TestRun(t *testing.T) {
 	}
 	// a consumer run that makes a call commits four times — its start, its
 	// prepared checkpoint with the in_flight row, the outcome, the run's
-	// commit — and one that finds nothing twice; those are a few
-	if res.CommitsPerRun < 4 || res.CommitsPerRun > 4.5 || res.CommitsPerRunSource != "wal" {
-		t.Errorf("commits_per_run = %v (%s), want 4 and a little more, counted from the WAL", res.CommitsPerRun, res.CommitsPerRunSource)
+	// commit — or three when its next is empty (the outcome and the commit
+	// are one: consumer B's), and one that finds nothing twice; those are a
+	// few
+	if res.CommitsPerRun < 3.5 || res.CommitsPerRun > 3.75 || res.CommitsPerRunSource != "wal" {
+		t.Errorf("commits_per_run = %v (%s), want 3.5 (A's four, B's three) and a little more, counted from the WAL", res.CommitsPerRun, res.CommitsPerRunSource)
 	}
 	// every consumer run of the pipeline makes one call: its in_flight row
 	// is the one commit that must wait for the disk
