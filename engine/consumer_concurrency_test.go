@@ -428,17 +428,7 @@ func TestConcurrentFailureQueues(t *testing.T) {
 	b, w, start := twoConcurrent(t)
 	ctx := context.Background()
 	asker, failing := start(), start()
-	own := *w
-	m := &storage.Mutation{RunID: asker.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
-		Params: json.RawMessage(`{"path":"a.txt","content":"x"}`), CreatedAt: b.clock.Now(), UpdatedAt: b.clock.Now()}
-	if err := b.e.tAwaitApproval(ctx, &own, asker, m, "asks", b.e.newTrace()); err != nil {
-		t.Fatal(err)
-	}
-	own2 := *w
-	failing.Phase, failing.Status, failing.Error = PhaseMutating, RunFailedLogic, "TypeError: x is undefined"
-	if err := b.e.tFail(ctx, &own2, failing, classLogic, b.e.newTrace()); err != nil {
-		t.Fatal(err)
-	}
+	m := askThenFail(t, b, w, asker, failing, classLogic, "TypeError: x is undefined")
 	block := func() (BlockKind, int64) {
 		cur, err := b.db.Read().WorkflowByID(ctx, w.ID)
 		if err != nil {
@@ -481,17 +471,7 @@ func TestApprovalCardKeepsItsReason(t *testing.T) {
 	b, w, start := twoConcurrent(t)
 	ctx := context.Background()
 	asker, failing := start(), start()
-	own := *w
-	m := &storage.Mutation{RunID: asker.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
-		Params: json.RawMessage(`{"path":"a.txt","content":"x"}`), CreatedAt: b.clock.Now(), UpdatedAt: b.clock.Now()}
-	if err := b.e.tAwaitApproval(ctx, &own, asker, m, "the workflow has no grant for files.write", b.e.newTrace()); err != nil {
-		t.Fatal(err)
-	}
-	own2 := *w
-	failing.Phase, failing.Status, failing.Error = PhaseMutating, RunFailedInternal, "disk full"
-	if err := b.e.tFail(ctx, &own2, failing, classInternal, b.e.newTrace()); err != nil {
-		t.Fatal(err)
-	}
+	m := askThenFail(t, b, w, asker, failing, classInternal, "disk full")
 	items, err := b.e.Attention(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -508,4 +488,23 @@ func TestApprovalCardKeepsItsReason(t *testing.T) {
 	if !strings.Contains(card.Reason, "no grant for files.write") || strings.Contains(card.Reason, "disk full") {
 		t.Errorf("the approval card's reason is %q, want why files.write asks", card.Reason)
 	}
+}
+
+// askThenFail has asker ask for approval of a write, then failing fail
+// with cl while that question stands; it returns the question's mutation.
+func askThenFail(t *testing.T, b *bundle, w *storage.Workflow, asker, failing *storage.Run, cl class, why string) *storage.Mutation {
+	t.Helper()
+	ctx := context.Background()
+	own := *w
+	m := &storage.Mutation{RunID: asker.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
+		Params: json.RawMessage(`{"path":"a.txt","content":"x"}`), CreatedAt: b.clock.Now(), UpdatedAt: b.clock.Now()}
+	if err := b.e.tAwaitApproval(ctx, &own, asker, m, "the workflow has no grant for files.write", b.e.newTrace()); err != nil {
+		t.Fatal(err)
+	}
+	own = *w
+	failing.Phase, failing.Status, failing.Error = PhaseMutating, cl.RunStatus(), why
+	if err := b.e.tFail(ctx, &own, failing, cl, b.e.newTrace()); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
