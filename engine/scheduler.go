@@ -75,6 +75,11 @@ func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 	defer ws.hand.wait()
 	var errs []error
 	for {
+		// taken before the step's snapshot (as step takes hand.now): a run
+		// in hand that ends after the snapshot and before the count below
+		// would otherwise leave a consumer the snapshot saw as full, and a
+		// drain would stop with work due; its end pokes the loop
+		busy := ws.hand.count() > 0
 		did, next, err := e.step(ctx, ws)
 		if err != nil && ctx.Err() == nil {
 			e.log.Error("scheduler step failed", "workflow", ws.id, "err", err)
@@ -89,7 +94,7 @@ func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 		}
 		// runs in hand: the end of each wakes the loop, which may start
 		// another; nothing is idle yet
-		inHand := ws.hand.count() > 0
+		inHand := busy || ws.hand.count() > 0
 		if !inHand {
 			// nothing more to do now: what the last runs committed unsynced
 			// goes to the disk before the loop waits
