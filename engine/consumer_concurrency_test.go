@@ -508,3 +508,39 @@ func askThenFail(t *testing.T, b *bundle, w *storage.Workflow, asker, failing *s
 	}
 	return m
 }
+
+// A drain does not stop while a concurrent consumer has work: here its
+// runs in hand end just after a step saw the consumer full (so nothing
+// was due), before the loop looked at what it holds. The loop counted the
+// runs in hand only then, saw none, and the drain returned with the rest
+// of the events pending.
+func TestDrainAfterConcurrentRunsEnd(t *testing.T) {
+	t.Parallel()
+	const n, conc = 12, 2
+	b := setup(t, allowMutations)
+	s := newCountingSink(t)
+	release := make(chan struct{})
+	var holding atomic.Int32
+	s.hold = func(string) {
+		if holding.Add(1) <= conc {
+			<-release
+		}
+	}
+	rel := sync.OnceFunc(func() { close(release) })
+	// should no step ever find the consumer full, the calls are let go
+	// anyway, and the test says so below instead of hanging
+	time.AfterFunc(30*time.Second, rel)
+	b.deploy("fan", concurrentPush(s.srv.URL, n, conc))
+	var once sync.Once
+	b.e.idleStep = func(ws *wfState) {
+		if ws.hand.count() == conc {
+			once.Do(func() {
+				rel()
+				ws.hand.wait() // both runs end here, between the step and the loop's count
+			})
+		}
+	}
+	b.drain()
+	once.Do(func() { t.Error("no step found the consumer full with its runs in hand") })
+	b.consumedOnce(s, "fan", n)
+}

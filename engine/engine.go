@@ -108,6 +108,10 @@ type Engine struct {
 	keyPrefix string
 	inputSeq  atomic.Int64
 
+	// idleStep, when set (tests), is called after a scheduler step that
+	// found nothing to do, before the loop decides whether it is idle.
+	idleStep func(ws *wfState)
+
 	// proposalMu: one decision on a proposal at a time (proposal.go)
 	proposalMu sync.Mutex
 

@@ -92,6 +92,9 @@ func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 		if did {
 			continue
 		}
+		if e.idleStep != nil {
+			e.idleStep(ws)
+		}
 		// runs in hand: the end of each wakes the loop, which may start
 		// another; nothing is idle yet
 		inHand := busy || ws.hand.count() > 0
