@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -32,7 +33,7 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 		} else if err != nil {
 			return err
 		}
-		if err := e.moveWorkflow(ctx, tx, w, WDeploy); err != nil {
+		if err := e.moveWorkflow(ctx, tx, w, ledger.WDeploy); err != nil {
 			return err
 		}
 		wfID = w.ID

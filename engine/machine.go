@@ -85,35 +85,6 @@ const (
 // ErrConflict: the row was moved by another transition first.
 var ErrConflict = storage.ErrConflict
 
-// MutationEvent is what happens to a mutation (ledger.MutationEvent).
-type MutationEvent = ledger.MutationEvent
-
-const (
-	MAsk        = ledger.MAsk
-	MSend       = ledger.MSend
-	MApprove    = ledger.MApprove
-	MApplied    = ledger.MApplied
-	MFailed     = ledger.MFailed
-	MUncertain  = ledger.MUncertain
-	MRetryLater = ledger.MRetryLater
-	MCheckLater = ledger.MCheckLater
-	MGiveUp     = ledger.MGiveUp
-	MTryAgain   = ledger.MTryAgain
-	MResend     = ledger.MResend
-	MSkip       = ledger.MSkip
-)
-
-// WorkflowEvent is what the user (or a deploy) does to a workflow.
-type WorkflowEvent = ledger.WorkflowEvent
-
-const (
-	WDeploy  = ledger.WDeploy
-	WRunNow  = ledger.WRunNow
-	WPause   = ledger.WPause
-	WResume  = ledger.WResume
-	WArchive = ledger.WArchive
-)
-
 // Who moves a run, besides the user's answers ("user:approve", ...).
 const (
 	byScheduler = ledger.ByScheduler
@@ -157,7 +128,7 @@ func (e *Engine) act(ctx context.Context, tx *storage.Tx, w *storage.Workflow, d
 }
 
 // moveMutation performs ev on m, a mutation of w, in tx (ledger.MoveMutation).
-func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, ev MutationEvent, by string) error {
+func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, ev ledger.MutationEvent, by string) error {
 	d, err := e.led.MoveMutation(ctx, tx, w, m, ev, by)
 	if err != nil {
 		return err
@@ -197,7 +168,7 @@ func (e *Engine) moveRunSaying(ctx context.Context, tx *storage.Tx, w *storage.W
 }
 
 // moveWorkflow performs ev on w in tx (ledger.MoveWorkflow).
-func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Workflow, ev WorkflowEvent) error {
+func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Workflow, ev ledger.WorkflowEvent) error {
 	d, err := e.led.MoveWorkflow(ctx, tx, w, ev)
 	if err != nil {
 		return err

@@ -31,7 +31,7 @@ func TestMoveIsCompareAndSet(t *testing.T) {
 	}
 	// a second writer still holding the row as it was before the approval
 	w := b.workflowRow("push")
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveMutation(ctx, tx, w, &stale, MSkip, "user") })
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveMutation(ctx, tx, w, &stale, ledger.MSkip, "user") })
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("a skip from the stale awaiting_approval: %v, want a conflict", err)
 	}
@@ -124,7 +124,7 @@ func TestWorkflowStatusMoves(t *testing.T) {
 	if err := b.e.Pause(ctx, "w"); !errors.Is(err, ErrRefused) {
 		t.Fatalf("a second pause: %v, want refused", err)
 	}
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WArchive) })
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, ledger.WArchive) })
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("archive from a stale active: %v, want a conflict", err)
 	}
@@ -135,13 +135,13 @@ func TestWorkflowStatusMoves(t *testing.T) {
 		t.Fatalf("status %s after resume", got.Status)
 	}
 	// every (status, event): the table's answer, or refused
-	want := map[WorkflowStatus]map[WorkflowEvent]WorkflowStatus{
-		WorkflowActive:   {WDeploy: WorkflowActive, WRunNow: WorkflowActive, WPause: WorkflowPaused, WArchive: WorkflowArchived},
-		WorkflowPaused:   {WDeploy: WorkflowPaused, WResume: WorkflowActive, WArchive: WorkflowArchived},
-		WorkflowArchived: {WDeploy: WorkflowArchived, WResume: WorkflowActive},
+	want := map[WorkflowStatus]map[ledger.WorkflowEvent]WorkflowStatus{
+		WorkflowActive:   {ledger.WDeploy: WorkflowActive, ledger.WRunNow: WorkflowActive, ledger.WPause: WorkflowPaused, ledger.WArchive: WorkflowArchived},
+		WorkflowPaused:   {ledger.WDeploy: WorkflowPaused, ledger.WResume: WorkflowActive, ledger.WArchive: WorkflowArchived},
+		WorkflowArchived: {ledger.WDeploy: WorkflowArchived, ledger.WResume: WorkflowActive},
 	}
 	for from, row := range want {
-		for _, ev := range []WorkflowEvent{WDeploy, WRunNow, WPause, WResume, WArchive} {
+		for _, ev := range []ledger.WorkflowEvent{ledger.WDeploy, ledger.WRunNow, ledger.WPause, ledger.WResume, ledger.WArchive} {
 			to, ok := ledger.NextWorkflow(from, ev)
 			if exp, expOK := row[ev]; ok != expOK || to != exp {
 				t.Errorf("workflow %s on %s: %q (%v), want %q (%v)", from, ev, to, ok, exp, expOK)
@@ -170,12 +170,12 @@ func TestRunNowAndDeployAreWorkflowMoves(t *testing.T) {
 	if err := b.e.Pause(ctx, "w"); err != nil {
 		t.Fatal(err)
 	}
-	err := b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, WRunNow) })
+	err := b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &stale, ledger.WRunNow) })
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("run-now from a stale active: %v, want a conflict", err)
 	}
 	cur := read()
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &cur, WRunNow) })
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveWorkflow(ctx, tx, &cur, ledger.WRunNow) })
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("run-now on a paused workflow: %v, want refused by the table", err)
 	}
@@ -257,7 +257,7 @@ func TestWorkflowMoveAnnouncesAfterCommit(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := b.e.moveWorkflow(ctx, tx, w, WArchive); err != nil {
+		if err := b.e.moveWorkflow(ctx, tx, w, ledger.WArchive); err != nil {
 			return err
 		}
 		return errRollBack
@@ -422,7 +422,7 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return b.e.moveMutation(ctx, tx, w, m, MApprove, "user")
+			return b.e.moveMutation(ctx, tx, w, m, ledger.MApprove, "user")
 		})
 		if n.Kind != NoteChanged || n.Workflow != "push" || !strings.HasSuffix(n.Text, ": approved") {
 			t.Fatalf("the approval announced as %+v", n)

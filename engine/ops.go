@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"keep/connectors"
+	"keep/engine/ledger"
 	"keep/storage"
 )
 
@@ -61,7 +62,7 @@ func (e *Engine) RunNow(ctx context.Context, name string) error {
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
 		// compare-and-set on the status checked above: a pause that
 		// committed since makes this a conflict, not a queue on a paused workflow
-		if err := e.moveWorkflow(ctx, tx, w, WRunNow); err != nil {
+		if err := e.moveWorkflow(ctx, tx, w, ledger.WRunNow); err != nil {
 			return err
 		}
 		for _, p := range sc.Workflow.Producers {
@@ -93,7 +94,7 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 		if cur.Status == WorkflowPaused {
 			return refusedf("workflow %s is already paused", name)
 		}
-		return e.moveWorkflow(ctx, tx, cur, WPause)
+		return e.moveWorkflow(ctx, tx, cur, ledger.WPause)
 	})
 }
 
@@ -122,7 +123,7 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 			return refusedf("workflow %s is not paused and has nothing the user can clear", name)
 		}
 		if cur.Status != WorkflowActive {
-			if err := e.moveWorkflow(ctx, tx, cur, WResume); err != nil {
+			if err := e.moveWorkflow(ctx, tx, cur, ledger.WResume); err != nil {
 				return err
 			}
 		}
@@ -191,7 +192,7 @@ func (e *Engine) Approve(ctx context.Context, id string, always bool) error {
 // and the run's events become skipped.
 func (e *Engine) Reject(ctx context.Context, id string) error {
 	return e.answered(ctx, id, "reject", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-		_, err := e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "rejected by the user")
+		_, err := e.settleTx(ctx, tx, w, m, run, ledger.MSkip, "user", nil, "rejected by the user")
 		return err
 	})
 }

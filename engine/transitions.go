@@ -231,7 +231,7 @@ func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storag
 		// NextAttemptAt nil: in flight now, not waiting to be sent again
 		mut.NextAttemptAt = nil
 		mut.Attempts++
-		if err := e.moveMutation(ctx, tx, w, mut, MSend, ""); err != nil {
+		if err := e.moveMutation(ctx, tx, w, mut, ledger.MSend, ""); err != nil {
 			return err
 		}
 		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunActive, mut.ID, now
@@ -308,9 +308,9 @@ func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *s
 func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, v connectors.Verdict, result any, why string) error {
 	switch v {
 	case connectors.Applied:
-		return e.settle(ctx, ws, w, mut, MApplied, "reconciler", mustJSON(result), "")
+		return e.settle(ctx, ws, w, mut, ledger.MApplied, "reconciler", mustJSON(result), "")
 	case connectors.NotApplied:
-		return e.settle(ctx, ws, w, mut, MFailed, "reconciler", nil, "the connector found it did not happen")
+		return e.settle(ctx, ws, w, mut, ledger.MFailed, "reconciler", nil, "the connector found it did not happen")
 	}
 	mut.ReconcileAttempts++
 	if why == "" {
@@ -322,12 +322,12 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 	now := e.now()
 	t := now.Add(e.backoff(mut.ReconcileAttempts))
 	mut.NextAttemptAt, mut.Error = &t, why
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.moveMutation(ctx, tx, w, mut, MCheckLater, "reconciler") })
+	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.moveMutation(ctx, tx, w, mut, ledger.MCheckLater, "reconciler") })
 }
 
 // settle resolves an open mutation (by the reconciler or the user) and
 // moves the run that carries it on (ledger.Settle).
-func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, ev MutationEvent, by string, result json.RawMessage, why string) error {
+func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, ev ledger.MutationEvent, by string, result json.RawMessage, why string) error {
 	var d ledger.Decision
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
 		if err := reread(ctx, tx, w); err != nil {
@@ -349,8 +349,8 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 	return err
 }
 
-// ev is MApplied, MFailed or MSkip; w was read in tx.
-func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string) (ledger.Decision, error) {
+// ev is ledger.MApplied, ledger.MFailed or ledger.MSkip; w was read in tx.
+func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev ledger.MutationEvent, by string, result json.RawMessage, why string) (ledger.Decision, error) {
 	d, err := e.led.Settle(ctx, tx, w, mut, run, ev, by, result, why, e.retry(w.TransientFailures+1))
 	if err != nil {
 		return d, err

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	"keep/engine/ledger"
 	"keep/storage"
 )
 
@@ -114,10 +115,10 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 			}
 			return e.act(ctx, tx, w, d)
 		case Happened:
-			_, err := e.settleTx(ctx, tx, w, m, run, MApplied, "user", nil, "")
+			_, err := e.settleTx(ctx, tx, w, m, run, ledger.MApplied, "user", nil, "")
 			return err
 		default:
-			_, err := e.settleTx(ctx, tx, w, m, run, MSkip, "user", nil, "skipped by the user")
+			_, err := e.settleTx(ctx, tx, w, m, run, ledger.MSkip, "user", nil, "skipped by the user")
 			return err
 		}
 	})
@@ -199,7 +200,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 					return err
 				}
 				m.Error = "its input was skipped"
-				if err := e.moveMutation(ctx, tx, w, m, MSkip, "user"); err != nil {
+				if err := e.moveMutation(ctx, tx, w, m, ledger.MSkip, "user"); err != nil {
 					return err
 				}
 			}
