@@ -138,6 +138,11 @@ func (e *Engine) decide(ctx context.Context, w *storage.Workflow, capability, sc
 	if err != nil {
 		return "", "", err
 	}
+	return e.decideWith(ctx, w, grants, capability, scope)
+}
+
+// decideWith is decide with w's grants already read.
+func (e *Engine) decideWith(ctx context.Context, w *storage.Workflow, grants []storage.Grant, capability, scope string) (mode, reason string, err error) {
 	var best *storage.Grant
 	for i, g := range grants {
 		if g.Capability == capability && scopeMatches(g.Scope, scope) && (best == nil || len(g.Scope) > len(best.Scope)) {

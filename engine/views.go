@@ -393,6 +393,18 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 	if err != nil {
 		return nil, err
 	}
+	// one read of a workflow's grants, however many of its calls ask
+	grants := map[int64][]storage.Grant{}
+	grantsOf := func(w *storage.Workflow) ([]storage.Grant, error) {
+		if g, ok := grants[w.ID]; ok {
+			return g, nil
+		}
+		g, err := q.Grants(ctx, w.ID)
+		if err == nil {
+			grants[w.ID] = g
+		}
+		return g, err
+	}
 	for _, m := range open {
 		w := names[m.WorkflowID]
 		item := AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Connector: m.Connector, Method: m.Method,
@@ -400,7 +412,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		switch m.Status {
 		case MutationAwaitingApproval:
 			item.Kind = AttentionApproval
-			item.Reason = e.approvalReason(ctx, w, m)
+			item.Reason = e.approvalReason(ctx, w, m, grantsOf)
 			item.Answers = []string{"approve", "approve-always", "reject"}
 		case MutationNeedsReconcile, MutationIndeterminate:
 			item.Kind = AttentionReconciliation
@@ -510,11 +522,16 @@ func phaseWords(phase Phase) string {
 // m's run holds the block; a concurrent consumer's run asking meanwhile
 // queues behind another run's block (engine/ledger/blockqueue.go), and
 // the block's reason then is the other run's, or an error's.
-func (e *Engine) approvalReason(ctx context.Context, w *storage.Workflow, m *storage.Mutation) string {
-	if _, spec, err := e.reg.Lookup(m.Connector, m.Method); err == nil {
+func (e *Engine) approvalReason(ctx context.Context, w *storage.Workflow, m *storage.Mutation, grantsOf func(*storage.Workflow) ([]storage.Grant, error)) string {
+	_, spec, err := e.reg.Lookup(m.Connector, m.Method)
+	var grants []storage.Grant
+	if err == nil {
+		grants, err = grantsOf(w)
+	}
+	if err == nil {
 		var params map[string]any
 		_ = json.Unmarshal(m.Params, &params)
-		mode, reason, err := e.decide(ctx, w, m.Connector+"."+m.Method, scopeOf(spec, params))
+		mode, reason, err := e.decideWith(ctx, w, grants, m.Connector+"."+m.Method, scopeOf(spec, params))
 		if err == nil && mode != "allow" && reason != "" {
 			return reason
 		}
