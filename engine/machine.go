@@ -85,11 +85,9 @@ const (
 // ErrConflict: the row was moved by another transition first.
 var ErrConflict = storage.ErrConflict
 
-// Who moves a run, besides the user's answers ("user:approve", ...).
-const (
-	byScheduler = ledger.ByScheduler
-	byRecovery  = ledger.ByRecovery
-)
+// byScheduler moves a run, besides the user's answers ("user:approve", ...)
+// and recovery (the ledger's own).
+const byScheduler = ledger.ByScheduler
 
 // act does what a move's decision asks of the engine inside tx: its notes
 // are announced once tx commits, its entries journaled in tx, a workflow's
