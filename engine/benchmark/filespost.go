@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"keep/engine"
@@ -75,9 +74,10 @@ type FilesPostResults struct {
 	FilesPostSeconds   float64 `json:"files_post_seconds"`
 	// FilesPostLatencyMS: a file's drop to its POST reaching the sink.
 	FilesPostLatencyMS Latency `json:"files_post_latency_ms"`
-	// FilesPostCPUSPer1000: this process's user+system CPU seconds (all
-	// threads, the in-process sink included, the drop itself not) from the
-	// producer's run to the last POST, per 1,000 items.
+	// FilesPostCPUSPer1000: keep's user+system CPU seconds from the
+	// producer's run to the last POST, per 1,000 items: this process's (all
+	// threads, the in-process sink included, the drop itself not) and its
+	// script workers' (cpu.go).
 	FilesPostCPUSPer1000 float64 `json:"files_post_cpu_s_per_1000"`
 	// FilesPostSinkDelayMS: how long the sink waits before answering.
 	FilesPostSinkDelayMS float64 `json:"files_post_sink_delay_ms"`
@@ -168,14 +168,6 @@ func (s *postSink) check(names []string) error {
 		return fmt.Errorf("sink: %d items posted, want %d", len(s.posts), len(names))
 	}
 	return nil
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // filesPost deploys the files→http workflow on a started engine, drops

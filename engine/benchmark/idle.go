@@ -46,10 +46,6 @@ export default Keep.workflow({
 });
 `
 
-// clockTicks is USER_HZ, the unit of /proc/PID/stat's utime and stime:
-// 100 on every Linux architecture keep builds for.
-const clockTicks = 100
-
 // idle deploys o.IdleWorkflows workflows, runs each producer once (so the
 // next run of each is an hour away), then starts the keep binary as a
 // daemon on that database and samples its CPU time (user + system, all
@@ -160,30 +156,6 @@ func idle(ctx context.Context, o Options, r *Results) error {
 	o.Logf("idle daemon: %d workflows, %.2f s of CPU over %s: %.3f%%; peak RSS %.1f MB",
 		o.IdleWorkflows, cpu, window.Round(time.Millisecond), r.IdleCPUPercent, r.DaemonRSSMB)
 	return nil
-}
-
-// cpuTicks is a process's utime + stime (fields 14 and 15 of
-// /proc/PID/stat, counted after the parenthesised command name).
-func cpuTicks(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return utime + stime, nil
 }
 
 // peakRSSKiB is a process's VmHWM.
