@@ -41,15 +41,16 @@ type Client struct {
 func Dial(socketPath string) (*Client, error) {
 	// A bare connect first, for an error that says what is wrong rather
 	// than one wrapped in an HTTP request.
-	conn, err := net.DialTimeout("unix", socketPath, dialTimeout)
+	dctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	conn, err := dialUnix(dctx, socketPath)
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("daemon: nothing listens on %s: %w", socketPath, err)
 	}
 	conn.Close()
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socketPath)
+			return dialUnix(ctx, socketPath)
 		},
 		// One stream per subscription plus calls: a few connections at most.
 		MaxIdleConns:       4,

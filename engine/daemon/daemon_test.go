@@ -537,6 +537,55 @@ func TestDaemon(t *testing.T) {
 		}
 	})
 
+	t.Run("a data directory deeper than a socket path allows is served too", func(t *testing.T) {
+		t.Parallel()
+		if _, err := os.Stat("/proc/self/fd"); err != nil {
+			t.Skip("no /proc/self/fd on this system: a socket path is bound as it is")
+		}
+		h := enginetest.New(t, enginetest.Opts{SystemClock: true})
+		dir, err := os.MkdirTemp("", "kd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		deep := filepath.Join(dir, strings.Repeat("d", 90), strings.Repeat("e", 90))
+		if err := os.MkdirAll(deep, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		sock := SocketPath(filepath.Join(deep, "keep.db"))
+		srv, err := Serve(ctx, h.E, sock, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatalf("serve on a %d-byte path: %v", len(sock), err)
+		}
+		fi, err := os.Lstat(sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Type() != fs.ModeSocket || fi.Mode().Perm() != 0o600 {
+			t.Errorf("socket mode %v, want a socket with 0600", fi.Mode())
+		}
+		c, ok := Attach(filepath.Join(deep, "keep.db"))
+		if !ok {
+			t.Fatalf("no daemon found on the %d-byte path", len(sock))
+		}
+		if _, err := c.Workflows(ctx); err != nil {
+			t.Errorf("a call on the long path: %v", err)
+		}
+		c.Close()
+		if _, err := Serve(ctx, h.E, sock, nil); err == nil || !strings.Contains(err.Error(), "another daemon answers") {
+			t.Errorf("a second daemon on the same long path: %v, want refused", err)
+		}
+		if err := srv.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(sock); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("socket left behind after Close: %v", err)
+		}
+		if _, err := Dial(sock); err == nil || !strings.Contains(err.Error(), sock) {
+			t.Errorf("dial after Close: %v, want an error naming %s", err, sock)
+		}
+	})
+
 	t.Run("attach finds the daemon next to the database and says it is attached", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

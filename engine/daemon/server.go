@@ -157,17 +157,13 @@ func Serve(ctx context.Context, api engine.API, socketPath string, logger *slog.
 	// Anyone who can connect can approve mutations: only the owner may. The
 	// socket is made under a name of its own, made 0600, and only then
 	// renamed to socketPath, so nobody ever finds it there with a wider
-	// mode (a client connects by path; the listener keeps its socket). The
-	// temporary name is short: a path that fits the ~104 bytes a socket
-	// allows must not overflow only because of it.
+	// mode (a client connects by path; the listener keeps its socket). A
+	// path longer than a socket address takes is bound through its
+	// directory's descriptor (sockpath.go).
 	tmp := filepath.Join(filepath.Dir(socketPath), "."+strconv.FormatInt(int64(os.Getpid()), 36))
 	_ = os.Remove(tmp)
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "unix", tmp)
+	ln, err := listenUnix(ctx, tmp)
 	if err != nil {
-		if len(tmp) > 100 || len(socketPath) > 100 {
-			return nil, fmt.Errorf("daemon: listen on %s (a unix socket path is limited to about 104 bytes): %w", socketPath, err)
-		}
 		return nil, fmt.Errorf("daemon: listen on %s: %w", socketPath, err)
 	}
 	if ul, ok := ln.(*net.UnixListener); ok {
@@ -220,8 +216,9 @@ func removeStale(ctx context.Context, path string) error {
 	if fi.Mode().Type() != fs.ModeSocket {
 		return fmt.Errorf("daemon: %s exists and is not a socket; not replacing it", path)
 	}
-	d := net.Dialer{Timeout: 2 * time.Second}
-	conn, err := d.DialContext(ctx, "unix", path)
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := dialUnix(dctx, path)
 	if err == nil {
 		conn.Close()
 		return fmt.Errorf("daemon: another daemon answers on %s", path)

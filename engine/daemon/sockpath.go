@@ -1,0 +1,66 @@
+package daemon
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// maxSunPath is the longest socket path Linux takes (sun_path holds 108
+// bytes with the NUL); macOS and the BSDs take 103.
+const maxSunPath = 103
+
+// shortAddr gives the address to bind or connect a unix socket at path by,
+// and a release to call once that is done. A path too long for sun_path
+// (a deep data directory) is reached through a descriptor of its directory,
+// as /proc/self/fd/N/NAME: the same directory, resolved inside this
+// process, so it reaches the same socket and no other. Where that is not
+// available the path is given back as it is, and binding it fails with the
+// system's error.
+func shortAddr(path string) (string, func()) {
+	if len(path) <= maxSunPath {
+		return path, func() {}
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return path, func() {}
+	}
+	short := "/proc/self/fd/" + strconv.FormatUint(uint64(dir.Fd()), 10) + "/" + filepath.Base(path)
+	if _, err := os.Stat(filepath.Dir(short)); err != nil || len(short) > maxSunPath {
+		dir.Close()
+		return path, func() {}
+	}
+	return short, func() { dir.Close() }
+}
+
+// dialUnix connects to the socket at path, however long the path.
+func dialUnix(ctx context.Context, path string) (net.Conn, error) {
+	addr, release := shortAddr(path)
+	defer release()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", addr)
+	if err != nil {
+		if op, ok := err.(*net.OpError); ok && addr != path {
+			op.Addr = &net.UnixAddr{Name: path, Net: "unix"} // the name the user knows
+		}
+		return nil, err
+	}
+	return conn, nil
+}
+
+// listenUnix binds a socket at path, however long the path.
+func listenUnix(ctx context.Context, path string) (net.Listener, error) {
+	addr, release := shortAddr(path)
+	defer release()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "unix", addr)
+	if err != nil {
+		if op, ok := err.(*net.OpError); ok && addr != path {
+			op.Addr = &net.UnixAddr{Name: path, Net: "unix"}
+		}
+		return nil, err
+	}
+	return ln, nil
+}
