@@ -584,6 +584,15 @@ func TestDaemon(t *testing.T) {
 		if _, err := Dial(sock); err == nil || !strings.Contains(err.Error(), sock) {
 			t.Errorf("dial after Close: %v, want an error naming %s", err, sock)
 		}
+		// a name no address can hold is refused at once, by name, rather
+		// than served where no client could connect
+		long := filepath.Join(deep, strings.Repeat("n", 120)+".sock")
+		if _, err := Serve(ctx, h.E, long, nil); err == nil || !strings.Contains(err.Error(), "too long") {
+			t.Errorf("serve on a %d-byte name: %v, want refused as too long", len(filepath.Base(long)), err)
+		}
+		if _, err := os.Lstat(long); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a socket was left at the refused name: %v", err)
+		}
 	})
 
 	t.Run("attach finds the daemon next to the database and says it is attached", func(t *testing.T) {

@@ -151,6 +151,9 @@ func Serve(ctx context.Context, api engine.API, socketPath string, logger *slog.
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if !reachable(socketPath) {
+		return nil, fmt.Errorf("daemon: %s: the name is too long for a unix socket (about %d bytes), even through its directory", socketPath, maxSunPath)
+	}
 	if err := removeStale(ctx, socketPath); err != nil {
 		return nil, err
 	}

@@ -5,12 +5,18 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 )
 
-// maxSunPath is the longest socket path Linux takes (sun_path holds 108
-// bytes with the NUL); macOS and the BSDs take 103.
-const maxSunPath = 103
+// maxSunPath is the longest socket path the system takes: sun_path holds
+// 108 bytes with the NUL on Linux, 104 on macOS and the BSDs.
+var maxSunPath = func() int {
+	if runtime.GOOS == "linux" {
+		return 107
+	}
+	return 103
+}()
 
 // shortAddr gives the address to bind or connect a unix socket at path by,
 // and a release to call once that is done. A path too long for sun_path
@@ -33,6 +39,13 @@ func shortAddr(path string) (string, func()) {
 		return path, func() {}
 	}
 	return short, func() { dir.Close() }
+}
+
+// reachable says whether a socket at path can be bound and connected to.
+func reachable(path string) bool {
+	addr, release := shortAddr(path)
+	release()
+	return len(addr) <= maxSunPath
 }
 
 // dialUnix connects to the socket at path, however long the path.
