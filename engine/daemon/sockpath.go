@@ -54,13 +54,7 @@ func dialUnix(ctx context.Context, path string) (net.Conn, error) {
 	defer release()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", addr)
-	if err != nil {
-		if op, ok := err.(*net.OpError); ok && addr != path {
-			op.Addr = &net.UnixAddr{Name: path, Net: "unix"} // the name the user knows
-		}
-		return nil, err
-	}
-	return conn, nil
+	return conn, named(err, path)
 }
 
 // listenUnix binds a socket at path, however long the path.
@@ -69,11 +63,14 @@ func listenUnix(ctx context.Context, path string) (net.Listener, error) {
 	defer release()
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "unix", addr)
-	if err != nil {
-		if op, ok := err.(*net.OpError); ok && addr != path {
-			op.Addr = &net.UnixAddr{Name: path, Net: "unix"}
-		}
-		return nil, err
+	return ln, named(err, path)
+}
+
+// named gives a socket's error the path the user knows, not the
+// /proc/self/fd address it was reached by.
+func named(err error, path string) error {
+	if op, ok := err.(*net.OpError); ok {
+		op.Addr = &net.UnixAddr{Name: path, Net: "unix"}
 	}
-	return ln, nil
+	return err
 }
