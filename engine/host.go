@@ -283,6 +283,20 @@ func (h *host) Peek(ctx context.Context, topic string, limit int) ([]sandbox.Eve
 	return scriptEvents(evs), nil
 }
 
+// Prefetch is what the consumer's peeks would find now, for its prepare
+// phase to start with (sandbox.Prefetcher).
+func (h *host) Prefetch(ctx context.Context, depth int) (map[string][]sandbox.Event, error) {
+	out := make(map[string][]sandbox.Event, len(h.subscribe))
+	for _, t := range h.subscribe {
+		evs, err := h.Peek(ctx, t, depth)
+		if err != nil {
+			return nil, err
+		}
+		out[t] = evs
+	}
+	return out, nil
+}
+
 func (h *host) GetByIDs(ctx context.Context, topic string, ids []string) ([]sandbox.Event, error) {
 	if !slices.Contains(h.subscribe, topic) {
 		return nil, connectors.Errorf(connectors.Logic, "ctx.getByIds: topic %q is not in this consumer's subscribe %v", topic, h.subscribe)

@@ -78,6 +78,10 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 	}
 	f := &frame{Op: "run", Key: s.key, Inv: &wireInv{Handler: inv.Handler, Phase: inv.Phase, State: inv.State,
 		Prepared: inv.Prepared, MutationResult: inv.MutationResult, Limits: r.lim}}
+	if pf, ok := inv.Host.(Prefetcher); ok && inv.Phase == PhasePrepare {
+		// a failed read prefetches nothing: the phase's peeks ask the host
+		f.Inv.Prefetched, _ = pf.Prefetch(ctx, prefetchDepth)
+	}
 	var hostErrs hostErrors
 	var done *frame
 	var w *worker

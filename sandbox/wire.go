@@ -80,6 +80,9 @@ type wireInv struct {
 	Prepared       json.RawMessage `json:"prepared,omitempty"`
 	MutationResult json.RawMessage `json:"mutationResult,omitempty"`
 	Limits         Limits          `json:"limits"`
+	// Prefetched: what the prepare phase's peeks may be answered from
+	// (prefetch.go); a topic missing is asked of the host.
+	Prefetched map[string][]Event `json:"prefetched,omitempty"`
 }
 
 type wireOutcome struct {

@@ -298,7 +298,7 @@ func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv, compiled b
 		c.send(&frame{Op: "started"}) // the phase's time starts now, not before the compile
 	}
 	inv := Invocation{Handler: wi.Handler, Phase: wi.Phase, State: wi.State, Prepared: wi.Prepared,
-		MutationResult: wi.MutationResult, Limits: wi.Limits, Host: &proxyHost{c: c}}
+		MutationResult: wi.MutationResult, Limits: wi.Limits, Host: &proxyHost{c: c, pre: wi.Prefetched}}
 	out, err := s.runHere(ctx, inv)
 	if err != nil {
 		var e *Error
@@ -356,7 +356,10 @@ func (c *workerConn) call(ctx context.Context, name string, args any) (json.RawM
 
 // proxyHost is the Host of a run in a worker: every method is a call to the
 // real Host in the host process, by name with JSON arguments (hostcalls.go).
-type proxyHost struct{ c *workerConn }
+type proxyHost struct {
+	c   *workerConn
+	pre map[string][]Event // a prepare phase's prefetched peeks
+}
 
 func (p *proxyHost) Read(ctx context.Context, connector, method string, params map[string]any) (any, error) {
 	res, err := p.c.call(ctx, "read", readArgs{connector, method, params})
@@ -381,6 +384,9 @@ func (p *proxyHost) Publish(ctx context.Context, topics []string, ev PublishRequ
 }
 
 func (p *proxyHost) Peek(ctx context.Context, topic string, limit int) ([]Event, error) {
+	if evs, ok := prefetched(p.pre, topic, limit); ok {
+		return evs, nil
+	}
 	return events(p.c.call(ctx, "peek", peekArgs{Topic: topic, Limit: limit}))
 }
 
