@@ -1,7 +1,6 @@
 package benchmark
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,8 +41,8 @@ func liveChildrenTicks(ppid int) int64 {
 		if err != nil {
 			continue
 		}
-		if parent, t, err := procStat(pid); err == nil && parent == ppid {
-			ticks += t
+		if parent, own, waited, err := procStat(pid); err == nil && parent == ppid {
+			ticks += own + waited
 		}
 	}
 	return ticks
@@ -53,34 +52,38 @@ func liveChildrenTicks(ppid int) int64 {
 // 100 on every Linux architecture keep builds for.
 const clockTicks = 100
 
-// cpuTicks is a process's utime + stime.
-func cpuTicks(pid int) (int64, error) {
-	_, t, err := procStat(pid)
-	return t, err
+// keepTicks is the CPU ticks a keep process has used with its workers:
+// its own, its waited-for children's, and its live children's.
+func keepTicks(pid int) (int64, error) {
+	_, own, waited, err := procStat(pid)
+	return own + waited + liveChildrenTicks(pid), err
 }
 
-// procStat reads a process's parent and its utime + stime (fields 4, 14
-// and 15 of /proc/PID/stat, counted after the parenthesised command name,
-// which may hold spaces and parentheses itself).
-func procStat(pid int) (ppid int, ticks int64, err error) {
+// procStat reads a process's parent, its utime + stime, and its waited-for
+// children's cutime + cstime (fields 4, 14 to 17 of /proc/PID/stat, counted
+// after the parenthesised command name, which may hold spaces and
+// parentheses itself).
+func procStat(pid int) (ppid int, ticks, children int64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	s := string(data)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+		return 0, 0, 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
 	}
 	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
+	if len(f) < 15 {
+		return 0, 0, 0, fmt.Errorf("/proc/%d/stat: %q", pid, s)
 	}
-	ppid, err0 := strconv.Atoi(f[1])
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err0, err1, err2); err != nil {
-		return 0, 0, err
+	var n [5]int64
+	for k, j := range []int{1, 11, 12, 13, 14} {
+		v, err := strconv.ParseInt(f[j], 10, 64)
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		n[k] = v
 	}
-	return ppid, utime + stime, nil
+	return int(n[0]), n[1] + n[2], n[3] + n[4], nil
 }

@@ -14,6 +14,10 @@ func TestCPUSecondsCountsWorkers(t *testing.T) {
 		t.Skip("no /proc on this system")
 	}
 	before := cpuSeconds()
+	ticks0, err := keepTicks(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	child := exec.Command("sh", "-c", "while :; do :; done")
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
@@ -25,7 +29,7 @@ func TestCPUSecondsCountsWorkers(t *testing.T) {
 			t.Fatalf("the child used %d ticks in 30 s", spent)
 		}
 		time.Sleep(20 * time.Millisecond)
-		_, ticks, err := procStat(child.Process.Pid)
+		_, ticks, _, err := procStat(child.Process.Pid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,9 +38,15 @@ func TestCPUSecondsCountsWorkers(t *testing.T) {
 	if got, want := cpuSeconds()-before, float64(spent)/clockTicks; got < want {
 		t.Errorf("with the child alive: %.2f s counted, the child alone used %.2f s", got, want)
 	}
+	if ticks, err := keepTicks(os.Getpid()); err != nil || ticks-ticks0 < spent {
+		t.Errorf("keepTicks with the child alive: %d ticks counted (%v), the child alone used %d", ticks-ticks0, err, spent)
+	}
 	child.Process.Kill()
 	child.Wait()
 	if got, want := cpuSeconds()-before, float64(spent)/clockTicks; got < want {
 		t.Errorf("with the child waited for: %.2f s counted, the child alone used %.2f s", got, want)
+	}
+	if ticks, err := keepTicks(os.Getpid()); err != nil || ticks-ticks0 < spent {
+		t.Errorf("keepTicks with the child waited for: %d ticks counted (%v), the child alone used %d", ticks-ticks0, err, spent)
 	}
 }

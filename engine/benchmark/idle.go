@@ -49,7 +49,8 @@ export default Keep.workflow({
 // idle deploys o.IdleWorkflows workflows, runs each producer once (so the
 // next run of each is an hour away), then starts the keep binary as a
 // daemon on that database and samples its CPU time (user + system, all
-// threads) over o.IdleWindow after a second to settle.
+// threads, its script workers' included) over o.IdleWindow after a second
+// to settle.
 func idle(ctx context.Context, o Options, r *Results) error {
 	if o.DaemonBinary == "" {
 		o.Logf("idle daemon: skipped (no keep binary given)")
@@ -119,7 +120,7 @@ func idle(ctx context.Context, o Options, r *Results) error {
 	}
 	time.Sleep(time.Second)
 	pid := cmd.Process.Pid
-	t0, err := cpuTicks(pid)
+	t0, err := keepTicks(pid)
 	if err != nil {
 		return err
 	}
@@ -132,7 +133,7 @@ func idle(ctx context.Context, o Options, r *Results) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	t1, err := cpuTicks(pid)
+	t1, err := keepTicks(pid)
 	if err != nil {
 		return err
 	}
