@@ -98,13 +98,16 @@ type Results struct {
 	// HistoryBuildS: seconds to write each history.
 	HistoryBuildS map[string]float64 `json:"history_build_s"`
 
-	// IdleCPUPercent: the daemon's CPU (user+system, all threads) over the
-	// idle window with IdleWorkflows deployed and nothing due, as a percent
-	// of one CPU. -1: not measured (no DaemonBinary).
+	// IdleCPUPercent: the daemon's CPU (user+system, all threads, its
+	// script workers' included) over the idle window with IdleWorkflows
+	// deployed and nothing due, as a percent of one CPU. -1: not measured
+	// (no DaemonBinary).
 	IdleCPUPercent float64 `json:"idle_cpu_percent"`
-	// DaemonRSSMB: the idle daemon's peak resident set (VmHWM).
+	// DaemonRSSMB: the idle daemon's peak resident set (VmHWM), and its
+	// live script workers' added.
 	DaemonRSSMB float64 `json:"daemon_rss_mb"`
-	// RSSMB: this process's peak resident set at the end.
+	// RSSMB: this process's peak resident set at the end (the bench's own
+	// process, which hosts every engine it measures; not their workers).
 	RSSMB float64 `json:"rss_mb"`
 
 	YearResults
@@ -291,7 +294,7 @@ func (r *Results) Table(w io.Writer) {
 	flat("inputs_page_ms", r.InputsPageMS)
 	if r.IdleCPUPercent >= 0 {
 		row("idle_cpu_percent", fmt.Sprintf("%.3f", r.IdleCPUPercent), "< 0.5", b(r.IdleCPUPercent < 0.5))
-		row("daemon_rss_mb", f1(r.DaemonRSSMB), "(idle daemon's peak)", nil)
+		row("daemon_rss_mb", f1(r.DaemonRSSMB), "(idle daemon's peak, its workers' added)", nil)
 	} else {
 		row("idle_cpu_percent", "-", "< 0.5 (not measured: no daemon binary)", nil)
 	}

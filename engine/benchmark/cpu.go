@@ -29,23 +29,35 @@ func cpuSeconds() float64 {
 	return t.Seconds() + float64(liveChildrenTicks(os.Getpid()))/clockTicks
 }
 
-// liveChildrenTicks sums the CPU ticks of the processes whose parent is
-// ppid (none where there is no /proc). A child that ends between the
-// listing and its read is skipped: it is waited for, and counted by
-// RUSAGE_CHILDREN, by the next reading.
+// liveChildrenTicks sums the CPU ticks of the live children of ppid. A
+// child that ends between the listing and its read is skipped: it is
+// waited for, and counted by its parent's waited-for children, by the
+// next reading.
 func liveChildrenTicks(ppid int) int64 {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var ticks int64
+	for _, pid := range childPIDs(ppid) {
+		if _, own, waited, err := procStat(pid); err == nil {
+			ticks += own + waited
+		}
+	}
+	return ticks
+}
+
+// childPIDs lists the processes whose parent is ppid (none where there is
+// no /proc).
+func childPIDs(ppid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var pids []int
 	for _, p := range stats {
 		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
 		if err != nil {
 			continue
 		}
-		if parent, own, waited, err := procStat(pid); err == nil && parent == ppid {
-			ticks += own + waited
+		if parent, _, _, err := procStat(pid); err == nil && parent == ppid {
+			pids = append(pids, pid)
 		}
 	}
-	return ticks
+	return pids
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's utime and stime:

@@ -139,6 +139,11 @@ func idle(ctx context.Context, o Options, r *Results) error {
 	}
 	window := time.Since(w0)
 	hwm, _ := peakRSSKiB(pid)
+	for _, w := range childPIDs(pid) { // its script workers
+		if k, err := peakRSSKiB(w); err == nil {
+			hwm += k
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return err
 	}
