@@ -500,18 +500,7 @@ func allInputsAndRuns(t *testing.T, e *env) ([]engine.InputView, []engine.RunVie
 		}
 		return n
 	}
-	var ins []engine.InputView
-	for page := (engine.Page{Limit: 1000}); ; {
-		got, err := c.Inputs(ctx, "crash", page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins = append(ins, got...)
-		if len(got) < page.Limit {
-			break
-		}
-		page.Before = before(got[len(got)-1].InputID)
-	}
+	ins := allInputs(ctx, t, c, "crash")
 	var runs []engine.RunView
 	for page := (engine.Page{Limit: 1000}); ; {
 		got, err := c.Runs(ctx, "crash", page)
@@ -525,6 +514,26 @@ func allInputsAndRuns(t *testing.T, e *env) ([]engine.InputView, []engine.RunVie
 		page.Before = before(got[len(got)-1].ID)
 	}
 	return ins, runs
+}
+
+// allInputs pages through every input of a workflow: one page holds at
+// most 1,000, whatever limit is asked.
+func allInputs(ctx context.Context, t *testing.T, c *daemon.Client, workflow string) []engine.InputView {
+	t.Helper()
+	var ins []engine.InputView
+	for page := (engine.Page{Limit: 1000}); ; {
+		got, err := c.Inputs(ctx, workflow, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, got...)
+		if len(got) < page.Limit {
+			return ins
+		}
+		if page.Before, err = strconv.ParseInt(got[len(got)-1].InputID, 10, 64); err != nil {
+			t.Fatalf("input id %q: %v", got[len(got)-1].InputID, err)
+		}
+	}
 }
 
 // dumpCrashEvidence writes keep's own records of a failed crash test into

@@ -278,12 +278,8 @@ func checkAcknowledged(t *testing.T, e *env, sink *crashSink, cut int) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ins, err := c.Inputs(ctx, "powercut", engine.Page{Limit: 10000})
-	if err != nil {
-		t.Fatal(err)
-	}
 	have := map[string]bool{}
-	for _, in := range ins {
+	for _, in := range allInputs(ctx, t, c, "powercut") {
 		have[in.ExternalID] = true
 	}
 	sink.mu.Lock()
