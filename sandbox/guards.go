@@ -686,6 +686,38 @@ func (g *guard) join(_ goja.Callable, what string, c goja.FunctionCall) goja.Val
 		g.refuse(what, math.Max(size, n))
 		return goja.Undefined()
 	}
+	if n <= joinPieces {
+		// Converted first, joined once at the size they add up to: the
+		// builder never doubles its way up to the limit, and one element
+		// is its own result, not a copy of it (a join of [s] inside a
+		// join is that join's element).
+		pieces := make([]goja.String, int(n))
+		for i := range pieces {
+			if i&1023 == 1023 && g.sup.halted() {
+				g.abort()
+			}
+			if pieces[i] = g.joinElement(o, float64(i), locale); pieces[i] != nil {
+				if size += float64(pieces[i].Length()); size > g.limit {
+					g.refuse(what, size)
+					g.abort()
+				}
+			}
+		}
+		if n == 1 && pieces[0] != nil {
+			return pieces[0]
+		}
+		var b goja.StringBuilder
+		b.Grow(int(size))
+		for i, p := range pieces {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if p != nil {
+				b.WriteString(p)
+			}
+		}
+		return b.String()
+	}
 	var b goja.StringBuilder
 	for i := 0.0; i < n; i++ {
 		if i > 0 {
@@ -694,21 +726,10 @@ func (g *guard) join(_ goja.Callable, what string, c goja.FunctionCall) goja.Val
 		if int(i)&1023 == 1023 && g.sup.halted() {
 			g.abort()
 		}
-		e := o.Get(strconv.FormatFloat(i, 'f', -1, 64))
-		if isAbsent(e) {
+		str := g.joinElement(o, i, locale)
+		if str == nil {
 			continue
 		}
-		var v goja.Value
-		if locale {
-			f, ok := goja.AssertFunction(e.ToObject(g.vm).Get("toLocaleString"))
-			if !ok {
-				panic(g.vm.NewTypeError("toLocaleString is not a function"))
-			}
-			v = call(f, e)
-		} else {
-			v = e
-		}
-		str := g.str(v)
 		if size += float64(str.Length()); size > g.limit {
 			g.refuse(what, size)
 			g.abort()
@@ -716,6 +737,28 @@ func (g *guard) join(_ goja.Callable, what string, c goja.FunctionCall) goja.Val
 		b.WriteString(str)
 	}
 	return b.String()
+}
+
+// joinPieces: a join of up to this many elements converts them all before
+// it builds its result (join); a longer one builds as it goes, so it holds
+// no list of its elements' strings.
+const joinPieces = 4096
+
+// joinElement is element i of o as join writes it; nil where the element is
+// absent (undefined or null), which join writes as nothing.
+func (g *guard) joinElement(o *goja.Object, i float64, locale bool) goja.String {
+	e := o.Get(strconv.FormatFloat(i, 'f', -1, 64))
+	if isAbsent(e) {
+		return nil
+	}
+	if !locale {
+		return g.str(e)
+	}
+	f, ok := goja.AssertFunction(e.ToObject(g.vm).Get("toLocaleString"))
+	if !ok {
+		panic(g.vm.NewTypeError("toLocaleString is not a function"))
+	}
+	return g.str(call(f, e))
 }
 
 // str is ToString(v) as a goja.String: goja's ToString hands numbers back
