@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -142,9 +143,19 @@ func TestHostileBuiltins(t *testing.T) {
 			"JSON.stringify would allocate"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			hostile(t, lim, tt.code, tt.want, 64<<20)
+			hostile(t, lim, tt.code, tt.want, cmp.Or(refusedUnbuilt[tt.name], 64<<20))
 		})
 	}
+}
+
+// refusedUnbuilt: cases refused before their parts are even joined, so
+// they may allocate little beyond the script's own string (a join that
+// built as it went allocated 13 to 18 MiB here before its refusal, close
+// enough to the 16 MiB heap limit for the heap's sampler to stop it first).
+var refusedUnbuilt = map[string]uint64{
+	"join of arrays holding one string":           8 << 20,
+	"String of arrays holding one string":         8 << 20,
+	"toLocaleString of arrays holding one string": 8 << 20,
 }
 
 // Nesting that the Go side walks recursively is bounded by the stack limit:
