@@ -73,7 +73,8 @@ func init() {
 		debug.SetGCPercent(800)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(int64(limit / 2))
+		workerMemLimit = int64(limit / 2)
+		debug.SetMemoryLimit(workerMemLimit)
 	}
 	// One thread runs Go code: the phase, its host calls and the pool's
 	// filler take turns, so the filler builds the next runtime while the
@@ -299,6 +300,7 @@ func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv, compiled b
 	}
 	inv := Invocation{Handler: wi.Handler, Phase: wi.Phase, State: wi.State, Prepared: wi.Prepared,
 		MutationResult: wi.MutationResult, Limits: wi.Limits, Host: &proxyHost{c: c, pre: wi.Prefetched}}
+	paceFor(wi.Limits.MaxHeapGrowth)
 	out, err := s.runHere(ctx, inv)
 	if err != nil {
 		var e *Error
