@@ -357,7 +357,8 @@ func (c *workerConn) call(ctx context.Context, name string, args any) (json.RawM
 }
 
 // proxyHost is the Host of a run in a worker: every method is a call to the
-// real Host in the host process, by name with JSON arguments (hostcalls.go).
+// real Host in the host process, by name with JSON arguments (hostcalls.go),
+// but a prepare's peek that what came with its job answers (prefetch.go).
 type proxyHost struct {
 	c   *workerConn
 	pre map[string][]Event // a prepare phase's prefetched peeks
