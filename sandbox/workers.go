@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // worker is the host's side of one worker process (worker.go).
@@ -24,6 +26,7 @@ type worker struct {
 	stderr headBuffer
 	limit  uint64 // MaxMemory: address space past the worker's own at start, bytes
 	known  map[string]bool
+	parked time.Time // when it was last given back to the pool
 	// broken: killed, crashed, out of step or asked to cancel: never reused
 	// (a cancel is a signal, which may reach the worker after its run)
 	broken atomic.Bool
@@ -189,12 +192,22 @@ func (t *headBuffer) String() string {
 // for itself; a burst wider than this starts workers that end after it.
 const maxIdleProcs = 8
 
+// idleRetire is how long a worker may wait in the pool unused before it is
+// let go: an idle keep holds no workers for long (each is tens of MB), and
+// one started again costs tens of ms, next to a workflow's minutes between
+// polls.
+const idleRetire = time.Minute
+
 // procs is the process's pool of warm workers, by memory limit.
-var procs = &procPool{idle: map[uint64][]*worker{}}
+var procs = &procPool{idle: map[uint64][]*worker{}, idleFor: idleRetire}
 
 type procPool struct {
-	mu   sync.Mutex
-	idle map[uint64][]*worker
+	mu      sync.Mutex
+	idle    map[uint64][]*worker // each list oldest-parked first
+	idleFor time.Duration        // idleRetire, but in tests
+	// retire is armed while a worker is idle: one timer for the pool, not
+	// one per worker, and none while the pool is empty
+	retire *time.Timer
 }
 
 // take hands out an idle worker with this memory limit, or starts one.
@@ -227,11 +240,47 @@ func (p *procPool) put(w *worker) {
 	}
 	p.mu.Lock()
 	if len(p.idle[w.limit]) < maxIdleProcs {
+		w.parked = time.Now()
 		p.idle[w.limit] = append(p.idle[w.limit], w)
+		if p.retire == nil {
+			p.retire = time.AfterFunc(p.idleFor, p.retireIdle)
+		}
 		w = nil
 	}
 	p.mu.Unlock()
 	if w != nil {
 		w.release()
+	}
+}
+
+// retireIdle lets go of the workers parked for idleFor or longer, and
+// is armed again for the next one to come due, if any is left.
+func (p *procPool) retireIdle() {
+	var gone []*worker
+	p.mu.Lock()
+	now := time.Now()
+	next := time.Duration(-1)
+	for limit, list := range p.idle {
+		i := 0
+		for i < len(list) && now.Sub(list[i].parked) >= p.idleFor {
+			gone = append(gone, list[i])
+			i++
+		}
+		if i > 0 {
+			p.idle[limit] = slices.Clone(list[i:]) // not holding the ones let go
+		}
+		if i < len(list) {
+			if d := p.idleFor - now.Sub(list[i].parked); next < 0 || d < next {
+				next = d
+			}
+		}
+	}
+	p.retire = nil
+	if next >= 0 {
+		p.retire = time.AfterFunc(next, p.retireIdle)
+	}
+	p.mu.Unlock()
+	for _, w := range gone {
+		w.release() // its pipe ends, and it exits
 	}
 }
