@@ -191,7 +191,7 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err := runUnlessBusy(cmd)
 	r := result{stdout: out.String(), stderr: errb.String()}
 	var ee *exec.ExitError
 	switch {
@@ -202,6 +202,24 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 		t.Fatalf("running %v: %v", cmd.Args, err)
 	}
 	return r
+}
+
+// runUnlessBusy runs cmd, and again while its executable is "text file
+// busy": a binary a test has just written can still be open for writing in
+// a child another test forked at that moment, until that child's exec
+// closes it (Go's own tests retry the same way).
+func runUnlessBusy(cmd *exec.Cmd) error {
+	for try := 0; ; try++ {
+		err := cmd.Run()
+		if try == 50 || !errors.Is(err, syscall.ETXTBSY) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+		next := exec.Command(cmd.Path, cmd.Args[1:]...)
+		next.Env, next.Dir, next.Stdin, next.Stdout, next.Stderr = cmd.Env, cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr
+		next.ExtraFiles, next.SysProcAttr = cmd.ExtraFiles, cmd.SysProcAttr
+		cmd = next
+	}
 }
 
 // ok runs keep and fails the test unless it exits 0.
