@@ -686,55 +686,51 @@ func (g *guard) join(_ goja.Callable, what string, c goja.FunctionCall) goja.Val
 		g.refuse(what, math.Max(size, n))
 		return goja.Undefined()
 	}
-	if n <= joinPieces {
-		// Converted first, joined once at the size they add up to: the
-		// builder never doubles its way up to the limit, and one element
-		// is its own result, not a copy of it (a join of [s] inside a
-		// join is that join's element).
-		pieces := make([]goja.String, int(n))
-		for i := range pieces {
-			if i&1023 == 1023 && g.sup.halted() {
-				g.abort()
-			}
-			if pieces[i] = g.joinElement(o, float64(i), locale); pieces[i] != nil {
-				if size += float64(pieces[i].Length()); size > g.limit {
-					g.refuse(what, size)
-					g.abort()
-				}
-			}
-		}
-		if n == 1 && pieces[0] != nil {
-			return pieces[0]
-		}
-		var b goja.StringBuilder
-		b.Grow(int(size))
-		for i, p := range pieces {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			if p != nil {
-				b.WriteString(p)
-			}
-		}
-		return b.String()
-	}
-	var b goja.StringBuilder
-	for i := 0.0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(sep)
-		}
+	// element i as written, counted against the limit (nil: absent)
+	element := func(i float64) goja.String {
 		if int(i)&1023 == 1023 && g.sup.halted() {
 			g.abort()
 		}
 		str := g.joinElement(o, i, locale)
-		if str == nil {
-			continue
+		if str != nil {
+			if size += float64(str.Length()); size > g.limit {
+				g.refuse(what, size)
+				g.abort()
+			}
 		}
-		if size += float64(str.Length()); size > g.limit {
-			g.refuse(what, size)
-			g.abort()
+		return str
+	}
+	var b goja.StringBuilder
+	if n > joinPieces {
+		for i := 0.0; i < n; i++ {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if str := element(i); str != nil {
+				b.WriteString(str)
+			}
 		}
-		b.WriteString(str)
+		return b.String()
+	}
+	// Converted first, joined once at the size they add up to: the builder
+	// never doubles its way up to the limit, and one element is its own
+	// result, not a copy of it (a join of [s] inside a join is that join's
+	// element).
+	pieces := make([]goja.String, int(n))
+	for i := range pieces {
+		pieces[i] = element(float64(i))
+	}
+	if n == 1 && pieces[0] != nil {
+		return pieces[0]
+	}
+	b.Grow(int(size))
+	for i, p := range pieces {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		if p != nil {
+			b.WriteString(p)
+		}
 	}
 	return b.String()
 }
