@@ -45,6 +45,8 @@ type DB struct {
 	lock   *fileLock
 	logger *slog.Logger
 
+	// queue: writes waiting to be committed together (batch.go)
+	queue writeQueue
 	// wmu serialises writes; disk syncs outside it.
 	wmu sync.Mutex
 	// disk: what of the log is on disk (sync.go).
@@ -195,7 +197,7 @@ type Q struct{ q queryer }
 type Tx struct {
 	Q
 	tx    *sql.Tx
-	tq    txQueryer
+	tq    *txQueryer // shared by the writes of one batch
 	after []func()
 }
 
@@ -207,7 +209,10 @@ func (tx *Tx) AfterCommit(fn func()) { tx.after = append(tx.after, fn) }
 func (db *DB) Read() Q { return Q{q: db.rstmts} }
 
 // Write runs fn in one immediate transaction on the writer connection and
-// commits it if fn returns nil.
+// commits it if fn returns nil. Writes that arrive together may share the
+// transaction (batch.go), each in a savepoint of its own: fn's error rolls
+// back fn's writes only. A context that has ended fails the write before fn
+// runs, and a statement given one; a statement under way runs to its end.
 func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	return db.write(ctx, true, fn)
 }
@@ -228,71 +233,25 @@ func (db *DB) WriteUnsynced(ctx context.Context, fn func(tx *Tx) error) error {
 // commit in the log but reports it failed: the caller acts as if it had
 // not committed, so nothing external follows a commit that may not last.
 func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) error {
-	db.wmu.Lock()
-	after, err := db.writeLocked(ctx, synced, fn)
-	var n uint64
-	if err == nil {
-		n = db.disk.wrote()
-		if db.logPages >= checkpointPages {
-			db.checkpointLocked(ctx, n)
-		}
-	}
-	db.wmu.Unlock()
+	r, err := db.submit(ctx, synced, fn)
 	if err != nil {
 		return err
 	}
 	if synced {
-		if err := db.disk.syncTo(n); err != nil {
+		if err := db.disk.syncTo(r.n); err != nil {
 			return err
 		}
 	}
-	// after the lock: a hook may write again
-	for _, fn := range after {
+	// after the writer is free: a hook may write again
+	for _, fn := range r.after {
 		fn()
 	}
 	return nil
 }
 
-func (db *DB) writeLocked(ctx context.Context, synced bool, fn func(tx *Tx) error) ([]func(), error) {
-	conn, err := db.w.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("storage: begin: %w", err)
-	}
-	sqlTx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("storage: begin: %w", err)
-	}
-	tx := &Tx{tx: sqlTx, tq: txQueryer{tx: sqlTx, c: db.wstmts}}
-	tx.Q = Q{q: &tx.tq}
-	// Once the transaction has released the connection, tx.tq.learn
-	// prepares the statements it had to run unprepared. (Not deferred: if
-	// fn panics, the connection stays taken and preparing would wait.)
-	if err := fn(tx); err != nil {
-		_ = sqlTx.Rollback()
-		conn.Close()
-		tx.tq.learn(ctx)
-		return nil, err
-	}
-	err = sqlTx.Commit()
-	if err == nil {
-		db.countLogPages(conn)
-	}
-	conn.Close()
-	tx.tq.learn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("storage: commit: %w", err)
-	}
-	if synced {
-		db.syncedCommits.Add(1)
-	} else {
-		db.unsyncedCommits.Add(1)
-	}
-	return tx.after, nil
-}
-
-// Commits counts the write transactions committed so far: synced, those
-// that waited for the disk, and unsynced, those that did not.
+// Commits counts the writes committed so far (several may share one
+// transaction, batch.go): synced, those that waited for the disk, and
+// unsynced, those that did not.
 func (db *DB) Commits() (synced, unsynced int64) {
 	return db.syncedCommits.Load(), db.unsyncedCommits.Load()
 }

@@ -131,9 +131,23 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 type txQueryer struct {
 	tx *sql.Tx
 	c  *stmtCache
+	// detached: a statement's context may end without interrupting it
+	// (the transaction may hold other callers' writes, batch.go)
+	detached bool
 
 	mu    sync.Mutex
 	bound map[string]*sql.Stmt // query → statement bound to tx; nil: missed
+}
+
+// context is the one a statement runs under. A detached transaction's
+// statement fails at once if its context has ended, as any does, but a
+// context that ends while it runs does not interrupt it: SQLite may answer
+// an interrupted write by rolling back the whole transaction.
+func (t *txQueryer) context(ctx context.Context) context.Context {
+	if t.detached && ctx.Err() == nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 func (t *txQueryer) stmt(ctx context.Context, query string) *sql.Stmt {
@@ -173,6 +187,7 @@ func (t *txQueryer) ranUnprepared(query string, err error) {
 }
 
 func (t *txQueryer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = t.context(ctx)
 	if s := t.stmt(ctx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
@@ -182,6 +197,7 @@ func (t *txQueryer) ExecContext(ctx context.Context, query string, args ...any) 
 }
 
 func (t *txQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = t.context(ctx)
 	if s := t.stmt(ctx, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
@@ -191,6 +207,7 @@ func (t *txQueryer) QueryContext(ctx context.Context, query string, args ...any)
 }
 
 func (t *txQueryer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = t.context(ctx)
 	if s := t.stmt(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}

@@ -1,0 +1,231 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Writes that arrive while another is being written are committed together
+// (group commit): the first writer to find the writer free leads, takes
+// every write queued by then and runs them one after another in one
+// transaction, each inside a savepoint of its own, and commits once. A
+// consumer that runs several runs at once pays one begin, one commit and
+// one write of the pages they share (a table's last leaf, an index's)
+// instead of one each. Each write still stands or falls alone: one whose
+// fn fails is rolled back to its savepoint and the others commit; none
+// returns before the commit that carries it, so none acts on a write that
+// may not last. Nothing waits for company: a write that finds the writer
+// free starts at once.
+
+// writeReq is one write waiting in the queue or running in a batch.
+type writeReq struct {
+	ctx    context.Context
+	synced bool
+	fn     func(tx *Tx) error
+	// wake is signalled once: either the write is done, or it is to lead
+	// the next batch.
+	wake chan struct{}
+
+	// set by the leader before wake
+	done     bool
+	err      error
+	after    []func()
+	n        uint64 // the commit that carries it, in log order
+	panicked any
+}
+
+func (r *writeReq) ok() bool { return r.err == nil && r.panicked == nil }
+
+// writeQueue holds the writes waiting for the writer.
+type writeQueue struct {
+	mu      sync.Mutex
+	waiting []*writeReq
+	busy    bool // a leader is writing
+}
+
+// enqueue adds r and says whether its caller leads (the writer was free).
+func (q *writeQueue) enqueue(r *writeReq) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.waiting = append(q.waiting, r)
+	if q.busy {
+		return false
+	}
+	q.busy = true
+	return true
+}
+
+// take empties the queue into a batch.
+func (q *writeQueue) take() []*writeReq {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	batch := q.waiting
+	q.waiting = nil
+	return batch
+}
+
+// handOn wakes the first write queued meanwhile to lead the next batch, or
+// frees the writer.
+func (q *writeQueue) handOn() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 {
+		q.busy = false
+		return
+	}
+	q.waiting[0].wake <- struct{}{}
+}
+
+// submit runs fn in the next commit and returns once that commit is
+// written (not yet synced): its number, the hooks fn registered, and fn's
+// or the commit's error.
+func (db *DB) submit(ctx context.Context, synced bool, fn func(tx *Tx) error) (*writeReq, error) {
+	r := &writeReq{ctx: ctx, synced: synced, fn: fn, wake: make(chan struct{}, 1)}
+	if !db.queue.enqueue(r) {
+		<-r.wake
+	}
+	if !r.done {
+		db.lead()
+	}
+	if r.panicked != nil {
+		panic(r.panicked)
+	}
+	return r, r.err
+}
+
+// lead writes one batch: every write queued so far, the leader's own
+// first. The others are woken once their commit is written; then the
+// first write queued meanwhile leads the next.
+func (db *DB) lead() {
+	batch := db.queue.take()
+	db.wmu.Lock()
+	db.writeBatch(batch)
+	var n uint64
+	if slices.ContainsFunc(batch, (*writeReq).ok) {
+		n = db.disk.wrote()
+		if db.logPages >= checkpointPages {
+			db.checkpointLocked(context.WithoutCancel(batch[0].ctx), n)
+		}
+	}
+	db.wmu.Unlock()
+	for _, r := range batch {
+		r.n = n
+		r.done = true
+	}
+	// the leader's own write is first: it is not woken, it returns
+	for _, r := range batch[1:] {
+		r.wake <- struct{}{}
+	}
+	db.queue.handOn()
+}
+
+// writeBatch runs the batch's writes in one immediate transaction on the
+// writer connection and commits what did not fail. The caller holds the
+// writer lock.
+func (db *DB) writeBatch(batch []*writeReq) {
+	fail := func(err error) {
+		for _, r := range batch {
+			if r.ok() {
+				r.err = err
+			}
+			r.after = nil
+		}
+	}
+	// A write's context may end while others share its transaction: it
+	// is checked before the write starts, not while it runs, so one
+	// caller's cancel never rolls back another's write.
+	ctx := context.WithoutCancel(batch[0].ctx)
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		fail(fmt.Errorf("storage: begin: %w", err))
+		return
+	}
+	sqlTx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
+		fail(fmt.Errorf("storage: begin: %w", err))
+		return
+	}
+	tq := &txQueryer{tx: sqlTx, c: db.wstmts, detached: true}
+	defer func() {
+		conn.Close()
+		// the connection is free: prepare what ran unprepared
+		tq.learn(ctx)
+	}()
+	alone := len(batch) == 1
+	kept := 0
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			continue
+		}
+		tx := &Tx{tx: sqlTx, tq: tq}
+		tx.Q = Q{q: tq}
+		if alone {
+			// no savepoint: a failure rolls the whole transaction back
+			if !r.run(tx) {
+				_ = sqlTx.Rollback()
+				return
+			}
+			r.after = tx.after
+			kept++
+			continue
+		}
+		if _, err := tq.ExecContext(ctx, "SAVEPOINT batched"); err != nil {
+			_ = sqlTx.Rollback()
+			fail(fmt.Errorf("storage: savepoint: %w", err))
+			return
+		}
+		if !r.run(tx) {
+			if _, err := tq.ExecContext(ctx, "ROLLBACK TO batched"); err != nil {
+				// the failure ended the transaction itself (SQLite rolls
+				// back on some errors): nothing of the batch stands
+				_ = sqlTx.Rollback()
+				fail(fmt.Errorf("storage: a write committed with this one failed, taking the transaction: %w", err))
+				return
+			}
+		} else {
+			r.after = tx.after
+			kept++
+		}
+		if _, err := tq.ExecContext(ctx, "RELEASE batched"); err != nil {
+			_ = sqlTx.Rollback()
+			fail(fmt.Errorf("storage: release savepoint: %w", err))
+			return
+		}
+	}
+	if kept == 0 {
+		_ = sqlTx.Rollback()
+		return
+	}
+	if err := sqlTx.Commit(); err != nil {
+		fail(fmt.Errorf("storage: commit: %w", err))
+		return
+	}
+	db.countLogPages(conn)
+	for _, r := range batch {
+		if !r.ok() {
+			continue
+		}
+		if r.synced {
+			db.syncedCommits.Add(1)
+		} else {
+			db.unsyncedCommits.Add(1)
+		}
+	}
+}
+
+// run runs the write's fn and says whether it succeeded. A panic is kept
+// for the write's caller, which panics with it again in its own goroutine.
+func (r *writeReq) run(tx *Tx) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.panicked = p
+			ok = false
+		}
+	}()
+	r.err = r.fn(tx)
+	return r.err == nil
+}

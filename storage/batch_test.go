@@ -1,0 +1,204 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWritesQueuedTogetherShareACommit: writes that queue while the writer
+// is busy are committed in one transaction, and each still stands or falls
+// alone: one that fails or panics leaves none of its rows and its caller
+// gets its error or its panic; one whose context ended before it started
+// is not run; the others commit, and only theirs run their AfterCommit
+// hooks.
+func TestWritesQueuedTogetherShareACommit(t *testing.T) {
+	ctx := context.Background()
+	db := openWithWorkflow(t)
+	answers := func(answer string) int {
+		t.Helper()
+		var n int
+		if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM answers WHERE answer = ?", answer).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// the first write holds the writer until the others have queued
+	hold, holding := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- db.Write(ctx, func(tx *Tx) error {
+			close(holding)
+			<-hold
+			return insertAnswer(tx, "'first'")
+		})
+	}()
+	<-holding
+	db.disk.mu.Lock()
+	before := db.disk.written
+	db.disk.mu.Unlock()
+
+	errFailed := errors.New("this write fails")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	var hooks sync.Map
+	type outcome struct {
+		err      error
+		panicked any
+	}
+	write := func(c context.Context, answer string, fail, panics bool) outcome {
+		var o outcome
+		func() {
+			defer func() { o.panicked = recover() }()
+			o.err = db.WriteUnsynced(c, func(tx *Tx) error {
+				if err := insertAnswer(tx, "'"+answer+"'"); err != nil {
+					return err
+				}
+				tx.AfterCommit(func() { hooks.Store(answer, true) })
+				if panics {
+					panic("panic in " + answer)
+				}
+				if fail {
+					return errFailed
+				}
+				return nil
+			})
+		}()
+		return o
+	}
+	cases := []struct {
+		answer       string
+		ctx          context.Context
+		fail, panics bool
+	}{
+		{answer: "a", ctx: ctx},
+		{answer: "failed", ctx: ctx, fail: true},
+		{answer: "b", ctx: ctx},
+		{answer: "panicked", ctx: ctx, panics: true},
+		{answer: "cancelled", ctx: cancelled},
+		{answer: "c", ctx: ctx},
+	}
+	outcomes := make([]outcome, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outcomes[i] = write(c.ctx, c.answer, c.fail, c.panics)
+		}()
+		// queued in this order
+		waitFor(t, func() bool {
+			db.queue.mu.Lock()
+			defer db.queue.mu.Unlock()
+			return len(db.queue.waiting) == i+1
+		})
+	}
+	close(hold)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	db.disk.mu.Lock()
+	commits := db.disk.written - before
+	db.disk.mu.Unlock()
+	if commits != 2 {
+		t.Errorf("%d commits for the first write and the %d queued behind it, want 2", commits, len(cases))
+	}
+	for i, c := range cases {
+		o := outcomes[i]
+		var want outcome
+		switch {
+		case c.fail:
+			want.err = errFailed
+		case c.panics:
+			want.panicked = "panic in " + c.answer
+		case c.ctx.Err() != nil:
+			want.err = context.Canceled
+		}
+		if !errors.Is(o.err, want.err) || o.panicked != want.panicked {
+			t.Errorf("write %q: err %v, panic %v; want err %v, panic %v", c.answer, o.err, o.panicked, want.err, want.panicked)
+		}
+		wantRows := 0
+		if want == (outcome{}) {
+			wantRows = 1
+		}
+		if got := answers(c.answer); got != wantRows {
+			t.Errorf("write %q: %d rows committed, want %d", c.answer, got, wantRows)
+		}
+		if _, ran := hooks.Load(c.answer); ran != (wantRows == 1) {
+			t.Errorf("write %q: AfterCommit hook ran: %v, want %v", c.answer, ran, wantRows == 1)
+		}
+	}
+	if got := answers("first"); got != 1 {
+		t.Errorf("the first write: %d rows, want 1", got)
+	}
+	// and the writer is free again: a write alone commits at once
+	if err := db.Write(ctx, func(tx *Tx) error { return insertAnswer(tx, "'after'") }); err != nil || answers("after") != 1 {
+		t.Errorf("a write after the batch: %v, %d rows", err, answers("after"))
+	}
+}
+
+// TestConcurrentWritesAllCommit: many writers at once, each adding rows of
+// its own and reading them back inside its transaction, all commit (how
+// many commits carried them depends on timing; logged).
+func TestConcurrentWritesAllCommit(t *testing.T) {
+	ctx := context.Background()
+	db := openWithWorkflow(t)
+	const writers, each = 8, 50
+	db.disk.mu.Lock()
+	before := db.disk.written
+	db.disk.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				answer := fmt.Sprintf("%d-%d", w, i)
+				if err := db.Write(ctx, func(tx *Tx) error {
+					if err := insertAnswer(tx, "'"+answer+"'"); err != nil {
+						return err
+					}
+					var n int
+					if err := tx.tq.QueryRowContext(ctx, "SELECT count(*) FROM answers WHERE answer = ?", answer).Scan(&n); err != nil || n != 1 {
+						return fmt.Errorf("write %s reads %d of its rows: %v", answer, n, err)
+					}
+					return nil
+				}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.r.QueryRowContext(ctx, "SELECT count(DISTINCT answer) FROM answers").Scan(&n); err != nil || n != writers*each {
+		t.Fatalf("%d distinct answers committed, want %d (%v)", n, writers*each, err)
+	}
+	db.disk.mu.Lock()
+	commits := db.disk.written - before
+	db.disk.mu.Unlock()
+	t.Logf("%d writes in %d commits", writers*each, commits)
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
