@@ -133,6 +133,9 @@ type host struct {
 	// claims, for a concurrent consumer's prepare: events runs in hand
 	// chose, which peek does not offer again (concurrent.go)
 	claims *hand
+	// prefetched, for a prepare: what Prefetch answers, read with the
+	// scheduler step that started it
+	prefetched map[string][]sandbox.Event
 
 	inputs    []*storage.Input
 	inputKeys map[string]*storage.Input
@@ -272,7 +275,14 @@ func (h *host) Peek(ctx context.Context, topic string, limit int) ([]sandbox.Eve
 	if h.claims != nil {
 		skip = h.claims.claimed() // before the read: see claimed
 	}
-	evs, err := h.e.db.Read().Peek(ctx, h.wf.ID, topic, limit+len(skip))
+	return peekIn(ctx, h.e.db.Read(), h.wf.ID, topic, limit, skip)
+}
+
+// peekIn is a peek through q: the first limit pending events of topic,
+// less those skip holds (runs in hand chose them; read before q's
+// snapshot).
+func peekIn(ctx context.Context, q storage.Q, workflowID int64, topic string, limit int, skip map[int64]int64) ([]sandbox.Event, error) {
+	evs, err := q.Peek(ctx, workflowID, topic, limit+len(skip))
 	if err != nil {
 		return nil, err
 	}
@@ -284,11 +294,24 @@ func (h *host) Peek(ctx context.Context, topic string, limit int) ([]sandbox.Eve
 }
 
 // Prefetch is what the consumer's peeks would find now, for its prepare
-// phase to start with (sandbox.Prefetcher).
+// phase to start with (sandbox.Prefetcher): read in the scheduler step's
+// snapshot when the step could (prefetched), else now.
 func (h *host) Prefetch(ctx context.Context, depth int) (map[string][]sandbox.Event, error) {
-	out := make(map[string][]sandbox.Event, len(h.subscribe))
-	for _, t := range h.subscribe {
-		evs, err := h.Peek(ctx, t, depth)
+	if h.prefetched != nil && depth == sandbox.PrefetchDepth {
+		return h.prefetched, nil
+	}
+	var skip map[int64]int64
+	if h.claims != nil {
+		skip = h.claims.claimed() // before the read: see claimed
+	}
+	return prefetchIn(ctx, h.e.db.Read(), h.wf.ID, h.subscribe, depth, skip)
+}
+
+// prefetchIn is what peeks of depth events of each topic find through q.
+func prefetchIn(ctx context.Context, q storage.Q, workflowID int64, topics []string, depth int, skip map[int64]int64) (map[string][]sandbox.Event, error) {
+	out := make(map[string][]sandbox.Event, len(topics))
+	for _, t := range topics {
+		evs, err := peekIn(ctx, q, workflowID, t, depth, skip)
 		if err != nil {
 			return nil, err
 		}

@@ -27,7 +27,12 @@ var errReadState = errors.New("reading the handler's state")
 
 // knownState is a handler's state read before its run starts, in the
 // scheduler step's snapshot; its state is nil when the handler has none.
-type knownState struct{ state []byte }
+// prefetch, for a consumer, is what its prepare's peeks find in the same
+// snapshot (host.Prefetch); nil when it could not be read.
+type knownState struct {
+	state    []byte
+	prefetch map[string][]sandbox.Event
+}
 
 // startPrepare starts c's prepare phase with the handler's state given, or
 // read first when st is nil; its log lines go to tr.
@@ -41,9 +46,9 @@ func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sand
 				p.err = fmt.Errorf("%w: %w", errReadState, err)
 				return
 			}
-			st = &knownState{state}
+			st = &knownState{state: state}
 		}
-		h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr, claims: claims}
+		h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr, claims: claims, prefetched: st.prefetch}
 		p.out, p.err = sc.Run(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, st.state, nil, nil))
 	}()
 	return p

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"testing"
+
+	"keep/sandbox"
 )
 
 // TestPrefetchSkipsClaimed: what a prepare phase starts with is what its
@@ -52,6 +54,88 @@ export default Keep.workflow({
 		}
 		if got, ok := pre["other"]; !ok || len(got) != 0 {
 			t.Errorf("a topic with nothing pending: %+v (present %v), want present and empty", got, ok)
+		}
+	}
+}
+
+// TestStepPrefetches: the scheduler step reads what the picked consumer's
+// prepare peeks will find in the same snapshot as the rest of its decision,
+// so the prepare starts without a read of its own; a concurrent consumer's
+// skips what runs in hand chose.
+func TestStepPrefetches(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.deploy("stepped", `
+export default Keep.workflow({
+  name: "stepped",
+  topics: { item: {}, other: {}, solo: {} },
+  producers: { feed: { publishes: ["item", "solo"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    for (const id of ["a", "b", "c"]) {
+      const inputId = ctx.registerInput({ source: "http", type: "resource", id, title: id });
+      await ctx.publish("item", { messageId: id, inputId, payload: { id } });
+      await ctx.publish("solo", { messageId: "solo-" + id, inputId, payload: { id } });
+    }
+  } } },
+  consumers: {
+    many: Keep.consumer({
+      subscribe: ["item", "other"],
+      concurrency: 2,
+      async prepare(ctx) { return { reservations: [], data: {} }; },
+      async mutate(ctx, p) {},
+      async next(ctx, p, r) {},
+    }),
+    one: Keep.consumer({
+      subscribe: ["solo"],
+      async prepare(ctx) { return { reservations: [], data: {} }; },
+      async mutate(ctx, p) {},
+      async next(ctx, p, r) {},
+    }),
+  },
+});`)
+	b.drain()
+	ctx := context.Background()
+	w, err := b.db.Read().WorkflowByName(ctx, "stepped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := b.db.Read().Peek(ctx, w.ID, "item", 3)
+	if err != nil || len(evs) != 3 {
+		t.Fatalf("pending: %d events, %v; want 3", len(evs), err)
+	}
+	ws := b.e.state(w.ID)
+	ws.hand.mu.Lock()
+	ws.hand.claims = map[int64]int64{evs[0].ID: 99} // a run in hand chose "a"
+	ws.hand.mu.Unlock()
+	for _, tc := range []struct {
+		consumer, topic, want string
+		topics                int
+	}{{"many", "item", "b", 2}, {"one", "solo", "solo-a", 1}} {
+		ws.markDirty(tc.consumer)
+		_, wk, _, err := b.e.snapshot(ctx, ws)
+		ws.clearDirty(tc.consumer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wk == nil || wk.kind != workConsumer || wk.handler != tc.consumer {
+			t.Fatalf("%s: the step picked %+v, want consumer %s", tc.consumer, wk, tc.consumer)
+		}
+		pre := wk.state.prefetch
+		if len(pre) != tc.topics {
+			t.Errorf("%s: prefetched %d topics (%v), want %d", tc.consumer, len(pre), pre, tc.topics)
+		}
+		if got := pre[tc.topic]; len(got) != 1 || got[0].MessageID != tc.want {
+			t.Errorf("%s: prefetched %+v, want %s", tc.consumer, got, tc.want)
+		}
+		if tc.topics == 2 {
+			if got, ok := pre["other"]; !ok || len(got) != 0 {
+				t.Errorf("%s: a topic with nothing pending: %+v (present %v), want present and empty", tc.consumer, got, ok)
+			}
+		}
+		// and the prepare's host answers from it, not from a read of its own
+		h := &host{e: b.e, wf: w, subscribe: []string{tc.topic}, prefetched: pre}
+		got, err := h.Prefetch(ctx, sandbox.PrefetchDepth)
+		if err != nil || len(got[tc.topic]) != 1 || got[tc.topic][0].MessageID != tc.want {
+			t.Errorf("%s: the host's prefetch %+v, %v; want the step's", tc.consumer, got, err)
 		}
 	}
 }

@@ -234,15 +234,30 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 	// one step at a time per workflow, whoever steps it (a loop, an answer)
 	ws.stepMu.Lock()
 	defer ws.stepMu.Unlock()
+	w, wk, next, err := e.snapshot(ctx, ws)
+	if err != nil {
+		return false, nil, err
+	}
+	if wk == nil {
+		return false, next, nil
+	}
+	ws.setRunning(true)
+	defer ws.setRunning(false)
+	return true, nil, e.do(ctx, ws, w, wk)
+}
+
+// snapshot reads what the step does: the workflow, the work due (nil when
+// nothing is, and then when something next becomes due) and, for a
+// consumer's run, what its prepare starts with.
+func (e *Engine) snapshot(ctx context.Context, ws *wfState) (w *storage.Workflow, wk *work, next *time.Time, err error) {
 	// Every read that decides the step, and the picked consumer's state,
 	// in one snapshot: one pool connection and one read lock, where each
 	// read took its own. The engine is the one writer of its workflow, so
-	// the state is what prepare would read when it starts.
-	var w *storage.Workflow
-	var wk *work
-	var next *time.Time
-	inHand := ws.hand.now() // before the snapshot: see hand.now
-	err := e.db.ReadTx(ctx, func(q storage.Q) error {
+	// the state, and what the consumer's peeks find, are what prepare would
+	// read when it starts.
+	inHand := ws.hand.now()      // before the snapshot: see hand.now
+	claimed := ws.hand.claimed() // and hand.claimed
+	err = e.db.ReadTx(ctx, func(q storage.Q) error {
 		var err error
 		if w, err = q.WorkflowByID(ctx, ws.id); err != nil || w.Status != WorkflowActive {
 			return err
@@ -254,18 +269,28 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 		if err != nil {
 			return fmt.Errorf("%w: %w", errReadState, err)
 		}
-		wk.state = &knownState{state}
+		wk.state = &knownState{state: state}
+		sc, err := e.scriptIn(ctx, q, w.ID, w.Version)
+		if err != nil {
+			return err
+		}
+		for _, c := range sc.Workflow.Consumers {
+			if c.Name != wk.handler {
+				continue
+			}
+			skip := claimed // claimsOf: only a concurrent consumer's prepare skips them
+			if c.Concurrency <= 1 {
+				skip = nil
+			}
+			// a failed read prefetches nothing: prepare reads for itself
+			wk.state.prefetch, _ = prefetchIn(ctx, q, w.ID, c.Subscribe, sandbox.PrefetchDepth, skip)
+		}
 		return nil
 	})
 	if err != nil {
-		return false, nil, err
+		return nil, nil, nil, err
 	}
-	if wk == nil {
-		return false, next, nil
-	}
-	ws.setRunning(true)
-	defer ws.setRunning(false)
-	return true, nil, e.do(ctx, ws, w, wk)
+	return w, wk, next, nil
 }
 
 // due decides what, if anything, is due now (chapter 16 "Scheduler Logic"):

@@ -3,7 +3,7 @@ package sandbox
 import "context"
 
 // Prefetcher is a Host that can say, before a prepare phase starts, what a
-// peek would find then: the first prefetchDepth pending events of each
+// peek would find then: the first PrefetchDepth pending events of each
 // topic its consumer subscribes to. A phase in a worker answers its peeks
 // from that when it can — a limit the prefetched events cover, or a topic
 // with fewer pending than that, so all of them — and asks the host
@@ -16,15 +16,15 @@ type Prefetcher interface {
 	Prefetch(ctx context.Context, depth int) (map[string][]Event, error)
 }
 
-// prefetchDepth is how many events of each topic go with a prepare phase to
+// PrefetchDepth is how many events of each topic go with a prepare phase to
 // its worker. One: it answers the peek of one event, and bounds what is
 // sent for nothing when a script peeks otherwise (payloads can be large).
-const prefetchDepth = 1
+const PrefetchDepth = 1
 
 // prefetched answers a peek of limit events of topic from pre, if it can.
 func prefetched(pre map[string][]Event, topic string, limit int) ([]Event, bool) {
 	evs, ok := pre[topic]
-	if !ok || (limit > len(evs) && len(evs) >= prefetchDepth) {
+	if !ok || (limit > len(evs) && len(evs) >= PrefetchDepth) {
 		return nil, false
 	}
 	out := make([]Event, min(limit, len(evs)))

@@ -19,7 +19,7 @@ type prefetchHost struct {
 
 func (h *prefetchHost) Prefetch(_ context.Context, depth int) (map[string][]Event, error) {
 	h.prefetches.Add(1)
-	if depth != prefetchDepth {
+	if depth != PrefetchDepth {
 		panic("prefetch depth")
 	}
 	if h.pre == nil {

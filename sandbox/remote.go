@@ -80,7 +80,7 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 		Prepared: inv.Prepared, MutationResult: inv.MutationResult, Limits: r.lim}}
 	if pf, ok := inv.Host.(Prefetcher); ok && inv.Phase == PhasePrepare {
 		// a failed read prefetches nothing: the phase's peeks ask the host
-		f.Inv.Prefetched, _ = pf.Prefetch(ctx, prefetchDepth)
+		f.Inv.Prefetched, _ = pf.Prefetch(ctx, PrefetchDepth)
 	}
 	var hostErrs hostErrors
 	var done *frame

@@ -229,3 +229,15 @@ func BenchmarkFloor(b *testing.B) {
 	}
 	b.ReportMetric(r.FloorCommitsPerS, "commits/s")
 }
+
+// BenchmarkParallel is parallel_runs_per_s as a go benchmark: eight
+// pipelines at once, each with Inputs/16 events (here 16,000 in all).
+func BenchmarkParallel(b *testing.B) {
+	for b.Loop() {
+		var r Results
+		if err := parallel(context.Background(), Options{Dir: b.TempDir(), Inputs: 16 * 1000, Logf: func(string, ...any) {}}, &r); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(r.ParallelRunsPerS, "runs/s")
+	}
+}
