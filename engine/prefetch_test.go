@@ -5,33 +5,49 @@ import (
 	"testing"
 
 	"keep/sandbox"
+	"keep/storage"
 )
 
-// TestPrefetchSkipsClaimed: what a prepare phase starts with is what its
-// peek would find — the oldest pending event not claimed by a run in hand.
-func TestPrefetchSkipsClaimed(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.deploy("held", `
+// prefetchWorkflow has three events pending on "item" (a, b, c), three on
+// "solo", none on "other"; its consumers reserve nothing, so they stay
+// pending.
+const prefetchWorkflow = `
 export default Keep.workflow({
-  name: "held",
-  topics: { item: {}, other: {} },
-  producers: { feed: { publishes: ["item"], schedule: { interval: "5m" }, handler: async (ctx) => {
+  name: "prefetched",
+  topics: { item: {}, other: {}, solo: {} },
+  producers: { feed: { publishes: ["item", "solo"], schedule: { interval: "5m" }, handler: async (ctx) => {
     for (const id of ["a", "b", "c"]) {
       const inputId = ctx.registerInput({ source: "http", type: "resource", id, title: id });
       await ctx.publish("item", { messageId: id, inputId, payload: { id } });
+      await ctx.publish("solo", { messageId: "solo-" + id, inputId, payload: { id } });
     }
   } } },
-  consumers: { keep: Keep.consumer({
-    subscribe: ["item", "other"],
-    async prepare(ctx) { return { reservations: [], data: {} }; },
-    async mutate(ctx, p) {},
-    async next(ctx, p, r) {},
-  }) },
-});`)
+  consumers: {
+    many: Keep.consumer({
+      subscribe: ["item", "other"],
+      concurrency: 2,
+      async prepare(ctx) { return { reservations: [], data: {} }; },
+      async mutate(ctx, p) {},
+      async next(ctx, p, r) {},
+    }),
+    one: Keep.consumer({
+      subscribe: ["solo"],
+      async prepare(ctx) { return { reservations: [], data: {} }; },
+      async mutate(ctx, p) {},
+      async next(ctx, p, r) {},
+    }),
+  },
+});`
+
+// pendingItems deploys prefetchWorkflow and returns it with the events
+// pending on "item".
+func pendingItems(t *testing.T) (*bundle, *storage.Workflow, []*storage.Event) {
+	t.Helper()
+	b := setup(t)
+	b.deploy("prefetched", prefetchWorkflow)
 	b.drain()
 	ctx := context.Background()
-	w, err := b.db.Read().WorkflowByName(ctx, "held")
+	w, err := b.db.Read().WorkflowByName(ctx, "prefetched")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +55,15 @@ export default Keep.workflow({
 	if err != nil || len(evs) != 3 {
 		t.Fatalf("pending: %d events, %v; want 3", len(evs), err)
 	}
+	return b, w, evs
+}
+
+// TestPrefetchSkipsClaimed: what a prepare phase starts with is what its
+// peek would find — the oldest pending event not claimed by a run in hand.
+func TestPrefetchSkipsClaimed(t *testing.T) {
+	t.Parallel()
+	b, w, evs := pendingItems(t)
+	ctx := context.Background()
 	claims := &hand{claims: map[int64]int64{evs[0].ID: 99}}
 	for _, tc := range []struct {
 		claims *hand
@@ -64,44 +89,8 @@ export default Keep.workflow({
 // skips what runs in hand chose.
 func TestStepPrefetches(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.deploy("stepped", `
-export default Keep.workflow({
-  name: "stepped",
-  topics: { item: {}, other: {}, solo: {} },
-  producers: { feed: { publishes: ["item", "solo"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    for (const id of ["a", "b", "c"]) {
-      const inputId = ctx.registerInput({ source: "http", type: "resource", id, title: id });
-      await ctx.publish("item", { messageId: id, inputId, payload: { id } });
-      await ctx.publish("solo", { messageId: "solo-" + id, inputId, payload: { id } });
-    }
-  } } },
-  consumers: {
-    many: Keep.consumer({
-      subscribe: ["item", "other"],
-      concurrency: 2,
-      async prepare(ctx) { return { reservations: [], data: {} }; },
-      async mutate(ctx, p) {},
-      async next(ctx, p, r) {},
-    }),
-    one: Keep.consumer({
-      subscribe: ["solo"],
-      async prepare(ctx) { return { reservations: [], data: {} }; },
-      async mutate(ctx, p) {},
-      async next(ctx, p, r) {},
-    }),
-  },
-});`)
-	b.drain()
+	b, w, evs := pendingItems(t)
 	ctx := context.Background()
-	w, err := b.db.Read().WorkflowByName(ctx, "stepped")
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, err := b.db.Read().Peek(ctx, w.ID, "item", 3)
-	if err != nil || len(evs) != 3 {
-		t.Fatalf("pending: %d events, %v; want 3", len(evs), err)
-	}
 	ws := b.e.state(w.ID)
 	ws.hand.mu.Lock()
 	ws.hand.claims = map[int64]int64{evs[0].ID: 99} // a run in hand chose "a"
