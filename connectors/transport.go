@@ -103,6 +103,22 @@ func (t *Transport) client() *http.Client {
 	return t.Client
 }
 
+// IdleConnsPerHost is how many connections to one host a connector keeps
+// open between calls: as many as one consumer may run at once
+// (sandbox.MaxConcurrency), so concurrent runs calling one service reuse
+// their connections instead of dialling all but net/http's default two
+// again for every round of calls.
+const IdleConnsPerHost = 64
+
+// NewHTTPTransport is net/http's default transport keeping
+// IdleConnsPerHost connections per host: what a connector's client sends
+// with unless it is given one.
+func NewHTTPTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = IdleConnsPerHost
+	return t
+}
+
 // secretOn is the secret Authorize put on r (Basic or Bearer): the one a
 // 401 to r refused.
 func secretOn(r *http.Request) string {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"keep/connectors"
+	"keep/sandbox"
 	"keep/storage"
 )
 
@@ -543,4 +545,12 @@ func TestDrainAfterConcurrentRunsEnd(t *testing.T) {
 	b.drain()
 	once.Do(func() { t.Error("no step found the consumer full with its runs in hand") })
 	b.consumedOnce(s, "fan", n)
+}
+
+// TestConnectionsCoverConcurrency: a connector keeps open as many
+// connections to one host as one consumer may have runs calling it at once.
+func TestConnectionsCoverConcurrency(t *testing.T) {
+	if connectors.IdleConnsPerHost < sandbox.MaxConcurrency {
+		t.Errorf("connectors keep %d idle connections per host, fewer than the %d runs a consumer may have at once", connectors.IdleConnsPerHost, sandbox.MaxConcurrency)
+	}
 }

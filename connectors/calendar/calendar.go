@@ -94,7 +94,7 @@ func New(cfg Config) (*Connector, error) {
 	}
 	client := cfg.Client
 	if client == nil {
-		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		client = &http.Client{Transport: connectors.NewHTTPTransport()}
 	}
 	c.tr = &transport{client: client, account: cfg.Account}
 	if cfg.URL == "" {

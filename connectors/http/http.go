@@ -82,7 +82,7 @@ func New(cfg Config) (*Connector, error) {
 	if cfg.Client != nil {
 		client = *cfg.Client
 	} else {
-		client.Transport = nethttp.DefaultTransport.(*nethttp.Transport).Clone()
+		client.Transport = connectors.NewHTTPTransport()
 	}
 	c := &Connector{timeout: cfg.Timeout, maxBody: cfg.MaxBody}
 	for h, a := range cfg.Hosts {

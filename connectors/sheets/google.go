@@ -59,7 +59,7 @@ func newGoogleAPI(cfg Config) googleAPI {
 		g.endpoint += "/"
 	}
 	if g.client == nil {
-		g.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: googleTimeout}
+		g.client = &http.Client{Transport: connectors.NewHTTPTransport(), Timeout: googleTimeout}
 	}
 	if g.maxBody <= 0 {
 		g.maxBody = DefaultMaxFileSize

@@ -85,7 +85,7 @@ func New(cfg Config) (*Connector, error) {
 		}
 	}
 	if c.client == nil {
-		c.client = &http.Client{}
+		c.client = &http.Client{Transport: connectors.NewHTTPTransport()}
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
