@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -28,10 +29,11 @@ type httpPeer struct {
 	keys    []any
 	entered chan struct{}
 	release chan struct{}
+	remotes map[string]bool // the client connections requests came on
 }
 
 func newHTTPPeer(t *testing.T) (*httpPeer, *httptest.Server) {
-	p := &httpPeer{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	p := &httpPeer{entered: make(chan struct{}, 1), release: make(chan struct{}), remotes: map[string]bool{}}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "peer", Version: "1"}, nil)
 	obj := map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}
 	record := func(ctx context.Context, req *sdk.CallToolRequest) {
@@ -62,6 +64,7 @@ func newHTTPPeer(t *testing.T) (*httpPeer, *httptest.Server) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.auth = append(p.auth, r.Header.Get("Authorization"))
+		p.remotes[r.RemoteAddr] = true
 		p.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
@@ -123,4 +126,45 @@ func TestStreamableHTTPServer(t *testing.T) {
 			t.Fatalf("err = %v (%s), want uncertain", err, connectors.ClassOf(err))
 		}
 	})
+}
+
+// TestConcurrentCallsKeepTheirConnections: calls made at once to one MCP
+// server over HTTP (a consumer's runs) reuse their connections round after
+// round instead of dialling all but net/http's default two again.
+func TestConcurrentCallsKeepTheirConnections(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	peer, ts := newHTTPPeer(t)
+	c, err := New(Config{Name: "svc", URL: ts.URL, TrustHints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	const atOnce, rounds = 8, 5
+	for round := range rounds {
+		var wg sync.WaitGroup
+		errs := make(chan error, atOnce)
+		for i := range atOnce {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := c.Do(ctx, connectors.Call{Method: "put", Params: map[string]any{"text": "x"}, IdempotencyKey: fmt.Sprintf("k-%d-%d", round, i)}); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+	peer.mu.Lock()
+	n := len(peer.remotes)
+	peer.mu.Unlock()
+	// the session's own requests open one more; one returned a moment late
+	// may cost a dial more a round
+	if n > atOnce+rounds+1 {
+		t.Errorf("requests came on %d connections for %d rounds of %d calls at once, want at most %d", n, rounds, atOnce, atOnce+rounds+1)
+	}
 }

@@ -94,11 +94,16 @@ func (c *Connector) backoff() time.Duration {
 	return min(d, c.cfg.BackoffMax)
 }
 
+// httpTransport carries every MCP session over HTTP: sessions come and go,
+// the connections stay (connectors.IdleConnsPerHost of them per host, for
+// a consumer's runs calling one server at once).
+var httpTransport = connectors.NewHTTPTransport()
+
 // transport builds the stdio command or the HTTP client. Account secrets
 // are read here, so an expired one fails before anything is sent.
 func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 	if c.cfg.URL != "" {
-		rt := http.DefaultTransport
+		var rt http.RoundTripper = httpTransport
 		if c.cfg.Account != nil {
 			if _, err := c.cfg.Account.Secret(ctx); err != nil {
 				return nil, err
