@@ -6,10 +6,10 @@ import (
 	"net"
 	nethttp "net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 
+	"keep/connectors/conntest"
 	keephttp "keep/connectors/http"
 )
 
@@ -35,24 +35,10 @@ func TestConcurrentCallsKeepTheirConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	const atOnce, rounds = 8, 5
-	for round := range rounds {
-		var wg sync.WaitGroup
-		errs := make(chan error, atOnce)
-		for i := range atOnce {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := post(context.Background(), c, map[string]any{"url": fmt.Sprintf("%s/%d/%d", srv.URL, round, i)}); err != nil {
-					errs <- err
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
-	}
+	conntest.Rounds(t, atOnce, rounds, func(round, i int) error {
+		_, err := post(context.Background(), c, map[string]any{"url": fmt.Sprintf("%s/%d/%d", srv.URL, round, i)})
+		return err
+	})
 	// each request dials at most once, and a round finds the last one's
 	// connections idle; one returned a moment late may cost a dial more
 	if n := dialled.Load(); n > atOnce+rounds {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"keep/connectors"
+	"keep/connectors/conntest"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -141,24 +142,10 @@ func TestConcurrentCallsKeepTheirConnections(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Close() })
 	const atOnce, rounds = 8, 5
-	for round := range rounds {
-		var wg sync.WaitGroup
-		errs := make(chan error, atOnce)
-		for i := range atOnce {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := c.Do(ctx, connectors.Call{Method: "put", Params: map[string]any{"text": "x"}, IdempotencyKey: fmt.Sprintf("k-%d-%d", round, i)}); err != nil {
-					errs <- err
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
-	}
+	conntest.Rounds(t, atOnce, rounds, func(round, i int) error {
+		_, err := c.Do(ctx, connectors.Call{Method: "put", Params: map[string]any{"text": "x"}, IdempotencyKey: fmt.Sprintf("k-%d-%d", round, i)})
+		return err
+	})
 	peer.mu.Lock()
 	n := len(peer.remotes)
 	peer.mu.Unlock()
