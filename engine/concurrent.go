@@ -101,12 +101,19 @@ func (h *hand) wait() { h.wg.Wait() }
 // concurrencyOf is the declared concurrency of a consumer of sc; 1 for
 // anything else (a producer, a handler the version lacks).
 func concurrencyOf(sc *sandbox.Script, handler string) int {
-	for _, c := range sc.Workflow.Consumers {
-		if c.Name == handler {
-			return max(c.Concurrency, 1)
-		}
+	if c, ok := consumerNamed(sc, handler); ok {
+		return max(c.Concurrency, 1)
 	}
 	return 1
+}
+
+// consumerNamed is sc's consumer called name, if it has one.
+func consumerNamed(sc *sandbox.Script, name string) (sandbox.Consumer, bool) {
+	i := slices.IndexFunc(sc.Workflow.Consumers, func(c sandbox.Consumer) bool { return c.Name == name })
+	if i < 0 {
+		return sandbox.Consumer{}, false
+	}
+	return sc.Workflow.Consumers[i], true
 }
 
 // handOff goes on with run in a goroutine of its own, events claimed for

@@ -220,10 +220,6 @@ func (e *Engine) emptyNext(ctx context.Context, run *storage.Run) bool {
 	if err != nil {
 		return false
 	}
-	for _, c := range sc.Workflow.Consumers {
-		if c.Name == run.Handler {
-			return c.EmptyNext
-		}
-	}
-	return false
+	c, ok := consumerNamed(sc, run.Handler)
+	return ok && c.EmptyNext
 }

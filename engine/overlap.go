@@ -136,24 +136,22 @@ func (e *Engine) startNext(ctx context.Context, w *storage.Workflow, run *storag
 	if err != nil {
 		return func() {}
 	}
-	for _, c := range sc.Workflow.Consumers {
-		if c.Name != run.Handler || c.EmptyNext {
-			continue // an empty next is not run (runNext)
-		}
-		n := &earlyNext{done: make(chan struct{}), mres: mres,
-			h: &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: e.newTrace()}}
-		inv := e.invocation(c.Name, sandbox.PhaseNext, n.h, nil, run.PrepareResult, mres)
-		earlyNexts.Store(run, n)
-		go func() {
-			defer close(n.done)
-			n.out, n.err = sc.Run(ctx, inv)
-		}()
-		return func() {
-			<-n.done
-			earlyNexts.CompareAndDelete(run, n)
-		}
+	c, ok := consumerNamed(sc, run.Handler)
+	if !ok || c.EmptyNext {
+		return func() {} // an empty next is not run (runNext)
 	}
-	return func() {}
+	n := &earlyNext{done: make(chan struct{}), mres: mres,
+		h: &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: e.newTrace()}}
+	inv := e.invocation(c.Name, sandbox.PhaseNext, n.h, nil, run.PrepareResult, mres)
+	earlyNexts.Store(run, n)
+	go func() {
+		defer close(n.done)
+		n.out, n.err = sc.Run(ctx, inv)
+	}()
+	return func() {
+		<-n.done
+		earlyNexts.CompareAndDelete(run, n)
+	}
 }
 
 // runNext runs run's next phase, or takes the one started early when it ran

@@ -274,13 +274,10 @@ func (e *Engine) snapshot(ctx context.Context, ws *wfState) (w *storage.Workflow
 		if err != nil {
 			return err
 		}
-		for _, c := range sc.Workflow.Consumers {
-			if c.Name != wk.handler {
-				continue
-			}
-			skip := claimed // claimsOf: only a concurrent consumer's prepare skips them
-			if c.Concurrency <= 1 {
-				skip = nil
+		if c, ok := consumerNamed(sc, wk.handler); ok {
+			var skip map[int64]int64
+			if c.Concurrency > 1 { // claimsOf: only a concurrent consumer's prepare skips them
+				skip = claimed
 			}
 			// a failed read prefetches nothing: prepare reads for itself
 			wk.state.prefetch, _ = prefetchIn(ctx, q, w.ID, c.Subscribe, sandbox.PrefetchDepth, skip)
@@ -453,10 +450,8 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 	}
 	switch wk.kind {
 	case workConsumer:
-		for _, c := range sc.Workflow.Consumers {
-			if c.Name == wk.handler {
-				return e.runConsumer(ctx, ws, w, sc, c, wk.trigger, wk.state)
-			}
+		if c, ok := consumerNamed(sc, wk.handler); ok {
+			return e.runConsumer(ctx, ws, w, sc, c, wk.trigger, wk.state)
 		}
 	case workProducer:
 		for _, p := range sc.Workflow.Producers {
@@ -485,24 +480,19 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 		}
 		return e.failRun(ctx, w, run, fmt.Errorf("run %d: producer %q cannot continue from phase %s in script version %d", run.ID, run.Handler, run.Phase, run.ScriptVersion), tr)
 	}
-	var c *sandbox.Consumer
-	for i := range sc.Workflow.Consumers {
-		if sc.Workflow.Consumers[i].Name == run.Handler {
-			c = &sc.Workflow.Consumers[i]
-		}
-	}
-	if c == nil {
+	c, ok := consumerNamed(sc, run.Handler)
+	if !ok {
 		return e.failRun(ctx, w, run, fmt.Errorf("run %d: handler %q is not in script version %d", run.ID, run.Handler, run.ScriptVersion), tr)
 	}
 	switch run.Phase {
 	case PhasePreparing:
 		// prepare has no side effects: it runs again under the same record
-		return e.preparePhase(ctx, ws, w, sc, *c, run, tr)
+		return e.preparePhase(ctx, ws, w, sc, c, run, tr)
 	case PhaseMutating:
 		if run.MutationID == 0 {
 			// mutate was interrupted before any call: it is a function of
 			// the prepare result, so it runs again
-			return e.mutatePhase(ctx, ws, w, sc, *c, run, tr)
+			return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
 		}
 		m, err := e.db.Read().MutationByID(ctx, run.MutationID)
 		if err != nil {
@@ -518,10 +508,10 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 			return fmt.Errorf("run %d is active in mutating with its mutation %s", run.ID, m.Status)
 		}
 	case PhaseMutated, PhaseEmitting:
-		return e.nextPhase(ctx, ws, w, sc, *c, run, tr)
+		return e.nextPhase(ctx, ws, w, sc, c, run, tr)
 	case PhasePrepared:
 		// parked after prepare (a pause or a stop): go on to mutate
-		return e.mutatePhase(ctx, ws, w, sc, *c, run, tr)
+		return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
 	}
 	return fmt.Errorf("run %d: cannot continue from phase %s", run.ID, run.Phase)
 }
