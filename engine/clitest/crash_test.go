@@ -493,13 +493,6 @@ func allInputsAndRuns(t *testing.T, e *env) ([]engine.InputView, []engine.RunVie
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	before := func(id string) int64 {
-		n, err := strconv.ParseInt(id, 10, 64)
-		if err != nil {
-			t.Fatalf("id %q: %v", id, err)
-		}
-		return n
-	}
 	ins := allInputs(ctx, t, c, "crash")
 	var runs []engine.RunView
 	for page := (engine.Page{Limit: 1000}); ; {
@@ -511,7 +504,7 @@ func allInputsAndRuns(t *testing.T, e *env) ([]engine.InputView, []engine.RunVie
 		if len(got) < page.Limit {
 			break
 		}
-		page.Before = before(got[len(got)-1].ID)
+		page.Before = idBefore(t, got[len(got)-1].ID)
 	}
 	return ins, runs
 }
@@ -530,10 +523,18 @@ func allInputs(ctx context.Context, t *testing.T, c *daemon.Client, workflow str
 		if len(got) < page.Limit {
 			return ins
 		}
-		if page.Before, err = strconv.ParseInt(got[len(got)-1].InputID, 10, 64); err != nil {
-			t.Fatalf("input id %q: %v", got[len(got)-1].InputID, err)
-		}
+		page.Before = idBefore(t, got[len(got)-1].InputID)
 	}
+}
+
+// idBefore is the Page.Before that goes on after a listing's last row, id.
+func idBefore(t *testing.T, id string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		t.Fatalf("id %q: %v", id, err)
+	}
+	return n
 }
 
 // dumpCrashEvidence writes keep's own records of a failed crash test into
