@@ -19,6 +19,10 @@ type earlyPrepare struct {
 	done chan struct{}
 	out  *sandbox.Outcome
 	err  error
+	// mutate is the mutate phase the prepare's worker went on to, in the
+	// same job, once prepare reserved something (sandbox.RunThen); nil
+	// when it did not. Set before done closes.
+	mutate *earlyMutate
 }
 
 // errReadState: the handler's state could not be read; the run is not
@@ -39,17 +43,28 @@ type knownState struct {
 func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, st *knownState, tr *trace, claims *hand) *earlyPrepare {
 	p := &earlyPrepare{done: make(chan struct{})}
 	go func() {
-		defer close(p.done)
 		if st == nil {
 			state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)
 			if err != nil {
 				p.err = fmt.Errorf("%w: %w", errReadState, err)
+				close(p.done)
 				return
 			}
 			st = &knownState{state: state}
 		}
 		h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr, claims: claims, prefetched: st.prefetch}
-		p.out, p.err = sc.Run(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, st.state, nil, nil))
+		m := &earlyMutate{done: make(chan struct{}), tr: e.newTrace()}
+		mh := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: m.tr}
+		defer close(m.done)
+		m.out, _, m.err = sc.RunThen(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, st.state, nil, nil),
+			e.invocation(c.Name, sandbox.PhaseMutate, mh, nil, nil, nil),
+			func(out *sandbox.Outcome, err error, then bool) {
+				p.out, p.err = out, err
+				if then {
+					p.mutate = m // the worker runs it now
+				}
+				close(p.done)
+			})
 	}()
 	return p
 }

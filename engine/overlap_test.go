@@ -12,6 +12,7 @@ import (
 
 	"keep/connectors"
 	"keep/connectors/files"
+	"keep/sandbox"
 )
 
 // logWorkflow logs one line per phase; PREPARE_EXTRA runs in prepare after
@@ -270,4 +271,24 @@ func TestAnAppendsSyncIsAwaitedByTheLedger(t *testing.T) {
 	if !b.db.Unsynced() {
 		t.Fatal("the ledger is taken as on disk after the append's sync failed")
 	}
+}
+
+// A consumer's mutate runs in its prepare's worker, in the same job
+// (sandbox.RunThen): a run through every phase is two conversations with
+// workers, not three. Not parallel: it counts every job of the process.
+func TestMutateInPreparesJob(t *testing.T) {
+	b := setup(t, allowMutations)
+	b.deploy("logs", strings.Replace(logWorkflow, "PREPARE_EXTRA", "", 1))
+	before := sandbox.Jobs()
+	b.drain()
+	// the consumer finding nothing yet (prepare, next); the producer; the
+	// consumer's run of the item (prepare with its mutate, next); the
+	// consumer finding nothing again (prepare, next): 8 with mutate apart
+	if n := sandbox.Jobs() - before; n != 7 {
+		t.Errorf("the drain took %d jobs, want 7", n)
+	}
+	if got := b.read("out.txt"); got != "1\n" {
+		t.Fatalf("out.txt = %q", got)
+	}
+	b.wantLogs(b.preparedRun("logs").ID, everyPhaseLogs)
 }

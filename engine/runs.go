@@ -116,6 +116,10 @@ func claimsOf(ws *wfState, c sandbox.Consumer) *hand {
 // reserve and mutate, or next.
 func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace, p *earlyPrepare) error {
 	p.wait()
+	// the mutate phase prepare's worker went on to, if it did: taken below,
+	// or left; either way it has ended when this returns
+	early := p.mutate
+	defer func() { early.wait() }()
 	out, err := p.out, p.err
 	if errors.Is(err, errReadState) {
 		return err
@@ -140,17 +144,23 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 		ws.markDirty(c.Name)
 		if c.Concurrency > 1 && !ws.hand.inHand(run.ID) {
 			// concurrent.go: the rest of the run goes on beside the next
+			m := early
+			early = nil // the rest of the run takes it
 			e.handOff(ctx, ws, w, run, ids, func(ctx context.Context, w *storage.Workflow) error {
-				early := e.startMutate(ctx, w, sc, c, run)
-				defer early.wait()
-				return e.mutateEarly(ctx, ws, w, sc, c, run, tr, early, &held{ids: ids})
+				if m == nil {
+					m = e.startMutate(ctx, w, sc, c, run)
+					defer m.wait()
+				}
+				return e.mutateEarly(ctx, ws, w, sc, c, run, tr, m, &held{ids: ids})
 			})
 			return nil
 		}
-		// overlap.go: mutate runs now, and the checkpoint is written with
-		// what follows it — the in_flight row when mutate calls a mutator
-		early := e.startMutate(ctx, w, sc, c, run)
-		defer early.wait()
+		// overlap.go: mutate runs now — in prepare's worker already, as a
+		// rule — and the checkpoint is written with what follows it: the
+		// in_flight row when mutate calls a mutator
+		if early == nil {
+			early = e.startMutate(ctx, w, sc, c, run)
+		}
 		return e.mutateEarly(ctx, ws, w, sc, c, run, tr, early, &held{ids: ids})
 	}
 	if done, err := e.checkpoint(ctx, w, run, &held{ids: ids}, tr, false); done || err != nil {

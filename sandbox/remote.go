@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -67,14 +68,19 @@ func loadRemote(fileName string, src []byte, opts LoadOptions) (*Script, error) 
 	return s, nil
 }
 
-// runRemote runs one phase in a worker.
-func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error) {
+// runRemote runs one phase in a worker and gives its outcome to first. With
+// then (RunThen), the worker runs that mutate phase after a prepare that
+// reserved something, in the same job, and runRemote returns its outcome
+// with ran true.
+func (s *Script) runRemote(ctx context.Context, inv Invocation, then *Invocation, first func(out *Outcome, err error, then bool)) (out *Outcome, ran bool, err error) {
 	r, err := s.newRun(inv)
 	if err != nil {
-		return nil, err
+		first(nil, err, false)
+		return nil, false, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled before it started", cause: err})
+		first(nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled before it started", cause: err}), false)
+		return nil, false, nil
 	}
 	f := &frame{Op: "run", Key: s.key, Inv: &wireInv{Handler: inv.Handler, Phase: inv.Phase, State: inv.State,
 		Prepared: inv.Prepared, MutationResult: inv.MutationResult, Limits: r.lim}}
@@ -83,6 +89,23 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 		f.Inv.Prefetched, _ = pf.Prefetch(ctx, PrefetchDepth)
 	}
 	var hostErrs hostErrors
+	sides := []hostSide{{h: inv.Host, hostErrs: &hostErrs, wall: r.lim.WallTime}}
+	var r2 *run
+	var thenErrs hostErrors
+	if then != nil {
+		if r2, err = s.newRun(*then); err != nil {
+			first(nil, err, false) // nothing ran: the caller's invocation is wrong
+			return nil, false, nil
+		}
+		f.Inv.Then = &wireInv{Handler: then.Handler, Phase: then.Phase, Limits: r2.lim}
+		sides = append(sides, hostSide{h: then.Host, hostErrs: &thenErrs, wall: r2.lim.WallTime})
+	}
+	// the first phase's outcome, when the worker went on to the next
+	var moved bool
+	sides[0].ended = func(in *frame) {
+		moved = true
+		first(in.Outcome.outcome(), nil, true)
+	}
 	var done *frame
 	var w *worker
 	for resend := false; ; resend = true {
@@ -92,31 +115,47 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation) (*Outcome, error
 			} else {
 				f.Script = nil
 			}
-		}, r.lim, r.lim.MaxMemory, withHost(inv.Host, &hostErrs)...)
-		if err != nil {
-			return nil, r.finish(err)
-		}
-		if !done.Missing || resend {
+		}, r.lim, r.lim.MaxMemory, sides...)
+		if err != nil || !done.Missing || resend {
 			break
 		}
 		delete(w.known, s.key)
 		procs.put(w)
 	}
-	w.knows(s.key)
-	procs.put(w)
-	if done.Err != nil {
-		return nil, r.finish(done.Err.error(hostErrs.all()))
+	if err == nil {
+		w.knows(s.key)
+		procs.put(w)
 	}
-	if done.Outcome == nil {
-		return nil, fmt.Errorf("sandbox: the worker ended %s without an outcome", r.where())
+	at, errs := r, &hostErrs
+	if moved {
+		at, errs = r2, &thenErrs
 	}
-	return done.Outcome.outcome(), nil
+	switch {
+	case err != nil:
+		err = at.finish(err)
+	case done.Err != nil:
+		err = at.finish(done.Err.error(errs.all()))
+	case done.Outcome == nil:
+		err = fmt.Errorf("sandbox: the worker ended %s without an outcome", at.where())
+	default:
+		out = done.Outcome.outcome()
+	}
+	if !moved {
+		first(out, err, false)
+		return nil, false, nil
+	}
+	return out, true, err
 }
 
-// hostSide serves a worker's calls during one conversation.
+// hostSide serves a worker's calls during one phase of a conversation.
 type hostSide struct {
 	h        Host
 	hostErrs *hostErrors
+	// wall is the phase's WallTime: a phase that follows another in the
+	// same job ("prepared") is bounded from its start.
+	wall time.Duration
+	// ended takes the phase's "prepared" frame, when another phase follows.
+	ended func(*frame)
 }
 
 // hostErrors are a run's host errors, by index: a call's goroutine adds to
@@ -139,11 +178,17 @@ func (e *hostErrors) all() []error {
 	return e.errs
 }
 
-func withHost(h Host, hostErrs *hostErrors) []hostSide { return []hostSide{{h, hostErrs}} }
-
 // There is no cap on the workers running at once: a phase's host call may
 // wait on another phase (the engine's commits), and a phase that waited for
 // a worker held by such a call would wait forever.
+
+// jobs counts the conversations started with workers (Jobs).
+var jobs atomic.Int64
+
+// Jobs is how many conversations this process has started with workers: a
+// load, a phase, or a prepare with the mutate it went on to (RunThen). Each
+// costs a frame each way and a wake-up of a worker and of the host.
+func Jobs() int64 { return jobs.Load() }
 
 // startAllowance bounds what a worker takes to start and compile a script
 // before a run starts: the load's own wall time and a margin.
@@ -163,6 +208,7 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 	if err != nil {
 		return nil, nil, err
 	}
+	jobs.Add(1)
 	if prepare != nil {
 		prepare(w)
 	}
@@ -216,6 +262,7 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 	// itself out before it writes the reply: the worker goes on only once it
 	// has the reply, so by its "done" nothing is pending unless it gave up.
 	var pending atomic.Int32
+	cur := 0 // the phase under way: its host serves the calls
 	for {
 		in, err := readFrame(w.r)
 		if err != nil {
@@ -246,11 +293,29 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 			return in, w, nil
 		case "started":
 			hard.Reset(lim.WallTime + abandonGrace)
+		case "prepared":
+			// the worker ended one phase and runs the next: calls and
+			// log lines from now on are the next's, and so is the bound
+			if cur+1 >= len(host) || host[cur].ended == nil || in.Outcome == nil {
+				w.kill()
+				<-w.exited
+				return nil, nil, errors.New("sandbox: the worker went on to a phase it was not given")
+			}
+			if pending.Load() > 0 {
+				// a call of the phase still unanswered: its reply would
+				// reach the next phase
+				w.kill()
+				<-w.exited
+				return nil, nil, errors.New("sandbox: the worker ended a phase with a call unanswered")
+			}
+			hard.Reset(host[cur+1].wall + abandonGrace)
+			host[cur].ended(in)
+			cur++
 		case "log":
 			if len(host) > 0 {
 				var a logArgs
 				if json.Unmarshal(in.Args, &a) == nil {
-					host[0].h.Log(a.Level, a.Line)
+					host[cur].h.Log(a.Level, a.Line)
 				}
 			}
 		case "call":
@@ -261,6 +326,7 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 				continue
 			}
 			pending.Add(1)
+			side := host[cur]
 			go func() {
 				cctx := ctx
 				if in.Deadline > 0 {
@@ -270,7 +336,7 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 					cctx, cancel = context.WithDeadline(ctx, time.Unix(0, in.Deadline))
 					defer cancel()
 				}
-				rep := serveCall(cctx, host[0].h, in, host[0].hostErrs)
+				rep := serveCall(cctx, side.h, in, side.hostErrs)
 				pending.Add(-1)
 				if err := w.send(rep); err != nil {
 					w.kill() // the read then ends, and says why

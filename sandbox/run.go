@@ -40,7 +40,10 @@ type run struct {
 // none and run in a worker (remote.go).
 func (s *Script) Run(ctx context.Context, inv Invocation) (*Outcome, error) {
 	if s.program == nil {
-		return s.runRemote(ctx, inv)
+		var out *Outcome
+		var err error
+		s.runRemote(ctx, inv, nil, func(o *Outcome, e error, _ bool) { out, err = o, e })
+		return out, err
 	}
 	return s.runHere(ctx, inv)
 }

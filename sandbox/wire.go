@@ -13,8 +13,10 @@ import (
 // The host and a worker process speak in frames: a 4-byte big-endian length,
 // then one JSON object. A run is a conversation started by the host (op
 // "run" or "load") and ended by the worker ("done"); in between the worker
-// asks ("call") and the host answers ("reply"); the host may ask the run to
-// stop with a signal (cancelSignal). One worker has one conversation at a time.
+// asks ("call") and the host answers ("reply"), and a prepare followed by its
+// mutate in the same job ends the first phase with "prepared"; the host may
+// ask the run to stop with a signal (cancelSignal). One worker has one
+// conversation at a time.
 
 // maxFrame bounds one frame: a connector result (MaxResult, 10 MiB by
 // default) plus room for its envelope. A bigger length means a broken pipe.
@@ -83,6 +85,11 @@ type wireInv struct {
 	// Prefetched: what the prepare phase's peeks may be answered from
 	// (prefetch.go); a topic missing is asked of the host.
 	Prefetched map[string][]Event `json:"prefetched,omitempty"`
+	// Then, with a prepare: the mutate phase the worker runs next in the
+	// same job when prepare reserved something (Script.RunThen), with
+	// prepare's result as its Prepared. The worker says "prepared" with
+	// prepare's outcome when it moves on to it.
+	Then *wireInv `json:"then,omitempty"`
 }
 
 type wireOutcome struct {

@@ -312,6 +312,13 @@ func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv, compiled b
 		}
 		return &frame{Op: "done", Err: toWireErr(err)}
 	}
+	if wi.Then != nil && reserves(out.Prepare) {
+		// the mutate that follows: no frame from the host, no wake-up
+		c.send(&frame{Op: "prepared", Outcome: toWireOutcome(out)})
+		then := *wi.Then
+		then.Prepared, then.Then = out.Prepare.Raw, nil
+		return c.run(ctx, s, &then, false)
+	}
 	return &frame{Op: "done", Outcome: toWireOutcome(out)}
 }
 
