@@ -58,7 +58,7 @@ var hostCalls = map[string]hostCall{
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
-		return nil, h.Publish(ctx, a.Topics, PublishRequest{MessageID: a.MessageID, InputID: a.InputID, Payload: a.Payload})
+		return nil, a.publish(ctx, h)
 	},
 	"peek": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a peekArgs
@@ -74,6 +74,23 @@ var hostCalls = map[string]hostCall{
 		}
 		return h.GetByIDs(ctx, a.Topic, a.IDs)
 	},
+}
+
+func (a publishArgs) publish(ctx context.Context, h Host) error {
+	return h.Publish(ctx, a.Topics, PublishRequest{MessageID: a.MessageID, InputID: a.InputID, Payload: a.Payload})
+}
+
+// takeTold gives h the publishes a worker told it (proxy.go), in order. A
+// refusal is the run's failure, as the publish's own call would have made
+// it: the error, after where, names ctx.publish; the host's error is kept
+// in hostErrs.
+func takeTold(ctx context.Context, h Host, told []publishArgs, hostErrs *hostErrors, where string) *wireErr {
+	for _, a := range told {
+		if err := a.publish(ctx, h); err != nil {
+			return &wireErr{Text: fmt.Sprintf("%sctx.publish: %v", where, err), Host: hostErrs.add(err)}
+		}
+	}
+	return nil
 }
 
 func decodeArgs(raw json.RawMessage, v any) error {
@@ -92,6 +109,9 @@ func serveCall(ctx context.Context, h Host, f *frame, hostErrs *hostErrors) (rep
 			rep = &frame{Op: "reply", Err: &wireErr{Text: fmt.Sprintf("sandbox: panic in host code: %v", p)}}
 		}
 	}()
+	if rep.Err = takeTold(ctx, h, f.Told, hostErrs, ""); rep.Err != nil {
+		return rep
+	}
 	call, ok := hostCalls[f.Name]
 	if !ok {
 		rep.Err = &wireErr{Text: fmt.Sprintf("sandbox: the worker called %q, which the host does not serve", f.Name)}

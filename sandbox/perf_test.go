@@ -253,3 +253,20 @@ func BenchmarkWorkerStart(b *testing.B) {
 		<-w.exited
 	}
 }
+
+// BenchmarkProducerPublishes is a producer in a worker that registers and
+// publishes 1,000 inputs, as files→http's does for a folder of 1,000 files:
+// the host calls such a run makes, one after another.
+func BenchmarkProducerPublishes(b *testing.B) {
+	s := load(b, handlers{producer: `for (let i = 0; i < 1000; i++) {
+          const inputId = ctx.registerInput({ source: "files", type: "file", id: "f" + i, title: "F" + i });
+          await ctx.publish("a", { messageId: "m" + i, inputId, payload: { id: "f" + i } });
+        }
+        return {};`})
+	lim := testLimits()
+	for b.Loop() {
+		if _, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, lim); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation, then *Invocation
 		f.Inv.Prefetched, _ = pf.Prefetch(ctx, PrefetchDepth)
 	}
 	var hostErrs hostErrors
-	sides := []hostSide{{h: inv.Host, hostErrs: &hostErrs, wall: r.lim.WallTime}}
+	sides := []hostSide{{h: inv.Host, hostErrs: &hostErrs, wall: r.lim.WallTime, where: r.where()}}
 	var r2 *run
 	var thenErrs hostErrors
 	if then != nil {
@@ -98,7 +98,7 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation, then *Invocation
 			return nil, false, nil
 		}
 		f.Inv.Then = &wireInv{Handler: then.Handler, Phase: then.Phase, Limits: r2.lim}
-		sides = append(sides, hostSide{h: then.Host, hostErrs: &thenErrs, wall: r2.lim.WallTime})
+		sides = append(sides, hostSide{h: then.Host, hostErrs: &thenErrs, wall: r2.lim.WallTime, where: r2.where()})
 	}
 	// the first phase's outcome, when the worker went on to the next
 	var moved bool
@@ -156,6 +156,8 @@ type hostSide struct {
 	wall time.Duration
 	// ended takes the phase's "prepared" frame, when another phase follows.
 	ended func(*frame)
+	// where names the phase in its errors (run.where)
+	where string
 }
 
 // hostErrors are a run's host errors, by index: a call's goroutine adds to
@@ -182,8 +184,9 @@ func (e *hostErrors) all() []error {
 // wait on another phase (the engine's commits), and a phase that waited for
 // a worker held by such a call would wait forever.
 
-// jobs counts the conversations started with workers (Jobs).
-var jobs atomic.Int64
+// jobs counts the conversations started with workers (Jobs); calls, the
+// host calls they made, for the tests of what costs one.
+var jobs, calls atomic.Int64
 
 // Jobs is how many conversations this process has started with workers: a
 // load, a phase, or a prepare with the mutate it went on to (RunThen). Each
@@ -281,6 +284,11 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 		}
 		switch in.Op {
 		case "done":
+			if len(in.Told) > 0 && in.Err == nil && cur < len(host) {
+				if in.Err = takeTold(ctx, host[cur].h, in.Told, host[cur].hostErrs, host[cur].where+": "); in.Err != nil {
+					in.Outcome = nil
+				}
+			}
 			if in.Retire {
 				w.kill()
 				<-w.exited
@@ -325,6 +333,7 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 				_ = w.send(&frame{Op: "reply", Err: &wireErr{Text: "sandbox: a host call during a load"}})
 				continue
 			}
+			calls.Add(1)
 			pending.Add(1)
 			side := host[cur]
 			go func() {

@@ -298,8 +298,9 @@ func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv, compiled b
 	if compiled {
 		c.send(&frame{Op: "started"}) // the phase's time starts now, not before the compile
 	}
+	ph := &proxyHost{c: c, pre: wi.Prefetched, phase: wi.Phase}
 	inv := Invocation{Handler: wi.Handler, Phase: wi.Phase, State: wi.State, Prepared: wi.Prepared,
-		MutationResult: wi.MutationResult, Limits: wi.Limits, Host: &proxyHost{c: c, pre: wi.Prefetched}}
+		MutationResult: wi.MutationResult, Limits: wi.Limits, Host: ph}
 	paceFor(wi.Limits.MaxHeapGrowth)
 	out, err := s.runHere(ctx, inv)
 	if err != nil {
@@ -319,7 +320,7 @@ func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv, compiled b
 		then.Prepared, then.Then = out.Prepare.Raw, nil
 		return c.run(ctx, s, &then, false)
 	}
-	return &frame{Op: "done", Outcome: toWireOutcome(out)}
+	return &frame{Op: "done", Outcome: toWireOutcome(out), Told: ph.told}
 }
 
 func (c *workerConn) send(f *frame) {
@@ -330,13 +331,14 @@ func (c *workerConn) send(f *frame) {
 	}
 }
 
-// call asks the host to run one Host method and waits for its answer.
-func (c *workerConn) call(ctx context.Context, name string, args any) (json.RawMessage, error) {
+// call asks the host to run one Host method and waits for its answer; told
+// are publishes the host takes first (proxy.go).
+func (c *workerConn) call(ctx context.Context, name string, args any, told []publishArgs) (json.RawMessage, error) {
 	b, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: encode the arguments of %s: %w", name, err)
 	}
-	f := &frame{Op: "call", Name: name, Args: b}
+	f := &frame{Op: "call", Name: name, Args: b, Told: told}
 	d, hasDeadline := ctx.Deadline()
 	if hasDeadline {
 		f.Deadline = d.UnixNano()
@@ -361,62 +363,4 @@ func (c *workerConn) call(ctx context.Context, name string, args any) (json.RawM
 		return nil, &hostCallError{index: rep.Err.Host, text: rep.Err.Text}
 	}
 	return rep.Result, nil
-}
-
-// proxyHost is the Host of a run in a worker: every method is a call to the
-// real Host in the host process, by name with JSON arguments (hostcalls.go),
-// but a prepare's peek that what came with its job answers (prefetch.go).
-type proxyHost struct {
-	c   *workerConn
-	pre map[string][]Event // a prepare phase's prefetched peeks
-}
-
-func (p *proxyHost) Read(ctx context.Context, connector, method string, params map[string]any) (any, error) {
-	res, err := p.c.call(ctx, "read", readArgs{connector, method, params})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil // handed to the script as the JSON it is
-}
-
-func (p *proxyHost) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
-	res, err := p.c.call(ctx, "registerInput", in)
-	if err != nil {
-		return "", err
-	}
-	var id string
-	return id, json.Unmarshal(res, &id)
-}
-
-func (p *proxyHost) Publish(ctx context.Context, topics []string, ev PublishRequest) error {
-	_, err := p.c.call(ctx, "publish", publishArgs{topics, ev.MessageID, ev.InputID, ev.Payload})
-	return err
-}
-
-func (p *proxyHost) Peek(ctx context.Context, topic string, limit int) ([]Event, error) {
-	if evs, ok := prefetched(p.pre, topic, limit); ok {
-		return evs, nil
-	}
-	return events(p.c.call(ctx, "peek", peekArgs{Topic: topic, Limit: limit}))
-}
-
-func (p *proxyHost) GetByIDs(ctx context.Context, topic string, ids []string) ([]Event, error) {
-	return events(p.c.call(ctx, "getByIds", peekArgs{Topic: topic, IDs: ids}))
-}
-
-func (p *proxyHost) Log(level, line string) {
-	b, _ := json.Marshal(logArgs{level, line})
-	c := p.c
-	c.send(&frame{Op: "log", Args: b}) // one way: a log line has no answer
-}
-
-func events(res json.RawMessage, err error) ([]Event, error) {
-	if err != nil {
-		return nil, err
-	}
-	var evs []Event
-	if err := json.Unmarshal(res, &evs); err != nil {
-		return nil, fmt.Errorf("sandbox: decode events from the host: %w", err)
-	}
-	return evs, nil
 }
