@@ -125,9 +125,8 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 //
 // The transaction holds its connection (the writer pool has only that one),
 // so a statement is not prepared on the pool mid-transaction; a query
-// missing from the cache runs unprepared on the transaction and is
-// remembered, and learn prepares it on the pool once the transaction has
-// ended.
+// missing from the cache is prepared on the transaction, for the rest of
+// it, and learn prepares it on the pool once the transaction has ended.
 type txQueryer struct {
 	tx *sql.Tx
 	c  *stmtCache
@@ -136,7 +135,8 @@ type txQueryer struct {
 	detached bool
 
 	mu    sync.Mutex
-	bound map[string]*sql.Stmt // query → statement bound to tx; nil: missed
+	bound map[string]*sql.Stmt // query → statement bound to tx; nil: runs unprepared
+	fresh map[string]bool      // prepared on tx, not on the pool yet: for learn
 }
 
 // context is the one a statement runs under. A detached transaction's
@@ -164,6 +164,18 @@ func (t *txQueryer) stmt(ctx context.Context, query string) *sql.Stmt {
 	var ts *sql.Stmt
 	if s := t.c.lookup(query); s != nil {
 		ts = t.tx.StmtContext(ctx, s)
+	} else if len(t.bound) < maxCachedStmts {
+		// On the transaction's connection, for the rest of it: a query it
+		// runs many times (a producer's inserts, three per input) is parsed
+		// once, not on every run. A query that does not prepare runs
+		// unprepared, which reports why.
+		if s, err := t.tx.PrepareContext(ctx, query); err == nil {
+			ts = s
+			if t.fresh == nil {
+				t.fresh = make(map[string]bool)
+			}
+			t.fresh[query] = true
+		}
 	}
 	if ts != nil || len(t.bound) < maxCachedStmts {
 		if t.bound == nil {
@@ -174,26 +186,12 @@ func (t *txQueryer) stmt(ctx context.Context, query string) *sql.Stmt {
 	return ts
 }
 
-// ranUnprepared notes the outcome of a query that ran unprepared: one that
-// failed is not learnt (it may not prepare at all).
-func (t *txQueryer) ranUnprepared(query string, err error) {
-	if err != nil {
-		t.mu.Lock()
-		if s, ok := t.bound[query]; ok && s == nil {
-			delete(t.bound, query)
-		}
-		t.mu.Unlock()
-	}
-}
-
 func (t *txQueryer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = t.context(ctx)
 	if s := t.stmt(ctx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
-	res, err := t.tx.ExecContext(ctx, query, args...)
-	t.ranUnprepared(query, err)
-	return res, err
+	return t.tx.ExecContext(ctx, query, args...)
 }
 
 func (t *txQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -201,9 +199,7 @@ func (t *txQueryer) QueryContext(ctx context.Context, query string, args ...any)
 	if s := t.stmt(ctx, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
-	rows, err := t.tx.QueryContext(ctx, query, args...)
-	t.ranUnprepared(query, err)
-	return rows, err
+	return t.tx.QueryContext(ctx, query, args...)
 }
 
 func (t *txQueryer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
@@ -211,23 +207,18 @@ func (t *txQueryer) QueryRowContext(ctx context.Context, query string, args ...a
 	if s := t.stmt(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
-	row := t.tx.QueryRowContext(ctx, query, args...)
-	t.ranUnprepared(query, row.Err())
-	return row
+	return t.tx.QueryRowContext(ctx, query, args...)
 }
 
-// learn prepares, on the writer pool, the queries that ran unprepared in the
-// transaction; call it after the transaction ended and released the
-// connection.
+// learn prepares, on the pool, the queries the transaction prepared for
+// itself; call it after the transaction ended and released the connection.
 func (t *txQueryer) learn(ctx context.Context) {
 	t.mu.Lock()
 	var todo []string
-	for q, s := range t.bound {
-		if s == nil {
-			todo = append(todo, q)
-		}
+	for q := range t.fresh {
+		todo = append(todo, q)
 	}
-	t.bound = nil
+	t.bound, t.fresh = nil, nil
 	t.mu.Unlock()
 	if len(todo) == 0 || ctx.Err() != nil {
 		return

@@ -59,6 +59,33 @@ func TestStatementCache(t *testing.T) {
 		}
 	})
 
+	t.Run("a query missing from the cache is prepared once for the rest of its transaction", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		if err := db.Write(ctx, func(tx *Tx) error {
+			for j := 0; j < 3; j++ {
+				if _, err := tx.CreateWorkflow(ctx, fmt.Sprintf("w%d", j), now); err != nil {
+					return err
+				}
+				tx.tq.mu.Lock()
+				s := tx.tq.bound[insertWorkflow]
+				tx.tq.mu.Unlock()
+				if s == nil {
+					return fmt.Errorf("run %d: the insert ran unprepared", j)
+				}
+			}
+			if db.wstmts.lookup(insertWorkflow) != nil {
+				return errors.New("prepared on the pool while the transaction held its connection")
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if db.wstmts.lookup(insertWorkflow) == nil {
+			t.Error("not learnt after the transaction")
+		}
+	})
+
 	t.Run("a failing statement keeps its error and is not learnt", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
