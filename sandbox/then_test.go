@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // thenHandlers: prepare reserves the event it is told to (none when its
@@ -100,5 +101,29 @@ func TestRunThenMutateFails(t *testing.T) {
 		if got := mh.logged(); !reflect.DeepEqual(got, []string{"log: mutate boom"}) {
 			t.Errorf("%s: mutate's host got %v", name, got)
 		}
+	}
+}
+
+// A mutate that runs past its wall time after a prepare in the same job
+// ends as mutate's timeout; prepare's outcome stands, and the worker is
+// not left spinning (the next job runs).
+func TestRunThenMutateTimesOut(t *testing.T) {
+	t.Parallel()
+	h := thenHandlers
+	h.mutate = `for (;;) {}`
+	s := load(t, h)
+	lim := testLimits()
+	lim.WallTime = 300 * time.Millisecond
+	var prep *Outcome
+	out, ran, err := s.RunThen(context.Background(),
+		Invocation{Handler: "c", Phase: PhasePrepare, Host: &recordingHost{}, Limits: lim},
+		Invocation{Handler: "c", Phase: PhaseMutate, Host: &recordingHost{}, Limits: lim},
+		func(o *Outcome, _ error, _ bool) { prep = o })
+	var e *Error
+	if prep == nil || !reserves(prep.Prepare) || !ran || out != nil || !errors.As(err, &e) || e.Kind != ErrTimeout || e.Phase != PhaseMutate {
+		t.Fatalf("prepare %+v; mutate ran %v: %+v, %v; want mutate's timeout", prep, ran, out, err)
+	}
+	if _, _, _, ran, err, _, _ := runThen(t, load(t, thenHandlers), `{}`); !ran || err != nil {
+		t.Errorf("the next job: ran %v, %v", ran, err)
 	}
 }
