@@ -282,6 +282,12 @@ func (h *host) Peek(ctx context.Context, topic string, limit int) ([]sandbox.Eve
 // less those skip holds (runs in hand chose them; read before q's
 // snapshot).
 func peekIn(ctx context.Context, q storage.Q, workflowID int64, topic string, limit int, skip map[int64]int64) ([]sandbox.Event, error) {
+	evs, err := pendingIn(ctx, q, workflowID, topic, limit, skip)
+	return scriptEvents(evs), err
+}
+
+// pendingIn is a topic's first limit pending events, less those in skip.
+func pendingIn(ctx context.Context, q storage.Q, workflowID int64, topic string, limit int, skip map[int64]int64) ([]*storage.Event, error) {
 	evs, err := q.Peek(ctx, workflowID, topic, limit+len(skip))
 	if err != nil {
 		return nil, err
@@ -290,7 +296,7 @@ func peekIn(ctx context.Context, q storage.Q, workflowID int64, topic string, li
 		evs = slices.DeleteFunc(evs, func(ev *storage.Event) bool { _, ok := skip[ev.ID]; return ok })
 		evs = evs[:min(len(evs), limit)]
 	}
-	return scriptEvents(evs), nil
+	return evs, nil
 }
 
 // Prefetch is what the consumer's peeks would find now, for its prepare
@@ -304,21 +310,32 @@ func (h *host) Prefetch(ctx context.Context, depth int) (map[string][]sandbox.Ev
 	if h.claims != nil {
 		skip = h.claims.claimed() // before the read: see claimed
 	}
-	return prefetchIn(ctx, h.e.db.Read(), h.wf.ID, h.subscribe, depth, skip)
+	pre, _, err := prefetchIn(ctx, h.e.db.Read(), h.wf.ID, h.subscribe, depth, skip)
+	return pre, err
 }
 
-// prefetchIn is what peeks of depth events of each topic find through q.
-func prefetchIn(ctx context.Context, q storage.Q, workflowID int64, topics []string, depth int, skip map[int64]int64) (map[string][]sandbox.Event, error) {
+// prefetchIn is what peeks of depth events of each topic find through q,
+// and the ids of those events, by topic and message id.
+func prefetchIn(ctx context.Context, q storage.Q, workflowID int64, topics []string, depth int, skip map[int64]int64) (map[string][]sandbox.Event, pendingIDs, error) {
 	out := make(map[string][]sandbox.Event, len(topics))
+	ids := make(pendingIDs, len(topics))
 	for _, t := range topics {
-		evs, err := peekIn(ctx, q, workflowID, t, depth, skip)
+		evs, err := pendingIn(ctx, q, workflowID, t, depth, skip)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out[t] = evs
+		out[t] = scriptEvents(evs)
+		ids[t] = make(map[string]int64, len(evs))
+		for _, ev := range evs {
+			ids[t][ev.MessageID] = ev.ID
+		}
 	}
-	return out, nil
+	return out, ids, nil
 }
+
+// pendingIDs are events found pending and unreserved in one read, by topic
+// and message id: their ids.
+type pendingIDs map[string]map[string]int64
 
 func (h *host) GetByIDs(ctx context.Context, topic string, ids []string) ([]sandbox.Event, error) {
 	if !slices.Contains(h.subscribe, topic) {

@@ -23,6 +23,8 @@ type earlyPrepare struct {
 	// same job, once prepare reserved something (sandbox.RunThen); nil
 	// when it did not. Set before done closes.
 	mutate *earlyMutate
+	// pending: the ids of the events the prepare was handed (knownState)
+	pending pendingIDs
 }
 
 // errReadState: the handler's state could not be read; the run is not
@@ -36,12 +38,18 @@ var errReadState = errors.New("reading the handler's state")
 type knownState struct {
 	state    []byte
 	prefetch map[string][]sandbox.Event
+	// pending are the prefetched events' ids: what the prepare reserves of
+	// them needs no read of its own (resolveReservations)
+	pending pendingIDs
 }
 
 // startPrepare starts c's prepare phase with the handler's state given, or
 // read first when st is nil; its log lines go to tr.
 func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, st *knownState, tr *trace, claims *hand) *earlyPrepare {
 	p := &earlyPrepare{done: make(chan struct{})}
+	if st != nil {
+		p.pending = st.pending
+	}
 	go func() {
 		if st == nil {
 			state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)

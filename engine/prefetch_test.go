@@ -128,3 +128,43 @@ func TestStepPrefetches(t *testing.T) {
 		}
 	}
 }
+
+// TestReservationsFromTheSnapshot: the step's snapshot keeps the ids of the
+// events it handed the prepare, and what the prepare reserves of them is
+// resolved from those, with no read of its own; an event it was not
+// handed is read, and a claimed one is refused either way.
+func TestReservationsFromTheSnapshot(t *testing.T) {
+	t.Parallel()
+	b, w, evs := pendingItems(t)
+	ctx := context.Background()
+	ws := b.e.state(w.ID)
+	ws.markDirty("one")
+	_, wk, _, err := b.e.snapshot(ctx, ws)
+	ws.clearDirty("one")
+	if err != nil || wk == nil || wk.handler != "one" {
+		t.Fatalf("the step picked %+v, %v; want consumer one", wk, err)
+	}
+	solo, err := b.db.Read().Peek(ctx, w.ID, "solo", 1)
+	if err != nil || len(solo) != 1 {
+		t.Fatalf("solo: %v, %v", solo, err)
+	}
+	if got := wk.state.pending["solo"]["solo-a"]; got != solo[0].ID {
+		t.Fatalf("the snapshot's id of solo-a: %d, want %d", got, solo[0].ID)
+	}
+	c := sandbox.Consumer{Name: "one", Subscribe: []string{"solo", "item"}}
+	resolve := func(known pendingIDs, claimed map[int64]int64, rs ...sandbox.Reservation) ([]int64, error) {
+		return b.e.resolveReservations(ctx, w, c, &sandbox.PrepareResult{Reservations: rs}, claimed, known)
+	}
+	// an id only the snapshot knows: used as it is, so nothing was read
+	known := pendingIDs{"solo": {"solo-a": 424242}}
+	if ids, err := resolve(known, nil, sandbox.Reservation{Topic: "solo", IDs: []string{"solo-a"}}); err != nil || len(ids) != 1 || ids[0] != 424242 {
+		t.Errorf("from the snapshot: %v, %v; want [424242]", ids, err)
+	}
+	// an event the prepare was not handed: read
+	if ids, err := resolve(known, nil, sandbox.Reservation{Topic: "item", IDs: []string{"b"}}); err != nil || len(ids) != 1 || ids[0] != evs[1].ID {
+		t.Errorf("read: %v, %v; want [%d]", ids, err, evs[1].ID)
+	}
+	if _, err := resolve(known, map[int64]int64{424242: 7}, sandbox.Reservation{Topic: "solo", IDs: []string{"solo-a"}}); err == nil {
+		t.Error("a claimed event resolved from the snapshot")
+	}
+}

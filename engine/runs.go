@@ -131,7 +131,7 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 	if h := claimsOf(ws, c); h != nil {
 		claimed = h.claimed() // before resolveReservations reads the events
 	}
-	ids, err := e.resolveReservations(ctx, w, c, out.Prepare, claimed)
+	ids, err := e.resolveReservations(ctx, w, c, out.Prepare, claimed, p.pending)
 	if err != nil {
 		return e.failRun(ctx, w, run, err, tr)
 	}
@@ -205,20 +205,16 @@ func (e *Engine) notReservable(ctx context.Context, w *storage.Workflow, run *st
 // checking each against the workflow: subscribed topic, existing event,
 // pending and unreserved, and not chosen by another run in hand (claimed,
 // read before the events). A shortfall fails the run before any side effect.
-func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c sandbox.Consumer, pr *sandbox.PrepareResult, claimed map[int64]int64) ([]int64, error) {
+func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c sandbox.Consumer, pr *sandbox.PrepareResult, claimed map[int64]int64, known pendingIDs) ([]int64, error) {
 	var ids []int64
 	seen := map[int64]bool{}
 	for _, r := range pr.Reservations {
 		if !slices.Contains(c.Subscribe, r.Topic) {
 			return nil, connectors.Errorf(connectors.Logic, "prepare reserved events of topic %q, which consumer %q does not subscribe to", r.Topic, c.Name)
 		}
-		evs, err := e.db.Read().EventsByMessageIDs(ctx, w.ID, r.Topic, r.IDs)
+		found, err := e.reservable(ctx, w, r, known[r.Topic])
 		if err != nil {
 			return nil, err
-		}
-		found := map[string]*storage.Event{}
-		for _, ev := range evs {
-			found[ev.MessageID] = ev
 		}
 		for _, mid := range r.IDs {
 			ev, ok := found[mid]
@@ -239,6 +235,35 @@ func (e *Engine) resolveReservations(ctx context.Context, w *storage.Workflow, c
 		}
 	}
 	return ids, nil
+}
+
+// reservable finds the events r names, by message id. Those the step's
+// snapshot found pending and unreserved, and handed to prepare (known),
+// need no read of their own: the engine is the one writer of its
+// workflow's events, and the prepared checkpoint's reservation checks them
+// again in its transaction (storage.ErrNotReservable).
+func (e *Engine) reservable(ctx context.Context, w *storage.Workflow, r sandbox.Reservation, known map[string]int64) (map[string]*storage.Event, error) {
+	found := make(map[string]*storage.Event, len(r.IDs))
+	for _, mid := range r.IDs {
+		id, ok := known[mid]
+		if !ok {
+			found = nil
+			break
+		}
+		found[mid] = &storage.Event{ID: id, MessageID: mid, Status: EventPending}
+	}
+	if found != nil {
+		return found, nil
+	}
+	evs, err := e.db.Read().EventsByMessageIDs(ctx, w.ID, r.Topic, r.IDs)
+	if err != nil {
+		return nil, err
+	}
+	found = make(map[string]*storage.Event, len(evs))
+	for _, ev := range evs {
+		found[ev.MessageID] = ev
+	}
+	return found, nil
 }
 
 // mutatePhase runs mutate; the run is in phase mutating from here on.

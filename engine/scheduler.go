@@ -280,7 +280,9 @@ func (e *Engine) snapshot(ctx context.Context, ws *wfState) (w *storage.Workflow
 				skip = claimed
 			}
 			// a failed read prefetches nothing: prepare reads for itself
-			wk.state.prefetch, _ = prefetchIn(ctx, q, w.ID, c.Subscribe, sandbox.PrefetchDepth, skip)
+			if pre, ids, err := prefetchIn(ctx, q, w.ID, c.Subscribe, sandbox.PrefetchDepth, skip); err == nil {
+				wk.state.prefetch, wk.state.pending = pre, ids
+			}
 		}
 		return nil
 	})

@@ -6,7 +6,7 @@ import "context"
 // something, mut, the mutate phase, right after it in the same worker, with
 // that result as mut.Prepared (whatever mut.Prepared holds is replaced).
 // A run's mutate then costs no conversation of its own: no frame to wake a
-// worker, no runtime handed over by the host. Mutate reads nothing and
+// worker, no job for the host to set up and wait on. Mutate reads nothing and
 // its one mutation call is only captured, so running it before the host
 // has looked at prepare's result shows nobody anything; the host may
 // still drop it.
