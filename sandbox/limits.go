@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"runtime/metrics"
 	"sync"
 	"time"
@@ -183,6 +184,16 @@ func (h *heapSampler) loop() {
 			h.mu.Unlock()
 			return
 		}
+		if h.over(now) {
+			// The heap's objects include garbage not collected yet: on a
+			// busy machine the collector falls behind a script that churns
+			// temporaries, and what it has yet to collect is not what the
+			// script keeps. Collect, then judge.
+			h.mu.Unlock()
+			runtime.GC()
+			now = readHeap(sample)
+			h.mu.Lock()
+		}
 		for w := range h.watches {
 			if w.sup.halted() { // stopped, or abandoned stuck in a native call
 				delete(h.watches, w)
@@ -196,6 +207,17 @@ func (h *heapSampler) loop() {
 		}
 		h.mu.Unlock()
 	}
+}
+
+// over says whether a watched runtime's heap has grown past its limit at
+// now. The caller holds h.mu.
+func (h *heapSampler) over(now uint64) bool {
+	for w := range h.watches {
+		if now > w.base && now-w.base > w.max {
+			return true
+		}
+	}
+	return false
 }
 
 // typedArrays are the typed array constructors, in a fixed order.

@@ -24,6 +24,8 @@ var thenHandlers = handlers{
 // runThen runs RunThen of c with state, and says what each side saw.
 func runThen(t *testing.T, s *Script, state string) (prep *Outcome, prepErr error, out *Outcome, ran bool, err error, ph, mh *recordingHost) {
 	t.Helper()
+	heavy.RLock()
+	defer heavy.RUnlock()
 	ph, mh = &recordingHost{}, &recordingHost{}
 	called := 0
 	out, ran, err = s.RunThen(context.Background(),
@@ -115,10 +117,12 @@ func TestRunThenMutateTimesOut(t *testing.T) {
 	lim := testLimits()
 	lim.WallTime = 300 * time.Millisecond
 	var prep *Outcome
+	heavy.RLock()
 	out, ran, err := s.RunThen(context.Background(),
 		Invocation{Handler: "c", Phase: PhasePrepare, Host: &recordingHost{}, Limits: lim},
 		Invocation{Handler: "c", Phase: PhaseMutate, Host: &recordingHost{}, Limits: lim},
 		func(o *Outcome, _ error, _ bool) { prep = o })
+	heavy.RUnlock()
 	var e *Error
 	if prep == nil || !reserves(prep.Prepare) || !ran || out != nil || !errors.As(err, &e) || e.Kind != ErrTimeout || e.Phase != PhaseMutate {
 		t.Fatalf("prepare %+v; mutate ran %v: %+v, %v; want mutate's timeout", prep, ran, out, err)
