@@ -271,22 +271,22 @@ func (h *host) Peek(ctx context.Context, topic string, limit int) ([]sandbox.Eve
 	if !slices.Contains(h.subscribe, topic) {
 		return nil, connectors.Errorf(connectors.Logic, "ctx.peek: topic %q is not in this consumer's subscribe %v", topic, h.subscribe)
 	}
-	var skip map[int64]int64
-	if h.claims != nil {
-		skip = h.claims.claimed() // before the read: see claimed
-	}
-	return peekIn(ctx, h.e.db.Read(), h.wf.ID, topic, limit, skip)
-}
-
-// peekIn is a peek through q: the first limit pending events of topic,
-// less those skip holds (runs in hand chose them; read before q's
-// snapshot).
-func peekIn(ctx context.Context, q storage.Q, workflowID int64, topic string, limit int, skip map[int64]int64) ([]sandbox.Event, error) {
-	evs, err := pendingIn(ctx, q, workflowID, topic, limit, skip)
+	evs, err := pendingIn(ctx, h.e.db.Read(), h.wf.ID, topic, limit, h.claimed())
 	return scriptEvents(evs), err
 }
 
-// pendingIn is a topic's first limit pending events, less those in skip.
+// claimed are the events runs in hand chose, which a concurrent consumer's
+// peeks do not offer again; read before the peek's read (see hand.claimed).
+func (h *host) claimed() map[int64]int64 {
+	if h.claims == nil {
+		return nil
+	}
+	return h.claims.claimed()
+}
+
+// pendingIn is a peek through q: a topic's first limit pending events,
+// less those skip holds (runs in hand chose them; read before q's
+// snapshot).
 func pendingIn(ctx context.Context, q storage.Q, workflowID int64, topic string, limit int, skip map[int64]int64) ([]*storage.Event, error) {
 	evs, err := q.Peek(ctx, workflowID, topic, limit+len(skip))
 	if err != nil {
@@ -306,11 +306,7 @@ func (h *host) Prefetch(ctx context.Context, depth int) (map[string][]sandbox.Ev
 	if h.prefetched != nil && depth == sandbox.PrefetchDepth {
 		return h.prefetched, nil
 	}
-	var skip map[int64]int64
-	if h.claims != nil {
-		skip = h.claims.claimed() // before the read: see claimed
-	}
-	pre, _, err := prefetchIn(ctx, h.e.db.Read(), h.wf.ID, h.subscribe, depth, skip)
+	pre, _, err := prefetchIn(ctx, h.e.db.Read(), h.wf.ID, h.subscribe, depth, h.claimed())
 	return pre, err
 }
 
