@@ -147,6 +147,12 @@ func (e *Engine) blockedElsewhere(ctx context.Context, ws *wfState, w *storage.W
 }
 
 // activeOf counts the active runs of a handler.
-func activeOf(runs []*storage.Run, handler string) int {
-	return len(slices.DeleteFunc(slices.Clone(runs), func(r *storage.Run) bool { return r.Handler != handler }))
+func activeOf(runs []storage.ActiveRunRef, handler string) int {
+	n := 0
+	for _, r := range runs {
+		if r.Handler == handler {
+			n++
+		}
+	}
+	return n
 }

@@ -169,11 +169,11 @@ func (e *Engine) carryOn(ctx context.Context, ws *wfState) error {
 	// on, those handed off are waited for; nothing new is started
 	defer ws.hand.wait()
 	for {
-		runs, err := e.db.Read().ActiveRunsOf(ctx, ws.id)
+		runs, err := e.db.Read().ActiveRunRefs(ctx, ws.id)
 		if err != nil {
 			return err
 		}
-		runs = slices.DeleteFunc(runs, func(r *storage.Run) bool { return ws.hand.inHand(r.ID) })
+		runs = slices.DeleteFunc(runs, func(r storage.ActiveRunRef) bool { return ws.hand.inHand(r.ID) })
 		if len(runs) == 0 {
 			if ws.hand.count() == 0 {
 				return nil
@@ -299,13 +299,17 @@ func (e *Engine) snapshot(ctx context.Context, ws *wfState) (w *storage.Workflow
 // their own (concurrent.go), taken before q's snapshot.
 func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.Workflow, inHand map[int64]bool) (*work, *time.Time, error) {
 	now := e.now()
-	active, err := q.ActiveRunsOf(ctx, w.ID)
+	active, err := q.ActiveRunRefs(ctx, w.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, run := range active {
-		if inHand[run.ID] {
+	for _, ref := range active {
+		if inHand[ref.ID] {
 			continue // concurrent.go: under way in its own goroutine
+		}
+		run, err := q.RunByID(ctx, ref.ID)
+		if err != nil {
+			return nil, nil, err
 		}
 		if w.BlockKind != BlockNone && run.HandlerType == "consumer" {
 			// a concurrent consumer's run parked at its checkpoint while
@@ -368,8 +372,8 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 		byName[s.Handler] = s
 	}
 	var next *time.Time
-	var pick *work
-	var pickOldest int64
+	var due []*work
+	var subscribe [][]string
 	for _, c := range sc.Workflow.Consumers {
 		if activeOf(active, c.Name) >= max(c.Concurrency, 1) {
 			continue // its runs under way end by waking the loop
@@ -380,13 +384,22 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 			next = earliest(next, s.WakeAt)
 			continue
 		}
-		oldest, err := q.OldestPending(ctx, w.ID, c.Subscribe)
-		if err != nil {
-			return nil, nil, err
-		}
 		trigger := "event"
 		if woke {
 			trigger = "wake"
+		}
+		due = append(due, &work{kind: workConsumer, handler: c.Name, trigger: trigger})
+		subscribe = append(subscribe, c.Subscribe)
+	}
+	if len(due) == 1 {
+		return due[0], nil, nil // nothing to rank it against
+	}
+	var pick *work
+	var pickOldest int64
+	for i, wk := range due {
+		oldest, err := q.OldestPending(ctx, w.ID, subscribe[i])
+		if err != nil {
+			return nil, nil, err
 		}
 		// among due consumers, the one with the oldest pending event first;
 		// one woken by its clock with nothing pending comes after those
@@ -395,7 +408,7 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 			rank = 1<<62 - 1
 		}
 		if pick == nil || rank < pickOldest {
-			pick, pickOldest = &work{kind: workConsumer, handler: c.Name, trigger: trigger}, rank
+			pick, pickOldest = wk, rank
 		}
 	}
 	if pick != nil {

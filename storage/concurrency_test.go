@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,6 +57,21 @@ func TestSeveralActiveRunsReserveDisjointly(t *testing.T) {
 	got, err := db.Read().ActiveRunsOf(ctx, wid)
 	if err != nil || len(got) != runs {
 		t.Fatalf("ActiveRunsOf = %d runs, %v; want %d", len(got), err, runs)
+	}
+	refs, err := db.Read().ActiveRunRefs(ctx, wid)
+	if err != nil || len(refs) != runs {
+		t.Fatalf("ActiveRunRefs = %d runs, %v; want %d", len(refs), err, runs)
+	}
+	for i, r := range refs {
+		if r.ID != got[i].ID || r.Handler != got[i].Handler {
+			t.Fatalf("ActiveRunRefs[%d] = %+v, want run %d of %q, oldest first", i, r, got[i].ID, got[i].Handler)
+		}
+	}
+	// the step reads them on every run: from the index alone, no run row
+	// (then sorted by id: a few rows)
+	plan, err := queryPlan(ctx, db.r, activeRunRefs, wid)
+	if err != nil || len(plan) == 0 || !strings.Contains(plan[0], "COVERING INDEX runs_active") {
+		t.Fatalf("ActiveRunRefs' plan = %q, %v; want the covering index runs_active", plan, err)
 	}
 	if one, err := db.Read().ActiveRun(ctx, wid); err != nil || one.ID != active[0].ID {
 		t.Fatalf("ActiveRun = %v, %v; want the oldest, run %d", one, err, active[0].ID)

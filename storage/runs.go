@@ -101,6 +101,36 @@ func (q Q) ActiveRunsOf(ctx context.Context, workflowID int64) ([]*Run, error) {
 		WHERE workflow_id = ? AND status = 'active' ORDER BY id`, workflowID)
 }
 
+// ActiveRunRef is an active run as the scheduler first looks at it.
+type ActiveRunRef struct {
+	ID      int64
+	Handler string
+}
+
+const activeRunRefs = `SELECT id, handler FROM runs INDEXED BY runs_active
+	WHERE workflow_id = ? AND status = 'active' ORDER BY id`
+
+// ActiveRunRefs returns the ids and handlers of a workflow's active runs,
+// oldest first. They are what runs_active holds, so no run row is read:
+// a concurrent consumer's runs under way carry their prepare results, and
+// the scheduler looks at them on every step only to count them.
+func (q Q) ActiveRunRefs(ctx context.Context, workflowID int64) ([]ActiveRunRef, error) {
+	rows, err := q.q.QueryContext(ctx, activeRunRefs, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ActiveRunRef
+	for rows.Next() {
+		var r ActiveRunRef
+		if err := rows.Scan(&r.ID, &r.Handler); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 // ActiveRuns returns every active run of every workflow (restart recovery).
 func (q Q) ActiveRuns(ctx context.Context) ([]*Run, error) {
 	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'active' ORDER BY id`)
