@@ -17,7 +17,8 @@ import (
 
 // poolSize is how many unused runtimes wait at most. Each costs a few hundred
 // KiB; a handful covers a burst of phases on a few workflows. A worker
-// process runs one phase at a time: one runtime ahead is enough there.
+// process runs one job at a time, and keeps as many ahead as a job takes
+// (worker.go).
 var poolSize = 4
 
 // fresh is a runtime set up for a run, that has run no script yet.

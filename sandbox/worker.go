@@ -64,7 +64,11 @@ func init() {
 		fmt.Fprintf(os.Stderr, "sandbox worker: set the memory limit: %v\n", err)
 		os.Exit(2)
 	}
-	poolSize = 1
+	// A job is one phase, or a prepare and the mutate it leads to (RunThen):
+	// two runtimes back to back, and a prepare answered from its prefetch
+	// never waits on the host, where the filler would build the second. Two
+	// ready, built while the host commits between jobs, cover both.
+	poolSize = 2
 	// Each phase builds a fresh runtime, so a worker's garbage is mostly
 	// short-lived runtime parts: collect at nine times the live heap, as
 	// keep itself does, and sooner near the bound, where a collection is
