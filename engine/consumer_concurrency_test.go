@@ -141,7 +141,7 @@ func (b *bundle) activeAtMost(s *countingSink, wf string, n int) {
 			s.t.Errorf("workflow %s: %v", wf, err)
 			return
 		}
-		runs, err := b.db.Read().ActiveRunsOf(context.Background(), w.ID)
+		runs, err := b.db.Read().ActiveRunRefs(context.Background(), w.ID)
 		if err != nil {
 			s.t.Errorf("active runs: %v", err)
 			return
@@ -312,11 +312,11 @@ func TestConsumerConcurrencyRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if runs, err := b.db.Read().ActiveRunsOf(ctx, w.ID); err != nil || len(runs) != conc {
+	if runs, err := b.db.Read().ActiveRunRefs(ctx, w.ID); err != nil || len(runs) != conc {
 		t.Fatalf("%d active runs at the stop (%v), want %d", len(runs), err, conc)
 	}
 	b.reopen()
-	if runs, err := b.db.Read().ActiveRunsOf(ctx, w.ID); err != nil || len(runs) != 0 {
+	if runs, err := b.db.Read().ActiveRunRefs(ctx, w.ID); err != nil || len(runs) != 0 {
 		t.Fatalf("%d runs still active after recovery (%v)", len(runs), err)
 	}
 	b.drain()

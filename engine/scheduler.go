@@ -372,8 +372,11 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 		byName[s.Handler] = s
 	}
 	var next *time.Time
-	var due []*work
-	var subscribe [][]string
+	type candidate struct {
+		wk        *work
+		subscribe []string
+	}
+	var ready []candidate
 	for _, c := range sc.Workflow.Consumers {
 		if activeOf(active, c.Name) >= max(c.Concurrency, 1) {
 			continue // its runs under way end by waking the loop
@@ -388,16 +391,15 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 		if woke {
 			trigger = "wake"
 		}
-		due = append(due, &work{kind: workConsumer, handler: c.Name, trigger: trigger})
-		subscribe = append(subscribe, c.Subscribe)
+		ready = append(ready, candidate{&work{kind: workConsumer, handler: c.Name, trigger: trigger}, c.Subscribe})
 	}
-	if len(due) == 1 {
-		return due[0], nil, nil // nothing to rank it against
+	if len(ready) == 1 {
+		return ready[0].wk, nil, nil // nothing to rank it against
 	}
 	var pick *work
 	var pickOldest int64
-	for i, wk := range due {
-		oldest, err := q.OldestPending(ctx, w.ID, subscribe[i])
+	for _, c := range ready {
+		oldest, err := q.OldestPending(ctx, w.ID, c.subscribe)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -408,7 +410,7 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 			rank = 1<<62 - 1
 		}
 		if pick == nil || rank < pickOldest {
-			pick, pickOldest = wk, rank
+			pick, pickOldest = c.wk, rank
 		}
 	}
 	if pick != nil {

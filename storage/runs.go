@@ -94,13 +94,6 @@ func (q Q) ActiveRun(ctx context.Context, workflowID int64) (*Run, error) {
 		WHERE workflow_id = ? AND status = 'active' ORDER BY id LIMIT 1`, workflowID))
 }
 
-// ActiveRunsOf returns every active run of a workflow, oldest first: one,
-// or up to a concurrent consumer's N each.
-func (q Q) ActiveRunsOf(ctx context.Context, workflowID int64) ([]*Run, error) {
-	return q.runs(ctx, `SELECT `+runCols+` FROM runs INDEXED BY runs_active
-		WHERE workflow_id = ? AND status = 'active' ORDER BY id`, workflowID)
-}
-
 // ActiveRunRef is an active run as the scheduler first looks at it.
 type ActiveRunRef struct {
 	ID      int64
