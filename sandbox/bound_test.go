@@ -153,3 +153,36 @@ func TestKnownScriptsBounded(t *testing.T) {
 		t.Error("the last script run is not recorded")
 	}
 }
+
+// TestLoadThatGrewRetires: a load whose top level grew its worker past half
+// the worker's bound ends that worker, as a run does (spent): Go keeps the
+// address space it reserved, so the next file loaded there would run out of
+// it, and its load be blamed for the last one's memory.
+func TestLoadThatGrewRetires(t *testing.T) {
+	heavy.Lock()
+	defer heavy.Unlock()
+	// no warm load worker: the load starts its own
+	procs.mu.Lock()
+	warm := procs.idle[loadMemory]
+	procs.idle[loadMemory] = nil
+	procs.mu.Unlock()
+	for _, w := range warm {
+		w.kill()
+	}
+	top := `globalThis.kept = []; for (;;) kept.push(new Uint8Array(8 << 20).fill(1));`
+	src := handlers{producer: `return 1;`}.source() + "\n" + top + "\n"
+	_, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	var v *ValidationError
+	if !errors.As(err, &v) || !strings.Contains(err.Error(), "the heap grew") && !strings.Contains(err.Error(), "memory limit") {
+		t.Fatalf("err = %v, want the top level stopped for its memory", err)
+	}
+	procs.mu.Lock()
+	left := len(procs.idle[loadMemory])
+	procs.mu.Unlock()
+	if left != 0 {
+		t.Errorf("the worker that loaded it went back to the pool (%d warm), past half its bound", left)
+	}
+	if _, err := Load("t.js", []byte(handlers{producer: `return 2;`}.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute}); err != nil {
+		t.Errorf("a load after it: %v", err)
+	}
+}

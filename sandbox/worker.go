@@ -240,18 +240,21 @@ func (c *workerConn) job(ctx context.Context, f *frame, scripts map[string]*Scri
 	var s *Script
 	if f.Script != nil {
 		loaded, err := loadHere(f.Script.File, f.Script.Source, f.Script.Opts)
-		if f.Op == "load" {
-			c.send(loadedFrame(loaded, err))
-			if err != nil {
-				return nil
+		if err == nil {
+			if len(scripts) >= scriptCacheMax {
+				clear(scripts)
 			}
-		} else if err != nil {
+			scripts[f.Key] = loaded
+		}
+		if f.Op == "load" {
+			// a file's top level may grow the worker as a phase does
+			done := loadedFrame(loaded, err)
+			done.Retire = spent()
+			return done
+		}
+		if err != nil {
 			return &frame{Op: "done", Err: toWireErr(fmt.Errorf("sandbox: the worker could not load %s: %w", f.Script.File, err))}
 		}
-		if len(scripts) >= scriptCacheMax {
-			clear(scripts)
-		}
-		scripts[f.Key] = loaded
 		s = loaded
 	} else {
 		s = scripts[f.Key]
