@@ -26,7 +26,7 @@ func TestFilesPost(t *testing.T) {
 	for name, v := range map[string]float64{
 		"files_post_items_per_s": r.FilesPostItemsPerS, "files_post_latency_ms.p50": r.FilesPostLatencyMS.P50,
 		"files_post_latency_ms.p99": r.FilesPostLatencyMS.P99, "files_post_cpu_s_per_1000": r.FilesPostCPUSPer1000,
-		"files_post_sink_delay_ms": r.FilesPostSinkDelayMS,
+		"files_post_sink_delay_ms": r.FilesPostSinkDelayMS, "files_post_drop_ms": r.FilesPostDropMS,
 	} {
 		if !(v > 0) {
 			t.Errorf("%s = %v, want > 0", name, v)
@@ -37,7 +37,8 @@ func TestFilesPost(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.Table(&out)
-	if !strings.Contains(out.String(), "files_post_items_per_s") || !strings.Contains(out.String(), "files_post_sink_delay_ms") {
+	if !strings.Contains(out.String(), "files_post_items_per_s") || !strings.Contains(out.String(), "files_post_sink_delay_ms") ||
+		!strings.Contains(out.String(), "files_post_drop_ms") {
 		t.Errorf("the table lacks the files→http row:\n%s", out.String())
 	}
 }
