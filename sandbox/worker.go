@@ -228,6 +228,10 @@ func serveWorker(in, out *os.File) {
 		if done == nil {
 			continue
 		}
+		// whatever the job was (a load, a run, one that failed to load
+		// its script), a worker it grew past half its bound goes: Go
+		// keeps the memory it reserved, and the next job would run out
+		done.Retire = done.Retire || spent()
 		c.send(done)
 		if done.Retire {
 			os.Exit(0)
@@ -247,10 +251,7 @@ func (c *workerConn) job(ctx context.Context, f *frame, scripts map[string]*Scri
 			scripts[f.Key] = loaded
 		}
 		if f.Op == "load" {
-			// a file's top level may grow the worker as a phase does
-			done := loadedFrame(loaded, err)
-			done.Retire = spent()
-			return done
+			return loadedFrame(loaded, err)
 		}
 		if err != nil {
 			return &frame{Op: "done", Err: toWireErr(fmt.Errorf("sandbox: the worker could not load %s: %w", f.Script.File, err))}
@@ -265,9 +266,7 @@ func (c *workerConn) job(ctx context.Context, f *frame, scripts map[string]*Scri
 	if s == nil || f.Inv == nil {
 		return &frame{Op: "done", Missing: true, Err: &wireErr{Text: "sandbox: the worker has no script " + f.Key}}
 	}
-	done := c.run(ctx, s, f.Inv, f.Script != nil)
-	done.Retire = spent()
-	return done
+	return c.run(ctx, s, f.Inv, f.Script != nil)
 }
 
 func (c *workerConn) cancelJob() {
