@@ -95,8 +95,7 @@ func (p *proxyHost) GetByIDs(ctx context.Context, topic string, ids []string) ([
 
 func (p *proxyHost) Log(level, line string) {
 	b, _ := json.Marshal(logArgs{level, line})
-	c := p.c
-	c.send(&frame{Op: "log", Args: b}) // one way: a log line has no answer
+	p.c.send(&frame{Op: "log", Args: b}) // one way: a log line has no answer
 }
 
 func events(res json.RawMessage, err error) ([]Event, error) {
