@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,5 +185,33 @@ func TestLoadThatGrewRetires(t *testing.T) {
 	}
 	if _, err := Load("t.js", []byte(handlers{producer: `return 2;`}.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute}); err != nil {
 		t.Errorf("a load after it: %v", err)
+	}
+}
+
+// A worker runs with one C malloc arena. A worker is linked with the C
+// library whenever keep is (cgo), and glibc gives each thread that calls
+// malloc an arena of its own, reserving 64 MiB of address space for it: a
+// worker on a busy machine starts threads after its bound is set, and four
+// such arenas took the whole 256 MB bound, so `return 1` on a fresh worker
+// died "out of memory" with 4 MB of heap in use.
+func TestWorkerOneMallocArena(t *testing.T) {
+	heavy.Lock()
+	defer heavy.Unlock()
+	s := load(t, handlers{producer: `return 1;`})
+	if _, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, boundLimits(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	pids := idlePids()
+	if len(pids) == 0 {
+		t.Fatal("no worker in the pool after a run")
+	}
+	for pid := range pids {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(strings.Split(string(env), "\x00"), "MALLOC_ARENA_MAX=1") {
+			t.Errorf("worker %d runs without MALLOC_ARENA_MAX=1", pid)
+		}
 	}
 }

@@ -57,7 +57,12 @@ func startWorker(limit uint64) (*worker, error) {
 	}
 	w := &worker{limit: limit, exited: make(chan struct{}), known: map[string]bool{}, wfile: fromHost, rfile: toHost}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), workerEnv+"="+strconv.FormatUint(limit, 10), "GOTRACEBACK=none")
+	// MALLOC_ARENA_MAX=1: keep is linked with the C library (cgo), and
+	// glibc gives every thread that mallocs an arena of its own, 64 MiB of
+	// address space each; a worker starts threads after its bound is set
+	// (more of them on a busy machine), and a few arenas took the whole
+	// bound from a run that used 4 MB.
+	cmd.Env = append(os.Environ(), workerEnv+"="+strconv.FormatUint(limit, 10), "GOTRACEBACK=none", "MALLOC_ARENA_MAX=1")
 	cmd.ExtraFiles = []*os.File{toChild, fromChild} // fds 3 and 4
 	cmd.Stderr = &w.stderr
 	if err := cmd.Start(); err != nil {
