@@ -42,23 +42,35 @@ func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Work
 	now := e.now()
 	mut := &storage.Mutation{RunID: run.ID, WorkflowID: w.ID, Connector: call.Connector, Method: call.Method,
 		Params: params, Preview: preview(m, call.Params), UITitle: uiTitle(run.PrepareResult), CreatedAt: now, UpdatedAt: now}
-	mode, reason, err := e.decide(ctx, w, call.Connector+"."+call.Method, scopeOf(m, call.Params))
-	if err != nil {
-		return err // keep's own error: the run stays at preparing, and is recovered
-	}
-	if mode != "allow" {
+	gc := &grantCheck{capability: call.Connector + "." + call.Method, scope: scopeOf(m, call.Params)}
+	var ask *askError
+	switch err := e.tInFlight(ctx, w, run, mut, tr, h, gc); {
+	case errors.As(err, &ask):
 		if done, err := e.checkpoint(ctx, w, run, h, tr, true); done || err != nil {
 			return err
 		}
-		return e.tAwaitApproval(ctx, w, run, mut, reason, tr)
-	}
-	if err := e.tInFlight(ctx, w, run, mut, tr, h); errors.Is(err, storage.ErrNotReservable) {
+		return e.tAwaitApproval(ctx, w, run, mut, ask.reason, tr)
+	case errors.Is(err, storage.ErrNotReservable):
 		return e.notReservable(ctx, w, run, err, tr)
-	} else if err != nil {
-		return err
+	case err != nil:
+		return err // keep's own error: the run stays at preparing, and is recovered
 	}
 	return e.perform(ctx, ws, w, run, mut, tr)
 }
+
+// grantCheck is what a new mutation's call asks of the workflow's grants.
+// It is decided in the transaction that writes the call's in_flight row,
+// so the row is written under the grants and the day's count it was
+// decided on: runs of a concurrent consumer cannot each find one call left
+// under a daily limit and all make it, nor a call go out under a grant
+// revoked after it was read.
+type grantCheck struct{ capability, scope string }
+
+// askError is a grantCheck that did not allow the call: it waits for the
+// person, for reason.
+type askError struct{ reason string }
+
+func (a *askError) Error() string { return "the call waits for approval: " + a.reason }
 
 // perform makes the external call of an in_flight mutation and records its
 // outcome. Neither a pause nor a shutdown interrupts it: only the handler
@@ -131,18 +143,20 @@ func (e *Engine) reconcile(ctx context.Context, ws *wfState, w *storage.Workflow
 	return e.tReconciled(ctx, ws, w, mut, verdict, result, why)
 }
 
-// decide applies the workflow's grants to a mutation (DESIGN.md §7.4):
-// allow performs it; anything else waits for the user with a reason.
-func (e *Engine) decide(ctx context.Context, w *storage.Workflow, capability, scope string) (mode, reason string, err error) {
-	grants, err := e.db.Read().Grants(ctx, w.ID)
+// decide applies the workflow's grants, read through q, to a mutation
+// (DESIGN.md §7.4): allow performs it; anything else waits for the user
+// with a reason.
+func (e *Engine) decide(ctx context.Context, q storage.Q, w *storage.Workflow, capability, scope string) (mode, reason string, err error) {
+	grants, err := q.Grants(ctx, w.ID)
 	if err != nil {
 		return "", "", err
 	}
-	return e.decideWith(ctx, w, grants, capability, scope)
+	return e.decideWith(ctx, q, w, grants, capability, scope)
 }
 
-// decideWith is decide with w's grants already read.
-func (e *Engine) decideWith(ctx context.Context, w *storage.Workflow, grants []storage.Grant, capability, scope string) (mode, reason string, err error) {
+// decideWith is decide with w's grants already read; a daily limit is
+// counted through q.
+func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflow, grants []storage.Grant, capability, scope string) (mode, reason string, err error) {
 	var best *storage.Grant
 	for i, g := range grants {
 		if g.Capability == capability && scopeMatches(g.Scope, scope) && (best == nil || len(g.Scope) > len(best.Scope)) {
@@ -160,7 +174,7 @@ func (e *Engine) decideWith(ctx context.Context, w *storage.Workflow, grants []s
 	}
 	if best.DailyLimit > 0 {
 		i := strings.LastIndex(capability, ".")
-		n, err := e.db.Read().CountMutationsSince(ctx, w.ID, capability[:i], capability[i+1:], e.now().Add(-24*time.Hour))
+		n, err := q.CountMutationsSince(ctx, w.ID, capability[:i], capability[i+1:], e.now().Add(-24*time.Hour))
 		if err != nil {
 			return "", "", err
 		}

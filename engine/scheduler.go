@@ -453,7 +453,7 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 		return e.reconcile(ctx, ws, w, wk.mutation)
 	case workResend:
 		tr := e.newTrace()
-		if err := e.tInFlight(ctx, w, wk.run, wk.mutation, tr, nil); err != nil {
+		if err := e.tInFlight(ctx, w, wk.run, wk.mutation, tr, nil, nil); err != nil {
 			return err
 		}
 		if err := e.tSetBlockCleared(ctx, w); err != nil {
@@ -517,7 +517,7 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 		}
 		switch m.Status {
 		case MutationApproved:
-			if err := e.tInFlight(ctx, w, run, m, tr, nil); err != nil {
+			if err := e.tInFlight(ctx, w, run, m, tr, nil, nil); err != nil {
 				return err
 			}
 			return e.perform(ctx, ws, w, run, m, tr)

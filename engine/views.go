@@ -531,7 +531,7 @@ func (e *Engine) approvalReason(ctx context.Context, w *storage.Workflow, m *sto
 	if err == nil {
 		var params map[string]any
 		_ = json.Unmarshal(m.Params, &params)
-		mode, reason, err := e.decideWith(ctx, w, grants, m.Connector+"."+m.Method, scopeOf(spec, params))
+		mode, reason, err := e.decideWith(ctx, e.db.Read(), w, grants, m.Connector+"."+m.Method, scopeOf(spec, params))
 		if err == nil && mode != "allow" && reason != "" {
 			return reason
 		}
