@@ -172,7 +172,17 @@ func TestLoadThatGrewRetires(t *testing.T) {
 	}
 	top := `globalThis.kept = []; for (;;) kept.push(new Uint8Array(8 << 20).fill(1));`
 	src := handlers{producer: `return 1;`}.source() + "\n" + top + "\n"
-	_, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	// A load has 2 s (loadWallTime); a machine busy enough that the top
+	// level cannot grow 256 MB in that time proves nothing either way, so
+	// the load is tried again, a few times, until memory is what stops it.
+	var err error
+	for try := 0; try < 4; try++ {
+		_, err = Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+		if err == nil || !strings.Contains(err.Error(), "ran past the wall time") {
+			break
+		}
+		t.Logf("try %d: %v", try+1, err)
+	}
 	var v *ValidationError
 	if !errors.As(err, &v) || !strings.Contains(err.Error(), "the heap grew") && !strings.Contains(err.Error(), "memory limit") {
 		t.Fatalf("err = %v, want the top level stopped for its memory", err)
