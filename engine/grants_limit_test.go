@@ -14,16 +14,14 @@ import (
 	"keep/storage"
 )
 
-// gateConnector is a mutation connector whose calls meet at a gate: the
-// scope of a call, worked out before the call's grants are decided, waits
-// until n calls have come to it (or a few seconds passed), so that n runs
-// of a concurrent consumer decide on their grants at the same moment.
+// gateConnector is a mutation connector whose test decides when a call's
+// scope is known: scope runs where the engine works out what a grant may
+// be narrowed to, after the run's mutate and before the call's checks are
+// decided, so a test can hold a run there.
 type gateConnector struct {
-	n       int
-	arrived atomic.Int32
-	open    chan struct{}
-	once    sync.Once
-	calls   atomic.Int32
+	scope func(id string) string
+	mu    sync.Mutex
+	calls []string
 }
 
 func (g *gateConnector) Name() string { return "gate" }
@@ -31,39 +29,41 @@ func (g *gateConnector) Name() string { return "gate" }
 func (g *gateConnector) Methods() []connectors.Method {
 	return []connectors.Method{{
 		Name: "post", Kind: connectors.Mutate, Doc: "Posts an item past the gate.",
-		Args: []connectors.Arg{{Name: "id", Type: "string", Required: true, Doc: "the item"}},
-		Scope: func(map[string]any) string {
-			if int(g.arrived.Add(1)) >= g.n {
-				g.once.Do(func() { close(g.open) })
-			}
-			select {
-			case <-g.open:
-			case <-time.After(5 * time.Second):
-			}
-			return ""
-		},
+		Args:  []connectors.Arg{{Name: "id", Type: "string", Required: true, Doc: "the item"}},
+		Scope: func(p map[string]any) string { id, _ := p["id"].(string); println("DBG scope", id); return g.scope(id) },
 	}}
 }
 
 func (g *gateConnector) Do(ctx context.Context, call connectors.Call) (any, error) {
-	g.calls.Add(1)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id, _ := call.Params["id"].(string)
+	g.calls = append(g.calls, id)
 	return map[string]any{"ok": true}, nil
 }
 
-const gateWorkflow = `
+func (g *gateConnector) made() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.calls...)
+}
+
+// gateWorkflow publishes the items ids and posts each through the gate,
+// up to conc runs at once.
+func gateWorkflow(ids string, conc int) string {
+	return strings.NewReplacer("IDS", ids, "CONC", string(rune('0'+conc))).Replace(`
 export default Keep.workflow({
   name: "gated",
   topics: { item: {} },
   producers: { feed: { publishes: ["item"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    for (let i = 0; i < 8; i++) {
-      const id = "item-" + i;
+    for (const id of IDS) {
       const inputId = ctx.registerInput({ source: "http", type: "resource", id, title: "Item " + id });
       await ctx.publish("item", { messageId: id, inputId, payload: { id } });
     }
   } } },
   consumers: { push: Keep.consumer({
     subscribe: ["item"],
-    concurrency: 4,
+    concurrency: CONC,
     async prepare(ctx) {
       const [e] = await ctx.peek("item", { limit: 1 });
       if (!e) return { reservations: [], data: {} };
@@ -72,18 +72,14 @@ export default Keep.workflow({
     async mutate(ctx, p) { await ctx.gate.post({ id: p.data.id }); },
     async next() {},
   }) },
-});`
+});`)
+}
 
-// A daily limit holds for runs that decide at the same moment: four runs of
-// a concurrent consumer reach their calls together under a limit of two a
-// day, and two calls are made; the next asks the person, past its limit.
-// Decided on a read before the in_flight row's transaction, each run found
-// no call made yet, and all four went out.
-func TestDailyLimitUnderConcurrency(t *testing.T) {
-	t.Parallel()
+// gated is a bundle whose engine has the gate connector besides the
+// configured ones.
+func gated(t *testing.T, g *gateConnector) *bundle {
 	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := storage.Open(ctx, storage.Opts{Path: dir + "/keep.db"})
+	db, err := storage.Open(ctx, storage.Opts{Path: t.TempDir() + "/keep.db"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,18 +89,42 @@ func TestDailyLimitUnderConcurrency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate := &gateConnector{n: 4, open: make(chan struct{})}
-	reg.Register(gate)
+	reg.Register(g)
 	if b.e, err = New(ctx, Opts{DB: db, Connectors: reg, Policy: PolicyFrom(b.cfg.Policy), Now: b.clock.Now}); err != nil {
 		t.Fatal(err)
 	}
-	b.deploy("gated", gateWorkflow)
+	return b
+}
+
+// A daily limit holds for runs that decide at the same moment: four runs of
+// a concurrent consumer reach their calls together under a limit of two a
+// day, and two calls are made; the next asks the person, past its limit.
+// Decided on a read before the in_flight row's transaction, each run found
+// no call made yet, and all four went out.
+func TestDailyLimitUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var arrived atomic.Int32
+	open := make(chan struct{})
+	var once sync.Once
+	g := &gateConnector{scope: func(string) string {
+		if arrived.Add(1) >= 4 {
+			once.Do(func() { close(open) })
+		}
+		select {
+		case <-open:
+		case <-time.After(5 * time.Second):
+		}
+		return ""
+	}}
+	b := gated(t, g)
+	b.deploy("gated", gateWorkflow(`["i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"]`, 4))
 	if err := b.e.Grant(ctx, "gated", GrantView{Capability: "gate.post", Mode: "allow", DailyLimit: 2}); err != nil {
 		t.Fatal(err)
 	}
 	b.drain()
-	if got := gate.calls.Load(); got != 2 {
-		t.Errorf("%d calls made under a daily limit of 2", got)
+	if got := g.made(); len(got) != 2 {
+		t.Errorf("calls %v made under a daily limit of 2", got)
 	}
 	att, err := b.e.Attention(ctx)
 	if err != nil {
@@ -112,9 +132,76 @@ func TestDailyLimitUnderConcurrency(t *testing.T) {
 	}
 	asked := false
 	for _, a := range att {
-		asked = asked || (a.Kind == AttentionApproval && a.Reason != "" && strings.Contains(a.Reason, "past its limit of 2 a day"))
+		asked = asked || (a.Kind == AttentionApproval && strings.Contains(a.Reason, "past its limit of 2 a day"))
 	}
 	if !asked {
 		t.Errorf("attention = %+v, want an approval past the limit", att)
+	}
+}
+
+// A run of a concurrent consumer makes no call once another run's question
+// blocks the workflow, even when it had looked before the block was set:
+// runs "a" (not granted) and "b" (granted) meet where their calls' scopes
+// are worked out; "b" is held there until "a" has asked and blocked the
+// workflow, and then waits at its checkpoint; both go out once "a" is
+// approved. Checked before the in_flight row's transaction, "b" found no
+// block and made its call while the workflow waited on "a".
+func TestConcurrentCallWaitsForABlockSetMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var b *bundle
+	var aHeld, bHeld atomic.Bool
+	bThere := make(chan struct{})
+	g := &gateConnector{scope: func(id string) string {
+		switch {
+		case id == "a" && !aHeld.Swap(true):
+			select {
+			case <-bThere:
+			case <-time.After(10 * time.Second):
+				t.Error("b never reached its call beside a")
+			}
+			return "elsewhere"
+		case id == "b" && !bHeld.Swap(true):
+			close(bThere)
+			for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+				if w, err := b.e.Workflow(ctx, "gated"); err == nil && w.Block != nil {
+					return "granted"
+				}
+			}
+			t.Error("the workflow never blocked on a's question")
+			return "granted"
+		case id == "b":
+			return "granted"
+		}
+		return "elsewhere"
+	}}
+	b = gated(t, g)
+	b.deploy("gated", gateWorkflow(`["a", "b"]`, 2))
+	if err := b.e.Grant(ctx, "gated", GrantView{Capability: "gate.post", Scope: "granted", Mode: "allow"}); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if got := g.made(); len(got) != 0 {
+		t.Fatalf("calls %v made while the workflow waited on a's question", got)
+	}
+	att, err := b.e.Attention(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, a := range att {
+		if a.Kind == AttentionApproval {
+			ids = append(ids, a.ID)
+		}
+	}
+	if len(ids) != 1 {
+		t.Fatalf("attention = %+v, want a's one question", att)
+	}
+	if err := b.e.Approve(ctx, ids[0], false); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if got := g.made(); len(got) != 2 {
+		t.Errorf("calls %v after the approval, want a's and b's", got)
 	}
 }

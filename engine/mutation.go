@@ -34,17 +34,16 @@ func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Work
 		}
 		return e.failRun(ctx, w, run, err, tr)
 	}
-	if e.blockedElsewhere(ctx, ws, w, run) {
-		// concurrent.go: it waits at its checkpoint for the block to lift
-		_, err := e.checkpoint(ctx, w, run, h, tr, false)
-		return err
-	}
 	now := e.now()
 	mut := &storage.Mutation{RunID: run.ID, WorkflowID: w.ID, Connector: call.Connector, Method: call.Method,
 		Params: params, Preview: preview(m, call.Params), UITitle: uiTitle(run.PrepareResult), CreatedAt: now, UpdatedAt: now}
-	gc := &grantCheck{capability: call.Connector + "." + call.Method, scope: scopeOf(m, call.Params)}
+	cc := &callCheck{capability: call.Connector + "." + call.Method, scope: scopeOf(m, call.Params), inHand: ws.hand.inHand(run.ID)}
 	var ask *askError
-	switch err := e.tInFlight(ctx, w, run, mut, tr, h, gc); {
+	switch err := e.tInFlight(ctx, w, run, mut, tr, h, cc); {
+	case errors.Is(err, errBlockedElsewhere):
+		// concurrent.go: it waits at its checkpoint for the block to lift
+		_, err := e.checkpoint(ctx, w, run, h, tr, false)
+		return err
 	case errors.As(err, &ask):
 		if done, err := e.checkpoint(ctx, w, run, h, tr, true); done || err != nil {
 			return err
@@ -58,19 +57,45 @@ func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Work
 	return e.perform(ctx, ws, w, run, mut, tr)
 }
 
-// grantCheck is what a new mutation's call asks of the workflow's grants.
-// It is decided in the transaction that writes the call's in_flight row,
-// so the row is written under the grants and the day's count it was
-// decided on: runs of a concurrent consumer cannot each find one call left
-// under a daily limit and all make it, nor a call go out under a grant
-// revoked after it was read.
-type grantCheck struct{ capability, scope string }
+// callCheck is what a new mutation's call must pass before it goes out:
+// the workflow's grants, and for a run in hand of a concurrent consumer no
+// block of another run's. It is decided in the transaction that writes the
+// call's in_flight row (mayCall), so the row is written under what it was
+// decided on: runs at once cannot each find one call left under a daily
+// limit and all make it, nor a call go out under a grant revoked, or a
+// block set, after it was read.
+type callCheck struct {
+	capability, scope string
+	inHand            bool
+}
 
-// askError is a grantCheck that did not allow the call: it waits for the
+// askError is a callCheck the grants did not pass: the call waits for the
 // person, for reason.
 type askError struct{ reason string }
 
 func (a *askError) Error() string { return "the call waits for approval: " + a.reason }
+
+// mayCall decides cc inside the transaction q reads: nil lets the call go
+// out; errBlockedElsewhere or an *askError hold it back.
+func (e *Engine) mayCall(ctx context.Context, q storage.Q, w *storage.Workflow, cc *callCheck) error {
+	if cc.inHand {
+		cur, err := q.WorkflowByID(ctx, w.ID)
+		if err != nil {
+			return err
+		}
+		if cur.BlockKind != BlockNone {
+			return errBlockedElsewhere
+		}
+	}
+	mode, reason, err := e.decide(ctx, q, w, cc.capability, cc.scope)
+	if err != nil {
+		return err
+	}
+	if mode != "allow" {
+		return &askError{reason: reason}
+	}
+	return nil
+}
 
 // perform makes the external call of an in_flight mutation and records its
 // outcome. Neither a pause nor a shutdown interrupts it: only the handler

@@ -216,19 +216,15 @@ func titleOr(m *storage.Mutation) string { return ledger.Title(m) }
 // mutation is inserted; an approved one moves on from awaiting_approval.
 // h is the run's prepared checkpoint when it is not written yet: it goes
 // into the same transaction, so a run that calls a mutator right after
-// prepare commits once between its start and its call, not twice. gc, for
-// a new mutation, is decided first in the same transaction: a call the
-// grants do not allow writes nothing and returns an *askError.
-func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, tr *trace, h *held, gc *grantCheck) error {
+// prepare commits once between its start and its call, not twice. cc, for
+// a new mutation, is decided first in the same transaction (mayCall): a
+// call held back writes nothing and returns why.
+func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, tr *trace, h *held, cc *callCheck) error {
 	now := e.now()
 	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
-		if gc != nil {
-			mode, reason, err := e.decide(ctx, tx.Q, w, gc.capability, gc.scope)
-			if err != nil {
+		if cc != nil {
+			if err := e.mayCall(ctx, tx.Q, w, cc); err != nil {
 				return err
-			}
-			if mode != "allow" {
-				return &askError{reason: reason}
 			}
 		}
 		if h != nil {
