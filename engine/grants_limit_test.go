@@ -30,7 +30,7 @@ func (g *gateConnector) Methods() []connectors.Method {
 	return []connectors.Method{{
 		Name: "post", Kind: connectors.Mutate, Doc: "Posts an item past the gate.",
 		Args:  []connectors.Arg{{Name: "id", Type: "string", Required: true, Doc: "the item"}},
-		Scope: func(p map[string]any) string { id, _ := p["id"].(string); println("DBG scope", id); return g.scope(id) },
+		Scope: func(p map[string]any) string { id, _ := p["id"].(string); return g.scope(id) },
 	}}
 }
 
