@@ -64,6 +64,36 @@ func TestGrants(t *testing.T) {
 		}
 	})
 
+	t.Run("approve always past a daily limit approves the call and keeps the limit", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		s := newSink(t)
+		b.deploy("push", pushWorkflow(s.URL, "a", "b", "c"))
+		if err := b.e.Grant(ctx, "push", GrantView{Capability: "http.request", Mode: "allow", DailyLimit: 1}); err != nil {
+			t.Fatal(err)
+		}
+		b.drain()
+		att, _ := b.e.Attention(ctx)
+		if len(att) != 1 || !strings.Contains(att[0].Reason, "past its limit of 1 a day") {
+			t.Fatalf("attention = %+v, want the second call asked past the limit", att)
+		}
+		if err := b.e.Approve(ctx, att[0].ID, true); err != nil {
+			t.Fatal(err)
+		}
+		b.drain()
+		if got := len(b.mutationsBy("applied")); got != 2 {
+			t.Fatalf("applied %d, want the first and the approved one", got)
+		}
+		grants, _ := b.e.Grants(ctx, "push")
+		if len(grants) != 1 || grants[0].Mode != "allow" || grants[0].DailyLimit != 1 {
+			t.Fatalf("grants = %+v, want the limit of 1 a day kept", grants)
+		}
+		att, _ = b.e.Attention(ctx)
+		if len(att) != 1 || !strings.Contains(att[0].Reason, "past its limit of 1 a day") {
+			t.Fatalf("attention = %+v, want the third call asked past the limit still", att)
+		}
+	})
+
 	t.Run("a grant names a mutation capability of a known connector", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -182,12 +182,7 @@ func (e *Engine) decide(ctx context.Context, q storage.Q, w *storage.Workflow, c
 // decideWith is decide with w's grants already read; a daily limit is
 // counted through q.
 func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflow, grants []storage.Grant, capability, scope string) (mode, reason string, err error) {
-	var best *storage.Grant
-	for i, g := range grants {
-		if g.Capability == capability && scopeMatches(g.Scope, scope) && (best == nil || len(g.Scope) > len(best.Scope)) {
-			best = &grants[i]
-		}
-	}
+	best := decidingGrant(grants, capability, scope)
 	if best == nil {
 		return "ask", fmt.Sprintf("the workflow has no grant for %s%s", capability, scopeText(scope)), nil
 	}
@@ -204,10 +199,22 @@ func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflo
 			return "", "", err
 		}
 		if n >= best.DailyLimit {
-			return "ask", fmt.Sprintf("%s is past its limit of %d a day", capability, best.DailyLimit), nil
+			return "ask", fmt.Sprintf("%s is past its limit of %d a day; approving allows this one call, and the limit stays", capability, best.DailyLimit), nil
 		}
 	}
 	return "allow", "", nil
+}
+
+// decidingGrant is the grant that decides a call of capability in scope: the
+// narrowest of those whose scope covers it; nil when none does.
+func decidingGrant(grants []storage.Grant, capability, scope string) *storage.Grant {
+	var best *storage.Grant
+	for i, g := range grants {
+		if g.Capability == capability && scopeMatches(g.Scope, scope) && (best == nil || len(g.Scope) > len(best.Scope)) {
+			best = &grants[i]
+		}
+	}
+	return best
 }
 
 // scopeMatches: an empty grant scope covers everything; otherwise the call's

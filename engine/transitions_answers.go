@@ -53,26 +53,24 @@ func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
 }
 
 // tApprove lets the carrying run go on to perform the captured call;
-// always also turns the matching grant to allow.
+// always also turns the grant that decided it (decidingGrant) to
+// allow. Its daily limit, if it has one, stays: a limit is the person's
+// own bound, and approving one call past it does not lift it.
 func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, always bool) error {
 	if always {
 		_, meth, err := e.reg.Lookup(m.Connector, m.Method)
 		if err != nil {
 			return err
 		}
-		capability := m.Connector + "." + m.Method
-		scope := ""
 		grants, err := tx.Grants(ctx, w.ID)
 		if err != nil {
 			return err
 		}
-		callScope := scopeOf(meth, paramsOf(m))
-		for _, g := range grants {
-			if g.Capability == capability && scopeMatches(g.Scope, callScope) && len(g.Scope) > len(scope) {
-				scope = g.Scope
-			}
+		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: "allow"}
+		if best := decidingGrant(grants, g.Capability, scopeOf(meth, paramsOf(m))); best != nil {
+			g.Scope, g.DailyLimit = best.Scope, best.DailyLimit
 		}
-		if err := tx.PutGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: capability, Scope: scope, Mode: "allow"}, e.now()); err != nil {
+		if err := tx.PutGrant(ctx, g, e.now()); err != nil {
 			return err
 		}
 	}
