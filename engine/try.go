@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"keep/connectors"
 	"keep/sandbox"
@@ -38,6 +40,10 @@ type TryOptions struct {
 	Grants []GrantView `json:"grants,omitempty"`
 	// Deployed says Grants are the deployed workflow's.
 	Deployed bool `json:"deployed,omitempty"`
+	// CallsToday are the deployed workflow's calls in the last day of each
+	// capability a grant limits, as the limit counts them: a captured call
+	// past the limit would wait for approval.
+	CallsToday map[string]int `json:"calls_today,omitempty"`
 	// CaptureReads shows reads instead of performing them, as mutations
 	// are: nothing outside keep is touched (keep new and edit without
 	// --with-reads, proposals). A captured read answers empty.
@@ -174,6 +180,9 @@ func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, 
 		fileName, src = sv.FileName, []byte(sv.Source)
 	}
 	if opts.Grants, err = e.Grants(ctx, workflow); err != nil {
+		return nil, err
+	}
+	if opts.CallsToday, err = e.callsToday(ctx, workflow, opts.Grants); err != nil {
 		return nil, err
 	}
 	opts.Deployed = true
@@ -339,7 +348,7 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 		}
 		rep.Capabilities = append(rep.Capabilities, g)
 	}
-	if err := rep.fill(ctx, te, reg, grants, base); err != nil {
+	if err := rep.fill(ctx, te, reg, grants, opts.CallsToday, base); err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
 	return rep, nil
@@ -394,7 +403,7 @@ func idOf(s string) int64 {
 	return n
 }
 
-func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Registry, grants []GrantView, base marks) error {
+func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Registry, grants []GrantView, callsToday map[string]int, base marks) error {
 	inputs, err := te.Inputs(ctx, rep.Workflow, Page{Limit: 10000})
 	if err != nil {
 		return err
@@ -414,6 +423,10 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 		return err
 	}
 	slices.SortFunc(muts, func(a, b MutationView) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	today := maps.Clone(callsToday)
+	if today == nil {
+		today = map[string]int{}
+	}
 	for _, m := range muts {
 		if idOf(m.ID) <= base.mutation {
 			continue
@@ -426,8 +439,11 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 		if _, meth, err := reg.Lookup(m.Connector, m.Method); err == nil {
 			scope = scopeOf(meth, params)
 		}
-		if mode, why := grantMode(grants, m.Connector+"."+m.Method, scope); mode != "allow" {
+		capability := m.Connector + "." + m.Method
+		if mode, why := grantMode(grants, capability, scope, today[capability]); mode != "allow" {
 			tm.NeedsApproval, tm.Approval = true, why
+		} else {
+			today[capability]++ // made: it counts against the limit of the calls after it
 		}
 		rep.Mutations = append(rep.Mutations, tm)
 	}
@@ -453,6 +469,32 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 	return nil
 }
 
+// callsToday counts the workflow's calls in the last day of each
+// capability one of its grants limits, as decideWith does.
+func (e *Engine) callsToday(ctx context.Context, workflow string, grants []GrantView) (map[string]int, error) {
+	today := map[string]int{}
+	for _, g := range grants {
+		if g.DailyLimit > 0 && strings.Contains(g.Capability, ".") {
+			today[g.Capability] = 0
+		}
+	}
+	if len(today) == 0 {
+		return nil, nil
+	}
+	w, err := e.db.Read().WorkflowByName(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	since := e.now().Add(-24 * time.Hour)
+	for c := range today {
+		i := strings.LastIndex(c, ".")
+		if today[c], err = e.db.Read().CountMutationsSince(ctx, w.ID, c[:i], c[i+1:], since); err != nil {
+			return nil, err
+		}
+	}
+	return today, nil
+}
+
 func orNone[T any](s []T) []T {
 	if s == nil {
 		return []T{}
@@ -461,12 +503,16 @@ func orNone[T any](s []T) []T {
 }
 
 // grantMode is decide's rule on a list of grants: the grant with the
-// longest matching scope wins; none, ask or deny wait for you.
-func grantMode(grants []GrantView, capability, scope string) (mode, reason string) {
+// longest matching scope wins; none, ask or deny wait for you, and so does
+// an allow whose daily limit the day's calls (today, counted before this
+// one) have reached.
+func grantMode(grants []GrantView, capability, scope string, today int) (mode, reason string) {
 	best := bestGrant(grants, capability, scope)
 	switch {
 	case best == nil:
 		return "ask", "waits for your approval: the workflow has no grant for " + capability + scopeText(scope)
+	case best.Mode == "allow" && best.DailyLimit > 0 && today >= best.DailyLimit:
+		return "ask", fmt.Sprintf("waits for your approval: %s is past its limit of %d a day", capability, best.DailyLimit)
 	case best.Mode == "allow":
 		return "allow", ""
 	case best.Mode == "deny":

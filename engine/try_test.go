@@ -254,3 +254,33 @@ func TestDryRunStartsFromTheDeployedState(t *testing.T) {
 		t.Errorf("a paused workflow's dry run: %d mutations, note %q", len(rep.Mutations), rep.Note)
 	}
 }
+
+// TestDryRunCountsTheDailyLimit: a dry run shows the calls a daily limit
+// would hold for approval, counting the calls the workflow made for real
+// today: with a limit of 2 and one note logged, of two new notes the first
+// is allowed and the second waits.
+func TestDryRunCountsTheDailyLimit(t *testing.T) {
+	b := setup(t, allowMutations)
+	ctx := context.Background()
+	b.write("inbox/a.txt", "a")
+	b.deploy("notes", noteLogWorkflow(t))
+	if err := b.e.Grant(ctx, "notes", GrantView{Capability: "files.append", Mode: "allow", DailyLimit: 2}); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	b.write("inbox/b.txt", "b")
+	b.write("inbox/c.txt", "c")
+	rep, err := b.e.DryRun(ctx, "notes", TryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Mutations) != 2 {
+		t.Fatalf("dry run mutations = %+v, want b's and c's", rep.Mutations)
+	}
+	if first := rep.Mutations[0]; first.NeedsApproval {
+		t.Errorf("the second call today waits: %+v", first)
+	}
+	if second := rep.Mutations[1]; !second.NeedsApproval || !strings.Contains(second.Approval, "past its limit of 2 a day") {
+		t.Errorf("the third call today = %+v, want it waiting past the limit", second)
+	}
+}
