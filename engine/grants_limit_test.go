@@ -205,3 +205,31 @@ func TestConcurrentCallWaitsForABlockSetMeanwhile(t *testing.T) {
 		t.Errorf("calls %v after the approval, want a's and b's", got)
 	}
 }
+
+// A daily limit on a grant narrowed to a scope counts the calls in that
+// scope only: with "x" limited to one call a day and everything else
+// allowed, a call outside "x" leaves x's one call to x1, and x2 asks.
+// Counted over the whole capability, y1 used up x's limit and x1 asked.
+func TestScopedDailyLimitCountsItsScope(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := &gateConnector{scope: func(id string) string { return id[:1] }}
+	b := gated(t, g)
+	b.deploy("gated", gateWorkflow(`["y1", "x1", "x2"]`, 1))
+	for _, gr := range []GrantView{{Capability: "gate.post", Scope: "x", Mode: "allow", DailyLimit: 1}, {Capability: "gate.post", Mode: "allow"}} {
+		if err := b.e.Grant(ctx, "gated", gr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.drain()
+	if got := g.made(); strings.Join(got, " ") != "y1 x1" {
+		t.Errorf("calls %v, want y1 and x1", got)
+	}
+	att, err := b.e.Attention(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(att) != 1 || !strings.Contains(att[0].Reason, "past its limit of 1 a day") {
+		t.Errorf("attention = %+v, want x2 asked past x's limit", att)
+	}
+}

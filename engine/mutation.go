@@ -193,8 +193,7 @@ func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflo
 		return "ask", "your grant for " + capability + " asks before each call", nil
 	}
 	if best.DailyLimit > 0 {
-		i := strings.LastIndex(capability, ".")
-		n, err := q.CountMutationsSince(ctx, w.ID, capability[:i], capability[i+1:], e.now().Add(-24*time.Hour))
+		n, err := e.callsToday(ctx, q, w.ID, capability, best.Scope)
 		if err != nil {
 			return "", "", err
 		}
@@ -203,6 +202,38 @@ func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflo
 		}
 	}
 	return "allow", "", nil
+}
+
+// callsToday counts the workflow's calls of capability in the last day
+// that lie in scope, as a grant's daily limit counts them: a grant
+// narrowed to a scope (a host, a path) counts only the calls it covers,
+// worked out from each call's parameters by the connector.
+func (e *Engine) callsToday(ctx context.Context, q storage.Q, workflowID int64, capability, scope string) (int, error) {
+	i := strings.LastIndex(capability, ".")
+	if i < 0 {
+		return 0, nil
+	}
+	conn, meth, since := capability[:i], capability[i+1:], e.now().Add(-24*time.Hour)
+	if scope == "" {
+		return q.CountMutationsSince(ctx, workflowID, conn, meth, since)
+	}
+	_, m, err := e.reg.Lookup(conn, meth)
+	if err != nil {
+		return 0, err
+	}
+	all, err := q.MutationParamsSince(ctx, workflowID, conn, meth, since)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, raw := range all {
+		var params map[string]any
+		_ = json.Unmarshal(raw, &params)
+		if scopeMatches(scope, scopeOf(m, params)) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // decidingGrant is the grant that decides a call of capability in scope: the

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"keep/connectors"
 	"keep/sandbox"
@@ -40,9 +39,9 @@ type TryOptions struct {
 	Grants []GrantView `json:"grants,omitempty"`
 	// Deployed says Grants are the deployed workflow's.
 	Deployed bool `json:"deployed,omitempty"`
-	// CallsToday are the deployed workflow's calls in the last day of each
-	// capability a grant limits, as the limit counts them: a captured call
-	// past the limit would wait for approval.
+	// CallsToday are the deployed workflow's calls in the last day that
+	// each grant with a daily limit covers, as the limit counts them (by
+	// limitKey): a captured call past the limit would wait for approval.
 	CallsToday map[string]int `json:"calls_today,omitempty"`
 	// CaptureReads shows reads instead of performing them, as mutations
 	// are: nothing outside keep is touched (keep new and edit without
@@ -182,7 +181,7 @@ func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, 
 	if opts.Grants, err = e.Grants(ctx, workflow); err != nil {
 		return nil, err
 	}
-	if opts.CallsToday, err = e.callsToday(ctx, workflow, opts.Grants); err != nil {
+	if opts.CallsToday, err = e.limitedCallsToday(ctx, workflow, opts.Grants); err != nil {
 		return nil, err
 	}
 	opts.Deployed = true
@@ -440,10 +439,15 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 			scope = scopeOf(meth, params)
 		}
 		capability := m.Connector + "." + m.Method
-		if mode, why := grantMode(grants, capability, scope, today[capability]); mode != "allow" {
+		if mode, why := grantMode(grants, capability, scope, today); mode != "allow" {
 			tm.NeedsApproval, tm.Approval = true, why
 		} else {
-			today[capability]++ // made: it counts against the limit of the calls after it
+			// made: it counts against every limit that covers it
+			for _, g := range grants {
+				if g.DailyLimit > 0 && g.Capability == capability && scopeMatches(g.Scope, scope) {
+					today[limitKey(g.Capability, g.Scope)]++
+				}
+			}
 		}
 		rep.Mutations = append(rep.Mutations, tm)
 	}
@@ -469,31 +473,36 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 	return nil
 }
 
-// callsToday counts the workflow's calls in the last day of each
-// capability one of its grants limits, as decideWith does.
-func (e *Engine) callsToday(ctx context.Context, workflow string, grants []GrantView) (map[string]int, error) {
-	today := map[string]int{}
+// limitedCallsToday counts, for each grant with a daily limit, the
+// workflow's calls in the last day it covers (callsToday), keyed by
+// limitKey.
+func (e *Engine) limitedCallsToday(ctx context.Context, workflow string, grants []GrantView) (map[string]int, error) {
+	var today map[string]int
+	var w *storage.Workflow
 	for _, g := range grants {
-		if g.DailyLimit > 0 && strings.Contains(g.Capability, ".") {
-			today[g.Capability] = 0
+		if g.DailyLimit == 0 {
+			continue
 		}
-	}
-	if len(today) == 0 {
-		return nil, nil
-	}
-	w, err := e.db.Read().WorkflowByName(ctx, workflow)
-	if err != nil {
-		return nil, err
-	}
-	since := e.now().Add(-24 * time.Hour)
-	for c := range today {
-		i := strings.LastIndex(c, ".")
-		if today[c], err = e.db.Read().CountMutationsSince(ctx, w.ID, c[:i], c[i+1:], since); err != nil {
+		if w == nil {
+			var err error
+			if w, err = e.db.Read().WorkflowByName(ctx, workflow); err != nil {
+				return nil, err
+			}
+		}
+		n, err := e.callsToday(ctx, e.db.Read(), w.ID, g.Capability, g.Scope)
+		if err != nil {
 			return nil, err
 		}
+		if today == nil {
+			today = map[string]int{}
+		}
+		today[limitKey(g.Capability, g.Scope)] = n
 	}
 	return today, nil
 }
+
+// limitKey names a grant's limit in TryOptions.CallsToday.
+func limitKey(capability, scope string) string { return capability + " " + scope }
 
 func orNone[T any](s []T) []T {
 	if s == nil {
@@ -504,14 +513,14 @@ func orNone[T any](s []T) []T {
 
 // grantMode is decide's rule on a list of grants: the grant with the
 // longest matching scope wins; none, ask or deny wait for you, and so does
-// an allow whose daily limit the day's calls (today, counted before this
-// one) have reached.
-func grantMode(grants []GrantView, capability, scope string, today int) (mode, reason string) {
+// an allow whose daily limit the day's calls it covers (today, by
+// limitKey, counted before this one) have reached.
+func grantMode(grants []GrantView, capability, scope string, today map[string]int) (mode, reason string) {
 	best := bestGrant(grants, capability, scope)
 	switch {
 	case best == nil:
 		return "ask", "waits for your approval: the workflow has no grant for " + capability + scopeText(scope)
-	case best.Mode == "allow" && best.DailyLimit > 0 && today >= best.DailyLimit:
+	case best.Mode == "allow" && best.DailyLimit > 0 && today[limitKey(best.Capability, best.Scope)] >= best.DailyLimit:
 		return "ask", fmt.Sprintf("waits for your approval: %s is past its limit of %d a day", capability, best.DailyLimit)
 	case best.Mode == "allow":
 		return "allow", ""

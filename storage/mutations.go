@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -120,6 +121,28 @@ func (q Q) CountMutationsSince(ctx context.Context, workflowID int64, connector,
 		AND created_at >= ? AND status IN ('in_flight', 'applied', 'needs_reconcile', 'indeterminate')`,
 		workflowID, connector, method, ms(since)).Scan(&n)
 	return n, err
+}
+
+// MutationParamsSince is the parameters of the mutations CountMutationsSince
+// counts: a limit on a grant narrowed to a scope counts only the calls in
+// that scope, which the connector works out from each call's parameters.
+func (q Q) MutationParamsSince(ctx context.Context, workflowID int64, connector, method string, since time.Time) ([]json.RawMessage, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT params FROM mutations WHERE workflow_id = ? AND connector = ? AND method = ?
+		AND created_at >= ? AND status IN ('in_flight', 'applied', 'needs_reconcile', 'indeterminate')`,
+		workflowID, connector, method, ms(since))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []json.RawMessage
+	for rows.Next() {
+		var p []byte
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }
 
 // Grants lists a workflow's grants.
