@@ -366,7 +366,7 @@ func init() {
 				fs.StringVar(&o.scope, "scope", "", "scope of the grant")
 				o.mode = string(engine.GrantAllow)
 				oneOfVar(fs, &o.mode, "mode", "the grant's mode, "+string(engine.GrantAllow)+" by default", engine.GrantModes())
-				countVar(fs, &o.limit, "limit", "daily limit (0: none)")
+				countVar(fs, &o.limit, "limit", "calls a day in the grant's scope (0: no limit)")
 			}},
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
 			minArgs: 1, maxArgs: 1, run: listGrants, flags: withJSON(nil)},
