@@ -113,13 +113,22 @@ func (q Q) OpenMutations(ctx context.Context) ([]*Mutation, error) {
 		WHERE status IN ('awaiting_approval', 'approved', 'in_flight', 'needs_reconcile', 'indeterminate') ORDER BY id`)
 }
 
+// performedSince selects a workflow's mutations of one capability that were
+// performed (not refused or skipped) since a time, by the index
+// mutations_by_capability: a day's calls, not the workflow's history.
+const performedSince = ` FROM mutations WHERE workflow_id = ? AND connector = ? AND method = ?
+		AND created_at >= ? AND status IN ('in_flight', 'applied', 'needs_reconcile', 'indeterminate')`
+
+const (
+	countMutationsSince = `SELECT COUNT(*)` + performedSince
+	mutationParamsSince = `SELECT params` + performedSince
+)
+
 // CountMutationsSince counts a workflow's mutations of one capability that
-// were performed (not refused or skipped) since a time (daily limits).
+// were performed since a time (daily limits).
 func (q Q) CountMutationsSince(ctx context.Context, workflowID int64, connector, method string, since time.Time) (int, error) {
 	var n int
-	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM mutations WHERE workflow_id = ? AND connector = ? AND method = ?
-		AND created_at >= ? AND status IN ('in_flight', 'applied', 'needs_reconcile', 'indeterminate')`,
-		workflowID, connector, method, ms(since)).Scan(&n)
+	err := q.q.QueryRowContext(ctx, countMutationsSince, workflowID, connector, method, ms(since)).Scan(&n)
 	return n, err
 }
 
@@ -127,9 +136,7 @@ func (q Q) CountMutationsSince(ctx context.Context, workflowID int64, connector,
 // counts: a limit on a grant narrowed to a scope counts only the calls in
 // that scope, which the connector works out from each call's parameters.
 func (q Q) MutationParamsSince(ctx context.Context, workflowID int64, connector, method string, since time.Time) ([]json.RawMessage, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT params FROM mutations WHERE workflow_id = ? AND connector = ? AND method = ?
-		AND created_at >= ? AND status IN ('in_flight', 'applied', 'needs_reconcile', 'indeterminate')`,
-		workflowID, connector, method, ms(since))
+	rows, err := q.q.QueryContext(ctx, mutationParamsSince, workflowID, connector, method, ms(since))
 	if err != nil {
 		return nil, err
 	}
