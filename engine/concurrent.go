@@ -11,7 +11,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 
@@ -134,12 +133,6 @@ func (e *Engine) handOff(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		}
 	}()
 }
-
-// errBlockedElsewhere: a run in hand was about to make its call, or ask
-// for approval, while the workflow waits on a block (another run's
-// approval, a check, a failure). It makes no new call then: it waits at
-// its checkpoint, and goes on when the block is lifted (mayCall).
-var errBlockedElsewhere = errors.New("the workflow waits on another run's block")
 
 // activeOf counts the active runs of a handler.
 func activeOf(runs []storage.ActiveRunRef, handler string) int {

@@ -40,8 +40,10 @@ func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Work
 	cc := &callCheck{capability: call.Connector + "." + call.Method, scope: scopeOf(m, call.Params), inHand: ws.hand.inHand(run.ID)}
 	var ask *askError
 	switch err := e.tInFlight(ctx, w, run, mut, tr, h, cc); {
-	case errors.Is(err, errBlockedElsewhere):
-		// concurrent.go: it waits at its checkpoint for the block to lift
+	case errors.Is(err, errNotNow):
+		// it waits at its checkpoint: resumed, or the block lifted, it goes
+		// on from there (continueRun)
+		ws.markDirty(run.Handler)
 		_, err := e.checkpoint(ctx, w, run, h, tr, false)
 		return err
 	case errors.As(err, &ask):
@@ -58,12 +60,13 @@ func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Work
 }
 
 // callCheck is what a new mutation's call must pass before it goes out:
-// the workflow's grants, and for a run in hand of a concurrent consumer no
-// block of another run's. It is decided in the transaction that writes the
-// call's in_flight row (mayCall), so the row is written under what it was
-// decided on: runs at once cannot each find one call left under a daily
-// limit and all make it, nor a call go out under a grant revoked, or a
-// block set, after it was read.
+// the workflow active (not paused), for a run in hand of a concurrent
+// consumer no block of another run's, and the workflow's grants. It is
+// decided in the transaction that writes the call's in_flight row
+// (mayCall), so the row is written under what it was decided on: runs at
+// once cannot each find one call left under a daily limit and all make it,
+// nor a call go out under a pause, a block or a revoked grant that was
+// committed after it was read.
 type callCheck struct {
 	capability, scope string
 	inHand            bool
@@ -75,17 +78,20 @@ type askError struct{ reason string }
 
 func (a *askError) Error() string { return "the call waits for approval: " + a.reason }
 
+// errNotNow: the workflow was paused, or (for a run in hand of a
+// concurrent consumer) waits on another run's block — its approval, a
+// check, a failure — when the run came to its call. It makes no call then.
+var errNotNow = errors.New("the workflow is paused or waits on another run")
+
 // mayCall decides cc inside the transaction q reads: nil lets the call go
-// out; errBlockedElsewhere or an *askError hold it back.
+// out; errNotNow or an *askError hold it back.
 func (e *Engine) mayCall(ctx context.Context, q storage.Q, w *storage.Workflow, cc *callCheck) error {
-	if cc.inHand {
-		cur, err := q.WorkflowByID(ctx, w.ID)
-		if err != nil {
-			return err
-		}
-		if cur.BlockKind != BlockNone {
-			return errBlockedElsewhere
-		}
+	cur, err := q.WorkflowByID(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	if cur.Status != WorkflowActive || cc.inHand && cur.BlockKind != BlockNone {
+		return errNotNow
 	}
 	mode, reason, err := e.decide(ctx, q, w, cc.capability, cc.scope)
 	if err != nil {

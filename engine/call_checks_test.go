@@ -233,3 +233,39 @@ func TestScopedDailyLimitCountsItsScope(t *testing.T) {
 		t.Errorf("attention = %+v, want x2 asked past x's limit", att)
 	}
 }
+
+// A pause the person makes while a run is on its way to its call holds the
+// call: run a is paused between its mutate and its call (where the call's
+// scope is worked out), waits at its checkpoint, and makes its call once
+// the workflow is resumed. Checked before the in_flight row's transaction,
+// the pause came too late and the call went out on a paused workflow.
+func TestPauseMeanwhileHoldsTheCall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var b *bundle
+	var paused atomic.Bool
+	g := &gateConnector{scope: func(string) string {
+		if !paused.Swap(true) {
+			if err := b.e.Pause(ctx, "gated"); err != nil {
+				t.Error(err)
+			}
+		}
+		return ""
+	}}
+	b = gated(t, g)
+	b.deploy("gated", gateWorkflow(`["a"]`, 1))
+	if err := b.e.Grant(ctx, "gated", GrantView{Capability: "gate.post", Mode: "allow"}); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if got := g.made(); len(got) != 0 {
+		t.Fatalf("calls %v made on a paused workflow", got)
+	}
+	if err := b.e.Resume(ctx, "gated"); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if got := g.made(); strings.Join(got, " ") != "a" {
+		t.Errorf("calls %v after the resume, want a's", got)
+	}
+}
