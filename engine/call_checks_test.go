@@ -75,9 +75,9 @@ export default Keep.workflow({
 });`)
 }
 
-// gated is a bundle whose engine has the gate connector besides the
+// gated is a bundle whose engine has a gate connector besides the
 // configured ones.
-func gated(t *testing.T, g *gateConnector) *bundle {
+func gated(t *testing.T, g connectors.Connector) *bundle {
 	ctx := context.Background()
 	db, err := storage.Open(ctx, storage.Opts{Path: t.TempDir() + "/keep.db"})
 	if err != nil {
@@ -267,5 +267,84 @@ func TestPauseMeanwhileHoldsTheCall(t *testing.T) {
 	b.drain()
 	if got := g.made(); strings.Join(got, " ") != "a" {
 		t.Errorf("calls %v after the resume, want a's", got)
+	}
+}
+
+// uncertainGate is the gate connector whose call's outcome is unknown and
+// whose check of it waits for the test.
+type uncertainGate struct {
+	gateConnector
+	checking chan struct{} // closed when the check has started
+	answered chan struct{} // the test closes it to let the check answer
+}
+
+func (u *uncertainGate) Do(ctx context.Context, call connectors.Call) (any, error) {
+	u.gateConnector.Do(ctx, call)
+	return nil, connectors.Errorf(connectors.Uncertain, "the connection dropped before the answer")
+}
+
+func (u *uncertainGate) Reconcile(ctx context.Context, call connectors.Call) (connectors.Verdict, any, error) {
+	close(u.checking)
+	select {
+	case <-u.answered:
+	case <-time.After(10 * time.Second):
+	}
+	return connectors.Applied, map[string]any{"ok": true}, nil
+}
+
+// The person's answer to "did it happen?" stands when the engine's own
+// check of the same call ends after it: the check's verdict is dropped, and
+// the workflow goes on from the answer. It blocked the workflow on an
+// internal error ("the row moved meanwhile") right after the person
+// answered.
+func TestAnswerDuringACheckStands(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := &uncertainGate{gateConnector: gateConnector{scope: func(string) string { return "" }},
+		checking: make(chan struct{}), answered: make(chan struct{})}
+	b := gated(t, u)
+	b.deploy("gated", gateWorkflow(`["a"]`, 1))
+	if err := b.e.Grant(ctx, "gated", GrantView{Capability: "gate.post", Mode: "allow"}); err != nil {
+		t.Fatal(err)
+	}
+	b.drain() // the call, its outcome unknown; its check waits a little
+	b.clock.Advance(time.Hour)
+	drained := make(chan error, 1)
+	go func() { drained <- b.e.Drain(ctx) }()
+	select {
+	case <-u.checking:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the engine never checked the uncertain call")
+	}
+	muts, err := b.e.Mutations(ctx, "gated", "")
+	if err != nil || len(muts) != 1 {
+		t.Fatalf("mutations = %+v, %v", muts, err)
+	}
+	// the answer commits at once, then waits for the check to end; the
+	// check ends once the answer is in
+	resolved := make(chan error, 1)
+	go func() { resolved <- b.e.Resolve(ctx, muts[0].ID, Happened) }()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if m, err := b.e.Mutations(ctx, "gated", ""); err == nil && len(m) == 1 && m[0].Status != MutationNeedsReconcile {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the answer was not recorded")
+		}
+	}
+	close(u.answered)
+	if err := <-resolved; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if d := b.workflow("gated"); d.Block != nil {
+		t.Errorf("blocked after the answer: %+v", *d.Block)
+	}
+	muts, _ = b.e.Mutations(ctx, "gated", "")
+	if len(muts) != 1 || muts[0].Status != MutationApplied {
+		t.Errorf("mutations = %+v, want the one applied, as answered", muts)
 	}
 }

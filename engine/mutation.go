@@ -171,7 +171,17 @@ func (e *Engine) reconcile(ctx context.Context, ws *wfState, w *storage.Workflow
 			verdict = connectors.Unknown
 		}
 	}
-	return e.tReconciled(ctx, ws, w, mut, verdict, result, why)
+	err = e.tReconciled(ctx, ws, w, mut, verdict, result, why)
+	if errors.Is(err, storage.ErrConflict) {
+		// the mutation moved while the check ran — the person answered
+		// "did it happen?" meanwhile: their answer stands, the verdict is
+		// dropped (nothing of it was written), and the workflow goes on
+		// from the answer
+		e.log.Info("a check's verdict came after the mutation moved on", "workflow", w.Name, "mutation", mut.ID, "verdict", verdict)
+		ws.poke()
+		return nil
+	}
+	return err
 }
 
 // decide applies the workflow's grants, read through q, to a mutation
