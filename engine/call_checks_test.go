@@ -48,31 +48,10 @@ func (g *gateConnector) made() []string {
 	return append([]string(nil), g.calls...)
 }
 
-// gateWorkflow publishes the items ids and posts each through the gate,
-// up to conc runs at once.
+// gateWorkflow publishes the items ids (a JavaScript array) and posts each
+// through the gate, up to conc runs at once.
 func gateWorkflow(ids string, conc int) string {
-	return strings.NewReplacer("IDS", ids, "CONC", string(rune('0'+conc))).Replace(`
-export default Keep.workflow({
-  name: "gated",
-  topics: { item: {} },
-  producers: { feed: { publishes: ["item"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    for (const id of IDS) {
-      const inputId = ctx.registerInput({ source: "http", type: "resource", id, title: "Item " + id });
-      await ctx.publish("item", { messageId: id, inputId, payload: { id } });
-    }
-  } } },
-  consumers: { push: Keep.consumer({
-    subscribe: ["item"],
-    concurrency: CONC,
-    async prepare(ctx) {
-      const [e] = await ctx.peek("item", { limit: 1 });
-      if (!e) return { reservations: [], data: {} };
-      return { reservations: [{ topic: "item", ids: [e.messageId] }], data: { id: e.payload.id } };
-    },
-    async mutate(ctx, p) { await ctx.gate.post({ id: p.data.id }); },
-    async next() {},
-  }) },
-});`)
+	return fanWorkflow("gated", ids, conc, `await ctx.gate.post({ id: p.data.id });`)
 }
 
 // gated is a bundle whose engine has a gate connector besides the
@@ -184,18 +163,9 @@ func TestConcurrentCallWaitsForABlockSetMeanwhile(t *testing.T) {
 	if got := g.made(); len(got) != 0 {
 		t.Fatalf("calls %v made while the workflow waited on a's question", got)
 	}
-	att, err := b.e.Attention(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, a := range att {
-		if a.Kind == AttentionApproval {
-			ids = append(ids, a.ID)
-		}
-	}
+	ids := b.approvals()
 	if len(ids) != 1 {
-		t.Fatalf("attention = %+v, want a's one question", att)
+		t.Fatalf("approvals %v, want a's one question", ids)
 	}
 	if err := b.e.Approve(ctx, ids[0], false); err != nil {
 		t.Fatal(err)

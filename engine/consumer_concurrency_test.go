@@ -105,28 +105,50 @@ func (s *countingSink) serve(w http.ResponseWriter, r *http.Request) {
 // concurrentPush: a producer publishes n items at once; a consumer that
 // declares concurrency: N posts each to the sink, one per run.
 func concurrentPush(url string, n, concurrency int) string {
-	return strings.NewReplacer("SINK", `"`+url+`"`, "COUNT", fmt.Sprint(n), "N", fmt.Sprint(concurrency)).Replace(`
+	return fanWorkflow("fan", fmt.Sprintf(`Array.from({ length: %d }, (_, i) => "item-" + i)`, n), concurrency,
+		`await ctx.http.request({ method: "POST", url: "`+url+`/items", json: { id: p.data.id }, reconcile: { url: "`+url+`/items/" + p.data.id } });`)
+}
+
+// approvals lists the ids of the approvals waiting in Attention.
+func (b *bundle) approvals() []string {
+	b.t.Helper()
+	att, err := b.e.Attention(context.Background())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var ids []string
+	for _, a := range att {
+		if a.Kind == AttentionApproval {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
+}
+
+// fanWorkflow is a workflow named name whose producer publishes the items
+// of the JavaScript expression ids at once, and whose consumer takes them
+// one a run, up to concurrency runs at once, its mutate being mutate (p is
+// the prepared result, p.data.id the item).
+func fanWorkflow(name, ids string, concurrency int, mutate string) string {
+	return strings.NewReplacer("NAME", name, "IDS", ids, "CONC", fmt.Sprint(concurrency), "MUTATE", mutate).Replace(`
 export default Keep.workflow({
-  name: "fan",
+  name: "NAME",
   topics: { item: {} },
   producers: { feed: { publishes: ["item"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    for (let i = 0; i < COUNT; i++) {
-      const id = "item-" + i;
+    for (const id of IDS) {
       const inputId = ctx.registerInput({ source: "http", type: "resource", id, title: "Item " + id });
       await ctx.publish("item", { messageId: id, inputId, payload: { id } });
     }
   } } },
   consumers: { push: Keep.consumer({
     subscribe: ["item"],
-    concurrency: N,
+    concurrency: CONC,
     async prepare(ctx) {
       const [e] = await ctx.peek("item", { limit: 1 });
       if (!e) return { reservations: [], data: {} };
       return { reservations: [{ topic: "item", ids: [e.messageId] }], data: { id: e.payload.id }, ui: { title: "Push " + e.payload.id } };
     },
-    async mutate(ctx, p) {
-      await ctx.http.request({ method: "POST", url: SINK + "/items", json: { id: p.data.id }, reconcile: { url: SINK + "/items/" + p.data.id } });
-    },
+    async mutate(ctx, p) { MUTATE },
     async next(ctx, p, r) {},
   }) },
 });`)
@@ -238,21 +260,12 @@ func TestConsumerConcurrencyApproval(t *testing.T) {
 	ctx := context.Background()
 	asked := 0
 	for round := 0; ; round++ {
-		items, err := b.e.Attention(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, it := range items {
-			if it.Kind == AttentionApproval {
-				ids = append(ids, it.ID)
-			}
-		}
+		ids := b.approvals()
 		if len(ids) == 0 {
 			break
 		}
 		if round > conc {
-			t.Fatalf("still %d approvals after %d rounds: %+v", len(ids), round, items)
+			t.Fatalf("still %d approvals after %d rounds: %v", len(ids), round, ids)
 		}
 		for _, id := range ids {
 			asked++
