@@ -344,7 +344,7 @@ func init() {
 		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: listAttention, flags: withJSON(nil)},
 		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
-				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on")
+				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on (a daily limit stays)")
 			}},
 		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
 		{name: "resolve", args: "ID try-again|happened|not-happened|skip",
