@@ -227,3 +227,54 @@ func TestWorkerOneMallocArena(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerServesOffTheMainThread: a worker's main thread parks once and
+// stays parked; jobs run on threads the runtime may share. Served from
+// init's goroutine, which Go locks to the main thread, every frame the
+// worker waits for hands its P from thread to thread and back, and the
+// main thread sleeps and wakes at least once a job.
+func TestWorkerServesOffTheMainThread(t *testing.T) {
+	heavy.Lock()
+	defer heavy.Unlock()
+	s := load(t, handlers{producer: `return 1;`})
+	run := func() {
+		t.Helper()
+		if _, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, boundLimits(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	// voluntary context switches of each warm worker's main thread
+	switches := func() map[int]int {
+		t.Helper()
+		n := map[int]int{}
+		for pid := range idlePids() {
+			p := strconv.Itoa(pid)
+			status, err := os.ReadFile("/proc/" + p + "/task/" + p + "/status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+					n[pid], _ = strconv.Atoi(strings.TrimSpace(v))
+				}
+			}
+		}
+		return n
+	}
+	before := switches()
+	const jobs = 40
+	for range jobs {
+		run()
+	}
+	woke := 0
+	for pid, n := range switches() {
+		if b, ok := before[pid]; ok {
+			woke += n - b
+		}
+	}
+	// a signal can wake a parked thread now and then; a job wakes it always
+	if woke >= jobs/4 {
+		t.Errorf("the workers' main threads slept and woke %d times over %d jobs; they should stay parked", woke, jobs)
+	}
+}

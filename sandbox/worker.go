@@ -100,7 +100,16 @@ func init() {
 		fmt.Fprintln(os.Stderr, "sandbox worker: started without its pipes (fds 3 and 4)")
 		os.Exit(2)
 	}
-	serveWorker(in, out)
+	// The worker serves on a goroutine of its own: init's goroutine stays
+	// locked to the main thread until main runs, and a locked goroutine
+	// that blocks on the host and wakes again has its P handed from thread
+	// to thread each time, two context switches a frame.
+	served := make(chan struct{})
+	go func() {
+		serveWorker(in, out)
+		close(served)
+	}()
+	<-served
 	os.Exit(0)
 }
 
