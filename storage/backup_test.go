@@ -124,7 +124,7 @@ func TestBackupRestore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ndb.w.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (999, 'future', '')`)
+		ndb.wc.conn.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (999, 'future', '')`)
 		if err := ndb.Backup(ctx, newer); err != nil {
 			t.Fatal(err)
 		}

@@ -137,23 +137,12 @@ func (db *DB) writeBatch(batch []*writeReq) {
 	// is checked before the write starts, not while it runs, so one
 	// caller's cancel never rolls back another's write.
 	ctx := context.WithoutCancel(batch[0].ctx)
-	conn, err := db.w.Conn(ctx)
-	if err != nil {
+	wc := db.wc
+	if _, err := wc.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		wc.rollback(ctx)
 		fail(fmt.Errorf("storage: begin: %w", err))
 		return
 	}
-	sqlTx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		conn.Close()
-		fail(fmt.Errorf("storage: begin: %w", err))
-		return
-	}
-	tq := &txQueryer{tx: sqlTx, c: db.wstmts, detached: true}
-	defer func() {
-		conn.Close()
-		// the connection is free: prepare what ran unprepared
-		tq.learn(ctx)
-	}()
 	alone := len(batch) == 1
 	kept := 0
 	for _, r := range batch {
@@ -161,28 +150,28 @@ func (db *DB) writeBatch(batch []*writeReq) {
 			r.err = err
 			continue
 		}
-		tx := &Tx{tx: sqlTx, tq: tq}
-		tx.Q = Q{q: tq}
+		tx := &Tx{tq: wc}
+		tx.Q = Q{q: wc}
 		if alone {
 			// no savepoint: a failure rolls the whole transaction back
 			if !r.run(tx) {
-				_ = sqlTx.Rollback()
+				wc.rollback(ctx)
 				return
 			}
 			r.after = tx.after
 			kept++
 			continue
 		}
-		if _, err := tq.ExecContext(ctx, "SAVEPOINT batched"); err != nil {
-			_ = sqlTx.Rollback()
+		if _, err := wc.ExecContext(ctx, "SAVEPOINT batched"); err != nil {
+			wc.rollback(ctx)
 			fail(fmt.Errorf("storage: savepoint: %w", err))
 			return
 		}
 		if !r.run(tx) {
-			if _, err := tq.ExecContext(ctx, "ROLLBACK TO batched"); err != nil {
+			if _, err := wc.ExecContext(ctx, "ROLLBACK TO batched"); err != nil {
 				// the failure ended the transaction itself (SQLite rolls
 				// back on some errors): nothing of the batch stands
-				_ = sqlTx.Rollback()
+				wc.rollback(ctx)
 				fail(fmt.Errorf("storage: a write committed with this one failed, taking the transaction: %w", err))
 				return
 			}
@@ -190,21 +179,22 @@ func (db *DB) writeBatch(batch []*writeReq) {
 			r.after = tx.after
 			kept++
 		}
-		if _, err := tq.ExecContext(ctx, "RELEASE batched"); err != nil {
-			_ = sqlTx.Rollback()
+		if _, err := wc.ExecContext(ctx, "RELEASE batched"); err != nil {
+			wc.rollback(ctx)
 			fail(fmt.Errorf("storage: release savepoint: %w", err))
 			return
 		}
 	}
 	if kept == 0 {
-		_ = sqlTx.Rollback()
+		wc.rollback(ctx)
 		return
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if _, err := wc.ExecContext(ctx, "COMMIT"); err != nil {
+		wc.rollback(ctx)
 		fail(fmt.Errorf("storage: commit: %w", err))
 		return
 	}
-	db.countLogPages(conn)
+	db.countLogPages(wc.conn)
 	for _, r := range batch {
 		if !r.ok() {
 			continue

@@ -43,7 +43,7 @@ func (db *DB) checkpointLocked(ctx context.Context, n uint64) {
 	if err := db.disk.syncTo(n); err != nil {
 		return
 	}
-	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+	if _, err := db.wc.conn.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
 		db.logger.Warn("checkpoint failed", "err", err)
 		return
 	}
@@ -61,7 +61,7 @@ func (db *DB) checkpoint(ctx context.Context, mode string) error {
 	if err := db.disk.syncTo(n); err != nil {
 		return err
 	}
-	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(`+mode+`)`); err != nil {
+	if _, err := db.wc.conn.ExecContext(ctx, `PRAGMA wal_checkpoint(`+mode+`)`); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	db.logPages = 0

@@ -37,13 +37,14 @@ type Opts struct {
 
 // DB is an open keep database.
 type DB struct {
-	path   string
-	w      *sql.DB
-	r      *sql.DB
-	wstmts *stmtCache // the writer's statements, bound into each Tx
-	rstmts *stmtCache // the read pool's statements
-	lock   *fileLock
-	logger *slog.Logger
+	path    string
+	w       *sql.DB
+	wc      *heldConn // w's one connection, held (held.go)
+	r       *sql.DB
+	rstmts  *stmtCache  // the read pool's statements
+	readers heldReaders // r's connections ReadTx keeps (held.go)
+	lock    *fileLock
+	logger  *slog.Logger
 
 	// queue: writes waiting to be committed together (batch.go)
 	queue writeQueue
@@ -94,6 +95,10 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := db.holdWriter(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
 	// the migrations committed on the writer directly: on disk before use
 	if err := db.disk.syncTo(db.disk.wrote()); err != nil {
 		db.Close()
@@ -132,7 +137,6 @@ func (db *DB) open(ctx context.Context) error {
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
 	db.w = w
-	db.wstmts = newStmtCache(w)
 	var mode string
 	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return fmt.Errorf("storage: open %s: %w", db.path, err)
@@ -144,10 +148,11 @@ func (db *DB) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("storage: open %s: %w", db.path, err)
 	}
-	r.SetMaxOpenConns(4)
+	// Four for reads through Read, and those ReadTx keeps (held.go).
+	r.SetMaxOpenConns(4 + maxHeldReaders)
 	// Keep every reader open: a closed connection takes the statements
 	// prepared on it along, and they would be prepared again.
-	r.SetMaxIdleConns(4)
+	r.SetMaxIdleConns(4 + maxHeldReaders)
 	db.r = r
 	db.rstmts = newStmtCache(r)
 	return nil
@@ -161,11 +166,12 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Close() error {
 	var errs []error
 	errs = append(errs, db.Sync(context.Background()))
+	errs = append(errs, db.closeReaders())
 	if db.rstmts != nil {
 		errs = append(errs, db.rstmts.close())
 	}
-	if db.wstmts != nil {
-		errs = append(errs, db.wstmts.close())
+	if db.wc != nil {
+		errs = append(errs, db.wc.close())
 	}
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
@@ -196,8 +202,7 @@ type Q struct{ q queryer }
 // see the transaction's own writes.
 type Tx struct {
 	Q
-	tx    *sql.Tx
-	tq    *txQueryer // shared by the writes of one batch
+	tq    *heldConn // the writer's, shared by the writes of one batch
 	after []func()
 }
 

@@ -43,7 +43,7 @@ func TestOpen(t *testing.T) {
 		defer db.Close()
 		for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "foreign_keys": "1"} {
 			var got string
-			if err := db.w.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
+			if err := db.wc.conn.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
 				t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
 			}
 		}
@@ -56,7 +56,7 @@ func TestOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.w.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (999, 'future', '')`); err != nil {
+		if _, err := db.wc.conn.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (999, 'future', '')`); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
@@ -74,11 +74,11 @@ func TestOpen(t *testing.T) {
 		}
 		defer db.Close()
 		for _, stmt := range []string{`UPDATE reservations SET run_id = 2`, `DELETE FROM reservations`} {
-			if _, err := db.w.ExecContext(ctx, stmt); err != nil {
+			if _, err := db.wc.conn.ExecContext(ctx, stmt); err != nil {
 				t.Fatal(err) // no rows: the triggers fire per row, so also try with one
 			}
 		}
-		_, err = db.w.ExecContext(ctx, `
+		_, err = db.wc.conn.ExecContext(ctx, `
 			INSERT INTO workflows(id, name, created_at, updated_at) VALUES (1, 'w', 0, 0);
 			INSERT INTO topics(workflow_id, name) VALUES (1, 't');
 			INSERT INTO runs(id, workflow_id, handler, handler_type, script_version, phase, status, created_at, updated_at)
@@ -89,7 +89,7 @@ func TestOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, stmt := range []string{`UPDATE reservations SET created_at = 5`, `DELETE FROM reservations`} {
-			if _, err := db.w.ExecContext(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
+			if _, err := db.wc.conn.ExecContext(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
 				t.Errorf("%s: %v, want refused as append-only", stmt, err)
 			}
 		}

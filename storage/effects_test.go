@@ -145,7 +145,7 @@ func TestTheWriterCheckpointsAfterTheEffects(t *testing.T) {
 	ctx := context.Background()
 	db := openWithWorkflow(t)
 	var auto int
-	if err := db.w.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != 0 {
+	if err := db.wc.conn.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != 0 {
 		t.Fatalf("the writer's wal_autocheckpoint = %d (%v), want 0", auto, err)
 	}
 	walSize := func() int64 {

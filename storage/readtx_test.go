@@ -2,9 +2,11 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -151,23 +153,28 @@ func TestReadTx(t *testing.T) {
 		}
 	})
 
-	t.Run("its queries use the read pool's statement cache", func(t *testing.T) {
+	t.Run("its queries are prepared once on the connection it keeps, and reused", func(t *testing.T) {
 		t.Parallel()
 		db, wf := open(t)
-		const q = `SELECT state FROM handler_state WHERE workflow_id = ? AND handler = ?`
-		if db.rstmts.lookup(q) != nil {
-			t.Fatal("cached before any read")
-		}
+		const query = `SELECT state FROM handler_state WHERE workflow_id = ? AND handler = ?`
+		var first *sql.Stmt
 		for i := 0; i < 3; i++ {
 			if err := db.ReadTx(ctx, func(q Q) error { _, err := q.HandlerState(ctx, wf, "h"); return err }); err != nil {
 				t.Fatal(err)
 			}
-			if db.rstmts.lookup(q) == nil {
-				t.Fatalf("transaction %d: the statement was not learnt", i)
+			db.readers.mu.Lock()
+			free := slices.Clone(db.readers.free)
+			db.readers.mu.Unlock()
+			if len(free) != 1 {
+				t.Fatalf("transaction %d: %d read connections kept, want the one it used", i, len(free))
 			}
-		}
-		if n := db.rstmts.n.Load(); n != 1 {
-			t.Errorf("read cache holds %d statements, want 1", n)
+			free[0].mu.Lock()
+			s := free[0].stmts[query]
+			free[0].mu.Unlock()
+			if s == nil || (first != nil && s != first) {
+				t.Fatalf("transaction %d: the statement was not kept (%p, first %p)", i, s, first)
+			}
+			first = s
 		}
 	})
 }

@@ -265,14 +265,14 @@ func pruneRuns(ctx context.Context, tx *Tx, b *gcBatch, rep *GCReport) (bool, er
 // are checked at commit, when the row is back (or the commit fails).
 func moveBack(ctx context.Context, tx *Tx, table, ids string, args ...any) error {
 	// A flag pragma acts while it is prepared, not when it runs: through
-	// the statement cache it would be prepared once, outside any
-	// transaction, and do nothing here. So it runs on the transaction
-	// itself, and is checked.
-	if _, err := tx.tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
+	// the statement cache it would be prepared once, and do nothing when
+	// it runs again in a later transaction. So it runs unprepared, and is
+	// checked.
+	if _, err := tx.tq.conn.ExecContext(detached(ctx), `PRAGMA defer_foreign_keys = ON`); err != nil {
 		return err
 	}
 	var deferred bool
-	if err := tx.tx.QueryRowContext(ctx, `PRAGMA defer_foreign_keys`).Scan(&deferred); err != nil || !deferred {
+	if err := tx.tq.conn.QueryRowContext(detached(ctx), `PRAGMA defer_foreign_keys`).Scan(&deferred); err != nil || !deferred {
 		return fmt.Errorf("moving %s: foreign keys not deferred (%v)", table, err)
 	}
 	if _, err := tx.exec(ctx, `DELETE FROM main.`+table+` WHERE id IN (`+ids+`)`, args...); err != nil {

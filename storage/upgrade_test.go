@@ -134,6 +134,10 @@ func openKnowing(ctx context.Context, path string, n int) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := db.holdWriter(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -152,7 +156,7 @@ func TestIncrementalVacuum(t *testing.T) {
 			}
 			defer db.Close()
 			var mode int
-			if err := db.w.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
+			if err := db.wc.conn.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
 				t.Fatalf("auto_vacuum = %d (%v), want 2 (incremental)", mode, err)
 			}
 		})

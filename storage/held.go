@@ -1,0 +1,169 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+)
+
+// A heldConn is a connection taken from its pool and kept, with the
+// statements prepared on it. Transactions are begun and ended on it by
+// statement (BEGIN … COMMIT or ROLLBACK), not through database/sql's Tx: a
+// Tx starts a goroutine of its own, and each query in it another, to roll
+// back or close when a context ends, and each goroutine started wakes a
+// second core on the way (a consumer run started about twenty). Its
+// statements run under detached contexts, so they start none either.
+//
+// The writer pool's one connection is held from Open to Close (db.wc);
+// ReadTx takes read connections held in db.readers.
+type heldConn struct {
+	conn *sql.Conn
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // query → statement prepared on conn
+}
+
+// hold takes a connection of pool.
+func hold(ctx context.Context, pool *sql.DB) (*heldConn, error) {
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &heldConn{conn: conn, stmts: map[string]*sql.Stmt{}}, nil
+}
+
+// holdWriter takes the writer pool's connection for good; the pool has no
+// other, so from here on every write goes through db.wc.
+func (db *DB) holdWriter(ctx context.Context) (err error) {
+	db.wc, err = hold(ctx, db.w)
+	return err
+}
+
+// maxHeldReaders is how many read connections ReadTx keeps between
+// transactions; one taken past them is given back to the pool after.
+const maxHeldReaders = 4
+
+// heldReaders are the read connections ReadTx keeps.
+type heldReaders struct {
+	mu     sync.Mutex
+	free   []*heldConn
+	closed bool
+}
+
+// takeReader returns a held read connection, or a new one from the pool.
+func (db *DB) takeReader(ctx context.Context) (*heldConn, error) {
+	h := &db.readers
+	h.mu.Lock()
+	if n := len(h.free); n > 0 {
+		c := h.free[n-1]
+		h.free = h.free[:n-1]
+		h.mu.Unlock()
+		return c, nil
+	}
+	h.mu.Unlock()
+	return hold(ctx, db.r)
+}
+
+// putReader keeps c for the next ReadTx, or closes it.
+func (db *DB) putReader(c *heldConn) {
+	h := &db.readers
+	h.mu.Lock()
+	if !h.closed && len(h.free) < maxHeldReaders {
+		h.free = append(h.free, c)
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	_ = c.close()
+}
+
+// closeReaders closes the held read connections; one in use is closed
+// when its transaction ends.
+func (db *DB) closeReaders() error {
+	h := &db.readers
+	h.mu.Lock()
+	free := h.free
+	h.free, h.closed = nil, true
+	h.mu.Unlock()
+	var errs []error
+	for _, c := range free {
+		errs = append(errs, c.close())
+	}
+	return errors.Join(errs...)
+}
+
+// detached is the context a statement runs under. One whose context has
+// ended fails at once, as any does; a context that ends while it runs does
+// not interrupt it: SQLite may answer an interrupted write by rolling back
+// the whole transaction, other callers' writes included.
+func detached(ctx context.Context) context.Context {
+	if ctx.Err() == nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+// stmt returns the statement of query prepared on the connection, preparing
+// it on first use; nil when the cache is full, the context has ended, or
+// the query does not prepare (the caller runs it unprepared, which reports
+// why).
+func (c *heldConn) stmt(ctx context.Context, query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.stmts[query]; ok {
+		return s
+	}
+	if ctx.Err() != nil || len(c.stmts) >= maxCachedStmts {
+		return nil
+	}
+	s, err := c.conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	c.stmts[query] = s
+	return s
+}
+
+func (c *heldConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = detached(ctx)
+	if s := c.stmt(ctx, query); s != nil {
+		return s.ExecContext(ctx, args...)
+	}
+	return c.conn.ExecContext(ctx, query, args...)
+}
+
+func (c *heldConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = detached(ctx)
+	if s := c.stmt(ctx, query); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return c.conn.QueryContext(ctx, query, args...)
+}
+
+func (c *heldConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = detached(ctx)
+	if s := c.stmt(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return c.conn.QueryRowContext(ctx, query, args...)
+}
+
+// rollback ends the transaction under way, if any: SQLite ends one by
+// itself on some errors, and then there is nothing left to roll back.
+func (c *heldConn) rollback(ctx context.Context) {
+	_, _ = c.ExecContext(ctx, "ROLLBACK")
+}
+
+// close closes the statements and gives the connection back to its pool.
+func (c *heldConn) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for q, s := range c.stmts {
+		errs = append(errs, s.Close())
+		delete(c.stmts, q)
+	}
+	errs = append(errs, c.conn.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,47 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"testing"
+)
+
+// TestATransactionStartsNoWatcher: a write or read transaction, and a
+// query open in it, start no goroutine to watch a context (database/sql's
+// Tx starts one for the transaction and one per query, each waking a
+// second core, for a cancel that a short query need not see at once).
+func TestATransactionStartsNoWatcher(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	watched := func(what string, q Q) error {
+		rows, err := q.q.QueryContext(ctx, `SELECT id FROM workflows`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var b bytes.Buffer
+		if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+			return err
+		}
+		for _, watcher := range []string{"database/sql.(*Tx).awaitDone", "database/sql.(*Rows).awaitDone", "modernc.org/sqlite.interruptOnDone"} {
+			if strings.Contains(b.String(), watcher) {
+				t.Errorf("a %s runs with %s beside it", what, watcher)
+			}
+		}
+		return nil
+	}
+	if err := db.Write(ctx, func(tx *Tx) error { return watched("write", tx.Q) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ReadTx(ctx, func(q Q) error { return watched("read transaction", q) }); err != nil {
+		t.Fatal(err)
+	}
+}
