@@ -185,7 +185,8 @@ func (db *DB) Close() error {
 	return errors.Join(errs...)
 }
 
-// queryer is what both *sql.DB and *sql.Tx offer.
+// queryer is what the read pool's statement cache and a held connection
+// (held.go) offer.
 type queryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
