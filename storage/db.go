@@ -211,7 +211,9 @@ type Tx struct {
 // rolls back: a transition announces its move only once the move is durable.
 func (tx *Tx) AfterCommit(fn func()) { tx.after = append(tx.after, fn) }
 
-// Read returns the reader for queries outside a transaction.
+// Read returns the reader for queries outside a transaction. A cancelled
+// context fails the reads after it; a read under way runs to its end (they
+// are short, and watching each one's context took a goroutine a read).
 func (db *DB) Read() Q { return Q{q: db.rstmts} }
 
 // Write runs fn in one immediate transaction on the writer connection and

@@ -9,11 +9,12 @@ import (
 	"testing"
 )
 
-// TestATransactionStartsNoWatcher: a write or read transaction, and a
-// query open in it, start no goroutine to watch a context (database/sql's
-// Tx starts one for the transaction and one per query, each waking a
-// second core, for a cancel that a short query need not see at once).
-func TestATransactionStartsNoWatcher(t *testing.T) {
+// TestNoQueryStartsAWatcher: a write, a read transaction and a read of
+// the pool, each with a query open, start no goroutine to watch a
+// cancellable context (database/sql's Tx starts one for the transaction,
+// and database/sql and the driver one for each query, each waking a second
+// core, for a cancel that a short query need not see at once).
+func TestNoQueryStartsAWatcher(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
@@ -42,6 +43,9 @@ func TestATransactionStartsNoWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := db.ReadTx(ctx, func(q Q) error { return watched("read transaction", q) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := watched("read", db.Read()); err != nil {
 		t.Fatal(err)
 	}
 }

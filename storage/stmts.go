@@ -98,6 +98,7 @@ func (c *stmtCache) close() error {
 // The read pool's queryer: cached statements, prepared on first use.
 
 func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = detached(ctx)
 	if s := c.prepare(ctx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
@@ -105,6 +106,7 @@ func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) 
 }
 
 func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = detached(ctx)
 	if s := c.prepare(ctx, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
@@ -112,6 +114,7 @@ func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any)
 }
 
 func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = detached(ctx)
 	if s := c.prepare(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
