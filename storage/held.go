@@ -13,12 +13,14 @@ import (
 // Tx starts a goroutine of its own, and each query in it another, to roll
 // back or close when a context ends, and each goroutine started wakes a
 // second core on the way (a consumer run started about twenty). Its
-// statements run under detached contexts, so they start none either.
+// statements run under detached contexts (stmtQueryer), so they start none
+// either.
 //
 // The writer pool's one connection is held from Open to Close (db.wc);
 // ReadTx takes read connections held in db.readers.
 type heldConn struct {
-	conn *sql.Conn
+	stmtQueryer // its statements, prepared on first use
+	conn        *sql.Conn
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // query → statement prepared on conn
@@ -30,7 +32,9 @@ func hold(ctx context.Context, pool *sql.DB) (*heldConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &heldConn{conn: conn, stmts: map[string]*sql.Stmt{}}, nil
+	c := &heldConn{conn: conn, stmts: map[string]*sql.Stmt{}}
+	c.stmtQueryer = stmtQueryer{stmt: c.stmt, raw: conn}
+	return c, nil
 }
 
 // holdWriter takes the writer pool's connection for good; the pool has no
@@ -93,17 +97,6 @@ func (db *DB) closeReaders() error {
 	return errors.Join(errs...)
 }
 
-// detached is the context a statement runs under. One whose context has
-// ended fails at once, as any does; a context that ends while it runs does
-// not interrupt it: SQLite may answer an interrupted write by rolling back
-// the whole transaction, other callers' writes included.
-func detached(ctx context.Context) context.Context {
-	if ctx.Err() == nil {
-		return context.WithoutCancel(ctx)
-	}
-	return ctx
-}
-
 // stmt returns the statement of query prepared on the connection, preparing
 // it on first use; nil when the cache is full, the context has ended, or
 // the query does not prepare (the caller runs it unprepared, which reports
@@ -123,30 +116,6 @@ func (c *heldConn) stmt(ctx context.Context, query string) *sql.Stmt {
 	}
 	c.stmts[query] = s
 	return s
-}
-
-func (c *heldConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	ctx = detached(ctx)
-	if s := c.stmt(ctx, query); s != nil {
-		return s.ExecContext(ctx, args...)
-	}
-	return c.conn.ExecContext(ctx, query, args...)
-}
-
-func (c *heldConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	ctx = detached(ctx)
-	if s := c.stmt(ctx, query); s != nil {
-		return s.QueryContext(ctx, args...)
-	}
-	return c.conn.QueryContext(ctx, query, args...)
-}
-
-func (c *heldConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	ctx = detached(ctx)
-	if s := c.stmt(ctx, query); s != nil {
-		return s.QueryRowContext(ctx, args...)
-	}
-	return c.conn.QueryRowContext(ctx, query, args...)
 }
 
 // rollback ends the transaction under way, if any: SQLite ends one by

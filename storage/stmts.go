@@ -30,14 +30,19 @@ const maxCachedStmts = 512
 // another query on the same Q, so a statement is never re-entered while its
 // rows are open (a SQLite statement has one cursor).
 type stmtCache struct {
-	db     *sql.DB
-	m      sync.Map // query string → *sql.Stmt
-	n      atomic.Int32
-	mu     sync.Mutex // serialises inserts against close
-	closed bool
+	stmtQueryer // the read pool's queryer: statements prepared on first use
+	db          *sql.DB
+	m           sync.Map // query string → *sql.Stmt
+	n           atomic.Int32
+	mu          sync.Mutex // serialises inserts against close
+	closed      bool
 }
 
-func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db} }
+func newStmtCache(db *sql.DB) *stmtCache {
+	c := &stmtCache{db: db}
+	c.stmtQueryer = stmtQueryer{stmt: c.prepare, raw: db}
+	return c
+}
 
 // lookup returns the cached statement of query, or nil.
 func (c *stmtCache) lookup(query string) *sql.Stmt {
@@ -95,28 +100,47 @@ func (c *stmtCache) close() error {
 	return err
 }
 
-// The read pool's queryer: cached statements, prepared on first use.
+// stmtQueryer runs each query as the prepared statement stmt gives for it,
+// or unprepared on raw when it gives none, under a detached context: a
+// cancelled context fails the statements after it, and one under way runs
+// to its end (watching each one's context took a goroutine a query, and
+// a write may share its transaction with other callers').
+type stmtQueryer struct {
+	stmt func(ctx context.Context, query string) *sql.Stmt
+	raw  queryer
+}
 
-func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (q stmtQueryer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = detached(ctx)
-	if s := c.prepare(ctx, query); s != nil {
+	if s := q.stmt(ctx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
-	return c.db.ExecContext(ctx, query, args...)
+	return q.raw.ExecContext(ctx, query, args...)
 }
 
-func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (q stmtQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = detached(ctx)
-	if s := c.prepare(ctx, query); s != nil {
+	if s := q.stmt(ctx, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
-	return c.db.QueryContext(ctx, query, args...)
+	return q.raw.QueryContext(ctx, query, args...)
 }
 
-func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (q stmtQueryer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = detached(ctx)
-	if s := c.prepare(ctx, query); s != nil {
+	if s := q.stmt(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
-	return c.db.QueryRowContext(ctx, query, args...)
+	return q.raw.QueryRowContext(ctx, query, args...)
+}
+
+// detached is the context a statement runs under: one that has ended is
+// kept, so the statement fails at once, as any does; one that has not
+// will not end while the statement runs. SQLite may answer an
+// interrupted write by rolling back the whole transaction.
+func detached(ctx context.Context) context.Context {
+	if ctx.Err() == nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
