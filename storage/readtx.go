@@ -10,8 +10,10 @@ import (
 // first read finds — whatever commits meanwhile, and together they take one
 // connection and one WAL read lock, where reads through Read take one each.
 //
-// fn reads through q only and does not keep it. An error from fn is
-// returned as it is. A cancelled ctx fails the reads after it (a read under
+// fn reads through q only and does not keep it: a read through Read inside
+// fn would take a second connection of the pool, and transactions holding
+// all of them would wait for one forever. An error from fn is returned as
+// it is. A cancelled ctx fails the reads after it (a read under
 // way runs to its end: they are short).
 func (db *DB) ReadTx(ctx context.Context, fn func(q Q) error) error {
 	if err := ctx.Err(); err != nil {
