@@ -198,7 +198,7 @@ func (e *Engine) decide(ctx context.Context, q storage.Q, w *storage.Workflow, c
 // decideWith is decide with w's grants already read; a daily limit is
 // counted through q.
 func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflow, grants []storage.Grant, capability, scope string) (mode, reason string, err error) {
-	best := decidingGrant(grants, capability, scope)
+	best := decidingGrant(grants, ledgerGrant, capability, scope)
 	if best == nil {
 		return "ask", fmt.Sprintf("the workflow has no grant for %s%s", capability, scopeText(scope)), nil
 	}
@@ -253,16 +253,24 @@ func (e *Engine) callsToday(ctx context.Context, q storage.Q, workflowID int64, 
 }
 
 // decidingGrant is the grant that decides a call of capability in scope: the
-// narrowest of those whose scope covers it; nil when none does.
-func decidingGrant(grants []storage.Grant, capability, scope string) *storage.Grant {
-	var best *storage.Grant
-	for i, g := range grants {
-		if g.Capability == capability && scopeMatches(g.Scope, scope) && (best == nil || len(g.Scope) > len(best.Scope)) {
-			best = &grants[i]
+// narrowest of those whose scope covers it; nil when none does. of reads a
+// grant's capability and scope, from the ledger's rows (ledgerGrant) or
+// the views a dry run has (viewGrant).
+func decidingGrant[G any](grants []G, of func(*G) (capability, scope string), capability, scope string) *G {
+	var best *G
+	bestScope := ""
+	for i := range grants {
+		c, sc := of(&grants[i])
+		if c == capability && scopeMatches(sc, scope) && (best == nil || len(sc) > len(bestScope)) {
+			best, bestScope = &grants[i], sc
 		}
 	}
 	return best
 }
+
+func ledgerGrant(g *storage.Grant) (string, string) { return g.Capability, g.Scope }
+
+func viewGrant(g *GrantView) (string, string) { return g.Capability, g.Scope }
 
 // scopeMatches: an empty grant scope covers everything; otherwise the call's
 // scope must equal it or lie under it (a path prefix, a sub-domain).

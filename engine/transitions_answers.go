@@ -67,7 +67,7 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 			return err
 		}
 		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: "allow"}
-		if best := decidingGrant(grants, g.Capability, scopeOf(meth, paramsOf(m))); best != nil {
+		if best := decidingGrant(grants, ledgerGrant, g.Capability, scopeOf(meth, paramsOf(m))); best != nil {
 			g.Scope, g.DailyLimit = best.Scope, best.DailyLimit
 		}
 		if err := tx.PutGrant(ctx, g, e.now()); err != nil {

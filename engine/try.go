@@ -342,7 +342,7 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 	}
 	for _, c := range sc.Capabilities {
 		g := GrantView{Capability: c, Mode: "ask", Used: true}
-		if best := bestGrant(grants, c, ""); best != nil {
+		if best := decidingGrant(grants, viewGrant, c, ""); best != nil {
 			g.Mode, g.Scope = best.Mode, best.Scope
 		}
 		rep.Capabilities = append(rep.Capabilities, g)
@@ -516,7 +516,7 @@ func orNone[T any](s []T) []T {
 // an allow whose daily limit the day's calls it covers (today, by
 // limitKey, counted before this one) have reached.
 func grantMode(grants []GrantView, capability, scope string, today map[string]int) (mode, reason string) {
-	best := bestGrant(grants, capability, scope)
+	best := decidingGrant(grants, viewGrant, capability, scope)
 	switch {
 	case best == nil:
 		return "ask", "waits for your approval: the workflow has no grant for " + capability + scopeText(scope)
@@ -528,16 +528,6 @@ func grantMode(grants []GrantView, capability, scope string, today map[string]in
 		return "ask", "waits for your approval: your grant denies " + capability + scopeText(best.Scope)
 	}
 	return "ask", "waits for your approval: " + capability + " asks before each call until you approve it with --always or grant it"
-}
-
-func bestGrant(grants []GrantView, capability, scope string) *GrantView {
-	var best *GrantView
-	for i, g := range grants {
-		if g.Capability == capability && scopeMatches(g.Scope, scope) && (best == nil || len(g.Scope) > len(best.Scope)) {
-			best = &grants[i]
-		}
-	}
-	return best
 }
 
 // capture stands between a dry run and the real connectors: reads pass
