@@ -109,18 +109,28 @@ func concurrentPush(url string, n, concurrency int) string {
 		`await ctx.http.request({ method: "POST", url: "`+url+`/items", json: { id: p.data.id }, reconcile: { url: "`+url+`/items/" + p.data.id } });`)
 }
 
-// approvals lists the ids of the approvals waiting in Attention.
-func (b *bundle) approvals() []string {
+// attentionOf lists the items of kind waiting in Attention.
+func (b *bundle) attentionOf(kind AttentionKind) []AttentionItem {
 	b.t.Helper()
 	att, err := b.e.Attention(context.Background())
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	var ids []string
-	for _, a := range att {
-		if a.Kind == AttentionApproval {
-			ids = append(ids, a.ID)
+	var items []AttentionItem
+	for _, it := range att {
+		if it.Kind == kind {
+			items = append(items, it)
 		}
+	}
+	return items
+}
+
+// approvals lists the ids of the approvals waiting in Attention.
+func (b *bundle) approvals() []string {
+	b.t.Helper()
+	var ids []string
+	for _, a := range b.attentionOf(AttentionApproval) {
+		ids = append(ids, a.ID)
 	}
 	return ids
 }

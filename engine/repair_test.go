@@ -31,18 +31,15 @@ func commandRepairer(t *testing.T, script string) (Repairer, string) {
 // proposed is the one open proposal for workflow, from Attention.
 func (b *bundle) proposed(workflow string) AttentionItem {
 	b.t.Helper()
-	att, err := b.e.Attention(context.Background())
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	proposals := b.attentionOf(AttentionProposal)
 	var found []AttentionItem
-	for _, it := range att {
-		if it.Kind == AttentionProposal && it.Workflow == workflow {
+	for _, it := range proposals {
+		if it.Workflow == workflow {
 			found = append(found, it)
 		}
 	}
 	if len(found) != 1 {
-		b.t.Fatalf("attention = %+v, want one proposal for %s", att, workflow)
+		b.t.Fatalf("proposals = %+v, want one for %s", proposals, workflow)
 	}
 	return found[0]
 }
