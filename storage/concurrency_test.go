@@ -66,8 +66,16 @@ func TestSeveralActiveRunsReserveDisjointly(t *testing.T) {
 	// the step reads them on every run: from the index alone, no run row
 	// (then sorted by id: a few rows)
 	plan, err := queryPlan(ctx, db.r, activeRunRefs, wid)
-	if err != nil || len(plan) == 0 || !strings.Contains(plan[0], "COVERING INDEX runs_active") {
-		t.Fatalf("ActiveRunRefs' plan = %q, %v; want the covering index runs_active", plan, err)
+	if err != nil || len(plan) == 0 || !strings.Contains(plan[0], "COVERING INDEX runs_open") {
+		t.Fatalf("ActiveRunRefs' plan = %q, %v; want the covering index runs_open", plan, err)
+	}
+	// restart recovery reads them too: from the open runs, not the history
+	plan, err = queryPlan(ctx, db.r, `SELECT `+runCols+` FROM runs INDEXED BY runs_open WHERE closed_at IS NULL AND status = 'active' ORDER BY id`)
+	if err != nil || len(plan) == 0 || !strings.Contains(plan[0], "INDEX runs_open") {
+		t.Fatalf("ActiveRuns' plan = %q, %v; want the index runs_open", plan, err)
+	}
+	if all, err := db.Read().ActiveRuns(ctx); err != nil || len(all) != runs {
+		t.Fatalf("ActiveRuns = %d runs, %v; want %d", len(all), err, runs)
 	}
 	if one, err := db.Read().ActiveRun(ctx, wid); err != nil || one.ID != active[0].ID {
 		t.Fatalf("ActiveRun = %v, %v; want the oldest, run %d", one, err, active[0].ID)

@@ -90,8 +90,8 @@ func (q Q) RunByID(ctx context.Context, id int64) (*Run, error) {
 // ActiveRun returns the workflow's active run — its oldest, when a
 // concurrent consumer holds several — or ErrNotFound.
 func (q Q) ActiveRun(ctx context.Context, workflowID int64) (*Run, error) {
-	return scanRun(q.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs INDEXED BY runs_active
-		WHERE workflow_id = ? AND status = 'active' ORDER BY id LIMIT 1`, workflowID))
+	return scanRun(q.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs INDEXED BY runs_open
+		WHERE workflow_id = ? AND closed_at IS NULL AND status = 'active' ORDER BY id LIMIT 1`, workflowID))
 }
 
 // ActiveRunRef is an active run as the scheduler first looks at it.
@@ -100,11 +100,11 @@ type ActiveRunRef struct {
 	Handler string
 }
 
-const activeRunRefs = `SELECT id, handler FROM runs INDEXED BY runs_active
-	WHERE workflow_id = ? AND status = 'active' ORDER BY id`
+const activeRunRefs = `SELECT id, handler FROM runs INDEXED BY runs_open
+	WHERE workflow_id = ? AND closed_at IS NULL AND status = 'active' ORDER BY id`
 
 // ActiveRunRefs returns the ids and handlers of a workflow's active runs,
-// oldest first. They are what runs_active holds, so no run row is read:
+// oldest first. runs_open holds all it reads, so no run row is read:
 // a concurrent consumer's runs under way carry their prepare results, and
 // the scheduler looks at them on every step only to count them.
 func (q Q) ActiveRunRefs(ctx context.Context, workflowID int64) ([]ActiveRunRef, error) {
@@ -124,9 +124,10 @@ func (q Q) ActiveRunRefs(ctx context.Context, workflowID int64) ([]ActiveRunRef,
 	return out, rows.Err()
 }
 
-// ActiveRuns returns every active run of every workflow (restart recovery).
+// ActiveRuns returns every active run of every workflow (restart recovery),
+// through the index of open runs: an active run is never closed.
 func (q Q) ActiveRuns(ctx context.Context) ([]*Run, error) {
-	return q.runs(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'active' ORDER BY id`)
+	return q.runs(ctx, `SELECT `+runCols+` FROM runs INDEXED BY runs_open WHERE closed_at IS NULL AND status = 'active' ORDER BY id`)
 }
 
 // OpenRuns returns the runs of a workflow that are still an open matter

@@ -142,6 +142,11 @@ func RunNote(run *storage.Run, news string) (kind, text string) {
 // announcement says (RunNote).
 func (l *Ledger) MoveRun(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, by, news string) (Decision, error) {
 	var d Decision
+	if run.Status == storage.RunActive && run.ClosedAt != nil {
+		// the index of open runs is where the active ones are found
+		// (storage/runs.go): a closed active run would be lost to it
+		return d, fmt.Errorf("%w: run %d is active and closed: an active run is an open matter", ErrRefused, run.ID)
+	}
 	run.UpdatedAt, run.MovedBy = l.now(), by
 	if run.ID == 0 {
 		_, err := tx.InsertRun(ctx, run)

@@ -221,3 +221,23 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestAnActiveRunIsNeverClosed: the active runs are read from the index of
+// open runs, so the ledger refuses a move that would close an active run.
+func TestAnActiveRunIsNeverClosed(t *testing.T) {
+	f := newFixture(t, 1)
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	err := f.db.Write(ctx, func(tx *storage.Tx) error {
+		f.run.ClosedAt = &now
+		_, err := f.l.MoveRun(ctx, tx, f.w, f.run, ByScheduler, "")
+		return err
+	})
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("closing an active run: %v, want it refused", err)
+	}
+	refs, err := f.db.Read().ActiveRunRefs(ctx, f.w.ID)
+	if err != nil || len(refs) != 1 || refs[0].ID != f.run.ID {
+		t.Fatalf("active runs after the refusal: %v, %v; want run %d", refs, err, f.run.ID)
+	}
+}
