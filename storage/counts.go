@@ -49,10 +49,15 @@ func (q Q) InputCounts(ctx context.Context, workflowID int64) (InputCounts, erro
 	return c, nil
 }
 
-// MutationCounts counts a workflow's mutations per connector and status,
-// from the counters triggers keep (migration 4).
+// MutationCounts counts a workflow's mutations per connector and status:
+// the settled ones from the counters triggers keep (migrations 5 and 13),
+// the open ones, a few, from their index.
 func (q Q) MutationCounts(ctx context.Context, workflowID int64) (map[string]map[string]int, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT connector, status, n FROM mutation_counts WHERE workflow_id = ? AND n > 0`, workflowID)
+	rows, err := q.q.QueryContext(ctx, `SELECT connector, status, n FROM mutation_counts WHERE workflow_id = ?1 AND n > 0
+		UNION ALL
+		SELECT connector, status, COUNT(*) FROM mutations INDEXED BY mutations_open
+		WHERE status IN ('awaiting_approval', 'in_flight', 'needs_reconcile', 'indeterminate') AND workflow_id = ?1
+		GROUP BY connector, status`, workflowID)
 	if err != nil {
 		return nil, err
 	}

@@ -102,5 +102,45 @@ func TestInputCounts(t *testing.T) {
 		if err != nil || got["files"]["applied"] != 5 || got["files"]["awaiting_approval"] != 0 {
 			t.Fatalf("after approving: %v (%v), want 5 applied", got, err)
 		}
+
+		// a call is written open and settled later: the counters are
+		// written once, as it settles; open calls are counted from their
+		// index
+		now := time.Now()
+		call := &Mutation{WorkflowID: w.ID, Connector: "files", Method: "append", Params: json.RawMessage(`{}`),
+			Status: "in_flight", CreatedAt: now, UpdatedAt: now}
+		counters := func() (rows, sum int) {
+			t.Helper()
+			if err := db.Read().q.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(n), 0) FROM mutation_counts`).Scan(&rows, &sum); err != nil {
+				t.Fatal(err)
+			}
+			return rows, sum
+		}
+		rows, sum := counters()
+		if err := db.Write(ctx, func(tx *Tx) error {
+			run := &Run{WorkflowID: w.ID, Handler: "c", HandlerType: "consumer", ScriptVersion: 1, Phase: "mutating", Status: "active", CreatedAt: now, UpdatedAt: now}
+			var err error
+			if call.RunID, err = tx.InsertRun(ctx, run); err != nil {
+				return err
+			}
+			return tx.InsertMutation(ctx, call, "k")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if r, s := counters(); r != rows || s != sum {
+			t.Fatalf("a call written in flight changed the counters: %d rows summing to %d, were %d and %d", r, s, rows, sum)
+		}
+		got, err = db.Read().MutationCounts(ctx, w.ID)
+		if err != nil || got["files"]["in_flight"] != 1 || got["files"]["applied"] != 5 {
+			t.Fatalf("with a call in flight: %v (%v), want 1 in flight, 5 applied", got, err)
+		}
+		call.Status = "applied"
+		if err := db.Write(ctx, func(tx *Tx) error { return tx.UpdateMutation(ctx, call) }); err != nil {
+			t.Fatal(err)
+		}
+		got, err = db.Read().MutationCounts(ctx, w.ID)
+		if err != nil || got["files"]["in_flight"] != 0 || got["files"]["applied"] != 6 {
+			t.Fatalf("after the call settled: %v (%v), want 6 applied, none in flight", got, err)
+		}
 	})
 }
