@@ -105,7 +105,7 @@ func (db *DB) lead() {
 	var n uint64
 	if slices.ContainsFunc(batch, (*writeReq).ok) {
 		n = db.disk.wrote()
-		if db.logPages >= db.checkpointPages {
+		if db.logPages >= checkpointPages {
 			db.checkpointLocked(context.WithoutCancel(batch[0].ctx), n)
 		}
 	}

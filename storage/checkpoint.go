@@ -12,8 +12,11 @@ import (
 // database file, whatever the log then holds: it could carry a record of an
 // effect whose own sync is still under way (SyncAfter). So the writer runs
 // with wal_autocheckpoint(0), and storage checkpoints itself, at the same
-// size of log SQLite would (checkpointLogBytes), after settling those
-// effects.
+// size SQLite would, after settling those effects.
+
+// checkpointPages is SQLite's default automatic checkpoint: the log is
+// copied back once this many pages have been written to it.
+const checkpointPages = 1000
 
 // countLogPages adds what the commit on conn wrote to the log. The writer's
 // "cache write" counter counts the pages its commits hand to the log.

@@ -55,9 +55,6 @@ type DB struct {
 	// pages written to the log since the last checkpoint, and the writer
 	// connection's count of pages written when last read (checkpoint.go)
 	logPages, pagesWritten int
-	// checkpointPages: the log is checkpointed once this many pages are
-	// written to it (checkpointLogBytes in this database's pages)
-	checkpointPages int
 	// commits of each kind so far (Commits)
 	syncedCommits, unsyncedCommits atomic.Int64
 }
@@ -87,10 +84,6 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 		}
 	}
 	if err := ownerOnly(path); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := newFileLayout(ctx, path); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -151,11 +144,6 @@ func (db *DB) open(ctx context.Context) error {
 	if mode != "wal" {
 		return fmt.Errorf("storage: %s: journal mode is %q, want wal", db.path, mode)
 	}
-	size, err := pageSize(ctx, w)
-	if err != nil {
-		return err
-	}
-	db.checkpointPages = checkpointLogBytes / size
 	r, err := sql.Open("sqlite", dsn(db.path, false))
 	if err != nil {
 		return fmt.Errorf("storage: open %s: %w", db.path, err)

@@ -135,10 +135,7 @@ func TestAFailedEffectFailsEverySyncAfterIt(t *testing.T) {
 	}
 }
 
-// bigAnswerBytes is about what bigAnswer writes.
-const bigAnswerBytes = 40000
-
-// bigAnswer adds an answer of about bigAnswerBytes.
+// bigAnswer adds an answer of about ten pages.
 func bigAnswer(tx *Tx) error { return insertAnswer(tx, "hex(randomblob(20000))") }
 
 // TestTheWriterCheckpointsAfterTheEffects: SQLite's own checkpoint would
@@ -167,15 +164,13 @@ func TestTheWriterCheckpointsAfterTheEffects(t *testing.T) {
 	}
 
 	t.Run("the log stays near the checkpoint size", func(t *testing.T) {
-		for range 3 * checkpointLogBytes / bigAnswerBytes {
+		for range 3 * checkpointPages / 10 {
 			if err := db.WriteUnsynced(ctx, bigAnswer); err != nil {
 				t.Fatal(err)
 			}
 		}
-		// the checkpoint size, and a write or two beyond it (a page and a
-		// frame header each)
-		if max := int64(checkpointLogBytes+2*bigAnswerBytes) * (PageSize + 24) / PageSize; walSize() > max {
-			t.Fatalf("the log is %d bytes after %d written, want at most %d: nothing checkpointed it", walSize(), 3*checkpointLogBytes, max)
+		if max := int64(checkpointPages+100) * (4096 + 24); walSize() > max {
+			t.Fatalf("the log is %d bytes after %d pages written, want at most %d: nothing checkpointed it", walSize(), 3*checkpointPages, max)
 		}
 	})
 
@@ -194,7 +189,7 @@ func TestTheWriterCheckpointsAfterTheEffects(t *testing.T) {
 		size := dbSize()
 		done := make(chan error, 1)
 		go func() {
-			for range checkpointLogBytes/bigAnswerBytes + 10 {
+			for range checkpointPages/10 + 10 {
 				if err := db.WriteUnsynced(ctx, bigAnswer); err != nil {
 					done <- err
 					return
@@ -204,7 +199,7 @@ func TestTheWriterCheckpointsAfterTheEffects(t *testing.T) {
 		}()
 		select {
 		case err := <-done:
-			t.Fatalf("%d bytes were written (%v) and checkpointed while an effect the log records was syncing", checkpointLogBytes+10*bigAnswerBytes, err)
+			t.Fatalf("%d pages were written (%v) and checkpointed while an effect the log records was syncing", checkpointPages+100, err)
 		case <-time.After(200 * time.Millisecond): // give a wrong checkpoint the chance to go ahead
 		}
 		if got := dbSize(); got != size {

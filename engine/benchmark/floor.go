@@ -8,26 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"keep/storage"
-
 	_ "modernc.org/sqlite" // the "sqlite" driver, as storage uses it
 )
-
-// floorPageSize creates the floor's database with keep's page size, which
-// must be set before WAL is (storage/pagesize.go).
-func floorPageSize(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	for _, q := range []string{fmt.Sprintf("PRAGMA page_size = %d", storage.PageSize), "PRAGMA journal_mode = WAL"} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	return db.Close()
-}
 
 // floorDSN opens a database with storage's pragmas: WAL, synchronous FULL,
 // immediate write transactions.
@@ -42,14 +24,9 @@ func floorDSN(path string) string {
 }
 
 // floor measures raw durable commits per second on the same file system:
-// one small row per transaction, for at least a second and 500 commits,
-// in pages of the size keep's own database has.
+// one small row per transaction, for at least a second and 500 commits.
 func floor(ctx context.Context, o Options, r *Results) error {
-	path := filepath.Join(o.Dir, "floor.db")
-	if err := floorPageSize(ctx, path); err != nil {
-		return err
-	}
-	db, err := sql.Open("sqlite", floorDSN(path))
+	db, err := sql.Open("sqlite", floorDSN(filepath.Join(o.Dir, "floor.db")))
 	if err != nil {
 		return err
 	}
@@ -61,13 +38,6 @@ func floor(ctx context.Context, o Options, r *Results) error {
 	}
 	if mode != "wal" {
 		return fmt.Errorf("floor database: journal mode %q, want wal", mode)
-	}
-	var size int
-	if err := db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&size); err != nil {
-		return err
-	}
-	if size != storage.PageSize {
-		return fmt.Errorf("floor database: page size %d, want keep's %d", size, storage.PageSize)
 	}
 	if _, err := db.ExecContext(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, v TEXT NOT NULL)"); err != nil {
 		return err
