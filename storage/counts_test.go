@@ -94,13 +94,21 @@ func TestInputCounts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.Status = "applied"
-		if err := db.Write(ctx, func(tx *Tx) error { return tx.UpdateMutation(ctx, m) }); err != nil {
-			t.Fatal(err)
+		// settle applies m and returns the files connector's counts after
+		settle := func(m *Mutation) map[string]int {
+			t.Helper()
+			m.Status = "applied"
+			if err := db.Write(ctx, func(tx *Tx) error { return tx.UpdateMutation(ctx, m) }); err != nil {
+				t.Fatal(err)
+			}
+			got, err := db.Read().MutationCounts(ctx, w.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got["files"]
 		}
-		got, err = db.Read().MutationCounts(ctx, w.ID)
-		if err != nil || got["files"]["applied"] != 5 || got["files"]["awaiting_approval"] != 0 {
-			t.Fatalf("after approving: %v (%v), want 5 applied", got, err)
+		if got := settle(m); got["applied"] != 5 || got["awaiting_approval"] != 0 {
+			t.Fatalf("after approving: %v, want 5 applied", got)
 		}
 
 		// a call is written open and settled later: the counters are
@@ -134,13 +142,8 @@ func TestInputCounts(t *testing.T) {
 		if err != nil || got["files"]["in_flight"] != 1 || got["files"]["applied"] != 5 {
 			t.Fatalf("with a call in flight: %v (%v), want 1 in flight, 5 applied", got, err)
 		}
-		call.Status = "applied"
-		if err := db.Write(ctx, func(tx *Tx) error { return tx.UpdateMutation(ctx, call) }); err != nil {
-			t.Fatal(err)
-		}
-		got, err = db.Read().MutationCounts(ctx, w.ID)
-		if err != nil || got["files"]["in_flight"] != 0 || got["files"]["applied"] != 6 {
-			t.Fatalf("after the call settled: %v (%v), want 6 applied, none in flight", got, err)
+		if got := settle(call); got["in_flight"] != 0 || got["applied"] != 6 {
+			t.Fatalf("after the call settled: %v, want 6 applied, none in flight", got)
 		}
 	})
 }
