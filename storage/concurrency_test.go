@@ -70,7 +70,7 @@ func TestSeveralActiveRunsReserveDisjointly(t *testing.T) {
 		t.Fatalf("ActiveRunRefs' plan = %q, %v; want the covering index runs_open", plan, err)
 	}
 	// restart recovery reads them too: from the open runs, not the history
-	plan, err = queryPlan(ctx, db.r, `SELECT `+runCols+` FROM runs INDEXED BY runs_open WHERE closed_at IS NULL AND status = 'active' ORDER BY id`)
+	plan, err = queryPlan(ctx, db.r, activeRuns)
 	if err != nil || len(plan) == 0 || !strings.Contains(plan[0], "INDEX runs_open") {
 		t.Fatalf("ActiveRuns' plan = %q, %v; want the index runs_open", plan, err)
 	}

@@ -127,8 +127,10 @@ func (q Q) ActiveRunRefs(ctx context.Context, workflowID int64) ([]ActiveRunRef,
 // ActiveRuns returns every active run of every workflow (restart recovery),
 // through the index of open runs: an active run is never closed.
 func (q Q) ActiveRuns(ctx context.Context) ([]*Run, error) {
-	return q.runs(ctx, `SELECT `+runCols+` FROM runs INDEXED BY runs_open WHERE closed_at IS NULL AND status = 'active' ORDER BY id`)
+	return q.runs(ctx, activeRuns)
 }
+
+const activeRuns = `SELECT ` + runCols + ` FROM runs INDEXED BY runs_open WHERE closed_at IS NULL AND status = 'active' ORDER BY id`
 
 // OpenRuns returns the runs of a workflow that are still an open matter
 // (paused or failed, nothing has taken them over yet), oldest first.
