@@ -85,7 +85,7 @@ func init() {
 	// phase waits on the host instead of taking a second core from it, and
 	// a frame that wakes the worker wakes one thread. Workers run side by
 	// side as processes, one per run in hand.
-	if os.Getenv("GOMAXPROCS") == "" && os.Getenv("KEEP_WGMP") == "" {
+	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
 	// The pipes reach a worker in blocking mode (exec hands them over so).
