@@ -8,10 +8,10 @@ import (
 )
 
 // maxCachedStmts bounds each statement cache: the read pool's, and each
-// held connection's (held.go). The package's fixed
-// queries number well under a hundred; the dynamically built ones (IN lists,
-// optional filters) repeat, so they fit too. Past the bound a query runs
-// unprepared, so no caller can grow the cache without limit.
+// held connection's (held.go). The package's fixed queries number well
+// under a hundred; the dynamically built ones (IN lists, optional filters)
+// repeat, so they fit too. Past the bound a query runs unprepared, so no
+// caller can grow the cache without limit.
 const maxCachedStmts = 512
 
 // stmtCache keeps one prepared *sql.Stmt per query text for one pool, so
@@ -55,8 +55,7 @@ func (c *stmtCache) lookup(query string) *sql.Stmt {
 // prepare returns the statement of query, preparing and caching it on a
 // miss; nil when the cache is full or closed, or the query does not prepare
 // (the caller then runs it unprepared, which reports the same error as
-// before). It must not be called while the pool's only connection is held
-// (the writer's transaction), or it would wait for it forever.
+// before).
 func (c *stmtCache) prepare(ctx context.Context, query string) *sql.Stmt {
 	if s := c.lookup(query); s != nil {
 		return s
