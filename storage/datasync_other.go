@@ -4,4 +4,15 @@ package storage
 
 import "os"
 
-func datasync(f *os.File) error { return f.Sync() }
+// syncFile flushes the file at path.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

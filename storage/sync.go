@@ -159,16 +159,8 @@ func (d *durability) fsync() error {
 	if d.sync != nil {
 		return d.sync()
 	}
-	f, err := os.Open(d.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // no log: the checkpoint that removed it synced the database file
-	}
-	if err != nil {
+	if err := syncFile(d.path); !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	err = datasync(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return nil // no log: the checkpoint that removed it synced the database file
 }
