@@ -28,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"keep/engine/benchmark"
 )
 
 func main() {
@@ -86,24 +88,16 @@ func run(bin, flow string, n int, delay time.Duration, port int) error {
 	}
 	time.Sleep(2 * time.Second) // the flow deployed and its watch or poll started
 
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("item-%05d.json", i)
-		if err := os.WriteFile(filepath.Join(staging, names[i]), fmt.Appendf(nil, `{"n":%d}`, i), 0o600); err != nil {
-			return err
-		}
+	drop, err := benchmark.Stage(staging, n)
+	if err != nil {
+		return err
 	}
 	cpu0, err := cpuTicks(cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
-	dropped := make(map[string]time.Time, n)
-	start := time.Now()
-	for _, name := range names {
-		if err := os.Rename(filepath.Join(staging, name), filepath.Join(inbox, name)); err != nil {
-			return err
-		}
-		dropped[name] = time.Now()
+	if err := drop.Drop(staging, inbox); err != nil {
+		return err
 	}
 	select {
 	case <-s.all:
@@ -121,14 +115,14 @@ func run(bin, flow string, n int, delay time.Duration, port int) error {
 	var lat []float64
 	var last time.Time
 	for name, at := range s.first {
-		lat = append(lat, float64(at.Sub(dropped[name]).Microseconds())/1000)
+		lat = append(lat, float64(at.Sub(drop.Dropped[name]).Microseconds())/1000)
 		if at.After(last) {
 			last = at
 		}
 	}
 	slices.Sort(lat)
 	left, _ := os.ReadDir(inbox)
-	span := last.Sub(start).Seconds()
+	span := last.Sub(drop.Start).Seconds()
 	fmt.Printf("node-red %s: %d files, %.1f items/s, p50 %.0f ms, p99 %.0f ms, %.2f CPU-s per 1,000, %d POSTs repeated, %d files left in the folder (sink delay %s)\n",
 		flow, n, float64(n)/span, lat[len(lat)/2], lat[len(lat)*99/100], float64(cpu1-cpu0)/clockTicks*1000/float64(n), s.repeats, len(left), delay)
 	return nil
