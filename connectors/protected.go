@@ -10,73 +10,86 @@ import (
 	"syscall"
 )
 
-// ProtectedPath is one of the host's own files, which no connector may read
-// or change whatever its roots (a user who sets roots = ["~"] has keep's
-// database and config inside them).
-type ProtectedPath struct {
-	// Path is the file. With Prefix, every file of Path's directory whose
-	// name starts with Path's base name (keep.db covers keep.db-wal,
-	// keep.db-shm, keep.db.lock, keep.db.sock and any keep.db.bak).
-	Path   string
-	Prefix bool
-	// Why names the file for a person: "keep's database".
+// Place is a folder keep writes its own files into. What is keep's is
+// decided by where a path lies, not by its name, so a file a later feature
+// writes there is out of every workflow's reach without anyone listing it:
+//
+//   - every file directly in Dir (of any name and kind: a database, its
+//     WAL, lock and socket, a log, a config, credentials, service.env, a
+//     file keep has not written yet) is keep's;
+//   - a folder directly in Dir is keep's, with all it holds, when its name
+//     starts with Own (keep names its caches after the database:
+//     keep.db.feeds, keep.db.mcp), or always with Whole;
+//   - any other folder in Dir is the person's: keep creates none there, so
+//     one is theirs (the offline demo's folder beside the database, which
+//     keep hands the demo workflow as a files root, or a root the person
+//     keeps beside their config).
+//
+// The folders of a place are not keep's because a database or a config
+// may be put in a folder of the person's (--db ~/keep.db): claiming every
+// subfolder there would take their whole home away from every workflow,
+// while claiming its files costs them only the files beside keep's.
+type Place struct {
+	Dir string
+	// Own is the prefix of keep's own folders in Dir; "" claims none.
+	Own string
+	// Whole claims everything under Dir (a cache folder of keep's own).
+	Whole bool
+	// Why names the place for a person: "beside keep's database".
 	Why string
 }
 
-// Protected is the set of the host's own files that connectors taking paths
+// Protected is the set of keep's places, which connectors taking paths
 // refuse. A nil *Protected protects nothing. It is safe for concurrent use.
 type Protected struct {
-	entries []protectedEntry
+	places []place
 }
 
-type protectedEntry struct {
-	// dirs is the file's directory as given and with symlinks resolved, so
-	// a path through either spelling matches.
-	dirs   []string
-	base   string
-	prefix bool
-	why    string
-	shown  string // the path as configured, for messages
+type place struct {
+	// dirs is the folder as given and with symlinks resolved, so a path
+	// through either spelling matches.
+	dirs  []string
+	own   string
+	whole bool
+	why   string
 }
 
-// NewProtected returns the set of paths; relative paths are made absolute
-// against the working directory, empty ones are ignored.
-func NewProtected(paths ...ProtectedPath) (*Protected, error) {
+// NewProtected returns the set of places; relative folders are made
+// absolute against the working directory, empty ones are ignored.
+func NewProtected(places ...Place) (*Protected, error) {
 	p := &Protected{}
-	for _, pp := range paths {
-		if pp.Path == "" {
+	for _, pl := range places {
+		if pl.Dir == "" {
 			continue
 		}
-		abs, err := filepath.Abs(pp.Path)
+		abs, err := filepath.Abs(pl.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("protected path %q: %w", pp.Path, err)
+			return nil, fmt.Errorf("keep's folder %q: %w", pl.Dir, err)
 		}
-		dir := filepath.Dir(abs)
-		e := protectedEntry{dirs: []string{dir}, base: filepath.Base(abs), prefix: pp.Prefix, why: pp.Why, shown: abs}
-		if real, err := RealPath(dir); err == nil && real != dir {
+		e := place{dirs: []string{abs}, own: pl.Own, whole: pl.Whole, why: pl.Why}
+		if real, err := RealPath(abs); err == nil && real != abs {
 			e.dirs = append(e.dirs, real)
 		}
-		p.entries = append(p.entries, e)
+		p.places = append(p.places, e)
 	}
 	return p, nil
 }
 
-// Check refuses path (absolute) when it names a protected file, directly,
-// through a symlink (its own or a parent's), or as a hard link to one. The
-// error is a Permission error naming the path and whose file it is.
+// Check refuses path (absolute) when it is keep's, directly, through a
+// symlink (its own or a parent's), or as a hard link to one of keep's
+// files. The error is a Permission error naming the path and the place.
 func (p *Protected) Check(path string) error {
 	return p.check(path, false)
 }
 
-// CheckTree is Check that also refuses a directory holding a protected file:
-// moving or removing it would take the file with it.
+// CheckTree is Check that also refuses a folder holding one of keep's
+// places: moving or removing it would take keep's files with it.
 func (p *Protected) CheckTree(path string) error {
 	return p.check(path, true)
 }
 
-// Hides reports whether a listing should leave path out. It matches names
-// only (no disk access): the caller passes a path whose directory is
-// already symlink-resolved.
+// Hides reports whether a listing should leave path out: the caller passes
+// a path whose folder is already symlink-resolved.
 func (p *Protected) Hides(path string) bool {
 	if p == nil {
 		return false
@@ -86,7 +99,7 @@ func (p *Protected) Hides(path string) bool {
 }
 
 func (p *Protected) check(path string, tree bool) error {
-	if p == nil || len(p.entries) == 0 {
+	if p == nil || len(p.places) == 0 {
 		return nil
 	}
 	abs := filepath.Clean(path)
@@ -109,29 +122,24 @@ func (p *Protected) check(path string, tree bool) error {
 	return nil
 }
 
-func (p *Protected) refuse(path string, e *protectedEntry, indirect bool) error {
+func (p *Protected) refuse(path string, e *place, indirect bool) error {
 	how := ""
 	if indirect {
-		how = " (through a link)"
+		how = " through a link"
 	}
-	return Errorf(Permission, "%s is %s%s (%s): no workflow may read or change keep's own files", path, e.why, how, e.shown)
+	return Errorf(Permission, "%s is%s %s (%s): no workflow may read or change keep's own files", path, how, e.why, e.dirs[0])
 }
 
-// match compares one path with every entry by name; with tree, a directory
-// holding a protected file matches too.
-func (p *Protected) match(path string, tree bool) (*protectedEntry, bool) {
-	dir, name := filepath.Dir(path), filepath.Base(path)
-	for i := range p.entries {
-		e := &p.entries[i]
+// match compares one path with every place; with tree, a folder holding a
+// place matches too.
+func (p *Protected) match(path string, tree bool) (*place, bool) {
+	for i := range p.places {
+		e := &p.places[i]
 		for _, d := range e.dirs {
 			if tree && contains(path, d) {
 				return e, true
 			}
-			if d != dir {
-				continue
-			}
-			// Case folded: on a case-insensitive disk KEEP.DB is keep.db.
-			if strings.EqualFold(name, e.base) || (e.prefix && len(name) >= len(e.base) && strings.EqualFold(name[:len(e.base)], e.base)) {
+			if e.keeps(d, path) {
 				return e, true
 			}
 		}
@@ -139,34 +147,68 @@ func (p *Protected) match(path string, tree bool) (*protectedEntry, bool) {
 	return nil, false
 }
 
-// sameFile catches a hard link to a protected file under another name: only
-// a file with more than one link can be one, so the common case costs one
-// stat.
-func (p *Protected) sameFile(real string) (*protectedEntry, bool) {
+// keeps reports whether path, spelled under d (one spelling of e's
+// folder), is keep's.
+func (e *place) keeps(d, path string) bool {
+	rel, err := filepath.Rel(d, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	if e.whole {
+		return true
+	}
+	first, rest, deeper := strings.Cut(rel, string(filepath.Separator))
+	// Case folded: on a case-insensitive disk KEEP.DB.MCP is keep.db.mcp.
+	if e.own != "" && len(first) >= len(e.own) && strings.EqualFold(first[:len(e.own)], e.own) {
+		return true
+	}
+	if deeper && rest != "" {
+		return false // inside a folder of the person's
+	}
+	// Directly in the place: keep's unless it is a folder (Lstat: a link
+	// there is a file of the place, whatever it points to). A name that
+	// does not exist yet is keep's too: what a workflow would create there
+	// is a file beside keep's.
+	fi, err := os.Lstat(path)
+	return err != nil || !fi.IsDir()
+}
+
+// sameFile catches a hard link to one of keep's files under another name:
+// only a file with more than one link can be one, so the common case costs
+// one stat.
+func (p *Protected) sameFile(real string) (*place, bool) {
 	fi, err := os.Stat(real)
 	if err != nil || !fi.Mode().IsRegular() || linkCount(fi) == 1 {
 		return nil, false
 	}
-	for i := range p.entries {
-		e := &p.entries[i]
-		var names []string
-		if e.prefix {
-			des, err := os.ReadDir(e.dirs[0])
-			if err != nil {
-				continue
+	for i := range p.places {
+		e := &p.places[i]
+		found := false
+		root := e.dirs[0]
+		filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
+			if err != nil || found {
+				return filepath.SkipDir
 			}
-			for _, de := range des {
-				if strings.HasPrefix(de.Name(), e.base) {
-					names = append(names, de.Name())
+			if path == root {
+				return nil
+			}
+			if de.IsDir() {
+				if e.keeps(root, path) {
+					return nil
 				}
+				return filepath.SkipDir
 			}
-		} else {
-			names = []string{e.base}
-		}
-		for _, n := range names {
-			if pfi, err := os.Stat(filepath.Join(e.dirs[0], n)); err == nil && os.SameFile(fi, pfi) {
-				return e, true
+			if !de.Type().IsRegular() {
+				return nil
 			}
+			if pfi, err := os.Stat(path); err == nil && os.SameFile(fi, pfi) {
+				found = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if found {
+			return e, true
 		}
 	}
 	return nil, false

@@ -44,27 +44,30 @@ type ConnectorOpts struct {
 	// Logger receives what connectors log on their own (an MCP server's
 	// stderr, its starts and deaths): keep.log. Nil: discarded.
 	Logger *slog.Logger
-	// MCPCacheDir holds the servers' cached tool lists; "" : "mcp" next to
-	// DBPath, else the user's cache folder.
+	// MCPCacheDir holds the servers' cached tool lists; "": DBPath's name
+	// with ".mcp" (keep.db.mcp, beside it), else the user's cache folder.
 	MCPCacheDir string
 }
 
-// ProtectedPaths are keep's own files for a database and a config file: the
-// database with its WAL, shared memory, lock, socket and any backup (every
-// name starting with the database's), the log and its rotations, the
-// config and the credentials file beside it.
-func ProtectedPaths(dbPath, configPath string) []connectors.ProtectedPath {
-	var out []connectors.ProtectedPath
+// KeepPlaces are the folders keep writes its own files into
+// (connectors.Place): the database's folder, where every file is keep's
+// (the database, its WAL, shared memory, lock and socket, keep.log and its
+// rotations, a database replaced by restore) and every folder named after
+// the database (its feeds and MCP caches); the config's folder, where
+// every file is keep's (the config, credentials.json and its lock,
+// service.env); and the MCP cache when it is elsewhere. Folders beside the
+// database not named after it are the person's: the offline demo's, which
+// keep hands its workflow as a files root.
+func KeepPlaces(dbPath, configPath, mcpCache string) []connectors.Place {
+	var out []connectors.Place
 	if dbPath != "" {
-		dir := filepath.Dir(dbPath)
-		out = append(out,
-			connectors.ProtectedPath{Path: dbPath, Prefix: true, Why: "keep's database"},
-			connectors.ProtectedPath{Path: filepath.Join(dir, "keep.log"), Prefix: true, Why: "keep's log"})
+		out = append(out, connectors.Place{Dir: filepath.Dir(dbPath), Own: filepath.Base(dbPath), Why: "beside keep's database"})
 	}
 	if configPath != "" {
-		out = append(out,
-			connectors.ProtectedPath{Path: configPath, Why: "keep's config"},
-			connectors.ProtectedPath{Path: filepath.Join(filepath.Dir(configPath), "credentials.json"), Why: "keep's credentials"})
+		out = append(out, connectors.Place{Dir: filepath.Dir(configPath), Why: "beside keep's config"})
+	}
+	if mcpCache != "" {
+		out = append(out, connectors.Place{Dir: mcpCache, Whole: true, Why: "in keep's cache of MCP tool lists"})
 	}
 	return out
 }
@@ -110,7 +113,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	if configPath == "" {
 		configPath = cfg.Path
 	}
-	protected, err := connectors.NewProtected(ProtectedPaths(opts.DBPath, configPath)...)
+	protected, err := connectors.NewProtected(KeepPlaces(opts.DBPath, configPath, mcpCacheDir(opts))...)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +135,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	var feedDir string
 	if opts.DBPath != "" {
 		// beside the database, under its name: keep's own, out of every
-		// script's reach (ProtectedPaths)
+		// script's reach (KeepPlaces)
 		feedDir = opts.DBPath + ".feeds"
 	}
 	fdc, err := feed.New(feed.Config{HTTP: hc, Dir: feedDir})

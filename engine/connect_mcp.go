@@ -10,20 +10,27 @@ import (
 	"keep/engine/config"
 )
 
+// mcpCacheDir is where the servers' tool lists are cached: a folder named
+// after the database, so it is among keep's own files (KeepPlaces) and no
+// workflow can rewrite what a tool is said to do.
+func mcpCacheDir(opts ConnectorOpts) string {
+	switch {
+	case opts.MCPCacheDir != "":
+		return opts.MCPCacheDir
+	case opts.DBPath != "":
+		return opts.DBPath + ".mcp"
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "keep", "mcp-tools")
+	}
+	return ""
+}
+
 // mcpConnectors registers one connector per [mcp.NAME] (DESIGN.md §15).
 // Nothing starts here: a server starts when a script or a command first
 // needs it.
 func mcpConnectors(cfg config.Config, opts ConnectorOpts, reg *connectors.Registry) error {
-	cache := opts.MCPCacheDir
-	switch {
-	case cache != "":
-	case opts.DBPath != "":
-		cache = filepath.Join(filepath.Dir(opts.DBPath), "mcp")
-	default:
-		if d, err := os.UserCacheDir(); err == nil {
-			cache = filepath.Join(d, "keep", "mcp-tools")
-		}
-	}
+	cache := mcpCacheDir(opts)
 	for _, name := range cfg.MCPNames() {
 		m := cfg.MCP[name]
 		key := "mcp." + name

@@ -99,20 +99,24 @@ func TestKeepOwnFilesAreOutOfEveryWorkflowsReach(t *testing.T) {
 	configBefore, _ := os.ReadFile(o.cfgPath)
 
 	reads := map[string]string{
-		`ctx.files.read({ path: "cfg/config.toml" })`:              "keep's config",
-		`ctx.files.read({ path: "cfg/credentials.json" })`:         "keep's credentials",
-		`ctx.files.read({ path: "data/keep.db" })`:                 "keep's database",
-		`ctx.files.read({ path: "data/x/../keep.db-wal" })`:        "keep's database",
-		`ctx.files.read({ path: "innocent.txt" })`:                 "keep's database",
-		`ctx.files.read({ path: "hard.txt" })`:                     "keep's config",
-		`ctx.files.read({ path: "data/keep.log" })`:                "keep's log",
-		`ctx.sheets.rows({ spreadsheet: "cfg/config.toml" })`:      "keep's config",
-		`ctx.sheets.rows({ spreadsheet: "cfg/credentials.json" })`: "keep's credentials",
+		`ctx.files.read({ path: "cfg/config.toml" })`:              "beside keep's config",
+		`ctx.files.read({ path: "cfg/credentials.json" })`:         "beside keep's config",
+		`ctx.files.read({ path: "data/keep.db" })`:                 "beside keep's database",
+		`ctx.files.read({ path: "data/x/../keep.db-wal" })`:        "beside keep's database",
+		`ctx.files.read({ path: "innocent.txt" })`:                 "beside keep's database",
+		`ctx.files.read({ path: "hard.txt" })`:                     "beside keep's config",
+		`ctx.files.read({ path: "data/keep.log" })`:                "beside keep's database",
+		`ctx.sheets.rows({ spreadsheet: "cfg/config.toml" })`:      "beside keep's config",
+		`ctx.sheets.rows({ spreadsheet: "cfg/credentials.json" })`: "beside keep's config",
 	}
 	if err := os.WriteFile(filepath.Join(o.root, "data", "keep.log"), []byte("log"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(o.root, "data", "notes.txt"), []byte("mine"), 0o600); err != nil {
+	// a folder beside the database is the person's (the demo's is one)
+	if err := os.MkdirAll(filepath.Join(o.root, "data", "demo"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(o.root, "data", "demo", "notes.txt"), []byte("mine"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// a refused permission fails the run whether or not the script catches
@@ -133,7 +137,7 @@ func TestKeepOwnFilesAreOutOfEveryWorkflowsReach(t *testing.T) {
 	}
 	lister := `export default Keep.workflow({ name: "lister", topics: { t: {} },
   producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    const names = (await ctx.files.list({ dir: "data" })).concat(await ctx.files.list({ dir: "cfg" })).map(f => f.name);
+    const names = (await ctx.files.list({ dir: "data" })).concat(await ctx.files.list({ dir: "cfg" }), await ctx.files.list({ dir: "data/demo" })).map(f => f.name);
     console.log("LISTED " + JSON.stringify(names));
   } } } });`
 	if _, err := o.e.Deploy(ctx, "lister.js", []byte(lister), ""); err != nil {
@@ -145,7 +149,7 @@ func TestKeepOwnFilesAreOutOfEveryWorkflowsReach(t *testing.T) {
 		"plant-wal": `ctx.files.write({ path: "data/keep.db-wal", content: "junk" })`,
 		"move-from": `ctx.files.move({ from: "data/keep.db", to: "stolen.db" })`,
 		"move-dir":  `ctx.files.move({ from: "data", to: "elsewhere" })`,
-		"move-to":   `ctx.files.move({ from: "data/notes.txt", to: "data/keep.db-shm" })`,
+		"move-to":   `ctx.files.move({ from: "data/demo/notes.txt", to: "data/keep.db-shm" })`,
 		"sheet":     `ctx.sheets.appendRow({ spreadsheet: "cfg/credentials.json", row: { a: "1" } })`,
 	}
 	for name, call := range mutations {
@@ -194,7 +198,7 @@ func TestKeepOwnFilesAreOutOfEveryWorkflowsReach(t *testing.T) {
 		}
 	}
 	if _, tr := trace("lister"); !strings.Contains(tr, `LISTED [\"notes.txt\"]`) {
-		t.Errorf("listing data/ and cfg/ should show only notes.txt:\n%s", tr)
+		t.Errorf("listing data/, cfg/ and data/demo should show only demo's notes.txt:\n%s", tr)
 	}
 
 	for name := range mutations {
@@ -209,12 +213,12 @@ func TestKeepOwnFilesAreOutOfEveryWorkflowsReach(t *testing.T) {
 	if after, _ := os.ReadFile(o.cfgPath); !bytes.Equal(after, configBefore) {
 		t.Errorf("config changed:\n%s", after)
 	}
-	for _, p := range []string{"stolen.db", "elsewhere", "data/notes.txt.x"} {
+	for _, p := range []string{"stolen.db", "elsewhere", "data/demo/notes.txt.x"} {
 		if _, err := os.Lstat(filepath.Join(o.root, p)); err == nil {
 			t.Errorf("%s exists: a move took keep's files", p)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(o.root, "data", "notes.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(o.root, "data", "demo", "notes.txt")); err != nil {
 		t.Errorf("notes.txt was moved onto keep's shm name: %v", err)
 	}
 	// the ledger is whole
