@@ -52,13 +52,19 @@ func TestProtected(t *testing.T) {
 	if err := os.Symlink(filepath.Join(cfg, "service.env"), linkToEnv); err != nil {
 		t.Fatal(err)
 	}
+	// a dangling link: writing through it would create a file beside the
+	// database
+	dangling := filepath.Join(dir, "later.txt")
+	if err := os.Symlink(filepath.Join(data, "keep.db.sock"), dangling); err != nil {
+		t.Fatal(err)
+	}
 	p, err := connectors.NewProtected(connectors.Place{Dir: data, Own: "keep.db", Why: "beside keep's database"},
 		connectors.Place{Dir: cfg, Why: "beside keep's config"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	refused := []string{db, db + "-wal", db + ".sock", filepath.Join(data, "KEEP.DB"), filepath.Join(alias, "keep.db-shm"),
-		filepath.Join(data, "sub", "..", "keep.db"), hard, hardCache, linkToEnv, cache, filepath.Join(data, "keep.db.feeds", "x"),
+		filepath.Join(data, "sub", "..", "keep.db"), hard, hardCache, linkToEnv, dangling, cache, filepath.Join(data, "keep.db.feeds", "x"),
 		filepath.Join(alias, "KEEP.DB.MCP", "memory.tools.json"), filepath.Join(data, "keep.log.1"), filepath.Join(data, "anything-new"),
 		filepath.Join(cfg, "config.toml"), filepath.Join(cfg, "service.env"), filepath.Join(cfg, "credentials.json.lock")}
 	for _, path := range refused {
