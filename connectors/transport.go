@@ -20,8 +20,15 @@ import (
 type Transport struct {
 	Client *http.Client
 	// Account is whose credential goes on every request; nil sends
-	// requests as they are.
+	// requests as they are. It goes to the request's origin only: a
+	// redirect to another scheme, host or port goes without it.
 	Account Account
+	// Plain lets the credential go over plain http to another machine:
+	// only for a host the person bound with an explicit http:// scheme
+	// (the http connector's [connectors.http.hosts]). Otherwise a
+	// credential goes over plain http to this machine only, and a request
+	// elsewhere is refused with nothing sent.
+	Plain bool
 }
 
 // Refuser is an account that records a service's refusal of its secret, so
@@ -54,6 +61,10 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 		resp, err = t.client().Do(req.WithContext(ctx))
 		return resp, written.Load(), err
 	}
+	if !t.Plain && inClear(req.URL) {
+		return nil, false, clearRefused(t.Account, req.URL)
+	}
+	client := boundRedirects(t.client())
 	for attempt := 0; ; attempt++ {
 		r := req.WithContext(ctx)
 		if attempt > 0 {
@@ -67,7 +78,7 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 		if err := Authorize(ctx, r, t.Account); err != nil {
 			return nil, written.Load(), err
 		}
-		resp, err = t.client().Do(r)
+		resp, err = client.Do(r)
 		if err != nil || resp.StatusCode != http.StatusUnauthorized {
 			return resp, written.Load(), err
 		}

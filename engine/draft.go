@@ -102,14 +102,17 @@ func (c *Chat) Complete(ctx context.Context, msgs []ChatMessage) (string, error)
 		return "", fmt.Errorf("llm: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if c.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIKey)
-	}
 	client := c.Client
 	if client == nil {
 		client = &http.Client{Timeout: 5 * time.Minute}
 	}
-	resp, err := client.Do(req)
+	// the key goes through connectors' one credential transport: to the
+	// endpoint's origin only, never over plain http to another machine
+	t := connectors.Transport{Client: client}
+	if c.APIKey != "" {
+		t.Account = connectors.KeyAccount{Label: "llm", Value: c.APIKey}
+	}
+	resp, _, err := t.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("llm %s: %w", c.URL, err)
 	}

@@ -83,24 +83,10 @@ func (b binding) matches(u *url.URL) bool {
 	return got == want
 }
 
-func defaultPort(scheme string) string {
-	switch scheme {
-	case "http":
-		return "80"
-	case "https":
-		return "443"
-	}
-	return ""
-}
+func defaultPort(scheme string) string { return connectors.DefaultPort(scheme) }
 
 // loopback: this machine, where plain http never leaves it.
-func loopback(host string) bool {
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func loopback(host string) bool { return connectors.Loopback(host) }
 
 // rank orders entries from the most specific.
 func (b binding) rank() int {

@@ -108,7 +108,13 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 			if _, err := c.cfg.Account.Secret(ctx); err != nil {
 				return nil, err
 			}
-			rt = &signer{base: rt, account: c.cfg.Account}
+			// connectors' one credential transport: the token goes to the
+			// URL's scheme, host and port only, never in clear elsewhere
+			signed, err := connectors.NewSigned(rt, c.cfg.Account, c.cfg.URL)
+			if err != nil {
+				return nil, fmt.Errorf("mcp.%s: %w", c.cfg.Name, err)
+			}
+			rt = signed
 		}
 		return &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true}, nil
 	}
@@ -126,32 +132,6 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 	}
 	cmd.Stderr = &lineLog{c: c}
 	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
-}
-
-// signer adds the account's Authorization header to every request and
-// reports a 401 so an oauth2 account refreshes.
-type signer struct {
-	base    http.RoundTripper
-	account connectors.Account
-}
-
-func (s *signer) RoundTrip(req *http.Request) (*http.Response, error) {
-	secret, err := s.account.Secret(req.Context())
-	if err != nil {
-		return nil, err
-	}
-	req = req.Clone(req.Context())
-	switch s.account.Kind() {
-	case "basic", "password":
-		req.SetBasicAuth(s.account.Username(), secret)
-	default:
-		req.Header.Set("Authorization", "Bearer "+secret)
-	}
-	resp, err := s.base.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusUnauthorized {
-		s.account.Invalidate()
-	}
-	return resp, err
 }
 
 // lineLog writes a server's stderr to keep.log, one record a line.
