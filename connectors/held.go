@@ -2,8 +2,10 @@ package connectors
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/url"
 	"strings"
@@ -61,8 +63,10 @@ func (h *Held) AddSource(f func() []HeldSecret) {
 
 // forms lists every held secret in the encodings it travels in on the wire
 // or comes back in: clear, base64, Basic and SASL PLAIN/XOAUTH2 blobs,
-// URL- and JSON-escaped. Longest first, so a form is replaced before a
-// shorter one inside it.
+// URL- and JSON-escaped; and in what a script can make of one a server
+// echoed back in pieces: reversed, base64 (standard and URL, padded or
+// not), hex, encodeURIComponent. Longest first, so a form is replaced
+// before a shorter one inside it.
 func (h *Held) forms() []string {
 	if h == nil {
 		return nil
@@ -108,6 +112,13 @@ func (h *Held) forms() []string {
 		if j, err := json.Marshal(s.Secret); err == nil {
 			add(string(j[1 : len(j)-1]))
 		}
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			add(enc.EncodeToString([]byte(s.Secret)))
+		}
+		add(reversed(s.Secret))
+		add(hex.EncodeToString([]byte(s.Secret)))
+		add(strings.ToUpper(hex.EncodeToString([]byte(s.Secret))))
+		add(uriComponent(s.Secret))
 		add(b64([]byte(s.User + ":" + s.Secret)))
 		add(b64([]byte("\x00" + s.User + "\x00" + s.Secret)))
 		add(b64([]byte("user=" + s.User + "\x01auth=Bearer " + s.Secret + "\x01\x01")))
@@ -119,6 +130,39 @@ func (h *Held) forms() []string {
 		}
 	}
 	return out
+}
+
+// reversed is s backwards, rune by rune (what "…".split("").reverse()
+// makes of ASCII, and Array.from(…).reverse() of the rest).
+func reversed(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}
+
+// uriComponent is JavaScript's encodeURIComponent: every byte escaped in
+// upper-case hex but letters, digits and -_.!~*'().
+func uriComponent(s string) string {
+	const keep = "-_.!~*'()"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// Redactor is Redact with the held forms taken once: for many strings
+// cleaned at one moment (a run's trace as it is recorded).
+func (h *Held) Redactor() func(string) string {
+	forms := h.forms()
+	return func(s string) string { return redactWith(forms, s) }
 }
 
 // Redact returns s with every held secret replaced by [redacted].

@@ -334,7 +334,7 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 		return nil
 	}
 	run.Status = cl.RunStatus()
-	run.Error = describe(cause)
+	run.Error = e.reg.Held().Redact(describe(cause)) // a script's error may carry what it was sent
 	tr.note(string(run.Phase), "failed ("+string(cl)+"): "+run.Error)
 	if err := e.tFail(ctx, w, run, cl, tr); err != nil {
 		return err
