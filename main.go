@@ -1773,25 +1773,7 @@ func (c *cli) draft(ctx context.Context, req engine.DraftRequest) (*engine.Draft
 // cmdGC applies [retention] now: through the daemon (its policy) when one
 // holds the database, else in-process.
 func cmdGC(ctx context.Context, c *cli, o *opts) error {
-	var rep engine.GCReport
-	var err error
-	if client, ok := c.attach(); ok {
-		dc, isDaemon := client.(*daemon.Client)
-		if !isDaemon {
-			return fmt.Errorf("gc: the daemon's client is a %T", client)
-		}
-		rep, err = dc.GC(ctx)
-	} else {
-		cfg, cerr := c.config()
-		if cerr != nil {
-			return cerr
-		}
-		e, oerr := c.openEngine(ctx)
-		if oerr != nil {
-			return oerr
-		}
-		rep, err = e.GC(ctx, engine.RetentionFrom(cfg.Retention))
-	}
+	rep, err := c.site().GC(ctx)
 	if err != nil {
 		return err
 	}
@@ -1820,19 +1802,7 @@ func cmdBackup(ctx context.Context, c *cli, o *opts) error {
 	case !fi.IsDir():
 		return fmt.Errorf("backup: %s is not a folder", dir)
 	}
-	if client, ok := c.attach(); ok {
-		dc, isDaemon := client.(*daemon.Client)
-		if !isDaemon {
-			return fmt.Errorf("backup: the daemon's client is a %T", client)
-		}
-		err = dc.Backup(ctx, path)
-	} else {
-		if _, serr := os.Stat(c.dbPath); serr != nil {
-			return fmt.Errorf("backup: %w", serr)
-		}
-		err = engine.BackupFile(ctx, c.dbPath, path)
-	}
-	if err != nil {
+	if err := c.site().Backup(ctx, path); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "wrote %s\n", path)
@@ -1866,66 +1836,12 @@ func cmdVersion(ctx context.Context, c *cli, o *opts) error {
 	return nil
 }
 
-// installable refuses a service that could not run: a binary go run built
-// (the build cache is emptied), a database another engine holds (the
-// service's daemon would be refused), a config naming variables this shell
-// does not set (the service manager's environment has none of the shell's).
-// What the config names and the shell sets goes into so.Env.
-func (c *cli) installable(so *engine.ServiceOpts) error {
-	if err := engine.CheckServiceBinary(so.Binary); err != nil {
-		return &refusedError{msg: "service install: " + err.Error()}
-	}
-	pid, held, err := daemon.EngineHolder(c.dbPath)
-	if err != nil {
-		return err
-	}
-	if client, ok := c.attach(); ok {
-		pid, held = client.Info().PID, true
-	}
-	if held {
-		return &refusedError{msg: fmt.Sprintf("service install: a keep engine (pid %d) holds %s, and the service's would be refused; "+
-			"stop it first (if it is this service: systemctl --user stop keep.service)", pid, c.dbPath)}
-	}
-	cfg, err := c.config()
-	if err != nil {
-		return err
-	}
-	env, missing := engine.ServiceEnvOf(cfg).Carry(nil)
-	if len(missing) > 0 {
-		return &refusedError{msg: fmt.Sprintf("service install: the config %s reads secrets from %s, not set here; "+
-			"set them in this shell and install again (the service gets them in a file only you can read)", cfg.Path, strings.Join(missing, ", "))}
-	}
-	so.Env = env
-	return nil
-}
-
-// serviceOpts is the service of this binary and this invocation's --db
-// and --config.
-func (c *cli) serviceOpts() (engine.ServiceOpts, error) {
-	bin, err := os.Executable()
-	if err != nil {
-		return engine.ServiceOpts{}, err
-	}
-	if bin, err = filepath.EvalSymlinks(bin); err != nil {
-		return engine.ServiceOpts{}, err
-	}
-	db, err := filepath.Abs(c.dbPath)
-	if err != nil {
-		return engine.ServiceOpts{}, err
-	}
-	cfgPath, err := filepath.Abs(c.configPath)
-	if err != nil {
-		return engine.ServiceOpts{}, err
-	}
-	return engine.ServiceOpts{Binary: bin, DB: db, Config: cfgPath}, nil
-}
-
 func cmdServiceInstall(ctx context.Context, c *cli, _ *opts) error {
-	so, err := c.serviceOpts()
+	so, err := c.site().Service()
 	if err != nil {
 		return err
 	}
-	if err := c.installable(&so); err != nil {
+	if err := c.site().Installable(&so); err != nil {
 		return err
 	}
 	path, err := engine.InstallService(ctx, so)
@@ -1941,7 +1857,7 @@ func cmdServiceInstall(ctx context.Context, c *cli, _ *opts) error {
 }
 
 func cmdServiceUninstall(ctx context.Context, c *cli, _ *opts) error {
-	so, err := c.serviceOpts()
+	so, err := c.site().Service()
 	if err != nil {
 		return err
 	}
@@ -1954,7 +1870,7 @@ func cmdServiceUninstall(ctx context.Context, c *cli, _ *opts) error {
 }
 
 func cmdServiceStatus(ctx context.Context, c *cli, o *opts) error {
-	so, err := c.serviceOpts()
+	so, err := c.site().Service()
 	if err != nil {
 		return err
 	}
