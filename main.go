@@ -1261,7 +1261,7 @@ func cmdSkipInput(ctx context.Context, c *cli, o *opts) error {
 
 func cmdGrant(ctx context.Context, c *cli, o *opts) error {
 	wf, capability := o.args[0], o.args[1]
-	g := engine.GrantView{Capability: capability, Scope: o.scope, Mode: o.mode, DailyLimit: o.limit}
+	g := engine.GrantView{Capability: capability, Scope: o.scope, Mode: engine.GrantMode(o.mode), DailyLimit: o.limit}
 	done := fmt.Sprintf("%s: %s is now %s", wf, capability, o.mode)
 	if o.scope != "" {
 		done += " within " + o.scope

@@ -34,7 +34,7 @@ type Policy struct {
 	Repairs             int
 	HandlerTimeout      time.Duration
 	StaleAfter          time.Duration
-	DefaultMutationMode string
+	DefaultMutationMode GrantMode
 	ApprovalReminder    time.Duration
 	CrashLimit          int
 	Limits              sandbox.Limits

@@ -66,7 +66,7 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		if err != nil {
 			return err
 		}
-		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: "allow"}
+		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: GrantAllow}
 		if best := decidingGrant(grants, ledgerGrant, g.Capability, scopeOf(meth, paramsOf(m))); best != nil {
 			g.Scope, g.DailyLimit = best.Scope, best.DailyLimit
 		}

@@ -136,16 +136,9 @@ type signer struct {
 }
 
 func (s *signer) RoundTrip(req *http.Request) (*http.Response, error) {
-	secret, err := s.account.Secret(req.Context())
-	if err != nil {
-		return nil, err
-	}
 	req = req.Clone(req.Context())
-	switch s.account.Kind() {
-	case "basic", "password":
-		req.SetBasicAuth(s.account.Username(), secret)
-	default:
-		req.Header.Set("Authorization", "Bearer "+secret)
+	if err := connectors.Authorize(req.Context(), req, s.account); err != nil {
+		return nil, err
 	}
 	resp, err := s.base.RoundTrip(req)
 	if err == nil && resp.StatusCode == http.StatusUnauthorized {
