@@ -133,7 +133,7 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	if err == nil {
 		// overlap.go: next runs while the outcome commits, with the
 		// call's result
-		defer e.startNext(ctx, w, run, appliedResult(mustJSON(res)))()
+		defer e.startNext(ctx, w, run, ledger.AppliedResult(mustJSON(res)))()
 		runtime.Gosched() // next gets this core, the outcome's commit the next one free (runConsumer)
 	}
 	if err := e.tMutationOutcome(ctx, w, run, mut, res, err, tr); err != nil {

@@ -189,7 +189,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 					return err
 				}
 			}
-			if pastMutation(run) || (m != nil && m.Status != MutationAwaitingApproval && m.Status != MutationApproved && m.Status != MutationFailed) {
+			if ledger.PastMutation(run) || (m != nil && m.Status != MutationAwaitingApproval && m.Status != MutationApproved && m.Status != MutationFailed) {
 				keep = append(keep, rid) // it may have happened: it completes
 				continue
 			}
