@@ -19,7 +19,7 @@ const (
 	// starting is waited for.
 	ForCommand Want = iota
 	// OpenHere: an engine opened here and not started, whoever else runs;
-	// the database lock refuses it beside a daemon (drain, auth, gc, try).
+	// the database lock refuses it beside a daemon (drain, a sign-in, gc).
 	OpenHere
 	// ForFrontEnd: the daemon's client when a daemon holds the database (or
 	// once one starting answers), else an engine claimed, opened and started
