@@ -2,8 +2,9 @@
 // against the user's own mail, files, spreadsheets and web services.
 //
 // This file is the whole command line (DESIGN.md §5): global flags, a table
-// of sub-commands, how a command gets hold of the engine (through the daemon
-// that holds the database, or in-process), and the human and --json output.
+// of sub-commands, and the human and --json output. How a process gets hold
+// of the engine (through the daemon that holds the database, or in-process)
+// is engine/daemon's Site, which the TUI, the daemon and every command share.
 package main
 
 import (
@@ -18,7 +19,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
@@ -502,15 +502,11 @@ type cli struct {
 	configPath     string
 	configSet      bool // --config was given: the file must exist
 
-	cfg     *engine.Config
-	accts   *engine.AccountStore
+	// st is where this invocation opens the config, the log and the engine
+	// (engine/daemon/site.go), made once the flags have named the paths
+	st      *daemon.Site
 	stdin   *bufio.Reader
-	log     *slog.Logger
-	bus     *engine.Bus
 	closers []func()
-	// claim is a long-lived engine's hold on the database (the daemon, the
-	// TUI in-process): with it, opening waits for a command to let go
-	claim *daemon.Claim
 	// inProcess: api opened the engine here because nothing else runs it,
 	// so what this command changes waits for an engine to start
 	inProcess bool
@@ -531,7 +527,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	fs := flag.NewFlagSet("keep", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	c.dbPath, c.configPath = defaultDBPath(), engine.DefaultConfigPath()
+	c.dbPath, c.configPath = daemon.DefaultDBPath(), engine.DefaultConfigPath()
 	fs.Func("db", "database file", pathVar(&c.dbPath, nil))
 	fs.Func("config", "config file", pathVar(&c.configPath, &c.configSet))
 	asDaemon := fs.Bool("daemon", false, "run the engine without a UI until SIGINT/SIGTERM")
@@ -695,38 +691,20 @@ func cmdHelp(_ context.Context, c *cli, o *opts) error {
 }
 
 // ---------------------------------------------------------------------------
-// Paths, config, logging
+// The site: config, logging, accounts (engine/daemon/site.go)
 
-// defaultDBPath is $KEEP_DB, else $XDG_DATA_HOME/keep/keep.db, else
-// ~/.local/share/keep/keep.db (DESIGN.md §2).
-func defaultDBPath() string {
-	if p := os.Getenv("KEEP_DB"); p != "" {
-		return p
+// site is this invocation's database and config, and what it opened from
+// them; closed with the rest of what the command opened.
+func (c *cli) site() *daemon.Site {
+	if c.st == nil {
+		c.st = daemon.NewSite(daemon.SiteOpts{DBPath: c.dbPath, ConfigPath: c.configPath, ConfigSet: c.configSet, Stderr: c.stderr})
+		c.onClose(c.st.Close)
 	}
-	dir := os.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "."
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(dir, "keep", "keep.db")
+	return c.st
 }
 
-// config loads the config file once: a missing file at the default path
-// means every default; one named with --config must exist.
-func (c *cli) config() (engine.Config, error) {
-	if c.cfg != nil {
-		return *c.cfg, nil
-	}
-	cfg, err := engine.LoadConfig(c.configPath, c.configSet)
-	if err != nil {
-		return cfg, err
-	}
-	c.cfg = &cfg
-	return cfg, nil
-}
+// config is the config file, loaded once.
+func (c *cli) config() (engine.Config, error) { return c.site().Config() }
 
 func (c *cli) onClose(f func()) { c.closers = append(c.closers, f) }
 
@@ -738,60 +716,21 @@ func (c *cli) close() {
 	c.closers = nil
 }
 
-// logger writes to keep.log next to the database, never the terminal (the
-// TUI owns it, and the CLI's output is its answer). Nothing is logged if the
-// file cannot be opened.
-func (c *cli) logger() *slog.Logger {
-	if c.log == nil {
-		c.log = c.openLog()
-	}
-	return c.log
-}
-
-func (c *cli) openLog() *slog.Logger {
-	path := filepath.Join(filepath.Dir(c.dbPath), "keep.log")
-	maxMB := engine.DefaultConfig().Retention.LogMaxMB
-	if cfg, err := c.config(); err == nil {
-		maxMB = cfg.Retention.LogMaxMB
-	}
-	logger, closer, err := engine.OpenLog(path, maxMB, slog.LevelInfo)
-	if err != nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	c.onClose(func() { closer.Close() })
-	if cfg, err := c.config(); err == nil {
-		accts, _ := c.accounts()
-		logger = engine.RedactLogs(logger, engine.HeldSecrets(cfg, accts))
-	}
-	return logger.With("pid", os.Getpid())
-}
+// logger writes to keep.log next to the database, never the terminal.
+func (c *cli) logger() *slog.Logger { return c.site().Logger() }
 
 // ---------------------------------------------------------------------------
-// Getting hold of the engine
+// Getting hold of the engine (engine/daemon/acquire.go)
 
 // api returns the daemon's client when a daemon holds the database, else an
 // in-process engine on the database (closed when the command ends).
 func (c *cli) api(ctx context.Context) (engine.API, error) {
-	if client, ok := c.attach(); ok {
-		return client, nil
-	}
-	e, err := c.openEngine(ctx)
-	var le *engine.LockedError
-	if errors.As(err, &le) {
-		// A daemon may have started between the two looks: once it answers,
-		// this command acts through it.
-		if err := c.awaitDaemon(ctx); err != nil {
-			return nil, err
-		}
-		if client, ok := c.attach(); ok {
-			return client, nil
-		}
-	}
+	got, err := c.site().Get(ctx, daemon.ForCommand)
 	if err != nil {
 		return nil, err
 	}
-	c.inProcess = true
-	return e, nil
+	c.inProcess = got.Engine != nil
+	return got.API, nil
 }
 
 // noEngine tells the person, on stderr so --json stays one value, that no
@@ -803,225 +742,47 @@ func (c *cli) noEngine(what string) {
 	fmt.Fprintf(c.stderr, "keep: no keep engine is running on %s: %s when one starts: keep --daemon (or keep service install, to run it from every login)\n", c.dbPath, what)
 }
 
-// awaitDaemon returns once no daemon is starting on the database.
-func (c *cli) awaitDaemon(ctx context.Context) error {
-	return daemon.AwaitStart(ctx, c.dbPath, func(pid int) {
-		fmt.Fprintf(c.stderr, "keep: waiting for the keep daemon (pid %d) starting on %s\n", pid, c.dbPath)
-	})
-}
-
-// claimEngine takes the database for a long-lived engine (see
-// engine/daemon/startup.go), saying on stderr whom it waits for.
-func (c *cli) claimEngine(ctx context.Context, serving bool) (*daemon.Claim, error) {
-	claim, err := daemon.ClaimEngine(ctx, c.dbPath, daemon.ClaimOpts{Serving: serving, Waiting: func(pid int, who string) {
-		fmt.Fprintf(c.stderr, "keep: waiting for %s (pid %d) to let go of %s\n", who, pid, c.dbPath)
-		c.logger().Info("waiting for the database", "db", c.dbPath, "holder", who, "holder_pid", pid)
-	}})
-	if err != nil {
-		return nil, err
-	}
-	c.claim = claim
-	c.onClose(claim.Release)
-	return claim, nil
-}
-
-// openDB opens the database; under a claim, a command holding it is waited
-// for (and another that takes it in between, again) instead of refused.
-func (c *cli) openDB(ctx context.Context, logger *slog.Logger) (*engine.DB, error) {
-	for {
-		db, err := engine.OpenDB(ctx, engine.DBOpts{Path: c.dbPath, Logger: logger})
-		var le *engine.LockedError
-		if c.claim == nil || !errors.As(err, &le) {
-			return db, err
-		}
-		if err := c.claim.WaitDB(ctx); err != nil {
-			return nil, err
-		}
-	}
-}
-
 // attach connects to the daemon that holds the database, if one answers.
 func (c *cli) attach() (engine.API, bool) {
-	client, ok := daemon.Attach(c.dbPath)
-	if !ok || client == nil {
+	client, ok := c.site().Attach()
+	if !ok {
 		return nil, false
-	}
-	if cl, isCloser := any(client).(io.Closer); isCloser {
-		c.onClose(func() { cl.Close() })
 	}
 	return client, true
 }
 
-// openEngine opens the database (taking its lock), builds the connectors
-// from the config and returns an engine that is not started.
+// openEngine opens an engine on the database here, not started.
 func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
-	cfg, err := c.config()
+	got, err := c.site().Get(ctx, daemon.OpenHere)
 	if err != nil {
 		return nil, err
 	}
-	logger := c.logger()
-	// the demo's folder is a root of its own, so the demo never needs ~/Keep
-	cfg.Connectors.Files.Roots = append(cfg.Connectors.Files.Roots, c.demoDir())
-	accts, err := c.accounts()
-	if err != nil {
-		return nil, err
-	}
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts, Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	c.onClose(func() { reg.Close() }) // MCP servers stop with keep
-	db, err := c.openDB(ctx, logger)
-	if err != nil {
-		return nil, err
-	}
-	c.onClose(func() { db.Close() })
-	// The bus journals what a person may care about in the same transaction
-	// as the change; its dispatch loop runs only in long-lived modes
-	// (startBus), and recover() redelivers what a short command journaled.
-	c.bus = engine.NewBus(db, engine.BusOpts{Logger: logger})
-	subs := make([]engine.BusSubscription, len(cfg.Events.Subscribes))
-	for i, s := range cfg.Events.Subscribes {
-		subs[i] = engine.BusSubscription{Topic: s.Topic, Handler: s.Handler}
-	}
-	if err := c.bus.Wire(subs, map[string]engine.BusHandler{engine.NotifyUserHandler: engine.NotifyUser(desktopNotify)}); err != nil {
-		return nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
-	}
-	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
-		Events: c.bus, Repairer: engine.RepairerFrom(cfg.Repair, cfg.LLM), Accounts: accts})
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// startBus recovers and starts the event bus's dispatch loop for a
-// long-running engine (the daemon, the TUI in-process).
-func (c *cli) startBus(ctx context.Context) error {
-	if _, err := c.bus.Recover(ctx); err != nil {
-		return err
-	}
-	if err := c.bus.Start(ctx); err != nil {
-		return err
-	}
-	c.onClose(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = c.bus.Stop(sctx)
-	})
-	return nil
-}
-
-// desktopNotify is notify_user's desktop side: notify-send where it exists
-// (the TUI shows the engine's own notification as a toast).
-func desktopNotify(title, text string) {
-	path, err := exec.LookPath("notify-send")
-	if err != nil {
-		return
-	}
-	_ = exec.Command(path, "--app-name=keep", "--", "keep: "+title, text).Run()
+	return got.Engine, nil
 }
 
 // loadOptions is what engine.LoadScript needs to check a file against the
-// connectors of the config, as the engine builds it (engine.loadOptions).
-func (c *cli) loadOptions() (engine.LoadOptions, error) {
-	cfg, err := c.config()
-	if err != nil {
-		return engine.LoadOptions{}, err
-	}
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, Logger: c.logger()})
-	if err != nil {
-		return engine.LoadOptions{}, err
-	}
-	c.onClose(func() { reg.Close() })
-	return engine.LoadOptionsOf(reg, cfg.Policy.MinProducerInterval.Duration), nil
-}
+// connectors of the config.
+func (c *cli) loadOptions() (engine.LoadOptions, error) { return c.site().LoadOptions() }
 
 // ---------------------------------------------------------------------------
 // keep (the TUI) and keep --daemon
 
 func (c *cli) tui(ctx context.Context) error {
 	logger := c.logger()
-	note := ""
-	if client, ok := c.attach(); ok {
-		return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
-	}
-	_, err := c.claimEngine(ctx, false)
-	var le *engine.LockedError
-	if errors.As(err, &le) {
-		// a daemon holds it, or is starting: attach once it answers
-		if err := c.awaitDaemon(ctx); err != nil {
-			return err
-		}
-		if client, ok := c.attach(); ok {
-			return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
-		}
-	}
+	got, err := c.site().Get(ctx, daemon.ForFrontEnd)
 	if err != nil {
 		return err
 	}
-	e, err := c.openEngine(ctx)
-	if err != nil {
-		return err
-	}
-	if err := e.Start(ctx); err != nil {
-		return err
-	}
-	if err := c.startBus(ctx); err != nil {
-		return err
-	}
-	c.watchAccounts(ctx, e)
-	if cfg, err := c.config(); err == nil {
-		// the in-process engine may run for days too
-		defer e.GCDaily(ctx, engine.RetentionFrom(cfg.Retention), 24*time.Hour)()
-	}
-	note = startupNote(ctx, e)
-	if demo, err := c.firstRunDemo(ctx, e); err != nil {
-		logger.Error("first-run demo", "err", err)
-	} else if demo != "" {
-		note = demo
-	}
-	runErr := tui.Run(ctx, e, tui.Options{Logger: logger, StartupNote: note})
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	return errors.Join(runErr, e.Stop(stopCtx))
-}
-
-// demoDir is the folder the embedded demo works in, under the data directory.
-func (c *cli) demoDir() string { return filepath.Join(filepath.Dir(c.dbPath), "demo") }
-
-// firstRunDemo deploys the embedded demo workflow on an empty database, on
-// a folder under the data directory with a first note already in its inbox,
-// so a newcomer sees an input, an approval and an output, offline.
-func (c *cli) firstRunDemo(ctx context.Context, e *engine.Engine) (string, error) {
-	wfs, err := e.Workflows(ctx)
-	if err != nil || len(wfs) > 0 {
-		return "", err
-	}
-	f, ok := workflows.Get("demo.js")
-	if !ok {
-		return "", errors.New("the demo workflow is not embedded")
-	}
-	dir := c.demoDir()
-	inbox, done := filepath.Join(dir, "inbox"), filepath.Join(dir, "done")
-	for _, d := range []string{inbox, done} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return "", err
+	note := startupNote(ctx, got.API)
+	if got.Engine != nil {
+		if demo, err := c.site().FirstRunDemo(ctx, got.Engine); err != nil {
+			logger.Error("first-run demo", "err", err)
+		} else if demo != "" {
+			note = demo
 		}
 	}
-	welcome := filepath.Join(inbox, "welcome.txt")
-	if _, err := os.Stat(welcome); errors.Is(err, os.ErrNotExist) {
-		text := "Hello from keep!\nThis note is your first input. keep will ask you before it writes a summary of it.\n"
-		if err := os.WriteFile(welcome, []byte(text), 0o600); err != nil {
-			return "", err
-		}
-	}
-	src := strings.NewReplacer(`const INBOX = "demo/inbox";`, fmt.Sprintf("const INBOX = %q;", inbox),
-		`const DONE = "demo/done";`, fmt.Sprintf("const DONE = %q;", done)).Replace(string(f.Source))
-	if _, err := e.Deploy(ctx, f.Name, []byte(src), "demo"); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("Demo: drop a .txt file into %s; keep asks (Attention, key a) before writing its summary to %s", inbox, done), nil
+	runErr := tui.Run(ctx, got.API, tui.Options{Logger: logger, StartupNote: note})
+	return errors.Join(runErr, got.Stop(ctx, time.Minute))
 }
 
 // startupNote tells a new user what to do when there is nothing to show.
@@ -1035,58 +796,7 @@ func startupNote(ctx context.Context, api engine.API) string {
 
 // daemon runs the engine without a UI, serving other keep processes on the
 // socket next to the database, until SIGINT or SIGTERM.
-func (c *cli) daemon(ctx context.Context) error {
-	claim, err := c.claimEngine(ctx, true)
-	var e *engine.Engine
-	if err == nil {
-		e, err = c.openEngine(ctx)
-	}
-	if err != nil && ctx.Err() != nil {
-		return nil // stopped while waiting for the database: nothing to finish
-	}
-	if err != nil {
-		return err
-	}
-	logger := c.logger()
-	if err := e.Start(ctx); err != nil {
-		return err
-	}
-	if err := c.startBus(ctx); err != nil {
-		return err
-	}
-	c.watchAccounts(ctx, e)
-	stopCtx := context.WithoutCancel(ctx)
-	stopEngine := func() error {
-		sctx, cancel := context.WithTimeout(stopCtx, 5*time.Minute)
-		defer cancel()
-		return e.Stop(sctx)
-	}
-	cfg, err := c.config()
-	if err != nil {
-		return errors.Join(err, stopEngine())
-	}
-	retention := engine.RetentionFrom(cfg.Retention)
-	stopGC := e.GCDaily(ctx, retention, 24*time.Hour)
-	defer stopGC()
-	sock := daemon.SocketPath(c.dbPath)
-	srv, err := daemon.Serve(ctx, engine.Maintained{Engine: e, Retention: retention}, sock, logger)
-	if err != nil {
-		return errors.Join(err, stopEngine())
-	}
-	claim.Ready()
-	logger.Info("daemon started", "db", c.dbPath, "socket", sock)
-	<-ctx.Done()
-	logger.Info("daemon stopping")
-	sctx, cancel := context.WithTimeout(stopCtx, 30*time.Second)
-	defer cancel()
-	err = errors.Join(srv.Close(sctx), stopEngine())
-	if err != nil {
-		logger.Error("daemon stopped with an error", "err", err)
-		return err
-	}
-	logger.Info("daemon stopped")
-	return nil
-}
+func (c *cli) daemon(ctx context.Context) error { return c.site().RunDaemon(ctx) }
 
 // ---------------------------------------------------------------------------
 // init, validate, deploy
@@ -1551,7 +1261,7 @@ func cmdSkipInput(ctx context.Context, c *cli, o *opts) error {
 
 func cmdGrant(ctx context.Context, c *cli, o *opts) error {
 	wf, capability := o.args[0], o.args[1]
-	g := engine.GrantView{Capability: capability, Scope: o.scope, Mode: o.mode, DailyLimit: o.limit}
+	g := engine.GrantView{Capability: capability, Scope: o.scope, Mode: engine.GrantMode(o.mode), DailyLimit: o.limit}
 	done := fmt.Sprintf("%s: %s is now %s", wf, capability, o.mode)
 	if o.scope != "" {
 		done += " within " + o.scope
@@ -1635,44 +1345,7 @@ func orEmpty[T any](s []T) []T {
 // keep auth (DESIGN.md §14)
 
 // accounts opens the accounts of the config once.
-func (c *cli) accounts() (*engine.AccountStore, error) {
-	if c.accts != nil {
-		return c.accts, nil
-	}
-	cfg, err := c.config()
-	if err != nil {
-		return nil, err
-	}
-	s, err := engine.OpenAccounts(cfg)
-	if err != nil {
-		return nil, err
-	}
-	c.accts = s
-	return s, nil
-}
-
-// watchAccounts lifts the auth blocks of an account when keep auth login,
-// run in another process, signs in to it while this one holds the engine.
-func (c *cli) watchAccounts(ctx context.Context, e *engine.Engine) {
-	accts, err := c.accounts()
-	if err != nil || len(accts.Names()) == 0 {
-		return
-	}
-	logger := c.logger()
-	err = accts.Watch(ctx, func(names []string) {
-		for _, name := range names {
-			resumed, err := e.SignedIn(context.WithoutCancel(ctx), name)
-			if err != nil {
-				logger.Error("resuming after a sign-in", "account", name, "err", err)
-				continue
-			}
-			logger.Info("signed in", "account", name, "resumed", resumed)
-		}
-	})
-	if err != nil {
-		logger.Error("watching the credentials file", "err", err)
-	}
-}
+func (c *cli) accounts() (*engine.AccountStore, error) { return c.site().Accounts() }
 
 func cmdAuthLogin(ctx context.Context, c *cli, o *opts) error {
 	name := o.args[0]
@@ -1838,24 +1511,7 @@ func (c *cli) readSecret(prompt string) (string, error) {
 
 // registry is the config's connectors, as the engine builds them, for the
 // commands that run no engine on the database (help api, try, new, edit).
-func (c *cli) registry() (*engine.Registry, engine.Config, error) {
-	cfg, err := c.config()
-	if err != nil {
-		return nil, cfg, err
-	}
-	accts, err := c.accounts()
-	if err != nil {
-		return nil, cfg, err
-	}
-	roots := cfg.Connectors.Files.Roots
-	cfg.Connectors.Files.Roots = append(slices.Clone(roots), c.demoDir()) // as openEngine builds it
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Accounts: accts, Logger: c.logger()})
-	cfg.Connectors.Files.Roots = roots
-	if err == nil {
-		c.onClose(func() { reg.Close() })
-	}
-	return reg, cfg, err
-}
+func (c *cli) registry() (*engine.Registry, engine.Config, error) { return c.site().Registry() }
 
 func cmdHelpAPI(c *cli, o *opts) error {
 	reg, _, err := c.registry()
@@ -2117,25 +1773,7 @@ func (c *cli) draft(ctx context.Context, req engine.DraftRequest) (*engine.Draft
 // cmdGC applies [retention] now: through the daemon (its policy) when one
 // holds the database, else in-process.
 func cmdGC(ctx context.Context, c *cli, o *opts) error {
-	var rep engine.GCReport
-	var err error
-	if client, ok := c.attach(); ok {
-		dc, isDaemon := client.(*daemon.Client)
-		if !isDaemon {
-			return fmt.Errorf("gc: the daemon's client is a %T", client)
-		}
-		rep, err = dc.GC(ctx)
-	} else {
-		cfg, cerr := c.config()
-		if cerr != nil {
-			return cerr
-		}
-		e, oerr := c.openEngine(ctx)
-		if oerr != nil {
-			return oerr
-		}
-		rep, err = e.GC(ctx, engine.RetentionFrom(cfg.Retention))
-	}
+	rep, err := c.site().GC(ctx)
 	if err != nil {
 		return err
 	}
@@ -2164,19 +1802,7 @@ func cmdBackup(ctx context.Context, c *cli, o *opts) error {
 	case !fi.IsDir():
 		return fmt.Errorf("backup: %s is not a folder", dir)
 	}
-	if client, ok := c.attach(); ok {
-		dc, isDaemon := client.(*daemon.Client)
-		if !isDaemon {
-			return fmt.Errorf("backup: the daemon's client is a %T", client)
-		}
-		err = dc.Backup(ctx, path)
-	} else {
-		if _, serr := os.Stat(c.dbPath); serr != nil {
-			return fmt.Errorf("backup: %w", serr)
-		}
-		err = engine.BackupFile(ctx, c.dbPath, path)
-	}
-	if err != nil {
+	if err := c.site().Backup(ctx, path); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "wrote %s\n", path)
@@ -2210,66 +1836,12 @@ func cmdVersion(ctx context.Context, c *cli, o *opts) error {
 	return nil
 }
 
-// installable refuses a service that could not run: a binary go run built
-// (the build cache is emptied), a database another engine holds (the
-// service's daemon would be refused), a config naming variables this shell
-// does not set (the service manager's environment has none of the shell's).
-// What the config names and the shell sets goes into so.Env.
-func (c *cli) installable(so *engine.ServiceOpts) error {
-	if err := engine.CheckServiceBinary(so.Binary); err != nil {
-		return &refusedError{msg: "service install: " + err.Error()}
-	}
-	pid, held, err := daemon.EngineHolder(c.dbPath)
-	if err != nil {
-		return err
-	}
-	if client, ok := c.attach(); ok {
-		pid, held = client.Info().PID, true
-	}
-	if held {
-		return &refusedError{msg: fmt.Sprintf("service install: a keep engine (pid %d) holds %s, and the service's would be refused; "+
-			"stop it first (if it is this service: systemctl --user stop keep.service)", pid, c.dbPath)}
-	}
-	cfg, err := c.config()
-	if err != nil {
-		return err
-	}
-	env, missing := engine.ServiceEnvOf(cfg).Carry(nil)
-	if len(missing) > 0 {
-		return &refusedError{msg: fmt.Sprintf("service install: the config %s reads secrets from %s, not set here; "+
-			"set them in this shell and install again (the service gets them in a file only you can read)", cfg.Path, strings.Join(missing, ", "))}
-	}
-	so.Env = env
-	return nil
-}
-
-// serviceOpts is the service of this binary and this invocation's --db
-// and --config.
-func (c *cli) serviceOpts() (engine.ServiceOpts, error) {
-	bin, err := os.Executable()
-	if err != nil {
-		return engine.ServiceOpts{}, err
-	}
-	if bin, err = filepath.EvalSymlinks(bin); err != nil {
-		return engine.ServiceOpts{}, err
-	}
-	db, err := filepath.Abs(c.dbPath)
-	if err != nil {
-		return engine.ServiceOpts{}, err
-	}
-	cfgPath, err := filepath.Abs(c.configPath)
-	if err != nil {
-		return engine.ServiceOpts{}, err
-	}
-	return engine.ServiceOpts{Binary: bin, DB: db, Config: cfgPath}, nil
-}
-
 func cmdServiceInstall(ctx context.Context, c *cli, _ *opts) error {
-	so, err := c.serviceOpts()
+	so, err := c.site().Service()
 	if err != nil {
 		return err
 	}
-	if err := c.installable(&so); err != nil {
+	if err := c.site().Installable(&so); err != nil {
 		return err
 	}
 	path, err := engine.InstallService(ctx, so)
@@ -2285,7 +1857,7 @@ func cmdServiceInstall(ctx context.Context, c *cli, _ *opts) error {
 }
 
 func cmdServiceUninstall(ctx context.Context, c *cli, _ *opts) error {
-	so, err := c.serviceOpts()
+	so, err := c.site().Service()
 	if err != nil {
 		return err
 	}
@@ -2298,7 +1870,7 @@ func cmdServiceUninstall(ctx context.Context, c *cli, _ *opts) error {
 }
 
 func cmdServiceStatus(ctx context.Context, c *cli, o *opts) error {
-	so, err := c.serviceOpts()
+	so, err := c.site().Service()
 	if err != nil {
 		return err
 	}

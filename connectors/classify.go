@@ -20,6 +20,10 @@ type Exchange struct {
 	// Credential: keep put a credential on the request, so a 401 or 403
 	// refuses the account rather than the script's own request.
 	Credential bool
+	// Judged: the caller judges what the service answered (http.get hands
+	// the script any status), so only the service's "not now" (429, a 5xx)
+	// is a failure.
+	Judged bool
 }
 
 // Classify is the one outcome map of DESIGN §6 for HTTP services: "" when
@@ -27,6 +31,7 @@ type Exchange struct {
 //
 //	no answer, request not written in full   transient (not sent)
 //	no answer after it was, a cut-off body   uncertain (mutation) / transient (read)
+//	an answer the caller judges, but 429/5xx  its result ("")
 //	408, 429, 503                            transient, with Retry-After
 //	401, 403 to keep's credential            auth
 //	other 4xx                                logic: a definite refusal
@@ -46,6 +51,8 @@ func Classify(x Exchange) Class {
 	s := x.Status
 	switch {
 	case s >= 200 && s < 300:
+		return ""
+	case x.Judged && s != http.StatusTooManyRequests && s < 500:
 		return ""
 	case s == http.StatusRequestTimeout, s == http.StatusTooManyRequests, s == http.StatusServiceUnavailable:
 		return Transient

@@ -40,3 +40,17 @@ func TestFailure(t *testing.T) {
 		t.Errorf("a classified error is not passed on as it is: %v", e)
 	}
 }
+
+// TestClassifyJudged: a read whose answer the caller judges (http.get) is
+// a result for any status but the service's "not now", by the same map.
+func TestClassifyJudged(t *testing.T) {
+	t.Parallel()
+	for status, want := range map[int]connectors.Class{
+		200: "", 301: "", 400: "", 401: "", 403: "", 404: "", 408: "", 418: "",
+		429: connectors.Transient, 500: connectors.Transient, 502: connectors.Transient, 503: connectors.Transient,
+	} {
+		if got := connectors.Classify(connectors.Exchange{Status: status, Sent: true, Judged: true, Credential: true}); got != want {
+			t.Errorf("a judged read answered %d: %q, want %q", status, got, want)
+		}
+	}
+}

@@ -293,10 +293,10 @@ type AttentionItem struct {
 }
 
 type GrantView struct {
-	Capability string `json:"capability"`
-	Scope      string `json:"scope"`
-	Mode       string `json:"mode"` // allow, ask, deny
-	DailyLimit int    `json:"daily_limit"`
+	Capability string    `json:"capability"`
+	Scope      string    `json:"scope"`
+	Mode       GrantMode `json:"mode"`
+	DailyLimit int       `json:"daily_limit"`
 	// Used: the script calls this capability (read from its source on deploy).
 	Used bool `json:"used"`
 }

@@ -39,17 +39,7 @@ func classify(err error) class {
 	}
 	var ce *connectors.Error
 	if errors.As(err, &ce) {
-		switch ce.Class {
-		case connectors.Transient, connectors.Uncertain:
-			return classTransient
-		case connectors.Logic:
-			return classLogic
-		case connectors.Auth:
-			return classAuth
-		case connectors.Permission:
-			return classPermission
-		}
-		return classInternal
+		return ledger.ClassOf(ce.Class)
 	}
 	if errors.Is(err, context.Canceled) {
 		return classParked

@@ -1,6 +1,10 @@
 // Package engine is keep's host: it deploys workflows, schedules and runs
-// their handlers, owns every state transition (transitions.go), the
-// mutation ledger, reconciliation, approvals and recovery.
+// their handlers, performs their mutations, reconciles, asks for approval
+// and recovers after a restart. Which move a run, event, mutation or
+// workflow may make, and the only writes of a status, are engine/ledger's;
+// the engine asks it for each move and acts on the decision it returns
+// (machine.go), in the transactions of transitions*.go, ops.go and
+// deploy.go.
 package engine
 
 import (
@@ -34,7 +38,7 @@ type Policy struct {
 	Repairs             int
 	HandlerTimeout      time.Duration
 	StaleAfter          time.Duration
-	DefaultMutationMode string
+	DefaultMutationMode GrantMode
 	ApprovalReminder    time.Duration
 	CrashLimit          int
 	Limits              sandbox.Limits

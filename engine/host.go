@@ -222,32 +222,18 @@ func (h *host) RegisterInput(ctx context.Context, in sandbox.InputRequest) (stri
 }
 
 func (h *host) Publish(ctx context.Context, topics []string, ev sandbox.PublishRequest) error {
-	if len(topics) == 0 {
-		return connectors.Errorf(connectors.Logic, "ctx.publish: no topic given")
-	}
-	for _, t := range topics {
-		if !slices.Contains(h.publishes, t) {
-			return connectors.Errorf(connectors.Logic, "ctx.publish: topic %q is not declared in this handler's publishes %v", t, h.publishes)
-		}
-	}
-	if ev.MessageID == "" {
-		return connectors.Errorf(connectors.Logic, "ctx.publish: messageId is required")
+	// the sandbox's rules (sandbox/publish.go), in its words
+	rules := sandbox.PublishRules{Publishes: h.publishes, Producer: h.phase == sandbox.PhaseProducer, Who: "this handler"}
+	if err := sandbox.CheckPublish(rules, topics, ev); err != nil {
+		return connectors.Errorf(connectors.Logic, "%v", err)
 	}
 	var causes []int64
-	switch h.phase {
-	case sandbox.PhaseProducer:
-		if ev.InputID == "" {
-			return connectors.Errorf(connectors.Logic, "ctx.publish: inputId is required in producers (register the input with ctx.registerInput first)")
-		}
+	if rules.Producer {
 		id, err := h.inputOf(ctx, ev.InputID)
 		if err != nil {
 			return err
 		}
 		causes = []int64{id}
-	default:
-		if ev.InputID != "" {
-			return connectors.Errorf(connectors.Logic, "ctx.publish: inputId is for producers; a consumer's events inherit the causes of what it reserved")
-		}
 	}
 	payload := ev.Payload
 	if len(payload) == 0 {

@@ -85,10 +85,6 @@ const (
 // ErrConflict: the row was moved by another transition first.
 var ErrConflict = storage.ErrConflict
 
-// byScheduler moves a run, besides the user's answers ("user:approve", ...)
-// and recovery (the ledger's own).
-const byScheduler = ledger.ByScheduler
-
 // act does what a move's decision asks of the engine inside tx: its notes
 // are announced once tx commits, its entries journaled in tx, a workflow's
 // new status remembered once committed, a prompt's reminder scheduled or
@@ -145,9 +141,6 @@ func (e *Engine) announce(tx *storage.Tx, kind, workflow, text string) {
 func (e *Engine) touchMutation(ctx context.Context, tx *storage.Tx, m *storage.Mutation) error {
 	return e.led.TouchMutation(ctx, tx, m)
 }
-
-// ended: a paused run closed as a new run takes its work over (ledger.Ended).
-func ended(run *storage.Run) { ledger.Ended(run) }
 
 // moveRun writes run, a run of w, its new status and phase set on it
 // (ledger.MoveRun). w may be nil only for a move never announced: a new

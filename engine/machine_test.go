@@ -43,7 +43,7 @@ func TestMoveIsCompareAndSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	run.Status = RunActive // committed cannot become active again
-	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, w, run, byScheduler) })
+	err = b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, w, run, ledger.ByScheduler) })
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("committed → active: %v, want refused by the table", err)
 	}
@@ -218,7 +218,7 @@ func TestRunMovesRecordWho(t *testing.T) {
 			t.Fatalf("run %s moved by %q, want %s moved by %q", run.Status, run.MovedBy, status, by)
 		}
 	}
-	want(RunPausedApproval, byScheduler)
+	want(RunPausedApproval, ledger.ByScheduler)
 	if err := b.e.Pause(ctx, "push"); err != nil { // so the approval is the last move until resume
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestRunMovesRecordWho(t *testing.T) {
 	if err := b.e.Resume(ctx, "push"); err != nil {
 		t.Fatal(err)
 	}
-	want(RunCommitted, byScheduler)
+	want(RunCommitted, ledger.ByScheduler)
 	runs, err := b.e.Runs(ctx, "push", Page{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -435,7 +435,7 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 		b.deploy("w", tickWorkflow("w", `return { reservations: [], data: {} };`))
 		w := b.workflowRow("w")
 		run := b.e.newRun(w, "p", "producer", "manual")
-		if err := b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, w, run, byScheduler) }); err != nil {
+		if err := b.db.Write(ctx, func(tx *storage.Tx) error { return b.e.moveRun(ctx, tx, w, run, ledger.ByScheduler) }); err != nil {
 			t.Fatal(err)
 		}
 		ch, stop := b.e.Subscribe()
@@ -446,7 +446,7 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 				return err
 			}
 			r.Status, r.Error = RunFailedLogic, "it threw"
-			return b.e.moveRun(ctx, tx, w, r, byScheduler)
+			return b.e.moveRun(ctx, tx, w, r, ledger.ByScheduler)
 		})
 		if n.Kind != NoteRunFailed || n.Workflow != "w" || n.Text != "p failed: it threw" {
 			t.Fatalf("the failure announced as %+v", n)

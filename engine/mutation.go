@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -97,7 +98,7 @@ func (e *Engine) mayCall(ctx context.Context, q storage.Q, w *storage.Workflow, 
 	if err != nil {
 		return err
 	}
-	if mode != "allow" {
+	if mode != GrantAllow {
 		return &askError{reason: reason}
 	}
 	return nil
@@ -132,7 +133,7 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	if err == nil {
 		// overlap.go: next runs while the outcome commits, with the
 		// call's result
-		defer e.startNext(ctx, w, run, appliedResult(mustJSON(res)))()
+		defer e.startNext(ctx, w, run, ledger.AppliedResult(mustJSON(res)))()
 		runtime.Gosched() // next gets this core, the outcome's commit the next one free (runConsumer)
 	}
 	if err := e.tMutationOutcome(ctx, w, run, mut, res, err, tr); err != nil {
@@ -187,7 +188,7 @@ func (e *Engine) reconcile(ctx context.Context, ws *wfState, w *storage.Workflow
 // decide applies the workflow's grants, read through q, to a mutation
 // (DESIGN.md §7.4): allow performs it; anything else waits for the user
 // with a reason.
-func (e *Engine) decide(ctx context.Context, q storage.Q, w *storage.Workflow, capability, scope string) (mode, reason string, err error) {
+func (e *Engine) decide(ctx context.Context, q storage.Q, w *storage.Workflow, capability, scope string) (mode GrantMode, reason string, err error) {
 	grants, err := q.Grants(ctx, w.ID)
 	if err != nil {
 		return "", "", err
@@ -196,28 +197,12 @@ func (e *Engine) decide(ctx context.Context, q storage.Q, w *storage.Workflow, c
 }
 
 // decideWith is decide with w's grants already read; a daily limit is
-// counted through q.
-func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflow, grants []storage.Grant, capability, scope string) (mode, reason string, err error) {
-	best := decidingGrant(grants, ledgerGrant, capability, scope)
-	if best == nil {
-		return "ask", fmt.Sprintf("the workflow has no grant for %s%s", capability, scopeText(scope)), nil
-	}
-	switch best.Mode {
-	case "deny":
-		return "ask", fmt.Sprintf("your grant denies %s%s; approving allows this one call", capability, scopeText(best.Scope)), nil
-	case "ask":
-		return "ask", "your grant for " + capability + " asks before each call", nil
-	}
-	if best.DailyLimit > 0 {
-		n, err := e.callsToday(ctx, q, w.ID, capability, best.Scope)
-		if err != nil {
-			return "", "", err
-		}
-		if n >= best.DailyLimit {
-			return "ask", fmt.Sprintf("%s is past its limit of %d a day; approving allows this one call, and the limit stays", capability, best.DailyLimit), nil
-		}
-	}
-	return "allow", "", nil
+// counted through q. The rule is the ledger's (ledger.DecideGrant).
+func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflow, grants []storage.Grant, capability, scope string) (mode GrantMode, reason string, err error) {
+	v, err := ledger.DecideGrant(grants, capability, scope, func(g *storage.Grant) (int, error) {
+		return e.callsToday(ctx, q, w.ID, capability, g.Scope)
+	})
+	return v.Mode, v.Why, err
 }
 
 // callsToday counts the workflow's calls of capability in the last day
@@ -252,41 +237,17 @@ func (e *Engine) callsToday(ctx context.Context, q storage.Q, workflowID int64, 
 	return n, nil
 }
 
-// decidingGrant is the grant that decides a call of capability in scope: the
-// narrowest of those whose scope covers it; nil when none does. of reads a
-// grant's capability and scope, from the ledger's rows (ledgerGrant) or
-// the views a dry run has (viewGrant).
+// decidingGrant and scopeMatches are the ledger's rule
+// (engine/ledger/grants.go), named here for the callers of the engine.
 func decidingGrant[G any](grants []G, of func(*G) (capability, scope string), capability, scope string) *G {
-	var best *G
-	bestScope := ""
-	for i := range grants {
-		c, sc := of(&grants[i])
-		if c == capability && scopeMatches(sc, scope) && (best == nil || len(sc) > len(bestScope)) {
-			best, bestScope = &grants[i], sc
-		}
-	}
-	return best
+	return ledger.DecidingGrant(grants, of, capability, scope)
 }
 
 func ledgerGrant(g *storage.Grant) (string, string) { return g.Capability, g.Scope }
 
 func viewGrant(g *GrantView) (string, string) { return g.Capability, g.Scope }
 
-// scopeMatches: an empty grant scope covers everything; otherwise the call's
-// scope must equal it or lie under it (a path prefix, a sub-domain).
-func scopeMatches(grant, call string) bool {
-	if grant == "" || grant == call {
-		return true
-	}
-	return strings.HasPrefix(call, strings.TrimSuffix(grant, "/")+"/") || strings.HasSuffix(call, "."+grant)
-}
-
-func scopeText(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " (" + s + ")"
-}
+func scopeMatches(grant, call string) bool { return ledger.ScopeMatches(grant, call) }
 
 func scopeOf(m connectors.Method, params map[string]any) string {
 	if m.Scope == nil {

@@ -301,10 +301,10 @@ func (e *Engine) Grant(ctx context.Context, name string, g GrantView) error {
 		return fmt.Errorf("capability %q is a read; reads of configured accounts are allowed by default", g.Capability)
 	}
 	if g.Mode == "" {
-		g.Mode = "allow"
+		g.Mode = GrantAllow
 	}
 	switch g.Mode {
-	case "allow", "ask", "deny":
+	case GrantAllow, GrantAsk, GrantDeny:
 	default:
 		return fmt.Errorf("mode %q: use allow, ask or deny", g.Mode)
 	}
@@ -315,7 +315,7 @@ func (e *Engine) Grant(ctx context.Context, name string, g GrantView) error {
 		return tx.PutGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit}, e.now())
 	})
 	if err == nil {
-		e.notify(NoteChanged, name, "grant "+g.Capability+" "+g.Mode)
+		e.notify(NoteChanged, name, "grant "+g.Capability+" "+string(g.Mode))
 	}
 	return err
 }

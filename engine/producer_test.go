@@ -126,7 +126,7 @@ func TestDeploy(t *testing.T) {
 		if !res.Created || res.Version != 1 {
 			t.Fatalf("deploy = %+v", res)
 		}
-		caps := map[string]string{}
+		caps := map[string]GrantMode{}
 		for _, g := range res.Capabilities {
 			caps[g.Capability] = g.Mode
 		}

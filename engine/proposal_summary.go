@@ -120,7 +120,7 @@ func summarize(reg *connectors.Registry, base, next *sandbox.Script, grants []Gr
 	s := ProposalSummary{Reads: orNone(n.reads), Hosts: orNone(n.hosts), Handlers: orNone(n.handlers), Topics: orNone(n.topics),
 		Schedules: orNone(n.schedules), Mutations: orNone(n.mutations), Grants: []string{}, Adds: []string{}, Widens: []string{}}
 	for _, c := range n.mutations {
-		if mode, _ := grantMode(grants, c, "", nil); mode != "allow" {
+		if mode, _ := grantMode(grants, c, "", nil); mode != GrantAllow {
 			s.Grants = append(s.Grants, c)
 		}
 	}

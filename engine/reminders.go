@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"keep/engine/bus"
+	"keep/engine/ledger"
 	"keep/storage"
 )
 
@@ -69,13 +70,13 @@ func (e *Engine) onReminder(ctx context.Context, ev bus.Event) error {
 			return err
 		}
 		if err := e.journal(tx, w, topic, map[string]any{"mutation": m.ID, "reminder": true,
-			"text": "still waiting for you: " + titleOr(m)}); err != nil {
+			"text": "still waiting for you: " + ledger.Title(m)}); err != nil {
 			return err
 		}
 		return e.scheduleReminder(ctx, tx, w, m, reminderRepeat)
 	})
 	if err == nil && w != nil {
-		e.notify(NoteApproval, w.Name, "still waiting for you: "+titleOr(m))
+		e.notify(NoteApproval, w.Name, "still waiting for you: "+ledger.Title(m))
 	}
 	return err
 }

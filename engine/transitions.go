@@ -1,8 +1,11 @@
 package engine
 
-// This file is the one module that changes run status and phase, event
-// status, mutation status, the retry pointer and a workflow's block
-// (DESIGN.md §7.0). Every function here is one transaction.
+// The run loop's transactions (DESIGN.md §7.0): each function here is one,
+// writing what a phase came to (inputs, events, mutations, the run's next
+// phase) and moving statuses through the ledger's movers (machine.go), which
+// decide every move and are the only writers of a status. The person's
+// answers are transitions_answers.go, restart recovery
+// transitions_recovery.go, pause, resume and skip ops.go.
 
 import (
 	"context"
@@ -31,7 +34,7 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 	now := e.now()
 	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
 		run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
-		if err := e.moveRunSaying(ctx, tx, w, run, byScheduler, fmt.Sprintf("%d new inputs", len(h.inputs))); err != nil {
+		if err := e.moveRunSaying(ctx, tx, w, run, ledger.ByScheduler, fmt.Sprintf("%d new inputs", len(h.inputs))); err != nil {
 			return err
 		}
 		for _, in := range h.inputs {
@@ -95,7 +98,7 @@ func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *stora
 // is synced — so the run is simply started again.
 func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
 	return e.db.WriteUnsynced(ctx, func(tx *storage.Tx) error {
-		return e.moveRun(ctx, tx, nil, run, byScheduler) // a new run: not announced
+		return e.moveRun(ctx, tx, nil, run, ledger.ByScheduler) // a new run: not announced
 	})
 }
 
@@ -120,7 +123,7 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 		if mutating {
 			run.Phase = PhaseMutating
 		}
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
+		if err := e.moveRun(ctx, tx, w, run, ledger.ByScheduler); err != nil {
 			return err
 		}
 		if err := tx.Reserve(ctx, w.ID, run.ID, eventIDs, now); err != nil {
@@ -134,7 +137,7 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
 		run.Phase, run.UpdatedAt = PhaseMutating, e.now()
-		return e.moveRun(ctx, tx, nil, run, byScheduler) // a phase: not announced
+		return e.moveRun(ctx, tx, nil, run, ledger.ByScheduler) // a phase: not announced
 	})
 }
 
@@ -189,9 +192,6 @@ func userClearable(w *storage.Workflow, mutation MutationStatus) bool {
 	return false
 }
 
-// pastMutation: the run's mutation was applied or skipped (ledger.PastMutation).
-func pastMutation(run *storage.Run) bool { return ledger.PastMutation(run) }
-
 // tAwaitApproval holds the call for the person's approval (ledger.Ask).
 func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string, tr *trace) error {
 	return e.db.Write(ctx, func(tx *storage.Tx) error {
@@ -210,6 +210,8 @@ func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *s
 	})
 }
 
+// titleOr is ledger.Title, for the one caller (views.go's Attention) that
+// other work of this round edits around; it goes once that has landed.
 func titleOr(m *storage.Mutation) string { return ledger.Title(m) }
 
 // tInFlight writes the ledger row durably before the external call. A new
@@ -242,7 +244,7 @@ func (e *Engine) tInFlight(ctx context.Context, w *storage.Workflow, run *storag
 			return err
 		}
 		run.Phase, run.Status, run.MutationID, run.UpdatedAt = PhaseMutating, RunActive, mut.ID, now
-		if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
+		if err := e.moveRun(ctx, tx, w, run, ledger.ByScheduler); err != nil {
 			return err
 		}
 		return tx.AddTrace(ctx, tr.take(run.ID))
@@ -286,8 +288,6 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 	}
 	return err
 }
-
-func appliedResult(result json.RawMessage) json.RawMessage { return ledger.AppliedResult(result) }
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
@@ -454,7 +454,7 @@ func (e *Engine) commitConsumerTx(ctx context.Context, tx *storage.Tx, w *storag
 		}
 	}
 	run.Phase, run.Status, run.ClosedAt = PhaseCommitted, RunCommitted, &now
-	if err := e.moveRun(ctx, tx, w, run, byScheduler); err != nil {
+	if err := e.moveRun(ctx, tx, w, run, ledger.ByScheduler); err != nil {
 		return err
 	}
 	if err := tx.SetWake(ctx, w.ID, run.Handler, wake); err != nil {

@@ -66,7 +66,7 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		if err != nil {
 			return err
 		}
-		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: "allow"}
+		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: GrantAllow}
 		if best := decidingGrant(grants, ledgerGrant, g.Capability, scopeOf(meth, paramsOf(m))); best != nil {
 			g.Scope, g.DailyLimit = best.Scope, best.DailyLimit
 		}
@@ -189,7 +189,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 					return err
 				}
 			}
-			if pastMutation(run) || (m != nil && m.Status != MutationAwaitingApproval && m.Status != MutationApproved && m.Status != MutationFailed) {
+			if ledger.PastMutation(run) || (m != nil && m.Status != MutationAwaitingApproval && m.Status != MutationApproved && m.Status != MutationFailed) {
 				keep = append(keep, rid) // it may have happened: it completes
 				continue
 			}

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"keep/connectors"
+	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -221,12 +222,12 @@ func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, 
 		// Every call is captured whatever the grants say; which would wait
 		// for approval is worked out from the real grants afterwards.
 		for _, g := range opts.Grants {
-			if err := te.Grant(ctx, workflow, GrantView{Capability: g.Capability, Scope: g.Scope, Mode: "allow"}); err != nil {
+			if err := te.Grant(ctx, workflow, GrantView{Capability: g.Capability, Scope: g.Scope, Mode: GrantAllow}); err != nil {
 				return nil, "", err
 			}
 		}
 		for _, c := range sc.Capabilities {
-			if err := te.Grant(ctx, workflow, GrantView{Capability: c, Mode: "allow"}); err != nil {
+			if err := te.Grant(ctx, workflow, GrantView{Capability: c, Mode: GrantAllow}); err != nil {
 				return nil, "", err
 			}
 		}
@@ -300,7 +301,7 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 	if tpol.HandlerTimeout == 0 {
 		tpol = DefaultPolicy()
 	}
-	tpol.DefaultMutationMode = "allow" // approvals are worked out from the real grants below
+	tpol.DefaultMutationMode = GrantAllow // approvals are worked out from the real grants below
 	tpol.Repairs = 0
 	te, err := New(ctx, Opts{DB: db, Connectors: cap.wrap(reg), Policy: tpol, Logger: quiet})
 	if err != nil {
@@ -341,7 +342,7 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 		rep.ApprovalsFrom = fmt.Sprintf("the default mode of a newly deployed workflow (%s)", pol.DefaultMutationMode)
 	}
 	for _, c := range sc.Capabilities {
-		g := GrantView{Capability: c, Mode: "ask", Used: true}
+		g := GrantView{Capability: c, Mode: GrantAsk, Used: true}
 		if best := decidingGrant(grants, viewGrant, c, ""); best != nil {
 			g.Mode, g.Scope = best.Mode, best.Scope
 		}
@@ -439,7 +440,7 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 			scope = scopeOf(meth, params)
 		}
 		capability := m.Connector + "." + m.Method
-		if mode, why := grantMode(grants, capability, scope, today); mode != "allow" {
+		if mode, why := grantMode(grants, capability, scope, today); mode != GrantAllow {
 			tm.NeedsApproval, tm.Approval = true, why
 		} else {
 			// made: it counts against every limit that covers it
@@ -511,23 +512,21 @@ func orNone[T any](s []T) []T {
 	return s
 }
 
-// grantMode is decide's rule on a list of grants: the grant with the
-// longest matching scope wins; none, ask or deny wait for you, and so does
-// an allow whose daily limit the day's calls it covers (today, by
-// limitKey, counted before this one) have reached.
-func grantMode(grants []GrantView, capability, scope string, today map[string]int) (mode, reason string) {
-	best := decidingGrant(grants, viewGrant, capability, scope)
-	switch {
-	case best == nil:
-		return "ask", "waits for your approval: the workflow has no grant for " + capability + scopeText(scope)
-	case best.Mode == "allow" && best.DailyLimit > 0 && today[limitKey(best.Capability, best.Scope)] >= best.DailyLimit:
-		return "ask", fmt.Sprintf("waits for your approval: %s is past its limit of %d a day", capability, best.DailyLimit)
-	case best.Mode == "allow":
-		return "allow", ""
-	case best.Mode == "deny":
-		return "ask", "waits for your approval: your grant denies " + capability + scopeText(best.Scope)
+// grantMode is decide's rule (ledger.DecideGrant) on a dry run's grants,
+// with today (by limitKey) the calls each daily limit has counted before
+// this one.
+func grantMode(grants []GrantView, capability, scope string, today map[string]int) (mode GrantMode, reason string) {
+	rows := make([]storage.Grant, len(grants))
+	for i, g := range grants {
+		rows[i] = storage.Grant{Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit}
 	}
-	return "ask", "waits for your approval: " + capability + " asks before each call until you approve it with --always or grant it"
+	v, _ := ledger.DecideGrant(rows, capability, scope, func(g *storage.Grant) (int, error) {
+		return today[limitKey(g.Capability, g.Scope)], nil
+	})
+	if v.Mode != GrantAllow {
+		return v.Mode, "waits for your approval: " + v.Why
+	}
+	return v.Mode, ""
 }
 
 // capture stands between a dry run and the real connectors: reads pass

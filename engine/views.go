@@ -532,7 +532,7 @@ func (e *Engine) approvalReason(ctx context.Context, w *storage.Workflow, m *sto
 		var params map[string]any
 		_ = json.Unmarshal(m.Params, &params)
 		mode, reason, err := e.decideWith(ctx, e.db.Read(), w, grants, m.Connector+"."+m.Method, scopeOf(spec, params))
-		if err == nil && mode != "allow" && reason != "" {
+		if err == nil && mode != GrantAllow && reason != "" {
 			return reason
 		}
 	}

@@ -189,17 +189,14 @@ func (r *run) publish(call goja.FunctionCall) goja.Value {
 		topics = []string{t.String()}
 	default:
 		list, ok := stringArray(t)
-		if !ok || len(list) == 0 {
-			r.fail(op, "%s takes a topic or an array of topics first", op)
-			return goja.Undefined()
+		if !ok {
+			list = nil // the rule says what it takes
 		}
 		topics = list
 	}
-	for _, t := range topics {
-		if !slices.Contains(r.decl.publishes, t) {
-			r.fail(op, "%s: topic %q is not among the publishes of %s (%v)", op, t, r.handlerKind(), r.decl.publishes)
-			return goja.Undefined()
-		}
+	if msg := publishTopicsRule(r.decl.publishes, r.handlerKind(), topics); msg != "" {
+		r.fail(op, "%s", msg)
+		return goja.Undefined()
 	}
 	ev, ok := call.Argument(1).(*goja.Object)
 	if !ok || isArray(ev) {
@@ -207,26 +204,26 @@ func (r *run) publish(call goja.FunctionCall) goja.Value {
 		return goja.Undefined()
 	}
 	var req PublishRequest
-	mid := ev.Get("messageId")
-	if isAbsent(mid) || !(isString(mid) || isNumber(mid)) || mid.String() == "" {
-		r.fail(op, "%s needs a messageId (a non-empty string)", op)
+	if mid := ev.Get("messageId"); !isAbsent(mid) && (isString(mid) || isNumber(mid)) {
+		req.MessageID = mid.String()
+	}
+	if msg := publishMessageIDRule(req.MessageID); msg != "" {
+		r.fail(op, "%s", msg)
 		return goja.Undefined()
 	}
-	req.MessageID = mid.String()
 	if len(req.MessageID) > r.lim.MaxField {
 		r.fail(op, "%s: messageId is %d bytes, over the limit of %d bytes", op, len(req.MessageID), r.lim.MaxField)
 		return goja.Undefined()
 	}
 	in := ev.Get("inputId")
-	switch {
-	case !r.decl.consumer && (isAbsent(in) || !isString(in) || in.String() == ""):
-		r.fail(op, "%s from a producer needs the inputId that ctx.registerInput returned", op)
-		return goja.Undefined()
-	case r.decl.consumer && !isAbsent(in):
-		r.fail(op, "%s in next takes no inputId: events published in next are caused by the reserved events' inputs", op)
-		return goja.Undefined()
-	case !r.decl.consumer:
+	if !r.decl.consumer && !isAbsent(in) && isString(in) {
 		req.InputID = in.String()
+	}
+	if msg := publishInputRule(!r.decl.consumer, !isAbsent(in), req.InputID); msg != "" {
+		r.fail(op, "%s", msg)
+		return goja.Undefined()
+	}
+	if !r.decl.consumer {
 		if len(req.InputID) > r.lim.MaxField {
 			r.fail(op, "%s: inputId is %d bytes, over the limit of %d bytes", op, len(req.InputID), r.lim.MaxField)
 			return goja.Undefined()

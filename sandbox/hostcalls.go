@@ -9,8 +9,20 @@ import (
 
 // Host calls cross from a worker to the host by name, with JSON arguments
 // and a JSON result. Connector methods (ctx.<connector>.<method>, MCP tools
-// included) are all one call, "read", naming the connector and method, so a
-// new connector needs nothing here.
+// included) are all one call, callRead, naming the connector and method, so
+// a new connector needs nothing here.
+
+// hostCallName names a host call: the constants below are all of them, and
+// hostCalls serves each (a test holds the two together).
+type hostCallName string
+
+const (
+	callRead          hostCallName = "read"          // Host.Read: a connector's read (readArgs)
+	callRegisterInput hostCallName = "registerInput" // Host.RegisterInput (InputRequest); answers the id
+	callPublish       hostCallName = "publish"       // Host.Publish one the host may refuse (publishArgs)
+	callPeek          hostCallName = "peek"          // Host.Peek past the prefetch (peekArgs)
+	callGetByIDs      hostCallName = "getByIds"      // Host.GetByIDs (peekArgs)
+)
 
 type readArgs struct {
 	Connector string         `json:"connector"`
@@ -38,36 +50,36 @@ type logArgs struct {
 
 type hostCall func(ctx context.Context, h Host, args json.RawMessage) (any, error)
 
-var hostCalls = map[string]hostCall{
-	"read": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+var hostCalls = map[hostCallName]hostCall{
+	callRead: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a readArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.Read(ctx, a.Connector, a.Method, a.Params)
 	},
-	"registerInput": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callRegisterInput: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a InputRequest
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.RegisterInput(ctx, a)
 	},
-	"publish": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callPublish: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a publishArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return nil, a.publish(ctx, h)
 	},
-	"peek": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callPeek: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a peekArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.Peek(ctx, a.Topic, a.Limit)
 	},
-	"getByIds": func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callGetByIDs: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a peekArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
@@ -103,10 +115,10 @@ func decodeArgs(raw json.RawMessage, v any) error {
 // serveCall runs one call of a worker against the run's Host. A host error
 // is kept in hostErrs; the worker gets its text and index.
 func serveCall(ctx context.Context, h Host, f *frame, hostErrs *hostErrors) (rep *frame) {
-	rep = &frame{Op: "reply"}
+	rep = &frame{Op: opReply}
 	defer func() {
 		if p := recover(); p != nil {
-			rep = &frame{Op: "reply", Err: &wireErr{Text: fmt.Sprintf("sandbox: panic in host code: %v", p)}}
+			rep = &frame{Op: opReply, Err: &wireErr{Text: fmt.Sprintf("sandbox: panic in host code: %v", p)}}
 		}
 	}()
 	if rep.Err = takeTold(ctx, h, f.Told, hostErrs, ""); rep.Err != nil {
@@ -130,7 +142,7 @@ func serveCall(ctx context.Context, h Host, f *frame, hostErrs *hostErrors) (rep
 		rep.Err = &wireErr{Text: err.Error(), Host: hostErrs.add(err)}
 		if errors.Is(err, context.Canceled) {
 			// the worker stops the run before the script sees the error
-			rep.Err.Cause = "canceled"
+			rep.Err.Cause = causeCanceled
 		}
 	}
 	return rep

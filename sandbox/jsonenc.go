@@ -107,38 +107,7 @@ func (e *jsonEncoder) property(key string, value goja.Value, holder *goja.Object
 	if value == nil {
 		value = goja.Undefined()
 	}
-	if o, isObj := value.(*goja.Object); isObj || isBigInt(value) {
-		var target *goja.Object
-		if isObj {
-			target = o
-		} else {
-			target = value.ToObject(e.vm)
-		}
-		if toJSON, ok := goja.AssertFunction(target.Get("toJSON")); ok {
-			v, err := toJSON(value, e.vm.ToValue(key))
-			if err != nil {
-				panic(err)
-			}
-			value = v
-		}
-	}
-	if e.replacer != nil {
-		v, err := e.replacer(holder, e.vm.ToValue(key), value)
-		if err != nil {
-			panic(err)
-		}
-		value = v
-	}
-	if o, ok := value.(*goja.Object); ok {
-		switch o.ClassName() {
-		case "Number":
-			value = e.vm.ToValue(o.ToNumber())
-		case "String":
-			value = o.ToString()
-		case "Boolean", "BigInt":
-			value = e.vm.ToValue(o.Export())
-		}
-	}
+	value = e.resolve(key, value, holder)
 	switch {
 	case value == nil || goja.IsUndefined(value):
 		return false
@@ -194,6 +163,44 @@ func (e *jsonEncoder) property(key string, value goja.Value, holder *goja.Object
 		e.object(o)
 	}
 	return true
+}
+
+// resolve is the value JSON.stringify writes for value: after its toJSON,
+// the replacer, and a boxed primitive unboxed.
+func (e *jsonEncoder) resolve(key string, value goja.Value, holder *goja.Object) goja.Value {
+	if o, isObj := value.(*goja.Object); isObj || isBigInt(value) {
+		var target *goja.Object
+		if isObj {
+			target = o
+		} else {
+			target = value.ToObject(e.vm)
+		}
+		if toJSON, ok := goja.AssertFunction(target.Get("toJSON")); ok {
+			v, err := toJSON(value, e.vm.ToValue(key))
+			if err != nil {
+				panic(err)
+			}
+			value = v
+		}
+	}
+	if e.replacer != nil {
+		v, err := e.replacer(holder, e.vm.ToValue(key), value)
+		if err != nil {
+			panic(err)
+		}
+		value = v
+	}
+	if o, ok := value.(*goja.Object); ok {
+		switch o.ClassName() {
+		case "Number":
+			value = e.vm.ToValue(o.ToNumber())
+		case "String":
+			value = o.ToString()
+		case "Boolean", "BigInt":
+			value = e.vm.ToValue(o.Export())
+		}
+	}
+	return value
 }
 
 func (e *jsonEncoder) open() (stepback, separator string) {

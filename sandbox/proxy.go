@@ -42,14 +42,14 @@ func (p *proxyHost) tells(ev PublishRequest) bool {
 	return false
 }
 
-func (p *proxyHost) call(ctx context.Context, name string, args any) (json.RawMessage, error) {
+func (p *proxyHost) call(ctx context.Context, name hostCallName, args any) (json.RawMessage, error) {
 	told := p.told
 	p.told = nil
 	return p.c.call(ctx, name, args, told)
 }
 
 func (p *proxyHost) Read(ctx context.Context, connector, method string, params map[string]any) (any, error) {
-	res, err := p.call(ctx, "read", readArgs{connector, method, params})
+	res, err := p.call(ctx, callRead, readArgs{connector, method, params})
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (p *proxyHost) Read(ctx context.Context, connector, method string, params m
 }
 
 func (p *proxyHost) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
-	res, err := p.call(ctx, "registerInput", in)
+	res, err := p.call(ctx, callRegisterInput, in)
 	if err != nil {
 		return "", err
 	}
@@ -78,7 +78,7 @@ func (p *proxyHost) Publish(ctx context.Context, topics []string, ev PublishRequ
 		p.told = append(p.told, a)
 		return nil
 	}
-	_, err := p.call(ctx, "publish", a)
+	_, err := p.call(ctx, callPublish, a)
 	return err
 }
 
@@ -86,16 +86,16 @@ func (p *proxyHost) Peek(ctx context.Context, topic string, limit int) ([]Event,
 	if evs, ok := prefetched(p.pre, topic, limit); ok {
 		return evs, nil
 	}
-	return events(p.call(ctx, "peek", peekArgs{Topic: topic, Limit: limit}))
+	return events(p.call(ctx, callPeek, peekArgs{Topic: topic, Limit: limit}))
 }
 
 func (p *proxyHost) GetByIDs(ctx context.Context, topic string, ids []string) ([]Event, error) {
-	return events(p.call(ctx, "getByIds", peekArgs{Topic: topic, IDs: ids}))
+	return events(p.call(ctx, callGetByIDs, peekArgs{Topic: topic, IDs: ids}))
 }
 
 func (p *proxyHost) Log(level, line string) {
 	b, _ := json.Marshal(logArgs{level, line})
-	p.c.send(&frame{Op: "log", Args: b}) // one way: a log line has no answer
+	p.c.send(&frame{Op: opLog, Args: b}) // one way: a log line has no answer
 }
 
 func events(res json.RawMessage, err error) ([]Event, error) {

@@ -41,7 +41,7 @@ const loadMemory = 512 << 20
 // nowhere but in workers.
 func loadRemote(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 	key := scriptKey(fileName, src, opts)
-	f := &frame{Op: "load", Key: key, Script: &wireLoad{File: fileName, Source: src, Opts: opts}}
+	f := &frame{Op: opLoad, Key: key, Script: &wireLoad{File: fileName, Source: src, Opts: opts}}
 	// the hard bound of a load is startAllowance plus this
 	lim := withDefaults(Limits{WallTime: loadWallTime})
 	done, w, err := converse(context.Background(), f, nil, lim, loadMemory)
@@ -82,7 +82,7 @@ func (s *Script) runRemote(ctx context.Context, inv Invocation, then *Invocation
 		first(nil, r.finish(&Error{Kind: ErrCancelled, Message: "cancelled before it started", cause: err}), false)
 		return nil, false, nil
 	}
-	f := &frame{Op: "run", Key: s.key, Inv: &wireInv{Handler: inv.Handler, Phase: inv.Phase, State: inv.State,
+	f := &frame{Op: opRun, Key: s.key, Inv: &wireInv{Handler: inv.Handler, Phase: inv.Phase, State: inv.State,
 		Prepared: inv.Prepared, MutationResult: inv.MutationResult, Limits: r.lim}}
 	if pf, ok := inv.Host.(Prefetcher); ok && inv.Phase == PhasePrepare {
 		// a failed read prefetches nothing: the phase's peeks ask the host
@@ -207,9 +207,33 @@ const startAllowance = loadWallTime + 5*time.Second
 // a reader that hands it on. The bounds are timers that kill the worker,
 // which ends its pipe and so the read.
 func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, memLimit uint64, host ...hostSide) (*frame, *worker, error) {
-	w, err := procs.take(memLimit)
+	w, err := sendJob(f, prepare, memLimit)
 	if err != nil {
 		return nil, nil, err
+	}
+	cv := &conversation{ctx: ctx, w: w, lim: lim, host: host}
+	defer cv.bound(f.Script != nil)()
+	for {
+		in, err := readFrame(w.r)
+		if err != nil {
+			return nil, nil, cv.broke()
+		}
+		done, err := cv.serve(in)
+		if err != nil {
+			return nil, nil, err
+		}
+		if done {
+			return in, w, nil
+		}
+	}
+}
+
+// sendJob gives f to a worker of the pool, prepared for it; a worker that
+// died while idle is replaced once.
+func sendJob(f *frame, prepare func(*worker), memLimit uint64) (*worker, error) {
+	w, err := procs.take(memLimit)
+	if err != nil {
+		return nil, err
 	}
 	jobs.Add(1)
 	if prepare != nil {
@@ -219,40 +243,55 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 		// a worker that died while idle: one more try with a new one
 		w.kill()
 		if w, err = startWorker(memLimit); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if prepare != nil {
 			prepare(w)
 		}
 		if err := w.send(f); err != nil {
-			return nil, nil, w.death()
+			return nil, w.death()
 		}
 	}
-	// A worker that gets the script compiles it first (and may be
-	// starting): the hard bound then counts from its "started", and the
-	// load-time bounds cover what comes before. A worker that has the
-	// script sends no "started", so a phase costs one frame less each way.
-	bound := lim.WallTime + abandonGrace
-	if f.Script != nil {
+	return w, nil
+}
+
+// conversation is one job's exchange with a worker, as converse serves it.
+type conversation struct {
+	ctx  context.Context
+	w    *worker
+	lim  Limits
+	host []hostSide
+	cur  int // the phase under way: its host serves the calls
+
+	hard *time.Timer           // the job's hard bound: it kills the worker
+	why  atomic.Pointer[Error] // set when a bound, not the worker, ended it
+	// pending counts the calls not yet answered. A call's goroutine counts
+	// itself out before it writes the reply: the worker goes on only once it
+	// has the reply, so by its "done" nothing is pending unless it gave up.
+	pending atomic.Int32
+}
+
+// bound starts the job's bounds and returns what stops them. A worker that
+// gets the script with the job compiles it first (and may be starting): the
+// hard bound then counts from its "started", and the load-time bounds cover
+// what comes before. A worker that has the script sends no "started", so a
+// phase costs one frame less each way.
+func (cv *conversation) bound(compiles bool) (stop func()) {
+	bound := cv.lim.WallTime + abandonGrace
+	if compiles {
 		bound += startAllowance
 	}
-	var why atomic.Pointer[Error] // set when a bound, not the worker, ended it
-	killFor := func(e *Error) {
-		why.CompareAndSwap(nil, e)
-		w.kill()
-	}
-	hard := time.AfterFunc(bound, func() {
-		killFor(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("script exceeded its time limit (%s) and did not stop inside a built-in call; abandoned (its worker was killed)", lim.WallTime), cause: context.DeadlineExceeded})
+	cv.hard = time.AfterFunc(bound, func() {
+		cv.killFor(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("script exceeded its time limit (%s) and did not stop inside a built-in call; abandoned (its worker was killed)", cv.lim.WallTime), cause: context.DeadlineExceeded})
 	})
-	defer hard.Stop()
 	var abandon atomic.Pointer[time.Timer]
-	stopWatch := context.AfterFunc(ctx, func() {
-		w.cancel()
+	stopWatch := context.AfterFunc(cv.ctx, func() {
+		cv.w.cancel()
 		abandon.Store(time.AfterFunc(abandonGrace, func() {
-			killFor(&Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned (its worker was killed)", cause: ctx.Err()})
+			cv.killFor(&Error{Kind: ErrCancelled, Message: "cancelled; the script did not stop inside a built-in call and was abandoned (its worker was killed)", cause: cv.ctx.Err()})
 		}))
 	})
-	defer func() {
+	return func() {
 		if !stopWatch() {
 			// the cancel ran, or runs now: wait for its timer, then stop it
 			for abandon.Load() == nil {
@@ -260,101 +299,120 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 			}
 			abandon.Load().Stop()
 		}
-	}()
-	// pending counts the calls not yet answered. A call's goroutine counts
-	// itself out before it writes the reply: the worker goes on only once it
-	// has the reply, so by its "done" nothing is pending unless it gave up.
-	var pending atomic.Int32
-	cur := 0 // the phase under way: its host serves the calls
-	for {
-		in, err := readFrame(w.r)
-		if err != nil {
-			if e := why.Load(); e != nil {
-				<-w.exited
-				return nil, nil, e
+		cv.hard.Stop()
+	}
+}
+
+func (cv *conversation) killFor(e *Error) {
+	cv.why.CompareAndSwap(nil, e)
+	cv.w.kill()
+}
+
+// fail ends the conversation on err, with the worker gone.
+func (cv *conversation) fail(err error) error {
+	cv.w.kill()
+	<-cv.w.exited
+	return err
+}
+
+// broke says why the worker's pipe ended: a bound killed it, a cancel
+// ended it (it may have been starting, before it listened for the signal),
+// or it died.
+func (cv *conversation) broke() error {
+	if e := cv.why.Load(); e != nil {
+		<-cv.w.exited
+		return e
+	}
+	if err := cv.ctx.Err(); err != nil {
+		return cv.fail(&Error{Kind: ErrCancelled, Message: "cancelled", cause: err})
+	}
+	return cv.w.death()
+}
+
+// serve takes one frame from the worker; done says it ended the job.
+func (cv *conversation) serve(in *frame) (done bool, err error) {
+	switch in.Op {
+	case opDone:
+		cv.done(in)
+		return true, nil
+	case opStarted:
+		cv.hard.Reset(cv.lim.WallTime + abandonGrace)
+	case opPrepared:
+		return false, cv.prepared(in)
+	case opLog:
+		if len(cv.host) > 0 {
+			var a logArgs
+			if json.Unmarshal(in.Args, &a) == nil {
+				cv.host[cv.cur].h.Log(a.Level, a.Line)
 			}
-			if ctx.Err() != nil {
-				// asked to cancel, the worker ended: it may have been
-				// starting, before it listened for the signal
-				w.kill()
-				<-w.exited
-				return nil, nil, &Error{Kind: ErrCancelled, Message: "cancelled", cause: ctx.Err()}
-			}
-			return nil, nil, w.death()
 		}
-		switch in.Op {
-		case "done":
-			if len(in.Told) > 0 && in.Err == nil && cur < len(host) {
-				if in.Err = takeTold(ctx, host[cur].h, in.Told, host[cur].hostErrs, host[cur].where+": "); in.Err != nil {
-					in.Outcome = nil
-				}
-			}
-			if in.Retire {
-				w.kill()
-				<-w.exited
-			}
-			if pending.Load() > 0 {
-				// a call still unanswered: the worker gave up on it, and
-				// its reply must not reach the worker's next run
-				w.broken.Store(true)
-			}
-			return in, w, nil
-		case "started":
-			hard.Reset(lim.WallTime + abandonGrace)
-		case "prepared":
-			// the worker ended one phase and runs the next: calls and
-			// log lines from now on are the next's, and so is the bound
-			if cur+1 >= len(host) || host[cur].ended == nil || in.Outcome == nil {
-				w.kill()
-				<-w.exited
-				return nil, nil, errors.New("sandbox: the worker went on to a phase it was not given")
-			}
-			if pending.Load() > 0 {
-				// a call of the phase still unanswered: its reply would
-				// reach the next phase
-				w.kill()
-				<-w.exited
-				return nil, nil, errors.New("sandbox: the worker ended a phase with a call unanswered")
-			}
-			hard.Reset(host[cur+1].wall + abandonGrace)
-			host[cur].ended(in)
-			cur++
-		case "log":
-			if len(host) > 0 {
-				var a logArgs
-				if json.Unmarshal(in.Args, &a) == nil {
-					host[cur].h.Log(a.Level, a.Line)
-				}
-			}
-		case "call":
-			// Each host call runs on a goroutine of its own, so a host
-			// call that never returns cannot hold the run past its time.
-			if len(host) == 0 {
-				_ = w.send(&frame{Op: "reply", Err: &wireErr{Text: "sandbox: a host call during a load"}})
-				continue
-			}
-			calls.Add(1)
-			pending.Add(1)
-			side := host[cur]
-			go func() {
-				cctx := ctx
-				if in.Deadline > 0 {
-					var cancel context.CancelFunc
-					// the worker's phase deadline: both sides see the
-					// same timeout
-					cctx, cancel = context.WithDeadline(ctx, time.Unix(0, in.Deadline))
-					defer cancel()
-				}
-				rep := serveCall(cctx, side.h, in, side.hostErrs)
-				pending.Add(-1)
-				if err := w.send(rep); err != nil {
-					w.kill() // the read then ends, and says why
-				}
-			}()
-		default:
-			w.kill()
-			<-w.exited
-			return nil, nil, fmt.Errorf("sandbox: the worker sent an unknown frame %q", in.Op)
+	case opCall:
+		cv.call(in)
+	default:
+		return false, cv.fail(fmt.Errorf("sandbox: the worker sent an unknown frame %q", in.Op))
+	}
+	return false, nil
+}
+
+// done takes the publishes the worker told with its end (a refusal fails
+// the phase) and settles what becomes of the worker.
+func (cv *conversation) done(in *frame) {
+	if len(in.Told) > 0 && in.Err == nil && cv.cur < len(cv.host) {
+		side := cv.host[cv.cur]
+		if in.Err = takeTold(cv.ctx, side.h, in.Told, side.hostErrs, side.where+": "); in.Err != nil {
+			in.Outcome = nil
 		}
 	}
+	if in.Retire {
+		cv.w.kill()
+		<-cv.w.exited
+	}
+	if cv.pending.Load() > 0 {
+		// a call still unanswered: the worker gave up on it, and its reply
+		// must not reach the worker's next run
+		cv.w.broken.Store(true)
+	}
+}
+
+// prepared: the worker ended one phase and runs the next. Calls and log
+// lines from now on are the next's, and so is the bound.
+func (cv *conversation) prepared(in *frame) error {
+	if cv.cur+1 >= len(cv.host) || cv.host[cv.cur].ended == nil || in.Outcome == nil {
+		return cv.fail(errors.New("sandbox: the worker went on to a phase it was not given"))
+	}
+	if cv.pending.Load() > 0 {
+		// a call of the phase still unanswered: its reply would reach the
+		// next phase
+		return cv.fail(errors.New("sandbox: the worker ended a phase with a call unanswered"))
+	}
+	cv.hard.Reset(cv.host[cv.cur+1].wall + abandonGrace)
+	cv.host[cv.cur].ended(in)
+	cv.cur++
+	return nil
+}
+
+// call serves one host call on a goroutine of its own, so a host call that
+// never returns cannot hold the run past its time.
+func (cv *conversation) call(in *frame) {
+	if len(cv.host) == 0 {
+		_ = cv.w.send(&frame{Op: opReply, Err: &wireErr{Text: "sandbox: a host call during a load"}})
+		return
+	}
+	calls.Add(1)
+	cv.pending.Add(1)
+	side := cv.host[cv.cur]
+	go func() {
+		cctx := cv.ctx
+		if in.Deadline > 0 {
+			var cancel context.CancelFunc
+			// the worker's phase deadline: both sides see the same timeout
+			cctx, cancel = context.WithDeadline(cv.ctx, time.Unix(0, in.Deadline))
+			defer cancel()
+		}
+		rep := serveCall(cctx, side.h, in, side.hostErrs)
+		cv.pending.Add(-1)
+		if err := cv.w.send(rep); err != nil {
+			cv.w.kill() // the read then ends, and says why
+		}
+	}()
 }

@@ -90,49 +90,15 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 		wf.Name = name.String()
 	}
 
-	topics := map[string]bool{}
-	topicsAt := or(v.loc.key(top, "topics"), top)
-	switch t := decl.Get("topics"); {
-	case isAbsent(t):
-		v.add(top, `the workflow declares no topics (topics: { "name": {} })`)
-	case isObject(t) && !isArray(t):
-		keys, _ := v.keys(t.(*goja.Object), "topics", topicsAt)
-		for _, k := range keys {
-			if k == "" {
-				v.add(topicsAt, "a topic name must not be empty")
-				continue
-			}
-			topics[k] = true
-			wf.Topics = append(wf.Topics, k)
-		}
-	default:
-		v.add(topicsAt, `topics must be an object mapping each topic name to {} (topics: { "name": {} })`)
-	}
+	var topics map[string]bool
+	topics, wf.Topics = v.topics(decl, top)
 
 	publisher := map[string]string{} // topic → handler
 	reader := map[string]string{}    // topic → consumer
 	seen := map[string]string{}      // handler name → "producer" | "consumer"
-	claim := func(section, name string, at int) bool {
-		if other, dup := seen[name]; dup {
-			v.add(at, "handler name %q is used by both a %s and a %s", name, other, section)
-			return false
-		}
-		seen[name] = section
-		return true
-	}
+	claim := func(section, name string, at int) bool { return v.claim(seen, section, name, at) }
 	checkTopics := func(list []string, from int, field, handler string, owners map[string]string, role string) {
-		for _, t := range list {
-			at := or(v.loc.literal(from, t), from)
-			if !topics[t] {
-				v.add(at, "%s of %q names topic %q, which is not declared in topics", field, handler, t)
-				continue
-			}
-			if other, taken := owners[t]; taken && other != handler {
-				v.add(at, "topic %q already has %s %q; a topic has at most one %s", t, role, other, role)
-				continue
-			}
-			owners[t] = handler
-		}
+		v.checkTopics(topics, list, from, field, handler, owners, role)
 	}
 
 	producersAt := or(v.loc.key(top, "producers"), top)
@@ -180,6 +146,57 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 		handlers[c.name] = handlerDecl{consumer: true, publishes: cons.Publishes, subscribe: cons.Subscribe, at: v.positions(at, "prepare", "mutate", "next")}
 	}
 	return wf, handlers
+}
+
+// topics reads the workflow's topics: the set, and the names in order.
+func (v *validator) topics(decl *goja.Object, top int) (map[string]bool, []string) {
+	topics := map[string]bool{}
+	var names []string
+	topicsAt := or(v.loc.key(top, "topics"), top)
+	switch t := decl.Get("topics"); {
+	case isAbsent(t):
+		v.add(top, `the workflow declares no topics (topics: { "name": {} })`)
+	case isObject(t) && !isArray(t):
+		keys, _ := v.keys(t.(*goja.Object), "topics", topicsAt)
+		for _, k := range keys {
+			if k == "" {
+				v.add(topicsAt, "a topic name must not be empty")
+				continue
+			}
+			topics[k] = true
+			names = append(names, k)
+		}
+	default:
+		v.add(topicsAt, `topics must be an object mapping each topic name to {} (topics: { "name": {} })`)
+	}
+	return topics, names
+}
+
+// claim takes a handler name for section; seen holds the names taken.
+func (v *validator) claim(seen map[string]string, section, name string, at int) bool {
+	if other, dup := seen[name]; dup {
+		v.add(at, "handler name %q is used by both a %s and a %s", name, other, section)
+		return false
+	}
+	seen[name] = section
+	return true
+}
+
+// checkTopics checks a handler's list of topics (field) against the
+// declared topics, and that each has at most one owner in role.
+func (v *validator) checkTopics(topics map[string]bool, list []string, from int, field, handler string, owners map[string]string, role string) {
+	for _, t := range list {
+		at := or(v.loc.literal(from, t), from)
+		if !topics[t] {
+			v.add(at, "%s of %q names topic %q, which is not declared in topics", field, handler, t)
+			continue
+		}
+		if other, taken := owners[t]; taken && other != handler {
+			v.add(at, "topic %q already has %s %q; a topic has at most one %s", t, role, other, role)
+			continue
+		}
+		owners[t] = handler
+	}
 }
 
 // positions finds where each of the keys is written after from.

@@ -80,6 +80,34 @@ func typeOf(v goja.Value) string {
 
 var prepareFields = []string{"reservations", "data", "ui", "wakeAt"}
 
+// reservations checks prepare's reservations: each on a topic the consumer
+// subscribes to.
+func (r *run) reservations(raw json.RawMessage, bad func(format string, args ...any) error) ([]Reservation, error) {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil, bad("reservations that are not an array of { topic, ids }")
+	}
+	out := []Reservation{}
+	for i, it := range items {
+		var res struct {
+			Topic *string   `json:"topic"`
+			IDs   *[]string `json:"ids"`
+		}
+		if json.Unmarshal(it, &res) != nil || res.Topic == nil || res.IDs == nil {
+			return nil, bad("reservations[%d] that is not { topic: string, ids: string[] }", i)
+		}
+		if !slices.Contains(r.decl.subscribe, *res.Topic) {
+			return nil, bad("reservations[%d] on topic %q, which consumer %q does not subscribe to", i, *res.Topic, r.inv.Handler)
+		}
+		ids := *res.IDs
+		if ids == nil {
+			ids = []string{}
+		}
+		out = append(out, Reservation{Topic: *res.Topic, IDs: ids})
+	}
+	return out, nil
+}
+
 // prepareResult checks the shape of what prepare returned (06b).
 func (r *run) prepareResult(v goja.Value) (*PrepareResult, error) {
 	bad := func(format string, args ...any) error {
@@ -105,26 +133,8 @@ func (r *run) prepareResult(v goja.Value) (*PrepareResult, error) {
 
 	pr := &PrepareResult{Reservations: []Reservation{}}
 	if present("reservations") {
-		var items []json.RawMessage
-		if json.Unmarshal(fields["reservations"], &items) != nil {
-			return nil, bad("reservations that are not an array of { topic, ids }")
-		}
-		for i, it := range items {
-			var res struct {
-				Topic *string   `json:"topic"`
-				IDs   *[]string `json:"ids"`
-			}
-			if json.Unmarshal(it, &res) != nil || res.Topic == nil || res.IDs == nil {
-				return nil, bad("reservations[%d] that is not { topic: string, ids: string[] }", i)
-			}
-			if !slices.Contains(r.decl.subscribe, *res.Topic) {
-				return nil, bad("reservations[%d] on topic %q, which consumer %q does not subscribe to", i, *res.Topic, r.inv.Handler)
-			}
-			ids := *res.IDs
-			if ids == nil {
-				ids = []string{}
-			}
-			pr.Reservations = append(pr.Reservations, Reservation{Topic: *res.Topic, IDs: ids})
+		if pr.Reservations, err = r.reservations(fields["reservations"], bad); err != nil {
+			return nil, err
 		}
 	}
 	var ui json.RawMessage

@@ -10,20 +10,49 @@ import (
 	"io"
 )
 
-// The host and a worker process speak in frames: a 4-byte big-endian length,
-// then one JSON object. A run is a conversation started by the host (op
-// "run" or "load") and ended by the worker ("done"); in between the worker
-// asks ("call") and the host answers ("reply"), and a prepare followed by its
-// mutate in the same job ends the first phase with "prepared"; the host may
-// ask the run to stop with a signal (cancelSignal). One worker has one
-// conversation at a time.
+// The worker protocol, on one screen. The host and a worker process speak
+// in frames: a 4-byte big-endian length, then one JSON object whose "op"
+// says what it is. A job is a conversation the host starts and the worker
+// ends; one worker has one conversation at a time.
+//
+//	host → worker  load      compile a script and say what it declares
+//	host → worker  run       run one phase (and the mutate it may go on to)
+//	worker → host  started   compiled what came with the job: its time starts
+//	worker → host  call      run a host call (hostCallName), wait for a reply
+//	host → worker  reply     the call's result or error
+//	worker → host  log       one console line; nothing answers it
+//	worker → host  prepared  the prepare ended, its mutate runs next (Then)
+//	worker → host  done      the job's outcome, error or declaration: the end
+//
+// The host may also ask a run to stop with a signal (cancelSignal), which
+// reaches a run that is busy and not reading its pipe.
+
+// op is what a frame is: the constants below are the whole protocol.
+type op string
+
+const (
+	opLoad     op = "load"     // host → worker: compile Script, answer done with Loaded
+	opRun      op = "run"      // host → worker: run Inv on the script Key (Script if sent)
+	opStarted  op = "started"  // worker → host: the compile is over, the phase's bound starts
+	opCall     op = "call"     // worker → host: host call Name with Args (and Told first)
+	opReply    op = "reply"    // host → worker: Result, or Err, of the call in hand
+	opLog      op = "log"      // worker → host: Args is a logArgs; one way
+	opPrepared op = "prepared" // worker → host: the prepare's Outcome; its Then runs now
+	opDone     op = "done"     // worker → host: Outcome, Loaded or Err (Retire, Missing)
+)
+
+// Why a run stopped, when a context ended it: wireErr.Cause.
+const (
+	causeCanceled = "canceled" // the run's context was cancelled
+	causeDeadline = "deadline" // the run's deadline passed
+)
 
 // maxFrame bounds one frame: a connector result (MaxResult, 10 MiB by
 // default) plus room for its envelope. A bigger length means a broken pipe.
 const maxFrame = 64 << 20
 
 type frame struct {
-	Op string `json:"op"`
+	Op op `json:"op"`
 
 	// load, run
 	Key    string    `json:"key,omitempty"`
@@ -31,7 +60,7 @@ type frame struct {
 	Inv    *wireInv  `json:"inv,omitempty"`
 
 	// call, reply
-	Name   string          `json:"name,omitempty"`
+	Name   hostCallName    `json:"name,omitempty"`
 	Args   json.RawMessage `json:"args,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	// Deadline of a call: the worker's phase deadline (Unix ns), which the
@@ -116,7 +145,7 @@ type wireErr struct {
 	Text       string       `json:"text"` // Error() of the whole error
 	Host       int          `json:"host,omitempty"`
 	Script     *Error       `json:"script,omitempty"`
-	Cause      string       `json:"cause,omitempty"` // "canceled" | "deadline"
+	Cause      string       `json:"cause,omitempty"` // causeCanceled, causeDeadline
 	Validation []Diagnostic `json:"validation,omitempty"`
 }
 
@@ -200,9 +229,9 @@ func toWireErr(err error) *wireErr {
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		w.Cause = "deadline"
+		w.Cause = causeDeadline
 	case errors.Is(err, context.Canceled):
-		w.Cause = "canceled"
+		w.Cause = causeCanceled
 	}
 	return w
 }
@@ -222,9 +251,9 @@ func (e *hostWrapped) Unwrap() error { return e.err }
 func (w *wireErr) error(hostErrs []error) error {
 	var cause error
 	switch w.Cause {
-	case "deadline":
+	case causeDeadline:
 		cause = context.DeadlineExceeded
-	case "canceled":
+	case causeCanceled:
 		cause = context.Canceled
 	}
 	switch {

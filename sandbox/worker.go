@@ -219,7 +219,7 @@ func serveWorker(in, out *os.File) {
 	scripts := map[string]*Script{}
 	for {
 		f := c.read()
-		if f.Op != "load" && f.Op != "run" {
+		if f.Op != opLoad && f.Op != opRun {
 			fmt.Fprintf(os.Stderr, "sandbox worker: a %q frame between runs: out of step with the host\n", f.Op)
 			os.Exit(2)
 		}
@@ -259,21 +259,21 @@ func (c *workerConn) job(ctx context.Context, f *frame, scripts map[string]*Scri
 			}
 			scripts[f.Key] = loaded
 		}
-		if f.Op == "load" {
+		if f.Op == opLoad {
 			return loadedFrame(loaded, err)
 		}
 		if err != nil {
-			return &frame{Op: "done", Err: toWireErr(fmt.Errorf("sandbox: the worker could not load %s: %w", f.Script.File, err))}
+			return &frame{Op: opDone, Err: toWireErr(fmt.Errorf("sandbox: the worker could not load %s: %w", f.Script.File, err))}
 		}
 		s = loaded
 	} else {
 		s = scripts[f.Key]
 	}
-	if f.Op != "run" {
+	if f.Op != opRun {
 		return nil
 	}
 	if s == nil || f.Inv == nil {
-		return &frame{Op: "done", Missing: true, Err: &wireErr{Text: "sandbox: the worker has no script " + f.Key}}
+		return &frame{Op: opDone, Missing: true, Err: &wireErr{Text: "sandbox: the worker has no script " + f.Key}}
 	}
 	return c.run(ctx, s, f.Inv, f.Script != nil)
 }
@@ -298,20 +298,20 @@ func (c *workerConn) read() *frame {
 
 func loadedFrame(s *Script, err error) *frame {
 	if err != nil {
-		return &frame{Op: "done", Err: toWireErr(err)}
+		return &frame{Op: opDone, Err: toWireErr(err)}
 	}
 	w := &wireScript{Workflow: s.Workflow, Capabilities: s.Capabilities, Handlers: map[string]wireDecl{}}
 	for name, d := range s.handlers {
 		w.Handlers[name] = wireDecl{Consumer: d.consumer, Publishes: d.publishes, Subscribe: d.subscribe, At: d.at}
 	}
-	return &frame{Op: "done", Loaded: w}
+	return &frame{Op: opDone, Loaded: w}
 }
 
 // run runs one phase; compiled says the script was compiled for it, so the
 // host's bound still counts the compile until "started" says it is over.
 func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv, compiled bool) *frame {
 	if compiled {
-		c.send(&frame{Op: "started"}) // the phase's time starts now, not before the compile
+		c.send(&frame{Op: opStarted}) // the phase's time starts now, not before the compile
 	}
 	ph := &proxyHost{c: c, pre: wi.Prefetched, phase: wi.Phase}
 	inv := Invocation{Handler: wi.Handler, Phase: wi.Phase, State: wi.State, Prepared: wi.Prepared,
@@ -323,19 +323,19 @@ func (c *workerConn) run(ctx context.Context, s *Script, wi *wireInv, compiled b
 		if errors.As(err, &e) && e.abandoned {
 			// the abandoned goroutine may spin in a built-in: this process
 			// ends, so nothing is left holding a core
-			c.send(&frame{Op: "done", Err: toWireErr(err), Retire: true})
+			c.send(&frame{Op: opDone, Err: toWireErr(err), Retire: true})
 			os.Exit(0)
 		}
-		return &frame{Op: "done", Err: toWireErr(err)}
+		return &frame{Op: opDone, Err: toWireErr(err)}
 	}
 	if wi.Then != nil && reserves(out.Prepare) {
 		// the mutate that follows: no frame from the host, no wake-up
-		c.send(&frame{Op: "prepared", Outcome: toWireOutcome(out)})
+		c.send(&frame{Op: opPrepared, Outcome: toWireOutcome(out)})
 		then := *wi.Then
 		then.Prepared, then.Then = out.Prepare.Raw, nil
 		return c.run(ctx, s, &then, false)
 	}
-	return &frame{Op: "done", Outcome: toWireOutcome(out), Told: ph.told}
+	return &frame{Op: opDone, Outcome: toWireOutcome(out), Told: ph.told}
 }
 
 func (c *workerConn) send(f *frame) {
@@ -348,24 +348,24 @@ func (c *workerConn) send(f *frame) {
 
 // call asks the host to run one Host method and waits for its answer; told
 // are publishes the host takes first (proxy.go).
-func (c *workerConn) call(ctx context.Context, name string, args any, told []publishArgs) (json.RawMessage, error) {
+func (c *workerConn) call(ctx context.Context, name hostCallName, args any, told []publishArgs) (json.RawMessage, error) {
 	b, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: encode the arguments of %s: %w", name, err)
 	}
-	f := &frame{Op: "call", Name: name, Args: b, Told: told}
+	f := &frame{Op: opCall, Name: name, Args: b, Told: told}
 	d, hasDeadline := ctx.Deadline()
 	if hasDeadline {
 		f.Deadline = d.UnixNano()
 	}
 	c.send(f)
 	rep := c.read()
-	if rep.Op != "reply" {
+	if rep.Op != opReply {
 		fmt.Fprintf(os.Stderr, "sandbox worker: a %q frame while waiting for a reply: out of step with the host\n", rep.Op)
 		os.Exit(2)
 	}
 	if rep.Err != nil {
-		if rep.Err.Cause == "canceled" {
+		if rep.Err.Cause == causeCanceled {
 			// the run was cancelled: it stops as cancelled, not on the
 			// call's error
 			c.cancelJob()

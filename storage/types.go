@@ -182,7 +182,7 @@ type Grant struct {
 	WorkflowID int64
 	Capability string
 	Scope      string
-	Mode       string
+	Mode       GrantMode
 	DailyLimit int
 	CreatedAt  time.Time
 	UpdatedAt  time.Time

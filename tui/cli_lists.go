@@ -142,7 +142,7 @@ func WriteGrants(w io.Writer, gs []engine.GrantView) error {
 		if g.Used {
 			used = "yes"
 		}
-		t.Row(g.Capability, g.Mode, Dash(g.Scope), limit, used)
+		t.Row(g.Capability, string(g.Mode), Dash(g.Scope), limit, used)
 	}
 	return t.Flush()
 }

@@ -10,7 +10,8 @@ import (
 
 // get: {url, headers} → {status, headers, body, json, truncated}. Any
 // answer below 500 other than 429 is the script's to judge, so it is a
-// result; a rate limit, a server error or a network failure is transient.
+// result; a rate limit, a server error or a network failure is transient
+// (connectors.Classify, a judged read).
 func (c *Connector) get(ctx context.Context, p map[string]any) (any, error) {
 	u, hdr, err := c.urlAndHeaders(p)
 	if err != nil {
@@ -27,8 +28,9 @@ func (c *Connector) get(ctx context.Context, p map[string]any) (any, error) {
 		return nil, err
 	case err != nil:
 		return nil, connectors.Failure(connectors.Exchange{Err: err, Sent: wrote}, 0, fmt.Errorf("%s: %w", what, cause(err)))
-	case resp.status == nethttp.StatusTooManyRequests || resp.status >= 500:
-		return nil, &connectors.Error{Class: connectors.Transient, RetryAfter: resp.retryAfter(),
+	case judged(resp) != "":
+		// a read the service could not serve now, with its hint of when
+		return nil, &connectors.Error{Class: judged(resp), RetryAfter: resp.retryAfter(),
 			Err: fmt.Errorf("%s: %s%s", what, statusLine(resp.status), resp.snippet())}
 	case resp.bodyErr != nil:
 		return nil, connectors.Errorf(connectors.Transient, "%s: reading the body: %w", what, cause(resp.bodyErr))
@@ -36,4 +38,10 @@ func (c *Connector) get(ctx context.Context, p map[string]any) (any, error) {
 		return nil, connectors.Errorf(connectors.Logic, "%s: the body is larger than the %d bytes allowed", what, c.maxBody)
 	}
 	return resp.result(), nil
+}
+
+// judged is the class of a read's answer that the script judges: "" for
+// its result, else the service's "not now" (connectors.Classify).
+func judged(resp *response) connectors.Class {
+	return connectors.Classify(connectors.Exchange{Status: resp.status, Sent: true, Judged: true})
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"keep/engine"
 	"keep/engine/daemon"
 )
 
@@ -78,7 +79,7 @@ func idle(ctx context.Context, o Options, r *Results) error {
 		return err
 	}
 	cfgPath := filepath.Join(o.Dir, "config.toml")
-	cfgText := fmt.Sprintf("[policy]\ndefault_mutation_mode = %q\n\n[connectors.files]\nroots = [%q]\n", "allow", k.root)
+	cfgText := fmt.Sprintf("[policy]\ndefault_mutation_mode = %q\n\n[connectors.files]\nroots = [%q]\n", engine.GrantAllow, k.root)
 	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
 		return err
 	}

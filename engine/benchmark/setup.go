@@ -53,7 +53,7 @@ func benchConfig(root string) config.Config {
 	cfg.Connectors.Files.Roots = []string{root}
 	cfg.Connectors.Sheets.Roots = []string{root}
 	cfg.Connectors.HTTP.AllowHosts = []string{"127.0.0.1"}
-	cfg.Policy.DefaultMutationMode = "allow"
+	cfg.Policy.DefaultMutationMode = engine.GrantAllow
 	return cfg
 }
 

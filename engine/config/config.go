@@ -9,11 +9,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"keep/storage"
 	"keep/storage/userpath"
 )
 
@@ -42,18 +44,18 @@ func (d Duration) MarshalText() ([]byte, error) {
 }
 
 type Policy struct {
-	MinProducerInterval Duration `toml:"min_producer_interval"`
-	MinWake             Duration `toml:"min_wake"`
-	MaxWake             Duration `toml:"max_wake"`
-	BackoffBase         Duration `toml:"backoff_base"`
-	BackoffMax          Duration `toml:"backoff_max"`
-	TransientRetries    int      `toml:"transient_retries"`
-	ReconcileAttempts   int      `toml:"reconcile_attempts"`
-	Repairs             int      `toml:"repairs"`
-	HandlerTimeout      Duration `toml:"handler_timeout"`
-	StaleAfter          Duration `toml:"stale_after"`
-	DefaultMutationMode string   `toml:"default_mutation_mode"`
-	ApprovalReminder    Duration `toml:"approval_reminder"`
+	MinProducerInterval Duration          `toml:"min_producer_interval"`
+	MinWake             Duration          `toml:"min_wake"`
+	MaxWake             Duration          `toml:"max_wake"`
+	BackoffBase         Duration          `toml:"backoff_base"`
+	BackoffMax          Duration          `toml:"backoff_max"`
+	TransientRetries    int               `toml:"transient_retries"`
+	ReconcileAttempts   int               `toml:"reconcile_attempts"`
+	Repairs             int               `toml:"repairs"`
+	HandlerTimeout      Duration          `toml:"handler_timeout"`
+	StaleAfter          Duration          `toml:"stale_after"`
+	DefaultMutationMode storage.GrantMode `toml:"default_mutation_mode"`
+	ApprovalReminder    Duration          `toml:"approval_reminder"`
 	// CrashLimit: a handler found running this many times in a row when
 	// keep starts (it took the process down, or keep was killed under it)
 	// blocks its workflow instead of running again; 0: never.
@@ -226,7 +228,7 @@ func Default() Config {
 			Repairs:             2,
 			HandlerTimeout:      Duration{5 * time.Minute},
 			StaleAfter:          Duration{168 * time.Hour},
-			DefaultMutationMode: "ask",
+			DefaultMutationMode: storage.GrantAsk,
 			ApprovalReminder:    Duration{time.Hour},
 			CrashLimit:          3,
 		},
@@ -343,9 +345,7 @@ func (c Config) validate() error {
 			return fmt.Errorf("%s may not be negative, got %d", x.key, x.v)
 		}
 	}
-	switch p.DefaultMutationMode {
-	case "ask", "allow", "deny":
-	default:
+	if !slices.Contains(storage.GrantModes(), p.DefaultMutationMode) {
 		return fmt.Errorf("policy.default_mutation_mode must be ask, allow or deny, got %q", p.DefaultMutationMode)
 	}
 	r := c.Retention

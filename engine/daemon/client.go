@@ -60,10 +60,12 @@ func Dial(socketPath string) (*Client, error) {
 	c := &Client{path: socketPath, http: &http.Client{Transport: tr}}
 	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
-	if err := c.call(ctx, "info", request{}, &c.info); err != nil {
+	info, err := infoRoute.call(ctx, c, request{})
+	if err != nil {
 		tr.CloseIdleConnections()
 		return nil, err
 	}
+	c.info = info
 	c.info.Mode = "attached"
 	return c, nil
 }
@@ -131,142 +133,117 @@ func readError(name string, resp *http.Response) error {
 
 // Workflows implements engine.API.
 func (c *Client) Workflows(ctx context.Context) ([]engine.WorkflowView, error) {
-	var out []engine.WorkflowView
-	return out, c.call(ctx, "workflows", request{}, &out)
+	return workflowsRoute.call(ctx, c, request{})
 }
 
 // Workflow implements engine.API.
 func (c *Client) Workflow(ctx context.Context, name string) (*engine.WorkflowDetail, error) {
-	var out *engine.WorkflowDetail
-	if err := c.call(ctx, "workflow", request{Workflow: name}, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return workflowRoute.call(ctx, c, request{Workflow: name})
 }
 
 // Inputs implements engine.API.
 func (c *Client) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {
-	var out []engine.InputView
-	return out, c.call(ctx, "inputs", request{Workflow: workflow, Page: page(p)}, &out)
+	return inputsRoute.call(ctx, c, request{Workflow: workflow, Page: page(p)})
 }
 
 // Events implements engine.API.
 func (c *Client) Events(ctx context.Context, workflow string, f engine.EventFilter) ([]engine.EventView, error) {
-	var out []engine.EventView
-	return out, c.call(ctx, "events", request{Workflow: workflow, Filter: eventFilter(f)}, &out)
+	return eventsRoute.call(ctx, c, request{Workflow: workflow, Filter: eventFilter(f)})
 }
 
 // Runs implements engine.API.
 func (c *Client) Runs(ctx context.Context, workflow string, p engine.Page) ([]engine.RunView, error) {
-	var out []engine.RunView
-	return out, c.call(ctx, "runs", request{Workflow: workflow, Page: page(p)}, &out)
+	return runsRoute.call(ctx, c, request{Workflow: workflow, Page: page(p)})
 }
 
 // Mutations implements engine.API.
 func (c *Client) Mutations(ctx context.Context, workflow string, status string) ([]engine.MutationView, error) {
-	var out []engine.MutationView
-	return out, c.call(ctx, "mutations", request{Workflow: workflow, Status: status}, &out)
+	return mutationsRoute.call(ctx, c, request{Workflow: workflow, Status: status})
 }
 
 // Trace implements engine.API.
 func (c *Client) Trace(ctx context.Context, runID string) ([]engine.TraceLine, error) {
-	var out []engine.TraceLine
-	return out, c.call(ctx, "trace", request{RunID: runID}, &out)
+	return traceRoute.call(ctx, c, request{RunID: runID})
 }
 
 // Attention implements engine.API.
 func (c *Client) Attention(ctx context.Context) ([]engine.AttentionItem, error) {
-	var out []engine.AttentionItem
-	return out, c.call(ctx, "attention", request{}, &out)
+	return attentionRoute.call(ctx, c, request{})
 }
 
 // Accounts implements engine.AccountLister.
 func (c *Client) Accounts(ctx context.Context) ([]engine.AccountView, error) {
-	var out []engine.AccountView
-	return out, c.call(ctx, "accounts", request{}, &out)
+	return accountsRoute.call(ctx, c, request{})
 }
 
 // Grants implements engine.API.
 func (c *Client) Grants(ctx context.Context, workflow string) ([]engine.GrantView, error) {
-	var out []engine.GrantView
-	return out, c.call(ctx, "grants", request{Workflow: workflow}, &out)
+	return grantsRoute.call(ctx, c, request{Workflow: workflow})
 }
 
 // Deploy implements engine.API.
 func (c *Client) Deploy(ctx context.Context, fileName string, src []byte, name string) (*engine.DeployResult, error) {
-	var out *engine.DeployResult
-	if err := c.call(ctx, "deploy", request{FileName: fileName, Src: src, Name: name}, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return deployRoute.call(ctx, c, request{FileName: fileName, Src: src, Name: name})
 }
 
 // RunNow implements engine.API.
 func (c *Client) RunNow(ctx context.Context, workflow string) error {
-	return c.call(ctx, "run-now", request{Workflow: workflow}, nil)
+	return runNowRoute.call(ctx, c, request{Workflow: workflow})
 }
 
 // Pause implements engine.API.
 func (c *Client) Pause(ctx context.Context, workflow string) error {
-	return c.call(ctx, "pause", request{Workflow: workflow}, nil)
+	return pauseRoute.call(ctx, c, request{Workflow: workflow})
 }
 
 // Resume implements engine.API.
 func (c *Client) Resume(ctx context.Context, workflow string) error {
-	return c.call(ctx, "resume", request{Workflow: workflow}, nil)
+	return resumeRoute.call(ctx, c, request{Workflow: workflow})
 }
 
 // Retry implements engine.API.
 func (c *Client) Retry(ctx context.Context, workflow string) error {
-	return c.call(ctx, "retry", request{Workflow: workflow}, nil)
+	return retryRoute.call(ctx, c, request{Workflow: workflow})
 }
 
 // Approve implements engine.API.
 func (c *Client) Approve(ctx context.Context, mutationID string, always bool) error {
-	return c.call(ctx, "approve", request{MutationID: mutationID, Always: always}, nil)
+	return approveRoute.call(ctx, c, request{MutationID: mutationID, Always: always})
 }
 
 // Reject implements engine.API.
 func (c *Client) Reject(ctx context.Context, mutationID string) error {
-	return c.call(ctx, "reject", request{MutationID: mutationID}, nil)
+	return rejectRoute.call(ctx, c, request{MutationID: mutationID})
 }
 
 // Resolve implements engine.API.
 func (c *Client) Resolve(ctx context.Context, mutationID string, answer engine.Answer) error {
-	return c.call(ctx, "resolve", request{MutationID: mutationID, Answer: answer}, nil)
+	return resolveRoute.call(ctx, c, request{MutationID: mutationID, Answer: answer})
 }
 
 // SkipEvents implements engine.API.
 func (c *Client) SkipEvents(ctx context.Context, eventIDs []string) error {
-	return c.call(ctx, "skip-events", request{EventIDs: eventIDs}, nil)
+	return skipEventsRoute.call(ctx, c, request{EventIDs: eventIDs})
 }
 
 // SkipInput implements engine.API.
 func (c *Client) SkipInput(ctx context.Context, inputID string) error {
-	return c.call(ctx, "skip-input", request{InputID: inputID}, nil)
+	return skipInputRoute.call(ctx, c, request{InputID: inputID})
 }
 
 // Grant implements engine.API.
 func (c *Client) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
-	return c.call(ctx, "grant", request{Workflow: workflow, Grant: &g}, nil)
+	return grantRoute.call(ctx, c, request{Workflow: workflow, Grant: &g})
 }
 
 // Script implements engine.API.
 func (c *Client) Script(ctx context.Context, workflow string) (*engine.ScriptView, error) {
-	var out engine.ScriptView
-	if err := c.call(ctx, "script", request{Workflow: workflow}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return scriptRoute.call(ctx, c, request{Workflow: workflow})
 }
 
 // DryRun implements engine.API.
 func (c *Client) DryRun(ctx context.Context, workflow string, opts engine.TryOptions) (*engine.TryReport, error) {
-	var rep engine.TryReport
-	if err := c.call(ctx, "dry-run", request{Workflow: workflow, Name: opts.Producer, Page: page{Limit: opts.Limit}}, &rep); err != nil {
-		return nil, err
-	}
-	return &rep, nil
+	return dryRunRoute.call(ctx, c, request{Workflow: workflow, Name: opts.Producer, Page: page{Limit: opts.Limit}})
 }
 
 // Info implements engine.API: the daemon's Info as read at Dial, with Mode

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"keep/engine"
 )
@@ -24,37 +23,13 @@ func maintainer(api engine.API) (Maintainer, error) {
 	return m, nil
 }
 
-func init() {
-	methods["gc"] = func(ctx context.Context, api engine.API, _ request) (any, error) {
-		m, err := maintainer(api)
-		if err != nil {
-			return nil, err
-		}
-		return m.GC(ctx)
-	}
-	methods["backup"] = func(ctx context.Context, api engine.API, r request) (any, error) {
-		m, err := maintainer(api)
-		if err != nil {
-			return nil, err
-		}
-		// the daemon writes the file: a relative path would land in its
-		// working directory, not the caller's
-		if !filepath.IsAbs(r.Path) {
-			return nil, fmt.Errorf("daemon: backup: %q is not an absolute path", r.Path)
-		}
-		return nil, m.Backup(ctx, r.Path)
-	}
-}
-
 // GC asks the daemon to apply its retention policy now.
 func (c *Client) GC(ctx context.Context) (engine.GCReport, error) {
-	var rep engine.GCReport
-	err := c.call(ctx, "gc", request{}, &rep)
-	return rep, err
+	return gcRoute.call(ctx, c, request{})
 }
 
 // Backup asks the daemon to write a consistent copy of its database to path
 // (absolute).
 func (c *Client) Backup(ctx context.Context, path string) error {
-	return c.call(ctx, "backup", request{Path: path}, nil)
+	return backupRoute.call(ctx, c, request{Path: path})
 }

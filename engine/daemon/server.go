@@ -36,108 +36,6 @@ type Server struct {
 	closeErr  error
 }
 
-// method is one API call: it reads what it needs from the request and
-// returns what goes back as JSON.
-type method func(ctx context.Context, api engine.API, r request) (any, error)
-
-var methods = map[string]method{
-	"info": func(_ context.Context, api engine.API, _ request) (any, error) { return api.Info(), nil },
-	"workflows": func(ctx context.Context, api engine.API, _ request) (any, error) {
-		return api.Workflows(ctx)
-	},
-	"workflow": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.Workflow(ctx, r.Workflow)
-	},
-	"inputs": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.Inputs(ctx, r.Workflow, engine.Page(r.Page))
-	},
-	"events": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.Events(ctx, r.Workflow, engine.EventFilter(r.Filter))
-	},
-	"runs": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.Runs(ctx, r.Workflow, engine.Page(r.Page))
-	},
-	"mutations": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.Mutations(ctx, r.Workflow, r.Status)
-	},
-	"trace": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.Trace(ctx, r.RunID)
-	},
-	"attention": func(ctx context.Context, api engine.API, _ request) (any, error) {
-		return api.Attention(ctx)
-	},
-	"accounts": func(ctx context.Context, api engine.API, _ request) (any, error) {
-		if l, ok := api.(engine.AccountLister); ok {
-			return l.Accounts(ctx)
-		}
-		return []engine.AccountView{}, nil
-	},
-	"grants": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.Grants(ctx, r.Workflow)
-	},
-	"deploy": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.Deploy(ctx, r.FileName, r.Src, r.Name)
-	},
-	"run-now": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.RunNow(ctx, r.Workflow)
-	},
-	"pause": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.Pause(ctx, r.Workflow)
-	},
-	"resume": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.Resume(ctx, r.Workflow)
-	},
-	"retry": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.Retry(ctx, r.Workflow)
-	},
-	"approve": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.Approve(ctx, r.MutationID, r.Always)
-	},
-	"reject": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.Reject(ctx, r.MutationID)
-	},
-	"resolve": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.Resolve(ctx, r.MutationID, r.Answer)
-	},
-	"skip-events": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.SkipEvents(ctx, r.EventIDs)
-	},
-	"skip-input": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.SkipInput(ctx, r.InputID)
-	},
-	"script": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.Script(ctx, r.Workflow)
-	},
-	"dry-run": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.DryRun(ctx, r.Workflow, engine.TryOptions{Producer: r.Name, Limit: r.Page.Limit})
-	},
-	"propose": func(ctx context.Context, api engine.API, r request) (any, error) {
-		if r.Proposal == nil {
-			return nil, errors.New("daemon: propose without a proposal")
-		}
-		return api.Propose(ctx, *r.Proposal)
-	},
-	"try-change": func(ctx context.Context, api engine.API, r request) (any, error) {
-		ct, ok := api.(engine.ChangeTrier)
-		if !ok || r.Try == nil {
-			return nil, errors.New("daemon: try-change is not offered here")
-		}
-		return ct.TryChange(ctx, r.Workflow, r.FileName, r.Src, *r.Try)
-	},
-	"accept-proposal": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return api.AcceptProposal(ctx, r.ProposalID)
-	},
-	"reject-proposal": func(ctx context.Context, api engine.API, r request) (any, error) {
-		return nil, api.RejectProposal(ctx, r.ProposalID)
-	},
-	"grant": func(ctx context.Context, api engine.API, r request) (any, error) {
-		if r.Grant == nil {
-			return nil, errors.New("daemon: grant without a grant")
-		}
-		return nil, api.Grant(ctx, r.Workflow, *r.Grant)
-	},
-}
-
 // Serve listens on socketPath and answers every engine.API method of api
 // until Close. A socket file left behind by a daemon that died is replaced;
 // one that still answers is not (that daemon holds the database). ctx bounds
@@ -261,7 +159,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.subscribe(w, r)
 		return
 	}
-	m, ok := methods[strings.TrimPrefix(r.URL.Path, pathPrefix)]
+	m, ok := routes[strings.TrimPrefix(r.URL.Path, pathPrefix)]
 	if !ok || r.Method != http.MethodPost {
 		// Most likely a client newer than this daemon.
 		writeJSON(w, http.StatusNotFound, errorBody{Kind: kindError,
@@ -275,7 +173,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody{Kind: kindError, Message: fmt.Sprintf("daemon: bad request: %v", err)})
 		return
 	}
-	res, err := m(r.Context(), s.api, req)
+	res, err := m.serve(r.Context(), s.api, req)
 	if err != nil {
 		status, body := toWire(err)
 		if body.Kind == kindError {

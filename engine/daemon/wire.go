@@ -4,7 +4,8 @@
 // engine, which the database lock would refuse anyway.
 //
 // The wire is HTTP/1.1 over the socket: one POST endpoint per API method
-// under /v1/, a JSON request body, and a JSON answer (status 200) or a JSON
+// under /v1/ (declared once, in routes.go, for client and server), a JSON
+// request body, and a JSON answer (status 200) or a JSON
 // errorBody (any other status). Subscribe is a long-lived response of
 // newline-delimited JSON notifications. HTTP buys framing, cancellation
 // (closing the connection cancels the handler's context) and a protocol
@@ -33,8 +34,8 @@ const (
 )
 
 // request is the body of every method: each reads the fields it needs.
-// One type rather than one per method keeps the table in server.go to one
-// line a method; unknown fields are rejected so a newer client talking to an
+// One type rather than one per method keeps each route in routes.go to its
+// call; unknown fields are rejected so a newer client talking to an
 // older daemon fails loudly instead of being half-understood.
 type request struct {
 	Workflow   string            `json:"workflow,omitempty"`

@@ -77,7 +77,7 @@ type Opts struct {
 }
 
 // AllowMutations is a config edit: mutations run without asking.
-func AllowMutations(c *config.Config) { c.Policy.DefaultMutationMode = "allow" }
+func AllowMutations(c *config.Config) { c.Policy.DefaultMutationMode = engine.GrantAllow }
 
 // Host is a real engine on a real database.
 type Host struct {

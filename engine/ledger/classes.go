@@ -1,21 +1,40 @@
 package ledger
 
-import "keep/storage"
+import (
+	"keep/connectors"
+	"keep/storage"
+)
 
-// Class is a failure's class (DESIGN.md §7.2), decided at its source by
-// the engine; the ledger maps it onto the run's status and the block.
+// Class is a failure's class (DESIGN.md §7.2) as it reaches a run. Its
+// words are the connectors' (connectors.Class), written once there and
+// decided at the source; this type adds what they mean for a run (its
+// status, the block) and one word of the engine's own, Parked.
 type Class string
 
 const (
-	ClassTransient  Class = "transient"
-	ClassLogic      Class = "logic"
-	ClassAuth       Class = "auth"
-	ClassPermission Class = "permission"
-	ClassInternal   Class = "internal"
+	ClassTransient  = Class(connectors.Transient)
+	ClassLogic      = Class(connectors.Logic)
+	ClassAuth       = Class(connectors.Auth)
+	ClassPermission = Class(connectors.Permission)
+	ClassInternal   = Class(connectors.Internal)
 	// ClassParked: the engine is stopping; the run is left where it is,
 	// not counted as a failure.
 	ClassParked Class = "parked"
 )
+
+// ClassOf is a connector's class as it reaches the run: the same word,
+// but an uncertain call leaves its run transient (the mutation's own
+// uncertainty is the reconciler's, not the run's), and a word this ledger
+// does not know is internal.
+func ClassOf(c connectors.Class) Class {
+	switch c {
+	case connectors.Uncertain:
+		return ClassTransient
+	case connectors.Transient, connectors.Logic, connectors.Auth, connectors.Permission:
+		return Class(c)
+	}
+	return ClassInternal
+}
 
 // RunStatus maps a class onto chapter 16's run statuses.
 func (c Class) RunStatus() storage.RunStatus {
