@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"keep/engine/reference"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -426,7 +426,7 @@ func ProposalText(p *ProposalView) string {
 func shownText(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.In(r, unicode.Cf)) {
+		if reference.Escaped(r) {
 			fmt.Fprintf(&b, "\\u%04X", r)
 			continue
 		}
