@@ -2040,6 +2040,9 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		if api, err = c.api(ctx); err != nil {
 			return err
 		}
+		if err := engine.CheckWorkflowName(target); err != nil {
+			return &usageError{msg: "edit: " + target + " is no file, and " + err.Error()}
+		}
 		sv, err := api.Script(ctx, target)
 		if err != nil {
 			return err
@@ -2053,6 +2056,16 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	}
 	if o.out != "" {
 		out = o.out
+	}
+	// The file named to edit is rewritten; any other (NAME.js of a deployed
+	// workflow, -o FILE) must not exist yet, as for keep new: a person's
+	// own NAME.js is never overwritten. Checked before the model is asked,
+	// and again when written.
+	inPlace := out == fileName && current != "" && api == nil
+	if !inPlace && !o.propose {
+		if _, err := os.Lstat(out); err == nil {
+			return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it (give -o FILE)", out)}
+		}
 	}
 	req.Current, req.FileName, req.Name = current, fileName, name
 	d, err := c.draft(ctx, req)
@@ -2070,7 +2083,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		return nil
 	}
 	diff := udiff.Unified(fileName, out, current, d.Source)
-	if werr := os.WriteFile(out, []byte(draftText(d)), 0o600); werr != nil {
+	if werr := writeDraft(out, draftText(d), inPlace); werr != nil {
 		return errors.Join(err, werr)
 	}
 	if d.Invalid {
@@ -2084,6 +2097,23 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: keep deploy %s\n", out)
 	return nil
+}
+
+// writeDraft writes a draft to out: over it when it is the file being
+// edited, else only as a new file.
+func writeDraft(out, text string, inPlace bool) error {
+	if inPlace {
+		return os.WriteFile(out, []byte(text), 0o600)
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it (give -o FILE)", out)}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
 }
 
 func (c *cli) llm() (*engine.Chat, error) {

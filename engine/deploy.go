@@ -21,6 +21,8 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	}
 	if name == "" {
 		name = sc.Workflow.Name
+	} else if err := sandbox.CheckWorkflowName(name); err != nil {
+		return nil, refusedf("deploy --name: %v", err)
 	}
 	decl, _ := json.Marshal(sc.Workflow)
 	res := &DeployResult{Workflow: name}

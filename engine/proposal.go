@@ -100,6 +100,8 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 	name := p.Workflow
 	if name == "" {
 		name = sc.Workflow.Name
+	} else if err := sandbox.CheckWorkflowName(name); err != nil {
+		return nil, refusedf("propose: %v", err)
 	}
 	row := storage.Proposal{WorkflowName: name, Origin: p.Origin, Reason: p.Reason, FileName: p.FileName,
 		Source: string(p.Source), RunID: runID, CreatedAt: e.now()}
