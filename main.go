@@ -341,7 +341,8 @@ func init() {
 			minArgs: 1, maxArgs: 1, run: listMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				oneOfVar(fs, &o.status, "status", "only mutations with this status", engine.MutationStatuses())
 			})},
-		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: listAttention, flags: withJSON(nil)},
+		{name: "attention", args: "[ID] [--json]", summary: "everything waiting for you; with ID, that item whole (every argument, a proposal's diff)",
+			maxArgs: 1, run: cmdAttention, flags: withJSON(nil)},
 		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on (a daily limit stays)")
@@ -1471,6 +1472,38 @@ func onWorkflow(op func(engine.API, context.Context, string) error, done string)
 		wf := o.args[0]
 		return action(ctx, c, func(api engine.API) error { return op(api, ctx, wf) }, fmt.Sprintf(done, wf))
 	}
+}
+
+// cmdAttention lists what waits for the person, or shows one item whole.
+func cmdAttention(ctx context.Context, c *cli, o *opts) error {
+	if len(o.args) == 0 {
+		return listAttention(ctx, c, o)
+	}
+	id := o.args[0]
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	items, err := api.Attention(ctx)
+	if err != nil {
+		return err
+	}
+	// ids of different kinds may meet (mutation 12, run 12): every match
+	var found []engine.AttentionItem
+	for _, it := range items {
+		if it.ID == id {
+			it.Arguments = engine.Arguments(it.Params, 0)
+			it.Inputs, it.Answers = orEmpty(it.Inputs), orEmpty(it.Answers)
+			found = append(found, it)
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return fmt.Errorf("attention %s: nothing waiting has this id (keep attention lists them): %w", id, engine.ErrNotFound)
+	case o.json:
+		return c.printJSON(found)
+	}
+	return tui.WriteAttentionItems(c.stdout, found, termWidth())
 }
 
 func cmdApprove(ctx context.Context, c *cli, o *opts) error {

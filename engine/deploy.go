@@ -51,6 +51,9 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 		if err := tx.SetWorkflowVersion(ctx, w.ID, res.Version, now); err != nil {
 			return err
 		}
+		if err := e.supersedeProposals(ctx, tx, name, res.Version, acceptingFrom(ctx)); err != nil {
+			return err
+		}
 		for _, t := range sc.Workflow.Topics {
 			if err := tx.EnsureTopic(ctx, w.ID, t); err != nil {
 				return err
