@@ -2,8 +2,8 @@ package clitest
 
 import (
 	"net/http"
-	"strconv"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
