@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -34,5 +35,32 @@ func TestArgumentsNameEveryLeaf(t *testing.T) {
 	}
 	if got := Arguments(nil, 0); got != nil {
 		t.Errorf("no params = %+v", got)
+	}
+}
+
+// A method without words of its own (an MCP tool, this gate) had for its
+// preview the JSON of its parameters cut at 300 characters: the red team's
+// {"memo":"buy milk… that hid to:. Its approval now has no such preview;
+// its arguments, each named, are what the person reads.
+func TestAPreviewlessCallIsShownByItsArguments(t *testing.T) {
+	t.Parallel()
+	b := gated(t, &gateConnector{scope: func(string) string { return "" }})
+	b.deploy("gated", fanWorkflow("gated", `["i0"]`, 1, `await ctx.gate.post({ id: "buy milk".repeat(60), to: "attacker-iban" });`))
+	b.drain()
+	items := b.attentionOf(AttentionApproval)
+	if len(items) != 1 {
+		t.Fatalf("approvals = %+v", items)
+	}
+	it := items[0]
+	if it.Preview != "" {
+		t.Errorf("preview = %q, want none", it.Preview)
+	}
+	if !slices.ContainsFunc(it.Arguments, func(a Argument) bool { return a.Name == "to" && a.Value == `"attacker-iban"` }) ||
+		!slices.ContainsFunc(it.Arguments, func(a Argument) bool { return a.Name == "id" && a.Hidden == 480+2-ArgumentRoom }) {
+		t.Errorf("arguments = %+v", it.Arguments)
+	}
+	ms, err := b.e.Mutations(context.Background(), "gated", "")
+	if err != nil || len(ms) != 1 || ms[0].Preview != "" || len(ms[0].Arguments) != 2 {
+		t.Errorf("mutations = %+v, %v", ms, err)
 	}
 }
