@@ -179,7 +179,12 @@ func rawIn(v reflect.Value, path string, found *[]string) {
 
 func TestEveryEngineMethodReachesTheTUIEscaped(t *testing.T) {
 	t.Parallel()
-	api := reflect.TypeFor[engine.API]()
+	// every method of the wrapper: engine.API's (the compiler holds the
+	// wrapper to all of them) and the optional ones it answers (Accounts)
+	api := reflect.TypeFor[printableAPI]()
+	if !api.Implements(reflect.TypeFor[engine.API]()) || !api.Implements(reflect.TypeFor[engine.AccountLister]()) {
+		t.Fatal("printableAPI is not an engine.API and an AccountLister")
+	}
 	w := reflect.ValueOf(printableAPI{api: plantedAPI{}})
 	for i := 0; i < api.NumMethod(); i++ {
 		m := api.Method(i)
