@@ -41,3 +41,27 @@ func TestAnApprovalCardNamesEveryArgument(t *testing.T) {
 		t.Errorf("the opened card does not show the memo whole:\n%s", h.m.at.View())
 	}
 }
+
+// A card names at most cardArguments, so it fits its pane and can be
+// answered, and says how many more there are; enter names every one.
+func TestACardSaysHowManyArgumentsItDoesNotName(t *testing.T) {
+	t.Parallel()
+	args := map[string]any{}
+	for i := range 12 {
+		args["k"+strconv.Itoa(10+i)] = i
+	}
+	params, _ := json.Marshal(args)
+	api := newStub()
+	api.attention = []engine.AttentionItem{{Kind: engine.AttentionApproval, Workflow: "w", ID: "m1", Title: "t",
+		Connector: "mcp.x", Method: "y", Params: params, Answers: []string{"approve", "reject"}}}
+	h := newHarness(t, api, 100, 40)
+	h.keys("3")
+	closed := strings.Join(strings.Fields(ansi.Strip(h.m.at.View())), " ")
+	if !strings.Contains(closed, "k17: 7 … 4 more arguments (6 bytes): enter shows every one") || strings.Contains(closed, "k18") {
+		t.Errorf("the closed card:\n%s", h.m.at.View())
+	}
+	h.keys("enter")
+	if open := strings.Join(strings.Fields(ansi.Strip(h.m.at.View())), " "); !strings.Contains(open, "k21: 11") || strings.Contains(open, "more arguments") {
+		t.Errorf("the opened card:\n%s", h.m.at.View())
+	}
+}

@@ -37,23 +37,18 @@ func callText(connector, method, target string) string {
 // connector's words for it, then every argument named, one a line (see
 // engine.Arguments), each value cut to room bytes with the bytes not shown
 // counted (room 0: whole). keep's own fields (reconcile) come back apart in
-// own, each line saying so: they are not sent. A listing (all false) names at most
-// listedArguments and ends with how many more there are and where they
-// are (more); every line is wrapped to w cells and never cut.
-func callLines(c callView, w, room int, all bool, more string) (call, own []string) {
+// own, each line saying so: they are not sent. A listing names at most
+// limit arguments (0: all) and ends with how many more there are and where
+// they are (more); every line is wrapped to w cells and never cut.
+func callLines(c callView, w, room, limit int, more string) (call, own []string) {
 	call = wrapAll(callText(c.connector, c.method, c.target), w)
 	for _, l := range previewLines(c.preview, -1) {
 		call = append(call, wrapAll(l, w)...)
 	}
 	args := engine.Arguments(c.params, room)
-	if !all && len(args) > listedArguments {
-		rest := args[listedArguments:]
-		args = args[:listedArguments]
-		n := 0
-		for _, a := range rest {
-			n += len(a.Value) + a.Hidden
-		}
-		args = append(args, engine.Argument{Name: "…", Value: fmt.Sprintf("%d more arguments (%d bytes): %s", len(rest), n, more)})
+	var rest []engine.Argument
+	if limit > 0 && len(args) > limit {
+		args, rest = args[:limit], args[limit:]
 	}
 	for _, a := range args {
 		if a.Keep {
@@ -61,6 +56,13 @@ func callLines(c callView, w, room int, all bool, more string) (call, own []stri
 			continue
 		}
 		call = append(call, wrapAll(a.Shown(), w)...)
+	}
+	if len(rest) > 0 {
+		n := 0
+		for _, a := range rest {
+			n += len(a.Value) + a.Hidden
+		}
+		call = append(call, wrapAll(fmt.Sprintf("… %d more arguments (%d bytes): %s", len(rest), n, more), w)...)
 	}
 	return call, own
 }
@@ -71,9 +73,13 @@ type callView struct {
 	params                             json.RawMessage
 }
 
-// listedArguments bounds the arguments a listing names; an opened card
-// and `keep attention ID` name every one.
-const listedArguments = 40
+// The arguments a listing names: the CLI's, and a closed card's, short
+// enough that the card fits a pane and can be answered; an opened card and
+// `keep attention ID` name every one.
+const (
+	listedArguments = 40
+	cardArguments   = 8
+)
 
 // keepLabel names keep's own fields on a card and in the CLI.
 const keepLabel = "keep's, not sent: "

@@ -64,8 +64,8 @@ func (b *block) head(parts ...string) {
 // call writes the host-observed call under the label "call (host)", keep's
 // own fields of it last, each saying so; room and all as
 // callLines', more where the arguments a listing leaves out are.
-func (b *block) call(c callView, room int, all bool, more string) {
-	lines, own := callLines(c, 1<<20, room, all, more)
+func (b *block) call(c callView, room, limit int, more string) {
+	lines, own := callLines(c, 1<<20, room, limit, more)
 	if len(lines) > 0 {
 		b.line("call (host)", lines...)
 	}
@@ -107,9 +107,9 @@ func WriteAttentionItems(w io.Writer, items []engine.AttentionItem, width int) e
 
 func writeAttention(w io.Writer, items []engine.AttentionItem, width int, whole bool) error {
 	b := &block{w: w, width: width}
-	room := engine.ArgumentRoom
+	room, limit := engine.ArgumentRoom, listedArguments
 	if whole {
-		room = 0
+		room, limit = 0, 0
 	}
 	for i, it := range items {
 		if i > 0 {
@@ -128,7 +128,7 @@ func writeAttention(w io.Writer, items []engine.AttentionItem, width int, whole 
 			b.proposal(it, whole)
 			continue
 		}
-		b.call(callView{it.Connector, it.Method, it.Target, it.Preview, it.Params}, room, whole,
+		b.call(callView{it.Connector, it.Method, it.Target, it.Preview, it.Params}, room, limit,
 			"keep attention "+it.ID+" shows every one")
 		if it.Reason != "" {
 			b.line("why", oneLine(it.Reason))
@@ -160,7 +160,7 @@ func WriteMutations(w io.Writer, ms []engine.MutationView, width int) error {
 		if m.UITitle != "" {
 			b.line("title (script)", oneLine(m.UITitle))
 		}
-		b.call(callView{m.Connector, m.Method, m.Target, m.Preview, m.Params}, engine.ArgumentRoom, false,
+		b.call(callView{m.Connector, m.Method, m.Target, m.Preview, m.Params}, engine.ArgumentRoom, listedArguments,
 			"keep mutations --json has every one")
 		switch {
 		case m.Error != "":

@@ -244,11 +244,11 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 		}
 	} else {
 		// every argument named; an opened card shows each one whole
-		room := engine.ArgumentRoom
+		room, limit := engine.ArgumentRoom, cardArguments
 		if open {
-			room = 0
+			room, limit = 0, 0
 		}
-		call, own := callLines(callView{it.Connector, it.Method, it.Target, it.Preview, it.Params}, w-len(callLabel), room, open,
+		call, own := callLines(callView{it.Connector, it.Method, it.Target, it.Preview, it.Params}, w-len(callLabel), room, limit,
 			"enter shows every one")
 		for j, l := range call {
 			label := strings.Repeat(" ", len(callLabel))

@@ -133,7 +133,7 @@ func (p *inputsPane) rowLines(i int, sel bool) []string {
 		if !p.expanded[in.InputID] {
 			continue
 		}
-		call, own := callLines(callView{o.Connector, o.Method, o.Target, o.Preview, o.Params}, p.width-len(detail), engine.ArgumentRoom, false,
+		call, own := callLines(callView{o.Connector, o.Method, o.Target, o.Preview, o.Params}, p.width-len(detail), engine.ArgumentRoom, cardArguments,
 			"keep mutations "+in.Workflow+" --json has every one")
 		for _, l := range call {
 			lines = append(lines, p.row(false, cell{detail + l, st.Dim}))

@@ -316,10 +316,10 @@ func TestAttentionCall(t *testing.T) {
 
 	t.Run("an item without a call shows only its parameters", func(t *testing.T) {
 		t.Parallel()
-		if got, _ := callLines(callView{params: []byte(`{"a":1}`)}, 80, 0, true, ""); !slices.Equal(got, []string{"a: 1"}) {
+		if got, _ := callLines(callView{params: []byte(`{"a":1}`)}, 80, 0, 0, ""); !slices.Equal(got, []string{"a: 1"}) {
 			t.Fatalf("callLines = %q", got)
 		}
-		if got, _ := callLines(callView{connector: "files", method: "write"}, 80, 0, true, ""); !slices.Equal(got, []string{"files.write"}) {
+		if got, _ := callLines(callView{connector: "files", method: "write"}, 80, 0, 0, ""); !slices.Equal(got, []string{"files.write"}) {
 			t.Fatalf("callLines = %q", got)
 		}
 	})
