@@ -341,7 +341,8 @@ func init() {
 			minArgs: 1, maxArgs: 1, run: listMutations, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				oneOfVar(fs, &o.status, "status", "only mutations with this status", engine.MutationStatuses())
 			})},
-		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: listAttention, flags: withJSON(nil)},
+		{name: "attention", args: "[ID] [--json]", summary: "everything waiting for you; with ID, that item whole (every argument, a proposal's diff)",
+			maxArgs: 1, run: cmdAttention, flags: withJSON(nil)},
 		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on (a daily limit stays)")
@@ -1183,6 +1184,38 @@ func onWorkflow(op func(engine.API, context.Context, string) error, done string)
 	}
 }
 
+// cmdAttention lists what waits for the person, or shows one item whole.
+func cmdAttention(ctx context.Context, c *cli, o *opts) error {
+	if len(o.args) == 0 {
+		return listAttention(ctx, c, o)
+	}
+	id := o.args[0]
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	items, err := api.Attention(ctx)
+	if err != nil {
+		return err
+	}
+	// ids of different kinds may meet (mutation 12, run 12): every match
+	var found []engine.AttentionItem
+	for _, it := range items {
+		if it.ID == id {
+			it.Arguments = engine.Arguments(it.Params, 0)
+			it.Inputs, it.Answers = orEmpty(it.Inputs), orEmpty(it.Answers)
+			found = append(found, it)
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return fmt.Errorf("attention %s: nothing waiting has this id (keep attention lists them): %w", id, engine.ErrNotFound)
+	case o.json:
+		return c.printJSON(found)
+	}
+	return tui.WriteAttentionItems(c.stdout, found, termWidth())
+}
+
 func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 	id := o.args[0]
 	if engine.IsProposalID(id) {
@@ -1696,6 +1729,9 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		if api, err = c.api(ctx); err != nil {
 			return err
 		}
+		if err := engine.CheckWorkflowName(target); err != nil {
+			return &usageError{msg: "edit: " + target + " is no file, and " + err.Error()}
+		}
 		sv, err := api.Script(ctx, target)
 		if err != nil {
 			return err
@@ -1709,6 +1745,16 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	}
 	if o.out != "" {
 		out = o.out
+	}
+	// The file named to edit is rewritten; any other (NAME.js of a deployed
+	// workflow, -o FILE) must not exist yet, as for keep new: a person's
+	// own NAME.js is never overwritten. Checked before the model is asked,
+	// and again when written.
+	inPlace := out == fileName && current != "" && api == nil
+	if !inPlace && !o.propose {
+		if _, err := os.Lstat(out); err == nil {
+			return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it (give -o FILE)", out)}
+		}
 	}
 	req.Current, req.FileName, req.Name = current, fileName, name
 	d, err := c.draft(ctx, req)
@@ -1726,7 +1772,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		return nil
 	}
 	diff := udiff.Unified(fileName, out, current, d.Source)
-	if werr := os.WriteFile(out, []byte(draftText(d)), 0o600); werr != nil {
+	if werr := writeDraft(out, draftText(d), inPlace); werr != nil {
 		return errors.Join(err, werr)
 	}
 	if d.Invalid {
@@ -1740,6 +1786,23 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: keep deploy %s\n", out)
 	return nil
+}
+
+// writeDraft writes a draft to out: over it when it is the file being
+// edited, else only as a new file.
+func writeDraft(out, text string, inPlace bool) error {
+	if inPlace {
+		return os.WriteFile(out, []byte(text), 0o600)
+	}
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it (give -o FILE)", out)}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
 }
 
 func (c *cli) llm() (*engine.Chat, error) {

@@ -16,3 +16,11 @@ func Shown(c Connector, method string, params map[string]any) map[string]any {
 	}
 	return params
 }
+
+// keepFields are the parameters keep reads from a call itself and never
+// sends to the service: reconcile, how an uncertain outcome is checked.
+var keepFields = map[string]bool{"reconcile": true}
+
+// IsKeepField says whether the top-level parameter name is keep's own
+// rather than the service's, so an approval can show it apart.
+func IsKeepField(name string) bool { return keepFields[name] }

@@ -237,6 +237,9 @@ type MutationView struct {
 	ResolvedBy string          `json:"resolved_by"`
 	CreatedAt  time.Time       `json:"created_at"`
 	UpdatedAt  time.Time       `json:"updated_at"`
+	// Arguments: every parameter named, each value cut to ArgumentRoom
+	// with the bytes not shown counted (engine/arguments.go).
+	Arguments []Argument `json:"arguments"`
 }
 
 type TraceLine struct {
@@ -290,6 +293,10 @@ type AttentionItem struct {
 	// ("keep auth login google").
 	Command   string    `json:"command,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+	// Arguments: every parameter of the call named, each value cut to
+	// ArgumentRoom with the bytes not shown counted; keep's own (reconcile)
+	// marked and last (engine/arguments.go).
+	Arguments []Argument `json:"arguments,omitempty"`
 }
 
 type GrantView struct {

@@ -21,6 +21,8 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	}
 	if name == "" {
 		name = sc.Workflow.Name
+	} else if err := sandbox.CheckWorkflowName(name); err != nil {
+		return nil, refusedf("deploy --name: %v", err)
 	}
 	decl, _ := json.Marshal(sc.Workflow)
 	res := &DeployResult{Workflow: name}
@@ -47,6 +49,9 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 			return err
 		}
 		if err := tx.SetWorkflowVersion(ctx, w.ID, res.Version, now); err != nil {
+			return err
+		}
+		if err := e.supersedeProposals(ctx, tx, name, res.Version, acceptingFrom(ctx)); err != nil {
 			return err
 		}
 		for _, t := range sc.Workflow.Topics {

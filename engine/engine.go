@@ -42,6 +42,9 @@ type Policy struct {
 	ApprovalReminder    time.Duration
 	CrashLimit          int
 	Limits              sandbox.Limits
+	// MaxOpenProposals and MaxProposalBytes bound proposals (proposal.go);
+	// zero: the defaults.
+	MaxOpenProposals, MaxProposalBytes int
 }
 
 // PolicyFrom turns the config file's [policy] into a Policy.
@@ -63,6 +66,8 @@ func PolicyFrom(p config.Policy) Policy {
 		ApprovalReminder:    p.ApprovalReminder.Duration,
 		CrashLimit:          p.CrashLimit,
 		Limits:              limits,
+		MaxOpenProposals:    p.MaxOpenProposals,
+		MaxProposalBytes:    p.MaxProposalBytes,
 	}
 }
 

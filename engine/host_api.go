@@ -117,6 +117,10 @@ func LoadOptionsOf(reg *Registry, minInterval time.Duration) LoadOptions {
 // BuildReference is the API reference of the connectors in reg.
 func BuildReference(reg *Registry) Reference { return reference.Build(reg) }
 
+// CheckWorkflowName is the one rule for a workflow's name, wherever the
+// name comes from (the file, deploy --name, a proposal, keep edit).
+func CheckWorkflowName(name string) error { return sandbox.CheckWorkflowName(name) }
+
 // The user service that runs keep --daemon.
 type (
 	ServiceOpts  = service.Opts

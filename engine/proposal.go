@@ -8,10 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"keep/engine/config"
+	"keep/engine/reference"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -100,6 +101,17 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 	name := p.Workflow
 	if name == "" {
 		name = sc.Workflow.Name
+	} else if err := sandbox.CheckWorkflowName(name); err != nil {
+		return nil, refusedf("propose: %v", err)
+	}
+	// bounded before anything costly (the dry run): the script and reason
+	// alone may not pass the byte cap, nor may the workflow's open proposals
+	// the count cap (checked again where the proposal is written)
+	if n := len(p.Source) + len(p.Reason); n > e.maxProposalBytes() {
+		return nil, refusedf("propose: the proposal is %d bytes, over policy.max_proposal_bytes (%d)", n, e.maxProposalBytes())
+	}
+	if err := e.roomForProposal(ctx, e.db.Read(), name); err != nil {
+		return nil, err
 	}
 	row := storage.Proposal{WorkflowName: name, Origin: p.Origin, Reason: p.Reason, FileName: p.FileName,
 		Source: string(p.Source), RunID: runID, CreatedAt: e.now()}
@@ -159,7 +171,16 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 	if refused {
 		why = "a repair may not add " + strings.Join(sum.Widens, ", ")
 	}
+	if n := proposalBytes(&row); n > e.maxProposalBytes() {
+		return nil, refusedf("propose: the proposal with its diff and dry run is %d bytes, over policy.max_proposal_bytes (%d)",
+			n, e.maxProposalBytes())
+	}
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+		if !refused {
+			if err := e.roomForProposal(ctx, tx.Q, name); err != nil {
+				return err
+			}
+		}
 		id, err := tx.AddProposal(ctx, row)
 		if err != nil {
 			return err
@@ -170,6 +191,9 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 		}
 		return nil
 	})
+	if errors.Is(err, ErrRefused) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("propose: %w", err)
 	}
@@ -187,6 +211,75 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 }
 
 func proposalID(id int64) string { return "p" + strconv.FormatInt(id, 10) }
+
+// Proposals are bounded (policy.max_open_proposals, max_proposal_bytes):
+// an assistant filed 1,000 in four minutes, and ten of 1 MB grew the
+// database by 20 MB. A workflow has at most so many waiting, each at most
+// so large; a proposal made against a version that is no longer the
+// workflow's (one was accepted, or a version deployed) is closed.
+
+func (e *Engine) maxOpenProposals() int {
+	if e.pol.MaxOpenProposals > 0 {
+		return e.pol.MaxOpenProposals
+	}
+	return config.Default().Policy.MaxOpenProposals
+}
+
+func (e *Engine) maxProposalBytes() int {
+	if e.pol.MaxProposalBytes > 0 {
+		return e.pol.MaxProposalBytes
+	}
+	return config.Default().Policy.MaxProposalBytes
+}
+
+// proposalBytes is what p stores.
+func proposalBytes(p *storage.Proposal) int {
+	return len(p.Source) + len(p.Reason) + len(p.Diff) + len(p.Summary) + len(p.DryRun) + len(p.FileName)
+}
+
+// roomForProposal refuses a proposal for a workflow whose open proposals
+// are at the cap.
+func (e *Engine) roomForProposal(ctx context.Context, q storage.Q, name string) error {
+	n, err := q.OpenProposalCount(ctx, name)
+	if err != nil {
+		return err
+	}
+	if n >= e.maxOpenProposals() {
+		return refusedf("propose: %s has %d proposals waiting, as many as policy.max_open_proposals allows: "+
+			"accept or reject one first (keep attention)", name, n)
+	}
+	return nil
+}
+
+// supersedeProposals closes name's open proposals made against a version
+// older than version (now its version), but the one being accepted, if
+// any: each would replace what is no longer there, and AcceptProposal
+// refuses it anyway. Closed is rejected by keep, saying why.
+func (e *Engine) supersedeProposals(ctx context.Context, tx *storage.Tx, name string, version int, accepting int64) error {
+	ids, err := tx.StaleProposals(ctx, name, version)
+	if err != nil {
+		return err
+	}
+	why := fmt.Sprintf("superseded: %s is at version %d now", name, version)
+	for _, id := range ids {
+		if id == accepting {
+			continue
+		}
+		if err := tx.DecideProposal(ctx, id, ProposalRejected, "keep", why, 0, e.now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// acceptingKey carries, from AcceptProposal to Deploy, the proposal being
+// accepted, so the deploy closes the others but not it.
+type acceptingKey struct{}
+
+func acceptingFrom(ctx context.Context) int64 {
+	id, _ := ctx.Value(acceptingKey{}).(int64)
+	return id
+}
 
 // parseProposalID takes "p12" (or "12").
 func parseProposalID(s string) (int64, error) {
@@ -230,6 +323,9 @@ func (e *Engine) openProposal(ctx context.Context, id string) (*storage.Proposal
 	if err != nil {
 		return nil, err
 	}
+	if p.Decision != "" && p.Why != "" {
+		return nil, refusedf("proposal %s was %s already (%s)", id, p.Decision, p.Why)
+	}
 	if p.Decision != "" {
 		return nil, refusedf("proposal %s was %s already", id, p.Decision)
 	}
@@ -266,7 +362,7 @@ func (e *Engine) AcceptProposal(ctx context.Context, id string) (*DeployResult, 
 	if p.Origin == OriginRepair && w != nil && w.BlockKind == BlockRepair && w.BlockRunID == p.RunID {
 		return e.acceptRepair(ctx, w, p, sc)
 	}
-	res, err := e.Deploy(ctx, p.FileName, []byte(p.Source), p.WorkflowName)
+	res, err := e.Deploy(context.WithValue(ctx, acceptingKey{}, p.ID), p.FileName, []byte(p.Source), p.WorkflowName)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +395,10 @@ func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *stora
 		if w.BlockKind != BlockRepair || w.BlockRunID != runID {
 			return refusedf("workflow %s changed while %s was being accepted; try again", w.Name, proposalID(p.ID))
 		}
-		return tx.DecideProposal(ctx, p.ID, ProposalAccepted, "user", "", v.Version, v.CreatedAt)
+		if err := tx.DecideProposal(ctx, p.ID, ProposalAccepted, "user", "", v.Version, v.CreatedAt); err != nil {
+			return err
+		}
+		return e.supersedeProposals(ctx, tx, w.Name, v.Version, p.ID)
 	}); err != nil {
 		return nil, err
 	}
@@ -415,9 +514,21 @@ func ProposalText(p *ProposalView) string {
 	case p.DryRunError != "":
 		fmt.Fprintf(&b, "dry run failed: %s\n", p.DryRunError)
 	}
-	b.WriteString("\n")
-	b.WriteString(p.Diff)
-	return shownText(b.String())
+	// no blank line in the words (a run's error may hold one): the first
+	// is where the diff starts (SplitProposalText)
+	head := b.String()
+	for strings.Contains(head, "\n\n") {
+		head = strings.ReplaceAll(head, "\n\n", "\n")
+	}
+	return shownText(head + "\n" + p.Diff)
+}
+
+// SplitProposalText parts ProposalText's text into its words (what it
+// adds, the dry run) and its diff: a listing shows the words, and `keep
+// attention ID` both.
+func SplitProposalText(text string) (words, diff string) {
+	words, diff, _ = strings.Cut(text, "\n\n")
+	return words + "\n", diff
 }
 
 // shownText escapes what a model's script could use to make its text look
@@ -426,7 +537,7 @@ func ProposalText(p *ProposalView) string {
 func shownText(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.In(r, unicode.Cf)) {
+		if reference.Escaped(r) {
 			fmt.Fprintf(&b, "\\u%04X", r)
 			continue
 		}

@@ -40,7 +40,18 @@ func (e *Engine) outputView(m *storage.Mutation) OutputView {
 		title = m.Connector + "." + m.Method
 	}
 	return OutputView{MutationID: idString(m.ID), Title: title, Status: m.Status, Connector: m.Connector, Method: m.Method,
-		Params: m.Params, Preview: m.Preview, Target: e.targetOf(m), UpdatedAt: m.UpdatedAt}
+		Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), UpdatedAt: m.UpdatedAt}
+}
+
+// previewOf is m's preview in its connector's words; a method without
+// words of its own (an MCP tool) has none, since the JSON the host made of
+// its parameters cut at a length is what hid a second key: its arguments,
+// each named, are the preview.
+func (e *Engine) previewOf(m *storage.Mutation) string {
+	if _, meth, err := e.reg.Lookup(m.Connector, m.Method); err == nil && meth.Preview == nil {
+		return ""
+	}
+	return m.Preview
 }
 
 // targetOf is what m's call acts on as the host reads it from the actual
@@ -310,7 +321,8 @@ func (e *Engine) Events(ctx context.Context, workflow string, f EventFilter) ([]
 
 func (e *Engine) mutationView(workflow string, m *storage.Mutation) MutationView {
 	return MutationView{ID: idString(m.ID), RunID: idString(m.RunID), Workflow: workflow, Connector: m.Connector, Method: m.Method,
-		Params: m.Params, Preview: m.Preview, Target: e.targetOf(m), Status: m.Status, Result: m.Result, Error: m.Error, UITitle: m.UITitle,
+		Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), Arguments: Arguments(m.Params, ArgumentRoom),
+		Status: m.Status, Result: m.Result, Error: m.Error, UITitle: m.UITitle,
 		ResolvedBy: m.ResolvedBy, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
 
@@ -408,7 +420,8 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 	for _, m := range open {
 		w := names[m.WorkflowID]
 		item := AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Connector: m.Connector, Method: m.Method,
-			Params: m.Params, Preview: m.Preview, Target: e.targetOf(m), Reason: m.Error, CreatedAt: m.CreatedAt}
+			Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), Arguments: Arguments(m.Params, ArgumentRoom),
+			Reason: m.Error, CreatedAt: m.CreatedAt}
 		switch m.Status {
 		case MutationAwaitingApproval:
 			item.Kind = AttentionApproval

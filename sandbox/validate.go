@@ -20,7 +20,19 @@ type handlerDecl struct {
 	at map[string][2]int
 }
 
-var workflowName = regexp.MustCompile(`^[a-z0-9._-]+$`)
+// workflowName is the one rule for a workflow's name wherever it comes
+// from (the file, `deploy --name`, a proposal, `keep edit`): it becomes a
+// file name (NAME.js) and a word on every screen, so it starts with a
+// letter or digit and holds nothing a path or a terminal reads specially.
+var workflowName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
+
+// CheckWorkflowName refuses a name the workflow file itself could not carry.
+func CheckWorkflowName(name string) error {
+	if !workflowName.MatchString(name) {
+		return fmt.Errorf("workflow name %q must start with a lowercase letter or digit and hold only lowercase letters, digits, '-', '_' and '.' (at most 100)", name)
+	}
+	return nil
+}
 
 // ctxCall matches a connector call as written: ctx.connector.method(, or
 // ctx.mcp.NAME.TOOL( for the connector "mcp.NAME" (connName drops spaces).
@@ -85,7 +97,7 @@ func (v *validator) workflow(decl *goja.Object) (Workflow, map[string]handlerDec
 		v.add(or(v.loc.key(top, "name"), top), "the workflow name must be a non-empty string")
 	case !workflowName.MatchString(name.String()):
 		v.add(or(v.loc.literal(top, name.String()), top),
-			"workflow name %q may hold only lowercase letters, digits, '-', '_' and '.'", name.String())
+			"workflow name %q must start with a lowercase letter or digit and hold only lowercase letters, digits, '-', '_' and '.' (at most 100)", name.String())
 	default:
 		wf.Name = name.String()
 	}

@@ -65,7 +65,7 @@ func startWorker(limit uint64) (*worker, error) {
 	cmd.Env = append(os.Environ(), workerEnv+"="+strconv.FormatUint(limit, 10), "GOTRACEBACK=none", "MALLOC_ARENA_MAX=1")
 	cmd.ExtraFiles = []*os.File{toChild, fromChild} // fds 3 and 4
 	cmd.Stderr = &w.stderr
-	if err := cmd.Start(); err != nil {
+	if err := startProcess(cmd); err != nil {
 		toChild.Close()
 		fromHost.Close()
 		toHost.Close()

@@ -128,3 +128,35 @@ func (q Q) proposals(ctx context.Context, query string, args ...any) ([]*Proposa
 	}
 	return out, nil
 }
+
+// OpenProposalCount is how many of workflowName's proposals wait for a
+// decision.
+func (q Q) OpenProposalCount(ctx context.Context, workflowName string) (int, error) {
+	var n int
+	err := q.q.QueryRowContext(ctx, `SELECT count(*)`+proposalFrom+` WHERE p.workflow_name = ? AND d.proposal_id IS NULL`,
+		workflowName).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count open proposals of %q: %w", workflowName, err)
+	}
+	return n, nil
+}
+
+// StaleProposals lists the ids of workflowName's open proposals made
+// against a version older than version, oldest first.
+func (q Q) StaleProposals(ctx context.Context, workflowName string, version int) ([]int64, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT p.id`+proposalFrom+
+		` WHERE p.workflow_name = ? AND d.proposal_id IS NULL AND p.base_version < ? ORDER BY p.id`, workflowName, version)
+	if err != nil {
+		return nil, fmt.Errorf("stale proposals of %q: %w", workflowName, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

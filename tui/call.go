@@ -2,15 +2,21 @@ package tui
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"keep/engine"
 )
 
 // What a person approves is the call the host observed, not the title the
 // script chose: the TUI's cards and the CLI's `keep attention` and `keep
 // mutations` show both, each labelled, and wrap the call rather than cut
-// it, so nothing that matters hides behind an ellipsis.
+// it. Every argument is named on a line of its own; a value longer than
+// its room is cut with the count of bytes not shown, so nothing hides
+// behind an ellipsis, and an opened card or `keep attention ID` shows it
+// whole.
 
 // callText names a call as the host read it: "files.append → notes/a.txt".
 func callText(connector, method, target string) string {
@@ -27,25 +33,56 @@ func callText(connector, method, target string) string {
 	return call
 }
 
-// callLines is the call and the parameters that matter, as the host shows
-// them: the connector's preview of the actual parameters, or, for a call
-// without one, every parameter. Each line is wrapped to w cells and never
-// cut: this is what an answer acts on.
-func callLines(connector, method, target, preview string, params json.RawMessage, w int) []string {
-	head := callText(connector, method, target)
-	if strings.TrimSpace(preview) == "" {
-		if pl := paramsLine(params); pl != "" && head != "" {
-			head += "  " + pl
-		} else if pl != "" {
-			head = pl
+// callLines is the call as the host shows it: what it acts on, the
+// connector's words for it, then every argument named, one a line (see
+// engine.Arguments), each value cut to room bytes with the bytes not shown
+// counted (room 0: whole). keep's own fields (reconcile) come back apart in
+// own, each line saying so: they are not sent. A listing names at most
+// limit arguments (0: all) and ends with how many more there are and where
+// they are (more); every line is wrapped to w cells and never cut.
+func callLines(c callView, w, room, limit int, more string) (call, own []string) {
+	call = wrapAll(callText(c.connector, c.method, c.target), w)
+	for _, l := range previewLines(c.preview, -1) {
+		call = append(call, wrapAll(l, w)...)
+	}
+	args := engine.Arguments(c.params, room)
+	var rest []engine.Argument
+	if limit > 0 && len(args) > limit {
+		args, rest = args[:limit], args[limit:]
+	}
+	for _, a := range args {
+		if a.Keep {
+			own = append(own, wrapAll(keepLabel+a.Shown(), w)...)
+			continue
 		}
+		call = append(call, wrapAll(a.Shown(), w)...)
 	}
-	out := wrapAll(head, w)
-	for _, l := range previewLines(preview, -1) {
-		out = append(out, wrapAll(l, w)...)
+	if len(rest) > 0 {
+		n := 0
+		for _, a := range rest {
+			n += len(a.Value) + a.Hidden
+		}
+		call = append(call, wrapAll(fmt.Sprintf("… %d more arguments (%d bytes): %s", len(rest), n, more), w)...)
 	}
-	return out
+	return call, own
 }
+
+// callView is what callLines reads of a view.
+type callView struct {
+	connector, method, target, preview string
+	params                             json.RawMessage
+}
+
+// The arguments a listing names: the CLI's, and a closed card's, short
+// enough that the card fits a pane and can be answered; an opened card and
+// `keep attention ID` name every one.
+const (
+	listedArguments = 40
+	cardArguments   = 8
+)
+
+// keepLabel names keep's own fields on a card and in the CLI.
+const keepLabel = "keep's, not sent: "
 
 // wrapAll breaks s into lines of at most w cells, at word boundaries where
 // it can and inside a word where it must, keeping every character.

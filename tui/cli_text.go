@@ -61,26 +61,56 @@ func (b *block) head(parts ...string) {
 	}
 }
 
-// call writes the host-observed call under the label "call (host)".
-func (b *block) call(connector, method, target, preview string, params []byte) {
-	lines := callLines(connector, method, target, preview, params, 1<<20)
+// call writes the host-observed call under the label "call (host)", keep's
+// own fields of it last, each saying so; room and all as
+// callLines', more where the arguments a listing leaves out are.
+func (b *block) call(c callView, room, limit int, more string) {
+	lines, own := callLines(c, 1<<20, room, limit, more)
 	if len(lines) > 0 {
 		b.line("call (host)", lines...)
 	}
+	if len(own) > 0 {
+		b.line("", own...)
+	}
 }
 
-// proposal writes a proposal's summary, dry run and diff as they are (a
-// diff's indentation is meaning), each line escaped, and how to answer it.
-func (b *block) proposal(it engine.AttentionItem) {
-	for _, l := range strings.Split(strings.TrimRight(it.Preview, "\n"), "\n") {
+// proposal writes a proposal's summary and dry run, and its diff whole or
+// (in a listing) how long it is and where it is, as they are (a diff's
+// indentation is meaning), each line escaped, and how to answer it.
+func (b *block) proposal(it engine.AttentionItem, whole bool) {
+	words, diff := engine.SplitProposalText(it.Preview)
+	text := words
+	if whole {
+		text = it.Preview
+	}
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		b.printf("    %s\n", printable.String(l))
+	}
+	if d := strings.TrimRight(diff, "\n"); !whole && d != "" {
+		b.line("diff", fmt.Sprintf("%d lines: keep attention %s shows it", strings.Count(d, "\n")+1, it.ID))
 	}
 	b.line("answer", "keep approve "+it.ID+" accepts it, keep reject "+it.ID+" drops it")
 }
 
-// WriteAttention writes `keep attention` for a terminal width wide.
+// WriteAttention writes `keep attention` for a terminal width wide: each
+// call's arguments named, values cut to engine.ArgumentRoom with the bytes
+// not shown counted; a proposal's summary without its diff.
 func WriteAttention(w io.Writer, items []engine.AttentionItem, width int) error {
+	return writeAttention(w, items, width, false)
+}
+
+// WriteAttentionItems writes `keep attention ID`: the items whole, every
+// argument and a proposal's diff.
+func WriteAttentionItems(w io.Writer, items []engine.AttentionItem, width int) error {
+	return writeAttention(w, items, width, true)
+}
+
+func writeAttention(w io.Writer, items []engine.AttentionItem, width int, whole bool) error {
 	b := &block{w: w, width: width}
+	room, limit := engine.ArgumentRoom, listedArguments
+	if whole {
+		room, limit = 0, 0
+	}
 	for i, it := range items {
 		if i > 0 {
 			b.printf("\n")
@@ -95,10 +125,11 @@ func WriteAttention(w io.Writer, items []engine.AttentionItem, width int) error 
 			if it.Reason != "" {
 				b.line("why", oneLine(it.Reason))
 			}
-			b.proposal(it)
+			b.proposal(it, whole)
 			continue
 		}
-		b.call(it.Connector, it.Method, it.Target, it.Preview, it.Params)
+		b.call(callView{it.Connector, it.Method, it.Target, it.Preview, it.Params}, room, limit,
+			"keep attention "+it.ID+" shows every one")
 		if it.Reason != "" {
 			b.line("why", oneLine(it.Reason))
 		}
@@ -129,7 +160,8 @@ func WriteMutations(w io.Writer, ms []engine.MutationView, width int) error {
 		if m.UITitle != "" {
 			b.line("title (script)", oneLine(m.UITitle))
 		}
-		b.call(m.Connector, m.Method, m.Target, m.Preview, m.Params)
+		b.call(callView{m.Connector, m.Method, m.Target, m.Preview, m.Params}, engine.ArgumentRoom, listedArguments,
+			"keep mutations --json has every one")
 		switch {
 		case m.Error != "":
 			b.line("error", oneLine(m.Error))

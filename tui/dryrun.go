@@ -33,11 +33,11 @@ type dryRun struct {
 }
 
 func (a printableAPI) DryRun(ctx context.Context, workflow string, opts engine.TryOptions) (*engine.TryReport, error) {
-	return clean(a.API.DryRun(ctx, workflow, opts))
+	return clean(a.api.DryRun(ctx, workflow, opts))
 }
 
 func (a printableAPI) Script(ctx context.Context, workflow string) (*engine.ScriptView, error) {
-	return clean(a.API.Script(ctx, workflow))
+	return clean(a.api.Script(ctx, workflow))
 }
 
 func (p *workflowsPane) startDryRun(name string) tea.Cmd {

@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -221,80 +219,6 @@ func padLeft(s string, w int) string {
 // newlines and tabs that would break the grid).
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// paramsLine renders host-observed parameters as "key: value  key: value",
-// keeping the object's own key order (the order a connector chose reads
-// better than an alphabetical one).
-func paramsLine(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return oneLine(string(raw))
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return oneLine(string(raw))
-		}
-		return valueText(v, true)
-	}
-	var parts []string
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			break
-		}
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%v: %s", k, valueText(v, true)))
-	}
-	return strings.Join(parts, "  ")
-}
-
-// valueText: strings bare at the top level (they are what a person reads),
-// quoted inside lists and objects (where the quotes delimit them).
-func valueText(v any, top bool) string {
-	switch x := v.(type) {
-	case string:
-		if top {
-			return oneLine(x)
-		}
-		b, _ := json.Marshal(x)
-		return string(b)
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = valueText(e, false)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		b, _ := json.Marshal(x)
-		return string(b)
-	case nil:
-		return "null"
-	}
-	return fmt.Sprint(v)
-}
-
-// prettyJSON indents raw JSON for a details view; anything else is shown as is.
-func prettyJSON(raw json.RawMessage) []string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return strings.Split(string(raw), "\n")
-	}
-	return strings.Split(b.String(), "\n")
 }
 
 // wrap breaks s into lines of at most w cells at word boundaries, at most n

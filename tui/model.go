@@ -100,13 +100,13 @@ func New(api engine.API, opts Options) *Model {
 	}
 	sh := &shared{
 		ctx:  context.Background(),
-		api:  printableAPI{api},
+		api:  printableAPI{api: api},
 		now:  opts.Now,
 		log:  opts.Logger.With("component", "tui"),
 		st:   newStyles(opts.NoColor),
 		keys: newKeyMap(),
 	}
-	m := &Model{sh: sh, info: api.Info(), note: opts.StartupNote, lower: focusAttention}
+	m := &Model{sh: sh, info: sh.api.Info(), note: opts.StartupNote, lower: focusAttention}
 	m.wf, m.in, m.at, m.rn = newWorkflowsPane(sh), newInputsPane(sh), newAttentionPane(sh), newRunsPane(sh)
 	m.ac = newAccountsPane(sh)
 	m.panes = [paneCount]pane{m.wf, m.in, m.at, m.rn, m.ac}

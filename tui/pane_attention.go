@@ -243,19 +243,24 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 			must = len(lines)
 		}
 	} else {
-		for j, l := range callLines(it.Connector, it.Method, it.Target, it.Preview, it.Params, w-len(callLabel)) {
+		// every argument named; an opened card shows each one whole
+		room, limit := engine.ArgumentRoom, cardArguments
+		if open {
+			room, limit = 0, 0
+		}
+		call, own := callLines(callView{it.Connector, it.Method, it.Target, it.Preview, it.Params}, w-len(callLabel), room, limit,
+			"enter shows every one")
+		for j, l := range call {
 			label := strings.Repeat(" ", len(callLabel))
 			if j == 0 {
 				label = callLabel
 			}
 			add(label+l, cell{style: st.Dim})
 		}
-		must = len(lines)
-		if open {
-			for _, l := range prettyJSON(it.Params) {
-				add(strings.Repeat(" ", len(callLabel))+l, cell{style: st.Dim})
-			}
+		for _, l := range own {
+			add(strings.Repeat(" ", len(callLabel))+l, cell{style: st.Dim})
 		}
+		must = len(lines)
 	}
 	n = 2
 	if open {

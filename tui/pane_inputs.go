@@ -133,7 +133,12 @@ func (p *inputsPane) rowLines(i int, sel bool) []string {
 		if !p.expanded[in.InputID] {
 			continue
 		}
-		for _, l := range callLines(o.Connector, o.Method, o.Target, o.Preview, o.Params, p.width-len(detail)) {
+		call, own := callLines(callView{o.Connector, o.Method, o.Target, o.Preview, o.Params}, p.width-len(detail), engine.ArgumentRoom, cardArguments,
+			"keep mutations "+in.Workflow+" --json has every one")
+		for _, l := range call {
+			lines = append(lines, p.row(false, cell{detail + l, st.Dim}))
+		}
+		for _, l := range own {
 			lines = append(lines, p.row(false, cell{detail + l, st.Dim}))
 		}
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"keep/engine"
 	"keep/tui/printable"
@@ -13,7 +14,14 @@ import (
 // title, log line, parameter or payload a script wrote can never drive the
 // terminal (clear it, retitle it, write the clipboard, move the cursor).
 // One place, at the way in: a view or a field added later is covered.
-type printableAPI struct{ engine.API }
+//
+// It holds the engine rather than embedding it, so a method added to
+// engine.API does not compile until it is written here too: nothing passes
+// through unescaped by default (printable_api_test.go checks every method's
+// strings and errors).
+type printableAPI struct{ api engine.API }
+
+var _ engine.API = printableAPI{}
 
 func clean[T any](v T, err error) (T, error) {
 	printable.Deep(&v)
@@ -38,92 +46,139 @@ func (e printableError) Error() string { return printable.String(e.err.Error()) 
 func (e printableError) Unwrap() error { return e.err }
 
 func (a printableAPI) Workflows(ctx context.Context) ([]engine.WorkflowView, error) {
-	return clean(a.API.Workflows(ctx))
+	return clean(a.api.Workflows(ctx))
 }
 
 func (a printableAPI) Workflow(ctx context.Context, name string) (*engine.WorkflowDetail, error) {
-	return clean(a.API.Workflow(ctx, name))
+	return clean(a.api.Workflow(ctx, name))
 }
 
 func (a printableAPI) Inputs(ctx context.Context, workflow string, page engine.Page) ([]engine.InputView, error) {
-	return clean(a.API.Inputs(ctx, workflow, page))
+	return clean(a.api.Inputs(ctx, workflow, page))
 }
 
 func (a printableAPI) Events(ctx context.Context, workflow string, f engine.EventFilter) ([]engine.EventView, error) {
-	return clean(a.API.Events(ctx, workflow, f))
+	return clean(a.api.Events(ctx, workflow, f))
 }
 
 func (a printableAPI) Runs(ctx context.Context, workflow string, page engine.Page) ([]engine.RunView, error) {
-	return clean(a.API.Runs(ctx, workflow, page))
+	return clean(a.api.Runs(ctx, workflow, page))
 }
 
 func (a printableAPI) Mutations(ctx context.Context, workflow, status string) ([]engine.MutationView, error) {
-	return clean(a.API.Mutations(ctx, workflow, status))
+	return clean(a.api.Mutations(ctx, workflow, status))
 }
 
 func (a printableAPI) Trace(ctx context.Context, runID string) ([]engine.TraceLine, error) {
-	return clean(a.API.Trace(ctx, runID))
+	return clean(a.api.Trace(ctx, runID))
 }
 
 func (a printableAPI) Attention(ctx context.Context) ([]engine.AttentionItem, error) {
-	return clean(a.API.Attention(ctx))
+	return clean(a.api.Attention(ctx))
 }
 
 func (a printableAPI) Grants(ctx context.Context, workflow string) ([]engine.GrantView, error) {
-	return clean(a.API.Grants(ctx, workflow))
+	return clean(a.api.Grants(ctx, workflow))
 }
 
 func (a printableAPI) Deploy(ctx context.Context, fileName string, src []byte, name string) (*engine.DeployResult, error) {
-	return clean(a.API.Deploy(ctx, fileName, src, name))
+	return clean(a.api.Deploy(ctx, fileName, src, name))
 }
 
 func (a printableAPI) RunNow(ctx context.Context, workflow string) error {
-	return cleanErr(a.API.RunNow(ctx, workflow))
+	return cleanErr(a.api.RunNow(ctx, workflow))
 }
 
 func (a printableAPI) Pause(ctx context.Context, workflow string) error {
-	return cleanErr(a.API.Pause(ctx, workflow))
+	return cleanErr(a.api.Pause(ctx, workflow))
 }
 
 func (a printableAPI) Resume(ctx context.Context, workflow string) error {
-	return cleanErr(a.API.Resume(ctx, workflow))
+	return cleanErr(a.api.Resume(ctx, workflow))
 }
 
 func (a printableAPI) Retry(ctx context.Context, workflow string) error {
-	return cleanErr(a.API.Retry(ctx, workflow))
+	return cleanErr(a.api.Retry(ctx, workflow))
 }
 
 func (a printableAPI) Approve(ctx context.Context, mutationID string, always bool) error {
-	return cleanErr(a.API.Approve(ctx, mutationID, always))
+	return cleanErr(a.api.Approve(ctx, mutationID, always))
 }
 
 func (a printableAPI) Reject(ctx context.Context, mutationID string) error {
-	return cleanErr(a.API.Reject(ctx, mutationID))
+	return cleanErr(a.api.Reject(ctx, mutationID))
 }
 
 func (a printableAPI) Resolve(ctx context.Context, mutationID string, answer engine.Answer) error {
-	return cleanErr(a.API.Resolve(ctx, mutationID, answer))
+	return cleanErr(a.api.Resolve(ctx, mutationID, answer))
 }
 
 func (a printableAPI) SkipEvents(ctx context.Context, eventIDs []string) error {
-	return cleanErr(a.API.SkipEvents(ctx, eventIDs))
+	return cleanErr(a.api.SkipEvents(ctx, eventIDs))
 }
 
 func (a printableAPI) SkipInput(ctx context.Context, inputID string) error {
-	return cleanErr(a.API.SkipInput(ctx, inputID))
+	return cleanErr(a.api.SkipInput(ctx, inputID))
 }
 
 func (a printableAPI) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
-	return cleanErr(a.API.Grant(ctx, workflow, g))
+	return cleanErr(a.api.Grant(ctx, workflow, g))
 }
 
 // errNoAccounts: the engine behind the TUI does not list accounts.
 var errNoAccounts = errors.New("this engine does not list accounts")
 
 func (a printableAPI) Accounts(ctx context.Context) ([]engine.AccountView, error) {
-	l, ok := a.API.(engine.AccountLister)
+	l, ok := a.api.(engine.AccountLister)
 	if !ok {
 		return nil, errNoAccounts
 	}
 	return clean(l.Accounts(ctx))
+}
+
+func (a printableAPI) Propose(ctx context.Context, p engine.ProposalRequest) (*engine.ProposalView, error) {
+	return clean(a.api.Propose(ctx, p))
+}
+
+func (a printableAPI) AcceptProposal(ctx context.Context, id string) (*engine.DeployResult, error) {
+	return clean(a.api.AcceptProposal(ctx, id))
+}
+
+func (a printableAPI) RejectProposal(ctx context.Context, id string) error {
+	return cleanErr(a.api.RejectProposal(ctx, id))
+}
+
+func (a printableAPI) Info() engine.Info {
+	info := a.api.Info()
+	printable.Deep(&info)
+	return info
+}
+
+// Subscribe passes notifications on escaped; the copy ends when the
+// engine's channel closes or cancel is called.
+func (a printableAPI) Subscribe() (<-chan engine.Notification, func()) {
+	in, cancel := a.api.Subscribe()
+	out := make(chan engine.Notification, cap(in))
+	done := make(chan struct{})
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case n, ok := <-in:
+				if !ok {
+					return
+				}
+				printable.Deep(&n)
+				select {
+				case out <- n:
+				case <-done:
+					return
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return out, func() { once.Do(func() { close(done); cancel() }) }
 }

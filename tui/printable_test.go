@@ -37,7 +37,7 @@ func driving(screen string) []string {
 		}
 	}
 	for _, r := range screen {
-		if unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
+		if unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) || r == '\u2028' || r == '\u2029' {
 			found = append(found, fmt.Sprintf("%U", r))
 		}
 	}

@@ -46,3 +46,30 @@ func TestProposalAnswers(t *testing.T) {
 		}
 	})
 }
+
+// `keep attention` lists a proposal's summary and how long its diff is;
+// `keep attention pN` shows the diff (the red team's listing printed 1,000
+// diffs in full).
+func TestTheListingShowsAProposalsSummaryNotItsDiff(t *testing.T) {
+	t.Parallel()
+	diff := "--- a/w.js\n+++ b/w.js\n@@ -1 +1 @@\n-old line\n+new line\n"
+	p := &engine.ProposalView{ID: "p4", Summary: engine.ProposalSummary{Adds: []string{"host evil.example"}}, Diff: diff}
+	items := []engine.AttentionItem{{Kind: engine.AttentionProposal, Workflow: "inbox-archive", ID: "p4",
+		Title: "new version of inbox-archive proposed by a model over MCP", Params: json.RawMessage(`{}`),
+		Preview: engine.ProposalText(p), Answers: []string{"accept", "reject"}}}
+	var list, whole strings.Builder
+	if err := WriteAttention(&list, items, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAttentionItems(&whole, items, 100); err != nil {
+		t.Fatal(err)
+	}
+	if s := list.String(); !strings.Contains(s, "adds: host evil.example") || strings.Contains(s, "+new line") ||
+		!strings.Contains(s, "5 lines: keep attention p4 shows it") {
+		t.Errorf("keep attention:\n%s", s)
+	}
+	if s := whole.String(); !strings.Contains(s, "adds: host evil.example") || !strings.Contains(s, "    +new line") ||
+		strings.Contains(s, "keep attention p4 shows it") {
+		t.Errorf("keep attention p4:\n%s", s)
+	}
+}

@@ -23,7 +23,7 @@ func Run(ctx context.Context, api engine.API, opts Options) error {
 	}
 	p := tea.NewProgram(m, popts...)
 
-	notes, cancel := api.Subscribe()
+	notes, cancel := m.sh.api.Subscribe()
 	defer cancel()
 	stop := make(chan struct{})
 	bridged := make(chan struct{})

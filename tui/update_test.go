@@ -298,25 +298,28 @@ func TestAttentionCall(t *testing.T) {
 		h := setup(t)
 		h.keys("3")
 		v := h.m.at.View()
-		for _, want := range []string{"call: sheets.appendRow  sheet: invoices.csv", "call: slack.post  channel: #finance"} {
-			if !strings.Contains(v, want) {
-				t.Errorf("no %q:\n%s", want, v)
+		lines := strings.Split(ansi.Strip(v), "\n")
+		for _, want := range [][2]string{{"call: sheets.appendRow", `sheet: "invoices.csv"`}, {"call: slack.post", `channel: "#finance"`}} {
+			i := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == want[0] })
+			if i < 0 || i+1 == len(lines) || strings.TrimSpace(lines[i+1]) != want[1] {
+				t.Errorf("no %q above %q:\n%s", want[0], want[1], v)
 			}
 		}
 		h.keys("enter")
-		lines := strings.Split(ansi.Strip(h.m.at.View()), "\n")
-		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "call: sheets.appendRow  sheet:") })
-		if i < 0 || i+1 == len(lines) || strings.TrimSpace(lines[i+1]) != "{" {
+		lines = strings.Split(ansi.Strip(h.m.at.View()), "\n")
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == "call: sheets.appendRow" })
+		if i < 0 || i+2 >= len(lines) || strings.TrimSpace(lines[i+1]) != `sheet: "invoices.csv"` ||
+			strings.TrimSpace(lines[i+2]) != `values: ["alice@example.com","Invoice December"]` {
 			t.Errorf("details do not name the call above the parameters:\n%s", strings.Join(lines, "\n"))
 		}
 	})
 
 	t.Run("an item without a call shows only its parameters", func(t *testing.T) {
 		t.Parallel()
-		if got := callLines("", "", "", "", []byte(`{"a":1}`), 80); !slices.Equal(got, []string{"a: 1"}) {
+		if got, _ := callLines(callView{params: []byte(`{"a":1}`)}, 80, 0, 0, ""); !slices.Equal(got, []string{"a: 1"}) {
 			t.Fatalf("callLines = %q", got)
 		}
-		if got := callLines("files", "write", "", "", nil, 80); !slices.Equal(got, []string{"files.write"}) {
+		if got, _ := callLines(callView{connector: "files", method: "write"}, 80, 0, 0, ""); !slices.Equal(got, []string{"files.write"}) {
 			t.Fatalf("callLines = %q", got)
 		}
 	})
@@ -390,12 +393,12 @@ func TestInputs(t *testing.T) {
 		t.Parallel()
 		h := setup(t)
 		h.keys("2", "enter")
-		if !strings.Contains(h.screen(), "sheets.appendRow  sheet: invoices.csv") {
+		if v := h.m.in.View(); !strings.Contains(v, "sheets.appendRow") || !strings.Contains(v, `sheet: "invoices.csv"`) {
 			t.Fatalf("details not shown:\n%s", h.screen())
 		}
 		h.keys("esc")
-		// Only the inputs pane: Attention shows the call on one line too.
-		if strings.Contains(h.m.in.View(), "sheets.appendRow  sheet:") {
+		// Only the inputs pane: Attention shows the call too.
+		if strings.Contains(h.m.in.View(), `sheet: "invoices.csv"`) {
 			t.Fatal("esc did not fold")
 		}
 	})

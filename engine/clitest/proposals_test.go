@@ -9,8 +9,9 @@ import (
 )
 
 // TestRepairProposesThroughTheCLI: with [repair] enabled, a logic failure
-// becomes a proposal that `keep attention` lists with its diff and dry run;
-// nothing is written until `keep approve pN`; `keep reject pN` drops one.
+// becomes a proposal that `keep attention` lists with its summary and dry
+// run, and `keep attention pN` with its diff too; nothing is written until
+// `keep approve pN`; `keep reject pN` drops one.
 func TestRepairProposesThroughTheCLI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "allow")
@@ -27,9 +28,13 @@ func TestRepairProposesThroughTheCLI(t *testing.T) {
 	}
 	r := e.ok("attention")
 	id := regexp.MustCompile(`(?m)^proposal · lines · (p\d+)$`).FindStringSubmatch(r.stdout)
-	if id == nil || !strings.Contains(r.stdout, `-        throw new Error("bug in prepare");`) ||
+	if id == nil || strings.Contains(r.stdout, `-        throw new Error("bug in prepare");`) ||
+		!strings.Contains(r.stdout, "would files.append") || !strings.Contains(r.stdout, "keep attention "+id[1]+" shows it") {
+		t.Fatalf("keep attention does not list the proposal with its dry run and without its diff:\n%s", r)
+	}
+	if r := e.ok("attention", id[1]); !strings.Contains(r.stdout, `-        throw new Error("bug in prepare");`) ||
 		!strings.Contains(r.stdout, "would files.append") {
-		t.Fatalf("keep attention does not show the proposal with its diff and dry run:\n%s", r)
+		t.Fatalf("keep attention %s does not show the proposal with its diff and dry run:\n%s", id[1], r)
 	}
 	var items []struct{ Kind, ID string }
 	if err := json.Unmarshal([]byte(e.ok("attention", "--json").stdout), &items); err != nil {

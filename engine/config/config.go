@@ -60,6 +60,12 @@ type Policy struct {
 	// keep starts (it took the process down, or keep was killed under it)
 	// blocks its workflow instead of running again; 0: never.
 	CrashLimit int `toml:"crash_limit"`
+	// MaxOpenProposals: how many proposals of one workflow may wait for
+	// the person at once; one more is refused (an assistant filed 1,000).
+	MaxOpenProposals int `toml:"max_open_proposals"`
+	// MaxProposalBytes: what one proposal may store (its script, reason,
+	// diff, summary and dry run); a larger one is refused.
+	MaxProposalBytes int `toml:"max_proposal_bytes"`
 }
 
 // Repair is [repair]. Repair is its own opt-in (Enabled): an [llm] set for
@@ -231,6 +237,8 @@ func Default() Config {
 			DefaultMutationMode: storage.GrantAsk,
 			ApprovalReminder:    Duration{time.Hour},
 			CrashLimit:          3,
+			MaxOpenProposals:    3,
+			MaxProposalBytes:    512 << 10,
 		},
 		Connectors: Connectors{
 			Files: Files{Roots: []string{"~/Keep"}},
@@ -343,6 +351,14 @@ func (c Config) validate() error {
 	}{{"policy.transient_retries", p.TransientRetries}, {"policy.reconcile_attempts", p.ReconcileAttempts}, {"policy.repairs", p.Repairs}, {"policy.crash_limit", p.CrashLimit}} {
 		if x.v < 0 {
 			return fmt.Errorf("%s may not be negative, got %d", x.key, x.v)
+		}
+	}
+	for _, x := range []struct {
+		key string
+		v   int
+	}{{"policy.max_open_proposals", p.MaxOpenProposals}, {"policy.max_proposal_bytes", p.MaxProposalBytes}} {
+		if x.v < 1 {
+			return fmt.Errorf("%s must be at least 1, got %d", x.key, x.v)
 		}
 	}
 	if !slices.Contains(storage.GrantModes(), p.DefaultMutationMode) {

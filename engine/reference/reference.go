@@ -111,10 +111,13 @@ func Build(reg *connectors.Registry) Ref {
 			rc.AliasOf = c.Name()
 		}
 		for _, m := range c.Methods() {
-			rm := Method{Name: m.Name, Kind: string(m.Kind), Phases: phaseNames(sandbox.PhaseOfKind(sandbox.MethodKind(m.Kind))),
-				Doc: m.Doc, Result: m.Result, Reconcile: m.Reconcile, Example: m.Example, Args: []Arg{}}
+			// An MCP server writes these (its tools' names, descriptions
+			// and schemas): shown escaped, here where every output of the
+			// reference (text, keep.d.ts, MCP) is read from.
+			rm := Method{Name: shown(m.Name), Kind: string(m.Kind), Phases: phaseNames(sandbox.PhaseOfKind(sandbox.MethodKind(m.Kind))),
+				Doc: shown(m.Doc), Result: shown(m.Result), Reconcile: shown(m.Reconcile), Example: shown(m.Example), Args: []Arg{}}
 			for _, a := range m.Args {
-				rm.Args = append(rm.Args, Arg{Name: a.Name, Type: a.Type, Required: a.Required, Doc: a.Doc})
+				rm.Args = append(rm.Args, Arg{Name: shown(a.Name), Type: shown(a.Type), Required: a.Required, Doc: shown(a.Doc)})
 			}
 			rc.Methods = append(rc.Methods, rm)
 		}

@@ -22,9 +22,10 @@ import (
 )
 
 // String returns s with every C0 control character except newline and tab,
-// DEL, every C1 control character, every format character (Unicode
+// DEL, every C1 control character, every invisible character (Unicode
 // category Cf: bidi embeddings, overrides and isolates, zero-width
-// characters, BOM, tags), the line and paragraph separators and every byte
+// characters, BOM, tags; and every default-ignorable code point: Hangul
+// fillers, the grapheme joiner, variation selectors), the line and paragraph separators and every byte
 // that is not UTF-8 shown escaped: ESC becomes the four characters \x1b,
 // U+202E the six characters \u202e, U+E0041 \U000e0041.
 func String(s string) string {
@@ -63,7 +64,17 @@ func unsafeRune(r rune) bool {
 	if r < 0x80 {
 		return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f
 	}
-	return r <= 0x9f || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r)
+	return r <= 0x9f || r == '\u2028' || r == '\u2029' || Invisible(r)
+}
+
+// Invisible is Unicode's own class of what renders as nothing: every
+// format character (Cf) and every default-ignorable code point (the
+// Hangul fillers U+115F, U+1160, U+3164, U+FFA0, the combining grapheme
+// joiner U+034F, the variation selectors U+FE00–FE0F and U+E0100–E01EF,
+// and the code points Unicode reserves as ignorable). By property, not by
+// list: a filler that reads as a blank cannot hide a word of an approval.
+func Invisible(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
 func appendEscaped(dst, b []byte) []byte {

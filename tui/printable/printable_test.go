@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode"
 
+	"keep/engine/reference"
 	"keep/tui/printable"
 )
 
@@ -230,5 +231,36 @@ func TestDeepEscapesFormatCharacters(t *testing.T) {
 	printable.Deep(&v)
 	if inv := invisible(v.Title + string(v.Params)); len(inv) > 0 {
 		t.Fatalf("Deep left %v: %q %s", inv, v.Title, v.Params)
+	}
+}
+
+func TestInvisibleCharactersAreEscapedByProperty(t *testing.T) {
+	t.Parallel()
+	// The red team's fillers: each reads as a blank or nothing and hid a
+	// word of an approval.
+	for _, r := range []rune{0x3164, 0x115f, 0x1160, 0xffa0, 0x034f, 0xfe0f, 0xfe00, 0xe0100, 0x180e, 0x2064} {
+		s := "to:" + string(r) + "x"
+		if got := printable.String(s); got == s || !strings.Contains(got, fmt.Sprintf("%04x", r)) {
+			t.Errorf("%U: String = %q", r, got)
+		}
+	}
+	if s := "한글 ❤ e\u0301"; printable.String(s) != s {
+		t.Errorf("String changed visible text: %q", printable.String(s))
+	}
+}
+
+// The engine's reference (keep.d.ts, the MCP reference) escapes by its own
+// copy of the rule, since the engine knows nothing of the TUI: the two must
+// agree on every code point.
+func TestReferenceEscapesWhatPrintableEscapes(t *testing.T) {
+	t.Parallel()
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		s := string(r)
+		if p, e := printable.String(s) != s, reference.Escaped(r); p != e {
+			t.Errorf("%U: printable escapes it: %v, the reference: %v", r, p, e)
+		}
 	}
 }
