@@ -11,8 +11,8 @@ import (
 
 // Manifest is everything a workflow version may do, read once from its
 // source by the analysis Load runs (static.go): each connector method with
-// the phases it is called in, the hosts its literal URLs name, and its
-// topics. It is plain data: stored with the version (storage keeps it as
+// the phases it is called in, the hosts of the URLs its text names, and
+// its topics. It is plain data: stored with the version (storage keeps it as
 // JSON), shown to the person (deploy, proposals, keep try), and held
 // against every call the running version makes (the engine's host), so
 // what the person saw is an upper bound of what runs.
@@ -107,8 +107,7 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// literalHost is the host (and port) of an http(s) URL written in a
-// literal.
+// literalHost is the host (and port) of an http(s) URL written in text.
 var literalHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.\-]*(?::\d+)?)`)
 
 // HostsIn lists the hosts of the http(s) URLs in s, lower-case, sorted,
@@ -146,7 +145,7 @@ func URLsOf(params map[string]any) []string {
 	return out
 }
 
-// AllowsURL says whether raw goes to a host the manifest's literals name.
+// AllowsURL says whether raw goes to a host the file names.
 // A literal without a port admits its host on any port; with one, that
 // port only.
 func (m *Manifest) AllowsURL(raw string) error {

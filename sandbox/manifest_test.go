@@ -72,12 +72,12 @@ func TestEveryConnectorByComputedNameIsRefused(t *testing.T) {
 
 // The manifest names each call with the phases it is written in, through
 // an alias and a helper of the file handed ctx; MCP tools as mcp.NAME;
-// the hosts of literal URLs (not of comments); the topics.
+// the hosts of the URLs in the file's text; the topics.
 func TestManifestNamesWhatTheFileMayDo(t *testing.T) {
 	t.Parallel()
 	methods := append(slices.Clone(testMethods), MethodSpec{Connector: "mcp.memory", Method: "create_entities", Kind: KindMutate},
 		MethodSpec{Connector: "http", Method: "get", Kind: KindRead})
-	src := `// https://comment.example/ is not a host the file names
+	src := `// https://comment.example/ is read too: the person reads it
 const API = "https://api.example.com:8443/v1";
 async function look(c, dir) { return c.files.list({ dir }); }
 export default Keep.workflow({
@@ -106,7 +106,7 @@ export default Keep.workflow({
 			{Connector: "http", Method: "get", Kind: KindRead, Phases: []Phase{PhaseProducer}},
 			{Connector: "mcp.memory", Method: "create_entities", Kind: KindMutate, Phases: []Phase{PhaseMutate}},
 		},
-		Hosts:  []string{"api.example.com:8443", "other.example"},
+		Hosts:  []string{"api.example.com:8443", "comment.example", "other.example"},
 		Topics: []string{"a", "b"},
 	}
 	if !reflect.DeepEqual(s.Manifest, want) {
@@ -126,7 +126,7 @@ export default Keep.workflow({
 	}
 	for u, ok := range map[string]bool{"https://api.example.com:8443/v1/x": true, "https://api.example.com/v1": false,
 		"http://other.example:9/": true, "https://evil.example/": false, "https://api.example.com:8443@evil.example/": false,
-		"/relative": false, "https://comment.example/": false} {
+		"/relative": false, "https://comment.example/": true} {
 		if err := s.Manifest.AllowsURL(u); (err == nil) != ok {
 			t.Errorf("AllowsURL(%q) = %v, want allowed %v", u, err, ok)
 		}

@@ -52,8 +52,9 @@ func (v *validator) calls(tree *ast.Program, code string, wf Workflow, handlers 
 	c.collect = false
 	c.followed = map[followKey]bool{}
 	c.walk(reflect.ValueOf(tree), scope{ctx: "ctx"})
-	slices.Sort(c.hosts)
-	return c.man.build(slices.Compact(c.hosts), wf.Topics)
+	// The hosts are those of every URL the file as written names, in a
+	// string or a comment alike: what the person reads is what it may reach.
+	return c.man.build(HostsIn(v.loc.src), wf.Topics)
 }
 
 type callChecker struct {
@@ -73,7 +74,6 @@ type callChecker struct {
 	followed map[followKey]bool
 	said     map[string]bool // diagnostics given (a followed function is walked again)
 	man      manifestBuilder
-	hosts    []string
 }
 
 // fnDef is a function of the file, by the name it is declared under.
@@ -140,9 +140,6 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 	switch n := val.Interface().(type) {
 	case *ast.PropertyKeyed:
 		key := propName(n.Key)
-		if s, ok := n.Key.(*ast.StringLiteral); ok {
-			c.literal(s.Value.String())
-		}
 		c.keys = append(c.keys, key)
 		defer func() { c.keys = c.keys[:len(c.keys)-1] }()
 		if phase, ok := phaseOfKey[key]; ok && !n.Computed {
@@ -228,12 +225,6 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 			w(n.Target)
 		}
 		return
-	case *ast.StringLiteral:
-		c.literal(n.Value.String())
-		return
-	case *ast.TemplateElement:
-		c.literal(n.Parsed.String())
-		return
 	}
 	c.fields(val.Elem(), sc)
 }
@@ -245,13 +236,6 @@ func (c *callChecker) fields(st reflect.Value, sc scope) {
 			continue // declarations are walked where they are written
 		}
 		c.walk(st.Field(i), sc)
-	}
-}
-
-// literal notes the hosts a string written in the file names.
-func (c *callChecker) literal(s string) {
-	if !c.collect {
-		c.hosts = append(c.hosts, HostsIn(s)...)
 	}
 }
 
