@@ -1170,6 +1170,12 @@ func cmdValidate(_ context.Context, c *cli, o *opts) error {
 	if len(sc.Capabilities) > 0 {
 		fmt.Fprintf(c.stdout, "mutates: %s\n", strings.Join(sc.Capabilities, ", "))
 	}
+	if reads := sc.Manifest.Names(false); len(reads) > 0 {
+		fmt.Fprintf(c.stdout, "reads: %s\n", strings.Join(reads, ", "))
+	}
+	if m := sc.Manifest; m != nil && len(m.Hosts) > 0 {
+		fmt.Fprintf(c.stdout, "hosts: %s\n", strings.Join(m.Hosts, ", "))
+	}
 	return nil
 }
 
@@ -1507,10 +1513,23 @@ func acceptProposal(ctx context.Context, c *cli, id string, always bool) error {
 	}
 	var res *engine.DeployResult
 	err := action(ctx, c, func(api engine.API) (err error) { res, err = api.AcceptProposal(ctx, id); return err }, "accepted proposal "+id)
-	if err == nil {
-		fmt.Fprintf(c.stdout, "%s is now version %d\n", res.Workflow, res.Version)
+	if err != nil {
+		return err
 	}
-	return err
+	fmt.Fprintf(c.stdout, "%s is now version %d\n", res.Workflow, res.Version)
+	// what the new version may do under grants made before it
+	var used []engine.GrantView
+	for _, g := range res.Capabilities {
+		if g.Used && g.Mode == "allow" {
+			used = append(used, g)
+		}
+	}
+	if len(used) == 0 {
+		fmt.Fprintln(c.stdout, "it uses none of your grants that allow calls")
+		return nil
+	}
+	fmt.Fprintln(c.stdout, "it uses your grants:")
+	return tui.WriteGrants(c.stdout, used)
 }
 
 func cmdResolve(ctx context.Context, c *cli, o *opts) error {

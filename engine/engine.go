@@ -313,7 +313,7 @@ func (e *Engine) scriptIn(ctx context.Context, q storage.Q, workflowID int64, ve
 	if m, err := sandbox.ParseManifest(v.Manifest); err != nil {
 		return nil, fmt.Errorf("script version %d: %w", version, err)
 	} else if m != nil {
-		sc.Manifest = m
+		sc.Manifest, sc.Capabilities = m, m.Names(true)
 	}
 	e.mu.Lock()
 	e.scripts[key] = sc

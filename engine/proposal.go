@@ -398,6 +398,7 @@ func ProposalText(p *ProposalView) string {
 	list("schedules", s.Schedules)
 	list("mutations", s.Mutations)
 	list("not granted (each would ask you)", s.Grants)
+	list("grants it would use", s.UsesGrants)
 	switch {
 	case p.DryRun != nil:
 		r := p.DryRun
