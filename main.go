@@ -288,9 +288,9 @@ func init() {
 			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
 		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path)",
 			maxArgs: 1, run: cmdInit},
-		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem",
+		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem, else what it may call and reach",
 			minArgs: 1, maxArgs: 1, run: cmdValidate},
-		{name: "deploy", args: "FILE [--name NAME] [--json]", summary: "validate and store a new version of a workflow",
+		{name: "deploy", args: "FILE [--name NAME] [--json]", summary: "validate and store a new version of a workflow with its manifest (what it may call and reach)",
 			minArgs: 1, maxArgs: 1, run: cmdDeploy, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.name, "name", "", "workflow name (default: the name in the file)")
 			})},
