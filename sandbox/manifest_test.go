@@ -132,3 +132,25 @@ export default Keep.workflow({
 		}
 	}
 }
+
+// A consumer declared apart (consumers: { c }) is not tied to its handler
+// by the walk: its calls are still named, for any phase, so the run that
+// makes them is not refused.
+func TestManifestNamesACallOfAConsumerDeclaredApart(t *testing.T) {
+	t.Parallel()
+	src := `const c = Keep.consumer({ subscribe: ["a"],
+  async prepare(k) { await k.files.list({}); return { reservations: [], data: {} }; },
+  async mutate(k) { await k.files.write({ path: "x", content: "y" }); },
+  async next() {} });
+export default Keep.workflow({ name: "t", topics: { a: {} }, consumers: { c } });
+`
+	s, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"list", "write"} {
+		if err := s.Manifest.Allows("files", name, PhaseMutate); err != nil {
+			t.Errorf("files.%s: %v (manifest %s)", name, err, s.Manifest.JSON())
+		}
+	}
+}

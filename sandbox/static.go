@@ -162,7 +162,7 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 		c.use(n, sc)
 		return
 	case *ast.DotExpression:
-		if root, chain := dotChain(n); root != nil && c.names[root.Name.String()] && c.nameable(chain) {
+		if root, chain := dotChain(n); root != nil && c.isCtx(root, sc) && c.nameable(chain) {
 			c.ctxCall(nil, int(n.Idx0()), root, chain, sc) // a method taken as a value: still that method
 			return
 		}
@@ -457,7 +457,7 @@ func dotChain(e ast.Expression) (*ast.Identifier, []string) {
 func (c *callChecker) call(call *ast.CallExpression, sc scope) bool {
 	root, chain := dotChain(call.Callee)
 	switch {
-	case root != nil && len(chain) > 0 && c.names[root.Name.String()]:
+	case root != nil && len(chain) > 0 && c.isCtx(root, sc):
 		c.ctxCall(call, int(call.Idx0()), root, chain, sc)
 	case root != nil && len(chain) == 0 && len(c.funcs[root.Name.String()]) > 0 && c.passesCtx(call):
 		for i, a := range call.ArgumentList {
@@ -477,6 +477,15 @@ func (c *callChecker) call(call *ast.CallExpression, sc scope) bool {
 		c.walk(reflect.ValueOf(a), sc)
 	}
 	return true
+}
+
+// isCtx says id names ctx where it is: one of ctx's names, or the first
+// parameter of a phase-like function keep could not tie to a handler
+// (consumers: { c }, a Keep.consumer declared apart), whose calls are
+// named for the manifest in any phase, so that none is refused at run time.
+func (c *callChecker) isCtx(id *ast.Identifier, sc scope) bool {
+	name := id.Name.String()
+	return c.names[name] || name == sc.ctx
 }
 
 // nameable says chain names an operation or a method (and maybe more
