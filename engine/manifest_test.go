@@ -280,3 +280,18 @@ func TestRepairsReadNothingBeforeTheyAreAccepted(t *testing.T) {
 		})
 	}
 }
+
+// keep try reports the manifest of what it tried: the bound, beside what
+// this run happened to do.
+func TestTryReportsTheManifest(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rep, err := Try(context.Background(), b.e.reg, b.e.pol, "notes.js", []byte(notesWorkflow), TryOptions{CaptureReads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Manifest == nil || !slices.Equal(rep.Manifest.Names(true), []string{"files.append", "files.write"}) ||
+		!slices.Equal(rep.Manifest.Names(false), []string{"files.list", "files.read"}) {
+		t.Fatalf("manifest %+v", rep.Manifest)
+	}
+}
