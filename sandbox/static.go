@@ -82,11 +82,12 @@ type fnDef struct {
 	body   ast.Node
 }
 
+// followKey is a function followed once per phase and name of ctx: the
+// work is bounded by the file's functions, not its handlers.
 type followKey struct {
-	params  *ast.ParameterList
-	phase   Phase
-	handler string
-	ctx     string
+	params *ast.ParameterList
+	phase  Phase
+	ctx    string
 }
 
 // scope is what is known where a call is written: the phase function it is
@@ -324,7 +325,7 @@ func (c *callChecker) follow(f fnDef, i int, sc scope) {
 	}
 	name := id.Name.String()
 	c.alias(name)
-	key := followKey{params: f.params, phase: sc.phase, handler: sc.handler, ctx: name}
+	key := followKey{params: f.params, phase: sc.phase, ctx: name}
 	if c.followed[key] {
 		return
 	}
