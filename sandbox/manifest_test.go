@@ -38,7 +38,8 @@ func TestUnnamedCtxIsRefused(t *testing.T) {
 		{"ctx destructured", `const { files } = ctx; await files.list({});`, `t.js:9:19: ctx (ctx) is used`},
 		{"ctx in an object", `const o = { ctx }; await o.ctx.files.list({});`, `t.js:9:13: ctx is put into an object`},
 		{"a helper that takes ctx apart", `async function go({ files }) { return files.list({}); } await go(ctx);`, `t.js:9:19: this parameter takes ctx apart`},
-		{"arguments", `return (function () { return arguments[0]; })(ctx);`, `t.js:9:30: arguments can hand on ctx`},
+		{"arguments of a function given ctx", `return (function () { return arguments[0]; })(ctx);`, `t.js:9:30: arguments can hand on ctx`},
+		{"a rest parameter of a helper", `async function go(...a) { return a[0].files.list({}); } await go(ctx);`, `t.js:9:22: a rest parameter gathers ctx`},
 		{"eval", `await eval("ctx.files.list({})");`, `t.js:9:7: eval runs code keep cannot read`},
 		{"ctx reassigned", `let c = {}; c = ctx; await c.files.list({});`, `t.js:9:17: ctx (ctx) is used`},
 		{"an unknown member of ctx", `await ctx.nothing();`, `t.js:9:7: ctx.nothing is not an operation or a connector method`},
@@ -91,7 +92,7 @@ export default Keep.workflow({
   } } },
   consumers: { c: Keep.consumer({ subscribe: ["a"], publishes: ["b"],
     async prepare(ctx) { await look(ctx, "out"); return { reservations: [], data: {} }; },
-    async mutate(x) { await x.mcp.memory.create_entities({ entities: [] }); },
+    async mutate(x) { await (async (m) => m.mcp.memory.create_entities({ entities: [] }))(x); },
     async next() {},
   }) },
 });
@@ -151,6 +152,21 @@ export default Keep.workflow({ name: "t", topics: { a: {} }, consumers: { c } })
 	for _, name := range []string{"list", "write"} {
 		if err := s.Manifest.Allows("files", name, PhaseMutate); err != nil {
 			t.Errorf("files.%s: %v (manifest %s)", name, err, s.Manifest.JSON())
+		}
+	}
+}
+
+// arguments is refused where it can hold ctx (a phase, a function given
+// ctx, an arrow inside them), not in a function of its own.
+func TestArgumentsIsRefusedWhereItHoldsCtx(t *testing.T) {
+	t.Parallel()
+	for code, refused := range map[string]bool{
+		`const f = () => arguments[0]; await f().files.list({});`:                              true,
+		`function log() { return Array.from(arguments).join(" "); } console.log(log("a", "b"));`: false,
+	} {
+		_, err := Load("t.js", []byte(handlers{prepare: code + "\nreturn { reservations: [], data: {} };"}.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+		if got := err != nil && strings.Contains(err.Error(), "arguments can hand on ctx"); got != refused {
+			t.Errorf("%s: err = %v, want refused %v", code, err, refused)
 		}
 	}
 }

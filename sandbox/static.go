@@ -99,6 +99,8 @@ type scope struct {
 	handler  string
 	ctx      string
 	followed bool
+	// args: arguments here is that of a function given ctx
+	args bool
 }
 
 var phaseOfKey = map[string]Phase{"handler": PhaseProducer, "prepare": PhasePrepare, "mutate": PhaseMutate, "next": PhaseNext}
@@ -146,6 +148,15 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 		if phase, ok := phaseOfKey[key]; ok && !n.Computed {
 			if params := functionParams(n.Value); params != nil {
 				sc = c.enter(phase, params)
+				if f, ok := n.Value.(*ast.FunctionLiteral); ok {
+					// its arguments hold ctx: walked here, not as a
+					// function that has arguments of its own
+					sc.args = true
+					c.walk(reflect.ValueOf(f.ParameterList), sc)
+					c.walk(reflect.ValueOf(f.Body), sc)
+					return
+				}
+				sc.args = true
 			} else if inner := c.enter(phase, &ast.ParameterList{}); inner.handler != "" {
 				c.phaseByName(n.Value, inner)
 			}
@@ -187,8 +198,10 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 		w(n.Initializer)
 		return
 	case *ast.FunctionLiteral:
-		w(n.ParameterList)
-		w(n.Body)
+		inner := sc
+		inner.args = false // arguments here is this function's own
+		c.walk(reflect.ValueOf(n.ParameterList), inner)
+		c.walk(reflect.ValueOf(n.Body), inner)
 		return
 	case *ast.ClassLiteral:
 		w(n.SuperClass)
@@ -277,7 +290,7 @@ func (c *callChecker) use(id *ast.Identifier, sc scope) {
 	case c.names[name]:
 		c.unnamed(int(id.Idx), "%s (ctx) is used in a way keep cannot follow: a computed name, an alias handed on, or ctx given to code keep cannot read; "+
 			"call each method by its name, as ctx.CONNECTOR.METHOD(...)", name)
-	case name == "arguments":
+	case name == "arguments" && sc.args:
 		c.unnamed(int(id.Idx), "arguments can hand on ctx under no name keep can follow; name the parameter instead")
 	case name == "eval":
 		c.unnamed(int(id.Idx), "eval runs code keep cannot read, which can reach ctx")
@@ -314,23 +327,29 @@ func (c *callChecker) phaseByName(val ast.Expression, sc scope) {
 }
 
 // follow walks f as called with ctx as its i-th argument, in sc's phase.
+// A parameter past f's names is reached only by arguments (refused in f)
+// or a rest parameter (refused here).
 func (c *callChecker) follow(f fnDef, i int, sc scope) {
-	if i >= len(f.params.List) {
-		return // unnamed in f: only arguments could reach it, which is refused
-	}
-	id, ok := f.params.List[i].Target.(*ast.Identifier)
-	if !ok {
-		c.unnamed(int(f.params.List[i].Target.Idx0()), "this parameter takes ctx apart, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)")
+	name := ""
+	switch {
+	case i < len(f.params.List):
+		id, ok := f.params.List[i].Target.(*ast.Identifier)
+		if !ok {
+			c.unnamed(int(f.params.List[i].Target.Idx0()), "this parameter takes ctx apart, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)")
+			return
+		}
+		name = id.Name.String()
+		c.alias(name)
+	case f.params.Rest != nil:
+		c.unnamed(int(f.params.Rest.Idx0()), "a rest parameter gathers ctx, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)")
 		return
 	}
-	name := id.Name.String()
-	c.alias(name)
 	key := followKey{params: f.params, phase: sc.phase, ctx: name}
 	if c.followed[key] {
 		return
 	}
 	c.followed[key] = true
-	c.walk(reflect.ValueOf(f.body), scope{phase: sc.phase, handler: sc.handler, ctx: name, followed: true})
+	c.walk(reflect.ValueOf(f.body), scope{phase: sc.phase, handler: sc.handler, ctx: name, followed: true, args: true})
 }
 
 // enter is the scope of a phase function: its handler is the property
@@ -353,6 +372,8 @@ func (c *callChecker) enter(phase Phase, params *ast.ParameterList) scope {
 	}
 	if sc.ctx != "" {
 		c.alias(sc.ctx)
+	} else if len(params.List) == 0 && params.Rest != nil {
+		c.unnamed(int(params.Rest.Idx0()), "a rest parameter gathers the ctx of %s, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)", c.where(sc))
 	} else if len(params.List) > 0 && !c.takesNothing(params.List[0].Target) {
 		c.unnamed(int(params.List[0].Target.Idx0()), "the ctx parameter of %s takes ctx apart, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)", c.where(sc))
 	}
@@ -461,15 +482,18 @@ func (c *callChecker) call(call *ast.CallExpression, sc scope) bool {
 	case root != nil && len(chain) > 0 && c.isCtx(root, sc):
 		c.ctxCall(call, int(call.Idx0()), root, chain, sc)
 	case root != nil && len(chain) == 0 && len(c.funcs[root.Name.String()]) > 0 && c.passesCtx(call):
-		for i, a := range call.ArgumentList {
-			if id, ok := a.(*ast.Identifier); ok && c.names[id.Name.String()] {
-				for _, f := range c.funcs[root.Name.String()] {
-					c.follow(f, i, sc)
-				}
-				continue
-			}
-			c.walk(reflect.ValueOf(a), sc)
+		c.handOn(call, c.funcs[root.Name.String()], sc)
+		return true
+	case functionParams(call.Callee) != nil && c.passesCtx(call):
+		// a function written in place and called at once: (async (c) => …)(ctx)
+		var f fnDef
+		switch fn := call.Callee.(type) {
+		case *ast.FunctionLiteral:
+			f = fnDef{params: fn.ParameterList, body: fn.Body}
+		case *ast.ArrowFunctionLiteral:
+			f = fnDef{params: fn.ParameterList, body: fn.Body}
 		}
+		c.handOn(call, []fnDef{f}, sc)
 		return true
 	default:
 		return false
@@ -499,6 +523,19 @@ func (c *callChecker) nameable(chain []string) bool {
 		return len(chain) >= 3
 	}
 	return len(chain) >= 2
+}
+
+// handOn follows fns as called by call, which hands them ctx.
+func (c *callChecker) handOn(call *ast.CallExpression, fns []fnDef, sc scope) {
+	for i, a := range call.ArgumentList {
+		if id, ok := a.(*ast.Identifier); ok && c.names[id.Name.String()] {
+			for _, f := range fns {
+				c.follow(f, i, sc)
+			}
+			continue
+		}
+		c.walk(reflect.ValueOf(a), sc)
+	}
 }
 
 func (c *callChecker) passesCtx(call *ast.CallExpression) bool {
