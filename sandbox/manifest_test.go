@@ -161,7 +161,7 @@ export default Keep.workflow({ name: "t", topics: { a: {} }, consumers: { c } })
 func TestArgumentsIsRefusedWhereItHoldsCtx(t *testing.T) {
 	t.Parallel()
 	for code, refused := range map[string]bool{
-		`const f = () => arguments[0]; await f().files.list({});`:                              true,
+		`const f = () => arguments[0]; await f().files.list({});`:                                true,
 		`function log() { return Array.from(arguments).join(" "); } console.log(log("a", "b"));`: false,
 	} {
 		_, err := Load("t.js", []byte(handlers{prepare: code + "\nreturn { reservations: [], data: {} };"}.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
