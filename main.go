@@ -1205,6 +1205,11 @@ func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 		what = "created (active)"
 	}
 	fmt.Fprintf(c.stdout, "deployed %s version %d: %s\n", res.Workflow, res.Version, what)
+	if m := res.Manifest; m != nil {
+		// the rest of the manifest: all it may read and reach, besides
+		// the mutations below
+		fmt.Fprintf(c.stdout, "reads: %s\nhosts: %s\n", tui.Dash(strings.Join(m.Names(false), ", ")), tui.Dash(strings.Join(m.Hosts, ", ")))
+	}
 	if len(res.Capabilities) == 0 {
 		fmt.Fprintln(c.stdout, "capabilities: none")
 		return nil

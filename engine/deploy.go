@@ -112,7 +112,7 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	if err != nil {
 		return nil, err
 	}
-	res.Capabilities = grants
+	res.Capabilities, res.Manifest = grants, sc.Manifest
 	e.notify(NoteChanged, name, "deployed version "+itoa(res.Version))
 	return res, nil
 }
