@@ -136,10 +136,12 @@ export default Keep.workflow({
 
 // A consumer declared apart (consumers: { c }) is not tied to its handler
 // by the walk: its calls are still named, for any phase, so the run that
-// makes them is not refused.
+// makes them is not refused. A data object with a next function is no
+// consumer: what its parameter names is not judged.
 func TestManifestNamesACallOfAConsumerDeclaredApart(t *testing.T) {
 	t.Parallel()
-	src := `const c = Keep.consumer({ subscribe: ["a"],
+	src := `const queue = { items: [], next: (q) => q.items.shift() }; queue.next(queue);
+const c = Keep.consumer({ subscribe: ["a"],
   async prepare(k) { await k.files.list({}); return { reservations: [], data: {} }; },
   async mutate(k) { await k.files.write({ path: "x", content: "y" }); },
   async next() {} });

@@ -105,11 +105,7 @@ type scope struct {
 
 var phaseOfKey = map[string]Phase{"handler": PhaseProducer, "prepare": PhasePrepare, "mutate": PhaseMutate, "next": PhaseNext}
 
-var (
-	astPkg    = reflect.TypeOf(ast.Identifier{}).PkgPath()
-	propKeyed = reflect.TypeOf(&ast.PropertyKeyed{})
-	callExpr  = reflect.TypeOf(&ast.CallExpression{})
-)
+var astPkg = reflect.TypeOf(ast.Identifier{}).PkgPath()
 
 // walk visits every node of the tree by reflection: goja's ast has no
 // walker of its own. Names that are not references (a property key, a
@@ -567,11 +563,16 @@ func (c *callChecker) ctxCall(call *ast.CallExpression, at int, root *ast.Identi
 	case chain[0] != "mcp" && len(chain) >= 2:
 		conn, method, rest = chain[0], chain[1], chain[2:]
 	default:
-		c.unnamed(at, "ctx.%s is not an operation or a connector method keep can name; call ctx.CONNECTOR.METHOD(...)", strings.Join(chain, "."))
+		if c.names[root.Name.String()] {
+			c.unnamed(at, "ctx.%s is not an operation or a connector method keep can name; call ctx.CONNECTOR.METHOD(...)", strings.Join(chain, "."))
+		}
 		return
 	}
 	spec, ok := c.specs[conn][method]
 	switch {
+	case !ok && !c.names[root.Name.String()]:
+		// the parameter of a phase-like function keep could not tie to a
+		// handler (isCtx) may be no ctx at all: only what it names is kept
 	case c.specs[conn] == nil:
 		c.refuse(at, "ctx.%s.%s: there is no connector %q (known: %s)", conn, method, conn, names(c.specs))
 	case !ok:
