@@ -182,11 +182,16 @@ func clipText(s string, n int) string {
 type manifestBuilder struct {
 	calls map[string]*ManifestCall
 	order []string
+	// loose: calls seen where any phase may run them (AnyPhase stays)
+	loose map[string]bool
 }
 
-func (b *manifestBuilder) add(conn, method string, kind MethodKind, phase Phase) {
+func (b *manifestBuilder) add(conn, method string, kind MethodKind, phase Phase, loose bool) {
 	if b.calls == nil {
-		b.calls = map[string]*ManifestCall{}
+		b.calls, b.loose = map[string]*ManifestCall{}, map[string]bool{}
+	}
+	if loose {
+		b.loose[conn+"."+method], phase = true, AnyPhase
 	}
 	key := conn + "." + method
 	c, ok := b.calls[key]
@@ -204,13 +209,14 @@ func (b *manifestBuilder) add(conn, method string, kind MethodKind, phase Phase)
 }
 
 // build is the manifest: a call seen in a phase is not also "any" for
-// being written in a helper the walk met outside it.
+// being written in a helper the walk met outside it, unless a caller keep
+// could not place in a phase reaches it (loose).
 func (b *manifestBuilder) build(hosts, topics []string) *Manifest {
 	m := &Manifest{Calls: []ManifestCall{}, Hosts: orEmpty(hosts), Topics: orEmpty(slices.Clone(topics))}
 	slices.Sort(b.order)
 	for _, k := range b.order {
 		c := *b.calls[k]
-		if len(c.Phases) > 1 {
+		if len(c.Phases) > 1 && !b.loose[k] {
 			c.Phases = slices.DeleteFunc(c.Phases, func(p Phase) bool { return p == AnyPhase })
 		}
 		slices.Sort(c.Phases)

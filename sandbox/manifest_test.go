@@ -141,11 +141,13 @@ export default Keep.workflow({
 func TestManifestNamesACallOfAConsumerDeclaredApart(t *testing.T) {
 	t.Parallel()
 	src := `const queue = { items: [], next: (q) => q.items.shift() }; queue.next(queue);
+async function look(ctx) { return ctx.files.list({}); }
 const c = Keep.consumer({ subscribe: ["a"],
-  async prepare(k) { await k.files.list({}); return { reservations: [], data: {} }; },
+  async prepare(k) { await look(k); return { reservations: [], data: {} }; },
   async mutate(k) { await k.files.write({ path: "x", content: "y" }); },
   async next() {} });
-export default Keep.workflow({ name: "t", topics: { a: {} }, consumers: { c } });
+export default Keep.workflow({ name: "t", topics: { a: {} }, producers: { p: { publishes: ["a"], schedule: { interval: "1m" },
+  handler: async (ctx) => { await look(ctx); } } }, consumers: { c } });
 `
 	s, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
 	if err != nil {

@@ -88,6 +88,7 @@ type followKey struct {
 	params *ast.ParameterList
 	phase  Phase
 	ctx    string
+	loose  bool
 }
 
 // scope is what is known where a call is written: the phase function it is
@@ -101,6 +102,9 @@ type scope struct {
 	followed bool
 	// args: arguments here is that of a function given ctx
 	args bool
+	// loose: inside a phase-like function keep could not tie to a
+	// handler: its calls may run in any phase
+	loose bool
 }
 
 var phaseOfKey = map[string]Phase{"handler": PhaseProducer, "prepare": PhasePrepare, "mutate": PhaseMutate, "next": PhaseNext}
@@ -340,12 +344,12 @@ func (c *callChecker) follow(f fnDef, i int, sc scope) {
 		c.unnamed(int(f.params.Rest.Idx0()), "a rest parameter gathers ctx, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)")
 		return
 	}
-	key := followKey{params: f.params, phase: sc.phase, ctx: name}
+	key := followKey{params: f.params, phase: sc.phase, ctx: name, loose: sc.loose}
 	if c.followed[key] {
 		return
 	}
 	c.followed[key] = true
-	c.walk(reflect.ValueOf(f.body), scope{phase: sc.phase, handler: sc.handler, ctx: name, followed: true, args: true})
+	c.walk(reflect.ValueOf(f.body), scope{phase: sc.phase, handler: sc.handler, ctx: name, followed: true, args: true, loose: sc.loose})
 }
 
 // enter is the scope of a phase function: its handler is the property
@@ -364,6 +368,7 @@ func (c *callChecker) enter(phase Phase, params *ast.ParameterList) scope {
 	}
 	if sc.handler == "" {
 		sc.phase = "" // not a handler's phase after all: a helper named alike
+		sc.loose = true
 		return sc
 	}
 	if sc.ctx != "" {
@@ -477,10 +482,10 @@ func (c *callChecker) call(call *ast.CallExpression, sc scope) bool {
 	switch {
 	case root != nil && len(chain) > 0 && c.isCtx(root, sc):
 		c.ctxCall(call, int(call.Idx0()), root, chain, sc)
-	case root != nil && len(chain) == 0 && len(c.funcs[root.Name.String()]) > 0 && c.passesCtx(call):
+	case root != nil && len(chain) == 0 && len(c.funcs[root.Name.String()]) > 0 && c.passesCtx(call, sc):
 		c.handOn(call, c.funcs[root.Name.String()], sc)
 		return true
-	case functionParams(call.Callee) != nil && c.passesCtx(call):
+	case functionParams(call.Callee) != nil && c.passesCtx(call, sc):
 		// a function written in place and called at once: (async (c) => …)(ctx)
 		var f fnDef
 		switch fn := call.Callee.(type) {
@@ -524,7 +529,7 @@ func (c *callChecker) nameable(chain []string) bool {
 // handOn follows fns as called by call, which hands them ctx.
 func (c *callChecker) handOn(call *ast.CallExpression, fns []fnDef, sc scope) {
 	for i, a := range call.ArgumentList {
-		if id, ok := a.(*ast.Identifier); ok && c.names[id.Name.String()] {
+		if id, ok := a.(*ast.Identifier); ok && c.isCtx(id, sc) {
 			for _, f := range fns {
 				c.follow(f, i, sc)
 			}
@@ -534,9 +539,9 @@ func (c *callChecker) handOn(call *ast.CallExpression, fns []fnDef, sc scope) {
 	}
 }
 
-func (c *callChecker) passesCtx(call *ast.CallExpression) bool {
+func (c *callChecker) passesCtx(call *ast.CallExpression, sc scope) bool {
 	for _, a := range call.ArgumentList {
-		if id, ok := a.(*ast.Identifier); ok && c.names[id.Name.String()] {
+		if id, ok := a.(*ast.Identifier); ok && c.isCtx(id, sc) {
 			return true
 		}
 	}
@@ -579,7 +584,7 @@ func (c *callChecker) ctxCall(call *ast.CallExpression, at int, root *ast.Identi
 		c.refuse(at, "ctx.%s.%s: connector %q has no method %q (known: %s)", conn, method, conn, method, names(c.specs[conn]))
 	case c.collect:
 	default:
-		c.man.add(conn, method, spec.Kind, sc.phase)
+		c.man.add(conn, method, spec.Kind, sc.phase, sc.loose)
 		if direct && len(rest) == 0 {
 			c.method(call, spec, sc)
 		}
