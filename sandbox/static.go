@@ -174,9 +174,11 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 		c.use(n, sc)
 		return
 	case *ast.DotExpression:
-		if root, chain := dotChain(n); root != nil && c.isCtx(root, sc) && c.nameable(chain) {
-			c.ctxCall(nil, int(n.Idx0()), root, chain, sc) // a method taken as a value: still that method
-			return
+		if root := dotRoot(n); root != nil && c.isCtx(root, sc) {
+			if _, chain := dotChain(n); c.nameable(chain) {
+				c.ctxCall(nil, int(n.Idx0()), root, chain, sc) // a method taken as a value: still that method
+				return
+			}
 		}
 	case *ast.PropertyShort:
 		if c.names[n.Name.Name.String()] {
@@ -458,6 +460,21 @@ func (c *callChecker) add(idx int, format string, args ...any) {
 	}
 }
 
+// dotRoot is the identifier e = root.a.b… starts from: nil when e is
+// anything else. It allocates nothing: most chains walked are not ctx's.
+func dotRoot(e ast.Expression) *ast.Identifier {
+	for {
+		switch x := e.(type) {
+		case *ast.DotExpression:
+			e = x.Left
+		case *ast.Identifier:
+			return x
+		default:
+			return nil
+		}
+	}
+}
+
 // dotChain is e as root.a.b…: nil when e is anything else.
 func dotChain(e ast.Expression) (*ast.Identifier, []string) {
 	var chain []string
@@ -478,11 +495,13 @@ func dotChain(e ast.Expression) (*ast.Identifier, []string) {
 // through ctx (ctx.files.read(...)), or one that hands ctx to a function of
 // the file, which is followed.
 func (c *callChecker) call(call *ast.CallExpression, sc scope) bool {
-	root, chain := dotChain(call.Callee)
+	root := dotRoot(call.Callee)
+	_, isDot := call.Callee.(*ast.DotExpression)
 	switch {
-	case root != nil && len(chain) > 0 && c.isCtx(root, sc):
+	case root != nil && isDot && c.isCtx(root, sc):
+		_, chain := dotChain(call.Callee)
 		c.ctxCall(call, int(call.Idx0()), root, chain, sc)
-	case root != nil && len(chain) == 0 && len(c.funcs[root.Name.String()]) > 0 && c.passesCtx(call, sc):
+	case root != nil && !isDot && len(c.funcs[root.Name.String()]) > 0 && c.passesCtx(call, sc):
 		c.handOn(call, c.funcs[root.Name.String()], sc)
 		return true
 	case functionParams(call.Callee) != nil && c.passesCtx(call, sc):
