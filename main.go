@@ -288,9 +288,9 @@ func init() {
 			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
 		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path)",
 			maxArgs: 1, run: cmdInit},
-		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem",
+		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem, else what it may call and reach",
 			minArgs: 1, maxArgs: 1, run: cmdValidate},
-		{name: "deploy", args: "FILE [--name NAME] [--json]", summary: "validate and store a new version of a workflow",
+		{name: "deploy", args: "FILE [--name NAME] [--json]", summary: "validate and store a new version of a workflow with its manifest (what it may call and reach)",
 			minArgs: 1, maxArgs: 1, run: cmdDeploy, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.name, "name", "", "workflow name (default: the name in the file)")
 			})},
@@ -881,6 +881,12 @@ func cmdValidate(_ context.Context, c *cli, o *opts) error {
 	if len(sc.Capabilities) > 0 {
 		fmt.Fprintf(c.stdout, "mutates: %s\n", strings.Join(sc.Capabilities, ", "))
 	}
+	if reads := sc.Manifest.Names(false); len(reads) > 0 {
+		fmt.Fprintf(c.stdout, "reads: %s\n", strings.Join(reads, ", "))
+	}
+	if m := sc.Manifest; m != nil && len(m.Hosts) > 0 {
+		fmt.Fprintf(c.stdout, "hosts: %s\n", strings.Join(m.Hosts, ", "))
+	}
 	return nil
 }
 
@@ -910,6 +916,11 @@ func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 		what = "created (active)"
 	}
 	fmt.Fprintf(c.stdout, "deployed %s version %d: %s\n", res.Workflow, res.Version, what)
+	if m := res.Manifest; m != nil {
+		// the rest of the manifest: all it may read and reach, besides
+		// the mutations below
+		fmt.Fprintf(c.stdout, "reads: %s\nhosts: %s\n", tui.Dash(strings.Join(m.Names(false), ", ")), tui.Dash(strings.Join(m.Hosts, ", ")))
+	}
 	if len(res.Capabilities) == 0 {
 		fmt.Fprintln(c.stdout, "capabilities: none")
 		return nil
@@ -1250,10 +1261,23 @@ func acceptProposal(ctx context.Context, c *cli, id string, always bool) error {
 	}
 	var res *engine.DeployResult
 	err := action(ctx, c, func(api engine.API) (err error) { res, err = api.AcceptProposal(ctx, id); return err }, "accepted proposal "+id)
-	if err == nil {
-		fmt.Fprintf(c.stdout, "%s is now version %d\n", res.Workflow, res.Version)
+	if err != nil {
+		return err
 	}
-	return err
+	fmt.Fprintf(c.stdout, "%s is now version %d\n", res.Workflow, res.Version)
+	// what the new version may do under grants made before it
+	var used []engine.GrantView
+	for _, g := range res.Capabilities {
+		if g.Used && g.Mode == "allow" {
+			used = append(used, g)
+		}
+	}
+	if len(used) == 0 {
+		fmt.Fprintln(c.stdout, "it uses none of your grants that allow calls")
+		return nil
+	}
+	fmt.Fprintln(c.stdout, "it uses your grants:")
+	return tui.WriteGrants(c.stdout, used)
 }
 
 func cmdResolve(ctx context.Context, c *cli, o *opts) error {

@@ -313,6 +313,9 @@ type DeployResult struct {
 	Version      int         `json:"version"`
 	Created      bool        `json:"created"`
 	Capabilities []GrantView `json:"capabilities"`
+	// Manifest is all the stored version may do: the engine holds its
+	// every call to it.
+	Manifest *Manifest `json:"manifest,omitempty"`
 }
 
 // Notification kinds (the ledger's: it decides what a move announces).

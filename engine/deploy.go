@@ -45,7 +45,7 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 		}
 		res.Version = v + 1
 		if err := tx.AddScriptVersion(ctx, storage.ScriptVersion{WorkflowID: w.ID, Version: res.Version, Label: itoa(res.Version),
-			Origin: "deploy", FileName: fileName, Source: string(src), Declaration: decl, CreatedAt: now}); err != nil {
+			Origin: "deploy", FileName: fileName, Source: string(src), Declaration: decl, Manifest: sc.Manifest.JSON(), CreatedAt: now}); err != nil {
 			return err
 		}
 		if err := tx.SetWorkflowVersion(ctx, w.ID, res.Version, now); err != nil {
@@ -117,7 +117,7 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	if err != nil {
 		return nil, err
 	}
-	res.Capabilities = grants
+	res.Capabilities, res.Manifest = grants, sc.Manifest
 	e.notify(NoteChanged, name, "deployed version "+itoa(res.Version))
 	return res, nil
 }

@@ -317,6 +317,13 @@ func (e *Engine) scriptIn(ctx context.Context, q storage.Q, workflowID int64, ve
 	if err != nil {
 		return nil, fmt.Errorf("script version %d no longer loads: %w", version, err)
 	}
+	// the manifest stored with the version is what it was approved with
+	// (host_manifest.go); one stored before manifests is named now
+	if m, err := sandbox.ParseManifest(v.Manifest); err != nil {
+		return nil, fmt.Errorf("script version %d: %w", version, err)
+	} else if m != nil {
+		sc.Manifest, sc.Capabilities = m, m.Names(true)
+	}
 	e.mu.Lock()
 	e.scripts[key] = sc
 	e.mu.Unlock()

@@ -171,6 +171,10 @@ func (h *host) Read(ctx context.Context, connector, method string, params map[st
 	if m.Kind == connectors.Mutate {
 		return nil, connectors.Errorf(connectors.Logic, "%s.%s is a mutation, not a read", connector, method)
 	}
+	if err := h.e.checkCall(ctx, h.wf.ID, h.wf.Version, connector, method, h.phase, params); err != nil {
+		h.tr.call(h.phaseName(), connector, method, connectors.Shown(c, method, params), nil, 0, err)
+		return nil, err
+	}
 	start := time.Now()
 	res, err := h.e.reg.Held().Scrub(c.Do(ctx, connectors.Call{Method: method, Params: params}))
 	h.tr.call(h.phaseName(), connector, method, connectors.Shown(c, method, params), res, time.Since(start), err)

@@ -86,6 +86,8 @@ type (
 	MethodSpec      = sandbox.MethodSpec
 	MethodKind      = sandbox.MethodKind
 	ValidationError = sandbox.ValidationError
+	// Manifest is what a workflow version may do (host_manifest.go).
+	Manifest = sandbox.Manifest
 )
 
 // ReadFile reads a workflow file, refusing what is not one.

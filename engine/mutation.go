@@ -28,6 +28,9 @@ func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Work
 		err = connectors.Errorf(connectors.Logic, "%v", err)
 	} else if params, err = json.Marshal(call.Params); err != nil {
 		err = connectors.Errorf(connectors.Logic, "mutation parameters: %v", err)
+	} else {
+		// what the running version's manifest does not name is not made
+		err = e.checkCall(ctx, run.WorkflowID, run.ScriptVersion, call.Connector, call.Method, sandbox.PhaseMutate, call.Params)
 	}
 	if err != nil {
 		if done, cerr := e.checkpoint(ctx, w, run, h, tr, true); done || cerr != nil {

@@ -145,18 +145,17 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 			row.FileName = cur.FileName
 		}
 	}
-	sum := summarize(e.reg, base, sc, grants)
+	sum := summarize(base, sc, grants)
 	row.Diff = udiff.Unified("a/"+row.FileName, "b/"+row.FileName, before, string(p.Source))
 	row.Summary, _ = json.Marshal(sum)
 
 	refused := p.Origin == OriginRepair && len(sum.Widens) > 0
 	dry := proposalDryRun{}
 	if !refused {
-		// A repair may not add a read or a host (Widens), so its reads are
-		// the ones the deployed version makes anyway: they are real, and the
-		// dry run shows the failed run retried. Anything else is a model's
-		// script: its reads are captured too.
-		opts := TryOptions{CaptureReads: p.Origin != OriginRepair}
+		// Nothing of a proposal is performed before it is accepted, its
+		// reads included: a repair with the deployed version's calls may
+		// still read another file, or send what it read elsewhere.
+		opts := TryOptions{CaptureReads: true}
 		if w != nil {
 			dry.Report, err = e.TryChange(ctx, name, row.FileName, p.Source, opts)
 		} else {
@@ -389,7 +388,7 @@ func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *stora
 	decl, _ := json.Marshal(sc.Workflow)
 	major, _, _ := strings.Cut(cur.Label, ".")
 	v := storage.ScriptVersion{WorkflowID: w.ID, Version: latest + 1, Label: fmt.Sprintf("%s.%d", major, w.Repairs+1),
-		Origin: triggerRepair, FileName: p.FileName, Source: p.Source, Declaration: decl, CreatedAt: e.now()}
+		Origin: triggerRepair, FileName: p.FileName, Source: p.Source, Declaration: decl, Manifest: sc.Manifest.JSON(), CreatedAt: e.now()}
 	runID := w.BlockRunID
 	if err := e.tRepaired(ctx, w, v, sc.Workflow.Topics, func(tx *storage.Tx) error {
 		if w.BlockKind != BlockRepair || w.BlockRunID != runID {
@@ -498,6 +497,7 @@ func ProposalText(p *ProposalView) string {
 	list("schedules", s.Schedules)
 	list("mutations", s.Mutations)
 	list("not granted (each would ask you)", s.Grants)
+	list("grants it would use", s.UsesGrants)
 	switch {
 	case p.DryRun != nil:
 		r := p.DryRun

@@ -2,56 +2,45 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
 
-	"keep/connectors"
 	"keep/sandbox"
 )
 
 // ProposalSummary is what a proposed script uses and what it adds to the
-// version it would replace: the person reads this before the diff.
+// version it would replace: the person reads this before the diff. It is
+// read from the two versions' manifests (sandbox.Manifest), the same the
+// engine holds every call of the running version against, so it is an
+// upper bound of what the new version may do.
 type ProposalSummary struct {
 	Reads     []string `json:"reads"`     // connector.method of every read it calls
-	Hosts     []string `json:"hosts"`     // hosts its source names
+	Hosts     []string `json:"hosts"`     // hosts its source names: the only ones it may reach
 	Handlers  []string `json:"handlers"`  // producer and consumer names
 	Topics    []string `json:"topics"`    // declared topics
 	Schedules []string `json:"schedules"` // "producer: every 5m"
-	Mutations []string `json:"mutations"` // connector.method of every mutation it calls
+	Mutations []string `json:"mutations"` // connector.method of every mutation it calls (MCP tools as mcp.NAME.TOOL)
 	// Grants are the mutations the workflow's grants do not allow yet:
 	// accepting does not grant them, each would wait for you.
 	Grants []string `json:"grants"`
+	// UsesGrants are the workflow's existing grants the new version's
+	// mutations would be made under, in words ("your grant files.write
+	// allow, any path"): accepting lets it use them.
+	UsesGrants []string `json:"uses_grants"`
 	// Adds says, in words, what is new against the deployed version
 	// (everything, for a workflow not deployed yet).
 	Adds []string `json:"adds"`
-	// Widens is the part of Adds a repair may not bring: a read, a host, a
-	// handler, a topic or a faster schedule. A repair with any is refused.
+	// Widens is the part of Adds a repair may not bring: a read, a host,
+	// a handler, a topic or a faster schedule (a mutation waits on the
+	// grants). A repair with any is refused.
 	Widens []string `json:"widens"`
 }
 
-var (
-	// scriptCall is a ctx.connector.method( call in a script's source.
-	scriptCall = regexp.MustCompile(`\bctx\s*\.\s*([A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)\s*\(`)
-	// urlHost is the host (and port) of an http(s) URL in text.
-	urlHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.\-]*(?::\d+)?)`)
-)
-
 // hostsIn lists the hosts of the URLs in s, lower-case, sorted, once each.
-func hostsIn(s string) []string {
-	var out []string
-	for _, m := range urlHost.FindAllStringSubmatch(s, -1) {
-		h := strings.ToLower(m[1])
-		if !slices.Contains(out, h) {
-			out = append(out, h)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+func hostsIn(s string) []string { return sandbox.HostsIn(s) }
 
 // uses is what one script calls and declares.
 type uses struct {
@@ -60,22 +49,15 @@ type uses struct {
 	schedules                                 []string
 }
 
-func usesOf(reg *connectors.Registry, sc *sandbox.Script) uses {
-	u := uses{period: map[string]time.Duration{}, hosts: hostsIn(string(sc.Source)), topics: slices.Clone(sc.Workflow.Topics)}
-	for _, m := range scriptCall.FindAllStringSubmatch(string(sc.Source), -1) {
-		_, meth, err := reg.Lookup(m[1], m[2])
-		if err != nil {
-			continue
-		}
-		name := m[1] + "." + m[2]
-		list := &u.reads
-		if meth.Kind == connectors.Mutate {
-			list = &u.mutations
-		}
-		if !slices.Contains(*list, name) {
-			*list = append(*list, name)
-		}
+// usesOf is what sc's manifest names; a script without one names
+// nothing it may call.
+func usesOf(sc *sandbox.Script) uses {
+	m := sc.Manifest
+	if m == nil {
+		m = &sandbox.Manifest{}
 	}
+	u := uses{period: map[string]time.Duration{}, reads: m.Names(false), mutations: m.Names(true),
+		hosts: slices.Clone(m.Hosts), topics: slices.Clone(sc.Workflow.Topics)}
 	for _, p := range sc.Workflow.Producers {
 		u.handlers = append(u.handlers, p.Name)
 		u.period[p.Name] = periodOf(p.Schedule)
@@ -84,8 +66,6 @@ func usesOf(reg *connectors.Registry, sc *sandbox.Script) uses {
 	for _, c := range sc.Workflow.Consumers {
 		u.handlers = append(u.handlers, c.Name)
 	}
-	slices.Sort(u.reads)
-	slices.Sort(u.mutations)
 	slices.Sort(u.topics)
 	return u
 }
@@ -115,18 +95,23 @@ func periodOf(s sandbox.Schedule) time.Duration {
 
 // summarize compares a proposed script with the deployed one (nil: none)
 // under the workflow's grants.
-func summarize(reg *connectors.Registry, base, next *sandbox.Script, grants []GrantView) ProposalSummary {
-	n := usesOf(reg, next)
+func summarize(base, next *sandbox.Script, grants []GrantView) ProposalSummary {
+	n := usesOf(next)
 	s := ProposalSummary{Reads: orNone(n.reads), Hosts: orNone(n.hosts), Handlers: orNone(n.handlers), Topics: orNone(n.topics),
-		Schedules: orNone(n.schedules), Mutations: orNone(n.mutations), Grants: []string{}, Adds: []string{}, Widens: []string{}}
+		Schedules: orNone(n.schedules), Mutations: orNone(n.mutations), Grants: []string{}, UsesGrants: []string{}, Adds: []string{}, Widens: []string{}}
 	for _, c := range n.mutations {
 		if mode, _ := grantMode(grants, c, "", nil); mode != GrantAllow {
 			s.Grants = append(s.Grants, c)
 		}
+		for _, g := range grants {
+			if g.Capability == c {
+				s.UsesGrants = append(s.UsesGrants, grantWords(g))
+			}
+		}
 	}
 	var b uses
 	if base != nil {
-		b = usesOf(reg, base)
+		b = usesOf(base)
 	}
 	added := func(what string, now, before []string, widens bool) {
 		for _, x := range now {
@@ -143,6 +128,7 @@ func summarize(reg *connectors.Registry, base, next *sandbox.Script, grants []Gr
 	added("host", n.hosts, b.hosts, true)
 	added("handler", n.handlers, b.handlers, true)
 	added("topic", n.topics, b.topics, true)
+	// a new mutation is gated by the grants (Grants, UsesGrants say which)
 	added("mutation", n.mutations, b.mutations, false)
 	for _, p := range next.Workflow.Producers {
 		was, ok := b.period[p.Name]
@@ -154,4 +140,22 @@ func summarize(reg *connectors.Registry, base, next *sandbox.Script, grants []Gr
 		}
 	}
 	return s
+}
+
+// grantWords is an existing grant as the person made it: "your grant
+// files.write allow, any path".
+func grantWords(g GrantView) string {
+	scope := g.Scope
+	if scope == "" {
+		noun := map[string]string{"files": "path", "http": "host"}[strings.SplitN(g.Capability, ".", 2)[0]]
+		if noun == "" {
+			noun = "scope"
+		}
+		scope = "any " + noun
+	}
+	out := fmt.Sprintf("your grant %s %s, %s", g.Capability, g.Mode, scope)
+	if g.DailyLimit > 0 {
+		out += fmt.Sprintf(", at most %d a day", g.DailyLimit)
+	}
+	return out
 }

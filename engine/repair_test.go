@@ -77,8 +77,19 @@ func TestRepair(t *testing.T) {
 			!strings.Contains(item.Preview, "bug in prepare") {
 			t.Fatalf("the proposal's preview shows no diff: %s", item.Preview)
 		}
-		if !strings.Contains(item.Preview, "dry run") || !strings.Contains(item.Preview, "would files.append") {
+		// the dry run retries the failed run with its reads captured:
+		// nothing of a proposal is performed before it is accepted
+		if !strings.Contains(item.Preview, "dry run (reads and mutations captured") {
 			t.Fatalf("the proposal's preview has no dry run of the retried run: %s", item.Preview)
+		}
+		if hist, err := b.e.Proposals(ctx, "notes"); err != nil || len(hist) != 1 || hist[0].DryRun == nil || len(hist[0].DryRun.Reads) == 0 {
+			t.Fatalf("proposals %+v, %v: want one with a dry run that read", hist, err)
+		} else {
+			for _, r := range hist[0].DryRun.Reads {
+				if r.Performed {
+					t.Fatalf("the repair's dry run performed %s.%s before it was accepted", r.Connector, r.Method)
+				}
+			}
 		}
 		if b.read("log.csv") != "" {
 			t.Fatal("the proposal's dry run wrote the file")

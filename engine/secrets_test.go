@@ -61,16 +61,24 @@ func TestSecretsStayOut(t *testing.T) {
 	})
 	var logs bytes.Buffer
 	b.e.log = slog.New(slog.NewTextHandler(&logs, nil))
-	b.deploy("leak", `export default Keep.workflow({ name: "leak", topics: { t: {} },
+	// ctx itself cannot be looked into (Object.keys(ctx), ctx.slack whole):
+	// what keep cannot name is refused at deploy; its methods can be
+	inspect := `console.log(JSON.stringify(Object.keys(ctx)), JSON.stringify(ctx.slack), String(ctx.gmail.search));`
+	leak := `export default Keep.workflow({ name: "leak", topics: { t: {} },
   producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
-    console.log(JSON.stringify(Object.keys(ctx)), JSON.stringify(ctx.slack), String(ctx.gmail.search));
+    INSPECT
     const id = ctx.registerInput({ source: "system", type: "schedule", id: "1", title: "Tick" });
     await ctx.publish("t", { messageId: "1", inputId: id, payload: {} });
   } } },
   consumers: { c: Keep.consumer({ subscribe: ["t"],
     async prepare(ctx) { const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {} } : { reservations: [], data: {} }; },
     async mutate(ctx) { await ctx.slack.post({ channel: "C1", text: "hi" }); },
-    async next() {} }) } });`)
+    async next() {} }) } });`
+	if _, err := b.e.Deploy(context.Background(), "leak.js", []byte(strings.Replace(leak, "INSPECT", inspect, 1)), ""); err == nil ||
+		!strings.Contains(err.Error(), "leak.js:3:44: ctx (ctx) is used in a way keep cannot follow") {
+		t.Fatalf("deploy of a script that looks into ctx: err = %v", err)
+	}
+	b.deploy("leak", strings.Replace(leak, "INSPECT", `console.log(String(ctx.slack.post), String(ctx.gmail.search));`, 1))
 	b.drain()
 	if ms := b.mutations("leak"); len(ms) != 1 || ms[0].Status != "failed" {
 		t.Fatalf("mutations = %+v, want the refused post recorded", ms)

@@ -76,6 +76,9 @@ type TryReport struct {
 	// ApprovalsFrom says what decided NeedsApproval: the deployed
 	// workflow's grants, or the default mode a new workflow starts with.
 	ApprovalsFrom string `json:"approvals_from"`
+	// Manifest is all the tried version may do, whatever this run did:
+	// what it would be held to once deployed.
+	Manifest *sandbox.Manifest `json:"manifest"`
 }
 
 // TryInput is an input the producers registered.
@@ -336,7 +339,7 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 	}
 	rep := &TryReport{Workflow: name, StartedFrom: startedFrom, Note: note, LimitReached: cap.reached(), Inputs: []TryInput{},
 		Mutations: []TryMutation{}, Runs: []TryRun{}, Capabilities: []GrantView{},
-		ApprovalsFrom: "the deployed workflow's grants"}
+		ApprovalsFrom: "the deployed workflow's grants", Manifest: sc.Manifest}
 	rep.Reads, rep.Hosts = cap.readsSeen()
 	if !opts.Deployed {
 		rep.ApprovalsFrom = fmt.Sprintf("the default mode of a newly deployed workflow (%s)", pol.DefaultMutationMode)

@@ -123,6 +123,9 @@ type Script struct {
 	// Capabilities lists the "connector.method" mutators the source calls,
 	// sorted, read statically from the source (for grants on deploy).
 	Capabilities []string
+	// Manifest is everything the script may do, named by the analysis
+	// that validated it (manifest.go).
+	Manifest *Manifest
 
 	program  *goja.Program
 	bare     *goja.Program                    // program without esbuild's export helpers; nil: use program

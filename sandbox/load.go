@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -38,6 +37,12 @@ func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 
 // loadHere is Load in this process: the worker's side of it.
 func loadHere(fileName string, src []byte, opts LoadOptions) (*Script, error) {
+	return loadChecked(fileName, src, opts, false)
+}
+
+// loadChecked is loadHere; unnamedOK (tests only) lets through the uses of
+// ctx the analysis cannot name, which Load refuses.
+func loadChecked(fileName string, src []byte, opts LoadOptions, unnamedOK bool) (*Script, error) {
 	if len(src) > MaxSourceSize {
 		// Deploy hands the source over the API: the same cap as ReadFile.
 		return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: fmt.Sprintf(
@@ -68,14 +73,13 @@ func loadHere(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 	}
 	s.bare = bareProgram(fileName, src, wf)
 	s.facade = facadeTable(s.methods)
-	v := &validator{loc: loc, opts: opts, vm: wf.vm}
+	v := &validator{loc: loc, opts: opts, vm: wf.vm, unnamedOK: unnamedOK}
 	s.Workflow, s.handlers = v.workflow(wf.decl)
-	v.ctxCalls(s.methods)
-	v.calls(tree, code, s.Workflow, s.handlers, opts)
+	s.Manifest = v.calls(tree, code, s.Workflow, s.handlers, opts)
 	if len(v.diags) > 0 {
 		return nil, &ValidationError{Diagnostics: v.diags}
 	}
-	s.Capabilities = capabilities(loc.src, s.methods)
+	s.Capabilities = s.Manifest.Names(true)
 	return s, nil
 }
 
@@ -233,20 +237,4 @@ func methodTable(specs []MethodSpec) map[string]map[string]MethodKind {
 		t[m.Connector][m.Method] = m.Kind
 	}
 	return t
-}
-
-// capabilities lists the mutators the source calls as ctx.connector.method(.
-func capabilities(src string, methods map[string]map[string]MethodKind) []string {
-	seen := map[string]bool{}
-	for _, m := range ctxCall.FindAllStringSubmatch(src, -1) {
-		if conn := connName(m[1]); methods[conn][m[2]] == KindMutate {
-			seen[conn+"."+m[2]] = true
-		}
-	}
-	caps := make([]string, 0, len(seen))
-	for c := range seen {
-		caps = append(caps, c)
-	}
-	sort.Strings(caps)
-	return caps
 }

@@ -61,7 +61,7 @@ func loadRemote(fileName string, src []byte, opts LoadOptions) (*Script, error) 
 		return nil, fmt.Errorf("sandbox: the worker loaded %s but sent nothing back", fileName)
 	}
 	s := &Script{FileName: fileName, Source: src, Workflow: done.Loaded.Workflow, Capabilities: done.Loaded.Capabilities,
-		methods: methodTable(opts.Methods), handlers: map[string]handlerDecl{}, opts: opts, key: key}
+		Manifest: done.Loaded.Manifest, methods: methodTable(opts.Methods), handlers: map[string]handlerDecl{}, opts: opts, key: key}
 	for name, d := range done.Loaded.Handlers {
 		s.handlers[name] = handlerDecl{consumer: d.Consumer, publishes: d.Publishes, subscribe: d.Subscribe, at: d.At}
 	}

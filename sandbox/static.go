@@ -17,12 +17,18 @@ import (
 // not know, and a literal argument its declared type does not admit
 // (method: "POTS"). Only what is written literally is judged; a value
 // computed at run time is the run's to check.
-func (v *validator) calls(tree *ast.Program, code string, wf Workflow, handlers map[string]handlerDecl, opts LoadOptions) {
+//
+// The same walk names everything the file may do, its manifest, and
+// refuses every use of ctx it cannot name: a computed key (ctx[F]), ctx
+// handed to code it cannot read (a method, an array, a destructuring), or
+// reached unnamed (arguments, eval). What it can follow it follows: an
+// alias (const c = ctx) and a function of the file that is given ctx.
+func (v *validator) calls(tree *ast.Program, code string, wf Workflow, handlers map[string]handlerDecl, opts LoadOptions) *Manifest {
 	if tree == nil || tree.File == nil {
-		return
+		return nil
 	}
 	c := &callChecker{v: v, tree: tree, code: code, handlers: handlers, topics: map[string]bool{}, sources: opts.Sources,
-		specs: map[string]map[string]MethodSpec{}}
+		specs: map[string]map[string]MethodSpec{}, names: map[string]bool{"ctx": true}, funcs: map[string][]fnDef{}}
 	for _, t := range wf.Topics {
 		c.topics[t] = true
 	}
@@ -32,7 +38,23 @@ func (v *validator) calls(tree *ast.Program, code string, wf Workflow, handlers 
 		}
 		c.specs[m.Connector][m.Method] = m
 	}
+	// The names ctx goes by grow as aliases and followed calls are found:
+	// walk until they stop growing, then once more to judge and record.
+	c.collect = true
+	for range 20 {
+		before := len(c.names) + c.nfuncs
+		c.followed = map[followKey]bool{}
+		c.walk(reflect.ValueOf(tree), scope{ctx: "ctx"})
+		if len(c.names)+c.nfuncs == before {
+			break
+		}
+	}
+	c.collect = false
+	c.followed = map[followKey]bool{}
 	c.walk(reflect.ValueOf(tree), scope{ctx: "ctx"})
+	// The hosts are those of every URL the file as written names, in a
+	// string or a comment alike: what the person reads is what it may reach.
+	return c.man.build(HostsIn(v.loc.src), wf.Topics)
 }
 
 type callChecker struct {
@@ -44,26 +66,55 @@ type callChecker struct {
 	sources  map[string][]string
 	specs    map[string]map[string]MethodSpec
 	keys     []string // the property names around the node being walked
+
+	collect  bool            // the first walks: only names and functions are gathered
+	names    map[string]bool // what ctx goes by: its parameters, aliases, parameters it is passed to
+	funcs    map[string][]fnDef
+	nfuncs   int
+	followed map[followKey]bool
+	said     map[string]bool // diagnostics given (a followed function is walked again)
+	man      manifestBuilder
+}
+
+// fnDef is a function of the file, by the name it is declared under.
+type fnDef struct {
+	params *ast.ParameterList
+	body   ast.Node
+}
+
+// followKey is a function followed once per phase and name of ctx: the
+// work is bounded by the file's functions, not its handlers.
+type followKey struct {
+	params *ast.ParameterList
+	phase  Phase
+	ctx    string
+	loose  bool
 }
 
 // scope is what is known where a call is written: the phase function it is
-// in (if any), its handler and the name its ctx parameter has.
+// in (if any), its handler and the name its ctx parameter has. followed is
+// a function of the file walked from a call that hands it ctx: its calls
+// are named for the manifest, the phase rules are the run's to check.
 type scope struct {
-	phase   Phase
-	handler string
-	ctx     string
+	phase    Phase
+	handler  string
+	ctx      string
+	followed bool
+	// args: arguments here is that of a function given ctx
+	args bool
+	// loose: inside a phase-like function keep could not tie to a
+	// handler: its calls may run in any phase
+	loose bool
 }
 
 var phaseOfKey = map[string]Phase{"handler": PhaseProducer, "prepare": PhasePrepare, "mutate": PhaseMutate, "next": PhaseNext}
 
-var (
-	astPkg    = reflect.TypeOf(ast.Identifier{}).PkgPath()
-	propKeyed = reflect.TypeOf(&ast.PropertyKeyed{})
-	callExpr  = reflect.TypeOf(&ast.CallExpression{})
-)
+var astPkg = reflect.TypeOf(ast.Identifier{}).PkgPath()
 
 // walk visits every node of the tree by reflection: goja's ast has no
-// walker of its own.
+// walker of its own. Names that are not references (a property key, a
+// declared name, a label) are not visited, so that every identifier the
+// walk meets is a use.
 func (c *callChecker) walk(val reflect.Value, sc scope) {
 	switch val.Kind() {
 	case reflect.Interface:
@@ -76,6 +127,11 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 			c.walk(val.Index(i), sc)
 		}
 		return
+	case reflect.Struct:
+		if val.Type().PkgPath() == astPkg {
+			c.fields(val, sc) // a node held by value (ForLoopInitializerLexicalDecl)
+		}
+		return
 	case reflect.Pointer:
 		if val.IsNil() || val.Elem().Kind() != reflect.Struct || val.Elem().Type().PkgPath() != astPkg {
 			return
@@ -83,21 +139,113 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 	default:
 		return
 	}
-	switch val.Type() {
-	case propKeyed:
-		p := val.Interface().(*ast.PropertyKeyed)
-		key := propName(p.Key)
+	w := func(n any) { c.walk(reflect.ValueOf(n), sc) }
+	switch n := val.Interface().(type) {
+	case *ast.PropertyKeyed:
+		key := propName(n.Key)
 		c.keys = append(c.keys, key)
 		defer func() { c.keys = c.keys[:len(c.keys)-1] }()
-		if phase, ok := phaseOfKey[key]; ok {
-			if params := functionParams(p.Value); params != nil {
+		if phase, ok := phaseOfKey[key]; ok && !n.Computed {
+			if params := functionParams(n.Value); params != nil {
 				sc = c.enter(phase, params)
+				if f, ok := n.Value.(*ast.FunctionLiteral); ok {
+					// its arguments hold ctx: walked here, not as a
+					// function that has arguments of its own
+					sc.args = true
+					c.walk(reflect.ValueOf(f.ParameterList), sc)
+					c.walk(reflect.ValueOf(f.Body), sc)
+					return
+				}
+				sc.args = true
+			} else if inner := c.enter(phase, &ast.ParameterList{}); inner.handler != "" {
+				c.phaseByName(n.Value, inner)
 			}
 		}
-	case callExpr:
-		c.call(val.Interface().(*ast.CallExpression), sc)
+		if n.Computed {
+			c.walk(reflect.ValueOf(n.Key), sc)
+		}
+		c.walk(reflect.ValueOf(n.Value), sc)
+		return
+	case *ast.CallExpression:
+		if c.call(n, sc) {
+			return
+		}
+	case *ast.Identifier:
+		c.use(n, sc)
+		return
+	case *ast.DotExpression:
+		if root := dotRoot(n); root != nil && c.isCtx(root, sc) {
+			if _, chain := dotChain(n); c.nameable(chain) {
+				c.ctxCall(nil, int(n.Idx0()), root, chain, sc) // a method taken as a value: still that method
+				return
+			}
+		}
+	case *ast.PropertyShort:
+		if c.names[n.Name.Name.String()] {
+			c.unnamed(int(n.Name.Idx), "ctx is put into an object as %s: keep cannot follow it there; call ctx.CONNECTOR.METHOD(...) where it is needed", n.Name.Name)
+		}
+		w(n.Initializer)
+		return
+	case *ast.Binding:
+		target, isName := n.Target.(*ast.Identifier)
+		if isName {
+			if src, ok := n.Initializer.(*ast.Identifier); ok && c.names[src.Name.String()] {
+				c.alias(target.Name.String())
+				return
+			}
+			c.declare(target.Name.String(), n.Initializer)
+		} else {
+			w(n.Target)
+		}
+		w(n.Initializer)
+		return
+	case *ast.FunctionLiteral:
+		inner := sc
+		inner.args = false // arguments here is this function's own
+		c.walk(reflect.ValueOf(n.ParameterList), inner)
+		c.walk(reflect.ValueOf(n.Body), inner)
+		return
+	case *ast.ClassLiteral:
+		w(n.SuperClass)
+		w(n.Body)
+		return
+	case *ast.MethodDefinition:
+		if n.Computed {
+			w(n.Key)
+		}
+		w(n.Body)
+		return
+	case *ast.FieldDefinition:
+		if n.Computed {
+			w(n.Key)
+		}
+		w(n.Initializer)
+		return
+	case *ast.FunctionDeclaration:
+		if n.Function != nil && n.Function.Name != nil {
+			c.declare(n.Function.Name.Name.String(), n.Function)
+		}
+	case *ast.LabelledStatement:
+		w(n.Statement)
+		return
+	case *ast.BranchStatement, *ast.MetaProperty:
+		return
+	case *ast.CatchStatement:
+		if _, ok := n.Parameter.(*ast.Identifier); !ok {
+			w(n.Parameter)
+		}
+		w(n.Body)
+		return
+	case *ast.ForDeclaration:
+		if _, ok := n.Target.(*ast.Identifier); !ok {
+			w(n.Target)
+		}
+		return
 	}
-	st := val.Elem()
+	c.fields(val.Elem(), sc)
+}
+
+func (c *callChecker) fields(st reflect.Value, sc scope) {
 	for i := 0; i < st.NumField(); i++ {
 		f := st.Type().Field(i)
 		if !f.IsExported() || f.Name == "DeclarationList" {
@@ -105,6 +253,105 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 		}
 		c.walk(st.Field(i), sc)
 	}
+}
+
+// declare records a function of the file under its name, for a call that
+// hands it ctx.
+func (c *callChecker) declare(name string, init ast.Node) {
+	if !c.collect {
+		return
+	}
+	var d fnDef
+	switch f := init.(type) {
+	case *ast.FunctionLiteral:
+		d = fnDef{params: f.ParameterList, body: f.Body}
+	case *ast.ArrowFunctionLiteral:
+		d = fnDef{params: f.ParameterList, body: f.Body}
+	default:
+		return
+	}
+	for _, have := range c.funcs[name] {
+		if have.params == d.params {
+			return
+		}
+	}
+	c.funcs[name] = append(c.funcs[name], d)
+	c.nfuncs++
+}
+
+func (c *callChecker) alias(name string) {
+	if c.collect {
+		c.names[name] = true
+	}
+}
+
+// use is an identifier met where the walk does not follow it: ctx there is
+// out of keep's sight.
+func (c *callChecker) use(id *ast.Identifier, sc scope) {
+	switch name := id.Name.String(); {
+	case c.names[name]:
+		c.unnamed(int(id.Idx), "%s (ctx) is used in a way keep cannot follow: a computed name, an alias handed on, or ctx given to code keep cannot read; "+
+			"call each method by its name, as ctx.CONNECTOR.METHOD(...)", name)
+	case name == "arguments" && sc.args:
+		c.unnamed(int(id.Idx), "arguments can hand on ctx under no name keep can follow; name the parameter instead")
+	case name == "eval":
+		c.unnamed(int(id.Idx), "eval runs code keep cannot read, which can reach ctx")
+	}
+}
+
+// refuse is a diagnostic of the last walk, given once.
+func (c *callChecker) refuse(idx int, format string, args ...any) {
+	if !c.collect {
+		c.add(idx, format, args...)
+	}
+}
+
+// unnamed refuses a use of ctx keep cannot name. Only tests turn it off
+// (validator.unnamedOK), to run what a version that somehow lacks a
+// manifest entry would do.
+func (c *callChecker) unnamed(idx int, format string, args ...any) {
+	if !c.v.unnamedOK {
+		c.refuse(idx, format, args...)
+	}
+}
+
+// phaseByName is a phase given as a name rather than written in place
+// (handler: poll): a function of the file is followed as the phase.
+func (c *callChecker) phaseByName(val ast.Expression, sc scope) {
+	id, ok := val.(*ast.Identifier)
+	if !ok || len(c.funcs[id.Name.String()]) == 0 {
+		c.phaseExpr(val)
+		return
+	}
+	for _, f := range c.funcs[id.Name.String()] {
+		c.follow(f, 0, sc)
+	}
+}
+
+// follow walks f as called with ctx as its i-th argument, in sc's phase.
+// A parameter past f's names is reached only by arguments (refused in f)
+// or a rest parameter (refused here).
+func (c *callChecker) follow(f fnDef, i int, sc scope) {
+	name := ""
+	switch {
+	case i < len(f.params.List):
+		id, ok := f.params.List[i].Target.(*ast.Identifier)
+		if !ok {
+			c.unnamed(int(f.params.List[i].Target.Idx0()), "this parameter takes ctx apart, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)")
+			return
+		}
+		name = id.Name.String()
+		c.alias(name)
+	case f.params.Rest != nil:
+		c.unnamed(int(f.params.Rest.Idx0()), "a rest parameter gathers ctx, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)")
+		return
+	}
+	key := followKey{params: f.params, phase: sc.phase, ctx: name, loose: sc.loose}
+	if c.followed[key] {
+		return
+	}
+	c.followed[key] = true
+	c.walk(reflect.ValueOf(f.body), scope{phase: sc.phase, handler: sc.handler, ctx: name, followed: true, args: true, loose: sc.loose})
 }
 
 // enter is the scope of a phase function: its handler is the property
@@ -123,8 +370,44 @@ func (c *callChecker) enter(phase Phase, params *ast.ParameterList) scope {
 	}
 	if sc.handler == "" {
 		sc.phase = "" // not a handler's phase after all: a helper named alike
+		sc.loose = true
+		return sc
+	}
+	if sc.ctx != "" {
+		c.alias(sc.ctx)
+	} else if len(params.List) == 0 && params.Rest != nil {
+		c.unnamed(int(params.Rest.Idx0()), "a rest parameter gathers the ctx of %s, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)", c.where(sc))
+	} else if len(params.List) > 0 && !c.takesNothing(params.List[0].Target) {
+		c.unnamed(int(params.List[0].Target.Idx0()), "the ctx parameter of %s takes ctx apart, which keep cannot follow; name it (ctx) and call ctx.CONNECTOR.METHOD(...)", c.where(sc))
 	}
 	return sc
+}
+
+// takesNothing says a destructuring of ctx takes nothing ctx has ({ a }):
+// each name it takes is plain, and none an operation or a connector.
+func (c *callChecker) takesNothing(t ast.BindingTarget) bool {
+	p, ok := t.(*ast.ObjectPattern)
+	if !ok || p.Rest != nil {
+		return false
+	}
+	for _, prop := range p.Properties {
+		var name string
+		switch x := prop.(type) {
+		case *ast.PropertyShort:
+			name = x.Name.Name.String()
+		case *ast.PropertyKeyed:
+			if x.Computed {
+				return false
+			}
+			name = propName(x.Key)
+		default:
+			return false
+		}
+		if name == "" || name == "mcp" || builtinOps[name] || c.specs[name] != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func functionParams(e ast.Expression) *ast.ParameterList {
@@ -165,31 +448,213 @@ func (c *callChecker) at(idx int) int {
 
 func (c *callChecker) add(idx int, format string, args ...any) {
 	if off := c.at(idx); off >= 0 {
+		key := strconv.Itoa(off) + fmt.Sprintf(format, args...)
+		if c.said[key] {
+			return
+		}
+		if c.said == nil {
+			c.said = map[string]bool{}
+		}
+		c.said[key] = true
 		c.v.add(off, format, args...)
 	}
 }
 
-func (c *callChecker) call(call *ast.CallExpression, sc scope) {
-	dot, ok := call.Callee.(*ast.DotExpression)
-	if !ok {
+// dotRoot is the identifier e = root.a.b… starts from: nil when e is
+// anything else. It allocates nothing: most chains walked are not ctx's.
+func dotRoot(e ast.Expression) *ast.Identifier {
+	for {
+		switch x := e.(type) {
+		case *ast.DotExpression:
+			e = x.Left
+		case *ast.Identifier:
+			return x
+		default:
+			return nil
+		}
+	}
+}
+
+// dotChain is e as root.a.b…: nil when e is anything else.
+func dotChain(e ast.Expression) (*ast.Identifier, []string) {
+	var chain []string
+	for {
+		switch x := e.(type) {
+		case *ast.DotExpression:
+			chain = append([]string{x.Identifier.Name.String()}, chain...)
+			e = x.Left
+		case *ast.Identifier:
+			return x, chain
+		default:
+			return nil, nil
+		}
+	}
+}
+
+// call judges a call. It reports whether it walked the call itself: a call
+// through ctx (ctx.files.read(...)), or one that hands ctx to a function of
+// the file, which is followed.
+func (c *callChecker) call(call *ast.CallExpression, sc scope) bool {
+	root := dotRoot(call.Callee)
+	_, isDot := call.Callee.(*ast.DotExpression)
+	switch {
+	case root != nil && isDot && c.isCtx(root, sc):
+		_, chain := dotChain(call.Callee)
+		c.ctxCall(call, int(call.Idx0()), root, chain, sc)
+	case root != nil && !isDot && len(c.funcs[root.Name.String()]) > 0 && c.passesCtx(call, sc):
+		c.handOn(call, c.funcs[root.Name.String()], sc)
+		return true
+	case functionParams(call.Callee) != nil && c.passesCtx(call, sc):
+		// a function written in place and called at once: (async (c) => …)(ctx)
+		var f fnDef
+		switch fn := call.Callee.(type) {
+		case *ast.FunctionLiteral:
+			f = fnDef{params: fn.ParameterList, body: fn.Body}
+		case *ast.ArrowFunctionLiteral:
+			f = fnDef{params: fn.ParameterList, body: fn.Body}
+		}
+		c.handOn(call, []fnDef{f}, sc)
+		return true
+	default:
+		return false
+	}
+	for _, a := range call.ArgumentList {
+		c.walk(reflect.ValueOf(a), sc)
+	}
+	return true
+}
+
+// isCtx says id names ctx where it is: one of ctx's names, or the first
+// parameter of a phase-like function keep could not tie to a handler
+// (consumers: { c }, a Keep.consumer declared apart), whose calls are
+// named for the manifest in any phase, so that none is refused at run time.
+func (c *callChecker) isCtx(id *ast.Identifier, sc scope) bool {
+	name := id.Name.String()
+	return c.names[name] || name == sc.ctx
+}
+
+// nameable says chain names an operation or a method (and maybe more
+// after it), not a connector alone.
+func (c *callChecker) nameable(chain []string) bool {
+	switch {
+	case builtinOps[chain[0]]:
+		return true
+	case chain[0] == "mcp":
+		return len(chain) >= 3
+	}
+	return len(chain) >= 2
+}
+
+// handOn follows fns as called by call, which hands them ctx.
+func (c *callChecker) handOn(call *ast.CallExpression, fns []fnDef, sc scope) {
+	for i, a := range call.ArgumentList {
+		if id, ok := a.(*ast.Identifier); ok && c.isCtx(id, sc) {
+			for _, f := range fns {
+				c.follow(f, i, sc)
+			}
+			continue
+		}
+		c.walk(reflect.ValueOf(a), sc)
+	}
+}
+
+func (c *callChecker) passesCtx(call *ast.CallExpression, sc scope) bool {
+	for _, a := range call.ArgumentList {
+		if id, ok := a.(*ast.Identifier); ok && c.isCtx(id, sc) {
+			return true
+		}
+	}
+	return false
+}
+
+// ctxCall is root.chain, called (call) or not, with root a name of ctx: an
+// operation (ctx.publish), a connector method (ctx.files.read) or an MCP
+// tool (ctx.mcp.NAME.TOOL), and what follows it (ctx.files.read.call).
+// Anything shorter (ctx.files) could be indexed by a computed name: it is
+// not something keep can name.
+func (c *callChecker) ctxCall(call *ast.CallExpression, at int, root *ast.Identifier, chain []string, sc scope) {
+	direct := call != nil && root.Name.String() == sc.ctx && !sc.followed
+	var conn, method string
+	var rest []string
+	switch {
+	case builtinOps[chain[0]]:
+		if direct && len(chain) == 1 {
+			c.operation(call, chain[0], sc)
+		}
+		return
+	case chain[0] == "mcp" && len(chain) >= 3:
+		conn, method, rest = "mcp."+chain[1], chain[2], chain[3:]
+	case chain[0] != "mcp" && len(chain) >= 2:
+		conn, method, rest = chain[0], chain[1], chain[2:]
+	default:
+		if c.names[root.Name.String()] {
+			c.unnamed(at, "ctx.%s is not an operation or a connector method keep can name; call ctx.CONNECTOR.METHOD(...)", strings.Join(chain, "."))
+		}
 		return
 	}
-	name := dot.Identifier.Name.String()
-	switch left := dot.Left.(type) {
-	case *ast.Identifier:
-		if left.Name.String() == sc.ctx && builtinOps[name] {
-			c.operation(call, name, sc)
-		}
-	case *ast.DotExpression:
-		base, ok := left.Left.(*ast.Identifier)
-		if !ok || base.Name.String() != sc.ctx {
-			return
-		}
-		conn := left.Identifier.Name.String()
-		if spec, ok := c.specs[conn][name]; ok {
+	spec, ok := c.specs[conn][method]
+	switch {
+	case !ok && !c.names[root.Name.String()]:
+		// the parameter of a phase-like function keep could not tie to a
+		// handler (isCtx) may be no ctx at all: only what it names is kept
+	case c.specs[conn] == nil:
+		c.refuse(at, "ctx.%s.%s: there is no connector %q (known: %s)", conn, method, conn, names(c.specs))
+	case !ok:
+		c.refuse(at, "ctx.%s.%s: connector %q has no method %q (known: %s)", conn, method, conn, method, names(c.specs[conn]))
+	case c.collect:
+	default:
+		c.man.add(conn, method, spec.Kind, sc.phase, sc.loose)
+		if direct && len(rest) == 0 {
 			c.method(call, spec, sc)
 		}
 	}
+}
+
+// phaseExpr is a phase written as an expression keep does not read as one
+// function ((() => {}).bind(null)): the functions written inside it may be
+// handed ctx, so their first parameters are names of ctx.
+func (c *callChecker) phaseExpr(val ast.Expression) {
+	if !c.collect {
+		return
+	}
+	var find func(v reflect.Value)
+	find = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Interface, reflect.Pointer:
+			if v.IsNil() {
+				return
+			}
+			if params := functionParams(asExpr(v)); params != nil {
+				if len(params.List) > 0 {
+					if id, ok := params.List[0].Target.(*ast.Identifier); ok {
+						c.alias(id.Name.String())
+					}
+				}
+			}
+			find(v.Elem())
+		case reflect.Slice:
+			for i := 0; i < v.Len(); i++ {
+				find(v.Index(i))
+			}
+		case reflect.Struct:
+			if v.Type().PkgPath() == astPkg {
+				for i := 0; i < v.NumField(); i++ {
+					if v.Type().Field(i).IsExported() {
+						find(v.Field(i))
+					}
+				}
+			}
+		}
+	}
+	find(reflect.ValueOf(val))
+}
+
+func asExpr(v reflect.Value) ast.Expression {
+	if !v.CanInterface() {
+		return nil
+	}
+	e, _ := v.Interface().(ast.Expression)
+	return e
 }
 
 func (c *callChecker) where(sc scope) string {

@@ -34,15 +34,6 @@ func CheckWorkflowName(name string) error {
 	return nil
 }
 
-// ctxCall matches a connector call as written: ctx.connector.method(, or
-// ctx.mcp.NAME.TOOL( for the connector "mcp.NAME" (connName drops spaces).
-var ctxCall = regexp.MustCompile(`\bctx\s*\.\s*((?:mcp\s*\.\s*)?[A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)\s*\(`)
-
-// connName is a matched connector name without the spaces around its dot.
-func connName(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, ".", " . ")), "")
-}
-
 // builtinOps are the ctx operations that are not connectors.
 var builtinOps = map[string]bool{"registerInput": true, "publish": true, "peek": true, "getByIds": true}
 
@@ -52,6 +43,9 @@ type validator struct {
 	opts  LoadOptions
 	vm    *goja.Runtime
 	diags []Diagnostic
+	// unnamedOK lets a use of ctx the analysis cannot name pass: tests
+	// only (loadUnnamed), to show what the run's own guards do with it.
+	unnamedOK bool
 }
 
 // maxDiagnostics and maxDeclared bound what validation produces and reads:
@@ -350,24 +344,6 @@ func (v *validator) schedule(val goja.Value, name string, at int) Schedule {
 		v.add(fieldAt, `schedule of producer %q needs interval or cron ({ interval: "5m" } or { cron: "0 9 * * *" })`, name)
 	}
 	return Schedule{}
-}
-
-// ctxCalls reports every ctx.x.y( in the source that names no method the
-// host offers.
-func (v *validator) ctxCalls(methods map[string]map[string]MethodKind) {
-	for _, m := range ctxCall.FindAllStringSubmatchIndex(v.loc.src, -1) {
-		conn, method := connName(v.loc.src[m[2]:m[3]]), v.loc.src[m[4]:m[5]]
-		if builtinOps[conn] {
-			continue
-		}
-		known, ok := methods[conn]
-		switch {
-		case !ok:
-			v.add(m[0], "ctx.%s.%s: there is no connector %q (known: %s)", conn, method, conn, names(methods))
-		case known[method] == "":
-			v.add(m[0], "ctx.%s.%s: connector %q has no method %q (known: %s)", conn, method, conn, method, names(known))
-		}
-	}
 }
 
 func names[V any](m map[string]V) string {

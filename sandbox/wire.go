@@ -95,6 +95,7 @@ type wireLoad struct {
 type wireScript struct {
 	Workflow     Workflow            `json:"workflow"`
 	Capabilities []string            `json:"capabilities,omitempty"`
+	Manifest     *Manifest           `json:"manifest,omitempty"`
 	Handlers     map[string]wireDecl `json:"handlers"`
 }
 

@@ -300,7 +300,7 @@ func loadedFrame(s *Script, err error) *frame {
 	if err != nil {
 		return &frame{Op: opDone, Err: toWireErr(err)}
 	}
-	w := &wireScript{Workflow: s.Workflow, Capabilities: s.Capabilities, Handlers: map[string]wireDecl{}}
+	w := &wireScript{Workflow: s.Workflow, Capabilities: s.Capabilities, Manifest: s.Manifest, Handlers: map[string]wireDecl{}}
 	for name, d := range s.handlers {
 		w.Handlers[name] = wireDecl{Consumer: d.consumer, Publishes: d.publishes, Subscribe: d.subscribe, At: d.at}
 	}

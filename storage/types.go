@@ -70,7 +70,10 @@ type ScriptVersion struct {
 	FileName    string
 	Source      string
 	Declaration json.RawMessage
-	CreatedAt   time.Time
+	// Manifest is what the version may do (sandbox.Manifest as JSON);
+	// empty for a version stored before manifests were.
+	Manifest  json.RawMessage
+	CreatedAt time.Time
 }
 
 type Run struct {

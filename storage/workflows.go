@@ -103,23 +103,26 @@ func (tx *Tx) SetCounters(ctx context.Context, id int64, transientFailures, repa
 
 // AddScriptVersion stores a script version.
 func (tx *Tx) AddScriptVersion(ctx context.Context, v ScriptVersion) error {
-	_, err := tx.exec(ctx, `INSERT INTO script_versions(workflow_id, version, label, origin, file_name, source, declaration, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, v.WorkflowID, v.Version, v.Label, v.Origin, v.FileName, v.Source, string(v.Declaration), ms(v.CreatedAt))
+	_, err := tx.exec(ctx, `INSERT INTO script_versions(workflow_id, version, label, origin, file_name, source, declaration, manifest, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, v.WorkflowID, v.Version, v.Label, v.Origin, v.FileName, v.Source, string(v.Declaration), string(v.Manifest), ms(v.CreatedAt))
 	return err
 }
 
 // ScriptVersion returns one stored version of a workflow's script.
 func (q Q) ScriptVersion(ctx context.Context, workflowID int64, version int) (*ScriptVersion, error) {
 	var v ScriptVersion
-	var decl string
+	var decl, man string
 	var created int64
-	err := q.q.QueryRowContext(ctx, `SELECT workflow_id, version, label, origin, file_name, source, declaration, created_at
+	err := q.q.QueryRowContext(ctx, `SELECT workflow_id, version, label, origin, file_name, source, declaration, manifest, created_at
 		FROM script_versions WHERE workflow_id = ? AND version = ?`, workflowID, version).
-		Scan(&v.WorkflowID, &v.Version, &v.Label, &v.Origin, &v.FileName, &v.Source, &decl, &created)
+		Scan(&v.WorkflowID, &v.Version, &v.Label, &v.Origin, &v.FileName, &v.Source, &decl, &man, &created)
 	if err != nil {
 		return nil, notFound(err)
 	}
 	v.Declaration, v.CreatedAt = []byte(decl), fromMS(created)
+	if man != "" {
+		v.Manifest = []byte(man)
+	}
 	return &v, nil
 }
 

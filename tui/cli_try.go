@@ -47,6 +47,11 @@ func WriteTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 			fmt.Fprintf(w, "  %s (now: %s)\n", g.Capability, g.Mode)
 		}
 	}
+	if m := rep.Manifest; m != nil {
+		// what this run did is a sample; the manifest is the bound
+		fmt.Fprintf(w, "\nall it may do (its manifest): reads %s; mutations %s; hosts %s\n", Dash(strings.Join(m.Names(false), ", ")),
+			Dash(strings.Join(m.Names(true), ", ")), Dash(strings.Join(m.Hosts, ", ")))
+	}
 	fmt.Fprintf(w, "\napprovals follow %s\n", rep.ApprovalsFrom)
 	fmt.Fprintf(w, "events left pending: %d\n", rep.PendingEvents)
 	if !traces {

@@ -1,0 +1,176 @@
+package sandbox
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// loadUnnamed loads a script in this process letting through the uses of
+// ctx the analysis cannot name (which Load refuses): for the tests of what
+// the run's own guards do with a script that reaches ctx anyway.
+func loadUnnamed(t testing.TB, h handlers) *Script {
+	t.Helper()
+	s, err := loadChecked("t.js", []byte(h.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute}, true)
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, numbered(h.source()))
+	}
+	return s
+}
+
+// A use of ctx the analysis cannot name is refused at validate, with where
+// it is written: the red-team's rewrite (computed connector and method
+// names through an alias), and every other way to reach ctx unnamed.
+func TestUnnamedCtxIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, code, want string }{
+		{"an alias indexed by computed names", `const c = ctx, F = "fil" + "es"; await c[F]["re" + "ad"]({ path: "secret.txt" });`,
+			`t.js:9:40: c (ctx) is used in a way keep cannot follow`},
+		{"ctx indexed by a computed key", `const F = "files"; await ctx[F].list({});`, `t.js:9:26: ctx (ctx) is used`},
+		{"ctx indexed by a string", `await ctx["files"].list({});`, `t.js:9:7: ctx (ctx) is used`},
+		{"a connector taken whole", `const f = ctx.files; await f.list({});`, `t.js:9:11: ctx (ctx) is used`},
+		{"ctx handed to a method", `const h = { go: (c) => c.files.list({}) }; await h.go(ctx);`, `t.js:9:55: ctx (ctx) is used`},
+		{"ctx handed on with call", `async function go(c) { return c.files.list({}); } await go.call(null, ctx);`, `t.js:9:71: ctx (ctx) is used`},
+		{"ctx in an array", `const [c] = [ctx]; await c.files.list({});`, `t.js:9:14: ctx (ctx) is used`},
+		{"ctx destructured", `const { files } = ctx; await files.list({});`, `t.js:9:19: ctx (ctx) is used`},
+		{"ctx in an object", `const o = { ctx }; await o.ctx.files.list({});`, `t.js:9:13: ctx is put into an object`},
+		{"a helper that takes ctx apart", `async function go({ files }) { return files.list({}); } await go(ctx);`, `t.js:9:19: this parameter takes ctx apart`},
+		{"arguments of a function given ctx", `return (function () { return arguments[0]; })(ctx);`, `t.js:9:30: arguments can hand on ctx`},
+		{"a rest parameter of a helper", `async function go(...a) { return a[0].files.list({}); } await go(ctx);`, `t.js:9:22: a rest parameter gathers ctx`},
+		{"eval", `await eval("ctx.files.list({})");`, `t.js:9:7: eval runs code keep cannot read`},
+		{"ctx reassigned", `let c = {}; c = ctx; await c.files.list({});`, `t.js:9:17: ctx (ctx) is used`},
+		{"an unknown member of ctx", `await ctx.nothing();`, `t.js:9:7: ctx.nothing is not an operation or a connector method`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := handlers{producer: tt.code}.source()
+			_, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("load: err = %v\nwant it to hold %s\n%s", err, tt.want, numbered(src))
+			}
+		})
+	}
+}
+
+// Every method of every connector, spelled with computed names, is refused
+// at validate; spelled plainly, each is in the manifest.
+func TestEveryConnectorByComputedNameIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, m := range testMethods {
+		t.Run(m.Connector+"."+m.Method, func(t *testing.T) {
+			t.Parallel()
+			code := fmt.Sprintf(`const C = %q.split("").join(""), M = [%q][0]; await ctx[C][M]({});`, m.Connector, m.Method)
+			_, err := Load("t.js", []byte(handlers{mutate: code}.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+			if err == nil || !strings.Contains(err.Error(), "t.js:21:") || !strings.Contains(err.Error(), "cannot follow") {
+				t.Errorf("load: err = %v, want a refusal at t.js:21", err)
+			}
+		})
+	}
+}
+
+// The manifest names each call with the phases it is written in, through
+// an alias and a helper of the file handed ctx; MCP tools as mcp.NAME;
+// the hosts of the URLs in the file's text; the topics.
+func TestManifestNamesWhatTheFileMayDo(t *testing.T) {
+	t.Parallel()
+	methods := append(slices.Clone(testMethods), MethodSpec{Connector: "mcp.memory", Method: "create_entities", Kind: KindMutate},
+		MethodSpec{Connector: "http", Method: "get", Kind: KindRead})
+	src := `// https://comment.example/ is read too: the person reads it
+const API = "https://api.example.com:8443/v1";
+async function look(c, dir) { return c.files.list({ dir }); }
+export default Keep.workflow({
+  name: "t",
+  topics: { "a": {}, "b": {} },
+  producers: { p: { publishes: ["a"], schedule: { interval: "1m" }, handler: async (ctx) => {
+    await look(ctx, "in");
+    const c = ctx;
+    await c.http.get({ url: API + "/x" });
+    await ctx.http.get({ url: ` + "`http://Other.example/${1}`" + ` });
+  } } },
+  consumers: { c: Keep.consumer({ subscribe: ["a"], publishes: ["b"],
+    async prepare(ctx) { await look(ctx, "out"); return { reservations: [], data: {} }; },
+    async mutate(x) { await (async (m) => m.mcp.memory.create_entities({ entities: [] }))(x); },
+    async next() {},
+  }) },
+});
+`
+	s, err := Load("t.js", []byte(src), LoadOptions{Methods: methods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Manifest{
+		Calls: []ManifestCall{
+			{Connector: "files", Method: "list", Kind: KindRead, Phases: []Phase{PhasePrepare, PhaseProducer}},
+			{Connector: "http", Method: "get", Kind: KindRead, Phases: []Phase{PhaseProducer}},
+			{Connector: "mcp.memory", Method: "create_entities", Kind: KindMutate, Phases: []Phase{PhaseMutate}},
+		},
+		Hosts:  []string{"api.example.com:8443", "comment.example", "other.example"},
+		Topics: []string{"a", "b"},
+	}
+	if !reflect.DeepEqual(s.Manifest, want) {
+		t.Errorf("manifest\n got %s\nwant %s", s.Manifest.JSON(), want.JSON())
+	}
+	if !slices.Equal(s.Capabilities, []string{"mcp.memory.create_entities"}) {
+		t.Errorf("capabilities %v", s.Capabilities)
+	}
+	if err := s.Manifest.Allows("files", "write", PhaseMutate); err == nil {
+		t.Error("files.write allowed")
+	}
+	if err := s.Manifest.Allows("files", "list", PhaseMutate); err == nil {
+		t.Error("files.list allowed in mutate")
+	}
+	if err := s.Manifest.Allows("files", "list", PhasePrepare); err != nil {
+		t.Error(err)
+	}
+	for u, ok := range map[string]bool{"https://api.example.com:8443/v1/x": true, "https://api.example.com/v1": false,
+		"http://other.example:9/": true, "https://evil.example/": false, "https://api.example.com:8443@evil.example/": false,
+		"/relative": false, "https://comment.example/": true} {
+		if err := s.Manifest.AllowsURL(u); (err == nil) != ok {
+			t.Errorf("AllowsURL(%q) = %v, want allowed %v", u, err, ok)
+		}
+	}
+}
+
+// A consumer declared apart (consumers: { c }) is not tied to its handler
+// by the walk: its calls are still named, for any phase, so the run that
+// makes them is not refused. A data object with a next function is no
+// consumer: what its parameter names is not judged.
+func TestManifestNamesACallOfAConsumerDeclaredApart(t *testing.T) {
+	t.Parallel()
+	src := `const queue = { items: [], next: (q) => q.items.shift() }; queue.next(queue);
+async function look(ctx) { return ctx.files.list({}); }
+const c = Keep.consumer({ subscribe: ["a"],
+  async prepare(k) { await look(k); return { reservations: [], data: {} }; },
+  async mutate(k) { await k.files.write({ path: "x", content: "y" }); },
+  async next() {} });
+export default Keep.workflow({ name: "t", topics: { a: {} }, producers: { p: { publishes: ["a"], schedule: { interval: "1m" },
+  handler: async (ctx) => { await look(ctx); } } }, consumers: { c } });
+`
+	s, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"list", "write"} {
+		if err := s.Manifest.Allows("files", name, PhaseMutate); err != nil {
+			t.Errorf("files.%s: %v (manifest %s)", name, err, s.Manifest.JSON())
+		}
+	}
+}
+
+// arguments is refused where it can hold ctx (a phase, a function given
+// ctx, an arrow inside them), not in a function of its own.
+func TestArgumentsIsRefusedWhereItHoldsCtx(t *testing.T) {
+	t.Parallel()
+	for code, refused := range map[string]bool{
+		`const f = () => arguments[0]; await f().files.list({});`:                                true,
+		`function log() { return Array.from(arguments).join(" "); } console.log(log("a", "b"));`: false,
+	} {
+		_, err := Load("t.js", []byte(handlers{prepare: code + "\nreturn { reservations: [], data: {} };"}.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+		if got := err != nil && strings.Contains(err.Error(), "arguments can hand on ctx"); got != refused {
+			t.Errorf("%s: err = %v, want refused %v", code, err, refused)
+		}
+	}
+}
