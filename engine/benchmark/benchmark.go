@@ -106,6 +106,9 @@ type Results struct {
 	// DaemonRSSMB: the idle daemon's peak resident set (VmHWM), and its
 	// live script workers' added.
 	DaemonRSSMB float64 `json:"daemon_rss_mb"`
+	// DaemonIdleRSSMB: the idle daemon's resident set (VmRSS) once its
+	// idle script workers have retired, any left added.
+	DaemonIdleRSSMB float64 `json:"daemon_idle_rss_mb"`
 	// RSSMB: this process's peak resident set at the end (the bench's own
 	// process, which hosts every engine it measures; not their workers).
 	RSSMB float64 `json:"rss_mb"`
@@ -295,6 +298,7 @@ func (r *Results) Table(w io.Writer) {
 	if r.IdleCPUPercent >= 0 {
 		row("idle_cpu_percent", fmt.Sprintf("%.3f", r.IdleCPUPercent), "< 0.5", b(r.IdleCPUPercent < 0.5))
 		row("daemon_rss_mb", f1(r.DaemonRSSMB), "(idle daemon's peak, its workers' added)", nil)
+		row("daemon_idle_rss_mb", f1(r.DaemonIdleRSSMB), "<= 40 (idle, its workers retired)", b(r.DaemonIdleRSSMB <= 40))
 	} else {
 		row("idle_cpu_percent", "-", "< 0.5 (not measured: no daemon binary)", nil)
 	}
