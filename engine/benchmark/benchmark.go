@@ -47,6 +47,10 @@ type Options struct {
 	// answering each POST (default 1ms).
 	FilesPostItems     int           `json:"files_post_items"`
 	FilesPostSinkDelay time.Duration `json:"-"`
+	// SlowSinkItems: files per round of the slow-sink row (default 200);
+	// SlowSinkPairs: its pairs of rounds, concurrency 1 then 8 (default 2).
+	SlowSinkItems int `json:"slow_sink_items"`
+	SlowSinkPairs int `json:"slow_sink_pairs"`
 	// Logf receives progress lines; nil: silent.
 	Logf func(format string, args ...any) `json:"-"`
 }
@@ -115,6 +119,7 @@ type Results struct {
 
 	YearResults
 	FilesPostResults
+	SlowSinkResults
 
 	Machine  Machine `json:"machine"`
 	Options  Options `json:"options"`
@@ -144,6 +149,12 @@ func (o *Options) defaults() {
 	}
 	if o.FilesPostItems <= 0 {
 		o.FilesPostItems = 1000
+	}
+	if o.SlowSinkItems <= 0 {
+		o.SlowSinkItems = 200
+	}
+	if o.SlowSinkPairs <= 0 {
+		o.SlowSinkPairs = 2
 	}
 	if o.FilesPostSinkDelay <= 0 {
 		o.FilesPostSinkDelay = time.Millisecond
@@ -185,6 +196,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		{"commits per run", commitsPerRun},
 		{"wake latency", wakeLatency},
 		{"files to http", filesPost},
+		{"files to http, slow sink", slowSink},
 		{"history", history},
 		{"parallel workflows", parallel},
 		{"a year", year},
@@ -269,6 +281,7 @@ func (r *Results) Table(w io.Writer) {
 	row("wake_latency_ms.p50", f2(r.WakeLatencyMS.P50), "< 5", b(r.WakeLatencyMS.P50 < 5))
 	row("wake_latency_ms.p99", f2(r.WakeLatencyMS.P99), fmt.Sprintf("(%d samples)", r.WakeSamples), nil)
 	r.filesPostRows(row)
+	r.slowSinkRows(row)
 	sizes := r.Options.HistorySizes
 	flat := func(name string, m map[string]float64) {
 		if len(sizes) == 0 {

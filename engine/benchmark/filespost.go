@@ -172,31 +172,65 @@ func (s *postSink) check(names []string) error {
 	return nil
 }
 
-// filesPost deploys the files→http workflow on a started engine, drops
-// o.FilesPostItems JSON files into its folder at once, which wakes the
-// producer through its folder watch, then waits for the sink to have every
-// item.
+// filesPostRound is one files→http round's figures.
+type filesPostRound struct {
+	items      int
+	span       time.Duration // the drop's start to the last POST
+	lat        []float64     // drop-to-POST, ms, sorted
+	cpu        float64       // keep's CPU-s over the round, the drop's own taken off
+	drop       time.Duration
+	waited     time.Duration
+	itemsPerS  float64
+	cpuPer1000 float64
+}
+
+// filesPost takes the files→http row: one round of filesPostOnce at the
+// row's options.
 func filesPost(ctx context.Context, o Options, r *Results) error {
-	n := o.FilesPostItems
-	sink := newPostSink(n, o.FilesPostSinkDelay)
-	srv := httptest.NewServer(sink)
-	defer srv.Close()
-	k, err := newEngine(ctx, o.Dir)
+	f, err := filesPostOnce(ctx, o.Dir, o.FilesPostItems, o.FilesPostSinkDelay, filesPostConcurrency)
 	if err != nil {
 		return err
+	}
+	r.FilesPostItems = f.items
+	r.FilesPostSeconds = f.span.Seconds()
+	r.FilesPostItemsPerS = f.itemsPerS
+	r.FilesPostLatencyMS = Latency{P50: percentile(f.lat, 50), P99: percentile(f.lat, 99)}
+	r.FilesPostCPUSPer1000 = f.cpuPer1000
+	r.FilesPostSinkDelayMS = float64(o.FilesPostSinkDelay.Microseconds()) / 1000
+	r.FilesPostDropMS = float64(f.drop.Microseconds()) / 1000
+	o.Logf("files→http: %d files posted in %s (%.0f items/s), drop-to-POST p50 %.0f ms p99 %.0f ms, %.2f CPU-s per 1000 (dropped in %.0f ms, waited %s)",
+		f.items, f.span.Round(time.Millisecond), r.FilesPostItemsPerS, r.FilesPostLatencyMS.P50, r.FilesPostLatencyMS.P99, r.FilesPostCPUSPer1000, r.FilesPostDropMS, f.waited.Round(time.Millisecond))
+	return nil
+}
+
+// filesPostConcurrency is the row's consumer concurrency.
+const filesPostConcurrency = 8
+
+// filesPostOnce deploys the files→http workflow (its consumer at
+// concurrency) on a started engine in dir, drops n JSON files into its
+// folder at once, which wakes the producer through its folder watch, then
+// waits for the sink, answering after delay, to have every item once.
+func filesPostOnce(ctx context.Context, dir string, n int, delay time.Duration, concurrency int) (*filesPostRound, error) {
+	sink := newPostSink(n, delay)
+	srv := httptest.NewServer(sink)
+	defer srv.Close()
+	k, err := newEngine(ctx, dir)
+	if err != nil {
+		return nil, err
 	}
 	defer k.close()
 	inbox := filepath.Join(k.root, "inbox")
 	if err := os.MkdirAll(inbox, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	notes, cancel := k.e.Subscribe()
 	defer cancel()
-	if err := k.deploy(ctx, "filespost", strings.ReplaceAll(filesPostWorkflow, "SINK", srv.URL)); err != nil {
-		return err
+	src := strings.NewReplacer("SINK", srv.URL, "concurrency: 8", fmt.Sprintf("concurrency: %d", concurrency)).Replace(filesPostWorkflow)
+	if err := k.deploy(ctx, "filespost", src); err != nil {
+		return nil, err
 	}
 	if err := k.e.Start(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		sctx, c := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -205,24 +239,24 @@ func filesPost(ctx context.Context, o Options, r *Results) error {
 	}()
 	// the first producer run, on the empty folder, is due at deploy
 	if err := awaitNote(ctx, notes, "inbox"); err != nil {
-		return err
+		return nil, err
 	}
 
 	staging := filepath.Join(k.root, "staging")
 	drop, err := Stage(staging, n)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// keep starts on the first rename: its CPU is counted from before the
 	// drop, less the dropping thread's own
 	cpu0 := cpuSeconds()
 	dropCPU, err := onThread(func() error { return drop.Drop(staging, inbox) })
 	if err != nil {
-		return err
+		return nil, err
 	}
 	names, dropped, start := drop.Names, drop.Dropped, drop.Start
-	dropS := time.Since(start).Seconds()
-	timeout := time.NewTimer(time.Duration(n)*50*time.Millisecond + time.Minute)
+	dropped1 := time.Since(start)
+	timeout := time.NewTimer(time.Duration(n)*(50*time.Millisecond+delay) + time.Minute)
 	defer timeout.Stop()
 	for waiting := true; waiting; {
 		select {
@@ -230,12 +264,12 @@ func filesPost(ctx context.Context, o Options, r *Results) error {
 			waiting = false
 		case nt := <-notes:
 			if nt.Kind == engine.NoteRunFailed {
-				return fmt.Errorf("run failed: %s", nt.Text)
+				return nil, fmt.Errorf("run failed: %s", nt.Text)
 			}
 		case <-timeout.C:
-			return fmt.Errorf("the sink has %d of %d items after the timeout", len(sink.snapshot()), n)
+			return nil, fmt.Errorf("the sink has %d of %d items after the timeout", len(sink.snapshot()), n)
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	el := time.Since(start)
@@ -243,10 +277,10 @@ func filesPost(ctx context.Context, o Options, r *Results) error {
 
 	// let the last run commit, so a second POST would show
 	if err := k.e.Stop(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if err := sink.check(names); err != nil {
-		return err
+		return nil, err
 	}
 	first := sink.snapshot()
 	lat := make([]float64, 0, n)
@@ -259,16 +293,8 @@ func filesPost(ctx context.Context, o Options, r *Results) error {
 	}
 	slices.Sort(lat)
 	span := last.Sub(start)
-	r.FilesPostItems = n
-	r.FilesPostSeconds = span.Seconds()
-	r.FilesPostItemsPerS = float64(n) / span.Seconds()
-	r.FilesPostLatencyMS = Latency{P50: percentile(lat, 50), P99: percentile(lat, 99)}
-	r.FilesPostCPUSPer1000 = cpu * 1000 / float64(n)
-	r.FilesPostSinkDelayMS = float64(o.FilesPostSinkDelay.Microseconds()) / 1000
-	r.FilesPostDropMS = dropS * 1000
-	o.Logf("files→http: %d files posted in %s (%.0f items/s), drop-to-POST p50 %.0f ms p99 %.0f ms, %.2f CPU-s per 1000 (dropped in %.0f ms, waited %s)",
-		n, span.Round(time.Millisecond), r.FilesPostItemsPerS, r.FilesPostLatencyMS.P50, r.FilesPostLatencyMS.P99, r.FilesPostCPUSPer1000, r.FilesPostDropMS, el.Round(time.Millisecond))
-	return nil
+	return &filesPostRound{items: n, span: span, lat: lat, cpu: cpu, drop: dropped1, waited: el,
+		itemsPerS: float64(n) / span.Seconds(), cpuPer1000: cpu * 1000 / float64(n)}, nil
 }
 
 func (s *postSink) snapshot() map[string]time.Time {

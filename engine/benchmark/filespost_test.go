@@ -96,3 +96,37 @@ func BenchmarkFilesPost(b *testing.B) {
 		b.ReportMetric(r.FilesPostCPUSPer1000, "cpu-s/1000")
 	}
 }
+
+// TestSlowSink runs the slow-sink row at a small scale: both concurrencies
+// post every file once (each round checks it) and the ratio is there. No
+// target is asserted.
+func TestSlowSink(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := SlowSink(ctx, Options{Dir: t.TempDir(), SlowSinkItems: 30, SlowSinkPairs: 1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.SlowSinkC1ItemsPerS) != 1 || len(r.SlowSinkC8ItemsPerS) != 1 || !(r.SlowSinkRatio > 0) {
+		t.Fatalf("slow sink: c1 %v, c8 %v, ratio %v; want one round each and a ratio", r.SlowSinkC1ItemsPerS, r.SlowSinkC8ItemsPerS, r.SlowSinkRatio)
+	}
+	var out bytes.Buffer
+	r.Table(&out)
+	if !strings.Contains(out.String(), "slow_sink_c8_over_c1") {
+		t.Errorf("the table lacks the slow-sink row:\n%s", out.String())
+	}
+}
+
+// BenchmarkSlowSink is the slow-sink row under go test (200 files a round,
+// two pairs).
+func BenchmarkSlowSink(b *testing.B) {
+	for b.Loop() {
+		r, err := SlowSink(context.Background(), Options{Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(mean(r.SlowSinkC1ItemsPerS), "c1-items/s")
+		b.ReportMetric(mean(r.SlowSinkC8ItemsPerS), "c8-items/s")
+		b.ReportMetric(r.SlowSinkRatio, "c8/c1")
+	}
+}
