@@ -47,6 +47,12 @@ type Options struct {
 	// answering each POST (default 1ms).
 	FilesPostItems     int           `json:"files_post_items"`
 	FilesPostSinkDelay time.Duration `json:"-"`
+	// NodeRed is the node-red command to measure beside the files→http
+	// row; empty: $KEEP_BENCH_NODE_RED, else node-red on the PATH, else
+	// the row says it was skipped. NodeRedPairs: rounds of keep and of each
+	// Node-RED flow, alternating (default 2).
+	NodeRed      string `json:"-"`
+	NodeRedPairs int    `json:"node_red_pairs"`
 	// SlowSinkItems: files per round of the slow-sink row (default 200);
 	// SlowSinkPairs: its pairs of rounds, concurrency 1 then 8 (default 2).
 	SlowSinkItems int `json:"slow_sink_items"`
@@ -149,6 +155,9 @@ func (o *Options) defaults() {
 	}
 	if o.FilesPostItems <= 0 {
 		o.FilesPostItems = 1000
+	}
+	if o.NodeRedPairs <= 0 {
+		o.NodeRedPairs = 2
 	}
 	if o.SlowSinkItems <= 0 {
 		o.SlowSinkItems = 200

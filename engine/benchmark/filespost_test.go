@@ -130,3 +130,22 @@ func BenchmarkSlowSink(b *testing.B) {
 		b.ReportMetric(r.SlowSinkRatio, "c8/c1")
 	}
 }
+
+// TestNodeRedSkipped: without Node-RED the files→http row says it was
+// skipped and why, and measures keep alone.
+func TestNodeRedSkipped(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := FilesPost(ctx, Options{Dir: t.TempDir(), FilesPostItems: 20, NodeRed: "/nonexistent/node-red", Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.NodeRed, "skipped: ") || r.KeepOverNodeRed != nil || r.FilesPostRounds != 1 {
+		t.Fatalf("node_red %q, ratios %v, %d rounds; want skipped with its reason, no ratios, one round of keep", r.NodeRed, r.KeepOverNodeRed, r.FilesPostRounds)
+	}
+	var out bytes.Buffer
+	r.Table(&out)
+	if !strings.Contains(out.String(), "node_red") || !strings.Contains(out.String(), "/nonexistent/node-red") {
+		t.Errorf("the table does not say why Node-RED was skipped:\n%s", out.String())
+	}
+}

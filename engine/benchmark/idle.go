@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -183,6 +184,28 @@ func idle(ctx context.Context, o Options, r *Results) error {
 	o.Logf("idle daemon: %d workflows, %.2f s of CPU over %s: %.3f%%; peak RSS %.1f MB, %.1f MB once its workers retired",
 		o.IdleWorkflows, cpu, window.Round(time.Millisecond), r.IdleCPUPercent, r.DaemonRSSMB, r.DaemonIdleRSSMB)
 	return nil
+}
+
+// resetPeakRSS starts this process's peak resident set, and its script
+// workers', again from what they hold now (the bench's earlier steps left
+// their own peaks), after giving the heap's free pages back.
+func resetPeakRSS() {
+	debug.FreeOSMemory()
+	for _, pid := range append([]int{os.Getpid()}, childPIDs(os.Getpid())...) {
+		_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+	}
+}
+
+// peakRSSWithWorkers is this process's peak resident set and its live
+// script workers', in KiB.
+func peakRSSWithWorkers() int64 {
+	kib, _ := peakRSSKiB(os.Getpid())
+	for _, pid := range childPIDs(os.Getpid()) {
+		if k, err := peakRSSKiB(pid); err == nil {
+			kib += k
+		}
+	}
+	return kib
 }
 
 // peakRSSKiB is a process's VmHWM.

@@ -40,11 +40,11 @@ func slowSink(ctx context.Context, o Options, r *Results) error {
 				return fmt.Errorf("concurrency %d: %w", c, err)
 			}
 			o.Logf("slow sink, concurrency %d: %d items in %s (%.0f items/s), p50 %.0f ms, %.2f CPU-s per 1000",
-				c, f.items, f.span.Round(time.Millisecond), f.itemsPerS, percentile(f.lat, 50), f.cpuPer1000)
+				c, f.Items, f.Span.Round(time.Millisecond), f.ItemsPerS, percentile(f.Lat, 50), f.CPUPer1000)
 			if c == 1 {
-				r.SlowSinkC1ItemsPerS = append(r.SlowSinkC1ItemsPerS, f.itemsPerS)
+				r.SlowSinkC1ItemsPerS = append(r.SlowSinkC1ItemsPerS, f.ItemsPerS)
 			} else {
-				r.SlowSinkC8ItemsPerS = append(r.SlowSinkC8ItemsPerS, f.itemsPerS)
+				r.SlowSinkC8ItemsPerS = append(r.SlowSinkC8ItemsPerS, f.ItemsPerS)
 			}
 		}
 	}
