@@ -87,13 +87,19 @@ func TestPostSinkCheck(t *testing.T) {
 // one flag away: go test ./engine/benchmark -run '^$' -bench FilesPost -cpuprofile cpu.out
 func BenchmarkFilesPost(b *testing.B) {
 	for b.Loop() {
-		r, err := FilesPost(context.Background(), Options{Dir: b.TempDir(), FilesPostItems: 1000})
+		r, err := FilesPost(context.Background(), Options{Dir: b.TempDir(), FilesPostItems: 1000, Logf: b.Logf})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(r.FilesPostItemsPerS, "items/s")
 		b.ReportMetric(r.FilesPostLatencyMS.P50, "p50-ms")
 		b.ReportMetric(r.FilesPostCPUSPer1000, "cpu-s/1000")
+		if q := r.KeepOverNodeRed; q != nil { // KEEP_BENCH_NODE_RED=PATH
+			b.ReportMetric(q.ItemsPerS, "items/s-vs-nr")
+			b.ReportMetric(q.CPUSPer1000, "cpu-vs-nr")
+			b.ReportMetric(q.P50MS, "p50-vs-nr")
+			b.ReportMetric(q.PeakRSSMB, "rss-vs-nr")
+		}
 	}
 }
 
