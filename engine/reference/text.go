@@ -16,7 +16,7 @@ func (r Ref) WriteText(w io.Writer) error {
 	b.WriteString("every call may be awaited. `?` marks an optional field.\n\n")
 
 	b.WriteString("PRODUCER SCHEDULES\n\n")
-	for _, s := range ScheduleForms {
+	for _, s := range r.Schedules {
 		fmt.Fprintf(&b, "  schedule: %s\n", s.Form)
 		wrap(&b, s.Doc, "      ")
 		b.WriteString("\n")
