@@ -50,8 +50,8 @@ func newFolders(e *Engine) *folders {
 }
 
 // update sets the watches of a workflow for the version the scheduler
-// found: at once after a deploy, and again at a producer's scheduled run
-// when a folder could not be watched before.
+// found: at once after a deploy, and again at a producer's run not woken by
+// a watch (retry) when a folder could not be watched before.
 func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, retry bool) {
 	f.mu.Lock()
 	have, ok := f.byWF[w.ID]

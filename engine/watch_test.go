@@ -83,6 +83,65 @@ func TestWatchedFolderWakesItsProducer(t *testing.T) {
 	}
 }
 
+// TestAFolderGoneIsWatchedAgain: a watched folder removed before the
+// engine starts is not watched (the producer runs on its schedule); once it
+// is made again, the producer's next run not woken by the watch (here
+// run-now) watches it, and a file dropped then wakes the producer.
+func TestAFolderGoneIsWatchedAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inbox := filepath.Join(b.root, "inbox")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// the folder may be missing when it lists
+	src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `await ctx.files.list({ dir: "inbox" })`,
+		`await (async () => { try { return await ctx.files.list({ dir: "inbox" }); } catch (e) { return []; } })()`).Replace(watchWorkflow)
+	b.deploy("watch", src)
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	notes, stop := b.e.Subscribe()
+	defer stop()
+	if err := b.e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer b.e.Stop(context.Background())
+	committed := func(what string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case n := <-notes:
+				if n.Kind == NoteRunCommitted && n.Workflow == "watch" {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no producer run committed %s", what)
+			}
+		}
+	}
+	committed("at deploy, the folder missing")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.e.RunNow(ctx, "watch"); err != nil {
+		t.Fatal(err)
+	}
+	committed("after run-now")
+	if err := os.WriteFile(filepath.Join(inbox, "b.txt"), []byte("b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		committed("after a file was dropped")
+		if runs := b.runs("watch"); runs[0].Trigger == "watch" {
+			break
+		}
+	}
+}
+
 // TestWatchWakesCoalesce: however many changes arrive before the
 // producer's run starts, it is woken once; a change during the run wakes
 // it once more.
