@@ -83,6 +83,23 @@ func TestWatchedFolderWakesItsProducer(t *testing.T) {
 	}
 }
 
+// TestWatchInWords: keep workflows says a watched folder in words, alone
+// (with its rescan) and beside an interval.
+func TestWatchInWords(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.write("inbox/x", "x")
+	for schedule, want := range map[string]string{
+		`{ watch: "inbox" }`:                 "Checks when inbox changes, and every 5 minutes",
+		`{ watch: "inbox", interval: "1h" }`: "Checks every hour, and when inbox changes",
+	} {
+		b.deploy("watch", strings.Replace(watchWorkflow, "SCHEDULE", schedule, 1))
+		if got := b.workflow("watch").Handlers[0].Schedule; got != want {
+			t.Errorf("%s: %q, want %q", schedule, got, want)
+		}
+	}
+}
+
 // TestAFolderGoneIsWatchedAgain: a watched folder removed before the
 // engine starts is not watched (the producer runs on its schedule); once it
 // is made again, the producer's next run not woken by the watch (here
