@@ -124,10 +124,19 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 
 // schedule text for a producer, in words.
 func scheduleWords(s sandbox.Schedule) string {
-	if s.Cron != "" {
-		return "Runs on cron " + s.Cron
+	var w string
+	switch {
+	case s.Cron != "":
+		w = "Runs on cron " + s.Cron
+	case s.Interval > 0:
+		w = "Checks every " + durationWords(s.Interval)
+	case s.Watch != "":
+		return "Checks when " + s.Watch + " changes, and every " + durationWords(sandbox.WatchRescan)
 	}
-	return "Checks every " + durationWords(s.Interval)
+	if s.Watch != "" {
+		w += ", and when " + s.Watch + " changes"
+	}
+	return w
 }
 
 func durationWords(d time.Duration) string {

@@ -138,6 +138,7 @@ type Engine struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	started bool
+	folders *folders // watch.go: while started
 }
 
 type scriptKey struct {
@@ -313,7 +314,9 @@ func (e *Engine) scriptIn(ctx context.Context, q storage.Q, workflowID int64, ve
 	if err != nil {
 		return nil, fmt.Errorf("script version %d: %w", version, err)
 	}
-	sc, err = sandbox.Load(v.FileName, []byte(v.Source), e.loadOptions())
+	o := e.loadOptions()
+	o.WatchFolder = nil // checked at deploy; a folder gone since is the rescan's (watch.go)
+	sc, err = sandbox.Load(v.FileName, []byte(v.Source), o)
 	if err != nil {
 		return nil, fmt.Errorf("script version %d no longer loads: %w", version, err)
 	}

@@ -39,6 +39,7 @@ func (e *Engine) runProducer(ctx context.Context, ws *wfState, w *storage.Workfl
 	ws.mu.Lock()
 	delete(ws.queued, p.Name)
 	ws.mu.Unlock()
+	e.watching().ran(w.ID, p.Name)
 	run := e.newRun(w, p.Name, "producer", trigger)
 	if err := e.tStarted(ctx, run); err != nil {
 		return err

@@ -23,6 +23,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	e.started = true
 	e.runCtx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	e.folders = newFolders(e)
 	e.mu.Unlock()
 	wfs, err := e.db.Read().Workflows(ctx)
 	if err != nil {
@@ -43,7 +44,10 @@ func (e *Engine) Stop(ctx context.Context) error {
 		return nil
 	}
 	e.cancel()
+	f := e.folders
+	e.folders = nil
 	e.mu.Unlock()
+	f.close()
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()
 	select {
@@ -238,6 +242,12 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 	if err != nil {
 		return false, nil, err
 	}
+	if f := e.watching(); f != nil && w != nil {
+		// a deploy's new folders are watched from its first step; one that
+		// could not be is tried again at the producer's next run not woken
+		// by a watch (its schedule, or run-now)
+		f.update(ctx, ws, w, wk != nil && wk.kind == workProducer && wk.trigger != "watch")
+	}
 	if wk == nil {
 		return false, next, nil
 	}
@@ -420,6 +430,9 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 		s := byName[p.Name]
 		if ws.isQueued(p.Name) {
 			return &work{kind: workProducer, handler: p.Name, trigger: "manual"}, nil, nil
+		}
+		if e.watching().isWoken(w.ID, p.Name) {
+			return &work{kind: workProducer, handler: p.Name, trigger: "watch"}, nil, nil
 		}
 		if s.NextRunAt != nil && !s.NextRunAt.After(now) {
 			return &work{kind: workProducer, handler: p.Name, trigger: "schedule"}, nil, nil

@@ -65,11 +65,16 @@ type Diagnostic struct {
 // "file:line:col: message" line per diagnostic.
 type ValidationError struct{ Diagnostics []Diagnostic }
 
-// Schedule is a producer's schedule: exactly one of Interval and Cron.
+// Schedule is a producer's schedule: at most one of Interval and Cron, and
+// a watched folder beside or instead of them (at least one of the three).
 type Schedule struct {
 	Interval time.Duration // from "30s", "5m", "1h", "1d"
 	Cron     string        // 5 fields
-	Text     string        // as written, e.g. "5m" or "0 9 * * *"
+	Text     string        // as written, e.g. "5m" or "0 9 * * *"; "watch inbox" for a watch alone
+	// Watch is a folder under the files roots whose changes wake the
+	// producer, as written ("inbox": relative to the first root). Without
+	// Interval or Cron the producer still runs every WatchRescan.
+	Watch string `json:",omitempty"`
 }
 
 type Producer struct {
@@ -112,6 +117,10 @@ type LoadOptions struct {
 	// Sources are the input sources and their types; a registerInput
 	// naming another is a diagnostic. Nil: not checked.
 	Sources map[string][]string
+	// WatchFolder checks a producer's schedule.watch folder (under a files
+	// root, there); its error is a diagnostic at the folder's literal. Nil:
+	// not checked (a stored version, loaded again, was checked at deploy).
+	WatchFolder func(dir string) error `json:"-"`
 }
 
 // Script is a loaded, validated workflow file. It is safe for concurrent use:

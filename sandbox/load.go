@@ -30,7 +30,7 @@ func Load(fileName string, src []byte, opts LoadOptions) (*Script, error) {
 		if len(src) > MaxSourceSize {
 			return loadHere(fileName, src, opts) // the size diagnostic, without a worker
 		}
-		return loadRemote(fileName, src, opts)
+		return watchFolders(loadRemote(fileName, src, opts))
 	}
 	return loadHere(fileName, src, opts)
 }

@@ -64,14 +64,63 @@ func ParseSchedule(text string) (Schedule, error) {
 
 // Next is the first run time strictly after `after`: after+Interval for an
 // interval, the cron expression's next match (in after's location) for a
-// cron schedule. It is the zero time for a schedule that does not parse.
+// cron schedule, after+WatchRescan for a watch alone. It is the zero time
+// for a schedule that does not parse.
 func (s Schedule) Next(after time.Time) time.Time {
 	if s.Interval > 0 {
 		return after.Add(s.Interval)
+	}
+	if s.Cron == "" && s.Watch != "" {
+		return after.Add(WatchRescan)
 	}
 	sched, err := ParseCron(s.Cron)
 	if err != nil {
 		return time.Time{}
 	}
 	return sched.Next(after)
+}
+
+// WatchRescan is how often a producer that declares a watched folder and no
+// interval or cron runs anyway: the watch only wakes it sooner, and an event
+// the kernel drops (a full queue, a folder made after the watch) is caught
+// here.
+const WatchRescan = 5 * time.Minute
+
+// words is the schedule as `keep workflows` shows it: the interval or cron
+// as written, and the watched folder beside it.
+func (s Schedule) words() string {
+	switch {
+	case s.Watch == "":
+		return s.Text
+	case s.Text == "":
+		return "watch " + s.Watch
+	}
+	return s.Text + ", watch " + s.Watch
+}
+
+// watchFolders checks, in the host, the folders a loaded script's producers
+// watch (LoadOptions.WatchFolder looks at the disk, which a worker does not
+// see): each problem is a diagnostic at the folder's literal.
+func watchFolders(s *Script, err error) (*Script, error) {
+	if err != nil || s.opts.WatchFolder == nil {
+		return s, err
+	}
+	loc := locator{file: s.FileName, src: string(s.Source)}
+	top := or(loc.first(0, "Keep.workflow"), loc.first(0, "export default"))
+	producersAt := or(loc.key(top, "producers"), top)
+	var diags []Diagnostic
+	for _, p := range s.Workflow.Producers {
+		if p.Schedule.Watch == "" {
+			continue
+		}
+		if err := s.opts.WatchFolder(p.Schedule.Watch); err != nil {
+			at := or(loc.key(producersAt, p.Name), producersAt)
+			fieldAt := or(loc.key(at, "schedule"), at)
+			diags = append(diags, loc.diag(or(loc.literal(fieldAt, p.Schedule.Watch), fieldAt), "schedule of producer %q: %v", p.Name, err))
+		}
+	}
+	if len(diags) > 0 {
+		return nil, &ValidationError{Diagnostics: diags}
+	}
+	return s, nil
 }

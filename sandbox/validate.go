@@ -296,22 +296,34 @@ func (v *validator) concurrency(obj *goja.Object, name string, at int) int {
 	return int(f)
 }
 
-// schedule checks { interval: "5m" } or { cron: "0 9 * * *" }.
+// schedule checks { interval: "5m" } or { cron: "0 9 * * *" }, and a
+// watched folder beside or instead of them ({ watch: "inbox" }).
 func (v *validator) schedule(val goja.Value, name string, at int) Schedule {
+	const forms = `{ interval: "5m" }, { cron: "0 9 * * *" } or { watch: "inbox" }`
 	fieldAt := or(v.loc.key(at, "schedule"), at)
 	obj, ok := val.(*goja.Object)
 	if isAbsent(val) {
-		v.add(at, `producer %q has no schedule ({ interval: "5m" } or { cron: "0 9 * * *" })`, name)
+		v.add(at, "producer %q has no schedule (%s)", name, forms)
 		return Schedule{}
 	}
 	if !ok || isArray(val) || isFunction(val) {
-		v.add(fieldAt, `schedule of producer %q must be { interval: "5m" } or { cron: "0 9 * * *" }`, name)
+		v.add(fieldAt, "schedule of producer %q must be %s", name, forms)
 		return Schedule{}
+	}
+	var s Schedule
+	if w := obj.Get("watch"); !isAbsent(w) {
+		text := w.String()
+		textAt := or(v.loc.literal(fieldAt, text), fieldAt)
+		if !isString(w) || strings.TrimSpace(text) == "" {
+			v.add(textAt, `watch of producer %q must be a folder under the files roots, like "inbox"`, name)
+		}
+		s.Watch = text // the folder is checked in the host (watchFolders)
 	}
 	iv, cr := obj.Get("interval"), obj.Get("cron")
 	switch {
 	case !isAbsent(iv) && !isAbsent(cr):
 		v.add(fieldAt, "schedule of producer %q has both interval and cron; give exactly one", name)
+		return Schedule{}
 	case !isAbsent(iv):
 		text := iv.String()
 		textAt := or(v.loc.literal(fieldAt, text), fieldAt)
@@ -327,7 +339,7 @@ func (v *validator) schedule(val goja.Value, name string, at int) Schedule {
 		if d < v.opts.MinInterval {
 			v.add(textAt, "schedule of producer %q: interval %s is shorter than the shortest allowed, %s", name, text, v.opts.MinInterval)
 		}
-		return Schedule{Interval: d, Text: text}
+		s.Interval, s.Text = d, text
 	case !isAbsent(cr):
 		text := cr.String()
 		textAt := or(v.loc.literal(fieldAt, text), fieldAt)
@@ -339,11 +351,13 @@ func (v *validator) schedule(val goja.Value, name string, at int) Schedule {
 			v.add(textAt, "schedule of producer %q: %v", name, err)
 			return Schedule{}
 		}
-		return Schedule{Cron: text, Text: text}
-	default:
-		v.add(fieldAt, `schedule of producer %q needs interval or cron ({ interval: "5m" } or { cron: "0 9 * * *" })`, name)
+		s.Cron, s.Text = text, text
+	case s.Watch == "":
+		v.add(fieldAt, "schedule of producer %q needs interval or cron, or watch (%s)", name, forms)
+		return Schedule{}
 	}
-	return Schedule{}
+	s.Text = s.words()
+	return s
 }
 
 func names[V any](m map[string]V) string {

@@ -198,10 +198,11 @@ func (t *headBuffer) String() string {
 const maxIdleProcs = 8
 
 // idleRetire is how long a worker may wait in the pool unused before it is
-// let go: an idle keep holds no workers for long (each is tens of MB), and
-// one started again costs tens of ms, next to a workflow's minutes between
-// polls.
-const idleRetire = time.Minute
+// let go: an idle keep holds no workers for long (each is tens of MB, where
+// keep alone is about 35), and one started again costs tens of ms, next to
+// a workflow's minutes between polls. A burst keeps its workers: each run
+// gives its worker back within milliseconds of the next taking one.
+const idleRetire = 10 * time.Second
 
 // procs is the process's pool of warm workers, by memory limit.
 var procs = &procPool{idle: map[uint64][]*worker{}, idleFor: idleRetire}

@@ -47,6 +47,16 @@ type Options struct {
 	// answering each POST (default 1ms).
 	FilesPostItems     int           `json:"files_post_items"`
 	FilesPostSinkDelay time.Duration `json:"-"`
+	// NodeRed is the node-red command to measure beside the files→http
+	// row; empty: $KEEP_BENCH_NODE_RED, else node-red on the PATH, else
+	// the row says it was skipped. NodeRedPairs: rounds of keep and of each
+	// Node-RED flow, alternating (default 2).
+	NodeRed      string `json:"-"`
+	NodeRedPairs int    `json:"node_red_pairs"`
+	// SlowSinkItems: files per round of the slow-sink row (default 200);
+	// SlowSinkPairs: its pairs of rounds, concurrency 1 then 8 (default 2).
+	SlowSinkItems int `json:"slow_sink_items"`
+	SlowSinkPairs int `json:"slow_sink_pairs"`
 	// Logf receives progress lines; nil: silent.
 	Logf func(format string, args ...any) `json:"-"`
 }
@@ -106,12 +116,16 @@ type Results struct {
 	// DaemonRSSMB: the idle daemon's peak resident set (VmHWM), and its
 	// live script workers' added.
 	DaemonRSSMB float64 `json:"daemon_rss_mb"`
+	// DaemonIdleRSSMB: the idle daemon's resident set (VmRSS) once its
+	// idle script workers have retired, any left added.
+	DaemonIdleRSSMB float64 `json:"daemon_idle_rss_mb"`
 	// RSSMB: this process's peak resident set at the end (the bench's own
 	// process, which hosts every engine it measures; not their workers).
 	RSSMB float64 `json:"rss_mb"`
 
 	YearResults
 	FilesPostResults
+	SlowSinkResults
 
 	Machine  Machine `json:"machine"`
 	Options  Options `json:"options"`
@@ -141,6 +155,15 @@ func (o *Options) defaults() {
 	}
 	if o.FilesPostItems <= 0 {
 		o.FilesPostItems = 1000
+	}
+	if o.NodeRedPairs <= 0 {
+		o.NodeRedPairs = 2
+	}
+	if o.SlowSinkItems <= 0 {
+		o.SlowSinkItems = 200
+	}
+	if o.SlowSinkPairs <= 0 {
+		o.SlowSinkPairs = 2
 	}
 	if o.FilesPostSinkDelay <= 0 {
 		o.FilesPostSinkDelay = time.Millisecond
@@ -182,6 +205,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		{"commits per run", commitsPerRun},
 		{"wake latency", wakeLatency},
 		{"files to http", filesPost},
+		{"files to http, slow sink", slowSink},
 		{"history", history},
 		{"parallel workflows", parallel},
 		{"a year", year},
@@ -266,6 +290,7 @@ func (r *Results) Table(w io.Writer) {
 	row("wake_latency_ms.p50", f2(r.WakeLatencyMS.P50), "< 5", b(r.WakeLatencyMS.P50 < 5))
 	row("wake_latency_ms.p99", f2(r.WakeLatencyMS.P99), fmt.Sprintf("(%d samples)", r.WakeSamples), nil)
 	r.filesPostRows(row)
+	r.slowSinkRows(row)
 	sizes := r.Options.HistorySizes
 	flat := func(name string, m map[string]float64) {
 		if len(sizes) == 0 {
@@ -295,6 +320,7 @@ func (r *Results) Table(w io.Writer) {
 	if r.IdleCPUPercent >= 0 {
 		row("idle_cpu_percent", fmt.Sprintf("%.3f", r.IdleCPUPercent), "< 0.5", b(r.IdleCPUPercent < 0.5))
 		row("daemon_rss_mb", f1(r.DaemonRSSMB), "(idle daemon's peak, its workers' added)", nil)
+		row("daemon_idle_rss_mb", f1(r.DaemonIdleRSSMB), "<= 40 (idle, its workers retired)", b(r.DaemonIdleRSSMB <= 40))
 	} else {
 		row("idle_cpu_percent", "-", "< 0.5 (not measured: no daemon binary)", nil)
 	}

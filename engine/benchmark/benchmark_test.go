@@ -34,7 +34,7 @@ func TestRun(t *testing.T) {
 		"pipeline_runs_per_s": res.PipelineRunsPerS, "pipeline_seconds": res.PipelineSeconds,
 		"floor_commits_per_s": res.FloorCommitsPerS, "commits_per_run": res.CommitsPerRun,
 		"floor_ratio": res.FloorRatio, "wake_latency_ms.p50": res.WakeLatencyMS.P50,
-		"wake_latency_ms.p99": res.WakeLatencyMS.P99, "rss_mb": res.RSSMB, "daemon_rss_mb": res.DaemonRSSMB,
+		"wake_latency_ms.p99": res.WakeLatencyMS.P99, "rss_mb": res.RSSMB, "daemon_rss_mb": res.DaemonRSSMB, "daemon_idle_rss_mb": res.DaemonIdleRSSMB,
 		"files_post_items_per_s": res.FilesPostItemsPerS, "files_post_cpu_s_per_1000": res.FilesPostCPUSPer1000,
 	}
 	for _, n := range []string{"1000", "5000"} {

@@ -3,7 +3,6 @@ package benchmark
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -19,9 +18,9 @@ import (
 )
 
 // filesPostWorkflow is issue 26's job, the one measured against Node-RED: a
-// files producer lists a folder and publishes one event per file; an http
-// consumer POSTs each to a sink, with a reconcile URL so an unknown outcome
-// can be checked instead of sent again.
+// files producer, woken by its folder changing, lists it and publishes one
+// event per file; an http consumer POSTs each to a sink, with a reconcile
+// URL so an unknown outcome can be checked instead of sent again.
 const filesPostWorkflow = `
 export default Keep.workflow({
   name: "filespost",
@@ -29,7 +28,7 @@ export default Keep.workflow({
   producers: {
     inbox: {
       publishes: ["file"],
-      schedule: { interval: "1h" },
+      schedule: { watch: "inbox", interval: "1h" },
       handler: async (ctx) => {
         for (const f of await ctx.files.list({ dir: "inbox" })) {
           const inputId = ctx.registerInput({ source: "files", type: "file", id: f.name, title: "File " + f.name });
@@ -84,6 +83,17 @@ type FilesPostResults struct {
 	// FilesPostDropMS: how long the drop took (renames into the folder of
 	// files written beside it); it is inside the span and the latencies.
 	FilesPostDropMS float64 `json:"files_post_drop_ms"`
+	// FilesPostPeakRSSMB: keep's peak resident set over the round, this
+	// process's (the bench's, the sink's included) and its script workers'.
+	FilesPostPeakRSSMB float64 `json:"files_post_peak_rss_mb"`
+	// FilesPostRounds: keep's rounds the figures above are the mean of.
+	FilesPostRounds int `json:"files_post_rounds"`
+	// NodeRed says whether Node-RED ran beside keep, or why not;
+	// NodeRedFlows are its figures by flow, KeepOverNodeRed keep's over
+	// the better flow's, figure by figure.
+	NodeRed         string                  `json:"node_red"`
+	NodeRedFlows    map[string]RoundSummary `json:"node_red_flows,omitempty"`
+	KeepOverNodeRed *RoundSummary           `json:"keep_over_node_red,omitempty"`
 }
 
 // postSink is the local webhook: it records each POST (the item, its
@@ -173,31 +183,144 @@ func (s *postSink) check(names []string) error {
 	return nil
 }
 
-// filesPost deploys the files→http workflow on a started engine, drops
-// o.FilesPostItems JSON files into its folder at once and runs the producer
-// right away (as a folder watch would), then waits for the sink to have
-// every item.
+// FilesPostRound is one files→http round's figures, keep's or Node-RED's.
+type FilesPostRound struct {
+	Items      int
+	Span       time.Duration // the drop's start to the last POST
+	Lat        []float64     // drop-to-POST, ms, sorted
+	CPU        float64       // CPU-s over the round (keep's: the drop's own taken off)
+	PeakRSSMB  float64       // peak resident set over the round (keep's: with its workers')
+	Drop       time.Duration
+	Waited     time.Duration
+	ItemsPerS  float64
+	CPUPer1000 float64
+}
+
+// filesPost takes the files→http row: a round of filesPostOnce at the
+// row's options and, when Node-RED is found, a round of each of its flows
+// after it, NodeRedPairs times over (the machine's load moves between
+// rounds; alternating spreads it over both sides).
 func filesPost(ctx context.Context, o Options, r *Results) error {
-	n := o.FilesPostItems
-	sink := newPostSink(n, o.FilesPostSinkDelay)
+	bin, why := nodeRedBin(o)
+	pairs := 1
+	if bin != "" {
+		pairs = o.NodeRedPairs
+	}
+	r.NodeRed = why
+	var keep []*FilesPostRound
+	nr := map[string][]*FilesPostRound{}
+	for i := range pairs {
+		f, err := filesPostOnce(ctx, filepath.Join(o.Dir, fmt.Sprintf("keep-%d", i)), o.FilesPostItems, o.FilesPostSinkDelay, filesPostConcurrency)
+		if err != nil {
+			return err
+		}
+		keep = append(keep, f)
+		o.Logf("files→http: %d files posted in %s (%.0f items/s), drop-to-POST p50 %.0f ms p99 %.0f ms, %.2f CPU-s per 1000, peak RSS %.1f MB (dropped in %.0f ms, waited %s)",
+			f.Items, f.Span.Round(time.Millisecond), f.ItemsPerS, percentile(f.Lat, 50), percentile(f.Lat, 99), f.CPUPer1000, f.PeakRSSMB,
+			float64(f.Drop.Microseconds())/1000, f.Waited.Round(time.Millisecond))
+		if bin == "" {
+			continue
+		}
+		for _, flow := range NodeRedFlows {
+			g, err := NodeRedRound(ctx, filepath.Join(o.Dir, fmt.Sprintf("nodered-%s-%d", flow, i)), bin, flow, o.FilesPostItems, o.FilesPostSinkDelay)
+			if err != nil {
+				return err
+			}
+			nr[flow] = append(nr[flow], g)
+			o.Logf("node-red %s: %d files posted in %s (%.0f items/s), drop-to-POST p50 %.0f ms p99 %.0f ms, %.2f CPU-s per 1000, peak RSS %.1f MB",
+				flow, g.Items, g.Span.Round(time.Millisecond), g.ItemsPerS, percentile(g.Lat, 50), percentile(g.Lat, 99), g.CPUPer1000, g.PeakRSSMB)
+		}
+	}
+	k := summarize(keep)
+	r.FilesPostItems = o.FilesPostItems
+	r.FilesPostSeconds = k.Seconds
+	r.FilesPostItemsPerS = k.ItemsPerS
+	r.FilesPostLatencyMS = Latency{P50: k.P50MS, P99: k.P99MS}
+	r.FilesPostCPUSPer1000 = k.CPUSPer1000
+	r.FilesPostPeakRSSMB = k.PeakRSSMB
+	r.FilesPostSinkDelayMS = float64(o.FilesPostSinkDelay.Microseconds()) / 1000
+	r.FilesPostDropMS = k.DropMS
+	r.FilesPostRounds = len(keep)
+	if bin != "" {
+		r.NodeRed = fmt.Sprintf("measured: %s, %d rounds of keep and of each flow, alternating", bin, pairs)
+		r.NodeRedFlows = map[string]RoundSummary{}
+		var best RoundSummary
+		for i, flow := range NodeRedFlows {
+			s := summarize(nr[flow])
+			r.NodeRedFlows[flow] = s
+			if i == 0 {
+				best = s
+				continue
+			}
+			best.ItemsPerS = max(best.ItemsPerS, s.ItemsPerS)
+			best.CPUSPer1000 = min(best.CPUSPer1000, s.CPUSPer1000)
+			best.P50MS = min(best.P50MS, s.P50MS)
+			best.PeakRSSMB = min(best.PeakRSSMB, s.PeakRSSMB)
+		}
+		r.KeepOverNodeRed = &RoundSummary{ItemsPerS: k.ItemsPerS / best.ItemsPerS, CPUSPer1000: k.CPUSPer1000 / best.CPUSPer1000,
+			P50MS: k.P50MS / best.P50MS, PeakRSSMB: k.PeakRSSMB / best.PeakRSSMB}
+	}
+	return nil
+}
+
+// RoundSummary is the mean of rounds' figures (the highest peak RSS); as
+// KeepOverNodeRed, keep's over the better of Node-RED's flows, each figure
+// on its own.
+type RoundSummary struct {
+	ItemsPerS   float64 `json:"items_per_s"`
+	CPUSPer1000 float64 `json:"cpu_s_per_1000"`
+	P50MS       float64 `json:"p50_ms"`
+	P99MS       float64 `json:"p99_ms,omitempty"`
+	PeakRSSMB   float64 `json:"peak_rss_mb"`
+	Seconds     float64 `json:"seconds,omitempty"`
+	DropMS      float64 `json:"drop_ms,omitempty"`
+}
+
+func summarize(rounds []*FilesPostRound) RoundSummary {
+	var s RoundSummary
+	for _, f := range rounds {
+		s.ItemsPerS += f.ItemsPerS
+		s.CPUSPer1000 += f.CPUPer1000
+		s.P50MS += percentile(f.Lat, 50)
+		s.P99MS += percentile(f.Lat, 99)
+		s.Seconds += f.Span.Seconds()
+		s.DropMS += float64(f.Drop.Microseconds()) / 1000
+		s.PeakRSSMB = max(s.PeakRSSMB, f.PeakRSSMB)
+	}
+	if n := float64(len(rounds)); n > 0 {
+		s.ItemsPerS, s.CPUSPer1000, s.P50MS, s.P99MS, s.Seconds, s.DropMS = s.ItemsPerS/n, s.CPUSPer1000/n, s.P50MS/n, s.P99MS/n, s.Seconds/n, s.DropMS/n
+	}
+	return s
+}
+
+// filesPostConcurrency is the row's consumer concurrency.
+const filesPostConcurrency = 8
+
+// filesPostOnce deploys the files→http workflow (its consumer at
+// concurrency) on a started engine in dir, drops n JSON files into its
+// folder at once, which wakes the producer through its folder watch, then
+// waits for the sink, answering after delay, to have every item once.
+func filesPostOnce(ctx context.Context, dir string, n int, delay time.Duration, concurrency int) (*FilesPostRound, error) {
+	sink := newPostSink(n, delay)
 	srv := httptest.NewServer(sink)
 	defer srv.Close()
-	k, err := newEngine(ctx, o.Dir)
+	k, err := newEngine(ctx, dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer k.close()
 	inbox := filepath.Join(k.root, "inbox")
 	if err := os.MkdirAll(inbox, 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	notes, cancel := k.e.Subscribe()
 	defer cancel()
-	if err := k.deploy(ctx, "filespost", strings.ReplaceAll(filesPostWorkflow, "SINK", srv.URL)); err != nil {
-		return err
+	src := strings.NewReplacer("SINK", srv.URL, "concurrency: 8", fmt.Sprintf("concurrency: %d", concurrency)).Replace(filesPostWorkflow)
+	if err := k.deploy(ctx, "filespost", src); err != nil {
+		return nil, err
 	}
 	if err := k.e.Start(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		sctx, c := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -206,33 +329,25 @@ func filesPost(ctx context.Context, o Options, r *Results) error {
 	}()
 	// the first producer run, on the empty folder, is due at deploy
 	if err := awaitNote(ctx, notes, "inbox"); err != nil {
-		return err
+		return nil, err
 	}
 
 	staging := filepath.Join(k.root, "staging")
 	drop, err := Stage(staging, n)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := drop.Drop(staging, inbox); err != nil {
-		return err
+	// keep starts on the first rename: its CPU is counted from before the
+	// drop, less the dropping thread's own; its peak RSS from the drop on
+	resetPeakRSS()
+	cpu0 := cpuSeconds()
+	dropCPU, err := onThread(func() error { return drop.Drop(staging, inbox) })
+	if err != nil {
+		return nil, err
 	}
 	names, dropped, start := drop.Names, drop.Dropped, drop.Start
-	dropS := time.Since(start).Seconds()
-	// the drop is the dropper's CPU, not keep's; keep does nothing before
-	// RunNow
-	cpu0 := cpuSeconds()
-	for {
-		err := k.e.RunNow(ctx, "filespost")
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, engine.ErrRefused) {
-			return err
-		}
-		time.Sleep(time.Millisecond)
-	}
-	timeout := time.NewTimer(time.Duration(n)*50*time.Millisecond + time.Minute)
+	dropped1 := time.Since(start)
+	timeout := time.NewTimer(time.Duration(n)*(50*time.Millisecond+delay) + time.Minute)
 	defer timeout.Stop()
 	for waiting := true; waiting; {
 		select {
@@ -240,23 +355,24 @@ func filesPost(ctx context.Context, o Options, r *Results) error {
 			waiting = false
 		case nt := <-notes:
 			if nt.Kind == engine.NoteRunFailed {
-				return fmt.Errorf("run failed: %s", nt.Text)
+				return nil, fmt.Errorf("run failed: %s", nt.Text)
 			}
 		case <-timeout.C:
-			return fmt.Errorf("the sink has %d of %d items after the timeout", len(sink.snapshot()), n)
+			return nil, fmt.Errorf("the sink has %d of %d items after the timeout", len(sink.snapshot()), n)
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	el := time.Since(start)
-	cpu := cpuSeconds() - cpu0
+	cpu := cpuSeconds() - cpu0 - dropCPU
+	peak := peakRSSWithWorkers()
 
 	// let the last run commit, so a second POST would show
 	if err := k.e.Stop(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if err := sink.check(names); err != nil {
-		return err
+		return nil, err
 	}
 	first := sink.snapshot()
 	lat := make([]float64, 0, n)
@@ -269,16 +385,8 @@ func filesPost(ctx context.Context, o Options, r *Results) error {
 	}
 	slices.Sort(lat)
 	span := last.Sub(start)
-	r.FilesPostItems = n
-	r.FilesPostSeconds = span.Seconds()
-	r.FilesPostItemsPerS = float64(n) / span.Seconds()
-	r.FilesPostLatencyMS = Latency{P50: percentile(lat, 50), P99: percentile(lat, 99)}
-	r.FilesPostCPUSPer1000 = cpu * 1000 / float64(n)
-	r.FilesPostSinkDelayMS = float64(o.FilesPostSinkDelay.Microseconds()) / 1000
-	r.FilesPostDropMS = dropS * 1000
-	o.Logf("files→http: %d files posted in %s (%.0f items/s), drop-to-POST p50 %.0f ms p99 %.0f ms, %.2f CPU-s per 1000 (dropped in %.0f ms, waited %s)",
-		n, span.Round(time.Millisecond), r.FilesPostItemsPerS, r.FilesPostLatencyMS.P50, r.FilesPostLatencyMS.P99, r.FilesPostCPUSPer1000, r.FilesPostDropMS, el.Round(time.Millisecond))
-	return nil
+	return &FilesPostRound{Items: n, Span: span, Lat: lat, CPU: cpu, PeakRSSMB: float64(peak) / 1024, Drop: dropped1, Waited: el,
+		ItemsPerS: float64(n) / span.Seconds(), CPUPer1000: cpu * 1000 / float64(n)}, nil
 }
 
 func (s *postSink) snapshot() map[string]time.Time {
@@ -318,6 +426,19 @@ func (r *Results) filesPostRows(row func(name, value, target string, met *bool))
 	row("files_post_cpu_s_per_1000", f2(r.FilesPostCPUSPer1000), "<= 1.3", b(r.FilesPostCPUSPer1000 <= 1.3))
 	row("files_post_sink_delay_ms", f1(r.FilesPostSinkDelayMS), "(the sink answers each POST after this)", nil)
 	row("files_post_drop_ms", f1(r.FilesPostDropMS), "(the drop: files written beside the folder, renamed into it)", nil)
+	row("files_post_peak_rss_mb", f1(r.FilesPostPeakRSSMB), "(keep's process, the bench's own included, and its workers)", nil)
+	row("node_red", "-", r.NodeRed, nil)
+	for _, flow := range NodeRedFlows {
+		if s, ok := r.NodeRedFlows[flow]; ok {
+			row("node_red."+flow+"_items_per_s", f1(s.ItemsPerS), fmt.Sprintf("(p50 %.0f ms, %.2f CPU-s per 1,000, peak RSS %.1f MB)", s.P50MS, s.CPUSPer1000, s.PeakRSSMB), nil)
+		}
+	}
+	if q := r.KeepOverNodeRed; q != nil {
+		row("keep_over_node_red.items_per_s", f2(q.ItemsPerS), ">= 1.2 (against the better of its flows)", b(q.ItemsPerS >= 1.2))
+		row("keep_over_node_red.cpu_s_per_1000", f2(q.CPUSPer1000), "<= 0.8", b(q.CPUSPer1000 <= 0.8))
+		row("keep_over_node_red.p50", f2(q.P50MS), "<= 1.0", b(q.P50MS <= 1.0))
+		row("keep_over_node_red.peak_rss", f2(q.PeakRSSMB), "<= 1.0", b(q.PeakRSSMB <= 1.0))
+	}
 }
 
 // FilesPost takes the files→http row alone (a caller that wants only it): the job

@@ -87,12 +87,71 @@ func TestPostSinkCheck(t *testing.T) {
 // one flag away: go test ./engine/benchmark -run '^$' -bench FilesPost -cpuprofile cpu.out
 func BenchmarkFilesPost(b *testing.B) {
 	for b.Loop() {
-		r, err := FilesPost(context.Background(), Options{Dir: b.TempDir(), FilesPostItems: 1000})
+		r, err := FilesPost(context.Background(), Options{Dir: b.TempDir(), FilesPostItems: 1000, Logf: b.Logf})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(r.FilesPostItemsPerS, "items/s")
 		b.ReportMetric(r.FilesPostLatencyMS.P50, "p50-ms")
 		b.ReportMetric(r.FilesPostCPUSPer1000, "cpu-s/1000")
+		if q := r.KeepOverNodeRed; q != nil { // KEEP_BENCH_NODE_RED=PATH
+			b.ReportMetric(q.ItemsPerS, "items/s-vs-nr")
+			b.ReportMetric(q.CPUSPer1000, "cpu-vs-nr")
+			b.ReportMetric(q.P50MS, "p50-vs-nr")
+			b.ReportMetric(q.PeakRSSMB, "rss-vs-nr")
+		}
+	}
+}
+
+// TestSlowSink runs the slow-sink row at a small scale: both concurrencies
+// post every file once (each round checks it) and the ratio is there. No
+// target is asserted.
+func TestSlowSink(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := SlowSink(ctx, Options{Dir: t.TempDir(), SlowSinkItems: 30, SlowSinkPairs: 1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.SlowSinkC1ItemsPerS) != 1 || len(r.SlowSinkC8ItemsPerS) != 1 || !(r.SlowSinkRatio > 0) {
+		t.Fatalf("slow sink: c1 %v, c8 %v, ratio %v; want one round each and a ratio", r.SlowSinkC1ItemsPerS, r.SlowSinkC8ItemsPerS, r.SlowSinkRatio)
+	}
+	var out bytes.Buffer
+	r.Table(&out)
+	if !strings.Contains(out.String(), "slow_sink_c8_over_c1") {
+		t.Errorf("the table lacks the slow-sink row:\n%s", out.String())
+	}
+}
+
+// BenchmarkSlowSink is the slow-sink row under go test (200 files a round,
+// two pairs).
+func BenchmarkSlowSink(b *testing.B) {
+	for b.Loop() {
+		r, err := SlowSink(context.Background(), Options{Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(mean(r.SlowSinkC1ItemsPerS), "c1-items/s")
+		b.ReportMetric(mean(r.SlowSinkC8ItemsPerS), "c8-items/s")
+		b.ReportMetric(r.SlowSinkRatio, "c8/c1")
+	}
+}
+
+// TestNodeRedSkipped: without Node-RED the files→http row says it was
+// skipped and why, and measures keep alone.
+func TestNodeRedSkipped(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := FilesPost(ctx, Options{Dir: t.TempDir(), FilesPostItems: 20, NodeRed: "/nonexistent/node-red", Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.NodeRed, "skipped: ") || r.KeepOverNodeRed != nil || r.FilesPostRounds != 1 {
+		t.Fatalf("node_red %q, ratios %v, %d rounds; want skipped with its reason, no ratios, one round of keep", r.NodeRed, r.KeepOverNodeRed, r.FilesPostRounds)
+	}
+	var out bytes.Buffer
+	r.Table(&out)
+	if !strings.Contains(out.String(), "node_red") || !strings.Contains(out.String(), "/nonexistent/node-red") {
+		t.Errorf("the table does not say why Node-RED was skipped:\n%s", out.String())
 	}
 }

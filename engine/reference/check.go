@@ -73,13 +73,15 @@ func Methods(reg *connectors.Registry) []sandbox.MethodSpec {
 }
 
 // LoadOptions are the options to load a workflow file with against reg:
-// its methods with their argument types and its input sources.
+// its methods with their argument types, its input sources and its files
+// roots (a watched folder must be under one).
 func LoadOptions(reg *connectors.Registry, minInterval time.Duration) sandbox.LoadOptions {
 	sources := map[string][]string{}
 	for _, s := range reg.Sources() {
 		sources[s.Name] = s.Types
 	}
-	return sandbox.LoadOptions{Methods: Methods(reg), MinInterval: minInterval, Sources: sources}
+	watch := func(dir string) error { _, err := WatchFolder(reg, dir); return err }
+	return sandbox.LoadOptions{Methods: Methods(reg), MinInterval: minInterval, Sources: sources, WatchFolder: watch}
 }
 
 var exampleCall = regexp.MustCompile(`\bctx\s*\.\s*([A-Za-z_$][\w$]*)\s*\.\s*([A-Za-z_$][\w$]*)\s*\(`)

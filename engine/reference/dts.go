@@ -41,8 +41,8 @@ func (r Ref) DTS() string {
     | { status: "applied"; result: any }
     | { status: "none" }
     | { status: "skipped" };
-  type Schedule = { interval: string } | { cron: string };
 `)
+	b.WriteString(scheduleType())
 	var sources []string
 	for _, s := range r.Sources {
 		sources = append(sources, quote(s.Name))

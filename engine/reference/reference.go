@@ -16,10 +16,11 @@ import (
 
 // Ref is the whole reference.
 type Ref struct {
-	Phases     []Phase     `json:"phases"`
-	Operations []Operation `json:"operations"`
-	Sources    []Source    `json:"input_sources"`
-	Connectors []Connector `json:"connectors"`
+	Schedules  []ScheduleForm `json:"schedules"`
+	Phases     []Phase        `json:"phases"`
+	Operations []Operation    `json:"operations"`
+	Sources    []Source       `json:"input_sources"`
+	Connectors []Connector    `json:"connectors"`
 }
 
 // Phase is one handler phase and what it may call.
@@ -77,7 +78,7 @@ type Arg struct {
 
 // Build reads the reference off the sandbox and the registry.
 func Build(reg *connectors.Registry) Ref {
-	var r Ref
+	r := Ref{Schedules: ScheduleForms}
 	ops := sandbox.Operations()
 	for _, pd := range sandbox.PhaseDocs() {
 		p := Phase{Name: string(pd.Phase), Doc: pd.Doc, Args: pd.Args, Returns: pd.Returns}

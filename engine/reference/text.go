@@ -15,6 +15,13 @@ func (r Ref) WriteText(w io.Writer) error {
 	b.WriteString("Every handler gets ctx; what ctx may do depends on the phase. Arguments are one object;\n")
 	b.WriteString("every call may be awaited. `?` marks an optional field.\n\n")
 
+	b.WriteString("PRODUCER SCHEDULES\n\n")
+	for _, s := range r.Schedules {
+		fmt.Fprintf(&b, "  schedule: %s\n", s.Form)
+		wrap(&b, s.Doc, "      ")
+		b.WriteString("\n")
+	}
+
 	b.WriteString("PHASES\n\n")
 	for _, p := range r.Phases {
 		fmt.Fprintf(&b, "  %s(ctx, %s) → %s\n", p.Name, p.Args, p.Returns)

@@ -1,7 +1,7 @@
-package main
+package benchmark
 
-// The two flows measured, as Node-RED's flow files: INBOX, DONE and SINK
-// are replaced before Node-RED starts.
+// The two Node-RED flows keep is measured beside (nodered.go), as Node-RED's
+// flow files: INBOX, DONE and SINK are replaced before Node-RED starts.
 
 // watchFlow POSTs each file a folder watch reports, once per name.
 const watchFlow = `[
@@ -24,8 +24,8 @@ const pollFlow = `[
   "func": "if (msg.statusCode >= 200 && msg.statusCode < 300) fs.renameSync('INBOX/' + msg.file, 'DONE/' + msg.file);\nreturn null;"}
 ]`
 
-// settings is Node-RED's settings file: function nodes may load fs.
-const settings = `module.exports = {
+// noderedSettings is Node-RED's settings file: function nodes may load fs.
+const noderedSettings = `module.exports = {
   uiPort: PORT,
   uiHost: "127.0.0.1",
   flowFile: "FLOW",

@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+
+	"keep/engine/reference"
+	"keep/storage"
+)
+
+// folders wakes the producers whose schedule.watch folder changed (DESIGN
+// §16 "Watched folders"). A change is a wake-up, never the source of truth:
+// the producer still lists its folder, and its schedule (the interval, or
+// sandbox.WatchRescan) runs it anyway, so an event the kernel drops loses
+// nothing. Events coalesce in one flag per producer: however many arrive
+// before its run starts, it runs once, and once more for those during it.
+// One goroutine blocks on the kernel's queue; nothing polls.
+type folders struct {
+	e *Engine
+
+	mu     sync.Mutex
+	w      *fsnotify.Watcher         // made with the first folder to watch
+	byDir  map[string][]watcher      // real folder path → its producers
+	byWF   map[int64]watchedVersion  // what each workflow's watches were set for
+	woken  map[int64]map[string]bool // workflow → producers woken since their last run
+	closed bool
+	done   chan struct{}
+}
+
+type watcher struct {
+	ws       *wfState
+	producer string
+}
+
+type watchedVersion struct {
+	version int
+	dirs    []string
+	// failed: a folder could not be watched (gone, or inotify refused);
+	// the producer's next scheduled run tries again
+	failed bool
+}
+
+func newFolders(e *Engine) *folders {
+	return &folders{e: e, byDir: map[string][]watcher{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{}}
+}
+
+// update sets the watches of a workflow for the version the scheduler
+// found: at once after a deploy, and again at a producer's run not woken by
+// a watch (retry) when a folder could not be watched before.
+func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, retry bool) {
+	f.mu.Lock()
+	have, ok := f.byWF[w.ID]
+	f.mu.Unlock()
+	if ok && have.version == w.Version && !(retry && have.failed) {
+		return
+	}
+	sc, err := f.e.script(ctx, w.ID, w.Version)
+	if err != nil {
+		return // the step reports a script that does not load
+	}
+	want := map[string][]string{} // real folder → producers
+	failed := false
+	for _, p := range sc.Workflow.Producers {
+		if p.Schedule.Watch == "" {
+			continue
+		}
+		dir, err := reference.WatchFolder(f.e.reg, p.Schedule.Watch)
+		if err != nil {
+			f.e.log.Warn("a watched folder is not watched; the producer runs on its schedule", "workflow", w.Name, "producer", p.Name, "err", err)
+			failed = true
+			continue
+		}
+		want[dir] = append(want[dir], p.Name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	for _, dir := range have.dirs {
+		f.drop(dir, w.ID)
+	}
+	next := watchedVersion{version: w.Version}
+	for dir, names := range want {
+		if err := f.add(dir); err != nil {
+			f.e.log.Warn("a watched folder is not watched; its producers run on their schedule", "workflow", w.Name, "folder", dir, "err", err)
+			failed = true
+			continue
+		}
+		for _, n := range names {
+			f.byDir[dir] = append(f.byDir[dir], watcher{ws, n})
+		}
+		next.dirs = append(next.dirs, dir)
+	}
+	next.failed = failed
+	f.byWF[w.ID] = next
+}
+
+// add watches dir, starting the watcher with the first folder; f.mu is held.
+func (f *folders) add(dir string) error {
+	if f.w == nil {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return err
+		}
+		f.w, f.done = w, make(chan struct{})
+		go f.serve(w, f.done)
+	}
+	if len(f.byDir[dir]) > 0 {
+		return nil // watched for another workflow already
+	}
+	return f.w.Add(dir)
+}
+
+// drop takes a workflow's producers off dir, and the watch when no other
+// workflow's remain; f.mu is held.
+func (f *folders) drop(dir string, wf int64) {
+	left := slices.DeleteFunc(f.byDir[dir], func(t watcher) bool { return t.ws.id == wf })
+	if len(left) > 0 {
+		f.byDir[dir] = left
+		return
+	}
+	delete(f.byDir, dir)
+	if f.w != nil {
+		_ = f.w.Remove(dir) // gone already when the folder was removed
+	}
+}
+
+// serve turns the kernel's events into wake-ups until the watcher closes.
+func (f *folders) serve(w *fsnotify.Watcher, done chan struct{}) {
+	defer close(done)
+	for {
+		select {
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
+			f.changed(ev)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			// a full queue lost events: every watched producer looks
+			f.e.log.Warn("folder watch", "err", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				f.wakeAll()
+			}
+		}
+	}
+}
+
+// changed wakes the producers of the folder an event is in, or of the
+// folder itself (removed or renamed: its watch is gone, and a scheduled
+// run sets it again).
+func (f *folders) changed(ev fsnotify.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	dir := filepath.Dir(ev.Name)
+	if _, self := f.byDir[ev.Name]; self && ev.Op.Has(fsnotify.Remove|fsnotify.Rename) {
+		dir = ev.Name
+		for _, t := range f.byDir[dir] {
+			v := f.byWF[t.ws.id]
+			v.failed = true
+			f.byWF[t.ws.id] = v
+		}
+	}
+	for _, t := range f.byDir[dir] {
+		f.wake(t)
+	}
+}
+
+func (f *folders) wakeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ts := range f.byDir {
+		for _, t := range ts {
+			f.wake(t)
+		}
+	}
+}
+
+// wake flags a producer and pokes its workflow; f.mu is held.
+func (f *folders) wake(t watcher) {
+	m := f.woken[t.ws.id]
+	if m == nil {
+		m = map[string]bool{}
+		f.woken[t.ws.id] = m
+	}
+	m[t.producer] = true
+	t.ws.poke()
+}
+
+// isWoken reports whether a producer's folder changed since its last run
+// started.
+func (f *folders) isWoken(wf int64, producer string) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.woken[wf][producer]
+}
+
+// ran clears a producer's flag as its run starts: what changes from now on
+// wakes it again.
+func (f *folders) ran(wf int64, producer string) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.woken[wf], producer)
+}
+
+// close ends the watches and waits for the goroutine serving them.
+func (f *folders) close() {
+	if f == nil {
+		return // stopped already
+	}
+	f.mu.Lock()
+	f.closed = true
+	w, done := f.w, f.done
+	f.w = nil
+	f.mu.Unlock()
+	if w != nil {
+		_ = w.Close()
+		<-done
+	}
+}
+
+// watching is the engine's folders while it is started, else nil (a drain
+// runs what is due and stops; nothing wakes it).
+func (e *Engine) watching() *folders {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.folders
+}

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"keep/sandbox"
+)
+
+const watchWorkflow = `export default Keep.workflow({
+  name: "watch", topics: { file: {} },
+  producers: {
+    inbox: {
+      publishes: ["file"],
+      schedule: SCHEDULE,
+      handler: async (ctx) => {
+        for (const f of await ctx.files.list({ dir: "inbox" })) {
+          const inputId = ctx.registerInput({ source: "files", type: "file", id: f.name, title: f.name });
+          await ctx.publish("file", { messageId: f.name, inputId, payload: {} });
+        }
+      },
+    },
+  },
+  consumers: {},
+});`
+
+// TestWatchedFolderWakesItsProducer: with the engine started and its clock
+// standing still, a file dropped into a watched folder runs the producer
+// (trigger "watch"), which lists it; nothing but the watch could have run
+// it, its next scheduled run being five minutes away.
+func TestWatchedFolderWakesItsProducer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inbox := filepath.Join(b.root, "inbox")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b.deploy("watch", strings.Replace(watchWorkflow, "SCHEDULE", `{ watch: "inbox" }`, 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	notes, stop := b.e.Subscribe()
+	defer stop()
+	if err := b.e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer b.e.Stop(context.Background())
+	committed := func(what string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case n := <-notes:
+				if n.Kind == NoteRunCommitted && n.Workflow == "watch" {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no producer run committed %s", what)
+			}
+		}
+	}
+	committed("at deploy") // due at deploy, on the empty folder
+	if err := os.WriteFile(filepath.Join(inbox, "a.txt"), []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	committed("after a file was dropped")
+	for {
+		// the write may wake it a second time; the file is there after one
+		if evs := b.events("watch", "file"); len(evs) == 1 && evs[0].MessageID == "a.txt" {
+			break
+		}
+		committed("with the dropped file listed")
+	}
+	runs := b.runs("watch")
+	if len(runs) < 2 || runs[0].Trigger != "watch" {
+		t.Fatalf("runs = %+v, want the deploy's and one triggered by the watch", runs)
+	}
+}
+
+// TestWatchInWords: keep workflows says a watched folder in words, alone
+// (with its rescan) and beside an interval.
+func TestWatchInWords(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.write("inbox/x", "x")
+	for schedule, want := range map[string]string{
+		`{ watch: "inbox" }`:                 "Checks when inbox changes, and every 5 minutes",
+		`{ watch: "inbox", interval: "1h" }`: "Checks every hour, and when inbox changes",
+	} {
+		b.deploy("watch", strings.Replace(watchWorkflow, "SCHEDULE", schedule, 1))
+		if got := b.workflow("watch").Handlers[0].Schedule; got != want {
+			t.Errorf("%s: %q, want %q", schedule, got, want)
+		}
+	}
+}
+
+// TestAFolderGoneIsWatchedAgain: a watched folder removed before the
+// engine starts is not watched (the producer runs on its schedule); once it
+// is made again, the producer's next run not woken by the watch (here
+// run-now) watches it, and a file dropped then wakes the producer.
+func TestAFolderGoneIsWatchedAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inbox := filepath.Join(b.root, "inbox")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// the folder may be missing when it lists
+	src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `await ctx.files.list({ dir: "inbox" })`,
+		`await (async () => { try { return await ctx.files.list({ dir: "inbox" }); } catch (e) { return []; } })()`).Replace(watchWorkflow)
+	b.deploy("watch", src)
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	notes, stop := b.e.Subscribe()
+	defer stop()
+	if err := b.e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer b.e.Stop(context.Background())
+	committed := func(what string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case n := <-notes:
+				if n.Kind == NoteRunCommitted && n.Workflow == "watch" {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no producer run committed %s", what)
+			}
+		}
+	}
+	committed("at deploy, the folder missing")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.e.RunNow(ctx, "watch"); err != nil {
+		t.Fatal(err)
+	}
+	committed("after run-now")
+	if err := os.WriteFile(filepath.Join(inbox, "b.txt"), []byte("b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		committed("after a file was dropped")
+		if runs := b.runs("watch"); runs[0].Trigger == "watch" {
+			break
+		}
+	}
+}
+
+// TestWatchWakesCoalesce: however many changes arrive before the
+// producer's run starts, it is woken once; a change during the run wakes
+// it once more.
+func TestWatchWakesCoalesce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	f := newFolders(b.e)
+	ws := b.e.state(1)
+	f.byDir["/inbox"] = []watcher{{ws, "p"}}
+	for range 100 {
+		f.changed(fsEvent("/inbox/x"))
+	}
+	if !f.isWoken(1, "p") || len(ws.wake) != 1 {
+		t.Fatalf("after 100 changes: woken %v, %d pokes pending; want woken, one poke", f.isWoken(1, "p"), len(ws.wake))
+	}
+	f.ran(1, "p")
+	if f.isWoken(1, "p") {
+		t.Fatal("still woken once its run started")
+	}
+	f.changed(fsEvent("/inbox/y"))
+	if !f.isWoken(1, "p") {
+		t.Fatal("a change during the run does not wake it again")
+	}
+	f.ran(1, "p")
+	f.changed(fsEvent("/elsewhere/z"))
+	if f.isWoken(1, "p") {
+		t.Fatal("a change in another folder woke it")
+	}
+}
+
+// TestValidateChecksTheWatchedFolder: keep validate (and deploy) refuse a
+// watched folder outside the files roots, missing, or a file, at the
+// folder's own line and column; one under the first root passes, beside an
+// interval too.
+func TestValidateChecksTheWatchedFolder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.write("inbox/keep.txt", "x")
+	cases := []struct{ schedule, want string }{
+		{`{ watch: "inbox" }`, ""},
+		{`{ watch: "inbox", interval: "1h" }`, ""},
+		{`{ watch: "` + filepath.Join(b.root, "inbox") + `" }`, ""},
+		{`{ watch: "../elsewhere" }`, "outside the files roots"},
+		{`{ watch: "/tmp" }`, "outside the files roots"},
+		{`{ watch: "missing" }`, "does not exist"},
+		{`{ watch: "inbox/keep.txt" }`, "is a file, not a folder"},
+		{`{ watch: 3 }`, "must be a folder under the files roots"},
+	}
+	for _, c := range cases {
+		src := strings.Replace(watchWorkflow, "SCHEDULE", c.schedule, 1)
+		sc, err := b.e.Validate("watch.js", []byte(src))
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.schedule, err)
+			} else if sc.Workflow.Producers[0].Schedule.Watch == "" {
+				t.Errorf("%s: no watch in the schedule %+v", c.schedule, sc.Workflow.Producers[0].Schedule)
+			}
+			continue
+		}
+		var ve *sandbox.ValidationError
+		if !errors.As(err, &ve) || len(ve.Diagnostics) != 1 || !strings.Contains(ve.Diagnostics[0].Message, c.want) {
+			t.Errorf("%s: %v, want one diagnostic saying %q", c.schedule, err, c.want)
+			continue
+		}
+		// at the folder's literal on line 6, after "      schedule: "; at
+		// the schedule when the folder is no string
+		col := 7
+		if i := strings.Index(c.schedule, `"`); i >= 0 {
+			col = 17 + i
+		}
+		if d := ve.Diagnostics[0]; d.Line != 6 || d.Col != col {
+			t.Errorf("%s: at %d:%d, want 6:%d", c.schedule, d.Line, d.Col, col)
+		}
+	}
+}
+
+func fsEvent(name string) fsnotify.Event { return fsnotify.Event{Name: name, Op: fsnotify.Create} }
