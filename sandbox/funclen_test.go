@@ -14,14 +14,6 @@ import (
 // function that does not fit on a screen hides its cases.
 const maxFuncLines = 80
 
-// longFuncsPending are functions over the bound whose files another change
-// of this round owns; each goes once it is split (the test says when). An
-// entry naming a function this tree does not have is for a branch not
-// merged yet.
-var longFuncsPending = map[string]string{
-	"guards.go:substitute": "guards.go is being reworked for speed (issue 40) this round",
-}
-
 // longFuncs lists the functions of the package's files in dir over max
 // lines, as "file:func" with their length.
 func longFuncs(t *testing.T, files map[string]string, max int) map[string]int {
@@ -68,15 +60,7 @@ func TestNoFunctionOverEightyLines(t *testing.T) {
 	}
 	long := longFuncs(t, files, maxFuncLines)
 	for fn, n := range long {
-		if _, pending := longFuncsPending[fn]; !pending {
-			t.Errorf("%s is %d lines, over %d: split it into functions named for what they do", fn, n, maxFuncLines)
-		}
-	}
-	all := longFuncs(t, files, 0)
-	for fn, why := range longFuncsPending {
-		if _, exists := all[fn]; exists && long[fn] == 0 {
-			t.Errorf("%s is no longer over %d lines (%s): take it out of longFuncsPending", fn, maxFuncLines, why)
-		}
+		t.Errorf("%s is %d lines, over %d: split it into functions named for what they do", fn, n, maxFuncLines)
 	}
 }
 

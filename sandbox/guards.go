@@ -219,73 +219,21 @@ func (g *guard) substitute(tmpl string, s goja.Value, args []goja.Value, used fl
 	if len(args) < 3 {
 		return g.vm.ToValue(tmpl)
 	}
-	matched := args[0]
-	captures := args[1 : len(args)-2]
-	pos := int(args[len(args)-2].ToInteger())
 	full := g.str(s)
-	n := full.Length()
-	var b []goja.Value // pieces, joined once
-	size := 0.0
-	push := func(v goja.Value) {
-		size += float64(strLen(v))
-		if used+size > g.limit {
-			g.refuse("String.prototype.replace", used+size)
-			g.abort()
-		}
-		b = append(b, v)
-	}
-	lit := func(t string) { push(g.vm.ToValue(t)) }
+	sub := substitution{g: g, matched: args[0], captures: args[1 : len(args)-2], groups: groups,
+		pos: int(args[len(args)-2].ToInteger()), full: full, n: full.Length(), used: used}
 	for i := 0; i < len(tmpl); {
 		j := strings.IndexByte(tmpl[i:], '$')
 		if j < 0 || i+j+1 >= len(tmpl) {
-			lit(tmpl[i:])
+			sub.lit(tmpl[i:])
 			break
 		}
 		if j > 0 {
-			lit(tmpl[i : i+j])
+			sub.lit(tmpl[i : i+j])
 		}
-		i += j
-		switch c := tmpl[i+1]; {
-		case c == '$':
-			lit("$")
-			i += 2
-		case c == '&':
-			push(matched.ToString())
-			i += 2
-		case c == '`':
-			push(full.Substring(0, min(max(pos, 0), n)))
-			i += 2
-		case c == '\'':
-			end := min(max(pos, 0)+g.str(matched).Length(), n)
-			push(full.Substring(end, n))
-			i += 2
-		case c >= '0' && c <= '9':
-			k, width := captureRef(tmpl[i+1:], len(captures))
-			if k == 0 {
-				lit("$")
-				i++
-				continue
-			}
-			if v := captures[k-1]; !isAbsent(v) {
-				push(v.ToString())
-			}
-			i += 1 + width
-		case c == '<' && groups != nil:
-			end := strings.IndexByte(tmpl[i:], '>')
-			if end < 0 {
-				lit("$<")
-				i += 2
-				continue
-			}
-			if v := groups.Get(tmpl[i+2 : i+end]); !isAbsent(v) {
-				push(v.ToString())
-			}
-			i += end + 1
-		default:
-			lit("$")
-			i++
-		}
+		i = sub.expand(tmpl, i+j)
 	}
+	b := sub.pieces
 	if len(b) == 1 {
 		return b[0]
 	}
@@ -294,6 +242,72 @@ func (g *guard) substitute(tmpl string, s goja.Value, args []goja.Value, used fl
 		out.WriteString(g.str(p))
 	}
 	return out.String()
+}
+
+// substitution is one expansion of a replacement template: its pieces are
+// joined once, and each is counted against the limit before it is kept.
+type substitution struct {
+	g        *guard
+	matched  goja.Value
+	captures []goja.Value
+	groups   *goja.Object
+	pos      int
+	full     goja.String
+	n        int
+	used     float64
+	size     float64
+	pieces   []goja.Value
+}
+
+func (t *substitution) push(v goja.Value) {
+	t.size += float64(strLen(v))
+	if t.used+t.size > t.g.limit {
+		t.g.refuse("String.prototype.replace", t.used+t.size)
+		t.g.abort()
+	}
+	t.pieces = append(t.pieces, v)
+}
+
+func (t *substitution) lit(s string) { t.push(t.g.vm.ToValue(s)) }
+
+// expand takes the $-pattern at tmpl[i] (tmpl[i] is '$' and not the last
+// byte) and returns where the template goes on.
+func (t *substitution) expand(tmpl string, i int) int {
+	switch c := tmpl[i+1]; {
+	case c == '$':
+		t.lit("$")
+	case c == '&':
+		t.push(t.matched.ToString())
+	case c == '`':
+		t.push(t.full.Substring(0, min(max(t.pos, 0), t.n)))
+	case c == '\'':
+		end := min(max(t.pos, 0)+t.g.str(t.matched).Length(), t.n)
+		t.push(t.full.Substring(end, t.n))
+	case c >= '0' && c <= '9':
+		k, width := captureRef(tmpl[i+1:], len(t.captures))
+		if k == 0 {
+			t.lit("$")
+			return i + 1
+		}
+		if v := t.captures[k-1]; !isAbsent(v) {
+			t.push(v.ToString())
+		}
+		return i + 1 + width
+	case c == '<' && t.groups != nil:
+		end := strings.IndexByte(tmpl[i:], '>')
+		if end < 0 {
+			t.lit("$<")
+			return i + 2
+		}
+		if v := t.groups.Get(tmpl[i+2 : i+end]); !isAbsent(v) {
+			t.push(v.ToString())
+		}
+		return i + end + 1
+	default:
+		t.lit("$")
+		return i + 1
+	}
+	return i + 2
 }
 
 // captureRef reads $n or $nn after the $: the capture number (0 when it is

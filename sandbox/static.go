@@ -139,110 +139,133 @@ func (c *callChecker) walk(val reflect.Value, sc scope) {
 	default:
 		return
 	}
-	w := func(n any) { c.walk(reflect.ValueOf(n), sc) }
-	switch n := val.Interface().(type) {
+	if !c.node(val.Interface(), sc) {
+		c.fields(val.Elem(), sc)
+	}
+}
+
+// node walks what n holds where its kind decides how, and reports false
+// for a node whose fields are walked as they come.
+func (c *callChecker) node(n any, sc scope) bool {
+	switch n := n.(type) {
 	case *ast.PropertyKeyed:
-		key := propName(n.Key)
-		c.keys = append(c.keys, key)
-		defer func() { c.keys = c.keys[:len(c.keys)-1] }()
-		if phase, ok := phaseOfKey[key]; ok && !n.Computed {
-			if params := functionParams(n.Value); params != nil {
-				sc = c.enter(phase, params)
-				if f, ok := n.Value.(*ast.FunctionLiteral); ok {
-					// its arguments hold ctx: walked here, not as a
-					// function that has arguments of its own
-					sc.args = true
-					c.walk(reflect.ValueOf(f.ParameterList), sc)
-					c.walk(reflect.ValueOf(f.Body), sc)
-					return
-				}
-				sc.args = true
-			} else if inner := c.enter(phase, &ast.ParameterList{}); inner.handler != "" {
-				c.phaseByName(n.Value, inner)
-			}
-		}
-		if n.Computed {
-			c.walk(reflect.ValueOf(n.Key), sc)
-		}
-		c.walk(reflect.ValueOf(n.Value), sc)
-		return
+		c.propertyKeyed(n, sc)
 	case *ast.CallExpression:
-		if c.call(n, sc) {
-			return
-		}
+		return c.call(n, sc)
 	case *ast.Identifier:
 		c.use(n, sc)
-		return
 	case *ast.DotExpression:
-		if root := dotRoot(n); root != nil && c.isCtx(root, sc) {
-			if _, chain := dotChain(n); c.nameable(chain) {
-				c.ctxCall(nil, int(n.Idx0()), root, chain, sc) // a method taken as a value: still that method
-				return
-			}
+		root := dotRoot(n)
+		if root == nil || !c.isCtx(root, sc) {
+			return false
 		}
+		_, chain := dotChain(n)
+		if !c.nameable(chain) {
+			return false
+		}
+		c.ctxCall(nil, int(n.Idx0()), root, chain, sc) // a method taken as a value: still that method
 	case *ast.PropertyShort:
 		if c.names[n.Name.Name.String()] {
 			c.unnamed(int(n.Name.Idx), "ctx is put into an object as %s: keep cannot follow it there; call ctx.CONNECTOR.METHOD(...) where it is needed", n.Name.Name)
 		}
-		w(n.Initializer)
-		return
+		c.walk(reflect.ValueOf(n.Initializer), sc)
 	case *ast.Binding:
-		target, isName := n.Target.(*ast.Identifier)
-		if isName {
-			if src, ok := n.Initializer.(*ast.Identifier); ok && c.names[src.Name.String()] {
-				c.alias(target.Name.String())
-				return
-			}
-			c.declare(target.Name.String(), n.Initializer)
-		} else {
-			w(n.Target)
-		}
-		w(n.Initializer)
-		return
+		c.binding(n, sc)
 	case *ast.FunctionLiteral:
 		inner := sc
 		inner.args = false // arguments here is this function's own
 		c.walk(reflect.ValueOf(n.ParameterList), inner)
 		c.walk(reflect.ValueOf(n.Body), inner)
-		return
+	case *ast.FunctionDeclaration:
+		if n.Function != nil && n.Function.Name != nil {
+			c.declare(n.Function.Name.Name.String(), n.Function)
+		}
+		return false
+	default:
+		return c.declaration(n, sc)
+	}
+	return true
+}
+
+// propertyKeyed walks a property of an object literal: one keyed by a
+// phase's name (handler, prepare, mutate, next) opens that phase.
+func (c *callChecker) propertyKeyed(n *ast.PropertyKeyed, sc scope) {
+	key := propName(n.Key)
+	c.keys = append(c.keys, key)
+	defer func() { c.keys = c.keys[:len(c.keys)-1] }()
+	if phase, ok := phaseOfKey[key]; ok && !n.Computed {
+		if params := functionParams(n.Value); params != nil {
+			sc = c.enter(phase, params)
+			if f, ok := n.Value.(*ast.FunctionLiteral); ok {
+				// its arguments hold ctx: walked here, not as a
+				// function that has arguments of its own
+				sc.args = true
+				c.walk(reflect.ValueOf(f.ParameterList), sc)
+				c.walk(reflect.ValueOf(f.Body), sc)
+				return
+			}
+			sc.args = true
+		} else if inner := c.enter(phase, &ast.ParameterList{}); inner.handler != "" {
+			c.phaseByName(n.Value, inner)
+		}
+	}
+	if n.Computed {
+		c.walk(reflect.ValueOf(n.Key), sc)
+	}
+	c.walk(reflect.ValueOf(n.Value), sc)
+}
+
+// binding walks a declared name and its initializer: a name bound to ctx
+// is an alias of it.
+func (c *callChecker) binding(n *ast.Binding, sc scope) {
+	target, isName := n.Target.(*ast.Identifier)
+	if isName {
+		if src, ok := n.Initializer.(*ast.Identifier); ok && c.names[src.Name.String()] {
+			c.alias(target.Name.String())
+			return
+		}
+		c.declare(target.Name.String(), n.Initializer)
+	} else {
+		c.walk(reflect.ValueOf(n.Target), sc)
+	}
+	c.walk(reflect.ValueOf(n.Initializer), sc)
+}
+
+// declaration walks the parts of classes and statements that hold uses,
+// past the names they declare (which are not uses); false for any other
+// node.
+func (c *callChecker) declaration(n any, sc scope) bool {
+	w := func(n any) { c.walk(reflect.ValueOf(n), sc) }
+	switch n := n.(type) {
 	case *ast.ClassLiteral:
 		w(n.SuperClass)
 		w(n.Body)
-		return
 	case *ast.MethodDefinition:
 		if n.Computed {
 			w(n.Key)
 		}
 		w(n.Body)
-		return
 	case *ast.FieldDefinition:
 		if n.Computed {
 			w(n.Key)
 		}
 		w(n.Initializer)
-		return
-	case *ast.FunctionDeclaration:
-		if n.Function != nil && n.Function.Name != nil {
-			c.declare(n.Function.Name.Name.String(), n.Function)
-		}
 	case *ast.LabelledStatement:
 		w(n.Statement)
-		return
 	case *ast.BranchStatement, *ast.MetaProperty:
-		return
 	case *ast.CatchStatement:
 		if _, ok := n.Parameter.(*ast.Identifier); !ok {
 			w(n.Parameter)
 		}
 		w(n.Body)
-		return
 	case *ast.ForDeclaration:
 		if _, ok := n.Target.(*ast.Identifier); !ok {
 			w(n.Target)
 		}
-		return
+	default:
+		return false
 	}
-	c.fields(val.Elem(), sc)
+	return true
 }
 
 func (c *callChecker) fields(st reflect.Value, sc scope) {
