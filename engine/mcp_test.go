@@ -52,7 +52,7 @@ export default Keep.workflow({
     async mutate(ctx, p) {
       await ctx.mcp.memory.create_entities({
         entities: [{ name: p.data.name, entityType: "person", observations: ["seen " + p.data.known + " before"] }],
-        reconcile: { tool: "search_nodes", args: { query: p.data.name } } });
+        reconcile: { tool: "search_nodes", args: { query: p.data.name }, match: { entities: [{ name: p.data.name }] } } });
     },
     async next(ctx, p, r) {},
   }) },
@@ -143,7 +143,7 @@ export default Keep.workflow({
       return { reservations: [{ topic: "item", ids: [e.messageId] }], data: { id: e.messageId } };
     },
     async mutate(ctx, p) {
-      await ctx.mcp.svc.create({ id: p.data.id, reconcile: { tool: "find", args: { id: p.data.id } } });
+      await ctx.mcp.svc.create({ id: p.data.id, reconcile: { tool: "find", args: { id: p.data.id }, match: { id: p.data.id } } });
     },
     async next(ctx, p, r) {},
   }) },

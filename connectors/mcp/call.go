@@ -14,12 +14,16 @@ import (
 )
 
 // Do calls a tool. The script's reconcile field is keep's, not the tool's:
-// it is left out of the arguments. Outcomes (DESIGN.md §6): a result is
+// it is left out of the arguments, and checked before anything is sent
+// (reconcile.go). Outcomes (DESIGN.md §6): a result is
 // applied; a tool error result or a JSON-RPC error is failed; a lost
 // connection, a dead server or a timeout after sending is uncertain.
 func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	tool, err := c.tool(ctx, call.Method)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.checkReconcile(ctx, call.Params); err != nil {
 		return nil, err
 	}
 	res, err := c.call(ctx, tool.Name, toolArgs(call.Params), call.IdempotencyKey)
@@ -90,44 +94,6 @@ func notSent(err error) bool {
 	return errors.As(err, &ce) && ce.NotSent
 }
 
-// Reconcile settles an uncertain call: through the read the script named in
-// reconcile: {tool, args} (a non-empty, non-error result means it happened,
-// an empty one that it did not), or, for a tool the config trusts to be
-// idempotent, by calling it again with the same key. Otherwise the person
-// is asked.
-func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connectors.Verdict, any, error) {
-	if rec, _ := call.Params["reconcile"].(map[string]any); rec != nil {
-		name, _ := rec["tool"].(string)
-		t, err := c.tool(ctx, name)
-		if err != nil {
-			return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "reconcile.tool: %v", err)
-		}
-		if !c.isRead(t) {
-			return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "reconcile.tool %q is not a read of mcp.%s (add it to reads)", name, c.cfg.Name)
-		}
-		args, _ := rec["args"].(map[string]any)
-		res, err := c.call(ctx, name, args, "")
-		if err != nil || res.IsError {
-			return connectors.Unknown, nil, nil // can't tell yet: checked again later
-		}
-		v := resultValue(res)
-		if empty(v["structured"]) && empty(v["json"]) && strings.TrimSpace(v["text"].(string)) == "" ||
-			v["json"] != nil && empty(v["json"]) || v["structured"] != nil && empty(v["structured"]) {
-			return connectors.NotApplied, nil, nil
-		}
-		return connectors.Applied, v, nil
-	}
-	t, err := c.tool(ctx, call.Method)
-	if err != nil || !c.idempotent(t) {
-		return connectors.Unknown, nil, connectors.ErrCannotCheck
-	}
-	res, err := c.call(ctx, t.Name, toolArgs(call.Params), call.IdempotencyKey)
-	if err != nil || res.IsError {
-		return connectors.Unknown, nil, nil
-	}
-	return connectors.Applied, resultValue(res), nil
-}
-
 // toolArgs are the script's params without keep's own field.
 func toolArgs(params map[string]any) map[string]any {
 	if _, ok := params["reconcile"]; !ok {
@@ -173,27 +139,6 @@ func textOf(res *sdk.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// empty: nothing, or only empty lists, objects and strings all the way down
-// ({"entities": [], "relations": []} is a search that found nothing).
-func empty(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case string:
-		return strings.TrimSpace(x) == ""
-	case []any:
-		return len(x) == 0
-	case map[string]any:
-		for _, e := range x {
-			if !empty(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 func clip(s string, n int) string {

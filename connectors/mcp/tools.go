@@ -102,7 +102,7 @@ func (c *Connector) Method(t *sdk.Tool) connectors.Method {
 		return m
 	}
 	m.Kind = connectors.Mutate
-	m.Example = "await " + call + "({ ..., reconcile: { tool: \"a read tool\", args: { ... } } })"
+	m.Example = "await " + call + "({ ..., reconcile: { tool: \"a read tool\", args: { ... }, match: { ... } } })"
 	m.Check = func(map[string]any) string {
 		return fmt.Sprintf("look in %s for the effect of %s", c.cfg.Name, t.Name)
 	}
@@ -110,10 +110,10 @@ func (c *Connector) Method(t *sdk.Tool) connectors.Method {
 	case c.idempotent(t):
 		m.Reconcile = "calls the tool again (the server marks it idempotent and the config trusts its hints)"
 	default:
-		m.Reconcile = "calls the read named in reconcile: { tool, args }: a non-empty result means it happened; without one, asks you"
+		m.Reconcile = "calls the read named in reconcile: { tool, args, match }: a structured result holding match means it happened, an empty one that it did not; prose or anything else asks you, as does a call without reconcile"
 	}
-	m.Args = append(m.Args, connectors.Arg{Name: "reconcile", Type: "{ tool: string, args?: Record<string, any> }",
-		Doc: "keep's, not the tool's: a read whose non-empty result shows the call happened"})
+	m.Args = append(m.Args, connectors.Arg{Name: "reconcile", Type: "{ tool: string, args?: Record<string, any>, match?: any }",
+		Doc: "keep's, not the tool's: a read of this server, and what its structured result holds when the call happened"})
 	return m
 }
 

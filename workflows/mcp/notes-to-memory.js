@@ -47,7 +47,7 @@ export default Keep.workflow({
         // if the server dies mid-call, open_nodes tells whether it happened
         await ctx.mcp.memory.create_entities({
           entities: [{ name: p.data.name, entityType: "note", observations: [p.data.text] }],
-          reconcile: { tool: "open_nodes", args: { names: [p.data.name] } },
+          reconcile: { tool: "open_nodes", args: { names: [p.data.name] }, match: { entities: [{ name: p.data.name }] } },
         });
       },
       async next(ctx, p, r) {},
