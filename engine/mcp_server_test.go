@@ -40,6 +40,7 @@ func mcpServerForTest(s *lossyServer) http.Handler {
 	srv.AddTool(&sdk.Tool{Name: "find", InputSchema: schema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		s.mu.Lock()
 		n := s.items[id(req)]
+		s.finds++
 		s.mu.Unlock()
 		if n == 0 {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `[]`}}}, nil

@@ -109,6 +109,7 @@ type lossyServer struct {
 	mu      sync.Mutex
 	items   map[string]int
 	calls   int
+	finds   int  // calls of the read
 	record  bool // whether a cut call took effect before the cut
 	cut     bool // the next create is cut
 	entered chan struct{}
@@ -180,5 +181,37 @@ func TestMCPServerLostMidCallIsReconciledNeverRepeated(t *testing.T) {
 				t.Fatalf("mutations = %+v, want the fresh run's call applied", ms)
 			}
 		})
+	}
+}
+
+// issue 39: a read that answers, but not with what reconcile.match looks
+// for, is no "it happened": the person is asked at once, with the read's
+// answer in the question.
+func TestMCPReconcileWithoutTheMatchAsksThePerson(t *testing.T) {
+	t.Parallel()
+	s := newLossyServer(t, true)
+	h := mcpHost(t, map[string]config.MCP{"svc": {URL: s.ts.URL, Reads: []string{"find"}}}, enginetest.AllowMutations)
+	go func() {
+		<-s.entered
+		s.ts.CloseClientConnections()
+	}()
+	h.Deploy("lossy", []byte(strings.Replace(lossyWorkflow, `match: { id: p.data.id }`, `match: { id: "someone else" }`, 1)))
+	h.DrainUntilQuiet(time.Hour)
+	ms := h.Mutations("lossy")
+	if len(ms) != 1 || ms[0].Status == "applied" {
+		t.Fatalf("mutations = %+v, want the one call not settled as applied", ms)
+	}
+	att := h.Attention()
+	if len(att) != 1 || att[0].Kind != "reconciliation" || !strings.Contains(att[0].Reason, "does not hold reconcile.match") {
+		t.Fatalf("attention = %+v, want the person asked, told what the read answered", att)
+	}
+	if n := s.count("a"); n != 1 {
+		t.Fatalf("the item exists %d times, want once", n)
+	}
+	s.mu.Lock()
+	finds := s.finds
+	s.mu.Unlock()
+	if finds != 1 {
+		t.Fatalf("the read was called %d times: an answer without the match is asked at once, not checked again", finds)
 	}
 }
