@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -141,6 +142,9 @@ func TestMemoryServer(t *testing.T) {
 		}
 		if !strings.Contains(log.String(), "server stderr") || !strings.Contains(log.String(), "Knowledge Graph") {
 			t.Fatalf("log = %s", log.String())
+		}
+		if want := fmt.Sprintf(`msg="server started" component=mcp server=memory pid=%d`, proc.Pid); !strings.Contains(log.String(), want) {
+			t.Fatalf("keep.log does not name the server's own pid (%q): %s", want, log.String())
 		}
 		if _, err := c.Do(ctx, connectors.Call{Method: "search_nodes", Params: map[string]any{"query": "x"}}); !notSent(err) {
 			t.Fatalf("a call after Close: %v", err)

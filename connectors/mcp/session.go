@@ -49,10 +49,13 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s did not start: %w", c.cfg.Name, err)}
 	}
 	c.sess = s
-	if ct, ok := tr.(*sdk.CommandTransport); ok {
+	if ct, ok := tr.(*sdk.CommandTransport); ok && ct.Command.Process != nil {
 		c.proc = ct.Command.Process
+		// the server's own pid, so keep.log lines up with ps and its crashes
+		c.log.Info("server started", "pid", c.proc.Pid)
+	} else {
+		c.log.Info("server reached over HTTP")
 	}
-	c.log.Info("server started")
 	go c.watch(s)
 	return s, nil
 }

@@ -6,7 +6,7 @@
 //
 //   [mcp.memory]
 //   command = "npx"
-//   args = ["-y", "@modelcontextprotocol/server-memory"]
+//   args = ["-y", "@modelcontextprotocol/server-memory@2026.8.31"]
 //   env = { MEMORY_FILE_PATH = "/home/me/Keep/memory.jsonl" }
 //   reads = ["read_graph", "search_nodes", "open_nodes"]
 export default Keep.workflow({
