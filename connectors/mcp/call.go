@@ -28,7 +28,11 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	}
 	res, err := c.call(ctx, tool.Name, toolArgs(call.Params), call.IdempotencyKey)
 	if err != nil {
-		if !c.isRead(tool) && connectors.ClassOf(err) == connectors.Transient && !notSent(err) {
+		var big *tooLarge
+		switch {
+		case c.isRead(tool):
+		case connectors.ClassOf(err) == connectors.Transient && !notSent(err),
+			errors.As(err, &big): // it answered, with what keep could not read: the reconcile read tells
 			err = &connectors.Error{Class: connectors.Uncertain, Err: err}
 		}
 		return nil, err
@@ -71,6 +75,10 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: the server went away during the call: %v", c.cfg.Name, tool, err)
 	case cctx.Err() != nil:
 		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: no answer within %s: %v", c.cfg.Name, tool, c.cfg.Timeout, err)
+	case errors.As(err, &wire) && wire.Code == codeTooLarge:
+		// the server answered; keep did not read it (stdio.go)
+		c.healthy()
+		return nil, &connectors.Error{Class: connectors.Logic, Err: &tooLarge{fmt.Sprintf("mcp.%s.%s: %s", c.cfg.Name, tool, wire.Message)}}
 	case errors.As(err, &wire) && wire.Code == codeRejected:
 		// the SDK's word for a transport failure (an HTTP request that
 		// failed or lost its answer): the server may have the call
@@ -84,6 +92,11 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: %v", c.cfg.Name, tool, err)
 	}
 }
+
+// tooLarge is an answer over the size limit, failed in its place.
+type tooLarge struct{ msg string }
+
+func (e *tooLarge) Error() string { return e.msg }
 
 // codeRejected is the JSON-RPC code the SDK gives transport failures
 // (jsonrpc2.ErrRejected); it is no answer of the server's.

@@ -9,6 +9,7 @@
 package mcp
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,9 @@ type Config struct {
 	TrustHints bool
 	// Timeout bounds one tool call; zero: 60 s.
 	Timeout time.Duration
+	// MaxMessage bounds one message from a stdio server, in bytes; a
+	// longer answer fails its own call only. Zero: 16 MiB.
+	MaxMessage int
 	// CacheDir holds the last tool list of each server (NAME.tools.json),
 	// so keep knows the tools without starting the server; "" keeps none.
 	CacheDir string
@@ -69,6 +73,9 @@ type Config struct {
 type Connector struct {
 	cfg Config
 	log *slog.Logger
+	// life ends with Close: listings in the background stop with it
+	life context.Context
+	stop context.CancelFunc
 
 	mu     sync.Mutex
 	sess   *sdk.ClientSession
@@ -77,6 +84,13 @@ type Connector struct {
 	downAt time.Time // when the last one happened
 	tools  []*sdk.Tool
 	known  bool // tools holds a list (live or cached)
+
+	listing    chan struct{} // open while a listing in the background runs (listing.go)
+	listErr    error         // how the last listing failed; nil after one that did not
+	listFailAt time.Time
+	changed    []func() // told when the tool list changes
+	startFails int      // failed starts in a row
+	startErr   error    // the last one's error
 
 	proc     *os.Process // the stdio server, for tests that kill it
 	progress func()      // tests: told of each progress notification
@@ -98,6 +112,9 @@ func New(cfg Config) (*Connector, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = 16 << 20
+	}
 	if cfg.BackoffBase <= 0 {
 		cfg.BackoffBase = time.Second
 	}
@@ -111,7 +128,8 @@ func New(cfg Config) (*Connector, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Connector{cfg: cfg, log: log.With("component", "mcp", "server", cfg.Name)}, nil
+	life, stop := context.WithCancel(context.Background())
+	return &Connector{cfg: cfg, log: log.With("component", "mcp", "server", cfg.Name), life: life, stop: stop}, nil
 }
 
 // Name is "mcp.NAME".
@@ -127,6 +145,7 @@ func (c *Connector) Close() error {
 	s := c.sess
 	c.sess, c.closed = nil, true
 	c.mu.Unlock()
+	c.stop()
 	if s != nil {
 		return s.Close()
 	}

@@ -41,7 +41,12 @@ func memory(t *testing.T, cache string, log *syncBuf) *Connector {
 	return c
 }
 
+// kinds are the methods once the tool list is known (Methods alone lists
+// in the background and answers without waiting).
 func kinds(c *Connector) map[string]connectors.Kind {
+	if err := c.AwaitTools(context.Background()); err != nil {
+		panic(err)
+	}
 	out := map[string]connectors.Kind{}
 	for _, m := range c.Methods() {
 		out[m.Name] = m.Kind

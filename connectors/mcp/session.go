@@ -36,21 +36,21 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	var opts *sdk.ClientOptions
-	if c.progress != nil {
-		opts = &sdk.ClientOptions{ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { c.progress() }}
-	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "keep", Version: "1"}, opts)
+	client := sdk.NewClient(&sdk.Implementation{Name: "keep", Version: "1"}, c.clientOptions())
 	s, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		c.deaths++
 		c.downAt = c.cfg.Now()
+		c.startFails++
+		c.startErr = err
 		c.log.Warn("server did not start", "err", err, "failures", c.deaths)
 		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s did not start: %w", c.cfg.Name, err)}
 	}
 	c.sess = s
-	if ct, ok := tr.(*sdk.CommandTransport); ok && ct.Command.Process != nil {
-		c.proc = ct.Command.Process
+	c.startFails, c.startErr = 0, nil
+	go c.refresh(s) // a server that starts may offer other tools than last time
+	if st, ok := tr.(*stdioTransport); ok && st.cmd.Process != nil {
+		c.proc = st.cmd.Process
 		// the server's own pid, so keep.log lines up with ps and its crashes
 		c.log.Info("server started", "pid", c.proc.Pid)
 	} else {
@@ -128,7 +128,7 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 		cmd.Env = append(cmd.Env, k+"="+secret)
 	}
 	cmd.Stderr = &lineLog{c: c}
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	return &stdioTransport{cmd: cmd, terminate: 2 * time.Second, maxMessage: c.cfg.MaxMessage, log: c.log.Warn}, nil
 }
 
 // signer adds the account's Authorization header to every request and

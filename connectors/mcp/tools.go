@@ -19,34 +19,13 @@ func (c *Connector) Tools(ctx context.Context) ([]*sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	var tools []*sdk.Tool
-	for t, err := range s.Tools(ctx, nil) {
-		if err != nil {
-			return nil, connectors.Errorf(connectors.Transient, "mcp.%s: listing tools: %v", c.cfg.Name, err)
-		}
-		tools = append(tools, t)
-	}
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	c.saveCache(tools)
-	c.mu.Lock()
-	c.tools, c.known = tools, true
-	c.mu.Unlock()
-	return tools, nil
+	return c.listOn(ctx, s)
 }
 
-// known returns the tool list: held, else cached, else listed live.
+// list returns the tool list: held, else cached, else listed live (a call
+// needs the server anyway).
 func (c *Connector) list(ctx context.Context) ([]*sdk.Tool, error) {
-	c.mu.Lock()
-	if c.known {
-		t := c.tools
-		c.mu.Unlock()
-		return t, nil
-	}
-	c.mu.Unlock()
-	if tools, ok := c.loadCache(); ok {
-		c.mu.Lock()
-		c.tools, c.known = tools, true
-		c.mu.Unlock()
+	if tools, ok := c.held(); ok {
 		return tools, nil
 	}
 	return c.Tools(ctx)
@@ -71,17 +50,15 @@ func (c *Connector) tool(ctx context.Context, name string) (*sdk.Tool, error) {
 // Result is the TypeScript type of what every tool call resolves to.
 const Result = "{ text: string, json?: any, structured?: any, content: any[] }"
 
-// Methods are the server's tools. The list comes from the cache when there
-// is one, so a keep that only loads scripts starts no server; without one
-// the server is started to list them. A server that cannot be reached
-// offers no methods, and says why in keep.log.
+// Methods are the server's tools, as held or cached: nothing that only
+// reads the catalog (approve, attention, workflows, a deploy of another
+// workflow) waits on a server. Without a list the server is listed in the
+// background and offers no methods until then; keep.log says why it cannot
+// be listed, and so does a workflow that uses it.
 func (c *Connector) Methods() []connectors.Method {
-	// bounded: a server that hangs in its handshake must not hang keep
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
-	defer cancel()
-	tools, err := c.list(ctx)
-	if err != nil {
-		c.log.Warn("cannot list tools", "err", err)
+	tools, ok := c.held()
+	if !ok {
+		c.listInBackground()
 		return nil
 	}
 	out := make([]connectors.Method, 0, len(tools))
