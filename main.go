@@ -924,7 +924,7 @@ func desktopNotify(title, text string) {
 
 // loadOptions is what engine.LoadScript needs to check a file against the
 // connectors of the config, as the engine builds it (engine.loadOptions).
-func (c *cli) loadOptions() (engine.LoadOptions, error) {
+func (c *cli) loadOptions(src []byte) (engine.LoadOptions, error) {
 	cfg, err := c.config()
 	if err != nil {
 		return engine.LoadOptions{}, err
@@ -934,6 +934,7 @@ func (c *cli) loadOptions() (engine.LoadOptions, error) {
 		return engine.LoadOptions{}, err
 	}
 	c.onClose(func() { reg.Close() })
+	engine.AwaitMCPTools(context.Background(), reg, src)
 	return engine.LoadOptionsOf(reg, cfg.Policy.MinProducerInterval.Duration), nil
 }
 
@@ -1147,7 +1148,7 @@ func (c *cli) load(file string) (*engine.Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	lo, err := c.loadOptions()
+	lo, err := c.loadOptions(src)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"keep/connectors"
 	"keep/connectors/mcp"
@@ -61,4 +65,70 @@ func mcpConnectors(cfg config.Config, opts ConnectorOpts, reg *connectors.Regist
 		reg.Register(c)
 	}
 	return nil
+}
+
+// AttentionMCPServer: an MCP server failed to start several times in a
+// row; nothing answers it, the command shows the server's own error.
+const AttentionMCPServer AttentionKind = "mcp_server"
+
+// mcpConnectorsOf are the registry's MCP servers, once each.
+func mcpConnectorsOf(reg *connectors.Registry) []*mcp.Connector {
+	var out []*mcp.Connector
+	for _, n := range reg.Names() {
+		c, _ := reg.Get(n)
+		if mc, ok := c.(*mcp.Connector); ok && mc.Name() == n {
+			out = append(out, mc)
+		}
+	}
+	return out
+}
+
+// watchMCP drops the compiled scripts whenever a server's tool list
+// becomes known or changes: each deployed workflow is checked against the
+// new list the next time it is loaded (listed, stepped), and one that no
+// longer loads is one failed row, not an error.
+func (e *Engine) watchMCP() {
+	for _, mc := range mcpConnectorsOf(e.reg) {
+		mc.OnToolsChanged(func() {
+			e.mu.Lock()
+			clear(e.scripts)
+			e.mu.Unlock()
+		})
+	}
+}
+
+// mcpAttention are the servers that do not start, as Attention items.
+func (e *Engine) mcpAttention() []AttentionItem {
+	var out []AttentionItem
+	for _, mc := range mcpConnectorsOf(e.reg) {
+		why, since := mc.StartProblem()
+		if why == "" {
+			continue
+		}
+		out = append(out, AttentionItem{Kind: AttentionMCPServer, ID: mc.Name(),
+			Title: fmt.Sprintf("MCP server %s does not start: %s", mc.Server(), why), Reason: why,
+			Params: json.RawMessage("null"), Answers: []string{}, Command: "keep mcp tools " + mc.Server(), CreatedAt: since})
+	}
+	return out
+}
+
+// awaitMCP makes known the tool lists of the servers src names before it
+// is checked (validate, deploy, try, propose), waiting at most each
+// server's timeout. A server src does not name costs nothing: the name is
+// a hint for waiting, never a check (the check is the sandbox's).
+func awaitMCP(ctx context.Context, reg *connectors.Registry, src []byte) {
+	if !bytes.Contains(src, []byte("mcp")) {
+		return
+	}
+	for _, mc := range mcpConnectorsOf(reg) {
+		if mc.Known() || !regexp.MustCompile(`\b`+regexp.QuoteMeta(mc.Server())+`\b`).Match(src) {
+			continue
+		}
+		_ = mc.AwaitTools(ctx) // why it failed is in keep.log, and the load names the server
+	}
+}
+
+// AwaitMCPTools is awaitMCP for the CLI's own registry (`keep validate`).
+func AwaitMCPTools(ctx context.Context, reg *connectors.Registry, src []byte) {
+	awaitMCP(ctx, reg, src)
 }

@@ -13,6 +13,7 @@ import (
 // recording when s.record) and find (a read: the item, or nothing).
 func mcpServerForTest(s *lossyServer) http.Handler {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "lossy", Version: "1"}, nil)
+	s.removeTool = func(name string) { srv.RemoveTools(name) }
 	schema := map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}, "required": []any{"id"}}
 	id := func(req *sdk.CallToolRequest) string {
 		var a struct{ ID string }

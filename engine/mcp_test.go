@@ -106,15 +106,17 @@ func TestMCPToolsThroughTheLedger(t *testing.T) {
 // records the item (or not), then never answers: the test cuts the
 // connection, as a server dying mid-call does.
 type lossyServer struct {
-	mu      sync.Mutex
-	items   map[string]int
-	calls   int
-	finds   int  // calls of the read
-	record  bool // whether a cut call took effect before the cut
-	cut     bool // the next create is cut
-	entered chan struct{}
-	release chan struct{}
-	ts      *httptest.Server
+	mu    sync.Mutex
+	items map[string]int
+	calls int
+	finds int // calls of the read
+	// removeTool takes a tool off the server, as a new release may
+	removeTool func(name string)
+	record     bool // whether a cut call took effect before the cut
+	cut        bool // the next create is cut
+	entered    chan struct{}
+	release    chan struct{}
+	ts         *httptest.Server
 }
 
 func newLossyServer(t *testing.T, record bool) *lossyServer {

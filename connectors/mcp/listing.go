@@ -3,8 +3,10 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"keep/connectors"
 
@@ -168,7 +170,27 @@ func (c *Connector) ListProblem() string {
 
 // StartFailures are the failed starts in a row and the last one's error.
 func (c *Connector) StartFailures() (int, error) {
+	n, err, _ := c.startFailures()
+	return n, err
+}
+
+// StartProblem says, after repeated failed starts, why the server does not
+// start and since when; "" while it starts, or has failed fewer than
+// StartFailuresShown times in a row.
+func (c *Connector) StartProblem() (string, time.Time) {
+	n, err, at := c.startFailures()
+	if n < StartFailuresShown || err == nil {
+		return "", time.Time{}
+	}
+	return fmt.Sprintf("%v (%d tries in a row)", err, n), at
+}
+
+// StartFailuresShown is how many failed starts in a row make a problem the
+// person sees: one may be a server's slow first download.
+const StartFailuresShown = 3
+
+func (c *Connector) startFailures() (int, error, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.startFails, c.startErr
+	return c.startFails, c.startErr, c.downAt
 }

@@ -77,13 +77,14 @@ type Connector struct {
 	life context.Context
 	stop context.CancelFunc
 
-	mu     sync.Mutex
-	sess   *sdk.ClientSession
-	closed bool
-	deaths int       // failed starts and deaths since the last good call
-	downAt time.Time // when the last one happened
-	tools  []*sdk.Tool
-	known  bool // tools holds a list (live or cached)
+	startMu sync.Mutex // held while a server starts (session.go)
+	mu      sync.Mutex
+	sess    *sdk.ClientSession
+	closed  bool
+	deaths  int       // failed starts and deaths since the last good call
+	downAt  time.Time // when the last one happened
+	tools   []*sdk.Tool
+	known   bool // tools holds a list (live or cached)
 
 	listing    chan struct{} // open while a listing in the background runs (listing.go)
 	listErr    error         // how the last listing failed; nil after one that did not
@@ -144,8 +145,12 @@ func (c *Connector) Close() error {
 	c.mu.Lock()
 	s := c.sess
 	c.sess, c.closed = nil, true
+	listing := c.listing
 	c.mu.Unlock()
 	c.stop()
+	if listing != nil {
+		<-listing // its server, started or not, is stopped with it
+	}
 	if s != nil {
 		return s.Close()
 	}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,19 +19,12 @@ import (
 // server that died or failed to start is started again only after a
 // back-off; a call before then fails as transient with nothing sent.
 func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s: keep is stopping", c.cfg.Name)}
-	}
-	if c.sess != nil {
-		return c.sess, nil
-	}
-	if c.deaths > 0 {
-		if wait := c.downAt.Add(c.backoff()).Sub(c.cfg.Now()); wait > 0 {
-			return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, RetryAfter: wait,
-				Err: fmt.Errorf("mcp.%s is down; starting it again in %s", c.cfg.Name, wait.Round(time.Millisecond))}
-		}
+	// one start at a time; c.mu is not held through the handshake, so a
+	// server that hangs in it holds up only what needs its session
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	if s, err := c.current(); s != nil || err != nil {
+		return s, err
 	}
 	tr, err := c.transport(ctx)
 	if err != nil {
@@ -38,6 +32,12 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "keep", Version: "1"}, c.clientOptions())
 	s, err := client.Connect(ctx, tr, nil)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil && c.closed {
+		s.Close()
+		err = errors.New("keep is stopping")
+	}
 	if err != nil {
 		c.deaths++
 		c.downAt = c.cfg.Now()
@@ -58,6 +58,26 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	go c.watch(s)
 	return s, nil
+}
+
+// current is the live session, or why none may be started now (stopping,
+// or in the back-off after a death); both nil: start one.
+func (c *Connector) current() (*sdk.ClientSession, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s: keep is stopping", c.cfg.Name)}
+	}
+	if c.sess != nil {
+		return c.sess, nil
+	}
+	if c.deaths > 0 {
+		if wait := c.downAt.Add(c.backoff()).Sub(c.cfg.Now()); wait > 0 {
+			return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, RetryAfter: wait,
+				Err: fmt.Errorf("mcp.%s is down; starting it again in %s", c.cfg.Name, wait.Round(time.Millisecond))}
+		}
+	}
+	return nil, nil
 }
 
 // watch notes a session's end: a death (not Close) counts towards the
