@@ -1863,6 +1863,15 @@ func cmdHelpAPI(c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	name := ""
+	if len(o.args) == 2 {
+		name = o.args[1]
+	}
+	if help := engine.MCPHelp(reg, name); help != "" {
+		_, err := io.WriteString(c.stdout, help)
+		return err
+	}
+	engine.AwaitMCPServers(context.Background(), reg, name)
 	ref := engine.BuildReference(reg)
 	if len(o.args) == 2 {
 		if ref, err = ref.Only(o.args[1]); err != nil {
@@ -1906,6 +1915,7 @@ func writeTypes(c *cli, dir string) error {
 		}
 	}
 	defer reg.Close()
+	engine.AwaitMCPServers(context.Background(), reg, "")
 	p := filepath.Join(dir, "keep.d.ts")
 	if err := os.WriteFile(p, []byte(engine.BuildReference(reg).DTS()), 0o600); err != nil {
 		return err

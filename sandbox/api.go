@@ -49,8 +49,9 @@ type MethodSpec struct {
 
 // ArgSpec is one argument of a method: its name and TypeScript type.
 type ArgSpec struct {
-	Name string
-	Type string
+	Name     string
+	Type     string
+	Required bool // a literal argument object without it is refused (MCP tools, mcpcheck.go)
 }
 
 // Diagnostic is one problem found in a workflow file.

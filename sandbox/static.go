@@ -170,6 +170,9 @@ func (c *callChecker) add(idx int, format string, args ...any) {
 }
 
 func (c *callChecker) call(call *ast.CallExpression, sc scope) {
+	if c.mcpCall(call, sc) { // mcpcheck.go
+		return
+	}
 	dot, ok := call.Callee.(*ast.DotExpression)
 	if !ok {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -73,7 +74,7 @@ func (c *Connector) Methods() []connectors.Method {
 func (c *Connector) Method(t *sdk.Tool) connectors.Method {
 	m := connectors.Method{Name: t.Name, Kind: connectors.Read, Doc: firstSentence(t.Description), Result: Result,
 		Args: schemaArgs(t.InputSchema)}
-	call := "ctx.mcp." + c.cfg.Name + "." + t.Name
+	call := "ctx.mcp" + Member(c.cfg.Name) + Member(t.Name)
 	if c.isRead(t) {
 		m.Example = "const r = await " + call + "({ ... })"
 		return m
@@ -244,3 +245,15 @@ func (c *Connector) UnknownReads(tools []*sdk.Tool) []string {
 	}
 	return out
 }
+
+// Member is how a script names a server or a tool: .name, or ["get-env"]
+// for a name that is no JavaScript identifier.
+func Member(name string) string {
+	if jsIdent.MatchString(name) {
+		return "." + name
+	}
+	b, _ := json.Marshal(name)
+	return "[" + string(b) + "]"
+}
+
+var jsIdent = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)

@@ -65,7 +65,7 @@ func Methods(reg *connectors.Registry) []sandbox.MethodSpec {
 	for _, m := range reg.Catalog() {
 		spec := sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind)}
 		for _, a := range m.Args {
-			spec.Args = append(spec.Args, sandbox.ArgSpec{Name: a.Name, Type: a.Type})
+			spec.Args = append(spec.Args, sandbox.ArgSpec{Name: a.Name, Type: a.Type, Required: a.Required})
 		}
 		out = append(out, spec)
 	}

@@ -1,0 +1,79 @@
+package clitest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"keep/connectors/mcp/mcptest"
+)
+
+// issue 42: `keep help api mcp` without a server says how to add one.
+func TestMCPHelpWithoutAServer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	r := e.ok("help", "api", "mcp")
+	for _, want := range []string{"No MCP server is configured", "[mcp.memory]", "reads = [", "keep mcp tools memory"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("help api mcp lacks %q: %s", want, r)
+		}
+	}
+}
+
+// issue 42: a tool whose name is no identifier is written as JavaScript
+// takes it, in the reference and keep.d.ts, and validate accepts it; a
+// tool that is a mutation only because the config lists no reads says so
+// where it is called in prepare.
+func TestMCPToolNamesAndPhasesAsWritten(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	e.writeConfig(fmt.Sprintf("[connectors.files]\nroots = [%q]\n\n[mcp.everything]\ncommand = %q\nargs = [\"stdio\"]\ntrust_hints = true\n\n[mcp.memory]\ncommand = %q\nenv = { MEMORY_FILE_PATH = %q }\n",
+		e.root, mcptest.Bin(t, "mcp-server-everything"), mcptest.Bin(t, "mcp-server-memory"), filepath.Join(e.dir, "memory.jsonl")))
+
+	r := e.ok("help", "api", "mcp.everything")
+	if !strings.Contains(r.stdout, `ctx.mcp.everything["get-env"](`) || strings.Contains(r.stdout, "ctx.mcp.everything.get-env") {
+		t.Fatalf("help api: %s", r)
+	}
+	if !strings.Contains(r.stdout, `await ctx.mcp.everything["get-env"]({`) {
+		t.Fatalf("the example is not valid JavaScript: %s", r)
+	}
+	e.ok("init", filepath.Join(e.dir, "proj"))
+	dts, err := os.ReadFile(filepath.Join(e.dir, "proj", "workflows", "keep.d.ts"))
+	if err != nil || !strings.Contains(string(dts), `"get-env"(args`) {
+		t.Fatalf("keep.d.ts: %v\n%s", err, dts)
+	}
+
+	ok := e.file(e.dir, "env.js", `
+export default Keep.workflow({
+  name: "env",
+  topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx) => {
+    const r = await ctx.mcp.everything["get-env"]({});
+  } } },
+});
+`)
+	e.ok("validate", ok)
+
+	bad := e.file(e.dir, "prep.js", `
+export default Keep.workflow({
+  name: "prep",
+  topics: { t: {} },
+  consumers: { c: Keep.consumer({
+    subscribe: ["t"],
+    async prepare(ctx) {
+      const found = await ctx.mcp.memory.search_nodes({ query: "x" });
+      return { reservations: [], data: {} };
+    },
+    async mutate(ctx, p) {},
+    async next() {},
+  }) },
+});
+`)
+	r = e.expect(1, "validate", bad)
+	if !strings.Contains(r.stderr, "prep.js:8:27: ctx.mcp.memory.search_nodes is a mutation and is called in prepare") ||
+		!strings.Contains(r.stderr, `add reads = ["search_nodes"]`) {
+		t.Fatalf("%s", r)
+	}
+}
