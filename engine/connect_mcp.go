@@ -12,6 +12,8 @@ import (
 	"keep/connectors"
 	"keep/connectors/mcp"
 	"keep/engine/config"
+	"keep/engine/ledger"
+	"keep/storage"
 )
 
 // mcpConnectors registers one connector per [mcp.NAME] (DESIGN.md §15).
@@ -131,4 +133,45 @@ func awaitMCP(ctx context.Context, reg *connectors.Registry, src []byte) {
 // AwaitMCPTools is awaitMCP for the CLI's own registry (`keep validate`).
 func AwaitMCPTools(ctx context.Context, reg *connectors.Registry, src []byte) {
 	awaitMCP(ctx, reg, src)
+}
+
+// resendsInPlace is a connector whose call a check found not to have
+// happened is sent again as the same call, under its idempotency key (MCP
+// carries it in _meta), as the person's "not-happened" answer does: the
+// history shows one call retried, not a failed one and a new one.
+type resendsInPlace interface{ ResendNotApplied() bool }
+
+func (e *Engine) resendsInPlace(mut *storage.Mutation) bool {
+	c, ok := e.reg.Get(mut.Connector)
+	r, is := c.(resendsInPlace)
+	return ok && is && r.ResendNotApplied()
+}
+
+// tResendNotApplied moves a mutation the check found not to have happened
+// back in flight, due now, on the block it already holds.
+func (e *Engine) tResendNotApplied(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation) error {
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		run, err := carrier(ctx, tx.Q, mut)
+		if err != nil {
+			return err
+		}
+		now := e.now()
+		mut.ReconcileAttempts, mut.NextAttemptAt = 0, &now
+		mut.Error = "the check found it did not happen: sending it again under the same key"
+		if err := e.moveMutation(ctx, tx, w, mut, ledger.MResend, "reconciler"); err != nil {
+			return err
+		}
+		d, err := e.led.MoveBlock(ctx, tx, w, storage.BlockReconciliation, "sending "+ledger.Title(mut)+" again", run.ID, nil)
+		if err != nil {
+			return err
+		}
+		return e.act(ctx, tx, w, d)
+	})
+	if err == nil {
+		ws.poke()
+	}
+	return err
 }

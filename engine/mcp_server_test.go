@@ -22,6 +22,7 @@ func mcpServerForTest(s *lossyServer) http.Handler {
 	}
 	srv.AddTool(&sdk.Tool{Name: "create", InputSchema: schema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		s.mu.Lock()
+		s.keys = append(s.keys, fmt.Sprint(req.Params.Meta["keep/idempotency-key"]))
 		cut := s.cut
 		s.cut = false
 		if !cut || s.record {

@@ -220,3 +220,7 @@ func empty(v any) bool {
 	}
 	return false
 }
+
+// ResendNotApplied: a call a check found not to have happened is sent
+// again as the same call, its idempotency key in _meta, never made anew.
+func (c *Connector) ResendNotApplied() bool { return true }
