@@ -34,7 +34,7 @@ func mcpConnectors(cfg config.Config, opts ConnectorOpts, reg *connectors.Regist
 		m := cfg.MCP[name]
 		key := "mcp." + name
 		mc := mcp.Config{Name: name, Command: config.ExpandHome(m.Command), Args: m.Args, URL: m.URL,
-			Reads: m.Reads, TrustHints: m.TrustHints, Timeout: m.Timeout.Duration, CacheDir: cache, Logger: opts.Logger, Now: opts.Now}
+			Reads: m.Reads, TrustHints: m.TrustHints, Timeout: m.Timeout.Duration, MaxTimeout: m.MaxTimeout.Duration, CacheDir: cache, Logger: opts.Logger, Now: opts.Now}
 		if m.Timeout.Duration == 0 {
 			mc.Timeout = config.DefaultMCPTimeout
 		}

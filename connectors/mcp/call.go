@@ -55,15 +55,12 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	if args == nil {
 		args = map[string]any{} // servers refuse null arguments
 	}
-	p := &sdk.CallToolParams{Name: tool, Arguments: args}
+	cctx, token, dl, done := c.watchProgress(ctx) // progress.go
+	defer done()
+	p := &sdk.CallToolParams{Name: tool, Arguments: args, Meta: sdk.Meta{"progressToken": token}}
 	if key != "" {
-		p.Meta = sdk.Meta{MetaKey: key}
+		p.Meta[MetaKey] = key
 	}
-	if c.progress != nil {
-		p.Meta = sdk.Meta{MetaKey: key, "progressToken": "keep-test"}
-	}
-	cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
 	res, err := s.CallTool(cctx, p)
 	var wire *jsonrpc.Error
 	switch {
@@ -73,8 +70,11 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	case errors.Is(err, sdk.ErrConnectionClosed):
 		c.down(s, err)
 		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: the server went away during the call: %v", c.cfg.Name, tool, err)
+	case dl.hasPassed():
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: no answer within %s of its last sign of progress (at most %s in all): %v",
+			c.cfg.Name, tool, c.cfg.Timeout, c.cfg.MaxTimeout, err)
 	case cctx.Err() != nil:
-		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: no answer within %s: %v", c.cfg.Name, tool, c.cfg.Timeout, err)
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: %v", c.cfg.Name, tool, err)
 	case errors.As(err, &wire) && wire.Code == codeTooLarge:
 		// the server answered; keep did not read it (stdio.go)
 		c.healthy()

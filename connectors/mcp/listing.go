@@ -25,8 +25,8 @@ func (c *Connector) clientOptions() *sdk.ClientOptions {
 	o := &sdk.ClientOptions{
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) { go c.refresh(req.Session) },
 	}
-	if c.progress != nil {
-		o.ProgressNotificationHandler = func(context.Context, *sdk.ProgressNotificationClientRequest) { c.progress() }
+	o.ProgressNotificationHandler = func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+		c.onProgress(req.Params.ProgressToken)
 	}
 	return o
 }

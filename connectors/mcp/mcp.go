@@ -51,8 +51,10 @@ type Config struct {
 	// settle an uncertain call.
 	Reads      []string
 	TrustHints bool
-	// Timeout bounds one tool call; zero: 60 s.
-	Timeout time.Duration
+	// Timeout bounds one tool call, from its start or its last progress
+	// notification; zero: 60 s. MaxTimeout bounds it in all, however much
+	// progress it reports; zero: 30 min (never less than Timeout).
+	Timeout, MaxTimeout time.Duration
 	// MaxMessage bounds one message from a stdio server, in bytes; a
 	// longer answer fails its own call only. Zero: 16 MiB.
 	MaxMessage int
@@ -93,6 +95,7 @@ type Connector struct {
 	startFails int      // failed starts in a row
 	startErr   error    // the last one's error
 
+	calls    sync.Map    // progress token → *deadline of a call in flight (progress.go)
 	proc     *os.Process // the stdio server, for tests that kill it
 	progress func()      // tests: told of each progress notification
 }
@@ -113,6 +116,10 @@ func New(cfg Config) (*Connector, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = 30 * time.Minute
+	}
+	cfg.MaxTimeout = max(cfg.MaxTimeout, cfg.Timeout)
 	if cfg.MaxMessage <= 0 {
 		cfg.MaxMessage = 16 << 20
 	}

@@ -59,6 +59,21 @@ func stdioServer() {
 			}
 		}
 	})
+	// progress reports progress size times, 20 ms apart, then answers
+	srv.AddTool(&sdk.Tool{Name: "progress", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		for i := range args(req).Size {
+			err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1)})
+			if err != nil {
+				return nil, err
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		return text("done"), nil
+	})
 	srv.AddTool(&sdk.Tool{Name: "add_tool", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		name := args(req).Name
 		srv.AddTool(&sdk.Tool{Name: name, InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -202,5 +217,33 @@ func TestStartFailuresAreCounted(t *testing.T) {
 			t.Fatalf("after %d tries: %d, %v", i, n, last)
 		}
 		clock.Add(time.Hour) // past the back-off
+	}
+}
+
+// issue 42: a tool that reports progress is not cut at timeout (each
+// notification moves the deadline on), up to max_timeout in all.
+func TestProgressExtendsTheDeadline(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := testServer(t, func(cfg *Config) {
+		cfg.Timeout, cfg.MaxTimeout, cfg.Reads = 300*time.Millisecond, 5*time.Minute, []string{"progress", "slow"}
+	})
+	// 2 s of work, in steps well inside the timeout
+	res, err := c.Do(ctx, connectors.Call{Method: "progress", Params: map[string]any{"size": 100}})
+	if err != nil || res.(map[string]any)["text"] != "done" {
+		t.Fatalf("a tool reporting progress for 2 s under a 300 ms timeout: %v, %v", res, err)
+	}
+	// without progress, the timeout holds
+	_, err = c.Do(ctx, connectors.Call{Method: "slow", Params: map[string]any{"wait": filepath.Join(t.TempDir(), "never")}})
+	if err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
+		t.Fatalf("a silent tool: %v", err)
+	}
+
+	capped := testServer(t, func(cfg *Config) {
+		cfg.Timeout, cfg.MaxTimeout, cfg.Reads = 300*time.Millisecond, 600*time.Millisecond, []string{"progress"}
+	})
+	_, err = capped.Do(ctx, connectors.Call{Method: "progress", Params: map[string]any{"size": 100000}})
+	if err == nil || !strings.Contains(err.Error(), "at most 600ms in all") {
+		t.Fatalf("progress without end: %v, want it cut at max_timeout", err)
 	}
 }
