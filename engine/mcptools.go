@@ -20,6 +20,9 @@ type MCPToolView struct {
 	ReadOnlyHint   bool   `json:"read_only_hint"`
 	IdempotentHint bool   `json:"idempotent_hint"`
 	InputSchema    any    `json:"input_schema"`
+	// Uncallable says why keep cannot call the tool (one that runs only
+	// as a task); its description starts with it too.
+	Uncallable string `json:"uncallable,omitempty"`
 }
 
 // MCPTools lists a configured server's tools live (starting it if need be)
@@ -60,6 +63,10 @@ func MCPTools(ctx context.Context, reg *connectors.Registry, server string) (too
 			Args: "{ " + strings.Join(args, ", ") + " }", InputSchema: t.InputSchema}
 		if t.Annotations != nil {
 			v.ReadOnlyHint, v.IdempotentHint = t.Annotations.ReadOnlyHint, t.Annotations.IdempotentHint
+		}
+		if m.Uncallable != "" {
+			v.Uncallable = m.Uncallable
+			v.Description = "CANNOT BE CALLED: " + m.Uncallable + ". " + v.Description
 		}
 		out = append(out, v)
 	}

@@ -47,6 +47,10 @@ func (c *callChecker) mcpCall(call *ast.CallExpression, sc scope) bool {
 		c.add(start, "%s: mcp.%s has no tool %q (it has: %s)", op, server, tool, strings.Join(names, ", "))
 		return true
 	}
+	if spec.Uncallable != "" {
+		c.add(start, "%s cannot be called: %s", op, spec.Uncallable)
+		return true
+	}
 	if sc.phase != "" {
 		if r := kindRule(spec.Kind, sc.phase); !slices.Contains(r.phases, sc.phase) {
 			if spec.Kind == KindMutate {

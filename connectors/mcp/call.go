@@ -23,6 +23,9 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if why := uncallable(tool); why != "" {
+		return nil, connectors.Errorf(connectors.Logic, "mcp.%s.%s cannot be called: %s", c.cfg.Name, tool.Name, why)
+	}
 	if err := c.checkReconcile(ctx, call.Params); err != nil {
 		return nil, err
 	}

@@ -59,6 +59,9 @@ func (c *Connector) listOn(ctx context.Context, s *sdk.ClientSession) ([]*sdk.To
 		tools = append(tools, t)
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	c.mu.Lock()
+	c.markTasks(tools)
+	c.mu.Unlock()
 	c.saveCache(tools)
 	c.mu.Lock()
 	old, had := c.tools, c.known

@@ -88,12 +88,13 @@ type Connector struct {
 	tools   []*sdk.Tool
 	known   bool // tools holds a list (live or cached)
 
-	listing    chan struct{} // open while a listing in the background runs (listing.go)
-	listErr    error         // how the last listing failed; nil after one that did not
-	listFailAt time.Time
-	changed    []func() // told when the tool list changes
-	startFails int      // failed starts in a row
-	startErr   error    // the last one's error
+	listing     chan struct{} // open while a listing in the background runs (listing.go)
+	listErr     error         // how the last listing failed; nil after one that did not
+	listFailAt  time.Time
+	changed     []func()          // told when the tool list changes
+	startFails  int               // failed starts in a row
+	startErr    error             // the last one's error
+	taskSupport map[string]string // tool → execution.taskSupport, read off the wire (tasks.go)
 
 	calls    sync.Map    // progress token → *deadline of a call in flight (progress.go)
 	proc     *os.Process // the stdio server, for tests that kill it

@@ -148,7 +148,7 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 		cmd.Env = append(cmd.Env, k+"="+secret)
 	}
 	cmd.Stderr = &lineLog{c: c}
-	return &stdioTransport{cmd: cmd, terminate: 2 * time.Second, maxMessage: c.cfg.MaxMessage, log: c.log.Warn}, nil
+	return &stdioTransport{cmd: cmd, terminate: 2 * time.Second, maxMessage: c.cfg.MaxMessage, log: c.log.Warn, onLine: c.sniffTasks}, nil
 }
 
 // signer adds the account's Authorization header to every request and

@@ -28,6 +28,7 @@ type stdioTransport struct {
 	terminate  time.Duration // after closing stdin, before SIGTERM (and SIGKILL)
 	maxMessage int
 	log        func(msg string, args ...any)
+	onLine     func(line []byte) // sees each message that fits (tasks.go)
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -42,7 +43,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	fc := &frameCap{r: bufio.NewReaderSize(stdout, 64<<10), max: t.maxMessage, log: t.log}
+	fc := &frameCap{r: bufio.NewReaderSize(stdout, 64<<10), max: t.maxMessage, log: t.log, onLine: t.onLine}
 	io := &sdk.IOTransport{Reader: nopCloser{fc}, Writer: &procStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate},
 		MaxLineLength: -1} // frameCap bounds every line
 	return io.Connect(ctx)
@@ -98,9 +99,10 @@ func (p *procStdin) Close() error {
 // answer (it has an id and no method) is replaced by a JSON-RPC error for
 // the same id, anything else is dropped and logged.
 type frameCap struct {
-	r   *bufio.Reader
-	max int
-	log func(msg string, args ...any)
+	r      *bufio.Reader
+	max    int
+	log    func(msg string, args ...any)
+	onLine func(line []byte)
 
 	out  []byte // what Read hands on next
 	line []byte
@@ -152,6 +154,9 @@ func (f *frameCap) next() error {
 	}
 	if !over {
 		f.out = f.line
+		if f.onLine != nil {
+			f.onLine(f.line)
+		}
 		return nil
 	}
 	if f.scan.id == "" || f.scan.method {

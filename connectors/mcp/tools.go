@@ -73,7 +73,10 @@ func (c *Connector) Methods() []connectors.Method {
 // arguments typed from the tool's input schema.
 func (c *Connector) Method(t *sdk.Tool) connectors.Method {
 	m := connectors.Method{Name: t.Name, Kind: connectors.Read, Doc: firstSentence(t.Description), Result: Result,
-		Args: schemaArgs(t.InputSchema)}
+		Args: schemaArgs(t.InputSchema), Uncallable: uncallable(t)}
+	if m.Uncallable != "" {
+		m.Doc = "Cannot be called: " + m.Uncallable + ". " + m.Doc
+	}
 	call := "ctx.mcp" + Member(c.cfg.Name) + Member(t.Name)
 	if c.isRead(t) {
 		m.Example = "const r = await " + call + "({ ... })"

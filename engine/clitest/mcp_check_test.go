@@ -77,3 +77,33 @@ export default Keep.workflow({
 		t.Fatalf("%s", r)
 	}
 }
+
+// issue 42: server-everything's simulate-research-query runs only as a
+// task, which keep's MCP client does not offer: keep mcp tools and keep
+// validate say it cannot be called, before anything is deployed.
+func TestMCPTaskOnlyToolCannotBeCalled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	e.writeConfig(fmt.Sprintf("[connectors.files]\nroots = [%q]\n\n[mcp.everything]\ncommand = %q\nargs = [\"stdio\"]\n",
+		e.root, mcptest.Bin(t, "mcp-server-everything")))
+	r := e.ok("mcp", "tools", "everything")
+	if !strings.Contains(r.stdout, "CANNOT BE CALLED: the tool runs only as an MCP task") {
+		t.Fatalf("%s", r)
+	}
+	src := e.file(e.dir, "research.js", `
+export default Keep.workflow({
+  name: "research",
+  topics: { t: {} },
+  consumers: { c: Keep.consumer({
+    subscribe: ["t"],
+    async prepare(ctx) { return { reservations: [], data: {} }; },
+    async mutate(ctx, p) { await ctx.mcp.everything["simulate-research-query"]({ topic: "x" }); },
+    async next() {},
+  }) },
+});
+`)
+	r = e.expect(1, "validate", src)
+	if !strings.Contains(r.stderr, `research.js:8:34: ctx.mcp.everything["simulate-research-query"] cannot be called: the tool runs only as an MCP task`) {
+		t.Fatalf("%s", r)
+	}
+}
