@@ -947,7 +947,9 @@ func (c *cli) tui(ctx context.Context) error {
 	if client, ok := c.attach(); ok {
 		return tui.Run(ctx, client, tui.Options{Logger: logger, StartupNote: startupNote(ctx, client)})
 	}
-	_, err := c.claimEngine(ctx, false)
+	// serving: the TUI's engine answers on the socket as a daemon's does,
+	// so commands and `keep mcp serve` run beside it attach to it
+	claim, err := c.claimEngine(ctx, true)
 	var le *engine.LockedError
 	if errors.As(err, &le) {
 		// a daemon holds it, or is starting: attach once it answers
@@ -972,9 +974,16 @@ func (c *cli) tui(ctx context.Context) error {
 		return err
 	}
 	c.watchAccounts(ctx, e)
+	var retention engine.Retention
 	if cfg, err := c.config(); err == nil {
 		// the in-process engine may run for days too
-		defer e.GCDaily(ctx, engine.RetentionFrom(cfg.Retention), 24*time.Hour)()
+		retention = engine.RetentionFrom(cfg.Retention)
+		defer e.GCDaily(ctx, retention, 24*time.Hour)()
+	}
+	srv, serr := daemon.Serve(ctx, engine.Maintained{Engine: e, Retention: retention}, daemon.SocketPath(c.dbPath), logger)
+	claim.Ready()
+	if serr != nil {
+		logger.Warn("other keep commands cannot reach this engine", "err", serr)
 	}
 	note = startupNote(ctx, e)
 	if demo, err := c.firstRunDemo(ctx, e); err != nil {
@@ -985,6 +994,9 @@ func (c *cli) tui(ctx context.Context) error {
 	runErr := tui.Run(ctx, e, tui.Options{Logger: logger, StartupNote: note})
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	if serr == nil {
+		runErr = errors.Join(runErr, srv.Close(stopCtx)) // the attached first, then the engine
+	}
 	return errors.Join(runErr, e.Stop(stopCtx))
 }
 
@@ -1896,7 +1908,11 @@ func cmdMCPServe(ctx context.Context, c *cli, _ *opts) error {
 	if err != nil {
 		return err
 	}
-	return engine.ServeMCP(ctx, engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy)})
+	o := engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, EngineRuns: !c.inProcess}
+	// stdout is the protocol's: what it serves goes to stderr, which
+	// clients show in their logs
+	fmt.Fprintln(c.stderr, engine.MCPServeWhere(o))
+	return engine.ServeMCP(ctx, o)
 }
 
 // writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json

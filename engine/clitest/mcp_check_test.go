@@ -1,11 +1,14 @@
 package clitest
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"keep/connectors/mcp/mcptest"
 )
@@ -105,5 +108,23 @@ export default Keep.workflow({
 	r = e.expect(1, "validate", src)
 	if !strings.Contains(r.stderr, `research.js:8:34: ctx.mcp.everything["simulate-research-query"] cannot be called: the tool runs only as an MCP task`) {
 		t.Fatalf("%s", r)
+	}
+}
+
+// issue 42: the README's Inspector form, keep's command after `--` with
+// --db (as a desktop client's config passes it): keep mcp serve says
+// which database it serves and that no engine runs it.
+func TestMCPServeThroughTheInspectorDashDashForm(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	bin := mcptest.Bin(t, "mcp-inspector")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--cli", "--method", "tools/call", "--tool-name", "status",
+		"--", keepBin, "--db", e.db, "--config", e.config, "mcp", "serve")
+	cmd.Env, cmd.Dir = e.environ(), e.dir
+	r := runCmd(t, cmd)
+	if r.code != 0 || !strings.Contains(r.stdout, `\"db\": \"`+e.db+`\"`) || !strings.Contains(r.stdout, `\"engine_running\": false`) {
+		t.Fatalf("inspector: %s", r)
 	}
 }
