@@ -65,6 +65,11 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 		p.Meta[MetaKey] = key
 	}
 	res, err := s.CallTool(cctx, p)
+	if refused := c.takeRefusal(); refused != nil && err != nil {
+		// the server refused keep's credential: nothing was done
+		c.down(s, err)
+		return nil, refused
+	}
 	var wire *jsonrpc.Error
 	switch {
 	case err == nil:

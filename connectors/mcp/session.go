@@ -44,6 +44,9 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 		c.startFails++
 		c.startErr = err
 		c.log.Warn("server did not start", "err", err, "failures", c.deaths)
+		if refused := c.takeRefusal(); refused != nil {
+			return nil, refused // its credential, not the server, is what fails
+		}
 		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s did not start: %w", c.cfg.Name, err)}
 	}
 	c.sess = s
@@ -131,7 +134,7 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 			if _, err := c.cfg.Account.Secret(ctx); err != nil {
 				return nil, err
 			}
-			rt = &signer{base: rt, account: c.cfg.Account}
+			rt = &signer{base: c.refusals(rt), account: c.cfg.Account}
 		}
 		return &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true}, nil
 	}
