@@ -160,6 +160,10 @@ type opts struct {
 	out       string // new, edit
 	withReads bool   // new, edit: perform the dry run's reads
 	propose   bool   // edit: propose the draft instead of writing it
+
+	httpAddr     string // mcp serve --http
+	tokenAccount string // mcp serve --token-account
+	public       bool   // mcp serve --public
 }
 
 type command struct {
@@ -389,7 +393,12 @@ func init() {
 		withSubs(&command{name: "mcp", summary: "MCP servers: an [mcp.NAME] server's tools, or keep itself as one"},
 			&command{name: "tools", args: "NAME [--json]", summary: "an [mcp.NAME] server's tools (refreshes the cached list)",
 				minArgs: 1, maxArgs: 1, run: listMCPTools, flags: withJSON(nil)},
-			&command{name: "serve", summary: "keep as an MCP server on stdio for your assistant", run: cmdMCPServe}),
+			&command{name: "serve", args: "[--http ADDR [--token-account NAME] [--public]]", summary: "keep as an MCP server for your assistant: on stdio, or streamable HTTP behind a token",
+				run: cmdMCPServe, flags: func(fs *flag.FlagSet, o *opts) {
+					fs.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on ADDR (HOST:PORT, loopback unless --public) instead of stdio")
+					fs.StringVar(&o.tokenAccount, "token-account", "mcp-serve", "the token account (keep auth login NAME) whose token HTTP clients must send")
+					fs.BoolVar(&o.public, "public", false, "allow --http on an address beyond this machine")
+				}}),
 		withSubs(&command{name: "service", summary: "run keep --daemon as your user's service (systemd, launchd)"},
 			&command{name: "install", summary: "install the service and start it; it starts at every login", run: cmdServiceInstall},
 			&command{name: "uninstall", summary: "stop the service and remove it", run: cmdServiceUninstall},
@@ -1899,7 +1908,28 @@ func cmdHelpAPI(c *cli, o *opts) error {
 // cmdMCPServe serves keep to an MCP client on stdin/stdout: through the
 // daemon when one holds the database, else on an engine of its own that
 // runs nothing (its views and dry runs only).
-func cmdMCPServe(ctx context.Context, c *cli, _ *opts) error {
+func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
+	var token string
+	if flags.httpAddr != "" {
+		if err := engine.CheckServeAddr(flags.httpAddr, flags.public); err != nil {
+			return err
+		}
+		accts, err := c.accounts()
+		if err != nil {
+			return err
+		}
+		how := fmt.Sprintf("add [accounts.%[1]s] kind = \"token\" to the config, run keep auth login %[1]s with a long random token, and give your assistant the same token", flags.tokenAccount)
+		a, err := accts.Account(flags.tokenAccount)
+		if err != nil {
+			return fmt.Errorf("keep mcp serve --http needs a token: %s (%v)", how, err)
+		}
+		if a.Kind() != "token" {
+			return fmt.Errorf("keep mcp serve --http: account %s is %s, not a token account: %s", flags.tokenAccount, a.Kind(), how)
+		}
+		if token, err = a.Secret(ctx); err != nil || token == "" {
+			return fmt.Errorf("keep mcp serve --http needs a token: %s (%v)", how, err)
+		}
+	}
 	api, err := c.api(ctx)
 	if err != nil {
 		return err
@@ -1912,6 +1942,10 @@ func cmdMCPServe(ctx context.Context, c *cli, _ *opts) error {
 	// stdout is the protocol's: what it serves goes to stderr, which
 	// clients show in their logs
 	fmt.Fprintln(c.stderr, engine.MCPServeWhere(o))
+	if flags.httpAddr != "" {
+		fmt.Fprintf(c.stderr, "keep mcp serve: streamable HTTP on http://%s/ for requests bearing the token of %s\n", flags.httpAddr, flags.tokenAccount)
+		return engine.ServeMCPHTTP(ctx, o, flags.httpAddr, token)
+	}
 	return engine.ServeMCP(ctx, o)
 }
 

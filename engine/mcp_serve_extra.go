@@ -6,8 +6,13 @@ package engine
 
 import (
 	"context"
+	"crypto/subtle"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -147,4 +152,63 @@ func (h mcpHandlers) addPrompts(s *sdk.Server) {
 			return &sdk.GetPromptResult{Description: "why " + name + " waits",
 				Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: b.String()}}}}, nil
 		})
+}
+
+// MCPHTTPHandler serves keep mcp serve over streamable HTTP, the same
+// server as on stdio, to requests that carry token as their bearer
+// credential; every other request is refused with 401 before it reaches
+// the server. token must not be empty.
+func MCPHTTPHandler(o MCPServeOpts, token string) http.Handler {
+	if token == "" {
+		panic("engine: mcp serve over HTTP without a token")
+	}
+	srv := NewMCPServer(o)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="keep"`)
+			http.Error(w, "keep mcp serve: this needs the token of keep's mcp serve account (Authorization: Bearer …)", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// CheckServeAddr refuses an address keep mcp serve --http would listen on
+// beyond this machine, unless public says the person means it.
+func CheckServeAddr(addr string, public bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %w (give HOST:PORT, e.g. 127.0.0.1:8765)", addr, err)
+	}
+	if public {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--http %s listens beyond this machine: give a loopback address (127.0.0.1:PORT), or add --public if you mean it", addr)
+}
+
+// ServeMCPHTTP runs MCPHTTPHandler on addr until ctx ends.
+func ServeMCPHTTP(ctx context.Context, o MCPServeOpts, addr, token string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: MCPHTTPHandler(o, token), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

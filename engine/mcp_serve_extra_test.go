@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,4 +91,68 @@ func TestMCPServeResourcesPromptsAndWhere(t *testing.T) {
 			t.Fatalf("explain-wait = %s", text)
 		}
 	})
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// issue 42: keep mcp serve --http: the same tools over streamable HTTP,
+// only to a client bearing the token, on loopback unless told otherwise.
+func TestMCPServeOverHTTP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := enginetest.New(t, enginetest.Opts{})
+	h.Deploy("notes", []byte(mcpServeNotes))
+	reg, err := engine.Connectors(h.Cfg, engine.ConnectorOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(engine.MCPHTTPHandler(engine.MCPServeOpts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}, "t0ken"))
+	t.Cleanup(ts.Close)
+
+	connect := func(token string) (*sdk.ClientSession, error) {
+		tr := &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: bearer{token}}, DisableStandaloneSSE: true}
+		return sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, tr, nil)
+	}
+	if _, err := connect("wrong"); err == nil {
+		t.Fatal("a client with the wrong token connected")
+	}
+	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without a token: %v, %v", resp, err)
+	}
+	resp.Body.Close()
+	cs, err := connect("t0ken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	want := slices.Clone(engine.MCPServeTools)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools over HTTP = %v, want the stdio ones %v (none approves)", names, want)
+	}
+
+	for addr, ok := range map[string]bool{"127.0.0.1:8765": true, "[::1]:8765": true, "localhost:8765": true, "0.0.0.0:8765": false, "192.168.1.5:80": false} {
+		if err := engine.CheckServeAddr(addr, false); (err == nil) != ok {
+			t.Errorf("CheckServeAddr(%s) = %v", addr, err)
+		}
+	}
+	if err := engine.CheckServeAddr("0.0.0.0:8765", true); err != nil {
+		t.Errorf("--public: %v", err)
+	}
 }
