@@ -175,3 +175,15 @@ func (e *Engine) tResendNotApplied(ctx context.Context, ws *wfState, w *storage.
 	}
 	return err
 }
+
+// mcpResourceOf is the URL of the MCP server over HTTP that signs in with
+// account name: an oauth2 account naming no endpoints finds them there
+// (accounts' mcpauth.go). "" when no such server uses it.
+func mcpResourceOf(cfg config.Config, account string) string {
+	for _, name := range cfg.MCPNames() {
+		if m := cfg.MCP[name]; m.URL != "" && m.Account == account {
+			return m.URL
+		}
+	}
+	return ""
+}

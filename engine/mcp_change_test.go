@@ -107,3 +107,20 @@ func TestMCPServerThatDoesNotStart(t *testing.T) {
 		t.Fatalf("attention = %+v, want the server that does not start", att)
 	}
 }
+
+// issue 42: an oauth2 account that names no endpoints and signs in an MCP
+// server over HTTP finds them at that server (keep auth login NAME).
+func TestMCPAccountSignsInAtItsServer(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Path = t.TempDir() + "/config.toml"
+	cfg.Accounts = map[string]config.Account{"remote": {Kind: "oauth2"}}
+	cfg.MCP = map[string]config.MCP{"remote": {URL: "https://mcp.example.com/mcp", Account: "remote"}}
+	store, err := engine.OpenAccounts(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := store.Def("remote"); !ok || d.Resource != "https://mcp.example.com/mcp" {
+		t.Fatalf("def = %+v", d)
+	}
+}
