@@ -32,7 +32,10 @@ func TestMCPServerSignIn(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- s.Login(context.Background(), "remote", LoginOpts{Out: browser,
-			ReadSecret: func(string) (string, error) { t.Error("a discovered public client asked for a client secret"); return "", nil }})
+			ReadSecret: func(string) (string, error) {
+				t.Error("a discovered public client asked for a client secret")
+				return "", nil
+			}})
 	}()
 	select {
 	case err := <-done:
