@@ -160,6 +160,10 @@ type opts struct {
 	out       string // new, edit
 	withReads bool   // new, edit: perform the dry run's reads
 	propose   bool   // edit: propose the draft instead of writing it
+
+	httpAddr     string // mcp serve --http
+	tokenAccount string // mcp serve --token-account
+	public       bool   // mcp serve --public
 }
 
 type command struct {
@@ -390,7 +394,12 @@ func init() {
 		withSubs(&command{name: "mcp", summary: "MCP servers: an [mcp.NAME] server's tools, or keep itself as one"},
 			&command{name: "tools", args: "NAME [--json]", summary: "an [mcp.NAME] server's tools (refreshes the cached list)",
 				minArgs: 1, maxArgs: 1, run: listMCPTools, flags: withJSON(nil)},
-			&command{name: "serve", summary: "keep as an MCP server on stdio for your assistant", run: cmdMCPServe}),
+			&command{name: "serve", args: "[--http ADDR [--token-account NAME] [--public]]", summary: "keep as an MCP server for your assistant: on stdio, or streamable HTTP behind a token",
+				run: cmdMCPServe, flags: func(fs *flag.FlagSet, o *opts) {
+					fs.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on ADDR (HOST:PORT, loopback unless --public) instead of stdio")
+					fs.StringVar(&o.tokenAccount, "token-account", "mcp-serve", "the token account (keep auth login NAME) whose token HTTP clients must send")
+					fs.BoolVar(&o.public, "public", false, "allow --http on an address beyond this machine")
+				}}),
 		withSubs(&command{name: "service", summary: "run keep --daemon as your user's service (systemd, launchd)"},
 			&command{name: "install", summary: "install the service and start it; it starts at every login", run: cmdServiceInstall},
 			&command{name: "uninstall", summary: "stop the service and remove it", run: cmdServiceUninstall},
@@ -762,8 +771,8 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 }
 
 // loadOptions is what engine.LoadScript needs to check a file against the
-// connectors of the config.
-func (c *cli) loadOptions() (engine.LoadOptions, error) { return c.site().LoadOptions() }
+// connectors of the config, with the tool lists of the MCP servers src names.
+func (c *cli) loadOptions(src []byte) (engine.LoadOptions, error) { return c.site().LoadOptions(src) }
 
 // ---------------------------------------------------------------------------
 // keep (the TUI) and keep --daemon
@@ -858,7 +867,7 @@ func (c *cli) load(file string) (*engine.Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	lo, err := c.loadOptions()
+	lo, err := c.loadOptions(src)
 	if err != nil {
 		return nil, err
 	}
@@ -1575,6 +1584,15 @@ func cmdHelpAPI(c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	name := ""
+	if len(o.args) == 2 {
+		name = o.args[1]
+	}
+	if help := engine.MCPHelp(reg, name); help != "" {
+		_, err := io.WriteString(c.stdout, help)
+		return err
+	}
+	engine.AwaitMCPServers(context.Background(), reg, name)
 	ref := engine.BuildReference(reg)
 	if len(o.args) == 2 {
 		if ref, err = ref.Only(o.args[1]); err != nil {
@@ -1590,7 +1608,28 @@ func cmdHelpAPI(c *cli, o *opts) error {
 // cmdMCPServe serves keep to an MCP client on stdin/stdout: through the
 // daemon when one holds the database, else on an engine of its own that
 // runs nothing (its views and dry runs only).
-func cmdMCPServe(ctx context.Context, c *cli, _ *opts) error {
+func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
+	var token string
+	if flags.httpAddr != "" {
+		if err := engine.CheckServeAddr(flags.httpAddr, flags.public); err != nil {
+			return err
+		}
+		accts, err := c.accounts()
+		if err != nil {
+			return err
+		}
+		how := fmt.Sprintf("add [accounts.%[1]s] kind = \"token\" to the config, run keep auth login %[1]s with a long random token, and give your assistant the same token", flags.tokenAccount)
+		a, err := accts.Account(flags.tokenAccount)
+		if err != nil {
+			return fmt.Errorf("keep mcp serve --http needs a token: %s (%v)", how, err)
+		}
+		if a.Kind() != "token" {
+			return fmt.Errorf("keep mcp serve --http: account %s is %s, not a token account: %s", flags.tokenAccount, a.Kind(), how)
+		}
+		if token, err = a.Secret(ctx); err != nil || token == "" {
+			return fmt.Errorf("keep mcp serve --http needs a token: %s (%v)", how, err)
+		}
+	}
 	api, err := c.api(ctx)
 	if err != nil {
 		return err
@@ -1599,7 +1638,15 @@ func cmdMCPServe(ctx context.Context, c *cli, _ *opts) error {
 	if err != nil {
 		return err
 	}
-	return engine.ServeMCP(ctx, engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy)})
+	o := engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, EngineRuns: !c.inProcess}
+	// stdout is the protocol's: what it serves goes to stderr, which
+	// clients show in their logs
+	fmt.Fprintln(c.stderr, engine.MCPServeWhere(o))
+	if flags.httpAddr != "" {
+		fmt.Fprintf(c.stderr, "keep mcp serve: streamable HTTP on http://%s/ for requests bearing the token of %s\n", flags.httpAddr, flags.tokenAccount)
+		return engine.ServeMCPHTTP(ctx, o, flags.httpAddr, token)
+	}
+	return engine.ServeMCP(ctx, o)
 }
 
 // writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
@@ -1618,6 +1665,7 @@ func writeTypes(c *cli, dir string) error {
 		}
 	}
 	defer reg.Close()
+	engine.AwaitMCPServers(context.Background(), reg, "")
 	p := filepath.Join(dir, "keep.d.ts")
 	if err := os.WriteFile(p, []byte(engine.BuildReference(reg).DTS()), 0o600); err != nil {
 		return err

@@ -54,6 +54,9 @@ type Method struct {
 	Reconcile string
 	// Example is one line of JavaScript calling the method through ctx.
 	Example string
+	// Uncallable, when set, says why keep cannot call the method (an MCP
+	// tool that runs only as a task): validate refuses a call of it.
+	Uncallable string
 }
 
 // Arg is one field of a method's argument object.

@@ -121,10 +121,11 @@ func (r *Registry) Lookup(connector, method string) (Connector, Method, error) {
 
 // MethodRef names one method of one registered connector.
 type MethodRef struct {
-	Connector string
-	Method    string
-	Kind      Kind
-	Args      []Arg
+	Connector  string
+	Method     string
+	Kind       Kind
+	Args       []Arg
+	Uncallable string // Method.Uncallable
 }
 
 // Catalog lists every method under every registered name, for the sandbox to
@@ -133,7 +134,7 @@ func (r *Registry) Catalog() []MethodRef {
 	var refs []MethodRef
 	for _, name := range r.Names() {
 		for _, m := range r.byName[name].Methods() {
-			refs = append(refs, MethodRef{Connector: name, Method: m.Name, Kind: m.Kind, Args: m.Args})
+			refs = append(refs, MethodRef{Connector: name, Method: m.Name, Kind: m.Kind, Args: m.Args, Uncallable: m.Uncallable})
 		}
 	}
 	return refs

@@ -118,6 +118,9 @@ type WorkflowView struct {
 	PendingInputs int        `json:"pending_inputs"`
 	Attention     int        `json:"attention"`
 	Version       int        `json:"version"`
+	// LoadError: the deployed version no longer loads (a tool it calls
+	// is gone), with file:line:col; its State is needs_attention.
+	LoadError string `json:"load_error,omitempty"`
 }
 
 type WorkflowDetail struct {

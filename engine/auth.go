@@ -54,7 +54,8 @@ func openAccounts(cfg config.Config, path string) (*accounts.Store, error) {
 	defs := make([]accounts.Def, 0, len(cfg.Accounts))
 	for name, a := range cfg.Accounts {
 		defs = append(defs, accounts.Def{Name: name, Kind: a.Kind, Username: a.Username, Provider: a.Provider, ClientID: a.ClientID,
-			Scopes: a.Scopes, AuthURL: a.AuthURL, TokenURL: a.TokenURL, DeviceURL: a.DeviceURL, RevokeURL: a.RevokeURL})
+			Scopes: a.Scopes, AuthURL: a.AuthURL, TokenURL: a.TokenURL, DeviceURL: a.DeviceURL, RevokeURL: a.RevokeURL,
+			Resource: mcpResourceOf(cfg, name)})
 	}
 	defs = append(defs, configuredAccounts(cfg)...)
 	s, err := accounts.Open(defs, accounts.Opts{Path: path})

@@ -1,13 +1,19 @@
 package engine
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"keep/connectors"
 	"keep/connectors/mcp"
 	"keep/engine/config"
+	"keep/engine/ledger"
+	"keep/storage"
 )
 
 // mcpCacheDir is where the servers' tool lists are cached: a folder named
@@ -35,7 +41,7 @@ func mcpConnectors(cfg config.Config, opts ConnectorOpts, reg *connectors.Regist
 		m := cfg.MCP[name]
 		key := "mcp." + name
 		mc := mcp.Config{Name: name, Command: config.ExpandHome(m.Command), Args: m.Args, URL: m.URL,
-			Reads: m.Reads, TrustHints: m.TrustHints, Timeout: m.Timeout.Duration, CacheDir: cache, Logger: opts.Logger, Now: opts.Now}
+			Reads: m.Reads, TrustHints: m.TrustHints, Timeout: m.Timeout.Duration, MaxTimeout: m.MaxTimeout.Duration, CacheDir: cache, Logger: opts.Logger, Now: opts.Now}
 		if m.Timeout.Duration == 0 {
 			mc.Timeout = config.DefaultMCPTimeout
 		}
@@ -68,4 +74,123 @@ func mcpConnectors(cfg config.Config, opts ConnectorOpts, reg *connectors.Regist
 		reg.Register(c)
 	}
 	return nil
+}
+
+// AttentionMCPServer: an MCP server failed to start several times in a
+// row; nothing answers it, the command shows the server's own error.
+const AttentionMCPServer AttentionKind = "mcp_server"
+
+// mcpConnectorsOf are the registry's MCP servers, once each.
+func mcpConnectorsOf(reg *connectors.Registry) []*mcp.Connector {
+	var out []*mcp.Connector
+	for _, n := range reg.Names() {
+		c, _ := reg.Get(n)
+		if mc, ok := c.(*mcp.Connector); ok && mc.Name() == n {
+			out = append(out, mc)
+		}
+	}
+	return out
+}
+
+// watchMCP drops the compiled scripts whenever a server's tool list
+// becomes known or changes: each deployed workflow is checked against the
+// new list the next time it is loaded (listed, stepped), and one that no
+// longer loads is one failed row, not an error.
+func (e *Engine) watchMCP() {
+	for _, mc := range mcpConnectorsOf(e.reg) {
+		mc.OnToolsChanged(func() {
+			e.mu.Lock()
+			clear(e.scripts)
+			e.mu.Unlock()
+		})
+	}
+}
+
+// mcpAttention are the servers that do not start, as Attention items.
+func (e *Engine) mcpAttention() []AttentionItem {
+	var out []AttentionItem
+	for _, mc := range mcpConnectorsOf(e.reg) {
+		why, since := mc.StartProblem()
+		if why == "" {
+			continue
+		}
+		out = append(out, AttentionItem{Kind: AttentionMCPServer, ID: mc.Name(),
+			Title: fmt.Sprintf("MCP server %s does not start: %s", mc.Server(), why), Reason: why,
+			Params: json.RawMessage("null"), Answers: []string{}, Command: "keep mcp tools " + mc.Server(), CreatedAt: since})
+	}
+	return out
+}
+
+// awaitMCP makes known the tool lists of the servers src names before it
+// is checked (validate, deploy, try, propose), waiting at most each
+// server's timeout. A server src does not name costs nothing: the name is
+// a hint for waiting, never a check (the check is the sandbox's).
+func awaitMCP(ctx context.Context, reg *connectors.Registry, src []byte) {
+	if !bytes.Contains(src, []byte("mcp")) {
+		return
+	}
+	for _, mc := range mcpConnectorsOf(reg) {
+		if mc.Known() || !regexp.MustCompile(`\b`+regexp.QuoteMeta(mc.Server())+`\b`).Match(src) {
+			continue
+		}
+		_ = mc.AwaitTools(ctx) // why it failed is in keep.log, and the load names the server
+	}
+}
+
+// AwaitMCPTools is awaitMCP for the CLI's own registry (`keep validate`).
+func AwaitMCPTools(ctx context.Context, reg *connectors.Registry, src []byte) {
+	awaitMCP(ctx, reg, src)
+}
+
+// resendsInPlace is a connector whose call a check found not to have
+// happened is sent again as the same call, under its idempotency key (MCP
+// carries it in _meta), as the person's "not-happened" answer does: the
+// history shows one call retried, not a failed one and a new one.
+type resendsInPlace interface{ ResendNotApplied() bool }
+
+func (e *Engine) resendsInPlace(mut *storage.Mutation) bool {
+	c, ok := e.reg.Get(mut.Connector)
+	r, is := c.(resendsInPlace)
+	return ok && is && r.ResendNotApplied()
+}
+
+// tResendNotApplied moves a mutation the check found not to have happened
+// back in flight, due now, on the block it already holds.
+func (e *Engine) tResendNotApplied(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation) error {
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		run, err := carrier(ctx, tx.Q, mut)
+		if err != nil {
+			return err
+		}
+		now := e.now()
+		mut.ReconcileAttempts, mut.NextAttemptAt = 0, &now
+		mut.Error = "the check found it did not happen: sending it again under the same key"
+		if err := e.moveMutation(ctx, tx, w, mut, ledger.MResend, "reconciler"); err != nil {
+			return err
+		}
+		d, err := e.led.MoveBlock(ctx, tx, w, storage.BlockReconciliation, "sending "+ledger.Title(mut)+" again", run.ID, nil)
+		if err != nil {
+			return err
+		}
+		return e.act(ctx, tx, w, d)
+	})
+	if err == nil {
+		ws.poke()
+	}
+	return err
+}
+
+// mcpResourceOf is the URL of the MCP server over HTTP that signs in with
+// account name: an oauth2 account naming no endpoints finds them there
+// (accounts' mcpauth.go). "" when no such server uses it.
+func mcpResourceOf(cfg config.Config, account string) string {
+	for _, name := range cfg.MCPNames() {
+		if m := cfg.MCP[name]; m.URL != "" && m.Account == account {
+			return m.URL
+		}
+	}
+	return ""
 }

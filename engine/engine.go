@@ -193,6 +193,7 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 		scripts: map[scriptKey]*sandbox.Script{},
 	}
 	e.accounts = opts.Accounts
+	e.watchMCP()
 	maxInput, err := e.db.Read().MaxInputID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -340,5 +341,6 @@ func (e *Engine) loadOptions() sandbox.LoadOptions {
 // Validate runs the static checks of `keep validate` with this engine's
 // connectors and policy, without touching the database.
 func (e *Engine) Validate(fileName string, src []byte) (*sandbox.Script, error) {
+	awaitMCP(context.Background(), e.reg, src)
 	return sandbox.Load(fileName, src, e.loadOptions())
 }

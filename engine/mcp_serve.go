@@ -27,6 +27,11 @@ type MCPServeOpts struct {
 	Policy   Policy
 	// Version is keep's, told to the client.
 	Version string
+	// DB is the database served; EngineRuns says whether an engine (the
+	// daemon's or the TUI's) runs it, or API is one of this process's that
+	// runs nothing (mcp_serve_extra.go).
+	DB         string
+	EngineRuns bool
 }
 
 // NewMCPServer builds the server and its tools.
@@ -46,6 +51,8 @@ func NewMCPServer(o MCPServeOpts) *sdk.Server {
 	for _, t := range h.tools() {
 		s.AddTool(t.tool, t.fn)
 	}
+	h.addResources(s)
+	h.addPrompts(s)
 	return s
 }
 
@@ -95,7 +102,7 @@ func (h mcpHandlers) tools() []mcpToolDef {
 		{&sdk.Tool{Name: "propose", Description: "Propose a new workflow or a new version of one to the person: it waits in keep's Attention with its diff, summary and dry run, and is deployed only if they accept.",
 			InputSchema: mcpObj(map[string]any{"workflow": mcpStr("the workflow it replaces, if any"), "file_name": file["file_name"], "source": file["source"], "reason": mcpStr("why, in a sentence the person will read")}, "file_name", "source", "reason")}, h.propose},
 		{&sdk.Tool{Name: "workflows", Annotations: ro, Description: "Every workflow with its state, schedule, pending inputs and attention count.", InputSchema: mcpObj(nil)}, h.workflows},
-		{&sdk.Tool{Name: "status", Annotations: ro, Description: "One workflow in detail.", InputSchema: mcpObj(mcpWorkflowArg, "workflow")}, h.status},
+		{&sdk.Tool{Name: "status", Annotations: ro, Description: "One workflow in detail; without a workflow, which database keep serves and whether an engine runs it.", InputSchema: mcpObj(mcpWorkflowArg)}, h.status},
 		{&sdk.Tool{Name: "inputs", Annotations: ro, Description: "A workflow's inputs and the outputs (mutations) each caused.", InputSchema: mcpObj(withLimit, "workflow")}, h.inputs},
 		{&sdk.Tool{Name: "runs", Annotations: ro, Description: "A workflow's run records: handler, phase, status, error.", InputSchema: mcpObj(withLimit, "workflow")}, h.runs},
 		{&sdk.Tool{Name: "attention", Annotations: ro, Description: "Everything waiting for the person (approvals, reconciliations, failed runs, proposals). You can explain them; only the person answers them.", InputSchema: mcpObj(nil)}, h.attention},
@@ -155,18 +162,10 @@ func (h mcpHandlers) reference(ctx context.Context, req *sdk.CallToolRequest) (*
 	if err := mcpArgs(req, &a); err != nil {
 		return mcpResult(nil, err)
 	}
-	ref := BuildReference(h.o.Registry)
-	if a.Connector != "" {
-		var err error
-		if ref, err = ref.Only(a.Connector); err != nil {
-			return mcpResult(nil, err)
-		}
+	if help := MCPHelp(h.o.Registry, a.Connector); help != "" {
+		return mcpResult(help, nil)
 	}
-	var b strings.Builder
-	if err := ref.WriteText(&b); err != nil {
-		return mcpResult(nil, err)
-	}
-	return mcpResult(b.String(), nil)
+	return mcpResult(h.referenceText(ctx, a.Connector))
 }
 
 // validation is validate's answer.
@@ -177,12 +176,11 @@ type mcpValidation struct {
 	Problems     []string `json:"problems,omitempty"`
 }
 
-func (h mcpHandlers) loadOptions() LoadOptions {
-	var methods []MethodSpec
-	for _, m := range h.o.Registry.Catalog() {
-		methods = append(methods, MethodSpec{Connector: m.Connector, Method: m.Method, Kind: MethodKind(m.Kind)})
-	}
-	return LoadOptions{Methods: methods, MinInterval: h.o.Policy.MinProducerInterval}
+// loadOptions are keep validate's, with the tools of the MCP servers src
+// names listed first.
+func (h mcpHandlers) loadOptions(ctx context.Context, src []byte) LoadOptions {
+	awaitMCP(ctx, h.o.Registry, src)
+	return LoadOptionsOf(h.o.Registry, h.o.Policy.MinProducerInterval)
 }
 
 func (h mcpHandlers) validate(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -193,7 +191,7 @@ func (h mcpHandlers) validate(ctx context.Context, req *sdk.CallToolRequest) (*s
 	if err := a.check(); err != nil {
 		return mcpResult(nil, err)
 	}
-	sc, err := LoadScript(a.FileName, []byte(a.Source), h.loadOptions())
+	sc, err := LoadScript(a.FileName, []byte(a.Source), h.loadOptions(ctx, []byte(a.Source)))
 	if err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
@@ -234,7 +232,7 @@ func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sd
 }
 
 func (h mcpHandlers) workflows(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	return mcpResult(h.o.API.Workflows(ctx))
+	return h.withNote(mcpResult(h.o.API.Workflows(ctx)))
 }
 
 func (h mcpHandlers) attention(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -261,11 +259,14 @@ func (h mcpHandlers) list(req *sdk.CallToolRequest) (mcpListArgs, error) {
 }
 
 func (h mcpHandlers) status(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	a, err := h.list(req)
-	if err != nil {
+	var a mcpListArgs
+	if err := mcpArgs(req, &a); err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(h.o.API.Workflow(ctx, a.Workflow))
+	if a.Workflow == "" {
+		return mcpResult(mcpServeStatus{DB: h.o.DB, EngineRuns: h.o.EngineRuns, Note: MCPServeWhere(h.o)}, nil)
+	}
+	return h.withNote(mcpResult(h.o.API.Workflow(ctx, a.Workflow)))
 }
 
 func (h mcpHandlers) inputs(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -13,6 +13,7 @@ import (
 // recording when s.record) and find (a read: the item, or nothing).
 func mcpServerForTest(s *lossyServer) http.Handler {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "lossy", Version: "1"}, nil)
+	s.removeTool = func(name string) { srv.RemoveTools(name) }
 	schema := map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}, "required": []any{"id"}}
 	id := func(req *sdk.CallToolRequest) string {
 		var a struct{ ID string }
@@ -21,6 +22,7 @@ func mcpServerForTest(s *lossyServer) http.Handler {
 	}
 	srv.AddTool(&sdk.Tool{Name: "create", InputSchema: schema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		s.mu.Lock()
+		s.keys = append(s.keys, fmt.Sprint(req.Params.Meta["keep/idempotency-key"]))
 		cut := s.cut
 		s.cut = false
 		if !cut || s.record {
@@ -40,6 +42,7 @@ func mcpServerForTest(s *lossyServer) http.Handler {
 	srv.AddTool(&sdk.Tool{Name: "find", InputSchema: schema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		s.mu.Lock()
 		n := s.items[id(req)]
+		s.finds++
 		s.mu.Unlock()
 		if n == 0 {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: `[]`}}}, nil

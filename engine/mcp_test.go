@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,7 +53,7 @@ export default Keep.workflow({
     async mutate(ctx, p) {
       await ctx.mcp.memory.create_entities({
         entities: [{ name: p.data.name, entityType: "person", observations: ["seen " + p.data.known + " before"] }],
-        reconcile: { tool: "search_nodes", args: { query: p.data.name } } });
+        reconcile: { tool: "search_nodes", args: { query: p.data.name }, match: { entities: [{ name: p.data.name }] } } });
     },
     async next(ctx, p, r) {},
   }) },
@@ -106,14 +107,18 @@ func TestMCPToolsThroughTheLedger(t *testing.T) {
 // records the item (or not), then never answers: the test cuts the
 // connection, as a server dying mid-call does.
 type lossyServer struct {
-	mu      sync.Mutex
-	items   map[string]int
-	calls   int
-	record  bool // whether a cut call took effect before the cut
-	cut     bool // the next create is cut
-	entered chan struct{}
-	release chan struct{}
-	ts      *httptest.Server
+	mu    sync.Mutex
+	items map[string]int
+	calls int
+	finds int      // calls of the read
+	keys  []string // the idempotency key of each create, from _meta
+	// removeTool takes a tool off the server, as a new release may
+	removeTool func(name string)
+	record     bool // whether a cut call took effect before the cut
+	cut        bool // the next create is cut
+	entered    chan struct{}
+	release    chan struct{}
+	ts         *httptest.Server
 }
 
 func newLossyServer(t *testing.T, record bool) *lossyServer {
@@ -143,7 +148,7 @@ export default Keep.workflow({
       return { reservations: [{ topic: "item", ids: [e.messageId] }], data: { id: e.messageId } };
     },
     async mutate(ctx, p) {
-      await ctx.mcp.svc.create({ id: p.data.id, reconcile: { tool: "find", args: { id: p.data.id } } });
+      await ctx.mcp.svc.create({ id: p.data.id, reconcile: { tool: "find", args: { id: p.data.id }, match: { id: p.data.id } } });
     },
     async next(ctx, p, r) {},
   }) },
@@ -152,7 +157,8 @@ export default Keep.workflow({
 func TestMCPServerLostMidCallIsReconciledNeverRepeated(t *testing.T) {
 	t.Parallel()
 	for _, record := range []bool{true, false} {
-		name := map[bool]string{true: "the call had taken effect: the read finds it, applied", false: "the call had not taken effect: the read finds nothing, failed, and a fresh run makes it once"}[record]
+		name := map[bool]string{true: "the call had taken effect: the read finds it, applied",
+			false: "the call had not taken effect: the read finds nothing, and the same call is sent again under the same key"}[record]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s := newLossyServer(t, record)
@@ -172,13 +178,53 @@ func TestMCPServerLostMidCallIsReconciledNeverRepeated(t *testing.T) {
 				t.Fatalf("the item exists %d times, want once", n)
 			}
 			ms = h.Mutations("lossy")
-			want := map[bool]string{true: "applied", false: "failed"}[record]
-			if ms[0].Status != engine.MutationStatus(want) {
-				t.Fatalf("the cut mutation is %s (%s), want %s", ms[0].Status, ms[0].Error, want)
+			if len(ms) != 1 || ms[0].Status != "applied" {
+				t.Fatalf("mutations = %+v, want the one call applied (issue 42: retried, not failed and made anew)", ms)
 			}
-			if !record && (len(ms) != 2 || ms[1].Status != "applied") {
-				t.Fatalf("mutations = %+v, want the fresh run's call applied", ms)
+			s.mu.Lock()
+			keys := slices.Clone(s.keys)
+			s.mu.Unlock()
+			want := map[bool]int{true: 1, false: 2}[record]
+			if len(keys) != want || keys[0] == "" || keys[0] == "<nil>" || len(slices.Compact(slices.Clone(keys))) != 1 {
+				t.Fatalf("create was called with keys %q, want %d calls under one idempotency key", keys, want)
+			}
+			for _, r := range h.Runs("lossy") {
+				if strings.HasPrefix(string(r.Status), "failed") {
+					t.Fatalf("run %+v failed: the history shows a failure, not one call retried", r)
+				}
 			}
 		})
+	}
+}
+
+// issue 39: a read that answers, but not with what reconcile.match looks
+// for, is no "it happened": the person is asked at once, with the read's
+// answer in the question.
+func TestMCPReconcileWithoutTheMatchAsksThePerson(t *testing.T) {
+	t.Parallel()
+	s := newLossyServer(t, true)
+	h := mcpHost(t, map[string]config.MCP{"svc": {URL: s.ts.URL, Reads: []string{"find"}}}, enginetest.AllowMutations)
+	go func() {
+		<-s.entered
+		s.ts.CloseClientConnections()
+	}()
+	h.Deploy("lossy", []byte(strings.Replace(lossyWorkflow, `match: { id: p.data.id }`, `match: { id: "someone else" }`, 1)))
+	h.DrainUntilQuiet(time.Hour)
+	ms := h.Mutations("lossy")
+	if len(ms) != 1 || ms[0].Status == "applied" {
+		t.Fatalf("mutations = %+v, want the one call not settled as applied", ms)
+	}
+	att := h.Attention()
+	if len(att) != 1 || att[0].Kind != "reconciliation" || !strings.Contains(att[0].Reason, "does not hold reconcile.match") {
+		t.Fatalf("attention = %+v, want the person asked, told what the read answered", att)
+	}
+	if n := s.count("a"); n != 1 {
+		t.Fatalf("the item exists %d times, want once", n)
+	}
+	s.mu.Lock()
+	finds := s.finds
+	s.mu.Unlock()
+	if finds != 1 {
+		t.Fatalf("the read was called %d times: an answer without the match is asked at once, not checked again", finds)
 	}
 }

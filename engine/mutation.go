@@ -167,8 +167,12 @@ func (e *Engine) reconcile(ctx context.Context, ws *wfState, w *storage.Workflow
 		verdict, result, err = rec.Reconcile(rctx, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey})
 		cancel()
 		result, err = e.reg.Held().Scrub(result, err)
-		if err == connectors.ErrCannotCheck {
-			return e.tIndeterminate(ctx, w, mut, "this call offers no way to check whether it happened")
+		if errors.Is(err, connectors.ErrCannotCheck) {
+			why := "this call offers no way to check whether it happened"
+			if err != connectors.ErrCannotCheck {
+				why = err.Error() // the connector says why it cannot tell
+			}
+			return e.tIndeterminate(ctx, w, mut, why)
 		}
 		if err != nil {
 			why = err.Error()

@@ -317,6 +317,9 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 	case connectors.Applied:
 		return e.settle(ctx, ws, w, mut, ledger.MApplied, "reconciler", mustJSON(result), "")
 	case connectors.NotApplied:
+		if e.resendsInPlace(mut) { // connect_mcp.go
+			return e.tResendNotApplied(ctx, ws, w, mut)
+		}
 		return e.settle(ctx, ws, w, mut, ledger.MFailed, "reconciler", nil, "the connector found it did not happen")
 	}
 	mut.ReconcileAttempts++

@@ -151,7 +151,9 @@ func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attentio
 	v.PendingInputs = n
 	sc, err := e.script(ctx, w.ID, w.Version)
 	if err != nil {
-		return v, err
+		// this row says so; every other workflow is listed as ever
+		v.State, v.LoadError, v.Schedule = StateNeedsAttention, err.Error(), "does not load: "+err.Error()
+		return v, nil
 	}
 	scheds, err := q.Schedules(ctx, w.ID)
 	if err != nil {
@@ -490,6 +492,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 			Title: in.Title, Reason: "pending since " + in.CreatedAt.Format(time.RFC3339), Params: json.RawMessage("null"),
 			Answers: []string{"skip-input"}, CreatedAt: in.CreatedAt})
 	}
+	out = append(out, e.mcpAttention()...)
 	props, err := e.proposalItems(ctx)
 	if err != nil {
 		return nil, err

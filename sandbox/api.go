@@ -45,12 +45,16 @@ type MethodSpec struct {
 	// keep.d.ts declares them: validation checks literal values against
 	// them.
 	Args []ArgSpec
+	// Uncallable, when set, is why a call of the method is refused at
+	// validate (an MCP tool keep cannot call, mcpcheck.go).
+	Uncallable string
 }
 
 // ArgSpec is one argument of a method: its name and TypeScript type.
 type ArgSpec struct {
-	Name string
-	Type string
+	Name     string
+	Type     string
+	Required bool // a literal argument object without it is refused (MCP tools, mcpcheck.go)
 }
 
 // Diagnostic is one problem found in a workflow file.

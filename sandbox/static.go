@@ -154,16 +154,16 @@ func (c *callChecker) node(n any, sc scope) bool {
 		return c.call(n, sc)
 	case *ast.Identifier:
 		c.use(n, sc)
-	case *ast.DotExpression:
-		root := dotRoot(n)
+	case *ast.DotExpression, *ast.BracketExpression:
+		root := dotRoot(n.(ast.Expression))
 		if root == nil || !c.isCtx(root, sc) {
 			return false
 		}
-		_, chain := dotChain(n)
+		_, chain := dotChain(n.(ast.Expression))
 		if !c.nameable(chain) {
 			return false
 		}
-		c.ctxCall(nil, int(n.Idx0()), root, chain, sc) // a method taken as a value: still that method
+		c.ctxCall(nil, int(n.(ast.Expression).Idx0()), root, chain, sc) // a method taken as a value: still that method
 	case *ast.PropertyShort:
 		if c.names[n.Name.Name.String()] {
 			c.unnamed(int(n.Name.Idx), "ctx is put into an object as %s: keep cannot follow it there; call ctx.CONNECTOR.METHOD(...) where it is needed", n.Name.Name)
@@ -483,18 +483,19 @@ func (c *callChecker) add(idx int, format string, args ...any) {
 	}
 }
 
-// dotRoot is the identifier e = root.a.b… starts from: nil when e is
+// dotRoot is the identifier e = root.a.b… (or root.a["b"]: a string key
+// is a literal name) starts from: nil when e is
 // anything else. It allocates nothing: most chains walked are not ctx's.
 func dotRoot(e ast.Expression) *ast.Identifier {
 	for {
-		switch x := e.(type) {
-		case *ast.DotExpression:
-			e = x.Left
-		case *ast.Identifier:
-			return x
-		default:
+		if id, ok := e.(*ast.Identifier); ok {
+			return id
+		}
+		left, _, ok := memberOf(e)
+		if !ok {
 			return nil
 		}
+		e = left
 	}
 }
 
@@ -502,15 +503,15 @@ func dotRoot(e ast.Expression) *ast.Identifier {
 func dotChain(e ast.Expression) (*ast.Identifier, []string) {
 	var chain []string
 	for {
-		switch x := e.(type) {
-		case *ast.DotExpression:
-			chain = append([]string{x.Identifier.Name.String()}, chain...)
-			e = x.Left
-		case *ast.Identifier:
-			return x, chain
-		default:
+		if id, ok := e.(*ast.Identifier); ok {
+			return id, chain
+		}
+		left, name, ok := memberOf(e)
+		if !ok {
 			return nil, nil
 		}
+		chain = append([]string{name}, chain...)
+		e = left
 	}
 }
 
@@ -519,7 +520,7 @@ func dotChain(e ast.Expression) (*ast.Identifier, []string) {
 // the file, which is followed.
 func (c *callChecker) call(call *ast.CallExpression, sc scope) bool {
 	root := dotRoot(call.Callee)
-	_, isDot := call.Callee.(*ast.DotExpression)
+	_, _, isDot := memberOf(call.Callee) // ctx.a.b, or ctx.mcp.a["b-c"]
 	switch {
 	case root != nil && isDot && c.isCtx(root, sc):
 		_, chain := dotChain(call.Callee)
@@ -620,6 +621,12 @@ func (c *callChecker) ctxCall(call *ast.CallExpression, at int, root *ast.Identi
 	case !ok && !c.names[root.Name.String()]:
 		// the parameter of a phase-like function keep could not tie to a
 		// handler (isCtx) may be no ctx at all: only what it names is kept
+	case strings.HasPrefix(conn, "mcp.") && direct && len(rest) == 0 && !c.collect && c.mcpCall(call, sc):
+		// mcpcheck.go judged the tool as written (the server has it, its
+		// phase, its schema), in the words that say how to make it a read
+		if ok {
+			c.man.add(conn, method, spec.Kind, sc.phase, sc.loose)
+		}
 	case c.specs[conn] == nil:
 		c.refuse(at, "ctx.%s.%s: there is no connector %q (known: %s)", conn, method, conn, names(c.specs))
 	case !ok:

@@ -2,15 +2,17 @@
 # The MCP reference servers and client the MCP tests run for real:
 # @modelcontextprotocol/server-memory, server-filesystem, server-everything
 # and the inspector CLI, from the npm registry, into the folder the tests
-# look in ($KEEP_MCP_DIR, else ~/.cache/keep/mcp). Idempotent: installs only
-# what is missing; gets node and npm from apt if needed.
+# look in ($KEEP_MCP_DIR, else ~/.cache/keep/mcp). Versions are pinned (the
+# README's examples name the same ones). Idempotent: installs only what is
+# missing or at another version; gets node and npm from apt if needed.
 set -euo pipefail
 dir="${KEEP_MCP_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/keep/mcp}"
-pkgs=(@modelcontextprotocol/server-memory @modelcontextprotocol/server-filesystem
-      @modelcontextprotocol/server-everything @modelcontextprotocol/inspector)
+pkgs=(@modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31
+      @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/inspector@0.15.0)
 missing=()
 for p in "${pkgs[@]}"; do
-  [ -f "$dir/node_modules/$p/package.json" ] || missing+=("$p")
+  name="${p%@*}" version="${p##*@}"
+  grep -q "\"version\": \"$version\"" "$dir/node_modules/$name/package.json" 2>/dev/null || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "mcp: servers already in $dir"

@@ -48,6 +48,9 @@ type Def struct {
 	// or the value itself, never from the credentials file.
 	SecretEnv    string
 	ConfigSecret string
+	// Resource is the URL of the MCP server an oauth2 account signs in to
+	// when it names no endpoints: they are discovered (mcpauth.go).
+	Resource string
 }
 
 // Opts configures a Store. Zero values take the defaults.
@@ -127,7 +130,7 @@ func (d Def) check() error {
 		}
 	case Token:
 	case OAuth2:
-		if d.ClientID == "" {
+		if d.ClientID == "" && !d.mcpDiscovered() { // an MCP server's registers one (mcpauth.go)
 			return fmt.Errorf("kind oauth2 needs a client_id (your own OAuth client; see README, Connect your accounts)")
 		}
 		if _, err := d.endpoint(); err != nil {

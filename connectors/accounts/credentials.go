@@ -30,6 +30,9 @@ type entry struct {
 	// a service the secret itself (Refused): the account needs a new
 	// sign-in. An oauth2 account is not refreshed again until then.
 	Refused string `json:"refused,omitempty"`
+	// Discovered is what the sign-in to an MCP server's account found
+	// (mcpauth.go): its endpoints and client id.
+	Discovered *discovered `json:"discovered,omitempty"`
 }
 
 // fileStamp tells whether the file changed since it was read.

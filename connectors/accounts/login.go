@@ -59,6 +59,9 @@ func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
 		}
 		return s.store(name, &entry{Secret: secret})
 	}
+	if d.mcpDiscovered() {
+		return s.mcpLogin(ctx, d, o)
+	}
 	s.mu.Lock()
 	f, err := s.current()
 	var clientSecret string
@@ -147,7 +150,7 @@ func (s *Store) loopbackFlow(ctx context.Context, d Def, clientSecret string, ou
 	})}
 	go srv.Serve(ln)
 	defer srv.Close()
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
+	opts := append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}, d.resourceParam()...)
 	for k, v := range presets[d.Provider].authParams {
 		opts = append(opts, oauth2.SetAuthURLParam(k, v))
 	}
@@ -162,7 +165,7 @@ func (s *Store) loopbackFlow(ctx context.Context, d Def, clientSecret string, ou
 	if a.err != nil {
 		return nil, a.err
 	}
-	tok, err := conf.Exchange(s.clientCtx(ctx), a.code, oauth2.VerifierOption(verifier))
+	tok, err := conf.Exchange(s.clientCtx(ctx), a.code, append([]oauth2.AuthCodeOption{oauth2.VerifierOption(verifier)}, d.resourceParam()...)...)
 	if err != nil {
 		return nil, tokenError(err)
 	}

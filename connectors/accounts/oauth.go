@@ -86,6 +86,9 @@ func (d Def) endpoint() (oauth2.Endpoint, error) {
 		}
 		return ep, nil
 	}
+	if d.mcpDiscovered() {
+		return oauth2.Endpoint{}, nil // found at sign-in (mcpauth.go)
+	}
 	if d.AuthURL == "" || d.TokenURL == "" {
 		return oauth2.Endpoint{}, errors.New("kind oauth2 needs a provider (google, microsoft) or both auth_url and token_url")
 	}
@@ -127,7 +130,7 @@ func (s *Store) clientCtx(ctx context.Context) context.Context {
 // expired) is recorded, so nothing asks the provider again until the user
 // signs in anew. The caller holds s.mu.
 func (s *Store) refresh(ctx context.Context, d Def, e *entry) (string, error) {
-	conf := d.oauthConfig(e.ClientSecret, "")
+	conf := d.withDiscovered(e).oauthConfig(e.ClientSecret, "")
 	src := conf.TokenSource(s.clientCtx(ctx), &oauth2.Token{RefreshToken: e.RefreshToken}) // no access token: it refreshes
 	tok, err := src.Token()
 	if err != nil {

@@ -14,7 +14,8 @@ import (
 )
 
 // Do calls a tool. The script's reconcile field is keep's, not the tool's:
-// it is left out of the arguments. Outcomes (DESIGN.md §6): a result is
+// it is left out of the arguments, and checked before anything is sent
+// (reconcile.go). Outcomes (DESIGN.md §6): a result is
 // applied; a tool error result or a JSON-RPC error is failed; a lost
 // connection, a dead server or a timeout after sending is uncertain.
 func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
@@ -22,9 +23,19 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if why := uncallable(tool); why != "" {
+		return nil, connectors.Errorf(connectors.Logic, "mcp.%s.%s cannot be called: %s", c.cfg.Name, tool.Name, why)
+	}
+	if err := c.checkReconcile(ctx, call.Params); err != nil {
+		return nil, err
+	}
 	res, err := c.call(ctx, tool.Name, toolArgs(call.Params), call.IdempotencyKey)
 	if err != nil {
-		if !c.isRead(tool) && connectors.ClassOf(err) == connectors.Transient && !notSent(err) {
+		var big *tooLarge
+		switch {
+		case c.isRead(tool):
+		case connectors.ClassOf(err) == connectors.Transient && !notSent(err),
+			errors.As(err, &big): // it answered, with what keep could not read: the reconcile read tells
 			err = &connectors.Error{Class: connectors.Uncertain, Err: err}
 		}
 		return nil, err
@@ -47,16 +58,18 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	if args == nil {
 		args = map[string]any{} // servers refuse null arguments
 	}
-	p := &sdk.CallToolParams{Name: tool, Arguments: args}
+	cctx, token, dl, done := c.watchProgress(ctx) // progress.go
+	defer done()
+	p := &sdk.CallToolParams{Name: tool, Arguments: args, Meta: sdk.Meta{"progressToken": token}}
 	if key != "" {
-		p.Meta = sdk.Meta{MetaKey: key}
+		p.Meta[MetaKey] = key
 	}
-	if c.progress != nil {
-		p.Meta = sdk.Meta{MetaKey: key, "progressToken": "keep-test"}
-	}
-	cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
 	res, err := s.CallTool(cctx, p)
+	if refused := c.takeRefusal(); refused != nil && err != nil {
+		// the server refused keep's credential: nothing was done
+		c.down(s, err)
+		return nil, refused
+	}
 	var wire *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -65,8 +78,15 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	case errors.Is(err, sdk.ErrConnectionClosed):
 		c.down(s, err)
 		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: the server went away during the call: %v", c.cfg.Name, tool, err)
+	case dl.hasPassed():
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: no answer within %s of its last sign of progress (at most %s in all): %v",
+			c.cfg.Name, tool, c.cfg.Timeout, c.cfg.MaxTimeout, err)
 	case cctx.Err() != nil:
-		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: no answer within %s: %v", c.cfg.Name, tool, c.cfg.Timeout, err)
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: %v", c.cfg.Name, tool, err)
+	case errors.As(err, &wire) && wire.Code == codeTooLarge:
+		// the server answered; keep did not read it (stdio.go)
+		c.healthy()
+		return nil, &connectors.Error{Class: connectors.Logic, Err: &tooLarge{fmt.Sprintf("mcp.%s.%s: %s", c.cfg.Name, tool, wire.Message)}}
 	case errors.As(err, &wire) && wire.Code == codeRejected:
 		// the SDK's word for a transport failure (an HTTP request that
 		// failed or lost its answer): the server may have the call
@@ -81,6 +101,11 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	}
 }
 
+// tooLarge is an answer over the size limit, failed in its place.
+type tooLarge struct{ msg string }
+
+func (e *tooLarge) Error() string { return e.msg }
+
 // codeRejected is the JSON-RPC code the SDK gives transport failures
 // (jsonrpc2.ErrRejected); it is no answer of the server's.
 const codeRejected = -32005
@@ -88,44 +113,6 @@ const codeRejected = -32005
 func notSent(err error) bool {
 	var ce *connectors.Error
 	return errors.As(err, &ce) && ce.NotSent
-}
-
-// Reconcile settles an uncertain call: through the read the script named in
-// reconcile: {tool, args} (a non-empty, non-error result means it happened,
-// an empty one that it did not), or, for a tool the config trusts to be
-// idempotent, by calling it again with the same key. Otherwise the person
-// is asked.
-func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connectors.Verdict, any, error) {
-	if rec, _ := call.Params["reconcile"].(map[string]any); rec != nil {
-		name, _ := rec["tool"].(string)
-		t, err := c.tool(ctx, name)
-		if err != nil {
-			return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "reconcile.tool: %v", err)
-		}
-		if !c.isRead(t) {
-			return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "reconcile.tool %q is not a read of mcp.%s (add it to reads)", name, c.cfg.Name)
-		}
-		args, _ := rec["args"].(map[string]any)
-		res, err := c.call(ctx, name, args, "")
-		if err != nil || res.IsError {
-			return connectors.Unknown, nil, nil // can't tell yet: checked again later
-		}
-		v := resultValue(res)
-		if empty(v["structured"]) && empty(v["json"]) && strings.TrimSpace(v["text"].(string)) == "" ||
-			v["json"] != nil && empty(v["json"]) || v["structured"] != nil && empty(v["structured"]) {
-			return connectors.NotApplied, nil, nil
-		}
-		return connectors.Applied, v, nil
-	}
-	t, err := c.tool(ctx, call.Method)
-	if err != nil || !c.idempotent(t) {
-		return connectors.Unknown, nil, connectors.ErrCannotCheck
-	}
-	res, err := c.call(ctx, t.Name, toolArgs(call.Params), call.IdempotencyKey)
-	if err != nil || res.IsError {
-		return connectors.Unknown, nil, nil
-	}
-	return connectors.Applied, resultValue(res), nil
 }
 
 // toolArgs are the script's params without keep's own field.
@@ -173,27 +160,6 @@ func textOf(res *sdk.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// empty: nothing, or only empty lists, objects and strings all the way down
-// ({"entities": [], "relations": []} is a search that found nothing).
-func empty(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case string:
-		return strings.TrimSpace(x) == ""
-	case []any:
-		return len(x) == 0
-	case map[string]any:
-		for _, e := range x {
-			if !empty(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 func clip(s string, n int) string {

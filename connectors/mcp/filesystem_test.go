@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,72 @@ func TestFilesystemServer(t *testing.T) {
 		mv := connectors.Call{Method: "move_file", Params: map[string]any{"source": note, "destination": note + ".old"}}
 		if _, _, err := c.Reconcile(ctx, mv); err != connectors.ErrCannotCheck {
 			t.Fatalf("move_file: %v, want ErrCannotCheck (ask the person)", err)
+		}
+	})
+}
+
+// issue 39: server-filesystem's search_files answers a miss as
+// {"content": "No matches found"}, which is not empty. A move_file whose
+// outcome was lost is settled only by the match the script gave: the miss
+// asks the person, the file found where it was moved to is a yes.
+func TestFilesystemMoveReconciledOnlyByMatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := filesystem(t, dir, true)
+	src, dst := filepath.Join(dir, "a.txt"), filepath.Join(dir, "moved.txt")
+	if err := os.WriteFile(src, []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	move := func(rec map[string]any) connectors.Call {
+		return connectors.Call{Method: "move_file", IdempotencyKey: "k1",
+			Params: map[string]any{"source": src, "destination": dst, "reconcile": rec}}
+	}
+	search := map[string]any{"tool": "search_files", "args": map[string]any{"path": dir, "pattern": "moved.txt"},
+		"match": map[string]any{"content": dst}}
+
+	t.Run("the move never happened: the prose miss asks the person, it is not applied", func(t *testing.T) {
+		v, r, err := c.Reconcile(ctx, move(search))
+		if v != connectors.Unknown || r != nil || !errors.Is(err, connectors.ErrCannotCheck) {
+			t.Fatalf("Reconcile = %v, %v, %v; want the person asked", v, r, err)
+		}
+		if !strings.Contains(err.Error(), "No matches found") {
+			t.Fatalf("the question does not say what the read answered: %v", err)
+		}
+	})
+
+	t.Run("without match, a read that answers anything asks the person", func(t *testing.T) {
+		noMatch := map[string]any{"tool": "search_files", "args": search["args"]}
+		if v, _, err := c.Reconcile(ctx, move(noMatch)); v != connectors.Unknown || !errors.Is(err, connectors.ErrCannotCheck) {
+			t.Fatalf("Reconcile = %v, %v; want the person asked", v, err)
+		}
+	})
+
+	t.Run("a reconcile field keep cannot use is refused before the move is sent", func(t *testing.T) {
+		for _, rec := range []map[string]any{
+			{"tool": "search_files", "args": search["args"], "matches": search["match"]},
+			{"tool": "move_file"},
+			{"args": search["args"]},
+		} {
+			_, err := c.Do(ctx, move(rec))
+			if connectors.ClassOf(err) != connectors.Logic {
+				t.Fatalf("reconcile %v: %v (%s), want a logic error", rec, err, connectors.ClassOf(err))
+			}
+			if _, serr := os.Stat(src); serr != nil {
+				t.Fatalf("reconcile %v: the move was sent anyway", rec)
+			}
+		}
+	})
+
+	t.Run("the move happened: the read holds the match, applied", func(t *testing.T) {
+		if _, err := c.Do(ctx, move(search)); err != nil {
+			t.Fatal(err)
+		}
+		if v, r, err := c.Reconcile(ctx, move(search)); v != connectors.Applied || r == nil || err != nil {
+			t.Fatalf("Reconcile = %v, %v, %v", v, r, err)
 		}
 	})
 }

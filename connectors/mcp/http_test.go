@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -153,5 +154,54 @@ func TestConcurrentCallsKeepTheirConnections(t *testing.T) {
 	// may cost a dial more a round
 	if n > atOnce+rounds+1 {
 		t.Errorf("requests came on %d connections for %d rounds of %d calls at once, want at most %d", n, rounds, atOnce, atOnce+rounds+1)
+	}
+}
+
+// refusingAccount is a token account that records the refusals the
+// accounts store would mark.
+type refusingAccount struct {
+	tokenAccount
+	mu      sync.Mutex
+	refused []string
+}
+
+func (a *refusingAccount) Refuse(secret, why string) *connectors.Error {
+	a.mu.Lock()
+	a.refused = append(a.refused, secret)
+	a.mu.Unlock()
+	return connectors.Errorf(connectors.Auth, "%s (keep auth login %s)", why, a.Name())
+}
+
+// issue 42: a 401 or 403 from an MCP server to the credential keep sent is
+// an Auth failure naming `keep auth login NAME`, and the account is told
+// (the store marks it as needing a sign-in); nothing was done.
+func TestRefusedCredentialIsAnAuthFailure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			t.Parallel()
+			_, ok := newHTTPPeer(t)
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+ok.URL+`/.well-known/oauth-protected-resource"`)
+				w.WriteHeader(status)
+			}))
+			t.Cleanup(ts.Close)
+			acct := &refusingAccount{}
+			c, err := New(Config{Name: "svc", URL: ts.URL, Account: acct})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			_, err = c.Do(ctx, connectors.Call{Method: "post", Params: map[string]any{"text": "hi"}, IdempotencyKey: "k"})
+			if connectors.ClassOf(err) != connectors.Auth || !strings.Contains(err.Error(), "keep auth login svc") {
+				t.Fatalf("err = %v (%s), want an auth failure naming keep auth login svc", err, connectors.ClassOf(err))
+			}
+			acct.mu.Lock()
+			defer acct.mu.Unlock()
+			if len(acct.refused) == 0 || acct.refused[0] != "s3cret" {
+				t.Fatalf("the account was told of refusals %q, want the token it sent", acct.refused)
+			}
+		})
 	}
 }

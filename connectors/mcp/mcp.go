@@ -9,6 +9,7 @@
 package mcp
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -50,8 +51,13 @@ type Config struct {
 	// settle an uncertain call.
 	Reads      []string
 	TrustHints bool
-	// Timeout bounds one tool call; zero: 60 s.
-	Timeout time.Duration
+	// Timeout bounds one tool call, from its start or its last progress
+	// notification; zero: 60 s. MaxTimeout bounds it in all, however much
+	// progress it reports; zero: 30 min (never less than Timeout).
+	Timeout, MaxTimeout time.Duration
+	// MaxMessage bounds one message from a stdio server, in bytes; a
+	// longer answer fails its own call only. Zero: 16 MiB.
+	MaxMessage int
 	// CacheDir holds the last tool list of each server (NAME.tools.json),
 	// so keep knows the tools without starting the server; "" keeps none.
 	CacheDir string
@@ -69,15 +75,29 @@ type Config struct {
 type Connector struct {
 	cfg Config
 	log *slog.Logger
+	// life ends with Close: listings in the background stop with it
+	life context.Context
+	stop context.CancelFunc
 
-	mu     sync.Mutex
-	sess   *sdk.ClientSession
-	closed bool
-	deaths int       // failed starts and deaths since the last good call
-	downAt time.Time // when the last one happened
-	tools  []*sdk.Tool
-	known  bool // tools holds a list (live or cached)
+	startMu sync.Mutex // held while a server starts (session.go)
+	mu      sync.Mutex
+	sess    *sdk.ClientSession
+	closed  bool
+	deaths  int       // failed starts and deaths since the last good call
+	downAt  time.Time // when the last one happened
+	tools   []*sdk.Tool
+	known   bool // tools holds a list (live or cached)
 
+	listing     chan struct{} // open while a listing in the background runs (listing.go)
+	listErr     error         // how the last listing failed; nil after one that did not
+	listFailAt  time.Time
+	changed     []func()          // told when the tool list changes
+	startFails  int               // failed starts in a row
+	startErr    error             // the last one's error
+	taskSupport map[string]string // tool → execution.taskSupport, read off the wire (tasks.go)
+
+	refused  refusal     // a 401 or 403 to the account's credential (refused.go)
+	calls    sync.Map    // progress token → *deadline of a call in flight (progress.go)
 	proc     *os.Process // the stdio server, for tests that kill it
 	progress func()      // tests: told of each progress notification
 }
@@ -98,6 +118,13 @@ func New(cfg Config) (*Connector, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = 30 * time.Minute
+	}
+	cfg.MaxTimeout = max(cfg.MaxTimeout, cfg.Timeout)
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = 16 << 20
+	}
 	if cfg.BackoffBase <= 0 {
 		cfg.BackoffBase = time.Second
 	}
@@ -111,7 +138,8 @@ func New(cfg Config) (*Connector, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Connector{cfg: cfg, log: log.With("component", "mcp", "server", cfg.Name)}, nil
+	life, stop := context.WithCancel(context.Background())
+	return &Connector{cfg: cfg, log: log.With("component", "mcp", "server", cfg.Name), life: life, stop: stop}, nil
 }
 
 // Name is "mcp.NAME".
@@ -126,7 +154,12 @@ func (c *Connector) Close() error {
 	c.mu.Lock()
 	s := c.sess
 	c.sess, c.closed = nil, true
+	listing := c.listing
 	c.mu.Unlock()
+	c.stop()
+	if listing != nil {
+		<-listing // its server, started or not, is stopped with it
+	}
 	if s != nil {
 		return s.Close()
 	}

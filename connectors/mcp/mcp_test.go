@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -40,7 +41,12 @@ func memory(t *testing.T, cache string, log *syncBuf) *Connector {
 	return c
 }
 
+// kinds are the methods once the tool list is known (Methods alone lists
+// in the background and answers without waiting).
 func kinds(c *Connector) map[string]connectors.Kind {
+	if err := c.AwaitTools(context.Background()); err != nil {
+		panic(err)
+	}
 	out := map[string]connectors.Kind{}
 	for _, m := range c.Methods() {
 		out[m.Name] = m.Kind
@@ -72,16 +78,29 @@ func TestMemoryServer(t *testing.T) {
 		t.Fatalf("search_nodes = %v, %v", found, err)
 	}
 
-	t.Run("reconcile: the named read finding something means it happened, finding nothing that it did not", func(t *testing.T) {
-		withRec := func(q string) connectors.Call {
-			p := map[string]any{"entities": ann["entities"], "reconcile": map[string]any{"tool": "search_nodes", "args": map[string]any{"query": q}}}
-			return connectors.Call{Method: "create_entities", Params: p}
+	t.Run("reconcile: the named read holding match means it happened, finding nothing that it did not, anything else asks", func(t *testing.T) {
+		withRec := func(q string, match any) connectors.Call {
+			rec := map[string]any{"tool": "search_nodes", "args": map[string]any{"query": q}}
+			if match != nil {
+				rec["match"] = match
+			}
+			return connectors.Call{Method: "create_entities", Params: map[string]any{"entities": ann["entities"], "reconcile": rec}}
 		}
-		if v, r, err := c.Reconcile(ctx, withRec("Ann")); v != connectors.Applied || r == nil || err != nil {
+		annMatch := map[string]any{"entities": []any{map[string]any{"name": "Ann"}}}
+		if v, r, err := c.Reconcile(ctx, withRec("Ann", annMatch)); v != connectors.Applied || r == nil || err != nil {
 			t.Fatalf("Ann: %v %v %v", v, r, err)
 		}
-		if v, _, err := c.Reconcile(ctx, withRec("Nobody")); v != connectors.NotApplied || err != nil {
+		if v, _, err := c.Reconcile(ctx, withRec("Nobody", annMatch)); v != connectors.NotApplied || err != nil {
 			t.Fatalf("Nobody: %v %v", v, err)
+		}
+		// "tea" finds Ann, but the script looks for Bob: not a yes
+		bob := map[string]any{"entities": []any{map[string]any{"name": "Bob"}}}
+		if v, _, err := c.Reconcile(ctx, withRec("tea", bob)); v != connectors.Unknown || !errors.Is(err, connectors.ErrCannotCheck) || !strings.Contains(err.Error(), "does not hold reconcile.match") {
+			t.Fatalf("an answer without the match: %v %v, want the person asked", v, err)
+		}
+		// something found, and nothing said what to look for: not a yes either
+		if v, _, err := c.Reconcile(ctx, withRec("Ann", nil)); v != connectors.Unknown || !errors.Is(err, connectors.ErrCannotCheck) || !strings.Contains(err.Error(), "no match") {
+			t.Fatalf("without match: %v %v, want the person asked", v, err)
 		}
 		bad := connectors.Call{Method: "create_entities", Params: map[string]any{"reconcile": map[string]any{"tool": "delete_entities"}}}
 		if _, _, err := c.Reconcile(ctx, bad); connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), "not a read") {
@@ -128,6 +147,9 @@ func TestMemoryServer(t *testing.T) {
 		}
 		if !strings.Contains(log.String(), "server stderr") || !strings.Contains(log.String(), "Knowledge Graph") {
 			t.Fatalf("log = %s", log.String())
+		}
+		if want := fmt.Sprintf(`msg="server started" component=mcp server=memory pid=%d`, proc.Pid); !strings.Contains(log.String(), want) {
+			t.Fatalf("keep.log does not name the server's own pid (%q): %s", want, log.String())
 		}
 		if _, err := c.Do(ctx, connectors.Call{Method: "search_nodes", Params: map[string]any{"query": "x"}}); !notSent(err) {
 			t.Fatalf("a call after Close: %v", err)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,53 @@ import (
 // server that died or failed to start is started again only after a
 // back-off; a call before then fails as transient with nothing sent.
 func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
+	// one start at a time; c.mu is not held through the handshake, so a
+	// server that hangs in it holds up only what needs its session
+	c.startMu.Lock()
+	defer c.startMu.Unlock()
+	if s, err := c.current(); s != nil || err != nil {
+		return s, err
+	}
+	tr, err := c.transport(ctx)
+	if err != nil {
+		return nil, err
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "keep", Version: "1"}, c.clientOptions())
+	s, err := client.Connect(ctx, tr, nil)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil && c.closed {
+		s.Close()
+		err = errors.New("keep is stopping")
+	}
+	if err != nil {
+		c.deaths++
+		c.downAt = c.cfg.Now()
+		c.startFails++
+		c.startErr = err
+		c.log.Warn("server did not start", "err", err, "failures", c.deaths)
+		if refused := c.takeRefusal(); refused != nil {
+			return nil, refused // its credential, not the server, is what fails
+		}
+		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s did not start: %w", c.cfg.Name, err)}
+	}
+	c.sess = s
+	c.startFails, c.startErr = 0, nil
+	go c.refresh(s) // a server that starts may offer other tools than last time
+	if st, ok := tr.(*stdioTransport); ok && st.cmd.Process != nil {
+		c.proc = st.cmd.Process
+		// the server's own pid, so keep.log lines up with ps and its crashes
+		c.log.Info("server started", "pid", c.proc.Pid)
+	} else {
+		c.log.Info("server reached over HTTP")
+	}
+	go c.watch(s)
+	return s, nil
+}
+
+// current is the live session, or why none may be started now (stopping,
+// or in the back-off after a death); both nil: start one.
+func (c *Connector) current() (*sdk.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -32,29 +80,7 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 				Err: fmt.Errorf("mcp.%s is down; starting it again in %s", c.cfg.Name, wait.Round(time.Millisecond))}
 		}
 	}
-	tr, err := c.transport(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var opts *sdk.ClientOptions
-	if c.progress != nil {
-		opts = &sdk.ClientOptions{ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { c.progress() }}
-	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "keep", Version: "1"}, opts)
-	s, err := client.Connect(ctx, tr, nil)
-	if err != nil {
-		c.deaths++
-		c.downAt = c.cfg.Now()
-		c.log.Warn("server did not start", "err", err, "failures", c.deaths)
-		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s did not start: %w", c.cfg.Name, err)}
-	}
-	c.sess = s
-	if ct, ok := tr.(*sdk.CommandTransport); ok {
-		c.proc = ct.Command.Process
-	}
-	c.log.Info("server started")
-	go c.watch(s)
-	return s, nil
+	return nil, nil
 }
 
 // watch notes a session's end: a death (not Close) counts towards the
@@ -109,8 +135,9 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 				return nil, err
 			}
 			// connectors' one credential transport: the token goes to the
-			// URL's scheme, host and port only, never in clear elsewhere
-			signed, err := connectors.NewSigned(rt, c.cfg.Account, c.cfg.URL)
+			// URL's scheme, host and port only, never in clear elsewhere; a
+			// 401/403 to it is a refusal of the account (refused.go)
+			signed, err := connectors.NewSigned(c.refusals(rt), c.cfg.Account, c.cfg.URL)
 			if err != nil {
 				return nil, fmt.Errorf("mcp.%s: %w", c.cfg.Name, err)
 			}
@@ -131,7 +158,7 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 		cmd.Env = append(cmd.Env, k+"="+secret)
 	}
 	cmd.Stderr = &lineLog{c: c}
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	return &stdioTransport{cmd: cmd, terminate: 2 * time.Second, maxMessage: c.cfg.MaxMessage, log: c.log.Warn, onLine: c.sniffTasks}, nil
 }
 
 // lineLog writes a server's stderr to keep.log, one record a line.

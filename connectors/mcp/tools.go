@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -19,34 +20,13 @@ func (c *Connector) Tools(ctx context.Context) ([]*sdk.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	var tools []*sdk.Tool
-	for t, err := range s.Tools(ctx, nil) {
-		if err != nil {
-			return nil, connectors.Errorf(connectors.Transient, "mcp.%s: listing tools: %v", c.cfg.Name, err)
-		}
-		tools = append(tools, t)
-	}
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	c.saveCache(tools)
-	c.mu.Lock()
-	c.tools, c.known = tools, true
-	c.mu.Unlock()
-	return tools, nil
+	return c.listOn(ctx, s)
 }
 
-// known returns the tool list: held, else cached, else listed live.
+// list returns the tool list: held, else cached, else listed live (a call
+// needs the server anyway).
 func (c *Connector) list(ctx context.Context) ([]*sdk.Tool, error) {
-	c.mu.Lock()
-	if c.known {
-		t := c.tools
-		c.mu.Unlock()
-		return t, nil
-	}
-	c.mu.Unlock()
-	if tools, ok := c.loadCache(); ok {
-		c.mu.Lock()
-		c.tools, c.known = tools, true
-		c.mu.Unlock()
+	if tools, ok := c.held(); ok {
 		return tools, nil
 	}
 	return c.Tools(ctx)
@@ -71,17 +51,15 @@ func (c *Connector) tool(ctx context.Context, name string) (*sdk.Tool, error) {
 // Result is the TypeScript type of what every tool call resolves to.
 const Result = "{ text: string, json?: any, structured?: any, content: any[] }"
 
-// Methods are the server's tools. The list comes from the cache when there
-// is one, so a keep that only loads scripts starts no server; without one
-// the server is started to list them. A server that cannot be reached
-// offers no methods, and says why in keep.log.
+// Methods are the server's tools, as held or cached: nothing that only
+// reads the catalog (approve, attention, workflows, a deploy of another
+// workflow) waits on a server. Without a list the server is listed in the
+// background and offers no methods until then; keep.log says why it cannot
+// be listed, and so does a workflow that uses it.
 func (c *Connector) Methods() []connectors.Method {
-	// bounded: a server that hangs in its handshake must not hang keep
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
-	defer cancel()
-	tools, err := c.list(ctx)
-	if err != nil {
-		c.log.Warn("cannot list tools", "err", err)
+	tools, ok := c.held()
+	if !ok {
+		c.listInBackground()
 		return nil
 	}
 	out := make([]connectors.Method, 0, len(tools))
@@ -95,14 +73,17 @@ func (c *Connector) Methods() []connectors.Method {
 // arguments typed from the tool's input schema.
 func (c *Connector) Method(t *sdk.Tool) connectors.Method {
 	m := connectors.Method{Name: t.Name, Kind: connectors.Read, Doc: firstSentence(t.Description), Result: Result,
-		Args: schemaArgs(t.InputSchema)}
-	call := "ctx.mcp." + c.cfg.Name + "." + t.Name
+		Args: schemaArgs(t.InputSchema), Uncallable: uncallable(t)}
+	if m.Uncallable != "" {
+		m.Doc = "Cannot be called: " + m.Uncallable + ". " + m.Doc
+	}
+	call := "ctx.mcp" + Member(c.cfg.Name) + Member(t.Name)
 	if c.isRead(t) {
 		m.Example = "const r = await " + call + "({ ... })"
 		return m
 	}
 	m.Kind = connectors.Mutate
-	m.Example = "await " + call + "({ ..., reconcile: { tool: \"a read tool\", args: { ... } } })"
+	m.Example = "await " + call + "({ ..., reconcile: { tool: \"a read tool\", args: { ... }, match: { ... } } })"
 	m.Check = func(map[string]any) string {
 		return fmt.Sprintf("look in %s for the effect of %s", c.cfg.Name, t.Name)
 	}
@@ -110,10 +91,10 @@ func (c *Connector) Method(t *sdk.Tool) connectors.Method {
 	case c.idempotent(t):
 		m.Reconcile = "calls the tool again (the server marks it idempotent and the config trusts its hints)"
 	default:
-		m.Reconcile = "calls the read named in reconcile: { tool, args }: a non-empty result means it happened; without one, asks you"
+		m.Reconcile = "calls the read named in reconcile: { tool, args, match }: a structured result holding match means it happened, an empty one that it did not; prose or anything else asks you, as does a call without reconcile"
 	}
-	m.Args = append(m.Args, connectors.Arg{Name: "reconcile", Type: "{ tool: string, args?: Record<string, any> }",
-		Doc: "keep's, not the tool's: a read whose non-empty result shows the call happened"})
+	m.Args = append(m.Args, connectors.Arg{Name: "reconcile", Type: "{ tool: string, args?: Record<string, any>, match?: any }",
+		Doc: "keep's, not the tool's: a read of this server, and what its structured result holds when the call happened"})
 	return m
 }
 
@@ -267,3 +248,15 @@ func (c *Connector) UnknownReads(tools []*sdk.Tool) []string {
 	}
 	return out
 }
+
+// Member is how a script names a server or a tool: .name, or ["get-env"]
+// for a name that is no JavaScript identifier.
+func Member(name string) string {
+	if jsIdent.MatchString(name) {
+		return "." + name
+	}
+	b, _ := json.Marshal(name)
+	return "[" + string(b) + "]"
+}
+
+var jsIdent = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)

@@ -66,7 +66,7 @@ func newSlowSvc(t *testing.T) (*slowSvc, string) {
 func slowWorkflow(reconcile bool) string {
 	rec := ""
 	if reconcile {
-		rec = `, reconcile: { tool: "find", args: { id: p.data.id } }`
+		rec = `, reconcile: { tool: "find", args: { id: p.data.id }, match: { id: p.data.id } }`
 	}
 	return `
 export default Keep.workflow({

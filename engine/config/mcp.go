@@ -25,6 +25,9 @@ type MCP struct {
 	// uncertain call happened.
 	TrustHints bool     `toml:"trust_hints"`
 	Timeout    Duration `toml:"timeout"`
+	// MaxTimeout bounds a call that keeps reporting progress (each
+	// notification gives it Timeout more); zero: 30 min.
+	MaxTimeout Duration `toml:"max_timeout"`
 }
 
 // MCPEnv is one environment value of a stdio server: a literal string, or

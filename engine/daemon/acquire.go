@@ -41,6 +41,7 @@ type Got struct {
 	// claim is a long-lived engine's hold on the database; nil for commands.
 	claim  *Claim
 	stopGC func()
+	srv    *Server // the socket a front end's engine is served on
 }
 
 // Stop stops an engine started here (ForFrontEnd, ForDaemon), waiting up to
@@ -52,7 +53,11 @@ func (g *Got) Stop(ctx context.Context, within time.Duration) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), within)
 	defer cancel()
-	err := g.Engine.Stop(sctx)
+	var err error
+	if g.srv != nil {
+		err = g.srv.Close(sctx) // the attached first, then the engine
+	}
+	err = errors.Join(err, g.Engine.Stop(sctx))
 	if g.stopGC != nil {
 		g.stopGC()
 	}
@@ -75,7 +80,10 @@ func (s *Site) Get(ctx context.Context, want Want) (*Got, error) {
 		if c, ok := s.Attach(); ok {
 			return &Got{API: c}, nil
 		}
-		claim, err := s.claim(ctx, false)
+		// serving: the front end's engine answers on the socket as a
+		// daemon's does, so commands and `keep mcp serve` run beside the
+		// TUI attach to it
+		claim, err := s.claim(ctx, true)
 		var le *engine.LockedError
 		if errors.As(err, &le) {
 			// a daemon holds it, or is starting: attach once it answers
@@ -93,7 +101,12 @@ func (s *Site) Get(ctx context.Context, want Want) (*Got, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s.start(ctx, claim, e, bus, true)
+		g, err := s.start(ctx, claim, e, bus, true)
+		if err != nil {
+			return nil, err
+		}
+		s.serveFrontEnd(ctx, g)
+		return g, nil
 	case ForDaemon:
 		claim, err := s.claim(ctx, true)
 		var e *engine.Engine
@@ -249,6 +262,23 @@ func (s *Site) start(ctx context.Context, claim *Claim, e *engine.Engine, bus *e
 		}
 	}
 	return g, nil
+}
+
+// serveFrontEnd serves a front end's engine on the socket next to the
+// database, as the daemon serves its own; a socket that cannot be served
+// leaves the front end running, alone.
+func (s *Site) serveFrontEnd(ctx context.Context, g *Got) {
+	var retention engine.Retention
+	if cfg, err := s.Config(); err == nil {
+		retention = engine.RetentionFrom(cfg.Retention)
+	}
+	srv, err := Serve(ctx, engine.Maintained{Engine: g.Engine, Retention: retention}, SocketPath(s.o.DBPath), s.Logger())
+	g.claim.Ready()
+	if err != nil {
+		s.Logger().Warn("other keep commands cannot reach this engine", "err", err)
+		return
+	}
+	g.srv = srv
 }
 
 // startBus recovers and starts the event bus's dispatch loop for a

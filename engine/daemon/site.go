@@ -144,7 +144,7 @@ func (s *Site) Registry() (*engine.Registry, engine.Config, error) {
 
 // LoadOptions is what engine.LoadScript needs to check a file against the
 // connectors of the config, as the engine builds it (engine.loadOptions).
-func (s *Site) LoadOptions() (engine.LoadOptions, error) {
+func (s *Site) LoadOptions(src []byte) (engine.LoadOptions, error) {
 	cfg, err := s.Config()
 	if err != nil {
 		return engine.LoadOptions{}, err
@@ -154,6 +154,9 @@ func (s *Site) LoadOptions() (engine.LoadOptions, error) {
 		return engine.LoadOptions{}, err
 	}
 	s.onClose(func() { reg.Close() })
+	// only the MCP servers src names are waited for: a server that does
+	// not answer costs a file that does not use it nothing
+	engine.AwaitMCPTools(context.Background(), reg, src)
 	return engine.LoadOptionsOf(reg, cfg.Policy.MinProducerInterval.Duration), nil
 }
 

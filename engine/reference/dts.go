@@ -228,6 +228,14 @@ func propName(s string) string {
 	return strconv.Quote(s)
 }
 
+// memberOf is .name, or ["get-env"] for a name that is no identifier.
+func memberOf(s string) string {
+	if jsIdent.MatchString(s) {
+		return "." + s
+	}
+	return "[" + strconv.Quote(s) + "]"
+}
+
 var jsIdent = regexp.MustCompile(`^[A-Za-z_$][\w$]*$`)
 
 func typeName(s string) string {

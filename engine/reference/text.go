@@ -66,7 +66,9 @@ func (r Ref) WriteText(w io.Writer) error {
 }
 
 func writeMethod(b *strings.Builder, conn string, m Method) {
-	fmt.Fprintf(b, "\n  ctx.%s.%s(%s) → %s\n", conn, m.Name, argsInline(m.Args), orAny(m.Result))
+	// as a script writes it: ctx.mcp.everything["get-env"] for a tool
+	// whose name is no identifier
+	fmt.Fprintf(b, "\n  ctx.%s%s(%s) → %s\n", conn, memberOf(m.Name), argsInline(m.Args), orAny(m.Result))
 	fmt.Fprintf(b, "      %s, in %s\n", m.Kind, strings.Join(m.Phases, ", "))
 	wrap(b, m.Doc, "      ")
 	for _, a := range m.Args {

@@ -6,7 +6,7 @@
 //
 //   [mcp.memory]
 //   command = "npx"
-//   args = ["-y", "@modelcontextprotocol/server-memory"]
+//   args = ["-y", "@modelcontextprotocol/server-memory@2026.8.31"]
 //   env = { MEMORY_FILE_PATH = "/home/me/Keep/memory.jsonl" }
 //   reads = ["read_graph", "search_nodes", "open_nodes"]
 export default Keep.workflow({
@@ -47,7 +47,7 @@ export default Keep.workflow({
         // if the server dies mid-call, open_nodes tells whether it happened
         await ctx.mcp.memory.create_entities({
           entities: [{ name: p.data.name, entityType: "note", observations: [p.data.text] }],
-          reconcile: { tool: "open_nodes", args: { names: [p.data.name] } },
+          reconcile: { tool: "open_nodes", args: { names: [p.data.name] }, match: { entities: [{ name: p.data.name }] } },
         });
       },
       async next(ctx, p, r) {},

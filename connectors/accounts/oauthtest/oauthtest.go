@@ -46,6 +46,11 @@ type Server struct {
 	refreshes int
 	requests  int // to the token endpoint
 	failNext  int // answer the next refreshes with 503
+	// registered are the public clients registered at /register (RFC
+	// 7591); resources the resource parameters (RFC 8707) of the
+	// authorization and token requests, in order (mcp.go).
+	registered map[string]bool
+	resources  []string
 }
 
 type grant struct {
@@ -65,7 +70,8 @@ type token struct {
 // New starts a provider; it stops when the test ends.
 func New(t testing.TB) *Server {
 	s := &Server{ClientID: "keep-test-client", ClientSecret: "keep-test-client-secret", Username: "me@example.com", TTL: time.Hour,
-		codes: map[string]grant{}, devices: map[string]*device{}, access: map[string]token{}, refresh: map[string]string{}}
+		codes: map[string]grant{}, devices: map[string]*device{}, access: map[string]token{}, refresh: map[string]string{},
+		registered: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
@@ -73,6 +79,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("GET /device/verify", s.verify)
 	mux.HandleFunc("POST /revoke", s.revoke)
 	mux.HandleFunc("POST /introspect", s.introspect)
+	s.mcpRoutes(mux)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -101,7 +108,8 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 // and the browser is sent to the redirect URI with a code.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if q.Get("client_id") != s.ClientID {
+	s.noteResource(q.Get("resource"))
+	if q.Get("client_id") != s.ClientID && !s.isRegistered(q.Get("client_id")) {
 		http.Error(w, "unknown client_id", http.StatusBadRequest)
 		return
 	}
@@ -131,7 +139,10 @@ func (s *Server) client(r *http.Request) bool {
 	if !ok {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
-	return id == s.ClientID && secret == s.ClientSecret
+	if r.PostForm.Get("resource") != "" {
+		s.noteResource(r.PostForm.Get("resource"))
+	}
+	return id == s.ClientID && secret == s.ClientSecret || secret == "" && s.isRegistered(id)
 }
 
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {

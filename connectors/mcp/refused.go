@@ -1,0 +1,70 @@
+package mcp
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"keep/connectors"
+)
+
+// An MCP server over HTTP that answers 401 or 403 to the credential keep
+// sent refused the account: the call fails as Auth, naming the account
+// and `keep auth login NAME` (the engine blocks the workflow with its auth
+// item), and an account of the accounts store is marked as needing a
+// sign-in (`keep auth list`). The SDK may wrap what a RoundTripper
+// returns past recognition, so the refusal is handed to the call beside
+// the error rather than through it.
+
+// refusals notes the refusals of the requests base sends (signed already).
+type refusals struct {
+	base http.RoundTripper
+	c    *Connector
+}
+
+func (c *Connector) refusals(base http.RoundTripper) http.RoundTripper {
+	return &refusals{base: base, c: c}
+}
+
+func (r *refusals) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.base.RoundTrip(req)
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) || r.c.cfg.Account == nil {
+		return resp, err
+	}
+	a := r.c.cfg.Account
+	why := fmt.Sprintf("mcp.%s (%s) answered %s to the credentials of %s", r.c.cfg.Name, req.URL.Redacted(), resp.Status, a.Name())
+	var refused error
+	if rf, ok := a.(connectors.Refuser); ok {
+		refused = rf.Refuse(secretOn(req), why)
+	} else {
+		refused = &connectors.Error{Class: connectors.Auth, Err: fmt.Errorf("%s (keep auth login %s)", why, a.Name())}
+	}
+	r.c.refused.mu.Lock()
+	r.c.refused.err = refused
+	r.c.refused.mu.Unlock()
+	return resp, err
+}
+
+// refusal is the last refusal met, until a call takes it.
+type refusal struct {
+	mu  sync.Mutex
+	err error
+}
+
+// takeRefusal is the refusal a call's requests met, once.
+func (c *Connector) takeRefusal() error {
+	c.refused.mu.Lock()
+	defer c.refused.mu.Unlock()
+	err := c.refused.err
+	c.refused.err = nil
+	return err
+}
+
+func secretOn(r *http.Request) string {
+	if _, pw, ok := r.BasicAuth(); ok {
+		return pw
+	}
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return tok
+}
