@@ -153,6 +153,7 @@ type opts struct {
 	mode    string
 	limit   int
 	always  bool
+	wide    bool
 	timeout time.Duration
 	device  bool // keep auth login --device
 
@@ -342,9 +343,11 @@ func init() {
 				oneOfVar(fs, &o.status, "status", "only mutations with this status", engine.MutationStatuses())
 			})},
 		{name: "attention", args: "[--json]", summary: "everything waiting for you", run: listAttention, flags: withJSON(nil)},
-		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
+		{name: "approve", args: "ID [--always [--wide]]",
+			summary: "approve a mutation waiting for approval (this call; --always: always, for this scope), or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
-				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on (a daily limit stays)")
+				fs.BoolVar(&o.always, "always", false, "also allow, from now on, calls in the scope the approval shows (its file, its host; a daily limit stays)")
+				fs.BoolVar(&o.wide, "wide", false, "with --always: allow the whole capability, not only the approval's scope")
 			}},
 		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
 		{name: "resolve", args: "ID try-again|happened|not-happened|skip",
@@ -1481,11 +1484,53 @@ func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 	if err := idArgs("approve", "mutation id", id); err != nil {
 		return err
 	}
-	done := "approved " + id
-	if o.always {
-		done += " (and allowed from now on)"
+	if o.wide && !o.always {
+		return &usageError{msg: "approve " + id + ": --wide widens --always; give both"}
 	}
-	return action(ctx, c, func(api engine.API) error { return api.Approve(ctx, id, o.always) }, done)
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	// the item as the card shows it, to name what each answer covers
+	var item *engine.AttentionItem
+	if items, err := api.Attention(ctx); err == nil {
+		for i := range items {
+			if items[i].Kind == engine.AttentionApproval && items[i].ID == id {
+				item = &items[i]
+			}
+		}
+	}
+	switch {
+	case o.wide:
+		err = api.ApproveWide(ctx, id)
+	default:
+		err = api.Approve(ctx, id, o.always)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, approvedWords(id, item, o.always, o.wide))
+	return nil
+}
+
+// approvedWords says what an approval covered: this call, or always for
+// the scope the card showed (or the whole capability, asked wider).
+func approvedWords(id string, item *engine.AttentionItem, always, wide bool) string {
+	capability, scope := "this capability", ""
+	if item != nil {
+		capability, scope = item.Connector+"."+item.Method, item.Scope
+	}
+	switch {
+	case wide:
+		return fmt.Sprintf("approved %s, and always from now on: %s, any scope", id, capability)
+	case always && scope != "":
+		return fmt.Sprintf("approved %s, and always from now on: %s for %s", id, capability, scope)
+	case always:
+		return fmt.Sprintf("approved %s, and always from now on: %s", id, capability)
+	case scope != "":
+		return fmt.Sprintf("approved %s: this call only (--always allows %s for %s from now on)", id, capability, scope)
+	}
+	return fmt.Sprintf("approved %s: this call only (--always allows %s from now on)", id, capability)
 }
 
 func cmdReject(ctx context.Context, c *cli, o *opts) error {
@@ -1559,7 +1604,19 @@ func cmdGrant(ctx context.Context, c *cli, o *opts) error {
 	if o.limit > 0 {
 		done += fmt.Sprintf(", at most %d a day", o.limit)
 	}
-	return action(ctx, c, func(api engine.API) error { return api.Grant(ctx, wf, g) }, done)
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	released, err := api.GrantReleasing(ctx, wf, g)
+	if err != nil {
+		return err
+	}
+	if released > 0 {
+		done += "; " + engine.ReleasedWords(released)
+	}
+	fmt.Fprintln(c.stdout, done)
+	return nil
 }
 
 // cmdBench runs the measurements of engine/benchmark on temporary

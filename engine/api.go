@@ -28,12 +28,20 @@ type API interface {
 	Pause(ctx context.Context, workflow string) error
 	Resume(ctx context.Context, workflow string) error
 	Retry(ctx context.Context, workflow string) error
+	// Approve answers a call waiting for approval: this call only, or
+	// always (from now on, in the scope the approval showed).
 	Approve(ctx context.Context, mutationID string, always bool) error
+	// ApproveWide approves and allows, from now on, the whole capability
+	// (or what the grant that decided it covers), not only the call's scope.
+	ApproveWide(ctx context.Context, mutationID string) error
 	Reject(ctx context.Context, mutationID string) error
 	Resolve(ctx context.Context, mutationID string, answer Answer) error
 	SkipEvents(ctx context.Context, eventIDs []string) error
 	SkipInput(ctx context.Context, inputID string) error
 	Grant(ctx context.Context, workflow string, g GrantView) error
+	// GrantReleasing is Grant saying how many calls already waiting for
+	// approval the new grant allowed, and so released.
+	GrantReleasing(ctx context.Context, workflow string, g GrantView) (released int, err error)
 	// DryRun shows what a deployed workflow's next runs would do, on a
 	// throw-away copy: real reads, captured mutations (engine/try.go).
 	DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error)
@@ -280,6 +288,9 @@ type AttentionItem struct {
 	Preview   string          `json:"preview"`
 	Target    string          `json:"target,omitempty"` // as OutputView's
 	Reason    string          `json:"reason"`
+	// Scope: what "always" allows from now on (an approval): the call's
+	// file, host or mailbox; empty when the capability has no scope.
+	Scope string `json:"scope,omitempty"`
 	// Check: what the user can check by hand (reconciliation).
 	Check string `json:"check,omitempty"`
 	// Inputs: titles of the inputs behind it ("because of").

@@ -413,6 +413,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		case MutationAwaitingApproval:
 			item.Kind = AttentionApproval
 			item.Reason = e.approvalReason(ctx, w, m, grantsOf)
+			item.Scope = e.callScope(m)
 			item.Answers = []string{"approve", "approve-always", "reject"}
 		case MutationNeedsReconcile, MutationIndeterminate:
 			item.Kind = AttentionReconciliation
@@ -515,6 +516,15 @@ func phaseWords(phase Phase) string {
 		return "finishing after its change"
 	}
 	return string(phase)
+}
+
+// callScope is the scope of m's call, which "always" allows from now on.
+func (e *Engine) callScope(m *storage.Mutation) string {
+	_, spec, err := e.reg.Lookup(m.Connector, m.Method)
+	if err != nil {
+		return ""
+	}
+	return scopeOf(spec, paramsOf(m))
 }
 
 // approvalReason is why m asks the person: what the grants say of it now.

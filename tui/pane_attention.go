@@ -98,7 +98,7 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea
 	case keyIs(msg, k.Approve):
 		return sh.act("approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, false) })
 	case keyIs(msg, k.ApproveAlways):
-		return sh.act("approved "+title+", and from now on", func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, true) })
+		return sh.act("approved "+title+", and always for "+fit(it.Scope, 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, true) })
 	case keyIs(msg, k.Reject):
 		return ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
 			sh.act("rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.ID) }))
@@ -264,6 +264,11 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	for _, l := range wrap(it.Reason, w, n) {
 		add(l, cell{style: st.Warn})
 	}
+	if it.Kind == engine.AttentionApproval && accepts(it, "approve-always") {
+		// both answers, named where they are given: approving covers
+		// this call; always covers the scope shown, from now on
+		add(approveChoices(p.sh.keys, it), cell{style: lipglossPlain})
+	}
 	if it.Command != "" {
 		add("fix: run "+it.Command, cell{style: st.Bold})
 	}
@@ -279,6 +284,29 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 		add("since "+ago(p.sh.now(), it.CreatedAt), cell{style: st.Dim})
 	}
 	return lines, must
+}
+
+// accepts says whether it takes answer now.
+func accepts(it engine.AttentionItem, answer string) bool {
+	answers := it.Answers
+	if len(answers) == 0 {
+		answers = defaultAnswers[it.Kind]
+	}
+	for _, a := range answers {
+		if a == answer {
+			return true
+		}
+	}
+	return false
+}
+
+// approveChoices names what each approval key covers.
+func approveChoices(k *keyMap, it engine.AttentionItem) string {
+	scope := it.Scope
+	if scope == "" {
+		scope = it.Connector + "." + it.Method
+	}
+	return fmt.Sprintf("%s: this call · %s: always, for %s", k.Approve.Help().Key, k.ApproveAlways.Help().Key, scope)
 }
 
 func (p *attentionPane) View() string {

@@ -113,6 +113,15 @@ func (a printableAPI) SkipInput(ctx context.Context, inputID string) error {
 	return cleanErr(a.API.SkipInput(ctx, inputID))
 }
 
+func (a printableAPI) ApproveWide(ctx context.Context, mutationID string) error {
+	return cleanErr(a.API.ApproveWide(ctx, mutationID))
+}
+
+func (a printableAPI) GrantReleasing(ctx context.Context, workflow string, g engine.GrantView) (int, error) {
+	n, err := a.API.GrantReleasing(ctx, workflow, g)
+	return n, cleanErr(err)
+}
+
 func (a printableAPI) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
 	return cleanErr(a.API.Grant(ctx, workflow, g))
 }

@@ -226,6 +226,11 @@ func (c *Client) Approve(ctx context.Context, mutationID string, always bool) er
 	return c.call(ctx, "approve", request{MutationID: mutationID, Always: always}, nil)
 }
 
+// ApproveWide implements engine.API.
+func (c *Client) ApproveWide(ctx context.Context, mutationID string) error {
+	return c.call(ctx, "approve-wide", request{MutationID: mutationID}, nil)
+}
+
 // Reject implements engine.API.
 func (c *Client) Reject(ctx context.Context, mutationID string) error {
 	return c.call(ctx, "reject", request{MutationID: mutationID}, nil)
@@ -249,6 +254,13 @@ func (c *Client) SkipInput(ctx context.Context, inputID string) error {
 // Grant implements engine.API.
 func (c *Client) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
 	return c.call(ctx, "grant", request{Workflow: workflow, Grant: &g}, nil)
+}
+
+// GrantReleasing implements engine.API.
+func (c *Client) GrantReleasing(ctx context.Context, workflow string, g engine.GrantView) (int, error) {
+	var n int
+	err := c.call(ctx, "grant-releasing", request{Workflow: workflow, Grant: &g}, &n)
+	return n, err
 }
 
 // Script implements engine.API.

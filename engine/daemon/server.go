@@ -93,6 +93,9 @@ var methods = map[string]method{
 	"approve": func(ctx context.Context, api engine.API, r request) (any, error) {
 		return nil, api.Approve(ctx, r.MutationID, r.Always)
 	},
+	"approve-wide": func(ctx context.Context, api engine.API, r request) (any, error) {
+		return nil, api.ApproveWide(ctx, r.MutationID)
+	},
 	"reject": func(ctx context.Context, api engine.API, r request) (any, error) {
 		return nil, api.Reject(ctx, r.MutationID)
 	},
@@ -135,6 +138,13 @@ var methods = map[string]method{
 			return nil, errors.New("daemon: grant without a grant")
 		}
 		return nil, api.Grant(ctx, r.Workflow, *r.Grant)
+	},
+	"grant-releasing": func(ctx context.Context, api engine.API, r request) (any, error) {
+		if r.Grant == nil {
+			return nil, errors.New("daemon: grant without a grant")
+		}
+		n, err := api.GrantReleasing(ctx, r.Workflow, *r.Grant)
+		return n, err
 	},
 }
 
