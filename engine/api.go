@@ -190,7 +190,11 @@ type OutputView struct {
 	Preview    string          `json:"preview"`
 	// Target is what the call acts on, read by the host from the actual
 	// parameters (the scope a grant narrows to: a path, a host, domains).
-	Target    string    `json:"target,omitempty"`
+	Target string `json:"target,omitempty"`
+	// Attempts: how many times the call was made, when more than once: a
+	// send put off (a 429) or an earlier attempt that did nothing and was
+	// made again for the same input (engine/attempts.go).
+	Attempts  int       `json:"attempts,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 

@@ -97,10 +97,7 @@ func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]Inpu
 		f := facts[in.ID]
 		status, stale := inputStatus(in, f, now, e.pol.StaleAfter)
 		v := InputView{InputID: idString(in.ID), Workflow: w.Name, Source: in.Source, Type: in.Type, ExternalID: in.ExternalID,
-			Title: in.Title, Status: status, Stale: stale, CreatedAt: in.CreatedAt, Outputs: []OutputView{}}
-		for _, m := range f.Outputs {
-			v.Outputs = append(v.Outputs, e.outputView(m))
-		}
+			Title: in.Title, Status: status, Stale: stale, CreatedAt: in.CreatedAt, Outputs: e.outputsOf(f.Outputs)}
 		out = append(out, v)
 	}
 	return out, nil
@@ -252,6 +249,9 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 		}
 		d.Counts.Outputs[conn] = c
 	}
+	if err := e.countOutcomes(ctx, q, w.ID, d.Counts.Outputs); err != nil {
+		return nil, err
+	}
 	if r, err := q.LastRun(ctx, w.ID); err == nil {
 		rv := runView(w.Name, r)
 		d.LastRun = &rv
@@ -261,7 +261,7 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 
 func runView(workflow string, r *storage.Run) RunView {
 	return RunView{ID: idString(r.ID), Workflow: workflow, Handler: r.Handler, HandlerType: r.HandlerType, Phase: r.Phase,
-		Status: r.Status, RetryOf: idString(r.RetryOf), Trigger: r.Trigger, MovedBy: r.MovedBy, Error: r.Error, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Status: shownRunStatus(r), RetryOf: idString(r.RetryOf), Trigger: r.Trigger, MovedBy: r.MovedBy, Error: r.Error, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // Runs implements API.
