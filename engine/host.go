@@ -116,6 +116,9 @@ type publication struct {
 	messageID string
 	payload   json.RawMessage
 	causes    []int64
+	// news: the commit made or changed a pending event, which wakes the
+	// topic's consumers (storage's Publish); set by the commit.
+	news bool
 }
 
 // host is the engine side of one handler phase (sandbox.Host). Producers'

@@ -65,11 +65,13 @@ func (e *Engine) producerPhase(ctx context.Context, ws *wfState, w *storage.Work
 	return nil
 }
 
-// markSubscribers marks dirty the consumers of the topics a run published to.
+// markSubscribers marks dirty the consumers of the topics a run published
+// news to: an event published again as it was is nothing new, and waking
+// the consumer for it would add an empty run per producer tick.
 func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publication) {
 	for _, c := range sc.Workflow.Consumers {
 		for _, p := range pubs {
-			if slices.Contains(c.Subscribe, p.topic) {
+			if p.news && slices.Contains(c.Subscribe, p.topic) {
 				ws.markDirty(c.Name)
 				break
 			}
