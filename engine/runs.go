@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"keep/connectors"
@@ -335,8 +336,11 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 		// recovered (crashed, then retried) on the next start
 		return nil
 	}
-	run.Status = cl.RunStatus()
 	run.Error = describe(cause)
+	if workerDied(cause) {
+		cl = e.crashLoop(ctx, w, run)
+	}
+	run.Status = cl.RunStatus()
 	tr.note(string(run.Phase), "failed ("+string(cl)+"): "+run.Error)
 	if err := e.tFail(ctx, w, run, cl, tr); err != nil {
 		return err
@@ -345,6 +349,50 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 		e.maybeRepair(ctx, w, run)
 	}
 	return nil
+}
+
+// workerDiedText begins the error of a run whose worker process died under
+// it (sandbox's worker.death): the one failure crash_limit counts.
+const workerDiedText = "the script's worker process died"
+
+// workerDied: cause is the death of the run's own worker. A script runs
+// only in a worker, so this, not keep stopping under a run (a restart, a
+// kill, a laptop that sleeps: recovery's matter, never counted), is a
+// script that may be what kills its process.
+func workerDied(cause error) bool {
+	var se *sandbox.Error
+	return errors.As(cause, &se) && se.Kind == sandbox.ErrResource && strings.HasPrefix(se.Message, workerDiedText)
+}
+
+// crashLoop is the class of a run whose worker died: tried again after a
+// back-off (a transient failure) until its handler's worker has died
+// crash_limit times in a row, then the script's to fix. With crash_limit
+// 0 it is the script's at once, as any resource failure.
+func (e *Engine) crashLoop(ctx context.Context, w *storage.Workflow, run *storage.Run) class {
+	limit := e.pol.CrashLimit
+	if limit <= 0 {
+		return classLogic
+	}
+	recent, err := e.db.Read().Runs(ctx, w.ID, 0, 4*limit, run.Handler)
+	if err != nil {
+		return classLogic
+	}
+	died := 1 // this run
+	for _, r := range recent {
+		if r.ID == run.ID || r.Handler != run.Handler { // Runs matches handler names by substring
+			continue
+		}
+		if !strings.Contains(r.Error, workerDiedText) {
+			break
+		}
+		died++
+	}
+	if died < limit {
+		return classTransient
+	}
+	run.Error = fmt.Sprintf("%s; its worker died the last %d times it ran (the script may be what kills it): fix the script, then keep retry %s",
+		run.Error, died, w.Name)
+	return classLogic
 }
 
 func (e *Engine) backoff(n int) time.Duration {

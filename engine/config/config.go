@@ -54,9 +54,11 @@ type Policy struct {
 	StaleAfter          Duration `toml:"stale_after"`
 	DefaultMutationMode string   `toml:"default_mutation_mode"`
 	ApprovalReminder    Duration `toml:"approval_reminder"`
-	// CrashLimit: a handler found running this many times in a row when
-	// keep starts (it took the process down, or keep was killed under it)
-	// blocks its workflow instead of running again; 0: never.
+	// CrashLimit: a handler whose own worker process died under it this
+	// many times in a row blocks its workflow (the script may be what kills
+	// it); before that a death is retried after a back-off. keep stopping
+	// under a run (a restart, a kill) never counts. 0: a worker's death
+	// blocks at once, as any resource failure.
 	CrashLimit int `toml:"crash_limit"`
 }
 
