@@ -52,4 +52,3 @@ func (l *Ledger) Recover(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 		return d, err
 	}
 }
-
