@@ -156,6 +156,7 @@ type opts struct {
 	wide    bool
 	timeout time.Duration
 	device  bool // keep auth login --device
+	force   bool // keep auth login --force
 
 	producer  string // try
 	out       string // new, edit
@@ -374,9 +375,11 @@ func init() {
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
 			minArgs: 1, maxArgs: 1, run: listGrants, flags: withJSON(nil)},
 		withSubs(&command{name: "auth", summary: "sign in to the accounts of [accounts.*]; secrets go to credentials.json next to the config"},
-			&command{name: "login", args: "NAME [--device]", summary: "sign in to an account; what waited for it resumes",
+			&command{name: "login", args: "NAME [--device] [--force]",
+				summary: "sign in to an account, checked as keep auth test checks it; what waited for it resumes",
 				minArgs: 1, maxArgs: 1, run: cmdAuthLogin, flags: func(fs *flag.FlagSet, o *opts) {
 					fs.BoolVar(&o.device, "device", false, "sign in with a code on another device (no browser here)")
+					fs.BoolVar(&o.force, "force", false, "keep the new secret even when its service refuses it and the stored one works")
 				}},
 			&command{name: "list", args: "[--json]", summary: "the configured accounts and whether they are signed in",
 				run: listAccounts, flags: withJSON(nil)},
@@ -1753,14 +1756,70 @@ func cmdAuthLogin(ctx context.Context, c *cli, o *opts) error {
 			news = ch
 		}
 	}
+	restore, had, err := accts.Saved(name)
+	if err != nil {
+		return err
+	}
 	if err := accts.Login(ctx, name, engine.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device}); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "signed in to %s (secrets in %s)\n", name, accts.Path())
+	if err := c.checkSignIn(ctx, name, restore, had, o.force); err != nil {
+		return err
+	}
 	if attached {
 		return c.awaitResumed(ctx, api, name, waiting, news)
 	}
 	return c.afterSignIn(ctx, name)
+}
+
+// checkSignIn checks a secret keep auth login just stored, as keep auth
+// test does, before saying "signed in": a secret the service refuses is
+// said so; it does not replace a stored one that works (restore puts that
+// back) unless force. Where nothing can check it, it says "stored, not
+// checked".
+func (c *cli) checkSignIn(ctx context.Context, name string, restore func() error, had, force bool) error {
+	accts, err := c.accounts()
+	if err != nil {
+		return err
+	}
+	reg, cfg, err := c.registry()
+	if err != nil {
+		return err
+	}
+	checked, err := engine.TestAccount(ctx, cfg, reg, accts, name)
+	if err == nil {
+		if len(checked) == 1 && strings.Contains(checked[0], "nothing logged in") {
+			fmt.Fprintf(c.stdout, "stored, not checked: %s (secrets in %s)\n", checked[0], accts.Path())
+			return nil
+		}
+		for _, line := range checked {
+			fmt.Fprintf(c.stdout, "%s: %s\n", name, line)
+		}
+		fmt.Fprintf(c.stdout, "signed in to %s (checked; secrets in %s)\n", name, accts.Path())
+		return nil
+	}
+	if engine.AccountOf(err) != name {
+		// the check itself could not be made (a service down, no network)
+		fmt.Fprintf(c.stdout, "stored, not checked: %v (secrets in %s; keep auth test %s checks it later)\n", err, accts.Path(), name)
+		return nil
+	}
+	if had && !force {
+		keepNew, _, serr := accts.Saved(name)
+		if serr != nil {
+			return serr
+		}
+		if rerr := restore(); rerr != nil {
+			return rerr
+		}
+		if _, oerr := engine.TestAccount(ctx, cfg, reg, accts, name); oerr == nil {
+			return fmt.Errorf("%w; the secret stored before works and is kept (keep auth login %s --force stores the new one anyway)", err, name)
+		}
+		// the old one is refused too: the new one, as the person gave it
+		if rerr := keepNew(); rerr != nil {
+			return rerr
+		}
+	}
+	return fmt.Errorf("stored, but refused: %w", err)
 }
 
 func cmdAuthTest(ctx context.Context, c *cli, o *opts) error {
