@@ -34,6 +34,7 @@ import (
 
 	"keep/engine"
 	"keep/engine/benchmark"
+	"keep/engine/config"
 	"keep/engine/daemon"
 	"keep/tui"
 	"keep/workflows"
@@ -55,7 +56,11 @@ func main() {
 			debug.SetMemoryLimit(48 << 20)
 		}
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	if reexecNote != "" {
+		reexec(reexecNote) // returns only if it could not
+	}
+	os.Exit(code)
 }
 
 // Exit codes (DESIGN.md §5).
@@ -866,6 +871,7 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 		return nil, err
 	}
 	logger := c.logger()
+	digest := config.Digest(cfg)
 	// the demo's folder is a root of its own, so the demo never needs ~/Keep
 	cfg.Connectors.Files.Roots = append(cfg.Connectors.Files.Roots, c.demoDir())
 	accts, err := c.accounts()
@@ -894,7 +900,7 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 		return nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
 	}
 	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
-		Events: c.bus, Repairer: engine.RepairerFrom(cfg.Repair, cfg.LLM), Accounts: accts})
+		Events: c.bus, Repairer: engine.RepairerFrom(cfg.Repair, cfg.LLM), Accounts: accts, ConfigDigest: digest})
 	if err != nil {
 		return nil, err
 	}
@@ -977,6 +983,9 @@ func (c *cli) tui(ctx context.Context) error {
 		return err
 	}
 	c.watchAccounts(ctx, e)
+	ctx, reload := context.WithCancel(ctx)
+	defer reload()
+	c.watchConfig(ctx, e, reload)
 	if cfg, err := c.config(); err == nil {
 		// the in-process engine may run for days too
 		defer e.GCDaily(ctx, engine.RetentionFrom(cfg.Retention), 24*time.Hour)()
@@ -986,6 +995,9 @@ func (c *cli) tui(ctx context.Context) error {
 		logger.Error("first-run demo", "err", err)
 	} else if demo != "" {
 		note = demo
+	}
+	if reloaded := reloadedNote(); reloaded != "" {
+		note = reloaded
 	}
 	runErr := tui.Run(ctx, e, tui.Options{Logger: logger, StartupNote: note})
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -1030,6 +1042,127 @@ func (c *cli) firstRunDemo(ctx context.Context, e *engine.Engine) (string, error
 	return fmt.Sprintf("Demo: drop a .txt file into %s; keep asks (Attention, key a) before writing its summary to %s", inbox, done), nil
 }
 
+// reexecNote, when set, is what a reload says once keep has started again
+// on the new config: run's caller replaces the process with a new keep
+// (the same arguments) once everything this one opened is closed.
+var reexecNote string
+
+// reloadedEnv carries the reload's words to the new process.
+const reloadedEnv = "KEEP_RELOADED"
+
+// reexec replaces this process with keep started again, saying note.
+func reexec(note string) {
+	exe, err := os.Executable()
+	if err == nil {
+		env := append(os.Environ(), reloadedEnv+"="+note)
+		err = syscall.Exec(exe, os.Args, env)
+	}
+	fmt.Fprintf(os.Stderr, "keep: starting again on the new config: %v\n", err)
+}
+
+// reloadedNote is the note of the reload that started this process, once.
+func reloadedNote() string {
+	note := os.Getenv(reloadedEnv)
+	os.Unsetenv(reloadedEnv)
+	return note
+}
+
+// watchConfig reloads the config when its file changes or on SIGHUP: a
+// broken one is refused and the running one kept (said in the log and to
+// every front end); one that changes keys is said, key by key (never a
+// value), and the engine starts again on it (restart ends this run;
+// reexecNote starts keep again). Nothing polls.
+func (c *cli) watchConfig(ctx context.Context, e *engine.Engine, restart func()) {
+	logger := c.logger()
+	cur, err := c.config()
+	if err != nil {
+		return
+	}
+	changes := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case changes <- struct{}{}:
+		default:
+		}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				poke()
+			}
+		}
+	}()
+	if err := config.Watch(ctx, c.configPath, poke); err != nil {
+		logger.Warn("the config file is not watched; send SIGHUP to reload it", "err", err)
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changes:
+			}
+			next, err := engine.LoadConfig(c.configPath, c.configSet)
+			if err == nil {
+				err = c.checkConfig(next)
+			}
+			if err != nil {
+				logger.Error("config refused; the running config is kept", "config", c.configPath, "err", err)
+				e.Say(fmt.Sprintf("config refused, the running one kept: %v", err))
+				continue
+			}
+			changed := config.Changed(cur, next)
+			if len(changed) == 0 {
+				logger.Info("config read again: nothing changed", "config", c.configPath)
+				continue
+			}
+			note := "config reloaded: " + strings.Join(changed, ", ") + " changed"
+			logger.Info("config changed; the engine starts again on it", "config", c.configPath, "changed", changed)
+			e.Say(note + "; starting again")
+			reexecNote = note
+			restart()
+			return
+		}
+	}()
+}
+
+// checkConfig builds what the engine would build from cfg, so a config
+// the engine could not start on is refused before anything stops.
+func (c *cli) checkConfig(cfg engine.Config) error {
+	cfg.Connectors.Files.Roots = append(slices.Clone(cfg.Connectors.Files.Roots), c.demoDir())
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, ConfigPath: c.configPath, Logger: c.logger()})
+	if err != nil {
+		return err
+	}
+	reg.Close()
+	return nil
+}
+
+// warnStaleEngine says when the engine running on this database runs on
+// another config than the file this command read: a change it has not
+// taken (a broken file it refused).
+func (c *cli) warnStaleEngine() {
+	cfg, err := c.config()
+	if err != nil {
+		return
+	}
+	api, ok := c.attach()
+	if !ok {
+		return
+	}
+	info := api.Info()
+	if info.Config != "" && info.Config != config.Digest(cfg) {
+		fmt.Fprintf(c.stderr, "keep: note: the running engine (pid %d) runs on another config than %s; it reloads when the file changes (SIGHUP too), and refuses a broken one (see keep.log)\n",
+			info.PID, c.configPath)
+	}
+}
+
 // startupNote tells a new user what to do when there is nothing to show.
 func startupNote(ctx context.Context, api engine.API) string {
 	wfs, err := api.Workflows(ctx)
@@ -1061,6 +1194,11 @@ func (c *cli) daemon(ctx context.Context) error {
 		return err
 	}
 	c.watchAccounts(ctx, e)
+	// a config that changes (or SIGHUP) ends this daemon cleanly; main
+	// starts it again on the new config (reloadConfig)
+	ctx, reload := context.WithCancel(ctx)
+	defer reload()
+	c.watchConfig(ctx, e, reload)
 	stopCtx := context.WithoutCancel(ctx)
 	stopEngine := func() error {
 		sctx, cancel := context.WithTimeout(stopCtx, 5*time.Minute)
@@ -1081,6 +1219,9 @@ func (c *cli) daemon(ctx context.Context) error {
 	}
 	claim.Ready()
 	logger.Info("daemon started", "db", c.dbPath, "socket", sock)
+	if note := reloadedNote(); note != "" {
+		logger.Info(note, "config", c.configPath)
+	}
 	<-ctx.Done()
 	logger.Info("daemon stopping")
 	sctx, cancel := context.WithTimeout(stopCtx, 30*time.Second)
@@ -1170,6 +1311,7 @@ func cmdValidate(_ context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	c.warnStaleEngine()
 	w := sc.Workflow
 	fmt.Fprintf(c.stdout, "%s: ok: workflow %q, %d topics, %d producers, %d consumers\n",
 		file, w.Name, len(w.Topics), len(w.Producers), len(w.Consumers))
@@ -2060,6 +2202,7 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	c.warnStaleEngine()
 	opts := engine.TryOptions{Producer: o.producer, Limit: o.limit}
 	if client, ok := c.attach(); ok {
 		if grants, err := client.Grants(ctx, sc.Workflow.Name); err == nil {

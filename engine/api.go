@@ -66,6 +66,10 @@ type Info struct {
 	Mode   string `json:"mode"` // "in-process" or "attached"
 	DBPath string `json:"db_path"`
 	PID    int    `json:"pid"`
+	// Config is the digest of the config the engine runs on
+	// (config.Digest): keep validate and keep try warn when the file they
+	// read says otherwise.
+	Config string `json:"config,omitempty"`
 }
 
 // Page asks for one page of a list. A page is always returned newest

@@ -81,6 +81,8 @@ type Opts struct {
 	Events EventSink
 	// Accounts, if set, are listed by Accounts (auth.go).
 	Accounts *accounts.Store
+	// ConfigDigest names the config the engine runs on (Info.Config).
+	ConfigDigest string
 }
 
 // EventSink is how the engine hands a journaled notification to the bus,
@@ -104,6 +106,8 @@ type Engine struct {
 	events EventSink
 	// accounts: see auth.go
 	accounts *accounts.Store
+	// configDigest: Info.Config
+	configDigest string
 
 	keyPrefix string
 	inputSeq  atomic.Int64
@@ -183,6 +187,7 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 		scripts: map[scriptKey]*sandbox.Script{},
 	}
 	e.accounts = opts.Accounts
+	e.configDigest = opts.ConfigDigest
 	maxInput, err := e.db.Read().MaxInputID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -208,7 +213,7 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 
 // Info implements API.
 func (e *Engine) Info() Info {
-	return Info{Mode: "in-process", DBPath: e.db.Path(), PID: os.Getpid()}
+	return Info{Mode: "in-process", DBPath: e.db.Path(), PID: os.Getpid(), Config: e.configDigest}
 }
 
 // wfState is the in-memory scheduler state of one workflow (chapter 16

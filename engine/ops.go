@@ -357,6 +357,10 @@ func (e *Engine) GrantReleasing(ctx context.Context, name string, g GrantView) (
 	return 0, nil
 }
 
+// Say tells every front end something about keep itself (a config
+// reloaded or refused): the TUI shows it in its status line.
+func (e *Engine) Say(text string) { e.notify(NoteChanged, "", text) }
+
 // ReleasedWords says how many waiting approvals a grant released.
 func ReleasedWords(n int) string {
 	if n == 1 {
