@@ -34,7 +34,6 @@ import (
 
 	"keep/engine"
 	"keep/engine/benchmark"
-	"keep/engine/config"
 	"keep/engine/daemon"
 	"keep/tui"
 	"keep/workflows"
@@ -871,7 +870,7 @@ func (c *cli) openEngine(ctx context.Context) (*engine.Engine, error) {
 		return nil, err
 	}
 	logger := c.logger()
-	digest := config.Digest(cfg)
+	digest := engine.ConfigDigest(cfg)
 	// the demo's folder is a root of its own, so the demo never needs ~/Keep
 	cfg.Connectors.Files.Roots = append(cfg.Connectors.Files.Roots, c.demoDir())
 	accts, err := c.accounts()
@@ -1098,7 +1097,7 @@ func (c *cli) watchConfig(ctx context.Context, e *engine.Engine, restart func())
 			}
 		}
 	}()
-	if err := config.Watch(ctx, c.configPath, poke); err != nil {
+	if err := engine.WatchConfig(ctx, c.configPath, poke); err != nil {
 		logger.Warn("the config file is not watched; send SIGHUP to reload it", "err", err)
 	}
 	go func() {
@@ -1117,7 +1116,7 @@ func (c *cli) watchConfig(ctx context.Context, e *engine.Engine, restart func())
 				e.Say(fmt.Sprintf("config refused, the running one kept: %v", err))
 				continue
 			}
-			changed := config.Changed(cur, next)
+			changed := engine.ConfigChanged(cur, next)
 			if len(changed) == 0 {
 				logger.Info("config read again: nothing changed", "config", c.configPath)
 				continue
@@ -1157,7 +1156,7 @@ func (c *cli) warnStaleEngine() {
 		return
 	}
 	info := api.Info()
-	if info.Config != "" && info.Config != config.Digest(cfg) {
+	if info.Config != "" && info.Config != engine.ConfigDigest(cfg) {
 		fmt.Fprintf(c.stderr, "keep: note: the running engine (pid %d) runs on another config than %s; it reloads when the file changes (SIGHUP too), and refuses a broken one (see keep.log)\n",
 			info.PID, c.configPath)
 	}

@@ -25,8 +25,10 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	decl, _ := json.Marshal(sc.Workflow)
 	res := &DeployResult{Workflow: name}
 	var wfID int64
+	var fresh []string // producers the deploy makes due now
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
 		now := e.now()
+		fresh = fresh[:0]
 		w, err := tx.WorkflowByName(ctx, name)
 		if errors.Is(err, storage.ErrNotFound) {
 			w, res.Created = &storage.Workflow{Name: name}, true
@@ -67,7 +69,9 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 				return err
 			}
 			next := now
+			fresh = append(fresh, p.Name)
 			if old, ok := have[p.Name]; ok && old.NextRunAt != nil {
+				fresh = fresh[:len(fresh)-1] // it keeps its schedule
 				// recomputed under the new schedule, never later than it was
 				next = p.Schedule.Next(now)
 				if old.NextRunAt.Before(next) {
@@ -103,7 +107,9 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	ws := e.state(wfID)
 	for _, c := range sc.Workflow.Consumers {
 		ws.markDirty(c.Name)
+		ws.madeDue("deploy", c.Name)
 	}
+	ws.madeDue("deploy", fresh...)
 	if res.Created && started {
 		e.launch(wfID)
 	}

@@ -226,6 +226,10 @@ type wfState struct {
 	mu      sync.Mutex
 	dirty   map[string]bool // consumers with new events since their last run
 	queued  map[string]bool // producers queued by "run now"
+	// why: handlers a person made due (a deploy: a new producer, every
+	// consumer; run-now: the producers), and why, which their next run
+	// reports as its trigger
+	why map[string]string
 	running bool            // a handler of this workflow executes now
 
 	hand hand // concurrent.go: runs of concurrent consumers under way
@@ -236,7 +240,7 @@ func (e *Engine) state(id int64) *wfState {
 	defer e.mu.Unlock()
 	ws, ok := e.wfs[id]
 	if !ok {
-		ws = &wfState{id: id, wake: make(chan struct{}, 1), dirty: map[string]bool{}, queued: map[string]bool{}}
+		ws = &wfState{id: id, wake: make(chan struct{}, 1), dirty: map[string]bool{}, queued: map[string]bool{}, why: map[string]string{}}
 		e.wfs[id] = ws
 	}
 	return ws
@@ -259,6 +263,33 @@ func (ws *wfState) isDirty(c string) bool {
 func (ws *wfState) clearDirty(c string) {
 	ws.mu.Lock()
 	delete(ws.dirty, c)
+	ws.mu.Unlock()
+}
+
+// triggerOf is the trigger a run of handler started now reports: what a
+// person did to make it due (deploy, run-now), else the scheduler's own
+// reason (schedule, event, wakeAt).
+func (ws *wfState) triggerOf(handler, reason string) string {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if why := ws.why[handler]; why != "" {
+		return why
+	}
+	return reason
+}
+
+// madeDue records that a person's why (deploy, run-now) made handlers due.
+func (ws *wfState) madeDue(why string, handlers ...string) {
+	ws.mu.Lock()
+	for _, h := range handlers {
+		ws.why[h] = why
+	}
+	ws.mu.Unlock()
+}
+
+func (ws *wfState) ranFor(handler string) {
+	ws.mu.Lock()
+	delete(ws.why, handler)
 	ws.mu.Unlock()
 }
 

@@ -73,6 +73,9 @@ func (e *Engine) RunNow(ctx context.Context, name string) error {
 		return nil
 	})
 	if err == nil {
+		for _, p := range sc.Workflow.Producers {
+			ws.madeDue("run-now", p.Name)
+		}
 		ws.poke()
 	}
 	return err

@@ -39,6 +39,7 @@ func (e *Engine) newRun(w *storage.Workflow, handler, typ, trigger string) *stor
 func (e *Engine) runProducer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, p sandbox.Producer, trigger string) error {
 	ws.mu.Lock()
 	delete(ws.queued, p.Name)
+	delete(ws.why, p.Name)
 	ws.mu.Unlock()
 	run := e.newRun(w, p.Name, "producer", trigger)
 	if err := e.tStarted(ctx, run); err != nil {
@@ -74,6 +75,7 @@ func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publica
 		for _, p := range pubs {
 			if p.news && slices.Contains(c.Subscribe, p.topic) {
 				ws.markDirty(c.Name)
+				ws.ranFor(c.Name) // it runs for the events now
 				break
 			}
 		}
@@ -86,6 +88,7 @@ func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publica
 // record commits (overlap.go), from the state st the scheduler read.
 func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, trigger string, st *knownState) error {
 	ws.clearDirty(c.Name)
+	ws.ranFor(c.Name)
 	run := e.newRun(w, c.Name, "consumer", trigger)
 	tr := e.newTrace()
 	p := e.startPrepare(ctx, w, sc, c, st, tr, claimsOf(ws, c))
@@ -341,7 +344,7 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 		cl = e.crashLoop(ctx, w, run)
 	}
 	run.Status = cl.RunStatus()
-	tr.note(string(run.Phase), "failed ("+string(cl)+"): "+run.Error)
+	tr.note(traceLabel(run), "failed ("+string(cl)+"): "+run.Error)
 	if err := e.tFail(ctx, w, run, cl, tr); err != nil {
 		return err
 	}
@@ -349,6 +352,16 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 		e.maybeRepair(ctx, w, run)
 	}
 	return nil
+}
+
+// traceLabel is the phase a failure is noted under: a producer has one
+// phase, "producer", as its calls' trace lines say; the ledger's
+// "preparing" of its run is not something it did.
+func traceLabel(run *storage.Run) string {
+	if run.HandlerType == "producer" {
+		return string(sandbox.PhaseProducer)
+	}
+	return string(run.Phase)
 }
 
 // workerDiedText begins the error of a run whose worker process died under

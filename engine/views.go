@@ -441,7 +441,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		}
 		w := names[r.WorkflowID]
 		item := AttentionItem{Kind: AttentionFailedRun, Workflow: w.Name, ID: idString(r.ID),
-			Title: fmt.Sprintf("%s failed while %s", r.Handler, phaseWords(r.Phase)), Reason: r.Error, Params: json.RawMessage("null"),
+			Title: failedTitle(r), Reason: r.Error, Params: json.RawMessage("null"),
 			Answers: []string{"retry"}, CreatedAt: r.UpdatedAt}
 		item.Inputs, _ = q.InputTitles(ctx, r.ID)
 		covered[r.WorkflowID] = true
@@ -475,7 +475,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 	}
 	for _, in := range stale {
 		out = append(out, AttentionItem{Kind: AttentionStaleInput, Workflow: names[in.WorkflowID].Name, ID: idString(in.ID),
-			Title: in.Title, Reason: "pending since " + in.CreatedAt.Format(time.RFC3339), Params: json.RawMessage("null"),
+			Title: in.Title, Reason: "pending since " + in.CreatedAt.Local().Format(time.RFC3339), Params: json.RawMessage("null"),
 			Answers: []string{"skip-input"}, CreatedAt: in.CreatedAt})
 	}
 	props, err := e.proposalItems(ctx)
@@ -504,6 +504,14 @@ func (e *Engine) checkText(m *storage.Mutation) string {
 		text = strings.TrimSpace("keep cannot check this by itself. " + text)
 	}
 	return text
+}
+
+// failedTitle says what a failed run was doing: a producer has no phases.
+func failedTitle(r *storage.Run) string {
+	if r.HandlerType == "producer" {
+		return "producer " + r.Handler + " failed"
+	}
+	return fmt.Sprintf("%s failed while %s", r.Handler, phaseWords(r.Phase))
 }
 
 func phaseWords(phase Phase) string {

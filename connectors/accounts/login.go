@@ -86,7 +86,7 @@ func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
 		return fmt.Errorf("signing in to %s: %w", name, err)
 	}
 	if tok.RefreshToken == "" {
-		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires (%s)\n", name, tok.Expiry.Format(time.RFC3339))
+		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires (%s)\n", name, tok.Expiry.Local().Format(time.RFC3339))
 	}
 	return s.store(name, &entry{ClientSecret: clientSecret, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
 		TokenType: tok.TokenType, Expiry: s.expiry(tok)})
