@@ -223,14 +223,14 @@ type wfState struct {
 	wake   chan struct{}
 	stepMu sync.Mutex // held while a step runs
 
-	mu      sync.Mutex
-	dirty   map[string]bool // consumers with new events since their last run
-	queued  map[string]bool // producers queued by "run now"
+	mu     sync.Mutex
+	dirty  map[string]bool // consumers with new events since their last run
+	queued map[string]bool // producers queued by "run now"
 	// why: handlers a person made due (a deploy: a new producer, every
 	// consumer; run-now: the producers), and why, which their next run
 	// reports as its trigger
-	why map[string]string
-	running bool            // a handler of this workflow executes now
+	why     map[string]string
+	running bool // a handler of this workflow executes now
 
 	hand hand // concurrent.go: runs of concurrent consumers under way
 }
