@@ -672,7 +672,12 @@ func printCommandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
 			fmt.Fprintln(tw, "\nFlags:")
 			first = false
 		}
-		fmt.Fprintf(tw, "  --%s\t%s\n", f.Name, f.Usage)
+		// a one-letter flag is written as the usage line writes it: -o
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		fmt.Fprintf(tw, "  %s%s\t%s\n", dash, f.Name, f.Usage)
 	})
 	tw.Flush()
 }
@@ -1340,6 +1345,10 @@ func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	c.noEngine(fmt.Sprintf("%s is stored and will run", res.Workflow))
 	if o.json {
 		return c.printJSON(res)
+	}
+	if res.Unchanged {
+		fmt.Fprintf(c.stdout, "%s version %d unchanged: the file is what is deployed, so no new version\n", res.Workflow, res.Version)
+		return nil
 	}
 	what := "updated"
 	if res.Created {
@@ -2229,15 +2238,33 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 }
 
 // cmdNew drafts a workflow from a description with the [llm] model.
+// renamed is err with its file name said as the file it was written to.
+type renamed struct {
+	err      error
+	from, to string
+}
+
+func (r renamed) Error() string {
+	if r.err == nil {
+		return "still failing"
+	}
+	return strings.ReplaceAll(r.err.Error(), r.from, r.to)
+}
+func (r renamed) Unwrap() error { return r.err }
+
+// draftName is the name a new draft is checked under, before keep new
+// knows the file it writes it to.
+const draftName = "draft.js"
+
 func cmdNew(ctx context.Context, c *cli, o *opts) error {
-	d, err := c.draft(ctx, engine.DraftRequest{Description: o.args[0], FileName: "draft.js",
+	d, err := c.draft(ctx, engine.DraftRequest{Description: o.args[0], FileName: draftName,
 		Try: engine.TryOptions{CaptureReads: !o.withReads}})
 	if d == nil {
 		return err
 	}
 	out := o.out
 	if out == "" {
-		out = "draft.js"
+		out = draftName
 		if d.Report != nil {
 			out = d.Report.Workflow + ".js"
 		}
@@ -2249,12 +2276,18 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 	if ferr != nil {
 		return errors.Join(err, ferr)
 	}
+	if d.Invalid {
+		// the model's draft was checked as draft.js: its problems are
+		// the file's lines as written to out
+		d.Problems = strings.ReplaceAll(d.Problems, draftName+":", out+":")
+	}
 	_, werr := f.WriteString(draftText(d))
 	if werr := errors.Join(werr, f.Close()); werr != nil {
 		return errors.Join(err, werr)
 	}
 	if d.Invalid {
-		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out, err)
+		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out,
+			renamed{err: err, from: draftName + ":", to: out + ":"})
 	}
 	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
 	tui.WriteTryReport(c.stdout, d.Report, false)
@@ -2352,6 +2385,15 @@ func (c *cli) llm() (*engine.Chat, error) {
 	chat, err := engine.ChatFrom(cfg.LLM)
 	if errors.Is(err, engine.ErrNoLLM) {
 		return nil, fmt.Errorf("%w\n(config file: %s)", err, c.configPath)
+	}
+	if err == nil && chat.APIKey == "" {
+		// a local model needs none; a hosted one answers 401, and this
+		// says why before it does
+		why := "[llm] names no api_key_env"
+		if cfg.LLM.APIKeyEnv != "" {
+			why = "$" + cfg.LLM.APIKeyEnv + " is empty"
+		}
+		fmt.Fprintf(c.stderr, "keep: note: %s, so keep sends no key to %s\n", why, chat.URL)
 	}
 	return chat, err
 }

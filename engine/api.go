@@ -321,9 +321,12 @@ type GrantView struct {
 }
 
 type DeployResult struct {
-	Workflow     string      `json:"workflow"`
-	Version      int         `json:"version"`
-	Created      bool        `json:"created"`
+	Workflow string `json:"workflow"`
+	Version  int    `json:"version"`
+	Created  bool   `json:"created"`
+	// Unchanged: the file is the deployed version's, as it was: no new
+	// version was made.
+	Unchanged    bool        `json:"unchanged,omitempty"`
 	Capabilities []GrantView `json:"capabilities"`
 }
 

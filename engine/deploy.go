@@ -35,6 +35,14 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 		} else if err != nil {
 			return err
 		}
+		if !res.Created && w.Status == WorkflowActive {
+			// the same file deployed again is not a new version
+			cur, err := tx.ScriptVersion(ctx, w.ID, w.Version)
+			if err == nil && cur.Source == string(src) && cur.FileName == fileName {
+				res.Version, res.Unchanged, wfID = w.Version, true, w.ID
+				return nil
+			}
+		}
 		if err := e.moveWorkflow(ctx, tx, w, ledger.WDeploy); err != nil {
 			return err
 		}
@@ -99,6 +107,12 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	})
 	if err != nil {
 		return nil, err
+	}
+	if res.Unchanged {
+		if res.Capabilities, err = e.Grants(ctx, name); err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 	e.mu.Lock()
 	e.scripts[scriptKey{wfID, res.Version}] = sc

@@ -276,6 +276,11 @@ func Load(path string, explicit bool) (Config, error) {
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
 		return cfg, nil
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, fmt.Errorf("config %s does not exist: without --config keep runs on the defaults "+
+			"(the files connector may touch %s; every mutation asks first); keep init %s writes them there to edit",
+			path, strings.Join(cfg.Connectors.Files.Roots, ", "), filepath.Dir(path))
+	}
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
 	}
