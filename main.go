@@ -1003,7 +1003,12 @@ func (c *cli) tui(ctx context.Context) error {
 	if reloaded := reloadedNote(); reloaded != "" {
 		note = reloaded
 	}
-	runErr := tui.Run(ctx, e, tui.Options{Logger: logger, StartupNote: note})
+	// the demo alone: its folder stays named until a file is dropped there
+	demoInbox := ""
+	if wfs, err := e.Workflows(ctx); err == nil && len(wfs) == 1 && wfs[0].Name == "demo" {
+		demoInbox = filepath.Join(c.demoDir(), "inbox")
+	}
+	runErr := tui.Run(ctx, e, tui.Options{Logger: logger, StartupNote: note, DemoInbox: demoInbox})
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	return errors.Join(runErr, e.Stop(stopCtx))

@@ -449,7 +449,12 @@ func TestWorkflowActions(t *testing.T) {
 	t.Run("R and p act on the selected workflow; p resumes a paused one", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t)
-		h.keys("R", "p", "down", "down")
+		h.keys("R", "p")
+		// pause asks first: nothing is paused until y
+		if h.m.confirm == nil || !strings.Contains(h.m.confirm.question, "pause email-to-sheets?") || len(h.api.actions()) != 1 {
+			t.Fatalf("p did not ask first (confirm %+v, calls %v)", h.m.confirm, h.api.actions())
+		}
+		h.keys("y", "down", "down")
 		if !strings.Contains(h.m.helpView(), "resume") {
 			t.Fatal("help does not say p resumes a paused workflow")
 		}
