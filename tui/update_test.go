@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -262,6 +263,18 @@ func TestAnswers(t *testing.T) {
 		h.keys("down")
 		if strings.Contains(h.screen(), "already answered") {
 			t.Fatal("error outlived the next key")
+		}
+	})
+
+	t.Run("an answer to a card no longer waiting says so, not that it failed", func(t *testing.T) {
+		t.Parallel()
+		api := newStub()
+		api.fail = fmt.Errorf("%w: mutation 7 is applied, not waiting for approval", engine.ErrRefused)
+		h := newHarness(t, api, 120, 40)
+		h.keys("3", "a")
+		s := h.screen()
+		if !strings.Contains(s, "Add row for alice@example.com is no longer waiting") || strings.Contains(s, "failed:") {
+			t.Fatalf("the status line:\n%s", s)
 		}
 	})
 
