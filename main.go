@@ -1117,6 +1117,16 @@ func (c *cli) watchConfig(ctx context.Context, e *engine.Engine, restart func())
 				return
 			case <-changes:
 			}
+			// an editor writes in steps (truncate, write, rename): read
+			// once the file has been quiet a moment, and an empty file
+			// is one being written, not a config of defaults
+			if !settle(ctx, changes, configSettle) {
+				return
+			}
+			if fi, err := os.Stat(c.configPath); err == nil && fi.Size() == 0 {
+				logger.Info("the config file is empty; waiting for it to be written", "config", c.configPath)
+				continue
+			}
 			next, err := engine.LoadConfig(c.configPath, c.configSet)
 			if err == nil {
 				err = c.checkConfig(next)
@@ -1139,6 +1149,25 @@ func (c *cli) watchConfig(ctx context.Context, e *engine.Engine, restart func())
 			return
 		}
 	}()
+}
+
+// configSettle is how long the config file must be quiet before it is read.
+const configSettle = 200 * time.Millisecond
+
+// settle waits until no change has come for quiet; false if ctx ended.
+func settle(ctx context.Context, changes <-chan struct{}, quiet time.Duration) bool {
+	t := time.NewTimer(quiet)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-changes:
+			t.Reset(quiet)
+		case <-t.C:
+			return true
+		}
+	}
 }
 
 // checkConfig builds what the engine would build from cfg, so a config

@@ -109,3 +109,17 @@ func TestJSONTextKeepsAngleBrackets(t *testing.T) {
 		t.Fatalf("jsonText = %s", got)
 	}
 }
+
+func TestADeployByAnotherProcessStillSaysDeploy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, allowMutations)
+	s := newSink(t)
+	b.deploy("push", pushWorkflow(s.URL, "a"))
+	b.reopen() // the engine that deployed it is gone; this one never saw the deploy
+	b.drain()
+	for _, r := range b.runs("push") {
+		if r.Handler == "feed" && r.Trigger != "deploy" {
+			t.Fatalf("the producer's first run says %q, want deploy", r.Trigger)
+		}
+	}
+}

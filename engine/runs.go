@@ -41,6 +41,11 @@ func (e *Engine) runProducer(ctx context.Context, ws *wfState, w *storage.Workfl
 	delete(ws.queued, p.Name)
 	delete(ws.why, p.Name)
 	ws.mu.Unlock()
+	if trigger == "schedule" && e.neverRan(ctx, w, p.Name) {
+		// deployed by a process gone since (keep deploy with no engine
+		// running): its first run is the deploy's all the same
+		trigger = "deploy"
+	}
 	run := e.newRun(w, p.Name, "producer", trigger)
 	if err := e.tStarted(ctx, run); err != nil {
 		return err
@@ -65,6 +70,20 @@ func (e *Engine) producerPhase(ctx context.Context, ws *wfState, w *storage.Work
 	}
 	e.markSubscribers(ws, sc, h.pubs)
 	return nil
+}
+
+// neverRan says whether handler of w has no run yet.
+func (e *Engine) neverRan(ctx context.Context, w *storage.Workflow, handler string) bool {
+	runs, err := e.db.Read().Runs(ctx, w.ID, 0, 8, handler)
+	if err != nil {
+		return false
+	}
+	for _, r := range runs {
+		if r.Handler == handler { // Runs matches handler names by substring
+			return false
+		}
+	}
+	return true
 }
 
 // markSubscribers marks dirty the consumers of the topics a run published

@@ -73,12 +73,18 @@ func TestConfigReachesTheRunningDaemon(t *testing.T) {
 		t.Fatalf("after a broken config: %+v, want %+v", got, first)
 	}
 
-	// SIGHUP with the file back as it was: read again, nothing changed
+	// the file back as it was: read again, nothing changed; SIGHUP reads
+	// it again too
 	e.writeConfig(string(base))
+	awaitLog("config read again: nothing changed")
 	if err := syscall.Kill(first.PID, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	awaitLog("config read again: nothing changed")
+	for deadline := time.Now().Add(time.Minute); strings.Count(logText(), "config read again: nothing changed") < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("SIGHUP did not read the config again:\n%s", logText())
+		}
+	}
 
 	// a real change: said key by key, and the engine runs on it
 	e.writeConfig(changed)
