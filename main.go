@@ -55,7 +55,11 @@ func main() {
 			debug.SetMemoryLimit(48 << 20)
 		}
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	if daemon.ReexecNote != "" {
+		daemon.Reexec(daemon.ReexecNote) // returns only if it could not
+	}
+	os.Exit(code)
 }
 
 // Exit codes (DESIGN.md §5).
@@ -153,8 +157,10 @@ type opts struct {
 	mode    string
 	limit   int
 	always  bool
+	wide    bool
 	timeout time.Duration
 	device  bool // keep auth login --device
+	force   bool // keep auth login --force
 
 	producer  string // try
 	out       string // new, edit
@@ -347,9 +353,11 @@ func init() {
 			})},
 		{name: "attention", args: "[ID] [--json]", summary: "everything waiting for you; with ID, that item whole (every argument, a proposal's diff)",
 			maxArgs: 1, run: cmdAttention, flags: withJSON(nil)},
-		{name: "approve", args: "ID [--always]", summary: "approve a mutation waiting for approval, or accept a proposal (pN)",
+		{name: "approve", args: "ID [--always [--wide]]",
+			summary: "approve a mutation waiting for approval (this call; --always: always, for this scope), or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
-				fs.BoolVar(&o.always, "always", false, "also allow this capability from now on (a daily limit stays)")
+				fs.BoolVar(&o.always, "always", false, "also allow, from now on, calls in the scope the approval shows (its file, its host; a daily limit stays)")
+				fs.BoolVar(&o.wide, "wide", false, "with --always: allow the whole capability, not only the approval's scope")
 			}},
 		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
 		{name: "resolve", args: "ID try-again|happened|not-happened|skip",
@@ -376,9 +384,11 @@ func init() {
 		{name: "grants", args: "WORKFLOW [--json]", summary: "permissions of a workflow",
 			minArgs: 1, maxArgs: 1, run: listGrants, flags: withJSON(nil)},
 		withSubs(&command{name: "auth", summary: "sign in to the accounts of [accounts.*]; secrets go to credentials.json next to the config"},
-			&command{name: "login", args: "NAME [--device]", summary: "sign in to an account; what waited for it resumes",
+			&command{name: "login", args: "NAME [--device] [--force]",
+				summary: "sign in to an account, checked as keep auth test checks it; what waited for it resumes",
 				minArgs: 1, maxArgs: 1, run: cmdAuthLogin, flags: func(fs *flag.FlagSet, o *opts) {
 					fs.BoolVar(&o.device, "device", false, "sign in with a code on another device (no browser here)")
+					fs.BoolVar(&o.force, "force", false, "keep the new secret even when its service refuses it and the stored one works")
 				}},
 			&command{name: "list", args: "[--json]", summary: "the configured accounts and whether they are signed in",
 				run: listAccounts, flags: withJSON(nil)},
@@ -668,7 +678,12 @@ func printCommandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
 			fmt.Fprintln(tw, "\nFlags:")
 			first = false
 		}
-		fmt.Fprintf(tw, "  --%s\t%s\n", f.Name, f.Usage)
+		// a one-letter flag is written as the usage line writes it: -o
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		fmt.Fprintf(tw, "  %s%s\t%s\n", dash, f.Name, f.Usage)
 	})
 	tw.Flush()
 }
@@ -784,14 +799,28 @@ func (c *cli) tui(ctx context.Context) error {
 		return err
 	}
 	note := startupNote(ctx, got.API)
-	if got.Engine != nil {
-		if demo, err := c.site().FirstRunDemo(ctx, got.Engine); err != nil {
+	demoInbox := ""
+	if e := got.Engine; e != nil {
+		// a config that changes (or SIGHUP) ends this TUI cleanly; main
+		// starts keep again on the new config (daemon.ReexecNote)
+		var reload context.CancelFunc
+		ctx, reload = context.WithCancel(ctx)
+		defer reload()
+		c.site().WatchConfig(ctx, e, reload)
+		if demo, err := c.site().FirstRunDemo(ctx, e); err != nil {
 			logger.Error("first-run demo", "err", err)
 		} else if demo != "" {
 			note = demo
 		}
+		if reloaded := daemon.ReloadedNote(); reloaded != "" {
+			note = reloaded
+		}
+		// the demo alone: its folder stays named until a file is dropped there
+		if wfs, err := e.Workflows(ctx); err == nil && len(wfs) == 1 && wfs[0].Name == "demo" {
+			demoInbox = filepath.Join(c.site().DemoDir(), "inbox")
+		}
 	}
-	runErr := tui.Run(ctx, got.API, tui.Options{Logger: logger, StartupNote: note})
+	runErr := tui.Run(ctx, got.API, tui.Options{Logger: logger, StartupNote: note, DemoInbox: demoInbox})
 	return errors.Join(runErr, got.Stop(ctx, time.Minute))
 }
 
@@ -884,6 +913,7 @@ func cmdValidate(_ context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	c.site().WarnStaleEngine()
 	w := sc.Workflow
 	fmt.Fprintf(c.stdout, "%s: ok: workflow %q, %d topics, %d producers, %d consumers\n",
 		file, w.Name, len(w.Topics), len(w.Producers), len(w.Consumers))
@@ -919,6 +949,10 @@ func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	c.noEngine(fmt.Sprintf("%s is stored and will run", res.Workflow))
 	if o.json {
 		return c.printJSON(res)
+	}
+	if res.Unchanged {
+		fmt.Fprintf(c.stdout, "%s version %d unchanged: the file is what is deployed, so no new version\n", res.Workflow, res.Version)
+		return nil
 	}
 	what := "updated"
 	if res.Created {
@@ -1244,11 +1278,53 @@ func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 	if err := idArgs("approve", "mutation id", id); err != nil {
 		return err
 	}
-	done := "approved " + id
-	if o.always {
-		done += " (and allowed from now on)"
+	if o.wide && !o.always {
+		return &usageError{msg: "approve " + id + ": --wide widens --always; give both"}
 	}
-	return action(ctx, c, func(api engine.API) error { return api.Approve(ctx, id, o.always) }, done)
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	// the item as the card shows it, to name what each answer covers
+	var item *engine.AttentionItem
+	if items, err := api.Attention(ctx); err == nil {
+		for i := range items {
+			if items[i].Kind == engine.AttentionApproval && items[i].ID == id {
+				item = &items[i]
+			}
+		}
+	}
+	switch {
+	case o.wide:
+		err = api.ApproveWide(ctx, id)
+	default:
+		err = api.Approve(ctx, id, o.always)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, approvedWords(id, item, o.always, o.wide))
+	return nil
+}
+
+// approvedWords says what an approval covered: this call, or always for
+// the scope the card showed (or the whole capability, asked wider).
+func approvedWords(id string, item *engine.AttentionItem, always, wide bool) string {
+	capability, scope := "this capability", ""
+	if item != nil {
+		capability, scope = item.Connector+"."+item.Method, item.Scope
+	}
+	switch {
+	case wide:
+		return fmt.Sprintf("approved %s, and always from now on: %s, any scope", id, capability)
+	case always && scope != "":
+		return fmt.Sprintf("approved %s, and always from now on: %s for %s", id, capability, scope)
+	case always:
+		return fmt.Sprintf("approved %s, and always from now on: %s", id, capability)
+	case scope != "":
+		return fmt.Sprintf("approved %s: this call only (--always allows %s for %s from now on)", id, capability, scope)
+	}
+	return fmt.Sprintf("approved %s: this call only (--always allows %s from now on)", id, capability)
 }
 
 func cmdReject(ctx context.Context, c *cli, o *opts) error {
@@ -1335,7 +1411,19 @@ func cmdGrant(ctx context.Context, c *cli, o *opts) error {
 	if o.limit > 0 {
 		done += fmt.Sprintf(", at most %d a day", o.limit)
 	}
-	return action(ctx, c, func(api engine.API) error { return api.Grant(ctx, wf, g) }, done)
+	api, err := c.api(ctx)
+	if err != nil {
+		return err
+	}
+	released, err := api.GrantReleasing(ctx, wf, g)
+	if err != nil {
+		return err
+	}
+	if released > 0 {
+		done += "; " + engine.ReleasedWords(released)
+	}
+	fmt.Fprintln(c.stdout, done)
+	return nil
 }
 
 // cmdBench runs the measurements of engine/benchmark on temporary
@@ -1435,14 +1523,70 @@ func cmdAuthLogin(ctx context.Context, c *cli, o *opts) error {
 			news = ch
 		}
 	}
+	restore, had, err := accts.Saved(name)
+	if err != nil {
+		return err
+	}
 	if err := accts.Login(ctx, name, engine.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device}); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "signed in to %s (secrets in %s)\n", name, accts.Path())
+	if err := c.checkSignIn(ctx, name, restore, had, o.force); err != nil {
+		return err
+	}
 	if attached {
 		return c.awaitResumed(ctx, api, name, waiting, news)
 	}
 	return c.afterSignIn(ctx, name)
+}
+
+// checkSignIn checks a secret keep auth login just stored, as keep auth
+// test does, before saying "signed in": a secret the service refuses is
+// said so; it does not replace a stored one that works (restore puts that
+// back) unless force. Where nothing can check it, it says "stored, not
+// checked".
+func (c *cli) checkSignIn(ctx context.Context, name string, restore func() error, had, force bool) error {
+	accts, err := c.accounts()
+	if err != nil {
+		return err
+	}
+	reg, cfg, err := c.registry()
+	if err != nil {
+		return err
+	}
+	checked, err := engine.TestAccount(ctx, cfg, reg, accts, name)
+	if err == nil {
+		if len(checked) == 1 && strings.Contains(checked[0], "nothing logged in") {
+			fmt.Fprintf(c.stdout, "stored, not checked: %s (secrets in %s)\n", checked[0], accts.Path())
+			return nil
+		}
+		for _, line := range checked {
+			fmt.Fprintf(c.stdout, "%s: %s\n", name, line)
+		}
+		fmt.Fprintf(c.stdout, "signed in to %s (checked; secrets in %s)\n", name, accts.Path())
+		return nil
+	}
+	if engine.AccountOf(err) != name {
+		// the check itself could not be made (a service down, no network)
+		fmt.Fprintf(c.stdout, "stored, not checked: %v (secrets in %s; keep auth test %s checks it later)\n", err, accts.Path(), name)
+		return nil
+	}
+	if had && !force {
+		keepNew, _, serr := accts.Saved(name)
+		if serr != nil {
+			return serr
+		}
+		if rerr := restore(); rerr != nil {
+			return rerr
+		}
+		if _, oerr := engine.TestAccount(ctx, cfg, reg, accts, name); oerr == nil {
+			return fmt.Errorf("%w; the secret stored before works and is kept (keep auth login %s --force stores the new one anyway)", err, name)
+		}
+		// the old one is refused too: the new one, as the person gave it
+		if rerr := keepNew(); rerr != nil {
+			return rerr
+		}
+	}
+	return fmt.Errorf("stored, but refused: %w", err)
 }
 
 func cmdAuthTest(ctx context.Context, c *cli, o *opts) error {
@@ -1705,6 +1849,7 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
+	c.site().WarnStaleEngine()
 	opts := engine.TryOptions{Producer: o.producer, Limit: o.limit}
 	if client, ok := c.attach(); ok {
 		if grants, err := client.Grants(ctx, sc.Workflow.Name); err == nil {
@@ -1732,15 +1877,33 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 }
 
 // cmdNew drafts a workflow from a description with the [llm] model.
+// renamed is err with its file name said as the file it was written to.
+type renamed struct {
+	err      error
+	from, to string
+}
+
+func (r renamed) Error() string {
+	if r.err == nil {
+		return "still failing"
+	}
+	return strings.ReplaceAll(r.err.Error(), r.from, r.to)
+}
+func (r renamed) Unwrap() error { return r.err }
+
+// draftName is the name a new draft is checked under, before keep new
+// knows the file it writes it to.
+const draftName = "draft.js"
+
 func cmdNew(ctx context.Context, c *cli, o *opts) error {
-	d, err := c.draft(ctx, engine.DraftRequest{Description: o.args[0], FileName: "draft.js",
+	d, err := c.draft(ctx, engine.DraftRequest{Description: o.args[0], FileName: draftName,
 		Try: engine.TryOptions{CaptureReads: !o.withReads}})
 	if d == nil {
 		return err
 	}
 	out := o.out
 	if out == "" {
-		out = "draft.js"
+		out = draftName
 		if d.Report != nil {
 			out = d.Report.Workflow + ".js"
 		}
@@ -1752,12 +1915,18 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 	if ferr != nil {
 		return errors.Join(err, ferr)
 	}
+	if d.Invalid {
+		// the model's draft was checked as draft.js: its problems are
+		// the file's lines as written to out
+		d.Problems = strings.ReplaceAll(d.Problems, draftName+":", out+":")
+	}
 	_, werr := f.WriteString(draftText(d))
 	if werr := errors.Join(werr, f.Close()); werr != nil {
 		return errors.Join(err, werr)
 	}
 	if d.Invalid {
-		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out, err)
+		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out,
+			renamed{err: err, from: draftName + ":", to: out + ":"})
 	}
 	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
 	tui.WriteTryReport(c.stdout, d.Report, false)
@@ -1885,6 +2054,15 @@ func (c *cli) llm() (*engine.Chat, error) {
 	chat, err := engine.ChatFrom(cfg.LLM)
 	if errors.Is(err, engine.ErrNoLLM) {
 		return nil, fmt.Errorf("%w\n(config file: %s)", err, c.configPath)
+	}
+	if err == nil && chat.APIKey == "" {
+		// a local model needs none; a hosted one answers 401, and this
+		// says why before it does
+		why := "[llm] names no api_key_env"
+		if cfg.LLM.APIKeyEnv != "" {
+			why = "$" + cfg.LLM.APIKeyEnv + " is empty"
+		}
+		fmt.Fprintf(c.stderr, "keep: note: %s, so keep sends no key to %s\n", why, chat.URL)
 	}
 	return chat, err
 }

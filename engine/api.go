@@ -28,12 +28,20 @@ type API interface {
 	Pause(ctx context.Context, workflow string) error
 	Resume(ctx context.Context, workflow string) error
 	Retry(ctx context.Context, workflow string) error
+	// Approve answers a call waiting for approval: this call only, or
+	// always (from now on, in the scope the approval showed).
 	Approve(ctx context.Context, mutationID string, always bool) error
+	// ApproveWide approves and allows, from now on, the whole capability
+	// (or what the grant that decided it covers), not only the call's scope.
+	ApproveWide(ctx context.Context, mutationID string) error
 	Reject(ctx context.Context, mutationID string) error
 	Resolve(ctx context.Context, mutationID string, answer Answer) error
 	SkipEvents(ctx context.Context, eventIDs []string) error
 	SkipInput(ctx context.Context, inputID string) error
 	Grant(ctx context.Context, workflow string, g GrantView) error
+	// GrantReleasing is Grant saying how many calls already waiting for
+	// approval the new grant allowed, and so released.
+	GrantReleasing(ctx context.Context, workflow string, g GrantView) (released int, err error)
 	// DryRun shows what a deployed workflow's next runs would do, on a
 	// throw-away copy: real reads, captured mutations (engine/try.go).
 	DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error)
@@ -58,6 +66,10 @@ type Info struct {
 	Mode   string `json:"mode"` // "in-process" or "attached"
 	DBPath string `json:"db_path"`
 	PID    int    `json:"pid"`
+	// Config is the digest of the config the engine runs on
+	// (config.Digest): keep validate and keep try warn when the file they
+	// read says otherwise.
+	Config string `json:"config,omitempty"`
 }
 
 // Page asks for one page of a list. A page is always returned newest
@@ -185,7 +197,11 @@ type OutputView struct {
 	Preview    string          `json:"preview"`
 	// Target is what the call acts on, read by the host from the actual
 	// parameters (the scope a grant narrows to: a path, a host, domains).
-	Target    string    `json:"target,omitempty"`
+	Target string `json:"target,omitempty"`
+	// Attempts: how many times the call was made, when more than once: a
+	// send put off (a 429) or an earlier attempt that did nothing and was
+	// made again for the same input (engine/attempts.go).
+	Attempts  int       `json:"attempts,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
@@ -286,6 +302,9 @@ type AttentionItem struct {
 	Preview   string          `json:"preview"`
 	Target    string          `json:"target,omitempty"` // as OutputView's
 	Reason    string          `json:"reason"`
+	// Scope: what "always" allows from now on (an approval): the call's
+	// file, host or mailbox; empty when the capability has no scope.
+	Scope string `json:"scope,omitempty"`
 	// Check: what the user can check by hand (reconciliation).
 	Check string `json:"check,omitempty"`
 	// Inputs: titles of the inputs behind it ("because of").
@@ -312,9 +331,12 @@ type GrantView struct {
 }
 
 type DeployResult struct {
-	Workflow     string      `json:"workflow"`
-	Version      int         `json:"version"`
-	Created      bool        `json:"created"`
+	Workflow string `json:"workflow"`
+	Version  int    `json:"version"`
+	Created  bool   `json:"created"`
+	// Unchanged: the file is the deployed version's, as it was: no new
+	// version was made.
+	Unchanged    bool        `json:"unchanged,omitempty"`
 	Capabilities []GrantView `json:"capabilities"`
 	// Manifest is all the stored version may do: the engine holds its
 	// every call to it.

@@ -209,6 +209,11 @@ func TestAccount(ctx context.Context, cfg config.Config, reg *connectors.Registr
 	return checked, accts.Accepted(name)
 }
 
+// AccountOf names the account whose secret a service refused in err, or
+// is empty when err is no refusal of a secret (a service down, a network
+// error): keep auth login tells a refused secret from one it could not check.
+func AccountOf(err error) string { return accounts.AccountOf(err) }
+
 // refusedSecret says in words that a service refused the account's secret
 // (the sign-in failure itself names the command that fixes it).
 func refusedSecret(def accounts.Def, err error) error {

@@ -27,13 +27,23 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	decl, _ := json.Marshal(sc.Workflow)
 	res := &DeployResult{Workflow: name}
 	var wfID int64
+	var fresh []string // producers the deploy makes due now
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
 		now := e.now()
+		fresh = fresh[:0]
 		w, err := tx.WorkflowByName(ctx, name)
 		if errors.Is(err, storage.ErrNotFound) {
 			w, res.Created = &storage.Workflow{Name: name}, true
 		} else if err != nil {
 			return err
+		}
+		if !res.Created && w.Status == WorkflowActive {
+			// the same file deployed again is not a new version
+			cur, err := tx.ScriptVersion(ctx, w.ID, w.Version)
+			if err == nil && cur.Source == string(src) && cur.FileName == fileName {
+				res.Version, res.Unchanged, wfID = w.Version, true, w.ID
+				return nil
+			}
 		}
 		if err := e.moveWorkflow(ctx, tx, w, ledger.WDeploy); err != nil {
 			return err
@@ -72,7 +82,9 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 				return err
 			}
 			next := now
+			fresh = append(fresh, p.Name)
 			if old, ok := have[p.Name]; ok && old.NextRunAt != nil {
+				fresh = fresh[:len(fresh)-1] // it keeps its schedule
 				// recomputed under the new schedule, never later than it was
 				next = p.Schedule.Next(now)
 				if old.NextRunAt.Before(next) {
@@ -101,6 +113,12 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	if err != nil {
 		return nil, err
 	}
+	if res.Unchanged {
+		if res.Capabilities, err = e.Grants(ctx, name); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
 	e.mu.Lock()
 	e.scripts[scriptKey{wfID, res.Version}] = sc
 	started := e.started
@@ -108,7 +126,9 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	ws := e.state(wfID)
 	for _, c := range sc.Workflow.Consumers {
 		ws.markDirty(c.Name)
+		ws.madeDue("deploy", c.Name)
 	}
+	ws.madeDue("deploy", fresh...)
 	if res.Created && started {
 		e.launch(wfID)
 	}

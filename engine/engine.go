@@ -90,6 +90,8 @@ type Opts struct {
 	Events EventSink
 	// Accounts, if set, are listed by Accounts (auth.go).
 	Accounts *accounts.Store
+	// ConfigDigest names the config the engine runs on (Info.Config).
+	ConfigDigest string
 }
 
 // EventSink is how the engine hands a journaled notification to the bus,
@@ -113,6 +115,8 @@ type Engine struct {
 	events EventSink
 	// accounts: see auth.go
 	accounts *accounts.Store
+	// configDigest: Info.Config
+	configDigest string
 
 	keyPrefix string
 	inputSeq  atomic.Int64
@@ -194,6 +198,7 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 	}
 	e.accounts = opts.Accounts
 	e.watchMCP()
+	e.configDigest = opts.ConfigDigest
 	maxInput, err := e.db.Read().MaxInputID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -219,7 +224,7 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 
 // Info implements API.
 func (e *Engine) Info() Info {
-	return Info{Mode: "in-process", DBPath: e.db.Path(), PID: os.Getpid()}
+	return Info{Mode: "in-process", DBPath: e.db.Path(), PID: os.Getpid(), Config: e.configDigest}
 }
 
 // wfState is the in-memory scheduler state of one workflow (chapter 16
@@ -229,10 +234,14 @@ type wfState struct {
 	wake   chan struct{}
 	stepMu sync.Mutex // held while a step runs
 
-	mu      sync.Mutex
-	dirty   map[string]bool // consumers with new events since their last run
-	queued  map[string]bool // producers queued by "run now"
-	running bool            // a handler of this workflow executes now
+	mu     sync.Mutex
+	dirty  map[string]bool // consumers with new events since their last run
+	queued map[string]bool // producers queued by "run now"
+	// why: handlers a person made due (a deploy: a new producer, every
+	// consumer; run-now: the producers), and why, which their next run
+	// reports as its trigger
+	why     map[string]string
+	running bool // a handler of this workflow executes now
 
 	hand hand // concurrent.go: runs of concurrent consumers under way
 }
@@ -242,7 +251,7 @@ func (e *Engine) state(id int64) *wfState {
 	defer e.mu.Unlock()
 	ws, ok := e.wfs[id]
 	if !ok {
-		ws = &wfState{id: id, wake: make(chan struct{}, 1), dirty: map[string]bool{}, queued: map[string]bool{}}
+		ws = &wfState{id: id, wake: make(chan struct{}, 1), dirty: map[string]bool{}, queued: map[string]bool{}, why: map[string]string{}}
 		e.wfs[id] = ws
 	}
 	return ws
@@ -265,6 +274,33 @@ func (ws *wfState) isDirty(c string) bool {
 func (ws *wfState) clearDirty(c string) {
 	ws.mu.Lock()
 	delete(ws.dirty, c)
+	ws.mu.Unlock()
+}
+
+// triggerOf is the trigger a run of handler started now reports: what a
+// person did to make it due (deploy, run-now), else the scheduler's own
+// reason (schedule, event, wakeAt).
+func (ws *wfState) triggerOf(handler, reason string) string {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if why := ws.why[handler]; why != "" {
+		return why
+	}
+	return reason
+}
+
+// madeDue records that a person's why (deploy, run-now) made handlers due.
+func (ws *wfState) madeDue(why string, handlers ...string) {
+	ws.mu.Lock()
+	for _, h := range handlers {
+		ws.why[h] = why
+	}
+	ws.mu.Unlock()
+}
+
+func (ws *wfState) ranFor(handler string) {
+	ws.mu.Lock()
+	delete(ws.why, handler)
 	ws.mu.Unlock()
 }
 

@@ -44,7 +44,7 @@ func TestGrants(t *testing.T) {
 		})
 	}
 
-	t.Run("approve always turns the grant to allow for the calls after it", func(t *testing.T) {
+	t.Run("approve always allows the calls after it in the call's scope", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		s := newSink(t)
@@ -59,8 +59,61 @@ func TestGrants(t *testing.T) {
 			t.Fatalf("applied %d, want both (the second without asking)", got)
 		}
 		grants, _ := b.e.Grants(ctx, "push")
-		if len(grants) != 1 || grants[0].Mode != "allow" || !grants[0].Used {
-			t.Fatalf("grants = %+v", grants)
+		if len(grants) != 2 || grants[1].Mode != "allow" || grants[1].Scope != "127.0.0.1" || !grants[1].Used {
+			t.Fatalf("grants = %+v, want http.request allowed for the sink's host", grants)
+		}
+	})
+
+	t.Run("approve always leaves a call to another host asking", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		s := newSink(t)
+		other := strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
+		src := strings.Replace(pushWorkflow(s.URL, "a", "b"), `url: "`+s.URL+`" + "/items", json`,
+			`url: (p.data.id === "b" ? "`+other+`" : "`+s.URL+`") + "/items", json`, 1)
+		if src == pushWorkflow(s.URL, "a", "b") {
+			t.Fatal("the workflow was not rewritten")
+		}
+		b.deploy("push", src)
+		b.drain()
+		att, _ := b.e.Attention(ctx)
+		if len(att) != 1 || att[0].Scope != "127.0.0.1" {
+			t.Fatalf("attention = %+v, want one approval for 127.0.0.1", att)
+		}
+		if err := b.e.Approve(ctx, att[0].ID, true); err != nil {
+			t.Fatal(err)
+		}
+		b.drain()
+		att, _ = b.e.Attention(ctx)
+		if len(att) != 1 || att[0].Scope != "localhost" {
+			t.Fatalf("attention = %+v, want the call to localhost asked", att)
+		}
+		if err := b.e.ApproveWide(ctx, att[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		grants, _ := b.e.Grants(ctx, "push")
+		if g := grants[0]; g.Scope != "" || g.Mode != "allow" {
+			t.Fatalf("grants = %+v, want the whole capability allowed once asked wider", grants)
+		}
+	})
+
+	t.Run("a grant releases the approval already waiting that it allows", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		s := newSink(t)
+		b.deploy("push", pushWorkflow(s.URL, "a", "b"))
+		b.drain()
+		n, err := b.e.GrantReleasing(ctx, "push", GrantView{Capability: "http.request", Scope: "example.com"})
+		if err != nil || n != 0 {
+			t.Fatalf("a grant for another host released %d (%v), want none", n, err)
+		}
+		n, err = b.e.GrantReleasing(ctx, "push", GrantView{Capability: "http.request", Scope: "127.0.0.1"})
+		if err != nil || n != 1 {
+			t.Fatalf("released %d (%v), want the waiting one", n, err)
+		}
+		b.drain()
+		if got := len(b.mutationsBy("applied")); got != 2 {
+			t.Fatalf("applied %d, want both without an answer", got)
 		}
 	})
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"keep/connectors"
@@ -104,11 +105,15 @@ func jsonText(v any) string {
 	if v == nil {
 		return ""
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	// as it was, not as HTML wants it: a trace shows "<" and ">" as
+	// themselves, never \u003c (json.Marshal escapes them)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func clip(s string, n int) string {
@@ -124,6 +129,9 @@ type publication struct {
 	messageID string
 	payload   json.RawMessage
 	causes    []int64
+	// news: the commit made or changed a pending event, which wakes the
+	// topic's consumers (storage's Publish); set by the commit.
+	news bool
 }
 
 // host is the engine side of one handler phase (sandbox.Host). Producers'

@@ -55,6 +55,14 @@ type Config = config.Config
 func DefaultConfig() Config     { return config.Default() }
 func DefaultConfigPath() string { return config.DefaultPath() }
 
+// ConfigDigest, ConfigChanged and WatchConfig: a config change reaching
+// the running engine (engine/config/reload.go).
+func ConfigDigest(c Config) string           { return config.Digest(c) }
+func ConfigChanged(old, cur Config) []string { return config.Changed(old, cur) }
+func WatchConfig(ctx context.Context, path string, changed func()) error {
+	return config.Watch(ctx, path, changed)
+}
+
 // WriteDefaultConfig writes keep init's config file: every default, mode
 // 0600, never over an existing file.
 func WriteDefaultConfig(path string) error { return config.WriteDefault(path) }

@@ -73,6 +73,9 @@ func (e *Engine) RunNow(ctx context.Context, name string) error {
 		return nil
 	})
 	if err == nil {
+		for _, p := range sc.Workflow.Producers {
+			ws.madeDue("run-now", p.Name)
+		}
 		ws.poke()
 	}
 	return err
@@ -177,14 +180,26 @@ func (e *Engine) Retry(ctx context.Context, name string) error {
 }
 
 // Approve performs a mutation waiting for approval: the host makes the
-// captured call; mutate is not run again. always also turns the grant to allow.
+// captured call; mutate is not run again. Without always it covers this
+// call only; always also allows, from now on, calls in the scope the
+// approval showed (AttentionItem.Scope), and releases the calls already
+// waiting that this allows.
 func (e *Engine) Approve(ctx context.Context, id string, always bool) error {
 	answer := "approve"
 	if always {
 		answer = "approve-always"
 	}
 	return e.answered(ctx, id, answer, func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-		return e.tApprove(ctx, tx, w, m, run, always)
+		return e.tApprove(ctx, tx, w, m, run, always, false)
+	})
+}
+
+// ApproveWide is Approve with always, asked wider: from now on it allows
+// what the grant that decided the call covers, or the whole capability
+// when no grant did, not only the call's scope.
+func (e *Engine) ApproveWide(ctx context.Context, id string) error {
+	return e.answered(ctx, id, "approve-always-wide", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
+		return e.tApprove(ctx, tx, w, m, run, true, true)
 	})
 }
 
@@ -280,25 +295,33 @@ func (e *Engine) SkipInput(ctx context.Context, id string) error {
 	return nil
 }
 
-// Grant sets a workflow's grant for a capability (DESIGN.md §7.4).
+// Grant sets a workflow's grant for a capability (DESIGN.md §7.4), and
+// releases the calls already waiting for approval that it allows.
 func (e *Engine) Grant(ctx context.Context, name string, g GrantView) error {
+	_, err := e.GrantReleasing(ctx, name, g)
+	return err
+}
+
+// GrantReleasing is Grant saying how many waiting approvals the grant
+// released (performed as if approved).
+func (e *Engine) GrantReleasing(ctx context.Context, name string, g GrantView) (released int, err error) {
 	w, err := e.workflowByName(ctx, name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// the method is after the last dot: an MCP tool's capability is
 	// mcp.NAME.TOOL, of connector mcp.NAME
 	i := strings.LastIndex(g.Capability, ".")
 	conn, meth, ok := g.Capability[:max(i, 0)], g.Capability[i+1:], i > 0
 	if !ok {
-		return fmt.Errorf("capability %q: write it as connector.method, e.g. files.write", g.Capability)
+		return 0, fmt.Errorf("capability %q: write it as connector.method, e.g. files.write", g.Capability)
 	}
 	_, m, err := e.reg.Lookup(conn, meth)
 	if err != nil {
-		return fmt.Errorf("capability %q: %v", g.Capability, err)
+		return 0, fmt.Errorf("capability %q: %v", g.Capability, err)
 	}
 	if m.Kind != connectors.Mutate {
-		return fmt.Errorf("capability %q is a read; reads of configured accounts are allowed by default", g.Capability)
+		return 0, fmt.Errorf("capability %q is a read; reads of configured accounts are allowed by default", g.Capability)
 	}
 	if g.Mode == "" {
 		g.Mode = GrantAllow
@@ -306,18 +329,47 @@ func (e *Engine) Grant(ctx context.Context, name string, g GrantView) error {
 	switch g.Mode {
 	case GrantAllow, GrantAsk, GrantDeny:
 	default:
-		return fmt.Errorf("mode %q: use allow, ask or deny", g.Mode)
+		return 0, fmt.Errorf("mode %q: use allow, ask or deny", g.Mode)
 	}
 	if g.DailyLimit < 0 {
-		return fmt.Errorf("daily limit %d may not be negative", g.DailyLimit)
+		return 0, fmt.Errorf("daily limit %d may not be negative", g.DailyLimit)
 	}
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		return tx.PutGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit}, e.now())
+		if err := tx.PutGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit}, e.now()); err != nil {
+			return err
+		}
+		// the block the released runs held may have moved: read w afresh
+		wt, err := tx.WorkflowByID(ctx, w.ID)
+		if err != nil {
+			return err
+		}
+		released, err = e.releaseAllowed(ctx, tx, wt)
+		return err
 	})
-	if err == nil {
-		e.notify(NoteChanged, name, "grant "+g.Capability+" "+string(g.Mode))
+	if err != nil {
+		return 0, err
 	}
-	return err
+	text := "grant " + g.Capability + " " + string(g.Mode)
+	if released > 0 {
+		text += "; " + ReleasedWords(released)
+	}
+	e.notify(NoteChanged, name, text)
+	if released > 0 {
+		return released, e.carryOn(ctx, e.state(w.ID))
+	}
+	return 0, nil
+}
+
+// Say tells every front end something about keep itself (a config
+// reloaded or refused): the TUI shows it in its status line.
+func (e *Engine) Say(text string) { e.notify(NoteChanged, "", text) }
+
+// ReleasedWords says how many waiting approvals a grant released.
+func ReleasedWords(n int) string {
+	if n == 1 {
+		return "released 1 waiting approval"
+	}
+	return fmt.Sprintf("released %d waiting approvals", n)
 }
 
 // blockWords is a block as a refusal names it: its kind and reason.

@@ -135,8 +135,11 @@ func TestDeploy(t *testing.T) {
 		}
 		b.drain()
 		before := b.events("notes", "")
-		res = b.deploy("notes", notesWorkflow)
-		if res.Created || res.Version != 2 {
+		if res = b.deploy("notes", notesWorkflow); res.Version != 1 || !res.Unchanged {
+			t.Fatalf("the same file deployed again = %+v, want version 1, unchanged", res)
+		}
+		res = b.deploy("notes", notesWorkflow+"\n// a second version\n")
+		if res.Created || res.Version != 2 || res.Unchanged {
 			t.Fatalf("redeploy = %+v", res)
 		}
 		after := b.events("notes", "")

@@ -106,7 +106,7 @@ func TestRestartRecovery(t *testing.T) {
 func TestSettledRunsEnd(t *testing.T) {
 	t.Parallel()
 
-	t.Run("found not to have happened: the run ends paused:transient, the row failed with why", func(t *testing.T) {
+	t.Run("found not to have happened: the run ends retried, the row failed with why", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		s := newSink(t)
@@ -125,8 +125,8 @@ func TestSettledRunsEnd(t *testing.T) {
 			if r.Status == RunPausedReconciliation || r.Status == RunPausedApproval {
 				t.Errorf("run %s (%s) still says %s", r.ID, r.Handler, r.Status)
 			}
-			if r.ID == ms[0].RunID && r.Status != RunPausedTransient {
-				t.Errorf("the run of the failed mutation is %s, want paused:transient (a new run took it over)", r.Status)
+			if r.ID == ms[0].RunID && r.Status != RunRetried {
+				t.Errorf("the run of the failed mutation is %s, want retried (a new run took it over)", r.Status)
 			}
 		}
 	})

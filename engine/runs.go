@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"keep/connectors"
@@ -38,8 +39,14 @@ func (e *Engine) newRun(w *storage.Workflow, handler, typ, trigger string) *stor
 func (e *Engine) runProducer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, p sandbox.Producer, trigger string) error {
 	ws.mu.Lock()
 	delete(ws.queued, p.Name)
+	delete(ws.why, p.Name)
 	ws.mu.Unlock()
 	e.watching().ran(w.ID, p.Name)
+	if trigger == "schedule" && e.neverRan(ctx, w, p.Name) {
+		// deployed by a process gone since (keep deploy with no engine
+		// running): its first run is the deploy's all the same
+		trigger = "deploy"
+	}
 	run := e.newRun(w, p.Name, "producer", trigger)
 	if err := e.tStarted(ctx, run); err != nil {
 		return err
@@ -66,12 +73,29 @@ func (e *Engine) producerPhase(ctx context.Context, ws *wfState, w *storage.Work
 	return nil
 }
 
-// markSubscribers marks dirty the consumers of the topics a run published to.
+// neverRan says whether handler of w has no run yet.
+func (e *Engine) neverRan(ctx context.Context, w *storage.Workflow, handler string) bool {
+	runs, err := e.db.Read().Runs(ctx, w.ID, 0, 8, handler)
+	if err != nil {
+		return false
+	}
+	for _, r := range runs {
+		if r.Handler == handler { // Runs matches handler names by substring
+			return false
+		}
+	}
+	return true
+}
+
+// markSubscribers marks dirty the consumers of the topics a run published
+// news to: an event published again as it was is nothing new, and waking
+// the consumer for it would add an empty run per producer tick.
 func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publication) {
 	for _, c := range sc.Workflow.Consumers {
 		for _, p := range pubs {
-			if slices.Contains(c.Subscribe, p.topic) {
+			if p.news && slices.Contains(c.Subscribe, p.topic) {
 				ws.markDirty(c.Name)
+				ws.ranFor(c.Name) // it runs for the events now
 				break
 			}
 		}
@@ -84,6 +108,7 @@ func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publica
 // record commits (overlap.go), from the state st the scheduler read.
 func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, trigger string, st *knownState) error {
 	ws.clearDirty(c.Name)
+	ws.ranFor(c.Name)
 	run := e.newRun(w, c.Name, "consumer", trigger)
 	tr := e.newTrace()
 	p := e.startPrepare(ctx, w, sc, c, st, tr, claimsOf(ws, c))
@@ -334,9 +359,12 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 		// recovered (crashed, then retried) on the next start
 		return nil
 	}
-	run.Status = cl.RunStatus()
 	run.Error = e.reg.Held().Redact(describe(cause)) // a script's error may carry what it was sent
-	tr.note(string(run.Phase), "failed ("+string(cl)+"): "+run.Error)
+	if workerDied(cause) {
+		cl = e.crashLoop(ctx, w, run)
+	}
+	run.Status = cl.RunStatus()
+	tr.note(traceLabel(run), "failed ("+string(cl)+"): "+run.Error)
 	if err := e.tFail(ctx, w, run, cl, tr); err != nil {
 		return err
 	}
@@ -344,6 +372,60 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 		e.maybeRepair(ctx, w, run)
 	}
 	return nil
+}
+
+// traceLabel is the phase a failure is noted under: a producer has one
+// phase, "producer", as its calls' trace lines say; the ledger's
+// "preparing" of its run is not something it did.
+func traceLabel(run *storage.Run) string {
+	if run.HandlerType == "producer" {
+		return string(sandbox.PhaseProducer)
+	}
+	return string(run.Phase)
+}
+
+// workerDiedText begins the error of a run whose worker process died under
+// it (sandbox's worker.death): the one failure crash_limit counts.
+const workerDiedText = "the script's worker process died"
+
+// workerDied: cause is the death of the run's own worker. A script runs
+// only in a worker, so this, not keep stopping under a run (a restart, a
+// kill, a laptop that sleeps: recovery's matter, never counted), is a
+// script that may be what kills its process.
+func workerDied(cause error) bool {
+	var se *sandbox.Error
+	return errors.As(cause, &se) && se.Kind == sandbox.ErrResource && strings.HasPrefix(se.Message, workerDiedText)
+}
+
+// crashLoop is the class of a run whose worker died: tried again after a
+// back-off (a transient failure) until its handler's worker has died
+// crash_limit times in a row, then the script's to fix. With crash_limit
+// 0 it is the script's at once, as any resource failure.
+func (e *Engine) crashLoop(ctx context.Context, w *storage.Workflow, run *storage.Run) class {
+	limit := e.pol.CrashLimit
+	if limit <= 0 {
+		return classLogic
+	}
+	recent, err := e.db.Read().Runs(ctx, w.ID, 0, 4*limit, run.Handler)
+	if err != nil {
+		return classLogic
+	}
+	died := 1 // this run
+	for _, r := range recent {
+		if r.ID == run.ID || r.Handler != run.Handler { // Runs matches handler names by substring
+			continue
+		}
+		if !strings.Contains(r.Error, workerDiedText) {
+			break
+		}
+		died++
+	}
+	if died < limit {
+		return classTransient
+	}
+	run.Error = fmt.Sprintf("%s; its worker died the last %d times it ran (the script may be what kills it): fix the script, then keep retry %s",
+		run.Error, died, w.Name)
+	return classLogic
 }
 
 func (e *Engine) backoff(n int) time.Duration {

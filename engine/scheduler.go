@@ -399,8 +399,9 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 		}
 		trigger := "event"
 		if woke {
-			trigger = "wake"
+			trigger = "wakeAt"
 		}
+		trigger = ws.triggerOf(c.Name, trigger)
 		ready = append(ready, candidate{&work{kind: workConsumer, handler: c.Name, trigger: trigger}, c.Subscribe})
 	}
 	if len(ready) == 1 {
@@ -429,13 +430,13 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 	for _, p := range sc.Workflow.Producers {
 		s := byName[p.Name]
 		if ws.isQueued(p.Name) {
-			return &work{kind: workProducer, handler: p.Name, trigger: "manual"}, nil, nil
+			return &work{kind: workProducer, handler: p.Name, trigger: "run-now"}, nil, nil
 		}
 		if e.watching().isWoken(w.ID, p.Name) {
 			return &work{kind: workProducer, handler: p.Name, trigger: "watch"}, nil, nil
 		}
 		if s.NextRunAt != nil && !s.NextRunAt.After(now) {
-			return &work{kind: workProducer, handler: p.Name, trigger: "schedule"}, nil, nil
+			return &work{kind: workProducer, handler: p.Name, trigger: ws.triggerOf(p.Name, "schedule")}, nil, nil
 		}
 		next = earliest(next, s.NextRunAt)
 	}

@@ -43,8 +43,9 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 				return fmt.Errorf("register input: %w", err)
 			}
 		}
-		for _, p := range h.pubs {
-			if _, err := tx.PublishEvent(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, p.causes, now); err != nil {
+		for i, p := range h.pubs {
+			var err error
+			if _, h.pubs[i].news, err = tx.Publish(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, p.causes, now); err != nil {
 				return err
 			}
 		}
@@ -451,8 +452,9 @@ func (e *Engine) commitConsumerTx(ctx context.Context, tx *storage.Tx, w *storag
 			return err
 		}
 	}
-	for _, p := range pubs {
-		if _, err := tx.PublishEvent(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, causes, now); err != nil {
+	for i, p := range pubs {
+		var err error
+		if _, pubs[i].news, err = tx.Publish(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, causes, now); err != nil {
 			return err
 		}
 	}

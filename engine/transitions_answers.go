@@ -53,11 +53,16 @@ func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
 }
 
 // tApprove lets the carrying run go on to perform the captured call;
-// always also turns the grant that decided it (decidingGrant) to
-// allow. Its daily limit, if it has one, stays: a limit is the person's
-// own bound, and approving one call past it does not lift it.
-func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, always bool) error {
-	if always {
+// always also allows, from now on, calls in the scope the approval card
+// showed (alwaysScope): that file, that host, not the whole capability.
+// wide allows what the grant that decided it covers (decidingGrant), or the
+// whole capability when none did. A daily limit, if the deciding grant has
+// one, stays: a limit is the person's own bound, and approving one call
+// past it does not lift it. Other calls already waiting that the new grant
+// allows are released with it (releaseAllowed).
+func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, always, wide bool) error {
+	var put bool
+	if always || wide {
 		_, meth, err := e.reg.Lookup(m.Connector, m.Method)
 		if err != nil {
 			return err
@@ -66,19 +71,79 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		if err != nil {
 			return err
 		}
-		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: GrantAllow}
-		if best := decidingGrant(grants, ledgerGrant, g.Capability, scopeOf(meth, paramsOf(m))); best != nil {
-			g.Scope, g.DailyLimit = best.Scope, best.DailyLimit
+		scope := scopeOf(meth, paramsOf(m))
+		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: GrantAllow, Scope: scope}
+		if best := decidingGrant(grants, ledgerGrant, g.Capability, scope); best != nil {
+			// an allow grant asked only past its limit: it stays as it is
+			g.DailyLimit = best.DailyLimit
+			if wide || best.Mode == GrantAllow {
+				g.Scope = best.Scope
+			}
+		} else if wide {
+			g.Scope = ""
 		}
 		if err := tx.PutGrant(ctx, g, e.now()); err != nil {
 			return err
 		}
+		put = true
 	}
 	d, err := e.led.Approve(ctx, tx, w, m, run)
 	if err != nil {
 		return err
 	}
-	return e.act(ctx, tx, w, d)
+	if err := e.act(ctx, tx, w, d); err != nil {
+		return err
+	}
+	if put {
+		_, err = e.releaseAllowed(ctx, tx, w)
+	}
+	return err
+}
+
+// releaseAllowed approves, in tx, each call of w still waiting for
+// approval that w's grants now allow: a grant answers the calls already
+// asking as it answers those to come, so allowing a capability does not
+// leave its waiting calls to be approved one by one. Each release is
+// recorded as an answer of the grant's. It returns how many it released.
+func (e *Engine) releaseAllowed(ctx context.Context, tx *storage.Tx, w *storage.Workflow) (int, error) {
+	open, err := tx.OpenMutations(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range open {
+		if m.WorkflowID != w.ID || m.Status != MutationAwaitingApproval {
+			continue
+		}
+		_, meth, err := e.reg.Lookup(m.Connector, m.Method)
+		if err != nil {
+			continue // a connector no longer configured: the person answers it
+		}
+		mode, _, err := e.decide(ctx, tx.Q, w, m.Connector+"."+m.Method, scopeOf(meth, paramsOf(m)))
+		if err != nil {
+			return n, err
+		}
+		if mode != "allow" {
+			continue
+		}
+		run, err := carrier(ctx, tx.Q, m)
+		if err != nil || run.Status != RunPausedApproval {
+			continue
+		}
+		if err := tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: w.ID, Subject: "mutation", SubjectID: m.ID, Answer: "approve",
+			AnsweredBy: "grant", CreatedAt: e.now()}); err != nil {
+			return n, err
+		}
+		d, err := e.led.Approve(ctx, tx, w, m, run)
+		if err != nil {
+			return n, err
+		}
+		if err := e.act(ctx, tx, w, d); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // tResolve applies an answer to an uncertain mutation.

@@ -24,7 +24,7 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		if err := reread(ctx, tx, w); err != nil {
 			return err
 		}
-		d, err := e.led.Recover(ctx, tx, w, run, mut, e.pol.CrashLimit)
+		d, err := e.led.Recover(ctx, tx, w, run, mut)
 		if err != nil {
 			return err
 		}

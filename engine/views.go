@@ -108,10 +108,7 @@ func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]Inpu
 		f := facts[in.ID]
 		status, stale := inputStatus(in, f, now, e.pol.StaleAfter)
 		v := InputView{InputID: idString(in.ID), Workflow: w.Name, Source: in.Source, Type: in.Type, ExternalID: in.ExternalID,
-			Title: in.Title, Status: status, Stale: stale, CreatedAt: in.CreatedAt, Outputs: []OutputView{}}
-		for _, m := range f.Outputs {
-			v.Outputs = append(v.Outputs, e.outputView(m))
-		}
+			Title: in.Title, Status: status, Stale: stale, CreatedAt: in.CreatedAt, Outputs: e.outputsOf(f.Outputs)}
 		out = append(out, v)
 	}
 	return out, nil
@@ -265,6 +262,9 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 		}
 		d.Counts.Outputs[conn] = c
 	}
+	if err := e.countOutcomes(ctx, q, w.ID, d.Counts.Outputs); err != nil {
+		return nil, err
+	}
 	if r, err := q.LastRun(ctx, w.ID); err == nil {
 		rv := runView(w.Name, r)
 		d.LastRun = &rv
@@ -274,7 +274,7 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 
 func runView(workflow string, r *storage.Run) RunView {
 	return RunView{ID: idString(r.ID), Workflow: workflow, Handler: r.Handler, HandlerType: r.HandlerType, Phase: r.Phase,
-		Status: r.Status, RetryOf: idString(r.RetryOf), Trigger: r.Trigger, MovedBy: r.MovedBy, Error: r.Error, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Status: shownRunStatus(r), RetryOf: idString(r.RetryOf), Trigger: r.Trigger, MovedBy: r.MovedBy, Error: r.Error, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // Runs implements API.
@@ -428,6 +428,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		case MutationAwaitingApproval:
 			item.Kind = AttentionApproval
 			item.Reason = e.approvalReason(ctx, w, m, grantsOf)
+			item.Scope = e.callScope(m)
 			item.Answers = []string{"approve", "approve-always", "reject"}
 		case MutationNeedsReconcile, MutationIndeterminate:
 			item.Kind = AttentionReconciliation
@@ -455,7 +456,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		}
 		w := names[r.WorkflowID]
 		item := AttentionItem{Kind: AttentionFailedRun, Workflow: w.Name, ID: idString(r.ID),
-			Title: fmt.Sprintf("%s failed while %s", r.Handler, phaseWords(r.Phase)), Reason: r.Error, Params: json.RawMessage("null"),
+			Title: failedTitle(r), Reason: r.Error, Params: json.RawMessage("null"),
 			Answers: []string{"retry"}, CreatedAt: r.UpdatedAt}
 		item.Inputs, _ = q.InputTitles(ctx, r.ID)
 		covered[r.WorkflowID] = true
@@ -489,7 +490,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 	}
 	for _, in := range stale {
 		out = append(out, AttentionItem{Kind: AttentionStaleInput, Workflow: names[in.WorkflowID].Name, ID: idString(in.ID),
-			Title: in.Title, Reason: "pending since " + in.CreatedAt.Format(time.RFC3339), Params: json.RawMessage("null"),
+			Title: in.Title, Reason: "pending since " + in.CreatedAt.Local().Format(time.RFC3339), Params: json.RawMessage("null"),
 			Answers: []string{"skip-input"}, CreatedAt: in.CreatedAt})
 	}
 	out = append(out, e.mcpAttention()...)
@@ -521,6 +522,14 @@ func (e *Engine) checkText(m *storage.Mutation) string {
 	return text
 }
 
+// failedTitle says what a failed run was doing: a producer has no phases.
+func failedTitle(r *storage.Run) string {
+	if r.HandlerType == "producer" {
+		return "producer " + r.Handler + " failed"
+	}
+	return fmt.Sprintf("%s failed while %s", r.Handler, phaseWords(r.Phase))
+}
+
 func phaseWords(phase Phase) string {
 	switch phase {
 	case PhasePreparing, PhasePrepared:
@@ -531,6 +540,15 @@ func phaseWords(phase Phase) string {
 		return "finishing after its change"
 	}
 	return string(phase)
+}
+
+// callScope is the scope of m's call, which "always" allows from now on.
+func (e *Engine) callScope(m *storage.Mutation) string {
+	_, spec, err := e.reg.Lookup(m.Connector, m.Method)
+	if err != nil {
+		return ""
+	}
+	return scopeOf(spec, paramsOf(m))
 }
 
 // approvalReason is why m asks the person: what the grants say of it now.

@@ -76,3 +76,41 @@ func (q Q) MutationCounts(ctx context.Context, workflowID int64) (map[string]map
 	}
 	return out, rows.Err()
 }
+
+// RetriedFailure is a failed mutation (nothing was done) that a later run
+// took up again for the same event with the same capability, and the
+// parameters of that later attempt.
+type RetriedFailure struct {
+	Failed      *Mutation
+	LaterParams []byte
+}
+
+// RetriedFailures lists w's failed mutations that a later attempt at the
+// same capability followed for an event they shared: one outcome, not a
+// failure beside a success. Read only when the counters hold a failure,
+// so a workflow that never failed reads nothing here.
+func (q Q) RetriedFailures(ctx context.Context, workflowID int64) ([]RetriedFailure, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT DISTINCT m2.params, `+prefixed("m", mutationCols)+`
+		FROM mutations m INDEXED BY mutations_by_workflow
+		JOIN runs ru INDEXED BY runs_by_mutation ON ru.mutation_id = m.id
+		JOIN reservations r ON r.run_id = ru.id
+		JOIN reservations r2 INDEXED BY reservations_by_event ON r2.event_id = r.event_id AND r2.run_id <> r.run_id
+		JOIN runs ru2 ON ru2.id = r2.run_id
+		JOIN mutations m2 ON m2.id = ru2.mutation_id
+		WHERE m.workflow_id = ?1 AND m.status = 'failed' AND m2.id > m.id AND m2.connector = m.connector AND m2.method = m.method
+		ORDER BY m.id, m2.id`, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RetriedFailure
+	for rows.Next() {
+		var later string
+		m, err := scanMutationWith(rows, &later)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, RetriedFailure{Failed: m, LaterParams: []byte(later)})
+	}
+	return out, rows.Err()
+}

@@ -59,21 +59,33 @@ func (q Q) events(ctx context.Context, query string, args ...any) ([]*Event, err
 // pages, now 12.
 func (tx *Tx) PublishEvent(ctx context.Context, workflowID int64, topic, messageID string, payload json.RawMessage,
 	runID int64, causes []int64, now time.Time) (int64, error) {
-	var id int64
-	err := tx.q.QueryRowContext(ctx, `INSERT INTO events(workflow_id, topic, message_id, payload, created_by, created_at, updated_at)
+	id, _, err := tx.Publish(ctx, workflowID, topic, messageID, payload, runID, causes, now)
+	return id, err
+}
+
+// Publish is PublishEvent saying whether the publication is news to the
+// topic's consumers: a new event, or a pending one whose payload changed.
+// The same event published again (a producer polling what it already
+// published) is not, and wakes no consumer.
+func (tx *Tx) Publish(ctx context.Context, workflowID int64, topic, messageID string, payload json.RawMessage,
+	runID int64, causes []int64, now time.Time) (id int64, news bool, err error) {
+	var status string
+	var updated int64
+	err = tx.q.QueryRowContext(ctx, `INSERT INTO events(workflow_id, topic, message_id, payload, created_by, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(workflow_id, topic, message_id) DO UPDATE SET payload = excluded.payload,
 			updated_at = CASE WHEN events.payload IS excluded.payload THEN events.updated_at ELSE excluded.updated_at END
-		RETURNING id`, workflowID, topic, messageID, string(payload), nullID(runID), ms(now), ms(now)).Scan(&id)
+		RETURNING id, status, updated_at`, workflowID, topic, messageID, string(payload), nullID(runID), ms(now), ms(now)).Scan(&id, &status, &updated)
 	if err != nil {
-		return 0, fmt.Errorf("publish to %s: %w", topic, err)
+		return 0, false, fmt.Errorf("publish to %s: %w", topic, err)
 	}
+	news = status == string(EventPending) && updated == ms(now)
 	for _, in := range causes {
 		if _, err := tx.exec(ctx, `INSERT INTO event_causes(event_id, input_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, in); err != nil {
-			return 0, fmt.Errorf("publish to %s: cause: %w", topic, err)
+			return 0, false, fmt.Errorf("publish to %s: cause: %w", topic, err)
 		}
 	}
-	return id, nil
+	return id, news, nil
 }
 
 // Peek returns a topic's pending, unreserved events, oldest first. The

@@ -272,6 +272,14 @@ func (s *stubAPI) SkipInput(ctx context.Context, inputID string) error {
 	return s.record("SkipInput %s", inputID)
 }
 
+func (s *stubAPI) ApproveWide(ctx context.Context, mutationID string) error {
+	return s.record("ApproveWide %s", mutationID)
+}
+
+func (s *stubAPI) GrantReleasing(ctx context.Context, workflow string, g engine.GrantView) (int, error) {
+	return 0, s.record("Grant %s %s", workflow, g.Capability)
+}
+
 func (s *stubAPI) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
 	return s.record("Grant %s %s", workflow, g.Capability)
 }

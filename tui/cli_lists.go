@@ -95,6 +95,15 @@ func WriteWorkflows(w io.Writer, wfs []engine.WorkflowView) error {
 	return t.Flush()
 }
 
+// OutcomeText is an output's status, with its attempts when it took more
+// than one: "applied (after 2 attempts)".
+func OutcomeText(o engine.OutputView) string {
+	if o.Attempts > 1 {
+		return fmt.Sprintf("%s (after %d attempts)", o.Status, o.Attempts)
+	}
+	return string(o.Status)
+}
+
 // WriteInputs is keep inputs: each input, and under it the outputs it caused.
 func WriteInputs(w io.Writer, ins []engine.InputView) error {
 	t := NewTable(w, "INPUT", "STATUS", "CREATED", "SOURCE", "TYPE", "TITLE", "EXTERNAL ID")
@@ -105,7 +114,7 @@ func WriteInputs(w io.Writer, ins []engine.InputView) error {
 		}
 		t.Row(in.InputID, status, TimeText(in.CreatedAt), in.Source, in.Type, Line(in.Title, 60), Line(in.ExternalID, 60))
 		for _, out := range in.Outputs {
-			t.Row("", "  → "+string(out.Status), TimeText(out.UpdatedAt), out.Connector, out.Method, Line(out.Title, 60), "mutation "+out.MutationID)
+			t.Row("", "  → "+OutcomeText(out), TimeText(out.UpdatedAt), out.Connector, out.Method, Line(out.Title, 60), "mutation "+out.MutationID)
 		}
 	}
 	return t.Flush()

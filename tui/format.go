@@ -146,6 +146,9 @@ func outputWords(o engine.OutputView, now time.Time) string {
 	case engine.MutationInFlight:
 		return "sending"
 	case engine.MutationApplied:
+		if o.Attempts > 1 {
+			return fmt.Sprintf("applied (%d attempts)", o.Attempts)
+		}
 		if a := ago(now, o.UpdatedAt); a != "" {
 			return "applied " + a
 		}

@@ -98,6 +98,23 @@ func (k *keyMap) actions() []*key.Binding {
 		&k.NotHappened, &k.Skip, &k.SkipInput, &k.Retry, &k.Enter, &k.Back, &k.Filter, &k.DryRun}
 }
 
+// paneKeys are every key a pane has, whether or not its selection takes
+// it now: ? names the ones that do not apply now too (notNow).
+func (k *keyMap) paneKeys(f focus) []*key.Binding {
+	switch f {
+	case focusWorkflows:
+		return []*key.Binding{&k.RunNow, &k.Pause, &k.DryRun, &k.Enter, &k.Filter}
+	case focusInputs:
+		return []*key.Binding{&k.SkipInput, &k.Enter, &k.Back, &k.Filter}
+	case focusAttention:
+		return []*key.Binding{&k.Approve, &k.ApproveAlways, &k.Reject, &k.TryAgain, &k.Happened, &k.NotHappened,
+			&k.Skip, &k.SkipInput, &k.Retry, &k.Enter, &k.Back, &k.Filter}
+	case focusRuns:
+		return []*key.Binding{&k.Enter, &k.Back, &k.Filter}
+	}
+	return nil
+}
+
 // ShortHelp is the one-line help bar, in the sketch's order: answers
 // first, then what works everywhere.
 func (k *keyMap) ShortHelp() []key.Binding {

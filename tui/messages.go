@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -101,6 +103,31 @@ func (sh *shared) act(what string, f func(ctx context.Context) error) tea.Cmd {
 		return doneMsg{what: what, err: err}
 	}
 }
+
+// answer is act for an answer given on a card: a card no longer waiting
+// (answered elsewhere, or moved on while the engine restarted under this
+// screen) says so, rather than that the answer failed.
+func (sh *shared) answer(title, what string, f func(ctx context.Context) error) tea.Cmd {
+	return sh.act(what, func(ctx context.Context) error {
+		err := f(ctx)
+		if errors.Is(err, engine.ErrRefused) || errors.Is(err, engine.ErrNotFound) {
+			return goneErr{title: title, err: err}
+		}
+		return err
+	})
+}
+
+// goneErr: the card answered is no longer waiting.
+type goneErr struct {
+	title string
+	err   error
+}
+
+func (g goneErr) Error() string {
+	return fmt.Sprintf("%s is no longer waiting (%v); the list is read again", g.title, g.err)
+}
+
+func (g goneErr) Unwrap() error { return g.err }
 
 func ask(question, consequence string, run tea.Cmd) tea.Cmd {
 	return func() tea.Msg { return askMsg{question: question, consequence: consequence, run: run} }

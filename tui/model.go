@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,6 +33,9 @@ type Options struct {
 	NoColor bool
 	// StartupNote is shown once in the status line, e.g. how to try the demo.
 	StartupNote string
+	// DemoInbox, set on a first run, is the demo's folder: named on the
+	// first screen (the header) until the first file is dropped there.
+	DemoInbox string
 }
 
 type focus int
@@ -75,6 +79,8 @@ type Model struct {
 	flash   string
 	last    string
 	note    string
+	// demoInbox: Options.DemoInbox until a file is dropped there
+	demoInbox string
 
 	// One re-read at a time; notifications during it make one more.
 	refreshing bool
@@ -106,7 +112,7 @@ func New(api engine.API, opts Options) *Model {
 		st:   newStyles(opts.NoColor),
 		keys: newKeyMap(),
 	}
-	m := &Model{sh: sh, info: sh.api.Info(), note: opts.StartupNote, lower: focusAttention}
+	m := &Model{sh: sh, info: sh.api.Info(), note: opts.StartupNote, lower: focusAttention, demoInbox: opts.DemoInbox}
 	m.wf, m.in, m.at, m.rn = newWorkflowsPane(sh), newInputsPane(sh), newAttentionPane(sh), newRunsPane(sh)
 	m.ac = newAccountsPane(sh)
 	m.panes = [paneCount]pane{m.wf, m.in, m.at, m.rn, m.ac}
@@ -154,7 +160,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return cmd
 	case inputsMsg:
 		m.loadErr("inputs", msg.err)
-		return m.in.Update(msg)
+		cmd := m.in.Update(msg)
+		// the demo's welcome note is its first input; a second is a file
+		// the person dropped, and the header stops naming the folder
+		if m.demoInbox != "" && m.in.workflow == "demo" && len(m.in.items) > 1 {
+			m.demoInbox = ""
+		}
+		return cmd
 	case accountsMsg:
 		m.loadErr("accounts", msg.err)
 		return m.ac.Update(msg)
@@ -179,10 +191,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return tea.Batch(cmds...)
 	case doneMsg:
-		if msg.err != nil {
+		var gone goneErr
+		switch {
+		case errors.As(msg.err, &gone):
+			m.errText, m.flash = oneLine(gone.Error()), ""
+		case msg.err != nil:
 			m.errText = msg.what + " failed: " + oneLine(msg.err.Error())
 			m.flash = ""
-		} else {
+		default:
 			m.errText, m.flash = "", msg.what
 		}
 		return m.refresh()
@@ -255,7 +271,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			if m.resumes(*w) {
 				return m.sh.act("resumed "+name, func(ctx context.Context) error { return m.sh.api.Resume(ctx, name) })
 			}
-			return m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) })
+			// one key stops a workflow: asked first, as reject and skip are
+			return ask(fmt.Sprintf("pause %s?", name), "pause: no new run starts until you resume it (p again); a run under way stops at its next step",
+				m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) }))
 		}
 	case m.answersFromAnywhere(msg):
 		return m.at.answer(msg, *m.at.Selected())
@@ -459,7 +477,8 @@ func (m *Model) relayout() {
 	m.help.SetWidth(max(m.lay.width-1, 0)) // the bar is indented by one
 	helpH := 1
 	if m.help.ShowAll {
-		helpH = lipgloss.Height(m.help.FullHelpView(m.sh.keys.FullHelp()))
+		// and the line of the pane's keys that do not apply now
+		helpH = lipgloss.Height(m.help.FullHelpView(m.sh.keys.FullHelp())) + notNowLines
 	}
 	m.lay = computeLayout(m.lay.width, m.lay.height, helpH)
 	l := m.lay
@@ -525,7 +544,10 @@ func (m *Model) box(f focus, w, h int) string {
 
 func (m *Model) header() string {
 	st := m.sh.st
-	left := fmt.Sprintf(" keep · %d workflows", len(m.wf.all))
+	left := " keep · 1 workflow"
+	if n := len(m.wf.all); n != 1 {
+		left = fmt.Sprintf(" keep · %d workflows", n)
+	}
 	if n := len(m.at.all); n > 0 {
 		left += fmt.Sprintf(" · %d need you", n)
 	}
@@ -535,6 +557,9 @@ func (m *Model) header() string {
 	}
 	if m.info.DBPath != "" {
 		right += " · " + homePath(m.info.DBPath)
+	}
+	if m.demoInbox != "" {
+		right = "demo: drop a .txt into " + homePath(m.demoInbox)
 	}
 	right += " "
 	w := m.lay.width
@@ -597,8 +622,10 @@ func (m *Model) helpView() string {
 		s = st.Ask.Render(fit(q, m.lay.width)) + m.help.ShortHelpView(confirmKeys{m.sh.keys}.ShortHelp())
 	case m.focused().Editing():
 		s = " " + m.help.ShortHelpView(filterKeys{}.ShortHelp())
+	case m.help.ShowAll:
+		s = " " + m.help.View(m.sh.keys) + "\n" + m.notNow()
 	default:
-		s = " " + m.help.View(m.sh.keys)
+		s = " " + m.shortHelp()
 	}
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
@@ -609,6 +636,56 @@ func (m *Model) helpView() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// shortHelp is the help bar at the window's width: what does not fit is
+// left out from the end, and "? help" and "q quit" always stay, so the
+// way to the rest is never cut off.
+func (m *Model) shortHelp() string {
+	k := m.sh.keys
+	var keys []key.Binding
+	for _, b := range k.ShortHelp() {
+		if b.Enabled() && b.Help() != k.Help.Help() && b.Help() != k.Quit.Help() {
+			keys = append(keys, b)
+		}
+	}
+	w := max(m.lay.width-1, 0)
+	// measured whole: the help's own cut would hide ? and q
+	h := m.help
+	h.SetWidth(0)
+	for {
+		s := h.ShortHelpView(append(slices.Clone(keys), k.Help, k.Quit))
+		if ansi.StringWidth(s) <= w || len(keys) == 0 {
+			return s
+		}
+		keys = keys[:len(keys)-1]
+	}
+}
+
+// notNow is the line under ? naming the focused pane's keys that its
+// selection does not take now: every key of the pane is listed, and
+// none is said to work where it does not.
+func (m *Model) notNow() string {
+	var names []string
+	for _, b := range m.sh.keys.paneKeys(m.focus) {
+		if !b.Enabled() {
+			names = append(names, b.Help().Key+" "+b.Help().Desc)
+		}
+	}
+	lines := wrap("not for this selection: "+strings.Join(names, " · "), max(m.lay.width-2, 1), notNowLines)
+	if len(names) == 0 {
+		lines = nil
+	}
+	for len(lines) < notNowLines {
+		lines = append(lines, "")
+	}
+	for i, l := range lines {
+		lines[i] = m.sh.st.Dim.Render(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// notNowLines is the height of notNow under the full help.
+const notNowLines = 2
 
 // fitStyled cuts an already styled line to w cells and pads it.
 func fitStyled(s string, w int) string {

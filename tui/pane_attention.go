@@ -39,7 +39,7 @@ func (p *attentionPane) Title() string {
 
 func (p *attentionPane) SetSize(w, h int) {
 	p.base.SetSize(w, h)
-	p.labelW = len("UNCERTAIN") + 2
+	p.labelW = len(selMark) + len("UNCERTAIN") + 2
 }
 
 func (p *attentionPane) query(ctx context.Context) tea.Msg {
@@ -88,7 +88,7 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea
 	sh, k := p.sh, p.sh.keys
 	title := fit(oneLine(it.Title), 40)
 	resolve := func(a engine.Answer, what string) tea.Cmd {
-		return sh.act(what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.ID, a) })
+		return sh.answer(title, what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.ID, a) })
 	}
 	q := func(verb string) string { return fmt.Sprintf("%s %q?", verb, title) }
 	if it.Kind == engine.AttentionProposal {
@@ -96,12 +96,12 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea
 	}
 	switch {
 	case keyIs(msg, k.Approve):
-		return sh.act("approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, false) })
+		return sh.answer(title, "approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, false) })
 	case keyIs(msg, k.ApproveAlways):
-		return sh.act("approved "+title+", and from now on", func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, true) })
+		return sh.answer(title, "approved "+title+", and always for "+fit(it.Scope, 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, true) })
 	case keyIs(msg, k.Reject):
 		return ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
-			sh.act("rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.ID) }))
+			sh.answer(title, "rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.ID) }))
 	case keyIs(msg, k.TryAgain):
 		return resolve(engine.TryAgain, "checking again: "+title)
 	case keyIs(msg, k.Happened):
@@ -216,7 +216,13 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	for j, l := range wrap(head, w, n) {
 		label := ind
 		if j == 0 {
-			label = pad(kindLabel(it.Kind), p.labelW)
+			// the selection in text too, not only in colour (NO_COLOR, a
+			// screen reader, a terminal that drops reverse video)
+			mark := strings.Repeat(" ", len(selMark))
+			if sel {
+				mark = selMark
+			}
+			label = pad(mark+kindLabel(it.Kind), p.labelW)
 		}
 		lines = append(lines, p.row(sel && j == 0, cell{label, st.Kind}, cell{l, st.Bold}))
 	}
@@ -269,6 +275,11 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	for _, l := range wrap(it.Reason, w, n) {
 		add(l, cell{style: st.Warn})
 	}
+	if it.Kind == engine.AttentionApproval && accepts(it, "approve-always") {
+		// both answers, named where they are given: approving covers
+		// this call; always covers the scope shown, from now on
+		add(approveChoices(p.sh.keys, it), cell{style: lipglossPlain})
+	}
 	if it.Command != "" {
 		add("fix: run "+it.Command, cell{style: st.Bold})
 	}
@@ -284,6 +295,32 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 		add("since "+ago(p.sh.now(), it.CreatedAt), cell{style: st.Dim})
 	}
 	return lines, must
+}
+
+// selMark marks the selected card in text.
+const selMark = "> "
+
+// accepts says whether it takes answer now.
+func accepts(it engine.AttentionItem, answer string) bool {
+	answers := it.Answers
+	if len(answers) == 0 {
+		answers = defaultAnswers[it.Kind]
+	}
+	for _, a := range answers {
+		if a == answer {
+			return true
+		}
+	}
+	return false
+}
+
+// approveChoices names what each approval key covers.
+func approveChoices(k *keyMap, it engine.AttentionItem) string {
+	scope := it.Scope
+	if scope == "" {
+		scope = it.Connector + "." + it.Method
+	}
+	return fmt.Sprintf("%s: this call · %s: always, for %s", k.Approve.Help().Key, k.ApproveAlways.Help().Key, scope)
 }
 
 func (p *attentionPane) View() string {

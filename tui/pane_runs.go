@@ -178,7 +178,9 @@ func (p *runsPane) rowLines(i int, sel bool) []string {
 		statusSt = st.Warn
 	}
 	handler := r.Handler
-	if r.Phase != "" {
+	// a producer's run has no phases of its own to show (its ledger
+	// phase is the consumer's machine: "preparing" would mislabel it)
+	if r.Phase != "" && r.HandlerType != "producer" {
 		handler += " · " + string(r.Phase)
 	}
 	lines := []string{p.row(sel,

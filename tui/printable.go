@@ -121,6 +121,15 @@ func (a printableAPI) SkipInput(ctx context.Context, inputID string) error {
 	return cleanErr(a.api.SkipInput(ctx, inputID))
 }
 
+func (a printableAPI) ApproveWide(ctx context.Context, mutationID string) error {
+	return cleanErr(a.api.ApproveWide(ctx, mutationID))
+}
+
+func (a printableAPI) GrantReleasing(ctx context.Context, workflow string, g engine.GrantView) (int, error) {
+	n, err := a.api.GrantReleasing(ctx, workflow, g)
+	return n, cleanErr(err)
+}
+
 func (a printableAPI) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
 	return cleanErr(a.api.Grant(ctx, workflow, g))
 }

@@ -104,12 +104,16 @@ func (plantedAPI) Pause(context.Context, string) error                   { retur
 func (plantedAPI) Resume(context.Context, string) error                  { return errPlanted }
 func (plantedAPI) Retry(context.Context, string) error                   { return errPlanted }
 func (plantedAPI) Approve(context.Context, string, bool) error           { return errPlanted }
+func (plantedAPI) ApproveWide(context.Context, string) error             { return errPlanted }
 func (plantedAPI) Reject(context.Context, string) error                  { return errPlanted }
 func (plantedAPI) Resolve(context.Context, string, engine.Answer) error  { return errPlanted }
 func (plantedAPI) SkipEvents(context.Context, []string) error            { return errPlanted }
 func (plantedAPI) SkipInput(context.Context, string) error               { return errPlanted }
 func (plantedAPI) Grant(context.Context, string, engine.GrantView) error { return errPlanted }
-func (plantedAPI) RejectProposal(context.Context, string) error          { return errPlanted }
+func (plantedAPI) GrantReleasing(context.Context, string, engine.GrantView) (int, error) {
+	return 0, errPlanted
+}
+func (plantedAPI) RejectProposal(context.Context, string) error { return errPlanted }
 func (plantedAPI) Accounts(context.Context) ([]engine.AccountView, error) {
 	return planted[[]engine.AccountView]()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -23,13 +24,31 @@ func Run(ctx context.Context, api engine.API, opts Options) error {
 	}
 	p := tea.NewProgram(m, popts...)
 
-	notes, cancel := m.sh.api.Subscribe()
-	defer cancel()
 	stop := make(chan struct{})
 	bridged := make(chan struct{})
 	go func() {
 		defer close(bridged)
-		bridge(notes, p.Send, stop)
+		// the news ends when the engine does (a daemon restarting under
+		// this screen): listen again once it answers, and read everything
+		// afresh, so a card answered meanwhile does not stay on screen
+		for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+			notes, cancel := m.sh.api.Subscribe() // escaped, as everything the TUI shows
+			start := time.Now()
+			stopped := bridge(notes, p.Send, stop)
+			cancel()
+			if stopped {
+				return
+			}
+			if time.Since(start) > time.Second {
+				delay = 100 * time.Millisecond // it had been up: try again soon
+				p.Send(notifyMsg(engine.Notification{Kind: engine.NoteChanged, Text: "the engine went away; listening again when it is back"}))
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(delay):
+			}
+		}
 	}()
 
 	_, err := p.Run()
@@ -48,16 +67,17 @@ func Run(ctx context.Context, api engine.API, opts Options) error {
 // bridge forwards notifications into the program until notes closes or
 // stop does. Send blocks only on the program, never on the engine (the
 // engine's sends to notes do not block).
-func bridge(notes <-chan engine.Notification, send func(tea.Msg), stop <-chan struct{}) {
+// It says whether stop ended it.
+func bridge(notes <-chan engine.Notification, send func(tea.Msg), stop <-chan struct{}) (stopped bool) {
 	for {
 		select {
 		case n, ok := <-notes:
 			if !ok {
-				return
+				return false
 			}
 			send(notifyMsg(n))
 		case <-stop:
-			return
+			return true
 		}
 	}
 }

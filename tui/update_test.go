@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -265,6 +266,18 @@ func TestAnswers(t *testing.T) {
 		}
 	})
 
+	t.Run("an answer to a card no longer waiting says so, not that it failed", func(t *testing.T) {
+		t.Parallel()
+		api := newStub()
+		api.fail = fmt.Errorf("%w: mutation 7 is applied, not waiting for approval", engine.ErrRefused)
+		h := newHarness(t, api, 120, 40)
+		h.keys("3", "a")
+		s := h.screen()
+		if !strings.Contains(s, "Add row for alice@example.com is no longer waiting") || strings.Contains(s, "failed:") {
+			t.Fatalf("the status line:\n%s", s)
+		}
+	})
+
 	t.Run("enter on a failed run opens its trace in the Run log", func(t *testing.T) {
 		t.Parallel()
 		api := newStub()
@@ -452,7 +465,12 @@ func TestWorkflowActions(t *testing.T) {
 	t.Run("R and p act on the selected workflow; p resumes a paused one", func(t *testing.T) {
 		t.Parallel()
 		h := setup(t)
-		h.keys("R", "p", "down", "down")
+		h.keys("R", "p")
+		// pause asks first: nothing is paused until y
+		if h.m.confirm == nil || !strings.Contains(h.m.confirm.question, "pause email-to-sheets?") || len(h.api.actions()) != 1 {
+			t.Fatalf("p did not ask first (confirm %+v, calls %v)", h.m.confirm, h.api.actions())
+		}
+		h.keys("y", "down", "down")
 		if !strings.Contains(h.m.helpView(), "resume") {
 			t.Fatal("help does not say p resumes a paused workflow")
 		}

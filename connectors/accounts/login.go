@@ -89,7 +89,7 @@ func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
 		return fmt.Errorf("signing in to %s: %w", name, err)
 	}
 	if tok.RefreshToken == "" {
-		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires (%s)\n", name, tok.Expiry.Format(time.RFC3339))
+		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires (%s)\n", name, tok.Expiry.Local().Format(time.RFC3339))
 	}
 	return s.store(name, &entry{ClientSecret: clientSecret, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
 		TokenType: tok.TokenType, Expiry: s.expiry(tok)})
@@ -274,4 +274,36 @@ func (s *Store) Test(ctx context.Context, name string) error {
 	}
 	_, err = a.Secret(ctx)
 	return err
+}
+
+// Saved returns a function that puts name's stored sign-in back as it is
+// now, or removes it when none is stored: a new secret a service refuses
+// need not cost the one that worked (keep auth login checks before it
+// keeps). had says whether a sign-in was stored.
+func (s *Store) Saved(name string) (restore func() error, had bool, err error) {
+	s.mu.Lock()
+	f, err := s.current()
+	var was *entry
+	if err == nil && f.Accounts[name] != nil {
+		e := *f.Accounts[name]
+		was = &e
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, false, err
+	}
+	return func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.invalid, name)
+		return s.update(func(f *file) error {
+			if was == nil {
+				delete(f.Accounts, name)
+			} else {
+				e := *was
+				f.Accounts[name] = &e
+			}
+			return nil
+		})
+	}, was != nil, nil
 }

@@ -61,7 +61,7 @@ func (s *Store) Statuses() ([]Status, error) {
 			case left <= 0:
 				st.State, st.Detail = StateNeedsSignIn, "the token expired"
 			case left < soonWindow:
-				st.State, st.Detail = StateExpiresSoon, "the token expires "+e.Expiry.Format(time.RFC3339)+" and cannot be refreshed"
+				st.State, st.Detail = StateExpiresSoon, "the token expires "+e.Expiry.Local().Format(time.RFC3339)+" and cannot be refreshed"
 			}
 		}
 		if e != nil {

@@ -113,12 +113,12 @@ func TestList(t *testing.T) {
 		}
 	})
 
-	t.Run("a missing folder is an empty list", func(t *testing.T) {
+	t.Run("a missing folder is an error that names it, not an empty list", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		got := b.must(t, "list", map[string]any{"dir": "nope"}).([]any)
-		if len(got) != 0 {
-			t.Fatalf("got %v", got)
+		_, err := b.do(t, "list", map[string]any{"dir": "nope"})
+		if err == nil || !strings.Contains(err.Error(), "list nope: no such folder") || connectors.ClassOf(err) != connectors.Logic {
+			t.Fatalf("err = %v, want a logic error naming the folder", err)
 		}
 	})
 

@@ -34,7 +34,9 @@ func (c *Connector) list(p map[string]any) (any, error) {
 	}
 	entries, err := os.ReadDir(t.abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []any{}, nil
+		// not an empty list: a mistyped folder would read as "nothing
+		// there" for ever
+		return nil, connectors.Errorf(connectors.Logic, "list %s: no such folder (make it, or fix the dir)", t.shown())
 	}
 	if err != nil {
 		return nil, fail("list "+t.shown(), err)

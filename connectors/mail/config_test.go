@@ -189,6 +189,16 @@ func TestMessageID(t *testing.T) {
 			t.Errorf("not deterministic")
 		}
 	})
+
+	t.Run("The host's key does not repeat keep-", func(t *testing.T) {
+		t.Parallel()
+		if got := messageIDFor("keep-abc-42"); got != "<keep-abc-42@keep.invalid>" {
+			t.Errorf("got %s", got)
+		}
+		if got := messageIDsFor("keep-abc-42"); len(got) != 2 || got[1] != "<keep-keep-abc-42@keep.invalid>" {
+			t.Errorf("the ids looked for: %v", got)
+		}
+	})
 }
 
 func TestHTMLToText(t *testing.T) {

@@ -385,6 +385,18 @@ func TestSend(t *testing.T) {
 func TestReconcile(t *testing.T) {
 	t.Parallel()
 
+	t.Run("A send from before keep stopped repeating keep- is found under its old id", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		c := b.connector(t, nil)
+		b.appendRaw(t, testSent, "Message-ID: <keep-keep-abc-7@keep.invalid>\r\nFrom: "+testUser+"\r\nTo: ann@example.org\r\nSubject: s\r\n\r\nb\r\n")
+		call := sendCall("keep-abc-7", map[string]any{"to": "ann@example.org", "subject": "s", "body": "b"})
+		v, res, err := c.Reconcile(context.Background(), call)
+		if v != connectors.Applied || err != nil || res.(map[string]any)["messageId"] != "<keep-keep-abc-7@keep.invalid>" {
+			t.Fatalf("got %v %v %v", v, res, err)
+		}
+	})
+
 	t.Run("A sent message is applied", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

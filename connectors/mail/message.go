@@ -25,6 +25,22 @@ import (
 // look for it. A key of safe characters is used as is, to stay readable; any
 // other key is hashed, so two keys never sanitise to the same id.
 func messageIDFor(key string) string {
+	// the host's keys begin "keep-" already: "<keep-keep-…>" said it twice
+	return messageIDOf(strings.TrimPrefix(key, "keep-"))
+}
+
+// messageIDsFor are the ids a send of key may carry: the one sent now,
+// and the one sends made before keep stopped repeating "keep-" (a call in
+// flight across that upgrade is looked for under both).
+func messageIDsFor(key string) []string {
+	ids := []string{messageIDFor(key)}
+	if legacy := messageIDOf(key); legacy != ids[0] {
+		ids = append(ids, legacy)
+	}
+	return ids
+}
+
+func messageIDOf(key string) string {
 	safe := len(key) > 0 && len(key) <= 64
 	for _, r := range key {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {

@@ -53,7 +53,8 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 	sent, sentErr := s.sentFolder(ctx)
 	inSent := false
 	if sentErr == nil {
-		uids, err := s.findMessageID(ctx, sent, id, false)
+		var uids []imap.UID
+		uids, id, err = s.findAnyMessageID(ctx, sent, call.IdempotencyKey)
 		if err != nil {
 			return connectors.Unknown, nil, err
 		}
@@ -65,7 +66,7 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 	if c.selfAddress() == "" {
 		return connectors.Unknown, nil, sentErr
 	}
-	uids, err := s.findMessageID(ctx, c.cfg.Inbox, id, false)
+	uids, id, err := s.findAnyMessageID(ctx, c.cfg.Inbox, call.IdempotencyKey)
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
@@ -87,6 +88,19 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 		result["sentCopyError"] = err.Error()
 	}
 	return connectors.Applied, result, nil
+}
+
+// findAnyMessageID looks in mailbox for a send of key under each id it may
+// carry (messageIDsFor); it returns the UIDs found and the id they carry.
+func (s *imapSession) findAnyMessageID(ctx context.Context, mailbox, key string) ([]imap.UID, string, error) {
+	ids := messageIDsFor(key)
+	for _, id := range ids {
+		uids, err := s.findMessageID(ctx, mailbox, id, false)
+		if err != nil || len(uids) > 0 {
+			return uids, id, err
+		}
+	}
+	return nil, ids[0], nil
 }
 
 // findMessageID returns the UIDs of the messages with Message-ID id in

@@ -46,7 +46,7 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		}
 	})
 
-	t.Run("approve --always allows the capability from then on", func(t *testing.T) {
+	t.Run("approve --always allows the call's scope from then on", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, "ask")
 		e.deployLines()
@@ -57,8 +57,9 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		if got := e.read("out.txt"); got != "a.txt\nb.txt\n" && got != "b.txt\na.txt\n" {
 			t.Fatalf("out.txt = %q, want both lines without a second approval", got)
 		}
+		// both lines go to out.txt: the scope --always allows
 		grants := jsonOf[[]engine.GrantView](e, "grants", "lines")
-		if len(grants) != 1 || grants[0].Mode != "allow" {
+		if len(grants) != 2 || grants[1].Mode != "allow" || grants[1].Scope != "out.txt" {
 			t.Fatalf("grants = %+v", grants)
 		}
 	})

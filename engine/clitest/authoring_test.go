@@ -341,6 +341,21 @@ func TestNewGivesUpAfterThreeRounds(t *testing.T) {
 		!strings.Contains(string(got), `"note.seen"`) || !strings.HasSuffix(string(got), draftBroken) {
 		t.Errorf("the last draft was not written, marked invalid: %q (%v)", got, err)
 	}
+	// its problems name the file it was written to, not the name it was
+	// checked under
+	if strings.Contains(r.stderr+string(got), "draft.js:") || !strings.Contains(r.stderr, out+":") {
+		t.Errorf("the messages do not name %s:\n%s\n%s", out, r.stderr, got)
+	}
+}
+
+// TestLLMWithoutAKeySaysSo: an [llm] without a key says it sends none.
+func TestLLMWithoutAKeySaysSo(t *testing.T) {
+	t.Setenv("KEEP_TEST_LLM_KEY", "")
+	e, _ := llmEnv(t, draftBroken)
+	r := e.expect(1, "new", "anything", "-o", filepath.Join(e.dir, "y.js"))
+	if !strings.Contains(r.stderr, "$KEEP_TEST_LLM_KEY is empty, so keep sends no key to") {
+		t.Errorf("no note of the missing key: %s", r)
+	}
 }
 
 // TestNewCapturesReads: without --with-reads, keep new's dry run reads

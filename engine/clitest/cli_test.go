@@ -316,7 +316,9 @@ func TestPipeline(t *testing.T) {
 	if !found {
 		t.Errorf("deploy capabilities %+v lack files.append", dep.Capabilities)
 	}
-	// the human form prints the version and the capabilities with their modes
+	// the human form prints the version and the capabilities with their
+	// modes (a changed file: the same one again is no new version)
+	e.file(e.dir, "lines.js", filesWorkflow+"\n// version 2\n")
 	r := e.ok("deploy", wf, "--name", "lines")
 	if !strings.Contains(r.stdout, "version 2") || !strings.Contains(r.stdout, "files.append") {
 		t.Errorf("deploy says: %s", r)

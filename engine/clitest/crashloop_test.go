@@ -8,14 +8,14 @@ import (
 	"keep/engine"
 )
 
-// A producer whose run never finishes because keep dies under it (here: a
-// SIGKILL while it spins, as a handler that takes the process down would
-// look from the next start) runs again after each start, but not forever:
-// the third time it is found running, its workflow is blocked and waits in
-// Attention, and nothing runs it again until the user retries.
-func TestCrashLoopBlocks(t *testing.T) {
+// A producer whose run never finishes because keep dies under it (a
+// SIGKILL while it spins: a laptop that sleeps, a service restart) runs
+// again after each start, however often: keep stopping under a run is not
+// the script's fault, so crash_limit, which counts only runs whose own
+// worker died, never blocks it.
+func TestKeepStoppingIsNoCrashLoop(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts and kills a real daemon three times")
+		t.Skip("starts and kills a real daemon four times")
 	}
 	e := newEnv(t, "allow")
 	e.writeConfig(`[policy]
@@ -39,14 +39,15 @@ crash_limit = 3
 		}
 		return false
 	}
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= 4; i++ {
 		d := startDaemon(t, e)
 		awaitSocket(t, e, d, 30*time.Second)
 		deadline := time.Now().Add(30 * time.Second)
 		for !producerRunning() {
 			if time.Now().After(deadline) {
+				items := jsonOf[[]engine.AttentionItem](e, "attention")
 				d.kill(t)
-				t.Fatalf("start %d: the producer never started running", i)
+				t.Fatalf("start %d: the producer never ran again (attention %+v)", i, items)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -54,31 +55,18 @@ crash_limit = 3
 			t.Fatalf("start %d: the daemon exited by itself: %v", i, err)
 		}
 	}
-	// the next start finds the third crashed run: blocked, not run again
-	d := startDaemon(t, e)
-	awaitSocket(t, e, d, 30*time.Second)
-	defer d.kill(t)
-	items := jsonOf[[]engine.AttentionItem](e, "attention")
-	var found *engine.AttentionItem
-	for i := range items {
-		if items[i].Workflow == "spin" {
-			found = &items[i]
-		}
-	}
-	if found == nil || !strings.Contains(found.Reason, "producer p was running the last 3 times") {
-		t.Fatalf("attention = %+v, want spin blocked naming the producer and its crashes", items)
-	}
-	time.Sleep(1500 * time.Millisecond) // past the producer's next due time
-	if producerRunning() {
-		t.Fatal("a blocked workflow's producer ran again")
-	}
 	crashed := 0
 	for _, r := range jsonOf[[]engine.RunView](e, "runs", "spin") {
 		if r.Status == engine.RunCrashed {
 			crashed++
 		}
 	}
-	if crashed != 3 {
-		t.Fatalf("crashed runs = %d, want 3", crashed)
+	if crashed < 3 {
+		t.Fatalf("crashed runs = %d, want the three keep stopped under and recovered", crashed)
+	}
+	for _, it := range jsonOf[[]engine.AttentionItem](e, "attention") {
+		if it.Workflow == "spin" && strings.Contains(it.Reason, "fix the script") {
+			t.Fatalf("attention %+v: keep's own kills were blamed on the script", it)
+		}
 	}
 }

@@ -19,12 +19,12 @@ func TestSubCommandsAreTableRows(t *testing.T) {
 			args []string
 			want []string
 		}{
-			{[]string{"help", "auth"}, []string{"keep auth login NAME [--device]", "keep auth list [--json]", "keep auth test NAME", "keep auth logout NAME"}},
+			{[]string{"help", "auth"}, []string{"keep auth login NAME [--device] [--force]", "keep auth list [--json]", "keep auth test NAME", "keep auth logout NAME"}},
 			{[]string{"help", "service"}, []string{"keep service install ", "keep service uninstall ", "keep service status [--json]"}},
 			{[]string{"help", "mcp"}, []string{"keep mcp tools NAME [--json]", "keep mcp serve "}},
-			{[]string{"help", "auth", "login"}, []string{"usage: keep auth login NAME [--device]\n", "--device"}},
+			{[]string{"help", "auth", "login"}, []string{"usage: keep auth login NAME [--device] [--force]\n", "--device"}},
 			{[]string{"help", "service", "status"}, []string{"usage: keep service status [--json]\n", "--json"}},
-			{[]string{"auth", "login", "--help"}, []string{"usage: keep auth login NAME [--device]\n", "--device"}},
+			{[]string{"auth", "login", "--help"}, []string{"usage: keep auth login NAME [--device] [--force]\n", "--device"}},
 			{[]string{"mcp", "--help"}, []string{"keep mcp serve "}},
 			{[]string{"help"}, []string{"keep auth logout NAME", "keep service uninstall", "keep mcp serve"}},
 		} {
@@ -45,12 +45,12 @@ func TestSubCommandsAreTableRows(t *testing.T) {
 			args       []string
 			msg, usage string
 		}{
-			{[]string{"auth"}, "auth needs a sub-command: one of login, list, test, logout", "keep auth login NAME [--device] | list [--json] | test NAME | logout NAME"},
+			{[]string{"auth"}, "auth needs a sub-command: one of login, list, test, logout", "keep auth login NAME [--device] [--force] | list [--json] | test NAME | logout NAME"},
 			{[]string{"service"}, "service needs a sub-command: one of install, uninstall, status", "keep service install | uninstall | status [--json]"},
 			{[]string{"mcp", "--json"}, "mcp needs a sub-command", "keep mcp tools NAME [--json] | serve"},
 			{[]string{"auth", "signin", "mail"}, `unknown auth command "signin"`, "keep auth login NAME"},
 			{[]string{"service", "reinstall"}, `unknown service command "reinstall"`, "keep service install | uninstall"},
-			{[]string{"auth", "login"}, "missing arguments", "keep auth login NAME [--device]"},
+			{[]string{"auth", "login"}, "missing arguments", "keep auth login NAME [--device] [--force]"},
 			{[]string{"auth", "test"}, "missing arguments", "keep auth test NAME"},
 			{[]string{"auth", "list", "mail"}, "too many arguments: mail", "keep auth list [--json]"},
 			{[]string{"auth", "list", "--device"}, "flag provided but not defined: --device", "keep auth list [--json]"},

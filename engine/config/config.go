@@ -56,9 +56,11 @@ type Policy struct {
 	StaleAfter          Duration          `toml:"stale_after"`
 	DefaultMutationMode storage.GrantMode `toml:"default_mutation_mode"`
 	ApprovalReminder    Duration          `toml:"approval_reminder"`
-	// CrashLimit: a handler found running this many times in a row when
-	// keep starts (it took the process down, or keep was killed under it)
-	// blocks its workflow instead of running again; 0: never.
+	// CrashLimit: a handler whose own worker process died under it this
+	// many times in a row blocks its workflow (the script may be what kills
+	// it); before that a death is retried after a back-off. keep stopping
+	// under a run (a restart, a kill) never counts. 0: a worker's death
+	// blocks at once, as any resource failure.
 	CrashLimit int `toml:"crash_limit"`
 	// MaxOpenProposals: how many proposals of one workflow may wait for
 	// the person at once; one more is refused (an assistant filed 1,000).
@@ -283,6 +285,11 @@ func Load(path string, explicit bool) (Config, error) {
 	b, err := userpath.ReadFile("config file", path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
 		return cfg, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, fmt.Errorf("config %s does not exist: without --config keep runs on the defaults "+
+			"(the files connector may touch %s; every mutation asks first); keep init %s writes them there to edit",
+			path, strings.Join(cfg.Connectors.Files.Roots, ", "), filepath.Dir(path))
 	}
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)

@@ -209,6 +209,7 @@ func (s *Site) openWithBus(ctx context.Context, claim *Claim) (*engine.Engine, *
 		return nil, nil, err
 	}
 	logger := s.Logger()
+	digest := engine.ConfigDigest(cfg) // the file's, before the demo's root is added
 	cfg.Connectors.Files.Roots = append(cfg.Connectors.Files.Roots, s.DemoDir())
 	accts, err := s.Accounts()
 	if err != nil {
@@ -236,7 +237,7 @@ func (s *Site) openWithBus(ctx context.Context, claim *Claim) (*engine.Engine, *
 		return nil, nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
 	}
 	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
-		Events: bus, Repairer: engine.RepairerFrom(cfg.Repair, cfg.LLM), Accounts: accts})
+		Events: bus, Repairer: engine.RepairerFrom(cfg.Repair, cfg.LLM), Accounts: accts, ConfigDigest: digest})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -309,6 +310,11 @@ func (s *Site) RunDaemon(ctx context.Context) error {
 		return err
 	}
 	e, logger := g.Engine, s.Logger()
+	// a config that changes (or SIGHUP) ends this daemon cleanly; main
+	// starts it again on the new config (ReexecNote)
+	ctx, reload := context.WithCancel(ctx)
+	defer reload()
+	s.WatchConfig(ctx, e, reload)
 	stopCtx := context.WithoutCancel(ctx)
 	stopEngine := func() error {
 		sctx, cancel := context.WithTimeout(stopCtx, 5*time.Minute)
@@ -329,6 +335,9 @@ func (s *Site) RunDaemon(ctx context.Context) error {
 	}
 	g.claim.Ready()
 	logger.Info("daemon started", "db", s.o.DBPath, "socket", sock)
+	if note := ReloadedNote(); note != "" {
+		logger.Info(note, "config", s.o.ConfigPath)
+	}
 	<-ctx.Done()
 	logger.Info("daemon stopping")
 	sctx, cancel := context.WithTimeout(stopCtx, 30*time.Second)

@@ -211,6 +211,11 @@ func (c *Client) Approve(ctx context.Context, mutationID string, always bool) er
 	return approveRoute.call(ctx, c, request{MutationID: mutationID, Always: always})
 }
 
+// ApproveWide implements engine.API.
+func (c *Client) ApproveWide(ctx context.Context, mutationID string) error {
+	return approveWideRoute.call(ctx, c, request{MutationID: mutationID})
+}
+
 // Reject implements engine.API.
 func (c *Client) Reject(ctx context.Context, mutationID string) error {
 	return rejectRoute.call(ctx, c, request{MutationID: mutationID})
@@ -234,6 +239,11 @@ func (c *Client) SkipInput(ctx context.Context, inputID string) error {
 // Grant implements engine.API.
 func (c *Client) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
 	return grantRoute.call(ctx, c, request{Workflow: workflow, Grant: &g})
+}
+
+// GrantReleasing implements engine.API.
+func (c *Client) GrantReleasing(ctx context.Context, workflow string, g engine.GrantView) (int, error) {
+	return grantReleasingRoute.call(ctx, c, request{Workflow: workflow, Grant: &g})
 }
 
 // Script implements engine.API.

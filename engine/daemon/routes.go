@@ -72,6 +72,9 @@ var (
 	approveRoute = act("approve", "Approve", func(ctx context.Context, api engine.API, r request) error {
 		return api.Approve(ctx, r.MutationID, r.Always)
 	})
+	approveWideRoute = act("approve-wide", "ApproveWide", func(ctx context.Context, api engine.API, r request) error {
+		return api.ApproveWide(ctx, r.MutationID)
+	})
 	rejectRoute = act("reject", "Reject", func(ctx context.Context, api engine.API, r request) error {
 		return api.Reject(ctx, r.MutationID)
 	})
@@ -89,6 +92,12 @@ var (
 			return errors.New("daemon: grant without a grant")
 		}
 		return api.Grant(ctx, r.Workflow, *r.Grant)
+	})
+	grantReleasingRoute = answer("grant-releasing", "GrantReleasing", func(ctx context.Context, api engine.API, r request) (int, error) {
+		if r.Grant == nil {
+			return 0, errors.New("daemon: grant without a grant")
+		}
+		return api.GrantReleasing(ctx, r.Workflow, *r.Grant)
 	})
 
 	proposeRoute = answer("propose", "Propose", func(ctx context.Context, api engine.API, r request) (*engine.ProposalView, error) {

@@ -5,7 +5,6 @@ package ledger
 
 import (
 	"context"
-	"fmt"
 
 	"keep/storage"
 )
@@ -17,15 +16,14 @@ import (
 // is handed to the reconciler, one approved but not sent sends it, and
 // anything else gives its events back. A handler found running crashLimit
 // times in a row blocks its workflow. w must have been read in tx.
-func (l *Ledger) Recover(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, crashLimit int) (Decision, error) {
+func (l *Ledger) Recover(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation) (Decision, error) {
 	now := l.now()
 	run.Status, run.UpdatedAt, run.ClosedAt = storage.RunCrashed, now, &now
+	// keep stopped under the run (a restart, a kill, a machine that
+	// slept): not the script's doing, which runs in a worker of its own
+	// and cannot take keep down; so it is never counted against the
+	// script (the crash loop counts worker deaths: engine/runs.go)
 	d, err := l.MoveRun(ctx, tx, w, run, ByRecovery, "")
-	if err != nil {
-		return d, err
-	}
-	c, err := l.crashLoop(ctx, tx, w, run, mut, crashLimit)
-	d.add(c)
 	if err != nil {
 		return d, err
 	}
@@ -53,35 +51,4 @@ func (l *Ledger) Recover(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 		_, err := tx.Release(ctx, run.ID, now)
 		return d, err
 	}
-}
-
-// crashLoop blocks a workflow whose handler was found running at start
-// limit times in a row: a handler that takes the process down (or one keep
-// keeps being killed under) is asked about, not restarted forever. A run
-// holding an uncertain mutation is left to the reconciler: its handler is
-// not what runs next.
-func (l *Ledger) crashLoop(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, limit int) (Decision, error) {
-	if limit <= 0 || PastMutation(run) || (mut != nil && (mut.Status == storage.MutationInFlight || mut.Status == storage.MutationNeedsReconcile)) {
-		return Decision{}, nil
-	}
-	recent, err := tx.Runs(ctx, w.ID, 0, 4*limit, run.Handler)
-	if err != nil {
-		return Decision{}, err
-	}
-	crashed := 0
-	for _, r := range recent {
-		if r.Handler != run.Handler {
-			continue // Runs matches handler names by substring
-		}
-		if r.Status != storage.RunCrashed {
-			break
-		}
-		crashed++
-	}
-	if crashed < limit {
-		return Decision{}, nil
-	}
-	reason := fmt.Sprintf("%s %s was running the last %d times keep stopped without finishing it (it may take keep down); fix the script, then keep retry %s",
-		run.HandlerType, run.Handler, crashed, w.Name)
-	return l.MoveBlock(ctx, tx, w, storage.BlockInternal, reason, run.ID, nil)
 }
