@@ -15,22 +15,31 @@ import (
 // server has the tool, the phase rules hold (with how to make a tool a read
 // when it is a mutation only because the config does not list it), and the
 // literal arguments fit the tool's input schema, required ones present. It
-// reports whether call was an MCP call at all.
+// reports whether it judged the call: an unknown server or tool written
+// with dots it leaves to ctxCall (static.go).
 func (c *callChecker) mcpCall(call *ast.CallExpression, sc scope) bool {
-	server, tool, ok := mcpCallee(call.Callee, sc.ctx)
+	server, tool, bracketed, ok := mcpCallee(call.Callee, sc.ctx)
 	if !ok {
 		return false
 	}
 	start := int(call.Idx0())
 	conn := "mcp." + server
 	op := "ctx.mcp" + member(server) + member(tool)
+	// an unknown server or tool written with dots is ctxCall's to report
+	// (static.go), in the words every connector's unknown method has
 	tools, known := c.specs[conn]
 	if !known {
+		if !bracketed {
+			return false
+		}
 		c.add(start, "%s: keep knows no tools of mcp.%s: configure [mcp.%s], or list its tools with: keep mcp tools %s", op, server, server, server)
 		return true
 	}
 	spec, ok := tools[tool]
 	if !ok {
+		if !bracketed {
+			return false
+		}
 		names := make([]string, 0, len(tools))
 		for n := range tools {
 			names = append(names, n)
@@ -97,25 +106,34 @@ func (c *callChecker) required(call *ast.CallExpression, spec MethodSpec, op str
 }
 
 // mcpCallee reads ctx.mcp.NAME.TOOL and ctx.mcp.NAME["TOOL"] (NAME may be
-// bracketed alike).
-func mcpCallee(e ast.Expression, ctx string) (server, tool string, ok bool) {
+// bracketed alike); bracketed says whether a bracket is among them.
+func mcpCallee(e ast.Expression, ctx string) (server, tool string, bracketed, ok bool) {
+	_, server, tool, bracketed, ok = mcpBracketed(e, ctx)
+	return server, tool, bracketed, ok
+}
+
+// mcpBracketed is mcpCallee with the identifier the call starts from.
+func mcpBracketed(e ast.Expression, ctx string) (root *ast.Identifier, server, tool string, bracketed, ok bool) {
 	left, tool, ok := memberOf(e)
 	if !ok {
-		return "", "", false
+		return nil, "", "", false, false
 	}
 	mcp, server, ok := memberOf(left)
 	if !ok {
-		return "", "", false
+		return nil, "", "", false, false
 	}
 	base, name, ok := memberOf(mcp)
 	if !ok || name != "mcp" {
-		return "", "", false
+		return nil, "", "", false, false
 	}
 	id, ok := base.(*ast.Identifier)
 	if !ok || id.Name.String() != ctx {
-		return "", "", false
+		return nil, "", "", false, false
 	}
-	return server, tool, true
+	_, b1 := e.(*ast.BracketExpression)
+	_, b2 := left.(*ast.BracketExpression)
+	_, b3 := mcp.(*ast.BracketExpression)
+	return id, server, tool, b1 || b2 || b3, true
 }
 
 // memberOf is x.name or x["name"]: a member named literally.

@@ -154,16 +154,16 @@ func (c *callChecker) node(n any, sc scope) bool {
 		return c.call(n, sc)
 	case *ast.Identifier:
 		c.use(n, sc)
-	case *ast.DotExpression, *ast.BracketExpression:
-		root := dotRoot(n.(ast.Expression))
+	case *ast.DotExpression:
+		root := dotRoot(n)
 		if root == nil || !c.isCtx(root, sc) {
 			return false
 		}
-		_, chain := dotChain(n.(ast.Expression))
+		_, chain := dotChain(n)
 		if !c.nameable(chain) {
 			return false
 		}
-		c.ctxCall(nil, int(n.(ast.Expression).Idx0()), root, chain, sc) // a method taken as a value: still that method
+		c.ctxCall(nil, int(n.Idx0()), root, chain, sc) // a method taken as a value: still that method
 	case *ast.PropertyShort:
 		if c.names[n.Name.Name.String()] {
 			c.unnamed(int(n.Name.Idx), "ctx is put into an object as %s: keep cannot follow it there; call ctx.CONNECTOR.METHOD(...) where it is needed", n.Name.Name)
@@ -483,19 +483,18 @@ func (c *callChecker) add(idx int, format string, args ...any) {
 	}
 }
 
-// dotRoot is the identifier e = root.a.b… (or root.a["b"]: a string key
-// is a literal name) starts from: nil when e is
+// dotRoot is the identifier e = root.a.b… starts from: nil when e is
 // anything else. It allocates nothing: most chains walked are not ctx's.
 func dotRoot(e ast.Expression) *ast.Identifier {
 	for {
-		if id, ok := e.(*ast.Identifier); ok {
-			return id
-		}
-		left, _, ok := memberOf(e)
-		if !ok {
+		switch x := e.(type) {
+		case *ast.DotExpression:
+			e = x.Left
+		case *ast.Identifier:
+			return x
+		default:
 			return nil
 		}
-		e = left
 	}
 }
 
@@ -503,15 +502,15 @@ func dotRoot(e ast.Expression) *ast.Identifier {
 func dotChain(e ast.Expression) (*ast.Identifier, []string) {
 	var chain []string
 	for {
-		if id, ok := e.(*ast.Identifier); ok {
-			return id, chain
-		}
-		left, name, ok := memberOf(e)
-		if !ok {
+		switch x := e.(type) {
+		case *ast.DotExpression:
+			chain = append([]string{x.Identifier.Name.String()}, chain...)
+			e = x.Left
+		case *ast.Identifier:
+			return x, chain
+		default:
 			return nil, nil
 		}
-		chain = append([]string{name}, chain...)
-		e = left
 	}
 }
 
@@ -519,8 +518,17 @@ func dotChain(e ast.Expression) (*ast.Identifier, []string) {
 // through ctx (ctx.files.read(...)), or one that hands ctx to a function of
 // the file, which is followed.
 func (c *callChecker) call(call *ast.CallExpression, sc scope) bool {
+	if root, server, tool, bracketed, ok := mcpBracketed(call.Callee, sc.ctx); ok && bracketed {
+		// ctx.mcp.NAME["get-env"](…): a tool whose name is no identifier,
+		// named by a string key (the only bracket keep reads as a name)
+		c.ctxCall(call, int(call.Idx0()), root, []string{"mcp", server, tool}, sc)
+		for _, a := range call.ArgumentList {
+			c.walk(reflect.ValueOf(a), sc)
+		}
+		return true
+	}
 	root := dotRoot(call.Callee)
-	_, _, isDot := memberOf(call.Callee) // ctx.a.b, or ctx.mcp.a["b-c"]
+	_, isDot := call.Callee.(*ast.DotExpression)
 	switch {
 	case root != nil && isDot && c.isCtx(root, sc):
 		_, chain := dotChain(call.Callee)
