@@ -798,7 +798,7 @@ func (c *cli) tui(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	note := startupNote(ctx, got.API)
+	note := tui.StartupNote(ctx, got.API)
 	demoInbox := ""
 	if e := got.Engine; e != nil {
 		// a config that changes (or SIGHUP) ends this TUI cleanly; main
@@ -822,15 +822,6 @@ func (c *cli) tui(ctx context.Context) error {
 	}
 	runErr := tui.Run(ctx, got.API, tui.Options{Logger: logger, StartupNote: note, DemoInbox: demoInbox})
 	return errors.Join(runErr, got.Stop(ctx, time.Minute))
-}
-
-// startupNote tells a new user what to do when there is nothing to show.
-func startupNote(ctx context.Context, api engine.API) string {
-	wfs, err := api.Workflows(ctx)
-	if err == nil && len(wfs) == 0 {
-		return "No workflows yet: keep init, then keep deploy FILE"
-	}
-	return ""
 }
 
 // daemon runs the engine without a UI, serving other keep processes on the
@@ -1025,7 +1016,7 @@ func paged[T any](id func(T) string, fetch func(ctx context.Context, api engine.
 
 // withWidth is a writer that wraps to the terminal's width.
 func withWidth[T any](write func(io.Writer, []T, int) error) func(io.Writer, []T) error {
-	return func(w io.Writer, items []T) error { return write(w, items, termWidth()) }
+	return func(w io.Writer, items []T) error { return write(w, items, tui.TermWidth()) }
 }
 
 // The listing commands' runners, rows of the command table.
@@ -1168,15 +1159,6 @@ func pages[T any](limit int, id func(T) string, fetch func(before int64, n int) 
 	}
 }
 
-// termWidth is the width listings wrap to: the terminal's, or 80 when the
-// output is not a terminal.
-func termWidth() int {
-	if w, _, err := term.GetSize(os.Stdout.Fd()); err == nil && w > 0 {
-		return w
-	}
-	return 80
-}
-
 func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 	api, err := c.api(ctx)
 	if err != nil {
@@ -1267,7 +1249,7 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 	case o.json:
 		return c.printJSON(found)
 	}
-	return tui.WriteAttentionItems(c.stdout, found, termWidth())
+	return tui.WriteAttentionItems(c.stdout, found, tui.TermWidth())
 }
 
 func cmdApprove(ctx context.Context, c *cli, o *opts) error {
@@ -1303,28 +1285,8 @@ func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(c.stdout, approvedWords(id, item, o.always, o.wide))
+	fmt.Fprintln(c.stdout, tui.ApprovedWords(id, item, o.always, o.wide))
 	return nil
-}
-
-// approvedWords says what an approval covered: this call, or always for
-// the scope the card showed (or the whole capability, asked wider).
-func approvedWords(id string, item *engine.AttentionItem, always, wide bool) string {
-	capability, scope := "this capability", ""
-	if item != nil {
-		capability, scope = item.Connector+"."+item.Method, item.Scope
-	}
-	switch {
-	case wide:
-		return fmt.Sprintf("approved %s, and always from now on: %s, any scope", id, capability)
-	case always && scope != "":
-		return fmt.Sprintf("approved %s, and always from now on: %s for %s", id, capability, scope)
-	case always:
-		return fmt.Sprintf("approved %s, and always from now on: %s", id, capability)
-	case scope != "":
-		return fmt.Sprintf("approved %s: this call only (--always allows %s for %s from now on)", id, capability, scope)
-	}
-	return fmt.Sprintf("approved %s: this call only (--always allows %s from now on)", id, capability)
 }
 
 func cmdReject(ctx context.Context, c *cli, o *opts) error {
@@ -1502,91 +1464,7 @@ func orEmpty[T any](s []T) []T {
 func (c *cli) accounts() (*engine.AccountStore, error) { return c.site().Accounts() }
 
 func cmdAuthLogin(ctx context.Context, c *cli, o *opts) error {
-	name := o.args[0]
-	accts, err := c.accounts()
-	if err != nil {
-		return err
-	}
-	// what waits on a running keep is read (and its news listened to)
-	// before the sign-in, so the answer says what did resume
-	api, attached := c.attach()
-	var waiting []string
-	var news <-chan engine.Notification
-	if attached {
-		wfs, err := api.Workflows(ctx)
-		if err != nil {
-			return err
-		}
-		if waiting = engine.WaitingOn(wfs, name); len(waiting) > 0 {
-			ch, cancel := api.Subscribe()
-			defer cancel()
-			news = ch
-		}
-	}
-	restore, had, err := accts.Saved(name)
-	if err != nil {
-		return err
-	}
-	if err := accts.Login(ctx, name, engine.LoginOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device}); err != nil {
-		return err
-	}
-	if err := c.checkSignIn(ctx, name, restore, had, o.force); err != nil {
-		return err
-	}
-	if attached {
-		return c.awaitResumed(ctx, api, name, waiting, news)
-	}
-	return c.afterSignIn(ctx, name)
-}
-
-// checkSignIn checks a secret keep auth login just stored, as keep auth
-// test does, before saying "signed in": a secret the service refuses is
-// said so; it does not replace a stored one that works (restore puts that
-// back) unless force. Where nothing can check it, it says "stored, not
-// checked".
-func (c *cli) checkSignIn(ctx context.Context, name string, restore func() error, had, force bool) error {
-	accts, err := c.accounts()
-	if err != nil {
-		return err
-	}
-	reg, cfg, err := c.registry()
-	if err != nil {
-		return err
-	}
-	checked, err := engine.TestAccount(ctx, cfg, reg, accts, name)
-	if err == nil {
-		if len(checked) == 1 && strings.Contains(checked[0], "nothing logged in") {
-			fmt.Fprintf(c.stdout, "stored, not checked: %s (secrets in %s)\n", checked[0], accts.Path())
-			return nil
-		}
-		for _, line := range checked {
-			fmt.Fprintf(c.stdout, "%s: %s\n", name, line)
-		}
-		fmt.Fprintf(c.stdout, "signed in to %s (checked; secrets in %s)\n", name, accts.Path())
-		return nil
-	}
-	if engine.AccountOf(err) != name {
-		// the check itself could not be made (a service down, no network)
-		fmt.Fprintf(c.stdout, "stored, not checked: %v (secrets in %s; keep auth test %s checks it later)\n", err, accts.Path(), name)
-		return nil
-	}
-	if had && !force {
-		keepNew, _, serr := accts.Saved(name)
-		if serr != nil {
-			return serr
-		}
-		if rerr := restore(); rerr != nil {
-			return rerr
-		}
-		if _, oerr := engine.TestAccount(ctx, cfg, reg, accts, name); oerr == nil {
-			return fmt.Errorf("%w; the secret stored before works and is kept (keep auth login %s --force stores the new one anyway)", err, name)
-		}
-		// the old one is refused too: the new one, as the person gave it
-		if rerr := keepNew(); rerr != nil {
-			return rerr
-		}
-	}
-	return fmt.Errorf("stored, but refused: %w", err)
+	return c.site().SignIn(ctx, o.args[0], daemon.SignInOpts{Out: c.stdout, ReadSecret: c.readSecret, Device: o.device, Force: o.force})
 }
 
 func cmdAuthTest(ctx context.Context, c *cli, o *opts) error {
@@ -1623,76 +1501,6 @@ func cmdAuthLogout(ctx context.Context, c *cli, o *opts) error {
 	fmt.Fprintf(c.stdout, "signed out of %s\n", name)
 	if warning != "" {
 		fmt.Fprintf(c.stderr, "keep: %s\n", warning)
-	}
-	return nil
-}
-
-// afterSignIn resumes what waited for the account through this process's
-// own engine. When another keep holds the database, its watch on the
-// credentials file resumes what waited.
-func (c *cli) afterSignIn(ctx context.Context, name string) error {
-	e, err := c.openEngine(ctx)
-	var le *engine.LockedError
-	if errors.As(err, &le) {
-		fmt.Fprintf(c.stdout, "the keep holding the database takes up the sign-in to %s (keep attention shows what still waits)\n", name)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	resumed, err := e.SignedIn(ctx, name)
-	if err != nil {
-		return err
-	}
-	for _, w := range resumed {
-		fmt.Fprintf(c.stdout, "resumed %s\n", w)
-	}
-	return nil
-}
-
-// awaitResumed says which of the workflows that waited for the account
-// the running keep resumed once it saw the sign-in (its watch on the
-// credentials file does it), and which still wait after a while.
-func (c *cli) awaitResumed(ctx context.Context, api engine.API, name string, waiting []string, news <-chan engine.Notification) error {
-	if len(waiting) == 0 {
-		return nil
-	}
-	left := map[string]bool{}
-	for _, w := range waiting {
-		left[w] = true
-	}
-	limit := time.NewTimer(15 * time.Second)
-	defer limit.Stop()
-	for len(left) > 0 {
-		wfs, err := api.Workflows(ctx)
-		if err != nil {
-			return err
-		}
-		still := map[string]bool{}
-		for _, w := range engine.WaitingOn(wfs, name) {
-			still[w] = true
-		}
-		for _, w := range waiting {
-			if left[w] && !still[w] {
-				fmt.Fprintf(c.stdout, "resumed %s\n", w)
-				delete(left, w)
-			}
-		}
-		if len(left) == 0 {
-			break
-		}
-		select {
-		case <-news:
-			continue
-		case <-limit.C:
-		case <-ctx.Done():
-		}
-		break
-	}
-	for _, w := range waiting {
-		if left[w] {
-			fmt.Fprintf(c.stdout, "%s still waits: the running keep has not resumed it yet (see keep attention)\n", w)
-		}
 	}
 	return nil
 }
@@ -1920,7 +1728,7 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 		// the file's lines as written to out
 		d.Problems = strings.ReplaceAll(d.Problems, draftName+":", out+":")
 	}
-	_, werr := f.WriteString(draftText(d))
+	_, werr := f.WriteString(tui.DraftText(d))
 	if werr := errors.Join(werr, f.Close()); werr != nil {
 		return errors.Join(err, werr)
 	}
@@ -1932,15 +1740,6 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: read it, keep try %s, then keep deploy %s\n", out, out)
 	return nil
-}
-
-// draftText is what keep writes of a draft: a failed one under a header
-// that says so.
-func draftText(d *engine.Draft) string {
-	if d.Invalid {
-		return engine.InvalidHeader(d) + d.Source
-	}
-	return d.Source
 }
 
 // cmdEdit redrafts a deployed workflow (or a workflow file) with a change.
@@ -2013,7 +1812,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		return nil
 	}
 	diff := udiff.Unified(fileName, out, current, d.Source)
-	if werr := writeDraft(out, draftText(d), inPlace); werr != nil {
+	if werr := writeDraft(out, tui.DraftText(d), inPlace); werr != nil {
 		return errors.Join(err, werr)
 	}
 	if d.Invalid {

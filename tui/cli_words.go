@@ -1,0 +1,62 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/charmbracelet/x/term"
+
+	"keep/engine"
+)
+
+// Words the command line says beside its listings: what an approval
+// covered, what a new user does first, a draft as keep writes it, and the
+// width listings wrap to.
+
+// ApprovedWords says what an approval covered: this call, or always for
+// the scope the card showed (or the whole capability, asked wider).
+func ApprovedWords(id string, item *engine.AttentionItem, always, wide bool) string {
+	capability, scope := "this capability", ""
+	if item != nil {
+		capability, scope = item.Connector+"."+item.Method, item.Scope
+	}
+	switch {
+	case wide:
+		return fmt.Sprintf("approved %s, and always from now on: %s, any scope", id, capability)
+	case always && scope != "":
+		return fmt.Sprintf("approved %s, and always from now on: %s for %s", id, capability, scope)
+	case always:
+		return fmt.Sprintf("approved %s, and always from now on: %s", id, capability)
+	case scope != "":
+		return fmt.Sprintf("approved %s: this call only (--always allows %s for %s from now on)", id, capability, scope)
+	}
+	return fmt.Sprintf("approved %s: this call only (--always allows %s from now on)", id, capability)
+}
+
+// StartupNote tells a new user what to do when there is nothing to show.
+func StartupNote(ctx context.Context, api engine.API) string {
+	wfs, err := api.Workflows(ctx)
+	if err == nil && len(wfs) == 0 {
+		return "No workflows yet: keep init, then keep deploy FILE"
+	}
+	return ""
+}
+
+// DraftText is what keep writes of a draft: a failed one under a header
+// that says so.
+func DraftText(d *engine.Draft) string {
+	if d.Invalid {
+		return engine.InvalidHeader(d) + d.Source
+	}
+	return d.Source
+}
+
+// TermWidth is the width listings wrap to: the terminal's, or 80 when the
+// output is not a terminal.
+func TermWidth() int {
+	if w, _, err := term.GetSize(os.Stdout.Fd()); err == nil && w > 0 {
+		return w
+	}
+	return 80
+}
