@@ -123,7 +123,7 @@ func (e *Engine) releaseAllowed(ctx context.Context, tx *storage.Tx, w *storage.
 		if err != nil {
 			return n, err
 		}
-		if mode != "allow" {
+		if mode != GrantAllow {
 			continue
 		}
 		run, err := carrier(ctx, tx.Q, m)

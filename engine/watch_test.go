@@ -111,9 +111,10 @@ func TestAFolderGoneIsWatchedAgain(t *testing.T) {
 	if err := os.MkdirAll(inbox, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// the folder may be missing when it lists
-	src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `await ctx.files.list({ dir: "inbox" })`,
-		`await (async () => { try { return await ctx.files.list({ dir: "inbox" }); } catch (e) { return []; } })()`).Replace(watchWorkflow)
+	// it lists the root, which stays: listing a folder that is missing
+	// fails the run (files.list names it), and this run must commit
+	src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `ctx.files.list({ dir: "inbox" })`,
+		`ctx.files.list({ dir: "." })`).Replace(watchWorkflow)
 	b.deploy("watch", src)
 	if err := os.Remove(inbox); err != nil {
 		t.Fatal(err)

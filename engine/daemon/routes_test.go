@@ -222,11 +222,15 @@ func (r *recorder) Deploy(context.Context, string, []byte, string) (*engine.Depl
 	return nil, nil
 }
 
-func (r *recorder) RunNow(context.Context, string) error    { r.note("RunNow"); return nil }
-func (r *recorder) Pause(context.Context, string) error     { r.note("Pause"); return nil }
-func (r *recorder) Resume(context.Context, string) error    { r.note("Resume"); return nil }
-func (r *recorder) Retry(context.Context, string) error     { r.note("Retry"); return nil }
-func (r *recorder) Reject(context.Context, string) error    { r.note("Reject"); return nil }
+func (r *recorder) RunNow(context.Context, string) error { r.note("RunNow"); return nil }
+func (r *recorder) Pause(context.Context, string) error  { r.note("Pause"); return nil }
+func (r *recorder) Resume(context.Context, string) error { r.note("Resume"); return nil }
+func (r *recorder) Retry(context.Context, string) error  { r.note("Retry"); return nil }
+func (r *recorder) Reject(context.Context, string) error { r.note("Reject"); return nil }
+func (r *recorder) ApproveWide(context.Context, string) error {
+	r.note("ApproveWide")
+	return nil
+}
 func (r *recorder) SkipInput(context.Context, string) error { r.note("SkipInput"); return nil }
 
 func (r *recorder) Approve(context.Context, string, bool) error {
@@ -247,6 +251,11 @@ func (r *recorder) SkipEvents(context.Context, []string) error {
 func (r *recorder) Grant(context.Context, string, engine.GrantView) error {
 	r.note("Grant")
 	return nil
+}
+
+func (r *recorder) GrantReleasing(context.Context, string, engine.GrantView) (int, error) {
+	r.note("GrantReleasing")
+	return 0, nil
 }
 
 func (r *recorder) DryRun(context.Context, string, engine.TryOptions) (*engine.TryReport, error) {
