@@ -6,14 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
-	"unsafe"
 
 	"github.com/BurntSushi/toml"
-	"golang.org/x/sys/unix"
+
+	"keep/connectors"
 )
 
 // A config change reaches the running engine: the daemon and the TUI
@@ -97,46 +95,5 @@ func Digest(c Config) string {
 // (an editor's rename too), until ctx ends. It waits on inotify on the
 // file's folder: nothing polls.
 func Watch(ctx context.Context, path string, changed func()) error {
-	dir := filepath.Dir(path)
-	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("watching the config file: %w", err)
-	}
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if err != nil {
-		return fmt.Errorf("watching the config file: %w", err)
-	}
-	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE); err != nil {
-		unix.Close(fd)
-		return fmt.Errorf("watching the config file: %w", err)
-	}
-	// non-blocking: through the runtime's poller, so Close ends a Read
-	ino := os.NewFile(uintptr(fd), "inotify")
-	go func() {
-		<-ctx.Done()
-		ino.Close()
-	}()
-	go func() {
-		buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
-		base := filepath.Base(path)
-		for {
-			n, err := ino.Read(buf)
-			if err != nil {
-				return
-			}
-			ours := false
-			for off := 0; off+unix.SizeofInotifyEvent <= n; {
-				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-				name := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
-				if i := bytes.IndexByte(name, 0); i >= 0 {
-					name = name[:i]
-				}
-				ours = ours || string(name) == base
-				off += unix.SizeofInotifyEvent + int(ev.Len)
-			}
-			if ours {
-				changed()
-			}
-		}
-	}()
-	return nil
+	return connectors.WatchFile(ctx, path, changed)
 }
