@@ -64,6 +64,7 @@ func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sand
 		m := &earlyMutate{done: make(chan struct{}), tr: e.newTrace()}
 		mh := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: m.tr}
 		defer close(m.done)
+		defer e.phaseSlot(ctx, w.ID, c)() // prepare and the mutate it goes on to: one worker
 		m.out, _, m.err = sc.RunThen(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, st.state, nil, nil),
 			e.invocation(c.Name, sandbox.PhaseMutate, mh, nil, nil, nil),
 			func(out *sandbox.Outcome, err error, then bool) {
@@ -102,6 +103,7 @@ func (e *Engine) startMutate(ctx context.Context, w *storage.Workflow, sc *sandb
 	inv := e.invocation(c.Name, sandbox.PhaseMutate, h, nil, run.PrepareResult, nil)
 	go func() {
 		defer close(m.done)
+		defer e.phaseSlot(ctx, w.ID, c)()
 		m.out, m.err = sc.Run(ctx, inv)
 	}()
 	return m
@@ -169,6 +171,7 @@ func (e *Engine) startNext(ctx context.Context, w *storage.Workflow, run *storag
 	earlyNexts.Store(run, n)
 	go func() {
 		defer close(n.done)
+		defer e.phaseSlot(ctx, w.ID, c)()
 		n.out, n.err = sc.Run(ctx, inv)
 	}()
 	return func() {
@@ -194,6 +197,7 @@ func (e *Engine) runNext(ctx context.Context, w *storage.Workflow, sc *sandbox.S
 		// sandbox/noop.go: what it would return without running it
 		return h, &sandbox.Outcome{}, nil
 	}
+	defer e.phaseSlot(ctx, w.ID, c)()
 	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseNext, h, nil, run.PrepareResult, mres))
 	return h, out, err
 }
