@@ -11,6 +11,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -24,6 +25,8 @@ type hand struct {
 	runs   map[int64]bool  // runs handed off, not yet returned
 	claims map[int64]int64 // event id → the run in hand whose prepare chose it
 	wg     sync.WaitGroup
+	// slots: per consumer, its phases running now (phaseSlot)
+	slots map[string]chan struct{}
 }
 
 func (h *hand) inHand(runID int64) bool {
@@ -143,4 +146,54 @@ func activeOf(runs []storage.ActiveRunRef, handler string) int {
 		}
 	}
 	return n
+}
+
+// phaseSlots is how many phases of one concurrent consumer run at once: the
+// cores, at least 2 (DESIGN.md §16). Its runs may be N at once, but a phase
+// is a worker process busy on a core; more of them than cores only fight
+// over the cores and hold their memory. The calls between the phases (the
+// mutation's) still overlap N at once.
+var phaseSlots = func() int { return max(runtime.GOMAXPROCS(0), 2) }
+
+// phaseEntered, when set (tests), is called once a phase of a consumer with
+// more runs than phaseSlots has its slot, before it runs.
+var phaseEntered func(wfID int64, handler string)
+
+// phaseSlot waits for one of consumer c's phase slots and returns what gives
+// it back. It is taken just before a phase runs, by a caller that holds
+// nothing else (no read connection, no transaction, no worker): every
+// holder of a slot runs a phase that can end without a slot of its own, so
+// waiting here cannot close a circle. The slots are the workflow's own: one
+// workflow's runs never wait for another's. A consumer that cannot have
+// more runs than slots takes none.
+func (e *Engine) phaseSlot(ctx context.Context, wfID int64, c sandbox.Consumer) (release func()) {
+	n := phaseSlots()
+	if c.Concurrency <= n {
+		return func() {}
+	}
+	slot := e.state(wfID).hand.slot(c.Name, n)
+	select {
+	case slot <- struct{}{}:
+	case <-ctx.Done():
+		return func() {} // the phase sees ctx ended and stops at once
+	}
+	if phaseEntered != nil {
+		phaseEntered(wfID, c.Name)
+	}
+	return func() { <-slot }
+}
+
+// slot is the channel of handler's phase slots, n of them.
+func (h *hand) slot(handler string, n int) chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.slots == nil {
+		h.slots = map[string]chan struct{}{}
+	}
+	s := h.slots[handler]
+	if s == nil {
+		s = make(chan struct{}, n)
+		h.slots[handler] = s
+	}
+	return s
 }

@@ -64,6 +64,7 @@ func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sand
 		m := &earlyMutate{done: make(chan struct{}), tr: e.newTrace()}
 		mh := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: m.tr}
 		defer close(m.done)
+		defer e.phaseSlot(ctx, w.ID, c)() // prepare and the mutate it goes on to: one worker
 		m.out, _, m.err = sc.RunThen(ctx, e.invocation(c.Name, sandbox.PhasePrepare, h, st.state, nil, nil),
 			e.invocation(c.Name, sandbox.PhaseMutate, mh, nil, nil, nil),
 			func(out *sandbox.Outcome, err error, then bool) {
@@ -102,6 +103,7 @@ func (e *Engine) startMutate(ctx context.Context, w *storage.Workflow, sc *sandb
 	inv := e.invocation(c.Name, sandbox.PhaseMutate, h, nil, run.PrepareResult, nil)
 	go func() {
 		defer close(m.done)
+		defer e.phaseSlot(ctx, w.ID, c)()
 		m.out, m.err = sc.Run(ctx, inv)
 	}()
 	return m
@@ -134,11 +136,12 @@ func (e *Engine) mutateEarly(ctx context.Context, ws *wfState, w *storage.Workfl
 	return e.nextPhase(ctx, ws, w, sc, c, run, tr)
 }
 
-// earlyNext is a consumer's next phase started, once the mutation applied,
-// while the outcome commits: next depends on the prepared data and the
-// mutation result only, and what it publishes is buffered until the run
-// commits, after the outcome. nextPhase takes it when it was started for the
-// same run and the same mutation result; otherwise it is dropped.
+// earlyNext is a consumer's next phase started as soon as the mutation
+// applied, before its outcome is recorded: next depends on the prepared data
+// and the mutation result only, and what it publishes is buffered until the
+// run commits, with or after the outcome. foldNext takes it when it
+// succeeded (one transaction for both), else nextPhase when it was started
+// for the same run and the same mutation result; otherwise it is dropped.
 type earlyNext struct {
 	done chan struct{}
 	h    *host
@@ -169,12 +172,43 @@ func (e *Engine) startNext(ctx context.Context, w *storage.Workflow, run *storag
 	earlyNexts.Store(run, n)
 	go func() {
 		defer close(n.done)
+		defer e.phaseSlot(ctx, w.ID, c)()
 		n.out, n.err = sc.Run(ctx, inv)
 	}()
 	return func() {
 		<-n.done
 		earlyNexts.CompareAndDelete(run, n)
 	}
+}
+
+// foldNext waits for the next phase started for run with the applied
+// call's result mres and, when it succeeded and the workflow is not parked,
+// records the outcome and commits the run in one transaction: one commit
+// and one write of the run's row fewer than the outcome's then the run's.
+// done is false when it did nothing (no next started, a next that failed,
+// a pause): the outcome is then recorded on its own, as before.
+func (e *Engine) foldNext(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, mres json.RawMessage, tr *trace) (done bool, err error) {
+	v, ok := earlyNexts.Load(run)
+	if !ok {
+		return false, nil
+	}
+	n := v.(*earlyNext)
+	<-n.done
+	if n.err != nil || !bytes.Equal(n.mres, mres) || e.parked(ctx, w) {
+		return false, nil // runNext takes it
+	}
+	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
+	if err != nil {
+		return false, nil
+	}
+	earlyNexts.CompareAndDelete(run, n)
+	tr.merge(n.h.tr)
+	n.h.tr = tr
+	if err := e.tAppliedCommitted(ctx, w, run, mut, res, n, tr); err != nil {
+		return true, err
+	}
+	e.markSubscribers(ws, sc, n.h.pubs)
+	return true, nil
 }
 
 // runNext runs run's next phase, or takes the one started early when it ran
@@ -194,6 +228,7 @@ func (e *Engine) runNext(ctx context.Context, w *storage.Workflow, sc *sandbox.S
 		// sandbox/noop.go: what it would return without running it
 		return h, &sandbox.Outcome{}, nil
 	}
+	defer e.phaseSlot(ctx, w.ID, c)()
 	out, err := sc.Run(ctx, e.invocation(c.Name, sandbox.PhaseNext, h, nil, run.PrepareResult, mres))
 	return h, out, err
 }

@@ -193,6 +193,21 @@ var jobs, calls atomic.Int64
 // costs a frame each way and a wake-up of a worker and of the host.
 func Jobs() int64 { return jobs.Load() }
 
+// busy counts the workers in a conversation now; busyPeak, the most at once
+// since BusyPeak last read it.
+var busy, busyPeak atomic.Int64
+
+// BusyPeak is the most workers this process had in a conversation at once
+// since the last call (for the tests of how many run at once); it starts
+// counting again from those busy now.
+func BusyPeak() int64 { return busyPeak.Swap(busy.Load()) }
+
+func busyAdd(d int64) {
+	n := busy.Add(d)
+	for p := busyPeak.Load(); n > p && !busyPeak.CompareAndSwap(p, n); p = busyPeak.Load() {
+	}
+}
+
 // startAllowance bounds what a worker takes to start and compile a script
 // before a run starts: the load's own wall time and a margin.
 const startAllowance = loadWallTime + 5*time.Second
@@ -211,6 +226,8 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 	if err != nil {
 		return nil, nil, err
 	}
+	busyAdd(1)
+	defer busyAdd(-1)
 	cv := &conversation{ctx: ctx, w: w, lim: lim, host: host}
 	defer cv.bound(f.Script != nil)()
 	for {

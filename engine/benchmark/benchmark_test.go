@@ -50,13 +50,12 @@ func TestRun(t *testing.T) {
 	if res.PipelineConsumerRuns != 400 {
 		t.Errorf("pipeline_consumer_runs = %d, want 400 (two consumers × 200 inputs)", res.PipelineConsumerRuns)
 	}
-	// a consumer run that makes a call commits four times — its start, its
-	// prepared checkpoint with the in_flight row, the outcome, the run's
-	// commit — or three when its next is empty (the outcome and the commit
-	// are one: consumer B's), and one that finds nothing twice; those are a
-	// few
-	if res.CommitsPerRun < 3.5 || res.CommitsPerRun > 3.75 || res.CommitsPerRunSource != "wal" {
-		t.Errorf("commits_per_run = %v (%s), want 3.5 (A's four, B's three) and a little more, counted from the WAL", res.CommitsPerRun, res.CommitsPerRunSource)
+	// a consumer run that makes a call commits three times — its start, its
+	// prepared checkpoint with the in_flight row, the outcome with the run's
+	// commit (one transaction once next has run, or when next is empty:
+	// foldNext) — and one that finds nothing twice; those are a few
+	if res.CommitsPerRun < 3 || res.CommitsPerRun > 3.25 || res.CommitsPerRunSource != "wal" {
+		t.Errorf("commits_per_run = %v (%s), want 3 (A's and B's three) and a little more, counted from the WAL", res.CommitsPerRun, res.CommitsPerRunSource)
 	}
 	// every consumer run of the pipeline makes one call: its in_flight row
 	// is the one commit that must wait for the disk
@@ -208,16 +207,19 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	defer k.close()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuSeconds()
 	if err := k.e.Drain(ctx); err != nil {
 		b.Fatal(err)
 	}
-	el := time.Since(start)
+	el, cpu := time.Since(start), cpuSeconds()-cpu0
 	b.StopTimer()
 	if err := checkPipeline(k, b.N); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(2*b.N)/el.Seconds(), "runs/s")
+	// keep's CPU (host and workers) over the drain, per 1,000 runs: what an
+	// A/B on a shared machine compares best
+	b.ReportMetric(cpu/float64(2*b.N)*1000, "cpu-s/1000runs")
 }
 
 // BenchmarkFloor is floor_commits_per_s as a go benchmark, to read beside
