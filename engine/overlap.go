@@ -136,12 +136,11 @@ func (e *Engine) mutateEarly(ctx context.Context, ws *wfState, w *storage.Workfl
 	return e.nextPhase(ctx, ws, w, sc, c, run, tr)
 }
 
-// earlyNext is a consumer's next phase started as soon as the mutation
-// applied, before its outcome is recorded: next depends on the prepared data
-// and the mutation result only, and what it publishes is buffered until the
-// run commits, with or after the outcome. foldNext takes it when it
-// succeeded (one transaction for both), else nextPhase when it was started
-// for the same run and the same mutation result; otherwise it is dropped.
+// earlyNext is a consumer's next phase started, once the mutation applied,
+// while the outcome commits: next depends on the prepared data and the
+// mutation result only, and what it publishes is buffered until the run
+// commits, after the outcome. nextPhase takes it when it was started for the
+// same run and the same mutation result; otherwise it is dropped.
 type earlyNext struct {
 	done chan struct{}
 	h    *host
