@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -130,16 +131,13 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	}
 	if err == nil && e.emptyNext(ctx, run) && !e.parked(ctx, w) {
 		// no next to run: the outcome and the run's commit are one
-		return e.tAppliedCommitted(ctx, w, run, mut, res, nil, tr)
+		return e.tAppliedCommitted(ctx, w, run, mut, res, tr)
 	}
 	if err == nil {
-		// overlap.go: next runs now, with the call's result; once it has,
-		// the outcome and the run's commit are one (foldNext)
-		mres := ledger.AppliedResult(mustJSON(res))
-		defer e.startNext(ctx, w, run, mres)()
-		if done, err := e.foldNext(ctx, ws, w, run, mut, res, mres, tr); done {
-			return err
-		}
+		// overlap.go: next runs while the outcome commits, with the
+		// call's result
+		defer e.startNext(ctx, w, run, ledger.AppliedResult(mustJSON(res)))()
+		runtime.Gosched() // next gets this core, the outcome's commit the next one free (runConsumer)
 	}
 	if err := e.tMutationOutcome(ctx, w, run, mut, res, err, tr); err != nil {
 		return err

@@ -180,36 +180,6 @@ func (e *Engine) startNext(ctx context.Context, w *storage.Workflow, run *storag
 	}
 }
 
-// foldNext waits for the next phase started for run with the applied
-// call's result mres and, when it succeeded and the workflow is not parked,
-// records the outcome and commits the run in one transaction: one commit
-// and one write of the run's row fewer than the outcome's then the run's.
-// done is false when it did nothing (no next started, a next that failed,
-// a pause): the outcome is then recorded on its own, as before.
-func (e *Engine) foldNext(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, mres json.RawMessage, tr *trace) (done bool, err error) {
-	v, ok := earlyNexts.Load(run)
-	if !ok {
-		return false, nil
-	}
-	n := v.(*earlyNext)
-	<-n.done
-	if n.err != nil || !bytes.Equal(n.mres, mres) || e.parked(ctx, w) {
-		return false, nil // runNext takes it
-	}
-	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
-	if err != nil {
-		return false, nil
-	}
-	earlyNexts.CompareAndDelete(run, n)
-	tr.merge(n.h.tr)
-	n.h.tr = tr
-	if err := e.tAppliedCommitted(ctx, w, run, mut, res, n, tr); err != nil {
-		return true, err
-	}
-	e.markSubscribers(ws, sc, n.h.pubs)
-	return true, nil
-}
-
 // runNext runs run's next phase, or takes the one started early when it ran
 // with the same mutation result; its trace joins tr.
 func (e *Engine) runNext(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, mres json.RawMessage, tr *trace) (*host, *sandbox.Outcome, error) {

@@ -407,18 +407,13 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 }
 
 // tAppliedCommitted records an applied call and commits its run in one
-// transaction, for a consumer whose next is empty (sandbox/noop.go), or
-// whose next has run to its end with the call's result (next, foldNext):
-// the outcome's own commit (tMutationOutcome) would guard nothing but what
-// next read, which is the prepared data and this result. A process killed
-// before it leaves the durable in_flight row, which start-up checks with
-// the connector, as a kill before the outcome's commit does.
-func (e *Engine) tAppliedCommitted(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, next *earlyNext, tr *trace) error {
+// transaction, for a consumer whose next is empty (sandbox/noop.go): with
+// no next to run between them, the outcome's own commit (tMutationOutcome)
+// would guard nothing. A process killed before it leaves the durable
+// in_flight row, which start-up checks with the connector, as a kill before
+// the outcome's commit does.
+func (e *Engine) tAppliedCommitted(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, tr *trace) error {
 	wake := e.wakeFrom(run.PrepareResult, tr)
-	out, pubs := &sandbox.Outcome{}, []publication(nil)
-	if next != nil {
-		out, pubs = next.out, next.h.pubs
-	}
 	return e.writeRunWith(ctx, run, e.db.WriteUnsynced, func(tx *storage.Tx) error {
 		d, err := e.led.RecordOutcome(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res)}, e.retry(mut.Attempts))
 		if err != nil {
@@ -430,7 +425,7 @@ func (e *Engine) tAppliedCommitted(ctx context.Context, w *storage.Workflow, run
 		if run.Phase != PhaseMutated || run.Status != RunActive {
 			return fmt.Errorf("run %d: an applied call left it %s in %s", run.ID, run.Status, run.Phase)
 		}
-		return e.commitConsumerTx(ctx, tx, w, run, out, pubs, wake, tr)
+		return e.commitConsumerTx(ctx, tx, w, run, &sandbox.Outcome{}, nil, wake, tr)
 	})
 }
 
