@@ -1268,7 +1268,7 @@ func acceptProposal(ctx context.Context, c *cli, id string, always bool) error {
 	// what the new version may do under grants made before it
 	var used []engine.GrantView
 	for _, g := range res.Capabilities {
-		if g.Used && g.Mode == "allow" {
+		if g.Used && g.Mode == engine.GrantAllow {
 			used = append(used, g)
 		}
 	}
