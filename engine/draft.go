@@ -150,14 +150,6 @@ func codeOf(answer string) string {
 	return strings.TrimSpace(rest) + "\n"
 }
 
-// ScriptView is the current script of a deployed workflow.
-type ScriptView struct {
-	Workflow string `json:"workflow"`
-	Version  string `json:"version"` // its label: "3", "3.1" after a repair
-	FileName string `json:"file_name"`
-	Source   string `json:"source"`
-}
-
 // Script implements API.
 func (e *Engine) Script(ctx context.Context, workflow string) (*ScriptView, error) {
 	w, err := e.workflowByName(ctx, workflow)

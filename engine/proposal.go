@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aymanbagabas/go-udiff"
 
@@ -24,53 +23,6 @@ import (
 // run, and the workflow keeps its version and state until the person
 // accepts it. A repair that would widen what the workflow touches is
 // refused outright and only recorded.
-
-// ProposalRequest offers Source as the next version of Workflow (empty:
-// the name in the file, which may be a workflow not deployed yet).
-type ProposalRequest struct {
-	Workflow, FileName string
-	Source             []byte
-	Origin, Reason     string
-}
-
-// Proposal origins.
-const (
-	OriginRepair = "repair"
-	OriginMCP    = "mcp"
-	OriginEdit   = "edit"
-)
-
-// Proposal statuses: open waits for the person; the others are decisions.
-const (
-	ProposalOpen     = "open"
-	ProposalAccepted = "accepted"
-	ProposalRejected = "rejected"
-	ProposalRefused  = "refused"
-)
-
-// AttentionProposal: a new version waits for the person to accept or reject it.
-const AttentionProposal AttentionKind = "proposal"
-
-// ProposalView is a proposal as a front end shows it.
-type ProposalView struct {
-	ID          string          `json:"id"` // "p12": what keep approve and keep reject take
-	Workflow    string          `json:"workflow"`
-	Origin      string          `json:"origin"`
-	Reason      string          `json:"reason"`
-	FileName    string          `json:"file_name"`
-	BaseVersion int             `json:"base_version"` // the version it would replace (0: none)
-	Source      string          `json:"source"`
-	Diff        string          `json:"diff"`
-	Summary     ProposalSummary `json:"summary"`
-	DryRun      *TryReport      `json:"dry_run"`
-	// DryRunError says why there is no dry run.
-	DryRunError string     `json:"dry_run_error,omitempty"`
-	Status      string     `json:"status"`
-	Why         string     `json:"why,omitempty"`     // a refusal's reason
-	Version     int        `json:"version,omitempty"` // the version an accept made
-	CreatedAt   time.Time  `json:"created_at"`
-	DecidedAt   *time.Time `json:"decided_at,omitempty"`
-}
 
 // proposalDryRun is the stored dry run of a proposal.
 type proposalDryRun struct {
