@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"keep/engine/ledger"
 	"keep/sandbox"
@@ -122,29 +121,15 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	return res, nil
 }
 
-// schedule text for a producer, in words.
-func scheduleWords(s sandbox.Schedule) string {
-	if s.Cron != "" {
-		return "Runs on cron " + s.Cron
+// Script implements API.
+func (e *Engine) Script(ctx context.Context, workflow string) (*ScriptView, error) {
+	w, err := e.workflowByName(ctx, workflow)
+	if err != nil {
+		return nil, err
 	}
-	return "Checks every " + durationWords(s.Interval)
-}
-
-func durationWords(d time.Duration) string {
-	switch {
-	case d%(24*time.Hour) == 0:
-		return plural(int(d/(24*time.Hour)), "day")
-	case d%time.Hour == 0:
-		return plural(int(d/time.Hour), "hour")
-	case d%time.Minute == 0:
-		return plural(int(d/time.Minute), "minute")
+	sv, err := e.db.Read().ScriptVersion(ctx, w.ID, w.Version)
+	if err != nil {
+		return nil, err
 	}
-	return plural(int(d/time.Second), "second")
-}
-
-func plural(n int, unit string) string {
-	if n == 1 {
-		return unit
-	}
-	return itoa(n) + " " + unit + "s"
+	return &ScriptView{Workflow: w.Name, Version: sv.Label, FileName: sv.FileName, Source: sv.Source}, nil
 }

@@ -149,16 +149,3 @@ func codeOf(answer string) string {
 	}
 	return strings.TrimSpace(rest) + "\n"
 }
-
-// Script implements API.
-func (e *Engine) Script(ctx context.Context, workflow string) (*ScriptView, error) {
-	w, err := e.workflowByName(ctx, workflow)
-	if err != nil {
-		return nil, err
-	}
-	sv, err := e.db.Read().ScriptVersion(ctx, w.ID, w.Version)
-	if err != nil {
-		return nil, err
-	}
-	return &ScriptView{Workflow: w.Name, Version: sv.Label, FileName: sv.FileName, Source: sv.Source}, nil
-}

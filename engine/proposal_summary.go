@@ -11,9 +11,6 @@ import (
 	"keep/sandbox"
 )
 
-// hostsIn lists the hosts of the URLs in s, lower-case, sorted, once each.
-func hostsIn(s string) []string { return sandbox.HostsIn(s) }
-
 // uses is what one script calls and declares.
 type uses struct {
 	reads, mutations, hosts, handlers, topics []string

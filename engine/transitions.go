@@ -19,17 +19,6 @@ import (
 	"keep/storage"
 )
 
-// journal hands a notification to the bus inside the transaction that made
-// the change (DESIGN.md §9), and schedules its reminder where one is due.
-func (e *Engine) journal(tx *storage.Tx, w *storage.Workflow, topic string, payload map[string]any) error {
-	if e.events == nil {
-		return nil
-	}
-	payload["workflow"] = w.Name
-	_, err := e.events.EmitTx(tx, topic, "engine", payload, fmt.Sprint(w.ID))
-	return err
-}
-
 func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, h *host, next *time.Time, tr *trace) error {
 	now := e.now()
 	return e.writeRun(ctx, run, func(tx *storage.Tx) error {

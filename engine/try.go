@@ -449,7 +449,7 @@ func (c *capture) read(conn string, call connectors.Call, performed bool) {
 	if c.hosts == nil {
 		c.hosts = map[string]bool{}
 	}
-	for _, h := range hostsIn(string(args)) {
+	for _, h := range sandbox.HostsIn(string(args)) {
 		c.hosts[h] = true
 	}
 }

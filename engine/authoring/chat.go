@@ -1,3 +1,9 @@
+// Package authoring is the model's side of writing workflows: the
+// chat-completions client keep new and keep edit draft with, the repairers
+// a logic failure is handed to (DESIGN.md §7.2), and the quoting that keeps
+// what a workflow read as data in every prompt. It knows nothing of the
+// engine: the engine hands a repairer a RepairRequest and takes back only a
+// script, which becomes a proposal for the person.
 package authoring
 
 import (
@@ -15,10 +21,6 @@ import (
 	"keep/connectors"
 	"keep/engine/config"
 )
-
-// The model's side of authoring: an OpenAI-compatible chat client that
-// keep new and keep edit draft with (engine/draft.go), and the repairer it
-// also serves (repairers.go).
 
 // ErrNoLLM says the config has no [llm] endpoint; its text says what to add.
 var ErrNoLLM = errors.New(`no LLM is configured; add to your config file:

@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"time"
+
+	"keep/sandbox"
+)
+
+// schedule text for a producer, in words.
+func scheduleWords(s sandbox.Schedule) string {
+	if s.Cron != "" {
+		return "Runs on cron " + s.Cron
+	}
+	return "Checks every " + durationWords(s.Interval)
+}
+
+func durationWords(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return plural(int(d/(24*time.Hour)), "day")
+	case d%time.Hour == 0:
+		return plural(int(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return plural(int(d/time.Minute), "minute")
+	}
+	return plural(int(d/time.Second), "second")
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return unit
+	}
+	return itoa(n) + " " + unit + "s"
+}
