@@ -62,6 +62,18 @@ func (e *Engine) journal(tx *storage.Tx, w *storage.Workflow, topic string, payl
 	return err
 }
 
+// markAllConsumers marks every consumer of a workflow dirty (deploy,
+// recovery, after an unblock: triggers accumulated meanwhile).
+func (e *Engine) markAllConsumers(ctx context.Context, ws *wfState, w *storage.Workflow) {
+	sc, err := e.script(ctx, w.ID, w.Version)
+	if err != nil {
+		return
+	}
+	for _, c := range sc.Workflow.Consumers {
+		ws.markDirty(c.Name)
+	}
+}
+
 // moveMutation performs ev on m, a mutation of w, in tx (ledger.MoveMutation).
 func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, ev ledger.MutationEvent, by string) error {
 	d, err := e.led.MoveMutation(ctx, tx, w, m, ev, by)

@@ -532,15 +532,3 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 	}
 	return fmt.Errorf("run %d: cannot continue from phase %s", run.ID, run.Phase)
 }
-
-// markAllConsumers marks every consumer of a workflow dirty (deploy,
-// recovery, after an unblock: triggers accumulated meanwhile).
-func (e *Engine) markAllConsumers(ctx context.Context, ws *wfState, w *storage.Workflow) {
-	sc, err := e.script(ctx, w.ID, w.Version)
-	if err != nil {
-		return
-	}
-	for _, c := range sc.Workflow.Consumers {
-		ws.markDirty(c.Name)
-	}
-}
