@@ -46,6 +46,22 @@ func (e *Engine) repairFailed(ctx context.Context, w *storage.Workflow, why stri
 	e.notify(NoteNeedsAttention, w.Name, w.Name+": "+why)
 }
 
+// tRepairFailed leaves the failure with the user, saying why no repair came.
+// w is the workflow as the repair found it: a block the user has answered
+// meanwhile is left as it is now.
+func (e *Engine) tRepairFailed(ctx context.Context, w *storage.Workflow, why string) error {
+	kind, runID := w.BlockKind, w.BlockRunID
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		if w.BlockKind != kind || w.BlockRunID != runID {
+			return nil
+		}
+		return e.setBlock(ctx, tx, w, BlockRepair, w.BlockReason+" ("+why+")", w.BlockRunID, nil)
+	})
+}
+
 func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storage.Run) error {
 	q := e.db.Read()
 	cur, err := q.ScriptVersion(ctx, w.ID, w.Version)
