@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"keep/engine/ledger"
+	"keep/sandbox"
 )
 
 // API is everything a front end (the TUI, the CLI, the daemon's socket
@@ -361,4 +362,195 @@ type Notification struct {
 	Workflow string    `json:"workflow"`
 	Text     string    `json:"text"`
 	At       time.Time `json:"at"`
+}
+
+// The API's answers about scripts, dry runs and proposals: the types
+// of the methods above whose work lives in draft.go, try.go and
+// proposal.go.
+
+// ScriptView is the current script of a deployed workflow.
+type ScriptView struct {
+	Workflow string `json:"workflow"`
+	Version  string `json:"version"` // its label: "3", "3.1" after a repair
+	FileName string `json:"file_name"`
+	Source   string `json:"source"`
+}
+
+// DefaultTryLimit is how many mutations a dry run captures before it stops.
+const DefaultTryLimit = 20
+
+// TryOptions narrows a dry run.
+type TryOptions struct {
+	// Producer runs only this producer (default: every producer once).
+	Producer string `json:"producer,omitempty"`
+	// Limit stops the run after this many captured mutations (0: DefaultTryLimit).
+	Limit int `json:"limit,omitempty"`
+	// Grants are the deployed workflow's, which decide what would wait for
+	// approval; nil for a file never deployed (the default mode applies).
+	Grants []GrantView `json:"grants,omitempty"`
+	// Deployed says Grants are the deployed workflow's.
+	Deployed bool `json:"deployed,omitempty"`
+	// CallsToday are the deployed workflow's calls in the last day that
+	// each grant with a daily limit covers, as the limit counts them (by
+	// limitKey): a captured call past the limit would wait for approval.
+	CallsToday map[string]int `json:"calls_today,omitempty"`
+	// CaptureReads shows reads instead of performing them, as mutations
+	// are: nothing outside keep is touched (keep new and edit without
+	// --with-reads, proposals). A captured read answers empty.
+	CaptureReads bool `json:"capture_reads,omitempty"`
+}
+
+// TryReport is what a dry run would have done.
+type TryReport struct {
+	Workflow string `json:"workflow"`
+	// StartedFrom is "empty" for a file (keep try: producers read as on a
+	// first deploy), or "from a copy of the database" for a deployed
+	// workflow (API.DryRun: its events, state and grants as they are).
+	StartedFrom string `json:"started_from"`
+	// Note says why nothing may have run: the workflow is paused, or waits
+	// for you.
+	Note      string        `json:"note,omitempty"`
+	Inputs    []TryInput    `json:"inputs"`
+	Mutations []TryMutation `json:"mutations"`
+	// Reads are every read the runs made, performed or captured, and
+	// Hosts every host their arguments name.
+	Reads []TryRead `json:"reads"`
+	Hosts []string  `json:"hosts"`
+	Runs  []TryRun  `json:"runs"`
+	// PendingEvents were left unhandled (the limit, or a consumer that
+	// reserved nothing).
+	PendingEvents int  `json:"pending_events"`
+	LimitReached  bool `json:"limit_reached"`
+	// Capabilities the workflow calls, with what each would need.
+	Capabilities []GrantView `json:"capabilities"`
+	// ApprovalsFrom says what decided NeedsApproval: the deployed
+	// workflow's grants, or the default mode a new workflow starts with.
+	ApprovalsFrom string `json:"approvals_from"`
+	// Manifest is all the tried version may do, whatever this run did:
+	// what it would be held to once deployed.
+	Manifest *sandbox.Manifest `json:"manifest"`
+}
+
+// TryInput is an input the producers registered.
+type TryInput struct {
+	Source     string `json:"source"`
+	Type       string `json:"type"`
+	ExternalID string `json:"external_id"`
+	Title      string `json:"title"`
+}
+
+// TryMutation is one captured mutation: a ledger row that was not performed.
+type TryMutation struct {
+	Connector string          `json:"connector"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params"`
+	Preview   string          `json:"preview"`
+	Title     string          `json:"ui_title"`
+	RunID     string          `json:"run_id"`
+	// CausedBy are the titles of the inputs whose events the run reserved.
+	CausedBy []string `json:"caused_by"`
+	// Approval is "allowed" or why it would wait for you.
+	NeedsApproval bool   `json:"needs_approval"`
+	Approval      string `json:"approval"`
+}
+
+// TryRead is one read of a dry run.
+type TryRead struct {
+	Connector string          `json:"connector"`
+	Method    string          `json:"method"`
+	Args      json.RawMessage `json:"args"`
+	// Performed: the read was made; else it was captured and answered empty.
+	Performed bool `json:"performed"`
+}
+
+// Failed are the runs of the dry run that failed (keep try exits 1).
+func (rep *TryReport) Failed() []TryRun {
+	var out []TryRun
+	for _, r := range rep.Runs {
+		if r.Status == RunFailedLogic || r.Status == RunFailedInternal {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TryRun is a run of the dry run with its trace.
+type TryRun struct {
+	RunView
+	Trace []TraceLine `json:"trace"`
+}
+
+// ProposalRequest offers Source as the next version of Workflow (empty:
+// the name in the file, which may be a workflow not deployed yet).
+type ProposalRequest struct {
+	Workflow, FileName string
+	Source             []byte
+	Origin, Reason     string
+}
+
+// Proposal origins.
+const (
+	OriginRepair = "repair"
+	OriginMCP    = "mcp"
+	OriginEdit   = "edit"
+)
+
+// Proposal statuses: open waits for the person; the others are decisions.
+const (
+	ProposalOpen     = "open"
+	ProposalAccepted = "accepted"
+	ProposalRejected = "rejected"
+	ProposalRefused  = "refused"
+)
+
+// AttentionProposal: a new version waits for the person to accept or reject it.
+const AttentionProposal AttentionKind = "proposal"
+
+// ProposalView is a proposal as a front end shows it.
+type ProposalView struct {
+	ID          string          `json:"id"` // "p12": what keep approve and keep reject take
+	Workflow    string          `json:"workflow"`
+	Origin      string          `json:"origin"`
+	Reason      string          `json:"reason"`
+	FileName    string          `json:"file_name"`
+	BaseVersion int             `json:"base_version"` // the version it would replace (0: none)
+	Source      string          `json:"source"`
+	Diff        string          `json:"diff"`
+	Summary     ProposalSummary `json:"summary"`
+	DryRun      *TryReport      `json:"dry_run"`
+	// DryRunError says why there is no dry run.
+	DryRunError string     `json:"dry_run_error,omitempty"`
+	Status      string     `json:"status"`
+	Why         string     `json:"why,omitempty"`     // a refusal's reason
+	Version     int        `json:"version,omitempty"` // the version an accept made
+	CreatedAt   time.Time  `json:"created_at"`
+	DecidedAt   *time.Time `json:"decided_at,omitempty"`
+}
+
+// ProposalSummary is what a proposed script uses and what it adds to the
+// version it would replace: the person reads this before the diff. It is
+// read from the two versions' manifests (sandbox.Manifest), the same the
+// engine holds every call of the running version against, so it is an
+// upper bound of what the new version may do.
+type ProposalSummary struct {
+	Reads     []string `json:"reads"`     // connector.method of every read it calls
+	Hosts     []string `json:"hosts"`     // hosts its source names: the only ones it may reach
+	Handlers  []string `json:"handlers"`  // producer and consumer names
+	Topics    []string `json:"topics"`    // declared topics
+	Schedules []string `json:"schedules"` // "producer: every 5m"
+	Mutations []string `json:"mutations"` // connector.method of every mutation it calls (MCP tools as mcp.NAME.TOOL)
+	// Grants are the mutations the workflow's grants do not allow yet:
+	// accepting does not grant them, each would wait for you.
+	Grants []string `json:"grants"`
+	// UsesGrants are the workflow's existing grants the new version's
+	// mutations would be made under, in words ("your grant files.write
+	// allow, any path"): accepting lets it use them.
+	UsesGrants []string `json:"uses_grants"`
+	// Adds says, in words, what is new against the deployed version
+	// (everything, for a workflow not deployed yet).
+	Adds []string `json:"adds"`
+	// Widens is the part of Adds a repair may not bring: a read, a host,
+	// a handler, a topic or a faster schedule (a mutation waits on the
+	// grants). A repair with any is refused.
+	Widens []string `json:"widens"`
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -222,53 +221,4 @@ func mailConnector(cfg config.Config, opts ConnectorOpts) (*mail.Connector, erro
 		mc.Account, mc.Username = a, ""
 	}
 	return mail.New(mc)
-}
-
-// The configured accounts: a connector's own credential keys held by the
-// one accounts store, so connectors ask it for them and keep auth list
-// shows them.
-const (
-	SlackAccount = "connectors.slack" // [connectors.slack] token / token_env
-	MailAccount  = "connectors.mail"  // [connectors.mail] password / password_env
-)
-
-// configuredAccounts defines the configured accounts cfg asks for. Slack's
-// is there only while its token is (token_env has a default, and without
-// a token the connector posts through its webhook); mail's whenever a
-// password is configured for a username and no account is named.
-func configuredAccounts(cfg config.Config) []accounts.Def {
-	var out []accounts.Def
-	s := cfg.Connectors.Slack
-	if s.Token != "" || (s.TokenEnv != "" && os.Getenv(s.TokenEnv) != "") {
-		out = append(out, accounts.Def{Name: SlackAccount, Kind: accounts.Token, SecretEnv: s.TokenEnv, ConfigSecret: s.Token})
-	}
-	m := cfg.Connectors.Mail
-	if m.Account == "" && m.Username != "" && (m.Password != "" || m.PasswordEnv != "") {
-		out = append(out, accounts.Def{Name: MailAccount, Kind: accounts.Password, Username: m.Username,
-			SecretEnv: m.PasswordEnv, ConfigSecret: m.Password})
-	}
-	return out
-}
-
-// configuredAccount is the configured account name of cfg, from accts when
-// it holds it (OpenAccounts puts them there), else from a store of its own
-// (a caller's store made without them); nil when cfg asks for none.
-func configuredAccount(accts *accounts.Store, name string, cfg config.Config) (connectors.Account, error) {
-	for _, d := range configuredAccounts(cfg) {
-		if d.Name != name {
-			continue
-		}
-		if accts != nil {
-			if have, ok := accts.Def(name); ok && have.SecretEnv == d.SecretEnv && have.ConfigSecret == d.ConfigSecret &&
-				have.Username == d.Username && have.Kind == d.Kind {
-				return accts.Account(name)
-			}
-		}
-		own, err := accounts.Open([]accounts.Def{d}, accounts.Opts{})
-		if err != nil {
-			return nil, fmt.Errorf("accounts.%s: %w", name, err)
-		}
-		return own.Account(name)
-	}
-	return nil, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"keep/engine/ledger"
 	"keep/sandbox"
@@ -142,38 +141,15 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	return res, nil
 }
 
-// schedule text for a producer, in words.
-func scheduleWords(s sandbox.Schedule) string {
-	var w string
-	switch {
-	case s.Cron != "":
-		w = "Runs on cron " + s.Cron
-	case s.Interval > 0:
-		w = "Checks every " + durationWords(s.Interval)
-	case s.Watch != "":
-		return "Checks when " + s.Watch + " changes, and every " + durationWords(sandbox.WatchRescan)
+// Script implements API.
+func (e *Engine) Script(ctx context.Context, workflow string) (*ScriptView, error) {
+	w, err := e.workflowByName(ctx, workflow)
+	if err != nil {
+		return nil, err
 	}
-	if s.Watch != "" {
-		w += ", and when " + s.Watch + " changes"
+	sv, err := e.db.Read().ScriptVersion(ctx, w.ID, w.Version)
+	if err != nil {
+		return nil, err
 	}
-	return w
-}
-
-func durationWords(d time.Duration) string {
-	switch {
-	case d%(24*time.Hour) == 0:
-		return plural(int(d/(24*time.Hour)), "day")
-	case d%time.Hour == 0:
-		return plural(int(d/time.Hour), "hour")
-	case d%time.Minute == 0:
-		return plural(int(d/time.Minute), "minute")
-	}
-	return plural(int(d/time.Second), "second")
-}
-
-func plural(n int, unit string) string {
-	if n == 1 {
-		return unit
-	}
-	return itoa(n) + " " + unit + "s"
+	return &ScriptView{Workflow: w.Name, Version: sv.Label, FileName: sv.FileName, Source: sv.Source}, nil
 }

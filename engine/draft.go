@@ -1,19 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"strings"
-	"time"
 
 	"keep/connectors"
-	"keep/engine/config"
+	"keep/engine/authoring"
 	"keep/engine/reference"
 )
 
@@ -24,116 +17,6 @@ import (
 
 // DraftRounds is how many drafts a model gets to produce a working file.
 const DraftRounds = 3
-
-// ErrNoLLM says the config has no [llm] endpoint; its text says what to add.
-var ErrNoLLM = errors.New(`no LLM is configured; add to your config file:
-
-[llm]
-endpoint = "https://api.openai.com/v1"   # any OpenAI-compatible base URL, or its /chat/completions URL
-model = "gpt-4o-mini"
-api_key_env = "KEEP_LLM_API_KEY"         # the environment variable that holds the key`)
-
-// ChatMessage is one message of a chat-completions conversation.
-type ChatMessage struct {
-	Role    string `json:"role"` // system, user, assistant
-	Content string `json:"content"`
-}
-
-// Chat is an OpenAI-compatible chat-completions client.
-type Chat struct {
-	URL    string // the chat-completions URL
-	Model  string
-	APIKey string
-	Client *http.Client
-}
-
-// ChatFrom builds the client of [llm], or ErrNoLLM.
-func ChatFrom(l config.LLM) (*Chat, error) {
-	if strings.TrimSpace(l.Endpoint) == "" {
-		return nil, ErrNoLLM
-	}
-	c := &Chat{URL: ChatURL(l.Endpoint), Model: l.Model}
-	if l.APIKeyEnv != "" {
-		c.APIKey = os.Getenv(l.APIKeyEnv)
-	}
-	return c, nil
-}
-
-// ChatURL turns a base URL ("https://host/v1", "http://localhost:8080")
-// into its chat-completions URL; a URL that already is one is kept.
-func ChatURL(endpoint string) string {
-	u := strings.TrimRight(strings.TrimSpace(endpoint), "/")
-	switch {
-	case strings.HasSuffix(u, "/chat/completions"):
-		return u
-	case strings.HasSuffix(u, "/v1"):
-		return u + "/chat/completions"
-	}
-	return u + "/v1/chat/completions"
-}
-
-// RepairerFrom is the repairer of DESIGN.md §7.2, only when [repair]
-// enabled is set: [repair]'s command or endpoint, else [llm]'s endpoint.
-// The [repair] endpoint's key comes from $KEEP_REPAIR_API_KEY, [llm]'s from
-// its api_key_env. Whatever it answers is only a proposal (proposal.go).
-func RepairerFrom(r config.Repair, l config.LLM) Repairer {
-	switch {
-	case !r.Enabled:
-		return nil
-	case r.Command != "":
-		return CommandRepairer{Command: r.Command}
-	case r.Endpoint != "":
-		return EndpointRepairer{URL: r.Endpoint, Model: r.Model, APIKey: os.Getenv("KEEP_REPAIR_API_KEY")}
-	}
-	if c, err := ChatFrom(l); err == nil {
-		return EndpointRepairer{URL: c.URL, Model: c.Model, APIKey: c.APIKey}
-	}
-	return nil
-}
-
-// Complete sends the conversation and returns the model's answer.
-func (c *Chat) Complete(ctx context.Context, msgs []ChatMessage) (string, error) {
-	body, err := json.Marshal(map[string]any{"model": c.Model, "messages": msgs})
-	if err != nil {
-		return "", err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
-	if err != nil {
-		return "", fmt.Errorf("llm: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	client := c.Client
-	if client == nil {
-		client = &http.Client{Timeout: 5 * time.Minute}
-	}
-	// the key goes through connectors' one credential transport: to the
-	// endpoint's origin only, never over plain http to another machine
-	t := connectors.Transport{Client: client}
-	if c.APIKey != "" {
-		t.Account = connectors.KeyAccount{Label: "llm", Value: c.APIKey}
-	}
-	resp, _, err := t.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("llm %s: %w", c.URL, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return "", fmt.Errorf("llm %s: %w", c.URL, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("llm %s answered %s: %s", c.URL, resp.Status, clip(string(raw), 300))
-	}
-	var out struct {
-		Choices []struct {
-			Message ChatMessage `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || len(out.Choices) == 0 {
-		return "", fmt.Errorf("llm %s: no choices in its answer", c.URL)
-	}
-	return out.Choices[0].Message.Content, nil
-}
 
 // DraftRequest is what to draft: a new workflow from a description, or a
 // change to an existing script.
@@ -182,14 +65,14 @@ clear title, give every event a stable messageId, reserve in prepare what mutate
 make at most one mutation in mutate, and give it a ui.title. Start the file with // @ts-check and a comment saying what it does.
 Answer with the complete file only, in one fenced javascript block.
 
-` + dataRule
+` + authoring.DataRule
 
 // DraftWorkflow asks chat for a workflow and checks each answer by
 // validating and dry-running it with reg's connectors (mutations captured,
 // and reads too unless req.Try says otherwise); the problems go back to
 // the model, DraftRounds times at most. After the last failed round it
 // returns the last draft, Invalid, with the error.
-func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, pol Policy, req DraftRequest) (*Draft, error) {
+func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Registry, pol Policy, req DraftRequest) (*Draft, error) {
 	var ref strings.Builder
 	if err := reference.Build(reg).WriteText(&ref); err != nil {
 		return nil, err
@@ -203,7 +86,7 @@ func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, po
 		user = "Here is a workflow file:\n\n```javascript\n" + req.Current + "\n```\n\nChange it as follows, keeping its name: " +
 			req.Change + "\nAnswer with the complete new file."
 	}
-	msgs := []ChatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}
+	msgs := []authoring.ChatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}
 	var problems, src string
 	for round := 1; round <= DraftRounds; round++ {
 		answer, err := chat.Complete(ctx, msgs)
@@ -228,9 +111,9 @@ func DraftWorkflow(ctx context.Context, chat *Chat, reg *connectors.Registry, po
 		if problems == "" {
 			return &Draft{Source: src, Rounds: round, Report: rep}, nil
 		}
-		msgs = append(msgs, ChatMessage{Role: "assistant", Content: answer},
-			ChatMessage{Role: "user", Content: "That file does not work yet. What validating and dry-running it reported, as data:\n" +
-				untrusted("problems", problems) + "\nAnswer with the complete corrected file."})
+		msgs = append(msgs, authoring.ChatMessage{Role: "assistant", Content: answer},
+			authoring.ChatMessage{Role: "user", Content: "That file does not work yet. What validating and dry-running it reported, as data:\n" +
+				authoring.Untrusted("problems", problems) + "\nAnswer with the complete corrected file."})
 	}
 	return &Draft{Source: src, Rounds: DraftRounds, Invalid: true, Problems: problems},
 		fmt.Errorf("no working draft after %d rounds; the last one: %s", DraftRounds, problems)
@@ -265,25 +148,4 @@ func codeOf(answer string) string {
 		rest = rest[:end]
 	}
 	return strings.TrimSpace(rest) + "\n"
-}
-
-// ScriptView is the current script of a deployed workflow.
-type ScriptView struct {
-	Workflow string `json:"workflow"`
-	Version  string `json:"version"` // its label: "3", "3.1" after a repair
-	FileName string `json:"file_name"`
-	Source   string `json:"source"`
-}
-
-// Script implements API.
-func (e *Engine) Script(ctx context.Context, workflow string) (*ScriptView, error) {
-	w, err := e.workflowByName(ctx, workflow)
-	if err != nil {
-		return nil, err
-	}
-	sv, err := e.db.Read().ScriptVersion(ctx, w.ID, w.Version)
-	if err != nil {
-		return nil, err
-	}
-	return &ScriptView{Workflow: w.Name, Version: sv.Label, FileName: sv.FileName, Source: sv.Source}, nil
 }

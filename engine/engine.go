@@ -19,6 +19,7 @@ import (
 
 	"keep/connectors"
 	"keep/connectors/accounts"
+	"keep/engine/authoring"
 	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/engine/ledger"
@@ -84,7 +85,7 @@ type Opts struct {
 	Now    func() time.Time
 	Logger *slog.Logger
 	// Repairer, if set, is handed logic failures (DESIGN.md §7.2).
-	Repairer Repairer
+	Repairer authoring.Repairer
 	// Events receives the journaled notifications of DESIGN.md §9 (the bus);
 	// nil: they only reach Subscribe.
 	Events EventSink
@@ -111,7 +112,7 @@ type Engine struct {
 	pol    Policy
 	now    func() time.Time
 	log    *slog.Logger
-	repair Repairer
+	repair authoring.Repairer
 	events EventSink
 	// accounts: see auth.go
 	accounts *accounts.Store

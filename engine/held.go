@@ -52,17 +52,17 @@ func RedactLogs(l *slog.Logger, h *connectors.Held) *slog.Logger {
 	if h == nil {
 		return l
 	}
-	if r, ok := l.Handler().(redactHandler); ok && r.held == h {
+	if r, ok := l.Handler().(redactHandler); ok && r.secrets == h {
 		return l
 	}
-	return slog.New(redactHandler{next: l.Handler(), held: h})
+	return slog.New(redactHandler{next: l.Handler(), secrets: h})
 }
 
 // redactHandler redacts at the last step before a handler writes: attrs
 // added with With are cleaned once, when they are added.
 type redactHandler struct {
-	next slog.Handler
-	held *connectors.Held
+	next    slog.Handler
+	secrets *connectors.Held
 }
 
 func (r redactHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -70,7 +70,7 @@ func (r redactHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (r redactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, r.held.Redact(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, r.secrets.Redact(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(r.attr(a))
 		return true
@@ -83,11 +83,11 @@ func (r redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	for i, a := range as {
 		clean[i] = r.attr(a)
 	}
-	return redactHandler{next: r.next.WithAttrs(clean), held: r.held}
+	return redactHandler{next: r.next.WithAttrs(clean), secrets: r.secrets}
 }
 
 func (r redactHandler) WithGroup(name string) slog.Handler {
-	return redactHandler{next: r.next.WithGroup(name), held: r.held}
+	return redactHandler{next: r.next.WithGroup(name), secrets: r.secrets}
 }
 
 // attr cleans one attribute: its text whatever its kind (an error, a
@@ -104,7 +104,7 @@ func (r redactHandler) attr(a slog.Attr) slog.Attr {
 		return slog.Group(a.Key, clean...)
 	case slog.KindString, slog.KindAny:
 		s := v.String()
-		if c := r.held.Redact(s); c != s {
+		if c := r.secrets.Redact(s); c != s {
 			return slog.String(a.Key, c)
 		}
 		return slog.Attr{Key: a.Key, Value: v}

@@ -22,9 +22,9 @@ import (
 type trace struct {
 	entries []storage.TraceEntry
 	now     func() time.Time
-	// held cleans what is recorded: a script's console lines and errors
+	// secrets cleans what is recorded: a script's console lines and errors
 	// are scrubbed like connector answers (take).
-	held *connectors.Held
+	secrets *connectors.Held
 
 	kept, bytes   int // what was kept over the run, across takes
 	cut, cutBytes int // what was not
@@ -38,7 +38,7 @@ const (
 	traceMaxBytes                = 256 << 10
 )
 
-func (e *Engine) newTrace() *trace { return &trace{now: e.now, held: e.reg.Held()} }
+func (e *Engine) newTrace() *trace { return &trace{now: e.now, secrets: e.reg.Held()} }
 
 func (t *trace) add(e storage.TraceEntry) {
 	size := len(e.Args) + len(e.Result) + len(e.Error) + len(e.Connector) + len(e.Method) + len(e.Phase)
@@ -92,7 +92,7 @@ func (t *trace) take(runID int64) []storage.TraceEntry {
 	// the one point where a run's trace leaves for the database: a secret
 	// a script got back from a server, and whatever it made of it, is
 	// cleaned here (console lines, errors, what calls carried)
-	redact := t.held.Redactor()
+	redact := t.secrets.Redactor()
 	for i := range out {
 		out[i].RunID = runID
 		out[i].Args, out[i].Result, out[i].Error = redact(out[i].Args), redact(out[i].Result), redact(out[i].Error)

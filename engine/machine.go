@@ -15,76 +15,6 @@ import (
 	"keep/storage"
 )
 
-// The states, declared once in storage and re-exported for the TUI.
-type (
-	RunStatus      = storage.RunStatus
-	Phase          = storage.Phase
-	MutationStatus = storage.MutationStatus
-	BlockKind      = storage.BlockKind
-	WorkflowStatus = storage.WorkflowStatus
-	EventStatus    = storage.EventStatus
-	GrantMode      = storage.GrantMode
-)
-
-// Every value of a state type, for flags and filters.
-var (
-	RunStatuses      = storage.RunStatuses
-	MutationStatuses = storage.MutationStatuses
-	EventStatuses    = storage.EventStatuses
-	GrantModes       = storage.GrantModes
-)
-
-const (
-	RunActive               = storage.RunActive
-	RunPausedTransient      = storage.RunPausedTransient
-	RunPausedApproval       = storage.RunPausedApproval
-	RunPausedReconciliation = storage.RunPausedReconciliation
-	RunFailedLogic          = storage.RunFailedLogic
-	RunFailedInternal       = storage.RunFailedInternal
-	RunCommitted            = storage.RunCommitted
-	RunCrashed              = storage.RunCrashed
-
-	PhasePreparing = storage.PhasePreparing
-	PhasePrepared  = storage.PhasePrepared
-	PhaseMutating  = storage.PhaseMutating
-	PhaseMutated   = storage.PhaseMutated
-	PhaseEmitting  = storage.PhaseEmitting
-	PhaseCommitted = storage.PhaseCommitted
-
-	MutationAwaitingApproval = storage.MutationAwaitingApproval
-	MutationApproved         = storage.MutationApproved
-	MutationInFlight         = storage.MutationInFlight
-	MutationApplied          = storage.MutationApplied
-	MutationFailed           = storage.MutationFailed
-	MutationNeedsReconcile   = storage.MutationNeedsReconcile
-	MutationIndeterminate    = storage.MutationIndeterminate
-	MutationSkipped          = storage.MutationSkipped
-
-	BlockNone           = storage.BlockNone
-	BlockApproval       = storage.BlockApproval
-	BlockReconciliation = storage.BlockReconciliation
-	BlockRepair         = storage.BlockRepair
-	BlockTransient      = storage.BlockTransient
-	BlockInternal       = storage.BlockInternal
-	BlockPermission     = storage.BlockPermission
-	BlockAuth           = storage.BlockAuth
-
-	WorkflowActive   = storage.WorkflowActive
-	WorkflowPaused   = storage.WorkflowPaused
-	WorkflowArchived = storage.WorkflowArchived
-
-	EventPending  = storage.EventPending
-	EventConsumed = storage.EventConsumed
-	EventSkipped  = storage.EventSkipped
-
-	GrantAllow = storage.GrantAllow
-	GrantAsk   = storage.GrantAsk
-	GrantDeny  = storage.GrantDeny
-)
-
-// ErrConflict: the row was moved by another transition first.
-var ErrConflict = storage.ErrConflict
-
 // act does what a move's decision asks of the engine inside tx: its notes
 // are announced once tx commits, its entries journaled in tx, a workflow's
 // new status remembered once committed, a prompt's reminder scheduled or
@@ -119,6 +49,29 @@ func (e *Engine) act(ctx context.Context, tx *storage.Tx, w *storage.Workflow, d
 		return e.scheduleReminder(ctx, tx, w, d.Remind, e.pol.ApprovalReminder)
 	}
 	return nil
+}
+
+// journal hands a notification to the bus inside the transaction that made
+// the change (DESIGN.md §9), and schedules its reminder where one is due.
+func (e *Engine) journal(tx *storage.Tx, w *storage.Workflow, topic string, payload map[string]any) error {
+	if e.events == nil {
+		return nil
+	}
+	payload["workflow"] = w.Name
+	_, err := e.events.EmitTx(tx, topic, "engine", payload, fmt.Sprint(w.ID))
+	return err
+}
+
+// markAllConsumers marks every consumer of a workflow dirty (deploy,
+// recovery, after an unblock: triggers accumulated meanwhile).
+func (e *Engine) markAllConsumers(ctx context.Context, ws *wfState, w *storage.Workflow) {
+	sc, err := e.script(ctx, w.ID, w.Version)
+	if err != nil {
+		return
+	}
+	for _, c := range sc.Workflow.Consumers {
+		ws.markDirty(c.Name)
+	}
 }
 
 // moveMutation performs ev on m, a mutation of w, in tx (ledger.MoveMutation).
@@ -171,6 +124,15 @@ func (e *Engine) moveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Wo
 // w must have been read in tx (reread).
 func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind BlockKind, reason string, runID int64, retryAt *time.Time) error {
 	d, err := e.led.MoveBlock(ctx, tx, w, kind, reason, runID, retryAt)
+	if err != nil {
+		return err
+	}
+	return e.act(ctx, tx, w, d)
+}
+
+// unblockTx is tUnblock inside tx, w read in it (ledger.Unblock).
+func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) error {
+	d, err := e.led.Unblock(ctx, tx, w, trigger, resetCounters)
 	if err != nil {
 		return err
 	}

@@ -292,3 +292,56 @@ func (e *Engine) emptyNext(ctx context.Context, run *storage.Run) bool {
 	c, ok := consumerNamed(sc, run.Handler)
 	return ok && c.EmptyNext
 }
+
+// continueRun carries an active run on from its phase: a prepare that was
+// interrupted runs again, an approved mutation is performed, an applied or
+// skipped one goes on to next.
+func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run) error {
+	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
+	if err != nil {
+		return err
+	}
+	tr := e.newTrace()
+	if run.HandlerType == "producer" {
+		for _, p := range sc.Workflow.Producers {
+			if p.Name == run.Handler && run.Phase == PhasePreparing {
+				return e.producerPhase(ctx, ws, w, sc, p, run)
+			}
+		}
+		return e.failRun(ctx, w, run, fmt.Errorf("run %d: producer %q cannot continue from phase %s in script version %d", run.ID, run.Handler, run.Phase, run.ScriptVersion), tr)
+	}
+	c, ok := consumerNamed(sc, run.Handler)
+	if !ok {
+		return e.failRun(ctx, w, run, fmt.Errorf("run %d: handler %q is not in script version %d", run.ID, run.Handler, run.ScriptVersion), tr)
+	}
+	switch run.Phase {
+	case PhasePreparing:
+		// prepare has no side effects: it runs again under the same record
+		return e.preparePhase(ctx, ws, w, sc, c, run, tr)
+	case PhaseMutating:
+		if run.MutationID == 0 {
+			// mutate was interrupted before any call: it is a function of
+			// the prepare result, so it runs again
+			return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
+		}
+		m, err := e.db.Read().MutationByID(ctx, run.MutationID)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", run.ID, err)
+		}
+		switch m.Status {
+		case MutationApproved:
+			if err := e.tInFlight(ctx, w, run, m, tr, nil, nil); err != nil {
+				return err
+			}
+			return e.perform(ctx, ws, w, run, m, tr)
+		default:
+			return fmt.Errorf("run %d is active in mutating with its mutation %s", run.ID, m.Status)
+		}
+	case PhaseMutated, PhaseEmitting:
+		return e.nextPhase(ctx, ws, w, sc, c, run, tr)
+	case PhasePrepared:
+		// parked after prepare (a pause or a stop): go on to mutate
+		return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
+	}
+	return fmt.Errorf("run %d: cannot continue from phase %s", run.ID, run.Phase)
+}

@@ -11,37 +11,6 @@ import (
 	"keep/sandbox"
 )
 
-// ProposalSummary is what a proposed script uses and what it adds to the
-// version it would replace: the person reads this before the diff. It is
-// read from the two versions' manifests (sandbox.Manifest), the same the
-// engine holds every call of the running version against, so it is an
-// upper bound of what the new version may do.
-type ProposalSummary struct {
-	Reads     []string `json:"reads"`     // connector.method of every read it calls
-	Hosts     []string `json:"hosts"`     // hosts its source names: the only ones it may reach
-	Handlers  []string `json:"handlers"`  // producer and consumer names
-	Topics    []string `json:"topics"`    // declared topics
-	Schedules []string `json:"schedules"` // "producer: every 5m"
-	Mutations []string `json:"mutations"` // connector.method of every mutation it calls (MCP tools as mcp.NAME.TOOL)
-	// Grants are the mutations the workflow's grants do not allow yet:
-	// accepting does not grant them, each would wait for you.
-	Grants []string `json:"grants"`
-	// UsesGrants are the workflow's existing grants the new version's
-	// mutations would be made under, in words ("your grant files.write
-	// allow, any path"): accepting lets it use them.
-	UsesGrants []string `json:"uses_grants"`
-	// Adds says, in words, what is new against the deployed version
-	// (everything, for a workflow not deployed yet).
-	Adds []string `json:"adds"`
-	// Widens is the part of Adds a repair may not bring: a read, a host,
-	// a handler, a topic or a faster schedule (a mutation waits on the
-	// grants). A repair with any is refused.
-	Widens []string `json:"widens"`
-}
-
-// hostsIn lists the hosts of the URLs in s, lower-case, sorted, once each.
-func hostsIn(s string) []string { return sandbox.HostsIn(s) }
-
 // uses is what one script calls and declares.
 type uses struct {
 	reads, mutations, hosts, handlers, topics []string

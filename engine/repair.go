@@ -1,33 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
-	"os/exec"
-	"strings"
 
+	"keep/engine/authoring"
 	"keep/storage"
 )
-
-// Repairer turns a logic failure into a new script (DESIGN.md §7.2).
-type Repairer interface {
-	Repair(ctx context.Context, req RepairRequest) (newSource string, err error)
-}
-
-// RepairRequest is what a repairer is given.
-type RepairRequest struct {
-	Workflow string   `json:"workflow"`
-	FileName string   `json:"file_name"`
-	Script   string   `json:"script"`
-	Error    string   `json:"error"`
-	Handler  string   `json:"handler"`
-	Phase    string   `json:"phase"`
-	Trace    []string `json:"trace"`
-}
 
 // repairTraceLines is how much of the failing run's trace a repairer sees.
 const repairTraceLines = 40
@@ -67,6 +46,22 @@ func (e *Engine) repairFailed(ctx context.Context, w *storage.Workflow, why stri
 	e.notify(NoteNeedsAttention, w.Name, w.Name+": "+why)
 }
 
+// tRepairFailed leaves the failure with the user, saying why no repair came.
+// w is the workflow as the repair found it: a block the user has answered
+// meanwhile is left as it is now.
+func (e *Engine) tRepairFailed(ctx context.Context, w *storage.Workflow, why string) error {
+	kind, runID := w.BlockKind, w.BlockRunID
+	return e.db.Write(ctx, func(tx *storage.Tx) error {
+		if err := reread(ctx, tx, w); err != nil {
+			return err
+		}
+		if w.BlockKind != kind || w.BlockRunID != runID {
+			return nil
+		}
+		return e.setBlock(ctx, tx, w, BlockRepair, w.BlockReason+" ("+why+")", w.BlockRunID, nil)
+	})
+}
+
 func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storage.Run) error {
 	q := e.db.Read()
 	cur, err := q.ScriptVersion(ctx, w.ID, w.Version)
@@ -77,7 +72,7 @@ func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storag
 	if err != nil {
 		return err
 	}
-	req := RepairRequest{Workflow: w.Name, FileName: cur.FileName, Script: cur.Source, Error: run.Error,
+	req := authoring.RepairRequest{Workflow: w.Name, FileName: cur.FileName, Script: cur.Source, Error: run.Error,
 		Handler: run.Handler, Phase: phaseOfFailure(run, entries)}
 	for _, t := range entries[max(0, len(entries)-repairTraceLines):] {
 		req.Trace = append(req.Trace, traceText(t))
@@ -125,60 +120,4 @@ func traceText(t storage.TraceEntry) string {
 		return fmt.Sprintf("[%s] console.%s: %s", t.Phase, t.Method, t.Result)
 	}
 	return fmt.Sprintf("[%s] %s", t.Phase, t.Result)
-}
-
-// CommandRepairer runs a command (through sh -c) with the RepairRequest as
-// JSON on stdin; what it writes on stdout is the new script.
-type CommandRepairer struct{ Command string }
-
-func (r CommandRepairer) Repair(ctx context.Context, req RepairRequest) (string, error) {
-	in, err := json.Marshal(req)
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", r.Command)
-	cmd.Stdin = bytes.NewReader(in)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("repair command: %w: %s", err, clip(strings.TrimSpace(errOut.String()), 300))
-	}
-	if strings.TrimSpace(out.String()) == "" {
-		return "", errors.New("repair command wrote no script")
-	}
-	return out.String(), nil
-}
-
-// EndpointRepairer asks a chat-completions endpoint for the new script.
-type EndpointRepairer struct {
-	URL    string
-	Model  string
-	APIKey string
-	Client *http.Client
-}
-
-const repairPrompt = `You repair keep workflow scripts (JavaScript, export default Keep.workflow({...})). ` +
-	`You get the script, the error, the failing handler and phase, and the end of its trace. ` +
-	`Answer with the complete corrected script only, no explanation. Keep its name, topics and handlers; ` +
-	`do not add calls to connectors the script did not use, hosts, handlers or topics, and do not make a schedule faster.\n\n` + dataRule
-
-func (r EndpointRepairer) Repair(ctx context.Context, req RepairRequest) (string, error) {
-	chat := &Chat{URL: r.URL, Model: r.Model, APIKey: r.APIKey, Client: r.Client}
-	answer, err := chat.Complete(ctx, []ChatMessage{{Role: "system", Content: repairPrompt}, {Role: "user", Content: repairMessage(req)}})
-	if err != nil {
-		return "", fmt.Errorf("repair: %w", err)
-	}
-	return stripFence(answer), nil
-}
-
-// stripFence removes a Markdown code fence around a model's answer.
-func stripFence(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "```") {
-		return s
-	}
-	if i := strings.Index(s, "\n"); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.TrimSuffix(strings.TrimSpace(s), "```")
 }

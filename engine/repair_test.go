@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"keep/engine/authoring"
 )
 
 // brokenNotes is notesWorkflow's logNote with a prepare that throws.
@@ -18,14 +20,14 @@ func brokenNotes(fix string) string {
 }
 
 // commandRepairer answers with the script in a file, through a real process.
-func commandRepairer(t *testing.T, script string) (Repairer, string) {
+func commandRepairer(t *testing.T, script string) (authoring.Repairer, string) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fixed.js")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	seen := filepath.Join(dir, "request.json")
-	return CommandRepairer{Command: "cat > " + seen + " && cat " + path}, seen
+	return authoring.CommandRepairer{Command: "cat > " + seen + " && cat " + path}, seen
 }
 
 // proposed is the one open proposal for workflow, from Attention.
@@ -106,7 +108,7 @@ func TestRepair(t *testing.T) {
 		if err != nil || v.Origin != "repair" || v.Label != "1.1" {
 			t.Fatalf("version 2 = %+v, %v; want a repair labelled 1.1", v, err)
 		}
-		var req RepairRequest
+		var req authoring.RepairRequest
 		data, _ := os.ReadFile(seen)
 		if err := json.Unmarshal(data, &req); err != nil {
 			t.Fatalf("the repairer got %q: %v", data, err)
@@ -210,7 +212,7 @@ func TestRepair(t *testing.T) {
 		}))
 		defer srv.Close()
 		b := setup(t, allowMutations)
-		b.e.repair = EndpointRepairer{URL: srv.URL, Model: "m1"}
+		b.e.repair = authoring.EndpointRepairer{URL: srv.URL, Model: "m1"}
 		b.write("inbox/a.txt", "alpha")
 		b.deploy("notes", brokenNotes(`throw new Error("bug in prepare");`))
 		b.drain()

@@ -19,17 +19,6 @@ import (
 	"keep/storage"
 )
 
-// journal hands a notification to the bus inside the transaction that made
-// the change (DESIGN.md §9), and schedules its reminder where one is due.
-func (e *Engine) journal(tx *storage.Tx, w *storage.Workflow, topic string, payload map[string]any) error {
-	if e.events == nil {
-		return nil
-	}
-	payload["workflow"] = w.Name
-	_, err := e.events.EmitTx(tx, topic, "engine", payload, fmt.Sprint(w.ID))
-	return err
-}
-
 func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, h *host, next *time.Time, tr *trace) error {
 	now := e.now()
 	return e.writeRun(ctx, run, func(tx *storage.Tx) error {
@@ -493,15 +482,6 @@ func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger stri
 	})
 }
 
-// unblockTx is tUnblock inside tx, w read in it (ledger.Unblock).
-func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) error {
-	d, err := e.led.Unblock(ctx, tx, w, trigger, resetCounters)
-	if err != nil {
-		return err
-	}
-	return e.act(ctx, tx, w, d)
-}
-
 // tRepaired stores an accepted repair as the workflow's new minor version
 // and retries the failed run under it, in one transaction. The repair adds no
 // grants: a capability the old script lacked still waits for the user.
@@ -531,22 +511,6 @@ func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.S
 			return err
 		}
 		return e.unblockTx(ctx, tx, w, triggerRepair, false)
-	})
-}
-
-// tRepairFailed leaves the failure with the user, saying why no repair came.
-// w is the workflow as the repair found it: a block the user has answered
-// meanwhile is left as it is now.
-func (e *Engine) tRepairFailed(ctx context.Context, w *storage.Workflow, why string) error {
-	kind, runID := w.BlockKind, w.BlockRunID
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		if err := reread(ctx, tx, w); err != nil {
-			return err
-		}
-		if w.BlockKind != kind || w.BlockRunID != runID {
-			return nil
-		}
-		return e.setBlock(ctx, tx, w, BlockRepair, w.BlockReason+" ("+why+")", w.BlockRunID, nil)
 	})
 }
 

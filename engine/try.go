@@ -26,110 +26,6 @@ import (
 // connectors for reads, and every mutation captured instead of performed.
 // Its report is the ledger the run would have written.
 
-// DefaultTryLimit is how many mutations a dry run captures before it stops.
-const DefaultTryLimit = 20
-
-// TryOptions narrows a dry run.
-type TryOptions struct {
-	// Producer runs only this producer (default: every producer once).
-	Producer string `json:"producer,omitempty"`
-	// Limit stops the run after this many captured mutations (0: DefaultTryLimit).
-	Limit int `json:"limit,omitempty"`
-	// Grants are the deployed workflow's, which decide what would wait for
-	// approval; nil for a file never deployed (the default mode applies).
-	Grants []GrantView `json:"grants,omitempty"`
-	// Deployed says Grants are the deployed workflow's.
-	Deployed bool `json:"deployed,omitempty"`
-	// CallsToday are the deployed workflow's calls in the last day that
-	// each grant with a daily limit covers, as the limit counts them (by
-	// limitKey): a captured call past the limit would wait for approval.
-	CallsToday map[string]int `json:"calls_today,omitempty"`
-	// CaptureReads shows reads instead of performing them, as mutations
-	// are: nothing outside keep is touched (keep new and edit without
-	// --with-reads, proposals). A captured read answers empty.
-	CaptureReads bool `json:"capture_reads,omitempty"`
-}
-
-// TryReport is what a dry run would have done.
-type TryReport struct {
-	Workflow string `json:"workflow"`
-	// StartedFrom is "empty" for a file (keep try: producers read as on a
-	// first deploy), or "from a copy of the database" for a deployed
-	// workflow (API.DryRun: its events, state and grants as they are).
-	StartedFrom string `json:"started_from"`
-	// Note says why nothing may have run: the workflow is paused, or waits
-	// for you.
-	Note      string        `json:"note,omitempty"`
-	Inputs    []TryInput    `json:"inputs"`
-	Mutations []TryMutation `json:"mutations"`
-	// Reads are every read the runs made, performed or captured, and
-	// Hosts every host their arguments name.
-	Reads []TryRead `json:"reads"`
-	Hosts []string  `json:"hosts"`
-	Runs  []TryRun  `json:"runs"`
-	// PendingEvents were left unhandled (the limit, or a consumer that
-	// reserved nothing).
-	PendingEvents int  `json:"pending_events"`
-	LimitReached  bool `json:"limit_reached"`
-	// Capabilities the workflow calls, with what each would need.
-	Capabilities []GrantView `json:"capabilities"`
-	// ApprovalsFrom says what decided NeedsApproval: the deployed
-	// workflow's grants, or the default mode a new workflow starts with.
-	ApprovalsFrom string `json:"approvals_from"`
-	// Manifest is all the tried version may do, whatever this run did:
-	// what it would be held to once deployed.
-	Manifest *sandbox.Manifest `json:"manifest"`
-}
-
-// TryInput is an input the producers registered.
-type TryInput struct {
-	Source     string `json:"source"`
-	Type       string `json:"type"`
-	ExternalID string `json:"external_id"`
-	Title      string `json:"title"`
-}
-
-// TryMutation is one captured mutation: a ledger row that was not performed.
-type TryMutation struct {
-	Connector string          `json:"connector"`
-	Method    string          `json:"method"`
-	Params    json.RawMessage `json:"params"`
-	Preview   string          `json:"preview"`
-	Title     string          `json:"ui_title"`
-	RunID     string          `json:"run_id"`
-	// CausedBy are the titles of the inputs whose events the run reserved.
-	CausedBy []string `json:"caused_by"`
-	// Approval is "allowed" or why it would wait for you.
-	NeedsApproval bool   `json:"needs_approval"`
-	Approval      string `json:"approval"`
-}
-
-// TryRead is one read of a dry run.
-type TryRead struct {
-	Connector string          `json:"connector"`
-	Method    string          `json:"method"`
-	Args      json.RawMessage `json:"args"`
-	// Performed: the read was made; else it was captured and answered empty.
-	Performed bool `json:"performed"`
-}
-
-// Failed are the runs of the dry run that failed (keep try exits 1).
-func (rep *TryReport) Failed() []TryRun {
-	var out []TryRun
-	for _, r := range rep.Runs {
-		if r.Status == RunFailedLogic || r.Status == RunFailedInternal {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// TryRun is a run of the dry run with its trace.
-type TryRun struct {
-	RunView
-	Trace []TraceLine `json:"trace"`
-}
-
 // Try dry-runs a workflow file with the connectors of reg (reads are real;
 // mutations are captured) on a database that starts empty. pol is the real
 // policy: its default mutation mode says what a new workflow's mutations
@@ -553,7 +449,7 @@ func (c *capture) read(conn string, call connectors.Call, performed bool) {
 	if c.hosts == nil {
 		c.hosts = map[string]bool{}
 	}
-	for _, h := range hostsIn(string(args)) {
+	for _, h := range sandbox.HostsIn(string(args)) {
 		c.hosts[h] = true
 	}
 }
