@@ -286,7 +286,10 @@ func (r *Results) Table(w io.Writer) {
 	row("commits_per_run", fmt.Sprintf("%.2f", r.CommitsPerRun), "(source: "+r.CommitsPerRunSource+")", nil)
 	row("synced_commits_per_run", fmt.Sprintf("%.2f", r.SyncedCommitsPerRun), "(the in_flight row's: the others ride on it)", nil)
 	row("wal_frames_per_run", fmt.Sprintf("%.1f", r.FramesPerRun), "(4 KiB pages written per run)", nil)
-	row("floor_ratio", fmt.Sprintf("%.2f", r.FloorRatio), ">= 0.5", b(r.FloorRatio >= 0.5))
+	// reported, not judged: one fsync's rate over two seconds measures the
+	// disk's neighbours as much as keep (issue 40); speed is judged side by
+	// side, against Node-RED below and against the commit before a change
+	row("floor_ratio", fmt.Sprintf("%.2f", r.FloorRatio), "(reported, not a target)", nil)
 	row("wake_latency_ms.p50", f2(r.WakeLatencyMS.P50), "< 5", b(r.WakeLatencyMS.P50 < 5))
 	row("wake_latency_ms.p99", f2(r.WakeLatencyMS.P99), fmt.Sprintf("(%d samples)", r.WakeSamples), nil)
 	r.filesPostRows(row)

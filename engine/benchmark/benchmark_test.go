@@ -133,8 +133,9 @@ func TestRun(t *testing.T) {
 		t.Log("\n" + out)
 		for _, name := range []string{"pipeline_runs_per_s", "floor_commits_per_s", "commits_per_run", "floor_ratio",
 			"wake_latency_ms.p50", "wake_latency_ms.p99", "peek_ms[1000]", "peek_ms[5000]", "inputs_page_ms[1000]",
-			"inputs_page_ms[5000]", "idle_cpu_percent", "rss_mb", ">= 0.5", "< 5", "< 0.5", "< 100",
-			"files_post_items_per_s", "files_post_latency_ms.p50", "files_post_cpu_s_per_1000", "files_post_sink_delay_ms", ">= 750", "<= 1.3"} {
+			"inputs_page_ms[5000]", "idle_cpu_percent", "rss_mb", "< 5", "< 0.5", "< 100",
+			"files_post_items_per_s", "files_post_latency_ms.p50", "files_post_cpu_s_per_1000", "files_post_sink_delay_ms",
+			"(reported, not a target)", "judged beside Node-RED", "node_red"} {
 			if !strings.Contains(out, name) {
 				t.Errorf("the table has no %q:\n%s", name, out)
 			}
