@@ -25,7 +25,7 @@ func WriteTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 		if !r.Performed {
 			how = "captured: not performed; answered empty (--with-reads performs it)"
 		}
-		fmt.Fprintf(w, "  %s.%s %s  (%s)\n", r.Connector, r.Method, Line(string(r.Args), 120), how)
+		fmt.Fprintf(w, "  %s.%s %s  (%s)\n", r.Connector, r.Method, Line(jsonShown(r.Args), 120), how)
 	}
 	fmt.Fprintf(w, "hosts: %s\n", Dash(strings.Join(rep.Hosts, ", ")))
 	fmt.Fprintf(w, "\nmutations it would make (%d):\n", len(rep.Mutations))
