@@ -50,7 +50,7 @@ func (p *runsPane) SetSize(w, h int) {
 	p.idW = len("#123456") + 1
 	p.statusW = len(engine.RunPausedReconciliation) + 1
 	p.ageW = len("59 min ago")
-	p.handlerW = max(w-p.idW-p.statusW-p.ageW-1, 1)
+	p.handlerW = max(p.width-p.idW-p.statusW-p.ageW-1, 1)
 	p.layoutTrace()
 }
 
@@ -280,7 +280,7 @@ func (p *runsPane) View() string {
 		for len(lines) < p.height {
 			lines = append(lines, strings.Repeat(" ", p.width))
 		}
-		return strings.Join(lines, "\n")
+		return p.framed(lines, -1)
 	}
 	return p.view("No run matches.", "No runs yet.", p.rowLines)
 }
