@@ -67,7 +67,7 @@ func WriteTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 		for _, l := range r.Trace {
 			switch l.Kind {
 			case "call":
-				fmt.Fprintf(w, "    [%s] %s.%s(%s) → %s%s\n", l.Phase, l.Connector, l.Method, Line(l.Args, 120), Line(l.Result, 120), errText(l.Error))
+				fmt.Fprintf(w, "    [%s] %s.%s(%s) → %s%s\n", l.Phase, l.Connector, l.Method, Line(jsonShown([]byte(l.Args)), 120), Line(jsonShown([]byte(l.Result)), 120), errText(l.Error))
 			case "log":
 				fmt.Fprintf(w, "    [%s] console.%s: %s\n", l.Phase, l.Method, Line(l.Result, 200))
 			default:

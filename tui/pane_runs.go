@@ -222,12 +222,12 @@ func (p *runsPane) layoutTrace() {
 			}
 			add(st.Bold.Render(fit(head, p.width)))
 			if t.Args != "" {
-				for _, l := range wrap("args "+t.Args, w, 3) {
+				for _, l := range wrap("args "+jsonShown([]byte(t.Args)), w, 3) {
 					add(ind + st.Dim.Render(l))
 				}
 			}
 			if t.Result != "" {
-				for _, l := range wrap("→ "+t.Result, w, 3) {
+				for _, l := range wrap("→ "+jsonShown([]byte(t.Result)), w, 3) {
 					add(ind + st.Dim.Render(l))
 				}
 			}

@@ -167,4 +167,23 @@ func TestWrapKeepsTokensWhole(t *testing.T) {
 			t.Fatalf("the result is not cut after a , or :\n%s", out)
 		}
 	})
+
+	t.Run("an older trace's \\u003c shows as < in keep logs and the Run log", func(t *testing.T) {
+		t.Parallel()
+		old := []engine.TraceLine{{At: testNow, Phase: "prepare", Kind: "call", Connector: "mail", Method: "fetch",
+			Args: `{"id":"\u003cb@example.com\u003e"}`, Result: `{"ok":"a \u0026 b"}`, DurationMS: 3}}
+		var b bytes.Buffer
+		if err := WriteTrace(&b, "12", nil, old); err != nil {
+			t.Fatal(err)
+		}
+		api := newStub()
+		api.traces["14"] = old
+		h := newHarness(t, api, 80, 24)
+		h.keys("4", "enter")
+		for where, out := range map[string]string{"keep logs": b.String(), "the Run log": h.screen()} {
+			if !strings.Contains(out, `"<b@example.com>"`) || !strings.Contains(out, `"a & b"`) || strings.Contains(out, `\u00`) {
+				t.Errorf("%s does not show < > & as themselves:\n%s", where, out)
+			}
+		}
+	})
 }
