@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"keep/engine"
 )
 
@@ -84,12 +82,12 @@ const (
 // keepLabel names keep's own fields on a card and in the CLI.
 const keepLabel = "keep's, not sent: "
 
-// wrapAll breaks s into lines of at most w cells, at word boundaries where
-// it can and inside a word where it must, keeping every character.
+// wrapAll breaks s into lines of at most w cells (see breakLines), keeping
+// every character.
 func wrapAll(s string, w int) []string {
 	s = strings.TrimSpace(strings.ReplaceAll(s, "\t", "  "))
 	if s == "" {
 		return nil
 	}
-	return strings.Split(ansi.Wrap(s, max(w, 1), ""), "\n")
+	return breakLines(s, w)
 }

@@ -70,10 +70,11 @@ func WriteTrace(w io.Writer, runID string, runView *engine.RunView, lines []engi
 	}
 	t := NewTable(w, "AT", "PHASE", "KIND", "WHAT", "RESULT", "MS")
 	for _, l := range lines {
-		what, result := l.Args, l.Result
+		// a trace written before keep kept < and > holds \u003c
+		what, result := jsonShown([]byte(l.Args)), jsonShown([]byte(l.Result))
 		switch {
 		case l.Kind == "call":
-			what = l.Connector + "." + l.Method + "(" + l.Args + ")"
+			what = l.Connector + "." + l.Method + "(" + what + ")"
 		case what == "":
 			// a console line or a note: its text is the whole of it
 			what, result = result, ""

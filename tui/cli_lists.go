@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"keep/engine"
 	"keep/tui/printable"
@@ -65,11 +66,17 @@ func Dash(s string) string {
 	return s
 }
 
-// Line flattens s to one line of at most n characters.
+// Line flattens s to one line of at most n characters. A cut falls after
+// a space, "," or ":" when one is near (so a word or a JSON value's piece
+// is never cut in the middle), and is marked with "…".
 func Line(s string, n int) string {
 	s = oneLine(s)
 	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+		cut := string(r[:n-1])
+		if i := strings.LastIndexAny(cut, " ,:"); i > 0 && utf8.RuneCountInString(cut[:i]) >= n*2/3 {
+			cut = strings.TrimRight(cut[:i+1], " ")
+		}
+		return cut + "…"
 	}
 	return s
 }
@@ -125,7 +132,7 @@ func WriteEvents(w io.Writer, evs []engine.EventView) error {
 	t := NewTable(w, "ID", "TOPIC", "MESSAGE ID", "STATUS", "CAUSED BY", "RESERVED BY", "CREATED", "PAYLOAD")
 	for _, ev := range evs {
 		t.Row(ev.ID, ev.Topic, Line(ev.MessageID, 40), string(ev.Status), Dash(strings.Join(ev.CausedBy, ",")), Dash(ev.ReservedBy),
-			TimeText(ev.CreatedAt), Line(string(ev.Payload), 60))
+			TimeText(ev.CreatedAt), Line(jsonShown(ev.Payload), 60))
 	}
 	return t.Flush()
 }

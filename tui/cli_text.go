@@ -166,7 +166,7 @@ func WriteMutations(w io.Writer, ms []engine.MutationView, width int) error {
 		case m.Error != "":
 			b.line("error", oneLine(m.Error))
 		case len(m.Result) > 0 && string(m.Result) != "null":
-			b.line("result", clipped(oneLine(string(m.Result)), resultMax))
+			b.line("result", clipped(oneLine(jsonShown(m.Result)), resultMax))
 		}
 		if m.ResolvedBy != "" {
 			b.line("resolved by", m.ResolvedBy)

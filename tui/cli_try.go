@@ -25,7 +25,7 @@ func WriteTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 		if !r.Performed {
 			how = "captured: not performed; answered empty (--with-reads performs it)"
 		}
-		fmt.Fprintf(w, "  %s.%s %s  (%s)\n", r.Connector, r.Method, Line(string(r.Args), 120), how)
+		fmt.Fprintf(w, "  %s.%s %s  (%s)\n", r.Connector, r.Method, Line(jsonShown(r.Args), 120), how)
 	}
 	fmt.Fprintf(w, "hosts: %s\n", Dash(strings.Join(rep.Hosts, ", ")))
 	fmt.Fprintf(w, "\nmutations it would make (%d):\n", len(rep.Mutations))
@@ -67,7 +67,7 @@ func WriteTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
 		for _, l := range r.Trace {
 			switch l.Kind {
 			case "call":
-				fmt.Fprintf(w, "    [%s] %s.%s(%s) → %s%s\n", l.Phase, l.Connector, l.Method, Line(l.Args, 120), Line(l.Result, 120), errText(l.Error))
+				fmt.Fprintf(w, "    [%s] %s.%s(%s) → %s%s\n", l.Phase, l.Connector, l.Method, Line(jsonShown([]byte(l.Args)), 120), Line(jsonShown([]byte(l.Result)), 120), errText(l.Error))
 			case "log":
 				fmt.Fprintf(w, "    [%s] console.%s: %s\n", l.Phase, l.Method, Line(l.Result, 200))
 			default:

@@ -1,9 +1,11 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -224,17 +226,156 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// wrap breaks s into lines of at most w cells at word boundaries, at most n
+// wrap breaks s into lines of at most w cells (see breakLines), at most n
 // lines; a cut is marked with "…" on the last one.
 func wrap(s string, w, n int) []string {
 	if w <= 0 || n <= 0 {
 		return nil
 	}
-	lines := strings.Split(ansi.Wrap(oneLine(s), w, ""), "\n")
+	lines := breakLines(oneLine(s), w)
 	if len(lines) > n {
 		lines = lines[:n]
 		lines[n-1] = fit(lines[n-1]+" "+strings.Repeat("x", w), w) // force the mark
 		lines[n-1] = strings.TrimSuffix(strings.TrimRight(strings.TrimSuffix(lines[n-1], ellipsis), "x "), " ") + ellipsis
 	}
 	return lines
+}
+
+// jsonShown is a JSON value as a person reads it: "<", ">" and "&" as
+// themselves, not the \u003c Go's encoder writes for them (the ledger
+// holds what the encoder wrote), in the order written; anything not JSON
+// is shown as it is.
+func jsonShown(raw []byte) string {
+	if !json.Valid(raw) {
+		return string(raw)
+	}
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			b.WriteByte(c)
+			continue
+		}
+		// an escape: one of the three HTML ones becomes its character,
+		// any other is kept as written (\\u003c stays a backslash and text)
+		if i+6 <= len(raw) && raw[i+1] == 'u' {
+			switch strings.ToLower(string(raw[i+2 : i+6])) {
+			case "003c":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteByte(c)
+		b.WriteByte(raw[i+1])
+		i++
+	}
+	return b.String()
+}
+
+// hang indents the lines a token too long for one line continues on, so
+// they read as one value rather than as new words.
+const hang = "  "
+
+// breakLines breaks s into lines of at most w cells, keeping every
+// character. It breaks between words; a word too long for a line (a JSON
+// value, a URL, an id) is broken only after a "," or ":" (a JSON
+// boundary), its continuation lines hanging under it; only a piece with no such boundary that is still too long is
+// broken inside, where nothing else is possible. Every wrapped text view
+// (the TUI's cards and traces, `keep attention`, `keep mutations`) breaks
+// through here, so none cuts a value in the middle of a token.
+func breakLines(s string, w int) []string {
+	w = max(w, 1)
+	var lines []string
+	cur, curW := "", 0
+	flush := func() {
+		lines = append(lines, cur)
+		cur, curW = "", 0
+	}
+	for i, word := range strings.Split(s, " ") {
+		ww := ansi.StringWidth(word)
+		// a word too long for any line is broken at its boundaries, from
+		// this line when its first piece fits here
+		long := ww > w && word != ""
+		switch {
+		case i == 0:
+		case curW+1+ww <= w,
+			long && curW+1+ansi.StringWidth(boundaryPieces(word)[0]) <= w:
+			cur, curW = cur+" ", curW+1
+		default:
+			flush()
+		}
+		if curW+ww <= w {
+			cur, curW = cur+word, curW+ww
+			continue
+		}
+		for j, piece := range tokenLines(word, w-curW, w) {
+			if j > 0 {
+				flush()
+			}
+			cur, curW = cur+piece, curW+ansi.StringWidth(piece)
+		}
+	}
+	return append(lines, cur)
+}
+
+// tokenLines breaks one word too long for its line after its "," and ":",
+// the first line first cells wide, the others w cells and hanging by hang,
+// packing as many pieces to a line as fit; a piece still too long is cut
+// by cells.
+func tokenLines(word string, first, w int) []string {
+	var lines []string
+	cur, curW, room := "", 0, max(first, 1)
+	for _, piece := range boundaryPieces(word) {
+		pw := ansi.StringWidth(piece)
+		if curW+pw <= room {
+			cur, curW = cur+piece, curW+pw
+			continue
+		}
+		if curW > 0 {
+			lines, cur, curW = append(lines, cur), "", 0
+			room = max(w-len(hang), 1)
+		}
+		for pw > room {
+			head := ansi.Truncate(piece, room, "")
+			if head == "" { // one character wider than the room: it goes whole
+				_, size := utf8.DecodeRuneInString(piece)
+				head = piece[:size]
+			}
+			lines = append(lines, head)
+			room = max(w-len(hang), 1)
+			piece = piece[len(head):]
+			pw = ansi.StringWidth(piece)
+		}
+		cur, curW = piece, pw
+	}
+	if cur != "" || len(lines) == 0 {
+		lines = append(lines, cur)
+	}
+	for i := 1; i < len(lines); i++ {
+		lines[i] = hang + lines[i]
+	}
+	return lines
+}
+
+// boundaryPieces splits word after each "," and ":", keeping them.
+func boundaryPieces(word string) []string {
+	var out []string
+	for word != "" {
+		i := strings.IndexAny(word, ",:")
+		if i < 0 {
+			return append(out, word)
+		}
+		out = append(out, word[:i+1])
+		word = word[i+1:]
+	}
+	return out
 }

@@ -99,18 +99,22 @@ func (k *keyMap) actions() []*key.Binding {
 }
 
 // paneKeys are every key a pane has, whether or not its selection takes
-// it now: ? names the ones that do not apply now too (notNow).
+// it now: ? lists them all, the ones that do not apply now as such
+// (Model.fullHelp). R and p act on the current workflow from any pane.
 func (k *keyMap) paneKeys(f focus) []*key.Binding {
+	every := []*key.Binding{&k.RunNow, &k.Pause, &k.Enter, &k.Back, &k.Filter}
 	switch f {
 	case focusWorkflows:
-		return []*key.Binding{&k.RunNow, &k.Pause, &k.DryRun, &k.Enter, &k.Filter}
+		return append(every, &k.DryRun)
 	case focusInputs:
-		return []*key.Binding{&k.SkipInput, &k.Enter, &k.Back, &k.Filter}
+		return append(every, &k.SkipInput)
 	case focusAttention:
-		return []*key.Binding{&k.Approve, &k.ApproveAlways, &k.Reject, &k.TryAgain, &k.Happened, &k.NotHappened,
-			&k.Skip, &k.SkipInput, &k.Retry, &k.Enter, &k.Back, &k.Filter}
+		return append(every, &k.Approve, &k.ApproveAlways, &k.Reject, &k.TryAgain, &k.Happened, &k.NotHappened,
+			&k.Skip, &k.SkipInput, &k.Retry)
 	case focusRuns:
-		return []*key.Binding{&k.Enter, &k.Back, &k.Filter}
+		return append(every, &k.Retry)
+	case focusAccounts:
+		return []*key.Binding{&k.RunNow, &k.Pause, &k.Back, &k.Filter}
 	}
 	return nil
 }
@@ -122,15 +126,14 @@ func (k *keyMap) ShortHelp() []key.Binding {
 		k.Skip, k.SkipInput, k.Retry, k.Enter, k.Back, k.RunNow, k.Pause, k.Filter, k.NextPane, k.Help, k.Quit}
 }
 
-// FullHelp is what `?` opens: every binding that applies now, by column.
+// FullHelp is what `?` opens (Model.fullHelp picks from it), by column:
+// four columns, so that with every answer shown it fits 80 columns.
 func (k *keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Approve, k.ApproveAlways, k.Reject, k.Retry},
-		{k.TryAgain, k.Happened, k.NotHappened, k.Skip, k.SkipInput},
+		{k.Approve, k.ApproveAlways, k.Reject, k.Retry, k.TryAgain, k.Happened, k.NotHappened, k.Skip, k.SkipInput},
 		{k.RunNow, k.Pause, k.DryRun, k.Filter, k.Enter, k.Back},
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Help, k.Quit},
 		{k.NextPane, k.PrevPane, k.Pane1, k.Pane2, k.Pane3, k.Pane4, k.Pane5},
-		{k.Help, k.Quit},
 	}
 }
 

@@ -478,7 +478,7 @@ func (m *Model) relayout() {
 	helpH := 1
 	if m.help.ShowAll {
 		// and the line of the pane's keys that do not apply now
-		helpH = lipgloss.Height(m.help.FullHelpView(m.sh.keys.FullHelp())) + notNowLines
+		helpH = m.fullHelpRows() + notNowLines
 	}
 	m.lay = computeLayout(m.lay.width, m.lay.height, helpH)
 	l := m.lay
@@ -577,22 +577,36 @@ func homePath(p string) string {
 	return p
 }
 
+// tabShort is a tab's shorter name, for a strip that does not fit whole:
+// the count stays, the words around it go (the box says them).
+var tabShort = strings.NewReplacer(" → Outputs", "", " need you)", ")")
+
 func (m *Model) tabs() string {
 	st := m.sh.st
-	var b strings.Builder
-	for f, p := range m.panes {
-		title := p.Title()
-		// The tab names the pane; its context (workflow, trace) is in the box.
-		if i := strings.Index(title, " · "); i > 0 {
-			title = title[:i]
+	strip := func(short bool) string {
+		var b strings.Builder
+		for f, p := range m.panes {
+			title := p.Title()
+			// The tab names the pane; its context (workflow, trace) is in the box.
+			if i := strings.Index(title, " · "); i > 0 {
+				title = title[:i]
+			}
+			if short {
+				title = tabShort.Replace(title)
+			}
+			if focus(f) == m.focus {
+				b.WriteString(st.TabActive.Render(title))
+			} else {
+				b.WriteString(st.TabInactive.Render(title))
+			}
 		}
-		if focus(f) == m.focus {
-			b.WriteString(st.TabActive.Render(title))
-		} else {
-			b.WriteString(st.TabInactive.Render(title))
-		}
+		return b.String()
 	}
-	return fitStyled(b.String(), m.lay.width)
+	s := strip(false)
+	if ansi.StringWidth(s) > m.lay.width {
+		s = strip(true)
+	}
+	return fitStyled(s, m.lay.width)
 }
 
 func (m *Model) statusLine() string {
@@ -623,7 +637,9 @@ func (m *Model) helpView() string {
 	case m.focused().Editing():
 		s = " " + m.help.ShortHelpView(filterKeys{}.ShortHelp())
 	case m.help.ShowAll:
-		s = " " + m.help.View(m.sh.keys) + "\n" + m.notNow()
+		full := m.help.FullHelpView(m.fullHelp())
+		full += strings.Repeat("\n", max(m.fullHelpRows()-lipgloss.Height(full), 0))
+		s = " " + full + "\n" + m.notNow()
 	default:
 		s = " " + m.shortHelp()
 	}
@@ -661,31 +677,54 @@ func (m *Model) shortHelp() string {
 	}
 }
 
-// notNow is the line under ? naming the focused pane's keys that its
-// selection does not take now: every key of the pane is listed, and
-// none is said to work where it does not.
-func (m *Model) notNow() string {
-	var names []string
-	for _, b := range m.sh.keys.paneKeys(m.focus) {
-		if !b.Enabled() {
-			names = append(names, b.Help().Key+" "+b.Help().Desc)
+// fullHelp is what ? lists: every key of the focused pane, the ones its
+// selection does not take now in parentheses (so a person learns the key
+// and sees why it does nothing here), then the keys that work everywhere.
+// Another pane's keys are left out.
+func (m *Model) fullHelp() [][]key.Binding {
+	k := m.sh.keys
+	mine := map[string]bool{}
+	for _, b := range k.paneKeys(m.focus) {
+		mine[b.Help().Key] = true
+	}
+	var cols [][]key.Binding
+	for _, col := range k.FullHelp() {
+		var c []key.Binding
+		for _, b := range col {
+			switch h := b.Help(); {
+			case b.Enabled():
+				c = append(c, b)
+			case mine[h.Key]:
+				b.SetEnabled(true) // a copy: the key itself stays off
+				b.SetHelp(h.Key, "("+h.Desc+")")
+				c = append(c, b)
+			}
+		}
+		if len(c) > 0 {
+			cols = append(cols, c)
 		}
 	}
-	lines := wrap("not for this selection: "+strings.Join(names, " · "), max(m.lay.width-2, 1), notNowLines)
-	if len(names) == 0 {
-		lines = nil
+	return cols
+}
+
+// fullHelpRows is the height ? takes whichever pane is focused (the
+// longest column of all), so moving between panes under it keeps the
+// layout.
+func (m *Model) fullHelpRows() int {
+	n := 0
+	for _, col := range m.sh.keys.FullHelp() {
+		n = max(n, len(col))
 	}
-	for len(lines) < notNowLines {
-		lines = append(lines, "")
-	}
-	for i, l := range lines {
-		lines[i] = m.sh.st.Dim.Render(l)
-	}
-	return strings.Join(lines, "\n")
+	return n
+}
+
+// notNow is the line under ? saying what the parentheses mean.
+func (m *Model) notNow() string {
+	return m.sh.st.Dim.Render("(in parentheses: a key of this pane its selection does not take now)")
 }
 
 // notNowLines is the height of notNow under the full help.
-const notNowLines = 2
+const notNowLines = 1
 
 // fitStyled cuts an already styled line to w cells and pads it.
 func fitStyled(s string, w int) string {

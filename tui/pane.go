@@ -41,12 +41,38 @@ type base struct {
 	// covered is how many of the pane's last rows an overlay (the toast)
 	// hides now; the model sets it, rowShown counts it.
 	covered int
+	// gutter is the cells left of every line where the selected row is
+	// marked in text (selMark), not only in colour: NO_COLOR, a screen
+	// reader or a terminal that drops reverse video still shows which row
+	// the keys act on. Every pane's lines pass through framed.
+	gutter int
 }
 
-func (b *base) SetSize(w, h int) { b.width, b.height = max(w, 0), max(h, 0) }
-func (b *base) Focus()           { b.focused = true }
-func (b *base) Blur()            { b.focused = false; b.filter.Stop() }
-func (b *base) Editing() bool    { return b.filter.Editing() }
+// selMark marks the selected row in text.
+const selMark = "> "
+
+// framed is lines with the gutter left of each, the mark beside line mark
+// (-1: none).
+func (b *base) framed(lines []string, mark int) string {
+	for i, l := range lines {
+		g := strings.Repeat(" ", b.gutter)
+		if i == mark {
+			g = selMark[:b.gutter]
+		}
+		lines[i] = g + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// SetSize keeps the gutter apart: width is what a row has.
+func (b *base) SetSize(w, h int) {
+	w = max(w, 0)
+	b.gutter = min(len(selMark), w)
+	b.width, b.height = w-b.gutter, max(h, 0)
+}
+func (b *base) Focus()        { b.focused = true }
+func (b *base) Blur()         { b.focused = false; b.filter.Stop() }
+func (b *base) Editing() bool { return b.filter.Editing() }
 
 // listHeight is what is left for rows once the filter row is shown.
 func (b *base) listHeight() int {
@@ -130,7 +156,11 @@ func (b *base) render(n int, rowLines func(i int, sel bool) []string, more strin
 	}
 	h := b.height
 	i := b.offset
+	mark := -1
 	for ; i < n && len(lines) < h; i++ {
+		if i == b.cursor {
+			mark = len(lines)
+		}
 		for _, l := range rowLines(i, i == b.cursor) {
 			if len(lines) == h {
 				break
@@ -144,7 +174,7 @@ func (b *base) render(n int, rowLines func(i int, sel bool) []string, more strin
 	for len(lines) < h {
 		lines = append(lines, strings.Repeat(" ", b.width))
 	}
-	return strings.Join(lines, "\n")
+	return b.framed(lines, mark)
 }
 
 // message is a pane's whole content when it has no rows: why, in words.
@@ -160,7 +190,7 @@ func (b *base) message(text string) string {
 	for len(lines) < b.height {
 		lines = append(lines, strings.Repeat(" ", b.width))
 	}
-	return strings.Join(lines[:b.height], "\n")
+	return b.framed(lines[:b.height], -1)
 }
 
 // handleFilter starts the filter on its key and feeds it keys while it is

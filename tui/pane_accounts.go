@@ -53,7 +53,7 @@ func (p *accountsPane) Title() string {
 
 func (p *accountsPane) SetSize(w, h int) {
 	p.base.SetSize(w, h)
-	p.nameW = max(w-2-1-len(engine.AccountNeedsSignIn), 1)
+	p.nameW = max(p.width-2-1-len(engine.AccountNeedsSignIn), 1)
 }
 
 func (p *accountsPane) query(ctx context.Context) tea.Msg {

@@ -39,7 +39,7 @@ func (p *attentionPane) Title() string {
 
 func (p *attentionPane) SetSize(w, h int) {
 	p.base.SetSize(w, h)
-	p.labelW = len(selMark) + len("UNCERTAIN") + 2
+	p.labelW = len("UNCERTAIN") + 2
 }
 
 func (p *attentionPane) query(ctx context.Context) tea.Msg {
@@ -216,13 +216,7 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	for j, l := range wrap(head, w, n) {
 		label := ind
 		if j == 0 {
-			// the selection in text too, not only in colour (NO_COLOR, a
-			// screen reader, a terminal that drops reverse video)
-			mark := strings.Repeat(" ", len(selMark))
-			if sel {
-				mark = selMark
-			}
-			label = pad(mark+kindLabel(it.Kind), p.labelW)
+			label = pad(kindLabel(it.Kind), p.labelW)
 		}
 		lines = append(lines, p.row(sel && j == 0, cell{label, st.Kind}, cell{l, st.Bold}))
 	}
@@ -296,9 +290,6 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	}
 	return lines, must
 }
-
-// selMark marks the selected card in text.
-const selMark = "> "
 
 // accepts says whether it takes answer now.
 func accepts(it engine.AttentionItem, answer string) bool {

@@ -37,10 +37,10 @@ func (p *inputsPane) Title() string {
 
 func (p *inputsPane) SetSize(w, h int) {
 	p.pagedList.SetSize(w, h)
-	p.ageW = len("59 min ago") + 1
+	p.ageW = len("99 days ago") + 1
 	p.statusW = len("done, no changes")
 	p.outStateW = len("uncertain, needs you")
-	p.titleW = max(w-2-p.ageW-p.statusW-1, 1)
+	p.titleW = max(p.width-2-p.ageW-p.statusW-1, 1)
 }
 
 func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {

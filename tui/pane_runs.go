@@ -50,7 +50,7 @@ func (p *runsPane) SetSize(w, h int) {
 	p.idW = len("#123456") + 1
 	p.statusW = len(engine.RunPausedReconciliation) + 1
 	p.ageW = len("59 min ago")
-	p.handlerW = max(w-p.idW-p.statusW-p.ageW-1, 1)
+	p.handlerW = max(p.width-p.idW-p.statusW-p.ageW-1, 1)
 	p.layoutTrace()
 }
 
@@ -222,12 +222,12 @@ func (p *runsPane) layoutTrace() {
 			}
 			add(st.Bold.Render(fit(head, p.width)))
 			if t.Args != "" {
-				for _, l := range wrap("args "+t.Args, w, 3) {
+				for _, l := range wrap("args "+jsonShown([]byte(t.Args)), w, 3) {
 					add(ind + st.Dim.Render(l))
 				}
 			}
 			if t.Result != "" {
-				for _, l := range wrap("→ "+t.Result, w, 3) {
+				for _, l := range wrap("→ "+jsonShown([]byte(t.Result)), w, 3) {
 					add(ind + st.Dim.Render(l))
 				}
 			}
@@ -280,7 +280,7 @@ func (p *runsPane) View() string {
 		for len(lines) < p.height {
 			lines = append(lines, strings.Repeat(" ", p.width))
 		}
-		return strings.Join(lines, "\n")
+		return p.framed(lines, -1)
 	}
 	return p.view("No run matches.", "No runs yet.", p.rowLines)
 }

@@ -34,7 +34,7 @@ func (p *workflowsPane) Title() string { return "1 Workflows" }
 func (p *workflowsPane) SetSize(w, h int) {
 	p.base.SetSize(w, h)
 	p.stateW = len("Needs you (99)")
-	p.nameW = max(w-2-1-p.stateW, 1)
+	p.nameW = max(p.width-2-1-p.stateW, 1)
 }
 
 func (p *workflowsPane) query(ctx context.Context) tea.Msg {

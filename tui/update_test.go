@@ -449,7 +449,7 @@ func TestInputs(t *testing.T) {
 		if s := h.m.in.Selected(); api.pages != pages+1 || s == nil || s.InputID != "1" {
 			t.Fatalf("G: %d reads, selected %+v; want one read and input 1", api.pages-pages, s)
 		}
-		if !strings.Contains(h.m.in.View(), `"Invoice 1"`) {
+		if !strings.Contains(h.m.in.View(), "Email #1 from") {
 			t.Fatalf("the oldest input is not on screen:\n%s", h.m.in.View())
 		}
 		h.keys("g")

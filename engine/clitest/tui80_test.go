@@ -106,12 +106,39 @@ func TestTUIAt80x24(t *testing.T) {
 	}
 
 	s.keys("?")
-	sc = s.waitFor("not for this selection:", false)
-	if !strings.Contains(sc, "S skip input") {
-		t.Errorf("? does not name skip input:\n%s", sc)
+	sc = s.waitFor("in parentheses:", false)
+	for _, key := range []string{"approve", "always", "skip input", "retry", "help", "quit"} {
+		if !strings.Contains(sc, key) {
+			t.Errorf("? does not list %q:\n%s", key, sc)
+		}
 	}
+	fit80(t, sc)
 	s.keys("?")
-	s.waitFor("not for this selection:", true)
+	s.waitFor("in parentheses:", true)
+
+	// every pane: its selected row marked in text, the tab strip and the
+	// hints within 80 columns, ? listing the pane's keys and fitting too
+	for _, p := range []struct{ key, box, marked, listed string }{
+		{"1", "─ 1 Workflows", "│ > ", "dry run"},
+		{"2", "─ 2 Inputs", "│ > ", "skip input"},
+		{"4", "─ 4 Run log", "│ > #", "enter trace"},
+		{"5", "─ 5 Accounts", "", "(back)"},
+	} {
+		s.keys(p.key)
+		sc = s.waitFor(p.box, false)
+		if p.marked != "" {
+			sc = s.waitFor(p.marked, false) // the selected row marked in text, once the rows are read
+		}
+		fit80(t, sc)
+		s.keys("?")
+		sc = s.waitFor("in parentheses:", false)
+		if !strings.Contains(sc, p.listed) {
+			t.Errorf("pane %s: ? does not list %q:\n%s", p.key, p.listed, sc)
+		}
+		fit80(t, sc)
+		s.keys("?")
+		s.waitFor("in parentheses:", true)
+	}
 
 	s.keys("1", "p")
 	s.waitFor("pause demo? sure?", false)
@@ -135,6 +162,21 @@ func TestTUIAt80x24(t *testing.T) {
 	}
 	s.waitFor("config reloaded: policy.crash_limit changed", false)
 	s.keys("q")
+}
+
+// fit80 fails unless the screen's tab strip, status and help lines fit 80
+// columns uncut.
+func fit80(t *testing.T, sc string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(sc, "\n"), "\n")
+	for i, l := range lines {
+		if utf8.RuneCountInString(strings.TrimRight(l, " ")) > 80 {
+			t.Errorf("line %d does not fit 80 columns: %q", i, l)
+		}
+	}
+	if strings.Contains(lines[1], "…") || strings.Contains(lines[len(lines)-1], "…") {
+		t.Errorf("the tab strip or the hints are cut:\n%s", sc)
+	}
 }
 
 // TestTUIAcrossAnEngineRestart: a TUI attached to a daemon that restarts
