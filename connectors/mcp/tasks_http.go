@@ -9,7 +9,8 @@ import (
 // Over streamable HTTP the tools/list answer comes as one JSON body or as
 // an SSE event whose data line holds it; the SDK drops taskSupport from
 // either, so keep reads the body as the SDK reads it, line by line, and
-// hands each message to sniffTasks as the stdio transport does. The
+// hands each message to sniffTasks as the stdio transport does (for the
+// answers to tools/list only). The
 // request and the response pass unchanged; a line longer than MaxMessage
 // is not looked at (the SDK refuses or reads it as it would anyway).
 
@@ -25,11 +26,26 @@ func (c *Connector) sniffingTasks(base http.RoundTripper) http.RoundTripper {
 
 func (s *taskSniffer) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := s.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPost || resp.Body == nil {
+	if err != nil || req.Method != http.MethodPost || resp.Body == nil || !listsTools(req) {
 		return resp, err
 	}
 	resp.Body = &lineTee{r: resp.Body, max: s.c.cfg.MaxMessage, onLine: s.c.sniffTasks}
 	return resp, nil
+}
+
+// listsTools: req may be a tools/list (only those answers are read, so a
+// tool's result is not held twice); a body that cannot be read again is.
+func listsTools(req *http.Request) bool {
+	if req.GetBody == nil {
+		return true
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return true
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body)
+	return err != nil || bytes.Contains(b, []byte(`"tools/list"`))
 }
 
 // lineTee passes a body through and shows each line of it, with an SSE
