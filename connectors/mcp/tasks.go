@@ -10,8 +10,8 @@ import (
 // A tool may declare execution.taskSupport "required": it runs only as a
 // task (tools/call with a task, then tasks/get and tasks/result). The go
 // SDK keep is built on offers no tasks, and drops the field when it reads a
-// tool list, so keep reads it off a stdio server's tools/list answer as it
-// passes (frameCap), keeps it in the tool's _meta (and so in the cache),
+// tool list, so keep reads it off the tools/list answer as it passes (a
+// stdio server's in frameCap, an HTTP server's in tasks_http.go), keeps it in the tool's _meta (and so in the cache),
 // and refuses such a tool before anything is sent: `keep mcp tools` and
 // `keep validate` say it cannot be called.
 
