@@ -78,22 +78,13 @@ func (s *Site) Get(ctx context.Context, want Want) (*Got, error) {
 		}
 		return &Got{API: e, Engine: e}, nil
 	case ForFrontEnd:
-		if c, ok := s.Attach(); ok {
-			return &Got{API: c}, nil
-		}
 		// serving: the front end's engine answers on the socket as a
 		// daemon's does, so commands and `keep mcp serve` run beside the
 		// TUI attach to it
-		claim, err := s.claim(ctx, true)
-		var le *engine.LockedError
-		if errors.As(err, &le) {
-			// a daemon holds it, or is starting: attach once it answers
-			if err := s.awaitDaemon(ctx); err != nil {
-				return nil, err
-			}
-			if c, ok := s.Attach(); ok {
-				return &Got{API: c}, nil
-			}
+		var claim *Claim
+		c, err := s.orAttach(ctx, func() (err error) { claim, err = s.claim(ctx, true); return err })
+		if c != nil {
+			return &Got{API: c}, nil
 		}
 		if err != nil {
 			return nil, err
@@ -127,25 +118,35 @@ func (s *Site) Get(ctx context.Context, want Want) (*Got, error) {
 }
 
 func (s *Site) forCommand(ctx context.Context) (*Got, error) {
-	if c, ok := s.Attach(); ok {
+	var e *engine.Engine
+	c, err := s.orAttach(ctx, func() (err error) { e, err = s.open(ctx, nil); return err })
+	if c != nil {
 		return &Got{API: c}, nil
-	}
-	e, err := s.open(ctx, nil)
-	var le *engine.LockedError
-	if errors.As(err, &le) {
-		// A daemon may have started between the two looks: once it answers,
-		// this command acts through it.
-		if err := s.awaitDaemon(ctx); err != nil {
-			return nil, err
-		}
-		if c, ok := s.Attach(); ok {
-			return &Got{API: c}, nil
-		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &Got{API: e, Engine: e}, nil
+}
+
+// orAttach is the daemon's client when a daemon holds the database, else
+// take's doing; when take finds the database locked (a daemon started
+// between the two looks, or is starting), the client once it answers.
+func (s *Site) orAttach(ctx context.Context, take func() error) (*Client, error) {
+	if c, ok := s.Attach(); ok {
+		return c, nil
+	}
+	err := take()
+	var le *engine.LockedError
+	if errors.As(err, &le) {
+		if err := s.awaitDaemon(ctx); err != nil {
+			return nil, err
+		}
+		if c, ok := s.Attach(); ok {
+			return c, nil
+		}
+	}
+	return nil, err
 }
 
 // Attach returns a client of the daemon that holds the database, if one
