@@ -143,7 +143,8 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 			}
 			rt = signed
 		}
-		rt = c.sniffingTasks(rt) // the SDK drops taskSupport (tasks_http.go)
+		rt = c.cappingAnswers(rt) // one oversized answer fails its call alone (http_cap.go)
+		rt = c.sniffingTasks(rt)  // the SDK drops taskSupport (tasks_http.go)
 		return &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true}, nil
 	}
 	cmd := exec.Command(c.cfg.Command, c.cfg.Args...)
