@@ -15,11 +15,40 @@ import (
 	"keep/storage"
 )
 
+// apply is the one executor of the ledger's decisions that ask for more
+// than a transaction: it opens one with write (e.db.Write, or
+// WriteUnsynced where the disk may wait), runs move in it, does there
+// what the decision returned asks inside it (act: notes, journal, status,
+// reminders), commits, then does what follows the commit: the repair asked
+// for, the consumers marked. Nothing else asks the repairer or marks every
+// consumer (executor_test.go holds the package to it). w is the workflow
+// moved; the decision move returns must not have been acted on already.
+func (e *Engine) apply(ctx context.Context, write func(context.Context, func(*storage.Tx) error) error, w *storage.Workflow, move func(tx *storage.Tx) (ledger.Decision, error)) (ledger.Decision, error) {
+	var d ledger.Decision
+	err := write(ctx, func(tx *storage.Tx) error {
+		var err error
+		if d, err = move(tx); err != nil {
+			return err
+		}
+		return e.act(ctx, tx, w, d)
+	})
+	if err != nil {
+		return d, err
+	}
+	if d.Repair != nil {
+		e.maybeRepair(ctx, w, d.Repair)
+	}
+	if d.MarkConsumers {
+		e.markAllConsumers(ctx, e.state(w.ID), w)
+	}
+	return d, nil
+}
+
 // act does what a move's decision asks of the engine inside tx: its notes
 // are announced once tx commits, its entries journaled in tx, a workflow's
 // new status remembered once committed, a prompt's reminder scheduled or
 // cancelled. (A repair and the consumers' marking wait for the commit:
-// the caller's.) w is the workflow moved (nil only for
+// apply's.) w is the workflow moved (nil only for
 // a decision with nothing to journal).
 func (e *Engine) act(ctx context.Context, tx *storage.Tx, w *storage.Workflow, d ledger.Decision) error {
 	if w == nil && len(d.Journal) > 0 {

@@ -363,15 +363,8 @@ func (e *Engine) failRun(ctx context.Context, w *storage.Workflow, run *storage.
 	if workerDied(cause) {
 		cl = e.crashLoop(ctx, w, run)
 	}
-	run.Status = cl.RunStatus()
 	tr.note(traceLabel(run), "failed ("+string(cl)+"): "+run.Error)
-	if err := e.tFail(ctx, w, run, cl, tr); err != nil {
-		return err
-	}
-	if cl == classLogic {
-		e.maybeRepair(ctx, w, run)
-	}
-	return nil
+	return e.tFail(ctx, w, run, cl, tr) // a logic failure's repair follows (ledger.Fail)
 }
 
 // traceLabel is the phase a failure is noted under: a producer has one

@@ -135,19 +135,17 @@ func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
 // Runs with an unresolved mutation never come here: they are paused, not
 // failed.
 func (e *Engine) tFail(ctx context.Context, w *storage.Workflow, run *storage.Run, cl class, tr *trace) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		d, err := e.led.Fail(ctx, tx, w, run, cl, e.retry(w.TransientFailures+1))
 		if err != nil {
-			return err
+			return d, err
 		}
-		if err := tx.AddTrace(ctx, tr.take(run.ID)); err != nil {
-			return err
-		}
-		return e.act(ctx, tx, w, d)
+		return d, tx.AddTrace(ctx, tr.take(run.ID))
 	})
+	return err
 }
 
 // retry is the policy's retry limit and the back-off before attempt n.
@@ -254,28 +252,20 @@ func (e *Engine) tMutationOutcome(ctx context.Context, w *storage.Workflow, run 
 	if cls == "" && !e.parked(ctx, w) {
 		write = e.db.WriteUnsynced
 	}
-	var d ledger.Decision
-	err := write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if cls != "" {
 			// a block follows: moved from what the row holds now (an
 			// applied call moves none, and reads nothing more)
 			if err := reread(ctx, tx, w); err != nil {
-				return err
+				return ledger.Decision{}, err
 			}
 		}
-		var err error
-		d, err = e.led.RecordOutcome(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res), Err: callErr}, e.retry(mut.Attempts))
+		d, err := e.led.RecordOutcome(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res), Err: callErr}, e.retry(mut.Attempts))
 		if err != nil {
-			return err
+			return d, err
 		}
-		if err := e.act(ctx, tx, w, d); err != nil {
-			return err
-		}
-		return tx.AddTrace(ctx, tr.take(run.ID))
+		return d, tx.AddTrace(ctx, tr.take(run.ID))
 	})
-	if err == nil && d.Repair {
-		e.maybeRepair(ctx, w, run)
-	}
 	return err
 }
 
@@ -328,23 +318,18 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 // settle resolves an open mutation (by the reconciler or the user) and
 // moves the run that carries it on (ledger.Settle).
 func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, ev ledger.MutationEvent, by string, result json.RawMessage, why string) error {
-	var d ledger.Decision
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		run, err := carrier(ctx, tx.Q, mut)
 		if err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
-		d, err = e.settleTx(ctx, tx, w, mut, run, ev, by, result, why)
-		return err
+		return e.led.Settle(ctx, tx, w, mut, run, ev, by, result, why, e.retry(w.TransientFailures+1))
 	})
 	if err == nil {
-		if d.MarkConsumers {
-			e.markAllConsumers(ctx, ws, w)
-		}
-		ws.poke()
+		ws.poke() // the consumers marked, where the settlement ended the run (apply)
 	}
 	return err
 }

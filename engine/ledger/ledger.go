@@ -85,9 +85,9 @@ type Decision struct {
 	Journal  []Entry
 	Status   storage.WorkflowStatus
 	StatusOf int64 // the workflow Status belongs to
-	// Repair: once committed, the repairer is asked for a fix of the
-	// run's logic failure.
-	Repair bool
+	// Repair: once committed, the repairer is asked for a fix of this
+	// run's logic failure (nil: none).
+	Repair *storage.Run
 	// MarkConsumers: once committed, every consumer of the workflow is
 	// marked to run (a run ended, its events back in the queue).
 	MarkConsumers bool
@@ -106,7 +106,9 @@ func (d *Decision) add(o Decision) {
 	if o.Status != "" {
 		d.Status, d.StatusOf = o.Status, o.StatusOf
 	}
-	d.Repair = d.Repair || o.Repair
+	if o.Repair != nil {
+		d.Repair = o.Repair
+	}
 	d.MarkConsumers = d.MarkConsumers || o.MarkConsumers
 	if o.Remind != nil {
 		d.Remind = o.Remind

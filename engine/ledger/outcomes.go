@@ -203,6 +203,8 @@ func (l *Ledger) RecordOutcome(ctx context.Context, tx *storage.Tx, w *storage.W
 	}
 	r, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
 	d.add(r)
-	d.Repair = rule.Repair
+	if rule.Repair {
+		d.Repair = run
+	}
 	return d, err
 }

@@ -149,8 +149,8 @@ func TestRecordOutcome(t *testing.T) {
 			for _, j := range d.Journal {
 				topics = append(topics, j.Topic)
 			}
-			if !slices.Equal(topics, exp.journal) || d.Repair != exp.repair {
-				t.Errorf("journal %v, repair %v; want %v, %v", topics, d.Repair, exp.journal, exp.repair)
+			if !slices.Equal(topics, exp.journal) || (d.Repair != nil) != exp.repair || (d.Repair != nil && d.Repair.ID != run.ID) {
+				t.Errorf("journal %v, repair %v; want %v, %v", topics, d.Repair != nil, exp.journal, exp.repair)
 			}
 			if exp.mutation == storage.MutationApplied && (string(gotRun.MutationResult) != `{"status":"applied","result":{"ok":true}}` ||
 				gotRun.Phase != storage.PhaseMutated) {

@@ -23,17 +23,22 @@ func PastMutation(run *storage.Run) bool {
 	return run.Phase.Rank() >= storage.PhaseMutated.Rank()
 }
 
-// Fail records run, its failed status and error set on it, as a failure of
-// class c (DESIGN.md §7.2) and disposes of its events: after the mutation
+// Fail records run, its error set on it, as a failure of class c (DESIGN.md
+// §7.2): the run's status is the class's (Class.RunStatus), a logic failure
+// asks for a repair (Decision.Repair), and its events are disposed of: after the mutation
 // (applied or skipped) they stay reserved for a retry at emitting; before
 // it, they are released for a fresh prepare. A transient failure waits a
 // back-off (p.Resend) until the workflow's failures pass p.Limit. w must
 // have been read in tx.
 func (l *Ledger) Fail(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, c Class, p Retry) (Decision, error) {
 	now := l.now()
+	run.Status = c.RunStatus()
 	d, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
 	if err != nil {
 		return d, err
+	}
+	if c == ClassLogic {
+		d.Repair = run
 	}
 	if !PastMutation(run) {
 		if _, err := tx.Release(ctx, run.ID, now); err != nil {

@@ -99,7 +99,7 @@ func TestFail(t *testing.T) {
 			f := newFixture(t, 1)
 			var d Decision
 			must(t, f.db.Write(ctx, func(tx *storage.Tx) error {
-				f.run.Status, f.run.Error = tc.class.RunStatus(), "boom"
+				f.run.Error = "boom" // the status is Fail's to set, from the class
 				var err error
 				d, err = f.l.Fail(ctx, tx, f.w, f.run, tc.class, Retry{Limit: tc.limit, Resend: time.Hour})
 				return err
@@ -119,6 +119,11 @@ func TestFail(t *testing.T) {
 			}
 			if !slices.Contains(topics, "run.failed") {
 				t.Fatalf("journal %v, want run.failed", topics)
+			}
+			run, err := q.RunByID(ctx, f.run.ID)
+			must(t, err)
+			if run.Status != tc.class.RunStatus() || (d.Repair != nil) != (tc.class == ClassLogic) {
+				t.Fatalf("run %s, repair %v; want %s, repair %v", run.Status, d.Repair != nil, tc.class.RunStatus(), tc.class == ClassLogic)
 			}
 		})
 	}
