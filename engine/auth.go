@@ -15,6 +15,7 @@ import (
 	"keep/connectors"
 	"keep/connectors/accounts"
 	"keep/engine/config"
+	"keep/engine/ledger"
 	"keep/storage"
 )
 
@@ -79,16 +80,16 @@ func (e *Engine) SignedIn(ctx context.Context, account string) ([]string, error)
 			continue
 		}
 		lifted := false
-		err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 			// the block may have moved since the list was read
 			if err := reread(ctx, tx, w); err != nil {
-				return err
+				return ledger.Decision{}, err
 			}
 			if w.BlockKind != BlockAuth || accounts.NamedIn(w.BlockReason) != account {
-				return nil
+				return ledger.Decision{}, nil
 			}
 			lifted = true
-			return e.unblockTx(ctx, tx, w, "signed-in", true)
+			return e.led.Unblock(ctx, tx, w, "signed-in", true) // the consumers marked once it commits
 		})
 		if err != nil {
 			return resumed, fmt.Errorf("workflow %s: %w", w.Name, err)
@@ -96,7 +97,6 @@ func (e *Engine) SignedIn(ctx context.Context, account string) ([]string, error)
 		if !lifted {
 			continue
 		}
-		e.markAllConsumers(ctx, e.state(w.ID), w)
 		e.notify(NoteWorkflowResumed, w.Name, w.Name+": signed in to "+account+"; going on")
 		e.state(w.ID).poke()
 		resumed = append(resumed, w.Name)

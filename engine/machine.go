@@ -159,15 +159,6 @@ func (e *Engine) setBlock(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 	return e.act(ctx, tx, w, d)
 }
 
-// unblockTx is tUnblock inside tx, w read in it (ledger.Unblock).
-func (e *Engine) unblockTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) error {
-	d, err := e.led.Unblock(ctx, tx, w, trigger, resetCounters)
-	if err != nil {
-		return err
-	}
-	return e.act(ctx, tx, w, d)
-}
-
 // reread brings a workflow read before tx up to date from inside it: a
 // block is moved, and the retry counters counted, from what the row holds
 // now, not from what it held when the caller looked.

@@ -112,35 +112,34 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 		return err
 	}
 	var clearable bool
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err = e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		cur, err := tx.WorkflowByID(ctx, w.ID)
 		if err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		mutation, err := blockingMutation(ctx, tx.Q, cur)
 		if err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		clearable = userClearable(cur, mutation)
 		if cur.Status == WorkflowActive && !clearable {
-			return refusedf("workflow %s is not paused and has nothing the user can clear", name)
+			return ledger.Decision{}, refusedf("workflow %s is not paused and has nothing the user can clear", name)
 		}
 		if cur.Status != WorkflowActive {
 			if err := e.moveWorkflow(ctx, tx, cur, ledger.WResume); err != nil {
-				return err
+				return ledger.Decision{}, err
 			}
 		}
 		if clearable {
-			return e.unblockTx(ctx, tx, cur, "retry", true)
+			return e.led.Unblock(ctx, tx, cur, "retry", true) // the consumers marked once it commits
 		}
-		return nil
+		return ledger.Decision{}, nil
 	})
 	if err != nil {
 		return err
 	}
 	ws := e.state(w.ID)
 	if clearable {
-		e.markAllConsumers(ctx, ws, w)
 		e.notify(NoteChanged, w.Name, w.Name+": retrying")
 	}
 	return e.carryOn(ctx, ws)
@@ -154,27 +153,26 @@ func (e *Engine) Retry(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err = e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		mutation, err := blockingMutation(ctx, tx.Q, w)
 		if err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		if !userClearable(w, mutation) {
 			if w.BlockKind == BlockNone {
-				return refusedf("workflow %s is not blocked; nothing to retry", name)
+				return ledger.Decision{}, refusedf("workflow %s is not blocked; nothing to retry", name)
 			}
-			return refusedf("workflow %s waits on %s: answer that instead (keep attention)", name, w.BlockKind)
+			return ledger.Decision{}, refusedf("workflow %s waits on %s: answer that instead (keep attention)", name, w.BlockKind)
 		}
-		return e.unblockTx(ctx, tx, w, "retry", true)
+		return e.led.Unblock(ctx, tx, w, "retry", true) // the consumers marked once it commits
 	})
 	if err != nil {
 		return err
 	}
 	ws := e.state(w.ID)
-	e.markAllConsumers(ctx, ws, w)
 	e.notify(NoteChanged, w.Name, w.Name+": retrying")
 	return e.carryOn(ctx, ws)
 }
@@ -239,11 +237,7 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer Answer) error {
 	if err != nil {
 		return err
 	}
-	ws := e.state(w.ID)
-	if answer == NotHappened {
-		e.markAllConsumers(ctx, ws, w)
-	}
-	return e.carryOn(ctx, ws)
+	return e.carryOn(ctx, e.state(w.ID)) // a resend's consumers marked (ledger.Recheck)
 }
 
 // SkipEvents marks pending, unreserved events skipped.
@@ -285,11 +279,10 @@ func (e *Engine) SkipInput(ctx context.Context, id string) error {
 	if ws.isRunning() {
 		return refusedf("a run of this workflow is in progress; try again in a moment")
 	}
-	w, err := e.tSkipInput(ctx, in)
+	w, err := e.tSkipInput(ctx, in) // the consumers marked once it commits
 	if err != nil {
 		return err
 	}
-	e.markAllConsumers(ctx, ws, w)
 	e.notify(NoteChanged, w.Name, "input skipped: "+in.Title)
 	ws.poke()
 	return nil

@@ -240,15 +240,18 @@ func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *stora
 		if err := tx.DecideProposal(ctx, p.ID, ProposalAccepted, "user", "", v.Version, v.CreatedAt); err != nil {
 			return err
 		}
+		// the new version's script is known before its consumers are
+		// marked (tRepaired, once it commits)
+		tx.AfterCommit(func() {
+			e.mu.Lock()
+			e.scripts[scriptKey{w.ID, v.Version}] = sc
+			e.mu.Unlock()
+		})
 		return e.supersedeProposals(ctx, tx, w.Name, v.Version, p.ID)
 	}); err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	e.scripts[scriptKey{w.ID, v.Version}] = sc
-	e.mu.Unlock()
 	ws := e.state(w.ID)
-	e.markAllConsumers(ctx, ws, w)
 	e.notify(NoteChanged, w.Name, fmt.Sprintf("%s repaired as version %s (%s accepted)", w.Name, v.Label, proposalID(p.ID)))
 	res := &DeployResult{Workflow: w.Name, Version: v.Version, Capabilities: []GrantView{}}
 	if gs, err := e.Grants(ctx, w.Name); err == nil {

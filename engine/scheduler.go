@@ -458,11 +458,7 @@ func (e *Engine) do(ctx context.Context, ws *wfState, w *storage.Workflow, wk *w
 		}
 		return e.continueRun(ctx, ws, w, wk.run)
 	case workUnblock:
-		if err := e.tUnblock(ctx, w, "retry", false); err != nil {
-			return err
-		}
-		e.markAllConsumers(ctx, ws, w)
-		return nil
+		return e.tUnblock(ctx, w, "retry", false) // the consumers marked (ledger.Unblock)
 	case workReconcile:
 		return e.reconcile(ctx, ws, w, wk.mutation)
 	case workResend:

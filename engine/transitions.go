@@ -459,44 +459,47 @@ func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage
 // user's retry): a run past its mutation is retried forward; otherwise the
 // failed run is closed (its events were released when it failed).
 func (e *Engine) tUnblock(ctx context.Context, w *storage.Workflow, trigger string, resetCounters bool) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
-		return e.unblockTx(ctx, tx, w, trigger, resetCounters)
+		return e.led.Unblock(ctx, tx, w, trigger, resetCounters)
 	})
+	return err
 }
 
 // tRepaired stores an accepted repair as the workflow's new minor version
 // and retries the failed run under it, in one transaction. The repair adds no
 // grants: a capability the old script lacked still waits for the user.
 // also runs in the same transaction (the accepted proposal's decision).
+// Once it commits, every consumer is marked (ledger.Unblock).
 func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.ScriptVersion, topics []string, also func(tx *storage.Tx) error) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		if err := also(tx); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		if err := tx.AddScriptVersion(ctx, v); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		if err := tx.SetWorkflowVersion(ctx, w.ID, v.Version, v.CreatedAt); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		for _, t := range topics {
 			if err := tx.EnsureTopic(ctx, w.ID, t); err != nil {
-				return err
+				return ledger.Decision{}, err
 			}
 		}
 		w.Version = v.Version
 		w.Repairs++
 		if err := tx.SetCounters(ctx, w.ID, w.TransientFailures, w.Repairs); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
-		return e.unblockTx(ctx, tx, w, triggerRepair, false)
+		return e.led.Unblock(ctx, tx, w, triggerRepair, false)
 	})
+	return err
 }
 
 // internalBlock blocks a workflow on a bug of ours instead of spinning on it.

@@ -148,41 +148,38 @@ func (e *Engine) releaseAllowed(ctx context.Context, tx *storage.Tx, w *storage.
 
 // tResolve applies an answer to an uncertain mutation.
 func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*storage.Workflow, error) {
-	var w *storage.Workflow
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+	w := new(storage.Workflow) // read in the transaction
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
+		var none ledger.Decision
 		m, err := tx.MutationByID(ctx, mid)
 		if errors.Is(err, storage.ErrNotFound) {
-			return notFoundf("no mutation %d", mid)
+			return none, notFoundf("no mutation %d", mid)
 		}
 		if err != nil {
-			return err
+			return none, err
 		}
 		if m.Status != MutationNeedsReconcile && m.Status != MutationIndeterminate {
-			return refusedf("mutation %d is %s: there is nothing uncertain to answer", mid, m.Status)
+			return none, refusedf("mutation %d is %s: there is nothing uncertain to answer", mid, m.Status)
 		}
-		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
-			return err
+		cur, err := tx.WorkflowByID(ctx, m.WorkflowID)
+		if err != nil {
+			return none, err
 		}
+		*w = *cur
 		run, err := carrier(ctx, tx.Q, m)
 		if err != nil {
-			return err
+			return none, err
 		}
 		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, string(answer)); err != nil {
-			return err
+			return none, err
 		}
 		switch answer {
 		case TryAgain, NotHappened:
-			d, err := e.led.Recheck(ctx, tx, w, m, run, answer == NotHappened)
-			if err != nil {
-				return err
-			}
-			return e.act(ctx, tx, w, d)
+			return e.led.Recheck(ctx, tx, w, m, run, answer == NotHappened)
 		case Happened:
-			_, err := e.settleTx(ctx, tx, w, m, run, ledger.MApplied, "user", nil, "")
-			return err
+			return e.led.Settle(ctx, tx, w, m, run, ledger.MApplied, "user", nil, "", e.retry(w.TransientFailures+1))
 		default:
-			_, err := e.settleTx(ctx, tx, w, m, run, ledger.MSkip, "user", nil, "skipped by the user")
-			return err
+			return e.led.Settle(ctx, tx, w, m, run, ledger.MSkip, "user", nil, "skipped by the user", e.retry(w.TransientFailures+1))
 		}
 	})
 	return w, err
@@ -231,27 +228,29 @@ func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error)
 // are abandoned (their events released), runs that may have mutated are
 // kept and complete, and the input's other pending events become skipped.
 func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Workflow, error) {
-	var w *storage.Workflow
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+	w := new(storage.Workflow) // read in the transaction
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
+		var none ledger.Decision
 		now := e.now()
-		var err error
-		if w, err = tx.WorkflowByID(ctx, in.WorkflowID); err != nil {
-			return err
+		cur, err := tx.WorkflowByID(ctx, in.WorkflowID)
+		if err != nil {
+			return none, err
 		}
+		*w = *cur
 		holders, err := tx.RunsHoldingInput(ctx, in.ID)
 		if err != nil {
-			return err
+			return none, err
 		}
 		var keep []int64
 		for _, rid := range holders {
 			run, err := tx.RunByID(ctx, rid)
 			if err != nil {
-				return err
+				return none, err
 			}
 			var m *storage.Mutation
 			if run.MutationID != 0 {
 				if m, err = tx.MutationByID(ctx, run.MutationID); err != nil {
-					return err
+					return none, err
 				}
 			}
 			if ledger.PastMutation(run) || (m != nil && m.Status != MutationAwaitingApproval && m.Status != MutationApproved && m.Status != MutationFailed) {
@@ -260,11 +259,11 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 			}
 			if m != nil {
 				if err := e.cancelReminder(tx, m); err != nil {
-					return err
+					return none, err
 				}
 				m.Error = "its input was skipped"
 				if err := e.moveMutation(ctx, tx, w, m, ledger.MSkip, "user"); err != nil {
-					return err
+					return none, err
 				}
 			}
 			run.ClosedAt, run.UpdatedAt = &now, now
@@ -273,25 +272,27 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 			}
 			run.Error = "abandoned: the user skipped its input"
 			if err := e.moveRun(ctx, tx, w, run, "user:skip"); err != nil {
-				return err
+				return none, err
 			}
 			if _, err := tx.Release(ctx, rid, now); err != nil {
-				return err
+				return none, err
 			}
 			if w.BlockRunID == rid {
 				if err := e.setBlock(ctx, tx, w, BlockNone, "", 0, nil); err != nil {
-					return err
+					return none, err
 				}
 			}
 		}
 		// only now is every run to keep known: their events are not skipped
 		if err := e.led.SkipInputEvents(ctx, tx, in.ID, keep, now); err != nil {
-			return err
+			return none, err
 		}
 		if err := tx.MarkInputSkipped(ctx, in.ID, now); err != nil {
-			return err
+			return none, err
 		}
-		return e.recordAnswer(ctx, tx, w.ID, "input", in.ID, "skip")
+		// the abandoned runs' events are back in the queue: every consumer
+		// is marked once it commits
+		return ledger.Decision{MarkConsumers: true}, e.recordAnswer(ctx, tx, w.ID, "input", in.ID, "skip")
 	})
 	return w, err
 }

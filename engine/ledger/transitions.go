@@ -161,10 +161,11 @@ func (l *Ledger) RetryForward(ctx context.Context, tx *storage.Tx, old *storage.
 // Unblock lifts w's block, its cause over (a back-off that ran out, a
 // repair, the user's retry): a run past its mutation is retried forward;
 // otherwise the failed run is closed (its events were released when it
-// failed). resetCounters (the user's answer) clears the retry counters. w
-// must have been read in tx.
+// failed). resetCounters (the user's answer) clears the retry counters.
+// Once it commits every consumer is marked: triggers accumulated while the
+// workflow was blocked. w must have been read in tx.
 func (l *Ledger) Unblock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, trigger string, resetCounters bool) (Decision, error) {
-	var d Decision
+	d := Decision{MarkConsumers: true}
 	by := ByScheduler + ":" + trigger // a back-off ran out, a repair
 	if resetCounters {
 		by = "user:" + trigger // the user's retry, resume or sign-in
@@ -325,7 +326,8 @@ func (l *Ledger) Approve(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 // settlement: check again, or (resend) it did not happen, so the same call
 // goes again under the same key — a receiver that did get it drops the
 // copy; the scheduler sends it as it sends a call a 429 put off. Either is
-// due at once, its checks counted afresh. w must have been read in tx.
+// due at once, its checks counted afresh; a resend marks every consumer
+// once it commits. w must have been read in tx.
 func (l *Ledger) Recheck(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, resend bool) (Decision, error) {
 	now := l.now()
 	cancel := answered(m)
@@ -336,7 +338,7 @@ func (l *Ledger) Recheck(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 		ev, reason = MResend, "sending "+Title(m)+" again"
 	}
 	d, err := l.MoveMutation(ctx, tx, w, m, ev, "user")
-	d.CancelReminder = cancel
+	d.CancelReminder, d.MarkConsumers = cancel, resend
 	if err != nil {
 		return d, err
 	}

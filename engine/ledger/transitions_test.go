@@ -146,7 +146,10 @@ func TestUnblockRetriesForward(t *testing.T) {
 		return err
 	}))
 	must(t, f.db.Write(ctx, func(tx *storage.Tx) error {
-		_, err := f.l.Unblock(ctx, tx, f.w, "repair", false)
+		d, err := f.l.Unblock(ctx, tx, f.w, "repair", false)
+		if err == nil && !d.MarkConsumers {
+			t.Error("an unblock does not mark the consumers")
+		}
 		return err
 	}))
 	q := f.db.Read()
