@@ -4,7 +4,8 @@ package engine
 // decide every move and its movers are the only writers of a status. The
 // engine's movers below call them and act on the decision they return —
 // announce once the transaction commits (never a move rolled back),
-// journal in it, remember a workflow's status.
+// journal in it, remember a workflow's status. What a decision asks after
+// the commit (a repair, the consumers marked) only apply does.
 
 import (
 	"context"
