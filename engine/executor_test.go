@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -11,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"keep/engine/ledger"
+	"keep/storage"
 )
 
 // afterCommit are what a ledger decision asks once its transaction commits:
@@ -87,5 +91,17 @@ func TestOneExecutorFindsCalls(t *testing.T) {
 	want := []string{"x.go:4 markAllConsumers", "x.go:5 maybeRepair"}
 	if got := afterCommitCalls(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("calls = %v, want %v", got, want)
+	}
+}
+
+// TestActRefusesWhatFollowsACommit: a decision asking for a repair or its
+// consumers marked, acted on outside apply, is refused instead of losing
+// what it asked once the transaction commits.
+func TestActRefusesWhatFollowsACommit(t *testing.T) {
+	e := &Engine{}
+	for _, d := range []ledger.Decision{{MarkConsumers: true}, {Repair: &storage.Run{ID: 1}}} {
+		if err := e.act(context.Background(), nil, nil, d); err == nil {
+			t.Errorf("act(%+v) = nil, want refused: it is apply's", d)
+		}
 	}
 }

@@ -31,7 +31,7 @@ func (e *Engine) apply(ctx context.Context, write func(context.Context, func(*st
 		if d, err = move(tx); err != nil {
 			return err
 		}
-		return e.act(ctx, tx, w, d)
+		return e.actIn(ctx, tx, w, d)
 	})
 	if err != nil {
 		return d, err
@@ -49,9 +49,18 @@ func (e *Engine) apply(ctx context.Context, write func(context.Context, func(*st
 // are announced once tx commits, its entries journaled in tx, a workflow's
 // new status remembered once committed, a prompt's reminder scheduled or
 // cancelled. (A repair and the consumers' marking wait for the commit:
-// apply's.) w is the workflow moved (nil only for
+// apply's: act refuses a decision that asks for them, which would
+// otherwise be dropped.) w is the workflow moved (nil only for
 // a decision with nothing to journal).
 func (e *Engine) act(ctx context.Context, tx *storage.Tx, w *storage.Workflow, d ledger.Decision) error {
+	if d.Repair != nil || d.MarkConsumers {
+		return fmt.Errorf("a decision asking for a repair or its consumers marked once it commits is apply's to act on")
+	}
+	return e.actIn(ctx, tx, w, d)
+}
+
+// actIn is act for apply, which does the rest once the transaction commits.
+func (e *Engine) actIn(ctx context.Context, tx *storage.Tx, w *storage.Workflow, d ledger.Decision) error {
 	if w == nil && len(d.Journal) > 0 {
 		return fmt.Errorf("%d entries to journal: their workflow is needed", len(d.Journal))
 	}
