@@ -43,28 +43,7 @@ func TestWatchedFolderWakesItsProducer(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.deploy("watch", strings.Replace(watchWorkflow, "SCHEDULE", `{ watch: "inbox" }`, 1))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	notes, stop := b.e.Subscribe()
-	defer stop()
-	if err := b.e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer b.e.Stop(context.Background())
-	committed := func(what string) {
-		t.Helper()
-		deadline := time.After(20 * time.Second)
-		for {
-			select {
-			case n := <-notes:
-				if n.Kind == NoteRunCommitted && n.Workflow == "watch" {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("no producer run committed %s", what)
-			}
-		}
-	}
+	_, committed := startWatching(t, b)
 	committed("at deploy") // due at deploy, on the empty folder
 	if err := os.WriteFile(filepath.Join(inbox, "a.txt"), []byte("a"), 0o600); err != nil {
 		t.Fatal(err)
@@ -119,28 +98,7 @@ func TestAFolderGoneIsWatchedAgain(t *testing.T) {
 	if err := os.Remove(inbox); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	notes, stop := b.e.Subscribe()
-	defer stop()
-	if err := b.e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer b.e.Stop(context.Background())
-	committed := func(what string) {
-		t.Helper()
-		deadline := time.After(20 * time.Second)
-		for {
-			select {
-			case n := <-notes:
-				if n.Kind == NoteRunCommitted && n.Workflow == "watch" {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("no producer run committed %s", what)
-			}
-		}
-	}
+	ctx, committed := startWatching(t, b)
 	committed("at deploy, the folder missing")
 	if err := os.MkdirAll(inbox, 0o700); err != nil {
 		t.Fatal(err)
@@ -237,3 +195,32 @@ func TestValidateChecksTheWatchedFolder(t *testing.T) {
 }
 
 func fsEvent(name string) fsnotify.Event { return fsnotify.Event{Name: name, Op: fsnotify.Create} }
+
+// startWatching starts b's engine and returns its context and a wait for
+// the next committed run of workflow "watch" (what names the moment, for
+// the failure).
+func startWatching(t *testing.T, b *bundle) (context.Context, func(what string)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	notes, stop := b.e.Subscribe()
+	t.Cleanup(stop)
+	if err := b.e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.e.Stop(context.Background()) })
+	return ctx, func(what string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case n := <-notes:
+				if n.Kind == NoteRunCommitted && n.Workflow == "watch" {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no producer run committed %s", what)
+			}
+		}
+	}
+}
