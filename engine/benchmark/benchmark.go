@@ -59,6 +59,13 @@ type Options struct {
 	SlowSinkPairs int `json:"slow_sink_pairs"`
 	// Logf receives progress lines; nil: silent.
 	Logf func(format string, args ...any) `json:"-"`
+
+	// roundHook, when set, runs in each files→http round's measured window
+	// before the drop, given the measured pid (round.go's window.hook).
+	roundHook func(pid int)
+	// editWorkflow, when set, edits the files→http workflow's source before
+	// it is deployed (tests: a workflow whose runs fail).
+	editWorkflow func(src string) string
 }
 
 // Latency is a p50/p99 pair in milliseconds.

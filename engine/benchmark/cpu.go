@@ -64,9 +64,10 @@ func childPIDs(ppid int) []int {
 // 100 on every Linux architecture keep builds for.
 const clockTicks = 100
 
-// keepTicks is the CPU ticks a keep process has used with its workers:
-// its own, its waited-for children's, and its live children's.
-func keepTicks(pid int) (int64, error) {
+// treeTicks is the CPU ticks a process has used with its children: its
+// own, its waited-for children's, and its live children's (keep's daemon
+// and its script workers; Node-RED's process, which has none).
+func treeTicks(pid int) (int64, error) {
 	_, own, waited, err := procStat(pid)
 	return own + waited + liveChildrenTicks(pid), err
 }

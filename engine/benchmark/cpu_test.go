@@ -14,7 +14,7 @@ func TestCPUSecondsCountsWorkers(t *testing.T) {
 		t.Skip("no /proc on this system")
 	}
 	before := cpuSeconds()
-	ticks0, err := keepTicks(os.Getpid())
+	ticks0, err := treeTicks(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,15 +38,15 @@ func TestCPUSecondsCountsWorkers(t *testing.T) {
 	if got, want := cpuSeconds()-before, float64(spent)/clockTicks; got < want {
 		t.Errorf("with the child alive: %.2f s counted, the child alone used %.2f s", got, want)
 	}
-	if ticks, err := keepTicks(os.Getpid()); err != nil || ticks-ticks0 < spent {
-		t.Errorf("keepTicks with the child alive: %d ticks counted (%v), the child alone used %d", ticks-ticks0, err, spent)
+	if ticks, err := treeTicks(os.Getpid()); err != nil || ticks-ticks0 < spent {
+		t.Errorf("treeTicks with the child alive: %d ticks counted (%v), the child alone used %d", ticks-ticks0, err, spent)
 	}
 	child.Process.Kill()
 	child.Wait()
 	if got, want := cpuSeconds()-before, float64(spent)/clockTicks; got < want {
 		t.Errorf("with the child waited for: %.2f s counted, the child alone used %.2f s", got, want)
 	}
-	if ticks, err := keepTicks(os.Getpid()); err != nil || ticks-ticks0 < spent {
-		t.Errorf("keepTicks with the child waited for: %d ticks counted (%v), the child alone used %d", ticks-ticks0, err, spent)
+	if ticks, err := treeTicks(os.Getpid()); err != nil || ticks-ticks0 < spent {
+		t.Errorf("treeTicks with the child waited for: %d ticks counted (%v), the child alone used %d", ticks-ticks0, err, spent)
 	}
 }

@@ -16,6 +16,7 @@ type Drop struct {
 	Names   []string
 	Start   time.Time            // when the first rename began
 	Dropped map[string]time.Time // when each file was in the folder
+	Took    time.Duration        // the first rename's start to the last's end
 }
 
 // Stage writes n small JSON files into staging.
@@ -44,5 +45,6 @@ func (d *Drop) Drop(staging, inbox string) error {
 		}
 		d.Dropped[name] = time.Now()
 	}
+	d.Took = time.Since(d.Start)
 	return nil
 }

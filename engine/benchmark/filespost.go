@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -73,18 +72,19 @@ type FilesPostResults struct {
 	FilesPostSeconds   float64 `json:"files_post_seconds"`
 	// FilesPostLatencyMS: a file's drop to its POST reaching the sink.
 	FilesPostLatencyMS Latency `json:"files_post_latency_ms"`
-	// FilesPostCPUSPer1000: keep's user+system CPU seconds from the
-	// producer's run to the last POST, per 1,000 items: this process's (all
-	// threads, the in-process sink included, the drop itself not) and its
-	// script workers' (cpu.go).
+	// FilesPostCPUSPer1000: keep's user+system CPU seconds from just
+	// before the drop to the last POST, per 1,000 items: the keep daemon's
+	// (the real binary, its own process) and its script workers', read
+	// from /proc by its pid as Node-RED's are (round.go); the drop and the
+	// sink are the bench's, in neither.
 	FilesPostCPUSPer1000 float64 `json:"files_post_cpu_s_per_1000"`
 	// FilesPostSinkDelayMS: how long the sink waits before answering.
 	FilesPostSinkDelayMS float64 `json:"files_post_sink_delay_ms"`
 	// FilesPostDropMS: how long the drop took (renames into the folder of
 	// files written beside it); it is inside the span and the latencies.
 	FilesPostDropMS float64 `json:"files_post_drop_ms"`
-	// FilesPostPeakRSSMB: keep's peak resident set over the round, this
-	// process's (the bench's, the sink's included) and its script workers'.
+	// FilesPostPeakRSSMB: keep's peak resident set over the round (from
+	// the drop on), the daemon's and its script workers', summed.
 	FilesPostPeakRSSMB float64 `json:"files_post_peak_rss_mb"`
 	// FilesPostRounds: keep's rounds the figures above are the mean of.
 	FilesPostRounds int `json:"files_post_rounds"`
@@ -96,13 +96,17 @@ type FilesPostResults struct {
 	KeepOverNodeRed *RoundSummary           `json:"keep_over_node_red,omitempty"`
 }
 
-// postSink is the local webhook: it records each POST (the item, its
-// Idempotency-Key, when it arrived), answers after a fixed delay, and
-// answers a reconcile GET 200 for an item it has, 404 otherwise.
+// postSink is the local webhook, keep's and Node-RED's: it records each
+// POST (the item, its Idempotency-Key, when it arrived), answers after a
+// fixed delay, and answers a reconcile GET 200 for an item it has, 404
+// otherwise. done closes when every item has its first POST.
 type postSink struct {
 	delay time.Duration
 	want  int
 	done  chan struct{}
+	// wantKeys: each POST must carry an Idempotency-Key of its item's own
+	// (keep's; Node-RED's flows send none)
+	wantKeys bool
 
 	mu      sync.Mutex
 	first   map[string]time.Time // item → first POST's arrival
@@ -112,8 +116,8 @@ type postSink struct {
 	errs    []string
 }
 
-func newPostSink(want int, delay time.Duration) *postSink {
-	return &postSink{delay: delay, want: want, done: make(chan struct{}),
+func newPostSink(want int, delay time.Duration, keys bool) *postSink {
+	return &postSink{delay: delay, want: want, done: make(chan struct{}), wantKeys: keys,
 		first: map[string]time.Time{}, posts: map[string]int{}, keys: map[string]string{}, keyItem: map[string]string{}}
 }
 
@@ -141,6 +145,7 @@ func (s *postSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("Idempotency-Key")
 	s.mu.Lock()
 	switch {
+	case !s.wantKeys:
 	case key == "":
 		s.errs = append(s.errs, body.ID+" came without an Idempotency-Key")
 	case s.keys[body.ID] != "" && s.keys[body.ID] != key:
@@ -165,7 +170,8 @@ func (s *postSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(`{"ok":true}`))
 }
 
-// check: every file posted once, under one key of its own.
+// check: every file posted once, under one key of its own where keys are
+// asked for.
 func (s *postSink) check(names []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -188,10 +194,9 @@ type FilesPostRound struct {
 	Items      int
 	Span       time.Duration // the drop's start to the last POST
 	Lat        []float64     // drop-to-POST, ms, sorted
-	CPU        float64       // CPU-s over the round (keep's: the drop's own taken off)
-	PeakRSSMB  float64       // peak resident set over the round (keep's: with its workers')
+	CPU        float64       // CPU-s over the round, the process's with its children's
+	PeakRSSMB  float64       // peak resident set over the round, with its children's
 	Drop       time.Duration
-	Waited     time.Duration
 	ItemsPerS  float64
 	CPUPer1000 float64
 }
@@ -210,14 +215,14 @@ func filesPost(ctx context.Context, o Options, r *Results) error {
 	var keep []*FilesPostRound
 	nr := map[string][]*FilesPostRound{}
 	for i := range pairs {
-		f, err := filesPostOnce(ctx, filepath.Join(o.Dir, fmt.Sprintf("keep-%d", i)), o.FilesPostItems, o.FilesPostSinkDelay, filesPostConcurrency)
+		f, err := filesPostOnce(ctx, o, filepath.Join(o.Dir, fmt.Sprintf("keep-%d", i)), o.FilesPostItems, o.FilesPostSinkDelay, filesPostConcurrency)
 		if err != nil {
 			return err
 		}
 		keep = append(keep, f)
-		o.Logf("files→http: %d files posted in %s (%.0f items/s), drop-to-POST p50 %.0f ms p99 %.0f ms, %.2f CPU-s per 1000, peak RSS %.1f MB (dropped in %.0f ms, waited %s)",
+		o.Logf("files→http: %d files posted in %s (%.0f items/s), drop-to-POST p50 %.0f ms p99 %.0f ms, %.2f CPU-s per 1000, peak RSS %.1f MB (dropped in %.0f ms)",
 			f.Items, f.Span.Round(time.Millisecond), f.ItemsPerS, percentile(f.Lat, 50), percentile(f.Lat, 99), f.CPUPer1000, f.PeakRSSMB,
-			float64(f.Drop.Microseconds())/1000, f.Waited.Round(time.Millisecond))
+			float64(f.Drop.Microseconds())/1000)
 		if bin == "" {
 			continue
 		}
@@ -296,97 +301,70 @@ func summarize(rounds []*FilesPostRound) RoundSummary {
 // filesPostConcurrency is the row's consumer concurrency.
 const filesPostConcurrency = 8
 
-// filesPostOnce deploys the files→http workflow (its consumer at
-// concurrency) on a started engine in dir, drops n JSON files into its
-// folder at once, which wakes the producer through its folder watch, then
-// waits for the sink, answering after delay, to have every item once.
-func filesPostOnce(ctx context.Context, dir string, n int, delay time.Duration, concurrency int) (*FilesPostRound, error) {
-	sink := newPostSink(n, delay)
-	srv := httptest.NewServer(sink)
-	defer srv.Close()
-	k, err := newEngine(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	defer k.close()
-	inbox := filepath.Join(k.root, "inbox")
+// filesPostOnce runs the keep binary as a daemon in dir (its own database,
+// a config rooted in dir/root), deploys the files→http workflow (its
+// consumer at concurrency) through the daemon's socket, waits for its
+// producer's first run (on the empty folder, due at deploy) and settle,
+// then drops n JSON files into its folder at once, which wakes the
+// producer through its folder watch, and waits for the sink, answering
+// after delay, to have every item once. The window (round.go) is Node-RED's:
+// the daemon's CPU and peak RSS with its workers', latency at the sink.
+func filesPostOnce(ctx context.Context, o Options, dir string, n int, delay time.Duration, concurrency int) (*FilesPostRound, error) {
+	root := filepath.Join(dir, "root")
+	inbox, staging := filepath.Join(root, "inbox"), filepath.Join(dir, "staging")
 	if err := os.MkdirAll(inbox, 0o700); err != nil {
 		return nil, err
 	}
-	notes, cancel := k.e.Subscribe()
-	defer cancel()
+	sink := newPostSink(n, delay, true)
+	srv := httptest.NewServer(sink)
+	defer srv.Close()
+	cfg, err := daemonConfig(dir, root)
+	if err != nil {
+		return nil, err
+	}
+	d, err := startDaemon(ctx, o.DaemonBinary, dir, filepath.Join(dir, "keep.db"), cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer d.kill()
+	notes, cancel := d.client.Subscribe()
 	src := strings.NewReplacer("SINK", srv.URL, "concurrency: 8", fmt.Sprintf("concurrency: %d", concurrency)).Replace(filesPostWorkflow)
-	if err := k.deploy(ctx, "filespost", src); err != nil {
-		return nil, err
+	if o.editWorkflow != nil {
+		src = o.editWorkflow(src)
 	}
-	if err := k.e.Start(ctx); err != nil {
-		return nil, err
+	if _, err := d.client.Deploy(ctx, "filespost.js", []byte(src), ""); err != nil {
+		cancel()
+		return nil, fmt.Errorf("deploy through the daemon: %w", err)
 	}
-	defer func() {
-		sctx, c := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer c()
-		k.e.Stop(sctx)
-	}()
-	// the first producer run, on the empty folder, is due at deploy
-	if err := awaitNote(ctx, notes, "inbox"); err != nil {
-		return nil, err
+	err = awaitNote(ctx, notes, "inbox")
+	cancel() // no notification stream while measured: Node-RED has none
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, d.why())
 	}
+	time.Sleep(settle)
 
-	staging := filepath.Join(k.root, "staging")
 	drop, err := Stage(staging, n)
 	if err != nil {
 		return nil, err
 	}
-	// keep starts on the first rename: its CPU is counted from before the
-	// drop, less the dropping thread's own; its peak RSS from the drop on
-	resetPeakRSS()
-	cpu0 := cpuSeconds()
-	dropCPU, err := onThread(func() error { return drop.Drop(staging, inbox) })
+	w := window{pid: d.pid, done: sink.done, within: roundWithin(n, delay), failed: d.failed, hook: o.roundHook}
+	cpu, peak, err := w.run(ctx, drop, staging, inbox)
 	if err != nil {
+		return nil, fmt.Errorf("keep: %w", err)
+	}
+	// every item reached the sink; a run may still have failed after its
+	// POST, or fail committing as the daemon stops
+	if err := d.failed(ctx); err != nil {
 		return nil, err
 	}
-	names, dropped, start := drop.Names, drop.Dropped, drop.Start
-	dropped1 := time.Since(start)
-	timeout := time.NewTimer(time.Duration(n)*(50*time.Millisecond+delay) + time.Minute)
-	defer timeout.Stop()
-	for waiting := true; waiting; {
-		select {
-		case <-sink.done:
-			waiting = false
-		case nt := <-notes:
-			if nt.Kind == engine.NoteRunFailed {
-				return nil, fmt.Errorf("run failed: %s", nt.Text)
-			}
-		case <-timeout.C:
-			return nil, fmt.Errorf("the sink has %d of %d items after the timeout", len(sink.snapshot()), n)
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	el := time.Since(start)
-	cpu := cpuSeconds() - cpu0 - dropCPU
-	peak := peakRSSWithWorkers()
-
 	// let the last run commit, so a second POST would show
-	if err := k.e.Stop(ctx); err != nil {
+	if err := d.stop(); err != nil {
 		return nil, err
 	}
-	if err := sink.check(names); err != nil {
+	if err := sink.check(drop.Names); err != nil {
 		return nil, err
 	}
-	first := sink.snapshot()
-	lat := make([]float64, 0, n)
-	var last time.Time
-	for name, at := range first {
-		lat = append(lat, float64(at.Sub(dropped[name]).Microseconds())/1000)
-		if at.After(last) {
-			last = at
-		}
-	}
-	slices.Sort(lat)
-	span := last.Sub(start)
-	return &FilesPostRound{Items: n, Span: span, Lat: lat, CPU: cpu, PeakRSSMB: float64(peak) / 1024, Drop: dropped1, Waited: el,
-		ItemsPerS: float64(n) / span.Seconds(), CPUPer1000: cpu * 1000 / float64(n)}, nil
+	return roundFigures(n, drop, sink.snapshot(), cpu, peak), nil
 }
 
 func (s *postSink) snapshot() map[string]time.Time {
@@ -400,7 +378,10 @@ func awaitNote(ctx context.Context, notes <-chan engine.Notification, prefix str
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
-		case n := <-notes:
+		case n, ok := <-notes:
+			if !ok {
+				return fmt.Errorf("the notification stream ended before a %q commit", prefix)
+			}
 			if n.Kind == engine.NoteRunFailed {
 				return fmt.Errorf("run failed: %s", n.Text)
 			}
@@ -426,7 +407,7 @@ func (r *Results) filesPostRows(row func(name, value, target string, met *bool))
 	row("files_post_cpu_s_per_1000", f2(r.FilesPostCPUSPer1000), "(judged beside Node-RED: keep_over_node_red)", nil)
 	row("files_post_sink_delay_ms", f1(r.FilesPostSinkDelayMS), "(the sink answers each POST after this)", nil)
 	row("files_post_drop_ms", f1(r.FilesPostDropMS), "(the drop: files written beside the folder, renamed into it)", nil)
-	row("files_post_peak_rss_mb", f1(r.FilesPostPeakRSSMB), "(keep's process, the bench's own included, and its workers)", nil)
+	row("files_post_peak_rss_mb", f1(r.FilesPostPeakRSSMB), "(keep's daemon and its workers, over the round)", nil)
 	row("node_red", "-", r.NodeRed, nil)
 	for _, flow := range NodeRedFlows {
 		if s, ok := r.NodeRedFlows[flow]; ok {

@@ -1,21 +1,14 @@
 package benchmark
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"keep/engine"
-	"keep/engine/daemon"
 )
 
 // idleWorkflow is one of the workflows the idle daemon holds: a producer
@@ -79,82 +72,46 @@ func idle(ctx context.Context, o Options, r *Results) error {
 	if err := k.close(); err != nil {
 		return err
 	}
-	cfgPath := filepath.Join(o.Dir, "config.toml")
-	cfgText := fmt.Sprintf("[policy]\ndefault_mutation_mode = %q\n\n[connectors.files]\nroots = [%q]\n", engine.GrantAllow, k.root)
-	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o600); err != nil {
+	cfgPath, err := daemonConfig(o.Dir, k.root)
+	if err != nil {
 		return err
 	}
-
-	dctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cmd := exec.CommandContext(dctx, o.DaemonBinary, "--db", k.path, "--config", cfgPath, "--daemon")
-	cmd.Env = isolatedEnv(o.Dir)
-	cmd.Dir = o.Dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	d, err := startDaemon(ctx, o.DaemonBinary, o.Dir, k.path, cfgPath)
+	if err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			cmd.Process.Kill()
-			<-exited
-		}
-	}()
-	sock := daemon.SocketPath(k.path)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		select {
-		case err := <-exited:
-			stopped = true
-			return fmt.Errorf("the daemon exited early: %v: %s", err, out.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no daemon socket after 30s: %s", out.String())
-		}
-	}
+	defer d.kill()
+	d.client.Close() // the idle daemon is not talked to
 	time.Sleep(time.Second)
-	pid := cmd.Process.Pid
-	t0, err := keepTicks(pid)
+	pid := d.pid
+	t0, err := treeTicks(pid)
 	if err != nil {
 		return err
 	}
 	w0 := time.Now()
 	select {
 	case <-time.After(o.IdleWindow):
-	case err := <-exited:
-		stopped = true
-		return fmt.Errorf("the daemon exited while idle: %v: %s", err, out.String())
+	case err := <-d.exited:
+		d.done = true
+		return fmt.Errorf("the daemon exited while idle: %v: %s", err, d.why())
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	t1, err := keepTicks(pid)
+	t1, err := treeTicks(pid)
 	if err != nil {
 		return err
 	}
 	window := time.Since(w0)
-	hwm, _ := peakRSSKiB(pid)
-	for _, w := range childPIDs(pid) { // its script workers
-		if k, err := peakRSSKiB(w); err == nil {
-			hwm += k
-		}
-	}
+	hwm := treePeakKiB(pid) // with its script workers'
 	// its workers retire after idling a while (sandbox's idleRetire, 10 s):
 	// what an idle keep holds is the daemon once they have
 	settled := time.Now().Add(time.Minute)
 	for len(childPIDs(pid)) > 0 && time.Now().Before(settled) {
 		select {
 		case <-time.After(250 * time.Millisecond):
-		case err := <-exited:
-			stopped = true
-			return fmt.Errorf("the daemon exited while idle: %v: %s", err, out.String())
+		case err := <-d.exited:
+			d.done = true
+			return fmt.Errorf("the daemon exited while idle: %v: %s", err, d.why())
 		}
 	}
 	idleKiB, err := rssKiB(pid)
@@ -166,17 +123,8 @@ func idle(ctx context.Context, o Options, r *Results) error {
 			idleKiB += k
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := d.stop(); err != nil {
 		return err
-	}
-	select {
-	case err := <-exited:
-		stopped = true
-		if err != nil {
-			return fmt.Errorf("the daemon's exit after SIGTERM: %v: %s", err, out.String())
-		}
-	case <-time.After(60 * time.Second):
-		return errors.New("the daemon did not exit within 60s of SIGTERM")
 	}
 	cpu := float64(t1-t0) / clockTicks
 	r.IdleCPUPercent = cpu / window.Seconds() * 100
@@ -185,28 +133,6 @@ func idle(ctx context.Context, o Options, r *Results) error {
 	o.Logf("idle daemon: %d workflows, %.2f s of CPU over %s: %.3f%%; peak RSS %.1f MB, %.1f MB once its workers retired",
 		o.IdleWorkflows, cpu, window.Round(time.Millisecond), r.IdleCPUPercent, r.DaemonRSSMB, r.DaemonIdleRSSMB)
 	return nil
-}
-
-// resetPeakRSS starts this process's peak resident set, and its script
-// workers', again from what they hold now (the bench's earlier steps left
-// their own peaks), after giving the heap's free pages back.
-func resetPeakRSS() {
-	debug.FreeOSMemory()
-	for _, pid := range append([]int{os.Getpid()}, childPIDs(os.Getpid())...) {
-		_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
-	}
-}
-
-// peakRSSWithWorkers is this process's peak resident set and its live
-// script workers', in KiB.
-func peakRSSWithWorkers() int64 {
-	kib, _ := peakRSSKiB(os.Getpid())
-	for _, pid := range childPIDs(os.Getpid()) {
-		if k, err := peakRSSKiB(pid); err == nil {
-			kib += k
-		}
-	}
-	return kib
 }
 
 // peakRSSKiB is a process's VmHWM.

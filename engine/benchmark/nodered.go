@@ -2,7 +2,6 @@ package benchmark
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,8 +17,9 @@ import (
 )
 
 // Node-RED on keep's files→http job, beside keep in the same run (issue
-// 40): the same drop (Stage, Drop), a sink in this process answering after
-// the same delay, Node-RED's CPU and peak RSS read from /proc. Node-RED is
+// 40): the same drop (Stage, Drop), the same sink in this process answering
+// after the same delay, the same window (round.go): Node-RED's CPU and peak
+// RSS read from /proc by its pid, as keep's daemon's are. Node-RED is
 // not installed by keep, its tests or its CI: the row runs it when it is
 // found (Options.NodeRed, else `node-red` on the PATH) and says why not
 // otherwise.
@@ -43,7 +42,7 @@ func NodeRedRound(ctx context.Context, dir, bin, flow string, n int, delay time.
 			return nil, err
 		}
 	}
-	s := &nrSink{n: n, delay: delay, first: map[string]time.Time{}, all: make(chan struct{})}
+	s := newPostSink(n, delay, false)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -63,94 +62,65 @@ func NodeRedRound(ctx context.Context, dir, bin, flow string, n int, delay time.
 	if err := os.WriteFile(filepath.Join(dir, "settings.js"), []byte(r.Replace(noderedSettings)), 0o600); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "-s", filepath.Join(dir, "settings.js"))
-	var stderr strings.Builder
+	cmd := exec.Command(bin, "-s", filepath.Join(dir, "settings.js"))
+	var stderr syncBuilder
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
 	if err := awaitPort(ctx, port, time.Minute); err != nil {
 		return nil, fmt.Errorf("%w: %s", err, stderr.String())
 	}
-	time.Sleep(2 * time.Second) // the flow deployed and its watch or poll started
+	time.Sleep(settle) // the flow deployed and its watch or poll started
 
 	drop, err := Stage(staging, n)
 	if err != nil {
 		return nil, err
 	}
-	_, cpu0, _, err := procStat(cmd.Process.Pid)
-	if err != nil {
-		return nil, err
-	}
-	if err := drop.Drop(staging, inbox); err != nil {
-		return nil, err
-	}
-	select {
-	case <-s.all:
-	case <-time.After(time.Duration(n)*(50*time.Millisecond+delay) + time.Minute):
-		return nil, fmt.Errorf("node-red %s: the sink has %d of %d items after the timeout", flow, s.count(), n)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	_, cpu1, _, err := procStat(cmd.Process.Pid)
-	if err != nil {
-		return nil, err
-	}
-	hwm, _ := peakRSSKiB(cmd.Process.Pid)
-	time.Sleep(2 * time.Second) // a POST sent twice would arrive by now
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.repeats > 0 {
-		return nil, fmt.Errorf("node-red %s: %d items POSTed more than once", flow, s.repeats)
-	}
-	f := &FilesPostRound{Items: n, Lat: make([]float64, 0, n), CPU: float64(cpu1-cpu0) / clockTicks, PeakRSSMB: float64(hwm) / 1024}
-	var last time.Time
-	for name, at := range s.first {
-		f.Lat = append(f.Lat, float64(at.Sub(drop.Dropped[name]).Microseconds())/1000)
-		if at.After(last) {
-			last = at
+	failed := func(context.Context) error {
+		select {
+		case err := <-exited:
+			exited <- err
+			return fmt.Errorf("node-red %s exited: %v: %s", flow, err, stderr.String())
+		default:
+			return nil
 		}
 	}
-	slices.Sort(f.Lat)
-	f.Span = last.Sub(drop.Start)
-	f.ItemsPerS, f.CPUPer1000 = float64(n)/f.Span.Seconds(), f.CPU*1000/float64(n)
-	return f, nil
-}
-
-// nrSink records each item's first POST, answering every POST after delay.
-type nrSink struct {
-	n       int
-	delay   time.Duration
-	mu      sync.Mutex
-	first   map[string]time.Time
-	repeats int
-	all     chan struct{}
-}
-
-func (s *nrSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body struct{ ID string }
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.ID == "" {
-		http.Error(w, "want {\"id\": ...}", http.StatusBadRequest)
-		return
+	w := window{pid: cmd.Process.Pid, done: s.done, within: roundWithin(n, delay), failed: failed}
+	cpu, peak, err := w.run(ctx, drop, staging, inbox)
+	if err != nil {
+		return nil, fmt.Errorf("node-red %s: %w", flow, err)
 	}
-	at := time.Now()
-	time.Sleep(s.delay)
-	s.mu.Lock()
-	if _, ok := s.first[body.ID]; ok {
-		s.repeats++
-	} else if s.first[body.ID] = at; len(s.first) == s.n {
-		close(s.all)
+	time.Sleep(2 * time.Second) // a POST sent twice would arrive by now
+	if err := s.check(drop.Names); err != nil {
+		return nil, fmt.Errorf("node-red %s: %w", flow, err)
 	}
-	s.mu.Unlock()
-	io.WriteString(w, "{}")
+	return roundFigures(n, drop, s.snapshot(), cpu, peak), nil
 }
 
-func (s *nrSink) count() int {
+// syncBuilder is a strings.Builder a child process's output may be written
+// to while it is read.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.first)
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func freePort() (int, error) {

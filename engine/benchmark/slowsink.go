@@ -35,7 +35,7 @@ func slowSink(ctx context.Context, o Options, r *Results) error {
 	r.SlowSinkItems, r.SlowSinkPairs = o.SlowSinkItems, o.SlowSinkPairs
 	for i := range o.SlowSinkPairs {
 		for _, c := range []int{1, 8} {
-			f, err := filesPostOnce(ctx, filepath.Join(o.Dir, fmt.Sprintf("%d-%d", i, c)), o.SlowSinkItems, slowSinkDelay, c)
+			f, err := filesPostOnce(ctx, o, filepath.Join(o.Dir, fmt.Sprintf("%d-%d", i, c)), o.SlowSinkItems, slowSinkDelay, c)
 			if err != nil {
 				return fmt.Errorf("concurrency %d: %w", c, err)
 			}
