@@ -264,6 +264,9 @@ func filesPost(ctx context.Context, o Options, r *Results) error {
 		}
 		r.KeepOverNodeRed = &RoundSummary{ItemsPerS: k.ItemsPerS / best.ItemsPerS, CPUSPer1000: k.CPUSPer1000 / best.CPUSPer1000,
 			P50MS: k.P50MS / best.P50MS, PeakRSSMB: k.PeakRSSMB / best.PeakRSSMB}
+		q := r.KeepOverNodeRed
+		o.Logf("files→http, keep over the better Node-RED flow: items/s %.2f (target >= 1.2), CPU-s per 1,000 %.2f (<= 0.8), p50 %.2f (<= 1.0), peak RSS %.2f (<= 1.0)",
+			q.ItemsPerS, q.CPUSPer1000, q.P50MS, q.PeakRSSMB)
 	}
 	return nil
 }
