@@ -114,6 +114,9 @@ func (e *Engine) markAllConsumers(ctx context.Context, ws *wfState, w *storage.W
 }
 
 // moveMutation performs ev on m, a mutation of w, in tx (ledger.MoveMutation).
+// The movers below act, not apply: each is one move among the other writes
+// of a transaction its caller opened; a move alone in its transaction goes
+// through apply.
 func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, ev ledger.MutationEvent, by string) error {
 	d, err := e.led.MoveMutation(ctx, tx, w, m, ev, by)
 	if err != nil {

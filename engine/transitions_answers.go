@@ -19,9 +19,12 @@ func (e *Engine) recordAnswer(ctx context.Context, tx *storage.Tx, workflowID in
 }
 
 // tAnswerApproval checks that a mutation still waits for approval, records
-// the answer and applies fn to it, in one transaction.
+// the answer and applies fn to it, in one transaction; fn's ledger move
+// (Approve, Reject) finds the run that carries it and refuses one already
+// answered. One db.Write, not apply: an approval's grant releases other
+// waiting calls in the same transaction, each acted on as it is made.
 func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
-	fn func(*storage.Tx, *storage.Workflow, *storage.Mutation, *storage.Run) error) (*storage.Workflow, error) {
+	fn func(*storage.Tx, *storage.Workflow, *storage.Mutation) error) (*storage.Workflow, error) {
 	var w *storage.Workflow
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
 		m, err := tx.MutationByID(ctx, mid)
@@ -34,20 +37,13 @@ func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
 		if m.Status != MutationAwaitingApproval {
 			return refusedf("mutation %d is %s, not waiting for approval", mid, m.Status)
 		}
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil {
-			return err
-		}
-		if run.Status != RunPausedApproval {
-			return refusedf("mutation %d was already answered", mid)
-		}
 		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
 			return err
 		}
 		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, answer); err != nil {
 			return err
 		}
-		return fn(tx, w, m, run)
+		return fn(tx, w, m)
 	})
 	return w, err
 }
@@ -60,7 +56,7 @@ func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
 // one, stays: a limit is the person's own bound, and approving one call
 // past it does not lift it. Other calls already waiting that the new grant
 // allows are released with it (releaseAllowed).
-func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, always, wide bool) error {
+func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, always, wide bool) error {
 	var put bool
 	if always || wide {
 		_, meth, err := e.reg.Lookup(m.Connector, m.Method)
@@ -87,17 +83,28 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		}
 		put = true
 	}
-	d, err := e.led.Approve(ctx, tx, w, m, run)
+	d, err := e.led.Approve(ctx, tx, w, m)
 	if err != nil {
 		return err
 	}
-	if err := e.act(ctx, tx, w, d); err != nil {
+	if err := e.act(ctx, tx, w, d); err != nil { // act: tAnswerApproval's transaction goes on
 		return err
 	}
 	if put {
 		_, err = e.releaseAllowed(ctx, tx, w)
 	}
 	return err
+}
+
+// tReject skips a call waiting for approval (ledger.Reject): next gets
+// {status:'skipped'}. act, not apply: it runs in tAnswerApproval's
+// transaction.
+func (e *Engine) tReject(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation) error {
+	d, err := e.led.Reject(ctx, tx, w, m)
+	if err != nil {
+		return err
+	}
+	return e.act(ctx, tx, w, d)
 }
 
 // releaseAllowed approves, in tx, each call of w still waiting for
@@ -126,19 +133,18 @@ func (e *Engine) releaseAllowed(ctx context.Context, tx *storage.Tx, w *storage.
 		if mode != GrantAllow {
 			continue
 		}
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil || run.Status != RunPausedApproval {
+		if waits, err := ledger.AwaitsApproval(ctx, tx.Q, m); err != nil || !waits {
 			continue
 		}
 		if err := tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: w.ID, Subject: "mutation", SubjectID: m.ID, Answer: "approve",
 			AnsweredBy: "grant", CreatedAt: e.now()}); err != nil {
 			return n, err
 		}
-		d, err := e.led.Approve(ctx, tx, w, m, run)
+		d, err := e.led.Approve(ctx, tx, w, m)
 		if err != nil {
 			return n, err
 		}
-		if err := e.act(ctx, tx, w, d); err != nil {
+		if err := e.act(ctx, tx, w, d); err != nil { // act: the approval's transaction goes on
 			return n, err
 		}
 		n++
@@ -166,20 +172,16 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 			return none, err
 		}
 		*w = *cur
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil {
-			return none, err
-		}
 		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, string(answer)); err != nil {
 			return none, err
 		}
 		switch answer {
 		case TryAgain, NotHappened:
-			return e.led.Recheck(ctx, tx, w, m, run, answer == NotHappened)
+			return e.led.Recheck(ctx, tx, w, m, answer == NotHappened)
 		case Happened:
-			return e.led.Settle(ctx, tx, w, m, run, ledger.MApplied, "user", nil, "", e.retry(w.TransientFailures+1))
+			return e.led.Settle(ctx, tx, w, m, ledger.MApplied, "user", nil, "", e.retry(w.TransientFailures+1))
 		default:
-			return e.led.Settle(ctx, tx, w, m, run, ledger.MSkip, "user", nil, "skipped by the user", e.retry(w.TransientFailures+1))
+			return e.led.Settle(ctx, tx, w, m, ledger.MSkip, "user", nil, "skipped by the user", e.retry(w.TransientFailures+1))
 		}
 	})
 	return w, err
