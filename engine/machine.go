@@ -76,8 +76,11 @@ func (e *Engine) actIn(ctx context.Context, tx *storage.Tx, w *storage.Workflow,
 			return err
 		}
 	}
-	if d.CancelReminder != 0 && e.events != nil {
-		if _, err := e.events.CancelTx(tx, d.CancelReminder); err != nil {
+	for _, id := range d.CancelReminders {
+		if e.events == nil {
+			break
+		}
+		if _, err := e.events.CancelTx(tx, id); err != nil {
 			return err
 		}
 	}

@@ -14,11 +14,12 @@ import (
 	"testing"
 )
 
-// runChoosers are storage's reads that pick the run a move on a mutation
-// acts on: the ledger's moves call them in their own transaction
-// (ledger.Carrier), so the engine passes what was answered, never a run it
-// chose (issue 41). A view shows the carrier through ledger.Carrier.
-var runChoosers = []string{"RunsCarrying"}
+// runChoosers are storage's reads that pick the runs a move acts on — the
+// run that carries a mutation, the runs that hold an input's events: the
+// ledger's moves call them in their own transaction (ledger.Carrier,
+// ledger.SkipInput), so the engine passes what was answered, never a run
+// it chose (issue 41). A view shows the carrier through ledger.Carrier.
+var runChoosers = []string{"RunsCarrying", "RunsHoldingInput"}
 
 // runChoosingCalls is every call of a runChoosers read (by selector name)
 // in the Go files under root, as "path:line Name", but for storage's,
@@ -66,8 +67,8 @@ func runChoosingCalls(t *testing.T, root string) []string {
 }
 
 // TestOnlyTheLedgerChoosesRuns: nothing outside engine/ledger (and storage)
-// reads which run carries a mutation: the engine does not choose a move's
-// run before the move.
+// reads which runs a move is to act on: the engine does not choose a
+// move's run before the move.
 func TestOnlyTheLedgerChoosesRuns(t *testing.T) {
 	if calls := runChoosingCalls(t, ".."); len(calls) > 0 {
 		t.Errorf("a move's run chosen outside engine/ledger (let the ledger's move find it; a view calls ledger.Carrier):\n%s",

@@ -228,73 +228,22 @@ func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error)
 
 // tSkipInput skips an input: runs holding its events that have not mutated
 // are abandoned (their events released), runs that may have mutated are
-// kept and complete, and the input's other pending events become skipped.
+// kept and complete, and the input's other pending events become skipped
+// (ledger.SkipInput, which finds the runs). Once it commits every consumer
+// is marked.
 func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Workflow, error) {
 	w := new(storage.Workflow) // read in the transaction
 	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
-		var none ledger.Decision
-		now := e.now()
 		cur, err := tx.WorkflowByID(ctx, in.WorkflowID)
 		if err != nil {
-			return none, err
+			return ledger.Decision{}, err
 		}
 		*w = *cur
-		holders, err := tx.RunsHoldingInput(ctx, in.ID)
+		d, err := e.led.SkipInput(ctx, tx, w, in.ID)
 		if err != nil {
-			return none, err
+			return d, err
 		}
-		var keep []int64
-		for _, rid := range holders {
-			run, err := tx.RunByID(ctx, rid)
-			if err != nil {
-				return none, err
-			}
-			var m *storage.Mutation
-			if run.MutationID != 0 {
-				if m, err = tx.MutationByID(ctx, run.MutationID); err != nil {
-					return none, err
-				}
-			}
-			if ledger.PastMutation(run) || (m != nil && m.Status != MutationAwaitingApproval && m.Status != MutationApproved && m.Status != MutationFailed) {
-				keep = append(keep, rid) // it may have happened: it completes
-				continue
-			}
-			if m != nil {
-				if err := e.cancelReminder(tx, m); err != nil {
-					return none, err
-				}
-				m.Error = "its input was skipped"
-				if err := e.moveMutation(ctx, tx, w, m, ledger.MSkip, "user"); err != nil {
-					return none, err
-				}
-			}
-			run.ClosedAt, run.UpdatedAt = &now, now
-			if run.Status == RunActive {
-				run.Status = RunCrashed
-			}
-			run.Error = "abandoned: the user skipped its input"
-			if err := e.moveRun(ctx, tx, w, run, "user:skip"); err != nil {
-				return none, err
-			}
-			if _, err := tx.Release(ctx, rid, now); err != nil {
-				return none, err
-			}
-			if w.BlockRunID == rid {
-				if err := e.setBlock(ctx, tx, w, BlockNone, "", 0, nil); err != nil {
-					return none, err
-				}
-			}
-		}
-		// only now is every run to keep known: their events are not skipped
-		if err := e.led.SkipInputEvents(ctx, tx, in.ID, keep, now); err != nil {
-			return none, err
-		}
-		if err := tx.MarkInputSkipped(ctx, in.ID, now); err != nil {
-			return none, err
-		}
-		// the abandoned runs' events are back in the queue: every consumer
-		// is marked once it commits
-		return ledger.Decision{MarkConsumers: true}, e.recordAnswer(ctx, tx, w.ID, "input", in.ID, "skip")
+		return d, e.recordAnswer(ctx, tx, w.ID, "input", in.ID, "skip")
 	})
 	return w, err
 }

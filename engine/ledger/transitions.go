@@ -109,7 +109,7 @@ func (l *Ledger) settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow
 		mut.Result, mut.Error = result, ""
 	}
 	d, err := l.MoveMutation(ctx, tx, w, mut, ev, by)
-	d.CancelReminder = cancel
+	d.cancel(cancel)
 	if err != nil {
 		return d, err
 	}
@@ -334,7 +334,7 @@ func (l *Ledger) Approve(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 	}
 	cancel := answered(m)
 	d, err := l.MoveMutation(ctx, tx, w, m, MApprove, "user")
-	d.CancelReminder = cancel
+	d.cancel(cancel)
 	if err != nil {
 		return d, err
 	}
@@ -370,7 +370,8 @@ func (l *Ledger) Recheck(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 		ev, reason = MResend, "sending "+Title(m)+" again"
 	}
 	d, err := l.MoveMutation(ctx, tx, w, m, ev, "user")
-	d.CancelReminder, d.MarkConsumers = cancel, resend
+	d.cancel(cancel)
+	d.MarkConsumers = resend
 	if err != nil {
 		return d, err
 	}

@@ -202,8 +202,8 @@ func TestPromptReminders(t *testing.T) {
 	}))
 	m, err := f.db.Read().MutationByID(ctx, f.mut.ID)
 	must(t, err)
-	if d.CancelReminder != 42 || m.ReminderID != 0 {
-		t.Fatalf("settle: cancel %d, row's reminder %d; want 42 cancelled and cleared", d.CancelReminder, m.ReminderID)
+	if !slices.Equal(d.CancelReminders, []int64{42}) || m.ReminderID != 0 {
+		t.Fatalf("settle: cancel %v, row's reminder %d; want 42 cancelled and cleared", d.CancelReminders, m.ReminderID)
 	}
 
 	g := newFixture(t, 1)
@@ -240,8 +240,8 @@ func TestPromptReminders(t *testing.T) {
 	must(t, err)
 	run, err = g.db.Read().RunByID(ctx, run.ID) // Approve found it
 	must(t, err)
-	if d.CancelReminder != 7 || ask.Status != storage.MutationApproved || run.Status != storage.RunActive || w.BlockKind != storage.BlockNone {
-		t.Fatalf("approve: cancel %d, mutation %s, run %s, block %q", d.CancelReminder, ask.Status, run.Status, w.BlockKind)
+	if !slices.Equal(d.CancelReminders, []int64{7}) || ask.Status != storage.MutationApproved || run.Status != storage.RunActive || w.BlockKind != storage.BlockNone {
+		t.Fatalf("approve: cancel %v, mutation %s, run %s, block %q", d.CancelReminders, ask.Status, run.Status, w.BlockKind)
 	}
 }
 
@@ -270,10 +270,10 @@ func TestRecheck(t *testing.T) {
 		if resend {
 			want, words = storage.MutationInFlight, "sending"
 		}
-		if m.Status != want || m.NextAttemptAt == nil || m.ReconcileAttempts != 0 || d.CancelReminder != 9 ||
+		if m.Status != want || m.NextAttemptAt == nil || m.ReconcileAttempts != 0 || !slices.Equal(d.CancelReminders, []int64{9}) ||
 			w.BlockKind != storage.BlockReconciliation || !strings.HasPrefix(w.BlockReason, words) {
-			t.Fatalf("resend %v: mutation %s next %v checks %d, cancel %d, block %q %q", resend, m.Status, m.NextAttemptAt,
-				m.ReconcileAttempts, d.CancelReminder, w.BlockKind, w.BlockReason)
+			t.Fatalf("resend %v: mutation %s next %v checks %d, cancel %v, block %q %q", resend, m.Status, m.NextAttemptAt,
+				m.ReconcileAttempts, d.CancelReminders, w.BlockKind, w.BlockReason)
 		}
 	}
 }
