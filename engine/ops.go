@@ -88,17 +88,20 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	cur := new(storage.Workflow) // read in the transaction
+	_, err = e.apply(ctx, e.db.Write, cur, func(tx *storage.Tx) (ledger.Decision, error) {
 		// the check and the move in one transaction
-		cur, err := tx.WorkflowByID(ctx, w.ID)
+		r, err := tx.WorkflowByID(ctx, w.ID)
 		if err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
+		*cur = *r
 		if cur.Status == WorkflowPaused {
-			return refusedf("workflow %s is already paused", name)
+			return ledger.Decision{}, refusedf("workflow %s is already paused", name)
 		}
-		return e.moveWorkflow(ctx, tx, cur, ledger.WPause)
+		return e.led.MoveWorkflow(ctx, tx, cur, ledger.WPause)
 	})
+	return err
 }
 
 // Resume sets the workflow active again and clears a block the user can
