@@ -2,7 +2,7 @@ package ledger
 
 // The run a move on a mutation acts on is the ledger's to find, in the
 // move's own transaction: the engine passes what the person or the
-// connector answered, never a run it chose (issue 41; carrier_test.go in
+// connector answered, never a run it chose (issue 41; runtargets_test.go in
 // the engine holds every other package to it).
 
 import (

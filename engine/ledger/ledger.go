@@ -2,6 +2,8 @@
 // machines of mutations, runs, workflows and their blocks, the rules that
 // turn a call's outcome into moves, and the only calls of storage's status
 // writers (storage.StatusWriters; a test holds every other package to it).
+// The runs a move acts on are found here too, in the move's transaction
+// (Carrier, SkipInput): the engine passes what was answered, never a run.
 //
 // A move is checked against its table and written compare-and-set in the
 // caller's transaction. What the engine must do about it — tell the front
