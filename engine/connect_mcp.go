@@ -155,27 +155,14 @@ func (e *Engine) resendsInPlace(mut *storage.Mutation) bool {
 }
 
 // tResendNotApplied moves a mutation the check found not to have happened
-// back in flight, due now, on the block it already holds.
+// back in flight, due now, on the block it already holds
+// (ledger.ResendNotApplied).
 func (e *Engine) tResendNotApplied(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation) error {
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
-		run, err := carrier(ctx, tx.Q, mut)
-		if err != nil {
-			return err
-		}
-		now := e.now()
-		mut.ReconcileAttempts, mut.NextAttemptAt = 0, &now
-		mut.Error = "the check found it did not happen: sending it again under the same key"
-		if err := e.moveMutation(ctx, tx, w, mut, ledger.MResend, "reconciler"); err != nil {
-			return err
-		}
-		d, err := e.led.MoveBlock(ctx, tx, w, storage.BlockReconciliation, "sending "+ledger.Title(mut)+" again", run.ID, nil)
-		if err != nil {
-			return err
-		}
-		return e.act(ctx, tx, w, d)
+		return e.led.ResendNotApplied(ctx, tx, w, mut)
 	})
 	if err == nil {
 		ws.poke()

@@ -76,8 +76,11 @@ func (e *Engine) actIn(ctx context.Context, tx *storage.Tx, w *storage.Workflow,
 			return err
 		}
 	}
-	if d.CancelReminder != 0 && e.events != nil {
-		if _, err := e.events.CancelTx(tx, d.CancelReminder); err != nil {
+	for _, id := range d.CancelReminders {
+		if e.events == nil {
+			break
+		}
+		if _, err := e.events.CancelTx(tx, id); err != nil {
 			return err
 		}
 	}
@@ -114,6 +117,9 @@ func (e *Engine) markAllConsumers(ctx context.Context, ws *wfState, w *storage.W
 }
 
 // moveMutation performs ev on m, a mutation of w, in tx (ledger.MoveMutation).
+// The movers below act, not apply: each is one move among the other writes
+// of a transaction its caller opened; a move alone in its transaction goes
+// through apply.
 func (e *Engine) moveMutation(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, ev ledger.MutationEvent, by string) error {
 	d, err := e.led.MoveMutation(ctx, tx, w, m, ev, by)
 	if err != nil {

@@ -88,17 +88,20 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	cur := new(storage.Workflow) // read in the transaction
+	_, err = e.apply(ctx, e.db.Write, cur, func(tx *storage.Tx) (ledger.Decision, error) {
 		// the check and the move in one transaction
-		cur, err := tx.WorkflowByID(ctx, w.ID)
+		r, err := tx.WorkflowByID(ctx, w.ID)
 		if err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
+		*cur = *r
 		if cur.Status == WorkflowPaused {
-			return refusedf("workflow %s is already paused", name)
+			return ledger.Decision{}, refusedf("workflow %s is already paused", name)
 		}
-		return e.moveWorkflow(ctx, tx, cur, ledger.WPause)
+		return e.led.MoveWorkflow(ctx, tx, cur, ledger.WPause)
 	})
+	return err
 }
 
 // Resume sets the workflow active again and clears a block the user can
@@ -187,8 +190,8 @@ func (e *Engine) Approve(ctx context.Context, id string, always bool) error {
 	if always {
 		answer = "approve-always"
 	}
-	return e.answered(ctx, id, answer, func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-		return e.tApprove(ctx, tx, w, m, run, always, false)
+	return e.answered(ctx, id, answer, func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation) error {
+		return e.tApprove(ctx, tx, w, m, always, false)
 	})
 }
 
@@ -196,21 +199,20 @@ func (e *Engine) Approve(ctx context.Context, id string, always bool) error {
 // what the grant that decided the call covers, or the whole capability
 // when no grant did, not only the call's scope.
 func (e *Engine) ApproveWide(ctx context.Context, id string) error {
-	return e.answered(ctx, id, "approve-always-wide", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-		return e.tApprove(ctx, tx, w, m, run, true, true)
+	return e.answered(ctx, id, "approve-always-wide", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation) error {
+		return e.tApprove(ctx, tx, w, m, true, true)
 	})
 }
 
 // Reject skips a mutation waiting for approval: next gets {status:'skipped'}
 // and the run's events become skipped.
 func (e *Engine) Reject(ctx context.Context, id string) error {
-	return e.answered(ctx, id, "reject", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) error {
-		_, err := e.settleTx(ctx, tx, w, m, run, ledger.MSkip, "user", nil, "rejected by the user")
-		return err
+	return e.answered(ctx, id, "reject", func(tx *storage.Tx, w *storage.Workflow, m *storage.Mutation) error {
+		return e.tReject(ctx, tx, w, m)
 	})
 }
 
-func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*storage.Tx, *storage.Workflow, *storage.Mutation, *storage.Run) error) error {
+func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*storage.Tx, *storage.Workflow, *storage.Mutation) error) error {
 	mid, err := parseID("mutation", id)
 	if err != nil {
 		return err

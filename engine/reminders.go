@@ -30,17 +30,6 @@ func (e *Engine) scheduleReminder(ctx context.Context, tx *storage.Tx, w *storag
 	return e.touchMutation(ctx, tx, m)
 }
 
-// cancelReminder drops the pending reminder of a prompt that was answered;
-// the caller writes the mutation back.
-func (e *Engine) cancelReminder(tx *storage.Tx, m *storage.Mutation) error {
-	if e.events == nil || m.ReminderID == 0 {
-		return nil
-	}
-	_, err := e.events.CancelTx(tx, m.ReminderID)
-	m.ReminderID = 0
-	return err
-}
-
 // onReminder announces a prompt again if it is still unanswered, and
 // schedules the next reminder a day later.
 func (e *Engine) onReminder(ctx context.Context, ev bus.Event) error {

@@ -87,9 +87,10 @@ func (e *Engine) clearAfterSuccess(ctx context.Context, tx *storage.Tx, w *stora
 // takes the run's later checkpoints too — up to its in_flight row, which
 // is synced — so the run is simply started again.
 func (e *Engine) tStarted(ctx context.Context, run *storage.Run) error {
-	return e.db.WriteUnsynced(ctx, func(tx *storage.Tx) error {
-		return e.moveRun(ctx, tx, nil, run, ledger.ByScheduler) // a new run: not announced
+	_, err := e.apply(ctx, e.db.WriteUnsynced, nil, func(tx *storage.Tx) (ledger.Decision, error) {
+		return e.led.MoveRun(ctx, tx, nil, run, ledger.ByScheduler, "") // a new run: not announced
 	})
+	return err
 }
 
 // tPrepared records a consumer run at its first checkpoint: its prepare
@@ -125,10 +126,11 @@ func (e *Engine) tPrepared(ctx context.Context, w *storage.Workflow, run *storag
 
 // tMutating moves a run parked at prepared on to mutating as mutate starts.
 func (e *Engine) tMutating(ctx context.Context, run *storage.Run) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, nil, func(tx *storage.Tx) (ledger.Decision, error) {
 		run.Phase, run.UpdatedAt = PhaseMutating, e.now()
-		return e.moveRun(ctx, tx, nil, run, ledger.ByScheduler) // a phase: not announced
+		return e.led.MoveRun(ctx, tx, nil, run, ledger.ByScheduler, "") // a phase: not announced
 	})
+	return err
 }
 
 // tFail records a failed run and disposes of its events (ledger.Fail).
@@ -182,20 +184,18 @@ func userClearable(w *storage.Workflow, mutation MutationStatus) bool {
 
 // tAwaitApproval holds the call for the person's approval (ledger.Ask).
 func (e *Engine) tAwaitApproval(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, reason string, tr *trace) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
 		d, err := e.led.Ask(ctx, tx, w, run, mut, reason)
 		if err != nil {
-			return err
+			return d, err
 		}
 		tr.note("mutate", "waiting for approval: "+reason)
-		if err := tx.AddTrace(ctx, tr.take(run.ID)); err != nil {
-			return err
-		}
-		return e.act(ctx, tx, w, d)
+		return d, tx.AddTrace(ctx, tr.take(run.ID))
 	})
+	return err
 }
 
 // titleOr is ledger.Title, for the one caller (views.go's Attention) that
@@ -279,16 +279,13 @@ func mustJSON(v any) json.RawMessage {
 
 // tIndeterminate hands an uncertain mutation to the user.
 func (e *Engine) tIndeterminate(ctx context.Context, w *storage.Workflow, mut *storage.Mutation, why string) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
-		d, err := e.led.GiveUp(ctx, tx, w, mut, why)
-		if err != nil {
-			return err
-		}
-		return e.act(ctx, tx, w, d)
+		return e.led.GiveUp(ctx, tx, w, mut, why)
 	})
+	return err
 }
 
 // tReconciled records one reconciliation attempt.
@@ -312,21 +309,20 @@ func (e *Engine) tReconciled(ctx context.Context, ws *wfState, w *storage.Workfl
 	now := e.now()
 	t := now.Add(e.backoff(mut.ReconcileAttempts))
 	mut.NextAttemptAt, mut.Error = &t, why
-	return e.db.Write(ctx, func(tx *storage.Tx) error { return e.moveMutation(ctx, tx, w, mut, ledger.MCheckLater, "reconciler") })
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
+		return e.led.MoveMutation(ctx, tx, w, mut, ledger.MCheckLater, "reconciler")
+	})
+	return err
 }
 
 // settle resolves an open mutation (by the reconciler or the user) and
-// moves the run that carries it on (ledger.Settle).
+// moves the run that carries it on (ledger.Settle, which finds that run).
 func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, mut *storage.Mutation, ev ledger.MutationEvent, by string, result json.RawMessage, why string) error {
 	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
 			return ledger.Decision{}, err
 		}
-		run, err := carrier(ctx, tx.Q, mut)
-		if err != nil {
-			return ledger.Decision{}, err
-		}
-		return e.led.Settle(ctx, tx, w, mut, run, ev, by, result, why, e.retry(w.TransientFailures+1))
+		return e.led.Settle(ctx, tx, w, mut, ev, by, result, why, e.retry(w.TransientFailures+1))
 	})
 	if err == nil {
 		ws.poke() // the consumers marked, where the settlement ended the run (apply)
@@ -334,34 +330,10 @@ func (e *Engine) settle(ctx context.Context, ws *wfState, w *storage.Workflow, m
 	return err
 }
 
-// ev is ledger.MApplied, ledger.MFailed or ledger.MSkip; w was read in tx.
-func (e *Engine) settleTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev ledger.MutationEvent, by string, result json.RawMessage, why string) (ledger.Decision, error) {
-	d, err := e.led.Settle(ctx, tx, w, mut, run, ev, by, result, why, e.retry(w.TransientFailures+1))
-	if err != nil {
-		return d, err
-	}
-	return d, e.act(ctx, tx, w, d)
-}
-
 func paramsOf(m *storage.Mutation) map[string]any {
 	var p map[string]any
 	_ = json.Unmarshal(m.Params, &p)
 	return p
-}
-
-// carrier is the open run that carries a mutation now: its own run, or the
-// retry or recovery run that took it over.
-func carrier(ctx context.Context, q storage.Q, mut *storage.Mutation) (*storage.Run, error) {
-	runs, err := q.RunsCarrying(ctx, mut.ID)
-	if err != nil {
-		return nil, err
-	}
-	for i := len(runs) - 1; i >= 0; i-- {
-		if runs[i].ClosedAt == nil {
-			return runs[i], nil
-		}
-	}
-	return nil, fmt.Errorf("mutation %d: no open run carries it", mut.ID)
 }
 
 // tCommitConsumer is the consumer's commit: events consumed (or skipped),
@@ -393,6 +365,7 @@ func (e *Engine) tAppliedCommitted(ctx context.Context, w *storage.Workflow, run
 		if err != nil {
 			return err
 		}
+		// act, not apply: the run's commit follows in this same transaction
 		if err := e.act(ctx, tx, w, d); err != nil {
 			return err
 		}
@@ -445,16 +418,6 @@ func (e *Engine) commitConsumerTx(ctx context.Context, tx *storage.Tx, w *storag
 	return tx.AddTrace(ctx, tr.take(run.ID))
 }
 
-// tRetryForward starts the retry of a run that failed after its mutation
-// (ledger.RetryForward).
-func (e *Engine) tRetryForward(ctx context.Context, tx *storage.Tx, old *storage.Run, trigger, by string) (*storage.Run, error) {
-	r, d, err := e.led.RetryForward(ctx, tx, old, trigger, by)
-	if err != nil {
-		return nil, err
-	}
-	return r, e.act(ctx, tx, nil, d)
-}
-
 // tUnblock lifts a block whose cause is over (a back-off that ran out, the
 // user's retry): a run past its mutation is retried forward; otherwise the
 // failed run is closed (its events were released when it failed).
@@ -504,13 +467,14 @@ func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.S
 
 // internalBlock blocks a workflow on a bug of ours instead of spinning on it.
 func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
-	var w *storage.Workflow
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
-		var err error
-		if w, err = tx.WorkflowByID(ctx, id); err != nil {
-			return err
+	w := new(storage.Workflow) // read in the transaction
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
+		cur, err := tx.WorkflowByID(ctx, id)
+		if err != nil {
+			return ledger.Decision{}, err
 		}
-		return e.setBlock(ctx, tx, w, BlockInternal, "internal error: "+cause.Error(), w.BlockRunID, nil)
+		*w = *cur
+		return e.led.MoveBlock(ctx, tx, w, BlockInternal, "internal error: "+cause.Error(), w.BlockRunID, nil)
 	})
 	if err != nil {
 		e.log.Error("blocking a workflow on an internal error", "workflow", id, "err", err)
@@ -521,10 +485,11 @@ func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
 
 // tSetBlockCleared lifts a block before the host re-sends a mutation.
 func (e *Engine) tSetBlockCleared(ctx context.Context, w *storage.Workflow) error {
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
-		return e.setBlock(ctx, tx, w, BlockNone, "", 0, nil)
+		return e.led.MoveBlock(ctx, tx, w, BlockNone, "", 0, nil)
 	})
+	return err
 }

@@ -19,9 +19,12 @@ func (e *Engine) recordAnswer(ctx context.Context, tx *storage.Tx, workflowID in
 }
 
 // tAnswerApproval checks that a mutation still waits for approval, records
-// the answer and applies fn to it, in one transaction.
+// the answer and applies fn to it, in one transaction; fn's ledger move
+// (Approve, Reject) finds the run that carries it and refuses one already
+// answered. One db.Write, not apply: an approval's grant releases other
+// waiting calls in the same transaction, each acted on as it is made.
 func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
-	fn func(*storage.Tx, *storage.Workflow, *storage.Mutation, *storage.Run) error) (*storage.Workflow, error) {
+	fn func(*storage.Tx, *storage.Workflow, *storage.Mutation) error) (*storage.Workflow, error) {
 	var w *storage.Workflow
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
 		m, err := tx.MutationByID(ctx, mid)
@@ -34,20 +37,13 @@ func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
 		if m.Status != MutationAwaitingApproval {
 			return refusedf("mutation %d is %s, not waiting for approval", mid, m.Status)
 		}
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil {
-			return err
-		}
-		if run.Status != RunPausedApproval {
-			return refusedf("mutation %d was already answered", mid)
-		}
 		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
 			return err
 		}
 		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, answer); err != nil {
 			return err
 		}
-		return fn(tx, w, m, run)
+		return fn(tx, w, m)
 	})
 	return w, err
 }
@@ -60,7 +56,7 @@ func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
 // one, stays: a limit is the person's own bound, and approving one call
 // past it does not lift it. Other calls already waiting that the new grant
 // allows are released with it (releaseAllowed).
-func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, always, wide bool) error {
+func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, always, wide bool) error {
 	var put bool
 	if always || wide {
 		_, meth, err := e.reg.Lookup(m.Connector, m.Method)
@@ -87,17 +83,28 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		}
 		put = true
 	}
-	d, err := e.led.Approve(ctx, tx, w, m, run)
+	d, err := e.led.Approve(ctx, tx, w, m)
 	if err != nil {
 		return err
 	}
-	if err := e.act(ctx, tx, w, d); err != nil {
+	if err := e.act(ctx, tx, w, d); err != nil { // act: tAnswerApproval's transaction goes on
 		return err
 	}
 	if put {
 		_, err = e.releaseAllowed(ctx, tx, w)
 	}
 	return err
+}
+
+// tReject skips a call waiting for approval (ledger.Reject): next gets
+// {status:'skipped'}. act, not apply: it runs in tAnswerApproval's
+// transaction.
+func (e *Engine) tReject(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation) error {
+	d, err := e.led.Reject(ctx, tx, w, m)
+	if err != nil {
+		return err
+	}
+	return e.act(ctx, tx, w, d)
 }
 
 // releaseAllowed approves, in tx, each call of w still waiting for
@@ -126,19 +133,18 @@ func (e *Engine) releaseAllowed(ctx context.Context, tx *storage.Tx, w *storage.
 		if mode != GrantAllow {
 			continue
 		}
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil || run.Status != RunPausedApproval {
+		if waits, err := ledger.AwaitsApproval(ctx, tx.Q, m); err != nil || !waits {
 			continue
 		}
 		if err := tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: w.ID, Subject: "mutation", SubjectID: m.ID, Answer: "approve",
 			AnsweredBy: "grant", CreatedAt: e.now()}); err != nil {
 			return n, err
 		}
-		d, err := e.led.Approve(ctx, tx, w, m, run)
+		d, err := e.led.Approve(ctx, tx, w, m)
 		if err != nil {
 			return n, err
 		}
-		if err := e.act(ctx, tx, w, d); err != nil {
+		if err := e.act(ctx, tx, w, d); err != nil { // act: the approval's transaction goes on
 			return n, err
 		}
 		n++
@@ -166,20 +172,16 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 			return none, err
 		}
 		*w = *cur
-		run, err := carrier(ctx, tx.Q, m)
-		if err != nil {
-			return none, err
-		}
 		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, string(answer)); err != nil {
 			return none, err
 		}
 		switch answer {
 		case TryAgain, NotHappened:
-			return e.led.Recheck(ctx, tx, w, m, run, answer == NotHappened)
+			return e.led.Recheck(ctx, tx, w, m, answer == NotHappened)
 		case Happened:
-			return e.led.Settle(ctx, tx, w, m, run, ledger.MApplied, "user", nil, "", e.retry(w.TransientFailures+1))
+			return e.led.Settle(ctx, tx, w, m, ledger.MApplied, "user", nil, "", e.retry(w.TransientFailures+1))
 		default:
-			return e.led.Settle(ctx, tx, w, m, run, ledger.MSkip, "user", nil, "skipped by the user", e.retry(w.TransientFailures+1))
+			return e.led.Settle(ctx, tx, w, m, ledger.MSkip, "user", nil, "skipped by the user", e.retry(w.TransientFailures+1))
 		}
 	})
 	return w, err
@@ -226,73 +228,22 @@ func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error)
 
 // tSkipInput skips an input: runs holding its events that have not mutated
 // are abandoned (their events released), runs that may have mutated are
-// kept and complete, and the input's other pending events become skipped.
+// kept and complete, and the input's other pending events become skipped
+// (ledger.SkipInput, which finds the runs). Once it commits every consumer
+// is marked.
 func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Workflow, error) {
 	w := new(storage.Workflow) // read in the transaction
 	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
-		var none ledger.Decision
-		now := e.now()
 		cur, err := tx.WorkflowByID(ctx, in.WorkflowID)
 		if err != nil {
-			return none, err
+			return ledger.Decision{}, err
 		}
 		*w = *cur
-		holders, err := tx.RunsHoldingInput(ctx, in.ID)
+		d, err := e.led.SkipInput(ctx, tx, w, in.ID)
 		if err != nil {
-			return none, err
+			return d, err
 		}
-		var keep []int64
-		for _, rid := range holders {
-			run, err := tx.RunByID(ctx, rid)
-			if err != nil {
-				return none, err
-			}
-			var m *storage.Mutation
-			if run.MutationID != 0 {
-				if m, err = tx.MutationByID(ctx, run.MutationID); err != nil {
-					return none, err
-				}
-			}
-			if ledger.PastMutation(run) || (m != nil && m.Status != MutationAwaitingApproval && m.Status != MutationApproved && m.Status != MutationFailed) {
-				keep = append(keep, rid) // it may have happened: it completes
-				continue
-			}
-			if m != nil {
-				if err := e.cancelReminder(tx, m); err != nil {
-					return none, err
-				}
-				m.Error = "its input was skipped"
-				if err := e.moveMutation(ctx, tx, w, m, ledger.MSkip, "user"); err != nil {
-					return none, err
-				}
-			}
-			run.ClosedAt, run.UpdatedAt = &now, now
-			if run.Status == RunActive {
-				run.Status = RunCrashed
-			}
-			run.Error = "abandoned: the user skipped its input"
-			if err := e.moveRun(ctx, tx, w, run, "user:skip"); err != nil {
-				return none, err
-			}
-			if _, err := tx.Release(ctx, rid, now); err != nil {
-				return none, err
-			}
-			if w.BlockRunID == rid {
-				if err := e.setBlock(ctx, tx, w, BlockNone, "", 0, nil); err != nil {
-					return none, err
-				}
-			}
-		}
-		// only now is every run to keep known: their events are not skipped
-		if err := e.led.SkipInputEvents(ctx, tx, in.ID, keep, now); err != nil {
-			return none, err
-		}
-		if err := tx.MarkInputSkipped(ctx, in.ID, now); err != nil {
-			return none, err
-		}
-		// the abandoned runs' events are back in the queue: every consumer
-		// is marked once it commits
-		return ledger.Decision{MarkConsumers: true}, e.recordAnswer(ctx, tx, w.ID, "input", in.ID, "skip")
+		return d, e.recordAnswer(ctx, tx, w.ID, "input", in.ID, "skip")
 	})
 	return w, err
 }

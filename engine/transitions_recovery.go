@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 
+	"keep/engine/ledger"
 	"keep/storage"
 )
 
@@ -20,14 +21,11 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		}
 		mut = m
 	}
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
+	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
-			return err
+			return ledger.Decision{}, err
 		}
-		d, err := e.led.Recover(ctx, tx, w, run, mut)
-		if err != nil {
-			return err
-		}
-		return e.act(ctx, tx, w, d)
+		return e.led.Recover(ctx, tx, w, run, mut)
 	})
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/ledger"
 	"keep/storage"
 )
 
@@ -440,7 +441,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		default:
 			continue
 		}
-		if run, err := carrier(ctx, q, m); err == nil {
+		if run, err := ledger.Carrier(ctx, q, m); err == nil {
 			item.Inputs, _ = q.InputTitles(ctx, run.ID)
 		}
 		covered[m.WorkflowID] = true

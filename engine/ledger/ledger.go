@@ -2,6 +2,8 @@
 // machines of mutations, runs, workflows and their blocks, the rules that
 // turn a call's outcome into moves, and the only calls of storage's status
 // writers (storage.StatusWriters; a test holds every other package to it).
+// The runs a move acts on are found here too, in the move's transaction
+// (Carrier, SkipInput): the engine passes what was answered, never a run.
 //
 // A move is checked against its table and written compare-and-set in the
 // caller's transaction. What the engine must do about it — tell the front
@@ -94,9 +96,9 @@ type Decision struct {
 	// Remind: the mutation now waits on the person; its prompt's reminder
 	// is to be scheduled in the same transaction.
 	Remind *storage.Mutation
-	// CancelReminder: the deferred reminder (its id) of a prompt that was
-	// answered, to be cancelled in the same transaction.
-	CancelReminder int64
+	// CancelReminders: the deferred reminders (their ids) of prompts that
+	// were answered, to be cancelled in the same transaction.
+	CancelReminders []int64
 }
 
 // add appends o's notes and entries to d's, in the order they were made.
@@ -113,8 +115,13 @@ func (d *Decision) add(o Decision) {
 	if o.Remind != nil {
 		d.Remind = o.Remind
 	}
-	if o.CancelReminder != 0 {
-		d.CancelReminder = o.CancelReminder
+	d.CancelReminders = append(d.CancelReminders, o.CancelReminders...)
+}
+
+// cancel asks for a prompt's reminder (its id; 0: none) to be cancelled.
+func (d *Decision) cancel(id int64) {
+	if id != 0 {
+		d.CancelReminders = append(d.CancelReminders, id)
 	}
 }
 

@@ -69,12 +69,34 @@ func (l *Ledger) Fail(ctx context.Context, tx *storage.Tx, w *storage.Workflow, 
 }
 
 // Settle resolves an open mutation (ev is MApplied, MFailed or MSkip; by
-// the reconciler or the user) and moves the run that carries it on:
-// applied or skipped, the run resumes at next; failed, its events are
-// released, the run ends, and the consumers are to be marked so a fresh
-// run prepares again — after a back-off (p.Resend) when the reconciler
-// found the call did not go through. w must have been read in tx.
-func (l *Ledger) Settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string, p Retry) (Decision, error) {
+// the reconciler or the user) and moves the run that carries it on
+// (Carrier): applied or skipped, the run resumes at next; failed, its
+// events are released, the run ends, and the consumers are to be marked so
+// a fresh run prepares again — after a back-off (p.Resend) when the
+// reconciler found the call did not go through. w must have been read in tx.
+func (l *Ledger) Settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, ev MutationEvent, by string, result json.RawMessage, why string, p Retry) (Decision, error) {
+	run, err := Carrier(ctx, tx.Q, mut)
+	if err != nil {
+		return Decision{}, err
+	}
+	return l.settle(ctx, tx, w, mut, run, ev, by, result, why, p)
+}
+
+// Reject is the person's "no" to a call waiting for their approval: the
+// mutation is skipped and the run that carries it, still waiting
+// (answered already: refused), resumes at next with {status:'skipped'}.
+// w must have been read in tx.
+func (l *Ledger) Reject(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation) (Decision, error) {
+	run, err := waiting(ctx, tx.Q, m)
+	if err != nil {
+		return Decision{}, err
+	}
+	// a skip never waits a back-off: no retry policy applies
+	return l.settle(ctx, tx, w, m, run, MSkip, "user", nil, "rejected by the user", Retry{})
+}
+
+// settle is Settle on run, the one that carries mut.
+func (l *Ledger) settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow, mut *storage.Mutation, run *storage.Run, ev MutationEvent, by string, result json.RawMessage, why string, p Retry) (Decision, error) {
 	now := l.now()
 	cancel := mut.ReminderID // the prompt is answered
 	mut.NextAttemptAt, mut.ReminderID = nil, 0
@@ -87,7 +109,7 @@ func (l *Ledger) Settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow
 		mut.Result, mut.Error = result, ""
 	}
 	d, err := l.MoveMutation(ctx, tx, w, mut, ev, by)
-	d.CancelReminder = cancel
+	d.cancel(cancel)
 	if err != nil {
 		return d, err
 	}
@@ -302,12 +324,17 @@ func answered(m *storage.Mutation) int64 {
 	return id
 }
 
-// Approve lets the run that carries m, waiting for approval, go on to
-// perform the call; the block is lifted. w must have been read in tx.
-func (l *Ledger) Approve(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run) (Decision, error) {
+// Approve lets the run that carries m, waiting for approval (answered
+// already: refused), go on to perform the call; the block is lifted. w
+// must have been read in tx.
+func (l *Ledger) Approve(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation) (Decision, error) {
+	run, err := waiting(ctx, tx.Q, m)
+	if err != nil {
+		return Decision{}, err
+	}
 	cancel := answered(m)
 	d, err := l.MoveMutation(ctx, tx, w, m, MApprove, "user")
-	d.CancelReminder = cancel
+	d.cancel(cancel)
 	if err != nil {
 		return d, err
 	}
@@ -327,8 +354,13 @@ func (l *Ledger) Approve(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 // goes again under the same key — a receiver that did get it drops the
 // copy; the scheduler sends it as it sends a call a 429 put off. Either is
 // due at once, its checks counted afresh; a resend marks every consumer
-// once it commits. w must have been read in tx.
-func (l *Ledger) Recheck(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, run *storage.Run, resend bool) (Decision, error) {
+// once it commits. The workflow stays blocked on the run that carries m
+// (Carrier). w must have been read in tx.
+func (l *Ledger) Recheck(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, resend bool) (Decision, error) {
+	run, err := Carrier(ctx, tx.Q, m)
+	if err != nil {
+		return Decision{}, err
+	}
 	now := l.now()
 	cancel := answered(m)
 	m.ReconcileAttempts, m.NextAttemptAt = 0, &now
@@ -338,11 +370,35 @@ func (l *Ledger) Recheck(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 		ev, reason = MResend, "sending "+Title(m)+" again"
 	}
 	d, err := l.MoveMutation(ctx, tx, w, m, ev, "user")
-	d.CancelReminder, d.MarkConsumers = cancel, resend
+	d.cancel(cancel)
+	d.MarkConsumers = resend
 	if err != nil {
 		return d, err
 	}
 	b, err := l.MoveBlock(ctx, tx, w, storage.BlockReconciliation, reason, run.ID, nil)
+	d.add(b)
+	return d, err
+}
+
+// ResendNotApplied is a check's finding that m did not happen, for a
+// connector that sends the same call again under its idempotency key (MCP
+// carries it in _meta): m goes back in flight, due now, its checks counted
+// afresh, and the workflow stays blocked on the run that carries it
+// (Carrier). The history shows one call retried, not a failed one and a
+// new one. w must have been read in tx.
+func (l *Ledger) ResendNotApplied(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation) (Decision, error) {
+	run, err := Carrier(ctx, tx.Q, m)
+	if err != nil {
+		return Decision{}, err
+	}
+	now := l.now()
+	m.ReconcileAttempts, m.NextAttemptAt = 0, &now
+	m.Error = "the check found it did not happen: sending it again under the same key"
+	d, err := l.MoveMutation(ctx, tx, w, m, MResend, "reconciler")
+	if err != nil {
+		return d, err
+	}
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockReconciliation, "sending "+Title(m)+" again", run.ID, nil)
 	d.add(b)
 	return d, err
 }

@@ -53,7 +53,7 @@ func TestSettle(t *testing.T) {
 			var d Decision
 			must(t, f.db.Write(ctx, func(tx *storage.Tx) error {
 				var err error
-				d, err = f.l.Settle(ctx, tx, f.w, f.mut, f.run, tc.ev, tc.by, nil, "checked", Retry{Limit: 3, Resend: time.Hour})
+				d, err = f.l.Settle(ctx, tx, f.w, f.mut, tc.ev, tc.by, nil, "checked", Retry{Limit: 3, Resend: time.Hour})
 				return err
 			}))
 			q := f.db.Read()
@@ -137,12 +137,17 @@ func TestUnblockRetriesForward(t *testing.T) {
 	ctx := context.Background()
 	f := uncertainFixture(t)
 	must(t, f.db.Write(ctx, func(tx *storage.Tx) error {
-		if _, err := f.l.Settle(ctx, tx, f.w, f.mut, f.run, MApplied, "reconciler", nil, "", Retry{}); err != nil {
+		if _, err := f.l.Settle(ctx, tx, f.w, f.mut, MApplied, "reconciler", nil, "", Retry{}); err != nil {
 			return err
 		}
+		run, err := tx.RunByID(ctx, f.run.ID) // as Settle, which found it, left it
+		if err != nil {
+			return err
+		}
+		f.run = run
 		// the run fails after its mutation (in next), and waits for a repair
 		f.run.Phase, f.run.Status, f.run.Error = storage.PhaseEmitting, storage.RunFailedLogic, "boom"
-		_, err := f.l.Fail(ctx, tx, f.w, f.run, ClassLogic, Retry{})
+		_, err = f.l.Fail(ctx, tx, f.w, f.run, ClassLogic, Retry{})
 		return err
 	}))
 	must(t, f.db.Write(ctx, func(tx *storage.Tx) error {
@@ -192,13 +197,13 @@ func TestPromptReminders(t *testing.T) {
 	f.mut.ReminderID = 42 // as the engine's scheduling left it
 	must(t, f.db.Write(ctx, func(tx *storage.Tx) error {
 		var err error
-		d, err = f.l.Settle(ctx, tx, f.w, f.mut, f.run, MApplied, "user", nil, "", Retry{})
+		d, err = f.l.Settle(ctx, tx, f.w, f.mut, MApplied, "user", nil, "", Retry{})
 		return err
 	}))
 	m, err := f.db.Read().MutationByID(ctx, f.mut.ID)
 	must(t, err)
-	if d.CancelReminder != 42 || m.ReminderID != 0 {
-		t.Fatalf("settle: cancel %d, row's reminder %d; want 42 cancelled and cleared", d.CancelReminder, m.ReminderID)
+	if !slices.Equal(d.CancelReminders, []int64{42}) || m.ReminderID != 0 {
+		t.Fatalf("settle: cancel %v, row's reminder %d; want 42 cancelled and cleared", d.CancelReminders, m.ReminderID)
 	}
 
 	g := newFixture(t, 1)
@@ -228,13 +233,15 @@ func TestPromptReminders(t *testing.T) {
 	ask.ReminderID = 7
 	must(t, g.db.Write(ctx, func(tx *storage.Tx) error {
 		var err error
-		d, err = g.l.Approve(ctx, tx, g.w, ask, run)
+		d, err = g.l.Approve(ctx, tx, g.w, ask)
 		return err
 	}))
 	w, err = g.db.Read().WorkflowByID(ctx, g.w.ID)
 	must(t, err)
-	if d.CancelReminder != 7 || ask.Status != storage.MutationApproved || run.Status != storage.RunActive || w.BlockKind != storage.BlockNone {
-		t.Fatalf("approve: cancel %d, mutation %s, run %s, block %q", d.CancelReminder, ask.Status, run.Status, w.BlockKind)
+	run, err = g.db.Read().RunByID(ctx, run.ID) // Approve found it
+	must(t, err)
+	if !slices.Equal(d.CancelReminders, []int64{7}) || ask.Status != storage.MutationApproved || run.Status != storage.RunActive || w.BlockKind != storage.BlockNone {
+		t.Fatalf("approve: cancel %v, mutation %s, run %s, block %q", d.CancelReminders, ask.Status, run.Status, w.BlockKind)
 	}
 }
 
@@ -252,7 +259,7 @@ func TestRecheck(t *testing.T) {
 			}
 			f.mut.ReminderID, f.mut.ReconcileAttempts = 9, 3
 			var err error
-			d, err = f.l.Recheck(ctx, tx, f.w, f.mut, f.run, resend)
+			d, err = f.l.Recheck(ctx, tx, f.w, f.mut, resend)
 			return err
 		}))
 		m, err := f.db.Read().MutationByID(ctx, f.mut.ID)
@@ -263,10 +270,10 @@ func TestRecheck(t *testing.T) {
 		if resend {
 			want, words = storage.MutationInFlight, "sending"
 		}
-		if m.Status != want || m.NextAttemptAt == nil || m.ReconcileAttempts != 0 || d.CancelReminder != 9 ||
+		if m.Status != want || m.NextAttemptAt == nil || m.ReconcileAttempts != 0 || !slices.Equal(d.CancelReminders, []int64{9}) ||
 			w.BlockKind != storage.BlockReconciliation || !strings.HasPrefix(w.BlockReason, words) {
-			t.Fatalf("resend %v: mutation %s next %v checks %d, cancel %d, block %q %q", resend, m.Status, m.NextAttemptAt,
-				m.ReconcileAttempts, d.CancelReminder, w.BlockKind, w.BlockReason)
+			t.Fatalf("resend %v: mutation %s next %v checks %d, cancel %v, block %q %q", resend, m.Status, m.NextAttemptAt,
+				m.ReconcileAttempts, d.CancelReminders, w.BlockKind, w.BlockReason)
 		}
 	}
 }
