@@ -276,7 +276,9 @@ func (e *Engine) snapshot(ctx context.Context, ws *wfState) (w *storage.Workflow
 // script is not loaded yet.
 type scriptNotLoaded struct{ version int }
 
-func (s scriptNotLoaded) Error() string { return fmt.Sprintf("script version %d is not loaded", s.version) }
+func (s scriptNotLoaded) Error() string {
+	return fmt.Sprintf("script version %d is not loaded", s.version)
+}
 
 func (e *Engine) snapshotOnce(ctx context.Context, ws *wfState) (w *storage.Workflow, wk *work, next *time.Time, err error) {
 	// Every read that decides the step, and the picked consumer's state,
