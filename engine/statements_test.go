@@ -13,11 +13,25 @@ import (
 // statementsPerItemBudget is what one item of the files→http job
 // (BenchmarkFilesPost's workflow: a producer publishes an event per item, a
 // consumer peeks, reserves and POSTs with a reconcile URL, its next empty)
-// may cost the database: statements per item, the savepoints of a shared
-// commit aside (how many writes share one varies with the timing). It
-// counts, it does not time: a change that adds a statement to the path
-// fails here, and one that takes some off lowers the budget.
-const statementsPerItemBudget = 31
+// may cost the database: statements per item at concurrency 1. It counts,
+// it does not time: a change that adds a statement to the path fails
+// here, and one that takes some off lowers the budget. Before the step's
+// snapshot read on the writer connection (storage.ReadLatest) an item took
+// 30.3; now 28.3.
+const statementsPerItemBudget = 29
+
+// timedStatements are statements whose number per item depends on the
+// timing, not on the path: the savepoints of writes that share a commit,
+// and the read transaction of a snapshot that found a write under way
+// (ReadLatest's fallback).
+func timedStatement(q string) bool {
+	for _, p := range []string{"SAVEPOINT", "RELEASE", "ROLLBACK TO", "BEGIN", "ROLLBACK"} {
+		if q == p || strings.HasPrefix(q, p+" ") {
+			return q != "BEGIN IMMEDIATE"
+		}
+	}
+	return false
+}
 
 // TestStatementsPerItem runs the files→http job's consumer over n items on
 // a real engine and counts every statement storage runs for them, by text:
@@ -44,13 +58,13 @@ func TestStatementsPerItem(t *testing.T) {
 
 			mu.Lock()
 			defer mu.Unlock()
-			total, batched := 0, 0
+			total, timed := 0, 0
 			texts := make([]string, 0, len(byText))
 			for q, k := range byText {
 				texts = append(texts, q)
 				total += k
-				if strings.HasPrefix(q, "SAVEPOINT") || strings.HasPrefix(q, "RELEASE") || strings.HasPrefix(q, "ROLLBACK TO") {
-					batched += k
+				if timedStatement(q) {
+					timed += k
 				}
 			}
 			sort.Slice(texts, func(i, j int) bool { return byText[texts[i]] > byText[texts[j]] })
@@ -58,9 +72,15 @@ func TestStatementsPerItem(t *testing.T) {
 			for _, q := range texts {
 				fmt.Fprintf(&out, "%7.2f  %s\n", float64(byText[q])/n, oneLine(q))
 			}
-			t.Logf("per item, over %d items at concurrency %d: %.2f statements (%.2f of them the savepoints of shared commits), %.2f write transactions, %.2f read transactions, %.2f syncs, %.2f pages written to the log\n%s",
-				n, conc, float64(total)/n, float64(batched)/n, float64(byText["BEGIN IMMEDIATE"])/n, float64(byText["BEGIN"])/n, float64(syncs)/n, float64(pages)/n, out.String())
-			if per := float64(total-batched) / n; per > statementsPerItemBudget {
+			t.Logf("per item, over %d items at concurrency %d: %.2f statements (%.2f of them savepoints and read transactions, which vary with the timing), %.2f write transactions, %.2f read transactions, %.2f syncs, %.2f pages written to the log\n%s",
+				n, conc, float64(total)/n, float64(timed)/n, float64(byText["BEGIN IMMEDIATE"])/n, float64(byText["BEGIN"])/n, float64(syncs)/n, float64(pages)/n, out.String())
+			// one at a time, the step finds the writer free: every statement
+			// counts; at 8, those that vary with the timing do not
+			per := float64(total) / n
+			if conc > 1 {
+				per = float64(total-timed) / n
+			}
+			if per > statementsPerItemBudget {
 				t.Errorf("%.2f statements per item, more than the budget of %d", per, statementsPerItemBudget)
 			}
 		})
