@@ -62,13 +62,9 @@ func (q Q) mutations(ctx context.Context, query string, args ...any) ([]*Mutatio
 func (tx *Tx) InsertMutation(ctx context.Context, m *Mutation, keyPrefix string) error {
 	// The row takes the id SQLite would give it (one past the largest; the
 	// writer is alone), so its key, named after the id, is written with it.
-	// The id is a value's subquery, read twice (the largest rowid, a seek),
-	// not INSERT … SELECT: a row selected from the table it goes into is
-	// first copied to a temporary table, built and dropped every call.
 	res, err := tx.exec(ctx, `INSERT INTO mutations(id, run_id, workflow_id, connector, method, params, preview, ui_title,
 		idempotency_key, status, attempts, created_at, updated_at)
-		VALUES ((SELECT COALESCE(MAX(id), 0) + 1 FROM mutations), ?, ?, ?, ?, ?, ?, ?,
-			? || '-' || (SELECT COALESCE(MAX(id), 0) + 1 FROM mutations), ?, ?, ?, ?)`,
+		SELECT n, ?, ?, ?, ?, ?, ?, ?, ? || '-' || n, ?, ?, ?, ? FROM (SELECT COALESCE(MAX(id), 0) + 1 AS n FROM mutations)`,
 		m.RunID, m.WorkflowID, m.Connector, m.Method, string(m.Params), m.Preview, m.UITitle, keyPrefix, m.Status, m.Attempts,
 		ms(m.CreatedAt), ms(m.UpdatedAt))
 	if err != nil {
