@@ -371,6 +371,14 @@ func (e *Engine) scriptIn(ctx context.Context, q storage.Q, workflowID int64, ve
 	return sc, nil
 }
 
+// scriptLoaded says whether version's script of the workflow is loaded.
+func (e *Engine) scriptLoaded(workflowID int64, version int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.scripts[scriptKey{workflowID, version}]
+	return ok
+}
+
 func (e *Engine) loadOptions() sandbox.LoadOptions {
 	return reference.LoadOptions(e.reg, e.pol.MinProducerInterval)
 }

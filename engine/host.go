@@ -294,15 +294,12 @@ func (h *host) claimed() map[int64]int64 {
 // less those skip holds (runs in hand chose them; read before q's
 // snapshot).
 func pendingIn(ctx context.Context, q storage.Q, workflowID int64, topic string, limit int, skip map[int64]int64) ([]*storage.Event, error) {
-	evs, err := q.Peek(ctx, workflowID, topic, limit+len(skip))
-	if err != nil {
-		return nil, err
+	if len(skip) == 0 {
+		return q.Peek(ctx, workflowID, topic, limit)
 	}
-	if len(skip) > 0 {
-		evs = slices.DeleteFunc(evs, func(ev *storage.Event) bool { _, ok := skip[ev.ID]; return ok })
-		evs = evs[:min(len(evs), limit)]
-	}
-	return evs, nil
+	// most of the events skip holds are reserved already, which the read
+	// passes over: it stops at limit others, not at limit+len(skip) rows
+	return q.PeekSkipping(ctx, workflowID, topic, limit, len(skip), func(id int64) bool { _, ok := skip[id]; return ok })
 }
 
 // Prefetch is what the consumer's peeks would find now, for its prepare

@@ -260,17 +260,44 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 // nothing is, and then when something next becomes due) and, for a
 // consumer's run, what its prepare starts with.
 func (e *Engine) snapshot(ctx context.Context, ws *wfState) (w *storage.Workflow, wk *work, next *time.Time, err error) {
+	w, wk, next, err = e.snapshotOnce(ctx, ws)
+	var load scriptNotLoaded
+	if errors.As(err, &load) {
+		// compiled outside the writer lock, which the snapshot holds
+		if _, err := e.script(ctx, ws.id, load.version); err != nil {
+			return nil, nil, nil, err
+		}
+		w, wk, next, err = e.snapshotOnce(ctx, ws)
+	}
+	return w, wk, next, err
+}
+
+// scriptNotLoaded: the snapshot found the workflow at a version whose
+// script is not loaded yet.
+type scriptNotLoaded struct{ version int }
+
+func (s scriptNotLoaded) Error() string {
+	return fmt.Sprintf("script version %d is not loaded", s.version)
+}
+
+func (e *Engine) snapshotOnce(ctx context.Context, ws *wfState) (w *storage.Workflow, wk *work, next *time.Time, err error) {
 	// Every read that decides the step, and the picked consumer's state,
-	// in one snapshot: one pool connection and one read lock, where each
-	// read took its own. The engine is the one writer of its workflow, so
-	// the state, and what the consumer's peeks find, are what prepare would
-	// read when it starts.
+	// in one state of the database: read on the writer connection, with
+	// no commit in between (storage.ReadLatest), whose page cache holds
+	// what the runs' writes just touched, where a read connection's is
+	// emptied by every commit. The engine is the one writer of its
+	// workflow, so the state, and what the consumer's peeks find, are what
+	// prepare would read when it starts.
 	inHand := ws.hand.now()      // before the snapshot: see hand.now
 	claimed := ws.hand.claimed() // and hand.claimed
-	err = e.db.ReadTx(ctx, func(q storage.Q) error {
+	err = e.db.ReadLatest(ctx, func(q storage.Q) error {
 		var err error
 		if w, err = q.WorkflowByID(ctx, ws.id); err != nil || w.Status != WorkflowActive {
 			return err
+		}
+		if !e.scriptLoaded(w.ID, w.Version) {
+			// loading compiles the script: not while every write waits
+			return scriptNotLoaded{w.Version}
 		}
 		if wk, next, err = e.due(ctx, q, ws, w, inHand); err != nil || wk == nil || wk.kind != workConsumer {
 			return err

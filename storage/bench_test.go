@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -102,4 +103,64 @@ func BenchmarkReadPeek(b *testing.B) {
 			b.Fatal(len(evs), err)
 		}
 	}
+}
+
+// benchSnapshot is the scheduler step's reads after a commit, as each step
+// finds them: the workflow, its schedules and its pending events, read
+// through read (ReadTx or ReadLatest) after an unsynced write of one event.
+func benchSnapshot(b *testing.B, read func(*DB) func(context.Context, func(Q) error) error) {
+	db, wf, in := benchDB(b)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	if err := db.Write(ctx, func(tx *Tx) error {
+		for j := 0; j < 2000; j++ {
+			if _, err := tx.PublishEvent(ctx, wf, "t", "seed-"+strconv.Itoa(j), json.RawMessage(`{"n":1}`), 0, []int64{in}, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer() // the reads are timed, not the write
+		if err := db.WriteUnsynced(ctx, func(tx *Tx) error {
+			_, err := tx.PublishEvent(ctx, wf, "t", strconv.Itoa(i), json.RawMessage(`{"n":1}`), 0, []int64{in}, now)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := read(db)(ctx, func(q Q) error {
+			if _, err := q.WorkflowByID(ctx, wf); err != nil {
+				return err
+			}
+			if _, err := q.Schedules(ctx, wf); err != nil {
+				return err
+			}
+			if _, err := q.ActiveRunRefs(ctx, wf); err != nil {
+				return err
+			}
+			evs, err := q.Peek(ctx, wf, "t", 8)
+			if err == nil && len(evs) != 8 {
+				err = fmt.Errorf("%d events, want 8", len(evs))
+			}
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSnapshotReadTx and BenchmarkSnapshotReadLatest: the step's reads
+// after a commit on a read connection, whose page cache the commit emptied,
+// and on the writer's.
+func BenchmarkSnapshotReadTx(b *testing.B) {
+	benchSnapshot(b, func(db *DB) func(context.Context, func(Q) error) error { return db.ReadTx })
+}
+
+func BenchmarkSnapshotReadLatest(b *testing.B) {
+	benchSnapshot(b, func(db *DB) func(context.Context, func(Q) error) error { return db.ReadLatest })
 }

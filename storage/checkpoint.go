@@ -29,6 +29,7 @@ func (db *DB) countLogPages(conn *sql.Conn) {
 		n, _, err := st.Status(sqlite.DBStatusCacheWrite, false)
 		if err == nil {
 			db.logPages += n - db.pagesWritten
+			db.pagesTotal.Add(int64(n - db.pagesWritten))
 			db.pagesWritten = n
 		}
 		return nil
@@ -43,6 +44,7 @@ func (db *DB) checkpointLocked(ctx context.Context, n uint64) {
 	if err := db.disk.syncTo(n); err != nil {
 		return
 	}
+	countStatement(`PRAGMA wal_checkpoint(PASSIVE)`)
 	if _, err := db.wc.conn.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
 		db.logger.Warn("checkpoint failed", "err", err)
 		return

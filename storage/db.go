@@ -55,6 +55,8 @@ type DB struct {
 	// pages written to the log since the last checkpoint, and the writer
 	// connection's count of pages written when last read (checkpoint.go)
 	logPages, pagesWritten int
+	// pages written to the log since Open (PagesWritten)
+	pagesTotal atomic.Int64
 	// commits of each kind so far (Commits)
 	syncedCommits, unsyncedCommits atomic.Int64
 }

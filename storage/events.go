@@ -97,6 +97,31 @@ func (q Q) Peek(ctx context.Context, workflowID int64, topic string, limit int) 
 		workflowID, topic, limit)
 }
 
+// PeekSkipping is Peek less the events skip says to leave (runs under way
+// chose them): the first limit others, out of at most limit+skipping rows.
+// It stops reading once it has limit, so the rows past them that Peek's
+// bound would take in are not read.
+func (q Q) PeekSkipping(ctx context.Context, workflowID int64, topic string, limit, skipping int, skip func(id int64) bool) ([]*Event, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+eventCols+` FROM events INDEXED BY events_open
+		WHERE workflow_id = ? AND topic = ? AND status = 'pending' AND reserved_by IS NULL ORDER BY id LIMIT +?`,
+		workflowID, topic, limit+skipping)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Event
+	for len(out) < limit && rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		if !skip(e.ID) {
+			out = append(out, e)
+		}
+	}
+	return out, rows.Err()
+}
+
 // EventsByMessageIDs returns the events of a topic with these message ids, any status.
 func (q Q) EventsByMessageIDs(ctx context.Context, workflowID int64, topic string, ids []string) ([]*Event, error) {
 	if len(ids) == 0 {

@@ -38,3 +38,27 @@ func (db *DB) ReadTx(ctx context.Context, fn func(q Q) error) error {
 	}
 	return err
 }
+
+// ReadLatest runs fn's reads on the writer connection when no write is
+// under way, holding the writer lock: no commit starts while fn reads, so
+// its reads see one state of the database, the latest committed, without
+// a transaction of their own. It is for a short read of what the next
+// write depends on (the scheduler's step), which a read connection pays
+// for twice: every commit since its last read empties its page cache
+// (WAL), and it begins and ends a transaction; the writer's cache holds
+// what the writes just touched. When a write is under way, fn does not
+// wait for it: it runs in a ReadTx, which gives the same guarantee.
+//
+// fn reads through q only, and neither writes nor waits for a write or
+// for anything a writer may hold: writes queue behind it. An error from fn
+// is returned as it is.
+func (db *DB) ReadLatest(ctx context.Context, fn func(q Q) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !db.wmu.TryLock() {
+		return db.ReadTx(ctx, fn)
+	}
+	defer db.wmu.Unlock()
+	return fn(Q{q: db.wc})
+}

@@ -111,6 +111,7 @@ type stmtQueryer struct {
 
 func (q stmtQueryer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = detached(ctx)
+	countStatement(query)
 	if s := q.stmt(ctx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
@@ -119,6 +120,7 @@ func (q stmtQueryer) ExecContext(ctx context.Context, query string, args ...any)
 
 func (q stmtQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = detached(ctx)
+	countStatement(query)
 	if s := q.stmt(ctx, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
@@ -127,6 +129,7 @@ func (q stmtQueryer) QueryContext(ctx context.Context, query string, args ...any
 
 func (q stmtQueryer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = detached(ctx)
+	countStatement(query)
 	if s := q.stmt(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}

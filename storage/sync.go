@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // The writer commits at synchronous NORMAL: a commit reaches the log file,
@@ -45,6 +46,8 @@ type durability struct {
 	// the log
 	effects []*effect
 	failed  error
+	// syncs counts the fsyncs of the log (DB.Syncs)
+	syncs atomic.Int64
 }
 
 // effect is the sync of an external effect, running.
@@ -138,6 +141,7 @@ func (d *durability) syncLocked() error {
 	err := d.settle()
 	d.mu.Unlock()
 	if err == nil {
+		d.syncs.Add(1)
 		err = d.fsync()
 	}
 	d.mu.Lock()
