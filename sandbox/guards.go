@@ -450,10 +450,13 @@ func (g *guard) installArrayGuards(arrProto, fnProto *goja.Object) {
 		g.wrap(fnProto, "bind", "Function.prototype.bind", (*guard).bind)
 		g.wrap(fnProto, "apply", "Function.prototype.apply", (*guard).argList1)
 	}
-	if reflect, ok := g.vm.Get("Reflect").(*goja.Object); ok {
-		g.wrap(reflect, "apply", "Reflect.apply", (*guard).argList2)
-		g.wrap(reflect, "construct", "Reflect.construct", (*guard).argList1)
-	}
+}
+
+// installReflectGuards guards Reflect.apply and Reflect.construct, which
+// copy an array-like into an argument list as Function.prototype.apply does.
+func (g *guard) installReflectGuards(reflect *goja.Object) {
+	g.wrap(reflect, "apply", "Reflect.apply", (*guard).argList2)
+	g.wrap(reflect, "construct", "Reflect.construct", (*guard).argList1)
 }
 
 // installTypedJoins guards %TypedArray%.prototype, shared by every typed

@@ -1,0 +1,252 @@
+package sandbox
+
+import (
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/dop251/goja"
+)
+
+// The typed arrays, ArrayBuffer and Reflect are reached through their global
+// names alone (a typed array's buffer, and so the original ArrayBuffer, is
+// reached through a typed array), and building them with their guards was a
+// third of a runtime's set-up, for phases that nearly never name them.
+//
+// goja builds a global on the first touch of its name: a read, but also a
+// definition or a deletion, so no guard can be put in front of one through
+// goja's API without building it. lazyGlobals puts an accessor in the
+// global object's own table where goja would build the built-in, without
+// building it. Every route to the name (the name itself, globalThis[name],
+// Reflect.get, a descriptor's getter, with) finds the accessor; its first
+// read takes the accessors of its group out of the table, lets goja build
+// the originals and guards them as installGuards did eagerly, then returns
+// the guarded value. Until then the originals exist nowhere. Assigning
+// replaces the accessor with the value, as it replaces a built-in; deleting
+// or redefining one leaves its original unbuilt for good.
+//
+// The table is an unexported field of goja's; its layout is probed once per
+// process (tableLayout), and where it is not what this file expects the
+// guards are installed eagerly, as before.
+
+// lazyNames are the globals installed on first read, in their groups: the
+// typed arrays and ArrayBuffer (one group: the buffer of a typed array
+// reaches ArrayBuffer), and Reflect.
+var lazyNames = func() []string {
+	n := append([]string(nil), typedArrays[:]...)
+	return append(n, "ArrayBuffer", "Reflect")
+}()
+
+const (
+	lazyBuffer  = len(typedArrays) // index of ArrayBuffer in lazyNames
+	lazyReflect = lazyBuffer + 1
+)
+
+// tableLayout is where goja keeps an object's own properties, found by
+// probeLayout.
+type tableLayout struct {
+	self   []int        // goja.Object.self, the object's implementation
+	global reflect.Type // the global object's implementation type
+	gVals  []int        // its own-property map, within *global
+	plain  reflect.Type // a plain object's implementation type
+	pVals  []int        // its own-property map
+	keys   []reflect.Value
+}
+
+var layout = sync.OnceValue(probeLayout)
+
+// probeLayout finds goja's property table of the global object and of a
+// plain object, and checks on a runtime of its own that an accessor put in
+// the global's table is what a read finds, and that taking it out lets goja
+// build the original. It returns nil when anything is not as expected.
+func probeLayout() (lay *tableLayout) {
+	defer func() {
+		if recover() != nil {
+			lay = nil
+		}
+	}()
+	sf, ok := reflect.TypeOf(goja.Object{}).FieldByName("self")
+	if !ok || sf.Type.Kind() != reflect.Interface {
+		return nil
+	}
+	lay = &tableLayout{self: sf.Index}
+	vm := goja.New()
+	global, plain := vm.GlobalObject(), vm.NewObject()
+	valueType := reflect.TypeOf((*goja.Value)(nil)).Elem()
+	find := func(o *goja.Object) (reflect.Type, []int, bool) {
+		impl := lay.impl(o)
+		if impl.Kind() != reflect.Pointer || impl.Elem().Kind() != reflect.Struct {
+			return nil, nil, false
+		}
+		f, ok := impl.Type().Elem().FieldByName("values")
+		if !ok || f.Type.Kind() != reflect.Map || f.Type.Key().Kind() != reflect.String || f.Type.Elem() != valueType {
+			return nil, nil, false
+		}
+		return impl.Type(), f.Index, true
+	}
+	if lay.global, lay.gVals, ok = find(global); !ok {
+		return nil
+	}
+	if lay.plain, lay.pVals, ok = find(plain); !ok {
+		return nil
+	}
+	keyType := lay.values(global).Type().Key()
+	for _, n := range lazyNames {
+		lay.keys = append(lay.keys, reflect.ValueOf(n).Convert(keyType))
+	}
+
+	marker := vm.NewObject()
+	get := vm.ToValue(func(goja.FunctionCall) goja.Value { return marker })
+	entry, ok := lay.accessor(plain, 0, get)
+	if !ok {
+		return nil
+	}
+	table := lay.values(global)
+	table.SetMapIndex(lay.keys[0], entry)
+	if v := global.Get(lazyNames[0]); v != marker {
+		return nil
+	}
+	table.SetMapIndex(lay.keys[0], reflect.Value{})
+	if o, ok := global.Get(lazyNames[0]).(*goja.Object); !ok || o.ClassName() != "Function" {
+		return nil
+	}
+	return lay
+}
+
+// impl is o's implementation (goja.Object.self).
+func (lay *tableLayout) impl(o *goja.Object) reflect.Value {
+	f := reflect.ValueOf(o).Elem().FieldByIndex(lay.self)
+	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Elem()
+}
+
+// values is o's own-property map, writable; o is the global object or a
+// plain one (the caller knows which).
+func (lay *tableLayout) values(o *goja.Object) reflect.Value {
+	impl := lay.impl(o)
+	idx := lay.pVals
+	if impl.Type() == lay.global {
+		idx = lay.gVals
+	}
+	f := impl.Elem().FieldByIndex(idx)
+	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+}
+
+// accessor is goja's entry for lazy global i as a configurable,
+// non-enumerable accessor property with get as getter and setter, made on
+// the plain object scratch through the API.
+func (lay *tableLayout) accessor(scratch *goja.Object, i int, get goja.Value) (reflect.Value, bool) {
+	if err := scratch.DefineAccessorProperty(lazyNames[i], get, get, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+		return reflect.Value{}, false
+	}
+	v := lay.values(scratch).MapIndex(lay.keys[i])
+	return v, v.IsValid() && !v.IsNil()
+}
+
+// lazyGlobals is one runtime's lazy globals.
+type lazyGlobals struct {
+	g       *guard
+	lay     *tableLayout
+	global  *goja.Object
+	table   reflect.Value // the global object's own-property map
+	entries []reflect.Value
+	typed   bool // the typed-array group was installed
+	reflect bool // Reflect was
+}
+
+// plantLazyGlobals puts the lazy accessors in vm's global object. It
+// reports false when the layout is unknown: the caller installs the guards
+// now.
+func (g *guard) plantLazyGlobals(global *goja.Object) bool {
+	lay := layout()
+	if lay == nil || lay.impl(global).Type() != lay.global {
+		return false
+	}
+	lz := &lazyGlobals{g: g, lay: lay, global: global, table: lay.values(global), entries: make([]reflect.Value, len(lazyNames))}
+	scratch := g.vm.NewObject()
+	for i := range lazyNames {
+		// One function per name serves as getter and setter: a proxy is the
+		// cheapest callable goja makes, and it tells the name by its handler.
+		p := g.vm.NewProxy(g.hasInstance.(*goja.Object), &goja.ProxyTrapConfig{
+			Apply: func(_ *goja.Object, _ goja.Value, args []goja.Value) goja.Value { return lz.access(i, args) },
+		})
+		e, ok := lay.accessor(scratch, i, g.vm.ToValue(p))
+		if !ok {
+			return false
+		}
+		lz.entries[i] = e
+	}
+	for i := range lazyNames {
+		lz.table.SetMapIndex(lay.keys[i], lz.entries[i])
+	}
+	g.lazy = lz
+	return true
+}
+
+// access is a read (no argument) or an assignment of lazy global i.
+func (lz *lazyGlobals) access(i int, args []goja.Value) goja.Value {
+	name := lazyNames[i]
+	if len(args) > 0 {
+		// An assignment makes the name a plain property, as it does a
+		// built-in's; the original is then never built.
+		if lz.ours(i) {
+			_ = lz.global.DefineDataProperty(name, args[0], goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		}
+		return goja.Undefined()
+	}
+	if i == lazyReflect {
+		lz.installReflect()
+	} else {
+		lz.installTyped()
+	}
+	return lz.global.Get(name)
+}
+
+// ours reports whether global i still holds the accessor put there.
+func (lz *lazyGlobals) ours(i int) bool {
+	v := lz.table.MapIndex(lz.lay.keys[i])
+	return v.IsValid() && v.Interface() == lz.entries[i].Interface()
+}
+
+// unplant takes global i's accessor out of the table, if it is still there,
+// so that the next read has goja build the original.
+func (lz *lazyGlobals) unplant(i int) bool {
+	if !lz.ours(i) {
+		return false
+	}
+	lz.table.SetMapIndex(lz.lay.keys[i], reflect.Value{})
+	return true
+}
+
+// original is the built-in goja builds for global i, when its accessor was
+// still there; nil otherwise (deleted, assigned or redefined: the original
+// was never built).
+func (lz *lazyGlobals) original(i int) *goja.Object {
+	if !lz.unplant(i) {
+		return nil
+	}
+	o, _ := lz.global.Get(lazyNames[i]).(*goja.Object)
+	return o
+}
+
+func (lz *lazyGlobals) installTyped() {
+	if lz.typed {
+		return
+	}
+	lz.typed = true
+	var targets [len(typedArrays)]*goja.Object
+	for i := range typedArrays {
+		targets[i] = lz.original(i)
+	}
+	buf := lz.original(lazyBuffer)
+	lz.g.installTyped(lz.global, &targets, buf, buf != nil)
+}
+
+func (lz *lazyGlobals) installReflect() {
+	if lz.reflect {
+		return
+	}
+	lz.reflect = true
+	if r := lz.original(lazyReflect); r != nil {
+		lz.g.installReflectGuards(r)
+	}
+}
