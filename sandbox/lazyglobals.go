@@ -51,6 +51,9 @@ type tableLayout struct {
 	plain  reflect.Type // a plain object's implementation type
 	pVals  []int        // its own-property map
 	keys   []reflect.Value
+	// A property's entry (goja's valueProperty): whether it is an accessor,
+	// and its getter. goja turns an accessor into a data property in place.
+	isAcc, getter []int
 }
 
 var layout = sync.OnceValue(probeLayout)
@@ -101,9 +104,26 @@ func probeLayout() (lay *tableLayout) {
 	if !ok {
 		return nil
 	}
+	prop := entry.Elem()
+	if prop.Kind() != reflect.Pointer || prop.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	af, ok1 := prop.Type().Elem().FieldByName("accessor")
+	gf, ok2 := prop.Type().Elem().FieldByName("getterFunc")
+	if !ok1 || !ok2 || af.Type.Kind() != reflect.Bool || gf.Type != reflect.TypeOf(marker) {
+		return nil
+	}
+	lay.isAcc, lay.getter = af.Index, gf.Index
+	if !lay.isAccessor(entry, get.(*goja.Object)) {
+		return nil
+	}
 	table := lay.values(global)
 	table.SetMapIndex(lay.keys[0], entry)
 	if v := global.Get(lazyNames[0]); v != marker {
+		return nil
+	}
+	_ = global.DefineDataProperty(lazyNames[0], marker, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	if lay.isAccessor(table.MapIndex(lay.keys[0]), get.(*goja.Object)) {
 		return nil
 	}
 	table.SetMapIndex(lay.keys[0], reflect.Value{})
@@ -111,6 +131,15 @@ func probeLayout() (lay *tableLayout) {
 		return nil
 	}
 	return lay
+}
+
+// isAccessor reports whether the entry e is an accessor with getter get.
+func (lay *tableLayout) isAccessor(e reflect.Value, get *goja.Object) bool {
+	if !e.IsValid() || e.IsNil() {
+		return false
+	}
+	p := e.Elem().Elem()
+	return p.FieldByIndex(lay.isAcc).Bool() && p.FieldByIndex(lay.getter).Pointer() == reflect.ValueOf(get).Pointer()
 }
 
 // impl is o's implementation (goja.Object.self).
@@ -149,6 +178,7 @@ type lazyGlobals struct {
 	global  *goja.Object
 	table   reflect.Value // the global object's own-property map
 	entries []reflect.Value
+	getters []*goja.Object
 	typed   bool // the typed-array group was installed
 	reflect bool // Reflect was
 }
@@ -161,7 +191,7 @@ func (g *guard) plantLazyGlobals(global *goja.Object) bool {
 	if lay == nil || lay.impl(global).Type() != lay.global {
 		return false
 	}
-	lz := &lazyGlobals{g: g, lay: lay, global: global, table: lay.values(global), entries: make([]reflect.Value, len(lazyNames))}
+	lz := &lazyGlobals{g: g, lay: lay, global: global, table: lay.values(global), entries: make([]reflect.Value, len(lazyNames)), getters: make([]*goja.Object, len(lazyNames))}
 	scratch := g.vm.NewObject()
 	for i := range lazyNames {
 		// One function per name serves as getter and setter: a proxy is the
@@ -169,11 +199,12 @@ func (g *guard) plantLazyGlobals(global *goja.Object) bool {
 		p := g.vm.NewProxy(g.hasInstance.(*goja.Object), &goja.ProxyTrapConfig{
 			Apply: func(_ *goja.Object, _ goja.Value, args []goja.Value) goja.Value { return lz.access(i, args) },
 		})
-		e, ok := lay.accessor(scratch, i, g.vm.ToValue(p))
+		get := g.vm.ToValue(p).(*goja.Object)
+		e, ok := lay.accessor(scratch, i, get)
 		if !ok {
 			return false
 		}
-		lz.entries[i] = e
+		lz.entries[i], lz.getters[i] = e, get
 	}
 	for i := range lazyNames {
 		lz.table.SetMapIndex(lay.keys[i], lz.entries[i])
@@ -201,10 +232,11 @@ func (lz *lazyGlobals) access(i int, args []goja.Value) goja.Value {
 	return lz.global.Get(name)
 }
 
-// ours reports whether global i still holds the accessor put there.
+// ours reports whether global i still holds the accessor put there: the
+// same entry, still that accessor (a definition changes an entry in place).
 func (lz *lazyGlobals) ours(i int) bool {
 	v := lz.table.MapIndex(lz.lay.keys[i])
-	return v.IsValid() && v.Interface() == lz.entries[i].Interface()
+	return v.IsValid() && v.Interface() == lz.entries[i].Interface() && lz.lay.isAccessor(v, lz.getters[i])
 }
 
 // unplant takes global i's accessor out of the table, if it is still there,

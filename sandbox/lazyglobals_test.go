@@ -1,0 +1,197 @@
+package sandbox
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dop251/goja"
+)
+
+// The lazy globals are in use: goja's table is where lazyglobals.go expects
+// it (a goja upgrade that moves it makes the guards eager again, safe but
+// slower, and this test says so), and a runtime that runs a script naming
+// none of them never builds any.
+func TestLazyGlobalsUnbuilt(t *testing.T) {
+	t.Parallel()
+	if layout() == nil {
+		t.Fatal("goja's property table is not where lazyglobals.go looks: the typed arrays, ArrayBuffer and Reflect are guarded eagerly")
+	}
+	f := newFresh(keyOf(withDefaults(testLimits())), func() {})
+	lz := f.g.lazy
+	if lz == nil {
+		t.Fatal("a new runtime has no lazy globals")
+	}
+	if _, err := f.vm.RunString(`[1, 2].map((x) => x * 2).join(); JSON.stringify({ a: "x".repeat(3) }); Object.keys(globalThis);`); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range lazyNames {
+		if !lz.ours(i) {
+			t.Errorf("%s was built by a script that never named it", name)
+		}
+	}
+	if _, err := f.vm.RunString(`Float32Array`); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range lazyNames {
+		if want := i == lazyReflect; lz.ours(i) != want {
+			t.Errorf("after reading Float32Array, %s still lazy = %v, want %v", name, lz.ours(i), want)
+		}
+	}
+}
+
+// lazyRoute reaches a built-in by one route: a handler body that leaves the
+// built-in in C. NAME stands for the built-in's global name; acc(d) is the
+// getter of descriptor d, which must be an accessor (lazyAccessor), or in a
+// runtime without guards a function returning its value.
+type lazyRoute struct{ name, code string }
+
+var lazyRoutes = []lazyRoute{
+	{"the name", `const C = NAME;`},
+	{"globalThis[name]", `const C = globalThis["NAME"];`},
+	{"Reflect.get", `const C = Reflect.get(globalThis, "NAME");`},
+	{"the descriptor's getter, before any read", `const C = acc(Object.getOwnPropertyDescriptor(globalThis, "NAME")).call({});`},
+	{"getOwnPropertyDescriptors", `const C = acc(Object.getOwnPropertyDescriptors(globalThis).NAME)();`},
+	{"a getter kept, called after the name was read", `const get = acc(Object.getOwnPropertyDescriptor(globalThis, "NAME"));
+        NAME; const C = get();`},
+	{"a getter kept, called after another of its group was read", `const get = acc(Object.getOwnPropertyDescriptor(globalThis, "NAME"));
+        Uint16Array; Reflect; const C = get();`},
+	{"with", `const C = Function("with (globalThis) { return NAME; }")();`},
+	{"indirect eval", `const C = globalThis["ev" + "al"]("NAME");`},
+	{"every own name of globalThis", `let C;
+        for (const n of Object.getOwnPropertyNames(globalThis)) { const v = globalThis[n]; if (n === "NAME") C = v; }`},
+	{"a frozen global object", `Object.freeze(globalThis); const C = NAME;`},
+	{"another name assigned first", `Int16Array = 1; BigUint64Array = undefined; const C = NAME;`},
+	{"another name deleted first", `delete globalThis.Int32Array; const C = NAME;`},
+	{"the constructor of an instance's prototype", `const C = Object.getPrototypeOf(new NAME(1)).constructor;`},
+}
+
+// typedRoutes reach the typed arrays and ArrayBuffer by further routes.
+var typedRoutes = []lazyRoute{
+	{"an instance's constructor", `const C = new NAME(1).constructor;`},
+	{"%TypedArray%.from's species", `const C = Object.getPrototypeOf(NAME).from.call(NAME, []).constructor;`},
+}
+
+// bufferRoutes reach the original ArrayBuffer, which goja builds for any
+// typed array's buffer, with its global read, deleted or replaced first.
+var bufferRoutes = []lazyRoute{
+	{"a typed array's buffer", `const C = new Uint8Array(1).buffer.constructor;`},
+	{"a typed array's buffer, the global deleted first", `delete globalThis.ArrayBuffer; const C = new Float64Array(1).buffer.constructor;`},
+	{"a typed array's buffer, the global replaced first", `ArrayBuffer = null; const C = new Int8Array(1).buffer.constructor;`},
+	{"a buffer's slice's constructor", `const C = new Uint16Array(2).buffer.slice(0, 1).constructor;`},
+}
+
+// lazyUse is what each built-in is asked to do, over the per-call limit of
+// lazyLimits but small enough to run where it is not guarded, and what its
+// refusal names.
+func lazyUse(name string) (code, refusal string) {
+	const bytes = 32 << 20
+	switch name {
+	case "Reflect":
+		return `C.apply(function () {}, null, { length: ` + strconv.Itoa(bytes/elemBytes) + ` });`, "Reflect.apply would allocate"
+	case "ArrayBuffer":
+		return `new C(` + strconv.Itoa(bytes) + `);`, "new ArrayBuffer() would allocate"
+	}
+	for i, n := range typedArrays {
+		if n == name {
+			return `new C(` + strconv.Itoa(int(bytes/typedArraySizes[i])) + `);`, "new " + name + "() would allocate"
+		}
+	}
+	panic(name)
+}
+
+const (
+	lazyAccessor = `const acc = (d) => { if (typeof d.get !== "function") throw new Error("not an accessor: the route is not tested"); return d.get; };` + "\n"
+	bareAccessor = "const acc = (d) => () => d.value;\n"
+)
+
+func lazyLimits() Limits {
+	lim := testLimits()
+	lim.MaxHeapGrowth = 64 << 20 // 16 MiB per call
+	return lim
+}
+
+// Every route to a lazily guarded built-in finds it guarded: the oversized
+// allocation is refused, by name. Each script is first run in a runtime
+// without guards, where it must allocate and return: so it is the guard
+// that refuses, and the route does reach the built-in.
+func TestLazyGlobalRoutes(t *testing.T) {
+	t.Parallel()
+	heavy.RLock()
+	defer heavy.RUnlock()
+	type tc struct {
+		name string
+		r    lazyRoute
+	}
+	var cases []tc
+	for _, name := range lazyNames {
+		for _, r := range lazyRoutes {
+			if name == "Reflect" && strings.Contains(r.code, "new NAME") || strings.Contains(r.code, name) {
+				continue // Reflect is not a constructor; a route that assigns or deletes this very name reaches nothing
+			}
+			cases = append(cases, tc{name, r})
+		}
+		if name != "Reflect" {
+			for _, r := range typedRoutes {
+				if name != "ArrayBuffer" || !strings.Contains(r.code, "TypedArray") && !strings.Contains(r.code, "from") {
+					cases = append(cases, tc{name, r})
+				}
+			}
+		}
+	}
+	for _, r := range bufferRoutes {
+		cases = append(cases, tc{"ArrayBuffer", r})
+	}
+	for _, c := range cases {
+		use, refusal := lazyUse(c.name)
+		body := strings.ReplaceAll(c.r.code, "NAME", c.name) + "\n" + use + "\nreturn 1;"
+
+		bare := goja.New()
+		if _, err := bare.RunString("(function () {\n" + bareAccessor + body + "\n})()"); err != nil {
+			t.Errorf("%s by %s, unguarded: %v (the route does not reach it)", c.name, c.r.name, err)
+			continue
+		}
+		s := loadLocal(t, handlers{producer: lazyAccessor + body})
+		_, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, lazyLimits())
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != ErrResource || !strings.Contains(e.Message, refusal) {
+			t.Errorf("%s by %s: err = %v; want %q", c.name, c.r.name, err, refusal)
+		}
+	}
+}
+
+// A lazy global behaves as the built-in it stands for: it reads as the
+// constructor, reads back as a plain non-enumerable property once read,
+// takes an assignment, and a deleted one is gone.
+func TestLazyGlobalsBehave(t *testing.T) {
+	t.Parallel()
+	s := loadLocal(t, handlers{producer: `
+        const before = Object.getOwnPropertyNames(globalThis).includes("Uint8Array") && !Object.keys(globalThis).includes("Uint8Array");
+        const u = new Uint8Array([1, 2, 3]);
+        const d = Object.getOwnPropertyDescriptor(globalThis, "Uint8Array");
+        Int8Array = 7;
+        delete globalThis.Float32Array;
+        "use strict";
+        Reflect = { marker: 1 };
+        return [before, typeof Uint8Array, Uint8Array.name, Uint8Array.BYTES_PER_ELEMENT, u.length, u instanceof Uint8Array,
+          "value" in d, d.writable, d.enumerable, d.configurable, Int8Array, typeof Float32Array, Reflect.marker,
+          new ArrayBuffer(8).byteLength, Array.isArray(Object.keys(globalThis))];`})
+	out, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, testLimits())
+	if want := `[true,"function","Uint8Array",1,3,true,true,true,false,true,7,"undefined",1,8,true]`; err != nil || string(out.State) != want {
+		t.Errorf("got %s, %v; want %s", out.State, err, want)
+	}
+
+	// Assigned or redefined before their group was built, they keep what
+	// the script gave them when the group is built.
+	s = loadLocal(t, handlers{producer: `
+        Int8Array = 7;
+        Object.defineProperty(globalThis, "Uint16Array", { value: 9, writable: true, configurable: true });
+        Object.defineProperty(globalThis, "Reflect", { get() { return 11; }, configurable: true });
+        new Float32Array(1);
+        return [Int8Array, Uint16Array, Reflect];`})
+	out, err = invokeUnlocked(s, PhaseProducer, &recordingHost{}, testLimits())
+	if want := `[7,9,11]`; err != nil || string(out.State) != want {
+		t.Errorf("got %s, %v; want %s", out.State, err, want)
+	}
+}
