@@ -101,15 +101,14 @@ func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
 }
 
 // installStringGuards guards String.prototype.concat, replace, replaceAll,
-// split and RegExp.prototype[Symbol.replace], [Symbol.split].
+// split and RegExp.prototype[Symbol.replace], [Symbol.split], [Symbol.match].
 //
 // The iterator guards need Array.prototype, arrProto.
-func (g *guard) installStringGuards(str, json, arrProto *goja.Object) {
+func (g *guard) installStringGuards(str, arrProto *goja.Object) {
 	g.wrap(str, "concat", "String.prototype.concat", (*guard).concat)
 	g.wrap(str, "replace", "String.prototype.replace", (*guard).stringReplace)
 	g.wrap(str, "replaceAll", "String.prototype.replaceAll", (*guard).stringReplace)
 	g.wrap(str, "split", "String.prototype.split", (*guard).stringSplit)
-	g.wrap(json, "parse", "JSON.parse", (*guard).jsonParse)
 	g.installIteratorGuards(str, arrProto)
 	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {

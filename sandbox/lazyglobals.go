@@ -31,15 +31,16 @@ import (
 
 // lazyNames are the globals installed on first read, in their groups: the
 // typed arrays and ArrayBuffer (one group: the buffer of a typed array
-// reaches ArrayBuffer), and Reflect.
+// reaches ArrayBuffer), Reflect, and JSON.
 var lazyNames = func() []string {
 	n := append([]string(nil), typedArrays[:]...)
-	return append(n, "ArrayBuffer", "Reflect")
+	return append(n, "ArrayBuffer", "Reflect", "JSON")
 }()
 
 const (
 	lazyBuffer  = len(typedArrays) // index of ArrayBuffer in lazyNames
 	lazyReflect = lazyBuffer + 1
+	lazyJSON    = lazyReflect + 1
 )
 
 // tableLayout is where goja keeps an object's own properties, found by
@@ -181,6 +182,7 @@ type lazyGlobals struct {
 	getters []*goja.Object
 	typed   bool // the typed-array group was installed
 	reflect bool // Reflect was
+	json    bool // JSON was
 }
 
 // plantLazyGlobals puts the lazy accessors in vm's global object. It
@@ -224,9 +226,12 @@ func (lz *lazyGlobals) access(i int, args []goja.Value) goja.Value {
 		}
 		return goja.Undefined()
 	}
-	if i == lazyReflect {
+	switch i {
+	case lazyReflect:
 		lz.installReflect()
-	} else {
+	case lazyJSON:
+		lz.installJSON()
+	default:
 		lz.installTyped()
 	}
 	return lz.global.Get(name)
@@ -281,4 +286,30 @@ func (lz *lazyGlobals) installReflect() {
 	if r := lz.original(lazyReflect); r != nil {
 		lz.g.installReflectGuards(r)
 	}
+}
+
+func (lz *lazyGlobals) installJSON() {
+	if lz.json {
+		return
+	}
+	lz.json = true
+	if json := lz.original(lazyJSON); json != nil {
+		lz.g.installJSON(json)
+	}
+}
+
+// borrowParse is the original JSON.parse of a runtime whose script deleted
+// or replaced JSON before reading it: goja builds the original under the
+// name for a moment, and the script's entry is put back, so the script
+// never sees it.
+func (lz *lazyGlobals) borrowParse() goja.Callable {
+	key := lz.lay.keys[lazyJSON]
+	saved := lz.table.MapIndex(key)
+	lz.table.SetMapIndex(key, reflect.Value{})
+	var parse goja.Callable
+	if json, ok := lz.global.Get("JSON").(*goja.Object); ok {
+		parse, _ = goja.AssertFunction(json.Get("parse"))
+	}
+	lz.table.SetMapIndex(key, saved)
+	return parse
 }

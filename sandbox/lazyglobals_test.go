@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -23,7 +24,7 @@ func TestLazyGlobalsUnbuilt(t *testing.T) {
 	if lz == nil {
 		t.Fatal("a new runtime has no lazy globals")
 	}
-	if _, err := f.vm.RunString(`[1, 2].map((x) => x * 2).join(); JSON.stringify({ a: "x".repeat(3) }); Object.keys(globalThis);`); err != nil {
+	if _, err := f.vm.RunString(`[1, 2].map((x) => x * 2).join(); String({ a: "x".repeat(3) }); Object.keys(globalThis);`); err != nil {
 		t.Fatal(err)
 	}
 	for i, name := range lazyNames {
@@ -35,7 +36,7 @@ func TestLazyGlobalsUnbuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, name := range lazyNames {
-		if want := i == lazyReflect; lz.ours(i) != want {
+		if want := i == lazyReflect || i == lazyJSON; lz.ours(i) != want {
 			t.Errorf("after reading Float32Array, %s still lazy = %v, want %v", name, lz.ours(i), want)
 		}
 	}
@@ -88,6 +89,8 @@ var bufferRoutes = []lazyRoute{
 func lazyUse(name string) (code, refusal string) {
 	const bytes = 32 << 20
 	switch name {
+	case "JSON":
+		return `C.parse("[" + "0,".repeat(` + strconv.Itoa(bytes/parseValueBytes) + `) + "0]");`, "JSON.parse would allocate"
 	case "Reflect":
 		return `C.apply(function () {}, null, { length: ` + strconv.Itoa(bytes/elemBytes) + ` });`, "Reflect.apply would allocate"
 	case "ArrayBuffer":
@@ -127,12 +130,12 @@ func TestLazyGlobalRoutes(t *testing.T) {
 	var cases []tc
 	for _, name := range lazyNames {
 		for _, r := range lazyRoutes {
-			if name == "Reflect" && strings.Contains(r.code, "new NAME") || strings.Contains(r.code, name) {
-				continue // Reflect is not a constructor; a route that assigns or deletes this very name reaches nothing
+			if (name == "Reflect" || name == "JSON") && strings.Contains(r.code, "new NAME") || strings.Contains(r.code, name) {
+				continue // Reflect and JSON are not constructors; a route that assigns or deletes this very name reaches nothing
 			}
 			cases = append(cases, tc{name, r})
 		}
-		if name != "Reflect" {
+		if name != "Reflect" && name != "JSON" {
 			for _, r := range typedRoutes {
 				if name != "ArrayBuffer" || !strings.Contains(r.code, "TypedArray") && !strings.Contains(r.code, "from") {
 					cases = append(cases, tc{name, r})
@@ -176,9 +179,9 @@ func TestLazyGlobalsBehave(t *testing.T) {
         Reflect = { marker: 1 };
         return [before, typeof Uint8Array, Uint8Array.name, Uint8Array.BYTES_PER_ELEMENT, u.length, u instanceof Uint8Array,
           "value" in d, d.writable, d.enumerable, d.configurable, Int8Array, typeof Float32Array, Reflect.marker,
-          new ArrayBuffer(8).byteLength, Array.isArray(Object.keys(globalThis))];`})
+          new ArrayBuffer(8).byteLength, Array.isArray(Object.keys(globalThis)), JSON.stringify(JSON.parse('{"a":[1]}'))];`})
 	out, err := invokeUnlocked(s, PhaseProducer, &recordingHost{}, testLimits())
-	if want := `[true,"function","Uint8Array",1,3,true,true,true,false,true,7,"undefined",1,8,true]`; err != nil || string(out.State) != want {
+	if want := `[true,"function","Uint8Array",1,3,true,true,true,false,true,7,"undefined",1,8,true,"{\"a\":[1]}"]`; err != nil || string(out.State) != want {
 		t.Errorf("got %s, %v; want %s", out.State, err, want)
 	}
 
@@ -193,5 +196,42 @@ func TestLazyGlobalsBehave(t *testing.T) {
 	out, err = invokeUnlocked(s, PhaseProducer, &recordingHost{}, testLimits())
 	if want := `[7,9,11]`; err != nil || string(out.State) != want {
 		t.Errorf("got %s, %v; want %s", out.State, err, want)
+	}
+}
+
+// The host's own decoding falls back to the runtime's JSON.parse for what
+// its decoder leaves (nesting past 512 levels here). It works whether the
+// script left JSON alone (the host's read guards it: the script's own
+// JSON.parse is then refused over the limit) or deleted or replaced it
+// first (the host borrows the original, and the script's JSON stays as the
+// script left it).
+func TestLazyJSONHostParse(t *testing.T) {
+	t.Parallel()
+	heavy.RLock()
+	defer heavy.RUnlock()
+	deep := strings.Repeat("[", 600) + strings.Repeat("]", 600)
+	host := func() *recordingHost {
+		return &recordingHost{events: map[string][]Event{"a": {{MessageID: "m1", Payload: json.RawMessage(deep)}}}}
+	}
+	depth := `const evs = await ctx.peek("a", { limit: 1 });
+        let d = 0;
+        for (let v = evs[0].payload; Array.isArray(v); v = v[0]) d++;`
+	for _, c := range []struct{ before, want string }{
+		{`delete globalThis.JSON;`, `{"d":600,"json":"undefined"}`},
+		{`JSON = 5;`, `{"d":600,"json":"number"}`},
+		{`Object.defineProperty(globalThis, "JSON", { get() { return "mine"; }, configurable: true });`, `{"d":600,"json":"string"}`},
+	} {
+		s := loadLocal(t, handlers{prepare: c.before + "\n" + depth + "\nreturn { reservations: [], data: { d, json: typeof JSON } };"})
+		out, err := invokeUnlocked(s, PhasePrepare, host(), lazyLimits(), json.RawMessage(`{}`))
+		if err != nil || out.Prepare == nil || !strings.Contains(string(out.Prepare.Raw), c.want) {
+			t.Errorf("%s: %v, %v; want data %s", c.before, out, err, c.want)
+		}
+	}
+	use, refusal := lazyUse("JSON")
+	s := loadLocal(t, handlers{prepare: depth + "\nconst C = JSON;\n" + use + "\nreturn { reservations: [], data: {} };"})
+	_, err := invokeUnlocked(s, PhasePrepare, host(), lazyLimits(), json.RawMessage(`{}`))
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != ErrResource || !strings.Contains(e.Message, refusal) {
+		t.Errorf("JSON read after the host parsed with it: err = %v; want %q", err, refusal)
 	}
 }

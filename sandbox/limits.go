@@ -232,7 +232,8 @@ var typedArraySizes = [len(typedArrays)]float64{1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8}
 // installGuards wraps the built-ins that allocate in proportion to an
 // argument in one native call, checking the size before they allocate.
 //
-// parse is set to the original JSON.parse, for the host's own use.
+// parse is set to the original JSON.parse, for the host's own use, when JSON
+// is guarded (see fresh.hostParse).
 func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth int, parse *goja.Callable) *guard {
 	// A result of n bytes costs about 3n while it is built (a buffer that
 	// grows by doubling, then the copy handed back), so one call gets a
@@ -250,11 +251,9 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 	arr := vm.Get("Array").(*goja.Object)
 	arrProto := arr.Get("prototype").(*goja.Object)
 	str := vm.ToValue("").ToObject(vm).Prototype() // without materialising the String constructor
-	json := vm.Get("JSON").(*goja.Object)
 	g.isArray, _ = goja.AssertFunction(arr.Get("isArray"))
-	*parse, _ = goja.AssertFunction(json.Get("parse"))
-	_ = json.DefineDataProperty("stringify", vm.ToValue(jsonStringify(vm, g.isArray, g.jsonLimits(int(limit)))), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	g.installStringGuards(str, json, arrProto)
+	g.parse = parse
+	g.installStringGuards(str, arrProto)
 	// One OrdinaryHasInstance serves every guarded constructor: it is called
 	// with the constructor (the proxy) as this.
 	g.hasInstance = vm.ToValue(func(call goja.FunctionCall) goja.Value {
@@ -272,8 +271,9 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 	c := &ctorGuard{g: g}
 	g.ctorTraps = &goja.ProxyTrapConfig{Apply: c.apply, Construct: c.construct}
 	g.array = g.constructor(global, arr, "Array", g.ctorTraps)
-	// The typed arrays, ArrayBuffer and Reflect are guarded when a script
-	// first reads one (lazyglobals.go), or now where that cannot be done.
+	// The typed arrays, ArrayBuffer, Reflect and JSON are guarded when a
+	// script first reads one (lazyglobals.go), or now where that cannot be
+	// done.
 	if !g.plantLazyGlobals(global) {
 		var targets [len(typedArrays)]*goja.Object
 		for i, name := range typedArrays {
@@ -284,8 +284,20 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 		if reflect, ok := vm.Get("Reflect").(*goja.Object); ok {
 			g.installReflectGuards(reflect)
 		}
+		if json, ok := vm.Get("JSON").(*goja.Object); ok {
+			g.installJSON(json)
+		}
 	}
 	return g
+}
+
+// installJSON guards JSON.parse and replaces JSON.stringify with the host's
+// encoder under the per-call limit, keeping the original parse for the
+// host's own use (g.parse).
+func (g *guard) installJSON(json *goja.Object) {
+	*g.parse, _ = goja.AssertFunction(json.Get("parse"))
+	_ = json.DefineDataProperty("stringify", g.vm.ToValue(jsonStringify(g.vm, g.isArray, g.jsonLimits(int(g.limit)))), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	g.wrap(json, "parse", "JSON.parse", (*guard).jsonParse)
 }
 
 // installTyped guards ArrayBuffer, buf, and the typed array constructors,
@@ -465,6 +477,7 @@ type guard struct {
 	wrapTraps   *goja.ProxyTrapConfig          // their proxies' handler
 	ctorTraps   *goja.ProxyTrapConfig          // the guarded constructors' handler
 	lazy        *lazyGlobals                   // the globals guarded on first read (lazyglobals.go)
+	parse       *goja.Callable                 // where installJSON keeps the original JSON.parse
 
 	maxDepth int
 	joining  []*goja.Object           // the arrays being joined, outermost first
