@@ -48,21 +48,23 @@ const (
 type tableLayout struct {
 	self   []int        // goja.Object.self, the object's implementation
 	global reflect.Type // the global object's implementation type
-	gVals  []int        // its own-property map, within *global
-	plain  reflect.Type // a plain object's implementation type
-	pVals  []int        // its own-property map
+	vals   []int        // its own-property map
 	keys   []reflect.Value
-	// A property's entry (goja's valueProperty): whether it is an accessor,
-	// and its getter. goja turns an accessor into a data property in place.
-	isAcc, getter []int
+	// A property's entry (goja's valueProperty) and the fields an accessor
+	// sets: whether it is one, configurable, its getter and setter. goja
+	// turns an accessor into a data property in place.
+	prop                         reflect.Type
+	isAcc, conf, getter, setter []int
 }
 
 var layout = sync.OnceValue(probeLayout)
 
-// probeLayout finds goja's property table of the global object and of a
-// plain object, and checks on a runtime of its own that an accessor put in
-// the global's table is what a read finds, and that taking it out lets goja
-// build the original. It returns nil when anything is not as expected.
+// probeLayout finds goja's property table of the global object and the
+// entry of an accessor in it, and checks on a runtime of its own that an
+// entry made here is the one goja makes for a configurable, non-enumerable
+// accessor, that a read of the name calls its getter, that a definition is
+// seen, and that taking the entry out lets goja build the original. It
+// returns nil when anything is not as expected.
 func probeLayout() (lay *tableLayout) {
 	defer func() {
 		if recover() != nil {
@@ -75,56 +77,65 @@ func probeLayout() (lay *tableLayout) {
 	}
 	lay = &tableLayout{self: sf.Index}
 	vm := goja.New()
-	global, plain := vm.GlobalObject(), vm.NewObject()
+	global := vm.GlobalObject()
+	impl := lay.impl(global)
+	if impl.Kind() != reflect.Pointer || impl.Elem().Kind() != reflect.Struct {
+		return nil
+	}
 	valueType := reflect.TypeOf((*goja.Value)(nil)).Elem()
-	find := func(o *goja.Object) (reflect.Type, []int, bool) {
-		impl := lay.impl(o)
-		if impl.Kind() != reflect.Pointer || impl.Elem().Kind() != reflect.Struct {
-			return nil, nil, false
-		}
-		f, ok := impl.Type().Elem().FieldByName("values")
-		if !ok || f.Type.Kind() != reflect.Map || f.Type.Key().Kind() != reflect.String || f.Type.Elem() != valueType {
-			return nil, nil, false
-		}
-		return impl.Type(), f.Index, true
-	}
-	if lay.global, lay.gVals, ok = find(global); !ok {
+	f, ok := impl.Type().Elem().FieldByName("values")
+	if !ok || f.Type.Kind() != reflect.Map || f.Type.Key().Kind() != reflect.String || f.Type.Elem() != valueType {
 		return nil
 	}
-	if lay.plain, lay.pVals, ok = find(plain); !ok {
-		return nil
-	}
-	keyType := lay.values(global).Type().Key()
+	lay.global, lay.vals = impl.Type(), f.Index
+	table := lay.values(global)
 	for _, n := range lazyNames {
-		lay.keys = append(lay.keys, reflect.ValueOf(n).Convert(keyType))
+		lay.keys = append(lay.keys, reflect.ValueOf(n).Convert(table.Type().Key()))
 	}
 
+	// goja's own entry for such an accessor, to copy the layout from and
+	// compare with.
 	marker := vm.NewObject()
-	get := vm.ToValue(func(goja.FunctionCall) goja.Value { return marker })
-	entry, ok := lay.accessor(plain, 0, get)
+	get := vm.ToValue(func(goja.FunctionCall) goja.Value { return marker }).(*goja.Object)
+	scratch := vm.NewObject()
+	if scratch.DefineAccessorProperty(lazyNames[0], get, get, goja.FLAG_TRUE, goja.FLAG_FALSE) != nil {
+		return nil
+	}
+	sImpl := lay.impl(scratch)
+	sf, ok = sImpl.Type().Elem().FieldByName("values")
+	if !ok || sf.Type != f.Type {
+		return nil
+	}
+	sVals := sImpl.Elem().FieldByIndex(sf.Index)
+	theirs := reflect.NewAt(sVals.Type(), unsafe.Pointer(sVals.UnsafeAddr())).Elem().MapIndex(lay.keys[0]).Elem()
+	if theirs.Kind() != reflect.Pointer || theirs.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	lay.prop = theirs.Type().Elem()
+	field := func(name string, t reflect.Type) []int {
+		f, found := lay.prop.FieldByName(name)
+		if !found || f.Type != t {
+			ok = false
+		}
+		return f.Index
+	}
+	boolType, objType := reflect.TypeOf(true), reflect.TypeOf(get)
+	lay.isAcc, lay.conf = field("accessor", boolType), field("configurable", boolType)
+	lay.getter, lay.setter = field("getterFunc", objType), field("setterFunc", objType)
 	if !ok {
 		return nil
 	}
-	prop := entry.Elem()
-	if prop.Kind() != reflect.Pointer || prop.Elem().Kind() != reflect.Struct {
+	ours := lay.entry(get)
+	if !reflect.DeepEqual(ours.Elem().Interface(), theirs.Elem().Interface()) || !lay.isAccessor(theirs, get) {
 		return nil
 	}
-	af, ok1 := prop.Type().Elem().FieldByName("accessor")
-	gf, ok2 := prop.Type().Elem().FieldByName("getterFunc")
-	if !ok1 || !ok2 || af.Type.Kind() != reflect.Bool || gf.Type != reflect.TypeOf(marker) {
-		return nil
-	}
-	lay.isAcc, lay.getter = af.Index, gf.Index
-	if !lay.isAccessor(entry, get.(*goja.Object)) {
-		return nil
-	}
-	table := lay.values(global)
-	table.SetMapIndex(lay.keys[0], entry)
+
+	table.SetMapIndex(lay.keys[0], ours)
 	if v := global.Get(lazyNames[0]); v != marker {
 		return nil
 	}
 	_ = global.DefineDataProperty(lazyNames[0], marker, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-	if lay.isAccessor(table.MapIndex(lay.keys[0]), get.(*goja.Object)) {
+	if lay.isAccessor(table.MapIndex(lay.keys[0]), get) {
 		return nil
 	}
 	table.SetMapIndex(lay.keys[0], reflect.Value{})
@@ -134,12 +145,31 @@ func probeLayout() (lay *tableLayout) {
 	return lay
 }
 
-// isAccessor reports whether the entry e is an accessor with getter get.
+// entry is a new configurable, non-enumerable accessor entry with get as
+// its getter and setter: a pointer to goja's valueProperty.
+func (lay *tableLayout) entry(get *goja.Object) reflect.Value {
+	p := reflect.New(lay.prop)
+	set := func(idx []int, v reflect.Value) {
+		f := p.Elem().FieldByIndex(idx)
+		reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(v)
+	}
+	set(lay.isAcc, reflect.ValueOf(true))
+	set(lay.conf, reflect.ValueOf(true))
+	set(lay.getter, reflect.ValueOf(get))
+	set(lay.setter, reflect.ValueOf(get))
+	return p
+}
+
+// isAccessor reports whether the table entry e (an interface, as a map
+// holds it, or the pointer) is an accessor with getter get.
 func (lay *tableLayout) isAccessor(e reflect.Value, get *goja.Object) bool {
-	if !e.IsValid() || e.IsNil() {
+	if e.IsValid() && e.Kind() == reflect.Interface {
+		e = e.Elem()
+	}
+	if !e.IsValid() || e.Kind() != reflect.Pointer || e.IsNil() {
 		return false
 	}
-	p := e.Elem().Elem()
+	p := e.Elem()
 	return p.FieldByIndex(lay.isAcc).Bool() && p.FieldByIndex(lay.getter).Pointer() == reflect.ValueOf(get).Pointer()
 }
 
@@ -149,27 +179,10 @@ func (lay *tableLayout) impl(o *goja.Object) reflect.Value {
 	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Elem()
 }
 
-// values is o's own-property map, writable; o is the global object or a
-// plain one (the caller knows which).
+// values is the own-property map of the global object o, writable.
 func (lay *tableLayout) values(o *goja.Object) reflect.Value {
-	impl := lay.impl(o)
-	idx := lay.pVals
-	if impl.Type() == lay.global {
-		idx = lay.gVals
-	}
-	f := impl.Elem().FieldByIndex(idx)
+	f := lay.impl(o).Elem().FieldByIndex(lay.vals)
 	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
-}
-
-// accessor is goja's entry for lazy global i as a configurable,
-// non-enumerable accessor property with get as getter and setter, made on
-// the plain object scratch through the API.
-func (lay *tableLayout) accessor(scratch *goja.Object, i int, get goja.Value) (reflect.Value, bool) {
-	if err := scratch.DefineAccessorProperty(lazyNames[i], get, get, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
-		return reflect.Value{}, false
-	}
-	v := lay.values(scratch).MapIndex(lay.keys[i])
-	return v, v.IsValid() && !v.IsNil()
 }
 
 // lazyGlobals is one runtime's lazy globals.
@@ -194,7 +207,6 @@ func (g *guard) plantLazyGlobals(global *goja.Object) bool {
 		return false
 	}
 	lz := &lazyGlobals{g: g, lay: lay, global: global, table: lay.values(global), entries: make([]reflect.Value, len(lazyNames)), getters: make([]*goja.Object, len(lazyNames))}
-	scratch := g.vm.NewObject()
 	for i := range lazyNames {
 		// One function per name serves as getter and setter: a proxy is the
 		// cheapest callable goja makes, and it tells the name by its handler.
@@ -202,11 +214,7 @@ func (g *guard) plantLazyGlobals(global *goja.Object) bool {
 			Apply: func(_ *goja.Object, _ goja.Value, args []goja.Value) goja.Value { return lz.access(i, args) },
 		})
 		get := g.vm.ToValue(p).(*goja.Object)
-		e, ok := lay.accessor(scratch, i, get)
-		if !ok {
-			return false
-		}
-		lz.entries[i], lz.getters[i] = e, get
+		lz.entries[i], lz.getters[i] = lay.entry(get), get
 	}
 	for i := range lazyNames {
 		lz.table.SetMapIndex(lay.keys[i], lz.entries[i])
