@@ -53,7 +53,7 @@ type tableLayout struct {
 	// A property's entry (goja's valueProperty) and the fields an accessor
 	// sets: whether it is one, configurable, its getter and setter. goja
 	// turns an accessor into a data property in place.
-	prop                         reflect.Type
+	prop                        reflect.Type
 	isAcc, conf, getter, setter []int
 }
 
