@@ -58,6 +58,9 @@ var lazyRoutes = []lazyRoute{
         NAME; const C = get();`},
 	{"a getter kept, called after another of its group was read", `const get = acc(Object.getOwnPropertyDescriptor(globalThis, "NAME"));
         Uint16Array; Reflect; const C = get();`},
+	{"a proxy of globalThis", `const C = new Proxy(globalThis, {}).NAME;`},
+	{"an object inheriting from globalThis", `const C = Object.create(globalThis).NAME;`},
+	{"Reflect.getOwnPropertyDescriptor's getter", `const C = acc(Reflect.getOwnPropertyDescriptor(globalThis, "NAME"))();`},
 	{"with", `const C = Function("with (globalThis) { return NAME; }")();`},
 	{"indirect eval", `const C = globalThis["ev" + "al"]("NAME");`},
 	{"every own name of globalThis", `let C;
