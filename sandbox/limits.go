@@ -300,9 +300,10 @@ func (g *guard) installJSON(json *goja.Object) {
 	g.wrap(json, "parse", "JSON.parse", (*guard).jsonParse)
 }
 
-// installTyped guards ArrayBuffer, buf, and the typed array constructors,
-// targets (nil where a constructor is not to be guarded: never built). The
-// guarded ones replace the originals as globals; buf only where bufGlobal.
+// installTyped guards ArrayBuffer (buf; when nil, the one a typed array's
+// buffer reaches) and the typed array constructors (targets; nil where one
+// was never built). The guarded ones replace the originals as globals, buf
+// only where bufGlobal: a global the script deleted or replaced stays so.
 func (g *guard) installTyped(global *goja.Object, targets *[len(typedArrays)]*goja.Object, buf *goja.Object, bufGlobal bool) {
 	if buf == nil {
 		buf = bufferOf(targets)
@@ -557,9 +558,10 @@ func (c *ctorGuard) construct(target *goja.Object, args []goja.Value, newTarget 
 }
 
 // constructor replaces the global name (unless global is nil), and the
-// constructor of its prototype (new Uint8Array(0).constructor would reach the original
-// otherwise), with a proxy of target that checks size on both call and new;
-// everything else reaches the original. It returns the original.
+// constructor of its prototype (new Uint8Array(0).constructor would reach
+// the original otherwise), with a proxy of target that checks size on both
+// call and new; everything else reaches the original. It returns the
+// original.
 func (g *guard) constructor(global, target *goja.Object, name string, traps *goja.ProxyTrapConfig) *goja.Object {
 	v := g.vm.ToValue(g.vm.NewProxy(target, traps))
 	if proto, ok := target.Get("prototype").(*goja.Object); ok {
