@@ -238,3 +238,28 @@ func TestLazyJSONHostParse(t *testing.T) {
 		t.Errorf("JSON read after the host parsed with it: err = %v; want %q", err, refusal)
 	}
 }
+
+// console is built on its first read: until then it is an accessor (so a
+// phase that never logs builds none of its functions), enumerable as before;
+// once read it is one object that logs, and an assignment replaces it.
+func TestLazyConsole(t *testing.T) {
+	t.Parallel()
+	s := loadLocal(t, handlers{producer: `
+        const d = Object.getOwnPropertyDescriptor(globalThis, "console");
+        const lazy = typeof d.get === "function" && Object.keys(globalThis).includes("console");
+        console.log("one");
+        const same = console === console && console === d.get();
+        globalThis.console.info("two");
+        console = 5;
+        const assigned = console === 5 && Object.getOwnPropertyDescriptor(globalThis, "console").value === 5;
+        d.get().warn("three");
+        return [lazy, same, assigned, console];`})
+	h := &recordingHost{}
+	out, err := invokeUnlocked(s, PhaseProducer, h, testLimits())
+	if want := `[true,true,true,5]`; err != nil || string(out.State) != want {
+		t.Errorf("got %v, %v; want %s", out, err, want)
+	}
+	if got, want := strings.Join(h.logged(), "|"), "log: one|info: two|warn: three"; got != want {
+		t.Errorf("logged %q, want %q", got, want)
+	}
+}
