@@ -16,14 +16,14 @@ import (
 // prebuilt is what prebuild makes, in fresh.
 type prebuilt struct {
 	run     *run         // the one run this runtime serves, set by bind
-	console *goja.Object // console, installed as a global when the run starts
+	console goja.Value   // the accessor that builds console on first read, installed as a global when the run starts
 	ctx     *goja.Object // ctx with its operations; the run adds its connectors
 	conns   []*connSlot  // accessors for the run's connectors (lazy.go)
 }
 
 // prebuild builds f's host functions, bound to no run yet.
 func (f *fresh) prebuild() {
-	f.console = f.newConsole()
+	f.console = f.consoleAccessor()
 	f.ctx = f.newCtxOps()
 	n := int(connSlots.Load())
 	f.conns = make([]*connSlot, n)

@@ -34,9 +34,32 @@ func (f *fresh) newConsole() *goja.Object {
 	return console
 }
 
-// installConsole makes the console built ahead for this run a global.
+// consoleAccessor is the getter and setter of the global console: a phase
+// that never logs (most do not) never builds console's five host functions.
+// A read builds it once; an assignment makes console a plain property
+// holding what was assigned, as it makes a built-in global. The getter never
+// redefines the property, so a getter kept by the script and called after
+// it redefined console changes nothing.
+func (f *fresh) consoleAccessor() goja.Value {
+	var built goja.Value
+	return f.vm.ToValue(f.vm.NewProxy(f.g.hasInstance.(*goja.Object), &goja.ProxyTrapConfig{
+		Apply: func(_ *goja.Object, _ goja.Value, args []goja.Value) goja.Value {
+			if len(args) > 0 {
+				_ = f.vm.GlobalObject().DefineDataProperty("console", args[0], goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+				return goja.Undefined()
+			}
+			if built == nil {
+				built = f.newConsole()
+			}
+			return built
+		},
+	}))
+}
+
+// installConsole makes console a global for this run, enumerable as an
+// assigned global is.
 func (r *run) installConsole() {
-	_ = r.vm.Set("console", r.console)
+	_ = r.vm.GlobalObject().DefineAccessorProperty("console", r.console, r.console, goja.FLAG_TRUE, goja.FLAG_TRUE)
 }
 
 // log is one console call at level.

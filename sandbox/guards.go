@@ -101,15 +101,14 @@ func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
 }
 
 // installStringGuards guards String.prototype.concat, replace, replaceAll,
-// split and RegExp.prototype[Symbol.replace], [Symbol.split].
+// split and RegExp.prototype[Symbol.replace], [Symbol.split], [Symbol.match].
 //
 // The iterator guards need Array.prototype, arrProto.
-func (g *guard) installStringGuards(str, json, arrProto *goja.Object) {
+func (g *guard) installStringGuards(str, arrProto *goja.Object) {
 	g.wrap(str, "concat", "String.prototype.concat", (*guard).concat)
 	g.wrap(str, "replace", "String.prototype.replace", (*guard).stringReplace)
 	g.wrap(str, "replaceAll", "String.prototype.replaceAll", (*guard).stringReplace)
 	g.wrap(str, "split", "String.prototype.split", (*guard).stringSplit)
-	g.wrap(json, "parse", "JSON.parse", (*guard).jsonParse)
 	g.installIteratorGuards(str, arrProto)
 	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {
@@ -450,10 +449,13 @@ func (g *guard) installArrayGuards(arrProto, fnProto *goja.Object) {
 		g.wrap(fnProto, "bind", "Function.prototype.bind", (*guard).bind)
 		g.wrap(fnProto, "apply", "Function.prototype.apply", (*guard).argList1)
 	}
-	if reflect, ok := g.vm.Get("Reflect").(*goja.Object); ok {
-		g.wrap(reflect, "apply", "Reflect.apply", (*guard).argList2)
-		g.wrap(reflect, "construct", "Reflect.construct", (*guard).argList1)
-	}
+}
+
+// installReflectGuards guards Reflect.apply and Reflect.construct, which
+// copy an array-like into an argument list as Function.prototype.apply does.
+func (g *guard) installReflectGuards(reflect *goja.Object) {
+	g.wrap(reflect, "apply", "Reflect.apply", (*guard).argList2)
+	g.wrap(reflect, "construct", "Reflect.construct", (*guard).argList1)
 }
 
 // installTypedJoins guards %TypedArray%.prototype, shared by every typed

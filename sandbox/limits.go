@@ -232,7 +232,8 @@ var typedArraySizes = [len(typedArrays)]float64{1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8}
 // installGuards wraps the built-ins that allocate in proportion to an
 // argument in one native call, checking the size before they allocate.
 //
-// parse is set to the original JSON.parse, for the host's own use.
+// parse is set to the original JSON.parse, for the host's own use, when JSON
+// is guarded (see fresh.hostParse).
 func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth int, parse *goja.Callable) *guard {
 	// A result of n bytes costs about 3n while it is built (a buffer that
 	// grows by doubling, then the copy handed back), so one call gets a
@@ -250,11 +251,9 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 	arr := vm.Get("Array").(*goja.Object)
 	arrProto := arr.Get("prototype").(*goja.Object)
 	str := vm.ToValue("").ToObject(vm).Prototype() // without materialising the String constructor
-	json := vm.Get("JSON").(*goja.Object)
 	g.isArray, _ = goja.AssertFunction(arr.Get("isArray"))
-	*parse, _ = goja.AssertFunction(json.Get("parse"))
-	_ = json.DefineDataProperty("stringify", vm.ToValue(jsonStringify(vm, g.isArray, g.jsonLimits(int(limit)))), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	g.installStringGuards(str, json, arrProto)
+	g.parse = parse
+	g.installStringGuards(str, arrProto)
 	// One OrdinaryHasInstance serves every guarded constructor: it is called
 	// with the constructor (the proxy) as this.
 	g.hasInstance = vm.ToValue(func(call goja.FunctionCall) goja.Value {
@@ -270,19 +269,61 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 
 	// The constructors share one handler: the target tells which it is.
 	c := &ctorGuard{g: g}
-	traps := &goja.ProxyTrapConfig{Apply: c.apply, Construct: c.construct}
-	g.array = g.constructor(global, arr, "Array", traps)
-	if buf, ok := vm.Get("ArrayBuffer").(*goja.Object); ok {
-		g.buffer = g.constructor(global, buf, "ArrayBuffer", traps)
+	g.ctorTraps = &goja.ProxyTrapConfig{Apply: c.apply, Construct: c.construct}
+	g.array = g.constructor(global, arr, "Array", g.ctorTraps)
+	// The typed arrays, ArrayBuffer, Reflect and JSON are guarded when a
+	// script first reads one (lazyglobals.go), or now where that cannot be
+	// done.
+	if !g.plantLazyGlobals(global) {
+		var targets [len(typedArrays)]*goja.Object
+		for i, name := range typedArrays {
+			targets[i], _ = vm.Get(name).(*goja.Object)
+		}
+		buf, _ := vm.Get("ArrayBuffer").(*goja.Object)
+		g.installTyped(global, &targets, buf, true)
+		if reflect, ok := vm.Get("Reflect").(*goja.Object); ok {
+			g.installReflectGuards(reflect)
+		}
+		if json, ok := vm.Get("JSON").(*goja.Object); ok {
+			g.installJSON(json)
+		}
+	}
+	return g
+}
+
+// installJSON guards JSON.parse and replaces JSON.stringify with the host's
+// encoder under the per-call limit, keeping the original parse for the
+// host's own use (g.parse).
+func (g *guard) installJSON(json *goja.Object) {
+	*g.parse, _ = goja.AssertFunction(json.Get("parse"))
+	_ = json.DefineDataProperty("stringify", g.vm.ToValue(jsonStringify(g.vm, g.isArray, g.jsonLimits(int(g.limit)))), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	g.wrap(json, "parse", "JSON.parse", (*guard).jsonParse)
+}
+
+// installTyped guards ArrayBuffer (buf; when nil, the one a typed array's
+// buffer reaches) and the typed array constructors (targets; nil where one
+// was never built). The guarded ones replace the originals as globals, buf
+// only where bufGlobal: a global the script deleted or replaced stays so.
+func (g *guard) installTyped(global *goja.Object, targets *[len(typedArrays)]*goja.Object, buf *goja.Object, bufGlobal bool) {
+	if buf == nil {
+		buf = bufferOf(targets)
+	}
+	if buf != nil {
+		at := global
+		if !bufGlobal {
+			at = nil
+		}
+		g.buffer = g.constructor(at, buf, "ArrayBuffer", g.ctorTraps)
 	}
 	// The typed arrays share one @@hasInstance, on %TypedArray%, the
 	// prototype of every one of them.
-	for i, name := range typedArrays {
-		target, ok := vm.Get(name).(*goja.Object)
-		if !ok {
+	shared := false
+	for i, target := range targets {
+		if target == nil {
 			continue
 		}
-		if i == 0 {
+		if !shared {
+			shared = true
 			if parent := target.Prototype(); parent != nil {
 				_ = parent.DefineDataPropertySymbol(goja.SymHasInstance, g.hasInstance, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 				if proto, ok := parent.Get("prototype").(*goja.Object); ok {
@@ -291,9 +332,32 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 			}
 		}
 		g.typed[i] = target
-		g.constructor(global, target, name, traps)
+		g.constructor(global, target, typedArrays[i], g.ctorTraps)
 	}
-	return g
+}
+
+// bufferOf is the original ArrayBuffer reached through a buffer of one of
+// the original typed arrays: goja builds it for their buffers whether or not
+// the global ArrayBuffer was read. Nil when targets holds none.
+func bufferOf(targets *[len(typedArrays)]*goja.Object) *goja.Object {
+	for _, t := range targets {
+		if t == nil {
+			continue
+		}
+		ctor, ok := goja.AssertConstructor(t)
+		if !ok {
+			continue
+		}
+		ta, err := ctor(t)
+		if err != nil {
+			continue
+		}
+		if b, ok := ta.Get("buffer").(*goja.Object); ok && b.Prototype() != nil {
+			o, _ := b.Prototype().Get("constructor").(*goja.Object)
+			return o
+		}
+	}
+	return nil
 }
 
 // wrappedCount is how many built-ins installGuards wraps, so that
@@ -412,6 +476,9 @@ type guard struct {
 	isArray     goja.Callable                  // the original Array.isArray
 	wrapped     []wrapped                      // the guarded built-ins (guards.go)
 	wrapTraps   *goja.ProxyTrapConfig          // their proxies' handler
+	ctorTraps   *goja.ProxyTrapConfig          // the guarded constructors' handler
+	lazy        *lazyGlobals                   // the globals guarded on first read (lazyglobals.go)
+	parse       *goja.Callable                 // where installJSON keeps the original JSON.parse
 
 	maxDepth int
 	joining  []*goja.Object           // the arrays being joined, outermost first
@@ -490,10 +557,11 @@ func (c *ctorGuard) construct(target *goja.Object, args []goja.Value, newTarget 
 	return o
 }
 
-// constructor replaces the global name, and the constructor of its
-// prototype (new Uint8Array(0).constructor would reach the original
-// otherwise), with a proxy of target that checks size on both call and new;
-// everything else reaches the original. It returns the original.
+// constructor replaces the global name (unless global is nil), and the
+// constructor of its prototype (new Uint8Array(0).constructor would reach
+// the original otherwise), with a proxy of target that checks size on both
+// call and new; everything else reaches the original. It returns the
+// original.
 func (g *guard) constructor(global, target *goja.Object, name string, traps *goja.ProxyTrapConfig) *goja.Object {
 	v := g.vm.ToValue(g.vm.NewProxy(target, traps))
 	if proto, ok := target.Get("prototype").(*goja.Object); ok {
@@ -505,7 +573,9 @@ func (g *guard) constructor(global, target *goja.Object, name string, traps *goj
 	if g.typedArray(target) < 0 {
 		_ = target.DefineDataPropertySymbol(goja.SymHasInstance, g.hasInstance, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	}
-	_ = global.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	if global != nil {
+		_ = global.DefineDataProperty(name, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
 	return target
 }
 

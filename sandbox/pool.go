@@ -25,7 +25,7 @@ var poolSize = 4
 type fresh struct {
 	vm    *goja.Runtime
 	sup   *supervisor
-	parse goja.Callable // the runtime's own JSON.parse, captured before any script runs
+	parse goja.Callable // the runtime's own JSON.parse, once JSON is guarded (hostParse)
 	g     *guard
 	// The host's own encodings of script values (encode, encodeLine): enc
 	// made with the runtime, as nearly every phase encodes (a prepared
@@ -81,6 +81,20 @@ func newFresh(k poolKey, pause func()) *fresh {
 // built later; built here they are not built on the phase's path. It
 // declares nothing: a runtime's globals stay those of a new one plus Keep.
 var warmUp = goja.MustCompile("warm-up.js", `Promise; (async () => {});`, true)
+
+// hostParse is the runtime's original JSON.parse, for what the host's own
+// decoder leaves to it. JSON is guarded on first read (lazyglobals.go); the
+// host reading it first guards it, and a script that deleted or replaced it
+// before reading it leaves the host one borrowed.
+func (f *fresh) hostParse() goja.Callable {
+	if f.parse == nil && f.g.lazy != nil {
+		f.g.lazy.installJSON()
+		if f.parse == nil {
+			f.parse = f.g.lazy.borrowParse()
+		}
+	}
+	return f.parse
+}
 
 // encode is JSON.stringify of v that stops at maxEncode bytes, setting
 // encodeCut, rather than failing: the caller names the value and its limit.

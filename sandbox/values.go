@@ -24,7 +24,11 @@ func (r *run) parseJSON(text string) (goja.Value, error) {
 	if v, ok := decodeJSON(r.vm, text); ok {
 		return v, nil
 	}
-	return r.parse(goja.Undefined(), r.vm.ToValue(text))
+	parse := r.hostParse()
+	if parse == nil {
+		return nil, errors.New("sandbox: the runtime has no JSON.parse")
+	}
+	return parse(goja.Undefined(), r.vm.ToValue(text))
 }
 
 // toJSON encodes a script value with the runtime's own JSON.stringify (so
