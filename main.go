@@ -826,7 +826,7 @@ func (c *cli) tui(ctx context.Context) error {
 
 // daemon runs the engine without a UI, serving other keep processes on the
 // socket next to the database, until SIGINT or SIGTERM.
-func (c *cli) daemon(ctx context.Context) error { return c.site().RunDaemon(ctx) }
+func (c *cli) daemon(ctx context.Context) error { return c.site().RunAsDaemon(ctx) }
 
 // ---------------------------------------------------------------------------
 // init, validate, deploy

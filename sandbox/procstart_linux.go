@@ -24,6 +24,7 @@ var spawner = sync.OnceValue(func() chan startRequest {
 	ch := make(chan startRequest)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread lives as long as keep
+		SetTimerSlack()        // the workers' runtimes start with it (timerslack_linux.go)
 		for s := range ch {
 			s.done <- s.cmd.Start()
 		}
