@@ -92,8 +92,8 @@ type Page struct {
 	Oldest bool
 }
 
-// fromOldest says whether the page is counted from the oldest end.
-func (p Page) fromOldest() bool { return p.Oldest || p.After > 0 }
+// FromOldest says whether the page is counted from the oldest end.
+func (p Page) FromOldest() bool { return p.Oldest || p.After > 0 }
 
 // Answer is the user's answer to an uncertain mutation (DESIGN.md §7.1).
 type Answer string

@@ -247,7 +247,7 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 		}
 		rep.Capabilities = append(rep.Capabilities, g)
 	}
-	if err := rep.fill(ctx, te, reg, grants, opts.CallsToday, base); err != nil {
+	if err := fillReport(ctx, rep, te, reg, grants, opts.CallsToday, base); err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
 	return rep, nil
@@ -302,7 +302,8 @@ func idOf(s string) int64 {
 	return n
 }
 
-func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Registry, grants []GrantView, callsToday map[string]int, base marks) error {
+// fillReport fills rep with what te's drain did after base.
+func fillReport(ctx context.Context, rep *TryReport, te *Engine, reg *connectors.Registry, grants []GrantView, callsToday map[string]int, base marks) error {
 	inputs, err := te.Inputs(ctx, rep.Workflow, Page{Limit: 10000})
 	if err != nil {
 		return err

@@ -86,7 +86,7 @@ func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]Inpu
 	}
 	q := e.db.Read()
 	var ins []*storage.Input
-	if page.fromOldest() {
+	if page.FromOldest() {
 		ins, err = q.InputsAfter(ctx, w.ID, page.After, page.Before, pageLimit(page.Limit), page.Filter)
 	} else {
 		ins, err = q.Inputs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
@@ -284,7 +284,7 @@ func (e *Engine) Runs(ctx context.Context, workflow string, page Page) ([]RunVie
 		return nil, err
 	}
 	var runs []*storage.Run
-	if page.fromOldest() {
+	if page.FromOldest() {
 		runs, err = e.db.Read().RunsAfter(ctx, w.ID, page.After, page.Before, pageLimit(page.Limit), page.Filter)
 	} else {
 		runs, err = e.db.Read().Runs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
