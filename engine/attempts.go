@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"keep/engine/api"
 	"keep/storage"
 )
 
@@ -24,8 +25,8 @@ func attempts(m *storage.Mutation) int { return max(m.Attempts, 1) }
 // outputsOf folds an input's mutations, oldest first, into its outputs:
 // each failed one with a later attempt at the same call is counted in
 // that attempt's output instead of standing beside it.
-func (e *Engine) outputsOf(ms []*storage.Mutation) []OutputView {
-	out := []OutputView{}
+func (e *Engine) outputsOf(ms []*storage.Mutation) []api.OutputView {
+	out := []api.OutputView{}
 	carried := make([]int, len(ms)) // attempts folded into ms[i] from before
 	for i, m := range ms {
 		n := carried[i] + attempts(m)
@@ -58,7 +59,7 @@ func (e *Engine) laterAttempt(ms []*storage.Mutation, i int) int {
 // countOutcomes takes out of the failed counts the failures a later
 // attempt at the same call followed: keep status counts outcomes, as the
 // inputs' outputs show them (outputsOf), not attempts.
-func (e *Engine) countOutcomes(ctx context.Context, q storage.Q, workflowID int64, counts map[string]OutputCounters) error {
+func (e *Engine) countOutcomes(ctx context.Context, q storage.Q, workflowID int64, counts map[string]api.OutputCounters) error {
 	failed := 0
 	for _, c := range counts {
 		failed += c.Failed

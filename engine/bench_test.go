@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"keep/engine/api"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,7 +91,7 @@ func BenchmarkConsumerRun(b *testing.B) {
 	}
 	wfID := w.ID
 	if evs, err := bb.db.Read().Peek(ctx, wfID, "item", b.N+1); err != nil || len(evs) != b.N {
-		rs, _ := bb.e.Runs(ctx, "bench", Page{Limit: 1})
+		rs, _ := bb.e.Runs(ctx, "bench", api.Page{Limit: 1})
 		b.Fatalf("%d events pending after the producer, want %d (err %v, runs %+v)", len(evs), b.N, err, rs)
 	}
 	bb.deploy("bench", benchConsumer)

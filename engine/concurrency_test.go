@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"keep/engine/api"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,7 +55,7 @@ func TestWorkflowsRunConcurrently(t *testing.T) {
 	for {
 		select {
 		case n := <-notes:
-			if n.Kind == NoteRunCommitted && n.Workflow == "quick" {
+			if n.Kind == api.NoteRunCommitted && n.Workflow == "quick" {
 				return
 			}
 		case <-deadline:

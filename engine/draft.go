@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"keep/connectors"
+	"keep/engine/api"
 	"keep/engine/authoring"
 	"keep/engine/reference"
 )
@@ -26,21 +27,21 @@ type DraftRequest struct {
 	Change      string // keep edit: what to change
 	FileName    string // the name the draft is validated under
 	Guide       string // the authoring guide (workflows/README.md)
-	Try         TryOptions
+	Try         api.TryOptions
 	// Name, for keep edit, is the workflow's name: a draft that renames it
 	// is handed back to the model, and never works.
 	Name string
 	// TryFn dry-runs a draft in place of Try: keep edit of a deployed
 	// workflow starts from its events, state and grants (Engine.TryChange).
-	TryFn func(ctx context.Context, fileName string, src []byte, opts TryOptions) (*TryReport, error)
+	TryFn func(ctx context.Context, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error)
 }
 
 // Draft is a drafted workflow that validated and dry-ran, or, with
 // Invalid, the last draft of a model that never got there.
 type Draft struct {
-	Source string     `json:"source"`
-	Rounds int        `json:"rounds"`
-	Report *TryReport `json:"report"`
+	Source string         `json:"source"`
+	Rounds int            `json:"rounds"`
+	Report *api.TryReport `json:"report"`
 	// Invalid: the last round still failed; Problems says how.
 	Invalid  bool   `json:"invalid,omitempty"`
 	Problems string `json:"problems,omitempty"`
@@ -94,7 +95,7 @@ func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Re
 			return nil, err
 		}
 		src = codeOf(answer)
-		var rep *TryReport
+		var rep *api.TryReport
 		if req.TryFn != nil {
 			rep, err = req.TryFn(ctx, req.FileName, []byte(src), req.Try)
 		} else {
@@ -121,7 +122,7 @@ func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Re
 
 // runProblems lists the failed runs of a dry run, with the end of their
 // traces: what a model needs to fix its script.
-func runProblems(rep *TryReport) string {
+func runProblems(rep *api.TryReport) string {
 	var b strings.Builder
 	for _, r := range rep.Failed() {
 		fmt.Fprintf(&b, "- %s %s failed: %s\n", r.HandlerType, r.Handler, r.Error)

@@ -19,6 +19,7 @@ import (
 
 	"keep/connectors"
 	"keep/connectors/accounts"
+	"keep/engine/api"
 	"keep/engine/authoring"
 	"keep/engine/bus"
 	"keep/engine/config"
@@ -224,8 +225,8 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 }
 
 // Info implements API.
-func (e *Engine) Info() Info {
-	return Info{Mode: "in-process", DBPath: e.db.Path(), PID: os.Getpid(), Config: e.configDigest}
+func (e *Engine) Info() api.Info {
+	return api.Info{Mode: "in-process", DBPath: e.db.Path(), PID: os.Getpid(), Config: e.configDigest}
 }
 
 // wfState is the in-memory scheduler state of one workflow (chapter 16

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"keep/engine/api"
 	"keep/storage"
 )
 
@@ -16,7 +17,7 @@ func TestRunAndDryRunDecideAlike(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	views := [][]GrantView{
+	views := [][]api.GrantView{
 		nil,
 		{{Capability: "http.request", Mode: GrantAllow}},
 		{{Capability: "http.request", Mode: GrantAsk}},

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"keep/engine/api"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,7 @@ func TestLabelsSayWhatHappened(t *testing.T) {
 		}
 		att, _ := b.e.Attention(ctx)
 		for _, it := range att {
-			if it.Kind == AttentionFailedRun && strings.Contains(it.Title, "preparing") {
+			if it.Kind == api.AttentionFailedRun && strings.Contains(it.Title, "preparing") {
 				t.Errorf("attention title %q", it.Title)
 			}
 		}

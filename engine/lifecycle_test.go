@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"keep/engine/api"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -140,7 +141,7 @@ func TestRunLifecycle(t *testing.T) {
 		b.deploy("w", strings.Replace(tickWorkflow("w", `const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {} } : { reservations: [], data: {} };`),
 			`async mutate(ctx, prepared) {}`, `async mutate(ctx, prepared) { throw new Error("broken before the call"); }`, 1))
 		b.drain()
-		var failed []RunView
+		var failed []api.RunView
 		for _, r := range b.runs("w") {
 			if r.Status == "failed:logic" {
 				failed = append(failed, r)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/enginetest"
 )
 
@@ -34,7 +35,7 @@ func TestMCPServeRefusesCtxItCannotName(t *testing.T) {
 		}
 	}
 	for _, a := range h.Attention() {
-		if a.Kind == engine.AttentionProposal {
+		if a.Kind == api.AttentionProposal {
 			t.Fatalf("a proposal was filed: %+v", a)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"keep/engine/api"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +21,7 @@ import (
 type MCPServeOpts struct {
 	// API is the engine, in-process or the daemon's client; only its
 	// read-only views and DryRun are used.
-	API API
+	API api.API
 	// Registry and Policy are the config's connectors and policy, for the
 	// reference, validate and try.
 	Registry *Registry
@@ -214,7 +215,7 @@ func (h mcpHandlers) try(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	if err := a.check(); err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true}))
+	return mcpResult(Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), api.TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true}))
 }
 
 func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -227,8 +228,8 @@ func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	// API.Propose files it in Attention: nothing an assistant sends is
 	// deployed before the person accepts it
-	return mcpResult(h.o.API.Propose(ctx, ProposalRequest{Workflow: a.Workflow, FileName: a.FileName,
-		Source: []byte(a.Source), Origin: OriginMCP, Reason: a.Reason}))
+	return mcpResult(h.o.API.Propose(ctx, api.ProposalRequest{Workflow: a.Workflow, FileName: a.FileName,
+		Source: []byte(a.Source), Origin: api.OriginMCP, Reason: a.Reason}))
 }
 
 func (h mcpHandlers) workflows(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -274,7 +275,7 @@ func (h mcpHandlers) inputs(ctx context.Context, req *sdk.CallToolRequest) (*sdk
 	if err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(h.o.API.Inputs(ctx, a.Workflow, Page{Limit: a.Limit}))
+	return mcpResult(h.o.API.Inputs(ctx, a.Workflow, api.Page{Limit: a.Limit}))
 }
 
 func (h mcpHandlers) runs(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -282,5 +283,5 @@ func (h mcpHandlers) runs(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	if err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(h.o.API.Runs(ctx, a.Workflow, Page{Limit: a.Limit}))
+	return mcpResult(h.o.API.Runs(ctx, a.Workflow, api.Page{Limit: a.Limit}))
 }

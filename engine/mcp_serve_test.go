@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/enginetest"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -159,7 +160,7 @@ func TestMCPServe(t *testing.T) {
 		}
 		var found bool
 		for _, a := range h.Attention() {
-			found = found || a.Kind == engine.AttentionProposal && a.Workflow == "notes" && strings.Contains(a.Title, "MCP")
+			found = found || a.Kind == api.AttentionProposal && a.Workflow == "notes" && strings.Contains(a.Title, "MCP")
 		}
 		if !found {
 			t.Fatalf("attention = %+v, want the proposal from MCP", h.Attention())

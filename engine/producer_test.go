@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"keep/engine/api"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestProducer(t *testing.T) {
 		if d.Handlers[0].NextRunAt == nil || d.Handlers[0].NextRunAt.After(b.clock.Now()) {
 			t.Errorf("a failed producer advanced its schedule to %v", d.Handlers[0].NextRunAt)
 		}
-		if d.State != StateNeedsAttention || d.Block == nil || d.Block.Kind != "repair" {
+		if d.State != api.StateNeedsAttention || d.Block == nil || d.Block.Kind != "repair" {
 			t.Errorf("workflow state %s block %+v, want needs_attention/repair", d.State, d.Block)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"keep/engine/api"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -22,15 +23,15 @@ import (
 // refused outright and only recorded.
 
 // Propose implements API.
-func (e *Engine) Propose(ctx context.Context, p ProposalRequest) (*ProposalView, error) {
+func (e *Engine) Propose(ctx context.Context, p api.ProposalRequest) (*api.ProposalView, error) {
 	return e.propose(ctx, p, 0)
 }
 
 // propose validates, summarises and dry-runs p and appends it; runID is
 // the failed run a repair was made for.
-func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*ProposalView, error) {
+func (e *Engine) propose(ctx context.Context, p api.ProposalRequest, runID int64) (*api.ProposalView, error) {
 	switch p.Origin {
-	case OriginRepair, OriginMCP, OriginEdit:
+	case api.OriginRepair, api.OriginMCP, api.OriginEdit:
 	default:
 		return nil, fmt.Errorf("propose: origin %q is not one of repair, mcp, edit", p.Origin)
 	}
@@ -59,12 +60,12 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 	row := storage.Proposal{WorkflowName: name, Origin: p.Origin, Reason: p.Reason, FileName: p.FileName,
 		Source: string(p.Source), RunID: runID, CreatedAt: e.now()}
 	var base *sandbox.Script
-	var grants []GrantView
+	var grants []api.GrantView
 	before := ""
 	w, err := e.db.Read().WorkflowByName(ctx, name)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
-		if p.Origin == OriginRepair {
+		if p.Origin == api.OriginRepair {
 			return nil, notFoundf("no workflow %q to repair", name)
 		}
 	case err != nil:
@@ -92,13 +93,13 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 	row.Diff = udiff.Unified("a/"+row.FileName, "b/"+row.FileName, before, string(p.Source))
 	row.Summary, _ = json.Marshal(sum)
 
-	refused := p.Origin == OriginRepair && len(sum.Widens) > 0
+	refused := p.Origin == api.OriginRepair && len(sum.Widens) > 0
 	dry := proposalDryRun{}
 	if !refused {
 		// Nothing of a proposal is performed before it is accepted, its
 		// reads included: a repair with the deployed version's calls may
 		// still read another file, or send what it read elsewhere.
-		opts := TryOptions{CaptureReads: true}
+		opts := api.TryOptions{CaptureReads: true}
 		if w != nil {
 			dry.Report, err = e.TryChange(ctx, name, row.FileName, p.Source, opts)
 		} else {
@@ -129,7 +130,7 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 		}
 		row.ID = id
 		if refused {
-			return tx.DecideProposal(ctx, id, ProposalRefused, "keep", why, 0, row.CreatedAt)
+			return tx.DecideProposal(ctx, id, api.ProposalRefused, "keep", why, 0, row.CreatedAt)
 		}
 		return nil
 	})
@@ -145,9 +146,9 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 	}
 	if refused {
 		e.log.Warn("a repair was refused", "workflow", name, "proposal", row.ID, "why", why)
-		e.notify(NoteChanged, name, name+": "+why)
+		e.notify(api.NoteChanged, name, name+": "+why)
 	} else {
-		e.notify(NoteNeedsAttention, name, fmt.Sprintf("%s: a new version is proposed (%s): keep approve %s", name, p.Origin, proposalID(row.ID)))
+		e.notify(api.NoteNeedsAttention, name, fmt.Sprintf("%s: a new version is proposed (%s): keep approve %s", name, p.Origin, proposalID(row.ID)))
 	}
 	return proposalView(stored), nil
 }
@@ -178,7 +179,7 @@ func (e *Engine) openProposal(ctx context.Context, id string) (*storage.Proposal
 // version. A repair accepted while its workflow still waits on the failed
 // run is a minor version and retries that run (DESIGN.md §7.2); anything
 // else is a deploy. Accepting adds no grant.
-func (e *Engine) AcceptProposal(ctx context.Context, id string) (*DeployResult, error) {
+func (e *Engine) AcceptProposal(ctx context.Context, id string) (*api.DeployResult, error) {
 	e.proposalMu.Lock()
 	defer e.proposalMu.Unlock()
 	p, err := e.openProposal(ctx, id)
@@ -201,7 +202,7 @@ func (e *Engine) AcceptProposal(ctx context.Context, id string) (*DeployResult, 
 	if err != nil {
 		return nil, fmt.Errorf("accept %s: the script no longer validates: %w", id, err)
 	}
-	if p.Origin == OriginRepair && w != nil && w.BlockKind == BlockRepair && w.BlockRunID == p.RunID {
+	if p.Origin == api.OriginRepair && w != nil && w.BlockKind == BlockRepair && w.BlockRunID == p.RunID {
 		return e.acceptRepair(ctx, w, p, sc)
 	}
 	res, err := e.Deploy(context.WithValue(ctx, acceptingKey{}, p.ID), p.FileName, []byte(p.Source), p.WorkflowName)
@@ -209,16 +210,16 @@ func (e *Engine) AcceptProposal(ctx context.Context, id string) (*DeployResult, 
 		return nil, err
 	}
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		return tx.DecideProposal(ctx, p.ID, ProposalAccepted, "user", "", res.Version, e.now())
+		return tx.DecideProposal(ctx, p.ID, api.ProposalAccepted, "user", "", res.Version, e.now())
 	})
 	if err != nil {
 		return nil, err
 	}
-	e.notify(NoteChanged, p.WorkflowName, fmt.Sprintf("%s: %s accepted as version %d", p.WorkflowName, id, res.Version))
+	e.notify(api.NoteChanged, p.WorkflowName, fmt.Sprintf("%s: %s accepted as version %d", p.WorkflowName, id, res.Version))
 	return res, nil
 }
 
-func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *storage.Proposal, sc *sandbox.Script) (*DeployResult, error) {
+func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *storage.Proposal, sc *sandbox.Script) (*api.DeployResult, error) {
 	q := e.db.Read()
 	cur, err := q.ScriptVersion(ctx, w.ID, w.Version)
 	if err != nil {
@@ -237,7 +238,7 @@ func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *stora
 		if w.BlockKind != BlockRepair || w.BlockRunID != runID {
 			return refusedf("workflow %s changed while %s was being accepted; try again", w.Name, proposalID(p.ID))
 		}
-		if err := tx.DecideProposal(ctx, p.ID, ProposalAccepted, "user", "", v.Version, v.CreatedAt); err != nil {
+		if err := tx.DecideProposal(ctx, p.ID, api.ProposalAccepted, "user", "", v.Version, v.CreatedAt); err != nil {
 			return err
 		}
 		// the new version's script is known before its consumers are
@@ -252,8 +253,8 @@ func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *stora
 		return nil, err
 	}
 	ws := e.state(w.ID)
-	e.notify(NoteChanged, w.Name, fmt.Sprintf("%s repaired as version %s (%s accepted)", w.Name, v.Label, proposalID(p.ID)))
-	res := &DeployResult{Workflow: w.Name, Version: v.Version, Capabilities: []GrantView{}}
+	e.notify(api.NoteChanged, w.Name, fmt.Sprintf("%s repaired as version %s (%s accepted)", w.Name, v.Label, proposalID(p.ID)))
+	res := &api.DeployResult{Workflow: w.Name, Version: v.Version, Capabilities: []api.GrantView{}}
 	if gs, err := e.Grants(ctx, w.Name); err == nil {
 		res.Capabilities = gs
 	}
@@ -270,10 +271,10 @@ func (e *Engine) RejectProposal(ctx context.Context, id string) error {
 		return err
 	}
 	if err := e.db.Write(ctx, func(tx *storage.Tx) error {
-		return tx.DecideProposal(ctx, p.ID, ProposalRejected, "user", "", 0, e.now())
+		return tx.DecideProposal(ctx, p.ID, api.ProposalRejected, "user", "", 0, e.now())
 	}); err != nil {
 		return err
 	}
-	e.notify(NoteChanged, p.WorkflowName, fmt.Sprintf("%s: %s rejected", p.WorkflowName, id))
+	e.notify(api.NoteChanged, p.WorkflowName, fmt.Sprintf("%s: %s rejected", p.WorkflowName, id))
 	return nil
 }

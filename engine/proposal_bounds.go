@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/storage"
 )
@@ -61,7 +62,7 @@ func (e *Engine) supersedeProposals(ctx context.Context, tx *storage.Tx, name st
 		if id == accepting {
 			continue
 		}
-		if err := tx.DecideProposal(ctx, id, ProposalRejected, "keep", why, 0, e.now()); err != nil {
+		if err := tx.DecideProposal(ctx, id, api.ProposalRejected, "keep", why, 0, e.now()); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"keep/engine/api"
 	"keep/engine/authoring"
 )
 
@@ -103,7 +104,7 @@ func TestHostileTraceStaysData(t *testing.T) {
 			if len(hist) != 1 {
 				t.Fatalf("proposals = %+v", hist)
 			}
-			if c.proposed && hist[0].Status != ProposalOpen || !c.proposed && hist[0].Status != ProposalRefused {
+			if c.proposed && hist[0].Status != api.ProposalOpen || !c.proposed && hist[0].Status != api.ProposalRefused {
 				t.Fatalf("proposal status %s (%s)", hist[0].Status, hist[0].Why)
 			}
 			if c.proposed {

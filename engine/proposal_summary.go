@@ -8,6 +8,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"keep/engine/api"
 	"keep/sandbox"
 )
 
@@ -64,9 +65,9 @@ func periodOf(s sandbox.Schedule) time.Duration {
 
 // summarize compares a proposed script with the deployed one (nil: none)
 // under the workflow's grants.
-func summarize(base, next *sandbox.Script, grants []GrantView) ProposalSummary {
+func summarize(base, next *sandbox.Script, grants []api.GrantView) api.ProposalSummary {
 	n := usesOf(next)
-	s := ProposalSummary{Reads: orNone(n.reads), Hosts: orNone(n.hosts), Handlers: orNone(n.handlers), Topics: orNone(n.topics),
+	s := api.ProposalSummary{Reads: orNone(n.reads), Hosts: orNone(n.hosts), Handlers: orNone(n.handlers), Topics: orNone(n.topics),
 		Schedules: orNone(n.schedules), Mutations: orNone(n.mutations), Grants: []string{}, UsesGrants: []string{}, Adds: []string{}, Widens: []string{}}
 	for _, c := range n.mutations {
 		if mode, _ := grantMode(grants, c, "", nil); mode != GrantAllow {
@@ -113,7 +114,7 @@ func summarize(base, next *sandbox.Script, grants []GrantView) ProposalSummary {
 
 // grantWords is an existing grant as the person made it: "your grant
 // files.write allow, any path".
-func grantWords(g GrantView) string {
+func grantWords(g api.GrantView) string {
 	scope := g.Scope
 	if scope == "" {
 		noun := map[string]string{"files": "path", "http": "host"}[strings.SplitN(g.Capability, ".", 2)[0]]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"keep/engine/api"
 	"keep/engine/authoring"
 	"keep/storage"
 )
@@ -43,7 +44,7 @@ func (e *Engine) repairFailed(ctx context.Context, w *storage.Workflow, why stri
 	if err := e.tRepairFailed(ctx, w, why); err != nil {
 		e.log.Error("recording a failed repair", "workflow", w.Name, "err", err)
 	}
-	e.notify(NoteNeedsAttention, w.Name, w.Name+": "+why)
+	e.notify(api.NoteNeedsAttention, w.Name, w.Name+": "+why)
 }
 
 // tRepairFailed leaves the failure with the user, saying why no repair came.
@@ -83,12 +84,12 @@ func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storag
 	if err != nil {
 		return err
 	}
-	view, err := e.propose(ctx, ProposalRequest{Workflow: w.Name, FileName: cur.FileName, Source: []byte(src), Origin: OriginRepair,
+	view, err := e.propose(ctx, api.ProposalRequest{Workflow: w.Name, FileName: cur.FileName, Source: []byte(src), Origin: api.OriginRepair,
 		Reason: fmt.Sprintf("a repair of run %s (%s %s: %s)", idString(run.ID), run.Handler, req.Phase, clip(run.Error, 200))}, run.ID)
 	if err != nil {
 		return err
 	}
-	if view.Status == ProposalRefused {
+	if view.Status == api.ProposalRefused {
 		e.repairFailed(ctx, w, "a repair was refused: "+view.Why)
 		return nil
 	}

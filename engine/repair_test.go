@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"keep/engine/api"
 	"keep/engine/authoring"
 )
 
@@ -31,10 +32,10 @@ func commandRepairer(t *testing.T, script string) (authoring.Repairer, string) {
 }
 
 // proposed is the one open proposal for workflow, from Attention.
-func (b *bundle) proposed(workflow string) AttentionItem {
+func (b *bundle) proposed(workflow string) api.AttentionItem {
 	b.t.Helper()
-	proposals := b.attentionOf(AttentionProposal)
-	var found []AttentionItem
+	proposals := b.attentionOf(api.AttentionProposal)
+	var found []api.AttentionItem
 	for _, it := range proposals {
 		if it.Workflow == workflow {
 			found = append(found, it)
@@ -133,7 +134,7 @@ func TestRepair(t *testing.T) {
 		if w.Version != 3 || w.Block == nil || w.Block.Kind != "repair" || !strings.Contains(w.Block.Reason, "2 repairs in a row") {
 			t.Fatalf("version %d block %+v, want 2 repairs (v3) then escalated", w.Version, w.Block)
 		}
-		if w.State != StateNeedsAttention {
+		if w.State != api.StateNeedsAttention {
 			t.Fatalf("state %s", w.State)
 		}
 	})
@@ -159,7 +160,7 @@ func TestRepair(t *testing.T) {
 			t.Fatal("the repaired script wrote with a capability it was never granted")
 		}
 		att, _ := b.e.Attention(ctx)
-		if len(att) != 1 || att[0].Kind != AttentionApproval || att[0].Method != "write" {
+		if len(att) != 1 || att[0].Kind != api.AttentionApproval || att[0].Method != "write" {
 			t.Fatalf("attention = %+v, want an approval for files.write", att)
 		}
 		grants, _ := b.e.Grants(ctx, "notes")

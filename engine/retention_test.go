@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"keep/engine/api"
 	"testing"
 	"time"
 )
@@ -32,7 +33,7 @@ func TestRetention(t *testing.T) {
 			}
 		}
 		ins := b.inputs("notes")
-		if len(ins) != 1 || ins[0].Status != InputDone || len(ins[0].Outputs) != 2 {
+		if len(ins) != 1 || ins[0].Status != api.InputDone || len(ins[0].Outputs) != 2 {
 			t.Fatalf("inputs after gc: %+v, want a.txt done with its 2 outputs", ins)
 		}
 		if d := b.workflow("notes"); d.Counts.InputsDone != 1 || d.Counts.Outputs["files"].Applied != 2 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"keep/engine/api"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 	"time"
 )
 
-func (b *bundle) handler(wf, name string) HandlerView {
+func (b *bundle) handler(wf, name string) api.HandlerView {
 	b.t.Helper()
 	for _, h := range b.workflow(wf).Handlers {
 		if h.Name == name {
@@ -20,7 +21,7 @@ func (b *bundle) handler(wf, name string) HandlerView {
 		}
 	}
 	b.t.Fatalf("no handler %s", name)
-	return HandlerView{}
+	return api.HandlerView{}
 }
 
 func TestScheduler(t *testing.T) {
@@ -150,7 +151,7 @@ func TestScheduler(t *testing.T) {
 			b.drain()
 		}
 		w = b.workflow("down")
-		if w.Block == nil || !strings.Contains(w.Block.Reason, "gave up after 6 attempts") || w.State != StateNeedsAttention {
+		if w.Block == nil || !strings.Contains(w.Block.Reason, "gave up after 6 attempts") || w.State != api.StateNeedsAttention {
 			t.Fatalf("after the limit: block %+v state %s", w.Block, w.State)
 		}
 		if next, _ := b.e.NextDue(ctx); next != nil {
@@ -181,7 +182,7 @@ func TestScheduler(t *testing.T) {
 		if s.Posts() != 0 {
 			t.Fatal("a paused workflow performed its mutation")
 		}
-		if w := b.workflow("push"); w.State != StatePaused {
+		if w := b.workflow("push"); w.State != api.StatePaused {
 			t.Fatalf("state %s", w.State)
 		}
 		if err := b.e.RunNow(ctx, "push"); err == nil {
@@ -232,7 +233,7 @@ func TestPauseAtCheckpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.drain()
-		if s.Posts() != 1 || b.inputs("push")[0].Status != InputDone {
+		if s.Posts() != 1 || b.inputs("push")[0].Status != api.InputDone {
 			t.Fatalf("after resume: posts %d, input %+v", s.Posts(), b.inputs("push")[0])
 		}
 	})

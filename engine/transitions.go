@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
@@ -516,7 +517,7 @@ func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
 		e.log.Error("blocking a workflow on an internal error", "workflow", id, "err", err)
 		return
 	}
-	e.notify(NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
+	e.notify(api.NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
 }
 
 // tSetBlockCleared lifts a block before the host re-sends a mutation.

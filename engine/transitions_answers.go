@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/storage"
 )
@@ -147,7 +148,7 @@ func (e *Engine) releaseAllowed(ctx context.Context, tx *storage.Tx, w *storage.
 }
 
 // tResolve applies an answer to an uncertain mutation.
-func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*storage.Workflow, error) {
+func (e *Engine) tResolve(ctx context.Context, mid int64, answer api.Answer) (*storage.Workflow, error) {
 	w := new(storage.Workflow) // read in the transaction
 	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		var none ledger.Decision
@@ -174,9 +175,9 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 			return none, err
 		}
 		switch answer {
-		case TryAgain, NotHappened:
-			return e.led.Recheck(ctx, tx, w, m, run, answer == NotHappened)
-		case Happened:
+		case api.TryAgain, api.NotHappened:
+			return e.led.Recheck(ctx, tx, w, m, run, answer == api.NotHappened)
+		case api.Happened:
 			return e.led.Settle(ctx, tx, w, m, run, ledger.MApplied, "user", nil, "", e.retry(w.TransientFailures+1))
 		default:
 			return e.led.Settle(ctx, tx, w, m, run, ledger.MSkip, "user", nil, "skipped by the user", e.retry(w.TransientFailures+1))

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"keep/connectors"
+	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
@@ -30,7 +31,7 @@ import (
 // mutations are captured) on a database that starts empty. pol is the real
 // policy: its default mutation mode says what a new workflow's mutations
 // would need, unless opts carries a deployed workflow's grants.
-func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
+func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
 	return dryRun(ctx, reg, pol, opts, nil, func(te *Engine) (*sandbox.Script, string, error) {
 		sc, err := te.Validate(fileName, src)
 		if err != nil {
@@ -50,7 +51,7 @@ func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName str
 // DryRun implements API: what a deployed workflow's next runs would do, on
 // a snapshot of the database (its events, state and grants as they are),
 // with every producer due now. The database itself is only read.
-func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error) {
+func (e *Engine) DryRun(ctx context.Context, workflow string, opts api.TryOptions) (*api.TryReport, error) {
 	return e.dryRunDeployed(ctx, workflow, "", nil, opts)
 }
 
@@ -58,19 +59,19 @@ func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (
 // or keep edit's draft starts from the deployed workflow's events, state
 // and grants. A workflow blocked on a failed run retries it, as an accepted
 // repair would.
-func (e *Engine) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
+func (e *Engine) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
 	return e.dryRunDeployed(ctx, workflow, fileName, src, opts)
 }
 
 // ChangeTrier is what front ends that hold a deployed workflow (the
 // in-process engine, the daemon's client) offer keep edit: TryChange.
 type ChangeTrier interface {
-	TryChange(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error)
+	TryChange(ctx context.Context, workflow, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error)
 }
 
 var _ ChangeTrier = (*Engine)(nil)
 
-func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
+func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
 	sv, err := e.Script(ctx, workflow)
 	if err != nil {
 		return nil, err
@@ -121,12 +122,12 @@ func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, 
 		// Every call is captured whatever the grants say; which would wait
 		// for approval is worked out from the real grants afterwards.
 		for _, g := range opts.Grants {
-			if err := te.Grant(ctx, workflow, GrantView{Capability: g.Capability, Scope: g.Scope, Mode: GrantAllow}); err != nil {
+			if err := te.Grant(ctx, workflow, api.GrantView{Capability: g.Capability, Scope: g.Scope, Mode: GrantAllow}); err != nil {
 				return nil, "", err
 			}
 		}
 		for _, c := range sc.Capabilities {
-			if err := te.Grant(ctx, workflow, GrantView{Capability: c, Mode: GrantAllow}); err != nil {
+			if err := te.Grant(ctx, workflow, api.GrantView{Capability: c, Mode: GrantAllow}); err != nil {
 				return nil, "", err
 			}
 		}
@@ -170,10 +171,10 @@ func (e *Engine) dueNow(ctx context.Context, workflow string, sc *sandbox.Script
 // dryRun is the body of Try and DryRun: a temporary database (empty, or
 // the snapshot writes it), an engine on it behind the capture, setup's
 // workflow drained, and the report of what that did.
-func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryOptions, snapshot func(path string) error,
-	setup func(te *Engine) (*sandbox.Script, string, error)) (*TryReport, error) {
+func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts api.TryOptions, snapshot func(path string) error,
+	setup func(te *Engine) (*sandbox.Script, string, error)) (*api.TryReport, error) {
 	if opts.Limit <= 0 {
-		opts.Limit = DefaultTryLimit
+		opts.Limit = api.DefaultTryLimit
 	}
 	dir, err := os.MkdirTemp("", "keep-try-")
 	if err != nil {
@@ -230,18 +231,18 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 	grants := opts.Grants
 	if !opts.Deployed {
 		for _, c := range sc.Capabilities {
-			grants = append(grants, GrantView{Capability: c, Mode: pol.DefaultMutationMode})
+			grants = append(grants, api.GrantView{Capability: c, Mode: pol.DefaultMutationMode})
 		}
 	}
-	rep := &TryReport{Workflow: name, StartedFrom: startedFrom, Note: note, LimitReached: cap.reached(), Inputs: []TryInput{},
-		Mutations: []TryMutation{}, Runs: []TryRun{}, Capabilities: []GrantView{},
+	rep := &api.TryReport{Workflow: name, StartedFrom: startedFrom, Note: note, LimitReached: cap.reached(), Inputs: []api.TryInput{},
+		Mutations: []api.TryMutation{}, Runs: []api.TryRun{}, Capabilities: []api.GrantView{},
 		ApprovalsFrom: "the deployed workflow's grants", Manifest: sc.Manifest}
 	rep.Reads, rep.Hosts = cap.readsSeen()
 	if !opts.Deployed {
 		rep.ApprovalsFrom = fmt.Sprintf("the default mode of a newly deployed workflow (%s)", pol.DefaultMutationMode)
 	}
 	for _, c := range sc.Capabilities {
-		g := GrantView{Capability: c, Mode: GrantAsk, Used: true}
+		g := api.GrantView{Capability: c, Mode: GrantAsk, Used: true}
 		if best := decidingGrant(grants, viewGrant, c, ""); best != nil {
 			g.Mode, g.Scope = best.Mode, best.Scope
 		}
@@ -280,11 +281,11 @@ func (e *Engine) marks(ctx context.Context, name string) (marks, error) {
 	for _, x := range muts {
 		m.mutation = max(m.mutation, idOf(x.ID))
 	}
-	runs, err := e.Runs(ctx, name, Page{Limit: 1})
+	runs, err := e.Runs(ctx, name, api.Page{Limit: 1})
 	if err != nil {
 		return m, err
 	}
-	ins, err := e.Inputs(ctx, name, Page{Limit: 1})
+	ins, err := e.Inputs(ctx, name, api.Page{Limit: 1})
 	if err != nil {
 		return m, err
 	}
@@ -303,8 +304,8 @@ func idOf(s string) int64 {
 }
 
 // fillReport fills rep with what te's drain did after base.
-func fillReport(ctx context.Context, rep *TryReport, te *Engine, reg *connectors.Registry, grants []GrantView, callsToday map[string]int, base marks) error {
-	inputs, err := te.Inputs(ctx, rep.Workflow, Page{Limit: 10000})
+func fillReport(ctx context.Context, rep *api.TryReport, te *Engine, reg *connectors.Registry, grants []api.GrantView, callsToday map[string]int, base marks) error {
+	inputs, err := te.Inputs(ctx, rep.Workflow, api.Page{Limit: 10000})
 	if err != nil {
 		return err
 	}
@@ -315,14 +316,14 @@ func fillReport(ctx context.Context, rep *TryReport, te *Engine, reg *connectors
 			causes[o.MutationID] = append(causes[o.MutationID], in.Title)
 		}
 		if idOf(in.InputID) > base.input {
-			rep.Inputs = append(rep.Inputs, TryInput{Source: in.Source, Type: in.Type, ExternalID: in.ExternalID, Title: in.Title})
+			rep.Inputs = append(rep.Inputs, api.TryInput{Source: in.Source, Type: in.Type, ExternalID: in.ExternalID, Title: in.Title})
 		}
 	}
 	muts, err := te.Mutations(ctx, rep.Workflow, string(MutationApplied)) // only a capture "applies" here
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(muts, func(a, b MutationView) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(muts, func(a, b api.MutationView) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	today := maps.Clone(callsToday)
 	if today == nil {
 		today = map[string]int{}
@@ -331,7 +332,7 @@ func fillReport(ctx context.Context, rep *TryReport, te *Engine, reg *connectors
 		if idOf(m.ID) <= base.mutation {
 			continue
 		}
-		tm := TryMutation{Connector: m.Connector, Method: m.Method, Params: m.Params, Preview: m.Preview, Title: m.UITitle,
+		tm := api.TryMutation{Connector: m.Connector, Method: m.Method, Params: m.Params, Preview: m.Preview, Title: m.UITitle,
 			RunID: m.RunID, CausedBy: orNone(causes[m.ID]), Approval: "allowed"}
 		var params map[string]any
 		_ = json.Unmarshal(m.Params, &params)
@@ -352,7 +353,7 @@ func fillReport(ctx context.Context, rep *TryReport, te *Engine, reg *connectors
 		}
 		rep.Mutations = append(rep.Mutations, tm)
 	}
-	runs, err := te.Runs(ctx, rep.Workflow, Page{Limit: 10000})
+	runs, err := te.Runs(ctx, rep.Workflow, api.Page{Limit: 10000})
 	if err != nil {
 		return err
 	}
@@ -364,9 +365,9 @@ func fillReport(ctx context.Context, rep *TryReport, te *Engine, reg *connectors
 		if err != nil {
 			return err
 		}
-		rep.Runs = append(rep.Runs, TryRun{RunView: runs[i], Trace: orNone(tr)})
+		rep.Runs = append(rep.Runs, api.TryRun{RunView: runs[i], Trace: orNone(tr)})
 	}
-	evs, err := te.Events(ctx, rep.Workflow, EventFilter{Status: string(EventPending), Limit: 10000})
+	evs, err := te.Events(ctx, rep.Workflow, api.EventFilter{Status: string(EventPending), Limit: 10000})
 	if err != nil {
 		return err
 	}
@@ -377,7 +378,7 @@ func fillReport(ctx context.Context, rep *TryReport, te *Engine, reg *connectors
 // limitedCallsToday counts, for each grant with a daily limit, the
 // workflow's calls in the last day it covers (callsToday), keyed by
 // limitKey.
-func (e *Engine) limitedCallsToday(ctx context.Context, workflow string, grants []GrantView) (map[string]int, error) {
+func (e *Engine) limitedCallsToday(ctx context.Context, workflow string, grants []api.GrantView) (map[string]int, error) {
 	var today map[string]int
 	var w *storage.Workflow
 	for _, g := range grants {
@@ -415,7 +416,7 @@ func orNone[T any](s []T) []T {
 // grantMode is decide's rule (ledger.DecideGrant) on a dry run's grants,
 // with today (by limitKey) the calls each daily limit has counted before
 // this one.
-func grantMode(grants []GrantView, capability, scope string, today map[string]int) (mode GrantMode, reason string) {
+func grantMode(grants []api.GrantView, capability, scope string, today map[string]int) (mode GrantMode, reason string) {
 	rows := make([]storage.Grant, len(grants))
 	for i, g := range grants {
 		rows[i] = storage.Grant{Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit}
@@ -437,7 +438,7 @@ type capture struct {
 	mu       sync.Mutex
 	n        int
 	over     bool
-	reads    []TryRead
+	reads    []api.TryRead
 	hosts    map[string]bool
 }
 
@@ -446,7 +447,7 @@ func (c *capture) read(conn string, call connectors.Call, performed bool) {
 	args, _ := json.Marshal(call.Params)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.reads = append(c.reads, TryRead{Connector: conn, Method: call.Method, Args: args, Performed: performed})
+	c.reads = append(c.reads, api.TryRead{Connector: conn, Method: call.Method, Args: args, Performed: performed})
 	if c.hosts == nil {
 		c.hosts = map[string]bool{}
 	}
@@ -455,7 +456,7 @@ func (c *capture) read(conn string, call connectors.Call, performed bool) {
 	}
 }
 
-func (c *capture) readsSeen() ([]TryRead, []string) {
+func (c *capture) readsSeen() ([]api.TryRead, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	hosts := []string{}
@@ -463,7 +464,7 @@ func (c *capture) readsSeen() ([]TryRead, []string) {
 		hosts = append(hosts, h)
 	}
 	slices.Sort(hosts)
-	return append([]TryRead{}, c.reads...), hosts
+	return append([]api.TryRead{}, c.reads...), hosts
 }
 
 // errTryLimit stops a dry run at its limit: transient, so the workflow

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"keep/engine/api"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -97,13 +98,13 @@ func TestDryRunCapturesMutationsAndTouchesNothingReal(t *testing.T) {
 	ctx := context.Background()
 	src := tryWorkflow(srv.URL)
 	b.deploy("tryme", src)
-	if err := b.e.Grant(ctx, "tryme", GrantView{Capability: "http.request", Mode: "allow"}); err != nil {
+	if err := b.e.Grant(ctx, "tryme", api.GrantView{Capability: "http.request", Mode: "allow"}); err != nil {
 		t.Fatal(err)
 	}
 	files := []string{b.dbPath, b.dbPath + "-wal", filepath.Join(b.root, "posted.log")}
 	before := snapshot(t, files...)
 
-	rep, err := b.e.DryRun(ctx, "tryme", TryOptions{})
+	rep, err := b.e.DryRun(ctx, "tryme", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,14 +120,14 @@ func TestDryRunCapturesMutationsAndTouchesNothingReal(t *testing.T) {
 	if muts, _ := b.e.Mutations(ctx, "tryme", ""); len(muts) != 0 {
 		t.Errorf("the real ledger has %d rows after a dry run", len(muts))
 	}
-	if runs, _ := b.e.Runs(ctx, "tryme", Page{}); len(runs) != 0 {
+	if runs, _ := b.e.Runs(ctx, "tryme", api.Page{}); len(runs) != 0 {
 		t.Errorf("the real database has %d runs after a dry run", len(runs))
 	}
 
 	if rep.StartedFrom != "from a copy of the database" || len(rep.Inputs) != 2 {
 		t.Fatalf("report inputs = %+v (from %q)", rep.Inputs, rep.StartedFrom)
 	}
-	var posts, appends []TryMutation
+	var posts, appends []api.TryMutation
 	for _, m := range rep.Mutations {
 		switch m.Connector + "." + m.Method {
 		case "http.request":
@@ -168,7 +169,7 @@ func TestTryOneProducerWithALimit(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	src := []byte(tryWorkflow(srv.URL))
-	rep, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, TryOptions{Producer: "poll", Limit: 1})
+	rep, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, api.TryOptions{Producer: "poll", Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,11 +184,11 @@ func TestTryOneProducerWithALimit(t *testing.T) {
 			t.Errorf("--producer poll ran producer idle")
 		}
 	}
-	if _, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, TryOptions{Producer: "nosuch"}); err == nil ||
+	if _, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, api.TryOptions{Producer: "nosuch"}); err == nil ||
 		!strings.Contains(err.Error(), "poll, idle") {
 		t.Errorf("an unknown producer: %v, want an error naming poll and idle", err)
 	}
-	if _, err := Try(ctx, b.e.reg, b.e.pol, "bad.js", []byte("export default Keep.workflow({})"), TryOptions{}); err == nil {
+	if _, err := Try(ctx, b.e.reg, b.e.pol, "bad.js", []byte("export default Keep.workflow({})"), api.TryOptions{}); err == nil {
 		t.Error("an invalid file was tried")
 	}
 }
@@ -229,7 +230,7 @@ func TestDryRunStartsFromTheDeployedState(t *testing.T) {
 	}
 	write("inbox/b.txt", "b")
 
-	rep, err := b.e.DryRun(ctx, "notes", TryOptions{})
+	rep, err := b.e.DryRun(ctx, "notes", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestDryRunStartsFromTheDeployedState(t *testing.T) {
 	if err := b.e.Pause(ctx, "notes"); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = b.e.DryRun(ctx, "notes", TryOptions{})
+	rep, err = b.e.DryRun(ctx, "notes", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,13 +265,13 @@ func TestDryRunCountsTheDailyLimit(t *testing.T) {
 	ctx := context.Background()
 	b.write("inbox/a.txt", "a")
 	b.deploy("notes", noteLogWorkflow(t))
-	if err := b.e.Grant(ctx, "notes", GrantView{Capability: "files.append", Mode: "allow", DailyLimit: 2}); err != nil {
+	if err := b.e.Grant(ctx, "notes", api.GrantView{Capability: "files.append", Mode: "allow", DailyLimit: 2}); err != nil {
 		t.Fatal(err)
 	}
 	b.drain()
 	b.write("inbox/b.txt", "b")
 	b.write("inbox/c.txt", "c")
-	rep, err := b.e.DryRun(ctx, "notes", TryOptions{})
+	rep, err := b.e.DryRun(ctx, "notes", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

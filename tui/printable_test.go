@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // plantingWorkflow and throwingPlanter plant terminal control sequences in
@@ -94,7 +94,7 @@ func TestScriptTextCannotDriveTheTerminalFromTheTUI(t *testing.T) {
 		look("attention opened")
 		h.keys("j")
 	}
-	h.send(notifyMsg(engine.Notification{Kind: "changed", Workflow: "planter", Text: "note \x1b]52;c;aGk=\x07\x1b[2J"}))
+	h.send(notifyMsg(api.Notification{Kind: "changed", Workflow: "planter", Text: "note \x1b]52;c;aGk=\x07\x1b[2J"}))
 	look("a notification")
 
 	all := strings.Join(screens, "\n")

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // filesPostWorkflow is issue 26's job, the one measured against Node-RED: a
@@ -354,7 +354,7 @@ func filesPostOnce(ctx context.Context, dir string, n int, delay time.Duration, 
 		case <-sink.done:
 			waiting = false
 		case nt := <-notes:
-			if nt.Kind == engine.NoteRunFailed {
+			if nt.Kind == api.NoteRunFailed {
 				return nil, fmt.Errorf("run failed: %s", nt.Text)
 			}
 		case <-timeout.C:
@@ -396,15 +396,15 @@ func (s *postSink) snapshot() map[string]time.Time {
 }
 
 // awaitNote waits for a run.committed whose text starts with prefix.
-func awaitNote(ctx context.Context, notes <-chan engine.Notification, prefix string) error {
+func awaitNote(ctx context.Context, notes <-chan api.Notification, prefix string) error {
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
 		case n := <-notes:
-			if n.Kind == engine.NoteRunFailed {
+			if n.Kind == api.NoteRunFailed {
 				return fmt.Errorf("run failed: %s", n.Text)
 			}
-			if n.Kind == engine.NoteRunCommitted && strings.HasPrefix(n.Text, prefix) {
+			if n.Kind == api.NoteRunCommitted && strings.HasPrefix(n.Text, prefix) {
 				return nil
 			}
 		case <-timeout:

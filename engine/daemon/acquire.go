@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/authoring"
 )
 
@@ -36,7 +37,7 @@ var errStoppedWaiting = errors.New("daemon: stopped while waiting for the databa
 
 // Got is the engine a process got hold of.
 type Got struct {
-	API engine.API
+	API api.API
 	// Engine is the engine opened here; nil when attached to a daemon.
 	Engine *engine.Engine
 	// claim is a long-lived engine's hold on the database; nil for commands.

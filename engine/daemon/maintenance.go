@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // Maintainer is what a daemon's engine offers beyond engine.API for the
@@ -15,7 +16,7 @@ type Maintainer interface {
 	Backup(ctx context.Context, path string) error
 }
 
-func maintainer(api engine.API) (Maintainer, error) {
+func maintainer(api api.API) (Maintainer, error) {
 	m, ok := api.(Maintainer)
 	if !ok {
 		return nil, fmt.Errorf("daemon: this daemon does not offer gc or backup: %w", engine.ErrRefused)

@@ -4,15 +4,16 @@ import (
 	"context"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // Propose implements engine.API.
-func (c *Client) Propose(ctx context.Context, p engine.ProposalRequest) (*engine.ProposalView, error) {
+func (c *Client) Propose(ctx context.Context, p api.ProposalRequest) (*api.ProposalView, error) {
 	return proposeRoute.call(ctx, c, request{Proposal: &p})
 }
 
 // AcceptProposal implements engine.API.
-func (c *Client) AcceptProposal(ctx context.Context, id string) (*engine.DeployResult, error) {
+func (c *Client) AcceptProposal(ctx context.Context, id string) (*api.DeployResult, error) {
 	return acceptProposalRoute.call(ctx, c, request{ProposalID: id})
 }
 
@@ -24,6 +25,6 @@ func (c *Client) RejectProposal(ctx context.Context, id string) error {
 var _ engine.ChangeTrier = (*Client)(nil)
 
 // TryChange implements engine.ChangeTrier.
-func (c *Client) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts engine.TryOptions) (*engine.TryReport, error) {
+func (c *Client) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
 	return tryChangeRoute.call(ctx, c, request{Workflow: workflow, FileName: fileName, Src: src, Try: &opts})
 }

@@ -21,6 +21,7 @@ import (
 
 	"keep/connectors"
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/enginetest/kit"
 	"keep/storage"
@@ -165,7 +166,7 @@ func (h *Host) Reopen() {
 }
 
 // Deploy deploys src as name ("name" or "name.js").
-func (h *Host) Deploy(name string, src []byte) *engine.DeployResult {
+func (h *Host) Deploy(name string, src []byte) *api.DeployResult {
 	h.T.Helper()
 	if !strings.HasSuffix(name, ".js") {
 		name += ".js"
@@ -219,25 +220,25 @@ func (h *Host) Remove(rel string) error {
 	return os.Remove(filepath.Join(h.Root, rel))
 }
 
-func (h *Host) Runs(wf string) []engine.RunView {
+func (h *Host) Runs(wf string) []api.RunView {
 	h.T.Helper()
-	rs, err := h.E.Runs(context.Background(), wf, engine.Page{Limit: 1000})
+	rs, err := h.E.Runs(context.Background(), wf, api.Page{Limit: 1000})
 	if err != nil {
 		h.T.Fatal(err)
 	}
 	return rs
 }
 
-func (h *Host) Events(wf, topic string) []engine.EventView {
+func (h *Host) Events(wf, topic string) []api.EventView {
 	h.T.Helper()
-	evs, err := h.E.Events(context.Background(), wf, engine.EventFilter{Topic: topic, Limit: 1000})
+	evs, err := h.E.Events(context.Background(), wf, api.EventFilter{Topic: topic, Limit: 1000})
 	if err != nil {
 		h.T.Fatal(err)
 	}
 	return evs
 }
 
-func (h *Host) Mutations(wf string) []engine.MutationView {
+func (h *Host) Mutations(wf string) []api.MutationView {
 	h.T.Helper()
 	ms, err := h.E.Mutations(context.Background(), wf, "")
 	if err != nil {
@@ -246,16 +247,16 @@ func (h *Host) Mutations(wf string) []engine.MutationView {
 	return ms
 }
 
-func (h *Host) Inputs(wf string) []engine.InputView {
+func (h *Host) Inputs(wf string) []api.InputView {
 	h.T.Helper()
-	ins, err := h.E.Inputs(context.Background(), wf, engine.Page{Limit: 1000})
+	ins, err := h.E.Inputs(context.Background(), wf, api.Page{Limit: 1000})
 	if err != nil {
 		h.T.Fatal(err)
 	}
 	return ins
 }
 
-func (h *Host) Workflow(name string) *engine.WorkflowDetail {
+func (h *Host) Workflow(name string) *api.WorkflowDetail {
 	h.T.Helper()
 	d, err := h.E.Workflow(context.Background(), name)
 	if err != nil {
@@ -264,7 +265,7 @@ func (h *Host) Workflow(name string) *engine.WorkflowDetail {
 	return d
 }
 
-func (h *Host) Attention() []engine.AttentionItem {
+func (h *Host) Attention() []api.AttentionItem {
 	h.T.Helper()
 	items, err := h.E.Attention(context.Background())
 	if err != nil {

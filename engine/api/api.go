@@ -1,4 +1,4 @@
-package engine
+package api
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"keep/engine/ledger"
 	"keep/sandbox"
+	"keep/storage"
 )
 
 // API is everything a front end (the TUI, the CLI, the daemon's socket
@@ -115,16 +116,16 @@ const (
 )
 
 type Block struct {
-	Kind   BlockKind `json:"kind"`
-	Reason string    `json:"reason"`
+	Kind   storage.BlockKind `json:"kind"`
+	Reason string            `json:"reason"`
 }
 
 type WorkflowView struct {
-	ID     string         `json:"id"`
-	Name   string         `json:"name"`
-	Status WorkflowStatus `json:"status"` // the user's: active, paused, archived
-	State  string         `json:"state"`  // running, idle, needs_attention, paused, stopped
-	Block  *Block         `json:"block"`
+	ID     string                 `json:"id"`
+	Name   string                 `json:"name"`
+	Status storage.WorkflowStatus `json:"status"` // the user's: active, paused, archived
+	State  string                 `json:"state"`  // running, idle, needs_attention, paused, stopped
+	Block  *Block                 `json:"block"`
 	// Schedule in words: "Checks every 5 minutes", "Runs on cron 0 9 * * *"; several producers joined by "; ".
 	Schedule      string     `json:"schedule"`
 	NextRun       *time.Time `json:"next_run"`
@@ -189,13 +190,13 @@ type InputView struct {
 }
 
 type OutputView struct {
-	MutationID string          `json:"mutation_id"`
-	Title      string          `json:"title"`
-	Status     MutationStatus  `json:"status"`
-	Connector  string          `json:"connector"`
-	Method     string          `json:"method"`
-	Params     json.RawMessage `json:"params"`
-	Preview    string          `json:"preview"`
+	MutationID string                 `json:"mutation_id"`
+	Title      string                 `json:"title"`
+	Status     storage.MutationStatus `json:"status"`
+	Connector  string                 `json:"connector"`
+	Method     string                 `json:"method"`
+	Params     json.RawMessage        `json:"params"`
+	Preview    string                 `json:"preview"`
 	// Target is what the call acts on, read by the host from the actual
 	// parameters (the scope a grant narrows to: a path, a host, domains).
 	Target string `json:"target,omitempty"`
@@ -215,48 +216,48 @@ type EventFilter struct {
 }
 
 type EventView struct {
-	ID         string          `json:"id"`
-	Topic      string          `json:"topic"`
-	MessageID  string          `json:"message_id"`
-	Status     EventStatus     `json:"status"`
-	Payload    json.RawMessage `json:"payload"`
-	CausedBy   []string        `json:"caused_by"`
-	ReservedBy string          `json:"reserved_by"`
-	CreatedBy  string          `json:"created_by"`
-	CreatedAt  time.Time       `json:"created_at"`
+	ID         string              `json:"id"`
+	Topic      string              `json:"topic"`
+	MessageID  string              `json:"message_id"`
+	Status     storage.EventStatus `json:"status"`
+	Payload    json.RawMessage     `json:"payload"`
+	CausedBy   []string            `json:"caused_by"`
+	ReservedBy string              `json:"reserved_by"`
+	CreatedBy  string              `json:"created_by"`
+	CreatedAt  time.Time           `json:"created_at"`
 }
 
 type RunView struct {
-	ID          string    `json:"id"`
-	Workflow    string    `json:"workflow"`
-	Handler     string    `json:"handler"`
-	HandlerType string    `json:"handler_type"`
-	Phase       Phase     `json:"phase"`
-	Status      RunStatus `json:"status"`
-	RetryOf     string    `json:"retry_of"`
-	Trigger     string    `json:"trigger"`
-	MovedBy     string    `json:"moved_by"` // who made its last move: scheduler, recovery, user:approve, ...
-	Error       string    `json:"error"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string            `json:"id"`
+	Workflow    string            `json:"workflow"`
+	Handler     string            `json:"handler"`
+	HandlerType string            `json:"handler_type"`
+	Phase       storage.Phase     `json:"phase"`
+	Status      storage.RunStatus `json:"status"`
+	RetryOf     string            `json:"retry_of"`
+	Trigger     string            `json:"trigger"`
+	MovedBy     string            `json:"moved_by"` // who made its last move: scheduler, recovery, user:approve, ...
+	Error       string            `json:"error"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
 }
 
 type MutationView struct {
-	ID         string          `json:"id"`
-	RunID      string          `json:"run_id"`
-	Workflow   string          `json:"workflow"`
-	Connector  string          `json:"connector"`
-	Method     string          `json:"method"`
-	Params     json.RawMessage `json:"params"`
-	Preview    string          `json:"preview"`
-	Target     string          `json:"target,omitempty"` // as OutputView's
-	Status     MutationStatus  `json:"status"`
-	Result     json.RawMessage `json:"result"`
-	Error      string          `json:"error"`
-	UITitle    string          `json:"ui_title"`
-	ResolvedBy string          `json:"resolved_by"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	ID         string                 `json:"id"`
+	RunID      string                 `json:"run_id"`
+	Workflow   string                 `json:"workflow"`
+	Connector  string                 `json:"connector"`
+	Method     string                 `json:"method"`
+	Params     json.RawMessage        `json:"params"`
+	Preview    string                 `json:"preview"`
+	Target     string                 `json:"target,omitempty"` // as OutputView's
+	Status     storage.MutationStatus `json:"status"`
+	Result     json.RawMessage        `json:"result"`
+	Error      string                 `json:"error"`
+	UITitle    string                 `json:"ui_title"`
+	ResolvedBy string                 `json:"resolved_by"`
+	CreatedAt  time.Time              `json:"created_at"`
+	UpdatedAt  time.Time              `json:"updated_at"`
 	// Arguments: every parameter named, each value cut to ArgumentRoom
 	// with the bytes not shown counted (engine/arguments.go).
 	Arguments []Argument `json:"arguments"`
@@ -323,10 +324,10 @@ type AttentionItem struct {
 }
 
 type GrantView struct {
-	Capability string    `json:"capability"`
-	Scope      string    `json:"scope"`
-	Mode       GrantMode `json:"mode"`
-	DailyLimit int       `json:"daily_limit"`
+	Capability string            `json:"capability"`
+	Scope      string            `json:"scope"`
+	Mode       storage.GrantMode `json:"mode"`
+	DailyLimit int               `json:"daily_limit"`
 	// Used: the script calls this capability (read from its source on deploy).
 	Used bool `json:"used"`
 }
@@ -341,7 +342,7 @@ type DeployResult struct {
 	Capabilities []GrantView `json:"capabilities"`
 	// Manifest is all the stored version may do: the engine holds its
 	// every call to it.
-	Manifest *Manifest `json:"manifest,omitempty"`
+	Manifest *sandbox.Manifest `json:"manifest,omitempty"`
 }
 
 // Notification kinds (the ledger's: it decides what a move announces).
@@ -467,7 +468,7 @@ type TryRead struct {
 func (rep *TryReport) Failed() []TryRun {
 	var out []TryRun
 	for _, r := range rep.Runs {
-		if r.Status == RunFailedLogic || r.Status == RunFailedInternal {
+		if r.Status == storage.RunFailedLogic || r.Status == storage.RunFailedInternal {
 			out = append(out, r)
 		}
 	}
