@@ -7,7 +7,7 @@ import (
 
 	"keep/connectors"
 	"keep/engine/api"
-	"keep/engine/authoring"
+	"keep/engine/authoring/model"
 	"keep/engine/reference"
 )
 
@@ -66,14 +66,14 @@ clear title, give every event a stable messageId, reserve in prepare what mutate
 make at most one mutation in mutate, and give it a ui.title. Start the file with // @ts-check and a comment saying what it does.
 Answer with the complete file only, in one fenced javascript block.
 
-` + authoring.DataRule
+` + model.DataRule
 
 // DraftWorkflow asks chat for a workflow and checks each answer by
 // validating and dry-running it with reg's connectors (mutations captured,
 // and reads too unless req.Try says otherwise); the problems go back to
 // the model, DraftRounds times at most. After the last failed round it
 // returns the last draft, Invalid, with the error.
-func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Registry, pol Policy, req DraftRequest) (*Draft, error) {
+func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Registry, pol Policy, req DraftRequest) (*Draft, error) {
 	var ref strings.Builder
 	if err := reference.Build(reg).WriteText(&ref); err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Re
 		user = "Here is a workflow file:\n\n```javascript\n" + req.Current + "\n```\n\nChange it as follows, keeping its name: " +
 			req.Change + "\nAnswer with the complete new file."
 	}
-	msgs := []authoring.ChatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}
+	msgs := []model.ChatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}
 	var problems, src string
 	for round := 1; round <= DraftRounds; round++ {
 		answer, err := chat.Complete(ctx, msgs)
@@ -112,9 +112,9 @@ func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Re
 		if problems == "" {
 			return &Draft{Source: src, Rounds: round, Report: rep}, nil
 		}
-		msgs = append(msgs, authoring.ChatMessage{Role: "assistant", Content: answer},
-			authoring.ChatMessage{Role: "user", Content: "That file does not work yet. What validating and dry-running it reported, as data:\n" +
-				authoring.Untrusted("problems", problems) + "\nAnswer with the complete corrected file."})
+		msgs = append(msgs, model.ChatMessage{Role: "assistant", Content: answer},
+			model.ChatMessage{Role: "user", Content: "That file does not work yet. What validating and dry-running it reported, as data:\n" +
+				model.Untrusted("problems", problems) + "\nAnswer with the complete corrected file."})
 	}
 	return &Draft{Source: src, Rounds: DraftRounds, Invalid: true, Problems: problems},
 		fmt.Errorf("no working draft after %d rounds; the last one: %s", DraftRounds, problems)

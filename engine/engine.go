@@ -20,7 +20,7 @@ import (
 	"keep/connectors"
 	"keep/connectors/accounts"
 	"keep/engine/api"
-	"keep/engine/authoring"
+	"keep/engine/authoring/model"
 	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/engine/ledger"
@@ -86,7 +86,7 @@ type Opts struct {
 	Now    func() time.Time
 	Logger *slog.Logger
 	// Repairer, if set, is handed logic failures (DESIGN.md §7.2).
-	Repairer authoring.Repairer
+	Repairer model.Repairer
 	// Events receives the journaled notifications of DESIGN.md §9 (the bus);
 	// nil: they only reach Subscribe.
 	Events EventSink
@@ -113,7 +113,7 @@ type Engine struct {
 	pol    Policy
 	now    func() time.Time
 	log    *slog.Logger
-	repair authoring.Repairer
+	repair model.Repairer
 	events EventSink
 	// accounts: see auth.go
 	accounts *accounts.Store

@@ -15,7 +15,7 @@ import (
 
 	"keep/connectors"
 	"keep/connectors/accounts"
-	"keep/engine/authoring"
+	"keep/engine/authoring/model"
 	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/engine/reference"
@@ -133,13 +133,13 @@ func BuildReference(reg *Registry) Reference { return reference.Build(reg) }
 func CheckWorkflowName(name string) error { return sandbox.CheckWorkflowName(name) }
 
 // The model keep new and keep edit draft with (engine/authoring).
-type Chat = authoring.Chat
+type Chat = model.Chat
 
 // ErrNoLLM says the config has no [llm] endpoint; its text says what to add.
-var ErrNoLLM = authoring.ErrNoLLM
+var ErrNoLLM = model.ErrNoLLM
 
 // ChatFrom builds the client of [llm], or ErrNoLLM.
-func ChatFrom(l config.LLM) (*Chat, error) { return authoring.ChatFrom(l) }
+func ChatFrom(l config.LLM) (*Chat, error) { return model.ChatFrom(l) }
 
 // The user service that runs keep --daemon.
 type (

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"keep/engine/api"
-	"keep/engine/authoring"
+	"keep/engine/authoring/model"
 	"keep/storage"
 )
 
@@ -73,7 +73,7 @@ func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storag
 	if err != nil {
 		return err
 	}
-	req := authoring.RepairRequest{Workflow: w.Name, FileName: cur.FileName, Script: cur.Source, Error: run.Error,
+	req := model.RepairRequest{Workflow: w.Name, FileName: cur.FileName, Script: cur.Source, Error: run.Error,
 		Handler: run.Handler, Phase: phaseOfFailure(run, entries)}
 	for _, t := range entries[max(0, len(entries)-repairTraceLines):] {
 		req.Trace = append(req.Trace, traceText(t))

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"keep/engine/api"
-	"keep/engine/authoring"
+	"keep/engine/authoring/model"
 )
 
 // brokenNotes is notesWorkflow's logNote with a prepare that throws.
@@ -21,14 +21,14 @@ func brokenNotes(fix string) string {
 }
 
 // commandRepairer answers with the script in a file, through a real process.
-func commandRepairer(t *testing.T, script string) (authoring.Repairer, string) {
+func commandRepairer(t *testing.T, script string) (model.Repairer, string) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fixed.js")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	seen := filepath.Join(dir, "request.json")
-	return authoring.CommandRepairer{Command: "cat > " + seen + " && cat " + path}, seen
+	return model.CommandRepairer{Command: "cat > " + seen + " && cat " + path}, seen
 }
 
 // proposed is the one open proposal for workflow, from Attention.
@@ -109,7 +109,7 @@ func TestRepair(t *testing.T) {
 		if err != nil || v.Origin != "repair" || v.Label != "1.1" {
 			t.Fatalf("version 2 = %+v, %v; want a repair labelled 1.1", v, err)
 		}
-		var req authoring.RepairRequest
+		var req model.RepairRequest
 		data, _ := os.ReadFile(seen)
 		if err := json.Unmarshal(data, &req); err != nil {
 			t.Fatalf("the repairer got %q: %v", data, err)
@@ -213,7 +213,7 @@ func TestRepair(t *testing.T) {
 		}))
 		defer srv.Close()
 		b := setup(t, allowMutations)
-		b.e.repair = authoring.EndpointRepairer{URL: srv.URL, Model: "m1"}
+		b.e.repair = model.EndpointRepairer{URL: srv.URL, Model: "m1"}
 		b.write("inbox/a.txt", "alpha")
 		b.deploy("notes", brokenNotes(`throw new Error("bug in prepare");`))
 		b.drain()

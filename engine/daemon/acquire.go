@@ -8,7 +8,7 @@ import (
 
 	"keep/engine"
 	"keep/engine/api"
-	"keep/engine/authoring"
+	"keep/engine/authoring/model"
 )
 
 // Want says what a process needs of the engine on its database.
@@ -240,7 +240,7 @@ func (s *Site) openWithBus(ctx context.Context, claim *Claim) (*engine.Engine, *
 		return nil, nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
 	}
 	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
-		Events: bus, Repairer: authoring.RepairerFrom(cfg.Repair, cfg.LLM), Accounts: accts, ConfigDigest: digest})
+		Events: bus, Repairer: model.RepairerFrom(cfg.Repair, cfg.LLM), Accounts: accts, ConfigDigest: digest})
 	if err != nil {
 		return nil, nil, err
 	}
