@@ -34,6 +34,7 @@ import (
 
 	"keep/engine"
 	"keep/engine/api"
+	"keep/engine/authoring"
 	"keep/engine/benchmark"
 	"keep/engine/daemon"
 	"keep/tui"
@@ -1564,7 +1565,7 @@ func cmdHelpAPI(c *cli, o *opts) error {
 func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 	var token string
 	if flags.httpAddr != "" {
-		if err := engine.CheckServeAddr(flags.httpAddr, flags.public); err != nil {
+		if err := authoring.CheckServeAddr(flags.httpAddr, flags.public); err != nil {
 			return err
 		}
 		accts, err := c.accounts()
@@ -1591,15 +1592,15 @@ func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 	if err != nil {
 		return err
 	}
-	o := engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, EngineRuns: !c.inProcess}
+	o := authoring.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, EngineRuns: !c.inProcess}
 	// stdout is the protocol's: what it serves goes to stderr, which
 	// clients show in their logs
-	fmt.Fprintln(c.stderr, engine.MCPServeWhere(o))
+	fmt.Fprintln(c.stderr, authoring.MCPServeWhere(o))
 	if flags.httpAddr != "" {
 		fmt.Fprintf(c.stderr, "keep mcp serve: streamable HTTP on http://%s/ for requests bearing the token of %s\n", flags.httpAddr, flags.tokenAccount)
-		return engine.ServeMCPHTTP(ctx, o, flags.httpAddr, token)
+		return authoring.ServeMCPHTTP(ctx, o, flags.httpAddr, token)
 	}
-	return engine.ServeMCP(ctx, o)
+	return authoring.ServeMCP(ctx, o)
 }
 
 // writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
@@ -1705,7 +1706,7 @@ func (r renamed) Unwrap() error { return r.err }
 const draftName = "draft.js"
 
 func cmdNew(ctx context.Context, c *cli, o *opts) error {
-	d, err := c.draft(ctx, engine.DraftRequest{Description: o.args[0], FileName: draftName,
+	d, err := c.draft(ctx, authoring.DraftRequest{Description: o.args[0], FileName: draftName,
 		Try: api.TryOptions{CaptureReads: !o.withReads}})
 	if d == nil {
 		return err
@@ -1737,7 +1738,7 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out,
 			renamed{err: err, from: draftName + ":", to: out + ":"})
 	}
-	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
+	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, authoring.DraftRounds)
 	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: read it, keep try %s, then keep deploy %s\n", out, out)
 	return nil
@@ -1751,7 +1752,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	target, change := o.args[0], o.args[1]
 	var current, fileName, out, name string
 	var keepAPI api.API
-	req := engine.DraftRequest{Change: change, Try: api.TryOptions{CaptureReads: !o.withReads}}
+	req := authoring.DraftRequest{Change: change, Try: api.TryOptions{CaptureReads: !o.withReads}}
 	if src, err := engine.ReadFile(target); err == nil {
 		current, fileName, out = string(src), target, target
 		if sc, err := c.load(target); err == nil {
@@ -1809,7 +1810,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "proposed %s for %s (draft %d of at most %d; not deployed)\n\n%s\nnext: keep approve %s, or keep reject %s\n",
-			v.ID, name, d.Rounds, engine.DraftRounds, engine.ProposalText(v), v.ID, v.ID)
+			v.ID, name, d.Rounds, authoring.DraftRounds, engine.ProposalText(v), v.ID, v.ID)
 		return nil
 	}
 	diff := udiff.Unified(fileName, out, current, d.Source)
@@ -1823,7 +1824,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		fmt.Fprintln(c.stdout, "the model changed nothing")
 	}
 	fmt.Fprint(c.stdout, diff)
-	fmt.Fprintf(c.stdout, "\nwrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
+	fmt.Fprintf(c.stdout, "\nwrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, authoring.DraftRounds)
 	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: keep deploy %s\n", out)
 	return nil
@@ -1868,7 +1869,7 @@ func (c *cli) llm() (*engine.Chat, error) {
 }
 
 // draft runs the drafting loop with the config's model and connectors.
-func (c *cli) draft(ctx context.Context, req engine.DraftRequest) (*engine.Draft, error) {
+func (c *cli) draft(ctx context.Context, req authoring.DraftRequest) (*authoring.Draft, error) {
 	chat, err := c.llm()
 	if err != nil {
 		return nil, err
@@ -1878,7 +1879,7 @@ func (c *cli) draft(ctx context.Context, req engine.DraftRequest) (*engine.Draft
 		return nil, err
 	}
 	req.Guide = workflows.Guide()
-	return engine.DraftWorkflow(ctx, chat, reg, engine.PolicyFrom(cfg.Policy), req)
+	return authoring.DraftWorkflow(ctx, chat, reg, engine.PolicyFrom(cfg.Policy), req)
 }
 
 // A year of use: gc, backup, restore, version, service

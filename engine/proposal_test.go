@@ -143,12 +143,3 @@ func TestProposals(t *testing.T) {
 		}
 	})
 }
-
-// TestShownText: a proposal's text cannot hide what it is behind terminal
-// controls or bidi overrides.
-func TestShownText(t *testing.T) {
-	got := shownText("a\u202eb\x1b[2Jc\u200bd\n\te")
-	if got != `a\u202Eb\u001B[2Jc\u200Bd`+"\n\te" {
-		t.Fatalf("shownText = %q", got)
-	}
-}

@@ -140,7 +140,7 @@ func ProposalText(p *api.ProposalView) string {
 	for strings.Contains(head, "\n\n") {
 		head = strings.ReplaceAll(head, "\n\n", "\n")
 	}
-	return shownText(head + "\n" + p.Diff)
+	return reference.EscapeShown(head + "\n" + p.Diff)
 }
 
 // SplitProposalText parts ProposalText's text into its words (what it
@@ -149,19 +149,4 @@ func ProposalText(p *api.ProposalView) string {
 func SplitProposalText(text string) (words, diff string) {
 	words, diff, _ = strings.Cut(text, "\n\n")
 	return words + "\n", diff
-}
-
-// shownText escapes what a model's script could use to make its text look
-// other than it is on a terminal: control characters (but newline and
-// tab), and bidi and invisible format characters.
-func shownText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if reference.Escaped(r) {
-			fmt.Fprintf(&b, "\\u%04X", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"keep/engine"
 	"keep/engine/api"
+	"keep/engine/authoring"
 )
 
 // Words the command line says beside its listings: what an approval
@@ -46,9 +46,9 @@ func StartupNote(ctx context.Context, api api.API) string {
 
 // DraftText is what keep writes of a draft: a failed one under a header
 // that says so.
-func DraftText(d *engine.Draft) string {
+func DraftText(d *authoring.Draft) string {
 	if d.Invalid {
-		return engine.InvalidHeader(d) + d.Source
+		return authoring.InvalidHeader(d) + d.Source
 	}
 	return d.Source
 }

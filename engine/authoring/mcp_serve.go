@@ -1,4 +1,4 @@
-package engine
+package authoring
 
 // keep mcp serve offers keep to a person's own assistant (Claude, Cursor,
 // any MCP client) as an MCP server over stdio (DESIGN.md §15): the
@@ -15,6 +15,11 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"keep/connectors"
+	"keep/engine"
+	"keep/engine/reference"
+	"keep/sandbox"
 )
 
 // MCPServeOpts are what the server serves from.
@@ -24,8 +29,8 @@ type MCPServeOpts struct {
 	API api.API
 	// Registry and Policy are the config's connectors and policy, for the
 	// reference, validate and try.
-	Registry *Registry
-	Policy   Policy
+	Registry *connectors.Registry
+	Policy   engine.Policy
 	// Version is keep's, told to the client.
 	Version string
 	// DB is the database served; EngineRuns says whether an engine (the
@@ -38,7 +43,7 @@ type MCPServeOpts struct {
 // NewMCPServer builds the server and its tools.
 func NewMCPServer(o MCPServeOpts) *sdk.Server {
 	if o.API == nil || o.Registry == nil {
-		panic("engine: mcp serve: API and Registry are required")
+		panic("authoring: mcp serve: API and Registry are required")
 	}
 	v := o.Version
 	if v == "" {
@@ -163,7 +168,7 @@ func (h mcpHandlers) reference(ctx context.Context, req *sdk.CallToolRequest) (*
 	if err := mcpArgs(req, &a); err != nil {
 		return mcpResult(nil, err)
 	}
-	if help := MCPHelp(h.o.Registry, a.Connector); help != "" {
+	if help := engine.MCPHelp(h.o.Registry, a.Connector); help != "" {
 		return mcpResult(help, nil)
 	}
 	return mcpResult(h.referenceText(ctx, a.Connector))
@@ -179,9 +184,9 @@ type mcpValidation struct {
 
 // loadOptions are keep validate's, with the tools of the MCP servers src
 // names listed first.
-func (h mcpHandlers) loadOptions(ctx context.Context, src []byte) LoadOptions {
-	awaitMCP(ctx, h.o.Registry, src)
-	return LoadOptionsOf(h.o.Registry, h.o.Policy.MinProducerInterval)
+func (h mcpHandlers) loadOptions(ctx context.Context, src []byte) sandbox.LoadOptions {
+	engine.AwaitMCPTools(ctx, h.o.Registry, src)
+	return reference.LoadOptions(h.o.Registry, h.o.Policy.MinProducerInterval)
 }
 
 func (h mcpHandlers) validate(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -192,9 +197,9 @@ func (h mcpHandlers) validate(ctx context.Context, req *sdk.CallToolRequest) (*s
 	if err := a.check(); err != nil {
 		return mcpResult(nil, err)
 	}
-	sc, err := LoadScript(a.FileName, []byte(a.Source), h.loadOptions(ctx, []byte(a.Source)))
+	sc, err := sandbox.Load(a.FileName, []byte(a.Source), h.loadOptions(ctx, []byte(a.Source)))
 	if err != nil {
-		var ve *ValidationError
+		var ve *sandbox.ValidationError
 		if errors.As(err, &ve) {
 			v := mcpValidation{}
 			for _, d := range ve.Diagnostics {
@@ -215,7 +220,7 @@ func (h mcpHandlers) try(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	if err := a.check(); err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), api.TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true}))
+	return mcpResult(engine.Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), api.TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true}))
 }
 
 func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -1,4 +1,4 @@
-package engine
+package authoring
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"keep/connectors"
+	"keep/engine"
 	"keep/engine/api"
 	"keep/engine/authoring/model"
 	"keep/engine/reference"
@@ -54,7 +55,7 @@ func InvalidHeader(d *Draft) string {
 	fmt.Fprintf(&b, "// keep: THIS DRAFT DOES NOT WORK YET: it still failed after %d rounds with the model.\n", d.Rounds)
 	b.WriteString("// Fix what is listed below, check it with keep try, and delete these lines.\n")
 	for _, l := range strings.Split(strings.TrimSpace(d.Problems), "\n") {
-		b.WriteString("//   " + shownText(l) + "\n")
+		b.WriteString("//   " + reference.EscapeShown(l) + "\n")
 	}
 	return b.String()
 }
@@ -73,7 +74,7 @@ Answer with the complete file only, in one fenced javascript block.
 // and reads too unless req.Try says otherwise); the problems go back to
 // the model, DraftRounds times at most. After the last failed round it
 // returns the last draft, Invalid, with the error.
-func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Registry, pol Policy, req DraftRequest) (*Draft, error) {
+func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Registry, pol engine.Policy, req DraftRequest) (*Draft, error) {
 	var ref strings.Builder
 	if err := reference.Build(reg).WriteText(&ref); err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Regist
 		if req.TryFn != nil {
 			rep, err = req.TryFn(ctx, req.FileName, []byte(src), req.Try)
 		} else {
-			rep, err = Try(ctx, reg, pol, req.FileName, []byte(src), req.Try)
+			rep, err = engine.Try(ctx, reg, pol, req.FileName, []byte(src), req.Try)
 		}
 		switch {
 		case err != nil:
@@ -127,7 +128,7 @@ func runProblems(rep *api.TryReport) string {
 	for _, r := range rep.Failed() {
 		fmt.Fprintf(&b, "- %s %s failed: %s\n", r.HandlerType, r.Handler, r.Error)
 		for _, l := range r.Trace[max(0, len(r.Trace)-5):] {
-			fmt.Fprintf(&b, "    [%s] %s %s.%s %s %s\n", l.Phase, l.Kind, l.Connector, l.Method, clip(l.Result, 200), l.Error)
+			fmt.Fprintf(&b, "    [%s] %s %s.%s %s %s\n", l.Phase, l.Kind, l.Connector, l.Method, model.Clip(l.Result, 200), l.Error)
 		}
 	}
 	return b.String()
