@@ -1666,7 +1666,7 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 			opts.Grants, opts.Deployed = grants, true
 		}
 	}
-	rep, err := engine.Try(ctx, reg, engine.PolicyFrom(cfg.Policy), file, sc.Source, opts)
+	rep, err := authoring.Try(ctx, reg, engine.PolicyFrom(cfg.Policy), file, sc.Source, opts)
 	if err != nil {
 		return printValidation(c.stderr, err)
 	}
@@ -1765,7 +1765,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		if _, _, err := c.registry(); err != nil {
 			return err
 		}
-		if _, err := c.llm(); err != nil {
+		if _, err := c.site().Chat(); err != nil {
 			return err
 		}
 		if keepAPI, err = c.api(ctx); err != nil {
@@ -1779,7 +1779,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 			return err
 		}
 		current, fileName, out, name = sv.Source, filepath.Base(sv.FileName), sv.Workflow+".js", sv.Workflow
-		if ct, ok := keepAPI.(engine.ChangeTrier); ok {
+		if ct, ok := keepAPI.(authoring.ChangeTrier); ok {
 			req.TryFn = func(ctx context.Context, file string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
 				return ct.TryChange(ctx, sv.Workflow, file, src, opts)
 			}
@@ -1847,30 +1847,9 @@ func writeDraft(out, text string, inPlace bool) error {
 	return errors.Join(err, f.Close())
 }
 
-func (c *cli) llm() (*engine.Chat, error) {
-	cfg, err := c.config()
-	if err != nil {
-		return nil, err
-	}
-	chat, err := engine.ChatFrom(cfg.LLM)
-	if errors.Is(err, engine.ErrNoLLM) {
-		return nil, fmt.Errorf("%w\n(config file: %s)", err, c.configPath)
-	}
-	if err == nil && chat.APIKey == "" {
-		// a local model needs none; a hosted one answers 401, and this
-		// says why before it does
-		why := "[llm] names no api_key_env"
-		if cfg.LLM.APIKeyEnv != "" {
-			why = "$" + cfg.LLM.APIKeyEnv + " is empty"
-		}
-		fmt.Fprintf(c.stderr, "keep: note: %s, so keep sends no key to %s\n", why, chat.URL)
-	}
-	return chat, err
-}
-
 // draft runs the drafting loop with the config's model and connectors.
 func (c *cli) draft(ctx context.Context, req authoring.DraftRequest) (*authoring.Draft, error) {
-	chat, err := c.llm()
+	chat, err := c.site().Chat()
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,6 @@ import (
 	"keep/connectors"
 	"keep/connectors/accounts"
 	"keep/engine/api"
-	"keep/engine/authoring/model"
 	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/engine/ledger"
@@ -85,8 +84,9 @@ type Opts struct {
 	// Now is the clock; defaults to time.Now. Scheduling tests inject one.
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Repairer, if set, is handed logic failures (DESIGN.md §7.2).
-	Repairer model.Repairer
+	// Repairer, if set, is handed logic failures (DESIGN.md §7.2, repair.go):
+	// engine/authoring's; nil, and a failure stays with the person.
+	Repairer Repairer
 	// Events receives the journaled notifications of DESIGN.md §9 (the bus);
 	// nil: they only reach Subscribe.
 	Events EventSink
@@ -113,7 +113,7 @@ type Engine struct {
 	pol    Policy
 	now    func() time.Time
 	log    *slog.Logger
-	repair model.Repairer
+	repair Repairer
 	events EventSink
 	// accounts: see auth.go
 	accounts *accounts.Store

@@ -287,7 +287,7 @@ func TestRepairsReadNothingBeforeTheyAreAccepted(t *testing.T) {
 func TestTryReportsTheManifest(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	rep, err := Try(context.Background(), b.e.reg, b.e.pol, "notes.js", []byte(notesWorkflow), api.TryOptions{CaptureReads: true})
+	rep, err := TryFile(context.Background(), b.e.reg, b.e.pol, "notes.js", []byte(notesWorkflow), api.TryOptions{CaptureReads: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"keep/connectors"
-	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
@@ -252,8 +251,6 @@ func decidingGrant[G any](grants []G, of func(*G) (capability, scope string), ca
 }
 
 func ledgerGrant(g *storage.Grant) (string, string) { return g.Capability, g.Scope }
-
-func viewGrant(g *api.GrantView) (string, string) { return g.Capability, g.Scope }
 
 func scopeMatches(grant, call string) bool { return ledger.ScopeMatches(grant, call) }
 

@@ -34,6 +34,16 @@ func proposalBytes(p *storage.Proposal) int {
 	return len(p.Source) + len(p.Reason) + len(p.Diff) + len(p.Summary) + len(p.DryRun) + len(p.FileName)
 }
 
+// ProposalRoom refuses, before anything costly (a dry run), a proposal
+// for name of size bytes (its script and reason) past the bounds; both are
+// checked again where it is filed (FileProposal).
+func (e *Engine) ProposalRoom(ctx context.Context, name string, size int) error {
+	if size > e.maxProposalBytes() {
+		return refusedf("propose: the proposal is %d bytes, over policy.max_proposal_bytes (%d)", size, e.maxProposalBytes())
+	}
+	return e.roomForProposal(ctx, e.db.Read(), name)
+}
+
 // roomForProposal refuses a proposal for a workflow whose open proposals
 // are at the cap.
 func (e *Engine) roomForProposal(ctx context.Context, q storage.Q, name string) error {

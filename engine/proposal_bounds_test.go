@@ -28,11 +28,11 @@ func TestProposalsAreBounded(t *testing.T) {
 		b := setup(t, allowMutations)
 		b.deploy("notes", notesWorkflow)
 		for i := range 3 {
-			if _, err := b.e.Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(i), Origin: api.OriginMCP}); err != nil {
+			if _, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(i), Origin: api.OriginMCP}); err != nil {
 				t.Fatalf("proposal %d: %v", i+1, err)
 			}
 		}
-		_, err := b.e.Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(9), Origin: api.OriginMCP})
+		_, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(9), Origin: api.OriginMCP})
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "policy.max_open_proposals") {
 			t.Fatalf("the 4th proposal: %v", err)
 		}
@@ -44,7 +44,7 @@ func TestProposalsAreBounded(t *testing.T) {
 		if err := b.e.RejectProposal(ctx, hist[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.e.Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(9), Origin: api.OriginMCP}); err != nil {
+		if _, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(9), Origin: api.OriginMCP}); err != nil {
 			t.Fatalf("after a reject: %v", err)
 		}
 	})
@@ -54,13 +54,13 @@ func TestProposalsAreBounded(t *testing.T) {
 		b := setup(t, allowMutations, func(c *config.Config) { c.Policy.MaxProposalBytes = 40 << 10 })
 		b.deploy("notes", notesWorkflow)
 		big := append(variant(0), []byte("\n// "+strings.Repeat("x", 50<<10)+"\n")...)
-		_, err := b.e.Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: big, Origin: api.OriginMCP})
+		_, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: big, Origin: api.OriginMCP})
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "policy.max_proposal_bytes") {
 			t.Fatalf("a 50 KiB proposal under a 40 KiB cap: %v", err)
 		}
 		// the script alone fits; with its diff (every line of it added) it does not
 		half := append(variant(0), []byte("\n// "+strings.Repeat("x", 25<<10)+"\n")...)
-		_, err = b.e.Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: half, Origin: api.OriginMCP})
+		_, err = b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: half, Origin: api.OriginMCP})
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "with its diff") {
 			t.Fatalf("a 25 KiB script with its diff under a 40 KiB cap: %v", err)
 		}
@@ -75,7 +75,7 @@ func TestProposalsAreBounded(t *testing.T) {
 		b.deploy("notes", notesWorkflow)
 		var ids []string
 		for i := range 3 {
-			v, err := b.e.Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(i), Origin: api.OriginMCP})
+			v, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(i), Origin: api.OriginMCP})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestProposalsAreBounded(t *testing.T) {
 			t.Errorf("accepting a superseded proposal: %v", err)
 		}
 
-		v, err := b.e.Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(5), Origin: api.OriginEdit})
+		v, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(5), Origin: api.OriginEdit})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func TestHostileTraceStaysData(t *testing.T) {
 			srv := httptest.NewServer(obedient)
 			defer srv.Close()
 			b := setup(t, allowMutations)
-			b.e.repair = model.EndpointRepairer{URL: srv.URL + "/v1/chat/completions", Model: "m"}
+			b.e.repair = RepairsOf(model.EndpointRepairer{URL: srv.URL + "/v1/chat/completions", Model: "m"})
 			b.write("inbox/a.txt", hostile)
 			b.deploy("notes", broken)
 			b.drain()

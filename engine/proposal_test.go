@@ -88,7 +88,7 @@ func TestProposals(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		b.write("inbox/a.txt", "alpha")
-		v, err := b.e.Propose(ctx, api.ProposalRequest{FileName: "notes.js", Source: []byte(notesWorkflow), Origin: api.OriginMCP, Reason: "you asked for a log"})
+		v, err := b.author().Propose(ctx, api.ProposalRequest{FileName: "notes.js", Source: []byte(notesWorkflow), Origin: api.OriginMCP, Reason: "you asked for a log"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,12 +122,12 @@ func TestProposals(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		b.deploy("notes", notesWorkflow)
-		_, err := b.e.Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: []byte(strings.Replace(notesWorkflow, `name: "notes"`, `name: "other"`, 1)), Origin: api.OriginEdit})
+		_, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: []byte(strings.Replace(notesWorkflow, `name: "notes"`, `name: "other"`, 1)), Origin: api.OriginEdit})
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "rename") {
 			t.Fatalf("a renaming proposal: %v", err)
 		}
 		changed := strings.Replace(notesWorkflow, `"Note " + f.name`, `"A note " + f.name`, 1)
-		v, err := b.e.Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: []byte(changed), Origin: api.OriginEdit})
+		v, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: []byte(changed), Origin: api.OriginEdit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestProposals(t *testing.T) {
 		if _, err := b.e.AcceptProposal(ctx, v.ID); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "version 2") {
 			t.Fatalf("accepting a proposal made against version 1 at version 2: %v", err)
 		}
-		if _, err := b.e.Propose(ctx, api.ProposalRequest{Source: []byte(notesWorkflow), Origin: "deploy"}); err == nil {
+		if _, err := b.author().Propose(ctx, api.ProposalRequest{Source: []byte(notesWorkflow), Origin: "deploy"}); err == nil {
 			t.Fatal("an unknown origin was accepted")
 		}
 	})

@@ -5,22 +5,39 @@ import (
 	"fmt"
 
 	"keep/engine/api"
-	"keep/engine/authoring/model"
 	"keep/storage"
 )
 
+// Repairer is handed a logic failure within the workflow's budget of
+// repairs in a row (DESIGN.md §7.2) and answers with the proposal it filed
+// for the person: engine/authoring's, which asks a model for a new script.
+// The engine is given one at construction (Opts.Repairer); without one a
+// logic failure stays with the person.
+type Repairer interface {
+	Repair(ctx context.Context, e *Engine, f FailedRun) (*api.ProposalView, error)
+}
+
+// FailedRun is what a repairer is told of a logic failure.
+type FailedRun struct {
+	RunID                      int64
+	Workflow, FileName, Script string // the version that failed
+	Error, Handler, Phase      string
+	// Trace is the end of the run's trace, a line an entry.
+	Trace []string
+}
+
 // repairTraceLines is how much of the failing run's trace a repairer sees.
 const repairTraceLines = 40
+
+// triggerRepair is the trigger of a run retried after a repair, and the
+// origin of the script version the repair made.
+const triggerRepair = "repair"
 
 // maybeRepair hands a logic failure to the repairer, within its budget of
 // repairs in a row; past it, or without a repairer, the failure stays with
 // the user (the block set by the failure says so). What the repairer
 // answers is only a proposal: the workflow stays blocked on the failed run
 // until the person accepts it (proposal.go) or answers the run.
-// triggerRepair is the trigger of a run retried after a repair, and the
-// origin of the script version the repair made.
-const triggerRepair = "repair"
-
 func (e *Engine) maybeRepair(ctx context.Context, w *storage.Workflow, run *storage.Run) {
 	if e.repair == nil {
 		return
@@ -73,19 +90,12 @@ func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storag
 	if err != nil {
 		return err
 	}
-	req := model.RepairRequest{Workflow: w.Name, FileName: cur.FileName, Script: cur.Source, Error: run.Error,
+	f := FailedRun{RunID: run.ID, Workflow: w.Name, FileName: cur.FileName, Script: cur.Source, Error: run.Error,
 		Handler: run.Handler, Phase: phaseOfFailure(run, entries)}
 	for _, t := range entries[max(0, len(entries)-repairTraceLines):] {
-		req.Trace = append(req.Trace, traceText(t))
+		f.Trace = append(f.Trace, traceText(t))
 	}
-	rctx, cancel := context.WithTimeout(ctx, e.pol.HandlerTimeout)
-	defer cancel()
-	src, err := e.repair.Repair(rctx, req)
-	if err != nil {
-		return err
-	}
-	view, err := e.propose(ctx, api.ProposalRequest{Workflow: w.Name, FileName: cur.FileName, Source: []byte(src), Origin: api.OriginRepair,
-		Reason: fmt.Sprintf("a repair of run %s (%s %s: %s)", idString(run.ID), run.Handler, req.Phase, clip(run.Error, 200))}, run.ID)
+	view, err := e.repair.Repair(ctx, e, f)
 	if err != nil {
 		return err
 	}

@@ -21,14 +21,14 @@ func brokenNotes(fix string) string {
 }
 
 // commandRepairer answers with the script in a file, through a real process.
-func commandRepairer(t *testing.T, script string) (model.Repairer, string) {
+func commandRepairer(t *testing.T, script string) (Repairer, string) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fixed.js")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	seen := filepath.Join(dir, "request.json")
-	return model.CommandRepairer{Command: "cat > " + seen + " && cat " + path}, seen
+	return RepairsOf(model.CommandRepairer{Command: "cat > " + seen + " && cat " + path}), seen
 }
 
 // proposed is the one open proposal for workflow, from Attention.
@@ -213,7 +213,7 @@ func TestRepair(t *testing.T) {
 		}))
 		defer srv.Close()
 		b := setup(t, allowMutations)
-		b.e.repair = model.EndpointRepairer{URL: srv.URL, Model: "m1"}
+		b.e.repair = RepairsOf(model.EndpointRepairer{URL: srv.URL, Model: "m1"})
 		b.write("inbox/a.txt", "alpha")
 		b.deploy("notes", brokenNotes(`throw new Error("bug in prepare");`))
 		b.drain()

@@ -104,7 +104,7 @@ func TestDryRunCapturesMutationsAndTouchesNothingReal(t *testing.T) {
 	files := []string{b.dbPath, b.dbPath + "-wal", filepath.Join(b.root, "posted.log")}
 	before := snapshot(t, files...)
 
-	rep, err := b.e.DryRun(ctx, "tryme", api.TryOptions{})
+	rep, err := b.author().DryRun(ctx, "tryme", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestTryOneProducerWithALimit(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	src := []byte(tryWorkflow(srv.URL))
-	rep, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, api.TryOptions{Producer: "poll", Limit: 1})
+	rep, err := TryFile(ctx, b.e.reg, b.e.pol, "tryme.js", src, api.TryOptions{Producer: "poll", Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +184,11 @@ func TestTryOneProducerWithALimit(t *testing.T) {
 			t.Errorf("--producer poll ran producer idle")
 		}
 	}
-	if _, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, api.TryOptions{Producer: "nosuch"}); err == nil ||
+	if _, err := TryFile(ctx, b.e.reg, b.e.pol, "tryme.js", src, api.TryOptions{Producer: "nosuch"}); err == nil ||
 		!strings.Contains(err.Error(), "poll, idle") {
 		t.Errorf("an unknown producer: %v, want an error naming poll and idle", err)
 	}
-	if _, err := Try(ctx, b.e.reg, b.e.pol, "bad.js", []byte("export default Keep.workflow({})"), api.TryOptions{}); err == nil {
+	if _, err := TryFile(ctx, b.e.reg, b.e.pol, "bad.js", []byte("export default Keep.workflow({})"), api.TryOptions{}); err == nil {
 		t.Error("an invalid file was tried")
 	}
 }
@@ -230,7 +230,7 @@ func TestDryRunStartsFromTheDeployedState(t *testing.T) {
 	}
 	write("inbox/b.txt", "b")
 
-	rep, err := b.e.DryRun(ctx, "notes", api.TryOptions{})
+	rep, err := b.author().DryRun(ctx, "notes", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestDryRunStartsFromTheDeployedState(t *testing.T) {
 	if err := b.e.Pause(ctx, "notes"); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = b.e.DryRun(ctx, "notes", api.TryOptions{})
+	rep, err = b.author().DryRun(ctx, "notes", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestDryRunCountsTheDailyLimit(t *testing.T) {
 	b.drain()
 	b.write("inbox/b.txt", "b")
 	b.write("inbox/c.txt", "c")
-	rep, err := b.e.DryRun(ctx, "notes", api.TryOptions{})
+	rep, err := b.author().DryRun(ctx, "notes", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

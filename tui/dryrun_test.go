@@ -53,7 +53,7 @@ func TestDryRunKeyOverTheRealEngine(t *testing.T) {
 	r := newRealEngine(t)
 	r.Write("inbox/a.txt", "hello")
 	r.Deploy("notes", []byte(copyWorkflow))
-	h := r.harness(r.E, 120, 40)
+	h := r.harness(r.API, 120, 40)
 	h.keys("1", "d")
 	screen := h.screen()
 	if !strings.Contains(screen, "Dry run · notes") || !strings.Contains(screen, "out/a.txt") ||

@@ -133,7 +133,7 @@ func TestRealEngineEnds(t *testing.T) {
 
 	t.Run("inputs: G shows the oldest at once, up brings the newer in order, g the newest", func(t *testing.T) {
 		t.Parallel()
-		api := &countingAPI{API: r.E}
+		api := &countingAPI{API: r.API}
 		h := newHarnessAt(t, api, r.Clock.Now, 120, 40)
 		h.keys("2")
 		h.keys("G")
@@ -149,7 +149,7 @@ func TestRealEngineEnds(t *testing.T) {
 
 	t.Run("inputs: a notification after G re-reads the window from its top, not the newest", func(t *testing.T) {
 		t.Parallel()
-		api := &countingAPI{API: r.E}
+		api := &countingAPI{API: r.API}
 		h := newHarnessAt(t, api, r.Clock.Now, 120, 40)
 		h.keys("2", "G")
 		first, _ := idNum(h.m.in.items[0].InputID)
@@ -169,7 +169,7 @@ func TestRealEngineEnds(t *testing.T) {
 
 	t.Run("inputs under a filter: G and up keep to the matching ones", func(t *testing.T) {
 		t.Parallel()
-		api := &countingAPI{API: r.E}
+		api := &countingAPI{API: r.API}
 		h := newHarnessAt(t, api, r.Clock.Now, 120, 40)
 		h.keys("2", "/", "n", "1", "enter")
 		want := ids(total, func(i int) string { return all[i].InputID }, func(i int) bool { return strings.Contains(all[i].Title, "n1") })
@@ -184,7 +184,7 @@ func TestRealEngineEnds(t *testing.T) {
 
 	t.Run("runs: G shows the oldest at once, up brings the newer in order, g the newest", func(t *testing.T) {
 		t.Parallel()
-		api := &countingAPI{API: r.E}
+		api := &countingAPI{API: r.API}
 		h := newHarnessAt(t, api, r.Clock.Now, 120, 40)
 		h.keys("4")
 		walkEnds(t, h, &h.m.rn.pagedList, h.m.rn.Title, api.runCalls, ids(len(runs), func(i int) string { return runs[i].ID }, every), "")

@@ -81,7 +81,7 @@ func (r *realEngine) awaitingApproval(w, h int) *harness {
 	r.Write("inbox/a.txt", "alpha")
 	r.Deploy("notes", []byte(copyWorkflow))
 	r.Drain()
-	return r.harness(r.E, w, h)
+	return r.harness(r.API, w, h)
 }
 
 // deliver feeds the TUI the notifications the engine has sent so far, as
@@ -219,7 +219,7 @@ func TestRealEnginePaging(t *testing.T) {
 	r.Deploy("notes", []byte(copyWorkflow))
 	r.Drain()
 
-	api := &countingAPI{API: r.E}
+	api := &countingAPI{API: r.API}
 	h := r.harness(api, 120, 40)
 	first := api.calls()
 	if len(first) != 1 || first[0].Before != 0 || first[0].Limit >= total {

@@ -50,7 +50,7 @@ func TestScriptTextCannotDriveTheTerminalFromTheTUI(t *testing.T) {
 	r.Deploy("planter", []byte(plantingWorkflow))
 	r.Deploy("thrower", []byte(throwingPlanter))
 	r.Drain()
-	h := r.harness(r.E, 220, 60) // wide enough that no planted line wraps
+	h := r.harness(r.API, 220, 60) // wide enough that no planted line wraps
 
 	var screens []string
 	look := func(what string) {

@@ -1,3 +1,6 @@
+// Package api is the API a front end (the TUI, the CLI, the daemon's
+// socket clients) holds, and every type its methods take or give: one
+// room below the run loop and authoring, which implement it together.
 package api
 
 import (
@@ -10,10 +13,11 @@ import (
 	"keep/storage"
 )
 
-// API is everything a front end (the TUI, the CLI, the daemon's socket
-// clients) may ask of the engine. The in-process *Engine implements it, and
-// so does the client that talks to a daemon over its socket, so a front end
-// never knows (or cares) which one it holds. Ids are strings.
+// API is everything a front end may ask of the engine. The run loop
+// (engine.Engine) and authoring (engine/authoring's Author) implement it
+// together, composed in engine/daemon; so does the client that talks to a
+// daemon over its socket, so a front end never knows (or cares) which one
+// it holds. Ids are strings.
 type API interface {
 	Workflows(ctx context.Context) ([]WorkflowView, error)
 	Workflow(ctx context.Context, name string) (*WorkflowDetail, error)
@@ -45,12 +49,13 @@ type API interface {
 	// approval the new grant allowed, and so released.
 	GrantReleasing(ctx context.Context, workflow string, g GrantView) (released int, err error)
 	// DryRun shows what a deployed workflow's next runs would do, on a
-	// throw-away copy: real reads, captured mutations (engine/try.go).
+	// throw-away copy: real reads, captured mutations (engine/authoring/try.go).
 	DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error)
 	// Script is a deployed workflow's current script (keep edit).
 	Script(ctx context.Context, workflow string) (*ScriptView, error)
 	// Propose offers a new script for a workflow; it waits in Attention
-	// until the person accepts or rejects it (engine/proposal.go).
+	// until the person accepts or rejects it (engine/authoring/propose.go
+	// makes it, engine/proposal.go files it and takes the decision).
 	Propose(ctx context.Context, p ProposalRequest) (*ProposalView, error)
 	AcceptProposal(ctx context.Context, id string) (*DeployResult, error)
 	RejectProposal(ctx context.Context, id string) error
@@ -366,8 +371,7 @@ type Notification struct {
 }
 
 // The API's answers about scripts, dry runs and proposals: the types
-// of the methods above whose work lives in draft.go, try.go and
-// proposal.go.
+// of the methods above whose work lives in engine/authoring.
 
 // ScriptView is the current script of a deployed workflow.
 type ScriptView struct {
@@ -393,13 +397,16 @@ type TryOptions struct {
 	Deployed bool `json:"deployed,omitempty"`
 	// CallsToday are the deployed workflow's calls in the last day that
 	// each grant with a daily limit covers, as the limit counts them (by
-	// limitKey): a captured call past the limit would wait for approval.
+	// LimitKey): a captured call past the limit would wait for approval.
 	CallsToday map[string]int `json:"calls_today,omitempty"`
 	// CaptureReads shows reads instead of performing them, as mutations
 	// are: nothing outside keep is touched (keep new and edit without
 	// --with-reads, proposals). A captured read answers empty.
 	CaptureReads bool `json:"capture_reads,omitempty"`
 }
+
+// LimitKey names a grant's daily limit in TryOptions.CallsToday.
+func LimitKey(capability, scope string) string { return capability + " " + scope }
 
 // TryReport is what a dry run would have done.
 type TryReport struct {

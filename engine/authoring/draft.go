@@ -100,7 +100,7 @@ func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Regist
 		if req.TryFn != nil {
 			rep, err = req.TryFn(ctx, req.FileName, []byte(src), req.Try)
 		} else {
-			rep, err = engine.Try(ctx, reg, pol, req.FileName, []byte(src), req.Try)
+			rep, err = Try(ctx, reg, pol, req.FileName, []byte(src), req.Try)
 		}
 		switch {
 		case err != nil:

@@ -220,7 +220,7 @@ func (h mcpHandlers) try(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	if err := a.check(); err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(engine.Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), api.TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true}))
+	return mcpResult(Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), api.TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true}))
 }
 
 func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -28,7 +28,7 @@ func TestMCPServeResourcesPromptsAndWhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := authoring.MCPServeOpts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}
+	o := authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}
 	cs := mcpSession(t, o)
 
 	t.Run("without an engine, status and workflows say so, and which database", func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestMCPServeOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(authoring.MCPHTTPHandler(authoring.MCPServeOpts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}, "t0ken"))
+	ts := httptest.NewServer(authoring.MCPHTTPHandler(authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}, "t0ken"))
 	t.Cleanup(ts.Close)
 
 	connect := func(token string) (*sdk.ClientSession, error) {

@@ -75,7 +75,7 @@ func TestMCPServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := mcpSession(t, authoring.MCPServeOpts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy)})
+	cs := mcpSession(t, authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy)})
 
 	t.Run("the tools are the reference, validate, try, propose and read-only views; none answers for the person", func(t *testing.T) {
 		res, err := cs.ListTools(context.Background(), nil)

@@ -81,7 +81,7 @@ func setup(t *testing.T) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	b := &bundle{Host: h, spy: &spy{API: h.E}, dbPath: filepath.Join(sockDir, "keep.db")}
+	b := &bundle{Host: h, spy: &spy{API: wholeOf(h.E)}, dbPath: filepath.Join(sockDir, "keep.db")}
 	logger := slog.New(slog.DiscardHandler)
 	b.sock = SocketPath(b.dbPath)
 	b.srv, err = Serve(ctx, b.spy, b.sock, logger)
@@ -181,7 +181,7 @@ func TestDaemon(t *testing.T) {
 			t.Fatalf("deploy = %+v", res)
 		}
 		b.Drain()
-		first := read(t, b.E, "notes")
+		first := read(t, wholeOf(b.E), "notes")
 		if len(first.Inputs) != 2 || len(first.Events) == 0 || len(first.Runs) == 0 || len(first.Mutations) == 0 {
 			t.Fatalf("the pipeline did too little to compare: %d inputs, %d events, %d runs, %d mutations",
 				len(first.Inputs), len(first.Events), len(first.Runs), len(first.Mutations))
@@ -199,7 +199,7 @@ func TestDaemon(t *testing.T) {
 			t.Fatalf("grant: %v", err)
 		}
 		b.Drain()
-		second := read(t, b.E, "notes")
+		second := read(t, wholeOf(b.E), "notes")
 		if len(second.Grants) == 0 {
 			t.Fatal("the grant made through the client is not there")
 		}
@@ -232,7 +232,7 @@ func TestDaemon(t *testing.T) {
 			}
 			return s
 		}
-		direct := narrow(b.E)
+		direct := narrow(wholeOf(b.E))
 		if len(direct.Inputs) != 1 || len(direct.Mutations) != applied {
 			t.Fatalf("the filters did not narrow: %d inputs, %d mutations", len(direct.Inputs), len(direct.Mutations))
 		}
@@ -265,8 +265,8 @@ func TestDaemon(t *testing.T) {
 			s.Runs = append(runs, newerRuns...)
 			return s
 		}
-		direct = ends(b.E)
-		all := read(t, b.E, "notes")
+		direct = ends(wholeOf(b.E))
+		all := read(t, wholeOf(b.E), "notes")
 		if n := len(all.Inputs); len(direct.Inputs) != 2 || direct.Inputs[0].InputID != all.Inputs[n-1].InputID ||
 			direct.Inputs[1].InputID != all.Inputs[n-2].InputID {
 			t.Fatalf("inputs from the oldest end = %+v, want the last two of %+v", direct.Inputs, all.Inputs)
@@ -304,7 +304,7 @@ func TestDaemon(t *testing.T) {
 			"deploy named": func(a api.API) error { _, err := a.Deploy(ctx, "bad.js", []byte(badWorkflow), "x"); return err },
 		}
 		for name, call := range calls {
-			direct, remote := call(b.E), call(b.c)
+			direct, remote := call(wholeOf(b.E)), call(b.c)
 			if direct == nil {
 				t.Errorf("%s: the engine accepted it; pick a failing call", name)
 				continue
@@ -516,7 +516,7 @@ func TestDaemon(t *testing.T) {
 		// Linux's sun_path holds 107 bytes and a NUL: a name of exactly
 		// 107 bytes fits; nothing keep adds on the way may overflow it.
 		sock := filepath.Join(dir, strings.Repeat("s", 107-len(dir)-1))
-		srv, err := Serve(ctx, h.E, sock, slog.New(slog.DiscardHandler))
+		srv, err := Serve(ctx, wholeOf(h.E), sock, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("serve on a %d-byte path: %v", len(sock), err)
 		}
@@ -554,7 +554,7 @@ func TestDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 		sock := SocketPath(filepath.Join(deep, "keep.db"))
-		srv, err := Serve(ctx, h.E, sock, slog.New(slog.DiscardHandler))
+		srv, err := Serve(ctx, wholeOf(h.E), sock, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("serve on a %d-byte path: %v", len(sock), err)
 		}
@@ -573,7 +573,7 @@ func TestDaemon(t *testing.T) {
 			t.Errorf("a call on the long path: %v", err)
 		}
 		c.Close()
-		if _, err := Serve(ctx, h.E, sock, nil); err == nil || !strings.Contains(err.Error(), "another daemon answers") {
+		if _, err := Serve(ctx, wholeOf(h.E), sock, nil); err == nil || !strings.Contains(err.Error(), "another daemon answers") {
 			t.Errorf("a second daemon on the same long path: %v, want refused", err)
 		}
 		if err := srv.Close(context.Background()); err != nil {
@@ -588,7 +588,7 @@ func TestDaemon(t *testing.T) {
 		// a name no address can hold is refused at once, by name, rather
 		// than served where no client could connect
 		long := filepath.Join(deep, strings.Repeat("n", 120)+".sock")
-		if _, err := Serve(ctx, h.E, long, nil); err == nil || !strings.Contains(err.Error(), "too long") {
+		if _, err := Serve(ctx, wholeOf(h.E), long, nil); err == nil || !strings.Contains(err.Error(), "too long") {
 			t.Errorf("serve on a %d-byte name: %v, want refused as too long", len(filepath.Base(long)), err)
 		}
 		if _, err := os.Lstat(long); !errors.Is(err, fs.ErrNotExist) {
@@ -648,7 +648,7 @@ func TestDaemon(t *testing.T) {
 		if _, ok := Attach(dbPath); ok {
 			t.Fatal("attached to a stale socket")
 		}
-		srv, err := Serve(ctx, b.E, SocketPath(dbPath), nil)
+		srv, err := Serve(ctx, wholeOf(b.E), SocketPath(dbPath), nil)
 		if err != nil {
 			t.Fatalf("serve over a stale socket: %v", err)
 		}
@@ -656,7 +656,7 @@ func TestDaemon(t *testing.T) {
 		if _, ok := Attach(dbPath); !ok {
 			t.Error("the replacing daemon does not answer")
 		}
-		if _, err := Serve(ctx, b.E, SocketPath(dbPath), nil); err == nil {
+		if _, err := Serve(ctx, wholeOf(b.E), SocketPath(dbPath), nil); err == nil {
 			t.Error("a second daemon took over a live socket")
 		}
 		if _, err := b.c.Workflows(ctx); err != nil {
@@ -676,7 +676,7 @@ func TestDaemon(t *testing.T) {
 		if err := os.WriteFile(path, []byte("mine"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Serve(ctx, b.E, path, nil); err == nil {
+		if _, err := Serve(ctx, wholeOf(b.E), path, nil); err == nil {
 			t.Fatal("served over a regular file")
 		}
 		if data, _ := os.ReadFile(path); string(data) != "mine" {

@@ -21,7 +21,7 @@ func TestDryRunAndScriptAcrossTheSocket(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(b.Root, "inbox", "a.txt"), []byte("alpha"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	direct, err := b.E.DryRun(ctx, "notes", api.TryOptions{Producer: "scan", Limit: 5})
+	direct, err := wholeOf(b.E).DryRun(ctx, "notes", api.TryOptions{Producer: "scan", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestDryRunAndScriptAcrossTheSocket(t *testing.T) {
 		len(remote.Runs) != len(direct.Runs) || remote.StartedFrom != direct.StartedFrom {
 		t.Fatalf("dry run in-process %+v\nover the socket %+v", direct, remote)
 	}
-	_, derr := b.E.DryRun(ctx, "notes", api.TryOptions{Producer: "nosuch"})
+	_, derr := wholeOf(b.E).DryRun(ctx, "notes", api.TryOptions{Producer: "nosuch"})
 	_, rerr := b.c.DryRun(ctx, "notes", api.TryOptions{Producer: "nosuch"})
 	if derr == nil || rerr == nil || derr.Error() != rerr.Error() {
 		t.Errorf("an unknown producer: engine %v, client %v", derr, rerr)

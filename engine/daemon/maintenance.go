@@ -10,7 +10,7 @@ import (
 
 // Maintainer is what a daemon's engine offers beyond engine.API for the
 // care of its database: gc with the daemon's own retention policy, and a
-// consistent backup taken while it runs (engine.Maintained).
+// consistent backup taken while it runs (maintained, whole.go).
 type Maintainer interface {
 	GC(ctx context.Context) (engine.GCReport, error)
 	Backup(ctx context.Context, path string) error

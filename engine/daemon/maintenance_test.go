@@ -18,7 +18,7 @@ import (
 	"keep/storage"
 )
 
-// serveMaintained serves b's engine as the daemon does (engine.Maintained)
+// serveMaintained serves b's engine as the daemon does (maintained, whole.go)
 // on a socket of its own and returns a client of it.
 func serveMaintained(t *testing.T, b *bundle, r engine.Retention) *Client {
 	t.Helper()
@@ -28,7 +28,7 @@ func serveMaintained(t *testing.T, b *bundle, r engine.Retention) *Client {
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "keep.db.sock")
-	srv, err := Serve(context.Background(), engine.Maintained{Engine: b.E, Retention: r}, sock, slog.New(slog.DiscardHandler))
+	srv, err := Serve(context.Background(), maintainedOf(b.E, r), sock, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

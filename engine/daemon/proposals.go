@@ -3,8 +3,8 @@ package daemon
 import (
 	"context"
 
-	"keep/engine"
 	"keep/engine/api"
+	"keep/engine/authoring"
 )
 
 // Propose implements engine.API.
@@ -22,9 +22,9 @@ func (c *Client) RejectProposal(ctx context.Context, id string) error {
 	return rejectProposalRoute.call(ctx, c, request{ProposalID: id})
 }
 
-var _ engine.ChangeTrier = (*Client)(nil)
+var _ authoring.ChangeTrier = (*Client)(nil)
 
-// TryChange implements engine.ChangeTrier.
+// TryChange implements authoring.ChangeTrier.
 func (c *Client) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
 	return tryChangeRoute.call(ctx, c, request{Workflow: workflow, FileName: fileName, Src: src, Try: &opts})
 }

@@ -8,6 +8,7 @@ import (
 
 	"keep/engine"
 	"keep/engine/api"
+	"keep/engine/authoring"
 )
 
 // TestProposalsAcrossTheSocket: a front end attached to the daemon can
@@ -60,10 +61,10 @@ func TestTryChangeAcrossTheSocket(t *testing.T) {
 	}
 }
 
-// TryChange passes through the spy, as the daemon's engine.Maintained
-// passes it through from the engine it embeds.
+// TryChange passes through the spy, as the daemon's maintained passes it
+// through from the authoring it embeds.
 func (s *spy) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
-	return s.API.(engine.ChangeTrier).TryChange(ctx, workflow, fileName, src, opts)
+	return s.API.(authoring.ChangeTrier).TryChange(ctx, workflow, fileName, src, opts)
 }
 
-var _ engine.ChangeTrier = engine.Maintained{}
+var _ authoring.ChangeTrier = maintained{}

@@ -8,6 +8,7 @@ import (
 
 	"keep/engine"
 	"keep/engine/api"
+	"keep/engine/authoring"
 )
 
 // The API on the wire, declared once. Each route names its path under /v1/,
@@ -124,7 +125,7 @@ var (
 		return []engine.AccountView{}, nil
 	})
 	tryChangeRoute = answer("try-change", "TryChange", func(ctx context.Context, api api.API, r request) (*api.TryReport, error) {
-		ct, ok := api.(engine.ChangeTrier)
+		ct, ok := api.(authoring.ChangeTrier)
 		if !ok || r.Try == nil {
 			return nil, errors.New("daemon: try-change is not offered here")
 		}

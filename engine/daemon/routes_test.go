@@ -11,6 +11,7 @@ import (
 
 	"keep/engine"
 	"keep/engine/api"
+	"keep/engine/authoring"
 )
 
 // offered is every interface the client carries over the socket: engine.API
@@ -18,7 +19,7 @@ import (
 var offered = []reflect.Type{
 	reflect.TypeFor[api.API](),
 	reflect.TypeFor[engine.AccountLister](),
-	reflect.TypeFor[engine.ChangeTrier](),
+	reflect.TypeFor[authoring.ChangeTrier](),
 	reflect.TypeFor[Maintainer](),
 }
 

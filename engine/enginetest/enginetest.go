@@ -22,6 +22,7 @@ import (
 	"keep/connectors"
 	"keep/engine"
 	"keep/engine/api"
+	"keep/engine/authoring"
 	"keep/engine/config"
 	"keep/engine/enginetest/kit"
 	"keep/storage"
@@ -75,6 +76,8 @@ type Opts struct {
 	Logger *slog.Logger
 	// Events, if set, builds the engine's event sink on the database.
 	Events func(db *storage.DB, now func() time.Time) engine.EventSink
+	// Repairer, if set, is handed the engine's logic failures.
+	Repairer engine.Repairer
 }
 
 // AllowMutations is a config edit: mutations run without asking.
@@ -82,8 +85,11 @@ func AllowMutations(c *config.Config) { c.Policy.DefaultMutationMode = engine.Gr
 
 // Host is a real engine on a real database.
 type Host struct {
-	T      testing.TB
-	E      *engine.Engine
+	T testing.TB
+	E *engine.Engine
+	// API is E with authoring, as engine/daemon composes them: every
+	// method of api.API.
+	API    api.API
 	DB     *storage.DB
 	Clock  *Clock
 	Root   string // the files and sheets connectors' root
@@ -146,7 +152,8 @@ func (h *Host) open() {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	eo := engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), Now: h.now(), Logger: h.opts.Logger}
+	eo := engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), Now: h.now(), Logger: h.opts.Logger,
+		Repairer: h.opts.Repairer}
 	if h.opts.Events != nil {
 		h.Sink = h.opts.Events(db, h.now())
 		eo.Events = h.Sink
@@ -156,6 +163,13 @@ func (h *Host) open() {
 		tb.Fatal(err)
 	}
 	h.DB, h.E = db, e
+	h.API = whole{e, authoring.Author{E: e}}
+}
+
+// whole is the run loop with authoring, as engine/daemon composes them.
+type whole struct {
+	*engine.Engine
+	authoring.Author
 }
 
 // Reopen simulates a restart: a new engine on the same file.

@@ -2,8 +2,8 @@
 // chat-completions client keep new and keep edit draft with, the repairers
 // a logic failure is handed to (DESIGN.md §7.2), and the quoting that keeps
 // what a workflow read as data in every prompt. It knows nothing of the
-// engine: the engine hands a repairer a RepairRequest and takes back only a
-// script, which becomes a proposal for the person.
+// engine: engine/authoring hands a repairer a RepairRequest and takes back
+// only a script, which becomes a proposal for the person.
 package model
 
 import (

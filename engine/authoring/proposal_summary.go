@@ -1,4 +1,4 @@
-package engine
+package authoring
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"keep/engine"
 	"keep/engine/api"
 	"keep/sandbox"
 )
@@ -70,7 +71,7 @@ func summarize(base, next *sandbox.Script, grants []api.GrantView) api.ProposalS
 	s := api.ProposalSummary{Reads: orNone(n.reads), Hosts: orNone(n.hosts), Handlers: orNone(n.handlers), Topics: orNone(n.topics),
 		Schedules: orNone(n.schedules), Mutations: orNone(n.mutations), Grants: []string{}, UsesGrants: []string{}, Adds: []string{}, Widens: []string{}}
 	for _, c := range n.mutations {
-		if mode, _ := grantMode(grants, c, "", nil); mode != GrantAllow {
+		if mode, _ := engine.GrantModeOf(grants, c, "", nil); mode != engine.GrantAllow {
 			s.Grants = append(s.Grants, c)
 		}
 		for _, g := range grants {
