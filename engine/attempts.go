@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 
 	"keep/engine/api"
 	"keep/storage"
@@ -98,4 +99,40 @@ func shownRunStatus(r *storage.Run) RunStatus {
 		return RunRetried
 	}
 	return r.Status
+}
+
+func (e *Engine) outputView(m *storage.Mutation) api.OutputView {
+	title := m.UITitle
+	if title == "" {
+		title = m.Connector + "." + m.Method
+	}
+	return api.OutputView{MutationID: idString(m.ID), Title: title, Status: m.Status, Connector: m.Connector, Method: m.Method,
+		Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), UpdatedAt: m.UpdatedAt}
+}
+
+// previewOf is m's preview in its connector's words; a method without
+// words of its own (an MCP tool) has none, since the JSON the host made of
+// its parameters cut at a length is what hid a second key: its arguments,
+// each named, are the preview.
+func (e *Engine) previewOf(m *storage.Mutation) string {
+	if _, meth, err := e.reg.Lookup(m.Connector, m.Method); err == nil && meth.Preview == nil {
+		return ""
+	}
+	return m.Preview
+}
+
+// targetOf is what m's call acts on as the host reads it from the actual
+// parameters, with the same Scope its grant is decided by, so the person
+// sees it beside the title the script chose. Empty when the method has no
+// scope (or is no longer registered).
+func (e *Engine) targetOf(m *storage.Mutation) string {
+	_, meth, err := e.reg.Lookup(m.Connector, m.Method)
+	if err != nil || meth.Scope == nil {
+		return ""
+	}
+	var params map[string]any
+	if json.Unmarshal(m.Params, &params) != nil {
+		return ""
+	}
+	return meth.Scope(params)
 }

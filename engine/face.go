@@ -123,3 +123,10 @@ func GrantModeOf(grants []api.GrantView, capability, scope string, today map[str
 	}
 	return v.Mode, ""
 }
+
+// Validate runs the static checks of `keep validate` with this engine's
+// connectors and policy, without touching the database.
+func (e *Engine) Validate(fileName string, src []byte) (*sandbox.Script, error) {
+	awaitMCP(context.Background(), e.reg, src)
+	return sandbox.Load(fileName, src, e.loadOptions())
+}

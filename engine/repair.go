@@ -8,24 +8,6 @@ import (
 	"keep/storage"
 )
 
-// Repairer is handed a logic failure within the workflow's budget of
-// repairs in a row (DESIGN.md §7.2) and answers with the proposal it filed
-// for the person: engine/authoring's, which asks a model for a new script.
-// The engine is given one at construction (Opts.Repairer); without one a
-// logic failure stays with the person.
-type Repairer interface {
-	Repair(ctx context.Context, e *Engine, f FailedRun) (*api.ProposalView, error)
-}
-
-// FailedRun is what a repairer is told of a logic failure.
-type FailedRun struct {
-	RunID                      int64
-	Workflow, FileName, Script string // the version that failed
-	Error, Handler, Phase      string
-	// Trace is the end of the run's trace, a line an entry.
-	Trace []string
-}
-
 // repairTraceLines is how much of the failing run's trace a repairer sees.
 const repairTraceLines = 40
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"keep/connectors"
-	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
@@ -501,23 +500,6 @@ func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.S
 		return e.led.Unblock(ctx, tx, w, triggerRepair, false)
 	})
 	return err
-}
-
-// internalBlock blocks a workflow on a bug of ours instead of spinning on it.
-func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
-	var w *storage.Workflow
-	err := e.db.Write(ctx, func(tx *storage.Tx) error {
-		var err error
-		if w, err = tx.WorkflowByID(ctx, id); err != nil {
-			return err
-		}
-		return e.setBlock(ctx, tx, w, BlockInternal, "internal error: "+cause.Error(), w.BlockRunID, nil)
-	})
-	if err != nil {
-		e.log.Error("blocking a workflow on an internal error", "workflow", id, "err", err)
-		return
-	}
-	e.notify(api.NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
 }
 
 // tSetBlockCleared lifts a block before the host re-sends a mutation.

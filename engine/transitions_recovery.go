@@ -1,11 +1,13 @@
 package engine
 
 // Restart recovery as a transition (chapter 16 "Restart Recovery": the
-// rules are ledger.Recover's; the orchestration is in recovery.go).
+// rules are ledger.Recover's; the orchestration is in recovery.go), and a
+// workflow stopped on a bug of ours instead of spinning on it.
 
 import (
 	"context"
 
+	"keep/engine/api"
 	"keep/storage"
 )
 
@@ -30,4 +32,21 @@ func (e *Engine) tRecoverRun(ctx context.Context, w *storage.Workflow, run *stor
 		}
 		return e.act(ctx, tx, w, d)
 	})
+}
+
+// internalBlock blocks a workflow on a bug of ours instead of spinning on it.
+func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
+	var w *storage.Workflow
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		var err error
+		if w, err = tx.WorkflowByID(ctx, id); err != nil {
+			return err
+		}
+		return e.setBlock(ctx, tx, w, BlockInternal, "internal error: "+cause.Error(), w.BlockRunID, nil)
+	})
+	if err != nil {
+		e.log.Error("blocking a workflow on an internal error", "workflow", id, "err", err)
+		return
+	}
+	e.notify(api.NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
 }
