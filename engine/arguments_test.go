@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"keep/engine/api"
 	"slices"
 	"testing"
+
+	"keep/engine/api"
 )
 
 func TestArgumentsNameEveryLeaf(t *testing.T) {

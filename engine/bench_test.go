@@ -3,12 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
-	"keep/engine/api"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // Benchmarks run against the same real pieces as the tests (SQLite in a temp

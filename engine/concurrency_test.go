@@ -2,12 +2,13 @@ package engine
 
 import (
 	"context"
-	"keep/engine/api"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // TestWorkflowsRunConcurrently: with the engine started, a workflow stuck

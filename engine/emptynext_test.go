@@ -2,8 +2,9 @@ package engine
 
 import (
 	"context"
-	"keep/engine/api"
 	"testing"
+
+	"keep/engine/api"
 )
 
 // emptyNextWorkflow reserves one event, appends a line for it, and has

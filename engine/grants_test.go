@@ -2,9 +2,10 @@ package engine
 
 import (
 	"context"
-	"keep/engine/api"
 	"strings"
 	"testing"
+
+	"keep/engine/api"
 )
 
 func TestGrants(t *testing.T) {

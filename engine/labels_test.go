@@ -2,10 +2,11 @@ package engine
 
 import (
 	"context"
-	"keep/engine/api"
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // TestLabelsSayWhatHappened: a run's trigger is deploy, run-now,

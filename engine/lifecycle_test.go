@@ -3,13 +3,14 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"keep/engine/api"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // runRow reads the newest run of a handler type through a separate

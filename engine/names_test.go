@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
-	"keep/engine/api"
 	"strings"
 	"testing"
+
+	"keep/engine/api"
 )
 
 // The red team's names: a path out of the folder, a bidi override, a

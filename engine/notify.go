@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"keep/engine/api"
 	"time"
+
+	"keep/engine/api"
 )
 
 // Subscribe implements API.

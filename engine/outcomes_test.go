@@ -2,11 +2,12 @@ package engine
 
 import (
 	"context"
-	"keep/engine/api"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // TestMutationOutcomes: how a call's failure lands in the ledger (DESIGN.md

@@ -3,10 +3,11 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"keep/engine/api"
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 func TestProducer(t *testing.T) {

@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
-	"keep/engine/api"
 	"strings"
 	"testing"
+
+	"keep/engine/api"
 )
 
 func TestProposals(t *testing.T) {

@@ -2,10 +2,11 @@ package engine
 
 import (
 	"context"
-	"keep/engine/api"
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // restartWorkflow: sleeper only waits for its clock; holder reads a topic

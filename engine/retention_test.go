@@ -2,9 +2,10 @@ package engine
 
 import (
 	"context"
-	"keep/engine/api"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 func TestRetention(t *testing.T) {

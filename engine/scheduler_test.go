@@ -4,13 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"keep/engine/api"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 func (b *bundle) handler(wf, name string) api.HandlerView {

@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"keep/engine/api"
 	"sync"
+
+	"keep/engine/api"
 )
 
 // subscribers fans notifications out to front ends. Sends never block: the
