@@ -14,10 +14,13 @@ import (
 
 // What engine/authoring takes of the run loop, beside the API: the
 // connectors and policy a dry run copies, the clock, a deployed version to
-// build a proposal on, and the few writes a dry run makes on its own
-// throw-away engine. Authoring stands above the engine and reaches it only
+// build a proposal on, the few writes a dry run makes on its own
+// throw-away engine, the grant rule its report applies, and a file's
+// checks. Three more stand with their concern: Backup (retention.go, a dry
+// run's snapshot), ProposalRoom (proposal_bounds.go) and FileProposal
+// (proposal.go). Authoring stands above the engine and reaches it only
 // here; the engine reaches authoring only through the Repairer it is given
-// (repair.go).
+// (engine.go, repair.go).
 
 // Registry is the connectors the engine calls.
 func (e *Engine) Registry() *connectors.Registry { return e.reg }
