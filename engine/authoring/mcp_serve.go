@@ -11,13 +11,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"keep/engine/api"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"keep/connectors"
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/reference"
 	"keep/sandbox"
 )
