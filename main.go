@@ -33,6 +33,8 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"keep/engine"
+	"keep/engine/api"
+	"keep/engine/authoring"
 	"keep/engine/benchmark"
 	"keep/engine/daemon"
 	"keep/tui"
@@ -308,7 +310,7 @@ func init() {
 			summary: "dry-run a workflow on a throw-away copy: real reads, every mutation shown instead of performed",
 			minArgs: 1, maxArgs: 1, run: cmdTry, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.producer, "producer", "", "run only this producer")
-				fs.IntVar(&o.limit, "limit", engine.DefaultTryLimit, "stop after this many mutations")
+				fs.IntVar(&o.limit, "limit", api.DefaultTryLimit, "stop after this many mutations")
 			})},
 		{name: "new", args: `"DESCRIPTION" [-o FILE] [--with-reads]`, summary: "draft a workflow with the [llm] model; validated and dry-run, never deployed",
 			minArgs: 1, maxArgs: 1, run: cmdNew, flags: func(fs *flag.FlagSet, o *opts) {
@@ -366,9 +368,9 @@ func init() {
 		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},
 		{name: "skip-input", args: "INPUT_ID", summary: "skip an input and the work it caused",
 			minArgs: 1, maxArgs: 1, run: cmdSkipInput},
-		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(engine.API.Pause, "paused %s")},
-		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(engine.API.Resume, "resumed %s")},
-		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(engine.API.Retry, "retrying %s")},
+		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Pause, "paused %s")},
+		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Resume, "resumed %s")},
+		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Retry, "retrying %s")},
 		{name: "logs", args: "WORKFLOW [--run ID] [--json]", summary: "the trace of a run (default: the newest)",
 			minArgs: 1, maxArgs: 1, run: cmdLogs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				idVar(fs, &o.run, "run", "run id")
@@ -749,7 +751,7 @@ func (c *cli) logger() *slog.Logger { return c.site().Logger() }
 
 // api returns the daemon's client when a daemon holds the database, else an
 // in-process engine on the database (closed when the command ends).
-func (c *cli) api(ctx context.Context) (engine.API, error) {
+func (c *cli) api(ctx context.Context) (api.API, error) {
 	got, err := c.site().Get(ctx, daemon.ForCommand)
 	if err != nil {
 		return nil, err
@@ -768,7 +770,7 @@ func (c *cli) noEngine(what string) {
 }
 
 // attach connects to the daemon that holds the database, if one answers.
-func (c *cli) attach() (engine.API, bool) {
+func (c *cli) attach() (api.API, bool) {
 	client, ok := c.site().Attach()
 	if !ok {
 		return nil, false
@@ -926,16 +928,16 @@ func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
-	api, err := c.api(ctx)
+	keepAPI, err := c.api(ctx)
 	if err != nil {
 		return err
 	}
-	res, err := api.Deploy(ctx, file, src, o.name)
+	res, err := keepAPI.Deploy(ctx, file, src, o.name)
 	if err != nil {
 		return printValidation(c.stderr, err)
 	}
 	if res.Capabilities == nil {
-		res.Capabilities = []engine.GrantView{}
+		res.Capabilities = []api.GrantView{}
 	}
 	c.noEngine(fmt.Sprintf("%s is stored and will run", res.Workflow))
 	if o.json {
@@ -995,7 +997,7 @@ func (l listing[T]) run(ctx context.Context, c *cli, o *opts) error {
 }
 
 // viaAPI fetches through the daemon, else an in-process engine.
-func viaAPI[T any](fetch func(ctx context.Context, api engine.API, o *opts) ([]T, error)) func(context.Context, *cli, *opts) ([]T, error) {
+func viaAPI[T any](fetch func(ctx context.Context, api api.API, o *opts) ([]T, error)) func(context.Context, *cli, *opts) ([]T, error) {
 	return func(ctx context.Context, c *cli, o *opts) ([]T, error) {
 		api, err := c.api(ctx)
 		if err != nil {
@@ -1006,10 +1008,10 @@ func viaAPI[T any](fetch func(ctx context.Context, api engine.API, o *opts) ([]T
 }
 
 // paged fetches a newest-first list of a workflow page by page (pages).
-func paged[T any](id func(T) string, fetch func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]T, error)) func(context.Context, *cli, *opts) ([]T, error) {
-	return viaAPI(func(ctx context.Context, api engine.API, o *opts) ([]T, error) {
+func paged[T any](id func(T) string, fetch func(ctx context.Context, api api.API, o *opts, p api.Page) ([]T, error)) func(context.Context, *cli, *opts) ([]T, error) {
+	return viaAPI(func(ctx context.Context, keepAPI api.API, o *opts) ([]T, error) {
 		return pages(o.limit, id, func(before int64, n int) ([]T, error) {
-			return fetch(ctx, api, o, engine.Page{Before: before, Limit: n})
+			return fetch(ctx, keepAPI, o, api.Page{Before: before, Limit: n})
 		})
 	})
 }
@@ -1021,16 +1023,16 @@ func withWidth[T any](write func(io.Writer, []T, int) error) func(io.Writer, []T
 
 // The listing commands' runners, rows of the command table.
 var (
-	listWorkflows = listing[engine.WorkflowView]{
-		fetch: viaAPI(func(ctx context.Context, api engine.API, _ *opts) ([]engine.WorkflowView, error) {
+	listWorkflows = listing[api.WorkflowView]{
+		fetch: viaAPI(func(ctx context.Context, api api.API, _ *opts) ([]api.WorkflowView, error) {
 			return api.Workflows(ctx)
 		}),
 		waits: "workflows run (NEXT RUN is when they would)",
 		empty: "no workflows; deploy one with: keep deploy FILE", write: tui.WriteWorkflows,
 	}.run
-	listInputs = listing[engine.InputView]{
-		fetch: paged(func(in engine.InputView) string { return in.InputID },
-			func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]engine.InputView, error) {
+	listInputs = listing[api.InputView]{
+		fetch: paged(func(in api.InputView) string { return in.InputID },
+			func(ctx context.Context, api api.API, o *opts, p api.Page) ([]api.InputView, error) {
 				ins, err := api.Inputs(ctx, o.args[0], p)
 				for i := range ins {
 					ins[i].Outputs = orEmpty(ins[i].Outputs)
@@ -1039,10 +1041,10 @@ var (
 			}),
 		empty: "no inputs", write: tui.WriteInputs,
 	}.run
-	listEvents = listing[engine.EventView]{
-		fetch: paged(func(ev engine.EventView) string { return ev.ID },
-			func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]engine.EventView, error) {
-				evs, err := api.Events(ctx, o.args[0], engine.EventFilter{Topic: o.topic, Status: o.status, Before: p.Before, Limit: p.Limit})
+	listEvents = listing[api.EventView]{
+		fetch: paged(func(ev api.EventView) string { return ev.ID },
+			func(ctx context.Context, keepAPI api.API, o *opts, p api.Page) ([]api.EventView, error) {
+				evs, err := keepAPI.Events(ctx, o.args[0], api.EventFilter{Topic: o.topic, Status: o.status, Before: p.Before, Limit: p.Limit})
 				for i := range evs {
 					evs[i].CausedBy = orEmpty(evs[i].CausedBy)
 				}
@@ -1050,21 +1052,21 @@ var (
 			}),
 		empty: "no events", write: tui.WriteEvents,
 	}.run
-	listRuns = listing[engine.RunView]{
-		fetch: paged(func(r engine.RunView) string { return r.ID },
-			func(ctx context.Context, api engine.API, o *opts, p engine.Page) ([]engine.RunView, error) {
+	listRuns = listing[api.RunView]{
+		fetch: paged(func(r api.RunView) string { return r.ID },
+			func(ctx context.Context, api api.API, o *opts, p api.Page) ([]api.RunView, error) {
 				return api.Runs(ctx, o.args[0], p)
 			}),
 		empty: "no runs", write: tui.WriteRuns,
 	}.run
-	listMutations = listing[engine.MutationView]{
-		fetch: viaAPI(func(ctx context.Context, api engine.API, o *opts) ([]engine.MutationView, error) {
+	listMutations = listing[api.MutationView]{
+		fetch: viaAPI(func(ctx context.Context, api api.API, o *opts) ([]api.MutationView, error) {
 			return api.Mutations(ctx, o.args[0], o.status)
 		}),
 		empty: "no mutations", write: withWidth(tui.WriteMutations),
 	}.run
-	listAttention = listing[engine.AttentionItem]{
-		fetch: viaAPI(func(ctx context.Context, api engine.API, _ *opts) ([]engine.AttentionItem, error) {
+	listAttention = listing[api.AttentionItem]{
+		fetch: viaAPI(func(ctx context.Context, api api.API, _ *opts) ([]api.AttentionItem, error) {
 			items, err := api.Attention(ctx)
 			for i := range items {
 				items[i].Inputs = orEmpty(items[i].Inputs)
@@ -1074,8 +1076,8 @@ var (
 		}),
 		empty: "nothing needs your attention", write: withWidth(tui.WriteAttention),
 	}.run
-	listGrants = listing[engine.GrantView]{
-		fetch: viaAPI(func(ctx context.Context, api engine.API, o *opts) ([]engine.GrantView, error) {
+	listGrants = listing[api.GrantView]{
+		fetch: viaAPI(func(ctx context.Context, api api.API, o *opts) ([]api.GrantView, error) {
 			return api.Grants(ctx, o.args[0])
 		}),
 		empty: "no grants", write: tui.WriteGrants,
@@ -1107,11 +1109,11 @@ var (
 )
 
 func cmdStatus(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
+	keepAPI, err := c.api(ctx)
 	if err != nil {
 		return err
 	}
-	d, err := api.Workflow(ctx, o.args[0])
+	d, err := keepAPI.Workflow(ctx, o.args[0])
 	if err != nil {
 		return err
 	}
@@ -1122,7 +1124,7 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 		}
 	}
 	if d.Handlers == nil {
-		d.Handlers = []engine.HandlerView{}
+		d.Handlers = []api.HandlerView{}
 	}
 	if o.json {
 		return c.printJSON(d)
@@ -1160,14 +1162,14 @@ func pages[T any](limit int, id func(T) string, fetch func(before int64, n int) 
 }
 
 func cmdLogs(ctx context.Context, c *cli, o *opts) error {
-	api, err := c.api(ctx)
+	keepAPI, err := c.api(ctx)
 	if err != nil {
 		return err
 	}
 	runID := o.run
-	var runView *engine.RunView
+	var runView *api.RunView
 	if runID == "" {
-		runs, err := api.Runs(ctx, o.args[0], engine.Page{Limit: 1})
+		runs, err := keepAPI.Runs(ctx, o.args[0], api.Page{Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -1176,7 +1178,7 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 		}
 		runView, runID = &runs[0], runs[0].ID
 	}
-	lines, err := api.Trace(ctx, runID)
+	lines, err := keepAPI.Trace(ctx, runID)
 	if err != nil {
 		return err
 	}
@@ -1190,7 +1192,7 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 // Operations
 
 // action runs one engine operation and prints what was done.
-func action(ctx context.Context, c *cli, op func(engine.API) error, done string) error {
+func action(ctx context.Context, c *cli, op func(api.API) error, done string) error {
 	api, err := c.api(ctx)
 	if err != nil {
 		return err
@@ -1204,7 +1206,7 @@ func action(ctx context.Context, c *cli, op func(engine.API) error, done string)
 
 func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
 	wf := o.args[0]
-	if err := action(ctx, c, func(api engine.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf); err != nil {
+	if err := action(ctx, c, func(api api.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf); err != nil {
 		return err
 	}
 	c.noEngine("they run")
@@ -1213,10 +1215,10 @@ func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
 
 // onWorkflow is the runner of an operation on one workflow: op, then done
 // with the workflow's name.
-func onWorkflow(op func(engine.API, context.Context, string) error, done string) func(context.Context, *cli, *opts) error {
+func onWorkflow(op func(api.API, context.Context, string) error, done string) func(context.Context, *cli, *opts) error {
 	return func(ctx context.Context, c *cli, o *opts) error {
 		wf := o.args[0]
-		return action(ctx, c, func(api engine.API) error { return op(api, ctx, wf) }, fmt.Sprintf(done, wf))
+		return action(ctx, c, func(api api.API) error { return op(api, ctx, wf) }, fmt.Sprintf(done, wf))
 	}
 }
 
@@ -1226,19 +1228,19 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 		return listAttention(ctx, c, o)
 	}
 	id := o.args[0]
-	api, err := c.api(ctx)
+	keepAPI, err := c.api(ctx)
 	if err != nil {
 		return err
 	}
-	items, err := api.Attention(ctx)
+	items, err := keepAPI.Attention(ctx)
 	if err != nil {
 		return err
 	}
 	// ids of different kinds may meet (mutation 12, run 12): every match
-	var found []engine.AttentionItem
+	var found []api.AttentionItem
 	for _, it := range items {
 		if it.ID == id {
-			it.Arguments = engine.Arguments(it.Params, 0)
+			it.Arguments = api.Arguments(it.Params, 0)
 			it.Inputs, it.Answers = orEmpty(it.Inputs), orEmpty(it.Answers)
 			found = append(found, it)
 		}
@@ -1263,24 +1265,24 @@ func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 	if o.wide && !o.always {
 		return &usageError{msg: "approve " + id + ": --wide widens --always; give both"}
 	}
-	api, err := c.api(ctx)
+	keepAPI, err := c.api(ctx)
 	if err != nil {
 		return err
 	}
 	// the item as the card shows it, to name what each answer covers
-	var item *engine.AttentionItem
-	if items, err := api.Attention(ctx); err == nil {
+	var item *api.AttentionItem
+	if items, err := keepAPI.Attention(ctx); err == nil {
 		for i := range items {
-			if items[i].Kind == engine.AttentionApproval && items[i].ID == id {
+			if items[i].Kind == api.AttentionApproval && items[i].ID == id {
 				item = &items[i]
 			}
 		}
 	}
 	switch {
 	case o.wide:
-		err = api.ApproveWide(ctx, id)
+		err = keepAPI.ApproveWide(ctx, id)
 	default:
-		err = api.Approve(ctx, id, o.always)
+		err = keepAPI.Approve(ctx, id, o.always)
 	}
 	if err != nil {
 		return err
@@ -1292,12 +1294,12 @@ func cmdApprove(ctx context.Context, c *cli, o *opts) error {
 func cmdReject(ctx context.Context, c *cli, o *opts) error {
 	id := o.args[0]
 	if engine.IsProposalID(id) {
-		return action(ctx, c, func(api engine.API) error { return api.RejectProposal(ctx, id) }, "rejected proposal "+id)
+		return action(ctx, c, func(api api.API) error { return api.RejectProposal(ctx, id) }, "rejected proposal "+id)
 	}
 	if err := idArgs("reject", "mutation id", id); err != nil {
 		return err
 	}
-	return action(ctx, c, func(api engine.API) error { return api.Reject(ctx, id) }, "rejected "+id)
+	return action(ctx, c, func(api api.API) error { return api.Reject(ctx, id) }, "rejected "+id)
 }
 
 // acceptProposal deploys a proposal; it grants nothing (--always has no
@@ -1306,14 +1308,14 @@ func acceptProposal(ctx context.Context, c *cli, id string, always bool) error {
 	if always {
 		return &usageError{msg: "approve " + id + ": --always is for mutations; accepting a proposal grants nothing"}
 	}
-	var res *engine.DeployResult
-	err := action(ctx, c, func(api engine.API) (err error) { res, err = api.AcceptProposal(ctx, id); return err }, "accepted proposal "+id)
+	var res *api.DeployResult
+	err := action(ctx, c, func(api api.API) (err error) { res, err = api.AcceptProposal(ctx, id); return err }, "accepted proposal "+id)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "%s is now version %d\n", res.Workflow, res.Version)
 	// what the new version may do under grants made before it
-	var used []engine.GrantView
+	var used []api.GrantView
 	for _, g := range res.Capabilities {
 		if g.Used && g.Mode == engine.GrantAllow {
 			used = append(used, g)
@@ -1328,21 +1330,21 @@ func acceptProposal(ctx context.Context, c *cli, id string, always bool) error {
 }
 
 func cmdResolve(ctx context.Context, c *cli, o *opts) error {
-	id, answer := o.args[0], engine.Answer(o.args[1])
+	id, answer := o.args[0], api.Answer(o.args[1])
 	if err := idArgs("resolve", "mutation id", id); err != nil {
 		return err
 	}
 	if answer == "check-again" {
-		answer = engine.TryAgain // what it does: the outcome is checked again, nothing is sent
+		answer = api.TryAgain // what it does: the outcome is checked again, nothing is sent
 	}
 	switch answer {
-	case engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt:
+	case api.TryAgain, api.Happened, api.NotHappened, api.SkipIt:
 	default:
 		// no y/n shorthand: "n" would be both "no" and "it did not happen"
 		return &usageError{msg: fmt.Sprintf("unknown answer %q: one of %s (check again), %s, %s, %s", answer,
-			engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt), usage: lookup("resolve").usage()}
+			api.TryAgain, api.Happened, api.NotHappened, api.SkipIt), usage: lookup("resolve").usage()}
 	}
-	return action(ctx, c, func(api engine.API) error { return api.Resolve(ctx, id, answer) },
+	return action(ctx, c, func(api api.API) error { return api.Resolve(ctx, id, answer) },
 		fmt.Sprintf("resolved %s: %s", id, answer))
 }
 
@@ -1351,7 +1353,7 @@ func cmdSkip(ctx context.Context, c *cli, o *opts) error {
 	if err := idArgs("skip", "event id", ids...); err != nil {
 		return err
 	}
-	return action(ctx, c, func(api engine.API) error { return api.SkipEvents(ctx, ids) },
+	return action(ctx, c, func(api api.API) error { return api.SkipEvents(ctx, ids) },
 		"skipped events "+strings.Join(ids, ", "))
 }
 
@@ -1360,12 +1362,12 @@ func cmdSkipInput(ctx context.Context, c *cli, o *opts) error {
 	if err := idArgs("skip-input", "input id", id); err != nil {
 		return err
 	}
-	return action(ctx, c, func(api engine.API) error { return api.SkipInput(ctx, id) }, "skipped input "+id)
+	return action(ctx, c, func(api api.API) error { return api.SkipInput(ctx, id) }, "skipped input "+id)
 }
 
 func cmdGrant(ctx context.Context, c *cli, o *opts) error {
 	wf, capability := o.args[0], o.args[1]
-	g := engine.GrantView{Capability: capability, Scope: o.scope, Mode: engine.GrantMode(o.mode), DailyLimit: o.limit}
+	g := api.GrantView{Capability: capability, Scope: o.scope, Mode: engine.GrantMode(o.mode), DailyLimit: o.limit}
 	done := fmt.Sprintf("%s: %s is now %s", wf, capability, o.mode)
 	if o.scope != "" {
 		done += " within " + o.scope
@@ -1563,7 +1565,7 @@ func cmdHelpAPI(c *cli, o *opts) error {
 func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 	var token string
 	if flags.httpAddr != "" {
-		if err := engine.CheckServeAddr(flags.httpAddr, flags.public); err != nil {
+		if err := authoring.CheckServeAddr(flags.httpAddr, flags.public); err != nil {
 			return err
 		}
 		accts, err := c.accounts()
@@ -1590,15 +1592,15 @@ func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 	if err != nil {
 		return err
 	}
-	o := engine.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, EngineRuns: !c.inProcess}
+	o := authoring.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, EngineRuns: !c.inProcess}
 	// stdout is the protocol's: what it serves goes to stderr, which
 	// clients show in their logs
-	fmt.Fprintln(c.stderr, engine.MCPServeWhere(o))
+	fmt.Fprintln(c.stderr, authoring.MCPServeWhere(o))
 	if flags.httpAddr != "" {
 		fmt.Fprintf(c.stderr, "keep mcp serve: streamable HTTP on http://%s/ for requests bearing the token of %s\n", flags.httpAddr, flags.tokenAccount)
-		return engine.ServeMCPHTTP(ctx, o, flags.httpAddr, token)
+		return authoring.ServeMCPHTTP(ctx, o, flags.httpAddr, token)
 	}
-	return engine.ServeMCP(ctx, o)
+	return authoring.ServeMCP(ctx, o)
 }
 
 // writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
@@ -1658,13 +1660,13 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 		return err
 	}
 	c.site().WarnStaleEngine()
-	opts := engine.TryOptions{Producer: o.producer, Limit: o.limit}
+	opts := api.TryOptions{Producer: o.producer, Limit: o.limit}
 	if client, ok := c.attach(); ok {
 		if grants, err := client.Grants(ctx, sc.Workflow.Name); err == nil {
 			opts.Grants, opts.Deployed = grants, true
 		}
 	}
-	rep, err := engine.Try(ctx, reg, engine.PolicyFrom(cfg.Policy), file, sc.Source, opts)
+	rep, err := authoring.Try(ctx, reg, engine.PolicyFrom(cfg.Policy), file, sc.Source, opts)
 	if err != nil {
 		return printValidation(c.stderr, err)
 	}
@@ -1704,8 +1706,8 @@ func (r renamed) Unwrap() error { return r.err }
 const draftName = "draft.js"
 
 func cmdNew(ctx context.Context, c *cli, o *opts) error {
-	d, err := c.draft(ctx, engine.DraftRequest{Description: o.args[0], FileName: draftName,
-		Try: engine.TryOptions{CaptureReads: !o.withReads}})
+	d, err := c.draft(ctx, authoring.DraftRequest{Description: o.args[0], FileName: draftName,
+		Try: api.TryOptions{CaptureReads: !o.withReads}})
 	if d == nil {
 		return err
 	}
@@ -1736,7 +1738,7 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out,
 			renamed{err: err, from: draftName + ":", to: out + ":"})
 	}
-	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
+	fmt.Fprintf(c.stdout, "wrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, authoring.DraftRounds)
 	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: read it, keep try %s, then keep deploy %s\n", out, out)
 	return nil
@@ -1749,8 +1751,8 @@ func cmdNew(ctx context.Context, c *cli, o *opts) error {
 func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	target, change := o.args[0], o.args[1]
 	var current, fileName, out, name string
-	var api engine.API
-	req := engine.DraftRequest{Change: change, Try: engine.TryOptions{CaptureReads: !o.withReads}}
+	var keepAPI api.API
+	req := authoring.DraftRequest{Change: change, Try: api.TryOptions{CaptureReads: !o.withReads}}
 	if src, err := engine.ReadFile(target); err == nil {
 		current, fileName, out = string(src), target, target
 		if sc, err := c.load(target); err == nil {
@@ -1763,22 +1765,22 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		if _, _, err := c.registry(); err != nil {
 			return err
 		}
-		if _, err := c.llm(); err != nil {
+		if _, err := c.site().Chat(); err != nil {
 			return err
 		}
-		if api, err = c.api(ctx); err != nil {
+		if keepAPI, err = c.api(ctx); err != nil {
 			return err
 		}
 		if err := engine.CheckWorkflowName(target); err != nil {
 			return &usageError{msg: "edit: " + target + " is no file, and " + err.Error()}
 		}
-		sv, err := api.Script(ctx, target)
+		sv, err := keepAPI.Script(ctx, target)
 		if err != nil {
 			return err
 		}
 		current, fileName, out, name = sv.Source, filepath.Base(sv.FileName), sv.Workflow+".js", sv.Workflow
-		if ct, ok := api.(engine.ChangeTrier); ok {
-			req.TryFn = func(ctx context.Context, file string, src []byte, opts engine.TryOptions) (*engine.TryReport, error) {
+		if ct, ok := keepAPI.(authoring.ChangeTrier); ok {
+			req.TryFn = func(ctx context.Context, file string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
 				return ct.TryChange(ctx, sv.Workflow, file, src, opts)
 			}
 		}
@@ -1790,7 +1792,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 	// workflow, -o FILE) must not exist yet, as for keep new: a person's
 	// own NAME.js is never overwritten. Checked before the model is asked,
 	// and again when written.
-	inPlace := out == fileName && current != "" && api == nil
+	inPlace := out == fileName && current != "" && keepAPI == nil
 	if !inPlace && !o.propose {
 		if _, err := os.Lstat(out); err == nil {
 			return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it (give -o FILE)", out)}
@@ -1802,13 +1804,13 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		return err
 	}
 	if o.propose && !d.Invalid {
-		v, err := api.Propose(ctx, engine.ProposalRequest{Workflow: name, FileName: fileName, Source: []byte(d.Source),
-			Origin: engine.OriginEdit, Reason: "keep edit: " + change})
+		v, err := keepAPI.Propose(ctx, api.ProposalRequest{Workflow: name, FileName: fileName, Source: []byte(d.Source),
+			Origin: api.OriginEdit, Reason: "keep edit: " + change})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stdout, "proposed %s for %s (draft %d of at most %d; not deployed)\n\n%s\nnext: keep approve %s, or keep reject %s\n",
-			v.ID, name, d.Rounds, engine.DraftRounds, engine.ProposalText(v), v.ID, v.ID)
+			v.ID, name, d.Rounds, authoring.DraftRounds, engine.ProposalText(v), v.ID, v.ID)
 		return nil
 	}
 	diff := udiff.Unified(fileName, out, current, d.Source)
@@ -1822,7 +1824,7 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		fmt.Fprintln(c.stdout, "the model changed nothing")
 	}
 	fmt.Fprint(c.stdout, diff)
-	fmt.Fprintf(c.stdout, "\nwrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, engine.DraftRounds)
+	fmt.Fprintf(c.stdout, "\nwrote %s (draft %d of at most %d; not deployed)\n\n", out, d.Rounds, authoring.DraftRounds)
 	tui.WriteTryReport(c.stdout, d.Report, false)
 	fmt.Fprintf(c.stdout, "\nnext: keep deploy %s\n", out)
 	return nil
@@ -1845,30 +1847,9 @@ func writeDraft(out, text string, inPlace bool) error {
 	return errors.Join(err, f.Close())
 }
 
-func (c *cli) llm() (*engine.Chat, error) {
-	cfg, err := c.config()
-	if err != nil {
-		return nil, err
-	}
-	chat, err := engine.ChatFrom(cfg.LLM)
-	if errors.Is(err, engine.ErrNoLLM) {
-		return nil, fmt.Errorf("%w\n(config file: %s)", err, c.configPath)
-	}
-	if err == nil && chat.APIKey == "" {
-		// a local model needs none; a hosted one answers 401, and this
-		// says why before it does
-		why := "[llm] names no api_key_env"
-		if cfg.LLM.APIKeyEnv != "" {
-			why = "$" + cfg.LLM.APIKeyEnv + " is empty"
-		}
-		fmt.Fprintf(c.stderr, "keep: note: %s, so keep sends no key to %s\n", why, chat.URL)
-	}
-	return chat, err
-}
-
 // draft runs the drafting loop with the config's model and connectors.
-func (c *cli) draft(ctx context.Context, req engine.DraftRequest) (*engine.Draft, error) {
-	chat, err := c.llm()
+func (c *cli) draft(ctx context.Context, req authoring.DraftRequest) (*authoring.Draft, error) {
+	chat, err := c.site().Chat()
 	if err != nil {
 		return nil, err
 	}
@@ -1877,7 +1858,7 @@ func (c *cli) draft(ctx context.Context, req engine.DraftRequest) (*engine.Draft
 		return nil, err
 	}
 	req.Guide = workflows.Guide()
-	return engine.DraftWorkflow(ctx, chat, reg, engine.PolicyFrom(cfg.Policy), req)
+	return authoring.DraftWorkflow(ctx, chat, reg, engine.PolicyFrom(cfg.Policy), req)
 }
 
 // A year of use: gc, backup, restore, version, service

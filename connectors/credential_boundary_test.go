@@ -30,7 +30,7 @@ var clientMakers = map[string]string{
 	"connectors/calendar/calendar.go": "its client goes to connectors.Transport with the account",
 	"connectors/sheets/google.go":     "its client goes to connectors.Transport with the account",
 	"connectors/mcp/session.go":       "its client's RoundTripper is connectors.Signed when an account is set",
-	"engine/authoring/chat.go":        "its client goes to connectors.Transport with the LLM key",
+	"engine/authoring/model/chat.go":  "its client goes to connectors.Transport with the LLM key",
 	"engine/daemon/client.go":         "a unix socket to keep's own daemon: no credential",
 }
 

@@ -5,14 +5,16 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"keep/engine/api"
 )
 
 func TestArgumentsNameEveryLeaf(t *testing.T) {
 	t.Parallel()
 	raw := json.RawMessage(`{"to":"a<b","rows":[{"amount":1},{"amount":2,"iban":"x"}],"tags":["a","b"],"headers":{"X-Api":"k","a b":"c"},
 		"empty":{},"reconcile":{"url":"http://h/check"},"memo":"ééééé"}`)
-	got := Arguments(raw, 5)
-	want := []Argument{
+	got := api.Arguments(raw, 5)
+	want := []api.Argument{
 		{Name: "to", Value: `"a<b"`},
 		{Name: "rows[0].amount", Value: "1"},
 		{Name: "rows[1].amount", Value: "2"},
@@ -27,13 +29,13 @@ func TestArgumentsNameEveryLeaf(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("Arguments =\n%+v\nwant\n%+v", got, want)
 	}
-	if a := (Argument{Name: "memo", Value: `"bu`, Hidden: 412}).Shown(); a != `memo: "bu…(+412 bytes)` {
+	if a := (api.Argument{Name: "memo", Value: `"bu`, Hidden: 412}).Shown(); a != `memo: "bu…(+412 bytes)` {
 		t.Errorf("Shown = %q", a)
 	}
-	if got := Arguments(json.RawMessage(`["x"]`), 0); !slices.Equal(got, []Argument{{Name: "params", Value: `["x"]`}}) {
+	if got := api.Arguments(json.RawMessage(`["x"]`), 0); !slices.Equal(got, []api.Argument{{Name: "params", Value: `["x"]`}}) {
 		t.Errorf("a list as params = %+v", got)
 	}
-	if got := Arguments(nil, 0); got != nil {
+	if got := api.Arguments(nil, 0); got != nil {
 		t.Errorf("no params = %+v", got)
 	}
 }
@@ -47,7 +49,7 @@ func TestAPreviewlessCallIsShownByItsArguments(t *testing.T) {
 	b := gated(t, &gateConnector{scope: func(string) string { return "" }})
 	b.deploy("gated", fanWorkflow("gated", `["i0"]`, 1, `await ctx.gate.post({ id: "buy milk".repeat(60), to: "attacker-iban" });`))
 	b.drain()
-	items := b.attentionOf(AttentionApproval)
+	items := b.attentionOf(api.AttentionApproval)
 	if len(items) != 1 {
 		t.Fatalf("approvals = %+v", items)
 	}
@@ -55,8 +57,8 @@ func TestAPreviewlessCallIsShownByItsArguments(t *testing.T) {
 	if it.Preview != "" {
 		t.Errorf("preview = %q, want none", it.Preview)
 	}
-	if !slices.ContainsFunc(it.Arguments, func(a Argument) bool { return a.Name == "to" && a.Value == `"attacker-iban"` }) ||
-		!slices.ContainsFunc(it.Arguments, func(a Argument) bool { return a.Name == "id" && a.Hidden == 480+2-ArgumentRoom }) {
+	if !slices.ContainsFunc(it.Arguments, func(a api.Argument) bool { return a.Name == "to" && a.Value == `"attacker-iban"` }) ||
+		!slices.ContainsFunc(it.Arguments, func(a api.Argument) bool { return a.Name == "id" && a.Hidden == 480+2-api.ArgumentRoom }) {
 		t.Errorf("arguments = %+v", it.Arguments)
 	}
 	ms, err := b.e.Mutations(context.Background(), "gated", "")

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 
+	"keep/engine/api"
 	"keep/storage"
 )
 
@@ -24,8 +26,8 @@ func attempts(m *storage.Mutation) int { return max(m.Attempts, 1) }
 // outputsOf folds an input's mutations, oldest first, into its outputs:
 // each failed one with a later attempt at the same call is counted in
 // that attempt's output instead of standing beside it.
-func (e *Engine) outputsOf(ms []*storage.Mutation) []OutputView {
-	out := []OutputView{}
+func (e *Engine) outputsOf(ms []*storage.Mutation) []api.OutputView {
+	out := []api.OutputView{}
 	carried := make([]int, len(ms)) // attempts folded into ms[i] from before
 	for i, m := range ms {
 		n := carried[i] + attempts(m)
@@ -58,7 +60,7 @@ func (e *Engine) laterAttempt(ms []*storage.Mutation, i int) int {
 // countOutcomes takes out of the failed counts the failures a later
 // attempt at the same call followed: keep status counts outcomes, as the
 // inputs' outputs show them (outputsOf), not attempts.
-func (e *Engine) countOutcomes(ctx context.Context, q storage.Q, workflowID int64, counts map[string]OutputCounters) error {
+func (e *Engine) countOutcomes(ctx context.Context, q storage.Q, workflowID int64, counts map[string]api.OutputCounters) error {
 	failed := 0
 	for _, c := range counts {
 		failed += c.Failed
@@ -97,4 +99,40 @@ func shownRunStatus(r *storage.Run) RunStatus {
 		return RunRetried
 	}
 	return r.Status
+}
+
+func (e *Engine) outputView(m *storage.Mutation) api.OutputView {
+	title := m.UITitle
+	if title == "" {
+		title = m.Connector + "." + m.Method
+	}
+	return api.OutputView{MutationID: idString(m.ID), Title: title, Status: m.Status, Connector: m.Connector, Method: m.Method,
+		Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), UpdatedAt: m.UpdatedAt}
+}
+
+// previewOf is m's preview in its connector's words; a method without
+// words of its own (an MCP tool) has none, since the JSON the host made of
+// its parameters cut at a length is what hid a second key: its arguments,
+// each named, are the preview.
+func (e *Engine) previewOf(m *storage.Mutation) string {
+	if _, meth, err := e.reg.Lookup(m.Connector, m.Method); err == nil && meth.Preview == nil {
+		return ""
+	}
+	return m.Preview
+}
+
+// targetOf is what m's call acts on as the host reads it from the actual
+// parameters, with the same Scope its grant is decided by, so the person
+// sees it beside the title the script chose. Empty when the method has no
+// scope (or is no longer registered).
+func (e *Engine) targetOf(m *storage.Mutation) string {
+	_, meth, err := e.reg.Lookup(m.Connector, m.Method)
+	if err != nil || meth.Scope == nil {
+		return ""
+	}
+	var params map[string]any
+	if json.Unmarshal(m.Params, &params) != nil {
+		return ""
+	}
+	return meth.Scope(params)
 }

@@ -14,6 +14,7 @@ import (
 
 	"keep/connectors"
 	"keep/connectors/accounts"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/ledger"
 	"keep/storage"
@@ -97,7 +98,7 @@ func (e *Engine) SignedIn(ctx context.Context, account string) ([]string, error)
 		if !lifted {
 			continue
 		}
-		e.notify(NoteWorkflowResumed, w.Name, w.Name+": signed in to "+account+"; going on")
+		e.notify(api.NoteWorkflowResumed, w.Name, w.Name+": signed in to "+account+"; going on")
 		e.state(w.ID).poke()
 		resumed = append(resumed, w.Name)
 	}
@@ -107,8 +108,8 @@ func (e *Engine) SignedIn(ctx context.Context, account string) ([]string, error)
 // authItem is the attention item of an auth block: which account, and the
 // command that fixes it. A refusal that names no account (a token in the
 // old connector settings) is fixed by hand and retried.
-func authItem(w *storage.Workflow) AttentionItem {
-	it := AttentionItem{Kind: AttentionAuth, Workflow: w.Name, ID: w.Name, Reason: w.BlockReason,
+func authItem(w *storage.Workflow) api.AttentionItem {
+	it := api.AttentionItem{Kind: api.AttentionAuth, Workflow: w.Name, ID: w.Name, Reason: w.BlockReason,
 		Params: json.RawMessage("null"), CreatedAt: w.UpdatedAt}
 	if name := accounts.NamedIn(w.BlockReason); name != "" {
 		it.Title = "sign in to " + name + " again"
@@ -236,7 +237,7 @@ func secretWord(kind string) string {
 
 // WaitingOn names the workflows of wfs blocked until the user signs in to
 // account again.
-func WaitingOn(wfs []WorkflowView, account string) []string {
+func WaitingOn(wfs []api.WorkflowView, account string) []string {
 	var out []string
 	for _, w := range wfs {
 		if w.Block != nil && w.Block.Kind == BlockAuth && accounts.NamedIn(w.Block.Reason) == account {

@@ -13,6 +13,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 
 	"keep/connectors/accounts"
+	"keep/engine/api"
 	"keep/engine/config"
 )
 
@@ -85,7 +86,7 @@ func TestRefusedPasswordWaitsForSignIn(t *testing.T) {
 		t.Fatalf("attention = %+v, %v; want an auth item per workflow", att, err)
 	}
 	for _, it := range att {
-		if it.Kind != AttentionAuth || it.Command != "keep auth login box" || strings.Contains(it.Reason, "wrong-password") {
+		if it.Kind != api.AttentionAuth || it.Command != "keep auth login box" || strings.Contains(it.Reason, "wrong-password") {
 			t.Fatalf("attention item %+v, want auth naming keep auth login box", it)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"keep/connectors/accounts"
 	"keep/connectors/accounts/oauthtest"
+	"keep/engine/api"
 	"keep/engine/config"
 )
 
@@ -93,9 +94,9 @@ func TestAuthFailurePausesUntilSignIn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv := oauthtest.New(t)
-	api := newAPI(t, srv)
+	apiHost := newAPI(t, srv)
 	dir := t.TempDir()
-	b := setup(t, allowMutations, withOAuthHost(dir, srv, api.URL))
+	b := setup(t, allowMutations, withOAuthHost(dir, srv, apiHost.URL))
 	var logs bytes.Buffer
 	b.e.log = slog.New(slog.NewTextHandler(&logs, nil))
 	store, err := OpenAccounts(b.cfg)
@@ -104,10 +105,10 @@ func TestAuthFailurePausesUntilSignIn(t *testing.T) {
 	}
 	b.e.accounts = store
 	signIn(t, store, srv)
-	b.deploy("sync", syncWorkflow(t, api.URL))
+	b.deploy("sync", syncWorkflow(t, apiHost.URL))
 	b.drain()
-	if api.posts.Load() != 1 {
-		t.Fatalf("%d posts, want 1", api.posts.Load())
+	if apiHost.posts.Load() != 1 {
+		t.Fatalf("%d posts, want 1", apiHost.posts.Load())
 	}
 
 	// the service stops taking the token in the middle of the workflow's life
@@ -115,8 +116,8 @@ func TestAuthFailurePausesUntilSignIn(t *testing.T) {
 	refreshes := srv.Refreshes()
 	b.clock.Advance(5 * time.Minute)
 	b.drain()
-	if api.posts.Load() != 2 || srv.Refreshes() != refreshes+1 {
-		t.Fatalf("after a refused token: %d posts, %d refreshes; want the run to refresh once and go on", api.posts.Load(), srv.Refreshes()-refreshes)
+	if apiHost.posts.Load() != 2 || srv.Refreshes() != refreshes+1 {
+		t.Fatalf("after a refused token: %d posts, %d refreshes; want the run to refresh once and go on", apiHost.posts.Load(), srv.Refreshes()-refreshes)
 	}
 
 	// the user revokes keep's access at the provider
@@ -124,24 +125,24 @@ func TestAuthFailurePausesUntilSignIn(t *testing.T) {
 	b.clock.Advance(5 * time.Minute)
 	b.drain()
 	w := b.workflow("sync")
-	if w.Block == nil || w.Block.Kind != "auth" || w.State != StateNeedsAttention {
+	if w.Block == nil || w.Block.Kind != "auth" || w.State != api.StateNeedsAttention {
 		t.Fatalf("workflow = %+v block %+v, want blocked as auth", w.WorkflowView, w.Block)
 	}
 	if runs := b.runs("sync"); runs[0].Status != "paused:approval" {
 		t.Errorf("the failed run is %s, want paused:approval", runs[0].Status)
 	}
 	att, _ := b.e.Attention(ctx)
-	if len(att) != 1 || att[0].Kind != AttentionAuth || att[0].Command != "keep auth login api" || att[0].Title != "sign in to api again" {
+	if len(att) != 1 || att[0].Kind != api.AttentionAuth || att[0].Command != "keep auth login api" || att[0].Title != "sign in to api again" {
 		t.Fatalf("attention = %+v, want one auth item with the login command", att)
 	}
 	if accts, _ := b.e.Accounts(ctx); len(accts) != 1 || accts[0].State != accounts.StateNeedsSignIn {
 		t.Errorf("accounts = %+v, want api needing a sign-in", accts)
 	}
-	hits, asked := api.hits.Load(), srv.TokenRequests()
+	hits, asked := apiHost.hits.Load(), srv.TokenRequests()
 	b.clock.Advance(time.Hour)
 	b.drain()
-	if api.hits.Load() != hits || srv.TokenRequests() != asked {
-		t.Errorf("while the account waited for a sign-in: %d API calls, %d token requests", api.hits.Load()-hits, srv.TokenRequests()-asked)
+	if apiHost.hits.Load() != hits || srv.TokenRequests() != asked {
+		t.Errorf("while the account waited for a sign-in: %d API calls, %d token requests", apiHost.hits.Load()-hits, srv.TokenRequests()-asked)
 	}
 
 	signIn(t, store, srv)
@@ -156,8 +157,8 @@ func TestAuthFailurePausesUntilSignIn(t *testing.T) {
 	if att, _ := b.e.Attention(ctx); len(att) != 0 {
 		t.Errorf("attention after signing in = %+v", att)
 	}
-	if api.posts.Load() < 3 {
-		t.Errorf("%d posts, want the workflow to have gone on", api.posts.Load())
+	if apiHost.posts.Load() < 3 {
+		t.Errorf("%d posts, want the workflow to have gone on", apiHost.posts.Load())
 	}
 	for _, r := range b.runs("sync") {
 		if r.Status == RunPausedApproval {
@@ -178,13 +179,13 @@ func TestAuthFailurePausesUntilSignIn(t *testing.T) {
 		t.Error("no trace shows the held credential")
 	}
 	planted := []string{srv.ClientSecret}
-	api.mu.Lock()
-	for _, tok := range api.tokens {
+	apiHost.mu.Lock()
+	for _, tok := range apiHost.tokens {
 		if tok != "" {
 			planted = append(planted, tok)
 		}
 	}
-	api.mu.Unlock()
+	apiHost.mu.Unlock()
 	creds, _ := os.ReadFile(store.Path())
 	var f struct {
 		Accounts map[string]struct {

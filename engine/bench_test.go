@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // Benchmarks run against the same real pieces as the tests (SQLite in a temp
@@ -90,7 +92,7 @@ func BenchmarkConsumerRun(b *testing.B) {
 	}
 	wfID := w.ID
 	if evs, err := bb.db.Read().Peek(ctx, wfID, "item", b.N+1); err != nil || len(evs) != b.N {
-		rs, _ := bb.e.Runs(ctx, "bench", Page{Limit: 1})
+		rs, _ := bb.e.Runs(ctx, "bench", api.Page{Limit: 1})
 		b.Fatalf("%d events pending after the producer, want %d (err %v, runs %+v)", len(evs), b.N, err, rs)
 	}
 	bb.deploy("bench", benchConsumer)

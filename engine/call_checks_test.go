@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/enginetest/kit"
 	"keep/storage"
@@ -98,7 +99,7 @@ func TestDailyLimitUnderConcurrency(t *testing.T) {
 	}}
 	b := gated(t, g)
 	b.deploy("gated", gateWorkflow(`["i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"]`, 4))
-	if err := b.e.Grant(ctx, "gated", GrantView{Capability: "gate.post", Mode: "allow", DailyLimit: 2}); err != nil {
+	if err := b.e.Grant(ctx, "gated", api.GrantView{Capability: "gate.post", Mode: "allow", DailyLimit: 2}); err != nil {
 		t.Fatal(err)
 	}
 	b.drain()
@@ -111,7 +112,7 @@ func TestDailyLimitUnderConcurrency(t *testing.T) {
 	}
 	asked := false
 	for _, a := range att {
-		asked = asked || (a.Kind == AttentionApproval && strings.Contains(a.Reason, "past its limit of 2 a day"))
+		asked = asked || (a.Kind == api.AttentionApproval && strings.Contains(a.Reason, "past its limit of 2 a day"))
 	}
 	if !asked {
 		t.Errorf("attention = %+v, want an approval past the limit", att)
@@ -156,7 +157,7 @@ func TestConcurrentCallWaitsForABlockSetMeanwhile(t *testing.T) {
 	}}
 	b = gated(t, g)
 	b.deploy("gated", gateWorkflow(`["a", "b"]`, 2))
-	if err := b.e.Grant(ctx, "gated", GrantView{Capability: "gate.post", Scope: "granted", Mode: "allow"}); err != nil {
+	if err := b.e.Grant(ctx, "gated", api.GrantView{Capability: "gate.post", Scope: "granted", Mode: "allow"}); err != nil {
 		t.Fatal(err)
 	}
 	b.drain()
@@ -186,7 +187,7 @@ func TestScopedDailyLimitCountsItsScope(t *testing.T) {
 	g := &gateConnector{scope: func(id string) string { return id[:1] }}
 	b := gated(t, g)
 	b.deploy("gated", gateWorkflow(`["y1", "x1", "x2"]`, 1))
-	for _, gr := range []GrantView{{Capability: "gate.post", Scope: "x", Mode: "allow", DailyLimit: 1}, {Capability: "gate.post", Mode: "allow"}} {
+	for _, gr := range []api.GrantView{{Capability: "gate.post", Scope: "x", Mode: "allow", DailyLimit: 1}, {Capability: "gate.post", Mode: "allow"}} {
 		if err := b.e.Grant(ctx, "gated", gr); err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +225,7 @@ func TestPauseMeanwhileHoldsTheCall(t *testing.T) {
 	}}
 	b = gated(t, g)
 	b.deploy("gated", gateWorkflow(`["a"]`, 1))
-	if err := b.e.Grant(ctx, "gated", GrantView{Capability: "gate.post", Mode: "allow"}); err != nil {
+	if err := b.e.Grant(ctx, "gated", api.GrantView{Capability: "gate.post", Mode: "allow"}); err != nil {
 		t.Fatal(err)
 	}
 	b.drain()
@@ -274,7 +275,7 @@ func TestAnswerDuringACheckStands(t *testing.T) {
 		checking: make(chan struct{}), answered: make(chan struct{})}
 	b := gated(t, u)
 	b.deploy("gated", gateWorkflow(`["a"]`, 1))
-	if err := b.e.Grant(ctx, "gated", GrantView{Capability: "gate.post", Mode: "allow"}); err != nil {
+	if err := b.e.Grant(ctx, "gated", api.GrantView{Capability: "gate.post", Mode: "allow"}); err != nil {
 		t.Fatal(err)
 	}
 	b.drain() // the call, its outcome unknown; its check waits a little
@@ -293,7 +294,7 @@ func TestAnswerDuringACheckStands(t *testing.T) {
 	// the answer commits at once, then waits for the check to end; the
 	// check ends once the answer is in
 	resolved := make(chan error, 1)
-	go func() { resolved <- b.e.Resolve(ctx, muts[0].ID, Happened) }()
+	go func() { resolved <- b.e.Resolve(ctx, muts[0].ID, api.Happened) }()
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		if m, err := b.e.Mutations(ctx, "gated", ""); err == nil && len(m) == 1 && m[0].Status != MutationNeedsReconcile {
 			break

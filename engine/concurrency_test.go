@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // TestWorkflowsRunConcurrently: with the engine started, a workflow stuck
@@ -54,7 +56,7 @@ func TestWorkflowsRunConcurrently(t *testing.T) {
 	for {
 		select {
 		case n := <-notes:
-			if n.Kind == NoteRunCommitted && n.Workflow == "quick" {
+			if n.Kind == api.NoteRunCommitted && n.Workflow == "quick" {
 				return
 			}
 		case <-deadline:

@@ -11,6 +11,7 @@ import (
 
 	"keep/connectors"
 	"keep/connectors/mcp"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/ledger"
 	"keep/storage"
@@ -78,7 +79,7 @@ func mcpConnectors(cfg config.Config, opts ConnectorOpts, reg *connectors.Regist
 
 // AttentionMCPServer: an MCP server failed to start several times in a
 // row; nothing answers it, the command shows the server's own error.
-const AttentionMCPServer AttentionKind = "mcp_server"
+const AttentionMCPServer api.AttentionKind = "mcp_server"
 
 // mcpConnectorsOf are the registry's MCP servers, once each.
 func mcpConnectorsOf(reg *connectors.Registry) []*mcp.Connector {
@@ -107,14 +108,14 @@ func (e *Engine) watchMCP() {
 }
 
 // mcpAttention are the servers that do not start, as Attention items.
-func (e *Engine) mcpAttention() []AttentionItem {
-	var out []AttentionItem
+func (e *Engine) mcpAttention() []api.AttentionItem {
+	var out []api.AttentionItem
 	for _, mc := range mcpConnectorsOf(e.reg) {
 		why, since := mc.StartProblem()
 		if why == "" {
 			continue
 		}
-		out = append(out, AttentionItem{Kind: AttentionMCPServer, ID: mc.Name(),
+		out = append(out, api.AttentionItem{Kind: AttentionMCPServer, ID: mc.Name(),
 			Title: fmt.Sprintf("MCP server %s does not start: %s", mc.Server(), why), Reason: why,
 			Params: json.RawMessage("null"), Answers: []string{}, Command: "keep mcp tools " + mc.Server(), CreatedAt: since})
 	}

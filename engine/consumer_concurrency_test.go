@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/api"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -110,13 +111,13 @@ func concurrentPush(url string, n, concurrency int) string {
 }
 
 // attentionOf lists the items of kind waiting in Attention.
-func (b *bundle) attentionOf(kind AttentionKind) []AttentionItem {
+func (b *bundle) attentionOf(kind api.AttentionKind) []api.AttentionItem {
 	b.t.Helper()
 	att, err := b.e.Attention(context.Background())
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	var items []AttentionItem
+	var items []api.AttentionItem
 	for _, it := range att {
 		if it.Kind == kind {
 			items = append(items, it)
@@ -129,7 +130,7 @@ func (b *bundle) attentionOf(kind AttentionKind) []AttentionItem {
 func (b *bundle) approvals() []string {
 	b.t.Helper()
 	var ids []string
-	for _, a := range b.attentionOf(AttentionApproval) {
+	for _, a := range b.attentionOf(api.AttentionApproval) {
 		ids = append(ids, a.ID)
 	}
 	return ids
@@ -501,9 +502,9 @@ func TestApprovalCardKeepsItsReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var card *AttentionItem
+	var card *api.AttentionItem
 	for i, it := range items {
-		if it.Kind == AttentionApproval && it.ID == fmt.Sprint(m.ID) {
+		if it.Kind == api.AttentionApproval && it.ID == fmt.Sprint(m.ID) {
 			card = &items[i]
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"keep/engine/api"
 	"keep/engine/config"
 )
 
@@ -87,13 +88,13 @@ func TestCrashLoopCountsWorkerDeaths(t *testing.T) {
 	}
 	dieOnce()
 	w := b.workflow("spin")
-	if w.Block == nil || w.Block.Kind != BlockTransient || w.State == StateNeedsAttention {
+	if w.Block == nil || w.Block.Kind != BlockTransient || w.State == api.StateNeedsAttention {
 		t.Fatalf("after one death: block %+v, state %s; want a back-off, tried again", w.Block, w.State)
 	}
 	b.clock.Advance(time.Hour)
 	dieOnce()
 	w = b.workflow("spin")
-	if w.State != StateNeedsAttention || w.Block == nil || !strings.Contains(w.Block.Reason, "its worker died the last 2 times") {
+	if w.State != api.StateNeedsAttention || w.Block == nil || !strings.Contains(w.Block.Reason, "its worker died the last 2 times") {
 		t.Fatalf("after two deaths in a row: block %+v, state %s; want the script's to fix", w.Block, w.State)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
@@ -13,7 +14,7 @@ import (
 // Deploy validates a script and stores it as the workflow's new version. A
 // new workflow starts active. Topics and events are kept as they are;
 // consumers are marked dirty; producers without a schedule yet are due now.
-func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name string) (*DeployResult, error) {
+func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name string) (*api.DeployResult, error) {
 	sc, err := e.Validate(fileName, src)
 	if err != nil {
 		return nil, err
@@ -24,7 +25,7 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 		return nil, refusedf("deploy --name: %v", err)
 	}
 	decl, _ := json.Marshal(sc.Workflow)
-	res := &DeployResult{Workflow: name}
+	res := &api.DeployResult{Workflow: name}
 	var wfID int64
 	var fresh []string // producers the deploy makes due now
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
@@ -137,12 +138,12 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 		return nil, err
 	}
 	res.Capabilities, res.Manifest = grants, sc.Manifest
-	e.notify(NoteChanged, name, "deployed version "+itoa(res.Version))
+	e.notify(api.NoteChanged, name, "deployed version "+itoa(res.Version))
 	return res, nil
 }
 
 // Script implements API.
-func (e *Engine) Script(ctx context.Context, workflow string) (*ScriptView, error) {
+func (e *Engine) Script(ctx context.Context, workflow string) (*api.ScriptView, error) {
 	w, err := e.workflowByName(ctx, workflow)
 	if err != nil {
 		return nil, err
@@ -151,5 +152,5 @@ func (e *Engine) Script(ctx context.Context, workflow string) (*ScriptView, erro
 	if err != nil {
 		return nil, err
 	}
-	return &ScriptView{Workflow: w.Name, Version: sv.Label, FileName: sv.FileName, Source: sv.Source}, nil
+	return &api.ScriptView{Workflow: w.Name, Version: sv.Label, FileName: sv.FileName, Source: sv.Source}, nil
 }

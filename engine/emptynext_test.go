@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"testing"
+
+	"keep/engine/api"
 )
 
 // emptyNextWorkflow reserves one event, appends a line for it, and has
@@ -45,7 +47,7 @@ func TestEmptyNextIsNotRun(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			b.deploy("w", emptyNextWorkflow(tc.next))
-			if err := b.e.Grant(ctx, "w", GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
+			if err := b.e.Grant(ctx, "w", api.GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
 				t.Fatal(err)
 			}
 			if tc.force {
@@ -88,7 +90,7 @@ func TestEmptyNextCommitsOnce(t *testing.T) {
 	commits := func(next string) int64 {
 		b := setup(t)
 		b.deploy("w", emptyNextWorkflow(next))
-		if err := b.e.Grant(ctx, "w", GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
+		if err := b.e.Grant(ctx, "w", api.GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
 			t.Fatal(err)
 		}
 		s0, u0 := b.db.Commits()

@@ -19,7 +19,7 @@ import (
 
 	"keep/connectors"
 	"keep/connectors/accounts"
-	"keep/engine/authoring"
+	"keep/engine/api"
 	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/engine/ledger"
@@ -84,8 +84,9 @@ type Opts struct {
 	// Now is the clock; defaults to time.Now. Scheduling tests inject one.
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Repairer, if set, is handed logic failures (DESIGN.md §7.2).
-	Repairer authoring.Repairer
+	// Repairer, if set, is handed logic failures (DESIGN.md §7.2, repair.go):
+	// engine/authoring's; nil, and a failure stays with the person.
+	Repairer Repairer
 	// Events receives the journaled notifications of DESIGN.md §9 (the bus);
 	// nil: they only reach Subscribe.
 	Events EventSink
@@ -105,6 +106,24 @@ type EventSink interface {
 	Wake()
 }
 
+// Repairer is handed a logic failure within the workflow's budget of
+// repairs in a row (DESIGN.md §7.2) and answers with the proposal it filed
+// for the person: engine/authoring's, which asks a model for a new script.
+// The engine is given one at construction (Opts.Repairer); without one a
+// logic failure stays with the person (repair.go).
+type Repairer interface {
+	Repair(ctx context.Context, e *Engine, f FailedRun) (*api.ProposalView, error)
+}
+
+// FailedRun is what a repairer is told of a logic failure.
+type FailedRun struct {
+	RunID                      int64
+	Workflow, FileName, Script string // the version that failed
+	Error, Handler, Phase      string
+	// Trace is the end of the run's trace, a line an entry.
+	Trace []string
+}
+
 // Engine is the host. The zero value is not usable; call New.
 type Engine struct {
 	db     *storage.DB
@@ -112,7 +131,7 @@ type Engine struct {
 	pol    Policy
 	now    func() time.Time
 	log    *slog.Logger
-	repair authoring.Repairer
+	repair Repairer
 	events EventSink
 	// accounts: see auth.go
 	accounts *accounts.Store
@@ -167,65 +186,9 @@ func notFoundf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotFound}, args...)...)
 }
 
-// New returns an engine on an open database. It does not start scheduling:
-// call Start for a long-running host, or Drain to run what is due and stop.
-func New(ctx context.Context, opts Opts) (*Engine, error) {
-	if opts.DB == nil || opts.Connectors == nil {
-		return nil, errors.New("engine: DB and Connectors are required")
-	}
-	if opts.Policy.HandlerTimeout == 0 {
-		opts.Policy = DefaultPolicy()
-	}
-	if opts.Policy.Limits.WallTime == 0 {
-		opts.Policy.Limits = sandbox.DefaultLimits()
-		opts.Policy.Limits.WallTime = opts.Policy.HandlerTimeout
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	e := &Engine{
-		db:      opts.DB,
-		reg:     opts.Connectors,
-		pol:     opts.Policy,
-		now:     func() time.Time { return opts.Now().UTC() },
-		log:     RedactLogs(opts.Logger, opts.Connectors.Held()).With("component", "engine"),
-		repair:  opts.Repairer,
-		events:  opts.Events,
-		wfs:     map[int64]*wfState{},
-		scripts: map[scriptKey]*sandbox.Script{},
-	}
-	e.accounts = opts.Accounts
-	e.watchMCP()
-	e.configDigest = opts.ConfigDigest
-	maxInput, err := e.db.Read().MaxInputID(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	e.inputSeq.Store(maxInput)
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		id, err := tx.InstallID(ctx)
-		e.keyPrefix = "keep-" + id
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	e.led = ledger.New(ledger.Opts{Now: e.now, KeyPrefix: e.keyPrefix})
-	if e.events != nil {
-		e.events.Subscribe(topicReminder, e.onReminder)
-	}
-	if err := e.recover(ctx); err != nil {
-		return nil, fmt.Errorf("engine: recovery: %w", err)
-	}
-	return e, nil
-}
-
 // Info implements API.
-func (e *Engine) Info() Info {
-	return Info{Mode: "in-process", DBPath: e.db.Path(), PID: os.Getpid(), Config: e.configDigest}
+func (e *Engine) Info() api.Info {
+	return api.Info{Mode: "in-process", DBPath: e.db.Path(), PID: os.Getpid(), Config: e.configDigest}
 }
 
 // wfState is the in-memory scheduler state of one workflow (chapter 16
@@ -381,11 +344,4 @@ func (e *Engine) scriptLoaded(workflowID int64, version int) bool {
 
 func (e *Engine) loadOptions() sandbox.LoadOptions {
 	return reference.LoadOptions(e.reg, e.pol.MinProducerInterval)
-}
-
-// Validate runs the static checks of `keep validate` with this engine's
-// connectors and policy, without touching the database.
-func (e *Engine) Validate(fileName string, src []byte) (*sandbox.Script, error) {
-	awaitMCP(context.Background(), e.reg, src)
-	return sandbox.Load(fileName, src, e.loadOptions())
 }

@@ -5,18 +5,19 @@ import (
 	"strings"
 	"testing"
 
+	"keep/engine/api"
 	"keep/storage"
 )
 
 // TestRunAndDryRunDecideAlike: a run's call (decideWith, over the ledger's
-// rows) and a dry run's (grantMode, over the views it was given) are one
+// rows) and a dry run's (GrantModeOf, over the views it was given) are one
 // decision, ledger.DecideGrant: the same mode and the same reason, which
 // the dry run only prefixes.
 func TestRunAndDryRunDecideAlike(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	views := [][]GrantView{
+	views := [][]api.GrantView{
 		nil,
 		{{Capability: "http.request", Mode: GrantAllow}},
 		{{Capability: "http.request", Mode: GrantAsk}},
@@ -34,7 +35,7 @@ func TestRunAndDryRunDecideAlike(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dryMode, dryWhy := grantMode(vs, "http.request", scope, nil)
+			dryMode, dryWhy := GrantModeOf(vs, "http.request", scope, nil)
 			if runMode != dryMode || (runWhy != "") != (dryWhy != "") || !strings.HasSuffix(dryWhy, runWhy) {
 				t.Errorf("grants %+v, scope %q: a run says %s %q, a dry run %s %q", vs, scope, runMode, runWhy, dryMode, dryWhy)
 			}

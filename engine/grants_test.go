@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"keep/engine/api"
 )
 
 func TestGrants(t *testing.T) {
@@ -12,14 +14,14 @@ func TestGrants(t *testing.T) {
 
 	cases := []struct {
 		name    string
-		grant   GrantView
+		grant   api.GrantView
 		applied int    // of two items
 		reason  string // of the approval the rest waits on
 	}{
-		{"a grant for the call's host allows it", GrantView{Capability: "http.request", Scope: "127.0.0.1", Mode: "allow"}, 2, ""},
-		{"a grant for another host does not", GrantView{Capability: "http.request", Scope: "example.com", Mode: "allow"}, 0, "asks before each call"},
-		{"a daily limit asks past the limit", GrantView{Capability: "http.request", Mode: "allow", DailyLimit: 1}, 1, "past its limit of 1 a day"},
-		{"deny waits for the user instead of failing", GrantView{Capability: "http.request", Mode: "deny"}, 0, "denies http.request"},
+		{"a grant for the call's host allows it", api.GrantView{Capability: "http.request", Scope: "127.0.0.1", Mode: "allow"}, 2, ""},
+		{"a grant for another host does not", api.GrantView{Capability: "http.request", Scope: "example.com", Mode: "allow"}, 0, "asks before each call"},
+		{"a daily limit asks past the limit", api.GrantView{Capability: "http.request", Mode: "allow", DailyLimit: 1}, 1, "past its limit of 1 a day"},
+		{"deny waits for the user instead of failing", api.GrantView{Capability: "http.request", Mode: "deny"}, 0, "denies http.request"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -38,7 +40,7 @@ func TestGrants(t *testing.T) {
 				return
 			}
 			att, _ := b.e.Attention(ctx)
-			if len(att) != 1 || att[0].Kind != AttentionApproval || !strings.Contains(att[0].Reason, c.reason) {
+			if len(att) != 1 || att[0].Kind != api.AttentionApproval || !strings.Contains(att[0].Reason, c.reason) {
 				t.Fatalf("attention = %+v, want an approval because %q", att, c.reason)
 			}
 		})
@@ -103,11 +105,11 @@ func TestGrants(t *testing.T) {
 		s := newSink(t)
 		b.deploy("push", pushWorkflow(s.URL, "a", "b"))
 		b.drain()
-		n, err := b.e.GrantReleasing(ctx, "push", GrantView{Capability: "http.request", Scope: "example.com"})
+		n, err := b.e.GrantReleasing(ctx, "push", api.GrantView{Capability: "http.request", Scope: "example.com"})
 		if err != nil || n != 0 {
 			t.Fatalf("a grant for another host released %d (%v), want none", n, err)
 		}
-		n, err = b.e.GrantReleasing(ctx, "push", GrantView{Capability: "http.request", Scope: "127.0.0.1"})
+		n, err = b.e.GrantReleasing(ctx, "push", api.GrantView{Capability: "http.request", Scope: "127.0.0.1"})
 		if err != nil || n != 1 {
 			t.Fatalf("released %d (%v), want the waiting one", n, err)
 		}
@@ -122,7 +124,7 @@ func TestGrants(t *testing.T) {
 		b := setup(t)
 		s := newSink(t)
 		b.deploy("push", pushWorkflow(s.URL, "a", "b", "c"))
-		if err := b.e.Grant(ctx, "push", GrantView{Capability: "http.request", Mode: "allow", DailyLimit: 1}); err != nil {
+		if err := b.e.Grant(ctx, "push", api.GrantView{Capability: "http.request", Mode: "allow", DailyLimit: 1}); err != nil {
 			t.Fatal(err)
 		}
 		b.drain()
@@ -151,7 +153,7 @@ func TestGrants(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.deploy("notes", notesWorkflow)
-		for _, g := range []GrantView{{Capability: "files.read"}, {Capability: "fax.send"}, {Capability: "files"}, {Capability: "files.write", Mode: "maybe"}} {
+		for _, g := range []api.GrantView{{Capability: "files.read"}, {Capability: "fax.send"}, {Capability: "files"}, {Capability: "files.write", Mode: "maybe"}} {
 			if err := b.e.Grant(ctx, "notes", g); err == nil {
 				t.Errorf("grant %+v was accepted", g)
 			}

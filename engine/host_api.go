@@ -15,7 +15,6 @@ import (
 
 	"keep/connectors"
 	"keep/connectors/accounts"
-	"keep/engine/authoring"
 	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/engine/reference"
@@ -131,15 +130,6 @@ func BuildReference(reg *Registry) Reference { return reference.Build(reg) }
 // CheckWorkflowName is the one rule for a workflow's name, wherever the
 // name comes from (the file, deploy --name, a proposal, keep edit).
 func CheckWorkflowName(name string) error { return sandbox.CheckWorkflowName(name) }
-
-// The model keep new and keep edit draft with (engine/authoring).
-type Chat = authoring.Chat
-
-// ErrNoLLM says the config has no [llm] endpoint; its text says what to add.
-var ErrNoLLM = authoring.ErrNoLLM
-
-// ChatFrom builds the client of [llm], or ErrNoLLM.
-func ChatFrom(l config.LLM) (*Chat, error) { return authoring.ChatFrom(l) }
 
 // The user service that runs keep --daemon.
 type (

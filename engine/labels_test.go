@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // TestLabelsSayWhatHappened: a run's trigger is deploy, run-now,
@@ -96,7 +98,7 @@ func TestLabelsSayWhatHappened(t *testing.T) {
 		}
 		att, _ := b.e.Attention(ctx)
 		for _, it := range att {
-			if it.Kind == AttentionFailedRun && strings.Contains(it.Title, "preparing") {
+			if it.Kind == api.AttentionFailedRun && strings.Contains(it.Title, "preparing") {
 				t.Errorf("attention title %q", it.Title)
 			}
 		}

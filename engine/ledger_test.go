@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/enginetest/kit"
 
@@ -129,7 +130,7 @@ func TestLedger(t *testing.T) {
 		// the ledger keeps both rows; the input shows one outcome, its
 		// attempts counted (engine/attempts.go)
 		ins := b.inputs("push")
-		if len(ins[0].Outputs) != 1 || ins[0].Outputs[0].Status != MutationApplied || ins[0].Outputs[0].Attempts != 2 || ins[0].Status != InputDone {
+		if len(ins[0].Outputs) != 1 || ins[0].Outputs[0].Status != MutationApplied || ins[0].Outputs[0].Attempts != 2 || ins[0].Status != api.InputDone {
 			t.Fatalf("input = %+v: want one output, applied after 2 attempts", ins[0])
 		}
 	})
@@ -147,13 +148,13 @@ func TestLedger(t *testing.T) {
 			t.Fatalf("mutations = %+v, want indeterminate after 5 checks", ms)
 		}
 		att, _ := b.e.Attention(context.Background())
-		if len(att) != 1 || att[0].Kind != AttentionReconciliation || att[0].Check == "" {
+		if len(att) != 1 || att[0].Kind != api.AttentionReconciliation || att[0].Check == "" {
 			t.Fatalf("attention = %+v, want the reconciliation prompt with what to check", att)
 		}
 		if s.Posts() != 1 {
 			t.Fatalf("posts = %d: an uncertain mutation is never re-sent", s.Posts())
 		}
-		if w := b.workflow("push"); w.State != StateNeedsAttention {
+		if w := b.workflow("push"); w.State != api.StateNeedsAttention {
 			t.Fatalf("state %s, want needs_attention", w.State)
 		}
 	})
@@ -191,7 +192,7 @@ func TestLedger(t *testing.T) {
 			t.Fatalf("newest run %+v, want failed:logic", runs[0])
 		}
 		att, _ := b.e.Attention(context.Background())
-		if len(att) != 1 || att[0].Kind != AttentionFailedRun {
+		if len(att) != 1 || att[0].Kind != api.AttentionFailedRun {
 			t.Fatalf("attention = %+v, want the failed run", att)
 		}
 	})
@@ -256,7 +257,7 @@ func TestLedger(t *testing.T) {
 		b.deploy("push", pushWorkflow(s.URL, "a"))
 		b.drain()
 		att, _ := b.e.Attention(context.Background())
-		if len(att) != 1 || att[0].Kind != AttentionApproval || !strings.Contains(att[0].Preview, "/items") || att[0].Title != "Push a" {
+		if len(att) != 1 || att[0].Kind != api.AttentionApproval || !strings.Contains(att[0].Preview, "/items") || att[0].Title != "Push a" {
 			t.Fatalf("attention = %+v", att)
 		}
 		if len(att[0].Inputs) != 1 || att[0].Inputs[0] != "Item a" {
@@ -276,7 +277,7 @@ func TestLedger(t *testing.T) {
 		if s.Posts() != 1 || len(b.mutationsBy("applied")) != 1 {
 			t.Fatalf("posts %d, mutations %+v", s.Posts(), b.mutationsBy(""))
 		}
-		if in := b.inputs("push")[0]; in.Status != InputDone {
+		if in := b.inputs("push")[0]; in.Status != api.InputDone {
 			t.Fatalf("input %+v", in)
 		}
 	})
@@ -309,17 +310,17 @@ func TestAnswers(t *testing.T) {
 	t.Parallel()
 	// each answer to an uncertain mutation, with the effect §7.1 gives it
 	cases := []struct {
-		answer    Answer
+		answer    api.Answer
 		mutation  MutationStatus // its final status
 		by        string         // who settled it
 		event     EventStatus
 		nextSaw   string
 		sentAgain bool
 	}{
-		{Happened, "applied", "user", "consumed", `{"last":"applied"}`, false},
+		{api.Happened, "applied", "user", "consumed", `{"last":"applied"}`, false},
 		// the same row sent again (same key), applied by the host's call
-		{NotHappened, "applied", "host", "consumed", `{"last":"applied"}`, true},
-		{SkipIt, "skipped", "user", "skipped", `{"last":"skipped"}`, false},
+		{api.NotHappened, "applied", "host", "consumed", `{"last":"applied"}`, true},
+		{api.SkipIt, "skipped", "user", "skipped", `{"last":"skipped"}`, false},
 	}
 	for _, c := range cases {
 		t.Run("answer "+string(c.answer), func(t *testing.T) {
@@ -336,7 +337,7 @@ func TestAnswers(t *testing.T) {
 				t.Fatalf("mutation %s, want indeterminate", m.Status)
 			}
 			att, _ := b.e.Attention(context.Background())
-			if len(att) != 1 || att[0].Kind != AttentionReconciliation || !strings.Contains(att[0].Reason, "no way to check") || att[0].Check == "" {
+			if len(att) != 1 || att[0].Kind != api.AttentionReconciliation || !strings.Contains(att[0].Reason, "no way to check") || att[0].Check == "" {
 				t.Fatalf("attention = %+v", att)
 			}
 			if err := b.e.Resolve(context.Background(), m.ID, c.answer); err != nil {

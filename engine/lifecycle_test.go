@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // runRow reads the newest run of a handler type through a separate
@@ -140,7 +142,7 @@ func TestRunLifecycle(t *testing.T) {
 		b.deploy("w", strings.Replace(tickWorkflow("w", `const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {} } : { reservations: [], data: {} };`),
 			`async mutate(ctx, prepared) {}`, `async mutate(ctx, prepared) { throw new Error("broken before the call"); }`, 1))
 		b.drain()
-		var failed []RunView
+		var failed []api.RunView
 		for _, r := range b.runs("w") {
 			if r.Status == "failed:logic" {
 				failed = append(failed, r)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/ledger"
 	"keep/storage"
@@ -100,7 +101,7 @@ func TestApprovedAndRefusalKinds(t *testing.T) {
 			t.Fatalf("runs %+v: want one paused:approval", b.runs("push"))
 		}
 		att, _ := b.e.Attention(ctx)
-		if len(att) != 1 || att[0].Kind != AttentionPermission {
+		if len(att) != 1 || att[0].Kind != api.AttentionPermission {
 			t.Fatalf("attention %+v, want one of kind permission", att)
 		}
 	})
@@ -230,7 +231,7 @@ func TestRunMovesRecordWho(t *testing.T) {
 		t.Fatal(err)
 	}
 	want(RunCommitted, ledger.ByScheduler)
-	runs, err := b.e.Runs(ctx, "push", Page{Limit: 10})
+	runs, err := b.e.Runs(ctx, "push", api.Page{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +276,7 @@ func TestWorkflowMoveAnnouncesAfterCommit(t *testing.T) {
 			if n.Kind == "workflow.archived" {
 				t.Fatalf("a rolled-back archive was announced: %+v", n)
 			}
-			if n.Kind == NoteWorkflowPaused {
+			if n.Kind == api.NoteWorkflowPaused {
 				if n.Workflow != "w" || n.Text != "w paused" {
 					t.Fatalf("notification %+v", n)
 				}
@@ -351,7 +352,7 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	errRollBack := errors.New("roll back")
-	next := func(t *testing.T, ch <-chan Notification) Notification {
+	next := func(t *testing.T, ch <-chan api.Notification) api.Notification {
 		t.Helper()
 		select {
 		case n := <-ch:
@@ -359,9 +360,9 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("no notification")
 		}
-		return Notification{}
+		return api.Notification{}
 	}
-	none := func(t *testing.T, ch <-chan Notification, when string) {
+	none := func(t *testing.T, ch <-chan api.Notification, when string) {
 		t.Helper()
 		select {
 		case n := <-ch:
@@ -371,7 +372,7 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 	}
 	// announcedOnce makes move in a transaction that rolls back, then in one
 	// that commits, and returns the one notification that followed.
-	announcedOnce := func(t *testing.T, b *bundle, ch <-chan Notification, move func(tx *storage.Tx) error) Notification {
+	announcedOnce := func(t *testing.T, b *bundle, ch <-chan api.Notification, move func(tx *storage.Tx) error) api.Notification {
 		t.Helper()
 		write := func(commit bool) error {
 			return b.db.Write(ctx, func(tx *storage.Tx) error {
@@ -408,7 +409,7 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 		var asked bool
 		for !asked {
 			n := next(t, ch)
-			asked = n.Kind == NoteApproval
+			asked = n.Kind == api.NoteApproval
 			if asked && (n.Workflow != "push" || !strings.HasPrefix(n.Text, "push: approve ")) {
 				t.Fatalf("the ask announced as %+v", n)
 			}
@@ -424,7 +425,7 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 			}
 			return b.e.moveMutation(ctx, tx, w, m, ledger.MApprove, "user")
 		})
-		if n.Kind != NoteChanged || n.Workflow != "push" || !strings.HasSuffix(n.Text, ": approved") {
+		if n.Kind != api.NoteChanged || n.Workflow != "push" || !strings.HasSuffix(n.Text, ": approved") {
 			t.Fatalf("the approval announced as %+v", n)
 		}
 	})
@@ -448,7 +449,7 @@ func TestRunAndMutationMovesAnnounceAfterCommit(t *testing.T) {
 			r.Status, r.Error = RunFailedLogic, "it threw"
 			return b.e.moveRun(ctx, tx, w, r, ledger.ByScheduler)
 		})
-		if n.Kind != NoteRunFailed || n.Workflow != "w" || n.Text != "p failed: it threw" {
+		if n.Kind != api.NoteRunFailed || n.Workflow != "w" || n.Text != "p failed: it threw" {
 			t.Fatalf("the failure announced as %+v", n)
 		}
 	})

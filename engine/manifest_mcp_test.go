@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"keep/connectors/mcp/mcptest"
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 )
 
@@ -18,8 +18,8 @@ func TestAProposalsMCPToolIsSummarisedAsAMutation(t *testing.T) {
 	h := mcpHost(t, map[string]config.MCP{"memory": {Command: mcptest.Bin(t, "mcp-server-memory"),
 		Env:   map[string]config.MCPEnv{"MEMORY_FILE_PATH": {Value: t.TempDir() + "/memory.jsonl"}},
 		Reads: []string{"read_graph", "search_nodes", "open_nodes"}}})
-	p, err := h.E.Propose(context.Background(), engine.ProposalRequest{Workflow: "people", FileName: "people.js",
-		Source: []byte(peopleWorkflow), Origin: engine.OriginMCP, Reason: "remember people"})
+	p, err := h.API.Propose(context.Background(), api.ProposalRequest{Workflow: "people", FileName: "people.js",
+		Source: []byte(peopleWorkflow), Origin: api.OriginMCP, Reason: "remember people"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"keep/connectors"
+	"keep/engine/api"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -219,7 +220,7 @@ func TestTheManifestIsStoredWithTheVersion(t *testing.T) {
 	if got := b.read("log.csv"); got != "" {
 		t.Fatalf("log.csv = %q: the stored manifest was not held", got)
 	}
-	if !slices.ContainsFunc(b.runs("notes"), func(r RunView) bool {
+	if !slices.ContainsFunc(b.runs("notes"), func(r api.RunView) bool {
 		return r.Handler == "logNote" && strings.Contains(r.Error, "ctx.files.append is not in this version's manifest")
 	}) {
 		t.Fatalf("runs %+v, want logNote failed on the manifest", b.runs("notes"))
@@ -261,7 +262,7 @@ func TestRepairsReadNothingBeforeTheyAreAccepted(t *testing.T) {
 				}
 				return
 			}
-			if len(hist) != 1 || hist[0].Status != ProposalOpen || hist[0].DryRun == nil {
+			if len(hist) != 1 || hist[0].Status != api.ProposalOpen || hist[0].DryRun == nil {
 				t.Fatalf("proposals %+v, want one open with a dry run", hist)
 			}
 			raw, _ := json.Marshal(hist[0])
@@ -286,7 +287,7 @@ func TestRepairsReadNothingBeforeTheyAreAccepted(t *testing.T) {
 func TestTryReportsTheManifest(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	rep, err := Try(context.Background(), b.e.reg, b.e.pol, "notes.js", []byte(notesWorkflow), TryOptions{CaptureReads: true})
+	rep, err := TryFile(context.Background(), b.e.reg, b.e.pol, "notes.js", []byte(notesWorkflow), api.TryOptions{CaptureReads: true})
 	if err != nil {
 		t.Fatal(err)
 	}

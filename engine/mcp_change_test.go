@@ -9,6 +9,7 @@ import (
 
 	"keep/connectors"
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/enginetest"
 )
@@ -60,16 +61,16 @@ func TestMCPToolGoneIsOneFailedRow(t *testing.T) {
 	if err != nil || len(wfs) != 2 {
 		t.Fatalf("after the tool went: %+v, %v; want both rows", wfs, err)
 	}
-	byName := map[string]engine.WorkflowView{}
+	byName := map[string]api.WorkflowView{}
 	for _, w := range wfs {
 		byName[w.Name] = w
 	}
 	lossy, plain := byName["lossy"], byName["plain"]
-	if lossy.State != engine.StateNeedsAttention || !strings.Contains(lossy.LoadError, "create") ||
+	if lossy.State != api.StateNeedsAttention || !strings.Contains(lossy.LoadError, "create") ||
 		!regexp.MustCompile(`lossy\.js:\d+:\d+`).MatchString(lossy.LoadError) || !strings.HasPrefix(lossy.Schedule, "does not load") {
 		t.Fatalf("lossy = %+v, want a failed row naming the tool and file:line:col", lossy)
 	}
-	if plain.LoadError != "" || plain.State == engine.StateNeedsAttention {
+	if plain.LoadError != "" || plain.State == api.StateNeedsAttention {
 		t.Fatalf("plain = %+v, want it listed as before", plain)
 	}
 }

@@ -252,8 +252,6 @@ func decidingGrant[G any](grants []G, of func(*G) (capability, scope string), ca
 
 func ledgerGrant(g *storage.Grant) (string, string) { return g.Capability, g.Scope }
 
-func viewGrant(g *GrantView) (string, string) { return g.Capability, g.Scope }
-
 func scopeMatches(grant, call string) bool { return ledger.ScopeMatches(grant, call) }
 
 func scopeOf(m connectors.Method, params map[string]any) string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"keep/engine/api"
 )
 
 // The red team's names: a path out of the folder, a bidi override, a
@@ -20,7 +22,7 @@ func TestEveryWorkflowNameObeysTheFileRule(t *testing.T) {
 		if _, err := b.e.Deploy(ctx, "notes.js", []byte(notesWorkflow), name); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "workflow name") {
 			t.Errorf("deploy --name %q: %v", name, err)
 		}
-		if _, err := b.e.Propose(ctx, ProposalRequest{Workflow: name, Origin: OriginMCP, Source: []byte(notesWorkflow)}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "workflow name") {
+		if _, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: name, Origin: api.OriginMCP, Source: []byte(notesWorkflow)}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "workflow name") {
 			t.Errorf("propose for %q: %v", name, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"keep/connectors"
+	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/storage"
 )
@@ -143,7 +144,7 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 	}
 	ws := e.state(w.ID)
 	if clearable {
-		e.notify(NoteChanged, w.Name, w.Name+": retrying")
+		e.notify(api.NoteChanged, w.Name, w.Name+": retrying")
 	}
 	return e.carryOn(ctx, ws)
 }
@@ -176,7 +177,7 @@ func (e *Engine) Retry(ctx context.Context, name string) error {
 		return err
 	}
 	ws := e.state(w.ID)
-	e.notify(NoteChanged, w.Name, w.Name+": retrying")
+	e.notify(api.NoteChanged, w.Name, w.Name+": retrying")
 	return e.carryOn(ctx, ws)
 }
 
@@ -225,13 +226,13 @@ func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*stora
 }
 
 // Resolve answers an uncertain mutation (needs_reconcile or indeterminate).
-func (e *Engine) Resolve(ctx context.Context, id string, answer Answer) error {
+func (e *Engine) Resolve(ctx context.Context, id string, answer api.Answer) error {
 	mid, err := parseID("mutation", id)
 	if err != nil {
 		return err
 	}
 	switch answer {
-	case TryAgain, Happened, NotHappened, SkipIt:
+	case api.TryAgain, api.Happened, api.NotHappened, api.SkipIt:
 	default:
 		return fmt.Errorf("unknown answer %q: use try-again, happened, not-happened or skip", answer)
 	}
@@ -254,7 +255,7 @@ func (e *Engine) SkipEvents(ctx context.Context, ids []string) error {
 	}
 	names, err := e.tSkipEvents(ctx, evIDs)
 	for _, n := range names {
-		e.notify(NoteChanged, n, "events skipped")
+		e.notify(api.NoteChanged, n, "events skipped")
 	}
 	return err
 }
@@ -285,21 +286,21 @@ func (e *Engine) SkipInput(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	e.notify(NoteChanged, w.Name, "input skipped: "+in.Title)
+	e.notify(api.NoteChanged, w.Name, "input skipped: "+in.Title)
 	ws.poke()
 	return nil
 }
 
 // Grant sets a workflow's grant for a capability (DESIGN.md §7.4), and
 // releases the calls already waiting for approval that it allows.
-func (e *Engine) Grant(ctx context.Context, name string, g GrantView) error {
+func (e *Engine) Grant(ctx context.Context, name string, g api.GrantView) error {
 	_, err := e.GrantReleasing(ctx, name, g)
 	return err
 }
 
 // GrantReleasing is Grant saying how many waiting approvals the grant
 // released (performed as if approved).
-func (e *Engine) GrantReleasing(ctx context.Context, name string, g GrantView) (released int, err error) {
+func (e *Engine) GrantReleasing(ctx context.Context, name string, g api.GrantView) (released int, err error) {
 	w, err := e.workflowByName(ctx, name)
 	if err != nil {
 		return 0, err
@@ -348,7 +349,7 @@ func (e *Engine) GrantReleasing(ctx context.Context, name string, g GrantView) (
 	if released > 0 {
 		text += "; " + ReleasedWords(released)
 	}
-	e.notify(NoteChanged, name, text)
+	e.notify(api.NoteChanged, name, text)
 	if released > 0 {
 		return released, e.carryOn(ctx, e.state(w.ID))
 	}
@@ -357,7 +358,7 @@ func (e *Engine) GrantReleasing(ctx context.Context, name string, g GrantView) (
 
 // Say tells every front end something about keep itself (a config
 // reloaded or refused): the TUI shows it in its status line.
-func (e *Engine) Say(text string) { e.notify(NoteChanged, "", text) }
+func (e *Engine) Say(text string) { e.notify(api.NoteChanged, "", text) }
 
 // ReleasedWords says how many waiting approvals a grant released.
 func ReleasedWords(n int) string {

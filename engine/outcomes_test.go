@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // TestMutationOutcomes: how a call's failure lands in the ledger (DESIGN.md
@@ -36,7 +38,7 @@ func TestMutationOutcomes(t *testing.T) {
 			t.Fatalf("runs %+v, want the consumer's run paused:transient", b.runs("push"))
 		}
 		w := b.workflow("push")
-		if w.Block == nil || w.Block.Kind != "transient" || w.State == StateNeedsAttention || !strings.Contains(w.Block.Reason, "again") {
+		if w.Block == nil || w.Block.Kind != "transient" || w.State == api.StateNeedsAttention || !strings.Contains(w.Block.Reason, "again") {
 			t.Fatalf("block %+v, state %s: want a transient back-off that says it sends again, not the user's matter", w.Block, w.State)
 		}
 		if next, _ := b.e.NextDue(context.Background()); next == nil || !next.After(b.clock.Now()) {

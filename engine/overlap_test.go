@@ -12,6 +12,7 @@ import (
 
 	"keep/connectors"
 	"keep/connectors/files"
+	"keep/engine/api"
 	"keep/sandbox"
 )
 
@@ -71,9 +72,9 @@ func (b *bundle) wantLogs(runID, want string) {
 
 // preparedRun is the workflow's one consumer run that got past prepare's
 // peek (the others found nothing and log nothing in prepare).
-func (b *bundle) preparedRun(wf string) RunView {
+func (b *bundle) preparedRun(wf string) api.RunView {
 	b.t.Helper()
-	var found []RunView
+	var found []api.RunView
 	for _, r := range b.runs(wf) {
 		if r.HandlerType == "consumer" && slices.Contains(b.logLines(r.ID), "prepare: in prepare") {
 			found = append(found, r)
@@ -182,7 +183,7 @@ func (w *syncWatch) Do(ctx context.Context, call connectors.Call) (any, error) {
 	}
 	committed := func() int {
 		n := 0
-		runs, _ := w.e.Runs(context.Background(), "logs", Page{Limit: 100})
+		runs, _ := w.e.Runs(context.Background(), "logs", api.Page{Limit: 100})
 		for _, r := range runs {
 			if r.HandlerType == "consumer" && r.Status == RunCommitted {
 				n++

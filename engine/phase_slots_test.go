@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"keep/engine/api"
 	"keep/sandbox"
 )
 
@@ -120,7 +121,7 @@ func TestPhaseSlotsAreTheWorkflows(t *testing.T) {
 	for committed := 0; committed < 4; {
 		select {
 		case nt := <-notes:
-			if nt.Kind == NoteRunCommitted && nt.Workflow == "other" {
+			if nt.Kind == api.NoteRunCommitted && nt.Workflow == "other" {
 				committed++
 			}
 		case <-deadline:

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"keep/engine/api"
 	"keep/engine/enginetest/kit"
 )
 
@@ -33,7 +34,7 @@ func TestPipeline(t *testing.T) {
 			t.Fatalf("inputs = %d, want 2", len(ins))
 		}
 		for _, in := range ins {
-			if in.Status != InputDone {
+			if in.Status != api.InputDone {
 				t.Errorf("input %s status %s, want done", in.Title, in.Status)
 			}
 			if len(in.Outputs) != 2 {

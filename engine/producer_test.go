@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 func TestProducer(t *testing.T) {
@@ -38,7 +40,7 @@ func TestProducer(t *testing.T) {
 		if d.Handlers[0].NextRunAt == nil || d.Handlers[0].NextRunAt.After(b.clock.Now()) {
 			t.Errorf("a failed producer advanced its schedule to %v", d.Handlers[0].NextRunAt)
 		}
-		if d.State != StateNeedsAttention || d.Block == nil || d.Block.Kind != "repair" {
+		if d.State != api.StateNeedsAttention || d.Block == nil || d.Block.Kind != "repair" {
 			t.Errorf("workflow state %s block %+v, want needs_attention/repair", d.State, d.Block)
 		}
 	})

@@ -7,118 +7,35 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/aymanbagabas/go-udiff"
-
+	"keep/engine/api"
 	"keep/sandbox"
 	"keep/storage"
 )
 
 // A proposal is a script someone other than the person offers for a
 // workflow: a repair (origin "repair"), a model through `keep mcp serve`
-// ("mcp"), or `keep edit --propose` ("edit"). It never deploys by itself:
-// it waits in Attention with its diff, a summary of what it adds and a dry
-// run, and the workflow keeps its version and state until the person
-// accepts it. A repair that would widen what the workflow touches is
-// refused outright and only recorded.
+// ("mcp"), or `keep edit --propose` ("edit"). engine/authoring makes it
+// (validates, summarises, diffs and dry-runs it); here it is filed, and
+// decided by the person: it never deploys by itself, and the workflow
+// keeps its version and state until the person accepts it. A repair that
+// would widen what the workflow touches is refused outright and only
+// recorded.
 
-// Propose implements API.
-func (e *Engine) Propose(ctx context.Context, p ProposalRequest) (*ProposalView, error) {
-	return e.propose(ctx, p, 0)
-}
-
-// propose validates, summarises and dry-runs p and appends it; runID is
-// the failed run a repair was made for.
-func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*ProposalView, error) {
-	switch p.Origin {
-	case OriginRepair, OriginMCP, OriginEdit:
-	default:
-		return nil, fmt.Errorf("propose: origin %q is not one of repair, mcp, edit", p.Origin)
-	}
-	if p.FileName == "" {
-		p.FileName = "proposal.js"
-	}
-	sc, err := e.Validate(p.FileName, p.Source)
-	if err != nil {
-		return nil, fmt.Errorf("propose: the script does not validate: %w", err)
-	}
-	name := p.Workflow
-	if name == "" {
-		name = sc.Workflow.Name
-	} else if err := sandbox.CheckWorkflowName(name); err != nil {
-		return nil, refusedf("propose: %v", err)
-	}
-	// bounded before anything costly (the dry run): the script and reason
-	// alone may not pass the byte cap, nor may the workflow's open proposals
-	// the count cap (checked again where the proposal is written)
-	if n := len(p.Source) + len(p.Reason); n > e.maxProposalBytes() {
-		return nil, refusedf("propose: the proposal is %d bytes, over policy.max_proposal_bytes (%d)", n, e.maxProposalBytes())
-	}
-	if err := e.roomForProposal(ctx, e.db.Read(), name); err != nil {
-		return nil, err
-	}
-	row := storage.Proposal{WorkflowName: name, Origin: p.Origin, Reason: p.Reason, FileName: p.FileName,
-		Source: string(p.Source), RunID: runID, CreatedAt: e.now()}
-	var base *sandbox.Script
-	var grants []GrantView
-	before := ""
-	w, err := e.db.Read().WorkflowByName(ctx, name)
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		if p.Origin == OriginRepair {
-			return nil, notFoundf("no workflow %q to repair", name)
-		}
-	case err != nil:
-		return nil, err
-	default:
-		if sc.Workflow.Name != name {
-			return nil, refusedf("the proposed script is named %q, not %q: a proposal may not rename a workflow", sc.Workflow.Name, name)
-		}
-		cur, err := e.db.Read().ScriptVersion(ctx, w.ID, w.Version)
-		if err != nil {
-			return nil, err
-		}
-		if base, err = e.script(ctx, w.ID, w.Version); err != nil {
-			return nil, err
-		}
-		if grants, err = e.Grants(ctx, name); err != nil {
-			return nil, err
-		}
-		row.WorkflowID, row.BaseVersion, before = w.ID, w.Version, cur.Source
-		if p.FileName == "proposal.js" {
-			row.FileName = cur.FileName
-		}
-	}
-	sum := summarize(base, sc, grants)
-	row.Diff = udiff.Unified("a/"+row.FileName, "b/"+row.FileName, before, string(p.Source))
-	row.Summary, _ = json.Marshal(sum)
-
-	refused := p.Origin == OriginRepair && len(sum.Widens) > 0
-	dry := proposalDryRun{}
-	if !refused {
-		// Nothing of a proposal is performed before it is accepted, its
-		// reads included: a repair with the deployed version's calls may
-		// still read another file, or send what it read elsewhere.
-		opts := TryOptions{CaptureReads: true}
-		if w != nil {
-			dry.Report, err = e.TryChange(ctx, name, row.FileName, p.Source, opts)
-		} else {
-			dry.Report, err = Try(ctx, e.reg, e.pol, row.FileName, p.Source, opts)
-		}
-		if err != nil {
-			dry.Error = err.Error()
-		}
-	}
-	row.DryRun, _ = json.Marshal(dry)
-	why := ""
-	if refused {
-		why = "a repair may not add " + strings.Join(sum.Widens, ", ")
-	}
+// FileProposal stores a proposal engine/authoring made (validated,
+// summarised, diffed and dry-run) and tells the person; refused, the
+// reason a repair may not be proposed, stores it decided. The bounds are
+// checked again here, where it is written: the proposal with its dry run
+// may not pass policy.max_proposal_bytes, nor the workflow's open
+// proposals policy.max_open_proposals.
+func (e *Engine) FileProposal(ctx context.Context, row storage.Proposal, dry *api.TryReport, dryErr, refused string) (*api.ProposalView, error) {
+	row.DryRun, _ = json.Marshal(proposalDryRun{Report: dry, Error: dryErr})
 	if n := proposalBytes(&row); n > e.maxProposalBytes() {
 		return nil, refusedf("propose: the proposal with its diff and dry run is %d bytes, over policy.max_proposal_bytes (%d)",
 			n, e.maxProposalBytes())
 	}
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		if !refused {
+	name := row.WorkflowName
+	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		if refused == "" {
 			if err := e.roomForProposal(ctx, tx.Q, name); err != nil {
 				return err
 			}
@@ -128,8 +45,8 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 			return err
 		}
 		row.ID = id
-		if refused {
-			return tx.DecideProposal(ctx, id, ProposalRefused, "keep", why, 0, row.CreatedAt)
+		if refused != "" {
+			return tx.DecideProposal(ctx, id, api.ProposalRefused, "keep", refused, 0, row.CreatedAt)
 		}
 		return nil
 	})
@@ -143,11 +60,11 @@ func (e *Engine) propose(ctx context.Context, p ProposalRequest, runID int64) (*
 	if err != nil {
 		return nil, err
 	}
-	if refused {
-		e.log.Warn("a repair was refused", "workflow", name, "proposal", row.ID, "why", why)
-		e.notify(NoteChanged, name, name+": "+why)
+	if refused != "" {
+		e.log.Warn("a repair was refused", "workflow", name, "proposal", row.ID, "why", refused)
+		e.notify(api.NoteChanged, name, name+": "+refused)
 	} else {
-		e.notify(NoteNeedsAttention, name, fmt.Sprintf("%s: a new version is proposed (%s): keep approve %s", name, p.Origin, proposalID(row.ID)))
+		e.notify(api.NoteNeedsAttention, name, fmt.Sprintf("%s: a new version is proposed (%s): keep approve %s", name, row.Origin, proposalID(row.ID)))
 	}
 	return proposalView(stored), nil
 }
@@ -178,7 +95,7 @@ func (e *Engine) openProposal(ctx context.Context, id string) (*storage.Proposal
 // version. A repair accepted while its workflow still waits on the failed
 // run is a minor version and retries that run (DESIGN.md §7.2); anything
 // else is a deploy. Accepting adds no grant.
-func (e *Engine) AcceptProposal(ctx context.Context, id string) (*DeployResult, error) {
+func (e *Engine) AcceptProposal(ctx context.Context, id string) (*api.DeployResult, error) {
 	e.proposalMu.Lock()
 	defer e.proposalMu.Unlock()
 	p, err := e.openProposal(ctx, id)
@@ -201,7 +118,7 @@ func (e *Engine) AcceptProposal(ctx context.Context, id string) (*DeployResult, 
 	if err != nil {
 		return nil, fmt.Errorf("accept %s: the script no longer validates: %w", id, err)
 	}
-	if p.Origin == OriginRepair && w != nil && w.BlockKind == BlockRepair && w.BlockRunID == p.RunID {
+	if p.Origin == api.OriginRepair && w != nil && w.BlockKind == BlockRepair && w.BlockRunID == p.RunID {
 		return e.acceptRepair(ctx, w, p, sc)
 	}
 	res, err := e.Deploy(context.WithValue(ctx, acceptingKey{}, p.ID), p.FileName, []byte(p.Source), p.WorkflowName)
@@ -209,16 +126,16 @@ func (e *Engine) AcceptProposal(ctx context.Context, id string) (*DeployResult, 
 		return nil, err
 	}
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		return tx.DecideProposal(ctx, p.ID, ProposalAccepted, "user", "", res.Version, e.now())
+		return tx.DecideProposal(ctx, p.ID, api.ProposalAccepted, "user", "", res.Version, e.now())
 	})
 	if err != nil {
 		return nil, err
 	}
-	e.notify(NoteChanged, p.WorkflowName, fmt.Sprintf("%s: %s accepted as version %d", p.WorkflowName, id, res.Version))
+	e.notify(api.NoteChanged, p.WorkflowName, fmt.Sprintf("%s: %s accepted as version %d", p.WorkflowName, id, res.Version))
 	return res, nil
 }
 
-func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *storage.Proposal, sc *sandbox.Script) (*DeployResult, error) {
+func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *storage.Proposal, sc *sandbox.Script) (*api.DeployResult, error) {
 	q := e.db.Read()
 	cur, err := q.ScriptVersion(ctx, w.ID, w.Version)
 	if err != nil {
@@ -237,7 +154,7 @@ func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *stora
 		if w.BlockKind != BlockRepair || w.BlockRunID != runID {
 			return refusedf("workflow %s changed while %s was being accepted; try again", w.Name, proposalID(p.ID))
 		}
-		if err := tx.DecideProposal(ctx, p.ID, ProposalAccepted, "user", "", v.Version, v.CreatedAt); err != nil {
+		if err := tx.DecideProposal(ctx, p.ID, api.ProposalAccepted, "user", "", v.Version, v.CreatedAt); err != nil {
 			return err
 		}
 		// the new version's script is known before its consumers are
@@ -252,8 +169,8 @@ func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *stora
 		return nil, err
 	}
 	ws := e.state(w.ID)
-	e.notify(NoteChanged, w.Name, fmt.Sprintf("%s repaired as version %s (%s accepted)", w.Name, v.Label, proposalID(p.ID)))
-	res := &DeployResult{Workflow: w.Name, Version: v.Version, Capabilities: []GrantView{}}
+	e.notify(api.NoteChanged, w.Name, fmt.Sprintf("%s repaired as version %s (%s accepted)", w.Name, v.Label, proposalID(p.ID)))
+	res := &api.DeployResult{Workflow: w.Name, Version: v.Version, Capabilities: []api.GrantView{}}
 	if gs, err := e.Grants(ctx, w.Name); err == nil {
 		res.Capabilities = gs
 	}
@@ -270,10 +187,10 @@ func (e *Engine) RejectProposal(ctx context.Context, id string) error {
 		return err
 	}
 	if err := e.db.Write(ctx, func(tx *storage.Tx) error {
-		return tx.DecideProposal(ctx, p.ID, ProposalRejected, "user", "", 0, e.now())
+		return tx.DecideProposal(ctx, p.ID, api.ProposalRejected, "user", "", 0, e.now())
 	}); err != nil {
 		return err
 	}
-	e.notify(NoteChanged, p.WorkflowName, fmt.Sprintf("%s: %s rejected", p.WorkflowName, id))
+	e.notify(api.NoteChanged, p.WorkflowName, fmt.Sprintf("%s: %s rejected", p.WorkflowName, id))
 	return nil
 }

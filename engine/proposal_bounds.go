@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/storage"
 )
@@ -31,6 +32,16 @@ func (e *Engine) maxProposalBytes() int {
 // proposalBytes is what p stores.
 func proposalBytes(p *storage.Proposal) int {
 	return len(p.Source) + len(p.Reason) + len(p.Diff) + len(p.Summary) + len(p.DryRun) + len(p.FileName)
+}
+
+// ProposalRoom refuses, before anything costly (a dry run), a proposal
+// for name of size bytes (its script and reason) past the bounds; both are
+// checked again where it is filed (FileProposal).
+func (e *Engine) ProposalRoom(ctx context.Context, name string, size int) error {
+	if size > e.maxProposalBytes() {
+		return refusedf("propose: the proposal is %d bytes, over policy.max_proposal_bytes (%d)", size, e.maxProposalBytes())
+	}
+	return e.roomForProposal(ctx, e.db.Read(), name)
 }
 
 // roomForProposal refuses a proposal for a workflow whose open proposals
@@ -61,7 +72,7 @@ func (e *Engine) supersedeProposals(ctx context.Context, tx *storage.Tx, name st
 		if id == accepting {
 			continue
 		}
-		if err := tx.DecideProposal(ctx, id, ProposalRejected, "keep", why, 0, e.now()); err != nil {
+		if err := tx.DecideProposal(ctx, id, api.ProposalRejected, "keep", why, 0, e.now()); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"keep/engine/api"
 	"keep/engine/config"
 )
 
@@ -27,11 +28,11 @@ func TestProposalsAreBounded(t *testing.T) {
 		b := setup(t, allowMutations)
 		b.deploy("notes", notesWorkflow)
 		for i := range 3 {
-			if _, err := b.e.Propose(ctx, ProposalRequest{Workflow: "notes", Source: variant(i), Origin: OriginMCP}); err != nil {
+			if _, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(i), Origin: api.OriginMCP}); err != nil {
 				t.Fatalf("proposal %d: %v", i+1, err)
 			}
 		}
-		_, err := b.e.Propose(ctx, ProposalRequest{Workflow: "notes", Source: variant(9), Origin: OriginMCP})
+		_, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(9), Origin: api.OriginMCP})
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "policy.max_open_proposals") {
 			t.Fatalf("the 4th proposal: %v", err)
 		}
@@ -43,7 +44,7 @@ func TestProposalsAreBounded(t *testing.T) {
 		if err := b.e.RejectProposal(ctx, hist[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.e.Propose(ctx, ProposalRequest{Workflow: "notes", Source: variant(9), Origin: OriginMCP}); err != nil {
+		if _, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(9), Origin: api.OriginMCP}); err != nil {
 			t.Fatalf("after a reject: %v", err)
 		}
 	})
@@ -53,13 +54,13 @@ func TestProposalsAreBounded(t *testing.T) {
 		b := setup(t, allowMutations, func(c *config.Config) { c.Policy.MaxProposalBytes = 40 << 10 })
 		b.deploy("notes", notesWorkflow)
 		big := append(variant(0), []byte("\n// "+strings.Repeat("x", 50<<10)+"\n")...)
-		_, err := b.e.Propose(ctx, ProposalRequest{Workflow: "notes", Source: big, Origin: OriginMCP})
+		_, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: big, Origin: api.OriginMCP})
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "policy.max_proposal_bytes") {
 			t.Fatalf("a 50 KiB proposal under a 40 KiB cap: %v", err)
 		}
 		// the script alone fits; with its diff (every line of it added) it does not
 		half := append(variant(0), []byte("\n// "+strings.Repeat("x", 25<<10)+"\n")...)
-		_, err = b.e.Propose(ctx, ProposalRequest{Workflow: "notes", Source: half, Origin: OriginMCP})
+		_, err = b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: half, Origin: api.OriginMCP})
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "with its diff") {
 			t.Fatalf("a 25 KiB script with its diff under a 40 KiB cap: %v", err)
 		}
@@ -74,7 +75,7 @@ func TestProposalsAreBounded(t *testing.T) {
 		b.deploy("notes", notesWorkflow)
 		var ids []string
 		for i := range 3 {
-			v, err := b.e.Propose(ctx, ProposalRequest{Workflow: "notes", Source: variant(i), Origin: OriginMCP})
+			v, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(i), Origin: api.OriginMCP})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,11 +86,11 @@ func TestProposalsAreBounded(t *testing.T) {
 		}
 		hist, _ := b.e.Proposals(ctx, "notes")
 		for _, p := range hist {
-			want := ProposalRejected
+			want := api.ProposalRejected
 			if p.ID == ids[1] {
-				want = ProposalAccepted
+				want = api.ProposalAccepted
 			}
-			if p.Status != want || want == ProposalRejected && !strings.Contains(p.Why, "superseded: notes is at version 2") {
+			if p.Status != want || want == api.ProposalRejected && !strings.Contains(p.Why, "superseded: notes is at version 2") {
 				t.Errorf("%s: %s (%s), want %s", p.ID, p.Status, p.Why, want)
 			}
 		}
@@ -97,15 +98,15 @@ func TestProposalsAreBounded(t *testing.T) {
 			t.Errorf("accepting a superseded proposal: %v", err)
 		}
 
-		v, err := b.e.Propose(ctx, ProposalRequest{Workflow: "notes", Source: variant(5), Origin: OriginEdit})
+		v, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: variant(5), Origin: api.OriginEdit})
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.deploy("notes", notesWorkflow)
-		if hist, _ := b.e.Proposals(ctx, "notes"); hist[len(hist)-1].ID != v.ID || hist[len(hist)-1].Status != ProposalRejected {
+		if hist, _ := b.e.Proposals(ctx, "notes"); hist[len(hist)-1].ID != v.ID || hist[len(hist)-1].Status != api.ProposalRejected {
 			t.Errorf("after a deploy: %+v", hist[len(hist)-1])
 		}
-		if open := b.attentionOf(AttentionProposal); len(open) != 0 {
+		if open := b.attentionOf(api.AttentionProposal); len(open) != 0 {
 			t.Errorf("proposals still wait after a deploy: %+v", open)
 		}
 	})
@@ -113,7 +114,7 @@ func TestProposalsAreBounded(t *testing.T) {
 
 func TestProposalTextPartsAtTheDiff(t *testing.T) {
 	t.Parallel()
-	p := &ProposalView{Summary: ProposalSummary{Adds: []string{"a"}}, DryRunError: "line one\n\nline three",
+	p := &api.ProposalView{Summary: api.ProposalSummary{Adds: []string{"a"}}, DryRunError: "line one\n\nline three",
 		Diff: "--- a/w.js\n+++ b/w.js\n@@ -1 +1 @@\n-old\n+new\n"}
 	words, diff := SplitProposalText(ProposalText(p))
 	if !strings.Contains(words, "adds: a") || !strings.Contains(words, "line three") || strings.Contains(words, "+new") {

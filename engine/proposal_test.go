@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"keep/engine/api"
 )
 
 func TestProposals(t *testing.T) {
@@ -35,7 +37,7 @@ func TestProposals(t *testing.T) {
 			b.drain()
 			att, _ := b.e.Attention(ctx)
 			for _, it := range att {
-				if it.Kind == AttentionProposal {
+				if it.Kind == api.AttentionProposal {
 					t.Fatalf("a widening repair was proposed: %+v", it)
 				}
 			}
@@ -44,7 +46,7 @@ func TestProposals(t *testing.T) {
 				t.Fatalf("version %d block %+v, want version 1 blocked saying the repair adding %q was refused", w.Version, w.Block, c.want)
 			}
 			hist, err := b.e.Proposals(ctx, "notes")
-			if err != nil || len(hist) != 1 || hist[0].Status != ProposalRefused || !strings.Contains(hist[0].Why, c.want) {
+			if err != nil || len(hist) != 1 || hist[0].Status != api.ProposalRefused || !strings.Contains(hist[0].Why, c.want) {
 				t.Fatalf("history = %+v, %v; want the refused repair recorded", hist, err)
 			}
 			if _, err := b.e.AcceptProposal(ctx, hist[0].ID); !errors.Is(err, ErrRefused) {
@@ -78,7 +80,7 @@ func TestProposals(t *testing.T) {
 			t.Fatalf("no such proposal: %v", err)
 		}
 		hist, _ := b.e.Proposals(ctx, "notes")
-		if len(hist) != 1 || hist[0].Status != ProposalRejected || hist[0].DecidedAt == nil {
+		if len(hist) != 1 || hist[0].Status != api.ProposalRejected || hist[0].DecidedAt == nil {
 			t.Fatalf("history = %+v", hist)
 		}
 	})
@@ -87,11 +89,11 @@ func TestProposals(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		b.write("inbox/a.txt", "alpha")
-		v, err := b.e.Propose(ctx, ProposalRequest{FileName: "notes.js", Source: []byte(notesWorkflow), Origin: OriginMCP, Reason: "you asked for a log"})
+		v, err := b.author().Propose(ctx, api.ProposalRequest{FileName: "notes.js", Source: []byte(notesWorkflow), Origin: api.OriginMCP, Reason: "you asked for a log"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v.Status != ProposalOpen || v.Workflow != "notes" || v.DryRun == nil || len(v.DryRun.Reads) == 0 || v.DryRun.Reads[0].Performed {
+		if v.Status != api.ProposalOpen || v.Workflow != "notes" || v.DryRun == nil || len(v.DryRun.Reads) == 0 || v.DryRun.Reads[0].Performed {
 			t.Fatalf("proposal = %+v, want open with captured reads in its dry run", v)
 		}
 		if !strings.Contains(strings.Join(v.Summary.Adds, ","), "handler logNote") || !strings.Contains(v.Diff, "+++ b/notes.js") {
@@ -112,7 +114,7 @@ func TestProposals(t *testing.T) {
 		if got := b.read("log.csv"); got != "a.txt,alpha\n" {
 			t.Fatalf("log.csv = %q after accepting", got)
 		}
-		if hist, _ := b.e.Proposals(ctx, "notes"); len(hist) != 1 || hist[0].Status != ProposalAccepted || hist[0].Version != 1 {
+		if hist, _ := b.e.Proposals(ctx, "notes"); len(hist) != 1 || hist[0].Status != api.ProposalAccepted || hist[0].Version != 1 {
 			t.Fatalf("history = %+v", hist)
 		}
 	})
@@ -121,12 +123,12 @@ func TestProposals(t *testing.T) {
 		t.Parallel()
 		b := setup(t, allowMutations)
 		b.deploy("notes", notesWorkflow)
-		_, err := b.e.Propose(ctx, ProposalRequest{Workflow: "notes", Source: []byte(strings.Replace(notesWorkflow, `name: "notes"`, `name: "other"`, 1)), Origin: OriginEdit})
+		_, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: []byte(strings.Replace(notesWorkflow, `name: "notes"`, `name: "other"`, 1)), Origin: api.OriginEdit})
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "rename") {
 			t.Fatalf("a renaming proposal: %v", err)
 		}
 		changed := strings.Replace(notesWorkflow, `"Note " + f.name`, `"A note " + f.name`, 1)
-		v, err := b.e.Propose(ctx, ProposalRequest{Workflow: "notes", Source: []byte(changed), Origin: OriginEdit})
+		v, err := b.author().Propose(ctx, api.ProposalRequest{Workflow: "notes", Source: []byte(changed), Origin: api.OriginEdit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,17 +139,8 @@ func TestProposals(t *testing.T) {
 		if _, err := b.e.AcceptProposal(ctx, v.ID); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "version 2") {
 			t.Fatalf("accepting a proposal made against version 1 at version 2: %v", err)
 		}
-		if _, err := b.e.Propose(ctx, ProposalRequest{Source: []byte(notesWorkflow), Origin: "deploy"}); err == nil {
+		if _, err := b.author().Propose(ctx, api.ProposalRequest{Source: []byte(notesWorkflow), Origin: "deploy"}); err == nil {
 			t.Fatal("an unknown origin was accepted")
 		}
 	})
-}
-
-// TestShownText: a proposal's text cannot hide what it is behind terminal
-// controls or bidi overrides.
-func TestShownText(t *testing.T) {
-	got := shownText("a\u202eb\x1b[2Jc\u200bd\n\te")
-	if got != `a\u202Eb\u001B[2Jc\u200Bd`+"\n\te" {
-		t.Fatalf("shownText = %q", got)
-	}
 }

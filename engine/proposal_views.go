@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"keep/engine/api"
 	"keep/engine/reference"
 	"keep/storage"
 )
@@ -16,8 +17,8 @@ import (
 
 // proposalDryRun is the stored dry run of a proposal.
 type proposalDryRun struct {
-	Report *TryReport `json:"report"`
-	Error  string     `json:"error,omitempty"`
+	Report *api.TryReport `json:"report"`
+	Error  string         `json:"error,omitempty"`
 }
 
 func proposalID(id int64) string { return "p" + strconv.FormatInt(id, 10) }
@@ -37,9 +38,9 @@ func IsProposalID(s string) bool {
 	return strings.HasPrefix(s, "p") && err == nil
 }
 
-func proposalView(p *storage.Proposal) *ProposalView {
-	v := &ProposalView{ID: proposalID(p.ID), Workflow: p.WorkflowName, Origin: p.Origin, Reason: p.Reason, FileName: p.FileName,
-		BaseVersion: p.BaseVersion, Source: p.Source, Diff: p.Diff, Status: ProposalOpen, Why: p.Why, Version: p.Version,
+func proposalView(p *storage.Proposal) *api.ProposalView {
+	v := &api.ProposalView{ID: proposalID(p.ID), Workflow: p.WorkflowName, Origin: p.Origin, Reason: p.Reason, FileName: p.FileName,
+		BaseVersion: p.BaseVersion, Source: p.Source, Diff: p.Diff, Status: api.ProposalOpen, Why: p.Why, Version: p.Version,
 		CreatedAt: p.CreatedAt, DecidedAt: p.DecidedAt}
 	if p.Decision != "" {
 		v.Status = p.Decision
@@ -53,7 +54,7 @@ func proposalView(p *storage.Proposal) *ProposalView {
 
 // Proposals lists a workflow's proposals, decided or not, oldest first
 // ("" : every open one).
-func (e *Engine) Proposals(ctx context.Context, workflow string) ([]ProposalView, error) {
+func (e *Engine) Proposals(ctx context.Context, workflow string) ([]api.ProposalView, error) {
 	var rows []*storage.Proposal
 	var err error
 	if workflow == "" {
@@ -64,7 +65,7 @@ func (e *Engine) Proposals(ctx context.Context, workflow string) ([]ProposalView
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ProposalView, 0, len(rows))
+	out := make([]api.ProposalView, 0, len(rows))
 	for _, p := range rows {
 		out = append(out, *proposalView(p))
 	}
@@ -73,15 +74,15 @@ func (e *Engine) Proposals(ctx context.Context, workflow string) ([]ProposalView
 
 // proposalItems are the open proposals as attention items: the preview
 // holds what the person reads before answering.
-func (e *Engine) proposalItems(ctx context.Context) ([]AttentionItem, error) {
+func (e *Engine) proposalItems(ctx context.Context) ([]api.AttentionItem, error) {
 	open, err := e.Proposals(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	var out []AttentionItem
+	var out []api.AttentionItem
 	for _, p := range open {
 		sum, _ := json.Marshal(p.Summary)
-		out = append(out, AttentionItem{Kind: AttentionProposal, Workflow: p.Workflow, ID: p.ID,
+		out = append(out, api.AttentionItem{Kind: api.AttentionProposal, Workflow: p.Workflow, ID: p.ID,
 			Title:  fmt.Sprintf("new version of %s proposed by %s", p.Workflow, originWords(p.Origin)),
 			Reason: p.Reason, Params: sum, Preview: ProposalText(&p), Inputs: []string{},
 			Answers: []string{"accept", "reject"}, CreatedAt: p.CreatedAt})
@@ -91,16 +92,16 @@ func (e *Engine) proposalItems(ctx context.Context) ([]AttentionItem, error) {
 
 func originWords(origin string) string {
 	switch origin {
-	case OriginRepair:
+	case api.OriginRepair:
 		return "the repairer"
-	case OriginMCP:
+	case api.OriginMCP:
 		return "a model over MCP"
 	}
 	return "keep edit"
 }
 
 // ProposalText is a proposal in words: what it adds, the dry run, the diff.
-func ProposalText(p *ProposalView) string {
+func ProposalText(p *api.ProposalView) string {
 	var b strings.Builder
 	s := p.Summary
 	list := func(label string, xs []string) {
@@ -139,7 +140,7 @@ func ProposalText(p *ProposalView) string {
 	for strings.Contains(head, "\n\n") {
 		head = strings.ReplaceAll(head, "\n\n", "\n")
 	}
-	return shownText(head + "\n" + p.Diff)
+	return reference.EscapeShown(head + "\n" + p.Diff)
 }
 
 // SplitProposalText parts ProposalText's text into its words (what it
@@ -148,19 +149,4 @@ func ProposalText(p *ProposalView) string {
 func SplitProposalText(text string) (words, diff string) {
 	words, diff, _ = strings.Cut(text, "\n\n")
 	return words + "\n", diff
-}
-
-// shownText escapes what a model's script could use to make its text look
-// other than it is on a terminal: control characters (but newline and
-// tab), and bidi and invisible format characters.
-func shownText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if reference.Escaped(r) {
-			fmt.Fprintf(&b, "\\u%04X", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

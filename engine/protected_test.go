@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/enginetest/kit"
 	"keep/storage"
@@ -161,9 +162,9 @@ func TestKeepOwnFilesAreOutOfEveryWorkflowsReach(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	trace := func(wf string) ([]TraceLine, string) {
+	trace := func(wf string) ([]api.TraceLine, string) {
 		t.Helper()
-		runs, err := o.e.Runs(ctx, wf, Page{Limit: 10})
+		runs, err := o.e.Runs(ctx, wf, api.Page{Limit: 10})
 		if err != nil || len(runs) == 0 {
 			t.Fatalf("%s runs: %v %v", wf, runs, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 // restartWorkflow: sleeper only waits for its clock; holder reads a topic
@@ -162,7 +164,7 @@ func TestNotHappenedResendsSameKey(t *testing.T) {
 	if len(ms) != 1 || ms[0].Status != MutationNeedsReconcile {
 		t.Fatalf("mutations %+v, want one needs_reconcile", ms)
 	}
-	if err := b.e.Resolve(ctx, ms[0].ID, NotHappened); err != nil {
+	if err := b.e.Resolve(ctx, ms[0].ID, api.NotHappened); err != nil {
 		t.Fatal(err)
 	}
 	b.drainUntilQuiet(time.Hour)
@@ -184,7 +186,7 @@ func TestNotHappenedResendsSameKey(t *testing.T) {
 			t.Errorf("run %s is %s", r.ID, r.Status)
 		}
 	}
-	if err := b.e.Resolve(ctx, ms[0].ID, NotHappened); err == nil {
+	if err := b.e.Resolve(ctx, ms[0].ID, api.NotHappened); err == nil {
 		t.Error("a second answer to the settled mutation was accepted")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"keep/engine/api"
 	"keep/engine/bus"
 	"keep/engine/ledger"
 	"keep/storage"
@@ -65,7 +66,7 @@ func (e *Engine) onReminder(ctx context.Context, ev bus.Event) error {
 		return e.scheduleReminder(ctx, tx, w, m, reminderRepeat)
 	})
 	if err == nil && w != nil {
-		e.notify(NoteApproval, w.Name, "still waiting for you: "+ledger.Title(m))
+		e.notify(api.NoteApproval, w.Name, "still waiting for you: "+ledger.Title(m))
 	}
 	return err
 }

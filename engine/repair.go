@@ -4,22 +4,22 @@ import (
 	"context"
 	"fmt"
 
-	"keep/engine/authoring"
+	"keep/engine/api"
 	"keep/storage"
 )
 
 // repairTraceLines is how much of the failing run's trace a repairer sees.
 const repairTraceLines = 40
 
+// triggerRepair is the trigger of a run retried after a repair, and the
+// origin of the script version the repair made.
+const triggerRepair = "repair"
+
 // maybeRepair hands a logic failure to the repairer, within its budget of
 // repairs in a row; past it, or without a repairer, the failure stays with
 // the user (the block set by the failure says so). What the repairer
 // answers is only a proposal: the workflow stays blocked on the failed run
 // until the person accepts it (proposal.go) or answers the run.
-// triggerRepair is the trigger of a run retried after a repair, and the
-// origin of the script version the repair made.
-const triggerRepair = "repair"
-
 func (e *Engine) maybeRepair(ctx context.Context, w *storage.Workflow, run *storage.Run) {
 	if e.repair == nil {
 		return
@@ -43,7 +43,7 @@ func (e *Engine) repairFailed(ctx context.Context, w *storage.Workflow, why stri
 	if err := e.tRepairFailed(ctx, w, why); err != nil {
 		e.log.Error("recording a failed repair", "workflow", w.Name, "err", err)
 	}
-	e.notify(NoteNeedsAttention, w.Name, w.Name+": "+why)
+	e.notify(api.NoteNeedsAttention, w.Name, w.Name+": "+why)
 }
 
 // tRepairFailed leaves the failure with the user, saying why no repair came.
@@ -72,23 +72,16 @@ func (e *Engine) repairRun(ctx context.Context, w *storage.Workflow, run *storag
 	if err != nil {
 		return err
 	}
-	req := authoring.RepairRequest{Workflow: w.Name, FileName: cur.FileName, Script: cur.Source, Error: run.Error,
+	f := FailedRun{RunID: run.ID, Workflow: w.Name, FileName: cur.FileName, Script: cur.Source, Error: run.Error,
 		Handler: run.Handler, Phase: phaseOfFailure(run, entries)}
 	for _, t := range entries[max(0, len(entries)-repairTraceLines):] {
-		req.Trace = append(req.Trace, traceText(t))
+		f.Trace = append(f.Trace, traceText(t))
 	}
-	rctx, cancel := context.WithTimeout(ctx, e.pol.HandlerTimeout)
-	defer cancel()
-	src, err := e.repair.Repair(rctx, req)
+	view, err := e.repair.Repair(ctx, e, f)
 	if err != nil {
 		return err
 	}
-	view, err := e.propose(ctx, ProposalRequest{Workflow: w.Name, FileName: cur.FileName, Source: []byte(src), Origin: OriginRepair,
-		Reason: fmt.Sprintf("a repair of run %s (%s %s: %s)", idString(run.ID), run.Handler, req.Phase, clip(run.Error, 200))}, run.ID)
-	if err != nil {
-		return err
-	}
-	if view.Status == ProposalRefused {
+	if view.Status == api.ProposalRefused {
 		e.repairFailed(ctx, w, "a repair was refused: "+view.Why)
 		return nil
 	}

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"keep/engine/authoring"
+	"keep/engine/api"
+	"keep/engine/authoring/model"
 )
 
 // brokenNotes is notesWorkflow's logNote with a prepare that throws.
@@ -20,21 +21,21 @@ func brokenNotes(fix string) string {
 }
 
 // commandRepairer answers with the script in a file, through a real process.
-func commandRepairer(t *testing.T, script string) (authoring.Repairer, string) {
+func commandRepairer(t *testing.T, script string) (Repairer, string) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fixed.js")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	seen := filepath.Join(dir, "request.json")
-	return authoring.CommandRepairer{Command: "cat > " + seen + " && cat " + path}, seen
+	return RepairsOf(model.CommandRepairer{Command: "cat > " + seen + " && cat " + path}), seen
 }
 
 // proposed is the one open proposal for workflow, from Attention.
-func (b *bundle) proposed(workflow string) AttentionItem {
+func (b *bundle) proposed(workflow string) api.AttentionItem {
 	b.t.Helper()
-	proposals := b.attentionOf(AttentionProposal)
-	var found []AttentionItem
+	proposals := b.attentionOf(api.AttentionProposal)
+	var found []api.AttentionItem
 	for _, it := range proposals {
 		if it.Workflow == workflow {
 			found = append(found, it)
@@ -108,7 +109,7 @@ func TestRepair(t *testing.T) {
 		if err != nil || v.Origin != "repair" || v.Label != "1.1" {
 			t.Fatalf("version 2 = %+v, %v; want a repair labelled 1.1", v, err)
 		}
-		var req authoring.RepairRequest
+		var req model.RepairRequest
 		data, _ := os.ReadFile(seen)
 		if err := json.Unmarshal(data, &req); err != nil {
 			t.Fatalf("the repairer got %q: %v", data, err)
@@ -133,7 +134,7 @@ func TestRepair(t *testing.T) {
 		if w.Version != 3 || w.Block == nil || w.Block.Kind != "repair" || !strings.Contains(w.Block.Reason, "2 repairs in a row") {
 			t.Fatalf("version %d block %+v, want 2 repairs (v3) then escalated", w.Version, w.Block)
 		}
-		if w.State != StateNeedsAttention {
+		if w.State != api.StateNeedsAttention {
 			t.Fatalf("state %s", w.State)
 		}
 	})
@@ -159,7 +160,7 @@ func TestRepair(t *testing.T) {
 			t.Fatal("the repaired script wrote with a capability it was never granted")
 		}
 		att, _ := b.e.Attention(ctx)
-		if len(att) != 1 || att[0].Kind != AttentionApproval || att[0].Method != "write" {
+		if len(att) != 1 || att[0].Kind != api.AttentionApproval || att[0].Method != "write" {
 			t.Fatalf("attention = %+v, want an approval for files.write", att)
 		}
 		grants, _ := b.e.Grants(ctx, "notes")
@@ -212,7 +213,7 @@ func TestRepair(t *testing.T) {
 		}))
 		defer srv.Close()
 		b := setup(t, allowMutations)
-		b.e.repair = authoring.EndpointRepairer{URL: srv.URL, Model: "m1"}
+		b.e.repair = RepairsOf(model.EndpointRepairer{URL: srv.URL, Model: "m1"})
 		b.write("inbox/a.txt", "alpha")
 		b.deploy("notes", brokenNotes(`throw new Error("bug in prepare");`))
 		b.drain()

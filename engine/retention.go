@@ -54,17 +54,6 @@ func (e *Engine) Backup(ctx context.Context, path string) error {
 	return e.db.Backup(ctx, path)
 }
 
-// Maintained is an engine with the retention policy of its config, as the
-// daemon serves it: `keep gc` through the socket applies the daemon's
-// policy, not the caller's.
-type Maintained struct {
-	*Engine
-	Retention Retention
-}
-
-// GC applies the engine's own retention policy now.
-func (m Maintained) GC(ctx context.Context) (GCReport, error) { return m.Engine.GC(ctx, m.Retention) }
-
 // GCDaily runs gc every interval (default a day) until ctx ends or stop is
 // called: one timer, re-armed after each gc, never a polling loop. A failed
 // gc is logged and tried again next time. stop waits for a gc in progress.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
 func TestRetention(t *testing.T) {
@@ -32,7 +34,7 @@ func TestRetention(t *testing.T) {
 			}
 		}
 		ins := b.inputs("notes")
-		if len(ins) != 1 || ins[0].Status != InputDone || len(ins[0].Outputs) != 2 {
+		if len(ins) != 1 || ins[0].Status != api.InputDone || len(ins[0].Outputs) != 2 {
 			t.Fatalf("inputs after gc: %+v, want a.txt done with its 2 outputs", ins)
 		}
 		if d := b.workflow("notes"); d.Counts.InputsDone != 1 || d.Counts.Outputs["files"].Applied != 2 {

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"keep/engine/api"
 )
 
-func (b *bundle) handler(wf, name string) HandlerView {
+func (b *bundle) handler(wf, name string) api.HandlerView {
 	b.t.Helper()
 	for _, h := range b.workflow(wf).Handlers {
 		if h.Name == name {
@@ -20,7 +22,7 @@ func (b *bundle) handler(wf, name string) HandlerView {
 		}
 	}
 	b.t.Fatalf("no handler %s", name)
-	return HandlerView{}
+	return api.HandlerView{}
 }
 
 func TestScheduler(t *testing.T) {
@@ -150,7 +152,7 @@ func TestScheduler(t *testing.T) {
 			b.drain()
 		}
 		w = b.workflow("down")
-		if w.Block == nil || !strings.Contains(w.Block.Reason, "gave up after 6 attempts") || w.State != StateNeedsAttention {
+		if w.Block == nil || !strings.Contains(w.Block.Reason, "gave up after 6 attempts") || w.State != api.StateNeedsAttention {
 			t.Fatalf("after the limit: block %+v state %s", w.Block, w.State)
 		}
 		if next, _ := b.e.NextDue(ctx); next != nil {
@@ -181,7 +183,7 @@ func TestScheduler(t *testing.T) {
 		if s.Posts() != 0 {
 			t.Fatal("a paused workflow performed its mutation")
 		}
-		if w := b.workflow("push"); w.State != StatePaused {
+		if w := b.workflow("push"); w.State != api.StatePaused {
 			t.Fatalf("state %s", w.State)
 		}
 		if err := b.e.RunNow(ctx, "push"); err == nil {
@@ -232,7 +234,7 @@ func TestPauseAtCheckpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.drain()
-		if s.Posts() != 1 || b.inputs("push")[0].Status != InputDone {
+		if s.Posts() != 1 || b.inputs("push")[0].Status != api.InputDone {
 			t.Fatalf("after resume: posts %d, input %+v", s.Posts(), b.inputs("push")[0])
 		}
 	})

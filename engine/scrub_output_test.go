@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"keep/engine/api"
 	"keep/engine/config"
 )
 
@@ -56,7 +57,7 @@ func TestScriptOutputIsScrubbedLikeAnswers(t *testing.T) {
   } } } });`)
 	b.drain()
 	ctx := context.Background()
-	runs, err := b.e.Runs(ctx, "echo", Page{Limit: 10})
+	runs, err := b.e.Runs(ctx, "echo", api.Page{Limit: 10})
 	if err != nil || len(runs) == 0 {
 		t.Fatalf("runs: %v %v", runs, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"keep/engine/api"
 	"keep/engine/bus"
 	"keep/engine/config"
 	"keep/engine/enginetest/kit"
@@ -98,7 +99,7 @@ func (b *bundle) reopen() {
 	b.open()
 }
 
-func (b *bundle) deploy(name, src string) *DeployResult {
+func (b *bundle) deploy(name, src string) *api.DeployResult {
 	b.t.Helper()
 	res, err := b.e.Deploy(context.Background(), name+".js", []byte(src), "")
 	if err != nil {
@@ -134,25 +135,25 @@ func (b *bundle) read(rel string) string {
 	return string(data)
 }
 
-func (b *bundle) runs(wf string) []RunView {
+func (b *bundle) runs(wf string) []api.RunView {
 	b.t.Helper()
-	rs, err := b.e.Runs(context.Background(), wf, Page{Limit: 1000})
+	rs, err := b.e.Runs(context.Background(), wf, api.Page{Limit: 1000})
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	return rs
 }
 
-func (b *bundle) events(wf, topic string) []EventView {
+func (b *bundle) events(wf, topic string) []api.EventView {
 	b.t.Helper()
-	evs, err := b.e.Events(context.Background(), wf, EventFilter{Topic: topic, Limit: 1000})
+	evs, err := b.e.Events(context.Background(), wf, api.EventFilter{Topic: topic, Limit: 1000})
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	return evs
 }
 
-func (b *bundle) mutations(wf string) []MutationView {
+func (b *bundle) mutations(wf string) []api.MutationView {
 	b.t.Helper()
 	ms, err := b.e.Mutations(context.Background(), wf, "")
 	if err != nil {
@@ -161,16 +162,16 @@ func (b *bundle) mutations(wf string) []MutationView {
 	return ms
 }
 
-func (b *bundle) inputs(wf string) []InputView {
+func (b *bundle) inputs(wf string) []api.InputView {
 	b.t.Helper()
-	ins, err := b.e.Inputs(context.Background(), wf, Page{Limit: 1000})
+	ins, err := b.e.Inputs(context.Background(), wf, api.Page{Limit: 1000})
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	return ins
 }
 
-func (b *bundle) workflow(name string) *WorkflowDetail {
+func (b *bundle) workflow(name string) *api.WorkflowDetail {
 	b.t.Helper()
 	d, err := b.e.Workflow(context.Background(), name)
 	if err != nil {

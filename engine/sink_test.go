@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"keep/engine/api"
 	"keep/engine/enginetest/kit"
 )
 
@@ -45,7 +46,7 @@ export default Keep.workflow({
 });`)
 }
 
-func (b *bundle) mutationsBy(status string) []MutationView {
+func (b *bundle) mutationsBy(status string) []api.MutationView {
 	b.t.Helper()
 	ms, err := b.e.Mutations(context.Background(), "push", status)
 	if err != nil {

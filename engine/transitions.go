@@ -465,24 +465,6 @@ func (e *Engine) tRepaired(ctx context.Context, w *storage.Workflow, v storage.S
 	return err
 }
 
-// internalBlock blocks a workflow on a bug of ours instead of spinning on it.
-func (e *Engine) internalBlock(ctx context.Context, id int64, cause error) {
-	w := new(storage.Workflow) // read in the transaction
-	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
-		cur, err := tx.WorkflowByID(ctx, id)
-		if err != nil {
-			return ledger.Decision{}, err
-		}
-		*w = *cur
-		return e.led.MoveBlock(ctx, tx, w, BlockInternal, "internal error: "+cause.Error(), w.BlockRunID, nil)
-	})
-	if err != nil {
-		e.log.Error("blocking a workflow on an internal error", "workflow", id, "err", err)
-		return
-	}
-	e.notify(NoteNeedsAttention, w.Name, "internal error: "+cause.Error())
-}
-
 // tSetBlockCleared lifts a block before the host re-sends a mutation.
 func (e *Engine) tSetBlockCleared(ctx context.Context, w *storage.Workflow) error {
 	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {

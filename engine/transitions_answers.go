@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/storage"
 )
@@ -153,7 +154,7 @@ func (e *Engine) releaseAllowed(ctx context.Context, tx *storage.Tx, w *storage.
 }
 
 // tResolve applies an answer to an uncertain mutation.
-func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*storage.Workflow, error) {
+func (e *Engine) tResolve(ctx context.Context, mid int64, answer api.Answer) (*storage.Workflow, error) {
 	w := new(storage.Workflow) // read in the transaction
 	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		var none ledger.Decision
@@ -176,9 +177,9 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer Answer) (*stora
 			return none, err
 		}
 		switch answer {
-		case TryAgain, NotHappened:
-			return e.led.Recheck(ctx, tx, w, m, answer == NotHappened)
-		case Happened:
+		case api.TryAgain, api.NotHappened:
+			return e.led.Recheck(ctx, tx, w, m, answer == api.NotHappened)
+		case api.Happened:
 			return e.led.Settle(ctx, tx, w, m, ledger.MApplied, "user", nil, "", e.retry(w.TransientFailures+1))
 		default:
 			return e.led.Settle(ctx, tx, w, m, ledger.MSkip, "user", nil, "skipped by the user", e.retry(w.TransientFailures+1))

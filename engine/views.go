@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"keep/connectors"
+	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/storage"
 )
@@ -19,56 +20,20 @@ import (
 func inputStatus(in *storage.Input, f *storage.InputFacts, now time.Time, staleAfter time.Duration) (status string, stale bool) {
 	switch {
 	case in.SkippedAt != nil:
-		return InputSkipped, false
+		return api.InputSkipped, false
 	case f.Waiting > 0:
-		return InputNeedsAttention, false
+		return api.InputNeedsAttention, false
 	}
 	for _, m := range f.Outputs {
 		switch m.Status {
 		case MutationAwaitingApproval, MutationNeedsReconcile, MutationIndeterminate:
-			return InputNeedsAttention, false
+			return api.InputNeedsAttention, false
 		}
 	}
 	if f.Open > 0 || f.Events == 0 {
-		return InputPending, now.Sub(in.CreatedAt) > staleAfter
+		return api.InputPending, now.Sub(in.CreatedAt) > staleAfter
 	}
-	return InputDone, false
-}
-
-func (e *Engine) outputView(m *storage.Mutation) OutputView {
-	title := m.UITitle
-	if title == "" {
-		title = m.Connector + "." + m.Method
-	}
-	return OutputView{MutationID: idString(m.ID), Title: title, Status: m.Status, Connector: m.Connector, Method: m.Method,
-		Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), UpdatedAt: m.UpdatedAt}
-}
-
-// previewOf is m's preview in its connector's words; a method without
-// words of its own (an MCP tool) has none, since the JSON the host made of
-// its parameters cut at a length is what hid a second key: its arguments,
-// each named, are the preview.
-func (e *Engine) previewOf(m *storage.Mutation) string {
-	if _, meth, err := e.reg.Lookup(m.Connector, m.Method); err == nil && meth.Preview == nil {
-		return ""
-	}
-	return m.Preview
-}
-
-// targetOf is what m's call acts on as the host reads it from the actual
-// parameters, with the same Scope its grant is decided by, so the person
-// sees it beside the title the script chose. Empty when the method has no
-// scope (or is no longer registered).
-func (e *Engine) targetOf(m *storage.Mutation) string {
-	_, meth, err := e.reg.Lookup(m.Connector, m.Method)
-	if err != nil || meth.Scope == nil {
-		return ""
-	}
-	var params map[string]any
-	if json.Unmarshal(m.Params, &params) != nil {
-		return ""
-	}
-	return meth.Scope(params)
+	return api.InputDone, false
 }
 
 func pageLimit(n int) int {
@@ -80,14 +45,14 @@ func pageLimit(n int) int {
 
 // Inputs implements API: a page of inputs (from either end), newest first, with their status
 // and outputs, computed from three indexed queries for the whole page.
-func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]InputView, error) {
+func (e *Engine) Inputs(ctx context.Context, workflow string, page api.Page) ([]api.InputView, error) {
 	w, err := e.workflowByName(ctx, workflow)
 	if err != nil {
 		return nil, err
 	}
 	q := e.db.Read()
 	var ins []*storage.Input
-	if page.fromOldest() {
+	if page.FromOldest() {
 		ins, err = q.InputsAfter(ctx, w.ID, page.After, page.Before, pageLimit(page.Limit), page.Filter)
 	} else {
 		ins, err = q.Inputs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
@@ -104,11 +69,11 @@ func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]Inpu
 		return nil, err
 	}
 	now := e.now()
-	out := make([]InputView, 0, len(ins))
+	out := make([]api.InputView, 0, len(ins))
 	for _, in := range ins {
 		f := facts[in.ID]
 		status, stale := inputStatus(in, f, now, e.pol.StaleAfter)
-		v := InputView{InputID: idString(in.ID), Workflow: w.Name, Source: in.Source, Type: in.Type, ExternalID: in.ExternalID,
+		v := api.InputView{InputID: idString(in.ID), Workflow: w.Name, Source: in.Source, Type: in.Type, ExternalID: in.ExternalID,
 			Title: in.Title, Status: status, Stale: stale, CreatedAt: in.CreatedAt, Outputs: e.outputsOf(f.Outputs)}
 		out = append(out, v)
 	}
@@ -120,27 +85,27 @@ func (e *Engine) Inputs(ctx context.Context, workflow string, page Page) ([]Inpu
 func (e *Engine) workflowState(w *storage.Workflow, mutation MutationStatus) string {
 	switch {
 	case w.Status == WorkflowArchived:
-		return StateStopped
+		return api.StateStopped
 	case w.Status == WorkflowPaused:
-		return StatePaused
+		return api.StatePaused
 	case needsUser(w, mutation):
-		return StateNeedsAttention
+		return api.StateNeedsAttention
 	case e.state(w.ID).isRunning():
-		return StateRunning
+		return api.StateRunning
 	}
-	return StateIdle
+	return api.StateIdle
 }
 
-func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attention map[string]int) (WorkflowView, error) {
+func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attention map[string]int) (api.WorkflowView, error) {
 	q := e.db.Read()
 	mutation, err := blockingMutation(ctx, q, w)
 	if err != nil {
-		return WorkflowView{}, err
+		return api.WorkflowView{}, err
 	}
-	v := WorkflowView{ID: idString(w.ID), Name: w.Name, Status: w.Status, State: e.workflowState(w, mutation), Version: w.Version,
+	v := api.WorkflowView{ID: idString(w.ID), Name: w.Name, Status: w.Status, State: e.workflowState(w, mutation), Version: w.Version,
 		Attention: attention[w.Name]}
 	if w.BlockKind != BlockNone {
-		v.Block = &Block{Kind: w.BlockKind, Reason: w.BlockReason}
+		v.Block = &api.Block{Kind: w.BlockKind, Reason: w.BlockReason}
 	}
 	n, err := q.PendingInputCount(ctx, w.ID)
 	if err != nil {
@@ -150,7 +115,7 @@ func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attentio
 	sc, err := e.script(ctx, w.ID, w.Version)
 	if err != nil {
 		// this row says so; every other workflow is listed as ever
-		v.State, v.LoadError, v.Schedule = StateNeedsAttention, err.Error(), "does not load: "+err.Error()
+		v.State, v.LoadError, v.Schedule = api.StateNeedsAttention, err.Error(), "does not load: "+err.Error()
 		return v, nil
 	}
 	scheds, err := q.Schedules(ctx, w.ID)
@@ -183,7 +148,7 @@ func (e *Engine) attentionCounts(ctx context.Context) (map[string]int, error) {
 }
 
 // Workflows implements API.
-func (e *Engine) Workflows(ctx context.Context) ([]WorkflowView, error) {
+func (e *Engine) Workflows(ctx context.Context) ([]api.WorkflowView, error) {
 	wfs, err := e.db.Read().Workflows(ctx)
 	if err != nil {
 		return nil, err
@@ -192,7 +157,7 @@ func (e *Engine) Workflows(ctx context.Context) ([]WorkflowView, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]WorkflowView, 0, len(wfs))
+	out := make([]api.WorkflowView, 0, len(wfs))
 	for _, w := range wfs {
 		v, err := e.workflowView(ctx, w, counts)
 		if err != nil {
@@ -204,7 +169,7 @@ func (e *Engine) Workflows(ctx context.Context) ([]WorkflowView, error) {
 }
 
 // Workflow implements API.
-func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, error) {
+func (e *Engine) Workflow(ctx context.Context, name string) (*api.WorkflowDetail, error) {
 	w, err := e.workflowByName(ctx, name)
 	if err != nil {
 		return nil, err
@@ -217,7 +182,7 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 	if err != nil {
 		return nil, err
 	}
-	d := &WorkflowDetail{WorkflowView: v, Counts: Counts{Outputs: map[string]OutputCounters{}}}
+	d := &api.WorkflowDetail{WorkflowView: v, Counts: api.Counts{Outputs: map[string]api.OutputCounters{}}}
 	q := e.db.Read()
 	sc, err := e.script(ctx, w.ID, w.Version)
 	if err != nil {
@@ -232,11 +197,11 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 		byName[s.Handler] = s
 	}
 	for _, p := range sc.Workflow.Producers {
-		d.Handlers = append(d.Handlers, HandlerView{Name: p.Name, Type: "producer", Schedule: scheduleWords(p.Schedule),
+		d.Handlers = append(d.Handlers, api.HandlerView{Name: p.Name, Type: "producer", Schedule: scheduleWords(p.Schedule),
 			NextRunAt: byName[p.Name].NextRunAt, Topics: p.Publishes})
 	}
 	for _, c := range sc.Workflow.Consumers {
-		d.Handlers = append(d.Handlers, HandlerView{Name: c.Name, Type: "consumer", WakeAt: byName[c.Name].WakeAt, Topics: c.Subscribe})
+		d.Handlers = append(d.Handlers, api.HandlerView{Name: c.Name, Type: "consumer", WakeAt: byName[c.Name].WakeAt, Topics: c.Subscribe})
 	}
 	// counted from triggers' totals and what is open, never the history
 	ic, err := q.InputCounts(ctx, w.ID)
@@ -250,7 +215,7 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 		return nil, err
 	}
 	for conn, byStatus := range oc {
-		c := OutputCounters{}
+		c := api.OutputCounters{}
 		for s, n := range byStatus {
 			switch MutationStatus(s) {
 			case MutationApplied:
@@ -273,19 +238,19 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*WorkflowDetail, er
 	return d, nil
 }
 
-func runView(workflow string, r *storage.Run) RunView {
-	return RunView{ID: idString(r.ID), Workflow: workflow, Handler: r.Handler, HandlerType: r.HandlerType, Phase: r.Phase,
+func runView(workflow string, r *storage.Run) api.RunView {
+	return api.RunView{ID: idString(r.ID), Workflow: workflow, Handler: r.Handler, HandlerType: r.HandlerType, Phase: r.Phase,
 		Status: shownRunStatus(r), RetryOf: idString(r.RetryOf), Trigger: r.Trigger, MovedBy: r.MovedBy, Error: r.Error, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 // Runs implements API.
-func (e *Engine) Runs(ctx context.Context, workflow string, page Page) ([]RunView, error) {
+func (e *Engine) Runs(ctx context.Context, workflow string, page api.Page) ([]api.RunView, error) {
 	w, err := e.workflowByName(ctx, workflow)
 	if err != nil {
 		return nil, err
 	}
 	var runs []*storage.Run
-	if page.fromOldest() {
+	if page.FromOldest() {
 		runs, err = e.db.Read().RunsAfter(ctx, w.ID, page.After, page.Before, pageLimit(page.Limit), page.Filter)
 	} else {
 		runs, err = e.db.Read().Runs(ctx, w.ID, page.Before, pageLimit(page.Limit), page.Filter)
@@ -293,7 +258,7 @@ func (e *Engine) Runs(ctx context.Context, workflow string, page Page) ([]RunVie
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RunView, len(runs))
+	out := make([]api.RunView, len(runs))
 	for i, r := range runs {
 		out[i] = runView(w.Name, r)
 	}
@@ -301,7 +266,7 @@ func (e *Engine) Runs(ctx context.Context, workflow string, page Page) ([]RunVie
 }
 
 // Events implements API.
-func (e *Engine) Events(ctx context.Context, workflow string, f EventFilter) ([]EventView, error) {
+func (e *Engine) Events(ctx context.Context, workflow string, f api.EventFilter) ([]api.EventView, error) {
 	w, err := e.workflowByName(ctx, workflow)
 	if err != nil {
 		return nil, err
@@ -310,27 +275,27 @@ func (e *Engine) Events(ctx context.Context, workflow string, f EventFilter) ([]
 	if err != nil {
 		return nil, err
 	}
-	out := make([]EventView, len(evs))
+	out := make([]api.EventView, len(evs))
 	for i, ev := range evs {
 		causes := make([]string, len(ev.CausedBy))
 		for j, c := range ev.CausedBy {
 			causes[j] = idString(c)
 		}
-		out[i] = EventView{ID: idString(ev.ID), Topic: ev.Topic, MessageID: ev.MessageID, Status: ev.Status, Payload: ev.Payload,
+		out[i] = api.EventView{ID: idString(ev.ID), Topic: ev.Topic, MessageID: ev.MessageID, Status: ev.Status, Payload: ev.Payload,
 			CausedBy: causes, ReservedBy: idString(ev.ReservedBy), CreatedBy: idString(ev.CreatedBy), CreatedAt: ev.CreatedAt}
 	}
 	return out, nil
 }
 
-func (e *Engine) mutationView(workflow string, m *storage.Mutation) MutationView {
-	return MutationView{ID: idString(m.ID), RunID: idString(m.RunID), Workflow: workflow, Connector: m.Connector, Method: m.Method,
-		Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), Arguments: Arguments(m.Params, ArgumentRoom),
+func (e *Engine) mutationView(workflow string, m *storage.Mutation) api.MutationView {
+	return api.MutationView{ID: idString(m.ID), RunID: idString(m.RunID), Workflow: workflow, Connector: m.Connector, Method: m.Method,
+		Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), Arguments: api.Arguments(m.Params, api.ArgumentRoom),
 		Status: m.Status, Result: m.Result, Error: m.Error, UITitle: m.UITitle,
 		ResolvedBy: m.ResolvedBy, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
 
 // Mutations implements API.
-func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]MutationView, error) {
+func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]api.MutationView, error) {
 	w, err := e.workflowByName(ctx, workflow)
 	if err != nil {
 		return nil, err
@@ -339,7 +304,7 @@ func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]Muta
 	if err != nil {
 		return nil, err
 	}
-	out := make([]MutationView, len(ms))
+	out := make([]api.MutationView, len(ms))
 	for i, m := range ms {
 		out[i] = e.mutationView(w.Name, m)
 	}
@@ -347,7 +312,7 @@ func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]Muta
 }
 
 // Trace implements API.
-func (e *Engine) Trace(ctx context.Context, runID string) ([]TraceLine, error) {
+func (e *Engine) Trace(ctx context.Context, runID string) ([]api.TraceLine, error) {
 	id, err := parseID("run", runID)
 	if err != nil {
 		return nil, err
@@ -359,9 +324,9 @@ func (e *Engine) Trace(ctx context.Context, runID string) ([]TraceLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]TraceLine, len(entries))
+	out := make([]api.TraceLine, len(entries))
 	for i, t := range entries {
-		out[i] = TraceLine{At: t.At, Phase: t.Phase, Kind: t.Kind, Connector: t.Connector, Method: t.Method, Args: t.Args,
+		out[i] = api.TraceLine{At: t.At, Phase: t.Phase, Kind: t.Kind, Connector: t.Connector, Method: t.Method, Args: t.Args,
 			Result: t.Result, DurationMS: t.DurationMS, Error: t.Error}
 	}
 	return out, nil
@@ -369,7 +334,7 @@ func (e *Engine) Trace(ctx context.Context, runID string) ([]TraceLine, error) {
 
 // Grants implements API: the workflow's grants, each marked with whether
 // the current script uses it.
-func (e *Engine) Grants(ctx context.Context, workflow string) ([]GrantView, error) {
+func (e *Engine) Grants(ctx context.Context, workflow string) ([]api.GrantView, error) {
 	w, err := e.workflowByName(ctx, workflow)
 	if err != nil {
 		return nil, err
@@ -384,15 +349,15 @@ func (e *Engine) Grants(ctx context.Context, workflow string) ([]GrantView, erro
 			used[c] = true
 		}
 	}
-	out := make([]GrantView, len(gs))
+	out := make([]api.GrantView, len(gs))
 	for i, g := range gs {
-		out[i] = GrantView{Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit, Used: used[g.Capability]}
+		out[i] = api.GrantView{Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit, Used: used[g.Capability]}
 	}
 	return out, nil
 }
 
 // Attention implements API: everything waiting for the user, oldest first.
-func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
+func (e *Engine) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 	q := e.db.Read()
 	wfs, err := q.Workflows(ctx)
 	if err != nil {
@@ -402,7 +367,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 	for _, w := range wfs {
 		names[w.ID] = w
 	}
-	var out []AttentionItem
+	var out []api.AttentionItem
 	covered := map[int64]bool{} // workflows whose block an item already explains
 	open, err := q.OpenMutations(ctx)
 	if err != nil {
@@ -422,18 +387,18 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 	}
 	for _, m := range open {
 		w := names[m.WorkflowID]
-		item := AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Connector: m.Connector, Method: m.Method,
-			Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), Arguments: Arguments(m.Params, ArgumentRoom),
+		item := api.AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Connector: m.Connector, Method: m.Method,
+			Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), Arguments: api.Arguments(m.Params, api.ArgumentRoom),
 			Reason: m.Error, CreatedAt: m.CreatedAt}
 		switch m.Status {
 		case MutationAwaitingApproval:
-			item.Kind = AttentionApproval
+			item.Kind = api.AttentionApproval
 			item.Reason = e.approvalReason(ctx, w, m, grantsOf)
 			item.Scope = e.callScope(m)
 			item.Answers = []string{"approve", "approve-always", "reject"}
 		case MutationNeedsReconcile, MutationIndeterminate:
-			item.Kind = AttentionReconciliation
-			item.Answers = []string{string(TryAgain), string(Happened), string(NotHappened), string(SkipIt)}
+			item.Kind = api.AttentionReconciliation
+			item.Answers = []string{string(api.TryAgain), string(api.Happened), string(api.NotHappened), string(api.SkipIt)}
 			item.Check = e.checkText(m)
 			if m.Status == MutationNeedsReconcile {
 				item.Reason = "keep is checking whether it happened (" + m.Error + "); you may answer now"
@@ -456,7 +421,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 			continue
 		}
 		w := names[r.WorkflowID]
-		item := AttentionItem{Kind: AttentionFailedRun, Workflow: w.Name, ID: idString(r.ID),
+		item := api.AttentionItem{Kind: api.AttentionFailedRun, Workflow: w.Name, ID: idString(r.ID),
 			Title: failedTitle(r), Reason: r.Error, Params: json.RawMessage("null"),
 			Answers: []string{"retry"}, CreatedAt: r.UpdatedAt}
 		item.Inputs, _ = q.InputTitles(ctx, r.ID)
@@ -478,11 +443,11 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 			out = append(out, authItem(w))
 			continue
 		}
-		kind := AttentionBlockedWorkflow
+		kind := api.AttentionBlockedWorkflow
 		if w.BlockKind == BlockPermission {
-			kind = AttentionPermission
+			kind = api.AttentionPermission
 		}
-		out = append(out, AttentionItem{Kind: kind, Workflow: w.Name, ID: w.Name, Title: w.Name + " is blocked",
+		out = append(out, api.AttentionItem{Kind: kind, Workflow: w.Name, ID: w.Name, Title: w.Name + " is blocked",
 			Reason: w.BlockReason, Params: json.RawMessage("null"), Answers: []string{"retry", "resume"}, CreatedAt: w.UpdatedAt})
 	}
 	stale, err := q.StaleInputs(ctx, e.now().Add(-e.pol.StaleAfter), 100)
@@ -490,7 +455,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 		return nil, err
 	}
 	for _, in := range stale {
-		out = append(out, AttentionItem{Kind: AttentionStaleInput, Workflow: names[in.WorkflowID].Name, ID: idString(in.ID),
+		out = append(out, api.AttentionItem{Kind: api.AttentionStaleInput, Workflow: names[in.WorkflowID].Name, ID: idString(in.ID),
 			Title: in.Title, Reason: "pending since " + in.CreatedAt.Local().Format(time.RFC3339), Params: json.RawMessage("null"),
 			Answers: []string{"skip-input"}, CreatedAt: in.CreatedAt})
 	}
@@ -502,7 +467,7 @@ func (e *Engine) Attention(ctx context.Context) ([]AttentionItem, error) {
 	out = append(out, props...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	if out == nil {
-		out = []AttentionItem{}
+		out = []api.AttentionItem{}
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"keep/engine/api"
 	"keep/sandbox"
 )
 
@@ -215,7 +216,7 @@ func startWatching(t *testing.T, b *bundle) (context.Context, func(what string))
 		for {
 			select {
 			case n := <-notes:
-				if n.Kind == NoteRunCommitted && n.Workflow == "watch" {
+				if n.Kind == api.NoteRunCommitted && n.Workflow == "watch" {
 					return
 				}
 			case <-deadline:

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // accountsStub is the stub with accounts, as the in-process engine has.
@@ -49,11 +50,11 @@ func TestAccounts(t *testing.T) {
 
 	t.Run("an auth failure in Attention shows the command that fixes it", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		api.attention = []engine.AttentionItem{{Kind: engine.AttentionAuth, Workflow: "email-to-sheets", ID: "email-to-sheets",
+		apiHost := newStub()
+		apiHost.attention = []api.AttentionItem{{Kind: api.AttentionAuth, Workflow: "email-to-sheets", ID: "email-to-sheets",
 			Title: "sign in to google again", Command: "keep auth login google",
 			Reason: "fetch: auth: sign in to google again (keep auth login google): the provider refused the refresh token (invalid_grant)"}}
-		h := newHarness(t, api, 120, 40)
+		h := newHarness(t, apiHost, 120, 40)
 		h.keys("3")
 		s := h.screen()
 		if !strings.Contains(s, "fix: run keep auth login google") || !strings.Contains(s, "AUTH") {

@@ -11,29 +11,29 @@ import (
 	"sync"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // stubAPI is an engine.API holding fixed views and recording the calls
 // made to it, so the TUI can be tested before and apart from the engine.
 type stubAPI struct {
 	mu        sync.Mutex
-	info      engine.Info
-	workflows []engine.WorkflowView
-	inputs    map[string][]engine.InputView // by workflow, newest first
-	runs      map[string][]engine.RunView
-	traces    map[string][]engine.TraceLine
-	attention []engine.AttentionItem
+	info      api.Info
+	workflows []api.WorkflowView
+	inputs    map[string][]api.InputView // by workflow, newest first
+	runs      map[string][]api.RunView
+	traces    map[string][]api.TraceLine
+	attention []api.AttentionItem
 	calls     []string
 	// fail makes every action return this error.
 	fail  error
-	notes chan engine.Notification
+	notes chan api.Notification
 	// onApprove, if set, runs inside Approve (to change the views as the
 	// engine would).
 	onApprove func(s *stubAPI, id string)
 }
 
-var _ engine.API = (*stubAPI)(nil)
+var _ api.API = (*stubAPI)(nil)
 
 // testNow is the fixed clock every test uses.
 var testNow = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
@@ -43,38 +43,38 @@ func tptr(t time.Time) *time.Time { return &t }
 
 func newStub() *stubAPI {
 	s := &stubAPI{
-		info:  engine.Info{Mode: "in-process", DBPath: "/var/lib/keep/keep.db", PID: 42},
-		notes: make(chan engine.Notification, 16),
+		info:  api.Info{Mode: "in-process", DBPath: "/var/lib/keep/keep.db", PID: 42},
+		notes: make(chan api.Notification, 16),
 	}
-	s.workflows = []engine.WorkflowView{
-		{ID: "1", Name: "email-to-sheets", Status: "active", State: engine.StateNeedsAttention,
-			Block:    &engine.Block{Kind: "approval", Reason: "waiting for approval"},
+	s.workflows = []api.WorkflowView{
+		{ID: "1", Name: "email-to-sheets", Status: "active", State: api.StateNeedsAttention,
+			Block:    &api.Block{Kind: "approval", Reason: "waiting for approval"},
 			Schedule: "Checks every 5 minutes", NextRun: tptr(testNow.Add(3 * time.Minute)), PendingInputs: 1, Attention: 1, Version: 3},
-		{ID: "2", Name: "inbox-archive", Status: "active", State: engine.StateIdle,
+		{ID: "2", Name: "inbox-archive", Status: "active", State: api.StateIdle,
 			Schedule: "Checks hourly", NextRun: tptr(testNow.Add(41 * time.Minute)), Attention: 1, Version: 1},
-		{ID: "3", Name: "daily-digest", Status: "paused", State: engine.StatePaused,
+		{ID: "3", Name: "daily-digest", Status: "paused", State: api.StatePaused,
 			Schedule: "Runs on cron 0 9 * * *", NextRun: tptr(testNow.Add(23 * time.Hour))},
 	}
-	s.inputs = map[string][]engine.InputView{
+	s.inputs = map[string][]api.InputView{
 		"email-to-sheets": {
 			{InputID: "13", Workflow: "email-to-sheets", Title: `Email from alice@example.com: "Invoice December"`,
-				Status: engine.InputNeedsAttention, CreatedAt: mins(2), Outputs: []engine.OutputView{
+				Status: api.InputNeedsAttention, CreatedAt: mins(2), Outputs: []api.OutputView{
 					{MutationID: "m7", Title: "Add row for alice@example.com", Status: "awaiting_approval",
 						Connector: "sheets", Method: "appendRow",
 						Params:  json.RawMessage(`{"sheet":"invoices.csv","values":["alice@example.com","Invoice December"]}`),
 						Preview: "invoices.csv ← alice@example.com | Invoice December", UpdatedAt: mins(2)}}},
 			{InputID: "12", Workflow: "email-to-sheets", Title: `Email from bob@example.com: "Lunch?"`,
-				Status: engine.InputDone, CreatedAt: mins(65), Outputs: []engine.OutputView{
+				Status: api.InputDone, CreatedAt: mins(65), Outputs: []api.OutputView{
 					{MutationID: "m6", Title: "Add row for bob@example.com", Status: "applied",
 						Connector: "sheets", Method: "appendRow", Params: json.RawMessage(`{"sheet":"invoices.csv","values":["bob@example.com","Lunch?"]}`),
 						UpdatedAt: mins(64)}}},
 			{InputID: "11", Workflow: "email-to-sheets", Title: `Email from carol@example.com: "Newsletter"`,
-				Status: engine.InputDone, CreatedAt: mins(190)},
+				Status: api.InputDone, CreatedAt: mins(190)},
 			{InputID: "10", Workflow: "email-to-sheets", Title: `Email from dave@example.com: "Receipt"`,
-				Status: engine.InputPending, Stale: true, CreatedAt: mins(3 * 24 * 60)},
+				Status: api.InputPending, Stale: true, CreatedAt: mins(3 * 24 * 60)},
 		},
 	}
-	s.runs = map[string][]engine.RunView{
+	s.runs = map[string][]api.RunView{
 		"email-to-sheets": {
 			{ID: "14", Workflow: "email-to-sheets", Handler: "toSheet", HandlerType: "consumer", Phase: "mutating",
 				Status: "paused:approval", Trigger: "event", CreatedAt: mins(2)},
@@ -87,7 +87,7 @@ func newStub() *stubAPI {
 				Status: "committed", Trigger: "schedule", CreatedAt: mins(66)},
 		},
 	}
-	s.traces = map[string][]engine.TraceLine{
+	s.traces = map[string][]api.TraceLine{
 		"12": {
 			{At: mins(62), Phase: "prepare", Kind: "call", Connector: "mail", Method: "fetch", Args: `{"id":"<b@example.com>"}`,
 				Result: `{"from":"bob@example.com","subject":"Lunch?"}`, DurationMS: 120},
@@ -95,14 +95,14 @@ func newStub() *stubAPI {
 			{At: mins(62), Phase: "next", Kind: "note", Error: "TypeError: cannot read property 'from' of undefined"},
 		},
 	}
-	s.attention = []engine.AttentionItem{
-		{Kind: engine.AttentionApproval, Workflow: "email-to-sheets", ID: "m7", Title: "Add row for alice@example.com",
+	s.attention = []api.AttentionItem{
+		{Kind: api.AttentionApproval, Workflow: "email-to-sheets", ID: "m7", Title: "Add row for alice@example.com",
 			Connector: "sheets", Method: "appendRow",
 			Params:  json.RawMessage(`{"sheet":"invoices.csv","values":["alice@example.com","Invoice December"]}`),
 			Reason:  "sheets.appendRow asks before it runs",
 			Inputs:  []string{`Email from alice@example.com: "Invoice December"`},
 			Answers: []string{"approve", "approve-always", "reject"}, CreatedAt: mins(2)},
-		{Kind: engine.AttentionReconciliation, Workflow: "inbox-archive", ID: "m3", Title: "Post summary to #finance",
+		{Kind: api.AttentionReconciliation, Workflow: "inbox-archive", ID: "m3", Title: "Post summary to #finance",
 			Connector: "slack", Method: "post",
 			Params:  json.RawMessage(`{"channel":"#finance","text":"3 invoices arrived today"}`),
 			Reason:  "the request timed out after it was sent; 3 checks could not confirm it.",
@@ -137,20 +137,20 @@ func (s *stubAPI) actions() []string {
 	return out
 }
 
-func (s *stubAPI) Workflows(ctx context.Context) ([]engine.WorkflowView, error) {
+func (s *stubAPI) Workflows(ctx context.Context) ([]api.WorkflowView, error) {
 	s.record("read Workflows")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.workflows), nil
 }
 
-func (s *stubAPI) Workflow(ctx context.Context, name string) (*engine.WorkflowDetail, error) {
+func (s *stubAPI) Workflow(ctx context.Context, name string) (*api.WorkflowDetail, error) {
 	return nil, errors.New("not in the stub")
 }
 
 // fromOldestWords names a page counted from the oldest end in a call's
 // record, and adds nothing to one from the newest.
-func fromOldestWords(p engine.Page) string {
+func fromOldestWords(p api.Page) string {
 	switch {
 	case p.After > 0:
 		return fmt.Sprintf(" after=%d", p.After)
@@ -161,7 +161,7 @@ func fromOldestWords(p engine.Page) string {
 }
 
 // pageOf applies a Page to a newest-first list the way the engine does.
-func pageOf[T any](all []T, id func(T) string, title func(T) string, p engine.Page) []T {
+func pageOf[T any](all []T, id func(T) string, title func(T) string, p api.Page) []T {
 	fromOldest := p.Oldest || p.After > 0
 	if fromOldest {
 		all = slices.Clone(all)
@@ -187,49 +187,49 @@ func pageOf[T any](all []T, id func(T) string, title func(T) string, p engine.Pa
 	return out
 }
 
-func (s *stubAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {
+func (s *stubAPI) Inputs(ctx context.Context, workflow string, p api.Page) ([]api.InputView, error) {
 	s.record("read Inputs %s before=%d limit=%d filter=%q%s", workflow, p.Before, p.Limit, p.Filter, fromOldestWords(p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return pageOf(s.inputs[workflow], func(i engine.InputView) string { return i.InputID },
-		func(i engine.InputView) string { return i.Title }, p), nil
+	return pageOf(s.inputs[workflow], func(i api.InputView) string { return i.InputID },
+		func(i api.InputView) string { return i.Title }, p), nil
 }
 
-func (s *stubAPI) Events(ctx context.Context, workflow string, f engine.EventFilter) ([]engine.EventView, error) {
+func (s *stubAPI) Events(ctx context.Context, workflow string, f api.EventFilter) ([]api.EventView, error) {
 	return nil, nil
 }
 
-func (s *stubAPI) Runs(ctx context.Context, workflow string, p engine.Page) ([]engine.RunView, error) {
+func (s *stubAPI) Runs(ctx context.Context, workflow string, p api.Page) ([]api.RunView, error) {
 	s.record("read Runs %s before=%d limit=%d%s", workflow, p.Before, p.Limit, fromOldestWords(p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return pageOf(s.runs[workflow], func(r engine.RunView) string { return r.ID },
-		func(r engine.RunView) string { return r.Handler }, p), nil
+	return pageOf(s.runs[workflow], func(r api.RunView) string { return r.ID },
+		func(r api.RunView) string { return r.Handler }, p), nil
 }
 
-func (s *stubAPI) Mutations(ctx context.Context, workflow string, status string) ([]engine.MutationView, error) {
+func (s *stubAPI) Mutations(ctx context.Context, workflow string, status string) ([]api.MutationView, error) {
 	return nil, nil
 }
 
-func (s *stubAPI) Trace(ctx context.Context, runID string) ([]engine.TraceLine, error) {
+func (s *stubAPI) Trace(ctx context.Context, runID string) ([]api.TraceLine, error) {
 	s.record("read Trace %s", runID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.traces[runID], nil
 }
 
-func (s *stubAPI) Attention(ctx context.Context) ([]engine.AttentionItem, error) {
+func (s *stubAPI) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 	s.record("read Attention")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.attention), nil
 }
 
-func (s *stubAPI) Grants(ctx context.Context, workflow string) ([]engine.GrantView, error) {
+func (s *stubAPI) Grants(ctx context.Context, workflow string) ([]api.GrantView, error) {
 	return nil, nil
 }
 
-func (s *stubAPI) Deploy(ctx context.Context, fileName string, src []byte, name string) (*engine.DeployResult, error) {
+func (s *stubAPI) Deploy(ctx context.Context, fileName string, src []byte, name string) (*api.DeployResult, error) {
 	return nil, s.record("Deploy %s", fileName)
 }
 
@@ -260,7 +260,7 @@ func (s *stubAPI) Reject(ctx context.Context, mutationID string) error {
 	return s.record("Reject %s", mutationID)
 }
 
-func (s *stubAPI) Resolve(ctx context.Context, mutationID string, answer engine.Answer) error {
+func (s *stubAPI) Resolve(ctx context.Context, mutationID string, answer api.Answer) error {
 	return s.record("Resolve %s %s", mutationID, answer)
 }
 
@@ -276,17 +276,17 @@ func (s *stubAPI) ApproveWide(ctx context.Context, mutationID string) error {
 	return s.record("ApproveWide %s", mutationID)
 }
 
-func (s *stubAPI) GrantReleasing(ctx context.Context, workflow string, g engine.GrantView) (int, error) {
+func (s *stubAPI) GrantReleasing(ctx context.Context, workflow string, g api.GrantView) (int, error) {
 	return 0, s.record("Grant %s %s", workflow, g.Capability)
 }
 
-func (s *stubAPI) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
+func (s *stubAPI) Grant(ctx context.Context, workflow string, g api.GrantView) error {
 	return s.record("Grant %s %s", workflow, g.Capability)
 }
 
-func (s *stubAPI) Subscribe() (<-chan engine.Notification, func()) { return s.notes, func() {} }
+func (s *stubAPI) Subscribe() (<-chan api.Notification, func()) { return s.notes, func() {} }
 
-func (s *stubAPI) Info() engine.Info { return s.info }
+func (s *stubAPI) Info() api.Info { return s.info }
 
 // bigAPI serves 100,000 inputs made on demand, one page at a time, so a
 // benchmark measures the TUI and not the building of a huge slice.
@@ -302,7 +302,7 @@ func newBigAPI(n int64) *bigAPI {
 	return b
 }
 
-func (b *bigAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {
+func (b *bigAPI) Inputs(ctx context.Context, workflow string, p api.Page) ([]api.InputView, error) {
 	b.pages++
 	top := b.n
 	if p.Before != 0 {
@@ -311,13 +311,13 @@ func (b *bigAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]
 	if p.Oldest || p.After > 0 {
 		top = min(top, p.After+int64(p.Limit))
 	}
-	out := make([]engine.InputView, 0, p.Limit)
+	out := make([]api.InputView, 0, p.Limit)
 	for id := top; id > p.After && len(out) < p.Limit; id-- {
-		in := engine.InputView{InputID: strconv.FormatInt(id, 10), Workflow: workflow,
+		in := api.InputView{InputID: strconv.FormatInt(id, 10), Workflow: workflow,
 			Title:  fmt.Sprintf("Email #%d from someone@example.com: \"Invoice %d\"", id, id),
-			Status: engine.InputDone, CreatedAt: testNow.Add(-time.Duration(b.n-id) * time.Minute)}
+			Status: api.InputDone, CreatedAt: testNow.Add(-time.Duration(b.n-id) * time.Minute)}
 		if id%3 == 0 {
-			in.Outputs = []engine.OutputView{{MutationID: "m" + in.InputID, Title: "Add row", Status: "applied",
+			in.Outputs = []api.OutputView{{MutationID: "m" + in.InputID, Title: "Add row", Status: "applied",
 				Connector: "sheets", Method: "appendRow", UpdatedAt: in.CreatedAt}}
 		}
 		out = append(out, in)
@@ -325,6 +325,6 @@ func (b *bigAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]
 	return out, nil
 }
 
-func (b *bigAPI) Runs(ctx context.Context, workflow string, p engine.Page) ([]engine.RunView, error) {
+func (b *bigAPI) Runs(ctx context.Context, workflow string, p api.Page) ([]api.RunView, error) {
 	return nil, nil
 }

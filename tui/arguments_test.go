@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // The red team's card: an MCP tool's approval whose first value is long.
@@ -19,14 +19,14 @@ func TestAnApprovalCardNamesEveryArgument(t *testing.T) {
 	memo := "buy milk" + strings.Repeat(" and more milk", 40)
 	params, _ := json.Marshal(map[string]any{"memo": memo, "to": "attacker-iban",
 		"reconcile": map[string]any{"tool": "get_transfer", "args": map[string]any{"id": "t1"}}})
-	api := newStub()
-	api.attention = []engine.AttentionItem{{Kind: engine.AttentionApproval, Workflow: "pay", ID: "m9",
+	apiHost := newStub()
+	apiHost.attention = []api.AttentionItem{{Kind: api.AttentionApproval, Workflow: "pay", ID: "m9",
 		Title: "Pay for groceries", Connector: "mcp.bank", Method: "transfer", Params: params,
 		Reason: "your grant for mcp.bank.transfer asks before each call", Answers: []string{"approve", "reject"}}}
-	h := newHarness(t, api, 100, 40)
+	h := newHarness(t, apiHost, 100, 40)
 	h.keys("3")
 	flat := strings.Join(strings.Fields(ansi.Strip(h.m.at.View())), " ")
-	hidden := len(`"`+memo+`"`) - engine.ArgumentRoom
+	hidden := len(`"`+memo+`"`) - api.ArgumentRoom
 	for _, want := range []string{`call: mcp.bank.transfer memo: "buy milk`, `…(+` + strconv.Itoa(hidden) + ` bytes) to: "attacker-iban"`,
 		`keep's, not sent: reconcile.args.id: "t1"`, `keep's, not sent: reconcile.tool: "get_transfer"`} {
 		if !strings.Contains(flat, want) {
@@ -51,10 +51,10 @@ func TestACardSaysHowManyArgumentsItDoesNotName(t *testing.T) {
 		args["k"+strconv.Itoa(10+i)] = i
 	}
 	params, _ := json.Marshal(args)
-	api := newStub()
-	api.attention = []engine.AttentionItem{{Kind: engine.AttentionApproval, Workflow: "w", ID: "m1", Title: "t",
+	apiHost := newStub()
+	apiHost.attention = []api.AttentionItem{{Kind: api.AttentionApproval, Workflow: "w", ID: "m1", Title: "t",
 		Connector: "mcp.x", Method: "y", Params: params, Answers: []string{"approve", "reject"}}}
-	h := newHarness(t, api, 100, 40)
+	h := newHarness(t, apiHost, 100, 40)
 	h.keys("3")
 	closed := strings.Join(strings.Fields(ansi.Strip(h.m.at.View())), " ")
 	if !strings.Contains(closed, "k17: 7 … 4 more arguments (6 bytes): enter shows every one") || strings.Contains(closed, "k18") {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // What a person approves is the call the host observed, not the title the
@@ -43,8 +43,8 @@ func callLines(c callView, w, room, limit int, more string) (call, own []string)
 	for _, l := range previewLines(c.preview, -1) {
 		call = append(call, wrapAll(l, w)...)
 	}
-	args := engine.Arguments(c.params, room)
-	var rest []engine.Argument
+	args := api.Arguments(c.params, room)
+	var rest []api.Argument
 	if limit > 0 && len(args) > limit {
 		args, rest = args[:limit], args[limit:]
 	}

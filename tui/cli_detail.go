@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // WriteWorkflow is keep status: one workflow in detail, then its handlers.
-func WriteWorkflow(w io.Writer, d *engine.WorkflowDetail) error {
+func WriteWorkflow(w io.Writer, d *api.WorkflowDetail) error {
 	kv := NewTable(w)
 	kv.Row("name:", d.Name)
 	kv.Row("status:", string(d.Status))
@@ -54,7 +55,7 @@ func WriteWorkflow(w io.Writer, d *engine.WorkflowDetail) error {
 
 // WriteTrace is keep logs: the run (in full when it is known here, else
 // its id), then its trace lines.
-func WriteTrace(w io.Writer, runID string, runView *engine.RunView, lines []engine.TraceLine) error {
+func WriteTrace(w io.Writer, runID string, runView *api.RunView, lines []api.TraceLine) error {
 	if runView != nil {
 		r := runView
 		fmt.Fprintf(w, "run %s: %s (%s) %s/%s, updated %s\n", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, TimeText(r.UpdatedAt))

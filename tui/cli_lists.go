@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/tui/printable"
 )
 
@@ -82,7 +83,7 @@ func Line(s string, n int) string {
 }
 
 // BlockText is why a workflow is blocked, on one line.
-func BlockText(b *engine.Block) string {
+func BlockText(b *api.Block) string {
 	if b == nil {
 		return "-"
 	}
@@ -93,7 +94,7 @@ func BlockText(b *engine.Block) string {
 }
 
 // WriteWorkflows is keep workflows.
-func WriteWorkflows(w io.Writer, wfs []engine.WorkflowView) error {
+func WriteWorkflows(w io.Writer, wfs []api.WorkflowView) error {
 	t := NewTable(w, "NAME", "STATUS", "STATE", "BLOCK", "SCHEDULE", "NEXT RUN", "PENDING", "ATTENTION", "VERSION")
 	for _, wf := range wfs {
 		t.Row(wf.Name, string(wf.Status), wf.State, BlockText(wf.Block), wf.Schedule, TimePtr(wf.NextRun),
@@ -104,7 +105,7 @@ func WriteWorkflows(w io.Writer, wfs []engine.WorkflowView) error {
 
 // OutcomeText is an output's status, with its attempts when it took more
 // than one: "applied (after 2 attempts)".
-func OutcomeText(o engine.OutputView) string {
+func OutcomeText(o api.OutputView) string {
 	if o.Attempts > 1 {
 		return fmt.Sprintf("%s (after %d attempts)", o.Status, o.Attempts)
 	}
@@ -112,7 +113,7 @@ func OutcomeText(o engine.OutputView) string {
 }
 
 // WriteInputs is keep inputs: each input, and under it the outputs it caused.
-func WriteInputs(w io.Writer, ins []engine.InputView) error {
+func WriteInputs(w io.Writer, ins []api.InputView) error {
 	t := NewTable(w, "INPUT", "STATUS", "CREATED", "SOURCE", "TYPE", "TITLE", "EXTERNAL ID")
 	for _, in := range ins {
 		status := in.Status
@@ -128,7 +129,7 @@ func WriteInputs(w io.Writer, ins []engine.InputView) error {
 }
 
 // WriteEvents is keep events.
-func WriteEvents(w io.Writer, evs []engine.EventView) error {
+func WriteEvents(w io.Writer, evs []api.EventView) error {
 	t := NewTable(w, "ID", "TOPIC", "MESSAGE ID", "STATUS", "CAUSED BY", "RESERVED BY", "CREATED", "PAYLOAD")
 	for _, ev := range evs {
 		t.Row(ev.ID, ev.Topic, Line(ev.MessageID, 40), string(ev.Status), Dash(strings.Join(ev.CausedBy, ",")), Dash(ev.ReservedBy),
@@ -138,7 +139,7 @@ func WriteEvents(w io.Writer, evs []engine.EventView) error {
 }
 
 // WriteRuns is keep runs.
-func WriteRuns(w io.Writer, runs []engine.RunView) error {
+func WriteRuns(w io.Writer, runs []api.RunView) error {
 	t := NewTable(w, "ID", "HANDLER", "TYPE", "PHASE", "STATUS", "RETRY OF", "TRIGGER", "UPDATED", "ERROR")
 	for _, r := range runs {
 		t.Row(r.ID, r.Handler, r.HandlerType, string(r.Phase), string(r.Status), Dash(r.RetryOf), Dash(r.Trigger), TimeText(r.UpdatedAt), Line(r.Error, 80))
@@ -147,7 +148,7 @@ func WriteRuns(w io.Writer, runs []engine.RunView) error {
 }
 
 // WriteGrants is keep grants, and the capabilities keep deploy reports.
-func WriteGrants(w io.Writer, gs []engine.GrantView) error {
+func WriteGrants(w io.Writer, gs []api.GrantView) error {
 	t := NewTable(w, "CAPABILITY", "MODE", "SCOPE", "DAILY LIMIT", "USED")
 	for _, g := range gs {
 		limit := "-"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/tui/printable"
 )
 
@@ -77,7 +78,7 @@ func (b *block) call(c callView, room, limit int, more string) {
 // proposal writes a proposal's summary and dry run, and its diff whole or
 // (in a listing) how long it is and where it is, as they are (a diff's
 // indentation is meaning), each line escaped, and how to answer it.
-func (b *block) proposal(it engine.AttentionItem, whole bool) {
+func (b *block) proposal(it api.AttentionItem, whole bool) {
 	words, diff := engine.SplitProposalText(it.Preview)
 	text := words
 	if whole {
@@ -95,19 +96,19 @@ func (b *block) proposal(it engine.AttentionItem, whole bool) {
 // WriteAttention writes `keep attention` for a terminal width wide: each
 // call's arguments named, values cut to engine.ArgumentRoom with the bytes
 // not shown counted; a proposal's summary without its diff.
-func WriteAttention(w io.Writer, items []engine.AttentionItem, width int) error {
+func WriteAttention(w io.Writer, items []api.AttentionItem, width int) error {
 	return writeAttention(w, items, width, false)
 }
 
 // WriteAttentionItems writes `keep attention ID`: the items whole, every
 // argument and a proposal's diff.
-func WriteAttentionItems(w io.Writer, items []engine.AttentionItem, width int) error {
+func WriteAttentionItems(w io.Writer, items []api.AttentionItem, width int) error {
 	return writeAttention(w, items, width, true)
 }
 
-func writeAttention(w io.Writer, items []engine.AttentionItem, width int, whole bool) error {
+func writeAttention(w io.Writer, items []api.AttentionItem, width int, whole bool) error {
 	b := &block{w: w, width: width}
-	room, limit := engine.ArgumentRoom, listedArguments
+	room, limit := api.ArgumentRoom, listedArguments
 	if whole {
 		room, limit = 0, 0
 	}
@@ -121,7 +122,7 @@ func writeAttention(w io.Writer, items []engine.AttentionItem, width int, whole 
 			label = "title (script)"
 		}
 		b.line(label, oneLine(it.Title))
-		if it.Kind == engine.AttentionProposal {
+		if it.Kind == api.AttentionProposal {
 			if it.Reason != "" {
 				b.line("why", oneLine(it.Reason))
 			}
@@ -150,7 +151,7 @@ func writeAttention(w io.Writer, items []engine.AttentionItem, width int, whole 
 }
 
 // WriteMutations writes `keep mutations` for a terminal width wide.
-func WriteMutations(w io.Writer, ms []engine.MutationView, width int) error {
+func WriteMutations(w io.Writer, ms []api.MutationView, width int) error {
 	b := &block{w: w, width: width}
 	for i, m := range ms {
 		if i > 0 {
@@ -160,7 +161,7 @@ func WriteMutations(w io.Writer, ms []engine.MutationView, width int) error {
 		if m.UITitle != "" {
 			b.line("title (script)", oneLine(m.UITitle))
 		}
-		b.call(callView{m.Connector, m.Method, m.Target, m.Preview, m.Params}, engine.ArgumentRoom, listedArguments,
+		b.call(callView{m.Connector, m.Method, m.Target, m.Preview, m.Params}, api.ArgumentRoom, listedArguments,
 			"keep mutations --json has every one")
 		switch {
 		case m.Error != "":

@@ -5,12 +5,12 @@ import (
 	"io"
 	"strings"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // WriteTryReport is keep try's report: what a dry run would have done.
 // Traces are left out of the summary keep new and edit print.
-func WriteTryReport(w io.Writer, rep *engine.TryReport, traces bool) {
+func WriteTryReport(w io.Writer, rep *api.TryReport, traces bool) {
 	fmt.Fprintf(w, "dry run of %s: a throw-away copy that started %s; nothing was changed\n", rep.Workflow, rep.StartedFrom)
 	if rep.Note != "" {
 		fmt.Fprintln(w, rep.Note)

@@ -7,7 +7,8 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"keep/engine"
+	"keep/engine/api"
+	"keep/engine/authoring"
 )
 
 // Words the command line says beside its listings: what an approval
@@ -16,7 +17,7 @@ import (
 
 // ApprovedWords says what an approval covered: this call, or always for
 // the scope the card showed (or the whole capability, asked wider).
-func ApprovedWords(id string, item *engine.AttentionItem, always, wide bool) string {
+func ApprovedWords(id string, item *api.AttentionItem, always, wide bool) string {
 	capability, scope := "this capability", ""
 	if item != nil {
 		capability, scope = item.Connector+"."+item.Method, item.Scope
@@ -35,7 +36,7 @@ func ApprovedWords(id string, item *engine.AttentionItem, always, wide bool) str
 }
 
 // StartupNote tells a new user what to do when there is nothing to show.
-func StartupNote(ctx context.Context, api engine.API) string {
+func StartupNote(ctx context.Context, api api.API) string {
 	wfs, err := api.Workflows(ctx)
 	if err == nil && len(wfs) == 0 {
 		return "No workflows yet: keep init, then keep deploy FILE"
@@ -45,9 +46,9 @@ func StartupNote(ctx context.Context, api engine.API) string {
 
 // DraftText is what keep writes of a draft: a failed one under a header
 // that says so.
-func DraftText(d *engine.Draft) string {
+func DraftText(d *authoring.Draft) string {
 	if d.Invalid {
-		return engine.InvalidHeader(d) + d.Source
+		return authoring.InvalidHeader(d) + d.Source
 	}
 	return d.Source
 }

@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // The dry run (d on Workflows): what the selected workflow's next runs would
@@ -21,22 +21,22 @@ const dryRunTimeout = 5 * time.Minute
 
 type dryRunMsg struct {
 	workflow string
-	rep      *engine.TryReport
+	rep      *api.TryReport
 	err      error
 }
 
 type dryRun struct {
 	workflow string
-	rep      *engine.TryReport
+	rep      *api.TryReport
 	err      error
 	offset   int
 }
 
-func (a printableAPI) DryRun(ctx context.Context, workflow string, opts engine.TryOptions) (*engine.TryReport, error) {
+func (a printableAPI) DryRun(ctx context.Context, workflow string, opts api.TryOptions) (*api.TryReport, error) {
 	return clean(a.api.DryRun(ctx, workflow, opts))
 }
 
-func (a printableAPI) Script(ctx context.Context, workflow string) (*engine.ScriptView, error) {
+func (a printableAPI) Script(ctx context.Context, workflow string) (*api.ScriptView, error) {
 	return clean(a.api.Script(ctx, workflow))
 }
 
@@ -46,7 +46,7 @@ func (p *workflowsPane) startDryRun(name string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(sh.ctx, dryRunTimeout)
 		defer cancel()
-		rep, err := sh.api.DryRun(ctx, name, engine.TryOptions{})
+		rep, err := sh.api.DryRun(ctx, name, api.TryOptions{})
 		return dryRunMsg{workflow: name, rep: rep, err: err}
 	}
 }

@@ -5,28 +5,28 @@ import (
 	"strings"
 	"testing"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // DryRun implements engine.API for the stub: it records the call and
 // answers with one captured mutation waiting for approval.
-func (s *stubAPI) DryRun(ctx context.Context, workflow string, opts engine.TryOptions) (*engine.TryReport, error) {
+func (s *stubAPI) DryRun(ctx context.Context, workflow string, opts api.TryOptions) (*api.TryReport, error) {
 	s.mu.Lock()
 	s.calls = append(s.calls, "dry-run "+workflow)
 	s.mu.Unlock()
 	if s.fail != nil {
 		return nil, s.fail
 	}
-	return &engine.TryReport{Workflow: workflow, StartedFrom: "empty",
-		Inputs: []engine.TryInput{{Source: "files", Type: "file", ExternalID: "a.txt", Title: "Note a.txt"}},
-		Mutations: []engine.TryMutation{{Connector: "files", Method: "write", Preview: "write out/a.txt (5 bytes): \"hello\"",
+	return &api.TryReport{Workflow: workflow, StartedFrom: "empty",
+		Inputs: []api.TryInput{{Source: "files", Type: "file", ExternalID: "a.txt", Title: "Note a.txt"}},
+		Mutations: []api.TryMutation{{Connector: "files", Method: "write", Preview: "write out/a.txt (5 bytes): \"hello\"",
 			CausedBy: []string{"Note a.txt"}, NeedsApproval: true, Approval: "waits for your approval: the workflow has no grant for files.write"}},
-		Runs: []engine.TryRun{{RunView: engine.RunView{Handler: "scan", HandlerType: "producer", Status: "committed"}}}}, nil
+		Runs: []api.TryRun{{RunView: api.RunView{Handler: "scan", HandlerType: "producer", Status: "committed"}}}}, nil
 }
 
 // Script implements engine.API for the stub.
-func (s *stubAPI) Script(ctx context.Context, workflow string) (*engine.ScriptView, error) {
-	return &engine.ScriptView{Workflow: workflow, Version: "1", FileName: workflow + ".js", Source: "// " + workflow}, nil
+func (s *stubAPI) Script(ctx context.Context, workflow string) (*api.ScriptView, error) {
+	return &api.ScriptView{Workflow: workflow, Version: "1", FileName: workflow + ".js", Source: "// " + workflow}, nil
 }
 
 func TestDryRunKeyShowsWhatTheNextRunWouldDo(t *testing.T) {
@@ -53,7 +53,7 @@ func TestDryRunKeyOverTheRealEngine(t *testing.T) {
 	r := newRealEngine(t)
 	r.Write("inbox/a.txt", "hello")
 	r.Deploy("notes", []byte(copyWorkflow))
-	h := r.harness(r.E, 120, 40)
+	h := r.harness(r.API, 120, 40)
 	h.keys("1", "d")
 	screen := h.screen()
 	if !strings.Contains(screen, "Dry run · notes") || !strings.Contains(screen, "out/a.txt") ||
@@ -63,7 +63,7 @@ func TestDryRunKeyOverTheRealEngine(t *testing.T) {
 	if got := r.Read("out/a.txt"); got != "" {
 		t.Fatalf("a dry run wrote out/a.txt: %q", got)
 	}
-	runs, err := r.E.Runs(context.Background(), "notes", engine.Page{})
+	runs, err := r.E.Runs(context.Background(), "notes", api.Page{})
 	if err != nil || len(runs) != 0 {
 		t.Fatalf("the real database has runs after a dry run: %v %v", runs, err)
 	}

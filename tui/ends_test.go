@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // walkEnds drives one paged pane over the real engine: G reads the oldest
@@ -16,7 +16,7 @@ import (
 // hold every row once, in order. want is every id the pane may show,
 // newest first; calls are the pane's reads so far; filter is the one
 // typed, which every read must carry; title is the pane's.
-func walkEnds[T any](t *testing.T, h *harness, l *pagedList[T], title func() string, calls func() []engine.Page, want []string, filter string) {
+func walkEnds[T any](t *testing.T, h *harness, l *pagedList[T], title func() string, calls func() []api.Page, want []string, filter string) {
 	t.Helper()
 	last := len(want) - 1
 	selected := func() string {
@@ -27,7 +27,7 @@ func walkEnds[T any](t *testing.T, h *harness, l *pagedList[T], title func() str
 		}
 		return l.idOf(*s)
 	}
-	readsOf := func(key string) []engine.Page {
+	readsOf := func(key string) []api.Page {
 		t.Helper()
 		n := len(calls())
 		h.keys(key)
@@ -52,9 +52,9 @@ func walkEnds[T any](t *testing.T, h *harness, l *pagedList[T], title func() str
 		}
 	}
 	// up walks from the oldest, one row a key, each the next newer one.
-	up := func(from, steps int) []engine.Page {
+	up := func(from, steps int) []api.Page {
 		t.Helper()
-		var reads []engine.Page
+		var reads []api.Page
 		for i := from + 1; i <= from+steps; i++ {
 			key := "k"
 			if i%2 == 0 {
@@ -108,15 +108,15 @@ func TestRealEngineEnds(t *testing.T) {
 	}
 	r.Deploy("notes", []byte(copyWorkflow))
 	// the copies go without asking, so every note makes a run too
-	if err := r.E.Grant(ctx, "notes", engine.GrantView{Capability: "files.write", Mode: "allow"}); err != nil {
+	if err := r.E.Grant(ctx, "notes", api.GrantView{Capability: "files.write", Mode: "allow"}); err != nil {
 		t.Fatal(err)
 	}
 	r.Drain()
-	all, err := r.E.Inputs(ctx, "notes", engine.Page{Limit: 1000})
+	all, err := r.E.Inputs(ctx, "notes", api.Page{Limit: 1000})
 	if err != nil || len(all) != total {
 		t.Fatalf("inputs: %v, %d of %d", err, len(all), total)
 	}
-	runs, err := r.E.Runs(ctx, "notes", engine.Page{Limit: 1000})
+	runs, err := r.E.Runs(ctx, "notes", api.Page{Limit: 1000})
 	if err != nil || len(runs) < total {
 		t.Fatalf("runs: %v, %d for %d inputs", err, len(runs), total)
 	}
@@ -133,7 +133,7 @@ func TestRealEngineEnds(t *testing.T) {
 
 	t.Run("inputs: G shows the oldest at once, up brings the newer in order, g the newest", func(t *testing.T) {
 		t.Parallel()
-		api := &countingAPI{API: r.E}
+		api := &countingAPI{API: r.API}
 		h := newHarnessAt(t, api, r.Clock.Now, 120, 40)
 		h.keys("2")
 		h.keys("G")
@@ -149,7 +149,7 @@ func TestRealEngineEnds(t *testing.T) {
 
 	t.Run("inputs: a notification after G re-reads the window from its top, not the newest", func(t *testing.T) {
 		t.Parallel()
-		api := &countingAPI{API: r.E}
+		api := &countingAPI{API: r.API}
 		h := newHarnessAt(t, api, r.Clock.Now, 120, 40)
 		h.keys("2", "G")
 		first, _ := idNum(h.m.in.items[0].InputID)
@@ -169,7 +169,7 @@ func TestRealEngineEnds(t *testing.T) {
 
 	t.Run("inputs under a filter: G and up keep to the matching ones", func(t *testing.T) {
 		t.Parallel()
-		api := &countingAPI{API: r.E}
+		api := &countingAPI{API: r.API}
 		h := newHarnessAt(t, api, r.Clock.Now, 120, 40)
 		h.keys("2", "/", "n", "1", "enter")
 		want := ids(total, func(i int) string { return all[i].InputID }, func(i int) bool { return strings.Contains(all[i].Title, "n1") })
@@ -184,7 +184,7 @@ func TestRealEngineEnds(t *testing.T) {
 
 	t.Run("runs: G shows the oldest at once, up brings the newer in order, g the newest", func(t *testing.T) {
 		t.Parallel()
-		api := &countingAPI{API: r.E}
+		api := &countingAPI{API: r.API}
 		h := newHarnessAt(t, api, r.Clock.Now, 120, 40)
 		h.keys("4")
 		walkEnds(t, h, &h.m.rn.pagedList, h.m.rn.Title, api.runCalls, ids(len(runs), func(i int) string { return runs[i].ID }, every), "")

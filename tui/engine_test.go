@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/enginetest"
 )
 
@@ -27,7 +27,7 @@ func newRealEngine(t *testing.T) *realEngine {
 }
 
 // harness drives the TUI over api with the engine's clock.
-func (r *realEngine) harness(api engine.API, w, h int) *harness {
+func (r *realEngine) harness(api api.API, w, h int) *harness {
 	r.T.Helper()
 	return newHarnessAt(r.T, api, r.Clock.Now, w, h)
 }
@@ -81,12 +81,12 @@ func (r *realEngine) awaitingApproval(w, h int) *harness {
 	r.Write("inbox/a.txt", "alpha")
 	r.Deploy("notes", []byte(copyWorkflow))
 	r.Drain()
-	return r.harness(r.E, w, h)
+	return r.harness(r.API, w, h)
 }
 
 // deliver feeds the TUI the notifications the engine has sent so far, as
 // Run's bridge would; it says how many there were.
-func deliver(h *harness, notes <-chan engine.Notification) int {
+func deliver(h *harness, notes <-chan api.Notification) int {
 	n := 0
 	for {
 		select {
@@ -127,7 +127,7 @@ func TestRealEngine(t *testing.T) {
 		if i < 0 || i+1 == len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "write out/a.txt (") {
 			t.Errorf("no call line naming files.write and its target, then its preview:\n%s", at)
 		}
-		if in := h.m.in.Selected(); in == nil || in.Title != "Note a.txt" || in.Status == engine.InputDone {
+		if in := h.m.in.Selected(); in == nil || in.Title != "Note a.txt" || in.Status == api.InputDone {
 			t.Fatalf("input before approval = %+v", in)
 		}
 
@@ -148,7 +148,7 @@ func TestRealEngine(t *testing.T) {
 
 		h.keys("2")
 		in := h.m.in.Selected()
-		if in == nil || in.Status != engine.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Status != "applied" {
+		if in == nil || in.Status != api.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Status != "applied" {
 			t.Fatalf("input after the re-read = %+v", in)
 		}
 		view := h.m.in.View()
@@ -169,7 +169,7 @@ func TestRealEngine(t *testing.T) {
 		h.keys("3", "a")
 		r.Drain()
 		h.run(h.m.refresh())
-		if in := h.m.in.Selected(); in == nil || in.Status != engine.InputDone {
+		if in := h.m.in.Selected(); in == nil || in.Status != api.InputDone {
 			t.Fatalf("input after a refresh = %+v", in)
 		}
 	})
@@ -177,33 +177,33 @@ func TestRealEngine(t *testing.T) {
 
 // countingAPI is the real engine with its Inputs and Runs calls counted.
 type countingAPI struct {
-	engine.API
+	api.API
 	mu       sync.Mutex
-	pages    []engine.Page
-	runPages []engine.Page
+	pages    []api.Page
+	runPages []api.Page
 }
 
-func (c *countingAPI) Runs(ctx context.Context, workflow string, p engine.Page) ([]engine.RunView, error) {
+func (c *countingAPI) Runs(ctx context.Context, workflow string, p api.Page) ([]api.RunView, error) {
 	c.mu.Lock()
 	c.runPages = append(c.runPages, p)
 	c.mu.Unlock()
 	return c.API.Runs(ctx, workflow, p)
 }
 
-func (c *countingAPI) runCalls() []engine.Page {
+func (c *countingAPI) runCalls() []api.Page {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.runPages)
 }
 
-func (c *countingAPI) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {
+func (c *countingAPI) Inputs(ctx context.Context, workflow string, p api.Page) ([]api.InputView, error) {
 	c.mu.Lock()
 	c.pages = append(c.pages, p)
 	c.mu.Unlock()
 	return c.API.Inputs(ctx, workflow, p)
 }
 
-func (c *countingAPI) calls() []engine.Page {
+func (c *countingAPI) calls() []api.Page {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.pages)
@@ -219,7 +219,7 @@ func TestRealEnginePaging(t *testing.T) {
 	r.Deploy("notes", []byte(copyWorkflow))
 	r.Drain()
 
-	api := &countingAPI{API: r.E}
+	api := &countingAPI{API: r.API}
 	h := r.harness(api, 120, 40)
 	first := api.calls()
 	if len(first) != 1 || first[0].Before != 0 || first[0].Limit >= total {

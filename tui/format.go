@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 const ellipsis = "…"
@@ -58,12 +59,12 @@ func until(now, t time.Time) string {
 var shortUnits = strings.NewReplacer(" minutes", " min", " minute", " min", " seconds", " s", " second", " s")
 
 // scheduleWords: the schedule in words and when it next runs, if it will.
-func scheduleWords(w engine.WorkflowView, now time.Time) string {
+func scheduleWords(w api.WorkflowView, now time.Time) string {
 	s := shortUnits.Replace(w.Schedule)
 	if s == "" {
 		s = "Runs when asked"
 	}
-	if w.NextRun != nil && w.State != engine.StatePaused && w.State != engine.StateStopped {
+	if w.NextRun != nil && w.State != api.StatePaused && w.State != api.StateStopped {
 		if d := until(now, *w.NextRun); d == "due now" {
 			s += " · due now"
 		} else {
@@ -76,15 +77,15 @@ func scheduleWords(w engine.WorkflowView, now time.Time) string {
 // stateWords is the workflow state a person reads (DESIGN §10).
 func stateWords(state string) string {
 	switch state {
-	case engine.StateRunning:
+	case api.StateRunning:
 		return "Running"
-	case engine.StateIdle:
+	case api.StateIdle:
 		return "Idle"
-	case engine.StateNeedsAttention:
+	case api.StateNeedsAttention:
 		return "Needs you"
-	case engine.StatePaused:
+	case api.StatePaused:
 		return "Paused"
-	case engine.StateStopped:
+	case api.StateStopped:
 		return "Stopped"
 	}
 	return state
@@ -92,13 +93,13 @@ func stateWords(state string) string {
 
 func stateGlyph(state string) string {
 	switch state {
-	case engine.StateRunning:
+	case api.StateRunning:
 		return "▶"
-	case engine.StateNeedsAttention:
+	case api.StateNeedsAttention:
 		return "▲"
-	case engine.StatePaused:
+	case api.StatePaused:
 		return "‖"
-	case engine.StateStopped:
+	case api.StateStopped:
 		return "■"
 	}
 	return "●"
@@ -106,21 +107,21 @@ func stateGlyph(state string) string {
 
 // inputWords is an input's status in words; a done input that changed
 // nothing says so, because "done" alone reads as "something was done".
-func inputWords(in engine.InputView) string {
+func inputWords(in api.InputView) string {
 	switch in.Status {
-	case engine.InputPending:
+	case api.InputPending:
 		if in.Stale {
 			return "pending · stale"
 		}
 		return "pending"
-	case engine.InputDone:
+	case api.InputDone:
 		if len(in.Outputs) == 0 {
 			return "done, no changes"
 		}
 		return "done"
-	case engine.InputNeedsAttention:
+	case api.InputNeedsAttention:
 		return "needs you"
-	case engine.InputSkipped:
+	case api.InputSkipped:
 		return "skipped"
 	}
 	return in.Status
@@ -128,18 +129,18 @@ func inputWords(in engine.InputView) string {
 
 func inputGlyph(status string) string {
 	switch status {
-	case engine.InputDone:
+	case api.InputDone:
 		return "✓"
-	case engine.InputNeedsAttention:
+	case api.InputNeedsAttention:
 		return "▲"
-	case engine.InputSkipped:
+	case api.InputSkipped:
 		return "–"
 	}
 	return "○"
 }
 
 // outputWords is a mutation's ledger state in words (DESIGN §7.3).
-func outputWords(o engine.OutputView, now time.Time) string {
+func outputWords(o api.OutputView, now time.Time) string {
 	switch o.Status {
 	case engine.MutationAwaitingApproval:
 		return "waiting for approval"
@@ -167,15 +168,15 @@ func outputWords(o engine.OutputView, now time.Time) string {
 	return string(o.Status)
 }
 
-var kindLabels = map[engine.AttentionKind]string{
-	engine.AttentionApproval:        "APPROVAL",
-	engine.AttentionReconciliation:  "UNCERTAIN",
-	engine.AttentionFailedRun:       "FAILED",
-	engine.AttentionBlockedWorkflow: "BLOCKED",
-	engine.AttentionStaleInput:      "STALE",
+var kindLabels = map[api.AttentionKind]string{
+	api.AttentionApproval:        "APPROVAL",
+	api.AttentionReconciliation:  "UNCERTAIN",
+	api.AttentionFailedRun:       "FAILED",
+	api.AttentionBlockedWorkflow: "BLOCKED",
+	api.AttentionStaleInput:      "STALE",
 }
 
-func kindLabel(kind engine.AttentionKind) string {
+func kindLabel(kind api.AttentionKind) string {
 	if l, ok := kindLabels[kind]; ok {
 		return l
 	}

@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // harness drives a Model the way the program would, but synchronously:
@@ -19,13 +19,13 @@ type harness struct {
 	quit bool
 }
 
-func newHarness(t testing.TB, api engine.API, w, h int) *harness {
+func newHarness(t testing.TB, api api.API, w, h int) *harness {
 	t.Helper()
 	return newHarnessAt(t, api, func() time.Time { return testNow }, w, h)
 }
 
 // newHarnessAt is newHarness on another clock (the real engine's).
-func newHarnessAt(t testing.TB, api engine.API, now func() time.Time, w, h int) *harness {
+func newHarnessAt(t testing.TB, api api.API, now func() time.Time, w, h int) *harness {
 	t.Helper()
 	m := New(api, Options{Now: now, NoColor: true})
 	m.noTimers = true

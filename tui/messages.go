@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // shared is what every pane needs from the program: the API, the clock,
@@ -17,7 +18,7 @@ import (
 // reaches into the root model.
 type shared struct {
 	ctx  context.Context
-	api  engine.API
+	api  api.API
 	now  func() time.Time
 	log  *slog.Logger
 	st   *styles
@@ -50,19 +51,19 @@ func (sh *shared) cmd(q query) tea.Cmd {
 // the user moved on (another workflow, another filter) can be told apart.
 type (
 	// notifyMsg is an engine notification, sent in by Run.
-	notifyMsg engine.Notification
+	notifyMsg api.Notification
 
 	workflowsMsg struct {
-		items []engine.WorkflowView
+		items []api.WorkflowView
 		err   error
 	}
 	attentionMsg struct {
-		items []engine.AttentionItem
+		items []api.AttentionItem
 		err   error
 	}
 	traceMsg struct {
 		runID string
-		lines []engine.TraceLine
+		lines []api.TraceLine
 		err   error
 	}
 	// refreshMsg is the answer to one re-read of everything on screen.

@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/tui/printable"
 )
 
@@ -53,7 +54,7 @@ const (
 // then the focused pane), and turns engine notifications into re-reads.
 type Model struct {
 	sh   *shared
-	info engine.Info
+	info api.Info
 
 	wf    *workflowsPane
 	in    *inputsPane
@@ -91,7 +92,7 @@ type Model struct {
 
 // New builds the TUI's model over an engine.API. Use Run to start it on a
 // terminal; New alone is for tests and embedding.
-func New(api engine.API, opts Options) *Model {
+func New(api api.API, opts Options) *Model {
 	if api == nil {
 		panic("tui.New: nil engine.API")
 	}
@@ -146,7 +147,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.touched = true
 		return m.key(msg)
 	case notifyMsg:
-		n := engine.Notification(msg)
+		n := api.Notification(msg)
 		printable.Deep(&n) // its text may quote a script
 		return m.notified(n)
 	case workflowsMsg:
@@ -290,12 +291,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 // attentionInView is the selected attention item when it is an approval or
 // a reconciliation prompt shown on screen below another focused pane: its
 // answer keys work from there too, so the person need not move first.
-func (m *Model) attentionInView() *engine.AttentionItem {
+func (m *Model) attentionInView() *api.AttentionItem {
 	if m.focus == focusAttention || !m.lay.wide || !m.drawn(focusAttention) || !m.at.selectionShown() {
 		return nil
 	}
 	it := m.at.Selected()
-	if it == nil || (it.Kind != engine.AttentionApproval && it.Kind != engine.AttentionReconciliation) {
+	if it == nil || (it.Kind != api.AttentionApproval && it.Kind != api.AttentionReconciliation) {
 		return nil
 	}
 	return it
@@ -323,7 +324,7 @@ func (m *Model) drawn(f focus) bool {
 // anywhereKeys are the answer keys of it that act from any pane: those of
 // approvals and reconciliations, none of which another pane uses. "Always"
 // widens a grant for good, so it is given only in Attention itself.
-func (m *Model) anywhereKeys(it engine.AttentionItem) []*key.Binding {
+func (m *Model) anywhereKeys(it api.AttentionItem) []*key.Binding {
 	answers := it.Answers
 	if len(answers) == 0 {
 		answers = defaultAnswers[it.Kind]
@@ -353,13 +354,13 @@ func (m *Model) answersFromAnywhere(msg tea.KeyPressMsg) bool {
 	return false
 }
 
-func paused(w engine.WorkflowView) bool {
-	return w.Status == engine.WorkflowPaused || w.State == engine.StatePaused
+func paused(w api.WorkflowView) bool {
+	return w.Status == engine.WorkflowPaused || w.State == api.StatePaused
 }
 
 // resumes says whether p resumes rather than pauses: the workflow is
 // paused, or it is blocked and the engine offers "resume" to clear it.
-func (m *Model) resumes(w engine.WorkflowView) bool {
+func (m *Model) resumes(w api.WorkflowView) bool {
 	if paused(w) {
 		return true
 	}
@@ -371,7 +372,7 @@ func (m *Model) resumes(w engine.WorkflowView) bool {
 
 // current is the workflow R and p act on: the one the selected attention
 // item is about when Attention is focused, else the one selected in pane 1.
-func (m *Model) current() *engine.WorkflowView {
+func (m *Model) current() *api.WorkflowView {
 	if m.focus == focusAttention {
 		if it := m.at.Selected(); it != nil {
 			for i := range m.wf.all {
@@ -402,7 +403,7 @@ func (m *Model) setFocus(f focus) {
 	}
 }
 
-func (m *Model) notified(n engine.Notification) tea.Cmd {
+func (m *Model) notified(n api.Notification) tea.Cmd {
 	m.sh.log.Debug("notification", "kind", n.Kind, "workflow", n.Workflow)
 	// The newest news wins the status line; an error stays until a key.
 	m.note, m.flash = "", ""
@@ -796,7 +797,7 @@ func (m *Model) startOnPrompt() {
 		return
 	}
 	for _, it := range m.at.all {
-		if it.Kind == engine.AttentionApproval || it.Kind == engine.AttentionReconciliation {
+		if it.Kind == api.AttentionApproval || it.Kind == api.AttentionReconciliation {
 			m.setFocus(focusAttention)
 			return
 		}

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // An answer acts only on a card the person can read: no key approves,
@@ -55,15 +55,15 @@ func TestActionKeysActOnlyOnWhatIsOnScreen(t *testing.T) {
 
 	t.Run("a card scrolled out of the pane by a resize is not answered until it is back", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		api.attention = nil
+		apiHost := newStub()
+		apiHost.attention = nil
 		for i := range 4 {
-			api.attention = append(api.attention, engine.AttentionItem{Kind: engine.AttentionApproval, Workflow: "notes",
+			apiHost.attention = append(apiHost.attention, api.AttentionItem{Kind: api.AttentionApproval, Workflow: "notes",
 				ID: fmt.Sprintf("m%d", i), Title: fmt.Sprintf("Card %d", i), Connector: "files", Method: "append",
 				Target: fmt.Sprintf("notes/%d.txt", i), Preview: fmt.Sprintf("append to notes/%d.txt (3 bytes)", i),
 				Params: json.RawMessage(`{}`), Reason: "asks", Answers: []string{"approve", "reject"}})
 		}
-		h := newHarness(t, api, 80, 24)
+		h := newHarness(t, apiHost, 80, 24)
 		h.keys("3", "G")
 		if !strings.Contains(h.screen(), "Card 3") {
 			t.Fatalf("the last card is not on screen:\n%s", h.screen())
@@ -91,19 +91,19 @@ func TestActionKeysActOnlyOnWhatIsOnScreen(t *testing.T) {
 
 	t.Run("a card whose call the toast covers waits until the toast is gone", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		api.attention = nil
+		apiHost := newStub()
+		apiHost.attention = nil
 		for i := range 4 {
-			api.attention = append(api.attention, engine.AttentionItem{Kind: engine.AttentionApproval, Workflow: "notes",
+			apiHost.attention = append(apiHost.attention, api.AttentionItem{Kind: api.AttentionApproval, Workflow: "notes",
 				ID: fmt.Sprintf("m%d", i), Title: fmt.Sprintf("Card %d", i), Connector: "files", Method: "append",
 				Target: fmt.Sprintf("notes/%d.txt", i), Preview: fmt.Sprintf("append to notes/%d.txt (3 bytes): a line to go under", i),
 				Params: json.RawMessage(`{}`), Reason: "asks", Answers: []string{"approve", "reject"}})
 		}
 		// 16 rows inside the pane: four cards of four lines fill it, the
 		// last card's call on its last rows, where the toast is drawn
-		h := newHarness(t, api, 80, 22)
+		h := newHarness(t, apiHost, 80, 22)
 		h.keys("3", "G")
-		h.send(notifyMsg(engine.Notification{Kind: engine.NoteApproval, Workflow: "notes", Text: "notes: approve Card 3?"}))
+		h.send(notifyMsg(api.Notification{Kind: api.NoteApproval, Workflow: "notes", Text: "notes: approve Card 3?"}))
 		if h.m.toast == nil || strings.Contains(h.screen(), "notes/3.txt (3 bytes): a line to go under") {
 			t.Fatalf("the toast does not cover the card's call (toast %v):\n%s", h.m.toast != nil, h.screen())
 		}

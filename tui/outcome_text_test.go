@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // TestOutcomeTextCountsAttempts: an output made in more than one attempt
@@ -14,9 +15,9 @@ import (
 func TestOutcomeTextCountsAttempts(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	in := engine.InputView{InputID: "1", Status: engine.InputDone, Title: "Item a", Outputs: []engine.OutputView{
+	in := api.InputView{InputID: "1", Status: api.InputDone, Title: "Item a", Outputs: []api.OutputView{
 		{MutationID: "2", Status: engine.MutationApplied, Connector: "http", Method: "request", Attempts: 2}}}
-	if err := WriteInputs(&b, []engine.InputView{in}); err != nil {
+	if err := WriteInputs(&b, []api.InputView{in}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "→ applied (after 2 attempts)") || strings.Contains(b.String(), "failed") {
@@ -25,7 +26,7 @@ func TestOutcomeTextCountsAttempts(t *testing.T) {
 	if got := outputWords(in.Outputs[0], time.Now()); got != "applied (2 attempts)" {
 		t.Fatalf("the Inputs pane says %q", got)
 	}
-	if got := OutcomeText(engine.OutputView{Status: engine.MutationApplied}); got != "applied" {
+	if got := OutcomeText(api.OutputView{Status: engine.MutationApplied}); got != "applied" {
 		t.Fatalf("one attempt says %q", got)
 	}
 }

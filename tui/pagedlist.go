@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // pagedList is a list pane's rows read from the API a page at a time,
@@ -33,12 +33,12 @@ type pagedList[T any] struct {
 	// reads one page; rowHeight is how many lines row i takes on screen.
 	what      string
 	idOf      func(T) string
-	fetch     func(ctx context.Context, workflow string, page engine.Page) ([]T, error)
+	fetch     func(ctx context.Context, workflow string, page api.Page) ([]T, error)
 	rowHeight func(i int) int
 }
 
 func newPagedList[T any](sh *shared, what string, idOf func(T) string,
-	fetch func(context.Context, string, engine.Page) ([]T, error), rowHeight func(int) int) pagedList[T] {
+	fetch func(context.Context, string, api.Page) ([]T, error), rowHeight func(int) int) pagedList[T] {
 	return pagedList[T]{base: base{sh: sh}, pageSize: 20, what: what, idOf: idOf, fetch: fetch, rowHeight: rowHeight}
 }
 
@@ -57,7 +57,7 @@ const (
 type pageMsg[T any] struct {
 	gen   int
 	kind  pageKind
-	page  engine.Page
+	page  api.Page
 	items []T
 	err   error
 }
@@ -103,10 +103,10 @@ func (l *pagedList[T]) restart() tea.Cmd {
 		return nil
 	}
 	l.loading = true
-	return l.sh.cmd(l.page(pageReread, engine.Page{Limit: l.pageSize}))
+	return l.sh.cmd(l.page(pageReread, api.Page{Limit: l.pageSize}))
 }
 
-func (l *pagedList[T]) page(kind pageKind, p engine.Page) query {
+func (l *pagedList[T]) page(kind pageKind, p api.Page) query {
 	wf, gen, fetch := l.workflow, l.gen, l.fetch
 	p.Filter = l.filter.Value()
 	return func(ctx context.Context) tea.Msg {
@@ -122,7 +122,7 @@ func (l *pagedList[T]) reload() query {
 	if l.workflow == "" {
 		return nil
 	}
-	p := engine.Page{Limit: min(max(len(l.items), l.pageSize), maxReload)}
+	p := api.Page{Limit: min(max(len(l.items), l.pageSize), maxReload)}
 	if l.hasNewer {
 		if first, ok := l.idAt(0); ok {
 			p.Before = first + 1
@@ -152,9 +152,9 @@ func (l *pagedList[T]) navigate(msg tea.KeyPressMsg, pageRows int) (tea.Cmd, boo
 	k := l.sh.keys
 	switch {
 	case keyIs(msg, k.Bottom) && l.hasMore:
-		return l.jump(pageOldest, engine.Page{Oldest: true, Limit: l.pageSize}), true
+		return l.jump(pageOldest, api.Page{Oldest: true, Limit: l.pageSize}), true
 	case keyIs(msg, k.Top) && l.hasNewer:
-		return l.jump(pageNewest, engine.Page{Limit: l.pageSize}), true
+		return l.jump(pageNewest, api.Page{Limit: l.pageSize}), true
 	case l.move(msg, len(l.items), pageRows):
 		return l.moved(), true
 	}
@@ -163,7 +163,7 @@ func (l *pagedList[T]) navigate(msg tea.KeyPressMsg, pageRows int) (tea.Cmd, boo
 
 // jump reads the page at one end of the list. What is held stays on
 // screen until it comes; a page still on its way for it is dropped.
-func (l *pagedList[T]) jump(kind pageKind, p engine.Page) tea.Cmd {
+func (l *pagedList[T]) jump(kind pageKind, p api.Page) tea.Cmd {
 	l.gen++
 	l.loading = true
 	return l.sh.cmd(l.page(kind, p))
@@ -183,7 +183,7 @@ func (l *pagedList[T]) more() tea.Cmd {
 			return nil
 		}
 		l.loading = true
-		return l.sh.cmd(l.page(pageOlder, engine.Page{Before: last, Limit: l.pageSize}))
+		return l.sh.cmd(l.page(pageOlder, api.Page{Before: last, Limit: l.pageSize}))
 	case l.hasNewer && l.cursor <= l.listHeight():
 		first, ok := l.idAt(0)
 		if !ok {
@@ -191,7 +191,7 @@ func (l *pagedList[T]) more() tea.Cmd {
 			return nil
 		}
 		l.loading = true
-		return l.sh.cmd(l.page(pageNewer, engine.Page{After: first, Limit: l.pageSize}))
+		return l.sh.cmd(l.page(pageNewer, api.Page{After: first, Limit: l.pageSize}))
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // attentionPane (3) is everything waiting on the person: approvals,
@@ -16,15 +16,15 @@ import (
 // shows what the host observed (the parameters), not only the script's
 // title, and only the answers it accepts now.
 type attentionPane struct {
-	localList[engine.AttentionItem]
+	localList[api.AttentionItem]
 	expanded map[string]bool
 	labelW   int
 }
 
 func newAttentionPane(sh *shared) *attentionPane {
 	p := &attentionPane{expanded: map[string]bool{}}
-	p.localList = localList[engine.AttentionItem]{base: base{sh: sh}, key: itemKey, rowHeight: p.rowHeight, stay: true,
-		match: func(it engine.AttentionItem, f string) bool {
+	p.localList = localList[api.AttentionItem]{base: base{sh: sh}, key: itemKey, rowHeight: p.rowHeight, stay: true,
+		match: func(it api.AttentionItem, f string) bool {
 			return strings.Contains(strings.ToLower(it.Workflow+" "+it.Title+" "+kindLabel(it.Kind)), f)
 		}}
 	return p
@@ -47,7 +47,7 @@ func (p *attentionPane) query(ctx context.Context) tea.Msg {
 	return attentionMsg{items: items, err: err}
 }
 
-func itemKey(it engine.AttentionItem) string { return string(it.Kind) + "/" + it.ID }
+func itemKey(it api.AttentionItem) string { return string(it.Kind) + "/" + it.ID }
 
 func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -68,7 +68,7 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 				p.apply()
 			}
 		case keyIs(msg, k.Enter) && it != nil:
-			if it.Kind == engine.AttentionFailedRun {
+			if it.Kind == api.AttentionFailedRun {
 				id := it.ID
 				return func() tea.Msg { return openTraceMsg{runID: id} }
 			}
@@ -84,14 +84,14 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 
 // answer turns an answer key into the engine call, asking first for the
 // ones that cannot be taken back, and saying what will follow.
-func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea.Cmd {
+func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cmd {
 	sh, k := p.sh, p.sh.keys
 	title := fit(oneLine(it.Title), 40)
-	resolve := func(a engine.Answer, what string) tea.Cmd {
+	resolve := func(a api.Answer, what string) tea.Cmd {
 		return sh.answer(title, what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.ID, a) })
 	}
 	q := func(verb string) string { return fmt.Sprintf("%s %q?", verb, title) }
-	if it.Kind == engine.AttentionProposal {
+	if it.Kind == api.AttentionProposal {
 		return proposalAnswer(sh, msg, it)
 	}
 	switch {
@@ -103,21 +103,21 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea
 		return ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
 			sh.answer(title, "rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.ID) }))
 	case keyIs(msg, k.TryAgain):
-		return resolve(engine.TryAgain, "checking again: "+title)
+		return resolve(api.TryAgain, "checking again: "+title)
 	case keyIs(msg, k.Happened):
 		return ask(q("it happened:"), "it happened: it will be recorded as done and the workflow goes on",
-			resolve(engine.Happened, "recorded as happened: "+title))
+			resolve(api.Happened, "recorded as happened: "+title))
 	case keyIs(msg, k.NotHappened):
 		return ask(q("it didn't happen:"), "it didn't happen: sent again under the same idempotency key",
-			resolve(engine.NotHappened, "recorded as not happened: "+title))
+			resolve(api.NotHappened, "recorded as not happened: "+title))
 	case keyIs(msg, k.Skip):
 		return ask(q("skip"), "skip: the change will not be made; the events will be marked skipped and not processed",
-			resolve(engine.SkipIt, "skipped "+title))
+			resolve(api.SkipIt, "skipped "+title))
 	case keyIs(msg, k.SkipInput):
 		return skipInput(sh, it.ID, it.Title)
 	case keyIs(msg, k.Retry):
 		wf := it.Workflow
-		if it.Kind == engine.AttentionBlockedWorkflow && wf == "" {
+		if it.Kind == api.AttentionBlockedWorkflow && wf == "" {
 			wf = it.ID
 		}
 		return sh.act("retrying "+wf, func(ctx context.Context) error { return sh.api.Retry(ctx, wf) })
@@ -126,23 +126,23 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it engine.AttentionItem) tea
 }
 
 // defaultAnswers are what each kind accepts when the engine does not say.
-var defaultAnswers = map[engine.AttentionKind][]string{
-	engine.AttentionApproval:        {"approve", "approve-always", "reject"},
-	engine.AttentionReconciliation:  {"try-again", "happened", "not-happened", "skip"},
-	engine.AttentionFailedRun:       {"retry"},
-	engine.AttentionBlockedWorkflow: {"retry"},
-	engine.AttentionStaleInput:      {"skip-input"},
+var defaultAnswers = map[api.AttentionKind][]string{
+	api.AttentionApproval:        {"approve", "approve-always", "reject"},
+	api.AttentionReconciliation:  {"try-again", "happened", "not-happened", "skip"},
+	api.AttentionFailedRun:       {"retry"},
+	api.AttentionBlockedWorkflow: {"retry"},
+	api.AttentionStaleInput:      {"skip-input"},
 }
 
 // answerKeys maps the engine's answer names to the keys that give them.
-func answerKeys(k *keyMap, kind engine.AttentionKind) map[string]*key.Binding {
+func answerKeys(k *keyMap, kind api.AttentionKind) map[string]*key.Binding {
 	m := map[string]*key.Binding{
 		"approve": &k.Approve, "approve-always": &k.ApproveAlways, "reject": &k.Reject,
 		"try-again": &k.TryAgain, "happened": &k.Happened, "not-happened": &k.NotHappened,
 		"skip": &k.Skip, "retry": &k.Retry, "skip-input": &k.SkipInput,
 		"accept": &k.Approve, // a proposal (proposal.go)
 	}
-	if kind == engine.AttentionStaleInput {
+	if kind == api.AttentionStaleInput {
 		m["skip"] = &k.SkipInput // skipping a stale input is skipping the input
 	}
 	return m
@@ -157,7 +157,7 @@ func (p *attentionPane) EnableKeys(k *keyMap) {
 	}
 	k.Enter.SetEnabled(true)
 	k.Enter.SetHelp("enter", "details")
-	if it.Kind == engine.AttentionFailedRun {
+	if it.Kind == api.AttentionFailedRun {
 		k.Enter.SetHelp("enter", "trace")
 	}
 	if !p.selectionShown() {
@@ -226,7 +226,7 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	// Beside the script's title, the call as the host observed it, wrapped
 	// and never cut: this is what an answer acts on.
 	const callLabel = "call: "
-	if it.Kind == engine.AttentionProposal {
+	if it.Kind == api.AttentionProposal {
 		// a proposal makes no call: its summary, dry run and diff, whole
 		// once opened
 		pn := 2
@@ -244,7 +244,7 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 		}
 	} else {
 		// every argument named; an opened card shows each one whole
-		room, limit := engine.ArgumentRoom, cardArguments
+		room, limit := api.ArgumentRoom, cardArguments
 		if open {
 			room, limit = 0, 0
 		}
@@ -269,7 +269,7 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	for _, l := range wrap(it.Reason, w, n) {
 		add(l, cell{style: st.Warn})
 	}
-	if it.Kind == engine.AttentionApproval && accepts(it, "approve-always") {
+	if it.Kind == api.AttentionApproval && accepts(it, "approve-always") {
 		// both answers, named where they are given: approving covers
 		// this call; always covers the scope shown, from now on
 		add(approveChoices(p.sh.keys, it), cell{style: lipglossPlain})
@@ -292,7 +292,7 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 }
 
 // accepts says whether it takes answer now.
-func accepts(it engine.AttentionItem, answer string) bool {
+func accepts(it api.AttentionItem, answer string) bool {
 	answers := it.Answers
 	if len(answers) == 0 {
 		answers = defaultAnswers[it.Kind]
@@ -306,7 +306,7 @@ func accepts(it engine.AttentionItem, answer string) bool {
 }
 
 // approveChoices names what each approval key covers.
-func approveChoices(k *keyMap, it engine.AttentionItem) string {
+func approveChoices(k *keyMap, it api.AttentionItem) string {
 	scope := it.Scope
 	if scope == "" {
 		scope = it.Connector + "." + it.Method

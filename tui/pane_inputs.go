@@ -7,24 +7,24 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // inputsPane (2) shows the selected workflow's inputs, newest first, each
 // with the outputs it caused, a page at a time.
 type inputsPane struct {
-	pagedList[engine.InputView]
+	pagedList[api.InputView]
 	expanded map[string]bool
 
 	ageW, statusW, titleW, outStateW int
 }
 
 // inputsMsg is a page of inputs.
-type inputsMsg = pageMsg[engine.InputView]
+type inputsMsg = pageMsg[api.InputView]
 
 func newInputsPane(sh *shared) *inputsPane {
 	p := &inputsPane{expanded: map[string]bool{}}
-	p.pagedList = newPagedList(sh, "input", func(in engine.InputView) string { return in.InputID }, sh.api.Inputs, p.rowHeight)
+	p.pagedList = newPagedList(sh, "input", func(in api.InputView) string { return in.InputID }, sh.api.Inputs, p.rowHeight)
 	return p
 }
 
@@ -85,7 +85,7 @@ func skipInput(sh *shared, id, title string) tea.Cmd {
 }
 
 func canSkipInput(status string) bool {
-	return status == engine.InputPending || status == engine.InputNeedsAttention
+	return status == api.InputPending || status == api.InputNeedsAttention
 }
 
 func (p *inputsPane) EnableKeys(k *keyMap) {
@@ -108,9 +108,9 @@ func (p *inputsPane) rowLines(i int, sel bool) []string {
 	in := p.items[i]
 	statusSt := st.Dim
 	switch {
-	case in.Status == engine.InputNeedsAttention || in.Stale:
+	case in.Status == api.InputNeedsAttention || in.Stale:
 		statusSt = st.Warn
-	case in.Status == engine.InputDone:
+	case in.Status == api.InputDone:
 		statusSt = st.Good
 	}
 	lines := []string{p.row(sel,
@@ -133,7 +133,7 @@ func (p *inputsPane) rowLines(i int, sel bool) []string {
 		if !p.expanded[in.InputID] {
 			continue
 		}
-		call, own := callLines(callView{o.Connector, o.Method, o.Target, o.Preview, o.Params}, p.width-len(detail), engine.ArgumentRoom, cardArguments,
+		call, own := callLines(callView{o.Connector, o.Method, o.Target, o.Preview, o.Params}, p.width-len(detail), api.ArgumentRoom, cardArguments,
 			"keep mutations "+in.Workflow+" --json has every one")
 		for _, l := range call {
 			lines = append(lines, p.row(false, cell{detail + l, st.Dim}))

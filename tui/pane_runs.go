@@ -8,17 +8,18 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // runsPane (4) is the Run log of the selected workflow, newest first, and,
 // one enter away, a run's trace. This is where ids, phases and handlers
 // belong: the person came here to look under the hood.
 type runsPane struct {
-	pagedList[engine.RunView]
+	pagedList[api.RunView]
 
 	// The open trace, if any, already laid out for the pane's width.
 	traceRun   string
-	trace      []engine.TraceLine
+	trace      []api.TraceLine
 	traceLines []string
 	traceOff   int
 	traceErr   error
@@ -27,11 +28,11 @@ type runsPane struct {
 }
 
 // runsMsg is a page of runs.
-type runsMsg = pageMsg[engine.RunView]
+type runsMsg = pageMsg[api.RunView]
 
 func newRunsPane(sh *shared) *runsPane {
 	p := &runsPane{}
-	p.pagedList = newPagedList(sh, "run", func(r engine.RunView) string { return r.ID }, sh.api.Runs, p.rowHeight)
+	p.pagedList = newPagedList(sh, "run", func(r api.RunView) string { return r.ID }, sh.api.Runs, p.rowHeight)
 	return p
 }
 

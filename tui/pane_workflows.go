@@ -7,14 +7,14 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // workflowsPane (1) lists every workflow with its state and schedule in
 // words. Workflows are few, so the list is read whole and filtered here.
 type workflowsPane struct {
 	// The selection is kept by name, so a re-read that reorders the list keeps it.
-	localList[engine.WorkflowView]
+	localList[api.WorkflowView]
 
 	nameW, stateW int
 	dry           *dryRun // shown instead of the list while set
@@ -23,9 +23,9 @@ type workflowsPane struct {
 const workflowRowLines = 2
 
 func newWorkflowsPane(sh *shared) *workflowsPane {
-	return &workflowsPane{localList: localList[engine.WorkflowView]{base: base{sh: sh},
-		match:     func(w engine.WorkflowView, f string) bool { return strings.Contains(strings.ToLower(w.Name), f) },
-		key:       func(w engine.WorkflowView) string { return w.Name },
+	return &workflowsPane{localList: localList[api.WorkflowView]{base: base{sh: sh},
+		match:     func(w api.WorkflowView, f string) bool { return strings.Contains(strings.ToLower(w.Name), f) },
+		key:       func(w api.WorkflowView) string { return w.Name },
 		rowHeight: func(int) int { return workflowRowLines }}}
 }
 
@@ -104,9 +104,9 @@ func (p *workflowsPane) View() string {
 		}
 		stateSt := st.Dim
 		switch w.State {
-		case engine.StateNeedsAttention:
+		case api.StateNeedsAttention:
 			stateSt = st.Warn
-		case engine.StateRunning:
+		case api.StateRunning:
 			stateSt = st.Good
 		}
 		sched := scheduleWords(w, now)

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/tui/printable"
 )
 
@@ -19,9 +20,9 @@ import (
 // engine.API does not compile until it is written here too: nothing passes
 // through unescaped by default (printable_api_test.go checks every method's
 // strings and errors).
-type printableAPI struct{ api engine.API }
+type printableAPI struct{ api api.API }
 
-var _ engine.API = printableAPI{}
+var _ api.API = printableAPI{}
 
 func clean[T any](v T, err error) (T, error) {
 	printable.Deep(&v)
@@ -45,43 +46,43 @@ type printableError struct{ err error }
 func (e printableError) Error() string { return printable.String(e.err.Error()) }
 func (e printableError) Unwrap() error { return e.err }
 
-func (a printableAPI) Workflows(ctx context.Context) ([]engine.WorkflowView, error) {
+func (a printableAPI) Workflows(ctx context.Context) ([]api.WorkflowView, error) {
 	return clean(a.api.Workflows(ctx))
 }
 
-func (a printableAPI) Workflow(ctx context.Context, name string) (*engine.WorkflowDetail, error) {
+func (a printableAPI) Workflow(ctx context.Context, name string) (*api.WorkflowDetail, error) {
 	return clean(a.api.Workflow(ctx, name))
 }
 
-func (a printableAPI) Inputs(ctx context.Context, workflow string, page engine.Page) ([]engine.InputView, error) {
+func (a printableAPI) Inputs(ctx context.Context, workflow string, page api.Page) ([]api.InputView, error) {
 	return clean(a.api.Inputs(ctx, workflow, page))
 }
 
-func (a printableAPI) Events(ctx context.Context, workflow string, f engine.EventFilter) ([]engine.EventView, error) {
+func (a printableAPI) Events(ctx context.Context, workflow string, f api.EventFilter) ([]api.EventView, error) {
 	return clean(a.api.Events(ctx, workflow, f))
 }
 
-func (a printableAPI) Runs(ctx context.Context, workflow string, page engine.Page) ([]engine.RunView, error) {
+func (a printableAPI) Runs(ctx context.Context, workflow string, page api.Page) ([]api.RunView, error) {
 	return clean(a.api.Runs(ctx, workflow, page))
 }
 
-func (a printableAPI) Mutations(ctx context.Context, workflow, status string) ([]engine.MutationView, error) {
+func (a printableAPI) Mutations(ctx context.Context, workflow, status string) ([]api.MutationView, error) {
 	return clean(a.api.Mutations(ctx, workflow, status))
 }
 
-func (a printableAPI) Trace(ctx context.Context, runID string) ([]engine.TraceLine, error) {
+func (a printableAPI) Trace(ctx context.Context, runID string) ([]api.TraceLine, error) {
 	return clean(a.api.Trace(ctx, runID))
 }
 
-func (a printableAPI) Attention(ctx context.Context) ([]engine.AttentionItem, error) {
+func (a printableAPI) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 	return clean(a.api.Attention(ctx))
 }
 
-func (a printableAPI) Grants(ctx context.Context, workflow string) ([]engine.GrantView, error) {
+func (a printableAPI) Grants(ctx context.Context, workflow string) ([]api.GrantView, error) {
 	return clean(a.api.Grants(ctx, workflow))
 }
 
-func (a printableAPI) Deploy(ctx context.Context, fileName string, src []byte, name string) (*engine.DeployResult, error) {
+func (a printableAPI) Deploy(ctx context.Context, fileName string, src []byte, name string) (*api.DeployResult, error) {
 	return clean(a.api.Deploy(ctx, fileName, src, name))
 }
 
@@ -109,7 +110,7 @@ func (a printableAPI) Reject(ctx context.Context, mutationID string) error {
 	return cleanErr(a.api.Reject(ctx, mutationID))
 }
 
-func (a printableAPI) Resolve(ctx context.Context, mutationID string, answer engine.Answer) error {
+func (a printableAPI) Resolve(ctx context.Context, mutationID string, answer api.Answer) error {
 	return cleanErr(a.api.Resolve(ctx, mutationID, answer))
 }
 
@@ -125,12 +126,12 @@ func (a printableAPI) ApproveWide(ctx context.Context, mutationID string) error 
 	return cleanErr(a.api.ApproveWide(ctx, mutationID))
 }
 
-func (a printableAPI) GrantReleasing(ctx context.Context, workflow string, g engine.GrantView) (int, error) {
+func (a printableAPI) GrantReleasing(ctx context.Context, workflow string, g api.GrantView) (int, error) {
 	n, err := a.api.GrantReleasing(ctx, workflow, g)
 	return n, cleanErr(err)
 }
 
-func (a printableAPI) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
+func (a printableAPI) Grant(ctx context.Context, workflow string, g api.GrantView) error {
 	return cleanErr(a.api.Grant(ctx, workflow, g))
 }
 
@@ -145,11 +146,11 @@ func (a printableAPI) Accounts(ctx context.Context) ([]engine.AccountView, error
 	return clean(l.Accounts(ctx))
 }
 
-func (a printableAPI) Propose(ctx context.Context, p engine.ProposalRequest) (*engine.ProposalView, error) {
+func (a printableAPI) Propose(ctx context.Context, p api.ProposalRequest) (*api.ProposalView, error) {
 	return clean(a.api.Propose(ctx, p))
 }
 
-func (a printableAPI) AcceptProposal(ctx context.Context, id string) (*engine.DeployResult, error) {
+func (a printableAPI) AcceptProposal(ctx context.Context, id string) (*api.DeployResult, error) {
 	return clean(a.api.AcceptProposal(ctx, id))
 }
 
@@ -157,7 +158,7 @@ func (a printableAPI) RejectProposal(ctx context.Context, id string) error {
 	return cleanErr(a.api.RejectProposal(ctx, id))
 }
 
-func (a printableAPI) Info() engine.Info {
+func (a printableAPI) Info() api.Info {
 	info := a.api.Info()
 	printable.Deep(&info)
 	return info
@@ -165,9 +166,9 @@ func (a printableAPI) Info() engine.Info {
 
 // Subscribe passes notifications on escaped; the copy ends when the
 // engine's channel closes or cancel is called.
-func (a printableAPI) Subscribe() (<-chan engine.Notification, func()) {
+func (a printableAPI) Subscribe() (<-chan api.Notification, func()) {
 	in, cancel := a.api.Subscribe()
-	out := make(chan engine.Notification, cap(in))
+	out := make(chan api.Notification, cap(in))
 	done := make(chan struct{})
 	go func() {
 		defer close(out)

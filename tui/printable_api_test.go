@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // evil is what the planted engine puts in every string and error: a screen
@@ -20,7 +21,7 @@ const evil = "\x1b[2J\x1b]0;owned\x07\u3164"
 // added to engine.API fails to compile here and in printableAPI alike.
 type plantedAPI struct{}
 
-var _ engine.API = plantedAPI{}
+var _ api.API = plantedAPI{}
 
 var errPlanted = errors.New("failed: " + evil)
 
@@ -69,75 +70,75 @@ func fill(v reflect.Value, depth int) {
 
 var rawJSON = reflect.TypeFor[json.RawMessage]()
 
-func (plantedAPI) Workflows(context.Context) ([]engine.WorkflowView, error) {
-	return planted[[]engine.WorkflowView]()
+func (plantedAPI) Workflows(context.Context) ([]api.WorkflowView, error) {
+	return planted[[]api.WorkflowView]()
 }
-func (plantedAPI) Workflow(context.Context, string) (*engine.WorkflowDetail, error) {
-	return planted[*engine.WorkflowDetail]()
+func (plantedAPI) Workflow(context.Context, string) (*api.WorkflowDetail, error) {
+	return planted[*api.WorkflowDetail]()
 }
-func (plantedAPI) Inputs(context.Context, string, engine.Page) ([]engine.InputView, error) {
-	return planted[[]engine.InputView]()
+func (plantedAPI) Inputs(context.Context, string, api.Page) ([]api.InputView, error) {
+	return planted[[]api.InputView]()
 }
-func (plantedAPI) Events(context.Context, string, engine.EventFilter) ([]engine.EventView, error) {
-	return planted[[]engine.EventView]()
+func (plantedAPI) Events(context.Context, string, api.EventFilter) ([]api.EventView, error) {
+	return planted[[]api.EventView]()
 }
-func (plantedAPI) Runs(context.Context, string, engine.Page) ([]engine.RunView, error) {
-	return planted[[]engine.RunView]()
+func (plantedAPI) Runs(context.Context, string, api.Page) ([]api.RunView, error) {
+	return planted[[]api.RunView]()
 }
-func (plantedAPI) Mutations(context.Context, string, string) ([]engine.MutationView, error) {
-	return planted[[]engine.MutationView]()
+func (plantedAPI) Mutations(context.Context, string, string) ([]api.MutationView, error) {
+	return planted[[]api.MutationView]()
 }
-func (plantedAPI) Trace(context.Context, string) ([]engine.TraceLine, error) {
-	return planted[[]engine.TraceLine]()
+func (plantedAPI) Trace(context.Context, string) ([]api.TraceLine, error) {
+	return planted[[]api.TraceLine]()
 }
-func (plantedAPI) Attention(context.Context) ([]engine.AttentionItem, error) {
-	return planted[[]engine.AttentionItem]()
+func (plantedAPI) Attention(context.Context) ([]api.AttentionItem, error) {
+	return planted[[]api.AttentionItem]()
 }
-func (plantedAPI) Grants(context.Context, string) ([]engine.GrantView, error) {
-	return planted[[]engine.GrantView]()
+func (plantedAPI) Grants(context.Context, string) ([]api.GrantView, error) {
+	return planted[[]api.GrantView]()
 }
-func (plantedAPI) Deploy(context.Context, string, []byte, string) (*engine.DeployResult, error) {
-	return planted[*engine.DeployResult]()
+func (plantedAPI) Deploy(context.Context, string, []byte, string) (*api.DeployResult, error) {
+	return planted[*api.DeployResult]()
 }
-func (plantedAPI) RunNow(context.Context, string) error                  { return errPlanted }
-func (plantedAPI) Pause(context.Context, string) error                   { return errPlanted }
-func (plantedAPI) Resume(context.Context, string) error                  { return errPlanted }
-func (plantedAPI) Retry(context.Context, string) error                   { return errPlanted }
-func (plantedAPI) Approve(context.Context, string, bool) error           { return errPlanted }
-func (plantedAPI) ApproveWide(context.Context, string) error             { return errPlanted }
-func (plantedAPI) Reject(context.Context, string) error                  { return errPlanted }
-func (plantedAPI) Resolve(context.Context, string, engine.Answer) error  { return errPlanted }
-func (plantedAPI) SkipEvents(context.Context, []string) error            { return errPlanted }
-func (plantedAPI) SkipInput(context.Context, string) error               { return errPlanted }
-func (plantedAPI) Grant(context.Context, string, engine.GrantView) error { return errPlanted }
-func (plantedAPI) GrantReleasing(context.Context, string, engine.GrantView) (int, error) {
+func (plantedAPI) RunNow(context.Context, string) error               { return errPlanted }
+func (plantedAPI) Pause(context.Context, string) error                { return errPlanted }
+func (plantedAPI) Resume(context.Context, string) error               { return errPlanted }
+func (plantedAPI) Retry(context.Context, string) error                { return errPlanted }
+func (plantedAPI) Approve(context.Context, string, bool) error        { return errPlanted }
+func (plantedAPI) ApproveWide(context.Context, string) error          { return errPlanted }
+func (plantedAPI) Reject(context.Context, string) error               { return errPlanted }
+func (plantedAPI) Resolve(context.Context, string, api.Answer) error  { return errPlanted }
+func (plantedAPI) SkipEvents(context.Context, []string) error         { return errPlanted }
+func (plantedAPI) SkipInput(context.Context, string) error            { return errPlanted }
+func (plantedAPI) Grant(context.Context, string, api.GrantView) error { return errPlanted }
+func (plantedAPI) GrantReleasing(context.Context, string, api.GrantView) (int, error) {
 	return 0, errPlanted
 }
 func (plantedAPI) RejectProposal(context.Context, string) error { return errPlanted }
 func (plantedAPI) Accounts(context.Context) ([]engine.AccountView, error) {
 	return planted[[]engine.AccountView]()
 }
-func (plantedAPI) DryRun(context.Context, string, engine.TryOptions) (*engine.TryReport, error) {
-	return planted[*engine.TryReport]()
+func (plantedAPI) DryRun(context.Context, string, api.TryOptions) (*api.TryReport, error) {
+	return planted[*api.TryReport]()
 }
-func (plantedAPI) Script(context.Context, string) (*engine.ScriptView, error) {
-	return planted[*engine.ScriptView]()
+func (plantedAPI) Script(context.Context, string) (*api.ScriptView, error) {
+	return planted[*api.ScriptView]()
 }
-func (plantedAPI) Propose(context.Context, engine.ProposalRequest) (*engine.ProposalView, error) {
-	return planted[*engine.ProposalView]()
+func (plantedAPI) Propose(context.Context, api.ProposalRequest) (*api.ProposalView, error) {
+	return planted[*api.ProposalView]()
 }
-func (plantedAPI) AcceptProposal(context.Context, string) (*engine.DeployResult, error) {
-	return planted[*engine.DeployResult]()
+func (plantedAPI) AcceptProposal(context.Context, string) (*api.DeployResult, error) {
+	return planted[*api.DeployResult]()
 }
-func (plantedAPI) Subscribe() (<-chan engine.Notification, func()) {
-	ch := make(chan engine.Notification, 1)
-	n, _ := planted[engine.Notification]()
+func (plantedAPI) Subscribe() (<-chan api.Notification, func()) {
+	ch := make(chan api.Notification, 1)
+	n, _ := planted[api.Notification]()
 	ch <- n
 	close(ch)
 	return ch, func() {}
 }
-func (plantedAPI) Info() engine.Info {
-	info, _ := planted[engine.Info]()
+func (plantedAPI) Info() api.Info {
+	info, _ := planted[api.Info]()
 	return info
 }
 
@@ -185,13 +186,13 @@ func TestEveryEngineMethodReachesTheTUIEscaped(t *testing.T) {
 	t.Parallel()
 	// every method of the wrapper: engine.API's (the compiler holds the
 	// wrapper to all of them) and the optional ones it answers (Accounts)
-	api := reflect.TypeFor[printableAPI]()
-	if !api.Implements(reflect.TypeFor[engine.API]()) || !api.Implements(reflect.TypeFor[engine.AccountLister]()) {
+	apiHost := reflect.TypeFor[printableAPI]()
+	if !apiHost.Implements(reflect.TypeFor[api.API]()) || !apiHost.Implements(reflect.TypeFor[engine.AccountLister]()) {
 		t.Fatal("printableAPI is not an engine.API and an AccountLister")
 	}
 	w := reflect.ValueOf(printableAPI{api: plantedAPI{}})
-	for i := 0; i < api.NumMethod(); i++ {
-		m := api.Method(i)
+	for i := 0; i < apiHost.NumMethod(); i++ {
+		m := apiHost.Method(i)
 		t.Run(m.Name, func(t *testing.T) {
 			fn := w.MethodByName(m.Name)
 			if !fn.IsValid() {
@@ -206,7 +207,7 @@ func TestEveryEngineMethodReachesTheTUIEscaped(t *testing.T) {
 			}
 			outs := fn.Call(args)
 			if m.Name == "Subscribe" {
-				ch := outs[0].Interface().(<-chan engine.Notification)
+				ch := outs[0].Interface().(<-chan api.Notification)
 				defer outs[1].Interface().(func())()
 				outs = []reflect.Value{reflect.ValueOf(<-ch)}
 			}

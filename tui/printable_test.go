@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // plantingWorkflow and throwingPlanter plant terminal control sequences in
@@ -50,7 +50,7 @@ func TestScriptTextCannotDriveTheTerminalFromTheTUI(t *testing.T) {
 	r.Deploy("planter", []byte(plantingWorkflow))
 	r.Deploy("thrower", []byte(throwingPlanter))
 	r.Drain()
-	h := r.harness(r.E, 220, 60) // wide enough that no planted line wraps
+	h := r.harness(r.API, 220, 60) // wide enough that no planted line wraps
 
 	var screens []string
 	look := func(what string) {
@@ -94,7 +94,7 @@ func TestScriptTextCannotDriveTheTerminalFromTheTUI(t *testing.T) {
 		look("attention opened")
 		h.keys("j")
 	}
-	h.send(notifyMsg(engine.Notification{Kind: "changed", Workflow: "planter", Text: "note \x1b]52;c;aGk=\x07\x1b[2J"}))
+	h.send(notifyMsg(api.Notification{Kind: "changed", Workflow: "planter", Text: "note \x1b]52;c;aGk=\x07\x1b[2J"}))
 	look("a notification")
 
 	all := strings.Join(screens, "\n")

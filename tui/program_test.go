@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/enginetest"
 )
 
@@ -105,23 +105,23 @@ func TestProgram(t *testing.T) {
 
 	t.Run("press 3, a: Approve is called with the id, and the view follows the notification", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		tm, s := startProgram(t, api, 120, 40)
+		apiHost := newStub()
+		tm, s := startProgram(t, apiHost, 120, 40)
 		// The approve's outcome must be in before the notification, or its
 		// "approved …" would follow the notification in the status line.
 		s.expect(func(msg tea.Msg) bool { _, ok := msg.(doneMsg); return ok })
 		tm.Type("3")
 		tm.Type("a")
-		waitCall(t, api, "Approve m7 always=false")
+		waitCall(t, apiHost, "Approve m7 always=false")
 		s.wait(t, "the approve's outcome")
 
 		// The engine applies it and says so; the TUI re-reads.
-		api.mu.Lock()
-		api.attention = api.attention[1:]
-		api.workflows[0].State, api.workflows[0].Attention = engine.StateIdle, 0
-		api.mu.Unlock()
+		apiHost.mu.Lock()
+		apiHost.attention = apiHost.attention[1:]
+		apiHost.workflows[0].State, apiHost.workflows[0].Attention = api.StateIdle, 0
+		apiHost.mu.Unlock()
 		s.expect(isAttention(1))
-		tm.Send(notifyMsg{Kind: engine.NoteRunCommitted, Workflow: "email-to-sheets", Text: "email-to-sheets added a row"})
+		tm.Send(notifyMsg{Kind: api.NoteRunCommitted, Workflow: "email-to-sheets", Text: "email-to-sheets added a row"})
 		s.wait(t, "the re-read after the notification")
 
 		screen := finalScreen(t, tm)
@@ -172,9 +172,9 @@ func TestProgram(t *testing.T) {
 
 	t.Run("an uncertain mutation toasts for a while", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		tm, _ := startProgram(t, api, 120, 40)
-		tm.Send(notifyMsg{Kind: engine.NoteIndeterminate, Workflow: "inbox-archive", Text: "inbox-archive: did it post?"})
+		apiHost := newStub()
+		tm, _ := startProgram(t, apiHost, 120, 40)
+		tm.Send(notifyMsg{Kind: api.NoteIndeterminate, Workflow: "inbox-archive", Text: "inbox-archive: did it post?"})
 		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "Uncertain: did it happen?") },
 			teatest.WithDuration(5*time.Second))
 		finalScreen(t, tm)
@@ -186,12 +186,12 @@ func TestBridge(t *testing.T) {
 
 	t.Run("notifications reach the program until stop", func(t *testing.T) {
 		t.Parallel()
-		notes := make(chan engine.Notification, 2)
+		notes := make(chan api.Notification, 2)
 		stop := make(chan struct{})
 		got := make(chan tea.Msg, 2)
 		done := make(chan struct{})
 		go func() { bridge(notes, func(m tea.Msg) { got <- m }, stop); close(done) }()
-		notes <- engine.Notification{Kind: engine.NoteChanged, Text: "x"}
+		notes <- api.Notification{Kind: api.NoteChanged, Text: "x"}
 		if m := enginetest.Wait(t, got, enginetest.Timeout); m.(notifyMsg).Text != "x" {
 			t.Fatalf("got %v", m)
 		}

@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // A proposal in Attention (engine/proposal.go) is a new version of a
@@ -14,7 +14,7 @@ import (
 // deployed, and grants nothing), x rejects it. Both ask first, and opening
 // it (enter) shows its summary, dry run and diff in full.
 
-func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it engine.AttentionItem) tea.Cmd {
+func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it api.AttentionItem) tea.Cmd {
 	k := sh.keys
 	id, wf := it.ID, it.Workflow
 	switch {
@@ -34,8 +34,8 @@ func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it engine.AttentionItem) te
 
 // proposalLines is how many lines of its preview an open proposal shows:
 // all of a short one, so the diff is read before it is accepted.
-func proposalLines(it engine.AttentionItem) int {
-	if it.Kind != engine.AttentionProposal {
+func proposalLines(it api.AttentionItem) int {
+	if it.Kind != api.AttentionProposal {
 		return 0
 	}
 	return 200

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // TestProposalAnswers: a proposal in Attention is accepted with a and
@@ -15,7 +16,7 @@ func TestProposalAnswers(t *testing.T) {
 	t.Parallel()
 	withProposal := func(t *testing.T) *harness {
 		s := newStub()
-		s.attention = []engine.AttentionItem{{Kind: engine.AttentionProposal, Workflow: "inbox-archive", ID: "p4",
+		s.attention = []api.AttentionItem{{Kind: api.AttentionProposal, Workflow: "inbox-archive", ID: "p4",
 			Title: "new version of inbox-archive proposed by the repairer", Reason: "a repair of run 9",
 			Params: json.RawMessage(`{}`), Preview: "adds: none\ndry run: 1 runs\n\n--- a/w.js\n+++ b/w.js\n-old line\n+new line\n",
 			Answers: []string{"accept", "reject"}, CreatedAt: mins(1)}}
@@ -53,8 +54,8 @@ func TestProposalAnswers(t *testing.T) {
 func TestTheListingShowsAProposalsSummaryNotItsDiff(t *testing.T) {
 	t.Parallel()
 	diff := "--- a/w.js\n+++ b/w.js\n@@ -1 +1 @@\n-old line\n+new line\n"
-	p := &engine.ProposalView{ID: "p4", Summary: engine.ProposalSummary{Adds: []string{"host evil.example"}}, Diff: diff}
-	items := []engine.AttentionItem{{Kind: engine.AttentionProposal, Workflow: "inbox-archive", ID: "p4",
+	p := &api.ProposalView{ID: "p4", Summary: api.ProposalSummary{Adds: []string{"host evil.example"}}, Diff: diff}
+	items := []api.AttentionItem{{Kind: api.AttentionProposal, Workflow: "inbox-archive", ID: "p4",
 		Title: "new version of inbox-archive proposed by a model over MCP", Params: json.RawMessage(`{}`),
 		Preview: engine.ProposalText(p), Answers: []string{"accept", "reject"}}}
 	var list, whole strings.Builder

@@ -9,14 +9,14 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // Run shows the TUI on the terminal until the person quits or ctx ends.
 // Engine notifications are bridged into the program with Send: the engine
 // never calls the UI, and the panes re-read what they show in a Cmd.
-func Run(ctx context.Context, api engine.API, opts Options) error {
-	m := New(api, opts)
+func Run(ctx context.Context, keepAPI api.API, opts Options) error {
+	m := New(keepAPI, opts)
 	m.sh.ctx = ctx
 	popts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if m.sh.st.noColor {
@@ -41,7 +41,7 @@ func Run(ctx context.Context, api engine.API, opts Options) error {
 			}
 			if time.Since(start) > time.Second {
 				delay = 100 * time.Millisecond // it had been up: try again soon
-				p.Send(notifyMsg(engine.Notification{Kind: engine.NoteChanged, Text: "the engine went away; listening again when it is back"}))
+				p.Send(notifyMsg(api.Notification{Kind: api.NoteChanged, Text: "the engine went away; listening again when it is back"}))
 			}
 			select {
 			case <-stop:
@@ -68,7 +68,7 @@ func Run(ctx context.Context, api engine.API, opts Options) error {
 // stop does. Send blocks only on the program, never on the engine (the
 // engine's sends to notes do not block).
 // It says whether stop ended it.
-func bridge(notes <-chan engine.Notification, send func(tea.Msg), stop <-chan struct{}) (stopped bool) {
+func bridge(notes <-chan api.Notification, send func(tea.Msg), stop <-chan struct{}) (stopped bool) {
 	for {
 		select {
 		case n, ok := <-notes:

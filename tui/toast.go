@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // toastFor is how long a toast stays: long enough to read, short enough
@@ -22,16 +22,16 @@ type toast struct {
 
 // toastText says which notifications deserve a toast, and in what words:
 // the ones that wait on the person.
-func toastText(n engine.Notification) (string, bool) {
+func toastText(n api.Notification) (string, bool) {
 	var lead string
 	switch n.Kind {
-	case engine.NoteApproval:
+	case api.NoteApproval:
 		lead = "Approval needed"
-	case engine.NoteNeedsReconcile:
+	case api.NoteNeedsReconcile:
 		lead = "Checking whether a change happened"
-	case engine.NoteIndeterminate:
+	case api.NoteIndeterminate:
 		lead = "Uncertain: did it happen?"
-	case engine.NoteRunFailed:
+	case api.NoteRunFailed:
 		lead = "A run failed"
 	default:
 		return "", false

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // Layer 1: Update driven directly, with a stub API and a fixed clock.
@@ -280,13 +281,13 @@ func TestAnswers(t *testing.T) {
 
 	t.Run("enter on a failed run opens its trace in the Run log", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		api.attention = append(api.attention, engine.AttentionItem{Kind: engine.AttentionFailedRun,
+		apiHost := newStub()
+		apiHost.attention = append(apiHost.attention, api.AttentionItem{Kind: api.AttentionFailedRun,
 			Workflow: "email-to-sheets", ID: "12", Title: "toSheet failed", Reason: "TypeError"})
-		h := newHarness(t, api, 120, 40)
+		h := newHarness(t, apiHost, 120, 40)
 		h.keys("3", "down", "down")
 		h.keys("r")
-		if got := api.actions(); !slices.Equal(got, []string{"Retry email-to-sheets"}) {
+		if got := apiHost.actions(); !slices.Equal(got, []string{"Retry email-to-sheets"}) {
 			t.Fatalf("r on a failed run: %v", got)
 		}
 		h.keys("enter")
@@ -339,14 +340,14 @@ func TestAttentionCall(t *testing.T) {
 
 	t.Run("at 80x24 the call, its target and its preview wrap whole beside the script's title", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
+		apiHost := newStub()
 		url := "https://hooks.example.net/services/T0000/B0000/a-very-long-webhook-path-that-does-not-fit"
-		api.attention = []engine.AttentionItem{{Kind: engine.AttentionApproval, Workflow: "notes", ID: "m9",
+		apiHost.attention = []api.AttentionItem{{Kind: api.AttentionApproval, Workflow: "notes", ID: "m9",
 			Title: "Post a friendly note", Connector: "http", Method: "request", Target: "hooks.example.net",
 			Params:  json.RawMessage(`{"method":"POST","url":"` + url + `"}`),
 			Preview: "POST " + url + " Authorization: [held by host] body: 2048 bytes to every subscriber of the list",
 			Reason:  "your grant for http.request asks before each call", Answers: []string{"approve", "reject"}}}
-		h := newHarness(t, api, 80, 24)
+		h := newHarness(t, apiHost, 80, 24)
 		h.keys("3")
 		screen := ansi.Strip(h.screen())
 		var call []string
@@ -496,12 +497,12 @@ func TestNotifications(t *testing.T) {
 
 	t.Run("a notification re-reads the panes and toasts what needs the person", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		h := newHarness(t, api, 120, 40)
-		before := len(api.Calls())
-		api.attention = api.attention[:1]
-		h.send(notifyMsg{Kind: engine.NoteApproval, Workflow: "email-to-sheets", Text: "email-to-sheets asks to add a row"})
-		reads := api.Calls()[before:]
+		apiHost := newStub()
+		h := newHarness(t, apiHost, 120, 40)
+		before := len(apiHost.Calls())
+		apiHost.attention = apiHost.attention[:1]
+		h.send(notifyMsg{Kind: api.NoteApproval, Workflow: "email-to-sheets", Text: "email-to-sheets asks to add a row"})
+		reads := apiHost.Calls()[before:]
 		for _, want := range []string{"read Workflows", "read Attention", "read Inputs email-to-sheets", "read Runs email-to-sheets"} {
 			if !slices.ContainsFunc(reads, func(c string) bool { return strings.HasPrefix(c, want) }) {
 				t.Errorf("no %q after the notification: %v", want, reads)
@@ -525,17 +526,17 @@ func TestNotifications(t *testing.T) {
 
 	t.Run("notifications during a re-read make one more, not one each", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		h := newHarness(t, api, 120, 40)
+		apiHost := newStub()
+		h := newHarness(t, apiHost, 120, 40)
 		first := h.m.refresh()
 		for range 5 {
-			if _, cmd := h.m.Update(notifyMsg{Kind: engine.NoteChanged}); cmd != nil {
+			if _, cmd := h.m.Update(notifyMsg{Kind: api.NoteChanged}); cmd != nil {
 				t.Fatal("a re-read started while one was running")
 			}
 		}
-		before := len(api.Calls())
+		before := len(apiHost.Calls())
 		h.run(first)
-		if n := strings.Count(strings.Join(api.Calls()[before:], "\n"), "read Workflows"); n != 2 {
+		if n := strings.Count(strings.Join(apiHost.Calls()[before:], "\n"), "read Workflows"); n != 2 {
 			t.Fatalf("%d re-reads, want the running one and one more", n)
 		}
 	})
@@ -549,7 +550,7 @@ func TestNotifications(t *testing.T) {
 		if !strings.Contains(h.screen(), "Drop a file into the inbox") {
 			t.Fatal("no startup note")
 		}
-		h.send(notifyMsg{Kind: engine.NoteChanged, Text: "inbox-archive ran"})
+		h.send(notifyMsg{Kind: api.NoteChanged, Text: "inbox-archive ran"})
 		if strings.Contains(h.screen(), "Drop a file") {
 			t.Fatal("startup note outlived a notification")
 		}
@@ -619,18 +620,18 @@ func TestBlockedWorkflow(t *testing.T) {
 
 	t.Run("on a blocked workflow, r retries and p resumes", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		api.attention = []engine.AttentionItem{{Kind: engine.AttentionBlockedWorkflow, Workflow: "email-to-sheets",
+		apiHost := newStub()
+		apiHost.attention = []api.AttentionItem{{Kind: api.AttentionBlockedWorkflow, Workflow: "email-to-sheets",
 			ID: "email-to-sheets", Title: "email-to-sheets is blocked", Reason: "needs you: 5 transient failures",
 			Answers: []string{"retry", "resume"}}}
-		h := newHarness(t, api, 120, 40)
+		h := newHarness(t, apiHost, 120, 40)
 		h.keys("3")
 		if !strings.Contains(h.m.helpView(), "resume") {
 			t.Fatalf("help: %s", h.m.helpView())
 		}
 		h.keys("r", "p")
 		want := []string{"Retry email-to-sheets", "Resume email-to-sheets"}
-		if got := api.actions(); !slices.Equal(got, want) {
+		if got := apiHost.actions(); !slices.Equal(got, want) {
 			t.Fatalf("calls = %v, want %v", got, want)
 		}
 	})

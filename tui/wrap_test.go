@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // A JSON value is broken only after a "," or ":" (its continuation lines
@@ -90,11 +91,11 @@ func TestWrapKeepsTokensWhole(t *testing.T) {
 
 	t.Run("a trace's result in the Run log at 80x24", func(t *testing.T) {
 		t.Parallel()
-		api := newStub()
-		tr := append([]engine.TraceLine(nil), api.traces["12"]...)
+		apiHost := newStub()
+		tr := append([]api.TraceLine(nil), apiHost.traces["12"]...)
 		tr[0].Result = longResult
-		api.traces["14"] = tr // the run selected first
-		h := newHarness(t, api, 80, 24)
+		apiHost.traces["14"] = tr // the run selected first
+		h := newHarness(t, apiHost, 80, 24)
 		h.keys("4", "enter")
 		screen := h.screen()
 		if !strings.Contains(screen, "mail.fetch") {
@@ -123,7 +124,7 @@ func TestWrapKeepsTokensWhole(t *testing.T) {
 			t.Fatalf("the fixture is not escaped: %s", stored)
 		}
 		var b bytes.Buffer
-		ms := []engine.MutationView{{ID: "m1", Status: engine.MutationApplied, RunID: "4", Connector: "mail", Method: "send",
+		ms := []api.MutationView{{ID: "m1", Status: engine.MutationApplied, RunID: "4", Connector: "mail", Method: "send",
 			Params: json.RawMessage(`{"to":"<a@example.com>"}`), Result: stored}}
 		if err := WriteMutations(&b, ms, 80); err != nil {
 			t.Fatal(err)
@@ -141,7 +142,7 @@ func TestWrapKeepsTokensWhole(t *testing.T) {
 	t.Run("keep attention: an argument value whole at its boundaries", func(t *testing.T) {
 		t.Parallel()
 		var b bytes.Buffer
-		items := []engine.AttentionItem{{Kind: engine.AttentionApproval, Workflow: "mail", ID: "m1", Title: "Send it",
+		items := []api.AttentionItem{{Kind: api.AttentionApproval, Workflow: "mail", ID: "m1", Title: "Send it",
 			Connector: "mail", Method: "send", Params: json.RawMessage(`{"ids":` + longList + `}`), Answers: []string{"approve"}}}
 		if err := WriteAttentionItems(&b, items, 80); err != nil {
 			t.Fatal(err)
@@ -152,7 +153,7 @@ func TestWrapKeepsTokensWhole(t *testing.T) {
 	t.Run("keep logs: a value cut at a boundary, the cut marked", func(t *testing.T) {
 		t.Parallel()
 		var b bytes.Buffer
-		lines := []engine.TraceLine{{Phase: "prepare", Kind: "call", Connector: "mail", Method: "fetch",
+		lines := []api.TraceLine{{Phase: "prepare", Kind: "call", Connector: "mail", Method: "fetch",
 			Args: `{"id":1}`, Result: longResult}}
 		if err := WriteTrace(&b, "12", nil, lines); err != nil {
 			t.Fatal(err)
@@ -170,7 +171,7 @@ func TestWrapKeepsTokensWhole(t *testing.T) {
 
 	t.Run("an older trace's \\u003c shows as < in keep logs and the Run log", func(t *testing.T) {
 		t.Parallel()
-		old := []engine.TraceLine{{At: testNow, Phase: "prepare", Kind: "call", Connector: "mail", Method: "fetch",
+		old := []api.TraceLine{{At: testNow, Phase: "prepare", Kind: "call", Connector: "mail", Method: "fetch",
 			Args: `{"id":"\u003cb@example.com\u003e"}`, Result: `{"ok":"a \u0026 b"}`, DurationMS: 3}}
 		var b bytes.Buffer
 		if err := WriteTrace(&b, "12", nil, old); err != nil {

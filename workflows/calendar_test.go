@@ -11,7 +11,7 @@ import (
 	"keep/connectors/calendar"
 	"keep/connectors/calendar/radicaletest"
 	"keep/connectors/system"
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 )
 
@@ -90,7 +90,7 @@ func TestMeetingReminders(t *testing.T) {
 		t.Fatalf("inputs %q", titles(ins))
 	}
 	for _, in := range ins {
-		if in.Source != "calendar" || in.Type != "event" || in.Status != engine.InputDone || len(in.Outputs) != 1 ||
+		if in.Source != "calendar" || in.Type != "event" || in.Status != api.InputDone || len(in.Outputs) != 1 ||
 			!strings.HasPrefix(in.Title, "Meeting \"") {
 			t.Errorf("input %q: %s/%s %s %+v", in.Title, in.Source, in.Type, in.Status, in.Outputs)
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"keep/connectors"
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/enginetest"
 )
@@ -63,7 +63,7 @@ func source(t *testing.T, name string, edits ...string) []byte {
 }
 
 // titles lists the inputs' titles, sorted.
-func titles(ins []engine.InputView) []string {
+func titles(ins []api.InputView) []string {
 	var out []string
 	for _, in := range ins {
 		out = append(out, in.Title)

@@ -22,7 +22,7 @@ import (
 	"keep/connectors/mail"
 	"keep/connectors/slack"
 	"keep/connectors/system"
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 )
 
@@ -138,7 +138,7 @@ func TestEmailToSheet(t *testing.T) {
 			if in.Source != "gmail" || in.Type != "email" || !strings.HasPrefix(in.ExternalID, "<msg-") {
 				t.Errorf("input %s: %s/%s %s", in.Title, in.Source, in.Type, in.ExternalID)
 			}
-			if in.Status != engine.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Title != "Add row for "+from(in.Title)+" to invoices.csv" {
+			if in.Status != api.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Title != "Add row for "+from(in.Title)+" to invoices.csv" {
 				t.Errorf("input %s: %s, outputs %+v", in.Title, in.Status, in.Outputs)
 			}
 		}
@@ -205,8 +205,8 @@ func TestDigestToSlack(t *testing.T) {
 		mb := newMailbox(t)
 		mb.deliver(t, "alice@example.com", "Invoice December")
 		mb.deliver(t, "bob@example.com", "Lunch on Friday?")
-		api := &slackAPI{}
-		srv := httptest.NewServer(api)
+		apiHost := &slackAPI{}
+		srv := httptest.NewServer(apiHost)
 		t.Cleanup(srv.Close)
 
 		// engine.Connectors gives the system connector the wall clock; the
@@ -239,7 +239,7 @@ func TestDigestToSlack(t *testing.T) {
 		// 08:00: the mail is read, and the digest waits for 09:00
 		h.Drain()
 		h.Healthy("digest-to-slack")
-		if got := api.texts(); len(got) != 0 {
+		if got := apiHost.texts(); len(got) != 0 {
 			t.Fatalf("posted before the digest hour: %q", got)
 		}
 		ins := h.Inputs("digest-to-slack")
@@ -254,13 +254,13 @@ func TestDigestToSlack(t *testing.T) {
 		h.Clock.Advance(time.Hour)
 		h.Drain()
 		h.Healthy("digest-to-slack")
-		posts := api.texts()
+		posts := apiHost.texts()
 		if len(posts) != 1 || !strings.HasPrefix(posts[0], "#inbox-digest Mail digest for 2026-11-02: 2 new emails\n") ||
 			!strings.Contains(posts[0], "• alice@example.com: Invoice December") || !strings.Contains(posts[0], "• bob@example.com: Lunch on Friday?") {
 			t.Fatalf("posts = %q", posts)
 		}
 		for _, in := range h.Inputs("digest-to-slack") {
-			if in.Status != engine.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Title != "Post the digest of 2 emails to #inbox-digest" {
+			if in.Status != api.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Title != "Post the digest of 2 emails to #inbox-digest" {
 				t.Errorf("input %s: %s, outputs %+v", in.Title, in.Status, in.Outputs)
 			}
 		}
@@ -270,7 +270,7 @@ func TestDigestToSlack(t *testing.T) {
 		h.Clock.Advance(time.Hour)
 		h.Drain()
 		h.Healthy("digest-to-slack")
-		if got := api.texts(); len(got) != 1 {
+		if got := apiHost.texts(); len(got) != 1 {
 			t.Fatalf("posted a second digest the same day: %q", got)
 		}
 		if w, want := wakeOf(t, h, "postDigest"), day1.Add(25*time.Hour); w == nil || !w.Equal(want) {
@@ -281,7 +281,7 @@ func TestDigestToSlack(t *testing.T) {
 		h.Clock.Advance(23 * time.Hour)
 		h.Drain()
 		h.Healthy("digest-to-slack")
-		posts = api.texts()
+		posts = apiHost.texts()
 		if len(posts) != 2 || !strings.HasPrefix(posts[1], "#inbox-digest Mail digest for 2026-11-03: 1 new email\n• carol@example.com: Quarterly report") {
 			t.Fatalf("posts = %q", posts)
 		}
@@ -290,11 +290,11 @@ func TestDigestToSlack(t *testing.T) {
 		h.Clock.Advance(24 * time.Hour)
 		h.Drain()
 		h.Healthy("digest-to-slack")
-		if got := api.texts(); len(got) != 2 {
+		if got := apiHost.texts(); len(got) != 2 {
 			t.Fatalf("posts = %q", got)
 		}
 		for _, in := range h.Inputs("digest-to-slack") {
-			if in.Status != engine.InputDone {
+			if in.Status != api.InputDone {
 				t.Errorf("input %s is %s", in.Title, in.Status)
 			}
 		}

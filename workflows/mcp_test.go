@@ -10,6 +10,7 @@ import (
 	"keep/connectors"
 	"keep/connectors/mcp/mcptest"
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/enginetest"
 )
@@ -44,7 +45,7 @@ func TestNotesToMemory(t *testing.T) {
 	if len(res.Capabilities) != 1 || res.Capabilities[0].Capability != "mcp.memory.create_entities" {
 		t.Fatalf("capabilities = %+v", res.Capabilities)
 	}
-	if err := h.E.Grant(ctx, "notes-to-memory", engine.GrantView{Capability: "mcp.memory.create_entities", Mode: "allow"}); err != nil {
+	if err := h.E.Grant(ctx, "notes-to-memory", api.GrantView{Capability: "mcp.memory.create_entities", Mode: "allow"}); err != nil {
 		t.Fatal(err)
 	}
 	h.DrainUntilQuiet(time.Minute)

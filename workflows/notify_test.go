@@ -8,7 +8,7 @@ import (
 	"keep/connectors"
 	filesconn "keep/connectors/files"
 	"keep/connectors/notify"
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 )
 
@@ -65,7 +65,7 @@ func TestBigFilesNotify(t *testing.T) {
 		t.Fatalf("inputs = %v", titles(ins))
 	}
 	for _, in := range ins {
-		if in.Status != engine.InputDone {
+		if in.Status != api.InputDone {
 			t.Errorf("%s is %s, want done", in.Title, in.Status)
 		}
 		switch {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/enginetest/kit"
 	"keep/storage"
@@ -130,7 +131,7 @@ func TestNotesToCSV(t *testing.T) {
 			if in.Source != "files" || in.Type != "file" || !strings.HasPrefix(in.ExternalID, "inbox/") {
 				t.Errorf("input %s is %s/%s %s", in.Title, in.Source, in.Type, in.ExternalID)
 			}
-			if in.Status != engine.InputDone || len(in.Outputs) != 1 {
+			if in.Status != api.InputDone || len(in.Outputs) != 1 {
 				t.Errorf("input %s: %s with %d outputs", in.Title, in.Status, len(in.Outputs))
 				continue
 			}
@@ -170,7 +171,7 @@ func TestNotesToCSV(t *testing.T) {
 		h.Deploy("notes-to-csv.js", source(t, "notes-to-csv.js"))
 		h.Drain() // a.txt waits for approval, b.txt waits behind it
 		items := h.Attention()
-		if len(items) != 1 || items[0].Kind != engine.AttentionApproval {
+		if len(items) != 1 || items[0].Kind != api.AttentionApproval {
 			t.Fatalf("attention = %+v, want one approval", items)
 		}
 		if err := h.E.Approve(context.Background(), items[0].ID, true); err != nil {
@@ -186,7 +187,7 @@ func TestNotesToCSV(t *testing.T) {
 			t.Fatalf("notes-log.csv =\n%s", log)
 		}
 		for _, in := range h.Inputs("notes-to-csv") {
-			if in.Status != engine.InputDone {
+			if in.Status != api.InputDone {
 				t.Errorf("input %s is %s", in.Title, in.Status)
 			}
 			if strings.Contains(in.Title, "b.txt") && len(in.Outputs) != 0 {
@@ -304,7 +305,7 @@ func testFeedToWebhook(t *testing.T, f *feed) {
 		t.Errorf("input titles = %q, want %q", got, want)
 	}
 	for _, in := range ins {
-		if in.Source != "feed" || in.Type != "item" || in.Status != engine.InputDone || len(in.Outputs) != 1 {
+		if in.Source != "feed" || in.Type != "item" || in.Status != api.InputDone || len(in.Outputs) != 1 {
 			t.Errorf("input %s: %s/%s %s, %d outputs", in.Title, in.Source, in.Type, in.Status, len(in.Outputs))
 		}
 	}
@@ -350,7 +351,7 @@ func TestFeedToWebhook(t *testing.T) {
 		}
 		wh.Posted(t, "a1")
 		h.Healthy("feed-to-webhook")
-		if ins := h.Inputs("feed-to-webhook"); len(ins) != 1 || ins[0].Status != engine.InputDone {
+		if ins := h.Inputs("feed-to-webhook"); len(ins) != 1 || ins[0].Status != api.InputDone {
 			t.Errorf("inputs = %+v", ins)
 		}
 	})
@@ -373,11 +374,11 @@ func TestDemo(t *testing.T) {
 		if len(ins) != 1 || ins[0].Title != `Note hello.txt: "Hello, keep!"` {
 			t.Fatalf("inputs = %q", titles(ins))
 		}
-		if ins[0].Status != engine.InputNeedsAttention {
+		if ins[0].Status != api.InputNeedsAttention {
 			t.Errorf("input status %s, want needs attention", ins[0].Status)
 		}
 		items := h.Attention()
-		if len(items) != 1 || items[0].Kind != engine.AttentionApproval || items[0].Workflow != "demo" {
+		if len(items) != 1 || items[0].Kind != api.AttentionApproval || items[0].Workflow != "demo" {
 			t.Fatalf("attention = %+v, want one approval", items)
 		}
 		a := items[0]
@@ -403,7 +404,7 @@ func TestDemo(t *testing.T) {
 			}
 		}
 		ins = h.Inputs("demo")
-		if ins[0].Status != engine.InputDone || len(ins[0].Outputs) != 1 || ins[0].Outputs[0].Status != "applied" {
+		if ins[0].Status != api.InputDone || len(ins[0].Outputs) != 1 || ins[0].Outputs[0].Status != "applied" {
 			t.Errorf("input after approval: %s, outputs %+v", ins[0].Status, ins[0].Outputs)
 		}
 	})
@@ -429,7 +430,7 @@ func TestDemo(t *testing.T) {
 			t.Fatal("a rejected summary was written")
 		}
 		ins := h.Inputs("demo")
-		if len(ins) != 1 || ins[0].Status == engine.InputPending || ins[0].Status == engine.InputNeedsAttention ||
+		if len(ins) != 1 || ins[0].Status == api.InputPending || ins[0].Status == api.InputNeedsAttention ||
 			len(ins[0].Outputs) != 1 || ins[0].Outputs[0].Status != "skipped" {
 			t.Errorf("inputs = %+v", ins)
 		}

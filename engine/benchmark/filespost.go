@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // filesPostWorkflow is issue 26's job, the one measured against Node-RED: a
@@ -377,7 +377,7 @@ func (s *postSink) snapshot() map[string]time.Time {
 }
 
 // awaitNote waits for a run.committed whose text starts with prefix.
-func awaitNote(ctx context.Context, notes <-chan engine.Notification, prefix string) error {
+func awaitNote(ctx context.Context, notes <-chan api.Notification, prefix string) error {
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
@@ -385,10 +385,10 @@ func awaitNote(ctx context.Context, notes <-chan engine.Notification, prefix str
 			if !ok {
 				return fmt.Errorf("the notification stream ended before a %q commit", prefix)
 			}
-			if n.Kind == engine.NoteRunFailed {
+			if n.Kind == api.NoteRunFailed {
 				return fmt.Errorf("run failed: %s", n.Text)
 			}
-			if n.Kind == engine.NoteRunCommitted && strings.HasPrefix(n.Text, prefix) {
+			if n.Kind == api.NoteRunCommitted && strings.HasPrefix(n.Text, prefix) {
 				return nil
 			}
 		case <-timeout:

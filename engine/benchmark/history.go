@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/storage"
 )
@@ -158,8 +158,8 @@ func historyAt(ctx context.Context, dir string, size int, o Options, r *Results)
 		return err
 	}
 	page := func() error {
-		ins, err := k.e.Inputs(ctx, "history", engine.Page{Limit: inputsLimit})
-		if err == nil && (len(ins) != inputsLimit || ins[0].Status == engine.InputDone || ins[inputsLimit-1].Status == engine.InputDone) {
+		ins, err := k.e.Inputs(ctx, "history", api.Page{Limit: inputsLimit})
+		if err == nil && (len(ins) != inputsLimit || ins[0].Status == api.InputDone || ins[inputsLimit-1].Status == api.InputDone) {
 			err = fmt.Errorf("inputs page = %d inputs, want %d still open", len(ins), inputsLimit)
 		}
 		return err

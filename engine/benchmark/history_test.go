@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // historySizes are the consumed events in history under the historyPending
@@ -62,16 +62,16 @@ func BenchmarkInputsPage(b *testing.B) {
 		k, _ := seededHistory(b, size)
 		b.Run(fmt.Sprintf("history=%d", size), func(b *testing.B) {
 			ctx := context.Background()
-			ins, err := k.e.Inputs(ctx, "history", engine.Page{Limit: inputsLimit})
+			ins, err := k.e.Inputs(ctx, "history", api.Page{Limit: inputsLimit})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if len(ins) != inputsLimit || ins[0].Status == engine.InputDone || ins[inputsLimit-1].Status == engine.InputDone {
+			if len(ins) != inputsLimit || ins[0].Status == api.InputDone || ins[inputsLimit-1].Status == api.InputDone {
 				b.Fatalf("inputs page = %d inputs, want %d still open", len(ins), inputsLimit)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := k.e.Inputs(ctx, "history", engine.Page{Limit: inputsLimit}); err != nil {
+				if _, err := k.e.Inputs(ctx, "history", api.Page{Limit: inputsLimit}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // views times, over a history of size consumed inputs, every view a person
@@ -33,21 +33,21 @@ func views(ctx context.Context, k *keepEngine, size int, r *Results) error {
 		}},
 		{r.AttentionMS, func() error { _, err := k.e.Attention(ctx); return err }},
 		{r.InputsLastPageMS, func() error {
-			ins, err := k.e.Inputs(ctx, "history", engine.Page{Oldest: true, Limit: inputsLimit})
-			if err == nil && (len(ins) != inputsLimit || ins[0].Status != engine.InputDone) {
+			ins, err := k.e.Inputs(ctx, "history", api.Page{Oldest: true, Limit: inputsLimit})
+			if err == nil && (len(ins) != inputsLimit || ins[0].Status != api.InputDone) {
 				err = fmt.Errorf("oldest inputs page = %d inputs, want %d done", len(ins), inputsLimit)
 			}
 			return err
 		}},
 		{r.RunsPageMS, func() error {
-			runs, err := k.e.Runs(ctx, "history", engine.Page{Limit: inputsLimit})
+			runs, err := k.e.Runs(ctx, "history", api.Page{Limit: inputsLimit})
 			if err == nil && len(runs) != inputsLimit {
 				err = fmt.Errorf("runs page = %d runs, want %d", len(runs), inputsLimit)
 			}
 			return err
 		}},
 		{r.RunsLastPageMS, func() error {
-			runs, err := k.e.Runs(ctx, "history", engine.Page{Oldest: true, Limit: inputsLimit})
+			runs, err := k.e.Runs(ctx, "history", api.Page{Oldest: true, Limit: inputsLimit})
 			if err == nil && len(runs) != inputsLimit {
 				err = fmt.Errorf("oldest runs page = %d runs, want %d", len(runs), inputsLimit)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // wakeWorkflow: a producer publishes one "tick" per run; the consumer's
@@ -93,10 +94,10 @@ func wakeLatency(ctx context.Context, o Options, r *Results) error {
 		for {
 			select {
 			case n := <-notes:
-				if n.Kind == engine.NoteRunFailed {
+				if n.Kind == api.NoteRunFailed {
 					return time.Time{}, fmt.Errorf("run failed: %s", n.Text)
 				}
-				if n.Kind == engine.NoteRunCommitted && strings.HasPrefix(n.Text, "tick:") {
+				if n.Kind == api.NoteRunCommitted && strings.HasPrefix(n.Text, "tick:") {
 					return n.At, nil
 				}
 			case <-timeout:
@@ -111,10 +112,10 @@ func wakeLatency(ctx context.Context, o Options, r *Results) error {
 		for seen := 0; seen < 2; {
 			select {
 			case n := <-notes:
-				if n.Kind == engine.NoteRunFailed {
+				if n.Kind == api.NoteRunFailed {
 					return fmt.Errorf("run failed: %s", n.Text)
 				}
-				if n.Kind == engine.NoteRunCommitted && n.Text == "c committed" {
+				if n.Kind == api.NoteRunCommitted && n.Text == "c committed" {
 					seen++
 				}
 			case <-timeout:

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // attentionOf returns the attention items of one kind.
-func attentionOf(e *env, kind engine.AttentionKind) []engine.AttentionItem {
+func attentionOf(e *env, kind api.AttentionKind) []api.AttentionItem {
 	e.t.Helper()
-	var out []engine.AttentionItem
-	for _, it := range jsonOf[[]engine.AttentionItem](e, "attention") {
+	var out []api.AttentionItem
+	for _, it := range jsonOf[[]api.AttentionItem](e, "attention") {
 		if it.Kind == kind {
 			out = append(out, it)
 		}
@@ -31,12 +31,12 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		e := newEnv(t, "ask")
 		e.deployLines()
 		e.ok("drain")
-		a := attentionOf(e, engine.AttentionApproval)
+		a := attentionOf(e, api.AttentionApproval)
 		e.ok("reject", a[0].ID)
 		e.expect(3, "reject", a[0].ID)
 		e.ok("drain")
 		var skipped int
-		for _, ev := range jsonOf[[]engine.EventView](e, "events", "lines") {
+		for _, ev := range jsonOf[[]api.EventView](e, "events", "lines") {
 			if ev.Status == "skipped" {
 				skipped++
 			}
@@ -51,14 +51,14 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		e := newEnv(t, "ask")
 		e.deployLines()
 		e.ok("drain")
-		a := attentionOf(e, engine.AttentionApproval)
+		a := attentionOf(e, api.AttentionApproval)
 		e.ok("approve", a[0].ID, "--always")
 		e.ok("drain")
 		if got := e.read("out.txt"); got != "a.txt\nb.txt\n" && got != "b.txt\na.txt\n" {
 			t.Fatalf("out.txt = %q, want both lines without a second approval", got)
 		}
 		// both lines go to out.txt: the scope --always allows
-		grants := jsonOf[[]engine.GrantView](e, "grants", "lines")
+		grants := jsonOf[[]api.GrantView](e, "grants", "lines")
 		if len(grants) != 2 || grants[1].Mode != "allow" || grants[1].Scope != "out.txt" {
 			t.Fatalf("grants = %+v", grants)
 		}
@@ -70,7 +70,7 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		e.deployLines()
 		e.ok("drain")
 		var pending string
-		for _, ev := range jsonOf[[]engine.EventView](e, "events", "lines") {
+		for _, ev := range jsonOf[[]api.EventView](e, "events", "lines") {
 			if ev.Status == "pending" && ev.ReservedBy == "" {
 				pending = ev.ID
 			}
@@ -88,22 +88,22 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		e := newEnv(t, "ask")
 		e.deployLines()
 		e.ok("drain")
-		a := attentionOf(e, engine.AttentionApproval)
-		inputs := jsonOf[[]engine.InputView](e, "inputs", "lines")
+		a := attentionOf(e, api.AttentionApproval)
+		inputs := jsonOf[[]api.InputView](e, "inputs", "lines")
 		var waiting string
 		for _, in := range inputs {
-			if in.Status == engine.InputNeedsAttention {
+			if in.Status == api.InputNeedsAttention {
 				waiting = in.InputID
 			}
 		}
 		e.ok("skip-input", waiting)
 		e.expect(3, "skip-input", waiting)
-		for _, in := range jsonOf[[]engine.InputView](e, "inputs", "lines") {
-			if in.InputID == waiting && in.Status != engine.InputSkipped {
+		for _, in := range jsonOf[[]api.InputView](e, "inputs", "lines") {
+			if in.InputID == waiting && in.Status != api.InputSkipped {
 				t.Fatalf("input %s is %s, want skipped", waiting, in.Status)
 			}
 		}
-		for _, it := range attentionOf(e, engine.AttentionApproval) {
+		for _, it := range attentionOf(e, api.AttentionApproval) {
 			if it.ID == a[0].ID {
 				t.Fatal("the skipped input's approval still waits")
 			}
@@ -129,7 +129,7 @@ func TestAnswersThroughTheCLI(t *testing.T) {
     async next() {} }) } });`, "URL", `"`+srv.URL+`"`, 1))
 		e.ok("deploy", wf)
 		e.ok("drain")
-		rs := attentionOf(e, engine.AttentionReconciliation)
+		rs := attentionOf(e, api.AttentionReconciliation)
 		if len(rs) != 1 || rs[0].Title != "Post item 1" || rs[0].Connector != "http" {
 			t.Fatalf("reconciliation items = %+v", rs)
 		}
@@ -137,7 +137,7 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		e.ok("resolve", rs[0].ID, "happened")
 		e.expect(3, "resolve", rs[0].ID, "happened")
 		e.ok("drain")
-		ms := jsonOf[[]engine.MutationView](e, "mutations", "post")
+		ms := jsonOf[[]api.MutationView](e, "mutations", "post")
 		if len(ms) != 1 || ms[0].Status != "applied" || ms[0].ResolvedBy != "user" {
 			t.Fatalf("mutations = %+v", ms)
 		}
@@ -151,7 +151,7 @@ func TestAnswersThroughTheCLI(t *testing.T) {
   consumers: {} });`)
 		e.ok("deploy", wf)
 		e.ok("drain")
-		if f := attentionOf(e, engine.AttentionFailedRun); len(f) != 1 {
+		if f := attentionOf(e, api.AttentionFailedRun); len(f) != 1 {
 			t.Fatalf("failed runs = %+v", f)
 		}
 		e.ok("retry", "bad")

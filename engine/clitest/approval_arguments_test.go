@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // The red team's approval: http.request whose first value is long. The
@@ -33,12 +33,12 @@ func TestAnApprovalNamesEveryArgument(t *testing.T) {
 	e.ok("deploy", wf)
 	e.ok("drain")
 
-	items := attentionOf(e, engine.AttentionApproval)
+	items := attentionOf(e, api.AttentionApproval)
 	if len(items) != 1 {
 		t.Fatalf("approvals = %+v", items)
 	}
 	id := items[0].ID
-	byName := map[string]engine.Argument{}
+	byName := map[string]api.Argument{}
 	for _, a := range items[0].Arguments {
 		byName[a.Name] = a
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // The script's title says one thing; the call does another. The person
@@ -50,11 +50,11 @@ func TestApprovalsShowTheHostsCallBesideTheTitle(t *testing.T) {
 	e.ok("deploy", e.file(e.dir, "liar.js", misleadingWorkflow))
 	e.ok("drain", "--timeout", "1m")
 	const path = "deep/folders/that/make/the/path/far/longer/than/one/line/of/eighty/columns/authorized_keys"
-	items := jsonOf[[]engine.AttentionItem](e, "attention")
-	if len(items) != 1 || items[0].Kind != engine.AttentionApproval || items[0].Target != path {
+	items := jsonOf[[]api.AttentionItem](e, "attention")
+	if len(items) != 1 || items[0].Kind != api.AttentionApproval || items[0].Target != path {
 		t.Fatalf("attention = %+v, want one approval whose target is the path", items)
 	}
-	if ms := jsonOf[[]engine.MutationView](e, "mutations", "liar"); len(ms) != 1 || ms[0].Target != path {
+	if ms := jsonOf[[]api.MutationView](e, "mutations", "liar"); len(ms) != 1 || ms[0].Target != path {
 		t.Fatalf("mutations = %+v, want the target", ms)
 	}
 	for _, args := range [][]string{{"attention"}, {"mutations", "liar"}} {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // TestApprovalsSayWhatTheyCover: approving covers the call, always covers
@@ -20,7 +20,7 @@ func TestApprovalsSayWhatTheyCover(t *testing.T) {
 		e := newEnv(t, "ask")
 		e.deployLines()
 		e.ok("drain")
-		a := attentionOf(e, engine.AttentionApproval)
+		a := attentionOf(e, api.AttentionApproval)
 		if len(a) != 1 || a[0].Scope != "out.txt" {
 			t.Fatalf("approvals = %+v, want one whose scope is out.txt", a)
 		}
@@ -29,7 +29,7 @@ func TestApprovalsSayWhatTheyCover(t *testing.T) {
 			t.Fatalf("approve says %q, want both answers named", r.stdout)
 		}
 		e.ok("drain")
-		if got := attentionOf(e, engine.AttentionApproval); len(got) != 1 {
+		if got := attentionOf(e, api.AttentionApproval); len(got) != 1 {
 			t.Fatalf("after approving once, approvals = %+v, want the next call asked again", got)
 		}
 	})
@@ -39,13 +39,13 @@ func TestApprovalsSayWhatTheyCover(t *testing.T) {
 		e := newEnv(t, "ask")
 		e.deployLines()
 		e.ok("drain")
-		a := attentionOf(e, engine.AttentionApproval)
+		a := attentionOf(e, api.AttentionApproval)
 		r := e.ok("approve", a[0].ID, "--always")
 		if !strings.Contains(r.stdout, "always from now on: files.append for "+a[0].Scope) {
 			t.Fatalf("approve --always says %q", r.stdout)
 		}
 		// the deploy's ask for files.append stays; the new allow is narrower
-		grants := jsonOf[[]engine.GrantView](e, "grants", "lines")
+		grants := jsonOf[[]api.GrantView](e, "grants", "lines")
 		if len(grants) != 2 || grants[0].Mode != "ask" || grants[0].Scope != "" || grants[1].Mode != "allow" || grants[1].Scope != a[0].Scope {
 			t.Fatalf("grants = %+v, want files.append allowed for %s only", grants, a[0].Scope)
 		}
@@ -57,12 +57,12 @@ func TestApprovalsSayWhatTheyCover(t *testing.T) {
 		e := newEnv(t, "ask")
 		e.deployLines()
 		e.ok("drain")
-		a := attentionOf(e, engine.AttentionApproval)
+		a := attentionOf(e, api.AttentionApproval)
 		r := e.ok("approve", a[0].ID, "--always", "--wide")
 		if !strings.Contains(r.stdout, "files.append, any scope") {
 			t.Fatalf("approve --always --wide says %q", r.stdout)
 		}
-		grants := jsonOf[[]engine.GrantView](e, "grants", "lines")
+		grants := jsonOf[[]api.GrantView](e, "grants", "lines")
 		if len(grants) != 1 || grants[0].Mode != "allow" || grants[0].Scope != "" {
 			t.Fatalf("grants = %+v, want files.append allowed in any scope", grants)
 		}
@@ -73,14 +73,14 @@ func TestApprovalsSayWhatTheyCover(t *testing.T) {
 		e := newEnv(t, "ask")
 		e.deployLines()
 		e.ok("drain")
-		if a := attentionOf(e, engine.AttentionApproval); len(a) != 1 {
+		if a := attentionOf(e, api.AttentionApproval); len(a) != 1 {
 			t.Fatalf("approvals = %+v, want one waiting", a)
 		}
 		r := e.ok("grant", "lines", "files.append")
 		if !strings.Contains(r.stdout, "released 1 waiting approval") {
 			t.Fatalf("grant says %q, want the released approval counted", r.stdout)
 		}
-		if a := attentionOf(e, engine.AttentionApproval); len(a) != 0 {
+		if a := attentionOf(e, api.AttentionApproval); len(a) != 0 {
 			t.Fatalf("after the grant, approvals = %+v, want none", a)
 		}
 		e.ok("drain")

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"keep/connectors/accounts/oauthtest"
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // TestDaemonUsesANewSignInAtOnce: with a provider that gives no refresh
@@ -24,7 +24,7 @@ func TestDaemonUsesANewSignInAtOnce(t *testing.T) {
 	srv := oauthtest.New(t)
 	srv.NoRefresh = true
 	var posts atomic.Int32
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	apiHost := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !srv.Active(oauthtest.Bearer(r)) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -34,7 +34,7 @@ func TestDaemonUsesANewSignInAtOnce(t *testing.T) {
 		}
 		fmt.Fprintf(w, `{"id":"i%d"}`, time.Now().UnixNano())
 	}))
-	defer api.Close()
+	defer apiHost.Close()
 	e := newEnv(t, "allow")
 	cfg, _ := os.ReadFile(e.config)
 	e.writeConfig(string(cfg) + fmt.Sprintf(`
@@ -47,7 +47,7 @@ scopes = ["read"]
 
 [connectors.http.hosts.%q]
 account = "api"
-`, srv.ClientID, srv.AuthURL(), srv.TokenURL(), strings.TrimPrefix(api.URL, "http://")))
+`, srv.ClientID, srv.AuthURL(), srv.TokenURL(), strings.TrimPrefix(apiHost.URL, "http://")))
 	if r := loginThroughBrowser(t, e, srv, srv.ClientSecret+"\n", "api"); !strings.Contains(r.stdout, "no refresh token") {
 		t.Fatalf("the sign-in does not say there is no refresh token:\n%s", r)
 	}
@@ -55,7 +55,7 @@ account = "api"
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.ok("deploy", e.file(e.dir, "sync.js", strings.ReplaceAll(string(src), "API", `"`+api.URL+`"`)))
+	e.ok("deploy", e.file(e.dir, "sync.js", strings.ReplaceAll(string(src), "API", `"`+apiHost.URL+`"`)))
 	e.ok("drain", "--timeout", "1m")
 	if posts.Load() != 1 {
 		t.Fatalf("%d posts after the first drain", posts.Load())
@@ -66,11 +66,11 @@ account = "api"
 	awaitSocket(t, e, d, 30*time.Second)
 	srv.ExpireAccess() // the API stops taking the token; nothing can refresh it
 	e.ok("run-now", "sync")
-	await := func(what string, done func(wfs []engine.WorkflowView) bool) {
+	await := func(what string, done func(wfs []api.WorkflowView) bool) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			wfs := jsonOf[[]engine.WorkflowView](e, "workflows")
+			wfs := jsonOf[[]api.WorkflowView](e, "workflows")
 			if done(wfs) {
 				return
 			}
@@ -80,7 +80,7 @@ account = "api"
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	await("the daemon did not block sync as auth", func(wfs []engine.WorkflowView) bool {
+	await("the daemon did not block sync as auth", func(wfs []api.WorkflowView) bool {
 		return len(wfs) == 1 && wfs[0].Block != nil && wfs[0].Block.Kind == "auth" && strings.Contains(wfs[0].Block.Reason, "keep auth login api")
 	})
 
@@ -88,7 +88,7 @@ account = "api"
 	if !strings.Contains(r.stdout, "resumed sync") {
 		t.Errorf("keep auth login says:\n%s", r)
 	}
-	await("the daemon did not go on with the new token", func(wfs []engine.WorkflowView) bool {
+	await("the daemon did not go on with the new token", func(wfs []api.WorkflowView) bool {
 		return len(wfs) == 1 && wfs[0].Block == nil && posts.Load() >= 2
 	})
 }

@@ -15,7 +15,7 @@ import (
 
 	"keep/connectors/accounts"
 	"keep/connectors/accounts/oauthtest"
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // loginThroughBrowser runs keep auth login NAME with stdin, visiting the
@@ -57,7 +57,7 @@ func TestAuthCommands(t *testing.T) {
 	t.Parallel()
 	srv := oauthtest.New(t)
 	var posts atomic.Int32
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	apiHost := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !srv.Active(oauthtest.Bearer(r)) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -67,7 +67,7 @@ func TestAuthCommands(t *testing.T) {
 		}
 		fmt.Fprintf(w, `{"id":"i%d"}`, time.Now().UnixNano())
 	}))
-	defer api.Close()
+	defer apiHost.Close()
 	e := newEnv(t, "allow")
 	cfg, _ := os.ReadFile(e.config)
 	e.writeConfig(string(cfg) + fmt.Sprintf(`
@@ -85,7 +85,7 @@ username = "me@example.com"
 [connectors.http.hosts.%q]
 account = "api"
 test_url = %q
-`, srv.ClientID, srv.AuthURL(), srv.TokenURL(), strings.TrimPrefix(api.URL, "http://"), api.URL+"/me"))
+`, srv.ClientID, srv.AuthURL(), srv.TokenURL(), strings.TrimPrefix(apiHost.URL, "http://"), apiHost.URL+"/me"))
 	creds := filepath.Join(e.dir, "credentials.json")
 	var outputs strings.Builder
 	keep := func(code int, args ...string) result {
@@ -119,7 +119,7 @@ test_url = %q
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep(0, "deploy", e.file(e.dir, "sync.js", strings.ReplaceAll(string(src), "API", `"`+api.URL+`"`)))
+	keep(0, "deploy", e.file(e.dir, "sync.js", strings.ReplaceAll(string(src), "API", `"`+apiHost.URL+`"`)))
 	keep(0, "drain", "--timeout", "1m")
 	if posts.Load() != 1 {
 		t.Fatalf("%d posts after the first drain", posts.Load())
@@ -128,7 +128,7 @@ test_url = %q
 	srv.RevokeAll()
 	keep(0, "run-now", "sync")
 	keep(0, "drain", "--timeout", "1m")
-	att := jsonOf[[]engine.AttentionItem](e, "attention")
+	att := jsonOf[[]api.AttentionItem](e, "attention")
 	if len(att) != 1 || att[0].Kind != "auth" || att[0].Command != "keep auth login api" {
 		t.Fatalf("attention = %+v, want the auth item", att)
 	}
@@ -154,7 +154,7 @@ test_url = %q
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		wfs := jsonOf[[]engine.WorkflowView](e, "workflows")
+		wfs := jsonOf[[]api.WorkflowView](e, "workflows")
 		if len(wfs) == 1 && wfs[0].Block == nil && posts.Load() >= 2 {
 			break
 		}

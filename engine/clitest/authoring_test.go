@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 func TestHelpAPI(t *testing.T) {
@@ -127,7 +127,7 @@ func TestTry(t *testing.T) {
 		before[p], _ = os.ReadFile(p)
 	}
 
-	rep := jsonOf[engine.TryReport](e, "try", wf)
+	rep := jsonOf[api.TryReport](e, "try", wf)
 	if len(rep.Inputs) != 2 || len(rep.Mutations) != 2 || len(rep.Runs) == 0 {
 		t.Fatalf("report: %d inputs, %d mutations, %d runs", len(rep.Inputs), len(rep.Mutations), len(rep.Runs))
 	}
@@ -148,7 +148,7 @@ func TestTry(t *testing.T) {
 			t.Errorf("%s changed during keep try", p)
 		}
 	}
-	if runs := jsonOf[[]engine.RunView](e, "runs", "hook"); len(runs) != 0 {
+	if runs := jsonOf[[]api.RunView](e, "runs", "hook"); len(runs) != 0 {
 		t.Errorf("the real database has runs after keep try: %+v", runs)
 	}
 	if r := e.expect(1, "try", wf, "--producer", "nosuch"); !strings.Contains(r.stderr, `no producer "nosuch"`) {
@@ -270,7 +270,7 @@ func TestNewDraftsUntilItWorks(t *testing.T) {
 		!strings.Contains(second.Msgs[3].Content, `\"note.seen\", which is not declared`) {
 		t.Errorf("the second request does not hand back the error: %+v", roles(second))
 	}
-	if wfs := jsonOf[[]engine.WorkflowView](e, "workflows"); len(wfs) != 0 {
+	if wfs := jsonOf[[]api.WorkflowView](e, "workflows"); len(wfs) != 0 {
 		t.Errorf("keep new deployed something: %+v", wfs)
 	}
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/engine/daemon"
 	"keep/engine/enginetest/kit"
@@ -305,7 +305,7 @@ func TestPipeline(t *testing.T) {
 	e.file(e.root, "inbox/b.txt", "beta")
 	wf := e.file(e.dir, "lines.js", filesWorkflow)
 
-	dep := jsonOf[engine.DeployResult](e, "deploy", wf)
+	dep := jsonOf[api.DeployResult](e, "deploy", wf)
 	if dep.Workflow != "lines" || dep.Version != 1 || !dep.Created {
 		t.Fatalf("deploy result = %+v", dep)
 	}
@@ -329,7 +329,7 @@ func TestPipeline(t *testing.T) {
 		t.Fatalf("out.txt = %q", got)
 	}
 
-	wfs := jsonOf[[]engine.WorkflowView](e, "workflows")
+	wfs := jsonOf[[]api.WorkflowView](e, "workflows")
 	if len(wfs) != 1 || wfs[0].Name != "lines" || wfs[0].Status != "active" || wfs[0].Version != 2 {
 		t.Fatalf("workflows = %+v", wfs)
 	}
@@ -341,18 +341,18 @@ func TestPipeline(t *testing.T) {
 		t.Errorf("workflows table: %s", r)
 	}
 
-	st := jsonOf[engine.WorkflowDetail](e, "status", "lines")
+	st := jsonOf[api.WorkflowDetail](e, "status", "lines")
 	if st.Name != "lines" || len(st.Handlers) != 2 || st.Counts.InputsDone != 2 {
 		t.Errorf("status = %+v", st)
 	}
 	e.ok("status", "lines")
 
-	ins := jsonOf[[]engine.InputView](e, "inputs", "lines")
+	ins := jsonOf[[]api.InputView](e, "inputs", "lines")
 	if len(ins) != 2 {
 		t.Fatalf("inputs = %+v", ins)
 	}
 	for _, in := range ins {
-		if in.Status != engine.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Status != "applied" ||
+		if in.Status != api.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Status != "applied" ||
 			in.Outputs[0].Connector != "files" || in.Outputs[0].Method != "append" {
 			t.Errorf("input %+v", in)
 		}
@@ -362,7 +362,7 @@ func TestPipeline(t *testing.T) {
 		t.Errorf("inputs table lacks the input or its output: %s", r)
 	}
 
-	runs := jsonOf[[]engine.RunView](e, "runs", "lines")
+	runs := jsonOf[[]api.RunView](e, "runs", "lines")
 	var producer, consumer int
 	for _, run := range runs {
 		switch run.HandlerType {
@@ -377,7 +377,7 @@ func TestPipeline(t *testing.T) {
 	}
 	e.ok("runs", "lines")
 
-	ms := jsonOf[[]engine.MutationView](e, "mutations", "lines")
+	ms := jsonOf[[]api.MutationView](e, "mutations", "lines")
 	if len(ms) != 2 {
 		t.Fatalf("mutations = %+v", ms)
 	}
@@ -386,7 +386,7 @@ func TestPipeline(t *testing.T) {
 			t.Errorf("mutation %+v", m)
 		}
 	}
-	if got := jsonOf[[]engine.MutationView](e, "mutations", "lines", "--status", "failed"); len(got) != 0 {
+	if got := jsonOf[[]api.MutationView](e, "mutations", "lines", "--status", "failed"); len(got) != 0 {
 		t.Errorf("failed mutations = %+v", got)
 	}
 	// an empty list is [] and not null
@@ -395,7 +395,7 @@ func TestPipeline(t *testing.T) {
 	}
 	e.ok("mutations", "lines")
 
-	evs := jsonOf[[]engine.EventView](e, "events", "lines", "--topic", "file.found")
+	evs := jsonOf[[]api.EventView](e, "events", "lines", "--topic", "file.found")
 	if len(evs) != 2 {
 		t.Fatalf("events = %+v", evs)
 	}
@@ -404,7 +404,7 @@ func TestPipeline(t *testing.T) {
 			t.Errorf("event %+v", ev)
 		}
 	}
-	if got := jsonOf[[]engine.EventView](e, "events", "lines", "--status", "pending"); len(got) != 0 {
+	if got := jsonOf[[]api.EventView](e, "events", "lines", "--status", "pending"); len(got) != 0 {
 		t.Errorf("pending events = %+v", got)
 	}
 	e.ok("events", "lines")
@@ -416,7 +416,7 @@ func TestPipeline(t *testing.T) {
 			prodRun = run.ID
 		}
 	}
-	trace := jsonOf[[]engine.TraceLine](e, "logs", "lines", "--run", prodRun)
+	trace := jsonOf[[]api.TraceLine](e, "logs", "lines", "--run", prodRun)
 	var sawCall, sawLog bool
 	for _, l := range trace {
 		sawCall = sawCall || (l.Kind == "call" && l.Connector == "files" && l.Method == "list")
@@ -437,13 +437,13 @@ func TestPipeline(t *testing.T) {
 		t.Errorf("logs without --run should show the newest run %s: %s", runs[0].ID, r)
 	}
 
-	grants := jsonOf[[]engine.GrantView](e, "grants", "lines")
+	grants := jsonOf[[]api.GrantView](e, "grants", "lines")
 	if len(grants) == 0 {
 		t.Errorf("grants = %+v", grants)
 	}
 	e.ok("grant", "lines", "files.append", "--mode", "ask", "--limit", "5")
-	grants = jsonOf[[]engine.GrantView](e, "grants", "lines")
-	var g *engine.GrantView
+	grants = jsonOf[[]api.GrantView](e, "grants", "lines")
+	var g *api.GrantView
 	for i := range grants {
 		if grants[i].Capability == "files.append" {
 			g = &grants[i]
@@ -457,7 +457,7 @@ func TestPipeline(t *testing.T) {
 	// drain again: the producer is not due, nothing is mutated again (a new
 	// engine process may look at its consumers once: recovery marks them dirty)
 	e.ok("drain")
-	producers := func(runs []engine.RunView) (n int) {
+	producers := func(runs []api.RunView) (n int) {
 		for _, r := range runs {
 			if r.HandlerType == "producer" {
 				n++
@@ -465,10 +465,10 @@ func TestPipeline(t *testing.T) {
 		}
 		return n
 	}
-	if got := jsonOf[[]engine.RunView](e, "runs", "lines"); producers(got) != producers(runs) {
+	if got := jsonOf[[]api.RunView](e, "runs", "lines"); producers(got) != producers(runs) {
 		t.Errorf("a second drain ran the producer again: %+v", got)
 	}
-	if got := jsonOf[[]engine.MutationView](e, "mutations", "lines"); len(got) != 2 {
+	if got := jsonOf[[]api.MutationView](e, "mutations", "lines"); len(got) != 2 {
 		t.Errorf("a second drain made mutations: %+v", got)
 	}
 	if got := e.read("out.txt"); got != "a.txt\nb.txt\n" {
@@ -523,8 +523,8 @@ func TestRefused(t *testing.T) {
 	e := newEnv(t, "allow")
 	e.deployLines()
 	e.ok("pause", "lines")
-	wfs := jsonOf[[]engine.WorkflowView](e, "workflows")
-	if wfs[0].Status != "paused" || wfs[0].State != engine.StatePaused {
+	wfs := jsonOf[[]api.WorkflowView](e, "workflows")
+	if wfs[0].Status != "paused" || wfs[0].State != api.StatePaused {
 		t.Fatalf("after pause: %+v", wfs)
 	}
 	r := e.expect(3, "run-now", "lines")
@@ -548,10 +548,10 @@ func TestApproveFlow(t *testing.T) {
 	if got := e.read("out.txt"); got != "" {
 		t.Fatalf("a mutation ran without approval: out.txt = %q", got)
 	}
-	items := jsonOf[[]engine.AttentionItem](e, "attention")
-	var approval *engine.AttentionItem
+	items := jsonOf[[]api.AttentionItem](e, "attention")
+	var approval *api.AttentionItem
 	for i := range items {
-		if items[i].Kind == engine.AttentionApproval {
+		if items[i].Kind == api.AttentionApproval {
 			approval = &items[i]
 			break
 		}
@@ -569,8 +569,8 @@ func TestApproveFlow(t *testing.T) {
 
 	e.ok("approve", approval.ID)
 	e.ok("drain")
-	ms := jsonOf[[]engine.MutationView](e, "mutations", "lines")
-	var m *engine.MutationView
+	ms := jsonOf[[]api.MutationView](e, "mutations", "lines")
+	var m *api.MutationView
 	for i := range ms {
 		if ms[i].ID == approval.ID {
 			m = &ms[i]
@@ -636,7 +636,7 @@ func TestDaemon(t *testing.T) {
 	}
 
 	// other commands act through the socket; the daemon runs the workflow
-	wfs := jsonOf[[]engine.WorkflowView](e, "workflows")
+	wfs := jsonOf[[]api.WorkflowView](e, "workflows")
 	if len(wfs) != 1 || wfs[0].Name != "lines" {
 		t.Fatalf("workflows through the daemon = %+v", wfs)
 	}
@@ -657,7 +657,7 @@ func TestDaemon(t *testing.T) {
 	e.expect(1, "status", "ghost")
 	e.ok("pause", "lines")
 	e.expect(3, "run-now", "lines")
-	if got := jsonOf[engine.WorkflowDetail](e, "status", "lines"); got.Status != "paused" {
+	if got := jsonOf[api.WorkflowDetail](e, "status", "lines"); got.Status != "paused" {
 		t.Errorf("status through the daemon = %+v", got)
 	}
 

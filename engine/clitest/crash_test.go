@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/daemon"
 )
 
@@ -366,7 +367,7 @@ roots = [%q]
 	awaitSocket(t, e, d, 30*time.Second)
 	// keep status counts every input; keep inputs --json lists one page
 	// (the newest 100), so the whole list is read through the socket's API.
-	var counts engine.Counts
+	var counts api.Counts
 	settled := func() bool {
 		return counts.InputsPending == 0 && counts.InputsSkipped == 0 &&
 			counts.InputsDone+counts.InputsNeedsAttention == crashItems
@@ -374,7 +375,7 @@ roots = [%q]
 	settleFor := 60*time.Second + time.Duration(crashItems)*200*time.Millisecond
 	deadline := time.Now().Add(settleFor)
 	for {
-		counts = jsonOf[engine.WorkflowDetail](e, "status", "crash").Counts
+		counts = jsonOf[api.WorkflowDetail](e, "status", "crash").Counts
 		if settled() || time.Now().After(deadline) {
 			break
 		}
@@ -383,12 +384,12 @@ roots = [%q]
 	if !settled() {
 		t.Errorf("after %v of a last daemon: inputs %+v; the sink has %d/%d items", settleFor, counts, sink.appliedCount(), crashItems)
 	}
-	if page := jsonOf[[]engine.InputView](e, "inputs", "crash"); len(page) == 0 {
+	if page := jsonOf[[]api.InputView](e, "inputs", "crash"); len(page) == 0 {
 		t.Errorf("keep inputs --json lists no inputs")
 	}
 	ins, runs := allInputsAndRuns(t, e)
-	ms := jsonOf[[]engine.MutationView](e, "mutations", "crash")
-	attention := jsonOf[[]engine.AttentionItem](e, "attention")
+	ms := jsonOf[[]api.MutationView](e, "mutations", "crash")
+	attention := jsonOf[[]api.AttentionItem](e, "attention")
 
 	d.stop(t)
 	stopped = true
@@ -430,9 +431,9 @@ roots = [%q]
 	}
 
 	// From keep's side: inputs, mutations, attention.
-	byMutation := map[string]engine.AttentionItem{}
+	byMutation := map[string]api.AttentionItem{}
 	for _, a := range attention {
-		if a.Kind == engine.AttentionReconciliation {
+		if a.Kind == api.AttentionReconciliation {
 			byMutation[a.ID] = a
 		}
 	}
@@ -443,8 +444,8 @@ roots = [%q]
 	for _, in := range ins {
 		statuses[in.Status]++
 		switch in.Status {
-		case engine.InputDone:
-		case engine.InputNeedsAttention:
+		case api.InputDone:
+		case api.InputNeedsAttention:
 			shown := false
 			for _, o := range in.Outputs {
 				_, ok := byMutation[o.MutationID]
@@ -484,7 +485,7 @@ roots = [%q]
 
 // allInputsAndRuns pages through every input and run of the crash workflow
 // on the daemon's socket.
-func allInputsAndRuns(t *testing.T, e *env) ([]engine.InputView, []engine.RunView) {
+func allInputsAndRuns(t *testing.T, e *env) ([]api.InputView, []api.RunView) {
 	t.Helper()
 	c, err := daemon.Dial(daemon.SocketPath(e.db))
 	if err != nil {
@@ -494,8 +495,8 @@ func allInputsAndRuns(t *testing.T, e *env) ([]engine.InputView, []engine.RunVie
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ins := allInputs(ctx, t, c, "crash")
-	var runs []engine.RunView
-	for page := (engine.Page{Limit: 1000}); ; {
+	var runs []api.RunView
+	for page := (api.Page{Limit: 1000}); ; {
 		got, err := c.Runs(ctx, "crash", page)
 		if err != nil {
 			t.Fatal(err)
@@ -511,10 +512,10 @@ func allInputsAndRuns(t *testing.T, e *env) ([]engine.InputView, []engine.RunVie
 
 // allInputs pages through every input of a workflow: one page holds at
 // most 1,000, whatever limit is asked.
-func allInputs(ctx context.Context, t *testing.T, c *daemon.Client, workflow string) []engine.InputView {
+func allInputs(ctx context.Context, t *testing.T, c *daemon.Client, workflow string) []api.InputView {
 	t.Helper()
-	var ins []engine.InputView
-	for page := (engine.Page{Limit: 1000}); ; {
+	var ins []api.InputView
+	for page := (api.Page{Limit: 1000}); ; {
 		got, err := c.Inputs(ctx, workflow, page)
 		if err != nil {
 			t.Fatal(err)
@@ -539,7 +540,7 @@ func idBefore(t *testing.T, id string) int64 {
 
 // dumpCrashEvidence writes keep's own records of a failed crash test into
 // the test log and next to the test binary's temp dir.
-func dumpCrashEvidence(t *testing.T, e *env, ms []engine.MutationView, runs []engine.RunView, attention []engine.AttentionItem) {
+func dumpCrashEvidence(t *testing.T, e *env, ms []api.MutationView, runs []api.RunView, attention []api.AttentionItem) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "keep-crash-evidence-")
 	if err != nil {

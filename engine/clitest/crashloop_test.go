@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // A producer whose run never finishes because keep dies under it (a
@@ -32,7 +33,7 @@ crash_limit = 3
 `)
 	e.ok("deploy", wf)
 	producerRunning := func() bool {
-		for _, r := range jsonOf[[]engine.RunView](e, "runs", "spin") {
+		for _, r := range jsonOf[[]api.RunView](e, "runs", "spin") {
 			if r.Handler == "p" && r.Status == engine.RunActive {
 				return true
 			}
@@ -45,7 +46,7 @@ crash_limit = 3
 		deadline := time.Now().Add(30 * time.Second)
 		for !producerRunning() {
 			if time.Now().After(deadline) {
-				items := jsonOf[[]engine.AttentionItem](e, "attention")
+				items := jsonOf[[]api.AttentionItem](e, "attention")
 				d.kill(t)
 				t.Fatalf("start %d: the producer never ran again (attention %+v)", i, items)
 			}
@@ -56,7 +57,7 @@ crash_limit = 3
 		}
 	}
 	crashed := 0
-	for _, r := range jsonOf[[]engine.RunView](e, "runs", "spin") {
+	for _, r := range jsonOf[[]api.RunView](e, "runs", "spin") {
 		if r.Status == engine.RunCrashed {
 			crashed++
 		}
@@ -64,7 +65,7 @@ crash_limit = 3
 	if crashed < 3 {
 		t.Fatalf("crashed runs = %d, want the three keep stopped under and recovered", crashed)
 	}
-	for _, it := range jsonOf[[]engine.AttentionItem](e, "attention") {
+	for _, it := range jsonOf[[]api.AttentionItem](e, "attention") {
 		if it.Workflow == "spin" && strings.Contains(it.Reason, "fix the script") {
 			t.Fatalf("attention %+v: keep's own kills were blamed on the script", it)
 		}

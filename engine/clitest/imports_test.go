@@ -9,14 +9,18 @@ import (
 )
 
 // mainImports is what main.go may take from keep itself (issue 14): the
-// engine, the TUI and the bundled workflows. engine/daemon and
-// engine/benchmark import engine, so the engine cannot re-export them
-// without a cycle; they are engine's own subpackages and named here one by
-// one — any other keep package main needs goes through engine/host_api.go.
+// engine, the TUI and the bundled workflows. engine/daemon,
+// engine/authoring and engine/benchmark import engine, so the engine
+// cannot re-export them without a cycle, and engine/api is the API's own
+// room, which the engine implements and does not re-export (issue 41);
+// they are engine's own subpackages and named here one by one — any other
+// keep package main needs goes through engine/host_api.go.
 var mainImports = map[string]bool{
 	"keep/engine":           true,
 	"keep/tui":              true,
 	"keep/workflows":        true,
+	"keep/engine/api":       true,
+	"keep/engine/authoring": true,
 	"keep/engine/daemon":    true,
 	"keep/engine/benchmark": true,
 }

@@ -14,7 +14,7 @@ import (
 
 	"keep/connectors/accounts"
 	"keep/connectors/accounts/oauthtest"
-	"keep/engine"
+	"keep/engine/api"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -86,7 +86,7 @@ account = "api"
 // blocked as auth, the auth item, the account needing sign-in.
 func refusedAsAuth(t *testing.T, e *env) {
 	t.Helper()
-	att := jsonOf[[]engine.AttentionItem](e, "attention")
+	att := jsonOf[[]api.AttentionItem](e, "attention")
 	if len(att) != 1 || att[0].Kind != "auth" || att[0].Command != "keep auth login api" {
 		t.Fatalf("attention = %+v, want the auth item", att)
 	}
@@ -101,7 +101,7 @@ func refusedAsAuth(t *testing.T, e *env) {
 	}
 }
 
-func blockedAsAuth(wfs []engine.WorkflowView) bool {
+func blockedAsAuth(wfs []api.WorkflowView) bool {
 	return len(wfs) == 1 && wfs[0].Block != nil && wfs[0].Block.Kind == "auth" && strings.Contains(wfs[0].Block.Reason, "keep auth login api")
 }
 
@@ -120,7 +120,7 @@ func TestMCPRefusedTokenBlocksUntilSignIn(t *testing.T) {
 	srv.ExpireAccess() // the server stops taking the token
 	e.ok("deploy", e.file(e.dir, "notes.js", mcpNotesWorkflow))
 	e.ok("drain", "--timeout", "1m")
-	if wfs := jsonOf[[]engine.WorkflowView](e, "workflows"); !blockedAsAuth(wfs) {
+	if wfs := jsonOf[[]api.WorkflowView](e, "workflows"); !blockedAsAuth(wfs) {
 		t.Fatalf("workflows = %+v, want notes blocked as auth naming keep auth login api", wfs)
 	}
 	refusedAsAuth(t, e)
@@ -132,7 +132,7 @@ func TestMCPRefusedTokenBlocksUntilSignIn(t *testing.T) {
 		t.Errorf("keep auth login says:\n%s", r)
 	}
 	e.ok("drain", "--timeout", "1m")
-	wfs := jsonOf[[]engine.WorkflowView](e, "workflows")
+	wfs := jsonOf[[]api.WorkflowView](e, "workflows")
 	if len(wfs) != 1 || wfs[0].Block != nil || posts.Load() != 1 {
 		t.Fatalf("after the sign-in: workflows %+v, %d posts, want notes unblocked and one post", wfs, posts.Load())
 	}
@@ -153,11 +153,11 @@ func TestMCPRefusedTokenBlocksTheDaemonUntilSignIn(t *testing.T) {
 	d := startDaemon(t, e)
 	defer d.kill(t)
 	awaitSocket(t, e, d, 30*time.Second)
-	await := func(what string, done func(wfs []engine.WorkflowView) bool) {
+	await := func(what string, done func(wfs []api.WorkflowView) bool) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			wfs := jsonOf[[]engine.WorkflowView](e, "workflows")
+			wfs := jsonOf[[]api.WorkflowView](e, "workflows")
 			if done(wfs) {
 				return
 			}
@@ -167,7 +167,7 @@ func TestMCPRefusedTokenBlocksTheDaemonUntilSignIn(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	await("the daemon did not post the first note", func([]engine.WorkflowView) bool { return posts.Load() == 1 })
+	await("the daemon did not post the first note", func([]api.WorkflowView) bool { return posts.Load() == 1 })
 
 	srv.ExpireAccess()
 	e.ok("run-now", "notes")
@@ -177,13 +177,13 @@ func TestMCPRefusedTokenBlocksTheDaemonUntilSignIn(t *testing.T) {
 	if r := loginThroughBrowser(t, e, srv, "", "api"); !strings.Contains(r.stdout, "resumed notes") {
 		t.Errorf("keep auth login says:\n%s", r)
 	}
-	await("the daemon did not go on with the new token", func(wfs []engine.WorkflowView) bool {
+	await("the daemon did not go on with the new token", func(wfs []api.WorkflowView) bool {
 		return len(wfs) == 1 && wfs[0].Block == nil && posts.Load() >= 2
 	})
 	// the refused attempt is a failed row saying why (nothing was done);
 	// each note is posted once
 	applied := map[string]int{}
-	for _, m := range jsonOf[[]engine.MutationView](e, "mutations", "notes") {
+	for _, m := range jsonOf[[]api.MutationView](e, "mutations", "notes") {
 		switch {
 		case m.Status == "applied":
 			var p struct{ Text string }

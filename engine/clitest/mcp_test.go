@@ -14,6 +14,7 @@ import (
 
 	"keep/connectors/mcp/mcptest"
 	"keep/engine"
+	"keep/engine/authoring"
 )
 
 // mcpEnv is an env whose config has [mcp.memory], the npm reference server.
@@ -143,7 +144,7 @@ func TestMCPServeWithTheInspector(t *testing.T) {
 		names = append(names, tl.(map[string]any)["name"].(string))
 	}
 	slices.Sort(names)
-	want := slices.Clone(engine.MCPServeTools)
+	want := slices.Clone(authoring.MCPServeTools)
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -113,7 +113,7 @@ func TestMCPKeepKilledDuringAToolCall(t *testing.T) {
 			}
 			// the next keep finds the call in flight and settles it
 			e.ok("drain")
-			ms := jsonOf[[]engine.MutationView](e, "mutations", "slow")
+			ms := jsonOf[[]api.MutationView](e, "mutations", "slow")
 			svc.mu.Lock()
 			creates := svc.creates
 			svc.mu.Unlock()
@@ -126,7 +126,7 @@ func TestMCPKeepKilledDuringAToolCall(t *testing.T) {
 				}
 				return
 			}
-			att := jsonOf[[]engine.AttentionItem](e, "attention")
+			att := jsonOf[[]api.AttentionItem](e, "attention")
 			if len(ms) != 1 || len(att) != 1 || att[0].Kind != "reconciliation" || !strings.Contains(att[0].Reason, "no way to check") {
 				t.Fatalf("mutations = %+v, attention = %+v, want the person asked", ms, att)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // workersOf lists the live sandbox workers whose parent is pid, by their
@@ -74,7 +75,7 @@ handler_timeout = "1h"
 	var workers []int
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		running := false
-		for _, r := range jsonOf[[]engine.RunView](e, "runs", "spin") {
+		for _, r := range jsonOf[[]api.RunView](e, "runs", "spin") {
 			running = running || r.Handler == "p" && r.Status == engine.RunActive
 		}
 		if workers = workersOf(pid); running && len(workers) > 0 {

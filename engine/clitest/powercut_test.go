@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/daemon"
 	"keep/storage/lazyfs"
 )
@@ -194,14 +194,14 @@ roots = [%q]
 	}()
 	awaitSocket(t, e, d, 60*time.Second)
 	checkAcknowledged(t, e, sink, cuts)
-	var counts engine.Counts
+	var counts api.Counts
 	settled := func() bool {
 		return counts.InputsPending == 0 && counts.InputsSkipped == 0 &&
 			counts.InputsDone+counts.InputsNeedsAttention == files
 	}
 	deadline := time.Now().Add(60*time.Second + time.Duration(files)*200*time.Millisecond)
 	for {
-		counts = jsonOf[engine.WorkflowDetail](e, "status", "powercut").Counts
+		counts = jsonOf[api.WorkflowDetail](e, "status", "powercut").Counts
 		if settled() || time.Now().After(deadline) {
 			break
 		}
@@ -214,8 +214,8 @@ roots = [%q]
 			t.Logf("keep.log:\n%s", b[max(0, len(b)-6000):])
 		}
 	}
-	ms := jsonOf[[]engine.MutationView](e, "mutations", "powercut")
-	attention := jsonOf[[]engine.AttentionItem](e, "attention")
+	ms := jsonOf[[]api.MutationView](e, "mutations", "powercut")
+	attention := jsonOf[[]api.AttentionItem](e, "attention")
 	d.stop(t)
 	stopped = true
 	e.ok("drain")
@@ -244,7 +244,7 @@ roots = [%q]
 	}
 	waiting := map[string]bool{}
 	for _, a := range attention {
-		if a.Kind == engine.AttentionReconciliation {
+		if a.Kind == api.AttentionReconciliation {
 			waiting[a.ID] = true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/enginetest/kit"
 )
 
@@ -33,16 +34,16 @@ func TestDrainTwice(t *testing.T) {
 	e := newEnv(t, "allow")
 	e.ok("deploy", e.file(e.dir, "sleeper.js", sleeperWorkflow))
 	e.ok("drain")
-	runs := jsonOf[[]engine.RunView](e, "runs", "sleeper")
+	runs := jsonOf[[]api.RunView](e, "runs", "sleeper")
 	if len(runs) != 1 || runs[0].Status != engine.RunCommitted {
 		t.Fatalf("after deploy and a drain: runs %+v, want one committed", runs)
 	}
 	e.ok("drain")
 	e.ok("drain")
-	if again := jsonOf[[]engine.RunView](e, "runs", "sleeper"); len(again) != 1 {
+	if again := jsonOf[[]api.RunView](e, "runs", "sleeper"); len(again) != 1 {
 		t.Fatalf("two more drains with the wakeAt ahead ran the consumer again: %d runs", len(again))
 	}
-	st := jsonOf[engine.WorkflowDetail](e, "status", "sleeper")
+	st := jsonOf[api.WorkflowDetail](e, "status", "sleeper")
 	var woke bool
 	for _, h := range st.Handlers {
 		woke = woke || (h.Name == "nap" && h.WakeAt != nil)
@@ -59,13 +60,13 @@ func TestMutationStatusFlag(t *testing.T) {
 	e := newEnv(t, "ask")
 	e.deployLines()
 	e.ok("drain")
-	a := attentionOf(e, engine.AttentionApproval)
+	a := attentionOf(e, api.AttentionApproval)
 	if len(a) != 1 {
 		t.Fatalf("attention %+v, want one approval", a)
 	}
 	e.ok("pause", "lines")
 	e.ok("approve", a[0].ID)
-	got := jsonOf[[]engine.MutationView](e, "mutations", "lines", "--status", string(engine.MutationApproved))
+	got := jsonOf[[]api.MutationView](e, "mutations", "lines", "--status", string(engine.MutationApproved))
 	if len(got) != 1 || got[0].Status != engine.MutationApproved {
 		t.Fatalf("mutations --status approved: %+v, want the approved one", got)
 	}
@@ -111,13 +112,13 @@ func TestResolveAnswersMeanOneThing(t *testing.T) {
 	s.Set("500", 1) // nothing applied, the outcome uncertain
 	e.ok("deploy", e.file(e.dir, "post.js", strings.ReplaceAll(postWorkflow, "SINK", `"`+s.URL+`"`)))
 	e.ok("drain")
-	ms := jsonOf[[]engine.MutationView](e, "mutations", "post")
+	ms := jsonOf[[]api.MutationView](e, "mutations", "post")
 	if len(ms) != 1 || ms[0].Status != engine.MutationNeedsReconcile {
 		t.Fatalf("mutations %+v, want one needs_reconcile", ms)
 	}
 	for _, short := range []string{"n", "y", "no"} {
 		r := e.expect(2, "resolve", ms[0].ID, short)
-		for _, a := range []engine.Answer{engine.TryAgain, engine.Happened, engine.NotHappened, engine.SkipIt} {
+		for _, a := range []api.Answer{api.TryAgain, api.Happened, api.NotHappened, api.SkipIt} {
 			if !strings.Contains(r.stderr, string(a)) {
 				t.Errorf("resolve %s: the refusal does not name %s: %s", short, a, r.stderr)
 			}
@@ -127,7 +128,7 @@ func TestResolveAnswersMeanOneThing(t *testing.T) {
 	if s.Posts() != 1 {
 		t.Fatalf("check again sent the call: %d posts", s.Posts())
 	}
-	if got := jsonOf[[]engine.MutationView](e, "mutations", "post"); got[0].Status != engine.MutationNeedsReconcile {
+	if got := jsonOf[[]api.MutationView](e, "mutations", "post"); got[0].Status != engine.MutationNeedsReconcile {
 		t.Fatalf("after check-again the row is %s, want still needs_reconcile (checked when due)", got[0].Status)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/daemon"
 )
 
@@ -25,7 +25,7 @@ func TestConfigReachesTheRunningDaemon(t *testing.T) {
 	d := startDaemon(t, e)
 	defer d.kill(t)
 	awaitSocket(t, e, d, 30*time.Second)
-	info := func() engine.Info {
+	info := func() api.Info {
 		t.Helper()
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 			if c, err := daemon.Dial(daemon.SocketPath(e.db)); err == nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // throwingWorkflow's producer fails with a logic error, which blocks the
@@ -41,7 +41,7 @@ func TestRunNowIsRefusedWhenTheProducersWouldNotRun(t *testing.T) {
 		e := newEnv(t, "allow")
 		e.ok("deploy", e.file(e.dir, "thrower.js", throwingWorkflow))
 		e.ok("drain", "--timeout", "1m")
-		if wfs := jsonOf[[]engine.WorkflowView](e, "workflows"); wfs[0].Block == nil {
+		if wfs := jsonOf[[]api.WorkflowView](e, "workflows"); wfs[0].Block == nil {
 			t.Fatalf("the thrower is not blocked: %+v", wfs[0])
 		}
 		r := e.expect(3, "run-now", "thrower")
@@ -56,7 +56,7 @@ func TestRunNowIsRefusedWhenTheProducersWouldNotRun(t *testing.T) {
 		e := newEnv(t, "ask")
 		e.deployLines()
 		e.ok("drain", "--timeout", "1m")
-		if items := jsonOf[[]engine.AttentionItem](e, "attention"); len(items) == 0 || items[0].Kind != engine.AttentionApproval {
+		if items := jsonOf[[]api.AttentionItem](e, "attention"); len(items) == 0 || items[0].Kind != api.AttentionApproval {
 			t.Fatalf("attention = %+v, want an approval", items)
 		}
 		r := e.expect(3, "run-now", "lines")
@@ -146,7 +146,7 @@ func TestKeepsOwnFilesAreOutOfReachThroughTheCLI(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(head), "SQLite format 3") {
 		t.Fatalf("keep.db is no longer a database: %v", err)
 	}
-	if wfs := jsonOf[[]engine.WorkflowView](e, "workflows"); len(wfs) != 2 {
+	if wfs := jsonOf[[]api.WorkflowView](e, "workflows"); len(wfs) != 2 {
 		t.Fatalf("workflows = %+v", wfs)
 	}
 	if _, err := os.Stat(filepath.Join(e.dir, "data", "keep.db")); err != nil {
@@ -180,17 +180,17 @@ func TestScriptTextCannotDriveTheTerminal(t *testing.T) {
 		e.ok("deploy", p)
 	}
 	e.ok("drain", "--timeout", "1m")
-	items := jsonOf[[]engine.AttentionItem](e, "attention")
+	items := jsonOf[[]api.AttentionItem](e, "attention")
 	if len(items) < 2 {
 		t.Fatalf("attention = %+v, want the approval and the failure", items)
 	}
 	mutationID := ""
 	for _, it := range items {
-		if it.Kind == engine.AttentionApproval {
+		if it.Kind == api.AttentionApproval {
 			mutationID = it.ID
 		}
 	}
-	runs := jsonOf[[]engine.RunView](e, "runs", "planter")
+	runs := jsonOf[[]api.RunView](e, "runs", "planter")
 	logged := "" // the producer's run is the one that logs
 	for _, r := range runs {
 		if r.Handler == "p" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/enginetest/kit"
 )
 
@@ -125,7 +126,7 @@ func TestDaemonWaitsForACommand(t *testing.T) {
 	if err := kit.Wait(t, cexited, time.Minute); err != nil {
 		t.Fatalf("the command waiting for the daemon: %v\n%s", err, clines)
 	}
-	var wfs []engine.WorkflowView
+	var wfs []api.WorkflowView
 	if err := json.Unmarshal([]byte(stdout.String()), &wfs); err != nil || len(wfs) != 1 || wfs[0].Name != "lines" {
 		t.Fatalf("workflows through the daemon that was starting: %v %q", err, stdout.String())
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 	"keep/storage"
 )
 
@@ -62,8 +62,8 @@ func TestYearOfUse(t *testing.T) {
 			"[retention]\ntraces = \"1h\"\nruns = \"1h\"\n")
 		e.deployLines()
 		e.ok("drain")
-		inputs := jsonOf[[]engine.InputView](e, "inputs", "lines")
-		if len(inputs) != 2 || inputs[0].Status != engine.InputDone {
+		inputs := jsonOf[[]api.InputView](e, "inputs", "lines")
+		if len(inputs) != 2 || inputs[0].Status != api.InputDone {
 			t.Fatalf("inputs before gc: %+v", inputs)
 		}
 		if r := e.ok("gc"); !strings.Contains(r.stdout, "pruned") {
@@ -97,16 +97,16 @@ func TestYearOfUse(t *testing.T) {
 		e.file(e.root, "inbox/c.txt", "gamma")
 		e.ok("run-now", "lines")
 		e.ok("drain")
-		if n := len(jsonOf[[]engine.InputView](e, "inputs", "lines")); n != 3 {
+		if n := len(jsonOf[[]api.InputView](e, "inputs", "lines")); n != 3 {
 			t.Fatalf("%d inputs before restore, want 3", n)
 		}
 		e.ok("restore", backup)
-		after := jsonOf[[]engine.InputView](e, "inputs", "lines")
+		after := jsonOf[[]api.InputView](e, "inputs", "lines")
 		if len(after) != 2 {
 			t.Fatalf("%d inputs after restoring the backup, want its 2", len(after))
 		}
 		for i, in := range after {
-			if in.Status != engine.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Status != "applied" {
+			if in.Status != api.InputDone || len(in.Outputs) != 1 || in.Outputs[0].Status != "applied" {
 				t.Fatalf("input %d after restore: %+v, want done with its output", i, in)
 			}
 		}

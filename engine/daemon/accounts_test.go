@@ -49,7 +49,7 @@ func TestAccountsOverTheSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(sockDir)
-	srv, err := Serve(ctx, e, SocketPath(filepath.Join(sockDir, "keep.db")), logger)
+	srv, err := Serve(ctx, wholeOf(e), SocketPath(filepath.Join(sockDir, "keep.db")), logger)
 	if err != nil {
 		t.Fatal(err)
 	}

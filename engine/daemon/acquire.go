@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/authoring"
+	"keep/engine/authoring/model"
 )
 
 // Want says what a process needs of the engine on its database.
@@ -36,7 +38,7 @@ var errStoppedWaiting = errors.New("daemon: stopped while waiting for the databa
 
 // Got is the engine a process got hold of.
 type Got struct {
-	API engine.API
+	API api.API
 	// Engine is the engine opened here; nil when attached to a daemon.
 	Engine *engine.Engine
 	// claim is a long-lived engine's hold on the database; nil for commands.
@@ -76,7 +78,7 @@ func (s *Site) Get(ctx context.Context, want Want) (*Got, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Got{API: e, Engine: e}, nil
+		return &Got{API: wholeOf(e), Engine: e}, nil
 	case ForFrontEnd:
 		// serving: the front end's engine answers on the socket as a
 		// daemon's does, so commands and `keep mcp serve` run beside the
@@ -126,7 +128,7 @@ func (s *Site) forCommand(ctx context.Context) (*Got, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Got{API: e, Engine: e}, nil
+	return &Got{API: wholeOf(e), Engine: e}, nil
 }
 
 // orAttach is the daemon's client when a daemon holds the database, else
@@ -239,7 +241,7 @@ func (s *Site) openWithBus(ctx context.Context, claim *Claim) (*engine.Engine, *
 		return nil, nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
 	}
 	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
-		Events: bus, Repairer: authoring.RepairerFrom(cfg.Repair, cfg.LLM), Accounts: accts, ConfigDigest: digest})
+		Events: bus, Repairer: authoring.RepairsFrom(model.RepairerFrom(cfg.Repair, cfg.LLM)), Accounts: accts, ConfigDigest: digest})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -257,7 +259,7 @@ func (s *Site) start(ctx context.Context, claim *Claim, e *engine.Engine, bus *e
 		return nil, err
 	}
 	s.watchAccounts(ctx, e)
-	g := &Got{API: e, Engine: e, claim: claim}
+	g := &Got{API: wholeOf(e), Engine: e, claim: claim}
 	if gcIfConfig {
 		if cfg, err := s.Config(); err == nil {
 			// the in-process engine may run for days too
@@ -275,7 +277,7 @@ func (s *Site) serveFrontEnd(ctx context.Context, g *Got) {
 	if cfg, err := s.Config(); err == nil {
 		retention = engine.RetentionFrom(cfg.Retention)
 	}
-	srv, err := Serve(ctx, engine.Maintained{Engine: g.Engine, Retention: retention}, SocketPath(s.o.DBPath), s.Logger())
+	srv, err := Serve(ctx, maintainedOf(g.Engine, retention), SocketPath(s.o.DBPath), s.Logger())
 	g.claim.Ready()
 	if err != nil {
 		s.Logger().Warn("other keep commands cannot reach this engine", "err", err)
@@ -331,7 +333,7 @@ func (s *Site) RunDaemon(ctx context.Context) error {
 	stopGC := e.GCDaily(ctx, retention, 24*time.Hour)
 	defer stopGC()
 	sock := SocketPath(s.o.DBPath)
-	srv, err := Serve(ctx, engine.Maintained{Engine: e, Retention: retention}, sock, logger)
+	srv, err := Serve(ctx, maintainedOf(e, retention), sock, logger)
 	if err != nil {
 		return errors.Join(err, stopEngine())
 	}

@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
-var _ engine.API = (*Client)(nil)
+var _ api.API = (*Client)(nil)
 
 const (
 	// dialTimeout bounds Dial: a daemon on the same machine answers at
@@ -33,7 +34,7 @@ const (
 type Client struct {
 	path string
 	http *http.Client
-	info engine.Info
+	info api.Info
 }
 
 // Dial connects to the daemon listening on socketPath and asks for its
@@ -132,42 +133,42 @@ func readError(name string, resp *http.Response) error {
 }
 
 // Workflows implements engine.API.
-func (c *Client) Workflows(ctx context.Context) ([]engine.WorkflowView, error) {
+func (c *Client) Workflows(ctx context.Context) ([]api.WorkflowView, error) {
 	return workflowsRoute.call(ctx, c, request{})
 }
 
 // Workflow implements engine.API.
-func (c *Client) Workflow(ctx context.Context, name string) (*engine.WorkflowDetail, error) {
+func (c *Client) Workflow(ctx context.Context, name string) (*api.WorkflowDetail, error) {
 	return workflowRoute.call(ctx, c, request{Workflow: name})
 }
 
 // Inputs implements engine.API.
-func (c *Client) Inputs(ctx context.Context, workflow string, p engine.Page) ([]engine.InputView, error) {
+func (c *Client) Inputs(ctx context.Context, workflow string, p api.Page) ([]api.InputView, error) {
 	return inputsRoute.call(ctx, c, request{Workflow: workflow, Page: page(p)})
 }
 
 // Events implements engine.API.
-func (c *Client) Events(ctx context.Context, workflow string, f engine.EventFilter) ([]engine.EventView, error) {
+func (c *Client) Events(ctx context.Context, workflow string, f api.EventFilter) ([]api.EventView, error) {
 	return eventsRoute.call(ctx, c, request{Workflow: workflow, Filter: eventFilter(f)})
 }
 
 // Runs implements engine.API.
-func (c *Client) Runs(ctx context.Context, workflow string, p engine.Page) ([]engine.RunView, error) {
+func (c *Client) Runs(ctx context.Context, workflow string, p api.Page) ([]api.RunView, error) {
 	return runsRoute.call(ctx, c, request{Workflow: workflow, Page: page(p)})
 }
 
 // Mutations implements engine.API.
-func (c *Client) Mutations(ctx context.Context, workflow string, status string) ([]engine.MutationView, error) {
+func (c *Client) Mutations(ctx context.Context, workflow string, status string) ([]api.MutationView, error) {
 	return mutationsRoute.call(ctx, c, request{Workflow: workflow, Status: status})
 }
 
 // Trace implements engine.API.
-func (c *Client) Trace(ctx context.Context, runID string) ([]engine.TraceLine, error) {
+func (c *Client) Trace(ctx context.Context, runID string) ([]api.TraceLine, error) {
 	return traceRoute.call(ctx, c, request{RunID: runID})
 }
 
 // Attention implements engine.API.
-func (c *Client) Attention(ctx context.Context) ([]engine.AttentionItem, error) {
+func (c *Client) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 	return attentionRoute.call(ctx, c, request{})
 }
 
@@ -177,12 +178,12 @@ func (c *Client) Accounts(ctx context.Context) ([]engine.AccountView, error) {
 }
 
 // Grants implements engine.API.
-func (c *Client) Grants(ctx context.Context, workflow string) ([]engine.GrantView, error) {
+func (c *Client) Grants(ctx context.Context, workflow string) ([]api.GrantView, error) {
 	return grantsRoute.call(ctx, c, request{Workflow: workflow})
 }
 
 // Deploy implements engine.API.
-func (c *Client) Deploy(ctx context.Context, fileName string, src []byte, name string) (*engine.DeployResult, error) {
+func (c *Client) Deploy(ctx context.Context, fileName string, src []byte, name string) (*api.DeployResult, error) {
 	return deployRoute.call(ctx, c, request{FileName: fileName, Src: src, Name: name})
 }
 
@@ -222,7 +223,7 @@ func (c *Client) Reject(ctx context.Context, mutationID string) error {
 }
 
 // Resolve implements engine.API.
-func (c *Client) Resolve(ctx context.Context, mutationID string, answer engine.Answer) error {
+func (c *Client) Resolve(ctx context.Context, mutationID string, answer api.Answer) error {
 	return resolveRoute.call(ctx, c, request{MutationID: mutationID, Answer: answer})
 }
 
@@ -237,36 +238,36 @@ func (c *Client) SkipInput(ctx context.Context, inputID string) error {
 }
 
 // Grant implements engine.API.
-func (c *Client) Grant(ctx context.Context, workflow string, g engine.GrantView) error {
+func (c *Client) Grant(ctx context.Context, workflow string, g api.GrantView) error {
 	return grantRoute.call(ctx, c, request{Workflow: workflow, Grant: &g})
 }
 
 // GrantReleasing implements engine.API.
-func (c *Client) GrantReleasing(ctx context.Context, workflow string, g engine.GrantView) (int, error) {
+func (c *Client) GrantReleasing(ctx context.Context, workflow string, g api.GrantView) (int, error) {
 	return grantReleasingRoute.call(ctx, c, request{Workflow: workflow, Grant: &g})
 }
 
 // Script implements engine.API.
-func (c *Client) Script(ctx context.Context, workflow string) (*engine.ScriptView, error) {
+func (c *Client) Script(ctx context.Context, workflow string) (*api.ScriptView, error) {
 	return scriptRoute.call(ctx, c, request{Workflow: workflow})
 }
 
 // DryRun implements engine.API.
-func (c *Client) DryRun(ctx context.Context, workflow string, opts engine.TryOptions) (*engine.TryReport, error) {
+func (c *Client) DryRun(ctx context.Context, workflow string, opts api.TryOptions) (*api.TryReport, error) {
 	return dryRunRoute.call(ctx, c, request{Workflow: workflow, Name: opts.Producer, Page: page{Limit: opts.Limit}})
 }
 
 // Info implements engine.API: the daemon's Info as read at Dial, with Mode
 // "attached".
-func (c *Client) Info() engine.Info { return c.info }
+func (c *Client) Info() api.Info { return c.info }
 
 // Subscribe implements engine.API. It returns once the daemon has
 // subscribed on the client's behalf, so nothing that happens after it is
 // missed. Like the engine's, the channel drops notifications a slow reader
 // has no room for, and closes after cancel; it also closes if the daemon
 // goes away (or could not be reached), which is how a front end learns that.
-func (c *Client) Subscribe() (<-chan engine.Notification, func()) {
-	ch := make(chan engine.Notification, 64)
+func (c *Client) Subscribe() (<-chan api.Notification, func()) {
+	ch := make(chan api.Notification, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	body, err := c.openStream(ctx, cancel)
 	if err != nil {
@@ -281,7 +282,7 @@ func (c *Client) Subscribe() (<-chan engine.Notification, func()) {
 		defer body.Close()
 		dec := json.NewDecoder(body)
 		for {
-			var n engine.Notification
+			var n api.Notification
 			// cancel aborts the request, which ends this read.
 			if err := dec.Decode(&n); err != nil {
 				return

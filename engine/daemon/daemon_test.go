@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/enginetest"
 	"keep/engine/enginetest/kit"
 	"keep/sandbox"
@@ -42,11 +43,11 @@ export default Keep.workflow({
 // spy is the real engine with its subscriptions counted, so a test can see
 // the server let go of one.
 type spy struct {
-	engine.API
+	api.API
 	live atomic.Int32
 }
 
-func (s *spy) Subscribe() (<-chan engine.Notification, func()) {
+func (s *spy) Subscribe() (<-chan api.Notification, func()) {
 	ch, cancel := s.API.Subscribe()
 	s.live.Add(1)
 	return ch, sync.OnceFunc(func() {
@@ -80,7 +81,7 @@ func setup(t *testing.T) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	b := &bundle{Host: h, spy: &spy{API: h.E}, dbPath: filepath.Join(sockDir, "keep.db")}
+	b := &bundle{Host: h, spy: &spy{API: wholeOf(h.E)}, dbPath: filepath.Join(sockDir, "keep.db")}
 	logger := slog.New(slog.DiscardHandler)
 	b.sock = SocketPath(b.dbPath)
 	b.srv, err = Serve(ctx, b.spy, b.sock, logger)
@@ -102,18 +103,18 @@ func setup(t *testing.T) *bundle {
 
 // snapshot is every view of one workflow, read through one engine.API.
 type snapshot struct {
-	Workflows []engine.WorkflowView
-	Workflow  *engine.WorkflowDetail
-	Inputs    []engine.InputView
-	Events    []engine.EventView
-	Runs      []engine.RunView
-	Mutations []engine.MutationView
-	Attention []engine.AttentionItem
-	Grants    []engine.GrantView
-	Traces    map[string][]engine.TraceLine
+	Workflows []api.WorkflowView
+	Workflow  *api.WorkflowDetail
+	Inputs    []api.InputView
+	Events    []api.EventView
+	Runs      []api.RunView
+	Mutations []api.MutationView
+	Attention []api.AttentionItem
+	Grants    []api.GrantView
+	Traces    map[string][]api.TraceLine
 }
 
-func read(t *testing.T, api engine.API, wf string) snapshot {
+func read(t *testing.T, keepAPI api.API, wf string) snapshot {
 	t.Helper()
 	ctx := context.Background()
 	var s snapshot
@@ -124,25 +125,25 @@ func read(t *testing.T, api engine.API, wf string) snapshot {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	s.Workflows, err = api.Workflows(ctx)
+	s.Workflows, err = keepAPI.Workflows(ctx)
 	check("workflows")
-	s.Workflow, err = api.Workflow(ctx, wf)
+	s.Workflow, err = keepAPI.Workflow(ctx, wf)
 	check("workflow")
-	s.Inputs, err = api.Inputs(ctx, wf, engine.Page{Limit: 100})
+	s.Inputs, err = keepAPI.Inputs(ctx, wf, api.Page{Limit: 100})
 	check("inputs")
-	s.Events, err = api.Events(ctx, wf, engine.EventFilter{Limit: 100})
+	s.Events, err = keepAPI.Events(ctx, wf, api.EventFilter{Limit: 100})
 	check("events")
-	s.Runs, err = api.Runs(ctx, wf, engine.Page{Limit: 100})
+	s.Runs, err = keepAPI.Runs(ctx, wf, api.Page{Limit: 100})
 	check("runs")
-	s.Mutations, err = api.Mutations(ctx, wf, "")
+	s.Mutations, err = keepAPI.Mutations(ctx, wf, "")
 	check("mutations")
-	s.Attention, err = api.Attention(ctx)
+	s.Attention, err = keepAPI.Attention(ctx)
 	check("attention")
-	s.Grants, err = api.Grants(ctx, wf)
+	s.Grants, err = keepAPI.Grants(ctx, wf)
 	check("grants")
-	s.Traces = map[string][]engine.TraceLine{}
+	s.Traces = map[string][]api.TraceLine{}
 	for _, r := range s.Runs {
-		s.Traces[r.ID], err = api.Trace(ctx, r.ID)
+		s.Traces[r.ID], err = keepAPI.Trace(ctx, r.ID)
 		check("trace " + r.ID)
 	}
 	return s
@@ -180,12 +181,12 @@ func TestDaemon(t *testing.T) {
 			t.Fatalf("deploy = %+v", res)
 		}
 		b.Drain()
-		first := read(t, b.E, "notes")
+		first := read(t, wholeOf(b.E), "notes")
 		if len(first.Inputs) != 2 || len(first.Events) == 0 || len(first.Runs) == 0 || len(first.Mutations) == 0 {
 			t.Fatalf("the pipeline did too little to compare: %d inputs, %d events, %d runs, %d mutations",
 				len(first.Inputs), len(first.Events), len(first.Runs), len(first.Mutations))
 		}
-		if len(first.Attention) == 0 || first.Attention[0].Kind != engine.AttentionApproval {
+		if len(first.Attention) == 0 || first.Attention[0].Kind != api.AttentionApproval {
 			t.Fatalf("attention = %+v, want an approval (mutations ask by default)", first.Attention)
 		}
 		sameViews(t, first, read(t, b.c, "notes"))
@@ -194,11 +195,11 @@ func TestDaemon(t *testing.T) {
 		if err := b.c.Approve(ctx, first.Attention[0].ID, false); err != nil {
 			t.Fatalf("approve: %v", err)
 		}
-		if err := b.c.Grant(ctx, "notes", engine.GrantView{Capability: "files.write", Mode: "allow"}); err != nil {
+		if err := b.c.Grant(ctx, "notes", api.GrantView{Capability: "files.write", Mode: "allow"}); err != nil {
 			t.Fatalf("grant: %v", err)
 		}
 		b.Drain()
-		second := read(t, b.E, "notes")
+		second := read(t, wholeOf(b.E), "notes")
 		if len(second.Grants) == 0 {
 			t.Fatal("the grant made through the client is not there")
 		}
@@ -214,24 +215,24 @@ func TestDaemon(t *testing.T) {
 		sameViews(t, second, read(t, b.c, "notes"))
 
 		// Pages and filters reach the engine.
-		narrow := func(api engine.API) snapshot {
+		narrow := func(keepAPI api.API) snapshot {
 			var s snapshot
 			var err error
-			if s.Inputs, err = api.Inputs(ctx, "notes", engine.Page{Limit: 1}); err != nil {
+			if s.Inputs, err = keepAPI.Inputs(ctx, "notes", api.Page{Limit: 1}); err != nil {
 				t.Fatal(err)
 			}
-			if s.Events, err = api.Events(ctx, "notes", engine.EventFilter{Topic: "note.logged", Limit: 10}); err != nil {
+			if s.Events, err = keepAPI.Events(ctx, "notes", api.EventFilter{Topic: "note.logged", Limit: 10}); err != nil {
 				t.Fatal(err)
 			}
-			if s.Runs, err = api.Runs(ctx, "notes", engine.Page{Filter: "receipt", Limit: 10}); err != nil {
+			if s.Runs, err = keepAPI.Runs(ctx, "notes", api.Page{Filter: "receipt", Limit: 10}); err != nil {
 				t.Fatal(err)
 			}
-			if s.Mutations, err = api.Mutations(ctx, "notes", "applied"); err != nil {
+			if s.Mutations, err = keepAPI.Mutations(ctx, "notes", "applied"); err != nil {
 				t.Fatal(err)
 			}
 			return s
 		}
-		direct := narrow(b.E)
+		direct := narrow(wholeOf(b.E))
 		if len(direct.Inputs) != 1 || len(direct.Mutations) != applied {
 			t.Fatalf("the filters did not narrow: %d inputs, %d mutations", len(direct.Inputs), len(direct.Mutations))
 		}
@@ -240,32 +241,32 @@ func TestDaemon(t *testing.T) {
 		// Pages from the oldest end (the TUI's G, then up) carry their
 		// fields over the socket: each holds the oldest item, then the one
 		// just newer.
-		ends := func(api engine.API) snapshot {
+		ends := func(keepAPI api.API) snapshot {
 			var s snapshot
-			oldest, err := api.Inputs(ctx, "notes", engine.Page{Oldest: true, Limit: 1})
+			oldest, err := keepAPI.Inputs(ctx, "notes", api.Page{Oldest: true, Limit: 1})
 			if err != nil || len(oldest) != 1 {
 				t.Fatalf("oldest input: %v %+v", err, oldest)
 			}
 			id, _ := strconv.ParseInt(oldest[0].InputID, 10, 64)
-			newer, err := api.Inputs(ctx, "notes", engine.Page{After: id, Limit: 1})
+			newer, err := keepAPI.Inputs(ctx, "notes", api.Page{After: id, Limit: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			s.Inputs = append(oldest, newer...)
-			runs, err := api.Runs(ctx, "notes", engine.Page{Oldest: true, Limit: 1})
+			runs, err := keepAPI.Runs(ctx, "notes", api.Page{Oldest: true, Limit: 1})
 			if err != nil || len(runs) != 1 {
 				t.Fatalf("oldest run: %v %+v", err, runs)
 			}
 			id, _ = strconv.ParseInt(runs[0].ID, 10, 64)
-			newerRuns, err := api.Runs(ctx, "notes", engine.Page{After: id, Limit: 1})
+			newerRuns, err := keepAPI.Runs(ctx, "notes", api.Page{After: id, Limit: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			s.Runs = append(runs, newerRuns...)
 			return s
 		}
-		direct = ends(b.E)
-		all := read(t, b.E, "notes")
+		direct = ends(wholeOf(b.E))
+		all := read(t, wholeOf(b.E), "notes")
 		if n := len(all.Inputs); len(direct.Inputs) != 2 || direct.Inputs[0].InputID != all.Inputs[n-1].InputID ||
 			direct.Inputs[1].InputID != all.Inputs[n-2].InputID {
 			t.Fatalf("inputs from the oldest end = %+v, want the last two of %+v", direct.Inputs, all.Inputs)
@@ -284,26 +285,26 @@ func TestDaemon(t *testing.T) {
 		}
 		// Each fails, so the engine's state stays put and the same call can
 		// be made directly; the messages name the arguments.
-		calls := map[string]func(engine.API) error{
-			"retry":        func(a engine.API) error { return a.Retry(ctx, "notes") },
-			"retry nope":   func(a engine.API) error { return a.Retry(ctx, "nope") },
-			"approve":      func(a engine.API) error { return a.Approve(ctx, "991", true) },
-			"reject":       func(a engine.API) error { return a.Reject(ctx, "992") },
-			"resolve":      func(a engine.API) error { return a.Resolve(ctx, "993", engine.Happened) },
-			"resolve bad":  func(a engine.API) error { return a.Resolve(ctx, "1", "maybe") },
-			"skip events":  func(a engine.API) error { return a.SkipEvents(ctx, []string{"994"}) },
-			"skip input":   func(a engine.API) error { return a.SkipInput(ctx, "995") },
-			"resume":       func(a engine.API) error { return a.Resume(ctx, "notes") },
-			"grant nope":   func(a engine.API) error { return a.Grant(ctx, "nope", engine.GrantView{Capability: "files.write"}) },
-			"trace nope":   func(a engine.API) error { _, err := a.Trace(ctx, "996"); return err },
-			"inputs nope":  func(a engine.API) error { _, err := a.Inputs(ctx, "nope", engine.Page{}); return err },
-			"events nope":  func(a engine.API) error { _, err := a.Events(ctx, "nope", engine.EventFilter{}); return err },
-			"runs nope":    func(a engine.API) error { _, err := a.Runs(ctx, "nope", engine.Page{}); return err },
-			"grants nope":  func(a engine.API) error { _, err := a.Grants(ctx, "nope"); return err },
-			"deploy named": func(a engine.API) error { _, err := a.Deploy(ctx, "bad.js", []byte(badWorkflow), "x"); return err },
+		calls := map[string]func(api.API) error{
+			"retry":        func(a api.API) error { return a.Retry(ctx, "notes") },
+			"retry nope":   func(a api.API) error { return a.Retry(ctx, "nope") },
+			"approve":      func(a api.API) error { return a.Approve(ctx, "991", true) },
+			"reject":       func(a api.API) error { return a.Reject(ctx, "992") },
+			"resolve":      func(a api.API) error { return a.Resolve(ctx, "993", api.Happened) },
+			"resolve bad":  func(a api.API) error { return a.Resolve(ctx, "1", "maybe") },
+			"skip events":  func(a api.API) error { return a.SkipEvents(ctx, []string{"994"}) },
+			"skip input":   func(a api.API) error { return a.SkipInput(ctx, "995") },
+			"resume":       func(a api.API) error { return a.Resume(ctx, "notes") },
+			"grant nope":   func(a api.API) error { return a.Grant(ctx, "nope", api.GrantView{Capability: "files.write"}) },
+			"trace nope":   func(a api.API) error { _, err := a.Trace(ctx, "996"); return err },
+			"inputs nope":  func(a api.API) error { _, err := a.Inputs(ctx, "nope", api.Page{}); return err },
+			"events nope":  func(a api.API) error { _, err := a.Events(ctx, "nope", api.EventFilter{}); return err },
+			"runs nope":    func(a api.API) error { _, err := a.Runs(ctx, "nope", api.Page{}); return err },
+			"grants nope":  func(a api.API) error { _, err := a.Grants(ctx, "nope"); return err },
+			"deploy named": func(a api.API) error { _, err := a.Deploy(ctx, "bad.js", []byte(badWorkflow), "x"); return err },
 		}
 		for name, call := range calls {
-			direct, remote := call(b.E), call(b.c)
+			direct, remote := call(wholeOf(b.E)), call(b.c)
 			if direct == nil {
 				t.Errorf("%s: the engine accepted it; pick a failing call", name)
 				continue
@@ -370,7 +371,7 @@ func TestDaemon(t *testing.T) {
 		if _, err := b.c.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
 			t.Fatal(err)
 		}
-		g := engine.GrantView{Capability: "nonsense"}
+		g := api.GrantView{Capability: "nonsense"}
 		err := b.c.Grant(ctx, "notes", g)
 		direct := b.E.Grant(ctx, "notes", g)
 		if err == nil || direct == nil || err.Error() != direct.Error() {
@@ -432,7 +433,7 @@ func TestDaemon(t *testing.T) {
 				if !ok {
 					t.Fatal("the stream closed before the notification")
 				}
-				if n.Kind == engine.NoteWorkflowPaused {
+				if n.Kind == api.NoteWorkflowPaused {
 					if n.Workflow != "notes" {
 						t.Errorf("notification %+v names another workflow", n)
 					}
@@ -515,7 +516,7 @@ func TestDaemon(t *testing.T) {
 		// Linux's sun_path holds 107 bytes and a NUL: a name of exactly
 		// 107 bytes fits; nothing keep adds on the way may overflow it.
 		sock := filepath.Join(dir, strings.Repeat("s", 107-len(dir)-1))
-		srv, err := Serve(ctx, h.E, sock, slog.New(slog.DiscardHandler))
+		srv, err := Serve(ctx, wholeOf(h.E), sock, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("serve on a %d-byte path: %v", len(sock), err)
 		}
@@ -553,7 +554,7 @@ func TestDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 		sock := SocketPath(filepath.Join(deep, "keep.db"))
-		srv, err := Serve(ctx, h.E, sock, slog.New(slog.DiscardHandler))
+		srv, err := Serve(ctx, wholeOf(h.E), sock, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("serve on a %d-byte path: %v", len(sock), err)
 		}
@@ -572,7 +573,7 @@ func TestDaemon(t *testing.T) {
 			t.Errorf("a call on the long path: %v", err)
 		}
 		c.Close()
-		if _, err := Serve(ctx, h.E, sock, nil); err == nil || !strings.Contains(err.Error(), "another daemon answers") {
+		if _, err := Serve(ctx, wholeOf(h.E), sock, nil); err == nil || !strings.Contains(err.Error(), "another daemon answers") {
 			t.Errorf("a second daemon on the same long path: %v, want refused", err)
 		}
 		if err := srv.Close(context.Background()); err != nil {
@@ -587,7 +588,7 @@ func TestDaemon(t *testing.T) {
 		// a name no address can hold is refused at once, by name, rather
 		// than served where no client could connect
 		long := filepath.Join(deep, strings.Repeat("n", 120)+".sock")
-		if _, err := Serve(ctx, h.E, long, nil); err == nil || !strings.Contains(err.Error(), "too long") {
+		if _, err := Serve(ctx, wholeOf(h.E), long, nil); err == nil || !strings.Contains(err.Error(), "too long") {
 			t.Errorf("serve on a %d-byte name: %v, want refused as too long", len(filepath.Base(long)), err)
 		}
 		if _, err := os.Lstat(long); !errors.Is(err, fs.ErrNotExist) {
@@ -647,7 +648,7 @@ func TestDaemon(t *testing.T) {
 		if _, ok := Attach(dbPath); ok {
 			t.Fatal("attached to a stale socket")
 		}
-		srv, err := Serve(ctx, b.E, SocketPath(dbPath), nil)
+		srv, err := Serve(ctx, wholeOf(b.E), SocketPath(dbPath), nil)
 		if err != nil {
 			t.Fatalf("serve over a stale socket: %v", err)
 		}
@@ -655,7 +656,7 @@ func TestDaemon(t *testing.T) {
 		if _, ok := Attach(dbPath); !ok {
 			t.Error("the replacing daemon does not answer")
 		}
-		if _, err := Serve(ctx, b.E, SocketPath(dbPath), nil); err == nil {
+		if _, err := Serve(ctx, wholeOf(b.E), SocketPath(dbPath), nil); err == nil {
 			t.Error("a second daemon took over a live socket")
 		}
 		if _, err := b.c.Workflows(ctx); err != nil {
@@ -675,7 +676,7 @@ func TestDaemon(t *testing.T) {
 		if err := os.WriteFile(path, []byte("mine"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Serve(ctx, b.E, path, nil); err == nil {
+		if _, err := Serve(ctx, wholeOf(b.E), path, nil); err == nil {
 			t.Fatal("served over a regular file")
 		}
 		if data, _ := os.ReadFile(path); string(data) != "mine" {

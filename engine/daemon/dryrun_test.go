@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // TestDryRunAndScriptAcrossTheSocket: a front end attached to the daemon
@@ -21,11 +21,11 @@ func TestDryRunAndScriptAcrossTheSocket(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(b.Root, "inbox", "a.txt"), []byte("alpha"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	direct, err := b.E.DryRun(ctx, "notes", engine.TryOptions{Producer: "scan", Limit: 5})
+	direct, err := wholeOf(b.E).DryRun(ctx, "notes", api.TryOptions{Producer: "scan", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote, err := b.c.DryRun(ctx, "notes", engine.TryOptions{Producer: "scan", Limit: 5})
+	remote, err := b.c.DryRun(ctx, "notes", api.TryOptions{Producer: "scan", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +33,8 @@ func TestDryRunAndScriptAcrossTheSocket(t *testing.T) {
 		len(remote.Runs) != len(direct.Runs) || remote.StartedFrom != direct.StartedFrom {
 		t.Fatalf("dry run in-process %+v\nover the socket %+v", direct, remote)
 	}
-	_, derr := b.E.DryRun(ctx, "notes", engine.TryOptions{Producer: "nosuch"})
-	_, rerr := b.c.DryRun(ctx, "notes", engine.TryOptions{Producer: "nosuch"})
+	_, derr := wholeOf(b.E).DryRun(ctx, "notes", api.TryOptions{Producer: "nosuch"})
+	_, rerr := b.c.DryRun(ctx, "notes", api.TryOptions{Producer: "nosuch"})
 	if derr == nil || rerr == nil || derr.Error() != rerr.Error() {
 		t.Errorf("an unknown producer: engine %v, client %v", derr, rerr)
 	}

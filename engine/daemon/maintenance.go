@@ -5,17 +5,18 @@ import (
 	"fmt"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // Maintainer is what a daemon's engine offers beyond engine.API for the
 // care of its database: gc with the daemon's own retention policy, and a
-// consistent backup taken while it runs (engine.Maintained).
+// consistent backup taken while it runs (maintained, whole.go).
 type Maintainer interface {
 	GC(ctx context.Context) (engine.GCReport, error)
 	Backup(ctx context.Context, path string) error
 }
 
-func maintainer(api engine.API) (Maintainer, error) {
+func maintainer(api api.API) (Maintainer, error) {
 	m, ok := api.(Maintainer)
 	if !ok {
 		return nil, fmt.Errorf("daemon: this daemon does not offer gc or backup: %w", engine.ErrRefused)

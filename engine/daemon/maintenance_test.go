@@ -13,11 +13,12 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/config"
 	"keep/storage"
 )
 
-// serveMaintained serves b's engine as the daemon does (engine.Maintained)
+// serveMaintained serves b's engine as the daemon does (maintained, whole.go)
 // on a socket of its own and returns a client of it.
 func serveMaintained(t *testing.T, b *bundle, r engine.Retention) *Client {
 	t.Helper()
@@ -27,7 +28,7 @@ func serveMaintained(t *testing.T, b *bundle, r engine.Retention) *Client {
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "keep.db.sock")
-	srv, err := Serve(context.Background(), engine.Maintained{Engine: b.E, Retention: r}, sock, slog.New(slog.DiscardHandler))
+	srv, err := Serve(context.Background(), maintainedOf(b.E, r), sock, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestMaintenance(t *testing.T) {
 		if _, err := b.E.Deploy(ctx, "notes.js", []byte(notesWorkflow), ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.E.Grant(ctx, "notes", engine.GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
+		if err := b.E.Grant(ctx, "notes", api.GrantView{Capability: "files.append", Mode: "allow"}); err != nil {
 			t.Fatal(err)
 		}
 		b.Write("inbox/a.txt", "a")
@@ -60,7 +61,7 @@ func TestMaintenance(t *testing.T) {
 		if err != nil || rep.Traces == 0 || rep.BytesBefore == 0 {
 			t.Fatalf("gc = %+v (%v), want the finished runs' traces pruned", rep, err)
 		}
-		ins, err := c.Inputs(ctx, "notes", engine.Page{})
+		ins, err := c.Inputs(ctx, "notes", api.Page{})
 		if err != nil || len(ins) != 1 || len(ins[0].Outputs) == 0 {
 			t.Fatalf("inputs after gc: %+v (%v), want the note with its output", ins, err)
 		}
@@ -81,7 +82,7 @@ func TestMaintenance(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, cap := range []string{"files.append", "files.write"} {
-			if err := b.E.Grant(ctx, "notes", engine.GrantView{Capability: cap, Mode: "allow"}); err != nil {
+			if err := b.E.Grant(ctx, "notes", api.GrantView{Capability: cap, Mode: "allow"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -100,7 +101,7 @@ func TestMaintenance(t *testing.T) {
 		// wait until the engine is mid-way: some notes logged, the rest to come
 		deadline := time.After(30 * time.Second)
 		for {
-			ins, err := b.E.Inputs(ctx, "notes", engine.Page{})
+			ins, err := b.E.Inputs(ctx, "notes", api.Page{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +147,7 @@ func TestMaintenance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before, err := e2.Inputs(ctx, "notes", engine.Page{})
+		before, err := e2.Inputs(ctx, "notes", api.Page{})
 		if err != nil || len(before) == 0 {
 			t.Fatalf("restored inputs: %d (%v), want what the backup saw", len(before), err)
 		}
@@ -169,12 +170,12 @@ func TestMaintenance(t *testing.T) {
 		if err := e2.Drain(dctx); err != nil {
 			t.Fatal(err)
 		}
-		after, err := e2.Inputs(ctx, "notes", engine.Page{})
+		after, err := e2.Inputs(ctx, "notes", api.Page{})
 		if err != nil || len(after) != 20 {
 			t.Fatalf("inputs after restore and drain: %d (%v), want 20", len(after), err)
 		}
 		for _, in := range after {
-			if in.Status != engine.InputDone {
+			if in.Status != api.InputDone {
 				t.Fatalf("input %s is %s after drain, want done", in.Title, in.Status)
 			}
 		}
@@ -197,7 +198,7 @@ func answerReconciliations(t *testing.T, e *engine.Engine, root string) {
 		t.Fatal(err)
 	}
 	for _, it := range items {
-		if it.Kind != engine.AttentionReconciliation {
+		if it.Kind != api.AttentionReconciliation {
 			continue
 		}
 		var p struct{ Path, Content string }
@@ -208,9 +209,9 @@ func answerReconciliations(t *testing.T, e *engine.Engine, root string) {
 		if err != nil {
 			t.Fatalf("reconciliation of %s %s: %v", it.Method, p.Path, err)
 		}
-		answer := engine.NotHappened
+		answer := api.NotHappened
 		if strings.Contains(string(data), p.Content) {
-			answer = engine.Happened
+			answer = api.Happened
 		}
 		if err := e.Resolve(ctx, it.ID, answer); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"keep/engine"
+	"keep/engine/api"
+	"keep/engine/authoring"
 )
 
 // The API on the wire, declared once. Each route names its path under /v1/,
@@ -17,126 +19,126 @@ import (
 // tables kept in step. routes_test.go fails on an engine.API method without
 // a route, and on a route or client method that reaches the wrong method.
 var (
-	infoRoute = answer("info", "Info", func(_ context.Context, api engine.API, _ request) (engine.Info, error) {
+	infoRoute = answer("info", "Info", func(_ context.Context, api api.API, _ request) (api.Info, error) {
 		return api.Info(), nil
 	})
-	workflowsRoute = answer("workflows", "Workflows", func(ctx context.Context, api engine.API, _ request) ([]engine.WorkflowView, error) {
+	workflowsRoute = answer("workflows", "Workflows", func(ctx context.Context, api api.API, _ request) ([]api.WorkflowView, error) {
 		return api.Workflows(ctx)
 	})
-	workflowRoute = answer("workflow", "Workflow", func(ctx context.Context, api engine.API, r request) (*engine.WorkflowDetail, error) {
+	workflowRoute = answer("workflow", "Workflow", func(ctx context.Context, api api.API, r request) (*api.WorkflowDetail, error) {
 		return api.Workflow(ctx, r.Workflow)
 	})
-	inputsRoute = answer("inputs", "Inputs", func(ctx context.Context, api engine.API, r request) ([]engine.InputView, error) {
-		return api.Inputs(ctx, r.Workflow, engine.Page(r.Page))
+	inputsRoute = answer("inputs", "Inputs", func(ctx context.Context, keepAPI api.API, r request) ([]api.InputView, error) {
+		return keepAPI.Inputs(ctx, r.Workflow, api.Page(r.Page))
 	})
-	eventsRoute = answer("events", "Events", func(ctx context.Context, api engine.API, r request) ([]engine.EventView, error) {
-		return api.Events(ctx, r.Workflow, engine.EventFilter(r.Filter))
+	eventsRoute = answer("events", "Events", func(ctx context.Context, keepAPI api.API, r request) ([]api.EventView, error) {
+		return keepAPI.Events(ctx, r.Workflow, api.EventFilter(r.Filter))
 	})
-	runsRoute = answer("runs", "Runs", func(ctx context.Context, api engine.API, r request) ([]engine.RunView, error) {
-		return api.Runs(ctx, r.Workflow, engine.Page(r.Page))
+	runsRoute = answer("runs", "Runs", func(ctx context.Context, keepAPI api.API, r request) ([]api.RunView, error) {
+		return keepAPI.Runs(ctx, r.Workflow, api.Page(r.Page))
 	})
-	mutationsRoute = answer("mutations", "Mutations", func(ctx context.Context, api engine.API, r request) ([]engine.MutationView, error) {
+	mutationsRoute = answer("mutations", "Mutations", func(ctx context.Context, api api.API, r request) ([]api.MutationView, error) {
 		return api.Mutations(ctx, r.Workflow, r.Status)
 	})
-	traceRoute = answer("trace", "Trace", func(ctx context.Context, api engine.API, r request) ([]engine.TraceLine, error) {
+	traceRoute = answer("trace", "Trace", func(ctx context.Context, api api.API, r request) ([]api.TraceLine, error) {
 		return api.Trace(ctx, r.RunID)
 	})
-	attentionRoute = answer("attention", "Attention", func(ctx context.Context, api engine.API, _ request) ([]engine.AttentionItem, error) {
+	attentionRoute = answer("attention", "Attention", func(ctx context.Context, api api.API, _ request) ([]api.AttentionItem, error) {
 		return api.Attention(ctx)
 	})
-	grantsRoute = answer("grants", "Grants", func(ctx context.Context, api engine.API, r request) ([]engine.GrantView, error) {
+	grantsRoute = answer("grants", "Grants", func(ctx context.Context, api api.API, r request) ([]api.GrantView, error) {
 		return api.Grants(ctx, r.Workflow)
 	})
-	scriptRoute = answer("script", "Script", func(ctx context.Context, api engine.API, r request) (*engine.ScriptView, error) {
+	scriptRoute = answer("script", "Script", func(ctx context.Context, api api.API, r request) (*api.ScriptView, error) {
 		return api.Script(ctx, r.Workflow)
 	})
-	deployRoute = answer("deploy", "Deploy", func(ctx context.Context, api engine.API, r request) (*engine.DeployResult, error) {
+	deployRoute = answer("deploy", "Deploy", func(ctx context.Context, api api.API, r request) (*api.DeployResult, error) {
 		return api.Deploy(ctx, r.FileName, r.Src, r.Name)
 	})
-	dryRunRoute = answer("dry-run", "DryRun", func(ctx context.Context, api engine.API, r request) (*engine.TryReport, error) {
-		return api.DryRun(ctx, r.Workflow, engine.TryOptions{Producer: r.Name, Limit: r.Page.Limit})
+	dryRunRoute = answer("dry-run", "DryRun", func(ctx context.Context, keepAPI api.API, r request) (*api.TryReport, error) {
+		return keepAPI.DryRun(ctx, r.Workflow, api.TryOptions{Producer: r.Name, Limit: r.Page.Limit})
 	})
 
-	runNowRoute = act("run-now", "RunNow", func(ctx context.Context, api engine.API, r request) error {
+	runNowRoute = act("run-now", "RunNow", func(ctx context.Context, api api.API, r request) error {
 		return api.RunNow(ctx, r.Workflow)
 	})
-	pauseRoute = act("pause", "Pause", func(ctx context.Context, api engine.API, r request) error {
+	pauseRoute = act("pause", "Pause", func(ctx context.Context, api api.API, r request) error {
 		return api.Pause(ctx, r.Workflow)
 	})
-	resumeRoute = act("resume", "Resume", func(ctx context.Context, api engine.API, r request) error {
+	resumeRoute = act("resume", "Resume", func(ctx context.Context, api api.API, r request) error {
 		return api.Resume(ctx, r.Workflow)
 	})
-	retryRoute = act("retry", "Retry", func(ctx context.Context, api engine.API, r request) error {
+	retryRoute = act("retry", "Retry", func(ctx context.Context, api api.API, r request) error {
 		return api.Retry(ctx, r.Workflow)
 	})
-	approveRoute = act("approve", "Approve", func(ctx context.Context, api engine.API, r request) error {
+	approveRoute = act("approve", "Approve", func(ctx context.Context, api api.API, r request) error {
 		return api.Approve(ctx, r.MutationID, r.Always)
 	})
-	approveWideRoute = act("approve-wide", "ApproveWide", func(ctx context.Context, api engine.API, r request) error {
+	approveWideRoute = act("approve-wide", "ApproveWide", func(ctx context.Context, api api.API, r request) error {
 		return api.ApproveWide(ctx, r.MutationID)
 	})
-	rejectRoute = act("reject", "Reject", func(ctx context.Context, api engine.API, r request) error {
+	rejectRoute = act("reject", "Reject", func(ctx context.Context, api api.API, r request) error {
 		return api.Reject(ctx, r.MutationID)
 	})
-	resolveRoute = act("resolve", "Resolve", func(ctx context.Context, api engine.API, r request) error {
+	resolveRoute = act("resolve", "Resolve", func(ctx context.Context, api api.API, r request) error {
 		return api.Resolve(ctx, r.MutationID, r.Answer)
 	})
-	skipEventsRoute = act("skip-events", "SkipEvents", func(ctx context.Context, api engine.API, r request) error {
+	skipEventsRoute = act("skip-events", "SkipEvents", func(ctx context.Context, api api.API, r request) error {
 		return api.SkipEvents(ctx, r.EventIDs)
 	})
-	skipInputRoute = act("skip-input", "SkipInput", func(ctx context.Context, api engine.API, r request) error {
+	skipInputRoute = act("skip-input", "SkipInput", func(ctx context.Context, api api.API, r request) error {
 		return api.SkipInput(ctx, r.InputID)
 	})
-	grantRoute = act("grant", "Grant", func(ctx context.Context, api engine.API, r request) error {
+	grantRoute = act("grant", "Grant", func(ctx context.Context, api api.API, r request) error {
 		if r.Grant == nil {
 			return errors.New("daemon: grant without a grant")
 		}
 		return api.Grant(ctx, r.Workflow, *r.Grant)
 	})
-	grantReleasingRoute = answer("grant-releasing", "GrantReleasing", func(ctx context.Context, api engine.API, r request) (int, error) {
+	grantReleasingRoute = answer("grant-releasing", "GrantReleasing", func(ctx context.Context, api api.API, r request) (int, error) {
 		if r.Grant == nil {
 			return 0, errors.New("daemon: grant without a grant")
 		}
 		return api.GrantReleasing(ctx, r.Workflow, *r.Grant)
 	})
 
-	proposeRoute = answer("propose", "Propose", func(ctx context.Context, api engine.API, r request) (*engine.ProposalView, error) {
+	proposeRoute = answer("propose", "Propose", func(ctx context.Context, api api.API, r request) (*api.ProposalView, error) {
 		if r.Proposal == nil {
 			return nil, errors.New("daemon: propose without a proposal")
 		}
 		return api.Propose(ctx, *r.Proposal)
 	})
-	acceptProposalRoute = answer("accept-proposal", "AcceptProposal", func(ctx context.Context, api engine.API, r request) (*engine.DeployResult, error) {
+	acceptProposalRoute = answer("accept-proposal", "AcceptProposal", func(ctx context.Context, api api.API, r request) (*api.DeployResult, error) {
 		return api.AcceptProposal(ctx, r.ProposalID)
 	})
-	rejectProposalRoute = act("reject-proposal", "RejectProposal", func(ctx context.Context, api engine.API, r request) error {
+	rejectProposalRoute = act("reject-proposal", "RejectProposal", func(ctx context.Context, api api.API, r request) error {
 		return api.RejectProposal(ctx, r.ProposalID)
 	})
 
 	// What the engine offers beyond engine.API, asked of it by interface: a
 	// daemon over some other engine.API answers as the in-process engine
 	// would (no accounts) or refuses.
-	accountsRoute = answer("accounts", "Accounts", func(ctx context.Context, api engine.API, _ request) ([]engine.AccountView, error) {
+	accountsRoute = answer("accounts", "Accounts", func(ctx context.Context, api api.API, _ request) ([]engine.AccountView, error) {
 		if l, ok := api.(engine.AccountLister); ok {
 			return l.Accounts(ctx)
 		}
 		return []engine.AccountView{}, nil
 	})
-	tryChangeRoute = answer("try-change", "TryChange", func(ctx context.Context, api engine.API, r request) (*engine.TryReport, error) {
-		ct, ok := api.(engine.ChangeTrier)
+	tryChangeRoute = answer("try-change", "TryChange", func(ctx context.Context, api api.API, r request) (*api.TryReport, error) {
+		ct, ok := api.(authoring.ChangeTrier)
 		if !ok || r.Try == nil {
 			return nil, errors.New("daemon: try-change is not offered here")
 		}
 		return ct.TryChange(ctx, r.Workflow, r.FileName, r.Src, *r.Try)
 	})
-	gcRoute = answer("gc", "GC", func(ctx context.Context, api engine.API, _ request) (engine.GCReport, error) {
+	gcRoute = answer("gc", "GC", func(ctx context.Context, api api.API, _ request) (engine.GCReport, error) {
 		m, err := maintainer(api)
 		if err != nil {
 			return engine.GCReport{}, err
 		}
 		return m.GC(ctx)
 	})
-	backupRoute = act("backup", "Backup", func(ctx context.Context, api engine.API, r request) error {
+	backupRoute = act("backup", "Backup", func(ctx context.Context, api api.API, r request) error {
 		m, err := maintainer(api)
 		if err != nil {
 			return err
@@ -157,13 +159,13 @@ const subscribeMethod = "Subscribe"
 // served is a route as the server holds it, whatever it answers.
 type served struct {
 	method string
-	serve  func(ctx context.Context, api engine.API, r request) (any, error)
+	serve  func(ctx context.Context, api api.API, r request) (any, error)
 }
 
 // routes is every route by path, filled as the routes above are declared.
 var routes = map[string]served{}
 
-func register(path, method string, serve func(ctx context.Context, api engine.API, r request) (any, error)) {
+func register(path, method string, serve func(ctx context.Context, api api.API, r request) (any, error)) {
 	if _, dup := routes[path]; dup {
 		panic("daemon: two routes on " + path)
 	}
@@ -174,8 +176,8 @@ func register(path, method string, serve func(ctx context.Context, api engine.AP
 type route[T any] struct{ path string }
 
 // answer declares a route whose answer is a T, sent as JSON.
-func answer[T any](path, method string, serve func(ctx context.Context, api engine.API, r request) (T, error)) route[T] {
-	register(path, method, func(ctx context.Context, api engine.API, r request) (any, error) {
+func answer[T any](path, method string, serve func(ctx context.Context, api api.API, r request) (T, error)) route[T] {
+	register(path, method, func(ctx context.Context, api api.API, r request) (any, error) {
 		return serve(ctx, api, r)
 	})
 	return route[T]{path: path}
@@ -191,8 +193,8 @@ func (rt route[T]) call(ctx context.Context, c *Client, r request) (T, error) {
 type action struct{ path string }
 
 // act declares a route that answers nothing (JSON null) or an error.
-func act(path, method string, serve func(ctx context.Context, api engine.API, r request) error) action {
-	register(path, method, func(ctx context.Context, api engine.API, r request) (any, error) {
+func act(path, method string, serve func(ctx context.Context, api api.API, r request) error) action {
+	register(path, method, func(ctx context.Context, api api.API, r request) (any, error) {
 		return nil, serve(ctx, api, r)
 	})
 	return action{path: path}

@@ -10,14 +10,16 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/api"
+	"keep/engine/authoring"
 )
 
 // offered is every interface the client carries over the socket: engine.API
 // and what the engine offers beside it.
 var offered = []reflect.Type{
-	reflect.TypeFor[engine.API](),
+	reflect.TypeFor[api.API](),
 	reflect.TypeFor[engine.AccountLister](),
-	reflect.TypeFor[engine.ChangeTrier](),
+	reflect.TypeFor[authoring.ChangeTrier](),
 	reflect.TypeFor[Maintainer](),
 }
 
@@ -41,7 +43,7 @@ func TestEveryAPIMethodHasARoute(t *testing.T) {
 func TestTheWalkSeesAMissingMethod(t *testing.T) {
 	t.Parallel()
 	type wider interface {
-		engine.API
+		api.API
 		Frobnicate(ctx context.Context) error
 	}
 	it := reflect.TypeFor[wider]()
@@ -71,7 +73,7 @@ func TestEachRouteCallsTheMethodItNames(t *testing.T) {
 	ctx := context.Background()
 	for path, s := range routes {
 		rec := &recorder{}
-		r := request{Path: "/abs", Grant: &engine.GrantView{}, Proposal: &engine.ProposalRequest{}, Try: &engine.TryOptions{}}
+		r := request{Path: "/abs", Grant: &api.GrantView{}, Proposal: &api.ProposalRequest{}, Try: &api.TryOptions{}}
 		func() {
 			defer func() {
 				if p := recover(); p != nil {
@@ -153,7 +155,7 @@ func argument(t reflect.Type) reflect.Value {
 // It embeds a nil engine.API so that a method added to the interface does
 // not stop this file compiling: calling it panics, which the tests report.
 type recorder struct {
-	engine.API
+	api.API
 	mu    sync.Mutex
 	calls []string
 }
@@ -172,52 +174,52 @@ func (r *recorder) take() []string {
 	return c
 }
 
-func (r *recorder) Workflows(context.Context) ([]engine.WorkflowView, error) {
+func (r *recorder) Workflows(context.Context) ([]api.WorkflowView, error) {
 	r.note("Workflows")
 	return nil, nil
 }
 
-func (r *recorder) Workflow(context.Context, string) (*engine.WorkflowDetail, error) {
+func (r *recorder) Workflow(context.Context, string) (*api.WorkflowDetail, error) {
 	r.note("Workflow")
 	return nil, nil
 }
 
-func (r *recorder) Inputs(context.Context, string, engine.Page) ([]engine.InputView, error) {
+func (r *recorder) Inputs(context.Context, string, api.Page) ([]api.InputView, error) {
 	r.note("Inputs")
 	return nil, nil
 }
 
-func (r *recorder) Events(context.Context, string, engine.EventFilter) ([]engine.EventView, error) {
+func (r *recorder) Events(context.Context, string, api.EventFilter) ([]api.EventView, error) {
 	r.note("Events")
 	return nil, nil
 }
 
-func (r *recorder) Runs(context.Context, string, engine.Page) ([]engine.RunView, error) {
+func (r *recorder) Runs(context.Context, string, api.Page) ([]api.RunView, error) {
 	r.note("Runs")
 	return nil, nil
 }
 
-func (r *recorder) Mutations(context.Context, string, string) ([]engine.MutationView, error) {
+func (r *recorder) Mutations(context.Context, string, string) ([]api.MutationView, error) {
 	r.note("Mutations")
 	return nil, nil
 }
 
-func (r *recorder) Trace(context.Context, string) ([]engine.TraceLine, error) {
+func (r *recorder) Trace(context.Context, string) ([]api.TraceLine, error) {
 	r.note("Trace")
 	return nil, nil
 }
 
-func (r *recorder) Attention(context.Context) ([]engine.AttentionItem, error) {
+func (r *recorder) Attention(context.Context) ([]api.AttentionItem, error) {
 	r.note("Attention")
 	return nil, nil
 }
 
-func (r *recorder) Grants(context.Context, string) ([]engine.GrantView, error) {
+func (r *recorder) Grants(context.Context, string) ([]api.GrantView, error) {
 	r.note("Grants")
 	return nil, nil
 }
 
-func (r *recorder) Deploy(context.Context, string, []byte, string) (*engine.DeployResult, error) {
+func (r *recorder) Deploy(context.Context, string, []byte, string) (*api.DeployResult, error) {
 	r.note("Deploy")
 	return nil, nil
 }
@@ -238,7 +240,7 @@ func (r *recorder) Approve(context.Context, string, bool) error {
 	return nil
 }
 
-func (r *recorder) Resolve(context.Context, string, engine.Answer) error {
+func (r *recorder) Resolve(context.Context, string, api.Answer) error {
 	r.note("Resolve")
 	return nil
 }
@@ -248,32 +250,32 @@ func (r *recorder) SkipEvents(context.Context, []string) error {
 	return nil
 }
 
-func (r *recorder) Grant(context.Context, string, engine.GrantView) error {
+func (r *recorder) Grant(context.Context, string, api.GrantView) error {
 	r.note("Grant")
 	return nil
 }
 
-func (r *recorder) GrantReleasing(context.Context, string, engine.GrantView) (int, error) {
+func (r *recorder) GrantReleasing(context.Context, string, api.GrantView) (int, error) {
 	r.note("GrantReleasing")
 	return 0, nil
 }
 
-func (r *recorder) DryRun(context.Context, string, engine.TryOptions) (*engine.TryReport, error) {
+func (r *recorder) DryRun(context.Context, string, api.TryOptions) (*api.TryReport, error) {
 	r.note("DryRun")
 	return nil, nil
 }
 
-func (r *recorder) Script(context.Context, string) (*engine.ScriptView, error) {
+func (r *recorder) Script(context.Context, string) (*api.ScriptView, error) {
 	r.note("Script")
 	return nil, nil
 }
 
-func (r *recorder) Propose(context.Context, engine.ProposalRequest) (*engine.ProposalView, error) {
+func (r *recorder) Propose(context.Context, api.ProposalRequest) (*api.ProposalView, error) {
 	r.note("Propose")
 	return nil, nil
 }
 
-func (r *recorder) AcceptProposal(context.Context, string) (*engine.DeployResult, error) {
+func (r *recorder) AcceptProposal(context.Context, string) (*api.DeployResult, error) {
 	r.note("AcceptProposal")
 	return nil, nil
 }
@@ -283,14 +285,14 @@ func (r *recorder) RejectProposal(context.Context, string) error {
 	return nil
 }
 
-func (r *recorder) Subscribe() (<-chan engine.Notification, func()) {
+func (r *recorder) Subscribe() (<-chan api.Notification, func()) {
 	r.note("Subscribe")
-	return make(chan engine.Notification), func() {}
+	return make(chan api.Notification), func() {}
 }
 
-func (r *recorder) Info() engine.Info {
+func (r *recorder) Info() api.Info {
 	r.note("Info")
-	return engine.Info{}
+	return api.Info{}
 }
 
 func (r *recorder) Accounts(context.Context) ([]engine.AccountView, error) {
@@ -298,7 +300,7 @@ func (r *recorder) Accounts(context.Context) ([]engine.AccountView, error) {
 	return nil, nil
 }
 
-func (r *recorder) TryChange(context.Context, string, string, []byte, engine.TryOptions) (*engine.TryReport, error) {
+func (r *recorder) TryChange(context.Context, string, string, []byte, api.TryOptions) (*api.TryReport, error) {
 	r.note("TryChange")
 	return nil, nil
 }

@@ -17,13 +17,13 @@ import (
 	"syscall"
 	"time"
 
-	"keep/engine"
+	"keep/engine/api"
 )
 
 // Server answers engine.API calls on a unix socket. Start it with Serve,
 // stop it with Close.
 type Server struct {
-	api  engine.API
+	api  api.API
 	path string
 	log  *slog.Logger
 	http *http.Server
@@ -42,7 +42,7 @@ type Server struct {
 // the start only (its values reach every request): a daemon stopping on a
 // signal still lets a call in progress finish, in Close. logger defaults to
 // slog.Default().
-func Serve(ctx context.Context, api engine.API, socketPath string, logger *slog.Logger) (*Server, error) {
+func Serve(ctx context.Context, api api.API, socketPath string, logger *slog.Logger) (*Server, error) {
 	if api == nil {
 		panic("daemon: Serve with a nil engine.API")
 	}

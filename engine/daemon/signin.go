@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"keep/engine"
+	"keep/engine/api"
 )
 
 // SignInOpts is how keep auth login talks to the person.
@@ -30,16 +31,16 @@ func (s *Site) SignIn(ctx context.Context, name string, o SignInOpts) error {
 	}
 	// what waits on a running keep is read (and its news listened to)
 	// before the sign-in, so the answer says what did resume
-	api, attached := s.Attach()
+	apiHost, attached := s.Attach()
 	var waiting []string
-	var news <-chan engine.Notification
+	var news <-chan api.Notification
 	if attached {
-		wfs, err := api.Workflows(ctx)
+		wfs, err := apiHost.Workflows(ctx)
 		if err != nil {
 			return err
 		}
 		if waiting = engine.WaitingOn(wfs, name); len(waiting) > 0 {
-			ch, cancel := api.Subscribe()
+			ch, cancel := apiHost.Subscribe()
 			defer cancel()
 			news = ch
 		}
@@ -55,7 +56,7 @@ func (s *Site) SignIn(ctx context.Context, name string, o SignInOpts) error {
 		return err
 	}
 	if attached {
-		return awaitResumed(ctx, o.Out, api, name, waiting, news)
+		return awaitResumed(ctx, o.Out, apiHost, name, waiting, news)
 	}
 	return s.afterSignIn(ctx, o.Out, name)
 }
@@ -113,7 +114,7 @@ func (s *Site) checkSignIn(ctx context.Context, out io.Writer, name string, rest
 // awaitResumed says which of the workflows that waited for the account
 // the running keep resumed once it saw the sign-in (its watch on the
 // credentials file does it), and which still wait after a while.
-func awaitResumed(ctx context.Context, out io.Writer, api engine.API, name string, waiting []string, news <-chan engine.Notification) error {
+func awaitResumed(ctx context.Context, out io.Writer, api api.API, name string, waiting []string, news <-chan api.Notification) error {
 	if len(waiting) == 0 {
 		return nil
 	}

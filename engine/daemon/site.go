@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"slices"
 
 	"keep/engine"
+	"keep/engine/authoring/model"
 )
 
 // Site is one keep process's place on disk: a database, its config, and
@@ -140,6 +143,29 @@ func (s *Site) Registry() (*engine.Registry, engine.Config, error) {
 		s.onClose(func() { reg.Close() })
 	}
 	return reg, cfg, err
+}
+
+// Chat is the client of the config's [llm], which keep new and keep edit
+// draft with; without one, the error says what to add, and where. A
+// client with no key is noted on Stderr: a local model needs none, and a
+// hosted one would answer 401.
+func (s *Site) Chat() (*model.Chat, error) {
+	cfg, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	chat, err := model.ChatFrom(cfg.LLM)
+	if errors.Is(err, model.ErrNoLLM) {
+		return nil, fmt.Errorf("%w\n(config file: %s)", err, s.o.ConfigPath)
+	}
+	if err == nil && chat.APIKey == "" {
+		why := "[llm] names no api_key_env"
+		if cfg.LLM.APIKeyEnv != "" {
+			why = "$" + cfg.LLM.APIKeyEnv + " is empty"
+		}
+		fmt.Fprintf(s.o.Stderr, "keep: note: %s, so keep sends no key to %s\n", why, chat.URL)
+	}
+	return chat, err
 }
 
 // LoadOptions is what engine.LoadScript needs to check a file against the

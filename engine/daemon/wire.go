@@ -20,6 +20,7 @@ import (
 	"reflect"
 
 	"keep/engine"
+	"keep/engine/api"
 	"keep/sandbox"
 )
 
@@ -38,26 +39,26 @@ const (
 // call; unknown fields are rejected so a newer client talking to an
 // older daemon fails loudly instead of being half-understood.
 type request struct {
-	Workflow   string            `json:"workflow,omitempty"`
-	Name       string            `json:"name,omitempty"`
-	Page       page              `json:"page"`
-	Filter     eventFilter       `json:"filter"`
-	Status     string            `json:"status,omitempty"`
-	RunID      string            `json:"run_id,omitempty"`
-	FileName   string            `json:"file_name,omitempty"`
-	Src        []byte            `json:"src,omitempty"`
-	MutationID string            `json:"mutation_id,omitempty"`
-	Always     bool              `json:"always,omitempty"`
-	Answer     engine.Answer     `json:"answer,omitempty"`
-	EventIDs   []string          `json:"event_ids,omitempty"`
-	InputID    string            `json:"input_id,omitempty"`
-	Grant      *engine.GrantView `json:"grant,omitempty"`
-	Path       string            `json:"path,omitempty"` // backup
+	Workflow   string         `json:"workflow,omitempty"`
+	Name       string         `json:"name,omitempty"`
+	Page       page           `json:"page"`
+	Filter     eventFilter    `json:"filter"`
+	Status     string         `json:"status,omitempty"`
+	RunID      string         `json:"run_id,omitempty"`
+	FileName   string         `json:"file_name,omitempty"`
+	Src        []byte         `json:"src,omitempty"`
+	MutationID string         `json:"mutation_id,omitempty"`
+	Always     bool           `json:"always,omitempty"`
+	Answer     api.Answer     `json:"answer,omitempty"`
+	EventIDs   []string       `json:"event_ids,omitempty"`
+	InputID    string         `json:"input_id,omitempty"`
+	Grant      *api.GrantView `json:"grant,omitempty"`
+	Path       string         `json:"path,omitempty"` // backup
 	// Proposal and ProposalID: propose, accept-proposal, reject-proposal.
-	Proposal   *engine.ProposalRequest `json:"proposal,omitempty"`
-	ProposalID string                  `json:"proposal_id,omitempty"`
+	Proposal   *api.ProposalRequest `json:"proposal,omitempty"`
+	ProposalID string               `json:"proposal_id,omitempty"`
 	// Try: try-change's options.
-	Try *engine.TryOptions `json:"try,omitempty"`
+	Try *api.TryOptions `json:"try,omitempty"`
 }
 
 // page and eventFilter are engine.Page and engine.EventFilter with

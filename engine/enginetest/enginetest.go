@@ -21,6 +21,8 @@ import (
 
 	"keep/connectors"
 	"keep/engine"
+	"keep/engine/api"
+	"keep/engine/authoring"
 	"keep/engine/config"
 	"keep/engine/enginetest/kit"
 	"keep/storage"
@@ -74,6 +76,8 @@ type Opts struct {
 	Logger *slog.Logger
 	// Events, if set, builds the engine's event sink on the database.
 	Events func(db *storage.DB, now func() time.Time) engine.EventSink
+	// Repairer, if set, is handed the engine's logic failures.
+	Repairer engine.Repairer
 }
 
 // AllowMutations is a config edit: mutations run without asking.
@@ -81,8 +85,11 @@ func AllowMutations(c *config.Config) { c.Policy.DefaultMutationMode = engine.Gr
 
 // Host is a real engine on a real database.
 type Host struct {
-	T      testing.TB
-	E      *engine.Engine
+	T testing.TB
+	E *engine.Engine
+	// API is E with authoring, as engine/daemon composes them: every
+	// method of api.API.
+	API    api.API
 	DB     *storage.DB
 	Clock  *Clock
 	Root   string // the files and sheets connectors' root
@@ -145,7 +152,8 @@ func (h *Host) open() {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	eo := engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), Now: h.now(), Logger: h.opts.Logger}
+	eo := engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), Now: h.now(), Logger: h.opts.Logger,
+		Repairer: h.opts.Repairer}
 	if h.opts.Events != nil {
 		h.Sink = h.opts.Events(db, h.now())
 		eo.Events = h.Sink
@@ -155,6 +163,13 @@ func (h *Host) open() {
 		tb.Fatal(err)
 	}
 	h.DB, h.E = db, e
+	h.API = whole{e, authoring.Author{E: e}}
+}
+
+// whole is the run loop with authoring, as engine/daemon composes them.
+type whole struct {
+	*engine.Engine
+	authoring.Author
 }
 
 // Reopen simulates a restart: a new engine on the same file.
@@ -165,7 +180,7 @@ func (h *Host) Reopen() {
 }
 
 // Deploy deploys src as name ("name" or "name.js").
-func (h *Host) Deploy(name string, src []byte) *engine.DeployResult {
+func (h *Host) Deploy(name string, src []byte) *api.DeployResult {
 	h.T.Helper()
 	if !strings.HasSuffix(name, ".js") {
 		name += ".js"
@@ -219,25 +234,25 @@ func (h *Host) Remove(rel string) error {
 	return os.Remove(filepath.Join(h.Root, rel))
 }
 
-func (h *Host) Runs(wf string) []engine.RunView {
+func (h *Host) Runs(wf string) []api.RunView {
 	h.T.Helper()
-	rs, err := h.E.Runs(context.Background(), wf, engine.Page{Limit: 1000})
+	rs, err := h.E.Runs(context.Background(), wf, api.Page{Limit: 1000})
 	if err != nil {
 		h.T.Fatal(err)
 	}
 	return rs
 }
 
-func (h *Host) Events(wf, topic string) []engine.EventView {
+func (h *Host) Events(wf, topic string) []api.EventView {
 	h.T.Helper()
-	evs, err := h.E.Events(context.Background(), wf, engine.EventFilter{Topic: topic, Limit: 1000})
+	evs, err := h.E.Events(context.Background(), wf, api.EventFilter{Topic: topic, Limit: 1000})
 	if err != nil {
 		h.T.Fatal(err)
 	}
 	return evs
 }
 
-func (h *Host) Mutations(wf string) []engine.MutationView {
+func (h *Host) Mutations(wf string) []api.MutationView {
 	h.T.Helper()
 	ms, err := h.E.Mutations(context.Background(), wf, "")
 	if err != nil {
@@ -246,16 +261,16 @@ func (h *Host) Mutations(wf string) []engine.MutationView {
 	return ms
 }
 
-func (h *Host) Inputs(wf string) []engine.InputView {
+func (h *Host) Inputs(wf string) []api.InputView {
 	h.T.Helper()
-	ins, err := h.E.Inputs(context.Background(), wf, engine.Page{Limit: 1000})
+	ins, err := h.E.Inputs(context.Background(), wf, api.Page{Limit: 1000})
 	if err != nil {
 		h.T.Fatal(err)
 	}
 	return ins
 }
 
-func (h *Host) Workflow(name string) *engine.WorkflowDetail {
+func (h *Host) Workflow(name string) *api.WorkflowDetail {
 	h.T.Helper()
 	d, err := h.E.Workflow(context.Background(), name)
 	if err != nil {
@@ -264,7 +279,7 @@ func (h *Host) Workflow(name string) *engine.WorkflowDetail {
 	return d
 }
 
-func (h *Host) Attention() []engine.AttentionItem {
+func (h *Host) Attention() []api.AttentionItem {
 	h.T.Helper()
 	items, err := h.E.Attention(context.Background())
 	if err != nil {

@@ -42,3 +42,18 @@ func Escaped(r rune) bool {
 	return r <= 0x9f || r == '\u2028' || r == '\u2029' ||
 		unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
+
+// EscapeShown is s with every rune Escaped names written as \uXXXX: what
+// a model's text (a proposal, a draft's header) could use to look other
+// than it is on a terminal is shown, never obeyed.
+func EscapeShown(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if Escaped(r) {
+			fmt.Fprintf(&b, "\\u%04X", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -60,3 +60,12 @@ func TestEscapedIsDefaultIgnorableByProperty(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapeShown: a proposal's text cannot hide what it is behind terminal
+// controls or bidi overrides.
+func TestEscapeShown(t *testing.T) {
+	got := reference.EscapeShown("a\u202eb\x1b[2Jc\u200bd\n\te")
+	if got != `a\u202Eb\u001B[2Jc\u200Bd`+"\n\te" {
+		t.Fatalf("EscapeShown = %q", got)
+	}
+}

@@ -1,4 +1,4 @@
-package engine
+package authoring
 
 // What keep mcp serve offers besides its tools: which database it serves
 // and whether an engine runs it, the API reference and keep.d.ts as
@@ -15,6 +15,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"keep/engine"
+	"keep/engine/reference"
 )
 
 // MCPServeWhere says which database keep mcp serve serves and whether an
@@ -61,15 +64,15 @@ func (h mcpHandlers) addResources(s *sdk.Server) {
 	s.AddResource(&sdk.Resource{URI: mcpResDTS, Name: "keep.d.ts", MIMEType: "application/typescript",
 		Description: "TypeScript declarations of the same API, for an editor or a type checker"},
 		func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-			AwaitMCPServers(ctx, h.o.Registry, "")
+			engine.AwaitMCPServers(ctx, h.o.Registry, "")
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: mcpResDTS, MIMEType: "application/typescript",
-				Text: BuildReference(h.o.Registry).DTS()}}}, nil
+				Text: reference.Build(h.o.Registry).DTS()}}}, nil
 		})
 }
 
 func (h mcpHandlers) referenceText(ctx context.Context, connector string) (string, error) {
-	AwaitMCPServers(ctx, h.o.Registry, connector)
-	ref := BuildReference(h.o.Registry)
+	engine.AwaitMCPServers(ctx, h.o.Registry, connector)
+	ref := reference.Build(h.o.Registry)
 	if connector != "" {
 		var err error
 		if ref, err = ref.Only(connector); err != nil {
@@ -160,7 +163,7 @@ func (h mcpHandlers) addPrompts(s *sdk.Server) {
 // the server. token must not be empty.
 func MCPHTTPHandler(o MCPServeOpts, token string) http.Handler {
 	if token == "" {
-		panic("engine: mcp serve over HTTP without a token")
+		panic("authoring: mcp serve over HTTP without a token")
 	}
 	srv := NewMCPServer(o)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)

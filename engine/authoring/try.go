@@ -1,4 +1,4 @@
-package engine
+package authoring
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"sync"
 
 	"keep/connectors"
+	"keep/engine"
+	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/sandbox"
 	"keep/storage"
@@ -30,8 +32,8 @@ import (
 // mutations are captured) on a database that starts empty. pol is the real
 // policy: its default mutation mode says what a new workflow's mutations
 // would need, unless opts carries a deployed workflow's grants.
-func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
-	return dryRun(ctx, reg, pol, opts, nil, func(te *Engine) (*sandbox.Script, string, error) {
+func Try(ctx context.Context, reg *connectors.Registry, pol engine.Policy, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
+	return dryRun(ctx, reg, pol, opts, nil, func(te *engine.Engine) (*sandbox.Script, string, error) {
 		sc, err := te.Validate(fileName, src)
 		if err != nil {
 			return nil, "", err
@@ -50,27 +52,20 @@ func Try(ctx context.Context, reg *connectors.Registry, pol Policy, fileName str
 // DryRun implements API: what a deployed workflow's next runs would do, on
 // a snapshot of the database (its events, state and grants as they are),
 // with every producer due now. The database itself is only read.
-func (e *Engine) DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error) {
-	return e.dryRunDeployed(ctx, workflow, "", nil, opts)
+func (a Author) DryRun(ctx context.Context, workflow string, opts api.TryOptions) (*api.TryReport, error) {
+	return a.dryRunDeployed(ctx, workflow, "", nil, opts)
 }
 
 // TryChange is DryRun of src as the workflow's next version: a proposal's
 // or keep edit's draft starts from the deployed workflow's events, state
 // and grants. A workflow blocked on a failed run retries it, as an accepted
 // repair would.
-func (e *Engine) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
-	return e.dryRunDeployed(ctx, workflow, fileName, src, opts)
+func (a Author) TryChange(ctx context.Context, workflow, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
+	return a.dryRunDeployed(ctx, workflow, fileName, src, opts)
 }
 
-// ChangeTrier is what front ends that hold a deployed workflow (the
-// in-process engine, the daemon's client) offer keep edit: TryChange.
-type ChangeTrier interface {
-	TryChange(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error)
-}
-
-var _ ChangeTrier = (*Engine)(nil)
-
-func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, src []byte, opts TryOptions) (*TryReport, error) {
+func (a Author) dryRunDeployed(ctx context.Context, workflow, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
+	e := a.E
 	sv, err := e.Script(ctx, workflow)
 	if err != nil {
 		return nil, err
@@ -81,12 +76,12 @@ func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, 
 	if opts.Grants, err = e.Grants(ctx, workflow); err != nil {
 		return nil, err
 	}
-	if opts.CallsToday, err = e.limitedCallsToday(ctx, workflow, opts.Grants); err != nil {
+	if opts.CallsToday, err = e.CallsToday(ctx, workflow, opts.Grants); err != nil {
 		return nil, err
 	}
 	opts.Deployed = true
-	snapshot := func(path string) error { return e.db.Backup(ctx, path) }
-	return dryRun(ctx, e.reg, e.pol, opts, snapshot, func(te *Engine) (*sandbox.Script, string, error) {
+	snapshot := func(path string) error { return e.Backup(ctx, path) }
+	return dryRun(ctx, e.Registry(), e.Policy(), opts, snapshot, func(te *engine.Engine) (*sandbox.Script, string, error) {
 		sc, err := te.Validate(fileName, src)
 		if err != nil {
 			return nil, "", err
@@ -101,7 +96,7 @@ func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, 
 			if _, err := te.Deploy(ctx, fileName, src, workflow); err != nil {
 				return nil, "", err
 			}
-			if w, err := te.Workflow(ctx, workflow); err == nil && w.Block != nil && w.Block.Kind == BlockRepair {
+			if w, err := te.Workflow(ctx, workflow); err == nil && w.Block != nil && w.Block.Kind == engine.BlockRepair {
 				if err := te.Retry(ctx, workflow); err != nil {
 					return nil, "", err
 				}
@@ -112,7 +107,7 @@ func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, 
 			return nil, "", err
 		}
 		for _, w := range wfs {
-			if w.Name != workflow && w.Status == WorkflowActive {
+			if w.Name != workflow && w.Status == engine.WorkflowActive {
 				if err := te.Pause(ctx, w.Name); err != nil {
 					return nil, "", err
 				}
@@ -121,16 +116,16 @@ func (e *Engine) dryRunDeployed(ctx context.Context, workflow, fileName string, 
 		// Every call is captured whatever the grants say; which would wait
 		// for approval is worked out from the real grants afterwards.
 		for _, g := range opts.Grants {
-			if err := te.Grant(ctx, workflow, GrantView{Capability: g.Capability, Scope: g.Scope, Mode: GrantAllow}); err != nil {
+			if err := te.Grant(ctx, workflow, api.GrantView{Capability: g.Capability, Scope: g.Scope, Mode: engine.GrantAllow}); err != nil {
 				return nil, "", err
 			}
 		}
 		for _, c := range sc.Capabilities {
-			if err := te.Grant(ctx, workflow, GrantView{Capability: c, Mode: GrantAllow}); err != nil {
+			if err := te.Grant(ctx, workflow, api.GrantView{Capability: c, Mode: engine.GrantAllow}); err != nil {
 				return nil, "", err
 			}
 		}
-		return sc, workflow, te.dueNow(ctx, workflow, sc, "")
+		return sc, workflow, te.DueNow(ctx, workflow, sc, "")
 	})
 }
 
@@ -145,35 +140,13 @@ func checkProducer(sc *sandbox.Script, producer string) error {
 	return fmt.Errorf("try: workflow %s has no producer %q (it has: %s)", sc.Workflow.Name, producer, strings.Join(names, ", "))
 }
 
-// dueNow makes the producers of a dry run's workflow due now: only, when
-// producer is given, that one.
-func (e *Engine) dueNow(ctx context.Context, workflow string, sc *sandbox.Script, producer string) error {
-	now := e.now()
-	return e.db.Write(ctx, func(tx *storage.Tx) error {
-		w, err := tx.WorkflowByName(ctx, workflow)
-		if err != nil {
-			return err
-		}
-		for _, p := range sc.Workflow.Producers {
-			at := &now
-			if producer != "" && p.Name != producer {
-				at = nil
-			}
-			if err := tx.SetNextRun(ctx, w.ID, p.Name, at); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // dryRun is the body of Try and DryRun: a temporary database (empty, or
 // the snapshot writes it), an engine on it behind the capture, setup's
 // workflow drained, and the report of what that did.
-func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryOptions, snapshot func(path string) error,
-	setup func(te *Engine) (*sandbox.Script, string, error)) (*TryReport, error) {
+func dryRun(ctx context.Context, reg *connectors.Registry, pol engine.Policy, opts api.TryOptions, snapshot func(path string) error,
+	setup func(te *engine.Engine) (*sandbox.Script, string, error)) (*api.TryReport, error) {
 	if opts.Limit <= 0 {
-		opts.Limit = DefaultTryLimit
+		opts.Limit = api.DefaultTryLimit
 	}
 	dir, err := os.MkdirTemp("", "keep-try-")
 	if err != nil {
@@ -198,11 +171,11 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 	cap := &capture{limit: opts.Limit, readsOff: opts.CaptureReads}
 	tpol := pol
 	if tpol.HandlerTimeout == 0 {
-		tpol = DefaultPolicy()
+		tpol = engine.DefaultPolicy()
 	}
-	tpol.DefaultMutationMode = GrantAllow // approvals are worked out from the real grants below
+	tpol.DefaultMutationMode = engine.GrantAllow // approvals are worked out from the real grants below
 	tpol.Repairs = 0
-	te, err := New(ctx, Opts{DB: db, Connectors: cap.wrap(reg), Policy: tpol, Logger: quiet})
+	te, err := engine.New(ctx, engine.Opts{DB: db, Connectors: cap.wrap(reg), Policy: tpol, Logger: quiet})
 	if err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
@@ -211,15 +184,15 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 		return nil, err
 	}
 	if snapshot == nil && opts.Producer != "" {
-		if err := te.dueNow(ctx, name, sc, opts.Producer); err != nil {
+		if err := te.DueNow(ctx, name, sc, opts.Producer); err != nil {
 			return nil, fmt.Errorf("try: %w", err)
 		}
 	}
-	base, err := te.marks(ctx, name)
+	base, err := marksOf(ctx, te, name)
 	if err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
-	note, err := te.stillNote(ctx, name)
+	note, err := stillNote(ctx, te, name)
 	if err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
@@ -230,36 +203,36 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol Policy, opts TryO
 	grants := opts.Grants
 	if !opts.Deployed {
 		for _, c := range sc.Capabilities {
-			grants = append(grants, GrantView{Capability: c, Mode: pol.DefaultMutationMode})
+			grants = append(grants, api.GrantView{Capability: c, Mode: pol.DefaultMutationMode})
 		}
 	}
-	rep := &TryReport{Workflow: name, StartedFrom: startedFrom, Note: note, LimitReached: cap.reached(), Inputs: []TryInput{},
-		Mutations: []TryMutation{}, Runs: []TryRun{}, Capabilities: []GrantView{},
+	rep := &api.TryReport{Workflow: name, StartedFrom: startedFrom, Note: note, LimitReached: cap.reached(), Inputs: []api.TryInput{},
+		Mutations: []api.TryMutation{}, Runs: []api.TryRun{}, Capabilities: []api.GrantView{},
 		ApprovalsFrom: "the deployed workflow's grants", Manifest: sc.Manifest}
 	rep.Reads, rep.Hosts = cap.readsSeen()
 	if !opts.Deployed {
 		rep.ApprovalsFrom = fmt.Sprintf("the default mode of a newly deployed workflow (%s)", pol.DefaultMutationMode)
 	}
 	for _, c := range sc.Capabilities {
-		g := GrantView{Capability: c, Mode: GrantAsk, Used: true}
-		if best := decidingGrant(grants, viewGrant, c, ""); best != nil {
+		g := api.GrantView{Capability: c, Mode: engine.GrantAsk, Used: true}
+		if best := ledger.DecidingGrant(grants, viewGrant, c, ""); best != nil {
 			g.Mode, g.Scope = best.Mode, best.Scope
 		}
 		rep.Capabilities = append(rep.Capabilities, g)
 	}
-	if err := rep.fill(ctx, te, reg, grants, opts.CallsToday, base); err != nil {
+	if err := fillReport(ctx, rep, te, reg, grants, opts.CallsToday, base); err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
 	return rep, nil
 }
 
 // stillNote says why a workflow would not run now, or "".
-func (e *Engine) stillNote(ctx context.Context, name string) (string, error) {
+func stillNote(ctx context.Context, e *engine.Engine, name string) (string, error) {
 	w, err := e.Workflow(ctx, name)
 	switch {
 	case err != nil:
 		return "", err
-	case w.Status != WorkflowActive:
+	case w.Status != engine.WorkflowActive:
 		return "the workflow is " + string(w.Status) + ": nothing runs until you resume it", nil
 	case w.Block != nil:
 		return "the workflow waits for you (" + w.Block.Reason + "): nothing new runs until that is answered", nil
@@ -271,7 +244,7 @@ func (e *Engine) stillNote(ctx context.Context, name string) (string, error) {
 // it: what the report shows is what comes after.
 type marks struct{ mutation, run, input int64 }
 
-func (e *Engine) marks(ctx context.Context, name string) (marks, error) {
+func marksOf(ctx context.Context, e *engine.Engine, name string) (marks, error) {
 	var m marks
 	muts, err := e.Mutations(ctx, name, "")
 	if err != nil {
@@ -280,11 +253,11 @@ func (e *Engine) marks(ctx context.Context, name string) (marks, error) {
 	for _, x := range muts {
 		m.mutation = max(m.mutation, idOf(x.ID))
 	}
-	runs, err := e.Runs(ctx, name, Page{Limit: 1})
+	runs, err := e.Runs(ctx, name, api.Page{Limit: 1})
 	if err != nil {
 		return m, err
 	}
-	ins, err := e.Inputs(ctx, name, Page{Limit: 1})
+	ins, err := e.Inputs(ctx, name, api.Page{Limit: 1})
 	if err != nil {
 		return m, err
 	}
@@ -302,8 +275,9 @@ func idOf(s string) int64 {
 	return n
 }
 
-func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Registry, grants []GrantView, callsToday map[string]int, base marks) error {
-	inputs, err := te.Inputs(ctx, rep.Workflow, Page{Limit: 10000})
+// fillReport fills rep with what te's drain did after base.
+func fillReport(ctx context.Context, rep *api.TryReport, te *engine.Engine, reg *connectors.Registry, grants []api.GrantView, callsToday map[string]int, base marks) error {
+	inputs, err := te.Inputs(ctx, rep.Workflow, api.Page{Limit: 10000})
 	if err != nil {
 		return err
 	}
@@ -314,14 +288,14 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 			causes[o.MutationID] = append(causes[o.MutationID], in.Title)
 		}
 		if idOf(in.InputID) > base.input {
-			rep.Inputs = append(rep.Inputs, TryInput{Source: in.Source, Type: in.Type, ExternalID: in.ExternalID, Title: in.Title})
+			rep.Inputs = append(rep.Inputs, api.TryInput{Source: in.Source, Type: in.Type, ExternalID: in.ExternalID, Title: in.Title})
 		}
 	}
-	muts, err := te.Mutations(ctx, rep.Workflow, string(MutationApplied)) // only a capture "applies" here
+	muts, err := te.Mutations(ctx, rep.Workflow, string(engine.MutationApplied)) // only a capture "applies" here
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(muts, func(a, b MutationView) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(muts, func(a, b api.MutationView) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	today := maps.Clone(callsToday)
 	if today == nil {
 		today = map[string]int{}
@@ -330,28 +304,28 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 		if idOf(m.ID) <= base.mutation {
 			continue
 		}
-		tm := TryMutation{Connector: m.Connector, Method: m.Method, Params: m.Params, Preview: m.Preview, Title: m.UITitle,
+		tm := api.TryMutation{Connector: m.Connector, Method: m.Method, Params: m.Params, Preview: m.Preview, Title: m.UITitle,
 			RunID: m.RunID, CausedBy: orNone(causes[m.ID]), Approval: "allowed"}
 		var params map[string]any
 		_ = json.Unmarshal(m.Params, &params)
 		scope := ""
-		if _, meth, err := reg.Lookup(m.Connector, m.Method); err == nil {
-			scope = scopeOf(meth, params)
+		if _, meth, err := reg.Lookup(m.Connector, m.Method); err == nil && meth.Scope != nil {
+			scope = meth.Scope(params)
 		}
 		capability := m.Connector + "." + m.Method
-		if mode, why := grantMode(grants, capability, scope, today); mode != GrantAllow {
+		if mode, why := engine.GrantModeOf(grants, capability, scope, today); mode != engine.GrantAllow {
 			tm.NeedsApproval, tm.Approval = true, why
 		} else {
 			// made: it counts against every limit that covers it
 			for _, g := range grants {
-				if g.DailyLimit > 0 && g.Capability == capability && scopeMatches(g.Scope, scope) {
-					today[limitKey(g.Capability, g.Scope)]++
+				if g.DailyLimit > 0 && g.Capability == capability && ledger.ScopeMatches(g.Scope, scope) {
+					today[api.LimitKey(g.Capability, g.Scope)]++
 				}
 			}
 		}
 		rep.Mutations = append(rep.Mutations, tm)
 	}
-	runs, err := te.Runs(ctx, rep.Workflow, Page{Limit: 10000})
+	runs, err := te.Runs(ctx, rep.Workflow, api.Page{Limit: 10000})
 	if err != nil {
 		return err
 	}
@@ -363,9 +337,9 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 		if err != nil {
 			return err
 		}
-		rep.Runs = append(rep.Runs, TryRun{RunView: runs[i], Trace: orNone(tr)})
+		rep.Runs = append(rep.Runs, api.TryRun{RunView: runs[i], Trace: orNone(tr)})
 	}
-	evs, err := te.Events(ctx, rep.Workflow, EventFilter{Status: string(EventPending), Limit: 10000})
+	evs, err := te.Events(ctx, rep.Workflow, api.EventFilter{Status: string(engine.EventPending), Limit: 10000})
 	if err != nil {
 		return err
 	}
@@ -373,59 +347,14 @@ func (rep *TryReport) fill(ctx context.Context, te *Engine, reg *connectors.Regi
 	return nil
 }
 
-// limitedCallsToday counts, for each grant with a daily limit, the
-// workflow's calls in the last day it covers (callsToday), keyed by
-// limitKey.
-func (e *Engine) limitedCallsToday(ctx context.Context, workflow string, grants []GrantView) (map[string]int, error) {
-	var today map[string]int
-	var w *storage.Workflow
-	for _, g := range grants {
-		if g.DailyLimit == 0 {
-			continue
-		}
-		if w == nil {
-			var err error
-			if w, err = e.db.Read().WorkflowByName(ctx, workflow); err != nil {
-				return nil, err
-			}
-		}
-		n, err := e.callsToday(ctx, e.db.Read(), w.ID, g.Capability, g.Scope)
-		if err != nil {
-			return nil, err
-		}
-		if today == nil {
-			today = map[string]int{}
-		}
-		today[limitKey(g.Capability, g.Scope)] = n
-	}
-	return today, nil
-}
-
-// limitKey names a grant's limit in TryOptions.CallsToday.
-func limitKey(capability, scope string) string { return capability + " " + scope }
+// viewGrant names a grant of the API for the ledger's rule.
+func viewGrant(g *api.GrantView) (string, string) { return g.Capability, g.Scope }
 
 func orNone[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
 	return s
-}
-
-// grantMode is decide's rule (ledger.DecideGrant) on a dry run's grants,
-// with today (by limitKey) the calls each daily limit has counted before
-// this one.
-func grantMode(grants []GrantView, capability, scope string, today map[string]int) (mode GrantMode, reason string) {
-	rows := make([]storage.Grant, len(grants))
-	for i, g := range grants {
-		rows[i] = storage.Grant{Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit}
-	}
-	v, _ := ledger.DecideGrant(rows, capability, scope, func(g *storage.Grant) (int, error) {
-		return today[limitKey(g.Capability, g.Scope)], nil
-	})
-	if v.Mode != GrantAllow {
-		return v.Mode, "waits for your approval: " + v.Why
-	}
-	return v.Mode, ""
 }
 
 // capture stands between a dry run and the real connectors: reads pass
@@ -436,7 +365,7 @@ type capture struct {
 	mu       sync.Mutex
 	n        int
 	over     bool
-	reads    []TryRead
+	reads    []api.TryRead
 	hosts    map[string]bool
 }
 
@@ -445,7 +374,7 @@ func (c *capture) read(conn string, call connectors.Call, performed bool) {
 	args, _ := json.Marshal(call.Params)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.reads = append(c.reads, TryRead{Connector: conn, Method: call.Method, Args: args, Performed: performed})
+	c.reads = append(c.reads, api.TryRead{Connector: conn, Method: call.Method, Args: args, Performed: performed})
 	if c.hosts == nil {
 		c.hosts = map[string]bool{}
 	}
@@ -454,7 +383,7 @@ func (c *capture) read(conn string, call connectors.Call, performed bool) {
 	}
 }
 
-func (c *capture) readsSeen() ([]TryRead, []string) {
+func (c *capture) readsSeen() ([]api.TryRead, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	hosts := []string{}
@@ -462,7 +391,7 @@ func (c *capture) readsSeen() ([]TryRead, []string) {
 		hosts = append(hosts, h)
 	}
 	slices.Sort(hosts)
-	return append([]TryRead{}, c.reads...), hosts
+	return append([]api.TryRead{}, c.reads...), hosts
 }
 
 // errTryLimit stops a dry run at its limit: transient, so the workflow

@@ -1,4 +1,4 @@
-package engine
+package authoring_test
 
 import (
 	"bytes"
@@ -10,6 +10,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"keep/engine/api"
+	"keep/engine/authoring"
+	"keep/engine/config"
+	"keep/engine/enginetest"
 )
 
 // trySink is a real HTTP server: GET /items lists two items, and any other
@@ -93,17 +98,17 @@ func snapshot(t *testing.T, paths ...string) map[string][]byte {
 
 func TestDryRunCapturesMutationsAndTouchesNothingReal(t *testing.T) {
 	srv, gets := trySink(t)
-	b := setup(t)
+	b := enginetest.New(t, enginetest.Opts{})
 	ctx := context.Background()
 	src := tryWorkflow(srv.URL)
-	b.deploy("tryme", src)
-	if err := b.e.Grant(ctx, "tryme", GrantView{Capability: "http.request", Mode: "allow"}); err != nil {
+	b.Deploy("tryme", []byte(src))
+	if err := b.E.Grant(ctx, "tryme", api.GrantView{Capability: "http.request", Mode: "allow"}); err != nil {
 		t.Fatal(err)
 	}
-	files := []string{b.dbPath, b.dbPath + "-wal", filepath.Join(b.root, "posted.log")}
+	files := []string{b.DBPath, b.DBPath + "-wal", filepath.Join(b.Root, "posted.log")}
 	before := snapshot(t, files...)
 
-	rep, err := b.e.DryRun(ctx, "tryme", TryOptions{})
+	rep, err := b.API.DryRun(ctx, "tryme", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,17 +121,17 @@ func TestDryRunCapturesMutationsAndTouchesNothingReal(t *testing.T) {
 			t.Errorf("%s changed during a dry run", p)
 		}
 	}
-	if muts, _ := b.e.Mutations(ctx, "tryme", ""); len(muts) != 0 {
+	if muts, _ := b.E.Mutations(ctx, "tryme", ""); len(muts) != 0 {
 		t.Errorf("the real ledger has %d rows after a dry run", len(muts))
 	}
-	if runs, _ := b.e.Runs(ctx, "tryme", Page{}); len(runs) != 0 {
+	if runs, _ := b.E.Runs(ctx, "tryme", api.Page{}); len(runs) != 0 {
 		t.Errorf("the real database has %d runs after a dry run", len(runs))
 	}
 
 	if rep.StartedFrom != "from a copy of the database" || len(rep.Inputs) != 2 {
 		t.Fatalf("report inputs = %+v (from %q)", rep.Inputs, rep.StartedFrom)
 	}
-	var posts, appends []TryMutation
+	var posts, appends []api.TryMutation
 	for _, m := range rep.Mutations {
 		switch m.Connector + "." + m.Method {
 		case "http.request":
@@ -165,10 +170,10 @@ func TestDryRunCapturesMutationsAndTouchesNothingReal(t *testing.T) {
 
 func TestTryOneProducerWithALimit(t *testing.T) {
 	srv, _ := trySink(t)
-	b := setup(t)
+	b := enginetest.New(t, enginetest.Opts{})
 	ctx := context.Background()
 	src := []byte(tryWorkflow(srv.URL))
-	rep, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, TryOptions{Producer: "poll", Limit: 1})
+	rep, err := authoring.Try(ctx, b.E.Registry(), b.E.Policy(), "tryme.js", src, api.TryOptions{Producer: "poll", Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,11 +188,11 @@ func TestTryOneProducerWithALimit(t *testing.T) {
 			t.Errorf("--producer poll ran producer idle")
 		}
 	}
-	if _, err := Try(ctx, b.e.reg, b.e.pol, "tryme.js", src, TryOptions{Producer: "nosuch"}); err == nil ||
+	if _, err := authoring.Try(ctx, b.E.Registry(), b.E.Policy(), "tryme.js", src, api.TryOptions{Producer: "nosuch"}); err == nil ||
 		!strings.Contains(err.Error(), "poll, idle") {
 		t.Errorf("an unknown producer: %v, want an error naming poll and idle", err)
 	}
-	if _, err := Try(ctx, b.e.reg, b.e.pol, "bad.js", []byte("export default Keep.workflow({})"), TryOptions{}); err == nil {
+	if _, err := authoring.Try(ctx, b.E.Registry(), b.E.Policy(), "bad.js", []byte("export default Keep.workflow({})"), api.TryOptions{}); err == nil {
 		t.Error("an invalid file was tried")
 	}
 }
@@ -196,7 +201,7 @@ func TestTryOneProducerWithALimit(t *testing.T) {
 // authoring tests of engine/clitest draft the same file).
 func noteLogWorkflow(t *testing.T) string {
 	t.Helper()
-	src, err := os.ReadFile("testdata/notes.js")
+	src, err := os.ReadFile("../testdata/notes.js")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +212,10 @@ func noteLogWorkflow(t *testing.T) string {
 // logged is not shown again; only the new one is, and log.txt stays as the
 // real run left it.
 func TestDryRunStartsFromTheDeployedState(t *testing.T) {
-	b := setup(t, allowMutations)
+	b := enginetest.New(t, enginetest.Opts{Config: []func(*config.Config){enginetest.AllowMutations}})
 	ctx := context.Background()
 	write := func(rel, s string) {
-		p := filepath.Join(b.root, rel)
+		p := filepath.Join(b.Root, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -219,17 +224,17 @@ func TestDryRunStartsFromTheDeployedState(t *testing.T) {
 		}
 	}
 	write("inbox/a.txt", "a")
-	b.deploy("notes", noteLogWorkflow(t))
-	if err := b.e.Drain(ctx); err != nil {
+	b.Deploy("notes", []byte(noteLogWorkflow(t)))
+	if err := b.E.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	logPath := filepath.Join(b.root, "log.txt")
+	logPath := filepath.Join(b.Root, "log.txt")
 	if got, _ := os.ReadFile(logPath); string(got) != "a.txt\n" {
 		t.Fatalf("the real run logged %q", got)
 	}
 	write("inbox/b.txt", "b")
 
-	rep, err := b.e.DryRun(ctx, "notes", TryOptions{})
+	rep, err := b.API.DryRun(ctx, "notes", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,10 +248,10 @@ func TestDryRunStartsFromTheDeployedState(t *testing.T) {
 		t.Errorf("log.txt after the dry run = %q", got)
 	}
 
-	if err := b.e.Pause(ctx, "notes"); err != nil {
+	if err := b.E.Pause(ctx, "notes"); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = b.e.DryRun(ctx, "notes", TryOptions{})
+	rep, err = b.API.DryRun(ctx, "notes", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,17 +265,17 @@ func TestDryRunStartsFromTheDeployedState(t *testing.T) {
 // today: with a limit of 2 and one note logged, of two new notes the first
 // is allowed and the second waits.
 func TestDryRunCountsTheDailyLimit(t *testing.T) {
-	b := setup(t, allowMutations)
+	b := enginetest.New(t, enginetest.Opts{Config: []func(*config.Config){enginetest.AllowMutations}})
 	ctx := context.Background()
-	b.write("inbox/a.txt", "a")
-	b.deploy("notes", noteLogWorkflow(t))
-	if err := b.e.Grant(ctx, "notes", GrantView{Capability: "files.append", Mode: "allow", DailyLimit: 2}); err != nil {
+	b.Write("inbox/a.txt", "a")
+	b.Deploy("notes", []byte(noteLogWorkflow(t)))
+	if err := b.E.Grant(ctx, "notes", api.GrantView{Capability: "files.append", Mode: "allow", DailyLimit: 2}); err != nil {
 		t.Fatal(err)
 	}
-	b.drain()
-	b.write("inbox/b.txt", "b")
-	b.write("inbox/c.txt", "c")
-	rep, err := b.e.DryRun(ctx, "notes", TryOptions{})
+	b.Drain()
+	b.Write("inbox/b.txt", "b")
+	b.Write("inbox/c.txt", "c")
+	rep, err := b.API.DryRun(ctx, "notes", api.TryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

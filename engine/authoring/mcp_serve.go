@@ -1,4 +1,4 @@
-package engine
+package authoring
 
 // keep mcp serve offers keep to a person's own assistant (Claude, Cursor,
 // any MCP client) as an MCP server over stdio (DESIGN.md §15): the
@@ -14,17 +14,23 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"keep/connectors"
+	"keep/engine"
+	"keep/engine/api"
+	"keep/engine/reference"
+	"keep/sandbox"
 )
 
 // MCPServeOpts are what the server serves from.
 type MCPServeOpts struct {
 	// API is the engine, in-process or the daemon's client; only its
 	// read-only views and DryRun are used.
-	API API
+	API api.API
 	// Registry and Policy are the config's connectors and policy, for the
 	// reference, validate and try.
-	Registry *Registry
-	Policy   Policy
+	Registry *connectors.Registry
+	Policy   engine.Policy
 	// Version is keep's, told to the client.
 	Version string
 	// DB is the database served; EngineRuns says whether an engine (the
@@ -37,7 +43,7 @@ type MCPServeOpts struct {
 // NewMCPServer builds the server and its tools.
 func NewMCPServer(o MCPServeOpts) *sdk.Server {
 	if o.API == nil || o.Registry == nil {
-		panic("engine: mcp serve: API and Registry are required")
+		panic("authoring: mcp serve: API and Registry are required")
 	}
 	v := o.Version
 	if v == "" {
@@ -162,7 +168,7 @@ func (h mcpHandlers) reference(ctx context.Context, req *sdk.CallToolRequest) (*
 	if err := mcpArgs(req, &a); err != nil {
 		return mcpResult(nil, err)
 	}
-	if help := MCPHelp(h.o.Registry, a.Connector); help != "" {
+	if help := engine.MCPHelp(h.o.Registry, a.Connector); help != "" {
 		return mcpResult(help, nil)
 	}
 	return mcpResult(h.referenceText(ctx, a.Connector))
@@ -178,9 +184,9 @@ type mcpValidation struct {
 
 // loadOptions are keep validate's, with the tools of the MCP servers src
 // names listed first.
-func (h mcpHandlers) loadOptions(ctx context.Context, src []byte) LoadOptions {
-	awaitMCP(ctx, h.o.Registry, src)
-	return LoadOptionsOf(h.o.Registry, h.o.Policy.MinProducerInterval)
+func (h mcpHandlers) loadOptions(ctx context.Context, src []byte) sandbox.LoadOptions {
+	engine.AwaitMCPTools(ctx, h.o.Registry, src)
+	return reference.LoadOptions(h.o.Registry, h.o.Policy.MinProducerInterval)
 }
 
 func (h mcpHandlers) validate(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -191,9 +197,9 @@ func (h mcpHandlers) validate(ctx context.Context, req *sdk.CallToolRequest) (*s
 	if err := a.check(); err != nil {
 		return mcpResult(nil, err)
 	}
-	sc, err := LoadScript(a.FileName, []byte(a.Source), h.loadOptions(ctx, []byte(a.Source)))
+	sc, err := sandbox.Load(a.FileName, []byte(a.Source), h.loadOptions(ctx, []byte(a.Source)))
 	if err != nil {
-		var ve *ValidationError
+		var ve *sandbox.ValidationError
 		if errors.As(err, &ve) {
 			v := mcpValidation{}
 			for _, d := range ve.Diagnostics {
@@ -214,7 +220,7 @@ func (h mcpHandlers) try(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	if err := a.check(); err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true}))
+	return mcpResult(Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), api.TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true}))
 }
 
 func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -227,8 +233,8 @@ func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	// API.Propose files it in Attention: nothing an assistant sends is
 	// deployed before the person accepts it
-	return mcpResult(h.o.API.Propose(ctx, ProposalRequest{Workflow: a.Workflow, FileName: a.FileName,
-		Source: []byte(a.Source), Origin: OriginMCP, Reason: a.Reason}))
+	return mcpResult(h.o.API.Propose(ctx, api.ProposalRequest{Workflow: a.Workflow, FileName: a.FileName,
+		Source: []byte(a.Source), Origin: api.OriginMCP, Reason: a.Reason}))
 }
 
 func (h mcpHandlers) workflows(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -274,7 +280,7 @@ func (h mcpHandlers) inputs(ctx context.Context, req *sdk.CallToolRequest) (*sdk
 	if err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(h.o.API.Inputs(ctx, a.Workflow, Page{Limit: a.Limit}))
+	return mcpResult(h.o.API.Inputs(ctx, a.Workflow, api.Page{Limit: a.Limit}))
 }
 
 func (h mcpHandlers) runs(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -282,5 +288,5 @@ func (h mcpHandlers) runs(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	if err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(h.o.API.Runs(ctx, a.Workflow, Page{Limit: a.Limit}))
+	return mcpResult(h.o.API.Runs(ctx, a.Workflow, api.Page{Limit: a.Limit}))
 }

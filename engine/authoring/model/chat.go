@@ -1,10 +1,10 @@
-// Package authoring is the model's side of writing workflows: the
+// Package model is the model's side of writing workflows: the
 // chat-completions client keep new and keep edit draft with, the repairers
 // a logic failure is handed to (DESIGN.md §7.2), and the quoting that keeps
 // what a workflow read as data in every prompt. It knows nothing of the
-// engine: the engine hands a repairer a RepairRequest and takes back only a
-// script, which becomes a proposal for the person.
-package authoring
+// engine: engine/authoring hands a repairer a RepairRequest and takes back
+// only a script, which becomes a proposal for the person.
+package model
 
 import (
 	"bytes"
@@ -119,7 +119,7 @@ func (c *Chat) Complete(ctx context.Context, msgs []ChatMessage) (string, error)
 		return "", fmt.Errorf("llm %s: %w", c.URL, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("llm %s answered %s: %s", c.URL, resp.Status, clip(string(raw), 300))
+		return "", fmt.Errorf("llm %s answered %s: %s", c.URL, resp.Status, Clip(string(raw), 300))
 	}
 	var out struct {
 		Choices []struct {
@@ -132,8 +132,8 @@ func (c *Chat) Complete(ctx context.Context, msgs []ChatMessage) (string, error)
 	return out.Choices[0].Message.Content, nil
 }
 
-// clip cuts s to n bytes for an error message.
-func clip(s string, n int) string {
+// Clip cuts s to n bytes for an error message.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package authoring_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/api"
+	"keep/engine/authoring"
 	"keep/engine/enginetest"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,10 +35,10 @@ export default Keep.workflow({
 });`
 
 // session connects the SDK's own client to a server over an in-memory pipe.
-func mcpSession(t *testing.T, o engine.MCPServeOpts) *sdk.ClientSession {
+func mcpSession(t *testing.T, o authoring.MCPServeOpts) *sdk.ClientSession {
 	ct, st := sdk.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := engine.NewMCPServer(o).Connect(ctx, st, nil)
+	ss, err := authoring.NewMCPServer(o).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestMCPServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := mcpSession(t, engine.MCPServeOpts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy)})
+	cs := mcpSession(t, authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy)})
 
 	t.Run("the tools are the reference, validate, try, propose and read-only views; none answers for the person", func(t *testing.T) {
 		res, err := cs.ListTools(context.Background(), nil)
@@ -93,7 +95,7 @@ func TestMCPServe(t *testing.T) {
 			}
 		}
 		slices.Sort(names)
-		want := slices.Clone(engine.MCPServeTools)
+		want := slices.Clone(authoring.MCPServeTools)
 		slices.Sort(want)
 		if !slices.Equal(names, want) {
 			t.Fatalf("tools = %v, want %v", names, want)
@@ -159,7 +161,7 @@ func TestMCPServe(t *testing.T) {
 		}
 		var found bool
 		for _, a := range h.Attention() {
-			found = found || a.Kind == engine.AttentionProposal && a.Workflow == "notes" && strings.Contains(a.Title, "MCP")
+			found = found || a.Kind == api.AttentionProposal && a.Workflow == "notes" && strings.Contains(a.Title, "MCP")
 		}
 		if !found {
 			t.Fatalf("attention = %+v, want the proposal from MCP", h.Attention())

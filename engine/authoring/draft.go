@@ -1,4 +1,4 @@
-package engine
+package authoring
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"keep/connectors"
-	"keep/engine/authoring"
+	"keep/engine"
+	"keep/engine/api"
+	"keep/engine/authoring/model"
 	"keep/engine/reference"
 )
 
@@ -26,21 +28,21 @@ type DraftRequest struct {
 	Change      string // keep edit: what to change
 	FileName    string // the name the draft is validated under
 	Guide       string // the authoring guide (workflows/README.md)
-	Try         TryOptions
+	Try         api.TryOptions
 	// Name, for keep edit, is the workflow's name: a draft that renames it
 	// is handed back to the model, and never works.
 	Name string
 	// TryFn dry-runs a draft in place of Try: keep edit of a deployed
 	// workflow starts from its events, state and grants (Engine.TryChange).
-	TryFn func(ctx context.Context, fileName string, src []byte, opts TryOptions) (*TryReport, error)
+	TryFn func(ctx context.Context, fileName string, src []byte, opts api.TryOptions) (*api.TryReport, error)
 }
 
 // Draft is a drafted workflow that validated and dry-ran, or, with
 // Invalid, the last draft of a model that never got there.
 type Draft struct {
-	Source string     `json:"source"`
-	Rounds int        `json:"rounds"`
-	Report *TryReport `json:"report"`
+	Source string         `json:"source"`
+	Rounds int            `json:"rounds"`
+	Report *api.TryReport `json:"report"`
 	// Invalid: the last round still failed; Problems says how.
 	Invalid  bool   `json:"invalid,omitempty"`
 	Problems string `json:"problems,omitempty"`
@@ -53,7 +55,7 @@ func InvalidHeader(d *Draft) string {
 	fmt.Fprintf(&b, "// keep: THIS DRAFT DOES NOT WORK YET: it still failed after %d rounds with the model.\n", d.Rounds)
 	b.WriteString("// Fix what is listed below, check it with keep try, and delete these lines.\n")
 	for _, l := range strings.Split(strings.TrimSpace(d.Problems), "\n") {
-		b.WriteString("//   " + shownText(l) + "\n")
+		b.WriteString("//   " + reference.EscapeShown(l) + "\n")
 	}
 	return b.String()
 }
@@ -65,14 +67,14 @@ clear title, give every event a stable messageId, reserve in prepare what mutate
 make at most one mutation in mutate, and give it a ui.title. Start the file with // @ts-check and a comment saying what it does.
 Answer with the complete file only, in one fenced javascript block.
 
-` + authoring.DataRule
+` + model.DataRule
 
 // DraftWorkflow asks chat for a workflow and checks each answer by
 // validating and dry-running it with reg's connectors (mutations captured,
 // and reads too unless req.Try says otherwise); the problems go back to
 // the model, DraftRounds times at most. After the last failed round it
 // returns the last draft, Invalid, with the error.
-func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Registry, pol Policy, req DraftRequest) (*Draft, error) {
+func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Registry, pol engine.Policy, req DraftRequest) (*Draft, error) {
 	var ref strings.Builder
 	if err := reference.Build(reg).WriteText(&ref); err != nil {
 		return nil, err
@@ -86,7 +88,7 @@ func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Re
 		user = "Here is a workflow file:\n\n```javascript\n" + req.Current + "\n```\n\nChange it as follows, keeping its name: " +
 			req.Change + "\nAnswer with the complete new file."
 	}
-	msgs := []authoring.ChatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}
+	msgs := []model.ChatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}
 	var problems, src string
 	for round := 1; round <= DraftRounds; round++ {
 		answer, err := chat.Complete(ctx, msgs)
@@ -94,7 +96,7 @@ func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Re
 			return nil, err
 		}
 		src = codeOf(answer)
-		var rep *TryReport
+		var rep *api.TryReport
 		if req.TryFn != nil {
 			rep, err = req.TryFn(ctx, req.FileName, []byte(src), req.Try)
 		} else {
@@ -111,9 +113,9 @@ func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Re
 		if problems == "" {
 			return &Draft{Source: src, Rounds: round, Report: rep}, nil
 		}
-		msgs = append(msgs, authoring.ChatMessage{Role: "assistant", Content: answer},
-			authoring.ChatMessage{Role: "user", Content: "That file does not work yet. What validating and dry-running it reported, as data:\n" +
-				authoring.Untrusted("problems", problems) + "\nAnswer with the complete corrected file."})
+		msgs = append(msgs, model.ChatMessage{Role: "assistant", Content: answer},
+			model.ChatMessage{Role: "user", Content: "That file does not work yet. What validating and dry-running it reported, as data:\n" +
+				model.Untrusted("problems", problems) + "\nAnswer with the complete corrected file."})
 	}
 	return &Draft{Source: src, Rounds: DraftRounds, Invalid: true, Problems: problems},
 		fmt.Errorf("no working draft after %d rounds; the last one: %s", DraftRounds, problems)
@@ -121,12 +123,12 @@ func DraftWorkflow(ctx context.Context, chat *authoring.Chat, reg *connectors.Re
 
 // runProblems lists the failed runs of a dry run, with the end of their
 // traces: what a model needs to fix its script.
-func runProblems(rep *TryReport) string {
+func runProblems(rep *api.TryReport) string {
 	var b strings.Builder
 	for _, r := range rep.Failed() {
 		fmt.Fprintf(&b, "- %s %s failed: %s\n", r.HandlerType, r.Handler, r.Error)
 		for _, l := range r.Trace[max(0, len(r.Trace)-5):] {
-			fmt.Fprintf(&b, "    [%s] %s %s.%s %s %s\n", l.Phase, l.Kind, l.Connector, l.Method, clip(l.Result, 200), l.Error)
+			fmt.Fprintf(&b, "    [%s] %s %s.%s %s %s\n", l.Phase, l.Kind, l.Connector, l.Method, model.Clip(l.Result, 200), l.Error)
 		}
 	}
 	return b.String()

@@ -1,10 +1,12 @@
-package engine_test
+package authoring_test
 
 import (
 	"strings"
 	"testing"
 
 	"keep/engine"
+	"keep/engine/api"
+	"keep/engine/authoring"
 	"keep/engine/enginetest"
 )
 
@@ -21,7 +23,7 @@ func TestMCPServeRefusesCtxItCannotName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := mcpSession(t, engine.MCPServeOpts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy)})
+	cs := mcpSession(t, authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy)})
 	rewrite := strings.Replace(mcpServeNotes, `async mutate(ctx, p) { await ctx.files.append({ path: "notes.txt", content: p.data.text + "\n" }); },`,
 		`async mutate(ctx, p) { const c = ctx, F = "fil" + "es"; await c[F]["app" + "end"]({ path: "../victim.txt", content: "x" }); },`, 1)
 	if rewrite == mcpServeNotes {
@@ -34,7 +36,7 @@ func TestMCPServeRefusesCtxItCannotName(t *testing.T) {
 		}
 	}
 	for _, a := range h.Attention() {
-		if a.Kind == engine.AttentionProposal {
+		if a.Kind == api.AttentionProposal {
 			t.Fatalf("a proposal was filed: %+v", a)
 		}
 	}

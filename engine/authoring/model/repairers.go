@@ -1,4 +1,4 @@
-package authoring
+package model
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func (r CommandRepairer) Repair(ctx context.Context, req RepairRequest) (string,
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("repair command: %w: %s", err, clip(strings.TrimSpace(errOut.String()), 300))
+		return "", fmt.Errorf("repair command: %w: %s", err, Clip(strings.TrimSpace(errOut.String()), 300))
 	}
 	if strings.TrimSpace(out.String()) == "" {
 		return "", errors.New("repair command wrote no script")

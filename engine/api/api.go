@@ -1,4 +1,7 @@
-package engine
+// Package api is the API a front end (the TUI, the CLI, the daemon's
+// socket clients) holds, and every type its methods take or give: one
+// room below the run loop and authoring, which implement it together.
+package api
 
 import (
 	"context"
@@ -7,12 +10,14 @@ import (
 
 	"keep/engine/ledger"
 	"keep/sandbox"
+	"keep/storage"
 )
 
-// API is everything a front end (the TUI, the CLI, the daemon's socket
-// clients) may ask of the engine. The in-process *Engine implements it, and
-// so does the client that talks to a daemon over its socket, so a front end
-// never knows (or cares) which one it holds. Ids are strings.
+// API is everything a front end may ask of the engine. The run loop
+// (engine.Engine) and authoring (engine/authoring's Author) implement it
+// together, composed in engine/daemon; so does the client that talks to a
+// daemon over its socket, so a front end never knows (or cares) which one
+// it holds. Ids are strings.
 type API interface {
 	Workflows(ctx context.Context) ([]WorkflowView, error)
 	Workflow(ctx context.Context, name string) (*WorkflowDetail, error)
@@ -44,12 +49,13 @@ type API interface {
 	// approval the new grant allowed, and so released.
 	GrantReleasing(ctx context.Context, workflow string, g GrantView) (released int, err error)
 	// DryRun shows what a deployed workflow's next runs would do, on a
-	// throw-away copy: real reads, captured mutations (engine/try.go).
+	// throw-away copy: real reads, captured mutations (engine/authoring/try.go).
 	DryRun(ctx context.Context, workflow string, opts TryOptions) (*TryReport, error)
 	// Script is a deployed workflow's current script (keep edit).
 	Script(ctx context.Context, workflow string) (*ScriptView, error)
 	// Propose offers a new script for a workflow; it waits in Attention
-	// until the person accepts or rejects it (engine/proposal.go).
+	// until the person accepts or rejects it (engine/authoring/propose.go
+	// makes it, engine/proposal.go files it and takes the decision).
 	Propose(ctx context.Context, p ProposalRequest) (*ProposalView, error)
 	AcceptProposal(ctx context.Context, id string) (*DeployResult, error)
 	RejectProposal(ctx context.Context, id string) error
@@ -92,8 +98,8 @@ type Page struct {
 	Oldest bool
 }
 
-// fromOldest says whether the page is counted from the oldest end.
-func (p Page) fromOldest() bool { return p.Oldest || p.After > 0 }
+// FromOldest says whether the page is counted from the oldest end.
+func (p Page) FromOldest() bool { return p.Oldest || p.After > 0 }
 
 // Answer is the user's answer to an uncertain mutation (DESIGN.md §7.1).
 type Answer string
@@ -115,16 +121,16 @@ const (
 )
 
 type Block struct {
-	Kind   BlockKind `json:"kind"`
-	Reason string    `json:"reason"`
+	Kind   storage.BlockKind `json:"kind"`
+	Reason string            `json:"reason"`
 }
 
 type WorkflowView struct {
-	ID     string         `json:"id"`
-	Name   string         `json:"name"`
-	Status WorkflowStatus `json:"status"` // the user's: active, paused, archived
-	State  string         `json:"state"`  // running, idle, needs_attention, paused, stopped
-	Block  *Block         `json:"block"`
+	ID     string                 `json:"id"`
+	Name   string                 `json:"name"`
+	Status storage.WorkflowStatus `json:"status"` // the user's: active, paused, archived
+	State  string                 `json:"state"`  // running, idle, needs_attention, paused, stopped
+	Block  *Block                 `json:"block"`
 	// Schedule in words: "Checks every 5 minutes", "Runs on cron 0 9 * * *"; several producers joined by "; ".
 	Schedule      string     `json:"schedule"`
 	NextRun       *time.Time `json:"next_run"`
@@ -189,13 +195,13 @@ type InputView struct {
 }
 
 type OutputView struct {
-	MutationID string          `json:"mutation_id"`
-	Title      string          `json:"title"`
-	Status     MutationStatus  `json:"status"`
-	Connector  string          `json:"connector"`
-	Method     string          `json:"method"`
-	Params     json.RawMessage `json:"params"`
-	Preview    string          `json:"preview"`
+	MutationID string                 `json:"mutation_id"`
+	Title      string                 `json:"title"`
+	Status     storage.MutationStatus `json:"status"`
+	Connector  string                 `json:"connector"`
+	Method     string                 `json:"method"`
+	Params     json.RawMessage        `json:"params"`
+	Preview    string                 `json:"preview"`
 	// Target is what the call acts on, read by the host from the actual
 	// parameters (the scope a grant narrows to: a path, a host, domains).
 	Target string `json:"target,omitempty"`
@@ -215,48 +221,48 @@ type EventFilter struct {
 }
 
 type EventView struct {
-	ID         string          `json:"id"`
-	Topic      string          `json:"topic"`
-	MessageID  string          `json:"message_id"`
-	Status     EventStatus     `json:"status"`
-	Payload    json.RawMessage `json:"payload"`
-	CausedBy   []string        `json:"caused_by"`
-	ReservedBy string          `json:"reserved_by"`
-	CreatedBy  string          `json:"created_by"`
-	CreatedAt  time.Time       `json:"created_at"`
+	ID         string              `json:"id"`
+	Topic      string              `json:"topic"`
+	MessageID  string              `json:"message_id"`
+	Status     storage.EventStatus `json:"status"`
+	Payload    json.RawMessage     `json:"payload"`
+	CausedBy   []string            `json:"caused_by"`
+	ReservedBy string              `json:"reserved_by"`
+	CreatedBy  string              `json:"created_by"`
+	CreatedAt  time.Time           `json:"created_at"`
 }
 
 type RunView struct {
-	ID          string    `json:"id"`
-	Workflow    string    `json:"workflow"`
-	Handler     string    `json:"handler"`
-	HandlerType string    `json:"handler_type"`
-	Phase       Phase     `json:"phase"`
-	Status      RunStatus `json:"status"`
-	RetryOf     string    `json:"retry_of"`
-	Trigger     string    `json:"trigger"`
-	MovedBy     string    `json:"moved_by"` // who made its last move: scheduler, recovery, user:approve, ...
-	Error       string    `json:"error"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string            `json:"id"`
+	Workflow    string            `json:"workflow"`
+	Handler     string            `json:"handler"`
+	HandlerType string            `json:"handler_type"`
+	Phase       storage.Phase     `json:"phase"`
+	Status      storage.RunStatus `json:"status"`
+	RetryOf     string            `json:"retry_of"`
+	Trigger     string            `json:"trigger"`
+	MovedBy     string            `json:"moved_by"` // who made its last move: scheduler, recovery, user:approve, ...
+	Error       string            `json:"error"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
 }
 
 type MutationView struct {
-	ID         string          `json:"id"`
-	RunID      string          `json:"run_id"`
-	Workflow   string          `json:"workflow"`
-	Connector  string          `json:"connector"`
-	Method     string          `json:"method"`
-	Params     json.RawMessage `json:"params"`
-	Preview    string          `json:"preview"`
-	Target     string          `json:"target,omitempty"` // as OutputView's
-	Status     MutationStatus  `json:"status"`
-	Result     json.RawMessage `json:"result"`
-	Error      string          `json:"error"`
-	UITitle    string          `json:"ui_title"`
-	ResolvedBy string          `json:"resolved_by"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	ID         string                 `json:"id"`
+	RunID      string                 `json:"run_id"`
+	Workflow   string                 `json:"workflow"`
+	Connector  string                 `json:"connector"`
+	Method     string                 `json:"method"`
+	Params     json.RawMessage        `json:"params"`
+	Preview    string                 `json:"preview"`
+	Target     string                 `json:"target,omitempty"` // as OutputView's
+	Status     storage.MutationStatus `json:"status"`
+	Result     json.RawMessage        `json:"result"`
+	Error      string                 `json:"error"`
+	UITitle    string                 `json:"ui_title"`
+	ResolvedBy string                 `json:"resolved_by"`
+	CreatedAt  time.Time              `json:"created_at"`
+	UpdatedAt  time.Time              `json:"updated_at"`
 	// Arguments: every parameter named, each value cut to ArgumentRoom
 	// with the bytes not shown counted (engine/arguments.go).
 	Arguments []Argument `json:"arguments"`
@@ -323,10 +329,10 @@ type AttentionItem struct {
 }
 
 type GrantView struct {
-	Capability string    `json:"capability"`
-	Scope      string    `json:"scope"`
-	Mode       GrantMode `json:"mode"`
-	DailyLimit int       `json:"daily_limit"`
+	Capability string            `json:"capability"`
+	Scope      string            `json:"scope"`
+	Mode       storage.GrantMode `json:"mode"`
+	DailyLimit int               `json:"daily_limit"`
 	// Used: the script calls this capability (read from its source on deploy).
 	Used bool `json:"used"`
 }
@@ -341,7 +347,7 @@ type DeployResult struct {
 	Capabilities []GrantView `json:"capabilities"`
 	// Manifest is all the stored version may do: the engine holds its
 	// every call to it.
-	Manifest *Manifest `json:"manifest,omitempty"`
+	Manifest *sandbox.Manifest `json:"manifest,omitempty"`
 }
 
 // Notification kinds (the ledger's: it decides what a move announces).
@@ -365,8 +371,7 @@ type Notification struct {
 }
 
 // The API's answers about scripts, dry runs and proposals: the types
-// of the methods above whose work lives in draft.go, try.go and
-// proposal.go.
+// of the methods above whose work lives in engine/authoring.
 
 // ScriptView is the current script of a deployed workflow.
 type ScriptView struct {
@@ -392,13 +397,16 @@ type TryOptions struct {
 	Deployed bool `json:"deployed,omitempty"`
 	// CallsToday are the deployed workflow's calls in the last day that
 	// each grant with a daily limit covers, as the limit counts them (by
-	// limitKey): a captured call past the limit would wait for approval.
+	// LimitKey): a captured call past the limit would wait for approval.
 	CallsToday map[string]int `json:"calls_today,omitempty"`
 	// CaptureReads shows reads instead of performing them, as mutations
 	// are: nothing outside keep is touched (keep new and edit without
 	// --with-reads, proposals). A captured read answers empty.
 	CaptureReads bool `json:"capture_reads,omitempty"`
 }
+
+// LimitKey names a grant's daily limit in TryOptions.CallsToday.
+func LimitKey(capability, scope string) string { return capability + " " + scope }
 
 // TryReport is what a dry run would have done.
 type TryReport struct {
@@ -467,7 +475,7 @@ type TryRead struct {
 func (rep *TryReport) Failed() []TryRun {
 	var out []TryRun
 	for _, r := range rep.Runs {
-		if r.Status == RunFailedLogic || r.Status == RunFailedInternal {
+		if r.Status == storage.RunFailedLogic || r.Status == storage.RunFailedInternal {
 			out = append(out, r)
 		}
 	}

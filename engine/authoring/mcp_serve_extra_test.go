@@ -1,4 +1,4 @@
-package engine_test
+package authoring_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"keep/engine"
+	"keep/engine/authoring"
 	"keep/engine/enginetest"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,7 @@ func TestMCPServeResourcesPromptsAndWhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := engine.MCPServeOpts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}
+	o := authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}
 	cs := mcpSession(t, o)
 
 	t.Run("without an engine, status and workflows say so, and which database", func(t *testing.T) {
@@ -40,7 +41,7 @@ func TestMCPServeResourcesPromptsAndWhere(t *testing.T) {
 		if !strings.Contains(text, `"name": "notes"`) || !strings.Contains(text, "serving "+h.DBPath+"; no keep engine is running on it") {
 			t.Fatalf("workflows = %s", text)
 		}
-		if where := engine.MCPServeWhere(o); !strings.HasPrefix(where, "keep mcp serve: serving "+h.DBPath+"; no keep engine") {
+		if where := authoring.MCPServeWhere(o); !strings.HasPrefix(where, "keep mcp serve: serving "+h.DBPath+"; no keep engine") {
 			t.Fatalf("stderr line = %q", where)
 		}
 	})
@@ -53,7 +54,7 @@ func TestMCPServeResourcesPromptsAndWhere(t *testing.T) {
 		if strings.Contains(text, "no keep engine") {
 			t.Fatalf("workflows = %s", text)
 		}
-		if where := engine.MCPServeWhere(o2); !strings.Contains(where, "through the keep engine running it") {
+		if where := authoring.MCPServeWhere(o2); !strings.Contains(where, "through the keep engine running it") {
 			t.Fatalf("stderr line = %q", where)
 		}
 	})
@@ -112,7 +113,7 @@ func TestMCPServeOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(engine.MCPHTTPHandler(engine.MCPServeOpts{API: h.E, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}, "t0ken"))
+	ts := httptest.NewServer(authoring.MCPHTTPHandler(authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}, "t0ken"))
 	t.Cleanup(ts.Close)
 
 	connect := func(token string) (*sdk.ClientSession, error) {
@@ -141,18 +142,18 @@ func TestMCPServeOverHTTP(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	want := slices.Clone(engine.MCPServeTools)
+	want := slices.Clone(authoring.MCPServeTools)
 	slices.Sort(want)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools over HTTP = %v, want the stdio ones %v (none approves)", names, want)
 	}
 
 	for addr, ok := range map[string]bool{"127.0.0.1:8765": true, "[::1]:8765": true, "localhost:8765": true, "0.0.0.0:8765": false, "192.168.1.5:80": false} {
-		if err := engine.CheckServeAddr(addr, false); (err == nil) != ok {
+		if err := authoring.CheckServeAddr(addr, false); (err == nil) != ok {
 			t.Errorf("CheckServeAddr(%s) = %v", addr, err)
 		}
 	}
-	if err := engine.CheckServeAddr("0.0.0.0:8765", true); err != nil {
+	if err := authoring.CheckServeAddr("0.0.0.0:8765", true); err != nil {
 		t.Errorf("--public: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package authoring
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"keep/engine"
+	"keep/engine/api"
 	"keep/sandbox"
 )
 
@@ -64,12 +66,12 @@ func periodOf(s sandbox.Schedule) time.Duration {
 
 // summarize compares a proposed script with the deployed one (nil: none)
 // under the workflow's grants.
-func summarize(base, next *sandbox.Script, grants []GrantView) ProposalSummary {
+func summarize(base, next *sandbox.Script, grants []api.GrantView) api.ProposalSummary {
 	n := usesOf(next)
-	s := ProposalSummary{Reads: orNone(n.reads), Hosts: orNone(n.hosts), Handlers: orNone(n.handlers), Topics: orNone(n.topics),
+	s := api.ProposalSummary{Reads: orNone(n.reads), Hosts: orNone(n.hosts), Handlers: orNone(n.handlers), Topics: orNone(n.topics),
 		Schedules: orNone(n.schedules), Mutations: orNone(n.mutations), Grants: []string{}, UsesGrants: []string{}, Adds: []string{}, Widens: []string{}}
 	for _, c := range n.mutations {
-		if mode, _ := grantMode(grants, c, "", nil); mode != GrantAllow {
+		if mode, _ := engine.GrantModeOf(grants, c, "", nil); mode != engine.GrantAllow {
 			s.Grants = append(s.Grants, c)
 		}
 		for _, g := range grants {
@@ -113,7 +115,7 @@ func summarize(base, next *sandbox.Script, grants []GrantView) ProposalSummary {
 
 // grantWords is an existing grant as the person made it: "your grant
 // files.write allow, any path".
-func grantWords(g GrantView) string {
+func grantWords(g api.GrantView) string {
 	scope := g.Scope
 	if scope == "" {
 		noun := map[string]string{"files": "path", "http": "host"}[strings.SplitN(g.Capability, ".", 2)[0]]
