@@ -70,11 +70,14 @@ func init() {
 	// ready, built while the host commits between jobs, cover both.
 	poolSize = 2
 	// Each phase builds a fresh runtime, so a worker's garbage is mostly
-	// short-lived runtime parts: collect at nine times the live heap, as
-	// keep itself does, and sooner near the bound, where a collection is
-	// cheaper than running into it.
+	// short-lived runtime parts over a live heap of a few MiB: collect at
+	// three times it, and sooner near the bound, where a collection is
+	// cheaper than running into it. At nine times (GOGC 800, as keep
+	// itself) the runtime's floor of 4 MiB × GOGC/100 let each busy worker
+	// hold 36 MB where 12 do; the collections it saved did not show in
+	// keep bench's CPU (engine/benchmark/README.md, issue 40).
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(800)
+		debug.SetGCPercent(200)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		workerMemLimit = int64(limit / 2)
