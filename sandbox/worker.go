@@ -71,11 +71,9 @@ func init() {
 	poolSize = 2
 	// Each phase builds a fresh runtime, so a worker's garbage is mostly
 	// short-lived runtime parts over a live heap of a few MiB: collect at
-	// three times it, and sooner near the bound, where a collection is
-	// cheaper than running into it. At nine times (GOGC 800, as keep
-	// itself) the runtime's floor of 4 MiB × GOGC/100 let each busy worker
-	// hold 36 MB where 12 do; the collections it saved did not show in
-	// keep bench's CPU (engine/benchmark/README.md, issue 40).
+	// three times it (at GOGC 800 the runtime's 32 MiB floor had each busy
+	// worker hold 36 MB, not 12), and sooner near the bound, where a
+	// collection is cheaper than running into it.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)
 	}
