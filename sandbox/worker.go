@@ -71,11 +71,11 @@ func init() {
 	poolSize = 2
 	// Each phase builds a fresh runtime, so a worker's garbage is mostly
 	// short-lived runtime parts over a live heap of a few MiB: collect at
-	// three times it (at GOGC 800 the runtime's 32 MiB floor had each busy
-	// worker hold 36 MB, not 12), and sooner near the bound, where a
-	// collection is cheaper than running into it.
+	// four times it (GOGC 800's floor, 32 MiB, had each busy worker hold 36
+	// MB; 300 holds about 16 for a few more collections), and sooner near
+	// the bound, where a collection is cheaper than running into it.
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
+		debug.SetGCPercent(300)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		workerMemLimit = int64(limit / 2)
