@@ -11,7 +11,7 @@ var workerMemLimit int64
 
 // paceFor has a worker's collector run before a phase's garbage alone could
 // pass the phase's heap limit (Limits.MaxHeapGrowth). The heap watchdog
-// counts objects not yet collected, and a worker collects late (GOGC 800):
+// counts objects not yet collected, and a worker collects late (GOGC 300):
 // a script churning temporaries over a live set of tens of MiB was stopped
 // for growth it did not keep. The soft limit is what the process holds now
 // plus half the allowance, so garbage is collected well before the

@@ -204,16 +204,34 @@ const maxIdleProcs = 8
 // gives its worker back within milliseconds of the next taking one.
 const idleRetire = 10 * time.Second
 
+// loadIdleRetire is how long a worker that loads files (loadMemory) may
+// wait unused. Loads come in bursts (a daemon's start, a deploy, a
+// validate), each a few ms after the last, and runs never take a load's
+// worker (its bound is another): one kept for idleRetire after a deploy was
+// a whole idle worker beside the ones running the workflow it deployed.
+const loadIdleRetire = time.Second
+
 // procs is the process's pool of warm workers, by memory limit.
-var procs = &procPool{idle: map[uint64][]*worker{}, idleFor: idleRetire}
+var procs = &procPool{idle: map[uint64][]*worker{}, idleFor: idleRetire, loadIdleFor: loadIdleRetire}
 
 type procPool struct {
-	mu      sync.Mutex
-	idle    map[uint64][]*worker // each list oldest-parked first
-	idleFor time.Duration        // idleRetire, but in tests
-	// retire is armed while a worker is idle: one timer for the pool, not
-	// one per worker, and none while the pool is empty
+	mu          sync.Mutex
+	idle        map[uint64][]*worker // each list oldest-parked first
+	idleFor     time.Duration        // idleRetire, but in tests
+	loadIdleFor time.Duration        // loadIdleRetire, but in tests; 0: idleFor
+	// retire is armed while a worker is idle, for when the first one comes
+	// due: one timer for the pool, not one per worker, and none while the
+	// pool is empty
 	retire *time.Timer
+	due    time.Time
+}
+
+// lingers is how long an idle worker with this memory limit is kept.
+func (p *procPool) lingers(limit uint64) time.Duration {
+	if limit == loadMemory && p.loadIdleFor > 0 {
+		return p.loadIdleFor
+	}
+	return p.idleFor
 }
 
 // take hands out an idle worker with this memory limit, or starts one.
@@ -248,8 +266,13 @@ func (p *procPool) put(w *worker) {
 	if len(p.idle[w.limit]) < maxIdleProcs {
 		w.parked = time.Now()
 		p.idle[w.limit] = append(p.idle[w.limit], w)
-		if p.retire == nil {
-			p.retire = time.AfterFunc(p.idleFor, p.retireIdle)
+		linger := p.lingers(w.limit)
+		if due := w.parked.Add(linger); p.retire == nil || due.Before(p.due) {
+			// an armed timer that fires meanwhile only retires early what is due
+			if p.retire != nil {
+				p.retire.Stop()
+			}
+			p.retire, p.due = time.AfterFunc(linger, p.retireIdle), due
 		}
 		w = nil
 	}
@@ -259,16 +282,17 @@ func (p *procPool) put(w *worker) {
 	}
 }
 
-// retireIdle lets go of the workers parked for idleFor or longer, and
-// is armed again for the next one to come due, if any is left.
+// retireIdle lets go of the workers parked for their limit's time or
+// longer, and is armed again for the next one to come due, if any is left.
 func (p *procPool) retireIdle() {
 	var gone []*worker
 	p.mu.Lock()
 	now := time.Now()
 	next := time.Duration(-1)
 	for limit, list := range p.idle {
+		linger := p.lingers(limit)
 		i := 0
-		for i < len(list) && now.Sub(list[i].parked) >= p.idleFor {
+		for i < len(list) && now.Sub(list[i].parked) >= linger {
 			gone = append(gone, list[i])
 			i++
 		}
@@ -276,14 +300,14 @@ func (p *procPool) retireIdle() {
 			p.idle[limit] = slices.Clone(list[i:]) // not holding the ones let go
 		}
 		if i < len(list) {
-			if d := p.idleFor - now.Sub(list[i].parked); next < 0 || d < next {
+			if d := linger - now.Sub(list[i].parked); next < 0 || d < next {
 				next = d
 			}
 		}
 	}
 	p.retire = nil
 	if next >= 0 {
-		p.retire = time.AfterFunc(next, p.retireIdle)
+		p.retire, p.due = time.AfterFunc(next, p.retireIdle), now.Add(next)
 	}
 	p.mu.Unlock()
 	for _, w := range gone {

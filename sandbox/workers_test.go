@@ -44,3 +44,40 @@ func TestIdleWorkersRetire(t *testing.T) {
 		t.Errorf("after both were let go: %d idle, timer armed %v; want none", n, p.retire != nil)
 	}
 }
+
+// TestLoadWorkersRetireSooner: a worker that loads files leaves the pool
+// after its own short idle time, while a run's worker parked before it
+// stays for the longer one: runs never take a load's worker, so one kept
+// after a deploy would idle beside those running the workflow.
+func TestLoadWorkersRetireSooner(t *testing.T) {
+	t.Parallel()
+	p := &procPool{idle: map[uint64][]*worker{}, idleFor: time.Minute, loadIdleFor: 100 * time.Millisecond}
+	limit := DefaultLimits().MaxMemory
+	run, err := startWorker(limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load, err := startWorker(loadMemory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.put(run) // arms the pool's timer for a minute from now
+	p.put(load)
+	select {
+	case <-load.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the load's worker still runs 5 s after its idle time was up")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if list := p.idle[limit]; len(list) != 1 || list[0] != run {
+		t.Errorf("%d run workers idle, want the one parked", len(list))
+	}
+	if n := len(p.idle[loadMemory]); n != 0 {
+		t.Errorf("%d load workers idle, want none", n)
+	}
+	if p.retire == nil {
+		t.Error("no timer armed for the run's worker")
+	}
+	run.kill()
+}
