@@ -20,32 +20,12 @@ var itemWrites = []string{
 	`INSERT INTO run_traces (run_id, at, phase, kind) VALUES (?, ?, ?, ?)`,
 }
 
-// temporaryBTrees counts the temporary b-trees (OpenEphemeral) query's
-// program opens, its triggers' programs included.
+// temporaryBTrees is db.TemporaryBTrees(query), failing the test on an
+// error.
 func temporaryBTrees(t *testing.T, db *DB, query string) int {
 	t.Helper()
-	args := make([]any, strings.Count(query, "?"))
-	rows, err := db.r.QueryContext(context.Background(), `EXPLAIN `+query, args...)
+	n, err := db.TemporaryBTrees(context.Background(), query)
 	if err != nil {
-		t.Fatalf("EXPLAIN %s: %v", query, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	n := 0
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		if op, _ := vals[1].(string); op == "OpenEphemeral" {
-			n++
-		}
-	}
-	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return n
