@@ -361,7 +361,8 @@ func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *
 func (e *Engine) tAppliedCommitted(ctx context.Context, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, res any, tr *trace) error {
 	wake := e.wakeFrom(run.PrepareResult, tr)
 	return e.writeRunWith(ctx, run, e.db.WriteUnsynced, func(tx *storage.Tx) error {
-		d, err := e.led.RecordOutcome(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res)}, e.retry(mut.Attempts))
+		// the run's row is written once, by the commit below
+		d, err := e.led.RecordOutcomeUnwritten(ctx, tx, w, run, mut, ledger.Call{Result: mustJSON(res)}, e.retry(mut.Attempts))
 		if err != nil {
 			return err
 		}

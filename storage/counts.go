@@ -27,7 +27,7 @@ func (q Q) InputCounts(ctx context.Context, workflowID int64) (InputCounts, erro
 				AND status IN ('paused:approval', 'paused:reconciliation', 'failed:logic', 'failed:internal')
 			UNION
 			SELECT ru.id FROM mutations m INDEXED BY mutations_open JOIN runs ru INDEXED BY runs_by_mutation ON ru.mutation_id = m.id
-			WHERE m.status IN ('awaiting_approval', 'in_flight', 'needs_reconcile', 'indeterminate')
+			WHERE (m.status = 'awaiting_approval' OR m.status = 'in_flight' OR m.status = 'needs_reconcile' OR m.status = 'indeterminate')
 				AND m.status <> 'in_flight' AND m.workflow_id = ?1),
 		attention(input_id) AS (
 			SELECT DISTINCT c.input_id FROM waiting_runs w JOIN reservations r ON r.run_id = w.id
@@ -56,7 +56,7 @@ func (q Q) MutationCounts(ctx context.Context, workflowID int64) (map[string]map
 	rows, err := q.q.QueryContext(ctx, `SELECT connector, status, n FROM mutation_counts WHERE workflow_id = ?1 AND n > 0
 		UNION ALL
 		SELECT connector, status, COUNT(*) FROM mutations INDEXED BY mutations_open
-		WHERE status IN ('awaiting_approval', 'in_flight', 'needs_reconcile', 'indeterminate') AND workflow_id = ?1
+		WHERE (status = 'awaiting_approval' OR status = 'in_flight' OR status = 'needs_reconcile' OR status = 'indeterminate') AND workflow_id = ?1
 		GROUP BY connector, status`, workflowID)
 	if err != nil {
 		return nil, err

@@ -78,7 +78,7 @@ func (tx *Tx) UpdateRun(ctx context.Context, r *Run) error {
 
 // remember notes where the row now is, for the next UpdateRun.
 func (r *Run) remember() {
-	r.Was = RunState{r.Status, r.Phase}
+	r.Was, r.Via = RunState{r.Status, r.Phase}, RunState{}
 	r.was.mutationID, r.was.closedAt = r.MutationID, msPtr(r.ClosedAt)
 }
 

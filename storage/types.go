@@ -91,6 +91,10 @@ type Run struct {
 	// Was is the status and phase the row had when it was read or last
 	// written: UpdateRun writes only while the row is still there.
 	Was RunState
+	// Via is a state the run reached in memory after Was without its row
+	// being written (ledger.RecordOutcomeUnwritten): the next UpdateRun
+	// writes both moves in one statement. Zero when none.
+	Via RunState
 	// was: the indexed columns as read or last written (UpdateRun)
 	was struct {
 		mutationID int64

@@ -152,8 +152,16 @@ func (l *Ledger) MoveRun(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 		_, err := tx.InsertRun(ctx, run)
 		return d, err
 	}
-	from := run.Was.Status
-	if err := CheckRunMove(from, run.Was.Phase, run.Status, run.Phase); err != nil {
+	from, fromPhase := run.Was.Status, run.Was.Phase
+	if run.Via != (storage.RunState{}) {
+		// a move made in memory only (RecordOutcomeUnwritten): both are
+		// checked, and written in the one update below
+		if err := CheckRunMove(from, fromPhase, run.Via.Status, run.Via.Phase); err != nil {
+			return d, fmt.Errorf("run %d: %w", run.ID, err)
+		}
+		from, fromPhase = run.Via.Status, run.Via.Phase
+	}
+	if err := CheckRunMove(from, fromPhase, run.Status, run.Phase); err != nil {
 		return d, fmt.Errorf("run %d: %w", run.ID, err)
 	}
 	if err := tx.UpdateRun(ctx, run); err != nil {

@@ -130,6 +130,21 @@ func AppliedResult(result json.RawMessage) json.RawMessage {
 // in tx when the call failed (a block follows). The decision asks for the
 // repairer where the row says so.
 func (l *Ledger) RecordOutcome(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, call Call, p Retry) (Decision, error) {
+	return l.recordOutcome(ctx, tx, w, run, mut, call, p, true)
+}
+
+// RecordOutcomeUnwritten is RecordOutcome for a caller that moves the run
+// again in the same transaction (the engine's applied-and-committed
+// commit): a move of the run that changes only its phase is checked and
+// made in memory, run.Via remembers it, and the caller's next move
+// (MoveRun) writes both in one update of the row. A move that changes the
+// run's status (a block, a failure: announced) is written here, as
+// RecordOutcome writes it.
+func (l *Ledger) RecordOutcomeUnwritten(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, call Call, p Retry) (Decision, error) {
+	return l.recordOutcome(ctx, tx, w, run, mut, call, p, false)
+}
+
+func (l *Ledger) recordOutcome(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, call Call, p Retry, writeRun bool) (Decision, error) {
 	var d Decision
 	now := l.now()
 	cls := connectors.ClassOf(call.Err)
@@ -200,6 +215,14 @@ func (l *Ledger) RecordOutcome(ctx context.Context, tx *storage.Tx, w *storage.W
 	run.Status = rule.Run
 	if rule.Phase != "" {
 		run.Phase = rule.Phase
+	}
+	if !writeRun && run.Status == run.Was.Status && run.Via == (storage.RunState{}) && !rule.Repair {
+		if err := CheckRunMove(run.Was.Status, run.Was.Phase, run.Status, run.Phase); err != nil {
+			return d, fmt.Errorf("run %d: %w", run.ID, err)
+		}
+		run.UpdatedAt, run.MovedBy = l.now(), ByScheduler
+		run.Via = storage.RunState{Status: run.Status, Phase: run.Phase}
+		return d, nil
 	}
 	r, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
 	d.add(r)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -240,4 +242,78 @@ func TestAnActiveRunIsNeverClosed(t *testing.T) {
 	if err != nil || len(refs) != 1 || refs[0].ID != f.run.ID {
 		t.Fatalf("active runs after the refusal: %v, %v; want run %d", refs, err, f.run.ID)
 	}
+}
+
+// TestRecordOutcomeUnwritten: an applied call's outcome followed by the
+// run's commit, in one transaction, writes the run's row once — both
+// moves checked — and a failed call's outcome, announced, is written at
+// once as RecordOutcome writes it.
+func TestRecordOutcomeUnwritten(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("applied, then committed: one update of the run", func(t *testing.T) {
+		f := newFixture(t, 1)
+		db, l, w, run, mut := f.db, f.l, f.w, f.run, f.mut
+		var mu sync.Mutex
+		updates := 0
+		must(t, db.Write(ctx, func(tx *storage.Tx) error {
+			stop := storage.CountStatements(func(q string) {
+				if strings.HasPrefix(q, "UPDATE runs ") {
+					mu.Lock()
+					updates++
+					mu.Unlock()
+				}
+			})
+			defer stop()
+			if _, err := l.RecordOutcomeUnwritten(ctx, tx, w, run, mut, Call{Result: json.RawMessage(`{"ok":true}`)}, Retry{Limit: 3}); err != nil {
+				return err
+			}
+			if run.Phase != storage.PhaseMutated || run.Status != storage.RunActive {
+				t.Errorf("after the outcome the run is %s in %s, want active in mutated", run.Status, run.Phase)
+			}
+			now := time.Now()
+			run.Phase, run.Status, run.ClosedAt = storage.PhaseCommitted, storage.RunCommitted, &now
+			_, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
+			return err
+		}))
+		if updates != 1 {
+			t.Errorf("%d updates of the run, want 1", updates)
+		}
+		got, err := db.Read().RunByID(ctx, run.ID)
+		must(t, err)
+		if got.Status != storage.RunCommitted || got.Phase != storage.PhaseCommitted || string(got.MutationResult) == "" {
+			t.Errorf("run after the commit: %s in %s, result %s", got.Status, got.Phase, got.MutationResult)
+		}
+		if m, err := db.Read().MutationByID(ctx, mut.ID); err != nil || m.Status != storage.MutationApplied {
+			t.Errorf("mutation after the commit: %+v (%v)", m, err)
+		}
+	})
+	t.Run("the move in memory is checked with the next", func(t *testing.T) {
+		f := newFixture(t, 1)
+		db, l, w, run, mut := f.db, f.l, f.w, f.run, f.mut
+		err := db.Write(ctx, func(tx *storage.Tx) error {
+			if _, err := l.RecordOutcomeUnwritten(ctx, tx, w, run, mut, Call{Result: json.RawMessage(`{}`)}, Retry{Limit: 3}); err != nil {
+				return err
+			}
+			run.Phase = storage.PhasePreparing // phases only move forward
+			_, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
+			return err
+		})
+		if !errors.Is(err, ErrRefused) {
+			t.Fatalf("a run moved from mutated back to preparing: %v", err)
+		}
+	})
+	t.Run("a refused call: written at once", func(t *testing.T) {
+		f := newFixture(t, 1)
+		db, l, w, run, mut := f.db, f.l, f.w, f.run, f.mut
+		must(t, db.Write(ctx, func(tx *storage.Tx) error {
+			_, err := l.RecordOutcomeUnwritten(ctx, tx, w, run, mut, Call{Err: connectors.Errorf(connectors.Logic, "no")}, Retry{Limit: 3})
+			return err
+		}))
+		got, err := db.Read().RunByID(ctx, run.ID)
+		must(t, err)
+		if got.Status != run.Status || got.Status == storage.RunActive || run.Via != (storage.RunState{}) {
+			t.Errorf("run row %s, in memory %s (via %v): want the refusal written", got.Status, run.Status, run.Via)
+		}
+	})
 }
