@@ -74,6 +74,27 @@ func facadeTable(methods map[string]map[string]MethodKind) []facadeConn {
 	return conns
 }
 
+// namedConnectors is the facade cut to the connectors the script calls by
+// name (its manifest). Load refuses every use of ctx the analysis cannot
+// name (a computed member, ctx handed on unseen, eval), so a connector the
+// manifest lacks is one no phase of the script can reach, and one the host
+// would refuse anyway (Manifest.Allows); each phase built its accessor for
+// nothing. A connector the script calls keeps all its methods, so a method
+// called in a phase that may not use it still ends the run naming both. A
+// nil manifest keeps them all.
+func namedConnectors(conns []facadeConn, m *Manifest) []facadeConn {
+	if m == nil {
+		return conns
+	}
+	out := conns[:0:0]
+	for _, c := range conns {
+		if slices.ContainsFunc(m.Calls, func(mc ManifestCall) bool { return mc.Connector == c.name }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // ctxOp is one operation of ctx, the same for every run: its host function
 // closes over the entry and the runtime, and serves the run bound to it.
 type ctxOp struct {
@@ -99,9 +120,10 @@ func (f *fresh) newCtxOps() *goja.Object {
 	return ctx
 }
 
-// newCtx completes the phase's ctx. Every operation and every connector
-// method is present in every phase; those the phase does not allow end the
-// run when called, so the message can name the operation and the phase.
+// newCtx completes the phase's ctx. Every operation, and every method of
+// each connector the script calls (namedConnectors), is present in every
+// phase; those the phase does not allow end the run when called, so the
+// message can name the operation and the phase.
 func (r *run) newCtx() *goja.Object {
 	for i := range r.s.facade {
 		r.defineConnector(r.ctx, i) // lazy.go

@@ -80,6 +80,9 @@ func loadChecked(fileName string, src []byte, opts LoadOptions, unnamedOK bool) 
 		return nil, &ValidationError{Diagnostics: v.diags}
 	}
 	s.Capabilities = s.Manifest.Names(true)
+	if !unnamedOK {
+		s.facade = namedConnectors(s.facade, s.Manifest)
+	}
 	return s, nil
 }
 
