@@ -802,13 +802,18 @@ func (c *cli) tui(ctx context.Context) error {
 	}
 	note := tui.StartupNote(ctx, got.API)
 	demoInbox := ""
+	// SIGHUP is the terminal hanging up: the TUI ends, and its engine
+	// stops, as when the person quits (left running, it would hold the
+	// database for nobody)
+	ctx, hungUp := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer hungUp()
 	if e := got.Engine; e != nil {
-		// a config that changes (or SIGHUP) ends this TUI cleanly; main
-		// starts keep again on the new config (daemon.ReexecNote)
+		// a config that changes ends this TUI cleanly; main starts keep
+		// again on the new config (daemon.ReexecNote)
 		var reload context.CancelFunc
 		ctx, reload = context.WithCancel(ctx)
 		defer reload()
-		c.site().WatchConfig(ctx, e, reload)
+		c.site().WatchConfig(ctx, e, reload, false)
 		if demo, err := c.site().FirstRunDemo(ctx, e); err != nil {
 			logger.Error("first-run demo", "err", err)
 		} else if demo != "" {

@@ -318,7 +318,7 @@ func (s *Site) RunDaemon(ctx context.Context) error {
 	// starts it again on the new config (ReexecNote)
 	ctx, reload := context.WithCancel(ctx)
 	defer reload()
-	s.WatchConfig(ctx, e, reload)
+	s.WatchConfig(ctx, e, reload, true)
 	stopCtx := context.WithoutCancel(ctx)
 	stopEngine := func() error {
 		sctx, cancel := context.WithTimeout(stopCtx, 5*time.Minute)

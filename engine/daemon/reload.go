@@ -43,12 +43,13 @@ func ReloadedNote() string {
 	return note
 }
 
-// WatchConfig reloads the config when its file changes or on SIGHUP: a
-// broken one is refused and the running one kept (said in the log and to
-// every front end); one that changes keys is said, key by key (never a
-// value), and the engine starts again on it (restart ends this run;
-// ReexecNote starts keep again). Nothing polls.
-func (s *Site) WatchConfig(ctx context.Context, e *engine.Engine, restart func()) {
+// WatchConfig reloads the config when its file changes (and, where hup, on
+// SIGHUP: a daemon's convention; a TUI leaves SIGHUP to mean its terminal
+// hung up): a broken one is refused and the running one kept (said in the
+// log and to every front end); one that changes keys is said, key by key
+// (never a value), and the engine starts again on it (restart ends this
+// run; ReexecNote starts keep again). Nothing polls.
+func (s *Site) WatchConfig(ctx context.Context, e *engine.Engine, restart func(), hup bool) {
 	logger := s.Logger()
 	cur, err := s.Config()
 	if err != nil {
@@ -61,19 +62,21 @@ func (s *Site) WatchConfig(ctx context.Context, e *engine.Engine, restart func()
 		default:
 		}
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	go func() {
-		defer signal.Stop(hup)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				poke()
+	if hup {
+		hups := make(chan os.Signal, 1)
+		signal.Notify(hups, syscall.SIGHUP)
+		go func() {
+			defer signal.Stop(hups)
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-hups:
+					poke()
+				}
 			}
-		}
-	}()
+		}()
+	}
 	if err := engine.WatchConfig(ctx, s.o.ConfigPath, poke); err != nil {
 		logger.Warn("the config file is not watched; send SIGHUP to reload it", "err", err)
 	}
