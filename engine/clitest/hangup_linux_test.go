@@ -3,10 +3,8 @@ package clitest
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -16,40 +14,16 @@ import (
 // when the person quits, instead of running on, orphaned, holding the
 // database for nobody. SIGHUP reads the config again only in a daemon.
 func TestTheTUIEndsWhenItsTerminalHangsUp(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatal("tmux is needed for the TUI test (apt-get install tmux)")
-	}
-	dir, err := os.MkdirTemp("", "khup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := t.TempDir()
 	db := filepath.Join(dir, "data", "keep.db")
-	socket := filepath.Join(dir, "tmux.sock")
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-S", socket}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tm("new-session", "-d", "-s", "keep", "-x", "120", "-y", "40",
-		"env HOME="+dir+" XDG_CONFIG_HOME="+filepath.Join(dir, "cfg")+" NO_COLOR=1 "+keepBin+" --db "+db)
-	t.Cleanup(func() { exec.Command(tmux, "-S", socket, "kill-server").Run() })
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(tm("capture-pane", "-p", "-t", "keep"), "Hello from keep!") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the TUI never showed its demo:\n%s", tm("capture-pane", "-p", "-t", "keep"))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s := startTUI(t, 120, 40, "env HOME="+dir+" XDG_CONFIG_HOME="+filepath.Join(dir, "cfg")+" NO_COLOR=1 "+keepBin+" --db "+db)
+	s.waitFor("Hello from keep!", false)
 	pid := processWith(t, "--db\x00"+db)
 	if pid == 0 {
 		t.Fatal("no keep process runs on " + db)
 	}
 
-	tm("kill-server") // the terminal hangs up
+	s.run("kill-server") // the terminal hangs up
 	for deadline := time.Now().Add(time.Minute); alive(pid); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			killProcess(pid)
