@@ -145,8 +145,9 @@ func (b *Bus) subscribers(topic string) []subscriber {
 }
 
 // Wake makes the dispatch loop look for work now. Emit, ScheduleAt and
-// Recover call it; a caller of EmitTx or ScheduleAtTx calls it after its
-// transaction commits. It never blocks.
+// Recover call it, and EmitTx and ScheduleAtTx have it called once their
+// transaction commits: the loop wakes for a journaled event and for nothing
+// else (each of its passes is two write transactions). It never blocks.
 func (b *Bus) Wake() {
 	select {
 	case b.wake <- struct{}{}:
@@ -174,8 +175,8 @@ func (b *Bus) emit(ctx context.Context, topic, source string, payload any, corre
 }
 
 // EmitTx journals an event inside the caller's transaction, so that it
-// exists if and only if the change it announces does. The caller calls
-// Wake after the commit.
+// exists if and only if the change it announces does; the loop is woken
+// once the transaction commits.
 func (b *Bus) EmitTx(tx *storage.Tx, topic, source string, payload any, correlationID string) (int64, error) {
 	// The statement runs inside tx, which the context given to DB.Write
 	// already bounds.
@@ -191,6 +192,7 @@ func (b *Bus) emitTx(ctx context.Context, tx *storage.Tx, topic, source string, 
 	if err != nil {
 		return 0, fmt.Errorf("bus: emit: %w", err)
 	}
+	tx.AfterCommit(b.Wake)
 	return id, nil
 }
 
@@ -218,7 +220,7 @@ func (b *Bus) scheduleAt(ctx context.Context, delay time.Duration, topic, source
 
 // ScheduleAtTx is ScheduleAt inside the caller's transaction (the engine
 // schedules an approval reminder in the transaction that asks for the
-// approval). The caller calls Wake after the commit.
+// approval); the loop is woken once the transaction commits.
 func (b *Bus) ScheduleAtTx(tx *storage.Tx, delay time.Duration, topic, source string, payload any, correlationID string) (int64, error) {
 	return b.scheduleAtTx(context.Background(), tx, delay, topic, source, payload, correlationID)
 }
@@ -233,6 +235,9 @@ func (b *Bus) scheduleAtTx(ctx context.Context, tx *storage.Tx, delay time.Durat
 	if err != nil {
 		return 0, fmt.Errorf("bus: schedule: %w", err)
 	}
+	// the loop recomputes its timer: this event may be due before the one
+	// it was waiting for
+	tx.AfterCommit(b.Wake)
 	return id, nil
 }
 

@@ -705,3 +705,37 @@ func TestNotifyUser(t *testing.T) {
 		})
 	}
 }
+
+// TestEmitTxWakesTheLoop: an event journaled (or scheduled) inside a
+// caller's transaction wakes the loop once that transaction commits, with
+// no Wake from the caller, so nothing else need wake the loop "in case"
+// (the engine woke it on every notification: two write transactions each).
+func TestEmitTxWakesTheLoop(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bus.Opts{PollInterval: time.Hour})
+	r := newRecorder()
+	b.bus.Subscribe("run.failed", r.handler("only", nil))
+	b.bus.Subscribe("approval.reminder", r.handler("only", nil))
+	b.start(t)
+	b.settle(t) // the loop's first pass is over: it sleeps for the hour
+	var id int64
+	if err := b.db.Write(b.ctx, func(tx *storage.Tx) (err error) {
+		id, err = b.bus.EmitTx(tx, "run.failed", "", map[string]any{"run": 1}, "")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b.waitStatus(t, id, storage.JournalDone)
+	if ev := receive(t, r.got); ev.Topic != "run.failed" {
+		t.Fatalf("delivered %+v, want the run.failed", ev)
+	}
+	if err := b.db.Write(b.ctx, func(tx *storage.Tx) (err error) {
+		_, err = b.bus.ScheduleAtTx(tx, 0, "approval.reminder", "", nil, "")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := receive(t, r.got); ev.Topic != "approval.reminder" {
+		t.Fatalf("delivered %+v, want the reminder", ev)
+	}
+}
