@@ -4,7 +4,10 @@
 // workflow may make, and the only writes of a status, are engine/ledger's;
 // the engine asks it for each move and acts on the decision it returns
 // (machine.go), in the transactions of transitions*.go, ops.go and
-// deploy.go.
+// deploy.go. Dry runs, drafts, proposals made and repairs asked of a model
+// are engine/authoring's, above this package: the run loop reaches them
+// only through the Repairer it is given (Opts.Repairer). The API front
+// ends hold, and its types, are engine/api's.
 package engine
 
 import (
