@@ -1,12 +1,11 @@
 package authoring
 
 import (
-	"go/parser"
-	"go/token"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"keep/engine/enginetest/imports"
 )
 
 // TestTheRunLoopStandsBelowAuthoring: authoring drives the engine (dry
@@ -15,28 +14,11 @@ import (
 // authoring only through the Repairer it is given at construction, and
 // none given is no repair (issue 41).
 func TestTheRunLoopStandsBelowAuthoring(t *testing.T) {
-	names, err := filepath.Glob("../*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := 0
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		read++
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
+	for name, paths := range imports.OfKeep(t, "../*.go") {
+		for _, path := range paths {
 			if path == "keep/engine/authoring" || strings.HasPrefix(path, "keep/engine/authoring/") {
 				t.Errorf("engine/%s imports %s: the run loop reaches authoring only through Opts.Repairer", filepath.Base(name), path)
 			}
 		}
-	}
-	if read == 0 {
-		t.Fatal("no file of the engine was read")
 	}
 }
