@@ -2,17 +2,13 @@ package engine
 
 import (
 	"context"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
+	"keep/engine/enginetest/walk"
 	"keep/engine/ledger"
 	"keep/storage"
 )
@@ -30,41 +26,9 @@ const executorFile = "machine.go"
 // as "file:line name", machine.go's left out.
 func afterCommitCalls(t *testing.T, dir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	var calls []string
-	for _, en := range entries {
-		name := en.Name()
-		if en.IsDir() || !strings.HasSuffix(name, ".go") || name == executorFile {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			var id *ast.Ident
-			switch fn := call.Fun.(type) {
-			case *ast.SelectorExpr:
-				id = fn.Sel
-			case *ast.Ident:
-				id = fn
-			}
-			if id != nil && slices.Contains(afterCommit, id.Name) {
-				calls = append(calls, name+":"+strconv.Itoa(fset.Position(id.Pos()).Line)+" "+id.Name)
-			}
-			return true
-		})
-	}
-	sort.Strings(calls)
-	return calls
+	return walk.Calls(t, dir, afterCommit, func(rel string, isDir bool) bool {
+		return isDir || rel == executorFile
+	})
 }
 
 // TestOneExecutor: no file of the engine package but machine.go asks for a

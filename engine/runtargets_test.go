@@ -1,17 +1,13 @@
 package engine
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
+
+	"keep/engine/enginetest/walk"
 )
 
 // runChoosers are storage's reads that pick the runs a move acts on — the
@@ -21,49 +17,14 @@ import (
 // it chose (issue 41). A view shows the carrier through ledger.Carrier.
 var runChoosers = []string{"RunsCarrying", "RunsHoldingInput"}
 
-// runChoosingCalls is every call of a runChoosers read (by selector name)
-// in the Go files under root, as "path:line Name", but for storage's,
-// which declares them, and engine/ledger's, which alone calls them.
+// runChoosingCalls is every call of a runChoosers read in the Go files
+// under root, as "path:line Name", but for storage's, which declares them,
+// and engine/ledger's, which alone calls them.
 func runChoosingCalls(t *testing.T, root string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	var calls []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && rel != "." || d.Name() == "testdata" || rel == "storage" || rel == "engine/ledger" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && slices.Contains(runChoosers, sel.Sel.Name) {
-				calls = append(calls, rel+":"+strconv.Itoa(fset.Position(sel.Sel.Pos()).Line)+" "+sel.Sel.Name)
-			}
-			return true
-		})
-		return nil
+	return walk.Calls(t, root, runChoosers, func(rel string, dir bool) bool {
+		return dir && (rel == "storage" || rel == "engine/ledger")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(calls)
-	return calls
 }
 
 // TestOnlyTheLedgerChoosesRuns: nothing outside engine/ledger (and storage)

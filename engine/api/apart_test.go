@@ -3,7 +3,7 @@ package api
 import (
 	"testing"
 
-	"keep/engine/enginetest/imports"
+	"keep/engine/enginetest/walk"
 )
 
 // TestAPIStandsBelowTheEngine: the API and every type its methods take or
@@ -14,7 +14,7 @@ import (
 // stands above it (issue 41).
 func TestAPIStandsBelowTheEngine(t *testing.T) {
 	allowed := map[string]bool{"keep/storage": true, "keep/sandbox": true, "keep/engine/ledger": true, "keep/connectors": true}
-	for name, paths := range imports.OfKeep(t, "*.go") {
+	for name, paths := range walk.Imports(t, "*.go") {
 		for _, path := range paths {
 			if !allowed[path] {
 				t.Errorf("%s imports %s: the API takes of keep only %v", name, path, allowed)

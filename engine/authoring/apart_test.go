@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"keep/engine/enginetest/imports"
+	"keep/engine/enginetest/walk"
 )
 
 // TestTheRunLoopStandsBelowAuthoring: authoring drives the engine (dry
@@ -14,7 +14,7 @@ import (
 // authoring only through the Repairer it is given at construction, and
 // none given is no repair (issue 41).
 func TestTheRunLoopStandsBelowAuthoring(t *testing.T) {
-	for name, paths := range imports.OfKeep(t, "../*.go") {
+	for name, paths := range walk.Imports(t, "../*.go") {
 		for _, path := range paths {
 			if path == "keep/engine/authoring" || strings.HasPrefix(path, "keep/engine/authoring/") {
 				t.Errorf("engine/%s imports %s: the run loop reaches authoring only through Opts.Repairer", filepath.Base(name), path)

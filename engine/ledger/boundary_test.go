@@ -1,18 +1,14 @@
 package ledger
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
+	"keep/engine/enginetest/walk"
 	"keep/storage"
 )
 
@@ -22,48 +18,18 @@ var forgers = map[string]string{
 	"engine/crash_test.go": "rewinds the ledger to what a SIGKILL mid-call leaves on disk (an applied row back in flight)",
 }
 
-// statusWriterCalls is every call of a storage status writer (by selector
-// name) in the Go files under root, but for storage's own files and this
-// package's, as "path:line Name" keyed by path.
+// statusWriterCalls is every call of a storage status writer (by name) in
+// the Go files under root, but for storage's own files and this package's,
+// as "path:line Name" keyed by path.
 func statusWriterCalls(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	calls := map[string][]string{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && rel != "." || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		dir := filepath.ToSlash(filepath.Dir(rel))
-		if !strings.HasSuffix(rel, ".go") || dir == "storage" || dir == "engine/ledger" {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			return err
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && slices.Contains(storage.StatusWriters, sel.Sel.Name) {
-				pos := fset.Position(sel.Sel.Pos())
-				calls[rel] = append(calls[rel], rel+":"+strconv.Itoa(pos.Line)+" "+sel.Sel.Name)
-			}
-			return true
-		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range walk.Calls(t, root, storage.StatusWriters, func(rel string, dir bool) bool {
+		in := path.Dir(rel)
+		return !dir && (in == "storage" || in == "engine/ledger")
+	}) {
+		file, _, _ := strings.Cut(c, ":")
+		calls[file] = append(calls[file], c)
 	}
 	return calls
 }

@@ -3,7 +3,7 @@ package model
 import (
 	"testing"
 
-	"keep/engine/enginetest/imports"
+	"keep/engine/enginetest/walk"
 )
 
 // TestAuthoringStandsApart: the model's side takes of keep only the
@@ -12,7 +12,7 @@ import (
 // engine only as the script a RepairRequest asked for (issue 41).
 func TestAuthoringStandsApart(t *testing.T) {
 	allowed := map[string]bool{"keep/connectors": true, "keep/engine/config": true}
-	for name, paths := range imports.OfKeep(t, "*.go") {
+	for name, paths := range walk.Imports(t, "*.go") {
 		for _, path := range paths {
 			if !allowed[path] {
 				t.Errorf("%s imports %s: authoring takes of keep only %v", name, path, allowed)

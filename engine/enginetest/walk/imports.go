@@ -1,8 +1,9 @@
-// Package imports reads which of keep's packages a folder's Go files
-// import, for the tests that hold the house's floors apart (a room must not
-// reach up). It takes nothing of keep itself, so any package's tests may
-// use it without a cycle.
-package imports
+// Package walk reads the tree's Go files for the tests that hold the
+// house's boundaries: which of keep's packages a folder imports (a room
+// must not reach up), and where a name is called (only its owner may). It
+// takes nothing of keep itself, so any package's tests may use it without a
+// cycle.
+package walk
 
 import (
 	"go/parser"
@@ -13,11 +14,11 @@ import (
 	"testing"
 )
 
-// OfKeep returns, for each non-test Go file matching pattern (a
+// Imports returns, for each non-test Go file matching pattern (a
 // filepath.Glob pattern such as "*.go" or "../*.go"), the packages of
 // module keep it imports. It fails t when no file matches: a test that read
 // nothing proves nothing.
-func OfKeep(t testing.TB, pattern string) map[string][]string {
+func Imports(t testing.TB, pattern string) map[string][]string {
 	t.Helper()
 	names, err := filepath.Glob(pattern)
 	if err != nil {
