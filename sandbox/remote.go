@@ -232,6 +232,12 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 	defer cv.bound(f.Script != nil)()
 	for {
 		in, err := readFrame(w.r)
+		var bad *malformedFrame
+		if errors.As(err, &bad) && cv.why.Load() == nil {
+			// a worker that writes what is not a frame is out of step, or
+			// not the worker this process started: it goes
+			return nil, nil, cv.fail(&Error{Kind: ErrResource, Message: "the script's worker sent a frame that could not be read: " + bad.Error(), cause: bad})
+		}
 		if err != nil {
 			return nil, nil, cv.broke()
 		}

@@ -11,8 +11,8 @@ import (
 )
 
 // The worker protocol, on one screen. The host and a worker process speak
-// in frames: a 4-byte big-endian length, then one JSON object whose "op"
-// says what it is. A job is a conversation the host starts and the worker
+// in frames: a 4-byte big-endian length, then the frame's op and its
+// fields, binary (framecodec.go). A job is a conversation the host starts and the worker
 // ends; one worker has one conversation at a time.
 //
 //	host → worker  load      compile a script and say what it declares
@@ -150,38 +150,55 @@ type wireErr struct {
 	Validation []Diagnostic `json:"validation,omitempty"`
 }
 
+// writeFrame writes f and flushes it: its length and body are built in the
+// writer's own buffer when they fit, and go out in one write.
 func writeFrame(w *bufio.Writer, f *frame) error {
-	b, err := json.Marshal(f)
+	b := w.AvailableBuffer()
+	b = append(b, 0, 0, 0, 0)
+	b, err := appendFrame(b, f)
 	if err != nil {
-		return fmt.Errorf("sandbox: encode a %s frame: %w", f.Op, err)
-	}
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
-	if _, err := w.Write(n[:]); err != nil {
 		return err
 	}
+	if len(b)-4 > maxFrame {
+		return fmt.Errorf("sandbox: a %s frame of %d bytes, over %d", f.Op, len(b)-4, maxFrame)
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	if _, err := w.Write(b); err != nil {
 		return err
 	}
 	return w.Flush()
 }
 
-func readFrame(r *bufio.Reader) (*frame, error) {
+// readFrame reads a frame from a worker: its body is checked as input
+// (framecodec.go). A fault of the pipe is its error; a frame that is not
+// one is a *malformedFrame.
+func readFrame(r *bufio.Reader) (*frame, error) { return readFrameOf(r, true) }
+
+// readHostFrame reads a frame from the host, in a worker.
+func readHostFrame(r *bufio.Reader) (*frame, error) { return readFrameOf(r, false) }
+
+// malformedFrame is a frame that arrived whole but cannot be read.
+type malformedFrame struct{ err error }
+
+func (e *malformedFrame) Error() string { return e.err.Error() }
+func (e *malformedFrame) Unwrap() error { return e.err }
+
+func readFrameOf(r *bufio.Reader, checked bool) (*frame, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return nil, err
 	}
 	size := binary.BigEndian.Uint32(n[:])
 	if size > maxFrame {
-		return nil, fmt.Errorf("sandbox: a frame of %d bytes, over %d: the pipe is out of step", size, maxFrame)
+		return nil, &malformedFrame{fmt.Errorf("sandbox: a frame of %d bytes, over %d: the pipe is out of step", size, maxFrame)}
 	}
 	b := make([]byte, size)
 	if _, err := io.ReadFull(r, b); err != nil {
 		return nil, err
 	}
-	f := &frame{}
-	if err := json.Unmarshal(b, f); err != nil {
-		return nil, fmt.Errorf("sandbox: decode a frame: %w", err)
+	f, err := decodeFrame(b, checked)
+	if err != nil {
+		return nil, &malformedFrame{err}
 	}
 	return f, nil
 }

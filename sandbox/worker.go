@@ -290,8 +290,13 @@ func (c *workerConn) cancelJob() {
 // read is the next frame from the host; a host that is gone, or out of
 // step, leaves nothing more to serve.
 func (c *workerConn) read() *frame {
-	f, err := readFrame(c.r)
+	f, err := readHostFrame(c.r)
 	if err != nil {
+		var bad *malformedFrame
+		if errors.As(err, &bad) {
+			fmt.Fprintf(os.Stderr, "sandbox worker: %v\n", err)
+			os.Exit(2)
+		}
 		os.Exit(0)
 	}
 	return f
