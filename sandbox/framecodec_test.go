@@ -29,7 +29,7 @@ func fullFrames() []*frame {
 		{Op: opRun, Key: "k2", Inv: &wireInv{Handler: "c", Phase: PhasePrepare, State: json.RawMessage(`{"s":1}`),
 			Prepared: json.RawMessage(`null`), MutationResult: json.RawMessage(`{"status":"none"}`), Limits: lim,
 			Prefetched: map[string][]Event{"a": {{MessageID: "m1", Payload: json.RawMessage(`{"x":"<é>"}`), CreatedAt: at}}, "b": {}},
-			Then: &wireInv{Handler: "c", Phase: PhaseMutate, Limits: DefaultLimits()}}},
+			Then:       &wireInv{Handler: "c", Phase: PhaseMutate, Limits: DefaultLimits()}}},
 		{Op: opStarted},
 		{Op: opCall, Name: callPublish, Args: json.RawMessage(`{"topics":["a"]}`), Deadline: at.UnixNano(),
 			Told: []publishArgs{{Topics: []string{"a", "b"}, MessageID: "m", InputID: "i", Payload: json.RawMessage(`[1,2]`)},
