@@ -87,30 +87,6 @@ var prepareFields = []string{"reservations", "data", "ui", "wakeAt"}
 // reservations checks prepare's reservations: each on a topic the consumer
 // subscribes to.
 func (r *run) reservations(raw json.RawMessage, bad func(format string, args ...any) error) ([]Reservation, error) {
-	type reservation struct {
-		Topic *string   `json:"topic"`
-		IDs   *[]string `json:"ids"`
-	}
-	// one decode when all is well; item by item to say which is wrong
-	var all []reservation
-	if json.Unmarshal(raw, &all) == nil {
-		out := make([]Reservation, 0, len(all))
-		for _, res := range all {
-			if res.Topic == nil || res.IDs == nil || !slices.Contains(r.decl.subscribe, *res.Topic) {
-				return r.reservationsOneByOne(raw, bad)
-			}
-			ids := *res.IDs
-			if ids == nil {
-				ids = []string{}
-			}
-			out = append(out, Reservation{Topic: *res.Topic, IDs: ids})
-		}
-		return out, nil
-	}
-	return r.reservationsOneByOne(raw, bad)
-}
-
-func (r *run) reservationsOneByOne(raw json.RawMessage, bad func(format string, args ...any) error) ([]Reservation, error) {
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
 		return nil, bad("reservations that are not an array of { topic, ids }")
@@ -148,34 +124,27 @@ func (r *run) prepareResult(v goja.Value) (*PrepareResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms, ok := objectMembers(raw)
-	if !ok {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &fields); err != nil {
-			return nil, bad("something that is not a JSON object: %v", err)
-		}
-		for k, v := range fields {
-			ms = append(ms, jsonMember{k, v})
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, bad("something that is not a JSON object: %v", err)
+	}
+	for k := range fields {
+		if !slices.Contains(prepareFields, k) {
+			return nil, bad("an unknown field %q (allowed: reservations, data, ui, wakeAt)", k)
 		}
 	}
-	for _, m := range ms {
-		if !slices.Contains(prepareFields, m.key) {
-			return nil, bad("an unknown field %q (allowed: reservations, data, ui, wakeAt)", m.key)
-		}
-	}
-	field := func(k string) json.RawMessage { return lookup(ms, k) }
-	present := func(k string) bool { f := field(k); return len(f) > 0 && string(f) != "null" }
+	present := func(k string) bool { return len(fields[k]) > 0 && string(fields[k]) != "null" }
 
 	pr := &PrepareResult{Reservations: []Reservation{}}
 	if present("reservations") {
-		if pr.Reservations, err = r.reservations(field("reservations"), bad); err != nil {
+		if pr.Reservations, err = r.reservations(fields["reservations"], bad); err != nil {
 			return nil, err
 		}
 	}
 	var ui json.RawMessage
 	if present("ui") {
 		var u map[string]json.RawMessage
-		if json.Unmarshal(field("ui"), &u) != nil {
+		if json.Unmarshal(fields["ui"], &u) != nil {
 			return nil, bad("ui that is not an object { title }")
 		}
 		if t, ok := u["title"]; ok && string(t) != "null" {
@@ -183,18 +152,26 @@ func (r *run) prepareResult(v goja.Value) (*PrepareResult, error) {
 				return nil, bad("ui.title that is not a string")
 			}
 		}
-		ui = field("ui")
+		ui = fields["ui"]
 	}
 	if present("wakeAt") {
-		if json.Unmarshal(field("wakeAt"), &pr.WakeAt) != nil {
+		if json.Unmarshal(fields["wakeAt"], &pr.WakeAt) != nil {
 			return nil, bad("wakeAt that is not a string (an ISO 8601 time)")
 		}
 	}
-	data := field("data")
+	data := fields["data"]
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	pr.Raw = preparedJSON(pr.Reservations, data, ui, pr.WakeAt)
+	pr.Raw, err = json.Marshal(struct {
+		Reservations []Reservation   `json:"reservations"`
+		Data         json.RawMessage `json:"data"`
+		UI           json.RawMessage `json:"ui,omitempty"`
+		WakeAt       string          `json:"wakeAt,omitempty"`
+	}{pr.Reservations, data, ui, pr.WakeAt})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: encode prepare result: %w", err)
+	}
 	if len(pr.Raw) > r.lim.MaxData {
 		return nil, &Error{Kind: ErrLogic, Message: fmt.Sprintf(
 			"the prepared data is %d bytes of JSON, over the limit of %d bytes", len(pr.Raw), r.lim.MaxData)}
