@@ -235,12 +235,9 @@ func appendOutcome(b []byte, o *wireOutcome) ([]byte, error) {
 		b = appendStr(b, mConnector, m.Connector)
 		b = appendStr(b, mMethod, m.Method)
 		if m.Params != nil {
-			raw, ok := appendParams(nil, m.Params)
-			if !ok {
-				var err error
-				if raw, err = json.Marshal(m.Params); err != nil {
-					return b, err
-				}
+			raw, err := json.Marshal(m.Params)
+			if err != nil {
+				return b, err
 			}
 			b = appendBytes(b, mParams, raw)
 		}
@@ -648,13 +645,7 @@ func (d *frameDecoder) mutation() *MutationCall {
 			m.Method = d.str()
 		case mParams:
 			d.field = "outcome.mutation.params"
-			p := d.bytes()
-			if d.err == nil {
-				var err error
-				if m.Params, err = decodeParams(p); err != nil {
-					d.fail("%v", err)
-				}
-			}
+			d.unmarshal(&m.Params)
 		default:
 			d.field = "outcome.mutation"
 			d.unknown(tag)
