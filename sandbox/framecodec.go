@@ -336,11 +336,12 @@ func (d *frameDecoder) varint() int64 {
 	return v
 }
 
-// count is a number of elements that take at least one byte each: one
-// past the bytes left is refused before anything is made for them.
-func (d *frameDecoder) count(n uint64) int {
-	if n > uint64(len(d.b)-d.off) {
-		d.fail("%d elements, with %d bytes left", n, len(d.b)-d.off)
+// count is a number of elements each at least least bytes long on the
+// wire: more than the bytes left can hold is refused before anything is
+// made for them, so a frame makes no more than its own size allows.
+func (d *frameDecoder) count(n uint64, least int) int {
+	if left := uint64(len(d.b) - d.off); n > left/uint64(least) {
+		d.fail("%d elements, with %d bytes left", n, left)
 		return 0
 	}
 	return int(n)
@@ -390,7 +391,7 @@ func (d *frameDecoder) strs() []string {
 	if n == 0 || d.err != nil {
 		return nil
 	}
-	ss := make([]string, d.count(n-1))
+	ss := make([]string, d.count(n-1, 1))
 	for i := range ss {
 		ss[i] = d.str()
 	}
@@ -414,7 +415,15 @@ func decodeFrame(b []byte, checked bool) (*frame, error) {
 	}
 	f := &frame{Op: opCodes[c]}
 	for d.err == nil && d.off < len(d.b) {
-		switch tag := d.byte(); tag {
+		tag := d.byte()
+		if checked && hostOnly(tag) {
+			// deny by default: what only the host sends is not read from
+			// a worker at all
+			d.field = "frame"
+			d.fail("field %d, which only the host sends", tag)
+			break
+		}
+		switch tag {
 		case fKey:
 			d.field = "key"
 			f.Key = d.str()
@@ -459,6 +468,13 @@ func decodeFrame(b []byte, checked bool) (*frame, error) {
 		return nil, fmt.Errorf("sandbox: a malformed %q frame: %w", f.Op, d.err)
 	}
 	return f, nil
+}
+
+// hostOnly says whether a frame field is one only the host writes: a job
+// (its key, script and invocation, prefetched events included) and a
+// call's result.
+func hostOnly(tag byte) bool {
+	return tag == fKey || tag == fScript || tag == fInv || tag == fResult
 }
 
 func (d *frameDecoder) unmarshal(v any) {
@@ -539,11 +555,11 @@ func (d *frameDecoder) inv(depth int) *wireInv {
 }
 
 func (d *frameDecoder) prefetched() map[string][]Event {
-	n := d.count(d.uvarint())
+	n := d.count(d.uvarint(), 2) // a topic, its count
 	pre := make(map[string][]Event, n)
 	for range n {
 		topic := d.str()
-		evs := make([]Event, d.count(d.uvarint()))
+		evs := make([]Event, d.count(d.uvarint(), 4)) // id, payload, time
 		for i := range evs {
 			e := &evs[i]
 			e.MessageID = d.str()
@@ -567,7 +583,7 @@ func (d *frameDecoder) prefetched() map[string][]Event {
 
 func (d *frameDecoder) told() []publishArgs {
 	d.field = "told"
-	told := make([]publishArgs, d.count(d.uvarint()))
+	told := make([]publishArgs, d.count(d.uvarint(), 4)) // topics, ids, payload
 	for i := range told {
 		t := &told[i]
 		t.Topics = d.strs()
@@ -609,7 +625,7 @@ func (d *frameDecoder) prepare() *wirePrepare {
 			return p
 		case pReservations:
 			d.field = "outcome.prepare.reservations"
-			p.Reservations = make([]Reservation, d.count(d.uvarint()))
+			p.Reservations = make([]Reservation, d.count(d.uvarint(), 2)) // topic, ids
 			for i := range p.Reservations {
 				p.Reservations[i].Topic = d.str()
 				p.Reservations[i].IDs = d.strs()
