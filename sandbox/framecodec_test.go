@@ -296,7 +296,11 @@ func BenchmarkFrames(b *testing.B) {
 			if err := writeFrame(w, f); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := readFrame(r); err != nil {
+			read := readFrame
+			if fromHost(f) {
+				read = readHostFrame
+			}
+			if _, err := read(r); err != nil {
 				b.Fatal(err)
 			}
 		}
