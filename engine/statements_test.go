@@ -32,9 +32,8 @@ const statementsPerItemBudget = 27.5
 const bTreesPerItemBudget = 2
 
 // pagesPerItemBudget: the pages an item's commits write to the log at
-// concurrency 1: 26.3; with the reservation history keyed by (run, event)
-// and no rowid (migration 17), 25.3.
-const pagesPerItemBudget = 25.5
+// concurrency 1 (26.3).
+const pagesPerItemBudget = 27
 
 // timedStatements are statements whose number per item depends on the
 // timing, not on the path: the savepoints of writes that share a commit,
@@ -103,7 +102,7 @@ func TestStatementsPerItem(t *testing.T) {
 				t.Errorf("%.2f temporary b-trees per item, more than the budget of %d", per, bTreesPerItemBudget)
 			}
 			if per := float64(pages) / n; conc == 1 && per > pagesPerItemBudget {
-				t.Errorf("%.2f pages written per item, more than the budget of %g", per, pagesPerItemBudget)
+				t.Errorf("%.2f pages written per item, more than the budget of %d", per, pagesPerItemBudget)
 			}
 			// one at a time, the step finds the writer free: every statement
 			// counts; at 8, those that vary with the timing do not

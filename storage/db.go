@@ -168,7 +168,6 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Close() error {
 	var errs []error
 	errs = append(errs, db.Sync(context.Background()))
-	errs = append(errs, db.disk.closeLog())
 	errs = append(errs, db.closeReaders())
 	if db.rstmts != nil {
 		errs = append(errs, db.rstmts.close())

@@ -48,9 +48,6 @@ type durability struct {
 	failed  error
 	// syncs counts the fsyncs of the log (DB.Syncs)
 	syncs atomic.Int64
-	// log is the log file, opened at the first sync and kept until Close;
-	// only the one sync under way (syncing) uses it
-	log *logFile
 }
 
 // effect is the sync of an external effect, running.
@@ -159,41 +156,15 @@ func (d *durability) syncLocked() error {
 	return nil
 }
 
-// fsync syncs the log file. It is opened once and kept: the writer's
-// connection is held open as long as the DB (holdWriter), and SQLite
-// removes the log only when the last connection to the database closes,
-// so the file the descriptor names stays the log until Close (closeLog),
-// and a checkpoint that restarts or truncates it writes the same file.
-// Opening it afresh at every sync cost two system calls a sync.
+// fsync syncs the log file, opened afresh: SQLite removes the file when
+// its last connection closes, and a descriptor kept open would then sync a
+// file nobody reads.
 func (d *durability) fsync() error {
 	if d.sync != nil {
 		return d.sync()
 	}
-	if d.log == nil {
-		f, err := openLog(d.path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil // no log: the checkpoint that removed it synced the database file
-		}
-		if err != nil {
-			return err
-		}
-		d.log = f
+	if err := syncFile(d.path); !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
-	return d.log.sync()
-}
-
-// closeLog closes the log file kept for syncs, once no sync is under way;
-// the caller has synced what it needs and closes the database next.
-func (d *durability) closeLog() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for d.syncing {
-		d.done.Wait()
-	}
-	if d.log == nil {
-		return nil
-	}
-	err := d.log.close()
-	d.log = nil
-	return err
+	return nil // no log: the checkpoint that removed it synced the database file
 }
