@@ -123,8 +123,8 @@ func TestMigration15(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if v, err := db.Version(ctx); err != nil || v != 15 {
-		t.Fatalf("schema version %d (%v), want 15", v, err)
+	if v, err := db.Version(ctx); err != nil || v != SchemaVersion() {
+		t.Fatalf("schema version %d (%v), want %d", v, err, SchemaVersion())
 	}
 	for table, n := range map[string]int{"workflows": 1, "runs": 3, "events": 2, "mutations": 3, "run_traces": 1, "event_journal": 1} {
 		var got int

@@ -107,11 +107,19 @@ func (q Q) Mutations(ctx context.Context, workflowID int64, status string) ([]*M
 }
 
 // OpenMutations lists every mutation still waiting on someone (approval,
-// in flight, reconciliation), oldest first.
+// in flight, reconciliation), oldest first. They are read through two
+// partial indexes, mutations_open and mutations_approved (migration 16),
+// each named with its condition in the same words, so the cost is the
+// open mutations, not the ledger.
 func (q Q) OpenMutations(ctx context.Context) ([]*Mutation, error) {
-	return q.mutations(ctx, `SELECT `+mutationCols+` FROM mutations
-		WHERE status IN ('awaiting_approval', 'approved', 'in_flight', 'needs_reconcile', 'indeterminate') ORDER BY id`)
+	return q.mutations(ctx, openMutations)
 }
+
+const openMutations = `SELECT ` + mutationCols + ` FROM mutations INDEXED BY mutations_open
+		WHERE (status = 'awaiting_approval' OR status = 'in_flight' OR status = 'needs_reconcile' OR status = 'indeterminate')
+	UNION ALL
+	SELECT ` + mutationCols + ` FROM mutations INDEXED BY mutations_approved WHERE status = 'approved'
+	ORDER BY id`
 
 // performedSince selects a workflow's mutations of one capability that were
 // performed (not refused or skipped) since a time, by the index
