@@ -260,10 +260,6 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 		return vm.ToValue(inherits(call.Argument(0), call.This))
 	})
 
-	g.wrap(str, "repeat", "String.prototype.repeat", (*guard).repeat)
-	g.wrap(str, "padStart", "String.prototype.padStart", (*guard).pad)
-	g.wrap(str, "padEnd", "String.prototype.padEnd", (*guard).pad)
-	g.wrap(arrProto, "fill", "Array.prototype.fill", (*guard).fill)
 	g.wrap(arr, "from", "Array.from", (*guard).from)
 	g.installArrayGuards(arrProto, arr.Prototype())
 

@@ -1,0 +1,320 @@
+package sandbox
+
+import (
+	"maps"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/unistring"
+)
+
+// String.prototype, Array.prototype and Function.prototype are goja
+// "templated" objects: a method is built (a native function, its name and
+// length) the first time anything touches its name, by a factory in the
+// object's template, and every route to the method (a read, a descriptor,
+// a definition, a deletion, the keys of the object) goes through that
+// factory first. Building each guarded original to put a proxy in front of
+// it was a fifth of a runtime's set-up, for methods most phases never call.
+//
+// So the guard goes in the factory instead: each of these prototypes gets a
+// template of its own whose factory for a guarded name builds the original
+// and hands goja the proxy in its place. The original is never stored
+// where the script could reach it: goja keeps what the factory returns.
+// What goja built before the swap (nothing, in a new runtime) is guarded
+// eagerly, as is everything when the layout is not the one expected.
+//
+// The template and the property entry are unexported types of goja's;
+// their layout is probed once per process (protoLayout).
+
+// protoGuard is one guarded method of a prototype.
+type protoGuard struct {
+	name, what string
+	f          guardFn
+}
+
+// The guarded methods of String.prototype, Array.prototype and
+// Function.prototype.
+var (
+	stringProtoGuards = [...]protoGuard{
+		{"concat", "String.prototype.concat", (*guard).concat},
+		{"replace", "String.prototype.replace", (*guard).stringReplace},
+		{"replaceAll", "String.prototype.replaceAll", (*guard).stringReplace},
+		{"split", "String.prototype.split", (*guard).stringSplit},
+		{"repeat", "String.prototype.repeat", (*guard).repeat},
+		{"padStart", "String.prototype.padStart", (*guard).pad},
+		{"padEnd", "String.prototype.padEnd", (*guard).pad},
+	}
+	arrayProtoGuards = func() []protoGuard {
+		var gs []protoGuard
+		for _, m := range lengthGuarded {
+			gs = append(gs, protoGuard{m[0], m[1], (*guard).lengthGuard})
+		}
+		return append(gs,
+			protoGuard{"concat", "Array.prototype.concat", (*guard).arrayConcat},
+			protoGuard{"flat", "Array.prototype.flat", (*guard).flat},
+			protoGuard{"flatMap", "Array.prototype.flatMap", (*guard).flatMap},
+			// join and toLocaleString are the host's (guards.go, join).
+			protoGuard{"join", "Array.prototype.join", (*guard).join},
+			protoGuard{"toLocaleString", "Array.prototype.toLocaleString", (*guard).join},
+			protoGuard{"fill", "Array.prototype.fill", (*guard).fill},
+		)
+	}()
+	functionProtoGuards = [...]protoGuard{
+		{"bind", "Function.prototype.bind", (*guard).bind},
+		{"apply", "Function.prototype.apply", (*guard).argList1},
+	}
+)
+
+// factory is goja's templatePropFactory: what a template builds a property
+// with (a *valueProperty for a method).
+type factory = func(*goja.Runtime) goja.Value
+
+// factories is the layout of goja's objectTemplate.props.
+type factories = map[unistring.String]factory
+
+// protoLayoutT is where goja keeps a templated object's template, the
+// template's factories, the object's own properties, and the value of a
+// property entry.
+type protoLayoutT struct {
+	self     []int                 // goja.Object.self
+	impls    map[reflect.Type]impl // the templated implementations seen
+	tmplType reflect.Type          // goja.objectTemplate
+	props    []int                 // objectTemplate.props
+	prop     reflect.Type          // goja.valueProperty
+	value    []int                 // valueProperty.value
+}
+
+// impl is where a templated implementation keeps its template and its own
+// properties.
+type impl struct{ tmpl, values []int }
+
+var protoLayout = sync.OnceValue(probeProtoLayout)
+
+// probeProtoLayout finds the fields, then checks on a runtime of its own
+// that a template swapped in is the one goja builds from, by every route a
+// test here takes. Nil when anything is not as expected.
+func probeProtoLayout() (lay *protoLayoutT) {
+	defer func() {
+		if recover() != nil {
+			lay = nil
+		}
+	}()
+	sf, ok := reflect.TypeOf(goja.Object{}).FieldByName("self")
+	if !ok || sf.Type.Kind() != reflect.Interface {
+		return nil
+	}
+	lay = &protoLayoutT{self: sf.Index, impls: map[reflect.Type]impl{}}
+	vm := goja.New()
+	arr := vm.Get("Array").(*goja.Object)
+	objs := []*goja.Object{vm.ToValue("").ToObject(vm).Prototype(), arr.Get("prototype").(*goja.Object), arr.Prototype()}
+	if !lay.probeFields(objs) || !lay.probeFactories(vm, objs) || !lay.probeSwap(vm, objs) {
+		return nil
+	}
+	return lay
+}
+
+// probeFields finds the template and the own properties of the templated
+// implementations of objs, and the factories of their template.
+func (lay *protoLayoutT) probeFields(objs []*goja.Object) bool {
+	valueType := reflect.TypeOf((*goja.Value)(nil)).Elem()
+	keyType := reflect.TypeOf(unistring.String(""))
+	for _, o := range objs {
+		it := lay.implOf(o).Type()
+		if it.Kind() != reflect.Pointer || it.Elem().Kind() != reflect.Struct {
+			return false
+		}
+		tf, ok1 := it.Elem().FieldByName("tmpl")
+		vf, ok2 := it.Elem().FieldByName("values")
+		if !ok1 || !ok2 || tf.Type.Kind() != reflect.Pointer || tf.Type.Elem().Kind() != reflect.Struct ||
+			vf.Type.Kind() != reflect.Map || vf.Type.Key() != keyType || vf.Type.Elem() != valueType {
+			return false
+		}
+		if lay.tmplType == nil {
+			lay.tmplType = tf.Type.Elem()
+		} else if lay.tmplType != tf.Type.Elem() {
+			return false
+		}
+		lay.impls[it] = impl{tmpl: tf.Index, values: vf.Index}
+	}
+	pf, ok := lay.tmplType.FieldByName("props")
+	if !ok || pf.Type.Kind() != reflect.Map || pf.Type.Key() != keyType || pf.Type.Elem().Kind() != reflect.Func ||
+		!pf.Type.Elem().ConvertibleTo(reflect.TypeOf(factory(nil))) {
+		return false
+	}
+	lay.props = pf.Index
+	return true
+}
+
+// probeFactories checks that each guarded method's factory makes an entry
+// holding a function, and finds the entry's value.
+func (lay *protoLayoutT) probeFactories(vm *goja.Runtime, objs []*goja.Object) bool {
+	valueType := reflect.TypeOf((*goja.Value)(nil)).Elem()
+	for i, gs := range [][]protoGuard{stringProtoGuards[:], arrayProtoGuards, functionProtoGuards[:]} {
+		t := lay.factories(lay.template(objs[i]))
+		for _, pg := range gs {
+			orig := t[unistring.String(pg.name)]
+			if orig == nil {
+				return false
+			}
+			p := reflect.ValueOf(orig(vm))
+			if p.Kind() != reflect.Pointer || p.Elem().Kind() != reflect.Struct {
+				return false
+			}
+			if lay.prop == nil {
+				lay.prop = p.Type().Elem()
+				vf, ok := lay.prop.FieldByName("value")
+				if !ok || vf.Type != valueType {
+					return false
+				}
+				lay.value = vf.Index
+			}
+			if p.Type().Elem() != lay.prop {
+				return false
+			}
+			if o, ok := lay.valueOf(p.Interface().(goja.Value)).(*goja.Object); !ok || o.ClassName() != "Function" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// probeSwap gives objs templates of their own whose concat (bind) is a
+// marker, and checks that goja builds from them.
+func (lay *protoLayoutT) probeSwap(vm *goja.Runtime, objs []*goja.Object) bool {
+	marker := vm.ToValue(func(goja.FunctionCall) goja.Value { return nil })
+	for i, o := range objs {
+		name := [...]string{"concat", "concat", "bind"}[i]
+		t := lay.own(o)
+		if t == nil || lay.has(o, name) {
+			return false
+		}
+		inner := t[unistring.String(name)]
+		t[unistring.String(name)] = func(r *goja.Runtime) goja.Value {
+			p := inner(r)
+			lay.setValue(p, marker)
+			return p
+		}
+		if !o.Get(name).SameAs(marker) {
+			return false
+		}
+	}
+	check, err := vm.RunString(`(m => {
+		const d = Object.getOwnPropertyDescriptor(String.prototype, "replace");
+		const n = Object.getOwnPropertyNames(Array.prototype);
+		return "".concat === m && [].concat === m && Object.bind === m &&
+			d.writable && d.configurable && !d.enumerable && typeof d.value === "function" && d.value !== m &&
+			n.includes("concat") && n.length > 20 && Array.prototype.concat === m;
+	})`)
+	if err != nil {
+		return false
+	}
+	fn, ok := goja.AssertFunction(check)
+	if !ok {
+		return false
+	}
+	v, err := fn(goja.Undefined(), marker)
+	return err == nil && v.ToBoolean()
+}
+
+// implOf is o's implementation (goja.Object.self), a pointer.
+func (lay *protoLayoutT) implOf(o *goja.Object) reflect.Value {
+	f := reflect.ValueOf(o).Elem().FieldByIndex(lay.self)
+	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Elem()
+}
+
+// field is the field at idx of the struct p points to, writable.
+func field(p reflect.Value, idx []int) reflect.Value {
+	f := p.Elem().FieldByIndex(idx)
+	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+}
+
+// template is the template pointer of o, writable; invalid when o is not a
+// templated object of a known layout.
+func (lay *protoLayoutT) template(o *goja.Object) reflect.Value {
+	p := lay.implOf(o)
+	in, ok := lay.impls[p.Type()]
+	if !ok {
+		return reflect.Value{}
+	}
+	return field(p, in.tmpl)
+}
+
+// has reports whether goja already built o's own property name.
+func (lay *protoLayoutT) has(o *goja.Object, name string) bool {
+	p := lay.implOf(o)
+	in, ok := lay.impls[p.Type()]
+	if !ok {
+		return true
+	}
+	return field(p, in.values).MapIndex(reflect.ValueOf(unistring.String(name))).IsValid()
+}
+
+// factories is the props map of the template t points to.
+func (lay *protoLayoutT) factories(t reflect.Value) factories {
+	f := field(t, lay.props)
+	return *(*factories)(unsafe.Pointer(f.UnsafeAddr()))
+}
+
+// own gives o a template of its own, a copy of its template with a copy of
+// its factories, and returns those factories to change. Nil when o is not
+// a templated object of a known layout.
+func (lay *protoLayoutT) own(o *goja.Object) factories {
+	t := lay.template(o)
+	if !t.IsValid() || t.IsNil() {
+		return nil
+	}
+	mine := reflect.New(lay.tmplType)
+	mine.Elem().Set(reflect.NewAt(lay.tmplType, t.UnsafePointer()).Elem())
+	f := field(mine, lay.props)
+	props := (*factories)(unsafe.Pointer(f.UnsafeAddr()))
+	*props = maps.Clone(*props)
+	t.Set(reflect.NewAt(lay.tmplType, mine.UnsafePointer()))
+	return *props
+}
+
+// valueOf is the value of the property entry p.
+func (lay *protoLayoutT) valueOf(p goja.Value) goja.Value {
+	return field(reflect.ValueOf(p), lay.value).Interface().(goja.Value)
+}
+
+func (lay *protoLayoutT) setValue(p, v goja.Value) {
+	field(reflect.ValueOf(p), lay.value).Set(reflect.ValueOf(&v).Elem())
+}
+
+// guardProto guards the methods gs of the prototype o: in its template when
+// the layout is known and goja has built none of them yet, else now.
+func (g *guard) guardProto(o *goja.Object, gs []protoGuard) {
+	lay := protoLayout()
+	var t factories
+	if lay != nil {
+		built := false
+		for i := range gs {
+			built = built || lay.has(o, gs[i].name)
+		}
+		if !built {
+			t = lay.own(o)
+		}
+	}
+	for i := range gs {
+		pg := &gs[i]
+		orig := t[unistring.String(pg.name)]
+		if orig == nil {
+			g.wrap(o, pg.name, pg.what, pg.f)
+			continue
+		}
+		t[unistring.String(pg.name)] = func(r *goja.Runtime) goja.Value {
+			p := orig(r)
+			// Never the original: a method that is not a function (none
+			// is) becomes undefined.
+			v := g.wrapValue(lay.valueOf(p), pg.what, pg.f)
+			if v == nil {
+				v = goja.Undefined()
+			}
+			lay.setValue(p, v)
+			return p
+		}
+	}
+}
