@@ -249,7 +249,10 @@ func (lay *protoLayoutT) has(o *goja.Object, name string) bool {
 	if !ok {
 		return true
 	}
-	return field(p, in.values).MapIndex(reflect.ValueOf(unistring.String(name))).IsValid()
+	// The probe found the map's type to be exactly this one.
+	values := field(p, in.values)
+	_, built := (*(*map[unistring.String]goja.Value)(unsafe.Pointer(values.UnsafeAddr())))[unistring.String(name)]
+	return built
 }
 
 // factories is the props map of the template t points to.
