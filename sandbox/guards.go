@@ -106,8 +106,8 @@ func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
 //
 // The iterator guards need Array.prototype, arrProto.
 func (g *guard) installStringGuards(str, arrProto *goja.Object) {
-	g.guardProto(str, stringProtoGuards[:])
-	g.installIteratorGuards(str, arrProto)
+	syms := g.guardProto(str, stringProtoGuards[:])
+	g.installIteratorGuards(str, arrProto, syms)
 	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {
 			g.wrapSym(proto, goja.SymReplace, "RegExp.prototype[Symbol.replace]", (*guard).regexpReplace)
@@ -785,29 +785,40 @@ const maxOpenIterators = 10000
 // string iterator. The steps need not exist: a sparse array of length 1e9
 // or a 60 MB string yields them from nothing, and a spread or Array.from
 // collects them all in one native loop that no interrupt reaches.
-func (g *guard) installIteratorGuards(str, arrProto *goja.Object) {
+//
+// syms are String.prototype's own symbol factories (lazyprotos.go), nil
+// when it has none: the string iterators are guarded when goja builds
+// String.prototype[Symbol.iterator], or now.
+func (g *guard) installIteratorGuards(str, arrProto *goja.Object, syms map[*goja.Symbol]factory) {
 	// The iterator prototypes are reached through one iterator each: an
 	// array's from Array.prototype.values (the same function as its
 	// Symbol.iterator, without building the prototype's other symbols),
-	// over Array.prototype itself, an array.
+	// over Array.prototype itself, an array. An arguments object's
+	// Symbol.iterator is that function too, reached without
+	// Array.prototype: the array iterators are guarded now.
 	g.iteratorNext(arrProto.Get("values"), arrProto, "an array iterator")
-	g.iteratorNext(str.GetSymbol(goja.SymIterator), g.vm.ToValue(""), "a string iterator")
+	if !g.lazyStringIterator(str, syms) {
+		g.iteratorNext(str.GetSymbol(goja.SymIterator), g.vm.ToValue(""), "a string iterator")
+	}
 }
 
 // iteratorNext guards next of the prototype of the iterator that f makes
-// of of.
-func (g *guard) iteratorNext(fv, of goja.Value, what string) {
+// of of, and reports whether it did.
+func (g *guard) iteratorNext(fv, of goja.Value, what string) bool {
 	f, ok := goja.AssertFunction(fv)
 	if !ok {
-		return
+		return false
 	}
 	iter, err := f(of)
 	if err != nil {
-		return
+		return false
 	}
 	if o, ok := iter.(*goja.Object); ok && o.Prototype() != nil {
+		n := len(g.wrapped)
 		g.wrap(o.Prototype(), "next", what, (*guard).iteratorStep)
+		return len(g.wrapped) > n
 	}
+	return false
 }
 
 func (g *guard) iteratorStep(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {

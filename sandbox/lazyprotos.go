@@ -82,13 +82,14 @@ type protoLayoutT struct {
 	impls    map[reflect.Type]impl // the templated implementations seen
 	tmplType reflect.Type          // goja.objectTemplate
 	props    []int                 // objectTemplate.props
+	symProps []int                 // objectTemplate.symProps
 	prop     reflect.Type          // goja.valueProperty
 	value    []int                 // valueProperty.value
 }
 
 // impl is where a templated implementation keeps its template and its own
-// properties.
-type impl struct{ tmpl, values []int }
+// properties, named and symbols (nil until goja builds them).
+type impl struct{ tmpl, values, symValues []int }
 
 var protoLayout = sync.OnceValue(probeProtoLayout)
 
@@ -127,7 +128,9 @@ func (lay *protoLayoutT) probeFields(objs []*goja.Object) bool {
 		}
 		tf, ok1 := it.Elem().FieldByName("tmpl")
 		vf, ok2 := it.Elem().FieldByName("values")
-		if !ok1 || !ok2 || tf.Type.Kind() != reflect.Pointer || tf.Type.Elem().Kind() != reflect.Struct ||
+		sf, ok3 := it.Elem().FieldByName("symValues")
+		if !ok1 || !ok2 || !ok3 || sf.Type.Kind() != reflect.Pointer ||
+			tf.Type.Kind() != reflect.Pointer || tf.Type.Elem().Kind() != reflect.Struct ||
 			vf.Type.Kind() != reflect.Map || vf.Type.Key() != keyType || vf.Type.Elem() != valueType {
 			return false
 		}
@@ -136,7 +139,7 @@ func (lay *protoLayoutT) probeFields(objs []*goja.Object) bool {
 		} else if lay.tmplType != tf.Type.Elem() {
 			return false
 		}
-		lay.impls[it] = impl{tmpl: tf.Index, values: vf.Index}
+		lay.impls[it] = impl{tmpl: tf.Index, values: vf.Index, symValues: sf.Index}
 	}
 	pf, ok := lay.tmplType.FieldByName("props")
 	if !ok || pf.Type.Kind() != reflect.Map || pf.Type.Key() != keyType || pf.Type.Elem().Kind() != reflect.Func ||
@@ -144,17 +147,30 @@ func (lay *protoLayoutT) probeFields(objs []*goja.Object) bool {
 		return false
 	}
 	lay.props = pf.Index
+	sp, ok := lay.tmplType.FieldByName("symProps")
+	if !ok || sp.Type.Kind() != reflect.Map || sp.Type.Key() != reflect.TypeOf((*goja.Symbol)(nil)) ||
+		sp.Type.Elem() != pf.Type.Elem() {
+		return false
+	}
+	lay.symProps = sp.Index
 	return true
 }
 
-// probeFactories checks that each guarded method's factory makes an entry
-// holding a function, and finds the entry's value.
+// probeFactories checks that each guarded method's factory, and that of
+// String.prototype[Symbol.iterator], makes an entry holding a function,
+// and finds the entry's value.
 func (lay *protoLayoutT) probeFactories(vm *goja.Runtime, objs []*goja.Object) bool {
 	valueType := reflect.TypeOf((*goja.Value)(nil)).Elem()
 	for i, gs := range [][]protoGuard{stringProtoGuards[:], arrayProtoGuards, functionProtoGuards[:]} {
 		t := lay.factories(lay.template(objs[i]))
+		if i == 0 {
+			gs = append(gs[:len(gs):len(gs)], protoGuard{name: "@@iterator"})
+		}
 		for _, pg := range gs {
 			orig := t[unistring.String(pg.name)]
+			if pg.name == "@@iterator" {
+				orig = lay.symFactories(lay.template(objs[i]))[goja.SymIterator]
+			}
 			if orig == nil {
 				return false
 			}
@@ -187,7 +203,7 @@ func (lay *protoLayoutT) probeSwap(vm *goja.Runtime, objs []*goja.Object) bool {
 	marker := vm.ToValue(func(goja.FunctionCall) goja.Value { return nil })
 	for i, o := range objs {
 		name := [...]string{"concat", "concat", "bind"}[i]
-		t := lay.own(o)
+		t, _ := lay.own(o)
 		if t == nil || lay.has(o, name) {
 			return false
 		}
@@ -200,6 +216,19 @@ func (lay *protoLayoutT) probeSwap(vm *goja.Runtime, objs []*goja.Object) bool {
 		if !o.Get(name).SameAs(marker) {
 			return false
 		}
+	}
+	syms := lay.symFactories(lay.template(objs[0]))
+	inner := syms[goja.SymIterator]
+	if inner == nil || !lay.symbolsUnbuilt(objs[0]) {
+		return false
+	}
+	syms[goja.SymIterator] = func(r *goja.Runtime) goja.Value {
+		p := inner(r)
+		lay.setValue(p, marker)
+		return p
+	}
+	if !objs[0].GetSymbol(goja.SymIterator).SameAs(marker) || lay.symbolsUnbuilt(objs[0]) {
+		return false
 	}
 	check, err := vm.RunString(`(m => {
 		const d = Object.getOwnPropertyDescriptor(String.prototype, "replace");
@@ -255,6 +284,19 @@ func (lay *protoLayoutT) has(o *goja.Object, name string) bool {
 	return built
 }
 
+// symbolsUnbuilt reports whether goja has not built o's own symbols yet.
+func (lay *protoLayoutT) symbolsUnbuilt(o *goja.Object) bool {
+	p := lay.implOf(o)
+	in, ok := lay.impls[p.Type()]
+	return ok && field(p, in.symValues).IsNil()
+}
+
+// symFactories is the symProps map of the template t points to.
+func (lay *protoLayoutT) symFactories(t reflect.Value) map[*goja.Symbol]factory {
+	f := field(t, lay.symProps)
+	return *(*map[*goja.Symbol]factory)(unsafe.Pointer(f.UnsafeAddr()))
+}
+
 // factories is the props map of the template t points to.
 func (lay *protoLayoutT) factories(t reflect.Value) factories {
 	f := field(t, lay.props)
@@ -262,20 +304,23 @@ func (lay *protoLayoutT) factories(t reflect.Value) factories {
 }
 
 // own gives o a template of its own, a copy of its template with a copy of
-// its factories, and returns those factories to change. Nil when o is not
-// a templated object of a known layout.
-func (lay *protoLayoutT) own(o *goja.Object) factories {
+// its factories, and returns those factories to change, named and symbols.
+// Nil when o is not a templated object of a known layout.
+func (lay *protoLayoutT) own(o *goja.Object) (factories, map[*goja.Symbol]factory) {
 	t := lay.template(o)
 	if !t.IsValid() || t.IsNil() {
-		return nil
+		return nil, nil
 	}
 	mine := reflect.New(lay.tmplType)
 	mine.Elem().Set(reflect.NewAt(lay.tmplType, t.UnsafePointer()).Elem())
 	f := field(mine, lay.props)
 	props := (*factories)(unsafe.Pointer(f.UnsafeAddr()))
 	*props = maps.Clone(*props)
+	f = field(mine, lay.symProps)
+	syms := (*map[*goja.Symbol]factory)(unsafe.Pointer(f.UnsafeAddr()))
+	*syms = maps.Clone(*syms)
 	t.Set(reflect.NewAt(lay.tmplType, mine.UnsafePointer()))
-	return *props
+	return *props, *syms
 }
 
 // valueOf is the value of the property entry p.
@@ -288,17 +333,19 @@ func (lay *protoLayoutT) setValue(p, v goja.Value) {
 }
 
 // guardProto guards the methods gs of the prototype o: in its template when
-// the layout is known and goja has built none of them yet, else now.
-func (g *guard) guardProto(o *goja.Object, gs []protoGuard) {
+// the layout is known and goja has built none of them yet, else now. It
+// returns the symbol factories of o's own template, nil when it has none.
+func (g *guard) guardProto(o *goja.Object, gs []protoGuard) map[*goja.Symbol]factory {
 	lay := protoLayout()
 	var t factories
+	var syms map[*goja.Symbol]factory
 	if lay != nil {
 		built := false
 		for i := range gs {
 			built = built || lay.has(o, gs[i].name)
 		}
 		if !built {
-			t = lay.own(o)
+			t, syms = lay.own(o)
 		}
 	}
 	for i := range gs {
@@ -320,4 +367,26 @@ func (g *guard) guardProto(o *goja.Object, gs []protoGuard) {
 			return p
 		}
 	}
+	return syms
+}
+
+// lazyStringIterator guards the string iterators' next when goja builds
+// String.prototype[Symbol.iterator] from syms, String.prototype's own
+// symbol factories: goja builds the iterators' prototype for the first
+// string iterator, and only that function makes one. It reports false when
+// it cannot (the caller guards next now).
+func (g *guard) lazyStringIterator(str *goja.Object, syms map[*goja.Symbol]factory) bool {
+	lay := protoLayout()
+	orig := syms[goja.SymIterator]
+	if orig == nil || !lay.symbolsUnbuilt(str) {
+		return false
+	}
+	syms[goja.SymIterator] = func(r *goja.Runtime) goja.Value {
+		p := orig(r)
+		if !g.iteratorNext(lay.valueOf(p), g.vm.ToValue(""), "a string iterator") {
+			lay.setValue(p, goja.Undefined()) // never an unguarded iterator
+		}
+		return p
+	}
+	return true
 }

@@ -166,3 +166,47 @@ func TestLazyProtoRoutes(t *testing.T) {
 		}
 	}
 }
+
+// stringIterRoutes step a string iterator reached by one route through a
+// string s of 32,768 characters: over the 16,384 steps that protoLimits
+// allow.
+var stringIterRoutes = []protoRoute{
+	{"a spread", `[...s];`},
+	{"for-of", `for (const c of s) {}`},
+	{"Array.from", `Array.from(s);`},
+	{"a Set", `new Set(s);`},
+	{"destructuring", `const [a, ...rest] = s;`},
+	{"a String object", `[...new String(s)];`},
+	{"the symbol called", `const it = s[Symbol.iterator](); while (!it.next().done) {}`},
+	{"the descriptor", `const it = Object.getOwnPropertyDescriptor(String.prototype, Symbol.iterator).value.call(s); while (!it.next().done) {}`},
+	{"the own symbols first", `Object.getOwnPropertySymbols(String.prototype); Reflect.ownKeys(String.prototype); [...s];`},
+	{"a frozen prototype", `Object.freeze(String.prototype); [...s];`},
+	{"kept, then deleted", `const f = String.prototype[Symbol.iterator]; delete String.prototype[Symbol.iterator];
+        const it = f.call(s); while (!it.next().done) {}`},
+	{"the iterators' next, kept", `const next = Object.getPrototypeOf(""[Symbol.iterator]()).next;
+        const it = s[Symbol.iterator](); while (!next.call(it).done) {}`},
+	{"the globals deleted first", `delete globalThis.String; delete globalThis.Symbol; delete globalThis.Array; [...s];`},
+	{"a string passed through Function", `const s2 = Function("return arguments[0]")(s); for (const c of s2) {}`},
+}
+
+// Every route to a string iterator finds its next guarded, though it is
+// guarded only once goja builds String.prototype[Symbol.iterator]. Each
+// script first runs through in a runtime without guards.
+func TestLazyStringIteratorRoutes(t *testing.T) {
+	t.Parallel()
+	k := keyOf(protoLimits())
+	const setUp = `let s = "x"; while (s.length < 20000) s += s;` + "\n"
+	for _, r := range stringIterRoutes {
+		body := "(function () {\n" + setUp + r.code + "\nreturn 1;\n})()"
+		if _, err := goja.New().RunString(body); err != nil {
+			t.Errorf("%s, unguarded: %v", r.name, err)
+			continue
+		}
+		f := newFresh(k, func() {})
+		_, err := f.vm.RunString(body)
+		var e *Error
+		if !errors.As(f.sup.failure(), &e) || e.Kind != ErrResource || !strings.Contains(e.Message, "a string iterator went past") {
+			t.Errorf("%s: err = %v, failure = %v; want the string iterator refused", r.name, err, f.sup.failure())
+		}
+	}
+}
