@@ -273,15 +273,20 @@ func (lay *protoLayoutT) template(o *goja.Object) reflect.Value {
 
 // has reports whether goja already built o's own property name.
 func (lay *protoLayoutT) has(o *goja.Object, name string) bool {
+	_, built := lay.builtOf(o)[unistring.String(name)]
+	return built
+}
+
+// builtOf is o's own properties as goja built them so far; nil when o is
+// not a templated object of a known layout.
+func (lay *protoLayoutT) builtOf(o *goja.Object) map[unistring.String]goja.Value {
 	p := lay.implOf(o)
 	in, ok := lay.impls[p.Type()]
 	if !ok {
-		return true
+		return nil
 	}
 	// The probe found the map's type to be exactly this one.
-	values := field(p, in.values)
-	_, built := (*(*map[unistring.String]goja.Value)(unsafe.Pointer(values.UnsafeAddr())))[unistring.String(name)]
-	return built
+	return *(*map[unistring.String]goja.Value)(unsafe.Pointer(field(p, in.values).UnsafeAddr()))
 }
 
 // symbolsUnbuilt reports whether goja has not built o's own symbols yet.
@@ -340,9 +345,11 @@ func (g *guard) guardProto(o *goja.Object, gs []protoGuard) map[*goja.Symbol]fac
 	var t factories
 	var syms map[*goja.Symbol]factory
 	if lay != nil {
-		built := false
+		values := lay.builtOf(o)
+		built := values == nil
 		for i := range gs {
-			built = built || lay.has(o, gs[i].name)
+			_, b := values[unistring.String(gs[i].name)]
+			built = built || b
 		}
 		if !built {
 			t, syms = lay.own(o)
