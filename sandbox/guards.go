@@ -106,8 +106,8 @@ func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
 //
 // The iterator guards need Array.prototype, arrProto.
 func (g *guard) installStringGuards(str, arrProto *goja.Object) {
-	syms := g.guardProto(str, stringProtoGuards[:])
-	g.installIteratorGuards(str, arrProto, syms)
+	g.guardProto(str, 0)
+	g.installIteratorGuards(str, arrProto)
 	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {
 			g.wrapSym(proto, goja.SymReplace, "RegExp.prototype[Symbol.replace]", (*guard).regexpReplace)
@@ -431,9 +431,9 @@ var typedJoins = [...][2]string{
 // fnProto is Function.prototype, read off a built-in function: the global
 // Function would build the constructor too.
 func (g *guard) installArrayGuards(arrProto, fnProto *goja.Object) {
-	g.guardProto(arrProto, arrayProtoGuards)
+	g.guardProto(arrProto, 1)
 	if fnProto != nil {
-		g.guardProto(fnProto, functionProtoGuards[:])
+		g.guardProto(fnProto, 2)
 	}
 }
 
@@ -786,10 +786,9 @@ const maxOpenIterators = 10000
 // or a 60 MB string yields them from nothing, and a spread or Array.from
 // collects them all in one native loop that no interrupt reaches.
 //
-// syms are String.prototype's own symbol factories (lazyprotos.go), nil
-// when it has none: the string iterators are guarded when goja builds
-// String.prototype[Symbol.iterator], or now.
-func (g *guard) installIteratorGuards(str, arrProto *goja.Object, syms map[*goja.Symbol]factory) {
+// The string iterators are guarded when goja builds
+// String.prototype[Symbol.iterator] (lazyprotos.go), or now.
+func (g *guard) installIteratorGuards(str, arrProto *goja.Object) {
 	// The iterator prototypes are reached through one iterator each: an
 	// array's from Array.prototype.values (the same function as its
 	// Symbol.iterator, without building the prototype's other symbols),
@@ -797,7 +796,7 @@ func (g *guard) installIteratorGuards(str, arrProto *goja.Object, syms map[*goja
 	// Symbol.iterator is that function too, reached without
 	// Array.prototype: the array iterators are guarded now.
 	g.iteratorNext(arrProto.Get("values"), arrProto, "an array iterator")
-	if !g.lazyStringIterator(str, syms) {
+	if !g.lazyStringIterator(str) {
 		g.iteratorNext(str.GetSymbol(goja.SymIterator), g.vm.ToValue(""), "a string iterator")
 	}
 }

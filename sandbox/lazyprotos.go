@@ -3,8 +3,10 @@ package sandbox
 import (
 	"maps"
 	"reflect"
+	"runtime"
 	"sync"
 	"unsafe"
+	"weak"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/unistring"
@@ -316,16 +318,9 @@ func (lay *protoLayoutT) own(o *goja.Object) (factories, map[*goja.Symbol]factor
 	if !t.IsValid() || t.IsNil() {
 		return nil, nil
 	}
-	mine := reflect.New(lay.tmplType)
-	mine.Elem().Set(reflect.NewAt(lay.tmplType, t.UnsafePointer()).Elem())
-	f := field(mine, lay.props)
-	props := (*factories)(unsafe.Pointer(f.UnsafeAddr()))
-	*props = maps.Clone(*props)
-	f = field(mine, lay.symProps)
-	syms := (*map[*goja.Symbol]factory)(unsafe.Pointer(f.UnsafeAddr()))
-	*syms = maps.Clone(*syms)
+	mine, props, syms := lay.copyTemplate(t)
 	t.Set(reflect.NewAt(lay.tmplType, mine.UnsafePointer()))
-	return *props, *syms
+	return props, syms
 }
 
 // valueOf is the value of the property entry p.
@@ -337,63 +332,146 @@ func (lay *protoLayoutT) setValue(p, v goja.Value) {
 	field(reflect.ValueOf(p), lay.value).Set(reflect.ValueOf(&v).Elem())
 }
 
-// guardProto guards the methods gs of the prototype o: in its template when
-// the layout is known and goja has built none of them yet, else now. It
-// returns the symbol factories of o's own template, nil when it has none.
-func (g *guard) guardProto(o *goja.Object, gs []protoGuard) map[*goja.Symbol]factory {
+// copyTemplate is a copy of the template t points to, with copies of its
+// factories, named and symbols, to change.
+func (lay *protoLayoutT) copyTemplate(t reflect.Value) (reflect.Value, factories, map[*goja.Symbol]factory) {
+	mine := reflect.New(lay.tmplType)
+	mine.Elem().Set(reflect.NewAt(lay.tmplType, t.UnsafePointer()).Elem())
+	f := field(mine, lay.props)
+	props := (*factories)(unsafe.Pointer(f.UnsafeAddr()))
+	*props = maps.Clone(*props)
+	f = field(mine, lay.symProps)
+	syms := (*map[*goja.Symbol]factory)(unsafe.Pointer(f.UnsafeAddr()))
+	*syms = maps.Clone(*syms)
+	return mine, *props, *syms
+}
+
+// guardedTemplate is a prototype's template in goja (from) and the copy
+// whose factories guard (to). The copies are the process's, shared by its
+// runtimes: a factory finds the runtime's guard by the runtime it builds
+// for (guardOf).
+type guardedTemplate struct{ from, to unsafe.Pointer }
+
+// protoGuardSets are the guarded methods of String.prototype,
+// Array.prototype and Function.prototype, in that order.
+var protoGuardSets = [3][]protoGuard{stringProtoGuards[:], arrayProtoGuards, functionProtoGuards[:]}
+
+// guardedTemplates are those of String.prototype, Array.prototype and
+// Function.prototype; nil when the layout is not known.
+var guardedTemplates = sync.OnceValue(func() *[3]guardedTemplate {
 	lay := protoLayout()
-	var t factories
-	var syms map[*goja.Symbol]factory
-	if lay != nil {
+	if lay == nil {
+		return nil
+	}
+	vm := goja.New()
+	arr := vm.Get("Array").(*goja.Object)
+	var out [3]guardedTemplate
+	for i, o := range [3]*goja.Object{vm.ToValue("").ToObject(vm).Prototype(), arr.Get("prototype").(*goja.Object), arr.Prototype()} {
+		t := lay.template(o)
+		if !t.IsValid() || t.IsNil() {
+			return nil
+		}
+		mine, props, syms := lay.copyTemplate(t)
+		for j := range protoGuardSets[i] {
+			pg := &protoGuardSets[i][j]
+			props[unistring.String(pg.name)] = lay.guardedMethod(props[unistring.String(pg.name)], pg)
+		}
+		if i == 0 {
+			syms[goja.SymIterator] = lay.guardedStringIterator(syms[goja.SymIterator])
+		}
+		out[i] = guardedTemplate{from: t.UnsafePointer(), to: mine.UnsafePointer()}
+	}
+	return &out
+})
+
+// guardedMethod is the factory of a guarded method: goja's, orig, then the
+// guard in place of the original. Never the original: without the
+// runtime's guard (or if the method were not a function) it is undefined.
+func (lay *protoLayoutT) guardedMethod(orig factory, pg *protoGuard) factory {
+	return func(r *goja.Runtime) goja.Value {
+		p := orig(r)
+		var v goja.Value
+		if g := guardOf(r); g != nil {
+			v = g.wrapValue(lay.valueOf(p), pg.what, pg.f)
+		}
+		if v == nil {
+			v = goja.Undefined()
+		}
+		lay.setValue(p, v)
+		return p
+	}
+}
+
+// guardedStringIterator is the factory of String.prototype[Symbol.iterator]:
+// goja builds the string iterators' prototype for the first string
+// iterator, and only that function makes one, so their next is guarded
+// when it is built. Without the guard the function is undefined.
+func (lay *protoLayoutT) guardedStringIterator(orig factory) factory {
+	return func(r *goja.Runtime) goja.Value {
+		p := orig(r)
+		if g := guardOf(r); g == nil || !g.iteratorNext(lay.valueOf(p), r.ToValue(""), "a string iterator") {
+			lay.setValue(p, goja.Undefined())
+		}
+		return p
+	}
+}
+
+// guardsByRuntime finds a runtime's guard for the shared templates'
+// factories: weak both ways, so that it keeps neither alive, and an entry
+// goes with its runtime. A runtime in use is held by its run, and its guard
+// by the run's fresh.
+var guardsByRuntime sync.Map // weak.Pointer[goja.Runtime] -> weak.Pointer[guard]
+
+func (g *guard) register() {
+	if g.registered {
+		return
+	}
+	g.registered = true
+	k := weak.Make(g.vm)
+	guardsByRuntime.Store(k, weak.Make(g))
+	runtime.AddCleanup(g.vm, func(k weak.Pointer[goja.Runtime]) { guardsByRuntime.Delete(k) }, k)
+}
+
+func guardOf(r *goja.Runtime) *guard {
+	v, ok := guardsByRuntime.Load(weak.Make(r))
+	if !ok {
+		return nil
+	}
+	return v.(weak.Pointer[guard]).Value()
+}
+
+// guardProto guards the methods of the prototype o, protoGuardSets[set]:
+// by giving it the shared guarded template when the layout is known and
+// goja has built none of them yet, else now.
+func (g *guard) guardProto(o *goja.Object, set int) {
+	gs := protoGuardSets[set]
+	if lay, gt := protoLayout(), guardedTemplates(); lay != nil && gt != nil {
 		values := lay.builtOf(o)
 		built := values == nil
 		for i := range gs {
 			_, b := values[unistring.String(gs[i].name)]
 			built = built || b
 		}
-		if !built {
-			t, syms = lay.own(o)
+		if t := lay.template(o); !built && t.IsValid() && t.UnsafePointer() == gt[set].from {
+			g.register()
+			t.Set(reflect.NewAt(lay.tmplType, gt[set].to))
+			return
 		}
 	}
 	for i := range gs {
-		pg := &gs[i]
-		orig := t[unistring.String(pg.name)]
-		if orig == nil {
-			g.wrap(o, pg.name, pg.what, pg.f)
-			continue
-		}
-		t[unistring.String(pg.name)] = func(r *goja.Runtime) goja.Value {
-			p := orig(r)
-			// Never the original: a method that is not a function (none
-			// is) becomes undefined.
-			v := g.wrapValue(lay.valueOf(p), pg.what, pg.f)
-			if v == nil {
-				v = goja.Undefined()
-			}
-			lay.setValue(p, v)
-			return p
-		}
+		g.wrap(o, gs[i].name, gs[i].what, gs[i].f)
 	}
-	return syms
 }
 
-// lazyStringIterator guards the string iterators' next when goja builds
-// String.prototype[Symbol.iterator] from syms, String.prototype's own
-// symbol factories: goja builds the iterators' prototype for the first
-// string iterator, and only that function makes one. It reports false when
-// it cannot (the caller guards next now).
-func (g *guard) lazyStringIterator(str *goja.Object, syms map[*goja.Symbol]factory) bool {
-	lay := protoLayout()
-	orig := syms[goja.SymIterator]
-	if orig == nil || !lay.symbolsUnbuilt(str) {
+// lazyStringIterator reports whether the string iterators will be guarded
+// when goja builds String.prototype[Symbol.iterator] (str has the guarded
+// template and has not built its symbols); if not, the caller guards them
+// now.
+func (g *guard) lazyStringIterator(str *goja.Object) bool {
+	lay, gt := protoLayout(), guardedTemplates()
+	if lay == nil || gt == nil {
 		return false
 	}
-	syms[goja.SymIterator] = func(r *goja.Runtime) goja.Value {
-		p := orig(r)
-		if !g.iteratorNext(lay.valueOf(p), g.vm.ToValue(""), "a string iterator") {
-			lay.setValue(p, goja.Undefined()) // never an unguarded iterator
-		}
-		return p
-	}
-	return true
+	t := lay.template(str)
+	return t.IsValid() && t.UnsafePointer() == gt[0].to && lay.symbolsUnbuilt(str)
 }

@@ -2,9 +2,12 @@ package sandbox
 
 import (
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"weak"
 
 	"github.com/dop251/goja"
 )
@@ -19,12 +22,19 @@ func TestLazyProtosUnbuilt(t *testing.T) {
 	if lay == nil {
 		t.Fatal("goja's templates are not where lazyprotos.go looks: String.prototype, Array.prototype and Function.prototype are guarded eagerly")
 	}
+	gt := guardedTemplates()
+	if gt == nil {
+		t.Fatal("the guarded templates were not made: the prototypes are guarded eagerly")
+	}
 	f := newFresh(keyOf(withDefaults(testLimits())), func() {})
 	arr := f.vm.Get("Array").(*goja.Object)
-	protos := map[*goja.Object][]protoGuard{
-		f.vm.ToValue("").ToObject(f.vm).Prototype(): stringProtoGuards[:],
-		arr.Get("prototype").(*goja.Object):         arrayProtoGuards,
-		arr.Prototype():                             functionProtoGuards[:],
+	objs := [3]*goja.Object{f.vm.ToValue("").ToObject(f.vm).Prototype(), arr.Get("prototype").(*goja.Object), arr.Prototype()}
+	protos := map[*goja.Object][]protoGuard{}
+	for i, o := range objs {
+		protos[o] = protoGuardSets[i]
+		if tmpl := lay.template(o); !tmpl.IsValid() || tmpl.UnsafePointer() != gt[i].to {
+			t.Errorf("the prototype guarding %s has not the guarded template", protoGuardSets[i][0].what)
+		}
 	}
 	if _, err := f.vm.RunString(`"a,b".toUpperCase().indexOf("B"); [1, 2].indexOf(2); (function () {}).call(null);`); err != nil {
 		t.Fatal(err)
@@ -208,5 +218,33 @@ func TestLazyStringIteratorRoutes(t *testing.T) {
 		if !errors.As(f.sup.failure(), &e) || e.Kind != ErrResource || !strings.Contains(e.Message, "a string iterator went past") {
 			t.Errorf("%s: err = %v, failure = %v; want the string iterator refused", r.name, err, f.sup.failure())
 		}
+	}
+}
+
+// A runtime's entry in guardsByRuntime goes with the runtime: the registry
+// keeps neither it nor its guard alive.
+func TestGuardsByRuntimeForgets(t *testing.T) {
+	k := keyOf(withDefaults(testLimits()))
+	var keys []weak.Pointer[goja.Runtime]
+	for range 20 {
+		f := newFresh(k, func() {})
+		if guardOf(f.vm) != f.g {
+			t.Fatal("guardOf does not find a new runtime's guard")
+		}
+		keys = append(keys, weak.Make(f.vm))
+	}
+	left := len(keys)
+	for deadline := time.Now().Add(5 * time.Second); left > 0 && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+		left = 0
+		for _, key := range keys {
+			if _, ok := guardsByRuntime.Load(key); ok {
+				left++
+			}
+		}
+	}
+	if left > 0 {
+		t.Errorf("%d of %d runtimes dropped are still in guardsByRuntime", left, len(keys))
 	}
 }

@@ -475,6 +475,7 @@ type guard struct {
 	ctorTraps   *goja.ProxyTrapConfig          // the guarded constructors' handler
 	lazy        *lazyGlobals                   // the globals guarded on first read (lazyglobals.go)
 	parse       *goja.Callable                 // where installJSON keeps the original JSON.parse
+	registered  bool                           // guardOf finds it (lazyprotos.go)
 
 	maxDepth int
 	joining  []*goja.Object           // the arrays being joined, outermost first
