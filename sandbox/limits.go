@@ -356,9 +356,12 @@ func bufferOf(targets *[len(typedArrays)]*goja.Object) *goja.Object {
 	return nil
 }
 
-// wrappedCount is how many built-ins installGuards wraps, so that
-// guard.wrapped is allocated once.
-const wrappedCount = 40
+// wrappedCount is the room guard.wrapped starts with: the five built-ins
+// installGuards wraps now (RegExp.prototype's three symbols, the array
+// iterators' next, Array.from) and a few of those wrapped when a script
+// first touches them (lazyprotos.go, lazyglobals.go). Most phases touch
+// few; the others grow it.
+const wrappedCount = 12
 
 // jsonLimits configures a JSON.stringify of this runtime: max bytes, the
 // stack limit as its depth.
