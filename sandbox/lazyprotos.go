@@ -20,12 +20,22 @@ import (
 // factory first. Building each guarded original to put a proxy in front of
 // it was a fifth of a runtime's set-up, for methods most phases never call.
 //
-// So the guard goes in the factory instead: each of these prototypes gets a
-// template of its own whose factory for a guarded name builds the original
-// and hands goja the proxy in its place. The original is never stored
-// where the script could reach it: goja keeps what the factory returns.
-// What goja built before the swap (nothing, in a new runtime) is guarded
-// eagerly, as is everything when the layout is not the one expected.
+// So the guard goes in the factory instead: these prototypes get a copy of
+// their template (made once per process, guardedTemplates) whose factory
+// for a guarded name builds the original and hands goja the proxy in its
+// place; the factory finds the runtime's guard by the runtime it builds for
+// (guardOf). The original is never stored where the script could reach it:
+// goja keeps what the factory returns, and a factory without a guard makes
+// the method undefined. String.prototype[Symbol.iterator]'s factory guards
+// the string iterators the same way. What goja built before the swap
+// (nothing, in a new runtime) is guarded eagerly, as is everything when the
+// layout is not the one expected.
+//
+// RegExp.prototype stays guarded eagerly: goja builds it in one piece,
+// not from a template, for a regular expression literal as for the RegExp
+// global, and a literal can come from code compiled at run time (eval,
+// Function). So do the array iterators: an arguments object's
+// Symbol.iterator reaches them without Array.prototype.
 //
 // The template and the property entry are unexported types of goja's;
 // their layout is probed once per process (protoLayout).
@@ -163,7 +173,7 @@ func (lay *protoLayoutT) probeFields(objs []*goja.Object) bool {
 // and finds the entry's value.
 func (lay *protoLayoutT) probeFactories(vm *goja.Runtime, objs []*goja.Object) bool {
 	valueType := reflect.TypeOf((*goja.Value)(nil)).Elem()
-	for i, gs := range [][]protoGuard{stringProtoGuards[:], arrayProtoGuards, functionProtoGuards[:]} {
+	for i, gs := range protoGuardSets {
 		t := lay.factories(lay.template(objs[i]))
 		if i == 0 {
 			gs = append(gs[:len(gs):len(gs)], protoGuard{name: "@@iterator"})
