@@ -101,14 +101,12 @@ func call(orig goja.Callable, this goja.Value, args ...goja.Value) goja.Value {
 }
 
 // installStringGuards guards String.prototype.concat, replace, replaceAll,
-// split and RegExp.prototype[Symbol.replace], [Symbol.split], [Symbol.match].
+// split, repeat, padStart, padEnd (stringProtoGuards, lazyprotos.go) and
+// RegExp.prototype[Symbol.replace], [Symbol.split], [Symbol.match].
 //
 // The iterator guards need Array.prototype, arrProto.
 func (g *guard) installStringGuards(str, arrProto *goja.Object) {
-	g.wrap(str, "concat", "String.prototype.concat", (*guard).concat)
-	g.wrap(str, "replace", "String.prototype.replace", (*guard).stringReplace)
-	g.wrap(str, "replaceAll", "String.prototype.replaceAll", (*guard).stringReplace)
-	g.wrap(str, "split", "String.prototype.split", (*guard).stringSplit)
+	g.guardProto(str, 0)
 	g.installIteratorGuards(str, arrProto)
 	if re, ok := g.vm.Get("RegExp").(*goja.Object); ok {
 		if proto, ok := re.Get("prototype").(*goja.Object); ok {
@@ -426,28 +424,16 @@ var typedJoins = [...][2]string{
 }
 
 // installArrayGuards guards the Array.prototype methods whose result grows
-// with this.length or with their arguments, the depth of nested joins, and
-// bound-function chains.
+// with this.length or with their arguments, the depth of nested joins
+// (arrayProtoGuards, lazyprotos.go), and bound-function chains
+// (functionProtoGuards).
 //
 // fnProto is Function.prototype, read off a built-in function: the global
 // Function would build the constructor too.
 func (g *guard) installArrayGuards(arrProto, fnProto *goja.Object) {
-	for _, m := range lengthGuarded {
-		g.wrap(arrProto, m[0], m[1], (*guard).lengthGuard)
-	}
-	g.wrap(arrProto, "concat", "Array.prototype.concat", (*guard).arrayConcat)
-	g.wrap(arrProto, "flat", "Array.prototype.flat", (*guard).flat)
-	g.wrap(arrProto, "flatMap", "Array.prototype.flatMap", (*guard).flatMap)
-	// join and toLocaleString are the host's (Array.prototype.toString
-	// calls this.join): goja's count neither the elements that are arrays
-	// themselves (Array(100).fill([s]).join() is 100 copies of s) nor the
-	// depth of nesting (a join recursing in Go a million levels deep
-	// overflows the goroutine stack, which ends the process).
-	g.wrap(arrProto, "join", "Array.prototype.join", (*guard).join)
-	g.wrap(arrProto, "toLocaleString", "Array.prototype.toLocaleString", (*guard).join)
+	g.guardProto(arrProto, 1)
 	if fnProto != nil {
-		g.wrap(fnProto, "bind", "Function.prototype.bind", (*guard).bind)
-		g.wrap(fnProto, "apply", "Function.prototype.apply", (*guard).argList1)
+		g.guardProto(fnProto, 2)
 	}
 }
 
@@ -799,29 +785,39 @@ const maxOpenIterators = 10000
 // string iterator. The steps need not exist: a sparse array of length 1e9
 // or a 60 MB string yields them from nothing, and a spread or Array.from
 // collects them all in one native loop that no interrupt reaches.
+//
+// The string iterators are guarded when goja builds
+// String.prototype[Symbol.iterator] (lazyprotos.go), or now.
 func (g *guard) installIteratorGuards(str, arrProto *goja.Object) {
 	// The iterator prototypes are reached through one iterator each: an
 	// array's from Array.prototype.values (the same function as its
 	// Symbol.iterator, without building the prototype's other symbols),
-	// over Array.prototype itself, an array.
+	// over Array.prototype itself, an array. An arguments object's
+	// Symbol.iterator is that function too, reached without
+	// Array.prototype: the array iterators are guarded now.
 	g.iteratorNext(arrProto.Get("values"), arrProto, "an array iterator")
-	g.iteratorNext(str.GetSymbol(goja.SymIterator), g.vm.ToValue(""), "a string iterator")
+	if !g.lazyStringIterator(str) {
+		g.iteratorNext(str.GetSymbol(goja.SymIterator), g.vm.ToValue(""), "a string iterator")
+	}
 }
 
 // iteratorNext guards next of the prototype of the iterator that f makes
-// of of.
-func (g *guard) iteratorNext(fv, of goja.Value, what string) {
+// of of, and reports whether it did.
+func (g *guard) iteratorNext(fv, of goja.Value, what string) bool {
 	f, ok := goja.AssertFunction(fv)
 	if !ok {
-		return
+		return false
 	}
 	iter, err := f(of)
 	if err != nil {
-		return
+		return false
 	}
 	if o, ok := iter.(*goja.Object); ok && o.Prototype() != nil {
+		n := len(g.wrapped)
 		g.wrap(o.Prototype(), "next", what, (*guard).iteratorStep)
+		return len(g.wrapped) > n
 	}
+	return false
 }
 
 func (g *guard) iteratorStep(orig goja.Callable, what string, c goja.FunctionCall) goja.Value {

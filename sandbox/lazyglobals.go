@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/unistring"
 )
 
 // The typed arrays, ArrayBuffer and Reflect are reached through their global
@@ -55,6 +56,10 @@ type tableLayout struct {
 	// turns an accessor into a data property in place.
 	prop                        reflect.Type
 	isAcc, conf, getter, setter []int
+	// The same fields' offsets in the entry, for entries made in a block
+	// (entryAt), and the type of a block of one entry per lazy name.
+	accOff, confOff, getOff, setOff uintptr
+	block                           reflect.Type
 }
 
 var layout = sync.OnceValue(probeLayout)
@@ -84,7 +89,7 @@ func probeLayout() (lay *tableLayout) {
 	}
 	valueType := reflect.TypeOf((*goja.Value)(nil)).Elem()
 	f, ok := impl.Type().Elem().FieldByName("values")
-	if !ok || f.Type.Kind() != reflect.Map || f.Type.Key().Kind() != reflect.String || f.Type.Elem() != valueType {
+	if !ok || f.Type.Kind() != reflect.Map || f.Type.Key() != reflect.TypeOf(unistring.String("")) || f.Type.Elem() != valueType {
 		return nil
 	}
 	lay.global, lay.vals = impl.Type(), f.Index
@@ -112,17 +117,18 @@ func probeLayout() (lay *tableLayout) {
 		return nil
 	}
 	lay.prop = theirs.Type().Elem()
-	field := func(name string, t reflect.Type) []int {
+	field := func(name string, t reflect.Type, off *uintptr) []int {
 		f, found := lay.prop.FieldByName(name)
-		if !found || f.Type != t {
+		if !found || f.Type != t || len(f.Index) != 1 {
 			ok = false
 		}
+		*off = f.Offset
 		return f.Index
 	}
 	boolType, objType := reflect.TypeOf(true), reflect.TypeOf(get)
-	lay.isAcc, lay.conf = field("accessor", boolType), field("configurable", boolType)
-	lay.getter, lay.setter = field("getterFunc", objType), field("setterFunc", objType)
-	if !ok {
+	lay.isAcc, lay.conf = field("accessor", boolType, &lay.accOff), field("configurable", boolType, &lay.confOff)
+	lay.getter, lay.setter = field("getterFunc", objType, &lay.getOff), field("setterFunc", objType, &lay.setOff)
+	if lay.block = reflect.ArrayOf(len(lazyNames), lay.prop); !ok {
 		return nil
 	}
 	ours := lay.entry(get)
@@ -149,15 +155,17 @@ func probeLayout() (lay *tableLayout) {
 // its getter and setter: a pointer to goja's valueProperty.
 func (lay *tableLayout) entry(get *goja.Object) reflect.Value {
 	p := reflect.New(lay.prop)
-	set := func(idx []int, v reflect.Value) {
-		f := p.Elem().FieldByIndex(idx)
-		reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(v)
-	}
-	set(lay.isAcc, reflect.ValueOf(true))
-	set(lay.conf, reflect.ValueOf(true))
-	set(lay.getter, reflect.ValueOf(get))
-	set(lay.setter, reflect.ValueOf(get))
+	lay.entryAt(p.UnsafePointer(), get)
 	return p
+}
+
+// entryAt makes the zero entry at p the accessor entry makes; the probe
+// compares the two with goja's own.
+func (lay *tableLayout) entryAt(p unsafe.Pointer, get *goja.Object) {
+	*(*bool)(unsafe.Add(p, lay.accOff)) = true
+	*(*bool)(unsafe.Add(p, lay.confOff)) = true
+	*(**goja.Object)(unsafe.Add(p, lay.getOff)) = get
+	*(**goja.Object)(unsafe.Add(p, lay.setOff)) = get
 }
 
 // isAccessor reports whether the table entry e (an interface, as a map
@@ -207,17 +215,21 @@ func (g *guard) plantLazyGlobals(global *goja.Object) bool {
 		return false
 	}
 	lz := &lazyGlobals{g: g, lay: lay, global: global, table: lay.values(global), entries: make([]reflect.Value, len(lazyNames)), getters: make([]*goja.Object, len(lazyNames))}
-	for i := range lazyNames {
+	// The entries, and the proxies' handlers, are made in one block each.
+	block := reflect.New(lay.block).UnsafePointer()
+	traps := make([]goja.ProxyTrapConfig, len(lazyNames))
+	// The probe found the table's type to be exactly this one: written as a
+	// Go map, an entry is not checked against goja.Value by reflect.
+	table := *(*map[unistring.String]goja.Value)(unsafe.Pointer(lz.table.UnsafeAddr()))
+	for i, name := range lazyNames {
 		// One function per name serves as getter and setter: a proxy is the
 		// cheapest callable goja makes, and it tells the name by its handler.
-		p := g.vm.NewProxy(g.hasInstance.(*goja.Object), &goja.ProxyTrapConfig{
-			Apply: func(_ *goja.Object, _ goja.Value, args []goja.Value) goja.Value { return lz.access(i, args) },
-		})
-		get := g.vm.ToValue(p).(*goja.Object)
-		lz.entries[i], lz.getters[i] = lay.entry(get), get
-	}
-	for i := range lazyNames {
-		lz.table.SetMapIndex(lay.keys[i], lz.entries[i])
+		traps[i].Apply = func(_ *goja.Object, _ goja.Value, args []goja.Value) goja.Value { return lz.access(i, args) }
+		get := g.vm.ToValue(g.vm.NewProxy(g.hasInstance.(*goja.Object), &traps[i])).(*goja.Object)
+		e := unsafe.Add(block, uintptr(i)*lay.prop.Size())
+		lay.entryAt(e, get)
+		lz.entries[i], lz.getters[i] = reflect.NewAt(lay.prop, e), get
+		table[unistring.String(name)] = lz.entries[i].Interface().(goja.Value)
 	}
 	g.lazy = lz
 	return true

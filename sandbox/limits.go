@@ -260,10 +260,6 @@ func installGuards(vm *goja.Runtime, sup *supervisor, maxHeap uint64, maxDepth i
 		return vm.ToValue(inherits(call.Argument(0), call.This))
 	})
 
-	g.wrap(str, "repeat", "String.prototype.repeat", (*guard).repeat)
-	g.wrap(str, "padStart", "String.prototype.padStart", (*guard).pad)
-	g.wrap(str, "padEnd", "String.prototype.padEnd", (*guard).pad)
-	g.wrap(arrProto, "fill", "Array.prototype.fill", (*guard).fill)
 	g.wrap(arr, "from", "Array.from", (*guard).from)
 	g.installArrayGuards(arrProto, arr.Prototype())
 
@@ -360,9 +356,12 @@ func bufferOf(targets *[len(typedArrays)]*goja.Object) *goja.Object {
 	return nil
 }
 
-// wrappedCount is how many built-ins installGuards wraps, so that
-// guard.wrapped is allocated once.
-const wrappedCount = 40
+// wrappedCount is the room guard.wrapped starts with: the five built-ins
+// installGuards wraps now (RegExp.prototype's three symbols, the array
+// iterators' next, Array.from) and a few of those wrapped when a script
+// first touches them (lazyprotos.go, lazyglobals.go). Most phases touch
+// few; the others grow it.
+const wrappedCount = 12
 
 // jsonLimits configures a JSON.stringify of this runtime: max bytes, the
 // stack limit as its depth.
@@ -479,6 +478,7 @@ type guard struct {
 	ctorTraps   *goja.ProxyTrapConfig          // the guarded constructors' handler
 	lazy        *lazyGlobals                   // the globals guarded on first read (lazyglobals.go)
 	parse       *goja.Callable                 // where installJSON keeps the original JSON.parse
+	registered  bool                           // guardOf finds it (lazyprotos.go)
 
 	maxDepth int
 	joining  []*goja.Object           // the arrays being joined, outermost first
