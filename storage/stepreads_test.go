@@ -1,0 +1,100 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStepReads: the step's one statement reads what WorkflowByID,
+// Schedules and ActiveRunRefs read one by one — the workflow's row, every
+// schedule by handler, only its active runs oldest first, nothing of
+// another workflow — and no workflow is ErrNotFound.
+func TestStepReads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTemp(t)
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	later := now.Add(time.Hour)
+	var wid, other int64
+	if err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		if wid, err = tx.CreateWorkflow(ctx, "w", now); err != nil {
+			return err
+		}
+		if other, err = tx.CreateWorkflow(ctx, "other", now); err != nil {
+			return err
+		}
+		for _, s := range []struct {
+			wf     int64
+			h, typ string
+		}{{wid, "zeta", "consumer"}, {wid, "alpha", "producer"}, {wid, "mid", "consumer"}, {other, "x", "consumer"}} {
+			if err := tx.EnsureSchedule(ctx, s.wf, s.h, s.typ); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetNextRun(ctx, wid, "alpha", &later); err != nil {
+			return err
+		}
+		if err := tx.SetWake(ctx, wid, "zeta", &now); err != nil {
+			return err
+		}
+		if err := tx.MarkUnrun(ctx, wid, "mid"); err != nil {
+			return err
+		}
+		for _, r := range []*Run{
+			{WorkflowID: wid, Handler: "zeta", Status: RunActive},
+			{WorkflowID: wid, Handler: "mid", Status: RunCommitted, ClosedAt: &now},
+			{WorkflowID: other, Handler: "x", Status: RunActive},
+			{WorkflowID: wid, Handler: "mid", Status: RunPausedTransient},
+			{WorkflowID: wid, Handler: "mid", Status: RunActive},
+		} {
+			r.HandlerType, r.ScriptVersion, r.Trigger, r.Phase, r.CreatedAt, r.UpdatedAt = "consumer", 1, "event", PhasePreparing, now, now
+			if _, err := tx.InsertRun(ctx, r); err != nil {
+				return err
+			}
+		}
+		return tx.SetBlock(ctx, wid, "", 0, Block{Kind: "transient", Reason: "down", RunID: 1, RetryAt: &later}, now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q := db.Read()
+	got, err := q.StepReads(ctx, wid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := q.WorkflowByID(ctx, wid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheds, err := q.Schedules(ctx, wid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, err := q.ActiveRunRefs(ctx, wid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.BlockKind == "" || w.RetryAt == nil || len(scheds) != 3 || len(active) != 2 {
+		t.Fatalf("the fixture: %+v, %+v, %+v", w, scheds, active)
+	}
+	if want := (StepReads{Workflow: w, Schedules: scheds, Active: active}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("StepReads =\n%+v %+v %+v\nwant\n%+v %+v %+v", got.Workflow, got.Schedules, got.Active, want.Workflow, want.Schedules, want.Active)
+	}
+	if _, err := q.StepReads(ctx, other+100); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("StepReads of no workflow: %v, want ErrNotFound", err)
+	}
+	// each branch through its index, the runs' from runs_open alone
+	plan, err := queryPlan(ctx, db.r, stepReads, wid)
+	if err != nil || !strings.Contains(strings.Join(plan, "\n"), "COVERING INDEX runs_open") {
+		t.Fatalf("StepReads' plan = %q, %v; want the covering index runs_open", plan, err)
+	}
+	for _, p := range plan {
+		if strings.HasPrefix(p, "SCAN") || strings.Contains(p, "TEMP B-TREE") {
+			t.Fatalf("StepReads' plan = %q: %q", plan, p)
+		}
+	}
+}
