@@ -74,3 +74,53 @@ func (q Q) StepReads(ctx context.Context, id int64) (StepReads, error) {
 	slices.SortFunc(out.Active, func(a, b ActiveRunRef) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
+
+// CallReads is what a new mutation's call is checked against, read in the
+// transaction that writes its in_flight row: the workflow's status and
+// block, and its grants.
+type CallReads struct {
+	Status    WorkflowStatus
+	BlockKind BlockKind
+	Grants    []Grant // by capability and scope
+}
+
+// callReads lines the workflow's status and block kind up in a grant's
+// capability and scope.
+const callReads = `SELECT 0, 0, status, block_kind, '', 0, 0, 0 FROM workflows WHERE id = ?1
+	UNION ALL SELECT 1, id, capability, scope, mode, daily_limit, created_at, updated_at FROM grants WHERE workflow_id = ?1`
+
+// CallReads reads the workflow's status, block and grants in one
+// statement; ErrNotFound when there is no such workflow.
+func (q Q) CallReads(ctx context.Context, workflowID int64) (CallReads, error) {
+	var out CallReads
+	rows, err := q.q.QueryContext(ctx, callReads, workflowID)
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	found := false
+	for rows.Next() {
+		var kind int
+		var g Grant
+		var c, u int64
+		if err := rows.Scan(&kind, &g.ID, &g.Capability, &g.Scope, &g.Mode, &g.DailyLimit, &c, &u); err != nil {
+			return out, err
+		}
+		if kind == 0 {
+			out.Status, out.BlockKind, found = WorkflowStatus(g.Capability), BlockKind(g.Scope), true
+			continue
+		}
+		g.WorkflowID, g.CreatedAt, g.UpdatedAt = workflowID, fromMS(c), fromMS(u)
+		out.Grants = append(out.Grants, g)
+	}
+	if err := rows.Err(); err != nil {
+		return out, err
+	}
+	if !found {
+		return out, ErrNotFound
+	}
+	slices.SortFunc(out.Grants, func(a, b Grant) int {
+		return cmp.Or(cmp.Compare(a.Capability, b.Capability), cmp.Compare(a.Scope, b.Scope))
+	})
+	return out, nil
+}

@@ -98,3 +98,76 @@ func TestStepReads(t *testing.T) {
 		}
 	}
 }
+
+// TestCallReads: a call's one statement reads the workflow's status and
+// block and its grants as WorkflowByID and Grants do, nothing of another
+// workflow's; no workflow is ErrNotFound.
+func TestCallReads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTemp(t)
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	var wid, other int64
+	if err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		if wid, err = tx.CreateWorkflow(ctx, "w", now); err != nil {
+			return err
+		}
+		if other, err = tx.CreateWorkflow(ctx, "other", now); err != nil {
+			return err
+		}
+		if err := tx.SetWorkflowStatus(ctx, wid, "active", "paused", now); err != nil {
+			return err
+		}
+		if err := tx.SetBlock(ctx, wid, "", 0, Block{Kind: "permission", Reason: "asked"}, now); err != nil {
+			return err
+		}
+		for _, g := range []Grant{
+			{WorkflowID: wid, Capability: "http.request", Scope: "b.example", Mode: "ask", DailyLimit: 3},
+			{WorkflowID: other, Capability: "http.request", Mode: "allow"},
+			{WorkflowID: wid, Capability: "http.request", Mode: "allow"},
+			{WorkflowID: wid, Capability: "gate.post", Scope: "x", Mode: "deny"},
+		} {
+			if err := tx.PutGrant(ctx, g, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q := db.Read()
+	got, err := q.CallReads(ctx, wid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := q.WorkflowByID(ctx, wid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants, err := q.Grants(ctx, wid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Status != "paused" || w.BlockKind != "permission" || len(grants) != 3 {
+		t.Fatalf("the fixture: %+v, %+v", w, grants)
+	}
+	if want := (CallReads{Status: w.Status, BlockKind: w.BlockKind, Grants: grants}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("CallReads = %+v, want %+v", got, want)
+	}
+	if got, err := q.CallReads(ctx, other); err != nil || got.Status != "active" || got.BlockKind != "" || len(got.Grants) != 1 {
+		t.Fatalf("CallReads of the other workflow = %+v, %v", got, err)
+	}
+	if _, err := q.CallReads(ctx, other+100); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("CallReads of no workflow: %v, want ErrNotFound", err)
+	}
+	plan, err := queryPlan(ctx, db.r, callReads, wid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan {
+		if strings.HasPrefix(p, "SCAN") || strings.Contains(p, "TEMP B-TREE") {
+			t.Fatalf("CallReads' plan = %q: %q", plan, p)
+		}
+	}
+}
