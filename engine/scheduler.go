@@ -314,24 +314,32 @@ func (e *Engine) snapshotOnce(ctx context.Context, ws *wfState) (w *storage.Work
 		if wk, next, err = e.due(ctx, q, ws, sr, inHand); err != nil || wk == nil || wk.kind != workConsumer {
 			return err
 		}
-		state, err := q.HandlerState(ctx, w.ID, wk.handler)
-		if err != nil {
-			return fmt.Errorf("%w: %w", errReadState, err)
-		}
-		wk.state = &knownState{state: state}
 		sc, err := e.scriptIn(ctx, q, w.ID, w.Version)
 		if err != nil {
 			return err
 		}
-		if c, ok := consumerNamed(sc, wk.handler); ok {
-			var skip map[int64]int64
-			if c.Concurrency > 1 { // claimsOf: only a concurrent consumer's prepare skips them
-				skip = claimed
+		c, ok := consumerNamed(sc, wk.handler)
+		if !ok || len(c.Subscribe) == 0 {
+			state, err := q.HandlerState(ctx, w.ID, wk.handler)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errReadState, err)
 			}
-			// a failed read prefetches nothing: prepare reads for itself
-			if pre, ids, err := prefetchIn(ctx, q, w.ID, c.Subscribe, sandbox.PrefetchDepth, skip); err == nil {
-				wk.state.prefetch, wk.state.pending = pre, ids
-			}
+			wk.state = &knownState{state: state}
+			return nil
+		}
+		var skip map[int64]int64
+		if c.Concurrency > 1 { // claimsOf: only a concurrent consumer's prepare skips them
+			skip = claimed
+		}
+		// the state with the first topic's peek, in one statement
+		state, first, err := q.StateAndPeek(ctx, w.ID, wk.handler, c.Subscribe[0], sandbox.PrefetchDepth, len(skip), skipping(skip))
+		if err != nil {
+			return fmt.Errorf("%w: %w", errReadState, err)
+		}
+		wk.state = &knownState{state: state}
+		// a failed read prefetches nothing: prepare reads for itself
+		if pre, ids, err := prefetchFrom(ctx, q, w.ID, c.Subscribe, first, sandbox.PrefetchDepth, skip); err == nil {
+			wk.state.prefetch, wk.state.pending = pre, ids
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"slices"
 )
 
@@ -123,4 +124,56 @@ func (q Q) CallReads(ctx context.Context, workflowID int64) (CallReads, error) {
 		return cmp.Or(cmp.Compare(a.Capability, b.Capability), cmp.Compare(a.Scope, b.Scope))
 	})
 	return out, nil
+}
+
+// stateAndPeek lines a handler's state up in an event's payload, beside
+// Peek's query; the events' LIMIT is their own, in a subquery.
+const stateAndPeek = `SELECT 0, 0, 0, '', '', state, '', NULL, NULL, 0, 0, 0
+		FROM handler_state WHERE workflow_id = ?1 AND handler = ?2
+	UNION ALL SELECT 1, * FROM (SELECT ` + eventCols + ` FROM events INDEXED BY events_open
+		WHERE workflow_id = ?1 AND topic = ?3 AND status = 'pending' AND reserved_by IS NULL ORDER BY id LIMIT +?4)`
+
+// StateAndPeek reads a consumer's state (nil when it has none), as
+// HandlerState does, and what PeekSkipping finds of a topic, in one
+// statement: the scheduler's step reads both for the consumer it starts.
+func (q Q) StateAndPeek(ctx context.Context, workflowID int64, handler, topic string, limit, skipping int, skip func(id int64) bool) ([]byte, []*Event, error) {
+	rows, err := q.q.QueryContext(ctx, stateAndPeek, workflowID, handler, topic, limit+skipping)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var state []byte
+	var out []*Event
+	for rows.Next() {
+		var kind int
+		var e Event
+		var payload sql.NullString
+		var reservedBy, createdBy sql.NullInt64
+		var created, updated int64
+		if err := rows.Scan(&kind, &e.ID, &e.WorkflowID, &e.Topic, &e.MessageID, &payload, &e.Status, &reservedBy, &createdBy,
+			&e.Attempts, &created, &updated); err != nil {
+			return nil, nil, err
+		}
+		if kind == 0 {
+			if payload.Valid {
+				state = []byte(payload.String)
+			}
+			continue
+		}
+		if skip != nil && skip(e.ID) {
+			continue
+		}
+		e.Payload = json.RawMessage(payload.String)
+		e.ReservedBy, e.CreatedBy = reservedBy.Int64, createdBy.Int64
+		e.CreatedAt, e.UpdatedAt = fromMS(created), fromMS(updated)
+		out = append(out, &e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(out, func(a, b *Event) int { return cmp.Compare(a.ID, b.ID) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return state, out, nil
 }

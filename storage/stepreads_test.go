@@ -171,3 +171,90 @@ func TestCallReads(t *testing.T) {
 		}
 	}
 }
+
+// TestStateAndPeek: the consumer's state and the topic's peek, read in
+// one statement, are what HandlerState and PeekSkipping read: the state
+// or nil, the first limit pending unreserved events of the topic oldest
+// first less those skip names — for a handler with a state and one
+// without, and with nothing to skip.
+func TestStateAndPeek(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTemp(t)
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	var wid int64
+	var ids []int64
+	if err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		if wid, err = tx.CreateWorkflow(ctx, "w", now); err != nil {
+			return err
+		}
+		for _, topic := range []string{"t", "u"} {
+			if err := tx.EnsureTopic(ctx, wid, topic); err != nil {
+				return err
+			}
+		}
+		run := &Run{WorkflowID: wid, Handler: "c", HandlerType: "consumer", ScriptVersion: 1, Trigger: "event",
+			Phase: PhasePreparing, Status: RunActive, CreatedAt: now, UpdatedAt: now}
+		if _, err := tx.InsertRun(ctx, run); err != nil {
+			return err
+		}
+		for i := range 12 {
+			topic := []string{"t", "u", "t"}[i%3]
+			id, err := tx.PublishEvent(ctx, wid, topic, strings.Repeat("m", i+1), []byte(`{"i":1}`), run.ID, nil, now)
+			if err != nil {
+				return err
+			}
+			if topic == "t" {
+				ids = append(ids, id)
+			}
+		}
+		if err := tx.Reserve(ctx, wid, run.ID, ids[1:2], now); err != nil {
+			return err
+		}
+		return tx.SetHandlerState(ctx, wid, "c", []byte(`{"n":7}`), now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q := db.Read()
+	skip := func(id int64) bool { return id == ids[2] || id == ids[5] }
+	for _, c := range []struct {
+		handler         string
+		limit, skipping int
+		skip            func(int64) bool
+	}{{"c", 3, 2, skip}, {"c", 8, 2, skip}, {"none", 2, 0, nil}, {"c", 20, 0, nil}} {
+		state, evs, err := q.StateAndPeek(ctx, wid, c.handler, "t", c.limit, c.skipping, c.skip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantState, err := q.HandlerState(ctx, wid, c.handler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noSkip := c.skip
+		if noSkip == nil {
+			noSkip = func(int64) bool { return false }
+		}
+		want, err := q.PeekSkipping(ctx, wid, "t", c.limit, c.skipping, noSkip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (c.handler == "c") != (wantState != nil) || len(want) == 0 {
+			t.Fatalf("the fixture: state %q, events %d", wantState, len(want))
+		}
+		if !reflect.DeepEqual(state, wantState) || !reflect.DeepEqual(evs, want) {
+			t.Errorf("StateAndPeek(%s, %d, %d) = %q, %v; want %q, %v", c.handler, c.limit, c.skipping, state, evIDs(evs), wantState, evIDs(want))
+		}
+	}
+	if n, err := db.TemporaryBTrees(ctx, stateAndPeek); err != nil || n != 0 {
+		t.Fatalf("StateAndPeek builds %d temporary b-trees, %v; want none", n, err)
+	}
+}
+
+func evIDs(evs []*Event) []int64 {
+	var out []int64
+	for _, e := range evs {
+		out = append(out, e.ID)
+	}
+	return out
+}
