@@ -214,10 +214,10 @@ func (h *host) RegisterInput(ctx context.Context, in sandbox.InputRequest) (stri
 		got.Title = in.Title
 		return strconv.FormatInt(got.ID, 10), nil
 	}
-	existing, err := h.e.db.Read().InputByKey(ctx, h.wf.ID, in.Source, in.Type, in.ID)
+	existing, err := h.e.db.Read().InputIDByKey(ctx, h.wf.ID, in.Source, in.Type, in.ID)
 	if err == nil {
-		h.knowInput(existing.ID)
-		return strconv.FormatInt(existing.ID, 10), nil
+		h.knowInput(existing)
+		return strconv.FormatInt(existing, 10), nil
 	}
 	if err != storage.ErrNotFound {
 		return "", err

@@ -258,3 +258,49 @@ func evIDs(evs []*Event) []int64 {
 	}
 	return out
 }
+
+// TestInputIDByKey: the producer's look-up finds the id InputByKey finds,
+// ErrNotFound for a key not registered, from the key's index alone.
+func TestInputIDByKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTemp(t)
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	var wid int64
+	if err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		if wid, err = tx.CreateWorkflow(ctx, "w", now); err != nil {
+			return err
+		}
+		for i, ext := range []string{"a", "b"} {
+			if err := tx.InsertInput(ctx, &Input{ID: int64(40 + i), WorkflowID: wid, Source: "files", Type: "file", ExternalID: ext, Title: ext, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q := db.Read()
+	for _, ext := range []string{"a", "b"} {
+		in, err := q.InputByKey(ctx, wid, "files", "file", ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, err := q.InputIDByKey(ctx, wid, "files", "file", ext); err != nil || id != in.ID {
+			t.Errorf("InputIDByKey(%s) = %d, %v; want %d", ext, id, err, in.ID)
+		}
+	}
+	for _, k := range [][3]string{{"files", "file", "c"}, {"files", "dir", "a"}, {"mail", "file", "a"}} {
+		if id, err := q.InputIDByKey(ctx, wid, k[0], k[1], k[2]); !errors.Is(err, ErrNotFound) {
+			t.Errorf("InputIDByKey(%v) = %d, %v; want ErrNotFound", k, id, err)
+		}
+	}
+	if _, err := q.InputIDByKey(ctx, wid+1, "files", "file", "a"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another workflow's input found: %v", err)
+	}
+	plan, err := queryPlan(ctx, db.r, inputIDByKey, wid, "files", "file", "a")
+	if err != nil || len(plan) != 1 || !strings.Contains(plan[0], "COVERING INDEX") {
+		t.Fatalf("InputIDByKey's plan = %q, %v; want the key's index alone", plan, err)
+	}
+}
