@@ -335,7 +335,8 @@ func prefetchIn(ctx context.Context, q storage.Q, workflowID int64, topics []str
 }
 
 // prefetchFrom is prefetchIn with the first topic's events read already:
-// first (storage.Q.StateAndPeek reads them with the consumer's state).
+// first (storage.Q.StateAndPeek reads them with the consumer's state: of
+// each, only what is handed on here).
 func prefetchFrom(ctx context.Context, q storage.Q, workflowID int64, topics []string, first []*storage.Event, depth int, skip map[int64]int64) (map[string][]sandbox.Event, pendingIDs, error) {
 	out := make(map[string][]sandbox.Event, len(topics))
 	ids := make(pendingIDs, len(topics))

@@ -127,15 +127,19 @@ func (q Q) CallReads(ctx context.Context, workflowID int64) (CallReads, error) {
 }
 
 // stateAndPeek lines a handler's state up in an event's payload, beside
-// Peek's query; the events' LIMIT is their own, in a subquery.
-const stateAndPeek = `SELECT 0, 0, 0, '', '', state, '', NULL, NULL, 0, 0, 0
-		FROM handler_state WHERE workflow_id = ?1 AND handler = ?2
-	UNION ALL SELECT 1, * FROM (SELECT ` + eventCols + ` FROM events INDEXED BY events_open
+// Peek's query; the events' LIMIT is their own, in a subquery. Of each
+// event it reads what a prepare is handed: every column more is a
+// column read (and, in modernc's SQLite, a lock taken) per row.
+const stateAndPeek = `SELECT 0, 0, '', state, 0 FROM handler_state WHERE workflow_id = ?1 AND handler = ?2
+	UNION ALL SELECT 1, * FROM (SELECT id, message_id, payload, created_at FROM events INDEXED BY events_open
 		WHERE workflow_id = ?1 AND topic = ?3 AND status = 'pending' AND reserved_by IS NULL ORDER BY id LIMIT +?4)`
 
 // StateAndPeek reads a consumer's state (nil when it has none), as
 // HandlerState does, and what PeekSkipping finds of a topic, in one
 // statement: the scheduler's step reads both for the consumer it starts.
+// Its events carry their id, message id, payload and creation time, and
+// nothing else: the step hands them to the prepare (every one found is
+// pending and unreserved, of workflowID and topic).
 func (q Q) StateAndPeek(ctx context.Context, workflowID int64, handler, topic string, limit, skipping int, skip func(id int64) bool) ([]byte, []*Event, error) {
 	rows, err := q.q.QueryContext(ctx, stateAndPeek, workflowID, handler, topic, limit+skipping)
 	if err != nil {
@@ -148,10 +152,8 @@ func (q Q) StateAndPeek(ctx context.Context, workflowID int64, handler, topic st
 		var kind int
 		var e Event
 		var payload sql.NullString
-		var reservedBy, createdBy sql.NullInt64
-		var created, updated int64
-		if err := rows.Scan(&kind, &e.ID, &e.WorkflowID, &e.Topic, &e.MessageID, &payload, &e.Status, &reservedBy, &createdBy,
-			&e.Attempts, &created, &updated); err != nil {
+		var created int64
+		if err := rows.Scan(&kind, &e.ID, &e.MessageID, &payload, &created); err != nil {
 			return nil, nil, err
 		}
 		if kind == 0 {
@@ -163,9 +165,7 @@ func (q Q) StateAndPeek(ctx context.Context, workflowID int64, handler, topic st
 		if skip != nil && skip(e.ID) {
 			continue
 		}
-		e.Payload = json.RawMessage(payload.String)
-		e.ReservedBy, e.CreatedBy = reservedBy.Int64, createdBy.Int64
-		e.CreatedAt, e.UpdatedAt = fromMS(created), fromMS(updated)
+		e.Payload, e.CreatedAt = json.RawMessage(payload.String), fromMS(created)
 		out = append(out, &e)
 	}
 	if err := rows.Err(); err != nil {
