@@ -241,6 +241,94 @@ func TestPauseMeanwhileHoldsTheCall(t *testing.T) {
 	}
 }
 
+// A grant revoked while a run is on its way to its call holds the call:
+// a's call goes out under the grant; b's grant is revoked between b's step
+// and b's call (where its scope is worked out), and b asks instead. The
+// grants are read in the transaction that writes the call's in_flight
+// row: carried from a's check, or from b's step, b's call went out.
+func TestGrantRevokedMeanwhileHoldsTheCall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var b *bundle
+	var revoked atomic.Bool
+	g := &gateConnector{scope: func(id string) string {
+		if id == "b" && !revoked.Swap(true) {
+			if err := b.e.Grant(ctx, "gated", api.GrantView{Capability: "gate.post", Mode: "deny"}); err != nil {
+				t.Error(err)
+			}
+		}
+		return ""
+	}}
+	b = gated(t, g)
+	b.deploy("gated", gateWorkflow(`["a", "b"]`, 1))
+	if err := b.e.Grant(ctx, "gated", api.GrantView{Capability: "gate.post", Mode: "allow"}); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if got := g.made(); strings.Join(got, " ") != "a" {
+		t.Fatalf("calls %v, want a's only: b's grant was revoked before its call", got)
+	}
+	if ids := b.approvals(); len(ids) != 1 {
+		t.Fatalf("approvals %v, want b's call held for the person", ids)
+	}
+}
+
+// pausingGate is the gate connector whose call of an item may do
+// something first (a pause), while the call is under way.
+type pausingGate struct {
+	gateConnector
+	during func(id string)
+}
+
+func (p *pausingGate) Do(ctx context.Context, call connectors.Call) (any, error) {
+	id, _ := call.Params["id"].(string)
+	p.during(id)
+	return p.gateConnector.Do(ctx, call)
+}
+
+// A pause made during one item's call holds the next item: a's call goes
+// out and a parks at its checkpoint; b's run does not start until the
+// workflow is resumed. The step reads the workflow's status afresh each
+// time: carried from a's step, b ran on a paused workflow.
+func TestPauseBetweenItemsHoldsTheNext(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var b *bundle
+	var paused atomic.Bool
+	g := &pausingGate{gateConnector: gateConnector{scope: func(string) string { return "" }}, during: func(id string) {
+		if id == "a" && !paused.Swap(true) {
+			if err := b.e.Pause(ctx, "gated"); err != nil {
+				t.Error(err)
+			}
+		}
+	}}
+	b = gated(t, g)
+	b.deploy("gated", gateWorkflow(`["a", "b"]`, 1))
+	if err := b.e.Grant(ctx, "gated", api.GrantView{Capability: "gate.post", Mode: "allow"}); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if got := g.made(); strings.Join(got, " ") != "a" {
+		t.Fatalf("calls %v, want a's only: the workflow was paused during it", got)
+	}
+	var items []api.RunView // the consumer's runs for an item: not its deploy's
+	for _, r := range b.runs("gated") {
+		if r.Handler == "push" && r.Trigger == "event" {
+			items = append(items, r)
+		}
+	}
+	if len(items) != 1 {
+		t.Fatalf("the consumer's runs %+v on a paused workflow, want a's one", items)
+	}
+	if err := b.e.Resume(ctx, "gated"); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	if got := g.made(); strings.Join(got, " ") != "a b" {
+		t.Errorf("calls %v after the resume, want a's and b's", got)
+	}
+}
+
 // uncertainGate is the gate connector whose call's outcome is unknown and
 // whose check of it waits for the test.
 type uncertainGate struct {

@@ -214,10 +214,10 @@ func (h *host) RegisterInput(ctx context.Context, in sandbox.InputRequest) (stri
 		got.Title = in.Title
 		return strconv.FormatInt(got.ID, 10), nil
 	}
-	existing, err := h.e.db.Read().InputByKey(ctx, h.wf.ID, in.Source, in.Type, in.ID)
+	existing, err := h.e.db.Read().InputIDByKey(ctx, h.wf.ID, in.Source, in.Type, in.ID)
 	if err == nil {
-		h.knowInput(existing.ID)
-		return strconv.FormatInt(existing.ID, 10), nil
+		h.knowInput(existing)
+		return strconv.FormatInt(existing, 10), nil
 	}
 	if err != storage.ErrNotFound {
 		return "", err
@@ -299,7 +299,15 @@ func pendingIn(ctx context.Context, q storage.Q, workflowID int64, topic string,
 	}
 	// most of the events skip holds are reserved already, which the read
 	// passes over: it stops at limit others, not at limit+len(skip) rows
-	return q.PeekSkipping(ctx, workflowID, topic, limit, len(skip), func(id int64) bool { _, ok := skip[id]; return ok })
+	return q.PeekSkipping(ctx, workflowID, topic, limit, len(skip), skipping(skip))
+}
+
+// skipping is skip as the storage's peeks take it; nil when it is empty.
+func skipping(skip map[int64]int64) func(id int64) bool {
+	if len(skip) == 0 {
+		return nil
+	}
+	return func(id int64) bool { _, ok := skip[id]; return ok }
 }
 
 // Prefetch is what the consumer's peeks would find now, for its prepare
@@ -316,12 +324,29 @@ func (h *host) Prefetch(ctx context.Context, depth int) (map[string][]sandbox.Ev
 // prefetchIn is what peeks of depth events of each topic find through q,
 // and the ids of those events, by topic and message id.
 func prefetchIn(ctx context.Context, q storage.Q, workflowID int64, topics []string, depth int, skip map[int64]int64) (map[string][]sandbox.Event, pendingIDs, error) {
+	var first []*storage.Event
+	if len(topics) > 0 {
+		var err error
+		if first, err = pendingIn(ctx, q, workflowID, topics[0], depth, skip); err != nil {
+			return nil, nil, err
+		}
+	}
+	return prefetchFrom(ctx, q, workflowID, topics, first, depth, skip)
+}
+
+// prefetchFrom is prefetchIn with the first topic's events read already:
+// first (storage.Q.StateAndPeek reads them with the consumer's state: of
+// each, only what is handed on here).
+func prefetchFrom(ctx context.Context, q storage.Q, workflowID int64, topics []string, first []*storage.Event, depth int, skip map[int64]int64) (map[string][]sandbox.Event, pendingIDs, error) {
 	out := make(map[string][]sandbox.Event, len(topics))
 	ids := make(pendingIDs, len(topics))
-	for _, t := range topics {
-		evs, err := pendingIn(ctx, q, workflowID, t, depth, skip)
-		if err != nil {
-			return nil, nil, err
+	for i, t := range topics {
+		evs := first
+		if i > 0 {
+			var err error
+			if evs, err = pendingIn(ctx, q, workflowID, t, depth, skip); err != nil {
+				return nil, nil, err
+			}
 		}
 		out[t] = scriptEvents(evs)
 		ids[t] = make(map[string]int64, len(evs))

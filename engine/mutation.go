@@ -89,15 +89,16 @@ var errNotNow = errors.New("the workflow is paused or waits on another run")
 
 // mayCall decides cc inside the transaction q reads: nil lets the call go
 // out; errNotNow or an *askError hold it back.
+// The status, the block and the grants are read in one statement.
 func (e *Engine) mayCall(ctx context.Context, q storage.Q, w *storage.Workflow, cc *callCheck) error {
-	cur, err := q.WorkflowByID(ctx, w.ID)
+	cur, err := q.CallReads(ctx, w.ID)
 	if err != nil {
 		return err
 	}
 	if cur.Status != WorkflowActive || cc.inHand && cur.BlockKind != BlockNone {
 		return errNotNow
 	}
-	mode, reason, err := e.decide(ctx, q, w, cc.capability, cc.scope)
+	mode, reason, err := e.decideWith(ctx, q, w, cur.Grants, cc.capability, cc.scope)
 	if err != nil {
 		return err
 	}

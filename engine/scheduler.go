@@ -202,7 +202,15 @@ func (e *Engine) NextDue(ctx context.Context) (*time.Time, error) {
 	var best *time.Time
 	for _, w := range wfs {
 		ws := e.state(w.ID)
-		_, next, err := e.due(ctx, e.db.Read(), ws, w, ws.hand.now())
+		inHand := ws.hand.now()
+		sr, err := e.db.Read().StepReads(ctx, w.ID)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue // removed since the list was read
+		}
+		if err != nil {
+			return nil, err
+		}
+		_, next, err := e.due(ctx, e.db.Read(), ws, sr, inHand)
 		if err != nil {
 			return nil, err
 		}
@@ -291,35 +299,47 @@ func (e *Engine) snapshotOnce(ctx context.Context, ws *wfState) (w *storage.Work
 	inHand := ws.hand.now()      // before the snapshot: see hand.now
 	claimed := ws.hand.claimed() // and hand.claimed
 	err = e.db.ReadLatest(ctx, func(q storage.Q) error {
-		var err error
-		if w, err = q.WorkflowByID(ctx, ws.id); err != nil || w.Status != WorkflowActive {
+		// the workflow, its schedules and its active runs: one statement
+		sr, err := q.StepReads(ctx, ws.id)
+		if err != nil {
 			return err
+		}
+		if w = sr.Workflow; w.Status != WorkflowActive {
+			return nil
 		}
 		if !e.scriptLoaded(w.ID, w.Version) {
 			// loading compiles the script: not while every write waits
 			return scriptNotLoaded{w.Version}
 		}
-		if wk, next, err = e.due(ctx, q, ws, w, inHand); err != nil || wk == nil || wk.kind != workConsumer {
+		if wk, next, err = e.due(ctx, q, ws, sr, inHand); err != nil || wk == nil || wk.kind != workConsumer {
 			return err
 		}
-		state, err := q.HandlerState(ctx, w.ID, wk.handler)
-		if err != nil {
-			return fmt.Errorf("%w: %w", errReadState, err)
-		}
-		wk.state = &knownState{state: state}
 		sc, err := e.scriptIn(ctx, q, w.ID, w.Version)
 		if err != nil {
 			return err
 		}
-		if c, ok := consumerNamed(sc, wk.handler); ok {
-			var skip map[int64]int64
-			if c.Concurrency > 1 { // claimsOf: only a concurrent consumer's prepare skips them
-				skip = claimed
+		c, ok := consumerNamed(sc, wk.handler)
+		if !ok || len(c.Subscribe) == 0 {
+			state, err := q.HandlerState(ctx, w.ID, wk.handler)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errReadState, err)
 			}
-			// a failed read prefetches nothing: prepare reads for itself
-			if pre, ids, err := prefetchIn(ctx, q, w.ID, c.Subscribe, sandbox.PrefetchDepth, skip); err == nil {
-				wk.state.prefetch, wk.state.pending = pre, ids
-			}
+			wk.state = &knownState{state: state}
+			return nil
+		}
+		var skip map[int64]int64
+		if c.Concurrency > 1 { // claimsOf: only a concurrent consumer's prepare skips them
+			skip = claimed
+		}
+		// the state with the first topic's peek, in one statement
+		state, first, err := q.StateAndPeek(ctx, w.ID, wk.handler, c.Subscribe[0], sandbox.PrefetchDepth, len(skip), skipping(skip))
+		if err != nil {
+			return fmt.Errorf("%w: %w", errReadState, err)
+		}
+		wk.state = &knownState{state: state}
+		// a failed read prefetches nothing: prepare reads for itself
+		if pre, ids, err := prefetchFrom(ctx, q, w.ID, c.Subscribe, first, sandbox.PrefetchDepth, skip); err == nil {
+			wk.state.prefetch, wk.state.pending = pre, ids
 		}
 		return nil
 	})
@@ -332,14 +352,13 @@ func (e *Engine) snapshotOnce(ctx context.Context, ws *wfState) (w *storage.Work
 // due decides what, if anything, is due now (chapter 16 "Scheduler Logic"):
 // a run to continue first, then whatever ends a block, then consumers
 // (oldest pending event first), then producers.
-// Its reads go through q; inHand is the runs under way in goroutines of
-// their own (concurrent.go), taken before q's snapshot.
-func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.Workflow, inHand map[int64]bool) (*work, *time.Time, error) {
+// It decides on sr, the workflow, its schedules and active runs read in
+// q's snapshot, and reads anything more through q; inHand is the runs
+// under way in goroutines of their own (concurrent.go), taken before q's
+// snapshot.
+func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, sr storage.StepReads, inHand map[int64]bool) (*work, *time.Time, error) {
 	now := e.now()
-	active, err := q.ActiveRunRefs(ctx, w.ID)
-	if err != nil {
-		return nil, nil, err
-	}
+	w, active := sr.Workflow, sr.Active
 	for _, ref := range active {
 		if inHand[ref.ID] {
 			continue // concurrent.go: under way in its own goroutine
@@ -400,12 +419,8 @@ func (e *Engine) due(ctx context.Context, q storage.Q, ws *wfState, w *storage.W
 	if err != nil {
 		return nil, nil, err
 	}
-	scheds, err := q.Schedules(ctx, w.ID)
-	if err != nil {
-		return nil, nil, err
-	}
 	byName := map[string]storage.Schedule{}
-	for _, s := range scheds {
+	for _, s := range sr.Schedules {
 		byName[s.Handler] = s
 	}
 	var next *time.Time

@@ -19,8 +19,12 @@ import (
 // here, and one that takes some off lowers the budget. Before the step's
 // snapshot read on the writer connection (storage.ReadLatest) an item took
 // 30.3; then 28.3; with the applied outcome and the run's commit written
-// in one update of the run (ledger.RecordOutcomeUnwritten), 27.3.
-const statementsPerItemBudget = 27.5
+// in one update of the run (ledger.RecordOutcomeUnwritten), 27.3; with
+// the step's workflow, schedules and active runs read in one statement
+// (storage.StepReads), the call's status, block and grants in one
+// (CallReads) and the consumer's state with its peek in one
+// (StateAndPeek), 23.2.
+const statementsPerItemBudget = 23.5
 
 // bTreesPerItemBudget: the temporary b-trees an item's statements build
 // (storage.DB.TemporaryBTrees, by EXPLAIN): each IN over three or more

@@ -27,6 +27,17 @@ func (q Q) InputByKey(ctx context.Context, workflowID int64, source, typ, extern
 		WHERE workflow_id = ? AND source = ? AND type = ? AND external_id = ?`, workflowID, source, typ, externalID))
 }
 
+// InputIDByKey finds the id of an input by its natural key, or
+// ErrNotFound: a producer's registerInput asks it of every item, and the
+// key's unique index holds the id, so no row of inputs is read.
+func (q Q) InputIDByKey(ctx context.Context, workflowID int64, source, typ, externalID string) (int64, error) {
+	var id int64
+	err := q.q.QueryRowContext(ctx, inputIDByKey, workflowID, source, typ, externalID).Scan(&id)
+	return id, notFound(err)
+}
+
+const inputIDByKey = `SELECT id FROM inputs WHERE workflow_id = ? AND source = ? AND type = ? AND external_id = ?`
+
 // InputByID returns one input, or ErrNotFound.
 func (q Q) InputByID(ctx context.Context, id int64) (*Input, error) {
 	return scanInput(q.q.QueryRowContext(ctx, `SELECT `+inputCols+` FROM inputs WHERE id = ?`, id))
