@@ -60,7 +60,9 @@ func BenchmarkItemReads(b *testing.B) {
 		if _, err := q.Grants(ctx, wf); err != nil {
 			return err
 		}
-		_, err := q.InputByKey(ctx, wf, "bench", "item", "1")
+		// the input's whole row by its key, as registerInput read it
+		_, err := scanInput(q.q.QueryRowContext(ctx, `SELECT `+inputCols+` FROM inputs
+			WHERE workflow_id = ? AND source = ? AND type = ? AND external_id = ?`, wf, "bench", "item", "1"))
 		return err
 	}
 	merged := func(q Q) error {

@@ -21,12 +21,6 @@ func scanInput(row interface{ Scan(...any) error }) (*Input, error) {
 	return &in, nil
 }
 
-// InputByKey finds an input by its natural key, or ErrNotFound.
-func (q Q) InputByKey(ctx context.Context, workflowID int64, source, typ, externalID string) (*Input, error) {
-	return scanInput(q.q.QueryRowContext(ctx, `SELECT `+inputCols+` FROM inputs
-		WHERE workflow_id = ? AND source = ? AND type = ? AND external_id = ?`, workflowID, source, typ, externalID))
-}
-
 // InputIDByKey finds the id of an input by its natural key, or
 // ErrNotFound: a producer's registerInput asks it of every item, and the
 // key's unique index holds the id, so no row of inputs is read.

@@ -137,9 +137,9 @@ const stateAndPeek = `SELECT 0, 0, '', state, 0 FROM handler_state WHERE workflo
 // StateAndPeek reads a consumer's state (nil when it has none), as
 // HandlerState does, and what PeekSkipping finds of a topic, in one
 // statement: the scheduler's step reads both for the consumer it starts.
-// Its events carry their id, message id, payload and creation time, and
-// nothing else: the step hands them to the prepare (every one found is
-// pending and unreserved, of workflowID and topic).
+// Of each event it reads the id, message id, payload and creation time,
+// what the step hands to the prepare; the workflow, topic and status are
+// those the query asks for (pending and unreserved), not read.
 func (q Q) StateAndPeek(ctx context.Context, workflowID int64, handler, topic string, limit, skipping int, skip func(id int64) bool) ([]byte, []*Event, error) {
 	rows, err := q.q.QueryContext(ctx, stateAndPeek, workflowID, handler, topic, limit+skipping)
 	if err != nil {
@@ -165,6 +165,7 @@ func (q Q) StateAndPeek(ctx context.Context, workflowID int64, handler, topic st
 		if skip != nil && skip(e.ID) {
 			continue
 		}
+		e.WorkflowID, e.Topic, e.Status = workflowID, topic, EventPending
 		e.Payload, e.CreatedAt = json.RawMessage(payload.String), fromMS(created)
 		out = append(out, &e)
 	}
