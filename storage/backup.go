@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -45,7 +44,7 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 			os.Remove(path)
 		}
 	}()
-	c, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=busy_timeout(10000)")
+	c, err := openSQL("file:"+dbPath+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
@@ -66,7 +65,7 @@ func CheckBackup(ctx context.Context, path string) (int, error) {
 	if err := userpath.Check("backup", path); err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}
-	c, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	c, err := openSQL("file:"+path+"?mode=ro")
 	if err != nil {
 		return 0, fmt.Errorf("storage: %s: %w", path, err)
 	}
@@ -140,7 +139,7 @@ func Restore(ctx context.Context, from, path string) error {
 }
 
 func checkpoint(ctx context.Context, path string) error {
-	c, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	c, err := openSQL("file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
@@ -215,7 +214,7 @@ func FileVersion(ctx context.Context, path string) (int, error) {
 	if err := userpath.Check("database", path); err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}
-	c, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	c, err := openSQL("file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}

@@ -131,7 +131,7 @@ func dsn(path string, writer bool) string {
 }
 
 func (db *DB) open(ctx context.Context) error {
-	w, err := sql.Open("sqlite", dsn(db.path, true))
+	w, err := openSQL(dsn(db.path, true))
 	if err != nil {
 		return fmt.Errorf("storage: open %s: %w", db.path, err)
 	}
@@ -146,7 +146,7 @@ func (db *DB) open(ctx context.Context) error {
 	if mode != "wal" {
 		return fmt.Errorf("storage: %s: journal mode is %q, want wal", db.path, mode)
 	}
-	r, err := sql.Open("sqlite", dsn(db.path, false))
+	r, err := openSQL(dsn(db.path, false))
 	if err != nil {
 		return fmt.Errorf("storage: open %s: %w", db.path, err)
 	}
