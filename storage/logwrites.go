@@ -20,7 +20,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -54,8 +53,6 @@ var (
 
 	// logWrite is the real write of a log's bytes; a test may fail it
 	logWrite = callWrite
-	// logWrites counts the writes that reached a log, for tests
-	logWrites atomic.Int64
 )
 
 // logFile is one open log's buffer: n bytes at buf, for offset off.
@@ -148,7 +145,6 @@ func (l *logFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 	}
 	n := l.n
 	l.n, l.ends = 0, false
-	logWrites.Add(1)
 	return logWrite(tls, l.real, pFile, l.buf, int32(n), l.off)
 }
 
@@ -161,7 +157,6 @@ func logWriteAt(tls *libc.TLS, pFile uintptr, z uintptr, amt int32, off int64) i
 		}
 	}
 	if size > gatherMax {
-		logWrites.Add(1)
 		return logWrite(tls, l.real, pFile, z, amt, off)
 	}
 	if l.n+size > l.cap {
@@ -172,7 +167,6 @@ func logWriteAt(tls *libc.TLS, pFile uintptr, z uintptr, amt int32, off int64) i
 			if rc := l.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 				return rc
 			}
-			logWrites.Add(1)
 			return logWrite(tls, l.real, pFile, z, amt, off)
 		}
 		l.buf, l.cap = p, c
