@@ -186,9 +186,16 @@ func logWriteAt(tls *libc.TLS, pFile uintptr, z uintptr, amt int32, off int64) i
 	return sqlite3.SQLITE_OK
 }
 
-func logRead(tls *libc.TLS, pFile uintptr, z uintptr, amt int32, off int64) int32 {
+// flushed is the open log at pFile with its buffer written: what any
+// method but a write does first.
+func flushed(tls *libc.TLS, pFile uintptr) (*logFile, int32) {
 	l := logOf(pFile)
-	if rc := l.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	return l, l.flush(tls, pFile)
+}
+
+func logRead(tls *libc.TLS, pFile uintptr, z uintptr, amt int32, off int64) int32 {
+	l, rc := flushed(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
 	fn := methods(l.real).FxRead
@@ -196,8 +203,8 @@ func logRead(tls *libc.TLS, pFile uintptr, z uintptr, amt int32, off int64) int3
 }
 
 func logTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
-	l := logOf(pFile)
-	if rc := l.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	l, rc := flushed(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
 	fn := methods(l.real).FxTruncate
@@ -205,8 +212,8 @@ func logTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
 }
 
 func logSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
-	l := logOf(pFile)
-	if rc := l.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	l, rc := flushed(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
 	fn := methods(l.real).FxSync
@@ -214,8 +221,8 @@ func logSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
 }
 
 func logFileSize(tls *libc.TLS, pFile uintptr, pSize uintptr) int32 {
-	l := logOf(pFile)
-	if rc := l.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	l, rc := flushed(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
 	fn := methods(l.real).FxFileSize
@@ -223,8 +230,8 @@ func logFileSize(tls *libc.TLS, pFile uintptr, pSize uintptr) int32 {
 }
 
 func logFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 {
-	l := logOf(pFile)
-	if rc := l.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	l, rc := flushed(tls, pFile)
+	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
 	fn := methods(l.real).FxFileControl
