@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -34,14 +35,14 @@ func TestOpen(t *testing.T) {
 		db2.Close()
 	})
 
-	t.Run("the database runs in WAL with synchronous NORMAL and foreign keys on", func(t *testing.T) {
+	t.Run("a new database runs in WAL with synchronous NORMAL, foreign keys on and keep's page size", func(t *testing.T) {
 		t.Parallel()
 		db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "foreign_keys": "1"} {
+		for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "foreign_keys": "1", "page_size": strconv.Itoa(pageSize)} {
 			var got string
 			if err := db.wc.conn.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
 				t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)

@@ -169,7 +169,7 @@ func TestTheWriterCheckpointsAfterTheEffects(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if max := int64(checkpointPages+100) * (4096 + 24); walSize() > max {
+		if max := int64(checkpointPages+100) * (pageSize + 24); walSize() > max {
 			t.Fatalf("the log is %d bytes after %d pages written, want at most %d: nothing checkpointed it", walSize(), 3*checkpointPages, max)
 		}
 	})

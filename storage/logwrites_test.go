@@ -61,7 +61,7 @@ func TestLogWritesGathered(t *testing.T) {
 	if len(*seen) != 1 {
 		t.Fatalf("the commit reached the log in %d writes (%v), want one", len(*seen), *seen)
 	}
-	const frame = frameHeader + 4096
+	const frame = frameHeader + pageSize
 	if n := (*seen)[0]; n%frame != 0 || n/frame < 5 {
 		t.Fatalf("the write holds %d bytes: want five frames of %d bytes or more", n, frame)
 	}

@@ -358,14 +358,25 @@ func (db *DB) vacuum(ctx context.Context, rep *GCReport) (int64, error) {
 
 // size is the database file's size in bytes (pages in use and free).
 func (db *DB) size(ctx context.Context) (int64, error) {
-	var pages, size int64
+	var pages int64
 	if err := db.r.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
 		return 0, fmt.Errorf("storage: size: %w", err)
 	}
-	if err := db.r.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
-		return 0, fmt.Errorf("storage: size: %w", err)
+	size, err := db.PageSize(ctx)
+	if err != nil {
+		return 0, err
 	}
 	return pages * size, nil
+}
+
+// PageSize is the size in bytes of the database's pages, fixed when its
+// file was made (pageSize, or SQLite's default before keep chose one).
+func (db *DB) PageSize(ctx context.Context) (int64, error) {
+	var size int64
+	if err := db.r.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
+		return 0, fmt.Errorf("storage: page size: %w", err)
+	}
+	return size, nil
 }
 
 // Size is the database's size in bytes.

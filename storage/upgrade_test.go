@@ -101,6 +101,11 @@ func TestUpgrade(t *testing.T) {
 		if err := db.r.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
 			t.Fatalf("integrity_check = %q (%v)", check, err)
 		}
+		// made before keep chose its page size: it keeps the one it has
+		var size int
+		if err := db.r.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil || size != 4096 || size == pageSize {
+			t.Fatalf("page_size = %d (%v), want the fixture's 4096", size, err)
+		}
 	})
 
 	t.Run("the upgraded database refuses a binary that knows fewer migrations", func(t *testing.T) {
