@@ -292,7 +292,7 @@ func (r *Results) Table(w io.Writer) {
 	row("floor_commits_per_s", f1(r.FloorCommitsPerS), "(raw SQLite, synchronous=FULL)", nil)
 	row("commits_per_run", fmt.Sprintf("%.2f", r.CommitsPerRun), "(source: "+r.CommitsPerRunSource+")", nil)
 	row("synced_commits_per_run", fmt.Sprintf("%.2f", r.SyncedCommitsPerRun), "(the in_flight row's: the others ride on it)", nil)
-	row("wal_frames_per_run", fmt.Sprintf("%.1f", r.FramesPerRun), "(4 KiB pages written per run)", nil)
+	row("wal_frames_per_run", fmt.Sprintf("%.1f", r.FramesPerRun), "(pages written to the log per run, 2 KiB each)", nil)
 	// reported, not judged: one fsync's rate over two seconds measures the
 	// disk's neighbours as much as keep (issue 40); speed is judged side by
 	// side, against Node-RED below and against the commit before a change
