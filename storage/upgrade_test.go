@@ -102,9 +102,8 @@ func TestUpgrade(t *testing.T) {
 			t.Fatalf("integrity_check = %q (%v)", check, err)
 		}
 		// made before keep chose its page size: it keeps the one it has
-		var size int
-		if err := db.r.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil || size != 4096 || size == pageSize {
-			t.Fatalf("page_size = %d (%v), want the fixture's 4096", size, err)
+		if size, err := db.PageSize(ctx); err != nil || size != 4096 || size == pageSize {
+			t.Fatalf("page size = %d (%v), want the fixture's 4096", size, err)
 		}
 	})
 
