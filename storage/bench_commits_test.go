@@ -33,8 +33,8 @@ func BenchmarkItemCommits(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
-	var size int
-	if err := db.r.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
+	size, err := db.PageSize(ctx)
+	if err != nil {
 		b.Fatal(err)
 	}
 	pages, cpu := db.PagesWritten(), cpuTime(b)
