@@ -127,14 +127,14 @@ func (e *Engine) handOff(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	fn func(ctx context.Context, w *storage.Workflow) error) {
 	own := *w
 	ws.hand.take(run.ID, events)
-	go func() {
+	sandbox.Go(func() {
 		defer ws.poke()
 		defer ws.hand.drop(run.ID)
 		if err := fn(ctx, &own); err != nil && ctx.Err() == nil {
 			e.log.Error("concurrent run failed", "workflow", ws.id, "run", run.ID, "err", err)
 			e.internalBlock(ctx, ws.id, err)
 		}
-	}()
+	})
 }
 
 // activeOf counts the active runs of a handler.

@@ -50,7 +50,7 @@ func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sand
 	if st != nil {
 		p.pending = st.pending
 	}
-	go func() {
+	sandbox.Go(func() {
 		if st == nil {
 			state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)
 			if err != nil {
@@ -74,7 +74,7 @@ func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sand
 				}
 				close(p.done)
 			})
-	}()
+	})
 	return p
 }
 
@@ -101,11 +101,11 @@ func (e *Engine) startMutate(ctx context.Context, w *storage.Workflow, sc *sandb
 	m := &earlyMutate{done: make(chan struct{}), tr: e.newTrace()}
 	h := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: m.tr}
 	inv := e.invocation(c.Name, sandbox.PhaseMutate, h, nil, run.PrepareResult, nil)
-	go func() {
+	sandbox.Go(func() {
 		defer close(m.done)
 		defer e.phaseSlot(ctx, w.ID, c)()
 		m.out, m.err = sc.Run(ctx, inv)
-	}()
+	})
 	return m
 }
 
@@ -169,11 +169,11 @@ func (e *Engine) startNext(ctx context.Context, w *storage.Workflow, run *storag
 		h: &host{e: e, wf: w, phase: sandbox.PhaseNext, publishes: c.Publishes, tr: e.newTrace()}}
 	inv := e.invocation(c.Name, sandbox.PhaseNext, n.h, nil, run.PrepareResult, mres)
 	earlyNexts.Store(run, n)
-	go func() {
+	sandbox.Go(func() {
 		defer close(n.done)
 		defer e.phaseSlot(ctx, w.ID, c)()
 		n.out, n.err = sc.Run(ctx, inv)
-	}()
+	})
 	return func() {
 		<-n.done
 		earlyNexts.CompareAndDelete(run, n)

@@ -414,7 +414,7 @@ func (cv *conversation) prepared(in *frame) error {
 	return nil
 }
 
-// call serves one host call on a goroutine of its own, so a host call that
+// call serves one host call on a goroutine of its own (Go), so a host call that
 // never returns cannot hold the run past its time.
 func (cv *conversation) call(in *frame) {
 	if len(cv.host) == 0 {
@@ -424,7 +424,7 @@ func (cv *conversation) call(in *frame) {
 	calls.Add(1)
 	cv.pending.Add(1)
 	side := cv.host[cv.cur]
-	go func() {
+	Go(func() {
 		cctx := cv.ctx
 		if in.Deadline > 0 {
 			var cancel context.CancelFunc
@@ -437,5 +437,5 @@ func (cv *conversation) call(in *frame) {
 		if err := cv.w.send(rep); err != nil {
 			cv.w.kill() // the read then ends, and says why
 		}
-	}()
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -89,7 +88,7 @@ func (r *run) start(ctx context.Context, f *fresh) (*Outcome, error) {
 		err error
 	}
 	done := make(chan result, 1)
-	spawn(func() {
+	Go(func() {
 		defer func() {
 			if p := recover(); p != nil {
 				done <- result{nil, fmt.Errorf("sandbox: panic in host code: %v", p)}
@@ -116,46 +115,6 @@ func (r *run) start(ctx context.Context, f *fresh) (*Outcome, error) {
 			r.sup.close()
 			return nil, r.finish(&Error{Kind: ErrTimeout, Message: fmt.Sprintf("script exceeded its time limit (%s) and did not stop inside a built-in call; abandoned", r.lim.WallTime), cause: context.DeadlineExceeded, abandoned: true})
 		}
-	}
-}
-
-// maxIdleWorkers bounds the goroutines kept for later runs.
-const maxIdleWorkers = 16
-
-// idleWorkers are goroutines that ran a phase and wait for the next one. A
-// goroutine that ran goja has grown its stack; a new one would grow its own
-// again, copying it several times per run.
-var idleWorkers struct {
-	sync.Mutex
-	list []chan func()
-}
-
-// spawn runs f on an idle worker goroutine, or on a new one.
-func spawn(f func()) {
-	idleWorkers.Lock()
-	if n := len(idleWorkers.list); n > 0 {
-		w := idleWorkers.list[n-1]
-		idleWorkers.list = idleWorkers.list[:n-1]
-		idleWorkers.Unlock()
-		w <- f
-		return
-	}
-	idleWorkers.Unlock()
-	w := make(chan func(), 1)
-	w <- f
-	go work(w)
-}
-
-func work(w chan func()) {
-	for f := range w {
-		f()
-		idleWorkers.Lock()
-		if len(idleWorkers.list) >= maxIdleWorkers {
-			idleWorkers.Unlock()
-			return
-		}
-		idleWorkers.list = append(idleWorkers.list, w)
-		idleWorkers.Unlock()
 	}
 }
 
