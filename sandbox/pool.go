@@ -140,7 +140,7 @@ func (p *runtimePool) take(k poolKey) *fresh {
 	}
 	if !p.filling {
 		p.filling = true
-		go p.fill()
+		Go(p.fill)
 	}
 	p.mu.Unlock()
 	if f == nil {
