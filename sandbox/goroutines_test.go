@@ -58,8 +58,9 @@ func TestGoKeepsAtMostMaxIdle(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
-	if n := idleCount(maxIdleGoroutines + 1); n != maxIdleGoroutines {
-		t.Errorf("%d goroutines idle, want %d", n, maxIdleGoroutines)
+	// (a goroutine of an earlier test's runtime pool may hold one meanwhile)
+	if n := idleCount(maxIdleGoroutines + 1); n > maxIdleGoroutines {
+		t.Errorf("%d goroutines idle, want at most %d", n, maxIdleGoroutines)
 	}
 }
 
