@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"keep/storage"
 )
 
 // statementsPerItemBudget is what one item of the files→http job
@@ -65,7 +63,7 @@ func TestStatementsPerItem(t *testing.T) {
 			b.deploy("fan", filesPostLike(s.srv.URL, n, conc))
 			var mu sync.Mutex
 			byText := map[string]int{}
-			stop := storage.CountStatements(func(q string) {
+			stop := b.db.CountStatements(func(q string) {
 				mu.Lock()
 				byText[q]++
 				mu.Unlock()

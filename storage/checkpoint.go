@@ -44,7 +44,7 @@ func (db *DB) checkpointLocked(ctx context.Context, n uint64) {
 	if err := db.disk.syncTo(n); err != nil {
 		return
 	}
-	countStatement(`PRAGMA wal_checkpoint(PASSIVE)`)
+	countStatement(&db.onStatement, `PRAGMA wal_checkpoint(PASSIVE)`)
 	if _, err := db.wc.conn.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
 		db.logger.Warn("checkpoint failed", "err", err)
 		return

@@ -59,6 +59,8 @@ type DB struct {
 	pagesTotal atomic.Int64
 	// commits of each kind so far (Commits)
 	syncedCommits, unsyncedCommits atomic.Int64
+	// told every statement, while a test counts them (CountStatements)
+	onStatement statementHook
 }
 
 // Open opens (creating if needed) the database at opts.Path, takes the
@@ -171,7 +173,7 @@ func (db *DB) open(ctx context.Context) error {
 	// prepared on it along, and they would be prepared again.
 	r.SetMaxIdleConns(4 + maxHeldReaders)
 	db.r = r
-	db.rstmts = newStmtCache(r)
+	db.rstmts = newStmtCache(r, &db.onStatement)
 	return nil
 }
 

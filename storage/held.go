@@ -27,20 +27,20 @@ type heldConn struct {
 }
 
 // hold takes a connection of pool.
-func hold(ctx context.Context, pool *sql.DB) (*heldConn, error) {
+func hold(ctx context.Context, pool *sql.DB, told *statementHook) (*heldConn, error) {
 	conn, err := pool.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c := &heldConn{conn: conn, stmts: map[string]*sql.Stmt{}}
-	c.stmtQueryer = stmtQueryer{stmt: c.stmt, raw: conn}
+	c.stmtQueryer = stmtQueryer{stmt: c.stmt, raw: conn, told: told}
 	return c, nil
 }
 
 // holdWriter takes the writer pool's connection for good; the pool has no
 // other, so from here on every write goes through db.wc.
 func (db *DB) holdWriter(ctx context.Context) (err error) {
-	db.wc, err = hold(ctx, db.w)
+	db.wc, err = hold(ctx, db.w, &db.onStatement)
 	return err
 }
 
@@ -66,7 +66,7 @@ func (db *DB) takeReader(ctx context.Context) (*heldConn, error) {
 		return c, nil
 	}
 	h.mu.Unlock()
-	return hold(ctx, db.r)
+	return hold(ctx, db.r, &db.onStatement)
 }
 
 // putReader keeps c for the next ReadTx, or closes it.

@@ -38,9 +38,9 @@ type stmtCache struct {
 	closed      bool
 }
 
-func newStmtCache(db *sql.DB) *stmtCache {
+func newStmtCache(db *sql.DB, told *statementHook) *stmtCache {
 	c := &stmtCache{db: db}
-	c.stmtQueryer = stmtQueryer{stmt: c.prepare, raw: db}
+	c.stmtQueryer = stmtQueryer{stmt: c.prepare, raw: db, told: told}
 	return c
 }
 
@@ -107,11 +107,12 @@ func (c *stmtCache) close() error {
 type stmtQueryer struct {
 	stmt func(ctx context.Context, query string) *sql.Stmt
 	raw  queryer
+	told *statementHook // its DB's
 }
 
 func (q stmtQueryer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = detached(ctx)
-	countStatement(query)
+	countStatement(q.told, query)
 	if s := q.stmt(ctx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
@@ -120,7 +121,7 @@ func (q stmtQueryer) ExecContext(ctx context.Context, query string, args ...any)
 
 func (q stmtQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = detached(ctx)
-	countStatement(query)
+	countStatement(q.told, query)
 	if s := q.stmt(ctx, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
@@ -129,7 +130,7 @@ func (q stmtQueryer) QueryContext(ctx context.Context, query string, args ...any
 
 func (q stmtQueryer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = detached(ctx)
-	countStatement(query)
+	countStatement(q.told, query)
 	if s := q.stmt(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}

@@ -257,7 +257,7 @@ func TestRecordOutcomeUnwritten(t *testing.T) {
 		var mu sync.Mutex
 		updates := 0
 		must(t, db.Write(ctx, func(tx *storage.Tx) error {
-			stop := storage.CountStatements(func(q string) {
+			stop := db.CountStatements(func(q string) {
 				if strings.HasPrefix(q, "UPDATE runs ") {
 					mu.Lock()
 					updates++
