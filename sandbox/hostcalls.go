@@ -48,44 +48,52 @@ type logArgs struct {
 	Line  string `json:"line"`
 }
 
-type hostCall func(ctx context.Context, h Host, args json.RawMessage) (any, error)
+// hostCall serves one host call. outside says the call may wait on
+// something outside keep (a connector's service): the conversation serves
+// it on a goroutine of its own, so a call that never returns cannot hold
+// the run past its bound. The others read and note keep's own state, and
+// are served where their frame is read (remote.go, conversation.call).
+type hostCall struct {
+	serve   func(ctx context.Context, h Host, args json.RawMessage) (any, error)
+	outside bool
+}
 
 var hostCalls = map[hostCallName]hostCall{
-	callRead: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callRead: {outside: true, serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a readArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.Read(ctx, a.Connector, a.Method, a.Params)
-	},
-	callRegisterInput: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	}},
+	callRegisterInput: {serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a InputRequest
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.RegisterInput(ctx, a)
-	},
-	callPublish: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	}},
+	callPublish: {serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a publishArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return nil, a.publish(ctx, h)
-	},
-	callPeek: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	}},
+	callPeek: {serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a peekArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.Peek(ctx, a.Topic, a.Limit)
-	},
-	callGetByIDs: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	}},
+	callGetByIDs: {serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a peekArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.GetByIDs(ctx, a.Topic, a.IDs)
-	},
+	}},
 }
 
 func (a publishArgs) publish(ctx context.Context, h Host) error {
@@ -129,7 +137,7 @@ func serveCall(ctx context.Context, h Host, f *frame, hostErrs *hostErrors) (rep
 		rep.Err = &wireErr{Text: fmt.Sprintf("sandbox: the worker called %q, which the host does not serve", f.Name)}
 		return rep
 	}
-	res, err := call(ctx, h, f.Args)
+	res, err := call.serve(ctx, h, f.Args)
 	if err == nil {
 		if raw, ok := res.(json.RawMessage); ok {
 			rep.Result = raw

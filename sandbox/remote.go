@@ -414,8 +414,12 @@ func (cv *conversation) prepared(in *frame) error {
 	return nil
 }
 
-// call serves one host call on a goroutine of its own (Go), so a host call that
-// never returns cannot hold the run past its time.
+// call serves one host call. One that may wait outside keep runs on a
+// goroutine of its own (Go), so it cannot hold the run past its time. One
+// of keep's own state is served here, on the goroutine that read its
+// frame: the worker sends nothing more until it has the reply, and handing
+// the call on would wake another thread to run it, every call (a
+// producer's registerInput, one a file).
 func (cv *conversation) call(in *frame) {
 	if len(cv.host) == 0 {
 		_ = cv.w.send(&frame{Op: opReply, Err: &wireErr{Text: "sandbox: a host call during a load"}})
@@ -424,7 +428,7 @@ func (cv *conversation) call(in *frame) {
 	calls.Add(1)
 	cv.pending.Add(1)
 	side := cv.host[cv.cur]
-	Go(func() {
+	serve := func() {
 		cctx := cv.ctx
 		if in.Deadline > 0 {
 			var cancel context.CancelFunc
@@ -437,5 +441,10 @@ func (cv *conversation) call(in *frame) {
 		if err := cv.w.send(rep); err != nil {
 			cv.w.kill() // the read then ends, and says why
 		}
-	})
+	}
+	if c, ok := hostCalls[in.Name]; ok && !c.outside {
+		serve()
+		return
+	}
+	Go(serve)
 }

@@ -1,0 +1,78 @@
+package sandbox
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// whereHost records the goroutine each host call is served on.
+type whereHost struct {
+	recordingHost
+	mu    sync.Mutex
+	where map[string][]int
+}
+
+func (h *whereHost) note(call string) {
+	id := goroutineID()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.where[call] = append(h.where[call], id)
+}
+
+func (h *whereHost) Read(ctx context.Context, connector, method string, params map[string]any) (any, error) {
+	h.note("read")
+	return h.recordingHost.Read(ctx, connector, method, params)
+}
+
+func (h *whereHost) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
+	h.note("registerInput")
+	return h.recordingHost.RegisterInput(ctx, in)
+}
+
+func (h *whereHost) Publish(ctx context.Context, topics []string, ev PublishRequest) error {
+	h.note("publish")
+	return h.recordingHost.Publish(ctx, topics, ev)
+}
+
+// TestOwnStateCallsAreServedWhereRead: a host call that reads or notes
+// keep's own state (registerInput, and the publishes it carries) is served
+// on the goroutine that reads the worker's frames — the caller's, in Run —
+// not handed to another, which woke a second thread for every file a
+// producer registers. A connector's read still runs on a goroutine of its
+// own, so one that never returns cannot hold the run past its bound
+// (TestCancellation).
+func TestOwnStateCallsAreServedWhereRead(t *testing.T) {
+	t.Parallel()
+	s := load(t, handlers{producer: `
+        await ctx.files.list({});
+        for (let i = 0; i < 3; i++) {
+          const inputId = ctx.registerInput({ source: "files", type: "file", id: "f" + i, title: "F" + i });
+          await ctx.publish("a", { messageId: "m" + i, inputId, payload: {} });
+        }
+        return {};`})
+	h := &whereHost{where: map[string][]int{}}
+	caller := goroutineID()
+	heavy.RLock()
+	_, err := s.Run(context.Background(), Invocation{Handler: "p", Phase: PhaseProducer, Host: h, Limits: testLimits()})
+	heavy.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.where["registerInput"]; len(got) != 3 {
+		t.Fatalf("registerInput served %d times, want 3", len(got))
+	}
+	for call, ids := range h.where {
+		for _, id := range ids {
+			switch own := call != "read"; {
+			case own && id != caller:
+				t.Errorf("%s was served on goroutine %d, not on the one that reads the frames (%d)", call, id, caller)
+			case !own && id == caller:
+				t.Errorf("read was served on the goroutine that reads the frames (%d): a read that never returns would hold the run", id)
+			}
+		}
+	}
+	if len(h.where["publish"]) != 3 {
+		t.Errorf("publish served %d times, want 3", len(h.where["publish"]))
+	}
+}
