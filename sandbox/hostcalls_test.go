@@ -76,3 +76,52 @@ func TestOwnStateCallsAreServedWhereRead(t *testing.T) {
 		t.Errorf("publish served %d times, want 3", len(h.where["publish"]))
 	}
 }
+
+// ctxHost keeps the context each registerInput is served with.
+type ctxHost struct {
+	recordingHost
+	mu   sync.Mutex
+	ctxs []context.Context
+}
+
+func (h *ctxHost) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
+	h.mu.Lock()
+	h.ctxs = append(h.ctxs, ctx)
+	h.mu.Unlock()
+	return h.recordingHost.RegisterInput(ctx, in)
+}
+
+// TestCallsOfAPhaseShareItsDeadline: the calls of one phase run in one
+// context with the worker's deadline for the phase, made once: a context
+// with a deadline made for each call added a timer each time, and adding a
+// timer wakes the runtime's poller and a thread to look at it. The context
+// ends with the run.
+func TestCallsOfAPhaseShareItsDeadline(t *testing.T) {
+	t.Parallel()
+	s := load(t, handlers{producer: `
+        for (let i = 0; i < 3; i++) {
+          ctx.registerInput({ source: "files", type: "file", id: "f" + i, title: "F" + i });
+        }
+        return {};`})
+	h := &ctxHost{}
+	heavy.RLock()
+	_, err := s.Run(context.Background(), Invocation{Handler: "p", Phase: PhaseProducer, Host: h, Limits: testLimits()})
+	heavy.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.ctxs) != 3 {
+		t.Fatalf("registerInput served %d times, want 3", len(h.ctxs))
+	}
+	for i, ctx := range h.ctxs {
+		if _, ok := ctx.Deadline(); !ok {
+			t.Errorf("call %d has no deadline: the worker's for the phase is lost", i)
+		}
+		if ctx != h.ctxs[0] {
+			t.Errorf("call %d ran in a context of its own, not the phase's", i)
+		}
+		if ctx.Err() == nil {
+			t.Errorf("call %d's context outlived the run", i)
+		}
+	}
+}

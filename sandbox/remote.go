@@ -230,6 +230,7 @@ func converse(ctx context.Context, f *frame, prepare func(*worker), lim Limits, 
 	defer busyAdd(-1)
 	cv := &conversation{ctx: ctx, w: w, lim: lim, host: host}
 	defer cv.bound(f.Script != nil)()
+	defer cv.endCalls()
 	for {
 		in, err := readFrame(w.r)
 		var bad *malformedFrame
@@ -292,6 +293,36 @@ type conversation struct {
 	// itself out before it writes the reply: the worker goes on only once it
 	// has the reply, so by its "done" nothing is pending unless it gave up.
 	pending atomic.Int32
+	// calls is the context of the phase's calls, with the worker's
+	// deadline for the phase (callsAt); only the conversation's goroutine
+	// sets it
+	calls       context.Context
+	callsAt     int64
+	callsCancel context.CancelFunc
+}
+
+// callsCtx is the context a call with the worker's deadline runs in: the
+// worker's phase deadline, so both sides see the same timeout. It is made
+// once for the calls of a phase, not for each: a deadline is a timer, and
+// adding one wakes the runtime's poller and a thread to look at it.
+func (cv *conversation) callsCtx(deadline int64) context.Context {
+	if deadline <= 0 {
+		return cv.ctx
+	}
+	if cv.calls == nil || cv.callsAt != deadline {
+		cv.endCalls() // a phase ends with none of its calls pending
+		cv.calls, cv.callsCancel = context.WithDeadline(cv.ctx, time.Unix(0, deadline))
+		cv.callsAt = deadline
+	}
+	return cv.calls
+}
+
+// endCalls ends the context of the last phase's calls.
+func (cv *conversation) endCalls() {
+	if cv.callsCancel != nil {
+		cv.callsCancel()
+		cv.calls, cv.callsCancel = nil, nil
+	}
 }
 
 // bound starts the job's bounds and returns what stops them. A worker that
@@ -428,14 +459,8 @@ func (cv *conversation) call(in *frame) {
 	calls.Add(1)
 	cv.pending.Add(1)
 	side := cv.host[cv.cur]
+	cctx := cv.callsCtx(in.Deadline)
 	serve := func() {
-		cctx := cv.ctx
-		if in.Deadline > 0 {
-			var cancel context.CancelFunc
-			// the worker's phase deadline: both sides see the same timeout
-			cctx, cancel = context.WithDeadline(cv.ctx, time.Unix(0, in.Deadline))
-			defer cancel()
-		}
 		rep := serveCall(cctx, side.h, in, side.hostErrs)
 		cv.pending.Add(-1)
 		if err := cv.w.send(rep); err != nil {
