@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 )
@@ -16,8 +17,11 @@ import (
 // instead of one each. Each write still stands or falls alone: one whose
 // fn fails is rolled back to its savepoint and the others commit; none
 // returns before the commit that carries it, so none acts on a write that
-// may not last. Nothing waits for company: a write that finds the writer
-// free starts at once.
+// may not last. Nothing waits for time: a write that finds the writer free
+// first yields its thread once, so the goroutines ready to run there — a
+// concurrent consumer's other runs, on their way to their own writes — get
+// to queue theirs and share its commit, and then it starts. With nothing
+// else ready the yield returns at once.
 
 // writeReq is one write waiting in the queue or running in a batch.
 type writeReq struct {
@@ -99,6 +103,7 @@ func (db *DB) submit(ctx context.Context, synced bool, fn func(tx *Tx) error) (*
 // first. The others are woken once their commit is written; then the
 // first write queued meanwhile leads the next.
 func (db *DB) lead() {
+	runtime.Gosched() // the writes ready to be made join this batch
 	batch := db.queue.take()
 	db.wmu.Lock()
 	db.writeBatch(batch)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -190,6 +191,46 @@ func TestConcurrentWritesAllCommit(t *testing.T) {
 	commits := db.disk.written - before
 	db.disk.mu.Unlock()
 	t.Logf("%d writes in %d commits", writers*each, commits)
+}
+
+// TestAWriteReadyToRunSharesTheLeadersCommit: a write whose goroutine is
+// ready to run when another leads joins that write's commit — the leader
+// yields its thread once before it takes the queue — as a concurrent
+// consumer's runs on their way to their writes do. On one thread the
+// second writer's goroutine is ready, not running, when the first leads.
+// The yield is the scheduler's to honour: now and then (one schedule in
+// 61 looks at the global queue first) it hands the thread straight back,
+// so the test asks for most pairs to share, not all; without the yield
+// none does.
+func TestAWriteReadyToRunSharesTheLeadersCommit(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ctx := context.Background()
+	db := openWithWorkflow(t)
+	const pairs = 20
+	shared := 0
+	for i := range pairs {
+		db.disk.mu.Lock()
+		before := db.disk.written
+		db.disk.mu.Unlock()
+		second := make(chan error, 1)
+		go func() {
+			second <- db.WriteUnsynced(ctx, func(tx *Tx) error { return insertAnswer(tx, fmt.Sprintf("'second %d'", i)) })
+		}()
+		if err := db.WriteUnsynced(ctx, func(tx *Tx) error { return insertAnswer(tx, fmt.Sprintf("'first %d'", i)) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-second; err != nil {
+			t.Fatal(err)
+		}
+		db.disk.mu.Lock()
+		if db.disk.written-before == 1 {
+			shared++
+		}
+		db.disk.mu.Unlock()
+	}
+	if shared < pairs/2 {
+		t.Errorf("%d of %d pairs of writes ready at once shared one commit, want most: the leader took the queue before the other, ready to run, could join", shared, pairs)
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {
