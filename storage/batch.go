@@ -17,11 +17,13 @@ import (
 // instead of one each. Each write still stands or falls alone: one whose
 // fn fails is rolled back to its savepoint and the others commit; none
 // returns before the commit that carries it, so none acts on a write that
-// may not last. Nothing waits for time: a write that finds the writer free
-// first yields its thread once, so the goroutines ready to run there — a
-// concurrent consumer's other runs, on their way to their own writes — get
-// to queue theirs and share its commit, and then it starts. With nothing
-// else ready the yield returns at once.
+// may not last. Nothing waits for time. While writes come in company (in
+// the last few batches one queued behind a busy writer, or a batch carried
+// more than one), a write that finds the writer free first yields its
+// thread once, so the goroutines ready to run there — a concurrent
+// consumer's other runs, on their way to their own writes — get to queue
+// theirs and share its commit; then it starts. Writes that come alone start
+// at once: a yield with a thread idle only moves the writer to it.
 
 // writeReq is one write waiting in the queue or running in a batch.
 type writeReq struct {
@@ -42,11 +44,20 @@ type writeReq struct {
 
 func (r *writeReq) ok() bool { return r.err == nil && r.panicked == nil }
 
+// companyBatches is how many batches after the last sign of company their
+// leaders still yield: a yield that found nobody ready is not the end of a
+// burst of concurrent writes.
+const companyBatches = 8
+
 // writeQueue holds the writes waiting for the writer.
 type writeQueue struct {
 	mu      sync.Mutex
 	waiting []*writeReq
 	busy    bool // a leader is writing
+	// company counts down the batches still led as in company: set to
+	// companyBatches when a write queues behind a busy writer or a batch
+	// carries more than one
+	company int
 }
 
 // enqueue adds r and says whether its caller leads (the writer was free).
@@ -55,9 +66,22 @@ func (q *writeQueue) enqueue(r *writeReq) bool {
 	defer q.mu.Unlock()
 	q.waiting = append(q.waiting, r)
 	if q.busy {
+		q.company = companyBatches
 		return false
 	}
 	q.busy = true
+	return true
+}
+
+// inCompany says whether the next batch is led in company, and counts one
+// batch down.
+func (q *writeQueue) inCompany() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.company == 0 {
+		return false
+	}
+	q.company--
 	return true
 }
 
@@ -67,6 +91,9 @@ func (q *writeQueue) take() []*writeReq {
 	defer q.mu.Unlock()
 	batch := q.waiting
 	q.waiting = nil
+	if len(batch) > 1 {
+		q.company = companyBatches
+	}
 	return batch
 }
 
@@ -103,7 +130,9 @@ func (db *DB) submit(ctx context.Context, synced bool, fn func(tx *Tx) error) (*
 // first. The others are woken once their commit is written; then the
 // first write queued meanwhile leads the next.
 func (db *DB) lead() {
-	runtime.Gosched() // the writes ready to be made join this batch
+	if db.queue.inCompany() {
+		runtime.Gosched() // the writes ready to be made join this batch
+	}
 	batch := db.queue.take()
 	db.wmu.Lock()
 	db.writeBatch(batch)

@@ -193,19 +193,54 @@ func TestConcurrentWritesAllCommit(t *testing.T) {
 	t.Logf("%d writes in %d commits", writers*each, commits)
 }
 
-// TestAWriteReadyToRunSharesTheLeadersCommit: a write whose goroutine is
-// ready to run when another leads joins that write's commit — the leader
-// yields its thread once before it takes the queue — as a concurrent
-// consumer's runs on their way to their writes do. On one thread the
-// second writer's goroutine is ready, not running, when the first leads.
-// The yield is the scheduler's to honour: now and then (one schedule in
-// 61 looks at the global queue first) it hands the thread straight back,
-// so the test asks for most pairs to share, not all; without the yield
-// none does.
+// TestAWriteReadyToRunSharesTheLeadersCommit: while writes come in
+// company, a write whose goroutine is ready to run when another leads joins
+// that write's commit — the leader yields its thread once before it takes
+// the queue — as a concurrent consumer's runs on their way to their writes
+// do. On one thread the second writer's goroutine is ready, not running,
+// when the first leads. The yield is the scheduler's to honour: now and
+// then (one schedule in 61 looks at the global queue first) it hands the
+// thread straight back, so the test asks for most pairs to share, not all;
+// without the yield none does. Writes that come alone, one after another,
+// soon stop yielding: a yield with a thread idle only moves the writer.
 func TestAWriteReadyToRunSharesTheLeadersCommit(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ctx := context.Background()
 	db := openWithWorkflow(t)
+	insert := func(answer string) func(tx *Tx) error {
+		return func(tx *Tx) error { return insertAnswer(tx, "'"+answer+"'") }
+	}
+	if err := db.WriteUnsynced(ctx, insert("alone")); err != nil {
+		t.Fatal(err)
+	}
+	if db.queue.inCompany() {
+		t.Error("a write that came alone counts as company")
+	}
+
+	// company: a write queues behind one that holds the writer
+	hold, holding := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 2)
+	go func() {
+		done <- db.WriteUnsynced(ctx, func(tx *Tx) error {
+			close(holding)
+			<-hold
+			return insertAnswer(tx, "'held'")
+		})
+	}()
+	<-holding
+	go func() { done <- db.WriteUnsynced(ctx, insert("queued")) }()
+	waitFor(t, func() bool {
+		db.queue.mu.Lock()
+		defer db.queue.mu.Unlock()
+		return len(db.queue.waiting) == 1 // the held write's batch was taken
+	})
+	close(hold)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	const pairs = 20
 	shared := 0
 	for i := range pairs {
@@ -213,10 +248,8 @@ func TestAWriteReadyToRunSharesTheLeadersCommit(t *testing.T) {
 		before := db.disk.written
 		db.disk.mu.Unlock()
 		second := make(chan error, 1)
-		go func() {
-			second <- db.WriteUnsynced(ctx, func(tx *Tx) error { return insertAnswer(tx, fmt.Sprintf("'second %d'", i)) })
-		}()
-		if err := db.WriteUnsynced(ctx, func(tx *Tx) error { return insertAnswer(tx, fmt.Sprintf("'first %d'", i)) }); err != nil {
+		go func() { second <- db.WriteUnsynced(ctx, insert(fmt.Sprintf("second %d", i))) }()
+		if err := db.WriteUnsynced(ctx, insert(fmt.Sprintf("first %d", i))); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-second; err != nil {
@@ -230,6 +263,16 @@ func TestAWriteReadyToRunSharesTheLeadersCommit(t *testing.T) {
 	}
 	if shared < pairs/2 {
 		t.Errorf("%d of %d pairs of writes ready at once shared one commit, want most: the leader took the queue before the other, ready to run, could join", shared, pairs)
+	}
+
+	// writes that come alone again: the leaders stop yielding
+	for i := range companyBatches {
+		if err := db.WriteUnsynced(ctx, insert(fmt.Sprintf("alone %d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if db.queue.inCompany() {
+		t.Errorf("after %d writes that came alone the writer still counts as in company", companyBatches)
 	}
 }
 
