@@ -29,16 +29,7 @@ func TestWritesQueuedTogetherShareACommit(t *testing.T) {
 	}
 
 	// the first write holds the writer until the others have queued
-	hold, holding := make(chan struct{}), make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		first <- db.Write(ctx, func(tx *Tx) error {
-			close(holding)
-			<-hold
-			return insertAnswer(tx, "'first'")
-		})
-	}()
-	<-holding
+	releaseFirst := holdWriter(db.Write, "first")
 	db.disk.mu.Lock()
 	before := db.disk.written
 	db.disk.mu.Unlock()
@@ -98,8 +89,7 @@ func TestWritesQueuedTogetherShareACommit(t *testing.T) {
 			return len(db.queue.waiting) == i+1
 		})
 	}
-	close(hold)
-	if err := <-first; err != nil {
+	if err := releaseFirst(); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -218,27 +208,19 @@ func TestAWriteReadyToRunSharesTheLeadersCommit(t *testing.T) {
 	}
 
 	// company: a write queues behind one that holds the writer
-	hold, holding := make(chan struct{}), make(chan struct{})
-	done := make(chan error, 2)
-	go func() {
-		done <- db.WriteUnsynced(ctx, func(tx *Tx) error {
-			close(holding)
-			<-hold
-			return insertAnswer(tx, "'held'")
-		})
-	}()
-	<-holding
-	go func() { done <- db.WriteUnsynced(ctx, insert("queued")) }()
+	release := holdWriter(db.WriteUnsynced, "held")
+	queued := make(chan error, 1)
+	go func() { queued <- db.WriteUnsynced(ctx, insert("queued")) }()
 	waitFor(t, func() bool {
 		db.queue.mu.Lock()
 		defer db.queue.mu.Unlock()
 		return len(db.queue.waiting) == 1 // the held write's batch was taken
 	})
-	close(hold)
-	for range 2 {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-queued; err != nil {
+		t.Fatal(err)
 	}
 
 	const pairs = 20
@@ -273,6 +255,25 @@ func TestAWriteReadyToRunSharesTheLeadersCommit(t *testing.T) {
 	}
 	if db.queue.inCompany() {
 		t.Errorf("after %d writes that came alone the writer still counts as in company", companyBatches)
+	}
+}
+
+// holdWriter starts a write of answer through write that holds the writer
+// once it runs, and returns when it does; release lets it commit and
+// returns its error.
+func holdWriter(write func(context.Context, func(*Tx) error) error, answer string) (release func() error) {
+	hold, holding, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- write(context.Background(), func(tx *Tx) error {
+			close(holding)
+			<-hold
+			return insertAnswer(tx, "'"+answer+"'")
+		})
+	}()
+	<-holding
+	return func() error {
+		close(hold)
+		return <-done
 	}
 }
 
