@@ -48,46 +48,47 @@ type logArgs struct {
 	Line  string `json:"line"`
 }
 
-// hostCall serves one host call. outside says the call may wait on
-// something outside keep (a connector's service): the conversation serves
-// it on a goroutine of its own, so a call that never returns cannot hold
-// the run past its bound. The others read and note keep's own state, and
-// are served where their frame is read (remote.go, conversation.call).
+// hostCall serves one host call. own says the call only reads or notes
+// keep's own state: it is served where its frame is read (remote.go,
+// conversation.call). Any other — a connector's, which may wait on a
+// service outside keep, and any call added without saying — is served on a
+// goroutine of its own, so a call that never returns cannot hold the run
+// past its bound.
 type hostCall struct {
-	serve   func(ctx context.Context, h Host, args json.RawMessage) (any, error)
-	outside bool
+	serve func(ctx context.Context, h Host, args json.RawMessage) (any, error)
+	own   bool
 }
 
 var hostCalls = map[hostCallName]hostCall{
-	callRead: {outside: true, serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callRead: {serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a readArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.Read(ctx, a.Connector, a.Method, a.Params)
 	}},
-	callRegisterInput: {serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callRegisterInput: {own: true, serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a InputRequest
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.RegisterInput(ctx, a)
 	}},
-	callPublish: {serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callPublish: {own: true, serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a publishArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return nil, a.publish(ctx, h)
 	}},
-	callPeek: {serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callPeek: {own: true, serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a peekArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
 		return h.Peek(ctx, a.Topic, a.Limit)
 	}},
-	callGetByIDs: {serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
+	callGetByIDs: {own: true, serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a peekArgs
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err

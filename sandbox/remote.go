@@ -445,12 +445,12 @@ func (cv *conversation) prepared(in *frame) error {
 	return nil
 }
 
-// call serves one host call. One that may wait outside keep runs on a
-// goroutine of its own (Go), so it cannot hold the run past its time. One
-// of keep's own state is served here, on the goroutine that read its
-// frame: the worker sends nothing more until it has the reply, and handing
-// the call on would wake another thread to run it, every call (a
-// producer's registerInput, one a file).
+// call serves one host call. A call of keep's own state (hostCall.own) is
+// served here, on the goroutine that read its frame: the worker sends
+// nothing more until it has the reply, and handing the call on would wake
+// another thread to run it, every call (a producer's registerInput, one a
+// file). Any other, which may wait outside keep, runs on a goroutine of its
+// own (Go), so it cannot hold the run past its time.
 func (cv *conversation) call(in *frame) {
 	if len(cv.host) == 0 {
 		_ = cv.w.send(&frame{Op: opReply, Err: &wireErr{Text: "sandbox: a host call during a load"}})
@@ -467,7 +467,7 @@ func (cv *conversation) call(in *frame) {
 			cv.w.kill() // the read then ends, and says why
 		}
 	}
-	if c, ok := hostCalls[in.Name]; ok && !c.outside {
+	if c, ok := hostCalls[in.Name]; ok && c.own {
 		serve()
 		return
 	}
