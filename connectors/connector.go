@@ -94,6 +94,14 @@ type Connector interface {
 	Do(ctx context.Context, call Call) (any, error)
 }
 
+// FolderLister is a connector some of whose reads list a folder: it says
+// which, by the folder's real path. A watched folder's changes seen before
+// such a read starts are in what it lists, so they need no run of their
+// own after it (engine/watch.go).
+type FolderLister interface {
+	ListedFolder(method string, params map[string]any) (dir string, ok bool)
+}
+
 // Account is a configured account as a connector sees it. The host holds
 // the secrets (credentials.json), refreshes OAuth tokens and classifies a
 // refused refresh as an Auth failure; a connector only asks for what it must

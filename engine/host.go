@@ -142,6 +142,9 @@ type host struct {
 	e     *Engine
 	wf    *storage.Workflow
 	phase sandbox.Phase
+	// producer, for a producer's run: its name (a listing of its watched
+	// folder ends the changes that woke it)
+	producer string
 	// the handler's declared topics
 	publishes []string
 	subscribe []string
@@ -182,6 +185,11 @@ func (h *host) Read(ctx context.Context, connector, method string, params map[st
 	if err := h.e.checkCall(ctx, h.wf.ID, h.wf.Version, connector, method, h.phase, params); err != nil {
 		h.tr.call(h.phaseName(), connector, method, connectors.Shown(c, method, params), nil, 0, err)
 		return nil, err
+	}
+	if l, ok := c.(connectors.FolderLister); ok && h.producer != "" {
+		if dir, ok := l.ListedFolder(method, params); ok {
+			h.e.watching().listed(h.wf.ID, h.producer, dir)
+		}
 	}
 	start := time.Now()
 	res, err := h.e.reg.Held().Scrub(c.Do(ctx, connectors.Call{Method: method, Params: params}))

@@ -60,7 +60,7 @@ func (e *Engine) producerPhase(ctx context.Context, ws *wfState, w *storage.Work
 	if err != nil {
 		return err
 	}
-	h := &host{e: e, wf: w, phase: sandbox.PhaseProducer, publishes: p.Publishes, tr: tr}
+	h := &host{e: e, wf: w, phase: sandbox.PhaseProducer, producer: p.Name, publishes: p.Publishes, tr: tr}
 	out, err := sc.Run(ctx, e.invocation(p.Name, sandbox.PhaseProducer, h, state, nil, nil))
 	if err != nil {
 		return e.failRun(ctx, w, run, err, tr)

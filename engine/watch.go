@@ -18,7 +18,8 @@ import (
 // the producer still lists its folder, and its schedule (the interval, or
 // sandbox.WatchRescan) runs it anyway, so an event the kernel drops loses
 // nothing. Events coalesce in one flag per producer: however many arrive
-// before its run starts, it runs once, and once more for those during it.
+// before its run starts, or before the run lists the folder, it runs once,
+// and once more for those after.
 // One goroutine blocks on the kernel's queue; nothing polls.
 type folders struct {
 	e *Engine
@@ -207,6 +208,26 @@ func (f *folders) isWoken(wf int64, producer string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.woken[wf][producer]
+}
+
+// listed clears a producer's flag as its run starts listing dir (a real
+// path), when dir is the folder it watches: a change seen before now is
+// done, and a listing that starts after it sees it, so only what changes
+// from now on wakes the producer again. A burst of files still arriving
+// as the run starts then costs one run, not a second that lists them all
+// again.
+func (f *folders) listed(wf int64, producer, dir string) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range f.byDir[dir] {
+		if t.ws.id == wf && t.producer == producer {
+			delete(f.woken[wf], producer)
+			return
+		}
+	}
 }
 
 // ran clears a producer's flag as its run starts: what changes from now on

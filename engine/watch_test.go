@@ -3,9 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -146,6 +150,92 @@ func TestWatchWakesCoalesce(t *testing.T) {
 	f.changed(fsEvent("/elsewhere/z"))
 	if f.isWoken(1, "p") {
 		t.Fatal("a change in another folder woke it")
+	}
+}
+
+// listingWorkflow is watchWorkflow with a call before its listing and one
+// after, to a server that changes the folder while the run is at them.
+const listingWorkflow = `export default Keep.workflow({
+  name: "watch", topics: { file: {} },
+  producers: {
+    inbox: {
+      publishes: ["file"],
+      schedule: { watch: "inbox" },
+      handler: async (ctx) => {
+        await ctx.http.get({ url: "SERVER/before" });
+        for (const f of await ctx.files.list({ dir: "inbox" })) {
+          const inputId = ctx.registerInput({ source: "files", type: "file", id: f.name, title: f.name });
+          await ctx.publish("file", { messageId: f.name, inputId, payload: {} });
+        }
+        await ctx.http.get({ url: "SERVER/after" });
+      },
+    },
+  },
+  consumers: {},
+});`
+
+// TestAListingEndsTheChangesBeforeIt: a change to the watched folder while
+// its producer's run is under way but has not listed it yet is in the
+// listing, and wakes no second run; one after the listing started does.
+// The server changes the folder when the run reaches the call named, and
+// answers once the watch has seen the change.
+func TestAListingEndsTheChangesBeforeIt(t *testing.T) {
+	for _, at := range []string{"before", "after"} {
+		t.Run("a change "+at+" the listing", func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			inbox := filepath.Join(b.root, "inbox")
+			if err := os.MkdirAll(inbox, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			var armed atomic.Bool
+			var wokenAtEnd atomic.Value
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !armed.Load() {
+					return
+				}
+				f := b.e.watching()
+				id := b.workflowRow("watch").ID
+				if r.URL.Path == "/"+at {
+					if err := os.WriteFile(filepath.Join(inbox, at+".txt"), []byte(at), 0o600); err != nil {
+						t.Error(err)
+					}
+					for deadline := time.Now().Add(10 * time.Second); !f.isWoken(id, "inbox"); time.Sleep(time.Millisecond) {
+						if time.Now().After(deadline) {
+							t.Error("the watch never saw the change")
+							break
+						}
+					}
+				}
+				if r.URL.Path == "/after" {
+					// the run's last call: one run at a time, so a flag set
+					// now is for a run after this one
+					wokenAtEnd.Store(f.isWoken(id, "inbox"))
+					armed.Store(false)
+				}
+			}))
+			defer srv.Close()
+			b.deploy("watch", strings.ReplaceAll(listingWorkflow, "SERVER", srv.URL))
+			_, committed := startWatching(t, b)
+			committed("at deploy")
+			armed.Store(true)
+			if err := os.WriteFile(filepath.Join(inbox, "first.txt"), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for wokenAtEnd.Load() == nil {
+				committed("after a file was dropped")
+			}
+			woken := wokenAtEnd.Load().(bool)
+			if want := at == "after"; woken != want {
+				t.Fatalf("at the run's end its producer is woken: %v, want %v", woken, want)
+			}
+			if at == "after" {
+				// the run that follows lists the file the listing missed
+				for !slices.ContainsFunc(b.events("watch", "file"), func(e api.EventView) bool { return e.MessageID == "after.txt" }) {
+					committed("after the change past the listing")
+				}
+			}
+		})
 	}
 }
 

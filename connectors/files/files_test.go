@@ -57,6 +57,43 @@ func (b *bundle) must(t *testing.T, method string, params map[string]any) any {
 	return got
 }
 
+// TestListedFolder: list names the folder it reads, as the real path the
+// engine's folder watch is kept by, whatever way the dir is written; the
+// other methods and a dir out of the roots name none.
+func TestListedFolder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	put(t, b.root, "inbox/a.txt", "a")
+	if err := os.Symlink(filepath.Join(b.root, "inbox"), filepath.Join(b.root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	inbox, err := connectors.RealPath(filepath.Join(b.root, "inbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := connectors.RealPath(b.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method string
+		params map[string]any
+		want   string
+	}{
+		{"list", map[string]any{"dir": "inbox", "glob": "*.txt"}, inbox},
+		{"list", map[string]any{"dir": filepath.Join(b.root, "inbox")}, inbox},
+		{"list", map[string]any{"dir": "alias"}, inbox},
+		{"list", map[string]any{}, root},
+		{"list", map[string]any{"dir": b.outside}, ""},
+		{"read", map[string]any{"path": "inbox/a.txt"}, ""},
+	} {
+		got, ok := b.c.ListedFolder(c.method, c.params)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("ListedFolder(%s, %v) = %q, %v; want %q", c.method, c.params, got, ok, c.want)
+		}
+	}
+}
+
 func TestNew(t *testing.T) {
 	t.Parallel()
 

@@ -77,6 +77,27 @@ func (c *Connector) list(p map[string]any) (any, error) {
 	return out, nil
 }
 
+// ListedFolder is list's folder, as its real path (connectors.FolderLister):
+// list reads every entry the folder holds, and a glob only filters them.
+func (c *Connector) ListedFolder(method string, params map[string]any) (string, bool) {
+	if method != "list" {
+		return "", false
+	}
+	dir, err := optionalString(params, "dir", ".")
+	if err != nil {
+		return "", false
+	}
+	t, err := c.resolve(map[string]any{"dir": dir}, "dir")
+	if err != nil {
+		return "", false
+	}
+	real, err := connectors.RealPath(t.abs)
+	if err != nil {
+		return "", false
+	}
+	return real, true
+}
+
 func (c *Connector) child(t target, name string) target {
 	abs := filepath.Join(t.abs, name)
 	rel, _ := within(c.roots[t.root], abs)
