@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -19,18 +20,43 @@ import (
 // sandbox.WatchRescan) runs it anyway, so an event the kernel drops loses
 // nothing. Events coalesce in one flag per producer: however many arrive
 // before its run starts, or before the run lists the folder, it runs once,
-// and once more for those after.
-// One goroutine blocks on the kernel's queue; nothing polls.
+// and once more for those after. A burst settles first: the flag is set
+// once the folder has been quiet for watchQuiet, or watchMaxWait after the
+// burst's first change, so a thousand files landing over a few tens of
+// milliseconds are listed by one run, not by one that starts at the first
+// and a second that lists them all again. One goroutine blocks on the
+// kernel's queue, and a timer runs only while a burst settles; nothing
+// polls.
 type folders struct {
 	e *Engine
 
-	mu     sync.Mutex
-	w      *fsnotify.Watcher         // made with the first folder to watch
-	byDir  map[string][]watcher      // real folder path → its producers
-	byWF   map[int64]watchedVersion  // what each workflow's watches were set for
-	woken  map[int64]map[string]bool // workflow → producers woken since their last run
+	mu    sync.Mutex
+	w     *fsnotify.Watcher         // made with the first folder to watch
+	byDir map[string][]watcher      // real folder path → its producers
+	byWF  map[int64]watchedVersion  // what each workflow's watches were set for
+	woken map[int64]map[string]bool // workflow → producers woken since their last run
+	// settling: producers whose folder changed and has not settled yet
+	settling map[watcher]*settling
+	// now and after are the clock and the timers of settling (time.Now
+	// and time.AfterFunc; tests step them)
+	now    func() time.Time
+	after  func(d time.Duration, f func()) interface{ Stop() bool }
 	closed bool
 	done   chan struct{}
+}
+
+// watchQuiet is how long a watched folder must go without a change before
+// its producer is woken; watchMaxWait bounds the wait from a burst's first
+// change, so a folder that never goes quiet still wakes it.
+const (
+	watchQuiet   = 10 * time.Millisecond
+	watchMaxWait = 100 * time.Millisecond
+)
+
+// settling is a producer's burst of changes not woken on yet.
+type settling struct {
+	first, last time.Time
+	timer       interface{ Stop() bool }
 }
 
 type watcher struct {
@@ -47,7 +73,9 @@ type watchedVersion struct {
 }
 
 func newFolders(e *Engine) *folders {
-	return &folders{e: e, byDir: map[string][]watcher{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{}}
+	return &folders{e: e, byDir: map[string][]watcher{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
+		settling: map[watcher]*settling{}, now: time.Now,
+		after: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) }}
 }
 
 // update sets the watches of a workflow for the version the scheduler
@@ -174,7 +202,7 @@ func (f *folders) changed(ev fsnotify.Event) {
 		}
 	}
 	for _, t := range f.byDir[dir] {
-		f.wake(t)
+		f.changedFor(t)
 	}
 }
 
@@ -188,8 +216,49 @@ func (f *folders) wakeAll() {
 	}
 }
 
+// changedFor notes a change for a producer: it is woken once the burst
+// settles (watchQuiet without a change, or watchMaxWait after its first);
+// f.mu is held.
+func (f *folders) changedFor(t watcher) {
+	now := f.now()
+	b := f.settling[t]
+	if b == nil {
+		b = &settling{first: now}
+		f.settling[t] = b
+		b.last = now
+		f.arm(t, b, watchQuiet)
+		return
+	}
+	b.last = now
+}
+
+// arm sets b's timer to look again in d; f.mu is held.
+func (f *folders) arm(t watcher, b *settling, d time.Duration) {
+	b.timer = f.after(d, func() { f.settle(t, b) })
+}
+
+// settle wakes t if its burst has been quiet long enough or has lasted
+// watchMaxWait, and looks again when it would be otherwise. A timer that
+// fires after its burst was ended (a listing, a wake-up) does nothing.
+func (f *folders) settle(t watcher, b *settling) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || f.settling[t] != b {
+		return
+	}
+	now := f.now()
+	quietAt, capAt := b.last.Add(watchQuiet), b.first.Add(watchMaxWait)
+	if now.Before(quietAt) && now.Before(capAt) {
+		f.arm(t, b, min(quietAt.Sub(now), capAt.Sub(now)))
+		return
+	}
+	delete(f.settling, t)
+	f.wake(t)
+}
+
 // wake flags a producer and pokes its workflow; f.mu is held.
 func (f *folders) wake(t watcher) {
+	f.endBurst(t)
 	m := f.woken[t.ws.id]
 	if m == nil {
 		m = map[string]bool{}
@@ -225,8 +294,17 @@ func (f *folders) listed(wf int64, producer, dir string) {
 	for _, t := range f.byDir[dir] {
 		if t.ws.id == wf && t.producer == producer {
 			delete(f.woken[wf], producer)
+			f.endBurst(t)
 			return
 		}
+	}
+}
+
+// endBurst forgets t's settling burst, its changes seen; f.mu is held.
+func (f *folders) endBurst(t watcher) {
+	if b := f.settling[t]; b != nil {
+		b.timer.Stop()
+		delete(f.settling, t)
 	}
 }
 
@@ -248,6 +326,9 @@ func (f *folders) close() {
 	}
 	f.mu.Lock()
 	f.closed = true
+	for t := range f.settling {
+		f.endBurst(t)
+	}
 	w, done := f.w, f.done
 	f.w = nil
 	f.mu.Unlock()

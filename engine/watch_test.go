@@ -123,33 +123,126 @@ func TestAFolderGoneIsWatchedAgain(t *testing.T) {
 	}
 }
 
+// steppedTimers are a folders' settling clock and timers, stepped by hand.
+type steppedTimers struct {
+	now   time.Time
+	armed []time.Duration // each timer's delay, in order
+	fire  func()          // the last timer armed, until it fires or stops
+	stops int
+}
+
+func stepTimers(f *folders) *steppedTimers {
+	st := &steppedTimers{now: time.Unix(1_700_000_000, 0)}
+	f.now = func() time.Time { return st.now }
+	f.after = func(d time.Duration, fn func()) interface{ Stop() bool } {
+		st.armed = append(st.armed, d)
+		st.fire = func() { st.fire = nil; fn() }
+		return stopFunc(func() bool { st.stops++; st.fire = nil; return true })
+	}
+	return st
+}
+
+type stopFunc func() bool
+
+func (s stopFunc) Stop() bool { return s() }
+
 // TestWatchWakesCoalesce: however many changes arrive before the
-// producer's run starts, it is woken once; a change during the run wakes
-// it once more.
+// producer's run starts, it is woken once, when the burst has settled; a
+// change during the run wakes it once more; another folder's does not.
 func TestWatchWakesCoalesce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	f := newFolders(b.e)
+	st := stepTimers(f)
 	ws := b.e.state(1)
 	f.byDir["/inbox"] = []watcher{{ws, "p"}}
 	for range 100 {
 		f.changed(fsEvent("/inbox/x"))
 	}
+	if f.isWoken(1, "p") || len(ws.wake) != 0 || len(st.armed) != 1 || st.armed[0] != watchQuiet {
+		t.Fatalf("during the burst: woken %v, %d pokes, timers %v; want none woken yet, one timer of %v", f.isWoken(1, "p"), len(ws.wake), st.armed, watchQuiet)
+	}
+	st.now = st.now.Add(watchQuiet)
+	st.fire()
 	if !f.isWoken(1, "p") || len(ws.wake) != 1 {
-		t.Fatalf("after 100 changes: woken %v, %d pokes pending; want woken, one poke", f.isWoken(1, "p"), len(ws.wake))
+		t.Fatalf("after 100 changes, settled: woken %v, %d pokes pending; want woken, one poke", f.isWoken(1, "p"), len(ws.wake))
 	}
 	f.ran(1, "p")
 	if f.isWoken(1, "p") {
 		t.Fatal("still woken once its run started")
 	}
 	f.changed(fsEvent("/inbox/y"))
+	st.now = st.now.Add(watchQuiet)
+	st.fire()
 	if !f.isWoken(1, "p") {
 		t.Fatal("a change during the run does not wake it again")
 	}
 	f.ran(1, "p")
 	f.changed(fsEvent("/elsewhere/z"))
-	if f.isWoken(1, "p") {
+	if f.isWoken(1, "p") || st.fire != nil {
 		t.Fatal("a change in another folder woke it")
+	}
+}
+
+// TestAWatchBurstSettles: a producer is woken once its folder has gone
+// watchQuiet without a change, the timer looking again while changes keep
+// coming; a folder that never goes quiet wakes it watchMaxWait after the
+// burst's first change; a listing of the folder ends a burst unwoken.
+func TestAWatchBurstSettles(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	f := newFolders(b.e)
+	st := stepTimers(f)
+	ws := b.e.state(1)
+	f.byDir["/inbox"] = []watcher{{ws, "p"}}
+
+	start := st.now
+	f.changed(fsEvent("/inbox/a"))
+	st.now = start.Add(watchQuiet / 2)
+	f.changed(fsEvent("/inbox/b"))
+	st.now = start.Add(watchQuiet)
+	st.fire() // a change came half-way: not quiet yet
+	if f.isWoken(1, "p") || len(st.armed) != 2 || st.armed[1] != watchQuiet/2 {
+		t.Fatalf("a change within the quiet time: woken %v, timers %v; want not yet, another of %v", f.isWoken(1, "p"), st.armed, watchQuiet/2)
+	}
+	st.now = start.Add(watchQuiet + watchQuiet/2)
+	st.fire()
+	if !f.isWoken(1, "p") {
+		t.Fatal("not woken once the folder went quiet")
+	}
+	f.ran(1, "p")
+
+	// a change every half quiet time, for twice the longest wait
+	st.armed = nil
+	first := st.now
+	woken := time.Duration(-1)
+	for step := time.Duration(0); step <= 2*watchMaxWait; step += watchQuiet / 2 {
+		st.now = first.Add(step)
+		f.changed(fsEvent("/inbox/c"))
+		if st.fire != nil && !first.Add(step).Before(first.Add(watchQuiet)) {
+			st.fire()
+		}
+		if f.isWoken(1, "p") {
+			woken = step
+			break
+		}
+	}
+	if woken < 0 || woken > watchMaxWait {
+		t.Fatalf("a folder changing without pause woke its producer after %v (timers %v); want by %v", woken, st.armed, watchMaxWait)
+	}
+	f.ran(1, "p")
+
+	// listed: the burst is in the listing, and its timer wakes nothing
+	f.changed(fsEvent("/inbox/d"))
+	fire := st.fire
+	f.listed(1, "p", "/inbox")
+	if st.fire != nil || f.settling[watcher{ws, "p"}] != nil {
+		t.Fatal("the listing left the burst settling")
+	}
+	st.now = st.now.Add(watchMaxWait)
+	fire() // a timer that fired as it was stopped
+	if f.isWoken(1, "p") {
+		t.Fatal("a burst the listing saw woke the producer")
 	}
 }
 
