@@ -11,6 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"keep/engine/reference"
+	"keep/sandbox"
 	"keep/storage"
 )
 
@@ -21,12 +22,12 @@ import (
 // nothing. Events coalesce in one flag per producer: however many arrive
 // before its run starts, or before the run lists the folder, it runs once,
 // and once more for those after. A burst settles first: the flag is set
-// once the folder has been quiet for watchQuiet, or watchMaxWait after the
-// burst's first change, so a thousand files landing over a few tens of
-// milliseconds are listed by one run, not by one that starts at the first
-// and a second that lists them all again. One goroutine blocks on the
-// kernel's queue, and a timer runs only while a burst settles; nothing
-// polls.
+// once the folder has gone sandbox.WatchQuiet without a change, or
+// sandbox.WatchMaxWait after the burst's first, so a thousand files landing
+// over a few tens of milliseconds are listed by one run, not by one that
+// starts at the first and a second that lists them all again. One
+// goroutine blocks on the kernel's queue, and a timer runs only while a
+// burst settles; nothing polls.
 type folders struct {
 	e *Engine
 
@@ -44,14 +45,6 @@ type folders struct {
 	closed bool
 	done   chan struct{}
 }
-
-// watchQuiet is how long a watched folder must go without a change before
-// its producer is woken; watchMaxWait bounds the wait from a burst's first
-// change, so a folder that never goes quiet still wakes it.
-const (
-	watchQuiet   = 10 * time.Millisecond
-	watchMaxWait = 100 * time.Millisecond
-)
 
 // settling is a producer's burst of changes not woken on yet.
 type settling struct {
@@ -216,8 +209,7 @@ func (f *folders) wakeAll() {
 	}
 }
 
-// changedFor notes a change for a producer: it is woken once the burst
-// settles (watchQuiet without a change, or watchMaxWait after its first);
+// changedFor notes a change for a producer, woken once the burst settles;
 // f.mu is held.
 func (f *folders) changedFor(t watcher) {
 	now := f.now()
@@ -226,7 +218,7 @@ func (f *folders) changedFor(t watcher) {
 		b = &settling{first: now}
 		f.settling[t] = b
 		b.last = now
-		f.arm(t, b, watchQuiet)
+		f.arm(t, b, sandbox.WatchQuiet)
 		return
 	}
 	b.last = now
@@ -238,7 +230,7 @@ func (f *folders) arm(t watcher, b *settling, d time.Duration) {
 }
 
 // settle wakes t if its burst has been quiet long enough or has lasted
-// watchMaxWait, and looks again when it would be otherwise. A timer that
+// long enough, and looks again when it would be otherwise. A timer that
 // fires after its burst was ended (a listing, a wake-up) does nothing.
 func (f *folders) settle(t watcher, b *settling) {
 	f.mu.Lock()
@@ -247,7 +239,7 @@ func (f *folders) settle(t watcher, b *settling) {
 		return
 	}
 	now := f.now()
-	quietAt, capAt := b.last.Add(watchQuiet), b.first.Add(watchMaxWait)
+	quietAt, capAt := b.last.Add(sandbox.WatchQuiet), b.first.Add(sandbox.WatchMaxWait)
 	if now.Before(quietAt) && now.Before(capAt) {
 		f.arm(t, b, min(quietAt.Sub(now), capAt.Sub(now)))
 		return

@@ -159,10 +159,10 @@ func TestWatchWakesCoalesce(t *testing.T) {
 	for range 100 {
 		f.changed(fsEvent("/inbox/x"))
 	}
-	if f.isWoken(1, "p") || len(ws.wake) != 0 || len(st.armed) != 1 || st.armed[0] != watchQuiet {
-		t.Fatalf("during the burst: woken %v, %d pokes, timers %v; want none woken yet, one timer of %v", f.isWoken(1, "p"), len(ws.wake), st.armed, watchQuiet)
+	if f.isWoken(1, "p") || len(ws.wake) != 0 || len(st.armed) != 1 || st.armed[0] != sandbox.WatchQuiet {
+		t.Fatalf("during the burst: woken %v, %d pokes, timers %v; want none woken yet, one timer of %v", f.isWoken(1, "p"), len(ws.wake), st.armed, sandbox.WatchQuiet)
 	}
-	st.now = st.now.Add(watchQuiet)
+	st.now = st.now.Add(sandbox.WatchQuiet)
 	st.fire()
 	if !f.isWoken(1, "p") || len(ws.wake) != 1 {
 		t.Fatalf("after 100 changes, settled: woken %v, %d pokes pending; want woken, one poke", f.isWoken(1, "p"), len(ws.wake))
@@ -172,7 +172,7 @@ func TestWatchWakesCoalesce(t *testing.T) {
 		t.Fatal("still woken once its run started")
 	}
 	f.changed(fsEvent("/inbox/y"))
-	st.now = st.now.Add(watchQuiet)
+	st.now = st.now.Add(sandbox.WatchQuiet)
 	st.fire()
 	if !f.isWoken(1, "p") {
 		t.Fatal("a change during the run does not wake it again")
@@ -185,9 +185,10 @@ func TestWatchWakesCoalesce(t *testing.T) {
 }
 
 // TestAWatchBurstSettles: a producer is woken once its folder has gone
-// watchQuiet without a change, the timer looking again while changes keep
-// coming; a folder that never goes quiet wakes it watchMaxWait after the
-// burst's first change; a listing of the folder ends a burst unwoken.
+// sandbox.WatchQuiet without a change, the timer looking again while
+// changes keep coming; a folder that never goes quiet wakes it
+// sandbox.WatchMaxWait after the burst's first change; a listing of the
+// folder ends a burst unwoken.
 func TestAWatchBurstSettles(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -198,14 +199,14 @@ func TestAWatchBurstSettles(t *testing.T) {
 
 	start := st.now
 	f.changed(fsEvent("/inbox/a"))
-	st.now = start.Add(watchQuiet / 2)
+	st.now = start.Add(sandbox.WatchQuiet / 2)
 	f.changed(fsEvent("/inbox/b"))
-	st.now = start.Add(watchQuiet)
+	st.now = start.Add(sandbox.WatchQuiet)
 	st.fire() // a change came half-way: not quiet yet
-	if f.isWoken(1, "p") || len(st.armed) != 2 || st.armed[1] != watchQuiet/2 {
-		t.Fatalf("a change within the quiet time: woken %v, timers %v; want not yet, another of %v", f.isWoken(1, "p"), st.armed, watchQuiet/2)
+	if f.isWoken(1, "p") || len(st.armed) != 2 || st.armed[1] != sandbox.WatchQuiet/2 {
+		t.Fatalf("a change within the quiet time: woken %v, timers %v; want not yet, another of %v", f.isWoken(1, "p"), st.armed, sandbox.WatchQuiet/2)
 	}
-	st.now = start.Add(watchQuiet + watchQuiet/2)
+	st.now = start.Add(sandbox.WatchQuiet + sandbox.WatchQuiet/2)
 	st.fire()
 	if !f.isWoken(1, "p") {
 		t.Fatal("not woken once the folder went quiet")
@@ -216,10 +217,10 @@ func TestAWatchBurstSettles(t *testing.T) {
 	st.armed = nil
 	first := st.now
 	woken := time.Duration(-1)
-	for step := time.Duration(0); step <= 2*watchMaxWait; step += watchQuiet / 2 {
+	for step := time.Duration(0); step <= 2*sandbox.WatchMaxWait; step += sandbox.WatchQuiet / 2 {
 		st.now = first.Add(step)
 		f.changed(fsEvent("/inbox/c"))
-		if st.fire != nil && !first.Add(step).Before(first.Add(watchQuiet)) {
+		if st.fire != nil && !first.Add(step).Before(first.Add(sandbox.WatchQuiet)) {
 			st.fire()
 		}
 		if f.isWoken(1, "p") {
@@ -227,8 +228,8 @@ func TestAWatchBurstSettles(t *testing.T) {
 			break
 		}
 	}
-	if woken < 0 || woken > watchMaxWait {
-		t.Fatalf("a folder changing without pause woke its producer after %v (timers %v); want by %v", woken, st.armed, watchMaxWait)
+	if woken < 0 || woken > sandbox.WatchMaxWait {
+		t.Fatalf("a folder changing without pause woke its producer after %v (timers %v); want by %v", woken, st.armed, sandbox.WatchMaxWait)
 	}
 	f.ran(1, "p")
 
@@ -239,7 +240,7 @@ func TestAWatchBurstSettles(t *testing.T) {
 	if st.fire != nil || f.settling[watcher{ws, "p"}] != nil {
 		t.Fatal("the listing left the burst settling")
 	}
-	st.now = st.now.Add(watchMaxWait)
+	st.now = st.now.Add(sandbox.WatchMaxWait)
 	fire() // a timer that fired as it was stopped
 	if f.isWoken(1, "p") {
 		t.Fatal("a burst the listing saw woke the producer")

@@ -86,6 +86,15 @@ func (s Schedule) Next(after time.Time) time.Time {
 // here.
 const WatchRescan = 5 * time.Minute
 
+// WatchQuiet is how long a watched folder goes without a change before its
+// producer is woken, so a burst of files is listed by one run; WatchMaxWait
+// bounds that wait from the burst's first change, for a folder that never
+// goes quiet.
+const (
+	WatchQuiet   = 10 * time.Millisecond
+	WatchMaxWait = 100 * time.Millisecond
+)
+
 // words is the schedule as `keep workflows` shows it: the interval or cron
 // as written, and the watched folder beside it.
 func (s Schedule) words() string {
