@@ -215,9 +215,8 @@ func (f *folders) changedFor(t watcher) {
 	now := f.now()
 	b := f.settling[t]
 	if b == nil {
-		b = &settling{first: now}
+		b = &settling{first: now, last: now}
 		f.settling[t] = b
-		b.last = now
 		f.arm(t, b, sandbox.WatchQuiet)
 		return
 	}
@@ -274,9 +273,8 @@ func (f *folders) isWoken(wf int64, producer string) bool {
 // listed clears a producer's flag as its run starts listing dir (a real
 // path), when dir is the folder it watches: a change seen before now is
 // done, and a listing that starts after it sees it, so only what changes
-// from now on wakes the producer again. A burst of files still arriving
-// as the run starts then costs one run, not a second that lists them all
-// again.
+// from now on wakes the producer again. A change made while the run was
+// starting then costs no second run that lists everything again.
 func (f *folders) listed(wf int64, producer, dir string) {
 	if f == nil {
 		return
