@@ -142,6 +142,17 @@ func stepTimers(f *folders) *steppedTimers {
 	return st
 }
 
+// watchedInbox is a folders of its own, its settling stepped by hand,
+// where producer "p" of workflow 1 watches /inbox.
+func watchedInbox(t *testing.T) (*folders, *steppedTimers, *wfState) {
+	b := setup(t)
+	f := newFolders(b.e)
+	st := stepTimers(f)
+	ws := b.e.state(1)
+	f.byDir["/inbox"] = []watcher{{ws, "p"}}
+	return f, st, ws
+}
+
 type stopFunc func() bool
 
 func (s stopFunc) Stop() bool { return s() }
@@ -151,11 +162,7 @@ func (s stopFunc) Stop() bool { return s() }
 // change during the run wakes it once more; another folder's does not.
 func TestWatchWakesCoalesce(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	f := newFolders(b.e)
-	st := stepTimers(f)
-	ws := b.e.state(1)
-	f.byDir["/inbox"] = []watcher{{ws, "p"}}
+	f, st, ws := watchedInbox(t)
 	for range 100 {
 		f.changed(fsEvent("/inbox/x"))
 	}
@@ -191,11 +198,7 @@ func TestWatchWakesCoalesce(t *testing.T) {
 // folder ends a burst unwoken.
 func TestAWatchBurstSettles(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	f := newFolders(b.e)
-	st := stepTimers(f)
-	ws := b.e.state(1)
-	f.byDir["/inbox"] = []watcher{{ws, "p"}}
+	f, st, ws := watchedInbox(t)
 
 	start := st.now
 	f.changed(fsEvent("/inbox/a"))
