@@ -1,20 +1,28 @@
 package storage
 
-// A commit's frames reach the log in one write.
+// A commit's frames reach the log in two writes.
 //
 // SQLite writes each page of a commit to the write-ahead log as two writes,
 // the frame's 24-byte header and then the page: a commit of 13 pages is 26
-// system calls, and as a frame is 4,120 bytes long, the kernel's page
+// system calls, and as a frame is 2,072 bytes long, the kernel's page
 // cache is touched three times a frame where once would do. keep's files
 // are opened through SQLite's own VFS with one change: a log's writes that
-// follow one another are gathered in a buffer and written as one write
-// when the commit's last frame is complete — before SQLite makes the
-// commit visible to any reader, so the write's error is the commit's — or
-// before anything reads, sizes, truncates, syncs or closes the log, or
-// when a write does not follow the last. What reaches the file, and in
-// what order, is what SQLite wrote; only the number of writes changes. A
-// process killed with frames in the buffer loses frames no commit
-// included, as a kill between two of SQLite's own writes would.
+// follow one another are gathered in a buffer, and written as one write
+// when a commit frame's header comes (with it), or when a write does not
+// follow the last or would overfill the buffer, or before anything reads,
+// sizes, truncates, syncs or closes the log. The write after a commit
+// frame's header, that frame's page, goes to the file at once.
+//
+// So every byte SQLite wrote before and with a commit frame's header is in
+// the file when the header's write returns, and the frame's page when its
+// own does, before SQLite makes the commit visible to any reader (the
+// write's error is the commit's). That holds whatever order SQLite writes
+// a commit in: frames appended, or, after a commit spilled pages early,
+// pages rewritten in place and the headers' checksums after them, the
+// commit frame's header last and no page after it. What reaches the file,
+// and in what order, is what SQLite wrote; only the number of writes
+// changes. A process killed with frames in the buffer loses frames no
+// commit included, as a kill between two of SQLite's own writes would.
 
 import (
 	"database/sql"
@@ -62,9 +70,9 @@ type logFile struct {
 	cap  int
 	n    int
 	off  int64
-	// ends: the last write was a commit frame's header, so the next ends
-	// the commit
-	ends bool
+	// page: the last write was a commit frame's header, so the next is
+	// that frame's page, the commit's last bytes
+	page bool
 }
 
 // registerGatheringVFS makes keep's VFS SQLite's default, once: every
@@ -144,46 +152,58 @@ func (l *logFile) flush(tls *libc.TLS, pFile uintptr) int32 {
 		return sqlite3.SQLITE_OK
 	}
 	n := l.n
-	l.n, l.ends = 0, false
+	l.n = 0
 	return logWrite(tls, l.real, pFile, l.buf, int32(n), l.off)
 }
 
 func logWriteAt(tls *libc.TLS, pFile uintptr, z uintptr, amt int32, off int64) int32 {
 	l := logOf(pFile)
 	size := int(amt)
+	src := unsafe.Slice((*byte)(cptr(z)), size)
+	page := l.page
+	commit := size == frameHeader && binary.BigEndian.Uint32(src[4:8]) != 0
+	l.page = false
 	if l.n > 0 && (off != l.off+int64(l.n) || l.n+size > gatherMax) {
 		if rc := l.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 			return rc
 		}
 	}
-	if size > gatherMax {
-		return logWrite(tls, l.real, pFile, z, amt, off)
-	}
-	if l.n+size > l.cap {
-		c := max(2*l.cap, 64<<10, l.n+size)
-		p := libc.Xrealloc(tls, l.buf, uint64(c))
-		if p == 0 {
-			// no memory for the buffer: this write goes on its own
-			if rc := l.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
-				return rc
-			}
-			return logWrite(tls, l.real, pFile, z, amt, off)
+	if size > gatherMax || page || !l.fits(tls, size) {
+		// on its own, after what the buffer holds: a commit frame's page
+		// (its header flushed the buffer), or a write too large for it
+		if rc := l.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+			return rc
 		}
-		l.buf, l.cap = p, c
+		rc := logWrite(tls, l.real, pFile, z, amt, off)
+		l.page = commit && rc == sqlite3.SQLITE_OK
+		return rc
 	}
 	if l.n == 0 {
 		l.off = off
 	}
-	src := unsafe.Slice((*byte)(cptr(z)), size)
 	copy(unsafe.Slice((*byte)(cptr(l.buf+uintptr(l.n))), size), src)
 	l.n += size
-	if l.ends {
-		// the commit frame's page: the commit is complete, and written
-		// before SQLite goes on to publish it
-		return l.flush(tls, pFile)
+	if !commit {
+		return sqlite3.SQLITE_OK
 	}
-	l.ends = size == frameHeader && binary.BigEndian.Uint32(src[4:8]) != 0
-	return sqlite3.SQLITE_OK
+	rc := l.flush(tls, pFile)
+	l.page = rc == sqlite3.SQLITE_OK
+	return rc
+}
+
+// fits makes room in the buffer for size bytes more; false when there is
+// no memory for it.
+func (l *logFile) fits(tls *libc.TLS, size int) bool {
+	if l.n+size <= l.cap {
+		return true
+	}
+	c := max(2*l.cap, 64<<10, l.n+size)
+	p := libc.Xrealloc(tls, l.buf, uint64(c))
+	if p == 0 {
+		return false
+	}
+	l.buf, l.cap = p, c
+	return true
 }
 
 // flushed is the open log at pFile with its buffer written: what any
