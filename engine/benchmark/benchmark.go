@@ -63,8 +63,9 @@ type Options struct {
 	// roundHook, when set, runs in each files→http round's measured window
 	// before the drop, given the measured pid (round.go's window.hook).
 	roundHook func(pid int)
-	// editWorkflow, when set, edits the files→http workflow's source before
-	// it is deployed (tests: a workflow whose runs fail).
+	// editWorkflow, when set, edits the files→http workflow's source, and
+	// the parallel row's consumers', before they are deployed (tests: a
+	// workflow whose runs fail).
 	editWorkflow func(src string) string
 }
 

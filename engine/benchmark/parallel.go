@@ -36,8 +36,12 @@ func parallel(ctx context.Context, o Options, r *Results) error {
 	if err := k.e.Drain(ctx); err != nil {
 		return err
 	}
+	consumers := pipelineConsumers
+	if o.editWorkflow != nil {
+		consumers = o.editWorkflow(consumers)
+	}
 	for _, name := range names {
-		if _, err := k.e.Deploy(ctx, "pipeline.js", []byte(pipelineConsumers), name); err != nil {
+		if _, err := k.e.Deploy(ctx, "pipeline.js", []byte(consumers), name); err != nil {
 			return err
 		}
 	}
@@ -63,9 +67,16 @@ func parallel(ctx context.Context, o Options, r *Results) error {
 			return ctx.Err()
 		case <-tick.C:
 		}
+		// a workflow the engine blocked would leave the count short for
+		// ever: the row fails with its reason instead
 		var consumed int
-		if err := rdb.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE status = 'consumed'`).Scan(&consumed); err != nil {
+		var blocked string
+		if err := rdb.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM events WHERE status = 'consumed'),
+			(SELECT ifnull(group_concat(name || ': ' || block_reason, '; '), '') FROM workflows WHERE block_kind != '')`).Scan(&consumed, &blocked); err != nil {
 			return err
+		}
+		if blocked != "" {
+			return fmt.Errorf("blocked before their events were consumed (%d of %d): %s", consumed, want, blocked)
 		}
 		done = consumed >= want
 	}
