@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -56,6 +57,17 @@ func main() {
 			// bench's rss_mb)
 			debug.SetMemoryLimit(48 << 20)
 		}
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		// One thread runs keep's Go code. The engine's work is a chain of
+		// short hand-offs between goroutines (the step, a run, its writes,
+		// a frame from a worker); with a second P each hand-off woke
+		// another thread that spun looking for work and slept again (a
+		// futex each way, an interrupt between cores on a VM), a twelfth
+		// of an item's CPU on Node-RED's job. What runs in parallel are
+		// the scripts, in worker processes sized to the cores, and the
+		// waits (the sync, the network), which give the thread up.
+		runtime.GOMAXPROCS(1)
 	}
 	code := run(os.Args[1:], os.Stdout, os.Stderr)
 	if daemon.ReexecNote != "" {

@@ -152,8 +152,9 @@ func activeOf(runs []storage.ActiveRunRef, handler string) int {
 // cores, at least 2 (DESIGN.md §16). Its runs may be N at once, but a phase
 // is a worker process busy on a core; more of them than cores only fight
 // over the cores and hold their memory. The calls between the phases (the
-// mutation's) still overlap N at once.
-var phaseSlots = func() int { return max(runtime.GOMAXPROCS(0), 2) }
+// mutation's) still overlap N at once. The cores are the machine's, not
+// this process's GOMAXPROCS: keep runs its own Go code on one (main.go).
+var phaseSlots = func() int { return max(runtime.NumCPU(), 2) }
 
 // phaseEntered, when set (tests), is called once a phase of a consumer with
 // more runs than phaseSlots has its slot, before it runs.
