@@ -234,12 +234,19 @@ type daemonProc struct {
 	stdout, errb bytes.Buffer
 }
 
-func startDaemon(t testing.TB, e *env) *daemonProc {
+func startDaemon(t testing.TB, e *env) *daemonProc { return startDaemonAs(t, e, nil) }
+
+// startDaemonAs starts a daemon whose command edit changed first (its
+// environment, its output), when edit is not nil.
+func startDaemonAs(t testing.TB, e *env, edit func(*exec.Cmd)) *daemonProc {
 	t.Helper()
 	d := &daemonProc{exited: make(chan error, 1)}
 	d.cmd = e.command(context.Background(), "--daemon")
 	d.cmd.Stdout, d.cmd.Stderr = &d.stdout, &d.errb
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if edit != nil {
+		edit(d.cmd)
+	}
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,11 @@
 package clitest
 
 import (
-	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -43,24 +42,19 @@ func daemonProcs(t *testing.T, env string) string {
 		t.Fatal(err)
 	}
 	defer stderr.Close()
-	d := &daemonProc{exited: make(chan error, 1)}
-	d.cmd = e.command(context.Background(), "--daemon")
-	var environ []string
-	for _, kv := range d.cmd.Env {
-		if !strings.HasPrefix(kv, "GOMAXPROCS=") && !strings.HasPrefix(kv, "GODEBUG=") {
-			environ = append(environ, kv)
+	d := startDaemonAs(t, e, func(cmd *exec.Cmd) {
+		var environ []string
+		for _, kv := range cmd.Env {
+			if !strings.HasPrefix(kv, "GOMAXPROCS=") && !strings.HasPrefix(kv, "GODEBUG=") {
+				environ = append(environ, kv)
+			}
 		}
-	}
-	d.cmd.Env = append(environ, "GODEBUG=schedtrace=20")
-	if env != "" {
-		d.cmd.Env = append(d.cmd.Env, env)
-	}
-	d.cmd.Stdout, d.cmd.Stderr = &d.stdout, stderr
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.exited <- d.cmd.Wait() }()
+		cmd.Env = append(environ, "GODEBUG=schedtrace=20")
+		if env != "" {
+			cmd.Env = append(cmd.Env, env)
+		}
+		cmd.Stderr = stderr
+	})
 	awaitSocket(t, e, d, 30*time.Second)
 	time.Sleep(200 * time.Millisecond) // reports of the running daemon, after its start
 	d.stop(t)
