@@ -63,7 +63,7 @@ func main() {
 		// short hand-offs between goroutines (the step, a run, its writes,
 		// a frame from a worker); with a second P each hand-off woke
 		// another thread that spun looking for work and slept again (a
-		// futex each way, an interrupt between cores on a VM), a twelfth
+		// futex each way, an interrupt between cores on a VM), a tenth
 		// of an item's CPU on Node-RED's job. What runs in parallel are
 		// the scripts, in worker processes sized to the cores, and the
 		// waits (the sync, the network), which give the thread up.
