@@ -184,7 +184,7 @@ func (db *DB) writeBatch(batch []*writeReq) {
 			r.err = err
 			continue
 		}
-		tx := &Tx{tq: wc}
+		tx := &Tx{tq: wc, db: db}
 		tx.Q = Q{q: wc}
 		if alone {
 			// no savepoint: a failure rolls the whole transaction back

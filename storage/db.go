@@ -61,6 +61,8 @@ type DB struct {
 	syncedCommits, unsyncedCommits atomic.Int64
 	// told every statement, while a test counts them (CountStatements)
 	onStatement statementHook
+	// runIDs: the last run id handed out (NewRunID)
+	runIDs atomic.Int64
 }
 
 // Open opens (creating if needed) the database at opts.Path, takes the
@@ -99,6 +101,12 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	var maxRun int64
+	if err := db.w.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM runs`).Scan(&maxRun); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", db.path, err)
+	}
+	db.runIDs.Store(maxRun)
 	if err := db.holdWriter(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("storage: open %s: %w", db.path, err)
@@ -223,6 +231,7 @@ type Q struct{ q queryer }
 type Tx struct {
 	Q
 	tq    *heldConn // the writer's, shared by the writes of one batch
+	db    *DB
 	after []func()
 }
 

@@ -27,21 +27,30 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 	return &r, nil
 }
 
-// InsertRun records a run and returns its id.
+// InsertRun records a run and returns its id: the id it has, given by
+// NewRunID, or a new one.
 func (tx *Tx) InsertRun(ctx context.Context, r *Run) (int64, error) {
-	res, err := tx.exec(ctx, `INSERT INTO runs(workflow_id, handler, handler_type, script_version, retry_of, mutation_id, trigger,
+	if r.ID == 0 {
+		r.ID = tx.db.NewRunID()
+	}
+	_, err := tx.exec(ctx, `INSERT INTO runs(id, workflow_id, handler, handler_type, script_version, retry_of, mutation_id, trigger,
 		phase, status, prepare_result, mutation_result, error, closed_at, created_at, updated_at, moved_by)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.WorkflowID, r.Handler, r.HandlerType, r.ScriptVersion, nullID(r.RetryOf), nullID(r.MutationID), r.Trigger,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.WorkflowID, r.Handler, r.HandlerType, r.ScriptVersion, nullID(r.RetryOf), nullID(r.MutationID), r.Trigger,
 		r.Phase, r.Status, rawOrNil(r.PrepareResult), rawOrNil(r.MutationResult), r.Error, msPtr(r.ClosedAt),
 		ms(r.CreatedAt), ms(r.UpdatedAt), r.MovedBy)
 	if err != nil {
 		return 0, fmt.Errorf("insert run: %w", err)
 	}
-	r.ID, err = res.LastInsertId()
 	r.remember()
-	return r.ID, err
+	return r.ID, nil
 }
+
+// NewRunID hands out the id of a run not recorded yet. Every run's id comes
+// from here, so an engine may know a run's id before its record commits
+// (engine/ahead.go) without another insert taking it meanwhile: the
+// database has one writing process (Open's lock).
+func (db *DB) NewRunID() int64 { return db.runIDs.Add(1) }
 
 // UpdateRun writes a run's mutable fields back, compare-and-set: only
 // while the row is still where r.Was says (and its mutation and closing
@@ -75,6 +84,10 @@ func (tx *Tx) UpdateRun(ctx context.Context, r *Run) error {
 	r.remember()
 	return nil
 }
+
+// RecordedAs gives r what rec, a copy of it that was recorded, was left
+// with: where the row is, for r's next UpdateRun.
+func (r *Run) RecordedAs(rec *Run) { r.Was, r.Via, r.was = rec.Was, rec.Via, rec.was }
 
 // remember notes where the row now is, for the next UpdateRun.
 func (r *Run) remember() {

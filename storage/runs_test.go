@@ -131,3 +131,52 @@ func TestAllOpenRuns(t *testing.T) {
 		t.Fatalf("%d partial indexes of open runs (%v), want 1: each costs two pages per run", n, err)
 	}
 }
+
+// TestRunIDsGivenAheadOfTheirRecord: a run's id may be given before its
+// record commits (NewRunID); a run recorded meanwhile without one takes
+// the next, not the one given, and a database opened again goes on after
+// the largest id recorded.
+func TestRunIDsGivenAheadOfTheirRecord(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	var wf int64
+	if err := db.Write(ctx, func(tx *Tx) error {
+		wf, err = tx.CreateWorkflow(ctx, "w", now)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	newRun := func() *Run {
+		return &Run{WorkflowID: wf, Handler: "c", HandlerType: "consumer", ScriptVersion: 1, Phase: PhasePreparing, Status: RunActive, CreatedAt: now, UpdatedAt: now}
+	}
+	given := newRun()
+	given.ID = db.NewRunID()
+	var other *Run
+	for _, r := range []**Run{&other, &given} {
+		if *r == nil {
+			*r = newRun()
+		}
+		if err := db.Write(ctx, func(tx *Tx) error {
+			_, err := tx.InsertRun(ctx, *r)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if given.ID != 1 || other.ID != 2 {
+		t.Errorf("the run given its id ahead is %d, the one recorded meanwhile %d; want 1 and 2", given.ID, other.ID)
+	}
+	db.Close()
+	if db, err = Open(ctx, Opts{Path: path}); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := db.NewRunID(); got != 3 {
+		t.Errorf("after reopening, the next run id is %d, want 3", got)
+	}
+}

@@ -148,7 +148,9 @@ func (l *Ledger) MoveRun(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 		return d, fmt.Errorf("%w: run %d is active and closed: an active run is an open matter", ErrRefused, run.ID)
 	}
 	run.UpdatedAt, run.MovedBy = l.now(), by
-	if run.ID == 0 {
+	if run.Was == (storage.RunState{}) {
+		// never recorded: its id, if it has one, was given ahead of its
+		// record (storage.NewRunID)
 		_, err := tx.InsertRun(ctx, run)
 		return d, err
 	}
