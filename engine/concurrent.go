@@ -11,6 +11,7 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -27,6 +28,44 @@ type hand struct {
 	wg     sync.WaitGroup
 	// slots: per consumer, its phases running now (phaseSlot)
 	slots map[string]chan struct{}
+	// unstarted: runs, by id, whose start record is committing (their
+	// consumer's name), which the database does not show active yet
+	unstarted map[int64]string
+}
+
+func (h *hand) starting(runID int64, consumer string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.unstarted == nil {
+		h.unstarted = map[int64]string{}
+	}
+	h.unstarted[runID] = consumer
+}
+
+func (h *hand) started(runID int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.unstarted, runID)
+}
+
+// withStarting is active, read after this call's snapshot of the runs
+// starting, with those of them it does not show yet: a run whose record
+// committed in between is in active and counted once.
+func (h *hand) withStarting() func(active []storage.ActiveRunRef) []storage.ActiveRunRef {
+	h.mu.Lock()
+	var starting map[int64]string
+	if len(h.unstarted) > 0 {
+		starting = maps.Clone(h.unstarted)
+	}
+	h.mu.Unlock()
+	return func(active []storage.ActiveRunRef) []storage.ActiveRunRef {
+		for id, consumer := range starting {
+			if !slices.ContainsFunc(active, func(r storage.ActiveRunRef) bool { return r.ID == id }) {
+				active = append(active, storage.ActiveRunRef{ID: id, Handler: consumer})
+			}
+		}
+		return active
+	}
 }
 
 func (h *hand) inHand(runID int64) bool {

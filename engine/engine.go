@@ -211,6 +211,10 @@ type wfState struct {
 	running bool // a handler of this workflow executes now
 
 	hand hand // concurrent.go: runs of concurrent consumers under way
+	// ahead: by concurrent consumer, the prepare started for its next run;
+	// aheadScore: how those went (ahead.go)
+	ahead      map[string]*prepareAhead
+	aheadScore map[string]aheadScore
 }
 
 func (e *Engine) state(id int64) *wfState {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"keep/connectors"
@@ -155,6 +156,9 @@ type host struct {
 	// prefetched, for a prepare: what Prefetch answers, read with the
 	// scheduler step that started it
 	prefetched map[string][]sandbox.Event
+	// ownReads: the phase read keep's own state beyond prefetched (a peek,
+	// events by id): a prepare ahead that did is not taken (ahead.go)
+	ownReads atomic.Bool
 
 	inputs    []*storage.Input
 	inputKeys map[string]*storage.Input
@@ -285,6 +289,7 @@ func (h *host) Peek(ctx context.Context, topic string, limit int) ([]sandbox.Eve
 	if !slices.Contains(h.subscribe, topic) {
 		return nil, connectors.Errorf(connectors.Logic, "ctx.peek: topic %q is not in this consumer's subscribe %v", topic, h.subscribe)
 	}
+	h.ownReads.Store(true)
 	evs, err := pendingIn(ctx, h.e.db.Read(), h.wf.ID, topic, limit, h.claimed())
 	return scriptEvents(evs), err
 }
@@ -325,6 +330,7 @@ func (h *host) Prefetch(ctx context.Context, depth int) (map[string][]sandbox.Ev
 	if h.prefetched != nil && depth == sandbox.PrefetchDepth {
 		return h.prefetched, nil
 	}
+	h.ownReads.Store(true)
 	pre, _, err := prefetchIn(ctx, h.e.db.Read(), h.wf.ID, h.subscribe, depth, h.claimed())
 	return pre, err
 }
@@ -373,6 +379,7 @@ func (h *host) GetByIDs(ctx context.Context, topic string, ids []string) ([]sand
 	if !slices.Contains(h.subscribe, topic) {
 		return nil, connectors.Errorf(connectors.Logic, "ctx.getByIds: topic %q is not in this consumer's subscribe %v", topic, h.subscribe)
 	}
+	h.ownReads.Store(true)
 	evs, err := h.e.db.Read().EventsByMessageIDs(ctx, h.wf.ID, topic, ids)
 	if err != nil {
 		return nil, err

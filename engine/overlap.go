@@ -41,16 +41,33 @@ type knownState struct {
 	// pending are the prefetched events' ids: what the prepare reserves of
 	// them needs no read of its own (resolveReservations)
 	pending pendingIDs
+	// following, of a concurrent consumer of one topic: the events after
+	// those prefetched, what the next run's prepare is offered if this one
+	// reserves what it is (ahead.go); of followingTopic
+	following      []*storage.Event
+	followingTopic string
 }
 
 // startPrepare starts c's prepare phase with the handler's state given, or
 // read first when st is nil; its log lines go to tr.
 func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, st *knownState, tr *trace, claims *hand) *earlyPrepare {
+	p, _ := e.startPrepareWith(ctx, w, sc, c, st, tr, claims, nil)
+	return p
+}
+
+// startPrepareWith is startPrepare that also returns the prepare's host
+// (what it read), and calls ended, if not nil, once the job is over,
+// mutate included.
+func (e *Engine) startPrepareWith(ctx context.Context, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, st *knownState, tr *trace, claims *hand, ended func()) (*earlyPrepare, *host) {
 	p := &earlyPrepare{done: make(chan struct{})}
 	if st != nil {
 		p.pending = st.pending
 	}
+	h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr, claims: claims}
 	sandbox.Go(func() {
+		if ended != nil {
+			defer ended()
+		}
 		if st == nil {
 			state, err := e.db.Read().HandlerState(ctx, w.ID, c.Name)
 			if err != nil {
@@ -60,7 +77,7 @@ func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sand
 			}
 			st = &knownState{state: state}
 		}
-		h := &host{e: e, wf: w, phase: sandbox.PhasePrepare, subscribe: c.Subscribe, tr: tr, claims: claims, prefetched: st.prefetch}
+		h.prefetched = st.prefetch
 		m := &earlyMutate{done: make(chan struct{}), tr: e.newTrace()}
 		mh := &host{e: e, wf: w, phase: sandbox.PhaseMutate, tr: m.tr}
 		defer close(m.done)
@@ -75,7 +92,7 @@ func (e *Engine) startPrepare(ctx context.Context, w *storage.Workflow, sc *sand
 				close(p.done)
 			})
 	})
-	return p
+	return p, h
 }
 
 func (p *earlyPrepare) wait() { <-p.done }

@@ -104,29 +104,62 @@ func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publica
 
 // runConsumer runs one consumer from prepare. Its run record exists from
 // the start (active, preparing): a crash during prepare leaves a run that
-// recovery marks crashed. Prepare reads only, so it starts while that
-// record commits (overlap.go), from the state st the scheduler read.
+// recovery marks crashed, unless the record had not committed yet (a
+// concurrent consumer's step does not wait for it, ahead.go; unsynced, a
+// power cut may take it anyway: it records no effect). Prepare reads only,
+// so it starts while that record commits (overlap.go), from the state st
+// the scheduler read.
 func (e *Engine) runConsumer(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, trigger string, st *knownState) error {
 	ws.clearDirty(c.Name)
 	ws.ranFor(c.Name)
 	run := e.newRun(w, c.Name, "consumer", trigger)
-	tr := e.newTrace()
-	p := e.startPrepare(ctx, w, sc, c, st, tr, claimsOf(ws, c))
+	var tr *trace
+	var p *earlyPrepare
+	a := e.takeAhead(ws, sc, c, st)
+	if a != nil {
+		// its prepare started in the step before (ahead.go): so did the run
+		tr, p = a.tr, a.p
+		run.CreatedAt, run.UpdatedAt = a.at, a.at
+	} else {
+		tr = e.newTrace()
+		p = e.startPrepare(ctx, w, sc, c, st, tr, claimsOf(ws, c))
+	}
+	if c.Concurrency > 1 {
+		e.startAhead(ctx, ws, w, sc, c, st)
+	}
 	// Prepare takes longer than the record's commit: it gets this core now,
 	// and the commit the next one free, rather than prepare waiting for a
-	// core to wake and take it (tens of µs on a VM, every run).
-	runtime.Gosched()
+	// core to wake and take it (tens of µs on a VM, every run). A prepare
+	// started ahead is under way already.
+	if a == nil {
+		runtime.Gosched()
+	}
 	// Prepare is under way: its record is written even if the engine is
-	// stopping meanwhile, so the stop leaves a run that recovery finds.
-	if err := e.tStarted(context.WithoutCancel(ctx), run); err != nil {
+	// stopping meanwhile, so the stop leaves a run that recovery finds. A
+	// concurrent consumer's step goes on meanwhile (ahead.go).
+	var start *startRecord
+	if c.Concurrency > 1 {
+		start = e.recordStart(ctx, ws, run)
+	} else if err := e.tStarted(context.WithoutCancel(ctx), run); err != nil {
 		p.wait()
 		return err
 	}
-	return e.prepared(ctx, ws, w, sc, c, run, tr, p)
+	if a != nil {
+		if a.read() {
+			ws.aheadTaken(c.Name)
+		} else {
+			// it read past what it was offered, at another time than now:
+			// prepare again, as it would have started here
+			ws.aheadMissed(c.Name)
+			tr = e.newTrace()
+			p = e.startPrepare(ctx, w, sc, c, st, tr, claimsOf(ws, c))
+		}
+	}
+	return e.prepared(ctx, ws, w, sc, c, run, tr, p, start)
 }
 
 func (e *Engine) preparePhase(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace) error {
-	return e.prepared(ctx, ws, w, sc, c, run, tr, e.startPrepare(ctx, w, sc, c, nil, tr, claimsOf(ws, c)))
+	return e.prepared(ctx, ws, w, sc, c, run, tr, e.startPrepare(ctx, w, sc, c, nil, tr, claimsOf(ws, c)), nil)
 }
 
 // claimsOf is what a consumer's prepare must not take: the events of its
@@ -139,8 +172,9 @@ func claimsOf(ws *wfState, c sandbox.Consumer) *hand {
 }
 
 // prepared takes the outcome of prepare and goes on from it: fail, or
-// reserve and mutate, or next.
-func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace, p *earlyPrepare) error {
+// reserve and mutate, or next. start, when not nil, is the run's start
+// record still committing: what writes the run waits for it first.
+func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow, sc *sandbox.Script, c sandbox.Consumer, run *storage.Run, tr *trace, p *earlyPrepare, start *startRecord) error {
 	p.wait()
 	// the mutate phase prepare's worker went on to, if it did: taken below,
 	// or left; either way it has ended when this returns
@@ -148,9 +182,12 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 	defer func() { early.wait() }()
 	out, err := p.out, p.err
 	if errors.Is(err, errReadState) {
-		return err
+		return errors.Join(err, start.wait(run))
 	}
 	if err != nil {
+		if err := start.wait(run); err != nil {
+			return err
+		}
 		return e.failRun(ctx, w, run, err, tr)
 	}
 	var claimed map[int64]int64
@@ -159,6 +196,9 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 	}
 	ids, err := e.resolveReservations(ctx, w, c, out.Prepare, claimed, p.pending)
 	if err != nil {
+		if err := start.wait(run); err != nil {
+			return err
+		}
 		return e.failRun(ctx, w, run, err, tr)
 	}
 	run.PrepareResult = out.Prepare.Raw
@@ -173,6 +213,10 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 			m := early
 			early = nil // the rest of the run takes it
 			e.handOff(ctx, ws, w, run, ids, func(ctx context.Context, w *storage.Workflow) error {
+				if err := start.wait(run); err != nil {
+					m.wait()
+					return err
+				}
 				if m == nil {
 					m = e.startMutate(ctx, w, sc, c, run)
 					defer m.wait()
@@ -181,6 +225,9 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 			})
 			return nil
 		}
+		if err := start.wait(run); err != nil {
+			return err
+		}
 		// overlap.go: mutate runs now — in prepare's worker already, as a
 		// rule — and the checkpoint is written with what follows it: the
 		// in_flight row when mutate calls a mutator
@@ -188,6 +235,9 @@ func (e *Engine) prepared(ctx context.Context, ws *wfState, w *storage.Workflow,
 			early = e.startMutate(ctx, w, sc, c, run)
 		}
 		return e.mutateEarly(ctx, ws, w, sc, c, run, tr, early, &held{ids: ids})
+	}
+	if err := start.wait(run); err != nil {
+		return err
 	}
 	if done, err := e.checkpoint(ctx, w, run, &held{ids: ids}, tr, false); done || err != nil {
 		return err

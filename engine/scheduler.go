@@ -202,7 +202,7 @@ func (e *Engine) NextDue(ctx context.Context) (*time.Time, error) {
 	var best *time.Time
 	for _, w := range wfs {
 		ws := e.state(w.ID)
-		inHand := ws.hand.now()
+		inHand, starting := ws.hand.now(), ws.hand.withStarting()
 		sr, err := e.db.Read().StepReads(ctx, w.ID)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue // removed since the list was read
@@ -210,6 +210,7 @@ func (e *Engine) NextDue(ctx context.Context) (*time.Time, error) {
 		if err != nil {
 			return nil, err
 		}
+		sr.Active = starting(sr.Active)
 		_, next, err := e.due(ctx, e.db.Read(), ws, sr, inHand)
 		if err != nil {
 			return nil, err
@@ -296,14 +297,16 @@ func (e *Engine) snapshotOnce(ctx context.Context, ws *wfState) (w *storage.Work
 	// emptied by every commit. The engine is the one writer of its
 	// workflow, so the state, and what the consumer's peeks find, are what
 	// prepare would read when it starts.
-	inHand := ws.hand.now()      // before the snapshot: see hand.now
-	claimed := ws.hand.claimed() // and hand.claimed
+	inHand := ws.hand.now()            // before the snapshot: see hand.now
+	claimed := ws.hand.claimed()       // and hand.claimed
+	starting := ws.hand.withStarting() // and hand.withStarting
 	err = e.db.ReadLatest(ctx, func(q storage.Q) error {
 		// the workflow, its schedules and its active runs: one statement
 		sr, err := q.StepReads(ctx, ws.id)
 		if err != nil {
 			return err
 		}
+		sr.Active = starting(sr.Active)
 		if w = sr.Workflow; w.Status != WorkflowActive {
 			return nil
 		}
@@ -331,12 +334,22 @@ func (e *Engine) snapshotOnce(ctx context.Context, ws *wfState) (w *storage.Work
 		if c.Concurrency > 1 { // claimsOf: only a concurrent consumer's prepare skips them
 			skip = claimed
 		}
-		// the state with the first topic's peek, in one statement
-		state, first, err := q.StateAndPeek(ctx, w.ID, wk.handler, c.Subscribe[0], sandbox.PrefetchDepth, len(skip), skipping(skip))
+		// the state with the first topic's peek, in one statement; for a
+		// concurrent consumer of one topic, with the events the next run's
+		// prepare, started ahead, is offered (ahead.go)
+		depth := sandbox.PrefetchDepth
+		if c.Concurrency > 1 && len(c.Subscribe) == 1 {
+			depth *= 2
+		}
+		state, first, err := q.StateAndPeek(ctx, w.ID, wk.handler, c.Subscribe[0], depth, len(skip), skipping(skip))
 		if err != nil {
 			return fmt.Errorf("%w: %w", errReadState, err)
 		}
 		wk.state = &knownState{state: state}
+		if len(first) > sandbox.PrefetchDepth {
+			wk.state.following, wk.state.followingTopic = first[sandbox.PrefetchDepth:], c.Subscribe[0]
+			first = first[:sandbox.PrefetchDepth]
+		}
 		// a failed read prefetches nothing: prepare reads for itself
 		if pre, ids, err := prefetchFrom(ctx, q, w.ID, c.Subscribe, first, sandbox.PrefetchDepth, skip); err == nil {
 			wk.state.prefetch, wk.state.pending = pre, ids
