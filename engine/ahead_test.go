@@ -40,20 +40,27 @@ func (b *bundle) noRunFailed(wf string) {
 	}
 }
 
-// TestPrepareAheadIsTaken: a concurrent consumer whose prepare takes the
-// first event it is offered has the next run's prepare started ahead, and
-// the next step takes it; every item is still posted once, each run
-// consuming the one event it reserved.
-func TestPrepareAheadIsTaken(t *testing.T) {
+// fanAhead runs concurrentPush, its source edited by edit, to the end: every
+// item posted once, each run consuming the one event it reserved, none
+// failed; it returns how the prepares started ahead went.
+func fanAhead(t *testing.T, edit func(src string) string) aheadScore {
 	const n, conc = 12, 4
 	b := setup(t, allowMutations)
 	s := newCountingSink(t)
 	b.activeAtMost(s, "fan", conc)
-	b.deploy("fan", concurrentPush(s.srv.URL, n, conc))
+	b.deploy("fan", edit(concurrentPush(s.srv.URL, n, conc)))
 	b.drain()
 	b.consumedOnce(s, "fan", n)
 	b.noRunFailed("fan")
-	if got := b.aheadScoreOf("fan"); got.taken == 0 || got.missed != 0 {
+	return b.aheadScoreOf("fan")
+}
+
+// TestPrepareAheadIsTaken: a concurrent consumer whose prepare takes the
+// first event it is offered has the next run's prepare started ahead, and
+// the next step takes it.
+func TestPrepareAheadIsTaken(t *testing.T) {
+	got := fanAhead(t, func(src string) string { return src })
+	if got.taken == 0 || got.missed != 0 {
 		t.Errorf("prepares ahead: %d taken, %d dropped; want some taken, none dropped", got.taken, got.missed)
 	}
 }
@@ -64,19 +71,13 @@ func TestPrepareAheadIsTaken(t *testing.T) {
 // dropped and run again from the step, so no run reserves another's event
 // (or fails for it), and after a few the consumer has none started ahead.
 func TestPrepareAheadThatReadPastItsOfferIsDropped(t *testing.T) {
-	const n, conc = 12, 4
-	b := setup(t, allowMutations)
-	s := newCountingSink(t)
-	b.activeAtMost(s, "fan", conc)
-	src := strings.Replace(concurrentPush(s.srv.URL, n, conc), `ctx.peek("item", { limit: 1 })`, `ctx.peek("item", { limit: 2 })`, 1)
-	if src == concurrentPush(s.srv.URL, n, conc) {
-		t.Fatal("the workflow's peek was not found")
-	}
-	b.deploy("fan", src)
-	b.drain()
-	b.consumedOnce(s, "fan", n)
-	b.noRunFailed("fan")
-	got := b.aheadScoreOf("fan")
+	got := fanAhead(t, func(src string) string {
+		edited := strings.Replace(src, `ctx.peek("item", { limit: 1 })`, `ctx.peek("item", { limit: 2 })`, 1)
+		if edited == src {
+			t.Fatal("the workflow's peek was not found")
+		}
+		return edited
+	})
 	// three dropped stop them, and one more may be under way by then
 	if got.taken != 0 || got.missed == 0 || got.missed > 4 {
 		t.Errorf("prepares ahead: %d taken, %d dropped; want none taken, 1 to 4 dropped (then none started)", got.taken, got.missed)
