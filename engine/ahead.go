@@ -22,8 +22,8 @@ import (
 // it will be if this run reserves what its prepare is offered first. The next
 // step takes the prepare ahead only if what it read is what that step
 // reads now: the same handler state and the same events offered, and no
-// read of keep's own state beyond them (a peek past the prefetch, an event
-// by id). Then its outcome is the one a prepare started now would reach,
+// read of keep's database of its own (host.store: a peek past the
+// prefetch, an event by id, whatever a host call reads there). Then its outcome is the one a prepare started now would reach,
 // and it is used; otherwise it is dropped and the prepare runs again. A
 // prepare only reads, and mutate's call is only captured, never made, so a
 // dropped one did nothing; its log lines go with it.
@@ -119,7 +119,7 @@ func (a *prepareAhead) fits(sc *sandbox.Script, st *knownState) bool {
 }
 
 // read waits for the prepare's outcome and says whether it stands: its
-// prepare read nothing of keep's own state beyond what it was offered.
+// prepare read nothing of keep's database beyond what it was offered.
 func (a *prepareAhead) read() bool {
 	a.p.wait()
 	return !a.h.ownReads.Load()

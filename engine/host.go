@@ -156,8 +156,8 @@ type host struct {
 	// prefetched, for a prepare: what Prefetch answers, read with the
 	// scheduler step that started it
 	prefetched map[string][]sandbox.Event
-	// ownReads: the phase read keep's own state beyond prefetched (a peek,
-	// events by id): a prepare ahead that did is not taken (ahead.go)
+	// ownReads: the phase read keep's database (store), beyond what it was
+	// handed: a prepare ahead that did is not taken (ahead.go)
 	ownReads atomic.Bool
 
 	inputs    []*storage.Input
@@ -177,6 +177,13 @@ func (h *host) knowInput(id int64) {
 }
 
 func (h *host) phaseName() string { return string(h.phase) }
+
+// store is keep's database as the phase reads it. Every read of it is
+// noted (ownReads): what the phase found there depends on when it read.
+func (h *host) store() storage.Q {
+	h.ownReads.Store(true)
+	return h.e.db.Read()
+}
 
 func (h *host) Read(ctx context.Context, connector, method string, params map[string]any) (any, error) {
 	c, m, err := h.e.reg.Lookup(connector, method)
@@ -226,7 +233,7 @@ func (h *host) RegisterInput(ctx context.Context, in sandbox.InputRequest) (stri
 		got.Title = in.Title
 		return strconv.FormatInt(got.ID, 10), nil
 	}
-	existing, err := h.e.db.Read().InputIDByKey(ctx, h.wf.ID, in.Source, in.Type, in.ID)
+	existing, err := h.store().InputIDByKey(ctx, h.wf.ID, in.Source, in.Type, in.ID)
 	if err == nil {
 		h.knowInput(existing)
 		return strconv.FormatInt(existing, 10), nil
@@ -277,7 +284,7 @@ func (h *host) inputOf(ctx context.Context, s string) (int64, error) {
 		if _, ok := h.ids[id]; ok {
 			return id, nil
 		}
-		in, err := h.e.db.Read().InputByID(ctx, id)
+		in, err := h.store().InputByID(ctx, id)
 		if err == nil && in.WorkflowID == h.wf.ID {
 			return id, nil
 		}
@@ -289,8 +296,7 @@ func (h *host) Peek(ctx context.Context, topic string, limit int) ([]sandbox.Eve
 	if !slices.Contains(h.subscribe, topic) {
 		return nil, connectors.Errorf(connectors.Logic, "ctx.peek: topic %q is not in this consumer's subscribe %v", topic, h.subscribe)
 	}
-	h.ownReads.Store(true)
-	evs, err := pendingIn(ctx, h.e.db.Read(), h.wf.ID, topic, limit, h.claimed())
+	evs, err := pendingIn(ctx, h.store(), h.wf.ID, topic, limit, h.claimed())
 	return scriptEvents(evs), err
 }
 
@@ -330,8 +336,7 @@ func (h *host) Prefetch(ctx context.Context, depth int) (map[string][]sandbox.Ev
 	if h.prefetched != nil && depth == sandbox.PrefetchDepth {
 		return h.prefetched, nil
 	}
-	h.ownReads.Store(true)
-	pre, _, err := prefetchIn(ctx, h.e.db.Read(), h.wf.ID, h.subscribe, depth, h.claimed())
+	pre, _, err := prefetchIn(ctx, h.store(), h.wf.ID, h.subscribe, depth, h.claimed())
 	return pre, err
 }
 
@@ -379,8 +384,7 @@ func (h *host) GetByIDs(ctx context.Context, topic string, ids []string) ([]sand
 	if !slices.Contains(h.subscribe, topic) {
 		return nil, connectors.Errorf(connectors.Logic, "ctx.getByIds: topic %q is not in this consumer's subscribe %v", topic, h.subscribe)
 	}
-	h.ownReads.Store(true)
-	evs, err := h.e.db.Read().EventsByMessageIDs(ctx, h.wf.ID, topic, ids)
+	evs, err := h.store().EventsByMessageIDs(ctx, h.wf.ID, topic, ids)
 	if err != nil {
 		return nil, err
 	}
