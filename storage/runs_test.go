@@ -154,15 +154,11 @@ func TestRunIDsGivenAheadOfTheirRecord(t *testing.T) {
 	newRun := func() *Run {
 		return &Run{WorkflowID: wf, Handler: "c", HandlerType: "consumer", ScriptVersion: 1, Phase: PhasePreparing, Status: RunActive, CreatedAt: now, UpdatedAt: now}
 	}
-	given := newRun()
+	given, other := newRun(), newRun()
 	given.ID = db.NewRunID()
-	var other *Run
-	for _, r := range []**Run{&other, &given} {
-		if *r == nil {
-			*r = newRun()
-		}
+	for _, r := range []*Run{other, given} { // the one without an id first
 		if err := db.Write(ctx, func(tx *Tx) error {
-			_, err := tx.InsertRun(ctx, *r)
+			_, err := tx.InsertRun(ctx, r)
 			return err
 		}); err != nil {
 			t.Fatal(err)
