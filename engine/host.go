@@ -160,20 +160,14 @@ type host struct {
 	// handed: a prepare ahead that did is not taken (ahead.go)
 	ownReads atomic.Bool
 
-	inputs    []*storage.Input
-	inputKeys map[string]*storage.Input
-	// ids: every input of this workflow the run has registered, new or
-	// already known, so that publishing under one costs no read (a scan
-	// of a folder of 1,000 known files read each input twice)
-	ids  map[int64]struct{}
-	pubs []publication
-}
-
-func (h *host) knowInput(id int64) {
-	if h.ids == nil {
-		h.ids = map[int64]struct{}{}
-	}
-	h.ids[id] = struct{}{}
+	// inputs are the inputs new to the workflow this run registered, by
+	// inputId in fresh; known has every input it registered, new or
+	// already there, so that publishing under one costs no read (a scan of
+	// a folder of 1,000 known files read each input twice)
+	inputs []*storage.Input
+	fresh  map[string]*storage.Input
+	known  map[string]int64
+	pubs   []publication
 }
 
 func (h *host) phaseName() string { return string(h.phase) }
@@ -215,41 +209,43 @@ func (h *host) Read(ctx context.Context, connector, method string, params map[st
 	return res, nil
 }
 
-func (h *host) RegisterInput(ctx context.Context, in sandbox.InputRequest) (string, error) {
+func (h *host) RegisterInput(ctx context.Context, in sandbox.InputRequest) error {
 	if h.phase != sandbox.PhaseProducer {
-		return "", connectors.Errorf(connectors.Logic, "ctx.registerInput is only for producers, not %s", h.phase)
+		return connectors.Errorf(connectors.Logic, "ctx.registerInput is only for producers, not %s", h.phase)
 	}
 	if err := h.e.reg.CheckInput(in.Source, in.Type); err != nil {
-		return "", connectors.Errorf(connectors.Logic, "ctx.registerInput: %v", err)
+		return connectors.Errorf(connectors.Logic, "ctx.registerInput: %v", err)
 	}
 	if in.ID == "" {
-		return "", connectors.Errorf(connectors.Logic, "ctx.registerInput: id is required (the item's identifier in %s)", in.Source)
+		return connectors.Errorf(connectors.Logic, "ctx.registerInput: id is required (the item's identifier in %s)", in.Source)
 	}
 	if in.Title == "" {
-		return "", connectors.Errorf(connectors.Logic, "ctx.registerInput: title is required (what the item is, for the user)")
+		return connectors.Errorf(connectors.Logic, "ctx.registerInput: title is required (what the item is, for the user)")
 	}
-	key := in.Source + "\x00" + in.Type + "\x00" + in.ID
-	if got, ok := h.inputKeys[key]; ok {
+	key := sandbox.InputID(in)
+	if got, ok := h.fresh[key]; ok {
 		got.Title = in.Title
-		return strconv.FormatInt(got.ID, 10), nil
+		return nil
+	}
+	if _, ok := h.known[key]; ok {
+		return nil
+	}
+	if h.known == nil {
+		h.known, h.fresh = map[string]int64{}, map[string]*storage.Input{}
 	}
 	existing, err := h.store().InputIDByKey(ctx, h.wf.ID, in.Source, in.Type, in.ID)
 	if err == nil {
-		h.knowInput(existing)
-		return strconv.FormatInt(existing, 10), nil
+		h.known[key] = existing
+		return nil
 	}
 	if err != storage.ErrNotFound {
-		return "", err
+		return err
 	}
 	rec := &storage.Input{ID: h.e.inputSeq.Add(1), WorkflowID: h.wf.ID, Source: in.Source, Type: in.Type,
 		ExternalID: in.ID, Title: in.Title, CreatedAt: h.e.now()}
-	if h.inputKeys == nil {
-		h.inputKeys = map[string]*storage.Input{}
-	}
-	h.inputKeys[key] = rec
+	h.fresh[key], h.known[key] = rec, rec.ID
 	h.inputs = append(h.inputs, rec)
-	h.knowInput(rec.ID)
-	return strconv.FormatInt(rec.ID, 10), nil
+	return nil
 }
 
 func (h *host) Publish(ctx context.Context, topics []string, ev sandbox.PublishRequest) error {
@@ -277,13 +273,18 @@ func (h *host) Publish(ctx context.Context, topics []string, ev sandbox.PublishR
 }
 
 // inputOf resolves an inputId given to publish: one registered in this run,
-// or an existing input of this workflow.
+// or an existing input of this workflow, by the inputId registerInput
+// returned for it in an earlier run or by its number (what registerInput
+// returned before inputIds named their input).
 func (h *host) inputOf(ctx context.Context, s string) (int64, error) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err == nil {
-		if _, ok := h.ids[id]; ok {
+	if id, ok := h.known[s]; ok {
+		return id, nil
+	}
+	if in, ok := sandbox.ParseInputID(s); ok {
+		if id, err := h.store().InputIDByKey(ctx, h.wf.ID, in.Source, in.Type, in.ID); err == nil {
 			return id, nil
 		}
+	} else if id, err := strconv.ParseInt(s, 10, 64); err == nil {
 		in, err := h.store().InputByID(ctx, id)
 		if err == nil && in.WorkflowID == h.wf.ID {
 			return id, nil

@@ -83,17 +83,62 @@ func TestProducer(t *testing.T) {
 		}
 	})
 
+	// An inputId names its input in every run: one kept in the handler's
+	// state is the one registerInput gives again, and publishes under it
+	// need no registering in the run; so does the number registerInput
+	// returned before inputIds were names.
+	t.Run("an inputId from an earlier run names the same input", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		src := func(body string) string {
+			return `export default Keep.workflow({
+  name: "kept", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async (ctx, state) => {` + body + `} } },
+  consumers: {},
+});`
+		}
+		b.deploy("kept", src(`
+    if (!state) return { id: ctx.registerInput({ source: "files", type: "file", id: "a:b.txt", title: "A" }) };
+    await ctx.publish("t", { messageId: "m1", inputId: state.id, payload: {} });
+    const again = ctx.registerInput({ source: "files", type: "file", id: "a:b.txt", title: "A" });
+    if (again !== state.id) throw new Error("registered again as " + again + ", was " + state.id);
+    return state;`))
+		b.drain()
+		b.clock.Advance(5 * time.Minute)
+		b.drain()
+		ins := b.inputs("kept")
+		if len(ins) != 1 || ins[0].ExternalID != "a:b.txt" {
+			t.Fatalf("inputs = %+v, want the one file", ins)
+		}
+		evs := b.events("kept", "t")
+		if len(evs) != 1 || len(evs[0].CausedBy) != 1 {
+			t.Fatalf("events = %+v, want m1 caused by the input", evs)
+		}
+		if runs := b.runs("kept"); len(runs) != 2 || runs[0].Status != "committed" {
+			t.Fatalf("runs = %+v", runs)
+		}
+		b.deploy("kept", src(`
+    await ctx.publish("t", { messageId: "m2", inputId: "`+ins[0].InputID+`", payload: {} });
+    return state;`))
+		b.clock.Advance(5 * time.Minute)
+		b.drain()
+		if evs := b.events("kept", "t"); len(evs) != 2 {
+			t.Fatalf("events = %+v, want m2 published under the input's number", evs)
+		}
+	})
+
 	t.Run("publish without inputId, to an undeclared topic, or with an unknown source is a logic error", func(t *testing.T) {
 		t.Parallel()
 		// the names are computed: written literally, validation refuses
 		// them at deploy (sandbox TestValidateCalls); this is the run's guard
 		cases := map[string]struct{ body, want string }{
-			"no inputId":        {`await ctx.publish("t", { messageId: "m", payload: {} });`, "inputId"},
-			"undeclared topic":  {`const id = ctx.registerInput({ source: "system", type: "schedule", id: "1", title: "T" }); await ctx.publish(["other"][0], { messageId: "m", inputId: id });`, `"other"`},
-			"unknown source":    {`ctx.registerInput({ source: ["fax"][0], type: "page", id: "1", title: "T" });`, "valid sources"},
-			"unknown type":      {`ctx.registerInput({ source: "files", type: ["dir"][0], id: "1", title: "T" });`, "valid types: file"},
-			"foreign input id":  {`await ctx.publish("t", { messageId: "m", inputId: "999", payload: {} });`, "not an input registered"},
-			"caught host error": {`try { await ctx.publish("t", { messageId: "m", payload: {} }); } catch (e) {} return { survived: true };`, "inputId"},
+			"no inputId":         {`await ctx.publish("t", { messageId: "m", payload: {} });`, "inputId"},
+			"undeclared topic":   {`const id = ctx.registerInput({ source: "system", type: "schedule", id: "1", title: "T" }); await ctx.publish(["other"][0], { messageId: "m", inputId: id });`, `"other"`},
+			"unknown source":     {`ctx.registerInput({ source: ["fax"][0], type: "page", id: "1", title: "T" });`, "valid sources"},
+			"unknown type":       {`ctx.registerInput({ source: "files", type: ["dir"][0], id: "1", title: "T" });`, "valid types: file"},
+			"foreign input id":   {`await ctx.publish("t", { messageId: "m", inputId: "999", payload: {} });`, "not an input registered"},
+			"unknown input name": {`await ctx.publish("t", { messageId: "m", inputId: "files:file:nowhere", payload: {} });`, "not an input registered"},
+			"caught host error":  {`try { await ctx.publish("t", { messageId: "m", payload: {} }); } catch (e) {} return { survived: true };`, "inputId"},
 		}
 		for name, c := range cases {
 			t.Run(name, func(t *testing.T) {

@@ -11,6 +11,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/dop251/goja"
@@ -161,6 +162,23 @@ type InputRequest struct {
 	Source, Type, ID, Title string
 }
 
+// InputID is the inputId ctx.registerInput returns for in: its source, type
+// and id, which name one input of a workflow. The same three give the same
+// inputId in every run, and no host is asked for it: a worker answers a
+// registerInput without a round trip (proxy.go). Sources and types have no
+// colon, so the id after the second is the input's own, whatever it holds.
+func InputID(in InputRequest) string { return in.Source + ":" + in.Type + ":" + in.ID }
+
+// ParseInputID is InputID read back; ok is false for anything else.
+func ParseInputID(s string) (in InputRequest, ok bool) {
+	source, rest, ok1 := strings.Cut(s, ":")
+	typ, id, ok2 := strings.Cut(rest, ":")
+	if !ok1 || !ok2 || source == "" || typ == "" || id == "" {
+		return InputRequest{}, false
+	}
+	return InputRequest{Source: source, Type: typ, ID: id}, true
+}
+
 // PublishRequest is the argument of ctx.publish (topics given separately).
 type PublishRequest struct {
 	MessageID string
@@ -175,7 +193,9 @@ type Host interface {
 	// Read performs a read or read-by-id connector call. The sandbox has
 	// already checked that the phase allows it.
 	Read(ctx context.Context, connector, method string, params map[string]any) (any, error)
-	RegisterInput(ctx context.Context, in InputRequest) (string, error)
+	// RegisterInput notes an input the producer found; the script's inputId
+	// for it is InputID(in).
+	RegisterInput(ctx context.Context, in InputRequest) error
 	Publish(ctx context.Context, topics []string, ev PublishRequest) error
 	Peek(ctx context.Context, topic string, limit int) ([]Event, error)
 	GetByIDs(ctx context.Context, topic string, ids []string) ([]Event, error)

@@ -109,7 +109,7 @@ type hookHost struct {
 	onRegister func()
 }
 
-func (h *hookHost) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
+func (h *hookHost) RegisterInput(ctx context.Context, in InputRequest) error {
 	if f := h.onRegister; f != nil {
 		h.onRegister = nil // once: a leaked call must not recurse here
 		f()

@@ -195,12 +195,11 @@ func (r *run) registerInput(call goja.FunctionCall) goja.Value {
 			return goja.Undefined()
 		}
 	}
-	id, err := r.inv.Host.RegisterInput(r.hctx, in)
-	if err != nil {
+	if err := r.inv.Host.RegisterInput(r.hctx, in); err != nil {
 		r.hostFail(op, err)
 		return goja.Undefined()
 	}
-	return r.vm.ToValue(id)
+	return r.vm.ToValue(InputID(in))
 }
 
 func (r *run) publish(call goja.FunctionCall) goja.Value {

@@ -127,10 +127,19 @@ func appendFrame(b []byte, f *frame) ([]byte, error) {
 	if len(f.Told) > 0 {
 		b = binary.AppendUvarint(append(b, fTold), uint64(len(f.Told)))
 		for _, t := range f.Told {
-			b = appendStrs(b, t.Topics)
-			b = appendLen(b, t.MessageID)
-			b = appendLen(b, t.InputID)
-			b = appendLen(b, t.Payload)
+			if in := t.Input; in != nil {
+				b = append(b, toldRegister)
+				b = appendLen(b, in.Source)
+				b = appendLen(b, in.Type)
+				b = appendLen(b, in.ID)
+				b = appendLen(b, in.Title)
+				continue
+			}
+			b = append(b, toldPublish)
+			b = appendStrs(b, t.Pub.Topics)
+			b = appendLen(b, t.Pub.MessageID)
+			b = appendLen(b, t.Pub.InputID)
+			b = appendLen(b, t.Pub.Payload)
 		}
 	}
 	if o := f.Outcome; o != nil {
@@ -581,15 +590,29 @@ func (d *frameDecoder) prefetched() map[string][]Event {
 	return pre
 }
 
-func (d *frameDecoder) told() []publishArgs {
+// A told call's first byte says which it is.
+const (
+	toldPublish byte = iota
+	toldRegister
+)
+
+func (d *frameDecoder) told() []toldCall {
 	d.field = "told"
-	told := make([]publishArgs, d.count(d.uvarint(), 4)) // topics, ids, payload
+	told := make([]toldCall, d.count(d.uvarint(), 5)) // kind, then four fields
 	for i := range told {
 		t := &told[i]
-		t.Topics = d.strs()
-		t.MessageID = d.str()
-		t.InputID = d.str()
-		t.Payload = d.json()
+		switch kind := d.byte(); kind {
+		case toldRegister:
+			t.Input = &InputRequest{Source: d.str(), Type: d.str(), ID: d.str(), Title: d.str()}
+		case toldPublish:
+			t.Pub.Topics = d.strs()
+			t.Pub.MessageID = d.str()
+			t.Pub.InputID = d.str()
+			t.Pub.Payload = d.json()
+		default:
+			d.fail("a told call of kind %d", kind)
+			return nil
+		}
 	}
 	return told
 }

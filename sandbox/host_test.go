@@ -54,14 +54,14 @@ func (h *recordingHost) Read(ctx context.Context, connector, method string, para
 	return res, nil
 }
 
-func (h *recordingHost) RegisterInput(_ context.Context, in InputRequest) (string, error) {
+func (h *recordingHost) RegisterInput(_ context.Context, in InputRequest) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
-		return "", h.err
+		return h.err
 	}
 	h.inputs = append(h.inputs, in)
-	return fmt.Sprintf("in-%d", len(h.inputs)), nil
+	return nil
 }
 
 func (h *recordingHost) Publish(_ context.Context, topics []string, ev PublishRequest) error {

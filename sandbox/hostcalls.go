@@ -18,7 +18,7 @@ type hostCallName string
 
 const (
 	callRead          hostCallName = "read"          // Host.Read: a connector's read (readArgs)
-	callRegisterInput hostCallName = "registerInput" // Host.RegisterInput (InputRequest); answers the id
+	callRegisterInput hostCallName = "registerInput" // Host.RegisterInput (InputRequest), when its told ones are many (proxy.go)
 	callPublish       hostCallName = "publish"       // Host.Publish one the host may refuse (publishArgs)
 	callPeek          hostCallName = "peek"          // Host.Peek past the prefetch (peekArgs)
 	callGetByIDs      hostCallName = "getByIds"      // Host.GetByIDs (peekArgs)
@@ -35,6 +35,25 @@ type publishArgs struct {
 	MessageID string          `json:"messageId"`
 	InputID   string          `json:"inputId,omitempty"`
 	Payload   json.RawMessage `json:"payload,omitempty"`
+}
+
+// toldCall is a host call a worker tells instead of asking (proxy.go):
+// a registerInput when Input is set, else a publish the host cannot refuse.
+type toldCall struct {
+	Input *InputRequest
+	Pub   publishArgs
+}
+
+// size is about what the call adds to a frame.
+func (t toldCall) size() int {
+	if in := t.Input; in != nil {
+		return len(in.Source) + len(in.Type) + len(in.ID) + len(in.Title) + 8
+	}
+	n := len(t.Pub.MessageID) + len(t.Pub.InputID) + len(t.Pub.Payload) + 8
+	for _, topic := range t.Pub.Topics {
+		n += len(topic) + 2
+	}
+	return n
 }
 
 type peekArgs struct {
@@ -72,7 +91,7 @@ var hostCalls = map[hostCallName]hostCall{
 		if err := decodeArgs(raw, &a); err != nil {
 			return nil, err
 		}
-		return h.RegisterInput(ctx, a)
+		return nil, h.RegisterInput(ctx, a)
 	}},
 	callPublish: {own: true, serve: func(ctx context.Context, h Host, raw json.RawMessage) (any, error) {
 		var a publishArgs
@@ -101,14 +120,20 @@ func (a publishArgs) publish(ctx context.Context, h Host) error {
 	return h.Publish(ctx, a.Topics, PublishRequest{MessageID: a.MessageID, InputID: a.InputID, Payload: a.Payload})
 }
 
-// takeTold gives h the publishes a worker told it (proxy.go), in order. A
-// refusal is the run's failure, as the publish's own call would have made
-// it: the error, after where, names ctx.publish; the host's error is kept
-// in hostErrs.
-func takeTold(ctx context.Context, h Host, told []publishArgs, hostErrs *hostErrors, where string) *wireErr {
-	for _, a := range told {
-		if err := a.publish(ctx, h); err != nil {
-			return &wireErr{Text: fmt.Sprintf("%sctx.publish: %v", where, err), Host: hostErrs.add(err)}
+// takeTold gives h the registrations and publishes a worker told it
+// (proxy.go), in order. A refusal is the run's failure, as the call's own
+// would have made it: the error, after where, names the operation; the
+// host's error is kept in hostErrs.
+func takeTold(ctx context.Context, h Host, told []toldCall, hostErrs *hostErrors, where string) *wireErr {
+	for _, t := range told {
+		op, err := "ctx.publish", error(nil)
+		if t.Input != nil {
+			op, err = "ctx.registerInput", h.RegisterInput(ctx, *t.Input)
+		} else {
+			err = t.Pub.publish(ctx, h)
+		}
+		if err != nil {
+			return &wireErr{Text: fmt.Sprintf("%s%s: %v", where, op, err), Host: hostErrs.add(err)}
 		}
 	}
 	return nil

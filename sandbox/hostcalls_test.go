@@ -25,7 +25,7 @@ func (h *whereHost) Read(ctx context.Context, connector, method string, params m
 	return h.recordingHost.Read(ctx, connector, method, params)
 }
 
-func (h *whereHost) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
+func (h *whereHost) RegisterInput(ctx context.Context, in InputRequest) error {
 	h.note("registerInput")
 	return h.recordingHost.RegisterInput(ctx, in)
 }
@@ -77,18 +77,18 @@ func TestOwnStateCallsAreServedWhereRead(t *testing.T) {
 	}
 }
 
-// ctxHost keeps the context each registerInput is served with.
+// ctxHost keeps the context each publish is served with.
 type ctxHost struct {
 	recordingHost
 	mu   sync.Mutex
 	ctxs []context.Context
 }
 
-func (h *ctxHost) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
+func (h *ctxHost) Publish(ctx context.Context, topics []string, ev PublishRequest) error {
 	h.mu.Lock()
 	h.ctxs = append(h.ctxs, ctx)
 	h.mu.Unlock()
-	return h.recordingHost.RegisterInput(ctx, in)
+	return h.recordingHost.Publish(ctx, topics, ev)
 }
 
 // TestCallsOfAPhaseShareItsDeadline: the calls of one phase run in one
@@ -100,7 +100,7 @@ func TestCallsOfAPhaseShareItsDeadline(t *testing.T) {
 	t.Parallel()
 	s := load(t, handlers{producer: `
         for (let i = 0; i < 3; i++) {
-          ctx.registerInput({ source: "files", type: "file", id: "f" + i, title: "F" + i });
+          await ctx.publish("a", { messageId: "m" + i, inputId: "7" + i }); // not this run's: a call
         }
         return {};`})
 	h := &ctxHost{}
@@ -111,7 +111,7 @@ func TestCallsOfAPhaseShareItsDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(h.ctxs) != 3 {
-		t.Fatalf("registerInput served %d times, want 3", len(h.ctxs))
+		t.Fatalf("publish served %d times, want 3", len(h.ctxs))
 	}
 	for i, ctx := range h.ctxs {
 		if _, ok := ctx.Deadline(); !ok {

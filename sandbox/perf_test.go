@@ -117,7 +117,7 @@ type watchdogProbe struct {
 	watches         int
 }
 
-func (h *watchdogProbe) RegisterInput(ctx context.Context, in InputRequest) (string, error) {
+func (h *watchdogProbe) RegisterInput(ctx context.Context, in InputRequest) error {
 	heapWatchdog.mu.Lock()
 	h.called, h.running, h.watches = true, heapWatchdog.running, len(heapWatchdog.watches)
 	heapWatchdog.mu.Unlock()

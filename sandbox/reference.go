@@ -25,8 +25,9 @@ func Operations() []Operation {
 	return []Operation{
 		{Name: "registerInput", Phases: ruleRegisterInput.phases, Refused: ruleRegisterInput.reason,
 			Signature: "(input: { source: string, type: string, id: string | number, title: string }): string",
-			Doc: "Registers what a producer found as an input of the workflow and returns its inputId; the same source, type and id " +
-				"always give the same input, so a producer may see the same thing again. source and type must be known (see Input sources).",
+			Doc: "Registers what a producer found as an input of the workflow and returns its inputId, \"source:type:id\"; the same source, type and id " +
+				"always give the same input, so a producer may see the same thing again, and an inputId kept from an earlier run still names it. " +
+				"source and type must be known (see Input sources).",
 			Example: `const inputId = ctx.registerInput({ source: "files", type: "file", id: f.path, title: "Note " + f.name })`},
 		{Name: "publish", Phases: rulePublish.phases, Refused: rulePublish.reason,
 			Signature: "(topic: string | string[], event: { messageId: string | number, inputId?: string, payload?: any }): Promise<void>",

@@ -38,7 +38,7 @@ func TestRunExample(t *testing.T) {
 		if len(h.inputs) != 1 || h.inputs[0] != (InputRequest{Source: "gmail", Type: "email", ID: "m1", Title: `Email from alice@example.com: "Invoice"`}) {
 			t.Errorf("inputs = %+v", h.inputs)
 		}
-		want := []publishCall{{[]string{"email.received"}, PublishRequest{MessageID: "m1", InputID: "in-1", Payload: json.RawMessage(`{"subject":"Invoice","from":"alice@example.com"}`)}}}
+		want := []publishCall{{[]string{"email.received"}, PublishRequest{MessageID: "m1", InputID: "gmail:email:m1", Payload: json.RawMessage(`{"subject":"Invoice","from":"alice@example.com"}`)}}}
 		if !reflect.DeepEqual(h.published, want) {
 			t.Errorf("published = %+v", h.published)
 		}
@@ -281,7 +281,7 @@ func TestHostCalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := `{"listed":{"n":1},"read":{"n":1},"id":"in-1","id2":"in-2"}`; string(out.State) != want {
+		if want := `{"listed":{"n":1},"read":{"n":1},"id":"files:file:7","id2":"files:file:8"}`; string(out.State) != want {
 			t.Errorf("state = %s, want %s", out.State, want)
 		}
 		if want := []string{`files.list {"dir":"in"}`, `files.read {"path":"in/a"}`}; !reflect.DeepEqual(h.reads, want) {

@@ -66,9 +66,9 @@ type frame struct {
 	// Deadline of a call: the worker's phase deadline (Unix ns), which the
 	// host's side of the call keeps too, so both see the same timeout.
 	Deadline int64 `json:"deadline,omitempty"`
-	// Told (call, done): publishes the host takes before the call, or
-	// before the phase ends, in order (proxy.go)
-	Told []publishArgs `json:"told,omitempty"`
+	// Told (call, done): registrations and publishes the host takes
+	// before the call, or before the phase ends, in order (proxy.go)
+	Told []toldCall `json:"told,omitempty"`
 
 	// done
 	Outcome *wireOutcome `json:"outcome,omitempty"`

@@ -353,8 +353,8 @@ func (c *workerConn) send(f *frame) {
 }
 
 // call asks the host to run one Host method and waits for its answer; told
-// are publishes the host takes first (proxy.go).
-func (c *workerConn) call(ctx context.Context, name hostCallName, args any, told []publishArgs) (json.RawMessage, error) {
+// are the registrations and publishes the host takes first (proxy.go).
+func (c *workerConn) call(ctx context.Context, name hostCallName, args any, told []toldCall) (json.RawMessage, error) {
 	b, err := json.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: encode the arguments of %s: %w", name, err)
