@@ -65,12 +65,33 @@ func (e *Engine) producerPhase(ctx context.Context, ws *wfState, w *storage.Work
 	if err != nil {
 		return e.failRun(ctx, w, run, err, tr)
 	}
+	if len(h.inputs) > 0 {
+		// new inputs: their consumers run once this commits, in workers
+		// started meanwhile
+		warmWorkers(e.pol.Limits, workersFor(sc, h.pubs))
+	}
 	next := p.Schedule.Next(e.now())
 	if err := e.tCommitProducer(ctx, w, run, out, h, &next, tr); err != nil {
 		return e.failRun(ctx, w, run, err, tr)
 	}
 	e.markSubscribers(ws, sc, h.pubs)
 	return nil
+}
+
+// warmWorkers is sandbox.Warm, but in tests.
+var warmWorkers = sandbox.Warm
+
+// workersFor is how many workers the consumers of pubs' topics can use at
+// once: one each, or as many as a concurrent one has phase slots
+// (concurrent.go), up to the slots in all.
+func workersFor(sc *sandbox.Script, pubs []publication) int {
+	n := 0
+	for _, c := range sc.Workflow.Consumers {
+		if slices.ContainsFunc(pubs, func(p publication) bool { return slices.Contains(c.Subscribe, p.topic) }) {
+			n += min(max(c.Concurrency, 1), phaseSlots())
+		}
+	}
+	return min(n, phaseSlots())
 }
 
 // neverRan says whether handler of w has no run yet.

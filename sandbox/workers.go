@@ -224,6 +224,38 @@ type procPool struct {
 	// pool is empty
 	retire *time.Timer
 	due    time.Time
+	// warming counts the workers warm is starting, by memory limit
+	warming map[uint64]int
+}
+
+// Warm starts workers for runs with these limits until n are idle or
+// starting, and returns at once: a worker takes about 12 ms to start
+// (BenchmarkWorkerStart), and runs that a producer's new inputs are about
+// to cause find theirs started instead of waiting for it. Those not taken
+// retire as any idle worker does.
+func Warm(lim Limits, n int) { procs.warm(withDefaults(lim).MaxMemory, n) }
+
+func (p *procPool) warm(limit uint64, n int) {
+	p.mu.Lock()
+	need := min(n, maxIdleProcs) - len(p.idle[limit]) - p.warming[limit]
+	if need > 0 {
+		if p.warming == nil {
+			p.warming = map[uint64]int{}
+		}
+		p.warming[limit] += need
+	}
+	p.mu.Unlock()
+	for range need {
+		Go(func() {
+			w, err := startWorker(limit)
+			p.mu.Lock()
+			p.warming[limit]--
+			p.mu.Unlock()
+			if err == nil {
+				p.put(w)
+			}
+		})
+	}
 }
 
 // lingers is how long an idle worker with this memory limit is kept.

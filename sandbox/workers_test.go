@@ -81,3 +81,44 @@ func TestLoadWorkersRetireSooner(t *testing.T) {
 	}
 	run.kill()
 }
+
+// TestWarmStartsWhatIsMissing: Warm starts workers until n are idle or
+// starting, counting those it is still starting, so that asking again
+// meanwhile starts none more; what it started is parked in the pool.
+func TestWarmStartsWhatIsMissing(t *testing.T) {
+	t.Parallel()
+	p := &procPool{idle: map[uint64][]*worker{}, idleFor: time.Minute}
+	limit := DefaultLimits().MaxMemory
+	first, err := startWorker(limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.put(first)
+	p.warm(limit, 3)
+	p.warm(limit, 3)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		idle, warming := len(p.idle[limit]), p.warming[limit]
+		p.mu.Unlock()
+		if warming == 0 {
+			if idle != 3 {
+				t.Fatalf("%d workers idle once warm was done, want 3", idle)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still warming %d workers after 10 s", warming)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.warm(limit, 2)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := p.warming[limit]; n != 0 {
+		t.Errorf("warm started %d with 3 idle and 2 asked for", n)
+	}
+	for _, w := range p.idle[limit] {
+		w.release()
+	}
+}
