@@ -28,15 +28,19 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 		}
 		for _, in := range h.inputs {
 			in.CreatedBy = run.ID
-			if err := tx.InsertInput(ctx, in); err != nil {
-				return fmt.Errorf("register input: %w", err)
-			}
 		}
+		if err := tx.InsertInputs(ctx, h.inputs); err != nil {
+			return fmt.Errorf("register input: %w", err)
+		}
+		pubs := make([]storage.Publication, len(h.pubs))
 		for i, p := range h.pubs {
-			var err error
-			if _, h.pubs[i].news, err = tx.Publish(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, p.causes, now); err != nil {
-				return err
-			}
+			pubs[i] = storage.Publication{Topic: p.topic, MessageID: p.messageID, Payload: p.payload, Causes: p.causes}
+		}
+		if err := tx.PublishAll(ctx, w.ID, pubs, run.ID, now); err != nil {
+			return err
+		}
+		for i := range h.pubs {
+			h.pubs[i].news = pubs[i].News
 		}
 		if out.StateReturned {
 			if err := tx.SetHandlerState(ctx, w.ID, run.Handler, out.State, now); err != nil {

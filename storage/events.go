@@ -81,7 +81,7 @@ func (tx *Tx) Publish(ctx context.Context, workflowID int64, topic, messageID st
 	}
 	news = status == string(EventPending) && updated == ms(now)
 	for _, in := range causes {
-		if _, err := tx.exec(ctx, `INSERT INTO event_causes(event_id, input_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, in); err != nil {
+		if _, err := tx.exec(ctx, insertCause, id, in); err != nil {
 			return 0, false, fmt.Errorf("publish to %s: cause: %w", topic, err)
 		}
 	}
