@@ -124,17 +124,6 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// publication is one ctx.publish buffered until the run commits.
-type publication struct {
-	topic     string
-	messageID string
-	payload   json.RawMessage
-	causes    []int64
-	// news: the commit made or changed a pending event, which wakes the
-	// topic's consumers (storage's Publish); set by the commit.
-	news bool
-}
-
 // host is the engine side of one handler phase (sandbox.Host). Producers'
 // inputs and events and consumers' publishes are buffered here and written
 // by the transition that commits the run, so a handler that throws halfway
@@ -167,7 +156,7 @@ type host struct {
 	inputs []*storage.Input
 	fresh  map[string]*storage.Input
 	known  map[string]int64
-	pubs   []publication
+	pubs   []storage.Publication // each ctx.publish, written by the commit
 }
 
 func (h *host) phaseName() string { return string(h.phase) }
@@ -267,7 +256,7 @@ func (h *host) Publish(ctx context.Context, topics []string, ev sandbox.PublishR
 		payload = json.RawMessage("null")
 	}
 	for _, t := range topics {
-		h.pubs = append(h.pubs, publication{topic: t, messageID: ev.MessageID, payload: payload, causes: causes})
+		h.pubs = append(h.pubs, storage.Publication{Topic: t, MessageID: ev.MessageID, Payload: payload, Causes: causes})
 	}
 	return nil
 }

@@ -84,10 +84,10 @@ var warmWorkers = sandbox.Warm
 // workersFor is how many workers the consumers of pubs' topics can use at
 // once: one each, or as many as a concurrent one has phase slots
 // (concurrent.go), up to the slots in all.
-func workersFor(sc *sandbox.Script, pubs []publication) int {
+func workersFor(sc *sandbox.Script, pubs []storage.Publication) int {
 	n := 0
 	for _, c := range sc.Workflow.Consumers {
-		if slices.ContainsFunc(pubs, func(p publication) bool { return slices.Contains(c.Subscribe, p.topic) }) {
+		if slices.ContainsFunc(pubs, func(p storage.Publication) bool { return slices.Contains(c.Subscribe, p.Topic) }) {
 			n += min(max(c.Concurrency, 1), phaseSlots())
 		}
 	}
@@ -111,10 +111,10 @@ func (e *Engine) neverRan(ctx context.Context, w *storage.Workflow, handler stri
 // markSubscribers marks dirty the consumers of the topics a run published
 // news to: an event published again as it was is nothing new, and waking
 // the consumer for it would add an empty run per producer tick.
-func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []publication) {
+func (e *Engine) markSubscribers(ws *wfState, sc *sandbox.Script, pubs []storage.Publication) {
 	for _, c := range sc.Workflow.Consumers {
 		for _, p := range pubs {
-			if p.news && slices.Contains(c.Subscribe, p.topic) {
+			if p.News && slices.Contains(c.Subscribe, p.Topic) {
 				ws.markDirty(c.Name)
 				ws.ranFor(c.Name) // it runs for the events now
 				break

@@ -32,15 +32,8 @@ func (e *Engine) tCommitProducer(ctx context.Context, w *storage.Workflow, run *
 		if err := tx.InsertInputs(ctx, h.inputs); err != nil {
 			return fmt.Errorf("register input: %w", err)
 		}
-		pubs := make([]storage.Publication, len(h.pubs))
-		for i, p := range h.pubs {
-			pubs[i] = storage.Publication{Topic: p.topic, MessageID: p.messageID, Payload: p.payload, Causes: p.causes}
-		}
-		if err := tx.PublishAll(ctx, w.ID, pubs, run.ID, now); err != nil {
+		if err := tx.PublishAll(ctx, w.ID, h.pubs, run.ID, now); err != nil {
 			return err
-		}
-		for i := range h.pubs {
-			h.pubs[i].news = pubs[i].News
 		}
 		if out.StateReturned {
 			if err := tx.SetHandlerState(ctx, w.ID, run.Handler, out.State, now); err != nil {
@@ -350,7 +343,7 @@ func paramsOf(m *storage.Mutation) map[string]any {
 // again); without a mutation the run simply runs again. The next synced
 // commit, or the scheduler's Sync when it runs out of work, makes it
 // durable.
-func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace) error {
+func (e *Engine) tCommitConsumer(ctx context.Context, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []storage.Publication, wake *time.Time, tr *trace) error {
 	return e.writeRunWith(ctx, run, e.db.WriteUnsynced, func(tx *storage.Tx) error {
 		return e.commitConsumerTx(ctx, tx, w, run, out, pubs, wake, tr)
 	})
@@ -383,7 +376,7 @@ func (e *Engine) tAppliedCommitted(ctx context.Context, w *storage.Workflow, run
 
 // commitConsumerTx is a consumer run's commit inside tx: its events
 // consumed (or skipped), its state and publications written, its wake set.
-func (e *Engine) commitConsumerTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []publication, wake *time.Time, tr *trace) error {
+func (e *Engine) commitConsumerTx(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, out *sandbox.Outcome, pubs []storage.Publication, wake *time.Time, tr *trace) error {
 	now := e.now()
 	status := EventConsumed
 	if string(run.MutationResult) == string(resultSkipped) {
@@ -397,16 +390,16 @@ func (e *Engine) commitConsumerTx(ctx context.Context, tx *storage.Tx, w *storag
 			return err
 		}
 	}
-	var causes []int64
 	if len(pubs) > 0 {
-		var err error
-		if causes, err = tx.CausesOfRun(ctx, run.ID); err != nil {
+		// next's events are caused by the inputs of the events it reserved
+		causes, err := tx.CausesOfRun(ctx, run.ID)
+		if err != nil {
 			return err
 		}
-	}
-	for i, p := range pubs {
-		var err error
-		if _, pubs[i].news, err = tx.Publish(ctx, w.ID, p.topic, p.messageID, p.payload, run.ID, causes, now); err != nil {
+		for i := range pubs {
+			pubs[i].Causes = causes
+		}
+		if err := tx.PublishAll(ctx, w.ID, pubs, run.ID, now); err != nil {
 			return err
 		}
 	}
