@@ -40,8 +40,12 @@ type folders struct {
 	settling map[watcher]*settling
 	// now and after are the clock and the timers of settling (time.Now
 	// and time.AfterFunc; tests step them)
-	now    func() time.Time
-	after  func(d time.Duration, f func()) interface{ Stop() bool }
+	now   func() time.Time
+	after func(d time.Duration, f func()) interface{ Stop() bool }
+	// warm starts a worker for the run a burst will wake (sandbox.Warm),
+	// called as the burst begins: after an idle spell the pool's workers
+	// have retired, and one starts while the burst settles
+	warm   func()
 	closed bool
 	done   chan struct{}
 }
@@ -68,7 +72,8 @@ type watchedVersion struct {
 func newFolders(e *Engine) *folders {
 	return &folders{e: e, byDir: map[string][]watcher{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
 		settling: map[watcher]*settling{}, now: time.Now,
-		after: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) }}
+		after: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) },
+		warm:  func() { warmWorkers(e.pol.Limits, 1) }}
 }
 
 // update sets the watches of a workflow for the version the scheduler
@@ -218,6 +223,7 @@ func (f *folders) changedFor(t watcher) {
 		b = &settling{first: now, last: now}
 		f.settling[t] = b
 		f.arm(t, b, sandbox.WatchQuiet)
+		f.warm()
 		return
 	}
 	b.last = now

@@ -147,6 +147,7 @@ func stepTimers(f *folders) *steppedTimers {
 func watchedInbox(t *testing.T) (*folders, *steppedTimers, *wfState) {
 	b := setup(t)
 	f := newFolders(b.e)
+	f.warm = func() {} // TestWatchWakesCoalesce counts them
 	st := stepTimers(f)
 	ws := b.e.state(1)
 	f.byDir["/inbox"] = []watcher{{ws, "p"}}
@@ -160,11 +161,17 @@ func (s stopFunc) Stop() bool { return s() }
 // TestWatchWakesCoalesce: however many changes arrive before the
 // producer's run starts, it is woken once, when the burst has settled; a
 // change during the run wakes it once more; another folder's does not.
+// Each burst asks for a worker once, as it begins.
 func TestWatchWakesCoalesce(t *testing.T) {
 	t.Parallel()
 	f, st, ws := watchedInbox(t)
+	warmed := 0
+	f.warm = func() { warmed++ } // under f.mu, as changed calls it
 	for range 100 {
 		f.changed(fsEvent("/inbox/x"))
+	}
+	if warmed != 1 {
+		t.Errorf("a burst of 100 changes asked for a worker %d times, want once, as it began", warmed)
 	}
 	if f.isWoken(1, "p") || len(ws.wake) != 0 || len(st.armed) != 1 || st.armed[0] != sandbox.WatchQuiet {
 		t.Fatalf("during the burst: woken %v, %d pokes, timers %v; want none woken yet, one timer of %v", f.isWoken(1, "p"), len(ws.wake), st.armed, sandbox.WatchQuiet)
@@ -188,6 +195,9 @@ func TestWatchWakesCoalesce(t *testing.T) {
 	f.changed(fsEvent("/elsewhere/z"))
 	if f.isWoken(1, "p") || st.fire != nil {
 		t.Fatal("a change in another folder woke it")
+	}
+	if warmed != 2 {
+		t.Errorf("two bursts and another folder's change asked for a worker %d times, want twice", warmed)
 	}
 }
 
