@@ -53,8 +53,15 @@ func (r *Registry) Register(c Connector, aliases ...string) {
 	}
 }
 
-// AddSource declares an input source and its types.
+// AddSource declares an input source and its types. It panics on a name
+// with a colon, a wiring bug: a script's inputId is source:type:id
+// (sandbox.InputID), read back by its first two colons.
 func (r *Registry) AddSource(source string, types ...string) {
+	for _, name := range append([]string{source}, types...) {
+		if name == "" || strings.Contains(name, ":") {
+			panic(fmt.Sprintf("connectors: input source %q, type %q: names are not empty and hold no colon", source, name))
+		}
+	}
 	seen := map[string]bool{}
 	for _, t := range r.sources[source] {
 		seen[t] = true

@@ -166,7 +166,8 @@ type InputRequest struct {
 // and id, which name one input of a workflow. The same three give the same
 // inputId in every run, and no host is asked for it: a worker answers a
 // registerInput without a round trip (proxy.go). Sources and types have no
-// colon, so the id after the second is the input's own, whatever it holds.
+// colon (connectors.Registry.AddSource refuses one), so the id after the
+// second is the input's own, whatever it holds.
 func InputID(in InputRequest) string { return in.Source + ":" + in.Type + ":" + in.ID }
 
 // ParseInputID is InputID read back; ok is false for anything else.

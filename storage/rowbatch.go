@@ -110,7 +110,7 @@ func (tx *Tx) publishRows(ctx context.Context, workflowID int64, ps []Publicatio
 		var id, updated int64
 		if err := rows.Scan(&id, &topic, &messageID, &status, &updated); err != nil {
 			rows.Close()
-			return fmt.Errorf("publish to %s: %w", topic, err)
+			return fmt.Errorf("publish to %s: %w", ps[0].Topic, err)
 		}
 		got[[2]string{topic, messageID}] = answer{id, status == string(EventPending) && updated == ms(now)}
 	}
