@@ -171,6 +171,10 @@ func (db *DB) writeBatch(batch []*writeReq) {
 	// is checked before the write starts, not while it runs, so one
 	// caller's cancel never rolls back another's write.
 	ctx := context.WithoutCancel(batch[0].ctx)
+	if db.closed {
+		fail(ErrClosed)
+		return
+	}
 	wc := db.wc
 	if _, err := wc.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		wc.rollback(ctx)

@@ -57,6 +57,9 @@ func (db *DB) checkpointLocked(ctx context.Context, n uint64) {
 func (db *DB) checkpoint(ctx context.Context, mode string) error {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	if db.closed {
+		return ErrClosed
+	}
 	db.disk.mu.Lock()
 	n := db.disk.written
 	db.disk.mu.Unlock()

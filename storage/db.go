@@ -24,6 +24,9 @@ import (
 // ErrNotFound is returned when a row asked for by id does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrClosed is returned by a write or a ReadLatest after Close.
+var ErrClosed = errors.New("storage: database closed")
+
 // Opts configures Open.
 type Opts struct {
 	// Path of the database file; its directory is created if missing.
@@ -48,8 +51,12 @@ type DB struct {
 
 	// queue: writes waiting to be committed together (batch.go)
 	queue writeQueue
-	// wmu serialises writes; disk syncs outside it.
+	// wmu serialises writes, and the reads of ReadLatest, on wc; disk
+	// syncs outside it.
 	wmu sync.Mutex
+	// closed: Close has begun; no write or ReadLatest starts on wc after
+	// it (under wmu)
+	closed bool
 	// disk: what of the log is on disk (sync.go).
 	disk durability
 	// pages written to the log since the last checkpoint, and the writer
@@ -193,6 +200,17 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Close() error {
 	var errs []error
 	errs = append(errs, db.Sync(context.Background()))
+	// A write or a ReadLatest under way steps through statements of the
+	// writer's connection: closing them under it would free what it reads
+	// (a fault, not an error). Close waits for it, and nothing starts on
+	// the connection after.
+	db.wmu.Lock()
+	was := db.closed
+	db.closed = true
+	db.wmu.Unlock()
+	if was {
+		return nil
+	}
 	errs = append(errs, db.closeReaders())
 	if db.rstmts != nil {
 		errs = append(errs, db.rstmts.close())

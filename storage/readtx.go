@@ -60,5 +60,8 @@ func (db *DB) ReadLatest(ctx context.Context, fn func(q Q) error) error {
 		return db.ReadTx(ctx, fn)
 	}
 	defer db.wmu.Unlock()
+	if db.closed {
+		return ErrClosed
+	}
 	return fn(Q{q: db.wc})
 }

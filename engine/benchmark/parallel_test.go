@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +10,7 @@ import (
 
 // TestParallelFailsOnABlockedWorkflow: a workflow the engine blocks ends
 // the parallel row with its name and reason, where the row waited for its
-// events for ever.
+// events for ever; and the row's engine is stopped as it returns.
 func TestParallelFailsOnABlockedWorkflow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -22,4 +23,11 @@ func TestParallelFailsOnABlockedWorkflow(t *testing.T) {
 		t.Fatalf("parallel = %v; want an error naming the blocked workflows", err)
 	}
 	t.Log(err)
+	// the row returned early: its engine stopped before its database
+	// closed, where its workflows went on stepping through a closed one
+	// (and took the test process with them)
+	buf := make([]byte, 1<<20)
+	if st := string(buf[:runtime.Stack(buf, true)]); strings.Contains(st, "keep/engine.(*Engine).loop") {
+		t.Errorf("an engine's loop still runs after the row returned:\n%s", st)
+	}
 }

@@ -2,8 +2,10 @@ package benchmark
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"time"
 
 	"keep/engine"
 	"keep/engine/config"
@@ -57,7 +59,14 @@ func benchConfig(root string) config.Config {
 	return cfg
 }
 
-func (k *keepEngine) close() error { return k.db.Close() }
+// close stops the engine, if started, before it closes the database: a
+// measure that returns early (an error, a blocked workflow) would leave it
+// running on a closed database, in a directory about to be removed.
+func (k *keepEngine) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return errors.Join(k.e.Stop(ctx), k.db.Close())
+}
 
 func (k *keepEngine) deploy(ctx context.Context, name, src string) error {
 	_, err := k.e.Deploy(ctx, name+".js", []byte(src), "")

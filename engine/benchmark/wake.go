@@ -81,11 +81,6 @@ func wakeLatency(ctx context.Context, o Options, r *Results) error {
 	if err := k.e.Start(ctx); err != nil {
 		return err
 	}
-	defer func() {
-		sctx, c := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer c()
-		k.e.Stop(sctx)
-	}()
 
 	// produced waits for the producer's commit; settled waits until the
 	// consumer has committed its run and its empty follow-up

@@ -1,0 +1,61 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestCloseWaitsForTheWritersReads: Close while a ReadLatest steps through
+// rows on the writer's connection waits for it, where it freed the
+// statement under the read (a fault that took the whole process); after
+// Close, a write and a ReadLatest fail with ErrClosed.
+func TestCloseWaitsForTheWritersReads(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	var rows int
+	err = db.ReadLatest(ctx, func(q Q) error {
+		rs, err := q.q.QueryContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 1000) SELECT i FROM n`)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		for rs.Next() {
+			if rows++; rows == 1 {
+				go func() { closed <- db.Close() }()
+				// Close, if it does not wait, is done well before this
+				select {
+				case err := <-closed:
+					closed <- err
+					t.Errorf("Close returned (%v) while a read on the writer's connection was under way", err)
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}
+		return rs.Err()
+	})
+	if err != nil {
+		t.Fatalf("the read under way when Close was called: %v", err)
+	}
+	if rows != 1000 {
+		t.Errorf("read %d rows, want 1000", rows)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := db.ReadLatest(ctx, func(Q) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("ReadLatest after Close = %v, want ErrClosed", err)
+	}
+	if err := db.Write(ctx, func(*Tx) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("Write after Close = %v, want ErrClosed", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+}
