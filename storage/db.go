@@ -195,11 +195,10 @@ func (db *DB) open(ctx context.Context) error {
 // Path is the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 
-// Close makes what was committed durable (Sync), closes both pools and
-// releases the lock.
+// Close waits for the write or ReadLatest under way, makes what was
+// committed durable (Sync), closes both pools and releases the lock. Writes
+// and ReadLatest after it fail with ErrClosed; a second Close does nothing.
 func (db *DB) Close() error {
-	var errs []error
-	errs = append(errs, db.Sync(context.Background()))
 	// A write or a ReadLatest under way steps through statements of the
 	// writer's connection: closing them under it would free what it reads
 	// (a fault, not an error). Close waits for it, and nothing starts on
@@ -211,6 +210,8 @@ func (db *DB) Close() error {
 	if was {
 		return nil
 	}
+	var errs []error
+	errs = append(errs, db.Sync(context.Background()))
 	errs = append(errs, db.closeReaders())
 	if db.rstmts != nil {
 		errs = append(errs, db.rstmts.close())
