@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -14,13 +13,10 @@ import (
 // Close, a write and a ReadLatest fail with ErrClosed.
 func TestCloseWaitsForTheWritersReads(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openTemp(t) // its cleanup's Close is the third: nothing
 	closed := make(chan error, 1)
 	var rows int
-	err = db.ReadLatest(ctx, func(q Q) error {
+	err := db.ReadLatest(ctx, func(q Q) error {
 		rs, err := q.q.QueryContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 1000) SELECT i FROM n`)
 		if err != nil {
 			return err
