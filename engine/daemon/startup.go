@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"keep/engine"
 )
 
@@ -192,8 +194,12 @@ func openLockFile(path string) (*os.File, error) {
 }
 
 func flock(f *os.File, how int) error {
+	return flockFD(int(f.Fd()), how)
+}
+
+func flockFD(fd, how int) error {
 	for {
-		err := syscall.Flock(int(f.Fd()), how)
+		err := syscall.Flock(fd, how)
 		if !errors.Is(err, syscall.EINTR) {
 			return err
 		}
@@ -201,12 +207,24 @@ func flock(f *os.File, how int) error {
 }
 
 // flockWait blocks in flock until the lock is taken or ctx ends. flock
-// cannot be interrupted: on ctx's end the goroutine stays in it, and the
-// caller closes f. That is safe: the blocked call holds its own reference to
-// the open file, and a lock it then takes goes with that reference.
+// cannot be interrupted: on ctx's end the call stays blocked and the caller
+// closes f. So the call never touches f: it waits on a descriptor of its
+// own, a duplicate of f's (the same open file, so the same lock), which it
+// closes when it returns. A number of f's read after f was closed could name
+// another file by then, and lock that one; a duplicate keeps the open file
+// alive while it waits, and a lock it takes after the caller gave up goes
+// when it closes it.
 func flockWait(ctx context.Context, f *os.File, how int) error {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("daemon: %s: %w", f.Name(), err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- flock(f, how) }()
+	go func() {
+		err := flockFD(fd, how)
+		syscall.Close(fd)
+		done <- err
+	}()
 	select {
 	case err := <-done:
 		return err
