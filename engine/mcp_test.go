@@ -109,7 +109,6 @@ func TestMCPToolsThroughTheLedger(t *testing.T) {
 type lossyServer struct {
 	mu    sync.Mutex
 	items map[string]int
-	calls int
 	finds int      // calls of the read
 	keys  []string // the idempotency key of each create, from _meta
 	// removeTool takes a tool off the server, as a new release may

@@ -88,9 +88,8 @@ type Connector struct {
 	tools   []*sdk.Tool
 	known   bool // tools holds a list (live or cached)
 
-	listing     chan struct{} // open while a listing in the background runs (listing.go)
-	listErr     error         // how the last listing failed; nil after one that did not
-	listFailAt  time.Time
+	listing     chan struct{}     // open while a listing in the background runs (listing.go)
+	listErr     error             // how the last listing failed; nil after one that did not
 	changed     []func()          // told when the tool list changes
 	startFails  int               // failed starts in a row
 	startErr    error             // the last one's error
