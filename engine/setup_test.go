@@ -89,7 +89,15 @@ func (b *bundle) open() {
 		t.Fatal(err)
 	}
 	b.db, b.e = db, e
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() {
+		// a test that fails with the engine started leaves it running:
+		// stopped before its database closes, it neither writes to a
+		// closed database nor outlives the test into the next
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+		db.Close()
+	})
 }
 
 // reopen simulates a restart: a new engine on the same file.
