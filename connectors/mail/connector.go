@@ -73,7 +73,7 @@ func (c *Connector) Methods() []connectors.Method {
 			Doc: "Reads one whole message by id: headers, text, and its attachments (names, types, sizes; content on request).",
 			Args: []connectors.Arg{
 				idArg,
-				{Name: "attachments", Type: "boolean", Doc: fmt.Sprintf("include each attachment's content, base64, when it is at most maxBytes")},
+				{Name: "attachments", Type: "boolean", Doc: "include each attachment's content, base64, when it is at most maxBytes"},
 				{Name: "maxBytes", Type: "number", Doc: fmt.Sprintf("the largest attachment whose content is included; default and at most %d", maxAttachment)},
 			},
 			Result:  "{ id: string, uid: number, messageId: string, from: string, to: string[], cc: string[], subject: string, date: string, text: string, inReplyTo: string | null, references: string[], seen: boolean, flagged: boolean, attachments: { name: string, type: string, size: number, content?: string, omitted?: string }[] }",
