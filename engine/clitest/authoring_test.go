@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -165,6 +166,20 @@ type fakeModel struct {
 	reqs   []chatRequest
 }
 
+// requests is every request so far.
+func (f *fakeModel) requests() []chatRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.reqs)
+}
+
+// answer makes drafts the model's next answers.
+func (f *fakeModel) answer(drafts ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.drafts = drafts
+}
+
 type chatRequest struct {
 	auth  string
 	Model string `json:"model"`
@@ -189,8 +204,8 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	n := len(f.reqs)
 	f.reqs = append(f.reqs, req)
-	f.mu.Unlock()
 	draft := f.drafts[min(n, len(f.drafts)-1)]
+	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "created": 1763900000, "model": req.Model,
@@ -253,10 +268,11 @@ func TestNewDraftsUntilItWorks(t *testing.T) {
 	if e.read("log.txt") != "" {
 		t.Error("keep new's dry run appended to log.txt")
 	}
-	if len(fm.reqs) != 2 {
-		t.Fatalf("%d requests to the model, want 2", len(fm.reqs))
+	reqs := fm.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests to the model, want 2", len(reqs))
 	}
-	first, second := fm.reqs[0], fm.reqs[1]
+	first, second := reqs[0], reqs[1]
 	if first.auth != "Bearer sk-test-123" || first.Model != "test-model" {
 		t.Errorf("request auth %q, model %q", first.auth, first.Model)
 	}
@@ -275,7 +291,7 @@ func TestNewDraftsUntilItWorks(t *testing.T) {
 	}
 
 	// keep edit on the file: a diff, the file rewritten
-	fm.drafts = []string{draftFixed(`"note: " + p.data.name + "\n"`)}
+	fm.answer(draftFixed(`"note: " + p.data.name + "\n"`))
 	r = e.ok("edit", out, "prefix each line with note:")
 	if !strings.Contains(r.stdout, "--- "+out) || !strings.Contains(r.stdout, `+      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: "note: "`) {
 		t.Errorf("keep edit shows no unified diff:\n%s", r.stdout)
@@ -283,7 +299,8 @@ func TestNewDraftsUntilItWorks(t *testing.T) {
 	if got, _ := os.ReadFile(out); !strings.Contains(string(got), `"note: "`) {
 		t.Errorf("keep edit did not write the new draft: %s", got)
 	}
-	last := fm.reqs[len(fm.reqs)-1]
+	reqs = fm.requests()
+	last := reqs[len(reqs)-1]
 	if !strings.Contains(last.Msgs[1].Content, `content: p.data.name + "\n"`) || !strings.Contains(last.Msgs[1].Content, "prefix each line") {
 		t.Errorf("keep edit's request lacks the current script or the change: %s", last.Msgs[1].Content)
 	}
@@ -293,7 +310,7 @@ func TestNewDraftsUntilItWorks(t *testing.T) {
 	e.ok("deploy", out)
 	e.ok("grant", "notes-log", "files.append", "--mode", "allow")
 	e.ok("drain")
-	fm.drafts = []string{draftFixed(`"deployed: " + p.data.name + "\n"`)}
+	fm.answer(draftFixed(`"deployed: " + p.data.name + "\n"`))
 	r = e.ok("edit", "notes-log", "say deployed", "-o", filepath.Join(e.dir, "edited.js"), "--with-reads")
 	if !strings.Contains(r.stdout, `-      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: "note: "`) {
 		t.Errorf("keep edit of a deployed workflow diffs against something else:\n%s", r.stdout)
@@ -305,11 +322,11 @@ func TestNewDraftsUntilItWorks(t *testing.T) {
 	}
 
 	// a draft that renames the workflow never works; --propose puts one in Attention
-	fm.drafts = []string{strings.Replace(draftFixed(`"x" + p.data.name + "\n"`), `name: "notes-log"`, `name: "renamed"`, 1)}
+	fm.answer(strings.Replace(draftFixed(`"x" + p.data.name + "\n"`), `name: "notes-log"`, `name: "renamed"`, 1))
 	if r = e.expect(1, "edit", "notes-log", "rename it", "-o", filepath.Join(e.dir, "renamed.js")); !strings.Contains(r.stderr, "rename") {
 		t.Errorf("a renaming draft: %s", r)
 	}
-	fm.drafts = []string{draftFixed(`"proposed: " + p.data.name + "\n"`)}
+	fm.answer(draftFixed(`"proposed: " + p.data.name + "\n"`))
 	r = e.ok("edit", "notes-log", "say proposed", "--propose")
 	if !strings.Contains(r.stdout, "proposed p") || !strings.Contains(r.stdout, `+      async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: "proposed: "`) {
 		t.Errorf("keep edit --propose:\n%s", r.stdout)
@@ -332,9 +349,9 @@ func TestNewGivesUpAfterThreeRounds(t *testing.T) {
 	e, fm := llmEnv(t, draftBroken)
 	out := filepath.Join(e.dir, "x.js")
 	r := e.expect(1, "new", "anything", "-o", out)
-	if len(fm.reqs) != 3 || !strings.Contains(r.stderr, "no working draft after 3 rounds") ||
+	if reqs := fm.requests(); len(reqs) != 3 || !strings.Contains(r.stderr, "no working draft after 3 rounds") ||
 		!strings.Contains(r.stderr, "wrote the last draft to "+out+", marked as not working yet") {
-		t.Errorf("%d requests; %s", len(fm.reqs), r)
+		t.Errorf("%d requests; %s", len(reqs), r)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil || !strings.HasPrefix(string(got), "// keep: THIS DRAFT DOES NOT WORK YET") ||

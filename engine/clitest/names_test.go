@@ -29,8 +29,8 @@ func TestEditNeverOverwritesAFileItWasNotAskedToEdit(t *testing.T) {
 			t.Errorf("%s was overwritten: %s", p, b)
 		}
 	}
-	if len(fm.reqs) != 0 {
-		t.Errorf("the model was asked %d times for a draft that could not be written", len(fm.reqs))
+	if reqs := fm.requests(); len(reqs) != 0 {
+		t.Errorf("the model was asked %d times for a draft that could not be written", len(reqs))
 	}
 
 	// a name the file rule refuses never reaches a path
