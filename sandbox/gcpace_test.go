@@ -49,9 +49,11 @@ func TestGarbageIsNotGrowth(t *testing.T) {
 // garbage alone passes its heap limit; the watchdog collects before it
 // judges, so only what the script keeps can stop it (in a process of its
 // own, where the collector can be held off and no other test's live data
-// counts as the phase's growth).
+// counts as the phase's growth). The process has one thread for Go code, as
+// a worker does: the script then runs on through the watchdog's collection,
+// and what it allocates meanwhile is not what it kept.
 func TestWatchdogCollectsBeforeItStops(t *testing.T) {
-	if alone(t) {
+	if alone(t, "GOMAXPROCS=1") {
 		return
 	}
 	heavy.Lock()
@@ -79,18 +81,19 @@ func TestWatchdogCollectsBeforeItStops(t *testing.T) {
 // aloneEnv names the test a process runs alone.
 const aloneEnv = "KEEP_TEST_ALONE"
 
-// alone runs the calling test again, alone, in a process of its own, and
-// reports true in the process that asked (the test is judged there by the
-// other's exit); false in the process that runs it. A test that judges the
+// alone runs the calling test again, alone, in a process of its own with
+// env added to its environment, and reports true in the process that asked
+// (the test is judged there by the other's exit); false in the process that
+// runs it. A test that judges the
 // whole process's heap needs it: the package's other tests run beside it
 // and their live data would be its growth.
-func alone(t *testing.T) bool {
+func alone(t *testing.T, env ...string) bool {
 	t.Helper()
 	if os.Getenv(aloneEnv) == t.Name() {
 		return false
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), aloneEnv+"="+t.Name())
+	cmd.Env = append(append(os.Environ(), aloneEnv+"="+t.Name()), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
 		t.Fatalf("%s, alone in a process: %v\n%s", t.Name(), err, out)
