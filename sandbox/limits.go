@@ -144,14 +144,10 @@ var heapWatchdog = &heapSampler{watches: map[*heapWatch]struct{}{}}
 
 func readHeap(sample []metrics.Sample) uint64 {
 	metrics.Read(sample)
-	return uint64Of(sample[0])
-}
-
-func uint64Of(s metrics.Sample) uint64 {
-	if s.Value.Kind() != metrics.KindUint64 {
+	if sample[0].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return s.Value.Uint64()
+	return sample[0].Value.Uint64()
 }
 
 func (h *heapSampler) add(sup *supervisor, max uint64) *heapWatch {
@@ -174,10 +170,7 @@ func (h *heapSampler) remove(w *heapWatch) {
 	h.mu.Unlock()
 }
 
-const (
-	heapMetric   = "/memory/classes/heap/objects:bytes"
-	allocsMetric = "/gc/heap/allocs:bytes" // every byte allocated so far
-)
+const heapMetric = "/memory/classes/heap/objects:bytes"
 
 func (h *heapSampler) loop() {
 	sample := []metrics.Sample{{Name: heapMetric}}
@@ -197,7 +190,8 @@ func (h *heapSampler) loop() {
 			// temporaries, and what it has yet to collect is not what the
 			// script keeps. Collect, then judge.
 			h.mu.Unlock()
-			now = collected()
+			runtime.GC()
+			now = readHeap(sample)
 			h.mu.Lock()
 		}
 		for w := range h.watches {
@@ -213,26 +207,6 @@ func (h *heapSampler) loop() {
 		}
 		h.mu.Unlock()
 	}
-}
-
-// collected runs a collection and returns the heap's objects that were
-// there before it began and survived it. What the scripts allocate while it
-// runs is left out: the collector counts it live until the next collection,
-// garbage or not, and on one core a script runs on through a collection that
-// takes a while (a quarter of a second, 100 MiB of temporaries, measured
-// here under taskset). What a script keeps is still there at the next
-// sample's collection, which judges it.
-func collected() uint64 {
-	sample := []metrics.Sample{{Name: heapMetric}, {Name: allocsMetric}}
-	metrics.Read(sample)
-	before := uint64Of(sample[1])
-	runtime.GC()
-	metrics.Read(sample)
-	now, during := uint64Of(sample[0]), uint64Of(sample[1])-before
-	if during >= now {
-		return 0
-	}
-	return now - during
 }
 
 // over says whether a watched runtime's heap has grown past its limit at
