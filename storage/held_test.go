@@ -22,10 +22,11 @@ func TestNoQueryStartsAWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// by goroutine, seen before each transaction begins (a Tx's watcher
+	// starts with it): a watcher an earlier query started (Open's) may not
+	// have run yet to see its query done, on one core above all
+	var before map[string]string
 	watched := func(what string, q Q) error {
-		// by goroutine: a watcher an earlier query started (Open's) may
-		// not have run yet to see its query done, on one core above all
-		before := watchers(t)
 		rows, err := q.q.QueryContext(ctx, `SELECT id FROM workflows`)
 		if err != nil {
 			return err
@@ -38,12 +39,15 @@ func TestNoQueryStartsAWatcher(t *testing.T) {
 		}
 		return nil
 	}
+	before = watchers(t)
 	if err := db.Write(ctx, func(tx *Tx) error { return watched("write", tx.Q) }); err != nil {
 		t.Fatal(err)
 	}
+	before = watchers(t)
 	if err := db.ReadTx(ctx, func(q Q) error { return watched("read transaction", q) }); err != nil {
 		t.Fatal(err)
 	}
+	before = watchers(t)
 	if err := watched("read", db.Read()); err != nil {
 		t.Fatal(err)
 	}
