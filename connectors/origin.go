@@ -91,7 +91,7 @@ func NewSigned(base http.RoundTripper, a Account, endpoint string) (*Signed, err
 }
 
 func (s *Signed) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
+	req = sendOnce(req.Clone(req.Context()))
 	unsign(req)
 	if !s.origin.Admits(req.URL) {
 		return s.base.RoundTrip(req)

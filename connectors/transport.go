@@ -46,6 +46,7 @@ type Refuser interface {
 // without an account included, comes back for the caller to classify. The
 // caller closes resp.Body.
 func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err error) {
+	req = sendOnce(req)
 	ctx := req.Context()
 	var written atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -105,6 +106,36 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 		}
 		return nil, true, &Error{Class: Auth, Err: errors.New(why)}
 	}
+}
+
+// sendOnce is req made one net/http never sends a second time by itself.
+// net/http replays a request on a fresh connection when a kept-alive one
+// closes before the first byte of an answer, if the request counts as
+// idempotent: a GET, or any method whose Header map holds an
+// "Idempotency-Key" or "X-Idempotency-Key" entry (net/http's Transport
+// doc). By then the server may have acted on the first copy, and one
+// that ignores the key acts twice: a blind retry of a mutation. The key
+// still goes out, under the same name in lower case (header names are
+// case-insensitive on the wire), an entry net/http does not look for.
+// Reads keep their replay: reading twice is harmless.
+func sendOnce(req *http.Request) *http.Request {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return req
+	}
+	cloned := false
+	for _, k := range []string{"Idempotency-Key", "X-Idempotency-Key"} {
+		v, ok := req.Header[k]
+		if !ok {
+			continue
+		}
+		if !cloned {
+			req, cloned = req.Clone(req.Context()), true
+		}
+		delete(req.Header, k)
+		req.Header[strings.ToLower(k)] = v
+	}
+	return req
 }
 
 func (t *Transport) client() *http.Client {

@@ -9,8 +9,9 @@ import (
 	"keep/connectors"
 )
 
-// idempotencyHeader carries the host's key. net/http also reads it as a
-// sign that the request may be replayed on a fresh connection.
+// idempotencyHeader carries the host's key. net/http would read it as
+// leave to send the request again by itself; connectors.Transport goes
+// out with it under a name net/http does not look for (sendOnce).
 const idempotencyHeader = "Idempotency-Key"
 
 // prepared is a validated request call.
