@@ -34,6 +34,10 @@ import (
 const (
 	DefaultTimeout  = 30 * time.Second
 	DefaultMaxRange = 366 * 24 * time.Hour
+	// DefaultMaxBody is more than one connector result (10 MiB, DESIGN
+	// §8): an answer carries every event's whole iCalendar text in XML,
+	// while a script gets a few fields of each.
+	DefaultMaxBody = 32 << 20
 	// defaultLength is a timed event's length when the script gives no end.
 	defaultLength = time.Hour
 )
@@ -55,6 +59,9 @@ type Config struct {
 	Timeout time.Duration
 	// MaxRange caps to - from in events. Default 366 days.
 	MaxRange time.Duration
+	// MaxBody caps what is read of one answer, in bytes. Default
+	// DefaultMaxBody.
+	MaxBody int64
 	// Now stamps DTSTAMP. Default time.Now.
 	Now func() time.Time
 }
@@ -96,7 +103,10 @@ func New(cfg Config) (*Connector, error) {
 	if client == nil {
 		client = &http.Client{Transport: connectors.NewHTTPTransport()}
 	}
-	c.tr = &transport{client: client, account: cfg.Account}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	c.tr = &transport{client: client, account: cfg.Account, maxBody: cfg.MaxBody}
 	if cfg.URL == "" {
 		return c, nil
 	}

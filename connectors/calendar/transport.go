@@ -19,6 +19,7 @@ import (
 type transport struct {
 	client  *http.Client
 	account connectors.Account
+	maxBody int64
 }
 
 // statusError is a non-2xx answer.
@@ -67,7 +68,42 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 			retryAfter: connectors.ParseRetryAfter(strings.TrimSpace(resp.Header.Get("Retry-After"))),
 			snippet:    strings.Join(strings.Fields(string(b)), " ")}
 	}
+	// go-webdav and go-ical read an answer to its end into memory, however
+	// long a server makes it: the cap is applied as it arrives.
+	resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.maxBody, err: &tooLargeError{method: req.Method, path: req.URL.Path, max: t.maxBody}}
 	return resp, nil
+}
+
+// tooLargeError is an answer that ran past MaxBody.
+type tooLargeError struct {
+	method, path string
+	max          int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s %s: the answer is larger than the %d bytes allowed", e.method, e.path, e.max)
+}
+
+// cappedBody fails a read that would go past left bytes, rather than
+// ending the body early: a body cut short could still parse.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+	err  *tooLargeError
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return 0, b.err
+	}
+	return n, err
 }
 
 // classify turns any failure of a CalDAV exchange into a connectors.Error.
@@ -86,6 +122,10 @@ func classify(err error, mutation bool) error {
 	if errors.As(err, &se) {
 		x := connectors.Exchange{Status: se.code, Sent: true, Mutation: mutation, Credential: true}
 		return connectors.Failure(x, se.retryAfter, fmt.Errorf("calendar: %w", se))
+	}
+	var big *tooLargeError
+	if errors.As(err, &big) {
+		return connectors.Errorf(connectors.Logic, "calendar: %w", big)
 	}
 	var we *wireError
 	if errors.As(err, &we) {
