@@ -112,14 +112,25 @@ func unsign(req *http.Request) {
 	req.Header.Del("Proxy-Authorization")
 }
 
-// boundRedirects is client with a redirect policy that drops the
-// credential on a hop to another origin than the first request's, before
-// the client's own policy (or net/http's limit of ten) decides whether to
-// follow.
+// boundRedirects is client with a redirect policy that keeps a mutation
+// what it is and drops the credential on a hop to another origin than the
+// first request's, before the client's own policy (or net/http's limit of
+// ten) decides whether to follow.
+//
+// net/http answers a 301, 302 or 303 to a POST, PUT, PATCH or DELETE by
+// following it with a GET, and hands back the GET's answer as if it were
+// the mutation's: a server that moved (POST /items → 301 /items/, http →
+// https) did nothing, and its 200 to the GET read as done. Such a redirect
+// is not followed: the caller gets the 3xx, an uncertain outcome
+// (Classify). A 307 or 308 is followed: it sends the same method and body
+// again, which the server asks for because it did not act on the first.
 func boundRedirects(client *http.Client) *http.Client {
 	c := *client
 	own := client.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.Method != via[0].Method {
+			return http.ErrUseLastResponse
+		}
 		if !OriginOf(via[0].URL).Admits(req.URL) {
 			unsign(req)
 		}

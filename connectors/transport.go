@@ -21,7 +21,9 @@ type Transport struct {
 	Client *http.Client
 	// Account is whose credential goes on every request; nil sends
 	// requests as they are. It goes to the request's origin only: a
-	// redirect to another scheme, host or port goes without it.
+	// redirect to another scheme, host or port goes without it. With or
+	// without one, a redirect that would turn the request into a GET is
+	// not followed (boundRedirects).
 	Account Account
 	// Plain lets the credential go over plain http to another machine:
 	// only for a host the person bound with an explicit http:// scheme
@@ -58,14 +60,14 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 			}
 		},
 	})
+	client := boundRedirects(t.client())
 	if t.Account == nil {
-		resp, err = t.client().Do(req.WithContext(ctx))
+		resp, err = client.Do(req.WithContext(ctx))
 		return resp, written.Load(), err
 	}
 	if !t.Plain && inClear(req.URL) {
 		return nil, false, clearRefused(t.Account, req.URL)
 	}
-	client := boundRedirects(t.client())
 	for attempt := 0; ; attempt++ {
 		r := req.WithContext(ctx)
 		if attempt > 0 {
