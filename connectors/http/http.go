@@ -139,7 +139,7 @@ func (c *Connector) Methods() []connectors.Method {
 				{Name: "reconcile", Type: "{ url: string }", Doc: "a URL the host GETs when the outcome is unknown: 2xx means it happened, 404 that it did not"},
 			},
 			Result: result,
-			Reconcile: "GETs reconcile.url when one is given (2xx applied, 404 not applied, else asked again later); " +
+			Reconcile: "GETs reconcile.url when one is given (2xx applied, 404 not applied, else, or an answer from where a redirect led, asked again later); " +
 				"without it an uncertain request is put to you",
 			Example: `await ctx.http.request({ method: "POST", url: "https://hooks.example.com/new", json: prepared.data, reconcile: { url: "https://hooks.example.com/items/" + prepared.data.id } })`},
 	}

@@ -10,9 +10,9 @@ import (
 )
 
 // Reconcile GETs the request's reconcile.url: 2xx is applied (the result is
-// that response), 404 is not applied, anything else or no answer is
-// unknown, to be asked again later. Without a reconcile URL there is no way
-// to find out: ErrCannotCheck.
+// that response), 404 is not applied, anything else, an answer from where
+// a redirect led, or no answer is unknown, to be asked again later.
+// Without a reconcile URL there is no way to find out: ErrCannotCheck.
 //
 // The GET carries the same Idempotency-Key, so an endpoint can look the
 // change up by it, and the request's own headers (credentials for the same
@@ -49,6 +49,10 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 	case err != nil && credentialError(err):
 		return connectors.Unknown, nil, err
 	case err != nil:
+		return connectors.Unknown, nil, nil
+	case resp.redirected:
+		// the answer is about where the redirect led (a sign-in page, a
+		// front page, a not-found page), not about the thing named
 		return connectors.Unknown, nil, nil
 	case resp.status >= 200 && resp.status < 300:
 		return connectors.Applied, resp.result(), nil

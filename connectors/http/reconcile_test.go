@@ -49,6 +49,35 @@ func TestReconcile(t *testing.T) {
 		})
 	}
 
+	// A redirect's target says nothing of the thing the reconcile URL
+	// names: a web app sends a request it won't serve to a sign-in page
+	// (200), a site sends what it lost to its front page or a not-found
+	// page.
+	for _, tc := range []struct {
+		name   string
+		target int
+	}{
+		{"a 200 after a redirect means unknown", 200},
+		{"a 404 after a redirect means unknown", 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPeer(t, func(w nethttp.ResponseWriter, r *nethttp.Request) {
+				if r.URL.Path == "/things/by-key" {
+					nethttp.Redirect(w, r, "/login", nethttp.StatusFound)
+					return
+				}
+				w.WriteHeader(tc.target)
+			})
+			v, _, err := reconcile(t, connector(t, keephttp.Config{}), map[string]any{
+				"method": "POST", "url": p.URL + "/things", "reconcile": map[string]any{"url": p.URL + "/things/by-key"},
+			})
+			if err != nil || v != connectors.Unknown {
+				t.Fatalf("verdict %q err %v, want unknown", v, err)
+			}
+		})
+	}
+
 	t.Run("a refused reconcile URL means unknown", func(t *testing.T) {
 		t.Parallel()
 		v, _, err := reconcile(t, connector(t, keephttp.Config{}), map[string]any{

@@ -22,6 +22,9 @@ type response struct {
 	body      []byte
 	truncated bool  // body was cut at MaxBody
 	bodyErr   error // the body broke off after the status arrived
+	// redirected: the answer is from where a redirect led, not from the
+	// URL asked for
+	redirected bool
 }
 
 // exchange sends req with a's credential (nil: as it is) through the
@@ -40,7 +43,8 @@ func (c *Connector) exchange(ctx context.Context, req *nethttp.Request, a connec
 	}
 	defer r.Body.Close()
 	body, bodyErr := io.ReadAll(io.LimitReader(r.Body, c.maxBody+1))
-	resp = &response{status: r.StatusCode, header: r.Header, body: body, bodyErr: bodyErr}
+	resp = &response{status: r.StatusCode, header: r.Header, body: body, bodyErr: bodyErr,
+		redirected: r.Request != nil && r.Request.URL.String() != req.URL.String()}
 	if int64(len(body)) > c.maxBody {
 		resp.body, resp.truncated = body[:c.maxBody], true
 	}
