@@ -211,9 +211,13 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 	case rerr != nil:
 		x := connectors.Exchange{Status: resp.StatusCode, Err: rerr, Sent: true, Mutation: write}
 		return connectors.Failure(x, 0, fmt.Errorf("%s: reading the answer: %w", what, rerr))
+	case out == nil:
+		// a write whose answer keep does not read: the 2xx says Google
+		// did it, whatever came with it (a failure here would have a
+		// fresh run write the row again, under another key)
 	case int64(len(data)) > g.maxBody:
 		return connectors.Errorf(connectors.Logic, "%s: the tab is larger than the %d bytes allowed", what, g.maxBody)
-	case out != nil:
+	default:
 		if err := json.Unmarshal(data, out); err != nil {
 			return connectors.Errorf(connectors.Internal, "%s: the answer is not the Sheets API's: %w", what, err)
 		}

@@ -32,6 +32,9 @@ type fakeFailure struct {
 	status     int
 	retryAfter string
 	after      bool // carry the request out, then fail
+	// padding, with after, answers 200 with this many bytes more than
+	// Google's answer in it (a proxy's page, a server gone wrong)
+	padding int
 }
 
 func newFakeSheets(t *testing.T) (*fakeSheets, string) {
@@ -194,6 +197,11 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"updatedColumns": len(vr.Values[0]), "updatedCells": len(vr.Values[0])}
 	default:
 		googleError(w, 400, "INVALID_ARGUMENT", "unsupported request "+r.Method+" "+rng)
+		return
+	}
+	if failure != nil && failure.padding > 0 {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		json.NewEncoder(w).Encode(map[string]any{"answer": answer, "padding": strings.Repeat("x", failure.padding)})
 		return
 	}
 	if failure != nil {

@@ -183,6 +183,23 @@ func TestGoogleSheets(t *testing.T) {
 		}
 	})
 
+	t.Run("a 200 to an append with an answer over the size cap is applied, not failed", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		c, err := New(Config{Roots: []string{g.root}, GoogleAccount: g.account, GoogleEndpoint: g.c.google.endpoint, MaxFileSize: 1 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.c = c
+		g.fake.fail(fakeFailure{method: "POST", after: true, padding: 4 << 10})
+		// Google said 200: the row is there, and a failure would have the
+		// row written again by a fresh run under another key
+		got, err := g.do(t, "appendRow", "k1", with(invoices, flatten(row)...))
+		if err != nil || len(g.fake.grid(sheetID+"/Invoices")) != 2 {
+			t.Fatalf("result %v, err %v, tab %q", got, err, g.fake.grid(sheetID+"/Invoices"))
+		}
+	})
+
 	t.Run("a 503 is left to the host as transient with Retry-After", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)
