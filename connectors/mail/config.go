@@ -297,7 +297,7 @@ func New(cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Connector{cfg: cfg, tls: tc}
+	c := &Connector{cfg: cfg, tls: tc, maxMessage: maxMessage}
 	c.secrets.remember(cfg.Username, cfg.Password)
 	return c, nil
 }

@@ -16,6 +16,9 @@ type Connector struct {
 	cfg     Config
 	tls     *tls.Config
 	secrets secretSet
+	// maxMessage is the largest message get reads (maxMessage; a test
+	// lowers it)
+	maxMessage int64
 }
 
 var (

@@ -2,7 +2,9 @@ package mail
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sort"
 	"strconv"
@@ -263,14 +265,14 @@ const maxUID = 1<<32 - 1
 // uids, in uid order.
 func (s *imapSession) fetchSummaries(ctx context.Context, mailbox string, uids []imap.UID) ([]map[string]any, error) {
 	section := &imap.FetchItemBodySection{Peek: true, Partial: &imap.SectionPartial{Offset: 0, Size: snippetBytes}}
-	bufs, err := s.cl.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{
+	bufs, err := s.fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{
 		UID:         true,
 		Envelope:    true,
 		Flags:       true,
 		BodySection: []*imap.FetchItemBodySection{section},
-	}).Collect()
+	}, s.c.maxMessage)
 	if err != nil {
-		return nil, s.c.fail(ctx, classifyIMAP(err), "imap: fetch from "+mailbox, err)
+		return nil, s.c.fail(ctx, fetchClass(err), "imap: fetch from "+mailbox, err)
 	}
 	sort.Slice(bufs, func(i, j int) bool { return bufs[i].UID < bufs[j].UID })
 	out := make([]map[string]any, 0, len(bufs))
@@ -392,13 +394,13 @@ func (c *Connector) get(ctx context.Context, params map[string]any) (any, error)
 		return nil, connectors.Errorf(connectors.Logic, "get: no message %q: mailbox %q was rebuilt (uidvalidity %d, not %d)", id, mailbox, current, validity)
 	}
 	section := &imap.FetchItemBodySection{Peek: true}
-	bufs, err := s.cl.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{
+	bufs, err := s.fetch(imap.UIDSetNum(uid), &imap.FetchOptions{
 		UID:         true,
 		Flags:       true,
 		BodySection: []*imap.FetchItemBodySection{section},
-	}).Collect()
+	}, c.maxMessage)
 	if err != nil {
-		return nil, c.fail(ctx, classifyIMAP(err), "imap: fetch "+id, err)
+		return nil, c.fail(ctx, fetchClass(err), "imap: fetch "+id, err)
 	}
 	var raw []byte
 	var flags []imap.Flag
@@ -432,4 +434,78 @@ func (c *Connector) get(ctx context.Context, params map[string]any) (any, error)
 		"flagged":     hasFlag(flags, imap.FlagFlagged),
 		"attachments": p.attachmentList(withContent, int(maxBytes)),
 	}, nil
+}
+
+// fetch is Fetch(...).Collect() for the items keep asks for (UID, flags,
+// envelope, body sections), reading no body section over max bytes.
+// imapclient's Collect reads a literal whole into memory, however large
+// the server says it is; the size comes before the bytes, so a larger one
+// is refused unread and the connection, left in the middle of an answer,
+// is closed.
+func (s *imapSession) fetch(set imap.NumSet, opts *imap.FetchOptions, max int64) ([]*imapclient.FetchMessageBuffer, error) {
+	cmd := s.cl.Fetch(set, opts)
+	var out []*imapclient.FetchMessageBuffer
+	for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
+		buf := &imapclient.FetchMessageBuffer{SeqNum: msg.SeqNum}
+		for item := msg.Next(); item != nil; item = msg.Next() {
+			switch item := item.(type) {
+			case imapclient.FetchItemDataBodySection:
+				var b []byte
+				if item.Literal != nil {
+					if size := item.Literal.Size(); size > max {
+						s.abandon(item.Literal)
+						return nil, &tooLargeError{size: size, max: max}
+					}
+					var err error
+					if b, err = io.ReadAll(item.Literal); err != nil {
+						cmd.Close()
+						return nil, err
+					}
+				}
+				buf.BodySection = append(buf.BodySection, imapclient.FetchBodySectionBuffer{Section: item.Section, Bytes: b})
+			case imapclient.FetchItemDataUID:
+				buf.UID = item.UID
+			case imapclient.FetchItemDataFlags:
+				buf.Flags = item.Flags
+			case imapclient.FetchItemDataEnvelope:
+				buf.Envelope = item.Envelope
+			}
+		}
+		out = append(out, buf)
+	}
+	if err := cmd.Close(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// abandon closes the connection in the middle of lit. imapclient's reader
+// waits for lit to be read to its end before it goes on, and Close waits
+// for the reader: lit is read while Close runs, and fails as soon as the
+// connection is gone.
+func (s *imapSession) abandon(lit io.Reader) {
+	closed := make(chan struct{})
+	go func() {
+		s.cl.Close()
+		close(closed)
+	}()
+	io.Copy(io.Discard, lit)
+	<-closed
+}
+
+// tooLargeError is a message over the size get reads.
+type tooLargeError struct{ size, max int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("the message is %d bytes, more than the %d keep reads", e.size, e.max)
+}
+
+// fetchClass classifies a failed fetch: a message too large to read stays
+// so (logic); any other failure as classifyIMAP says.
+func fetchClass(err error) connectors.Class {
+	var big *tooLargeError
+	if errors.As(err, &big) {
+		return connectors.Logic
+	}
+	return classifyIMAP(err)
 }

@@ -142,6 +142,12 @@ type parsed struct {
 // base64), per attachment.
 const maxAttachment = 10 << 20
 
+// maxMessage is the largest message get reads into memory: above what the
+// big providers accept (Gmail 50 MB, Outlook 150 MB are the outliers with
+// base64 counted), so only a server gone wrong or a mailbox keep has no
+// business reading whole meets it.
+const maxMessage = 160 << 20
+
 // attachment is one attached file of a message, its content kept only up
 // to maxAttachment bytes.
 type attachment struct {
