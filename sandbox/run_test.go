@@ -691,3 +691,27 @@ func (h stuckHost) Read(context.Context, string, string, map[string]any) (any, e
 		return nil, errors.New("stuckHost: never released")
 	}
 }
+
+// A run reads the declaration the file builds again to find its handler:
+// a getter there may behave otherwise than it did at load (console is
+// there only in a run) and throw. That is the script's logic error at its
+// line, not "sandbox: panic in host code", which the engine takes for a
+// failure of keep's own (DESIGN.md §13 trap 3).
+func TestHandlerGetterThatThrowsAtRunTime(t *testing.T) {
+	t.Parallel()
+	src := `export default Keep.workflow({ name: "t", topics: { a: {} },
+  producers: { p: { publishes: ["a"], schedule: { interval: "5m" },
+    get handler() {
+      if (typeof console !== "undefined") throw new Error("only at run time");
+      return async () => {};
+    } } } });`
+	s, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	_, err = invoke(t, s, PhaseProducer, &recordingHost{}, testLimits())
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != ErrLogic || !strings.Contains(e.Message, "Error: only at run time") || e.Line != 4 {
+		t.Errorf("err = %v (%T), want a logic error at line 4 with the thrown message", err, err)
+	}
+}
