@@ -174,3 +174,53 @@ func TestArgumentsIsRefusedWhereItHoldsCtx(t *testing.T) {
 		}
 	}
 }
+
+// The host a literal URL admits is the host a request to that URL goes
+// to: the one net/url finds, as AllowsURL does. Read by a pattern of its
+// own, the user in https://robot:pw@api.example.com was taken for the
+// host: "robot" (or "localhost", from https://localhost:pw@...) was
+// admitted on every port, and the URL as written was refused.
+func TestManifestHostsAreWhereTheURLsGo(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		text  string
+		hosts []string
+	}{
+		{`"https://robot:pw@api.example.com/v1"`, []string{"api.example.com"}},
+		{`"https://localhost:pw@api.example.com/"`, []string{"api.example.com"}},
+		{`"https://api.example.com:8443@evil.example/"`, []string{"evil.example"}},
+		{`"http://[::1]:8080/x" and "http://[fe80::1]/"`, []string{"[::1]:8080", "[fe80::1]"}},
+		{`"https://example.com%2eevil.org/"`, nil}, // not a URL net/url reads: admits nothing
+		{"`https://${host}/x`", nil},
+		{`// see https://API.example.com:8443/v1, or (https://other.example)`, []string{"api.example.com:8443", "other.example"}},
+	} {
+		if got := HostsIn(tt.text); !slices.Equal(got, tt.hosts) {
+			t.Errorf("HostsIn(%s) = %q, want %q", tt.text, got, tt.hosts)
+		}
+	}
+
+	src := `const API = "https://robot:pw@api.example.com/v1";
+const LOCAL = "http://[::1]/";
+export default Keep.workflow({ name: "t", topics: { a: {} },
+  producers: { p: { publishes: ["a"], schedule: { interval: "1m" }, handler: async (ctx) => {
+    await ctx.http.get({ url: API + "/x" });
+  } } } });
+`
+	methods := append(slices.Clone(testMethods), MethodSpec{Connector: "http", Method: "get", Kind: KindRead})
+	s, err := Load("t.js", []byte(src), LoadOptions{Methods: methods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u, ok := range map[string]bool{
+		"https://robot:pw@api.example.com/v1/x": true, // the URL as written
+		"https://api.example.com/v1":            true,
+		"http://robot:8080/":                    false, // its user is no host
+		"http://robot/":                         false,
+		"http://[::1]:9000/":                    true, // an IPv6 literal without a port admits every port
+		"http://[::2]/":                         false,
+	} {
+		if err := s.Manifest.AllowsURL(u); (err == nil) != ok {
+			t.Errorf("AllowsURL(%q) = %v, want allowed %v (hosts %q)", u, err, ok, s.Manifest.Hosts)
+		}
+	}
+}
