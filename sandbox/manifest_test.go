@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -222,5 +223,57 @@ export default Keep.workflow({ name: "t", topics: { a: {} },
 		if err := s.Manifest.AllowsURL(u); (err == nil) != ok {
 			t.Errorf("AllowsURL(%q) = %v, want allowed %v (hosts %q)", u, err, ok, s.Manifest.Hosts)
 		}
+	}
+}
+
+// A phase whose function the analysis never finds is run with ctx all the
+// same, and what that function calls is in no manifest: the file
+// validated ("ok", no reads), and its run failed on a ctx without the
+// connector. Each such phase is refused at validate, naming it; a phase
+// written in place, or naming a function of the file, still loads.
+func TestAPhaseTheAnalysisCannotFindIsRefused(t *testing.T) {
+	t.Parallel()
+	const head = `function make(dir) { return async (c) => { await c.files.list({ dir }); }; }
+const impl = { run: async (c) => { await c.files.list({ dir: "x" }); } };
+const list = [async (c) => { await c.files.list({ dir: "x" }); }];
+async function poll(ctx) { await ctx.files.list({ dir: "x" }); }
+export default Keep.workflow({ name: "t", topics: { a: {} },
+  producers: { p: { publishes: ["a"], schedule: { interval: "5m" }, `
+	const tail = ` } } });`
+	refused := map[string]string{
+		"a call that makes it":   `handler: make("in")`,
+		"a method of an object":  `handler: impl.run`,
+		"an element of an array": `handler: list[0]`,
+		"a computed key":         `["hand" + "ler"]: async (c) => { await c.files.list({}); }`,
+		"a getter":               `get handler() { return async (...a) => { await a[0].files.list({}); }; }`,
+	}
+	for name, phase := range refused {
+		t.Run("refused: "+name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load("t.js", []byte(head+phase+tail), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+			var ve *ValidationError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), "t.js:6:") ||
+				!strings.Contains(err.Error(), "keep cannot see which function") && !strings.Contains(err.Error(), "handler is written as a getter") {
+				t.Errorf("err = %v, want a diagnostic on line 6 saying keep cannot see the handler", err)
+			}
+		})
+	}
+	loads := map[string]string{
+		"a function written in place":           `handler: async (ctx) => { await ctx.files.list({}); }`,
+		"a function of the file":                `handler: poll`,
+		"a function written inside a call":      `handler: (() => async (c) => { await c.files.list({}); })()`,
+		"an object spread holding the function": `...{ handler: async (c) => { await c.files.list({}); } }`,
+	}
+	for name, phase := range loads {
+		t.Run("loads: "+name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Load("t.js", []byte(head+phase+tail), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := s.Manifest.Call("files", "list"); !ok {
+				t.Errorf("manifest %s lacks files.list", s.Manifest.JSON())
+			}
+		})
 	}
 }
