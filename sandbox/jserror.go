@@ -109,6 +109,33 @@ func (r *run) jsError(err error) error {
 	return fmt.Errorf("sandbox: %w", err)
 }
 
+// scriptCall runs f, host code that reads values a script made. Reading one
+// (Get, Keys, Export, String) runs whatever the script hung on it: a getter,
+// a proxy trap, a toString. Called from Go with no script frame below, what
+// that code throws, and the interrupt or stack overflow that stops it,
+// arrive as Go panics; scriptCall returns them as errors (a *goja.Exception,
+// *goja.InterruptedError or *goja.StackOverflowError, as RunProgram would),
+// so a script that throws from a getter fails as a script, not as keep.
+// Any other panic is a bug of ours and goes on.
+func scriptCall(vm *goja.Runtime, f func()) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			switch e := x.(type) {
+			case *goja.InterruptedError:
+				err = e
+			case *goja.StackOverflowError:
+				err = e
+			default:
+				panic(x)
+			}
+		}
+	}()
+	if ex := vm.Try(f); ex != nil {
+		return ex
+	}
+	return nil
+}
+
 // maxErrorText caps the message and the stack of an error a script threw:
 // both are stored with the run and shown, and a script may throw a 60 MB
 // string.

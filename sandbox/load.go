@@ -57,12 +57,6 @@ func loadChecked(fileName string, src []byte, opts LoadOptions, unnamedOK bool) 
 	if err != nil {
 		return nil, &ValidationError{Diagnostics: []Diagnostic{parseDiagnostic(loc, code, err)}}
 	}
-	wf, diag := evaluate(prg)
-	if diag != nil {
-		diag.File = fileName
-		return nil, &ValidationError{Diagnostics: []Diagnostic{*diag}}
-	}
-
 	s := &Script{
 		FileName: fileName,
 		Source:   src,
@@ -71,10 +65,17 @@ func loadChecked(fileName string, src []byte, opts LoadOptions, unnamedOK bool) 
 		opts:     opts,
 		key:      scriptKey(fileName, src, opts),
 	}
+	v := &validator{loc: loc, opts: opts, unnamedOK: unnamedOK}
+	wf, diag := evaluate(prg, func(wf evaluated) {
+		v.vm = wf.vm
+		s.Workflow, s.handlers = v.workflow(wf.decl)
+	})
+	if diag != nil {
+		diag.File = fileName
+		return nil, &ValidationError{Diagnostics: append(v.diags, *diag)}
+	}
 	s.bare = bareProgram(fileName, src, wf)
 	s.facade = facadeTable(s.methods)
-	v := &validator{loc: loc, opts: opts, vm: wf.vm, unnamedOK: unnamedOK}
-	s.Workflow, s.handlers = v.workflow(wf.decl)
 	s.Manifest = v.calls(tree, code, s.Workflow, s.handlers, opts)
 	if len(v.diags) > 0 {
 		return nil, &ValidationError{Diagnostics: v.diags}
@@ -152,28 +153,52 @@ type evaluated struct {
 	workflow *goja.Object // the object last passed to Keep.workflow; nil if none
 }
 
-// evaluate runs the program's top level once in a scratch runtime to read the
-// declaration. The top level is untrusted code too, so it runs under a wall
-// time, a stack limit and the allocation guards.
-func evaluate(prg *goja.Program) (evaluated, *Diagnostic) {
+// evaluate runs the program's top level once in a scratch runtime, and
+// read with what it declared. The top level is untrusted code too, so it
+// runs under a wall time, a stack limit and the allocation guards; so does
+// read, which runs the file's code again wherever the declaration holds a
+// getter or a proxy, and what that code throws is the file's error.
+func evaluate(prg *goja.Program, read func(evaluated)) (evaluated, *Diagnostic) {
 	f := newFresh(keyOf(DefaultLimits()), func() {})
 	vm, sup := f.vm, f.sup
 	stop, _ := sup.watch(nil, loadWallTime, DefaultLimits().MaxHeapGrowth)
+	defer stop()
+	var wf evaluated
 	_, err := vm.RunProgram(prg)
-	stop()
-	if err != nil {
-		if f := sup.failure(); f != nil {
-			d := &Diagnostic{Message: "evaluating the file: " + f.Error()}
-			var e *Error
-			if errors.As(stoppedAt(f, err), &e) {
-				d.Line, d.Col = e.Line, e.Col
+	if err == nil {
+		err = scriptCall(vm, func() {
+			wf = evaluated{vm: vm, decl: declaration(vm), workflow: f.workflow}
+			if read != nil {
+				read(wf)
 			}
-			return evaluated{}, d
-		}
-		line, col, msg := exceptionInfo(err)
-		return evaluated{}, &Diagnostic{Line: line, Col: col, Message: "evaluating the file: " + msg}
+		})
 	}
-	return evaluated{vm: vm, decl: declaration(vm), workflow: f.workflow}, nil
+	if err != nil {
+		return evaluated{}, evaluationDiagnostic(sup, err)
+	}
+	return wf, nil
+}
+
+// evaluationDiagnostic says why evaluating a file's top level (or reading
+// its declaration) failed, where the file says so.
+func evaluationDiagnostic(sup *supervisor, err error) *Diagnostic {
+	if f := sup.failure(); f != nil {
+		d := &Diagnostic{Message: "evaluating the file: " + f.Error()}
+		var e *Error
+		if errors.As(stoppedAt(f, err), &e) {
+			d.Line, d.Col = e.Line, e.Col
+		}
+		return d
+	}
+	var so *goja.StackOverflowError
+	if errors.As(err, &so) {
+		// its own text is only the stack: say what happened, and where
+		line, col := framePos(so.Stack())
+		return &Diagnostic{Line: line, Col: col, Message: fmt.Sprintf(
+			"evaluating the file: the call stack grew past %d frames (a recursion without end?)", DefaultLimits().MaxStackDepth)}
+	}
+	line, col, msg := exceptionInfo(err)
+	return &Diagnostic{Line: line, Col: col, Message: "evaluating the file: " + msg}
 }
 
 // bareProgram compiles the file a second time without the export helpers
@@ -194,7 +219,7 @@ func bareProgram(fileName string, src []byte, wf evaluated) *goja.Program {
 	if err != nil {
 		return nil
 	}
-	if bare, diag := evaluate(prg); diag != nil || bare.workflow == nil {
+	if bare, diag := evaluate(prg, nil); diag != nil || bare.workflow == nil {
 		return nil
 	}
 	return prg

@@ -449,3 +449,45 @@ export default Keep.workflow({ name: "t", topics: { a: {} }, producers });
 		t.Errorf("%d diagnostics", len(ve.Diagnostics))
 	}
 }
+
+// Reading the declaration runs the file's code again wherever it holds a
+// getter or a proxy. That code is the file's: a throw is a diagnostic at
+// its line, a loop or a recursion is stopped by the limits of the top
+// level, never a panic of the worker that loads the file (which killed it,
+// "panic: Error: boom", and gave the diagnostic no position), nor a worker
+// killed for overstaying its time.
+func TestDeclarationGettersRunUnderTheLimits(t *testing.T) {
+	t.Parallel()
+	const tail = `schedule: { interval: "5m" }, handler: async () => {} } } });`
+	for _, tt := range []struct{ name, src, want string }{
+		{"a proxy trap that throws", `export default Keep.workflow({ name: "x",
+  topics: new Proxy({}, { ownKeys() { throw new Error("boom"); } }) });`,
+			`t.js:2:44: evaluating the file: Error: boom`},
+		{"a getter that throws", `export default Keep.workflow({ name: "x", topics: { a: {} },
+  producers: { p: { get publishes() { throw new Error("no topics"); }, ` + tail,
+			`t.js:2:44: evaluating the file: Error: no topics`},
+		{"a toString that throws", `export default Keep.workflow({ name: "x", topics: { a: {} },
+  producers: { p: { publishes: ["a"], schedule: { interval: { toString() { throw new Error("ts"); } } }, handler: async () => {} } } });`,
+			`t.js:2:81: evaluating the file: Error: ts`},
+		{"a getter that recurses without end", `function f() { return f(); }
+export default Keep.workflow({ name: "x", get topics() { return f(); } });`,
+			`t.js:1:24: evaluating the file: the call stack grew past 1000 frames`},
+		{"a getter that never returns", `export default Keep.workflow({ name: "x",
+  get topics() { for (;;) {} } });`,
+			`evaluating the file: ran past the wall time of 2s`},
+		{"a top level that recurses without end", `function f() { return f(); } f();`,
+			`t.js:1:24: evaluating the file: the call stack grew past 1000 frames`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load("t.js", []byte(tt.src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+			var ve *ValidationError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v (%T), want a diagnostic containing %q", err, err, tt.want)
+			}
+			if err != nil && (strings.Contains(err.Error(), "died") || strings.Contains(err.Error(), "abandoned")) {
+				t.Errorf("the worker did not survive the file: %v", err)
+			}
+		})
+	}
+}

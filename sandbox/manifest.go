@@ -107,15 +107,36 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// literalHost is the host (and port) of an http(s) URL written in text.
-var literalHost = regexp.MustCompile(`(?i)\bhttps?://([a-z0-9][a-z0-9.\-]*(?::\d+)?)`)
+// literalURL is an http(s) URL's scheme and authority as text may hold
+// it: up to the first character that ends an authority, a string or a
+// template's literal text.
+var literalURL = regexp.MustCompile("(?i)\\bhttps?://[^\\s/?#\"'`<>\\\\{}()|^,;]*")
+
+// hostName is a host a person can read as one: a DNS name or an IPv4
+// address (letters, digits, dots, hyphens), or an IPv6 literal.
+var hostName = regexp.MustCompile(`^(?:[a-z0-9][a-z0-9.\-]*|\[[0-9a-f:.]+\])$`)
 
 // HostsIn lists the hosts of the http(s) URLs in s, lower-case, sorted,
-// once each.
+// once each. Each is the host net/url finds in that URL, the parse
+// AllowsURL holds a request's URL to: the host a literal admits is where
+// that literal goes. (Read by a pattern of its own, the user of
+// https://robot:pw@api.example.com was taken for its host: that name was
+// admitted on every port, and the URL as written was refused.)
 func HostsIn(s string) []string {
 	var out []string
-	for _, m := range literalHost.FindAllStringSubmatch(s, -1) {
-		h := strings.ToLower(m[1])
+	for _, m := range literalURL.FindAllString(s, -1) {
+		u, err := url.Parse(m)
+		if err != nil {
+			continue
+		}
+		name := strings.ToLower(u.Hostname())
+		if strings.Contains(name, ":") {
+			name = "[" + name + "]"
+		}
+		if !hostName.MatchString(name) {
+			continue
+		}
+		h := strings.ToLower(u.Host)
 		if !slices.Contains(out, h) {
 			out = append(out, h)
 		}
@@ -156,7 +177,10 @@ func (m *Manifest) AllowsURL(raw string) error {
 	host, name := strings.ToLower(u.Host), strings.ToLower(u.Hostname())
 	if m != nil {
 		for _, h := range m.Hosts {
-			if h == host || (!strings.Contains(h, ":") && h == name) {
+			// an IPv6 literal holds colons of its own: a port is
+			// what net/url reads as one
+			lit := url.URL{Host: h}
+			if h == host || (lit.Port() == "" && lit.Hostname() == name) {
 				return nil
 			}
 		}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -172,5 +173,107 @@ func TestArgumentsIsRefusedWhereItHoldsCtx(t *testing.T) {
 		if got := err != nil && strings.Contains(err.Error(), "arguments can hand on ctx"); got != refused {
 			t.Errorf("%s: err = %v, want refused %v", code, err, refused)
 		}
+	}
+}
+
+// The host a literal URL admits is the host a request to that URL goes
+// to: the one net/url finds, as AllowsURL does. Read by a pattern of its
+// own, the user in https://robot:pw@api.example.com was taken for the
+// host: "robot" (or "localhost", from https://localhost:pw@...) was
+// admitted on every port, and the URL as written was refused.
+func TestManifestHostsAreWhereTheURLsGo(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		text  string
+		hosts []string
+	}{
+		{`"https://robot:pw@api.example.com/v1"`, []string{"api.example.com"}},
+		{`"https://localhost:pw@api.example.com/"`, []string{"api.example.com"}},
+		{`"https://api.example.com:8443@evil.example/"`, []string{"evil.example"}},
+		{`"http://[::1]:8080/x" and "http://[fe80::1]/"`, []string{"[::1]:8080", "[fe80::1]"}},
+		{`"https://example.com%2eevil.org/"`, nil}, // not a URL net/url reads: admits nothing
+		{"`https://${host}/x`", nil},
+		{`// see https://API.example.com:8443/v1, or (https://other.example)`, []string{"api.example.com:8443", "other.example"}},
+	} {
+		if got := HostsIn(tt.text); !slices.Equal(got, tt.hosts) {
+			t.Errorf("HostsIn(%s) = %q, want %q", tt.text, got, tt.hosts)
+		}
+	}
+
+	src := `const API = "https://robot:pw@api.example.com/v1";
+const LOCAL = "http://[::1]/";
+export default Keep.workflow({ name: "t", topics: { a: {} },
+  producers: { p: { publishes: ["a"], schedule: { interval: "1m" }, handler: async (ctx) => {
+    await ctx.http.get({ url: API + "/x" });
+  } } } });
+`
+	methods := append(slices.Clone(testMethods), MethodSpec{Connector: "http", Method: "get", Kind: KindRead})
+	s, err := Load("t.js", []byte(src), LoadOptions{Methods: methods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u, ok := range map[string]bool{
+		"https://robot:pw@api.example.com/v1/x": true, // the URL as written
+		"https://api.example.com/v1":            true,
+		"http://robot:8080/":                    false, // its user is no host
+		"http://robot/":                         false,
+		"http://[::1]:9000/":                    true, // an IPv6 literal without a port admits every port
+		"http://[::2]/":                         false,
+	} {
+		if err := s.Manifest.AllowsURL(u); (err == nil) != ok {
+			t.Errorf("AllowsURL(%q) = %v, want allowed %v (hosts %q)", u, err, ok, s.Manifest.Hosts)
+		}
+	}
+}
+
+// A phase whose function the analysis never finds is run with ctx all the
+// same, and what that function calls is in no manifest: the file
+// validated ("ok", no reads), and its run failed on a ctx without the
+// connector. Each such phase is refused at validate, naming it; a phase
+// written in place, or naming a function of the file, still loads.
+func TestAPhaseTheAnalysisCannotFindIsRefused(t *testing.T) {
+	t.Parallel()
+	const head = `function make(dir) { return async (c) => { await c.files.list({ dir }); }; }
+const impl = { run: async (c) => { await c.files.list({ dir: "x" }); } };
+const list = [async (c) => { await c.files.list({ dir: "x" }); }];
+async function poll(ctx) { await ctx.files.list({ dir: "x" }); }
+export default Keep.workflow({ name: "t", topics: { a: {} },
+  producers: { p: { publishes: ["a"], schedule: { interval: "5m" }, `
+	const tail = ` } } });`
+	refused := map[string]string{
+		"a call that makes it":   `handler: make("in")`,
+		"a method of an object":  `handler: impl.run`,
+		"an element of an array": `handler: list[0]`,
+		"a computed key":         `["hand" + "ler"]: async (c) => { await c.files.list({}); }`,
+		"a getter":               `get handler() { return async (...a) => { await a[0].files.list({}); }; }`,
+	}
+	for name, phase := range refused {
+		t.Run("refused: "+name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load("t.js", []byte(head+phase+tail), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+			var ve *ValidationError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), "t.js:6:") ||
+				!strings.Contains(err.Error(), "keep cannot see which function") && !strings.Contains(err.Error(), "handler is written as a getter") {
+				t.Errorf("err = %v, want a diagnostic on line 6 saying keep cannot see the handler", err)
+			}
+		})
+	}
+	loads := map[string]string{
+		"a function written in place":           `handler: async (ctx) => { await ctx.files.list({}); }`,
+		"a function of the file":                `handler: poll`,
+		"a function written inside a call":      `handler: (() => async (c) => { await c.files.list({}); })()`,
+		"an object spread holding the function": `...{ handler: async (c) => { await c.files.list({}); } }`,
+	}
+	for name, phase := range loads {
+		t.Run("loads: "+name, func(t *testing.T) {
+			t.Parallel()
+			s, err := Load("t.js", []byte(head+phase+tail), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := s.Manifest.Call("files", "list"); !ok {
+				t.Errorf("manifest %s lacks files.list", s.Manifest.JSON())
+			}
+		})
 	}
 }

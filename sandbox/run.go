@@ -157,7 +157,14 @@ func (r *run) execute(ctx context.Context) (*Outcome, error) {
 	stopWatch, hctx := r.sup.watch(ctx, r.lim.WallTime, r.lim.MaxHeapGrowth)
 	defer stopWatch() // also when host code panics
 	r.hctx = hctx
-	out, err := r.invoke()
+	var out *Outcome
+	var err error
+	// Host code in invoke reads the script's values (the declaration, the
+	// result): what a getter or a proxy trap on them throws is the
+	// script's error, not a panic of keep's.
+	if serr := scriptCall(r.vm, func() { out, err = r.invoke() }); serr != nil {
+		out, err = nil, r.positioned(r.jsError(serr))
+	}
 	r.sup.close()
 	r.traceCutNote()
 	f := r.sup.failure()

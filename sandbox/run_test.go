@@ -691,3 +691,28 @@ func (h stuckHost) Read(context.Context, string, string, map[string]any) (any, e
 		return nil, errors.New("stuckHost: never released")
 	}
 }
+
+// A run reads the declaration the file builds again to find its handler:
+// a getter there may behave otherwise than it did at load (console is
+// there only in a run) and throw. That is the script's logic error at its
+// line, not "sandbox: panic in host code", which the engine takes for a
+// failure of keep's own (DESIGN.md §13 trap 3). (A getter written as the
+// handler is refused at validate; one put there by the top level is not.)
+func TestHandlerGetterThatThrowsAtRunTime(t *testing.T) {
+	t.Parallel()
+	src := `const p = { publishes: ["a"], schedule: { interval: "5m" }, handler: async () => {} };
+Object.defineProperty(p, "handler", { get() {
+  if (typeof console !== "undefined") throw new Error("only at run time");
+  return async () => {};
+} });
+export default Keep.workflow({ name: "t", topics: { a: {} }, producers: { p } });`
+	s, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	_, err = invoke(t, s, PhaseProducer, &recordingHost{}, testLimits())
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != ErrLogic || !strings.Contains(e.Message, "Error: only at run time") || e.Line != 3 {
+		t.Errorf("err = %v (%T), want a logic error at line 3 with the thrown message", err, err)
+	}
+}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -28,7 +29,9 @@ func (v *validator) calls(tree *ast.Program, code string, wf Workflow, handlers 
 		return nil
 	}
 	c := &callChecker{v: v, tree: tree, code: code, handlers: handlers, topics: map[string]bool{}, sources: opts.Sources,
-		specs: map[string]map[string]MethodSpec{}, names: map[string]bool{"ctx": true}, funcs: map[string][]fnDef{}}
+		specs: map[string]map[string]MethodSpec{}, names: map[string]bool{"ctx": true}, funcs: map[string][]fnDef{},
+		tied: map[string]bool{}, loose: map[string]bool{}}
+	judged := len(v.diags) == 0 // a declaration with faults of its own is not judged further
 	for _, t := range wf.Topics {
 		c.topics[t] = true
 	}
@@ -52,6 +55,9 @@ func (v *validator) calls(tree *ast.Program, code string, wf Workflow, handlers 
 	c.collect = false
 	c.followed = map[followKey]bool{}
 	c.walk(reflect.ValueOf(tree), scope{ctx: "ctx"})
+	if judged {
+		c.untied()
+	}
 	// The hosts are those of every URL the file as written names, in a
 	// string or a comment alike: what the person reads is what it may reach.
 	return c.man.build(HostsIn(v.loc.src), wf.Topics)
@@ -74,6 +80,10 @@ type callChecker struct {
 	followed map[followKey]bool
 	said     map[string]bool // diagnostics given (a followed function is walked again)
 	man      manifestBuilder
+	// tied: the phases ("handler\x00field") whose function the walk found
+	// and walked as that phase; loose: phase keys met where no handler
+	// could be tied to them, whose functions are walked for any phase
+	tied, loose map[string]bool
 }
 
 // fnDef is a function of the file, by the name it is declared under.
@@ -193,9 +203,15 @@ func (c *callChecker) propertyKeyed(n *ast.PropertyKeyed, sc scope) {
 	key := propName(n.Key)
 	c.keys = append(c.keys, key)
 	defer func() { c.keys = c.keys[:len(c.keys)-1] }()
-	if phase, ok := phaseOfKey[key]; ok && !n.Computed {
+	if phase, ok := phaseOfKey[key]; ok && !n.Computed && (n.Kind == ast.PropertyKindGet || n.Kind == ast.PropertyKindSet) {
+		// the function that runs is one the accessor computes: refused
+		// here, once, not again as a phase the walk did not find
+		c.entered(key, c.enter(phase, &ast.ParameterList{}).handler)
+		c.unnamed(int(n.Key.Idx0()), "%s is written as a %s: keep cannot see which function it gives, nor what that calls; write the function itself (%s: async (ctx, ...) => {...})", key, n.Kind+"ter", key)
+	} else if phase, ok := phaseOfKey[key]; ok && !n.Computed {
 		if params := functionParams(n.Value); params != nil {
 			sc = c.enter(phase, params)
+			c.entered(key, sc.handler)
 			if f, ok := n.Value.(*ast.FunctionLiteral); ok {
 				// its arguments hold ctx: walked here, not as a
 				// function that has arguments of its own
@@ -206,7 +222,11 @@ func (c *callChecker) propertyKeyed(n *ast.PropertyKeyed, sc scope) {
 			}
 			sc.args = true
 		} else if inner := c.enter(phase, &ast.ParameterList{}); inner.handler != "" {
-			c.phaseByName(n.Value, inner)
+			if c.phaseByName(n.Value, inner) {
+				c.entered(key, inner.handler)
+			}
+		} else if id, ok := n.Value.(*ast.Identifier); ok && len(c.funcs[id.Name.String()]) > 0 {
+			c.entered(key, "")
 		}
 	}
 	if n.Computed {
@@ -339,15 +359,61 @@ func (c *callChecker) unnamed(idx int, format string, args ...any) {
 }
 
 // phaseByName is a phase given as a name rather than written in place
-// (handler: poll): a function of the file is followed as the phase.
-func (c *callChecker) phaseByName(val ast.Expression, sc scope) {
+// (handler: poll): a function of the file is followed as the phase. It
+// reports whether the walk found the phase's function: a function of the
+// file, or one written inside the expression given (handler: wrap(async
+// (ctx) => ...)); not one an expression computes (handler: make("in")),
+// whose parameters the walk never sees.
+func (c *callChecker) phaseByName(val ast.Expression, sc scope) bool {
 	id, ok := val.(*ast.Identifier)
 	if !ok || len(c.funcs[id.Name.String()]) == 0 {
-		c.phaseExpr(val)
-		return
+		return c.phaseExpr(val)
 	}
 	for _, f := range c.funcs[id.Name.String()] {
 		c.follow(f, 0, sc)
+	}
+	return true
+}
+
+// entered records that the walk found a phase function under key, tied
+// to handler (or to none: a helper or a declaration made apart).
+func (c *callChecker) entered(key, handler string) {
+	if handler == "" {
+		c.loose[key] = true
+		return
+	}
+	c.tied[handler+"\x00"+key] = true
+}
+
+// untied refuses each phase of a declared handler whose function the walk
+// never found: a function computed by a call, read from an object or an
+// array, or put under a computed key is run with ctx, and what it does
+// with ctx is out of the analysis's sight, so its calls are in no
+// manifest. (It validated, and its run then failed on a connector its
+// ctx did not have.) A phase key met where no handler could be tied
+// covers that phase of every handler, for any phase, as its calls are.
+func (c *callChecker) untied() {
+	names := slices.Sorted(maps.Keys(c.handlers))
+	for _, name := range names {
+		h := c.handlers[name]
+		kind, fields := "producer", []string{"handler"}
+		if h.consumer {
+			kind, fields = "consumer", []string{"prepare", "mutate", "next"}
+		}
+		for _, f := range fields {
+			if c.tied[name+"\x00"+f] || c.loose[f] || c.v.unnamedOK {
+				continue
+			}
+			off := -1
+			if at, ok := h.at[f]; ok {
+				off = c.v.loc.offset(at[0], at[1])
+			}
+			if off < 0 {
+				off = max(c.v.loc.key(0, name), 0)
+			}
+			c.v.add(off, "keep cannot see which function is the %s of %s %q (one a call computes, read from an object or an array, or under a computed key), so not what it calls; "+
+				"write it in place (%s: async (ctx, ...) => {...}) or name a function of the file (%s: poll)", f, kind, name, f, f)
+		}
 	}
 }
 
@@ -651,10 +717,7 @@ func (c *callChecker) ctxCall(call *ast.CallExpression, at int, root *ast.Identi
 // phaseExpr is a phase written as an expression keep does not read as one
 // function ((() => {}).bind(null)): the functions written inside it may be
 // handed ctx, so their first parameters are names of ctx.
-func (c *callChecker) phaseExpr(val ast.Expression) {
-	if !c.collect {
-		return
-	}
+func (c *callChecker) phaseExpr(val ast.Expression) (found bool) {
 	var find func(v reflect.Value)
 	find = func(v reflect.Value) {
 		switch v.Kind() {
@@ -663,6 +726,7 @@ func (c *callChecker) phaseExpr(val ast.Expression) {
 				return
 			}
 			if params := functionParams(asExpr(v)); params != nil {
+				found = true
 				if len(params.List) > 0 {
 					if id, ok := params.List[0].Target.(*ast.Identifier); ok {
 						c.alias(id.Name.String())
@@ -685,6 +749,7 @@ func (c *callChecker) phaseExpr(val ast.Expression) {
 		}
 	}
 	find(reflect.ValueOf(val))
+	return found
 }
 
 func asExpr(v reflect.Value) ast.Expression {

@@ -62,7 +62,7 @@ func startWorker(limit uint64) (*worker, error) {
 	// address space each; a worker starts threads after its bound is set
 	// (more of them on a busy machine), and a few arenas took the whole
 	// bound from a run that used 4 MB.
-	cmd.Env = append(os.Environ(), workerEnv+"="+strconv.FormatUint(limit, 10), "GOTRACEBACK=none", "MALLOC_ARENA_MAX=1")
+	cmd.Env = append(workerEnviron(), workerEnv+"="+strconv.FormatUint(limit, 10), "GOTRACEBACK=none", "MALLOC_ARENA_MAX=1")
 	cmd.ExtraFiles = []*os.File{toChild, fromChild} // fds 3 and 4
 	cmd.Stderr = &w.stderr
 	if err := startProcess(cmd); err != nil {
@@ -82,6 +82,26 @@ func startWorker(limit uint64) (*worker, error) {
 		close(w.exited)
 	}()
 	return w, nil
+}
+
+// workerPassed are the variables of keep's environment a worker is given:
+// those the Go runtime and a script's Date read, and the dynamic loader's
+// path, without which a keep linked against libraries in an unusual place
+// could not start itself again. keep's environment holds
+// secrets (KEEP_MAIL_PASSWORD, tokens for connectors and MCP servers) and a
+// worker is the process scripts run in, so it starts from nothing and gets
+// only these: a variable keep is given tomorrow is not handed on because
+// no one thought to hold it back.
+var workerPassed = [...]string{"TZ", "ZONEINFO", "GODEBUG", "GOGC", "GOMEMLIMIT", "GOMAXPROCS", "GOCOVERDIR", "LD_LIBRARY_PATH"}
+
+func workerEnviron() []string {
+	env := make([]string, 0, len(workerPassed)+3)
+	for _, k := range workerPassed {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 func (w *worker) send(f *frame) error {

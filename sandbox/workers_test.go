@@ -1,6 +1,10 @@
 package sandbox
 
 import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -120,5 +124,33 @@ func TestWarmStartsWhatIsMissing(t *testing.T) {
 	}
 	for _, w := range p.idle[limit] {
 		w.release()
+	}
+}
+
+// A worker is the process scripts run in: it is not given keep's
+// environment, where credentials live (password_env, token_env, the env
+// of an MCP server), only the few variables the runtime reads.
+func TestWorkersDoNotInheritKeepsEnvironment(t *testing.T) {
+	t.Setenv("KEEP_MAIL_PASSWORD", "hunter2-in-the-environment")
+	t.Setenv("TZ", "Europe/Berlin")
+	w, err := startWorker(DefaultLimits().MaxMemory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.kill()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", w.cmd.Process.Pid))
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	env := strings.Split(string(b), "\x00")
+	if slices.ContainsFunc(env, func(kv string) bool { return strings.Contains(kv, "hunter2") }) {
+		t.Errorf("the worker's environment holds the host's secret: %q", env)
+	}
+	if !slices.Contains(env, "TZ=Europe/Berlin") {
+		t.Errorf("the worker's environment lost TZ, which a script's Date reads: %q", env)
+	}
+	// and it still works
+	if _, err := Load("t.js", []byte(handlers{}.source()), LoadOptions{Methods: testMethods, MinInterval: time.Minute}); err != nil {
+		t.Errorf("load in a worker: %v", err)
 	}
 }
