@@ -77,3 +77,32 @@ func TestTextIsInsideTheScreenWhicheverWayItsWidthIsCounted(t *testing.T) {
 		look("the input opened")
 	}
 }
+
+// However narrow the terminal, no line of the screen is wider than it
+// (a renderer cuts it: the box's frame and what it says go), and the
+// screen is no taller than it.
+func TestEveryLineFitsANarrowTerminal(t *testing.T) {
+	t.Parallel()
+	r := newRealEngine(t)
+	r.Write("inbox/a.txt", "alpha")
+	r.Deploy("notes", []byte(copyWorkflow))
+	r.Drain()
+	for w := 1; w <= 16; w++ {
+		for _, hgt := range []int{5, 12} {
+			h := r.harness(r.API, w, hgt)
+			for _, keys := range [][]string{{}, {"3"}, {"2"}, {"4"}, {"3", "enter"}, {"?"}} {
+				h.keys(keys...)
+				lines := strings.Split(h.screen(), "\n")
+				if len(lines) > hgt {
+					t.Errorf("%dx%d after %v: %d lines", w, hgt, keys, len(lines))
+				}
+				for i, l := range lines {
+					if rest := pastTheEdge(l, w); rest != "" {
+						t.Errorf("%dx%d after %v: line %d has %q past the edge", w, hgt, keys, i, rest)
+						break
+					}
+				}
+			}
+		}
+	}
+}
