@@ -224,11 +224,15 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 }
 
 // loadErr puts a failed read in the status line; the pane keeps what it
-// showed, so a daemon hiccup does not blank the screen.
+// showed, so a daemon hiccup does not blank the screen. The same read
+// succeeding takes the complaint away: it no longer holds.
 func (m *Model) loadErr(what string, err error) {
+	prefix := "could not read " + what + ": "
 	if err != nil {
 		m.sh.log.Warn("read failed", "what", what, "err", err)
-		m.errText = "could not read " + what + ": " + oneLine(err.Error())
+		m.errText = prefix + oneLine(err.Error())
+	} else if strings.HasPrefix(m.errText, prefix) {
+		m.errText = ""
 	}
 }
 
