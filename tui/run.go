@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -18,7 +21,13 @@ import (
 func Run(ctx context.Context, keepAPI api.API, opts Options) error {
 	m := New(keepAPI, opts)
 	m.sh.ctx = ctx
-	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	// Bubble Tea's own signal handler is off: it hands its quit to the
+	// program unconditionally, and when the caller's ctx ends on the same
+	// signal (keep's main does so) the program may have stopped reading
+	// first; it then waits for that handler for ever, the terminal never
+	// given back, and every later SIGTERM caught by it. The signals are
+	// taken here instead, and quit the program as q does.
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler()}
 	if m.sh.st.noColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
@@ -29,6 +38,17 @@ func Run(ctx context.Context, keepAPI api.API, opts Options) error {
 	go func() {
 		defer close(bridged)
 		listen(m.sh.api, p.Send, stop)
+	}()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			signal.Stop(sigs) // a second one ends keep at once
+			p.Quit()
+		case <-stop:
+		}
 	}()
 
 	_, err := p.Run()
