@@ -183,6 +183,39 @@ func kindLabel(kind api.AttentionKind) string {
 	return strings.ToUpper(string(kind))
 }
 
+// cells is how many cells s may take on a terminal, the wider of the two
+// ways terminals count: by grapheme cluster (lipgloss, and a terminal in
+// Unicode mode 2027) and by code point (most terminals, tmux among them,
+// and Bubble Tea's renderer with them). They differ on text a script
+// controls (a Thai ก followed by sixty ำ is one cluster one cell wide, and
+// sixty-one cells by code point); the renderer cuts a line at the screen's
+// edge, so text measured the narrow way would be cut unseen. Every
+// fitting and wrapping of text measures with cells, so what a card says
+// is inside the screen whichever way it is drawn. Columns are padded in
+// cells too, so the next column is never pushed out; a line's last fill
+// (row, lipgloss) counts by cluster, so what one way counts more than the
+// other falls on that fill and the frame, never on text.
+func cells(s string) int { return max(ansi.StringWidth(s), ansi.StringWidthWc(s)) }
+
+// truncate is a start of s (plain text) at most w cells wide both ways:
+// whole clusters while they fit, and, where a cluster is wider by code
+// point than the room left, cut between its code points, as a terminal
+// that counts them draws it. (ansi.TruncateWc keeps a string whose
+// clusters fit, whatever its code points count.)
+func truncate(s string, w int) string {
+	s = ansi.Truncate(s, w, "")
+	if ansi.StringWidthWc(s) <= w {
+		return s
+	}
+	n := 0
+	for i, r := range s {
+		if n += ansi.StringWidthWc(string(r)); n > w {
+			return s[:i]
+		}
+	}
+	return s
+}
+
 // fit makes s at most w cells wide. A cut falls on a word boundary when one
 // is near, and is always marked with "…", so nothing reads as complete when
 // it is not.
@@ -190,14 +223,14 @@ func fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) <= w {
+	if cells(s) <= w {
 		return s
 	}
 	if w == 1 {
 		return ellipsis
 	}
-	cut := ansi.Truncate(s, w-1, "")
-	if i := strings.LastIndexByte(cut, ' '); i > 0 && ansi.StringWidth(cut[:i]) >= w*2/3 {
+	cut := truncate(s, w-1)
+	if i := strings.LastIndexByte(cut, ' '); i > 0 && cells(cut[:i]) >= w*2/3 {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, " ") + ellipsis
@@ -206,7 +239,7 @@ func fit(s string, w int) string {
 // pad fits s into exactly w cells.
 func pad(s string, w int) string {
 	s = fit(s, w)
-	if n := w - ansi.StringWidth(s); n > 0 {
+	if n := w - cells(s); n > 0 {
 		s += strings.Repeat(" ", n)
 	}
 	return s
@@ -215,7 +248,7 @@ func pad(s string, w int) string {
 // padLeft fits s into exactly w cells, aligned right.
 func padLeft(s string, w int) string {
 	s = fit(s, w)
-	if n := w - ansi.StringWidth(s); n > 0 {
+	if n := w - cells(s); n > 0 {
 		s = strings.Repeat(" ", n) + s
 	}
 	return s
@@ -302,14 +335,14 @@ func breakLines(s string, w int) []string {
 		cur, curW = "", 0
 	}
 	for i, word := range strings.Split(s, " ") {
-		ww := ansi.StringWidth(word)
+		ww := cells(word)
 		// a word too long for any line is broken at its boundaries, from
 		// this line when its first piece fits here
 		long := ww > w && word != ""
 		switch {
 		case i == 0:
 		case curW+1+ww <= w,
-			long && curW+1+ansi.StringWidth(boundaryPieces(word)[0]) <= w:
+			long && curW+1+cells(boundaryPieces(word)[0]) <= w:
 			cur, curW = cur+" ", curW+1
 		default:
 			flush()
@@ -322,7 +355,7 @@ func breakLines(s string, w int) []string {
 			if j > 0 {
 				flush()
 			}
-			cur, curW = cur+piece, curW+ansi.StringWidth(piece)
+			cur, curW = cur+piece, curW+cells(piece)
 		}
 	}
 	return append(lines, cur)
@@ -336,7 +369,7 @@ func tokenLines(word string, first, w int) []string {
 	var lines []string
 	cur, curW, room := "", 0, max(first, 1)
 	for _, piece := range boundaryPieces(word) {
-		pw := ansi.StringWidth(piece)
+		pw := cells(piece)
 		if curW+pw <= room {
 			cur, curW = cur+piece, curW+pw
 			continue
@@ -346,7 +379,7 @@ func tokenLines(word string, first, w int) []string {
 			room = max(w-len(hang), 1)
 		}
 		for pw > room {
-			head := ansi.Truncate(piece, room, "")
+			head := truncate(piece, room)
 			if head == "" { // one character wider than the room: it goes whole
 				_, size := utf8.DecodeRuneInString(piece)
 				head = piece[:size]
@@ -354,7 +387,7 @@ func tokenLines(word string, first, w int) []string {
 			lines = append(lines, head)
 			room = max(w-len(hang), 1)
 			piece = piece[len(head):]
-			pw = ansi.StringWidth(piece)
+			pw = cells(piece)
 		}
 		cur, curW = piece, pw
 	}

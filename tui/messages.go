@@ -86,7 +86,10 @@ type (
 	openTraceMsg struct{ runID string }
 
 	toastDoneMsg struct{ id int }
-	tickMsg      struct{}
+	// settledMsg: a card held under the cursor has been there long
+	// enough; Update's syncKeys turns its answers on.
+	settledMsg struct{}
+	tickMsg    struct{}
 )
 
 // act runs an action against the engine and reports how it went; success

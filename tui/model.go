@@ -158,6 +158,10 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.loadErr("what needs you", msg.err)
 		cmd := m.at.Update(msg)
 		m.startOnPrompt()
+		if m.at.holding() {
+			// its keys come on by themselves once it has been read
+			cmd = tea.Batch(cmd, m.after(settleFor, settledMsg{}))
+		}
 		return cmd
 	case inputsMsg:
 		m.loadErr("inputs", msg.err)
@@ -220,15 +224,22 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 }
 
 // loadErr puts a failed read in the status line; the pane keeps what it
-// showed, so a daemon hiccup does not blank the screen.
+// showed, so a daemon hiccup does not blank the screen. The same read
+// succeeding takes the complaint away: it no longer holds.
 func (m *Model) loadErr(what string, err error) {
+	prefix := "could not read " + what + ": "
 	if err != nil {
 		m.sh.log.Warn("read failed", "what", what, "err", err)
-		m.errText = "could not read " + what + ": " + oneLine(err.Error())
+		m.errText = prefix + oneLine(err.Error())
+	} else if strings.HasPrefix(m.errText, prefix) {
+		m.errText = ""
 	}
 }
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	// what the keys do is decided now, not when the last message came (a
+	// card held under the cursor settles with time alone)
+	m.syncKeys()
 	if m.confirm != nil {
 		return m.confirmKey(msg)
 	}
@@ -276,6 +287,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return ask(fmt.Sprintf("pause %s?", name), "pause: no new run starts until you resume it (p again); a run under way stops at its next step",
 				m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) }))
 		}
+	case m.heldAnswer(msg):
+		it := m.at.Selected()
+		m.errText = fit(oneLine(it.Title), 40) + " has just come under the cursor: read it, then answer (or j/k to choose it)"
 	case m.answersFromAnywhere(msg):
 		return m.at.answer(msg, *m.at.Selected())
 	default:
@@ -292,7 +306,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 // a reconciliation prompt shown on screen below another focused pane: its
 // answer keys work from there too, so the person need not move first.
 func (m *Model) attentionInView() *api.AttentionItem {
-	if m.focus == focusAttention || !m.lay.wide || !m.drawn(focusAttention) || !m.at.selectionShown() {
+	if m.focus == focusAttention || !m.lay.wide || !m.drawn(focusAttention) || !m.at.selectionShown() || m.at.holding() {
 		return nil
 	}
 	it := m.at.Selected()
@@ -300,6 +314,28 @@ func (m *Model) attentionInView() *api.AttentionItem {
 		return nil
 	}
 	return it
+}
+
+// heldAnswer says whether msg would answer the selected attention card,
+// on screen where its keys act, but for the card having just moved under
+// the cursor by itself (attentionPane.held).
+func (m *Model) heldAnswer(msg tea.KeyPressMsg) bool {
+	it := m.at.Selected()
+	if it == nil || !m.at.holding() || !m.drawn(focusAttention) || !m.at.selectionShown() {
+		return false
+	}
+	if m.focus != focusAttention {
+		if !m.lay.wide || (it.Kind != api.AttentionApproval && it.Kind != api.AttentionReconciliation) {
+			return false
+		}
+		for _, b := range m.anywhereKeys(*it) {
+			if slices.Contains(b.Keys(), msg.String()) {
+				return true
+			}
+		}
+		return false
+	}
+	return isAnswer(m.sh.keys, *it, msg)
 }
 
 // drawn says whether pane f's own content is on screen now: its box is

@@ -59,6 +59,12 @@ func (b *base) framed(lines []string, mark int) string {
 		if i == mark {
 			g = selMark[:b.gutter]
 		}
+		// a row laid out wider than a very narrow pane (its labels and
+		// columns have a least width) is cut here: lipgloss would wrap
+		// it into more lines than the box has, and the box past the screen
+		if ansi.StringWidth(l) > b.width {
+			l = ansi.Truncate(l, b.width, "")
+		}
 		lines[i] = g + l
 	}
 	return strings.Join(lines, "\n")

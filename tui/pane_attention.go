@@ -3,7 +3,9 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -19,6 +21,55 @@ type attentionPane struct {
 	localList[api.AttentionItem]
 	expanded map[string]bool
 	labelW   int
+
+	// held is the card that came under the cursor without the person
+	// putting it there (the one there was answered, here or elsewhere,
+	// and the next slid up or arrived), and heldSince when: a key pressed twice, or
+	// just as the list changed, would otherwise answer a card nobody has
+	// read. Its answers wait settleFor, or a key that chooses it.
+	held      string
+	heldSince time.Time
+}
+
+// settleFor is how long a card that moved under the cursor by itself is
+// on screen before its answer keys act: longer than a double press, far
+// shorter than reading a card.
+const settleFor = time.Second
+
+// selectedKey names the selected card, "" when there is none.
+func (p *attentionPane) selectedKey() string {
+	if it := p.Selected(); it != nil {
+		return itemKey(*it)
+	}
+	return ""
+}
+
+// settled says whether the selected card is the person's to answer: they
+// chose it, it was the first on screen, or it has been there settleFor.
+func (p *attentionPane) settled() bool {
+	return p.held == "" || p.held != p.selectedKey() || !p.sh.now().Before(p.heldSince.Add(settleFor))
+}
+
+// holding says whether the selected card's answers wait now.
+func (p *attentionPane) holding() bool { return !p.settled() }
+
+// chosen: the person put the cursor where it is.
+func (p *attentionPane) chosen() { p.held = "" }
+
+// isAnswer says whether msg is one of the keys that answer it, whether or
+// not they are on now.
+func isAnswer(k *keyMap, it api.AttentionItem, msg tea.KeyPressMsg) bool {
+	answers := it.Answers
+	if len(answers) == 0 {
+		answers = defaultAnswers[it.Kind]
+	}
+	keys := answerKeys(k, it.Kind)
+	for _, a := range answers {
+		if b, ok := keys[a]; ok && slices.Contains(b.Keys(), msg.String()) {
+			return true
+		}
+	}
+	return false
 }
 
 func newAttentionPane(sh *shared) *attentionPane {
@@ -52,15 +103,24 @@ func itemKey(it api.AttentionItem) string { return string(it.Kind) + "/" + it.ID
 func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case attentionMsg:
+		// the first read is the first screen; after it, a card that
+		// comes under the cursor came by itself (an empty list too: the
+		// next card may arrive a moment after the last was answered)
+		before, read := p.selectedKey(), p.loaded
 		p.got(msg.items, msg.err)
+		if after := p.selectedKey(); read && after != "" && after != before {
+			p.held, p.heldSince = after, p.sh.now()
+		}
 	case tea.KeyPressMsg:
 		if p.filterKey(msg) {
+			p.chosen()
 			return nil
 		}
 		k := p.sh.keys
 		it := p.Selected()
 		switch {
 		case keyIs(msg, k.Back):
+			p.chosen()
 			if it != nil && p.expanded[itemKey(*it)] {
 				delete(p.expanded, itemKey(*it))
 			} else {
@@ -68,6 +128,7 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 				p.apply()
 			}
 		case keyIs(msg, k.Enter) && it != nil:
+			p.chosen()
 			if it.Kind == api.AttentionFailedRun {
 				id := it.ID
 				return func() tea.Msg { return openTraceMsg{runID: id} }
@@ -75,6 +136,7 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 			p.expanded[itemKey(*it)] = !p.expanded[itemKey(*it)]
 			p.scroll(len(p.shown), p.rowHeight)
 		case p.moveKey(msg, 1):
+			p.chosen()
 		case it != nil:
 			return p.answer(msg, *it)
 		}
@@ -160,7 +222,7 @@ func (p *attentionPane) EnableKeys(k *keyMap) {
 	if it.Kind == api.AttentionFailedRun {
 		k.Enter.SetHelp("enter", "trace")
 	}
-	if !p.selectionShown() {
+	if !p.selectionShown() || p.holding() {
 		return // its answers wait until the person can read it
 	}
 	answers := it.Answers

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -18,7 +21,13 @@ import (
 func Run(ctx context.Context, keepAPI api.API, opts Options) error {
 	m := New(keepAPI, opts)
 	m.sh.ctx = ctx
-	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	// Bubble Tea's own signal handler is off: it hands its quit to the
+	// program unconditionally, and when the caller's ctx ends on the same
+	// signal (keep's main does so) the program may have stopped reading
+	// first; it then waits for that handler for ever, the terminal never
+	// given back, and every later SIGTERM caught by it. The signals are
+	// taken here instead, and quit the program as q does.
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithoutSignalHandler()}
 	if m.sh.st.noColor {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
@@ -28,26 +37,17 @@ func Run(ctx context.Context, keepAPI api.API, opts Options) error {
 	bridged := make(chan struct{})
 	go func() {
 		defer close(bridged)
-		// the news ends when the engine does (a daemon restarting under
-		// this screen): listen again once it answers, and read everything
-		// afresh, so a card answered meanwhile does not stay on screen
-		for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-			notes, cancel := m.sh.api.Subscribe() // escaped, as everything the TUI shows
-			start := time.Now()
-			stopped := bridge(notes, p.Send, stop)
-			cancel()
-			if stopped {
-				return
-			}
-			if time.Since(start) > time.Second {
-				delay = 100 * time.Millisecond // it had been up: try again soon
-				p.Send(notifyMsg(api.Notification{Kind: api.NoteChanged, Text: "the engine went away; listening again when it is back"}))
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(delay):
-			}
+		listen(m.sh.api, p.Send, stop)
+	}()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			signal.Stop(sigs) // a second one ends keep at once
+			p.Quit()
+		case <-stop:
 		}
 	}()
 
@@ -62,6 +62,57 @@ func Run(ctx context.Context, keepAPI api.API, opts Options) error {
 		return fmt.Errorf("tui: %w", err)
 	}
 	return nil
+}
+
+// aliveAfter is how long a subscription made again must stay open before
+// the engine counts as back: one to an engine that is not there closes at
+// once.
+const aliveAfter = 100 * time.Millisecond
+
+// listen bridges the engine's news into the program until stop. The news
+// ends when the engine does (a daemon restarting under this screen): it
+// listens again once the engine answers, and then has everything read
+// afresh, so a card answered meanwhile (keep approve while the daemon was
+// down) does not stay on screen as if it still waited.
+func listen(a api.API, send func(tea.Msg), stop <-chan struct{}) {
+	again := false
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		notes, cancel := a.Subscribe() // escaped, as everything the TUI shows
+		start := time.Now()
+		stopped, open := false, true
+		if again {
+			select {
+			case n, ok := <-notes:
+				open = ok
+				if ok {
+					send(notifyMsg(n))
+				}
+			case <-time.After(aliveAfter):
+			case <-stop:
+				stopped = true
+			}
+			if open && !stopped {
+				send(notifyMsg(api.Notification{Kind: api.NoteChanged, Text: "the engine is back; everything is read again"}))
+			}
+		}
+		if open && !stopped {
+			stopped = bridge(notes, send, stop)
+		}
+		cancel()
+		if stopped {
+			return
+		}
+		if time.Since(start) > time.Second {
+			delay = 100 * time.Millisecond // it had been up: try again soon
+			send(notifyMsg(api.Notification{Kind: api.NoteChanged, Text: "the engine went away; listening again when it is back"}))
+		}
+		again = true
+		select {
+		case <-stop:
+			return
+		case <-time.After(delay):
+		}
+	}
 }
 
 // bridge forwards notifications into the program until notes closes or
