@@ -60,12 +60,13 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	}
 	cctx, token, dl, done := c.watchProgress(ctx) // progress.go
 	defer done()
+	cctx, slot := noteRefusals(cctx)
 	p := &sdk.CallToolParams{Name: tool, Arguments: args, Meta: sdk.Meta{"progressToken": token}}
 	if key != "" {
 		p.Meta[MetaKey] = key
 	}
 	res, err := s.CallTool(cctx, p)
-	if refused := c.takeRefusal(); refused != nil && err != nil {
+	if refused := slot.met(); refused != nil && err != nil {
 		// the server refused keep's credential: nothing was done
 		c.down(s, err)
 		return nil, refused

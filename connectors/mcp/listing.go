@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -52,8 +53,16 @@ func (c *Connector) refresh(s *sdk.ClientSession) {
 // watchers when it differs from the one held.
 func (c *Connector) listOn(ctx context.Context, s *sdk.ClientSession) ([]*sdk.Tool, error) {
 	var tools []*sdk.Tool
+	ctx, slot := noteRefusals(ctx)
 	for t, err := range s.Tools(ctx, nil) {
 		if err != nil {
+			if refused := slot.met(); refused != nil {
+				c.down(s, err)      // the SDK gives up on a session refused
+				return nil, refused // sign in, not try again
+			}
+			if errors.Is(err, sdk.ErrConnectionClosed) {
+				c.down(s, err)
+			}
 			return nil, connectors.Errorf(connectors.Transient, "mcp.%s: listing tools: %v", c.cfg.Name, err)
 		}
 		tools = append(tools, t)

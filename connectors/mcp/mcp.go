@@ -95,7 +95,6 @@ type Connector struct {
 	startErr    error             // the last one's error
 	taskSupport map[string]string // tool → execution.taskSupport, read off the wire (tasks.go)
 
-	refused  refusal     // a 401 or 403 to the account's credential (refused.go)
 	calls    sync.Map    // progress token → *deadline of a call in flight (progress.go)
 	proc     *os.Process // the stdio server, for tests that kill it
 	progress func()      // tests: told of each progress notification

@@ -31,7 +31,8 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, err
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "keep", Version: "1"}, c.clientOptions())
-	s, err := client.Connect(ctx, tr, nil)
+	cctx, refused := noteRefusals(ctx)
+	s, err := client.Connect(cctx, tr, nil)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err == nil && c.closed {
@@ -44,7 +45,7 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 		c.startFails++
 		c.startErr = err
 		c.log.Warn("server did not start", "err", err, "failures", c.deaths)
-		if refused := c.takeRefusal(); refused != nil {
+		if refused := refused.met(); refused != nil {
 			return nil, refused // its credential, not the server, is what fails
 		}
 		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s did not start: %w", c.cfg.Name, err)}
