@@ -72,6 +72,7 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 		return nil, refused
 	}
 	var wire *jsonrpc.Error
+	var shape *json.UnmarshalTypeError
 	switch {
 	case err == nil:
 		c.healthy()
@@ -88,6 +89,12 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 		// the server answered; keep did not read it (stdio.go)
 		c.healthy()
 		return nil, &connectors.Error{Class: connectors.Logic, Err: &tooLarge{fmt.Sprintf("mcp.%s.%s: %s", c.cfg.Name, tool, wire.Message)}}
+	case errors.As(err, &shape):
+		// a whole answer, to this call, that is no tool result (content
+		// not a list): the session is sound, and the calls beside this
+		// one go on; what the call did is for the reconcile read to tell
+		c.healthy()
+		return nil, &connectors.Error{Class: connectors.Logic, Err: &tooLarge{fmt.Sprintf("mcp.%s.%s: the server answered with what is no tool result: %v", c.cfg.Name, tool, err)}}
 	case errors.As(err, &wire) && wire.Code == codeRejected:
 		// the SDK's word for a transport failure (an HTTP request that
 		// failed or lost its answer): the server may have the call
@@ -102,7 +109,8 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	}
 }
 
-// tooLarge is an answer over the size limit, failed in its place.
+// tooLarge is an answer keep could not take (over the size limit, or not
+// a tool result), failed in its place.
 type tooLarge struct{ msg string }
 
 func (e *tooLarge) Error() string { return e.msg }

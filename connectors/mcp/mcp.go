@@ -79,14 +79,15 @@ type Connector struct {
 	life context.Context
 	stop context.CancelFunc
 
-	startMu sync.Mutex // held while a server starts (session.go)
-	mu      sync.Mutex
-	sess    *sdk.ClientSession
-	closed  bool
-	deaths  int       // failed starts and deaths since the last good call
-	downAt  time.Time // when the last one happened
-	tools   []*sdk.Tool
-	known   bool // tools holds a list (live or cached)
+	startMu  sync.Mutex     // held while a server starts (session.go)
+	retiring sync.WaitGroup // sessions given up on, being closed (session.go)
+	mu       sync.Mutex
+	sess     *sdk.ClientSession
+	closed   bool
+	deaths   int       // failed starts and deaths since the last good call
+	downAt   time.Time // when the last one happened
+	tools    []*sdk.Tool
+	known    bool // tools holds a list (live or cached)
 
 	listing     chan struct{}     // open while a listing in the background runs (listing.go)
 	listErr     error             // how the last listing failed; nil after one that did not
@@ -158,10 +159,12 @@ func (c *Connector) Close() error {
 	if listing != nil {
 		<-listing // its server, started or not, is stopped with it
 	}
+	var err error
 	if s != nil {
-		return s.Close()
+		err = s.Close()
 	}
-	return nil
+	c.retiring.Wait() // a server given up on is gone before keep is
+	return err
 }
 
 // isRead says whether a tool is a read under the config.

@@ -92,7 +92,10 @@ func (c *Connector) watch(s *sdk.ClientSession) {
 
 // down records that s ended, once, whoever notices first: watch, or a call
 // that found the connection gone (so the next call starts the server again
-// without waiting for watch).
+// without waiting for watch). s is closed too: a session given up on while
+// its server still runs (it answered what the SDK could not read, or broke
+// its connection and stayed up) would otherwise leave that server running
+// beside the one the next call starts, and after keep.
 func (c *Connector) down(s *sdk.ClientSession, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -103,6 +106,11 @@ func (c *Connector) down(s *sdk.ClientSession, err error) {
 	c.deaths++
 	c.downAt = c.cfg.Now()
 	c.log.Warn("server stopped; it starts again on the next call", "err", err, "failures", c.deaths)
+	c.retiring.Add(1)
+	go func() {
+		defer c.retiring.Done()
+		_ = s.Close() // stdio: stdin closed, then SIGTERM, then SIGKILL (stdio.go)
+	}()
 }
 
 // healthy resets the back-off after a call the server answered.

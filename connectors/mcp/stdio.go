@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -144,7 +146,7 @@ func (f *frameCap) next() error {
 		case err == nil:
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case len(f.line) > 0 && !over:
+		case len(f.line) > 0 && !over && json.Valid(f.line):
 			f.out = f.line // the last line, without its newline
 			return nil
 		default:
@@ -153,6 +155,14 @@ func (f *frameCap) next() error {
 		break
 	}
 	if !over {
+		if !json.Valid(f.line) {
+			// no message at all (a server's debug print on stdout, a
+			// torn line): the SDK would end the session on it, failing
+			// every call in flight; a call it was meant to answer
+			// times out as it would without it
+			f.log("dropped a line from the server that is no JSON", "bytes", len(f.line), "line", clip(string(bytes.TrimSpace(f.line)), 200))
+			return nil
+		}
 		f.out = f.line
 		if f.onLine != nil {
 			f.onLine(f.line)

@@ -19,8 +19,12 @@ import (
 // when started with KEEP_MCP_TEST_SERVER=1: keep starts it as it starts any
 // stdio server.
 func TestMain(m *testing.M) {
-	if os.Getenv("KEEP_MCP_TEST_SERVER") == "1" {
+	switch os.Getenv("KEEP_MCP_TEST_SERVER") {
+	case "1":
 		stdioServer()
+		return
+	case "raw":
+		rawServer() // hostile_test.go
 		return
 	}
 	os.Exit(m.Run())

@@ -1,0 +1,196 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"keep/connectors"
+)
+
+// rawServer is an MCP server over stdio written by hand on the wire, as a
+// careless or hostile one may be: it answers the handshake and tools/list
+// as the protocol says, and each tool does something the SDK's server
+// would never let it (KEEP_MCP_TEST_SERVER=raw).
+func rawServer() {
+	if os.Getenv("RAW_STUBBORN") == "1" {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	}
+	var mu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		mu.Lock()
+		out.Write(b)
+		out.WriteByte('\n')
+		out.Flush()
+		mu.Unlock()
+	}
+	answer := func(id json.RawMessage, result any) {
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	}
+	text := func(s string) map[string]any {
+		return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}}
+	}
+	obj := map[string]any{"type": "object"}
+	tools := []any{}
+	for _, n := range []string{"count", "flood", "malformed", "stderr", "pid", "spawn", "garbage", "slow", "closeout", "closein"} {
+		tools = append(tools, map[string]any{"name": n, "inputSchema": obj})
+	}
+	var lists atomic.Int64
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 1<<20)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string `json:"name"`
+				Arguments struct {
+					N    int    `json:"n"`
+					Wait string `json:"wait"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+			continue // a notification, or an answer
+		}
+		n := m.Params.Arguments.N
+		switch m.Method {
+		case "initialize":
+			answer(m.ID, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}},
+				"serverInfo": map[string]any{"name": "raw", "version": "1"}})
+		case "ping":
+			answer(m.ID, map[string]any{})
+		case "tools/list":
+			lists.Add(1)
+			answer(m.ID, map[string]any{"tools": tools})
+		case "tools/call":
+			switch m.Params.Name {
+			case "count":
+				answer(m.ID, text(fmt.Sprint(lists.Load())))
+			case "slow": // answers when the file named wait appears
+				go func() {
+					for {
+						if _, err := os.Stat(m.Params.Arguments.Wait); err == nil {
+							answer(m.ID, text("done"))
+							return
+						}
+						time.Sleep(5 * time.Millisecond)
+					}
+				}()
+			case "closein": // stops listening, answers, and runs on
+				os.Stdin.Close()
+				answer(m.ID, text("deaf"))
+			case "closeout": // hangs up its output, and runs on
+				os.Stdout.Close()
+			case "flood":
+				for range n {
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				}
+				answer(m.ID, text("flooded"))
+			case "malformed":
+				answer(m.ID, map[string]any{"content": "not a list"})
+			case "stderr":
+				for i := range n {
+					fmt.Fprintf(os.Stderr, "line %d of the flood\n", i)
+				}
+				answer(m.ID, text("said"))
+			case "pid":
+				answer(m.ID, text(fmt.Sprint(os.Getpid())))
+			case "spawn":
+				cmd := exec.Command("sleep", "600")
+				_ = cmd.Start()
+				answer(m.ID, text(fmt.Sprint(cmd.Process.Pid)))
+			case "garbage":
+				mu.Lock()
+				out.WriteString("Debug: this is no JSON\n")
+				out.Flush()
+				mu.Unlock()
+				answer(m.ID, text("ok"))
+			default:
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32602, "message": "no such tool"}})
+			}
+		default:
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+		}
+	}
+	if os.Getenv("RAW_STUBBORN") == "1" {
+		time.Sleep(10 * time.Minute) // deaf to the end of its input
+	}
+}
+
+// rawTestServer is a connector to rawServer.
+func rawTestServer(t *testing.T, edit func(*Config)) *Connector {
+	t.Helper()
+	return testServer(t, func(cfg *Config) {
+		cfg.Env["KEEP_MCP_TEST_SERVER"] = "raw"
+		if edit != nil {
+			edit(cfg)
+		}
+	})
+}
+
+// pidOf is the pid of the server behind c, as it says itself.
+func pidOf(t *testing.T, c *Connector) string {
+	t.Helper()
+	r, err := c.Do(context.Background(), connectors.Call{Method: "pid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.(map[string]any)["text"].(string)
+}
+
+// A server that answers a call with what is no tool result (content not a
+// list), or prints a line that is no JSON on its stdout, fails that call
+// at most: the calls beside it go on, and the same server serves the next.
+// Before, the SDK's decoding error marked the session down without closing
+// it: the next call started a second server, and the first ran on beside
+// it and past Close; a stray line ended the session and every call in
+// flight with it (each mutation among them uncertain).
+func TestAnUnreadableAnswerFailsItsCallOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := rawTestServer(t, func(cfg *Config) { cfg.Reads = []string{"pid", "slow", "garbage"} })
+	pid := pidOf(t, c)
+	release := filepath.Join(t.TempDir(), "release")
+	slow := make(chan error, 1)
+	go func() {
+		_, err := c.Do(ctx, connectors.Call{Method: "slow", Params: map[string]any{"wait": release}})
+		slow <- err
+	}()
+
+	_, err := c.Do(ctx, connectors.Call{Method: "malformed", IdempotencyKey: "k1"})
+	if connectors.ClassOf(err) != connectors.Uncertain {
+		t.Fatalf("a mutation answered with no tool result: %v (%s), want uncertain: it answered, keep cannot read what", err, connectors.ClassOf(err))
+	}
+	if again := pidOf(t, c); again != pid {
+		t.Fatalf("the server was replaced after the answer that is no tool result (pid %s, then %s)", pid, again)
+	}
+	res, err := c.Do(ctx, connectors.Call{Method: "garbage"})
+	if err != nil || res.(map[string]any)["text"] != "ok" {
+		t.Fatalf("a call after a line that is no JSON: %v, %v", res, err)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-slow; err != nil {
+		t.Fatalf("the call in flight beside them: %v", err)
+	}
+	if again := pidOf(t, c); again != pid {
+		t.Fatalf("the server was replaced (pid %s, then %s)", pid, again)
+	}
+	if fails, _ := c.StartFailures(); fails != 0 {
+		t.Fatalf("%d failed starts", fails)
+	}
+}
