@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -192,5 +193,37 @@ func TestAnUnreadableAnswerFailsItsCallOnly(t *testing.T) {
 	}
 	if fails, _ := c.StartFailures(); fails != 0 {
 		t.Fatalf("%d failed starts", fails)
+	}
+}
+
+// A server may send notifications/tools/list_changed without end: keep
+// lists its tools again one listing at a time, with one more when any came
+// meanwhile. Before, each notification sent a tools/list of its own (2000
+// notifications, 2000 listings at once), and an older listing finishing
+// last could put an outdated list in place of a newer one.
+func TestAListChangedFloodIsOneListingAtATime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := rawTestServer(t, func(cfg *Config) { cfg.Reads = []string{"count", "flood"} })
+	if _, err := c.Do(ctx, connectors.Call{Method: "flood", Params: map[string]any{"n": 2000}}); err != nil {
+		t.Fatal(err)
+	}
+	lists, last := "", ""
+	for range 40 { // until the listings are over
+		r, err := c.Do(ctx, connectors.Call{Method: "count"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lists = r.(map[string]any)["text"].(string); lists == last {
+			break
+		}
+		last = lists
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n, _ := strconv.Atoi(lists); n > 5 {
+		t.Fatalf("2000 list_changed notifications made %d tools/list requests", n)
+	}
+	if !c.Known() {
+		t.Fatal("the tool list is not known")
 	}
 }

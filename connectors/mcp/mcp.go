@@ -91,6 +91,10 @@ type Connector struct {
 
 	listing     chan struct{}     // open while a listing in the background runs (listing.go)
 	listErr     error             // how the last listing failed; nil after one that did not
+	listSeq     int64             // listings begun (listing.go)
+	listHeld    int64             // the one whose list is held: an older one is not kept over it
+	refreshing  bool              // a listing after list_changed runs
+	again       bool              // and another list_changed came meanwhile
 	changed     []func()          // told when the tool list changes
 	startFails  int               // failed starts in a row
 	startErr    error             // the last one's error

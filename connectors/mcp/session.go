@@ -52,7 +52,7 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	c.sess = s
 	c.startFails, c.startErr = 0, nil
-	go c.refresh(s) // a server that starts may offer other tools than last time
+	c.relist(s) // a server that starts may offer other tools than last time
 	if st, ok := tr.(*stdioTransport); ok && st.cmd.Process != nil {
 		c.proc = st.cmd.Process
 		// the server's own pid, so keep.log lines up with ps and its crashes
