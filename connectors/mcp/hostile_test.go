@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -226,4 +228,43 @@ func TestAListChangedFloodIsOneListingAtATime(t *testing.T) {
 	if !c.Known() {
 		t.Fatal("the tool list is not known")
 	}
+}
+
+// A server's stderr goes to keep.log, but a server writing without end
+// cannot fill it: past StderrLines a minute its lines are counted, and the
+// count is logged when the minute is over. Before, every line was a
+// record, and a flood pushed keep's own records out of the rotated log.
+func TestAServersStderrFloodIsCapped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log := &syncBuf{}
+	clock := &fakeClock{t: time.Unix(1e9, 0)}
+	c := rawTestServer(t, func(cfg *Config) {
+		cfg.Reads, cfg.Now = []string{"stderr"}, clock.Now
+		cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
+	})
+	if _, err := c.Do(ctx, connectors.Call{Method: "stderr", Params: map[string]any{"n": 5000}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil { // its stderr is read to the end
+		t.Fatal(err)
+	}
+	out := log.String()
+	if n := strings.Count(out, `msg="server stderr"`); n != StderrLines {
+		t.Fatalf("%d of the server's 5000 lines of stderr in the log, want %d", n, StderrLines)
+	}
+	if !strings.Contains(out, "floods the log") {
+		t.Fatal("the log does not say that the server's lines are dropped")
+	}
+
+	t.Run("the lines dropped are counted when the minute is over", func(t *testing.T) {
+		log := &syncBuf{}
+		l := &lineLog{c: &Connector{cfg: Config{Now: clock.Now}, log: slog.New(slog.NewTextHandler(log, nil))}}
+		fmt.Fprint(l, strings.Repeat("chatter\n", StderrLines+50))
+		clock.Add(time.Minute)
+		fmt.Fprint(l, "after\n")
+		if out := log.String(); !strings.Contains(out, "dropped=50") || !strings.Contains(out, "line=after") {
+			t.Fatalf("log = %s", out[len(out)-min(len(out), 400):])
+		}
+	})
 }

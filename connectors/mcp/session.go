@@ -172,11 +172,22 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 	return &stdioTransport{cmd: cmd, terminate: 2 * time.Second, maxMessage: c.cfg.MaxMessage, log: c.log.Warn, onLine: c.sniffTasks}, nil
 }
 
-// lineLog writes a server's stderr to keep.log, one record a line.
+// lineLog writes a server's stderr to keep.log, one record a line, at most
+// StderrLines a minute: past them a flooding server's lines are counted,
+// not written, so it cannot push keep's own records out of the rotated log
+// (nor spend keep's time formatting them).
 type lineLog struct {
 	c   *Connector
 	buf []byte
+
+	window  time.Time // when the current minute began
+	lines   int       // lines written in it
+	dropped int       // lines dropped in it
 }
+
+// StderrLines is how many lines of a server's stderr keep.log takes a
+// minute.
+const StderrLines = 100
 
 func (l *lineLog) Write(p []byte) (int, error) {
 	l.buf = append(l.buf, p...)
@@ -196,9 +207,24 @@ func (l *lineLog) Write(p []byte) (int, error) {
 }
 
 func (l *lineLog) emit(line string) {
-	if line != "" {
-		l.c.log.Info("server stderr", "line", line)
+	if line == "" {
+		return
 	}
+	if now := l.c.cfg.Now(); now.Sub(l.window) >= time.Minute || now.Before(l.window) {
+		if l.dropped > 0 {
+			l.c.log.Warn("server stderr: lines dropped", "dropped", l.dropped, "limit_per_minute", StderrLines)
+		}
+		l.window, l.lines, l.dropped = now, 0, 0
+	}
+	if l.lines >= StderrLines {
+		if l.dropped == 0 {
+			l.c.log.Warn("server stderr floods the log; its lines are dropped until the minute is over", "limit_per_minute", StderrLines)
+		}
+		l.dropped++
+		return
+	}
+	l.lines++
+	l.c.log.Info("server stderr", "line", line)
 }
 
 func indexNL(b []byte) int {
