@@ -113,6 +113,7 @@ func rawServer() {
 				answer(m.ID, text(fmt.Sprint(os.Getpid())))
 			case "spawn":
 				cmd := exec.Command("sleep", "600")
+				cmd.Stderr = os.Stderr // and holds the server's stderr open
 				_ = cmd.Start()
 				answer(m.ID, text(fmt.Sprint(cmd.Process.Pid)))
 			case "garbage":
@@ -267,4 +268,108 @@ func TestAServersStderrFloodIsCapped(t *testing.T) {
 			t.Fatalf("log = %s", out[len(out)-min(len(out), 400):])
 		}
 	})
+}
+
+// running says whether pid is a process that has not ended (a zombie has).
+func running(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(after, "Z")
+}
+
+// gone waits a while for pid to end.
+func gone(pid string) bool {
+	for range 300 {
+		if !running(pid) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// A server's children stop with it: keep stops a stdio server's process
+// group, not its pid alone. Before, a child the server started (npx's
+// node, a helper) ran on after Close, holding the server's stderr, and
+// Close waited for it until its grace periods ran out.
+func TestCloseStopsWhatTheServerStarted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := rawTestServer(t, func(cfg *Config) { cfg.Reads = []string{"pid", "spawn"}; cfg.Env["RAW_STUBBORN"] = "1" })
+	pid := pidOf(t, c)
+	r, err := c.Do(ctx, connectors.Call{Method: "spawn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := r.(map[string]any)["text"].(string)
+	t.Cleanup(func() {
+		if p, _ := strconv.Atoi(child); p > 0 {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	_ = c.Close() // "signal: killed": it would not stop otherwise
+	if !gone(pid) {
+		t.Fatalf("the server (pid %s) runs on after Close", pid)
+	}
+	if !gone(child) {
+		t.Fatalf("the server's child (pid %s) runs on after Close", child)
+	}
+}
+
+// keepHelper is a keep that starts a stdio server deaf to the end of its
+// input and to SIGTERM, prints its pid, and waits to be killed
+// (KEEP_MCP_TEST_SERVER=keep).
+func keepHelper() {
+	self, _ := os.Executable()
+	c, err := New(Config{Name: "t", Command: self, Reads: []string{"pid"},
+		Env: map[string]string{"KEEP_MCP_TEST_SERVER": "raw", "RAW_STUBBORN": "1"}})
+	if err != nil {
+		os.Exit(1)
+	}
+	r, err := c.Do(context.Background(), connectors.Call{Method: "pid"})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(r.(map[string]any)["text"])
+	time.Sleep(10 * time.Minute)
+}
+
+// A keep that is killed (SIGKILL, OOM) has no Close to run: its servers
+// die with it all the same. Before, a server that did not stop at the end
+// of its input ran on, an orphan, for as long as it liked.
+func TestAServerDiesWithAKilledKeep(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := exec.Command(self)
+	keep.Env = append(os.Environ(), "KEEP_MCP_TEST_SERVER=keep")
+	out, err := keep.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	pid := strings.TrimSpace(line)
+	if _, perr := strconv.Atoi(pid); err != nil || perr != nil {
+		_ = keep.Process.Kill()
+		t.Fatalf("the helper said %q, %v", line, err)
+	}
+	t.Cleanup(func() {
+		if p, _ := strconv.Atoi(pid); p > 0 {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	_ = keep.Process.Kill()
+	_ = keep.Wait()
+	if !gone(pid) {
+		t.Fatalf("the server (pid %s) outlived the keep that was killed", pid)
+	}
 }

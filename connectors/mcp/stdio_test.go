@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	case "raw":
 		rawServer() // hostile_test.go
 		return
+	case "keep":
+		keepHelper() // hostile_test.go
+		return
 	}
 	os.Exit(m.Run())
 }
