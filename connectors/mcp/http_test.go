@@ -230,22 +230,40 @@ func TestARefusalIsOnlyItsOwnRequests(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	peer, ts := newHTTPPeer(t)
-	var once sync.Once
-	peer.refuse = func(body []byte) (refused bool) {
-		if bytes.Contains(body, []byte(`"tools/list"`)) {
-			once.Do(func() { refused = true })
+	var mu sync.Mutex
+	lists, refusing := 0, false
+	peer.refuse = func(body []byte) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if !bytes.Contains(body, []byte(`"tools/list"`)) {
+			return false
 		}
-		return refused
+		lists++
+		if refusing {
+			refusing = false // the sign-in that follows renews the token
+			return true
+		}
+		return false
 	}
 	c, err := New(Config{Name: "svc", URL: ts.URL, Account: &tokenAccount{}, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if err := c.AwaitTools(ctx); connectors.ClassOf(err) != connectors.Auth || !strings.Contains(err.Error(), "keep auth login svc") {
+	if err := c.AwaitTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for settled := false; !settled; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		if settled = lists >= 2; settled { // the listing at the start, and AwaitTools'
+			refusing = true
+		}
+		mu.Unlock()
+	}
+	if _, err := c.Tools(ctx); connectors.ClassOf(err) != connectors.Auth || !strings.Contains(err.Error(), "keep auth login svc") {
 		t.Fatalf("the refused listing: %v (%s), want an auth failure: sign in, not try again", err, connectors.ClassOf(err))
 	}
-	if err := c.AwaitTools(ctx); err != nil {
+	if _, err := c.Tools(ctx); err != nil {
 		t.Fatalf("the listing after the sign-in: %v", err)
 	}
 	go func() {
