@@ -43,7 +43,24 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	if res.IsError {
 		return nil, connectors.Errorf(connectors.Logic, "mcp.%s.%s returned an error: %s", c.cfg.Name, tool.Name, clip(textOf(res), 500))
 	}
+	if res.NeedsInput() {
+		return nil, needsInput(c.cfg.Name, tool.Name, res)
+	}
 	return resultValue(res), nil
+}
+
+// needsInput is the failure of a call the server answered with resultType
+// "input_required" (SEP-2322): the tool has not run. The SDK answers the
+// input requests it can and sends the call again, and refuses those it
+// cannot (an elicitation: keep's client offers none); what reaches keep
+// asks for nothing, the server's way to put a call off, and is sent again
+// later. Taken for a result, it read as done: an empty success for a tool
+// that never ran.
+func needsInput(server, tool string, res *sdk.CallToolResult) error {
+	if len(res.InputRequests) > 0 {
+		return connectors.Errorf(connectors.Logic, "mcp.%s.%s did not run: the server asks for input keep does not give", server, tool)
+	}
+	return connectors.Errorf(connectors.Transient, "mcp.%s.%s: the server put the call off (input_required, asking for nothing): it did not run", server, tool)
 }
 
 // call makes one tools/call. Errors are classified as for a read: a

@@ -47,9 +47,10 @@ func rawServer() {
 	}
 	obj := map[string]any{"type": "object"}
 	tools := []any{}
-	for _, n := range []string{"count", "flood", "malformed", "stderr", "pid", "spawn", "garbage", "slow", "closeout", "closein"} {
+	for _, n := range []string{"count", "flood", "malformed", "stderr", "pid", "spawn", "garbage", "slow", "closeout", "closein", "shed", "ask"} {
 		tools = append(tools, map[string]any{"name": n, "inputSchema": obj})
 	}
+	tools = append(tools, map[string]any{"name": "shed_idempotent", "inputSchema": obj, "annotations": map[string]any{"idempotentHint": true}})
 	var lists atomic.Int64
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
@@ -92,6 +93,12 @@ func rawServer() {
 						time.Sleep(5 * time.Millisecond)
 					}
 				}()
+			case "shed", "shed_idempotent": // puts the call off (SEP-2322's load shedding)
+				answer(m.ID, map[string]any{"resultType": "input_required"})
+			case "ask": // runs only once the client answers a question
+				answer(m.ID, map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
+					"sure": map[string]any{"method": "elicitation/create", "params": map[string]any{"message": "Delete all 40 files?",
+						"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}}}})
 			case "closein": // stops listening, answers, and runs on
 				os.Stdin.Close()
 				answer(m.ID, text("deaf"))
@@ -371,5 +378,29 @@ func TestAServerDiesWithAKilledKeep(t *testing.T) {
 	_ = keep.Wait()
 	if !gone(pid) {
 		t.Fatalf("the server (pid %s) outlived the keep that was killed", pid)
+	}
+}
+
+// A tool may answer resultType "input_required" (SEP-2322): it has not
+// run, and waits for input (a question to a person) or, asking for
+// nothing, puts the call off. The SDK refuses a question keep cannot put;
+// a call put off came to keep as a result, and the mutation was applied,
+// with an empty result, though nothing had been done.
+func TestAnAnswerThatNeedsInputIsNoResult(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := rawTestServer(t, func(cfg *Config) { cfg.TrustHints = true })
+	_, err := c.Do(ctx, connectors.Call{Method: "ask", IdempotencyKey: "k1"})
+	if connectors.ClassOf(err) != connectors.Logic {
+		t.Fatalf("a tool asking a question: %v (%s), want a failure: it did not run", err, connectors.ClassOf(err))
+	}
+	_, err = c.Do(ctx, connectors.Call{Method: "shed", IdempotencyKey: "k2"})
+	if connectors.ClassOf(err) != connectors.Transient || !strings.Contains(err.Error(), "did not run") {
+		t.Fatalf("a call put off: %v (%s), want transient: sent again later", err, connectors.ClassOf(err))
+	}
+	// nor is it a yes when keep calls a tool trusted to be idempotent
+	// again to settle an uncertain call
+	if v, _, err := c.Reconcile(ctx, connectors.Call{Method: "shed_idempotent", IdempotencyKey: "k3"}); v != connectors.Unknown {
+		t.Fatalf("reconciled by a call put off: %v, %v; want unknown (checked again later)", v, err)
 	}
 }
