@@ -31,7 +31,12 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, err
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "keep", Version: "1"}, c.clientOptions())
-	cctx, refused := noteRefusals(ctx)
+	// the handshake is bounded as a call is: a server that never answers
+	// it would hold every caller without a deadline of its own, and with
+	// startMu every other caller of this server
+	hctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	cctx, refused := noteRefusals(hctx)
 	s, err := client.Connect(cctx, tr, nil)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -254,3 +254,29 @@ func TestProgressExtendsTheDeadline(t *testing.T) {
 		t.Fatalf("progress without end: %v, want it cut at max_timeout", err)
 	}
 }
+
+// A server that never answers the handshake costs a caller without a
+// deadline of its own (keep mcp tools, a command) at most Timeout, not
+// forever, and nothing was sent. Before, Connect ran under the caller's
+// context alone, and held every other caller of the server on startMu.
+func TestAHandshakeIsBoundedByTimeout(t *testing.T) {
+	t.Parallel()
+	c, err := New(Config{Name: "mute", Command: "sleep", Args: []string{"600"}, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(context.Background(), connectors.Call{Method: "anything", IdempotencyKey: "k"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if connectors.ClassOf(err) != connectors.Transient || !notSent(err) {
+			t.Fatalf("a mute server: %v (%s), want transient, not sent", err, connectors.ClassOf(err))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a call to a server mute in its handshake did not return")
+	}
+}
