@@ -43,7 +43,24 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	if res.IsError {
 		return nil, connectors.Errorf(connectors.Logic, "mcp.%s.%s returned an error: %s", c.cfg.Name, tool.Name, clip(textOf(res), 500))
 	}
+	if res.NeedsInput() {
+		return nil, needsInput(c.cfg.Name, tool.Name, res)
+	}
 	return resultValue(res), nil
+}
+
+// needsInput is the failure of a call the server answered with resultType
+// "input_required" (SEP-2322): the tool has not run. The SDK answers the
+// input requests it can and sends the call again, and refuses those it
+// cannot (an elicitation: keep's client offers none); what reaches keep
+// asks for nothing, the server's way to put a call off, and is sent again
+// later. Taken for a result, it read as done: an empty success for a tool
+// that never ran.
+func needsInput(server, tool string, res *sdk.CallToolResult) error {
+	if len(res.InputRequests) > 0 {
+		return connectors.Errorf(connectors.Logic, "mcp.%s.%s did not run: the server asks for input keep does not give", server, tool)
+	}
+	return connectors.Errorf(connectors.Transient, "mcp.%s.%s: the server put the call off (input_required, asking for nothing): it did not run", server, tool)
 }
 
 // call makes one tools/call. Errors are classified as for a read: a
@@ -60,17 +77,19 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	}
 	cctx, token, dl, done := c.watchProgress(ctx) // progress.go
 	defer done()
+	cctx, slot := noteRefusals(cctx)
 	p := &sdk.CallToolParams{Name: tool, Arguments: args, Meta: sdk.Meta{"progressToken": token}}
 	if key != "" {
 		p.Meta[MetaKey] = key
 	}
 	res, err := s.CallTool(cctx, p)
-	if refused := c.takeRefusal(); refused != nil && err != nil {
+	if refused := slot.met(); refused != nil && err != nil {
 		// the server refused keep's credential: nothing was done
 		c.down(s, err)
 		return nil, refused
 	}
 	var wire *jsonrpc.Error
+	var shape *json.UnmarshalTypeError
 	switch {
 	case err == nil:
 		c.healthy()
@@ -87,6 +106,12 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 		// the server answered; keep did not read it (stdio.go)
 		c.healthy()
 		return nil, &connectors.Error{Class: connectors.Logic, Err: &tooLarge{fmt.Sprintf("mcp.%s.%s: %s", c.cfg.Name, tool, wire.Message)}}
+	case errors.As(err, &shape):
+		// a whole answer, to this call, that is no tool result (content
+		// not a list): the session is sound, and the calls beside this
+		// one go on; what the call did is for the reconcile read to tell
+		c.healthy()
+		return nil, &connectors.Error{Class: connectors.Logic, Err: &tooLarge{fmt.Sprintf("mcp.%s.%s: the server answered with what is no tool result: %v", c.cfg.Name, tool, err)}}
 	case errors.As(err, &wire) && wire.Code == codeRejected:
 		// the SDK's word for a transport failure (an HTTP request that
 		// failed or lost its answer): the server may have the call
@@ -101,7 +126,8 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	}
 }
 
-// tooLarge is an answer over the size limit, failed in its place.
+// tooLarge is an answer keep could not take (over the size limit, or not
+// a tool result), failed in its place.
 type tooLarge struct{ msg string }
 
 func (e *tooLarge) Error() string { return e.msg }

@@ -1,13 +1,16 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"keep/connectors"
 	"keep/connectors/conntest"
@@ -32,6 +35,9 @@ type httpPeer struct {
 	entered chan struct{}
 	release chan struct{}
 	remotes map[string]bool // the client connections requests came on
+	// refuse, when set, is asked of each request's body: true answers it
+	// 401, as a server does to a token that has just expired
+	refuse func(body []byte) bool
 }
 
 func newHTTPPeer(t *testing.T) (*httpPeer, *httptest.Server) {
@@ -67,7 +73,16 @@ func newHTTPPeer(t *testing.T) (*httpPeer, *httptest.Server) {
 		p.mu.Lock()
 		p.auth = append(p.auth, r.Header.Get("Authorization"))
 		p.remotes[r.RemoteAddr] = true
+		refuse := p.refuse
 		p.mu.Unlock()
+		if refuse != nil {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if refuse(body) {
+				http.Error(w, "token expired", http.StatusUnauthorized)
+				return
+			}
+		}
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
@@ -203,5 +218,60 @@ func TestRefusedCredentialIsAnAuthFailure(t *testing.T) {
 				t.Fatalf("the account was told of refusals %q, want the token it sent", acct.refused)
 			}
 		})
+	}
+}
+
+// A refusal belongs to the request it answered. A 401 to a listing (a
+// token that expired, then renewed by a sign-in) once stayed with the
+// connector until the next call that failed, for whatever reason: a
+// mutation whose connection was cut mid-call (uncertain: it may have
+// happened) then read as refused, nothing done, and could be made again.
+func TestARefusalIsOnlyItsOwnRequests(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	peer, ts := newHTTPPeer(t)
+	var mu sync.Mutex
+	lists, refusing := 0, false
+	peer.refuse = func(body []byte) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if !bytes.Contains(body, []byte(`"tools/list"`)) {
+			return false
+		}
+		lists++
+		if refusing {
+			refusing = false // the sign-in that follows renews the token
+			return true
+		}
+		return false
+	}
+	c, err := New(Config{Name: "svc", URL: ts.URL, Account: &tokenAccount{}, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.AwaitTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for settled := false; !settled; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		if settled = lists >= 2; settled { // the listing at the start, and AwaitTools'
+			refusing = true
+		}
+		mu.Unlock()
+	}
+	if _, err := c.Tools(ctx); connectors.ClassOf(err) != connectors.Auth || !strings.Contains(err.Error(), "keep auth login svc") {
+		t.Fatalf("the refused listing: %v (%s), want an auth failure: sign in, not try again", err, connectors.ClassOf(err))
+	}
+	if _, err := c.Tools(ctx); err != nil {
+		t.Fatalf("the listing after the sign-in: %v", err)
+	}
+	go func() {
+		<-peer.entered
+		ts.CloseClientConnections()
+	}()
+	_, err = c.Do(ctx, connectors.Call{Method: "hang", Params: map[string]any{}, IdempotencyKey: "key-1"})
+	if connectors.ClassOf(err) != connectors.Uncertain {
+		t.Fatalf("a mutation cut mid-call after a refused listing: %v (%s), want uncertain", err, connectors.ClassOf(err))
 	}
 }

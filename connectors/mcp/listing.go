@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -23,7 +24,7 @@ import (
 // clientOptions are the session's handlers.
 func (c *Connector) clientOptions() *sdk.ClientOptions {
 	o := &sdk.ClientOptions{
-		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) { go c.refresh(req.Session) },
+		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) { c.toolsChanged(req.Session) },
 	}
 	o.ProgressNotificationHandler = func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 		c.onProgress(req.Params.ProgressToken)
@@ -39,6 +40,39 @@ func (c *Connector) OnToolsChanged(f func()) {
 	c.mu.Unlock()
 }
 
+// toolsChanged lists the tools over s again, in the background. However
+// many notifications a server sends, one listing runs at a time, and one
+// more after it when any came meanwhile: a listing per notification let a
+// server flooding list_changed have keep send as many tools/list at once
+// (and write the cache as many times).
+func (c *Connector) toolsChanged(s *sdk.ClientSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.relist(s)
+}
+
+// relist is toolsChanged with c.mu held.
+func (c *Connector) relist(s *sdk.ClientSession) {
+	if c.refreshing {
+		c.again = true
+		return
+	}
+	c.refreshing = true
+	go func() {
+		for {
+			c.refresh(s)
+			c.mu.Lock()
+			if !c.again {
+				c.refreshing = false
+				c.mu.Unlock()
+				return
+			}
+			c.again = false
+			c.mu.Unlock()
+		}
+	}()
+}
+
 // refresh lists the tools over s, as the server has them now.
 func (c *Connector) refresh(s *sdk.ClientSession) {
 	ctx, cancel := context.WithTimeout(c.life, c.cfg.Timeout)
@@ -51,9 +85,21 @@ func (c *Connector) refresh(s *sdk.ClientSession) {
 // listOn lists the tools over s, keeps and caches the list, and tells the
 // watchers when it differs from the one held.
 func (c *Connector) listOn(ctx context.Context, s *sdk.ClientSession) ([]*sdk.Tool, error) {
+	c.mu.Lock()
+	c.listSeq++
+	seq := c.listSeq
+	c.mu.Unlock()
 	var tools []*sdk.Tool
+	ctx, slot := noteRefusals(ctx)
 	for t, err := range s.Tools(ctx, nil) {
 		if err != nil {
+			if refused := slot.met(); refused != nil {
+				c.down(s, err)      // the SDK gives up on a session refused
+				return nil, refused // sign in, not try again
+			}
+			if errors.Is(err, sdk.ErrConnectionClosed) {
+				c.down(s, err)
+			}
 			return nil, connectors.Errorf(connectors.Transient, "mcp.%s: listing tools: %v", c.cfg.Name, err)
 		}
 		tools = append(tools, t)
@@ -64,6 +110,12 @@ func (c *Connector) listOn(ctx context.Context, s *sdk.ClientSession) ([]*sdk.To
 	c.mu.Unlock()
 	c.saveCache(tools)
 	c.mu.Lock()
+	if seq < c.listHeld {
+		// a listing begun later is held already: this answer is older
+		c.mu.Unlock()
+		return tools, nil
+	}
+	c.listHeld = seq
 	old, had := c.tools, c.known
 	c.tools, c.known, c.listErr = tools, true, nil
 	watchers := slices.Clone(c.changed)

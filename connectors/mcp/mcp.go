@@ -79,23 +79,27 @@ type Connector struct {
 	life context.Context
 	stop context.CancelFunc
 
-	startMu sync.Mutex // held while a server starts (session.go)
-	mu      sync.Mutex
-	sess    *sdk.ClientSession
-	closed  bool
-	deaths  int       // failed starts and deaths since the last good call
-	downAt  time.Time // when the last one happened
-	tools   []*sdk.Tool
-	known   bool // tools holds a list (live or cached)
+	startMu  sync.Mutex     // held while a server starts (session.go)
+	retiring sync.WaitGroup // sessions given up on, being closed (session.go)
+	mu       sync.Mutex
+	sess     *sdk.ClientSession
+	closed   bool
+	deaths   int       // failed starts and deaths since the last good call
+	downAt   time.Time // when the last one happened
+	tools    []*sdk.Tool
+	known    bool // tools holds a list (live or cached)
 
 	listing     chan struct{}     // open while a listing in the background runs (listing.go)
 	listErr     error             // how the last listing failed; nil after one that did not
+	listSeq     int64             // listings begun (listing.go)
+	listHeld    int64             // the one whose list is held: an older one is not kept over it
+	refreshing  bool              // a listing after list_changed runs
+	again       bool              // and another list_changed came meanwhile
 	changed     []func()          // told when the tool list changes
 	startFails  int               // failed starts in a row
 	startErr    error             // the last one's error
 	taskSupport map[string]string // tool → execution.taskSupport, read off the wire (tasks.go)
 
-	refused  refusal     // a 401 or 403 to the account's credential (refused.go)
 	calls    sync.Map    // progress token → *deadline of a call in flight (progress.go)
 	proc     *os.Process // the stdio server, for tests that kill it
 	progress func()      // tests: told of each progress notification
@@ -159,10 +163,12 @@ func (c *Connector) Close() error {
 	if listing != nil {
 		<-listing // its server, started or not, is stopped with it
 	}
+	var err error
 	if s != nil {
-		return s.Close()
+		err = s.Close()
 	}
-	return nil
+	c.retiring.Wait() // a server given up on is gone before keep is
+	return err
 }
 
 // isRead says whether a tool is a read under the config.

@@ -103,7 +103,7 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 		return connectors.Unknown, nil, connectors.ErrCannotCheck
 	}
 	res, err := c.call(ctx, t.Name, toolArgs(call.Params), call.IdempotencyKey)
-	if err != nil || res.IsError {
+	if err != nil || res.IsError || res.NeedsInput() {
 		return connectors.Unknown, nil, nil
 	}
 	return connectors.Applied, resultValue(res), nil
@@ -118,7 +118,7 @@ func (c *Connector) reconcileByRead(ctx context.Context, spec reconcileSpec) (co
 		return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "reconcile.tool %q is not a read of mcp.%s (add it to reads)", spec.tool, c.cfg.Name)
 	}
 	res, err := c.call(ctx, spec.tool, spec.args, "")
-	if err != nil || res.IsError {
+	if err != nil || res.IsError || res.NeedsInput() {
 		return connectors.Unknown, nil, nil // can't tell yet: checked again later
 	}
 	v := resultValue(res)

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,7 +16,10 @@ import (
 // item), and an account of the accounts store is marked as needing a
 // sign-in (`keep auth list`). The SDK may wrap what a RoundTripper
 // returns past recognition, so the refusal is handed to the call beside
-// the error rather than through it.
+// the error rather than through it: in a slot its context carries, so a
+// refusal is only ever read by the request it answered. (One held for the
+// whole connector was taken by whichever call failed next: a mutation cut
+// mid-call after a refused listing read as refused, nothing done.)
 
 // refusals notes the refusals of the requests base sends (signed already).
 type refusals struct {
@@ -40,25 +44,35 @@ func (r *refusals) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		refused = &connectors.Error{Class: connectors.Auth, Err: fmt.Errorf("%s (keep auth login %s)", why, a.Name())}
 	}
-	r.c.refused.mu.Lock()
-	r.c.refused.err = refused
-	r.c.refused.mu.Unlock()
+	if slot, ok := req.Context().Value(refusalKey{}).(*refusal); ok {
+		slot.mu.Lock()
+		slot.err = refused
+		slot.mu.Unlock()
+	}
 	return resp, err
 }
 
-// refusal is the last refusal met, until a call takes it.
+// refusal is the refusal the requests of one call (or start, or listing)
+// met; requests without one (the session's end) only tell the account.
 type refusal struct {
 	mu  sync.Mutex
 	err error
 }
 
-// takeRefusal is the refusal a call's requests met, once.
-func (c *Connector) takeRefusal() error {
-	c.refused.mu.Lock()
-	defer c.refused.mu.Unlock()
-	err := c.refused.err
-	c.refused.err = nil
-	return err
+type refusalKey struct{}
+
+// noteRefusals gives ctx a slot for the refusals of the requests made
+// under it.
+func noteRefusals(ctx context.Context) (context.Context, *refusal) {
+	slot := &refusal{}
+	return context.WithValue(ctx, refusalKey{}, slot), slot
+}
+
+// met is the refusal the requests under the slot met; nil: none.
+func (r *refusal) met() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 func secretOn(r *http.Request) string {

@@ -31,7 +31,13 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 		return nil, err
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "keep", Version: "1"}, c.clientOptions())
-	s, err := client.Connect(ctx, tr, nil)
+	// the handshake is bounded as a call is: a server that never answers
+	// it would hold every caller without a deadline of its own, and with
+	// startMu every other caller of this server
+	hctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	cctx, refused := noteRefusals(hctx)
+	s, err := client.Connect(cctx, tr, nil)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err == nil && c.closed {
@@ -44,14 +50,14 @@ func (c *Connector) session(ctx context.Context) (*sdk.ClientSession, error) {
 		c.startFails++
 		c.startErr = err
 		c.log.Warn("server did not start", "err", err, "failures", c.deaths)
-		if refused := c.takeRefusal(); refused != nil {
+		if refused := refused.met(); refused != nil {
 			return nil, refused // its credential, not the server, is what fails
 		}
 		return nil, &connectors.Error{Class: connectors.Transient, NotSent: true, Err: fmt.Errorf("mcp.%s did not start: %w", c.cfg.Name, err)}
 	}
 	c.sess = s
 	c.startFails, c.startErr = 0, nil
-	go c.refresh(s) // a server that starts may offer other tools than last time
+	c.relist(s) // a server that starts may offer other tools than last time
 	if st, ok := tr.(*stdioTransport); ok && st.cmd.Process != nil {
 		c.proc = st.cmd.Process
 		// the server's own pid, so keep.log lines up with ps and its crashes
@@ -91,7 +97,10 @@ func (c *Connector) watch(s *sdk.ClientSession) {
 
 // down records that s ended, once, whoever notices first: watch, or a call
 // that found the connection gone (so the next call starts the server again
-// without waiting for watch).
+// without waiting for watch). s is closed too: a session given up on while
+// its server still runs (it answered what the SDK could not read, or broke
+// its connection and stayed up) would otherwise leave that server running
+// beside the one the next call starts, and after keep.
 func (c *Connector) down(s *sdk.ClientSession, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -102,6 +111,11 @@ func (c *Connector) down(s *sdk.ClientSession, err error) {
 	c.deaths++
 	c.downAt = c.cfg.Now()
 	c.log.Warn("server stopped; it starts again on the next call", "err", err, "failures", c.deaths)
+	c.retiring.Add(1)
+	go func() {
+		defer c.retiring.Done()
+		_ = s.Close() // stdio: stdin closed, then SIGTERM, then SIGKILL (stdio.go)
+	}()
 }
 
 // healthy resets the back-off after a call the server answered.
@@ -163,11 +177,22 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 	return &stdioTransport{cmd: cmd, terminate: 2 * time.Second, maxMessage: c.cfg.MaxMessage, log: c.log.Warn, onLine: c.sniffTasks}, nil
 }
 
-// lineLog writes a server's stderr to keep.log, one record a line.
+// lineLog writes a server's stderr to keep.log, one record a line, at most
+// StderrLines a minute: past them a flooding server's lines are counted,
+// not written, so it cannot push keep's own records out of the rotated log
+// (nor spend keep's time formatting them).
 type lineLog struct {
 	c   *Connector
 	buf []byte
+
+	window  time.Time // when the current minute began
+	lines   int       // lines written in it
+	dropped int       // lines dropped in it
 }
+
+// StderrLines is how many lines of a server's stderr keep.log takes a
+// minute.
+const StderrLines = 100
 
 func (l *lineLog) Write(p []byte) (int, error) {
 	l.buf = append(l.buf, p...)
@@ -187,9 +212,24 @@ func (l *lineLog) Write(p []byte) (int, error) {
 }
 
 func (l *lineLog) emit(line string) {
-	if line != "" {
-		l.c.log.Info("server stderr", "line", line)
+	if line == "" {
+		return
 	}
+	if now := l.c.cfg.Now(); now.Sub(l.window) >= time.Minute || now.Before(l.window) {
+		if l.dropped > 0 {
+			l.c.log.Warn("server stderr: lines dropped", "dropped", l.dropped, "limit_per_minute", StderrLines)
+		}
+		l.window, l.lines, l.dropped = now, 0, 0
+	}
+	if l.lines >= StderrLines {
+		if l.dropped == 0 {
+			l.c.log.Warn("server stderr floods the log; its lines are dropped until the minute is over", "limit_per_minute", StderrLines)
+		}
+		l.dropped++
+		return
+	}
+	l.lines++
+	l.c.log.Info("server stderr", "line", line)
 }
 
 func indexNL(b []byte) int {

@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +42,10 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	// what the server leaves holding its stderr (a child it started) does
+	// not hold up its end (procStdin.Close) past the grace period
+	t.cmd.WaitDelay = t.terminate
+	if err := startServer(t.cmd); err != nil {
 		return nil, err
 	}
 	fc := &frameCap{r: bufio.NewReaderSize(stdout, 64<<10), max: t.maxMessage, log: t.log, onLine: t.onLine}
@@ -56,7 +61,9 @@ type nopCloser struct{ io.Reader }
 func (nopCloser) Close() error { return nil }
 
 // procStdin is the server's stdin; closing it stops the server as the MCP
-// spec's stdio shutdown says: close its input, wait, SIGTERM, wait, SIGKILL.
+// spec's stdio shutdown says: close its input, wait, SIGTERM, wait, SIGKILL,
+// each signal to its process group; what the server leaves of the group
+// when it exits is stopped too (procgroup_unix.go).
 type procStdin struct {
 	io.WriteCloser
 	cmd       *exec.Cmd
@@ -72,6 +79,10 @@ func (p *procStdin) Close() error {
 	wait := func() (error, bool) {
 		select {
 		case err := <-done:
+			sweepGroup(p.cmd.Process, p.terminate)
+			if errors.Is(err, exec.ErrWaitDelay) {
+				err = nil // it exited; what held its stderr is swept
+			}
 			return err, true
 		case <-time.After(p.terminate):
 			return nil, false
@@ -80,12 +91,12 @@ func (p *procStdin) Close() error {
 	if err, ok := wait(); ok {
 		return err
 	}
-	if p.cmd.Process.Signal(syscall.SIGTERM) == nil {
+	if groupSignal(p.cmd.Process, syscall.SIGTERM) == nil {
 		if err, ok := wait(); ok {
 			return err
 		}
 	}
-	if err := p.cmd.Process.Kill(); err != nil {
+	if err := groupSignal(p.cmd.Process, syscall.SIGKILL); err != nil {
 		return err
 	}
 	if err, ok := wait(); ok {
@@ -144,7 +155,7 @@ func (f *frameCap) next() error {
 		case err == nil:
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case len(f.line) > 0 && !over:
+		case len(f.line) > 0 && !over && json.Valid(f.line):
 			f.out = f.line // the last line, without its newline
 			return nil
 		default:
@@ -153,6 +164,14 @@ func (f *frameCap) next() error {
 		break
 	}
 	if !over {
+		if !json.Valid(f.line) {
+			// no message at all (a server's debug print on stdout, a
+			// torn line): the SDK would end the session on it, failing
+			// every call in flight; a call it was meant to answer
+			// times out as it would without it
+			f.log("dropped a line from the server that is no JSON", "bytes", len(f.line), "line", clip(string(bytes.TrimSpace(f.line)), 200))
+			return nil
+		}
 		f.out = f.line
 		if f.onLine != nil {
 			f.onLine(f.line)

@@ -19,8 +19,15 @@ import (
 // when started with KEEP_MCP_TEST_SERVER=1: keep starts it as it starts any
 // stdio server.
 func TestMain(m *testing.M) {
-	if os.Getenv("KEEP_MCP_TEST_SERVER") == "1" {
+	switch os.Getenv("KEEP_MCP_TEST_SERVER") {
+	case "1":
 		stdioServer()
+		return
+	case "raw":
+		rawServer() // hostile_test.go
+		return
+	case "keep":
+		keepHelper() // hostile_test.go
 		return
 	}
 	os.Exit(m.Run())
@@ -245,5 +252,31 @@ func TestProgressExtendsTheDeadline(t *testing.T) {
 	_, err = capped.Do(ctx, connectors.Call{Method: "progress", Params: map[string]any{"size": 100000}})
 	if err == nil || !strings.Contains(err.Error(), "at most 600ms in all") {
 		t.Fatalf("progress without end: %v, want it cut at max_timeout", err)
+	}
+}
+
+// A server that never answers the handshake costs a caller without a
+// deadline of its own (keep mcp tools, a command) at most Timeout, not
+// forever, and nothing was sent. Before, Connect ran under the caller's
+// context alone, and held every other caller of the server on startMu.
+func TestAHandshakeIsBoundedByTimeout(t *testing.T) {
+	t.Parallel()
+	c, err := New(Config{Name: "mute", Command: "sleep", Args: []string{"600"}, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(context.Background(), connectors.Call{Method: "anything", IdempotencyKey: "k"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if connectors.ClassOf(err) != connectors.Transient || !notSent(err) {
+			t.Fatalf("a mute server: %v (%s), want transient, not sent", err, connectors.ClassOf(err))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a call to a server mute in its handshake did not return")
 	}
 }
