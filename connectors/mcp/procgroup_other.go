@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func startServer(cmd *exec.Cmd) error { return cmd.Start() }
+func startServer(cmd *exec.Cmd) error { return servers.Start(cmd) }
 
 func groupSignal(p *os.Process, sig syscall.Signal) error {
 	if sig == syscall.SIGKILL {

@@ -5,6 +5,7 @@ package mcp
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"syscall"
 	"time"
 )
@@ -13,6 +14,16 @@ import (
 // group: what the server started (npx's node, a shell's children, a helper
 // it forks) stops with it, and the terminal's Ctrl-C reaches keep alone,
 // which stops its servers in order.
+
+// startServer starts cmd in a process group of its own, so that it cannot
+// outlive keep (childproc).
+func startServer(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	return servers.Start(cmd)
+}
 
 // groupSignal sends sig to the server's process group.
 func groupSignal(p *os.Process, sig syscall.Signal) error {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"keep/connectors/childproc"
 )
 
 // codeTooLarge is the JSON-RPC error keep puts in place of an answer over
@@ -281,3 +283,8 @@ func trimSpace(b []byte) []byte {
 	}
 	return b
 }
+
+// servers starts stdio servers so that none outlives keep: on Linux the
+// kernel kills one whose keep died, even a server deaf to the end of its
+// input.
+var servers = childproc.New(nil)
