@@ -44,7 +44,7 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 			os.Remove(path)
 		}
 	}()
-	c, err := openSQL("file:" + dbPath + "?_pragma=busy_timeout(10000)")
+	c, err := openSQL(sqliteURI(dbPath) + "?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
@@ -65,7 +65,7 @@ func CheckBackup(ctx context.Context, path string) (int, error) {
 	if err := userpath.Check("backup", path); err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}
-	c, err := openSQL("file:" + path + "?mode=ro")
+	c, err := openSQL(sqliteURI(path) + "?mode=ro")
 	if err != nil {
 		return 0, fmt.Errorf("storage: %s: %w", path, err)
 	}
@@ -139,7 +139,7 @@ func Restore(ctx context.Context, from, path string) error {
 }
 
 func checkpoint(ctx context.Context, path string) error {
-	c, err := openSQL("file:" + path + "?_pragma=busy_timeout(10000)")
+	c, err := openSQL(sqliteURI(path) + "?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
@@ -214,7 +214,7 @@ func FileVersion(ctx context.Context, path string) (int, error) {
 	if err := userpath.Check("database", path); err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}
-	c, err := openSQL("file:" + path + "?mode=ro&_pragma=busy_timeout(10000)")
+	c, err := openSQL(sqliteURI(path) + "?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -159,8 +160,18 @@ func dsn(path string, writer bool) string {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
-	return "file:" + path + "?" + q.Encode()
+	return sqliteURI(path) + "?" + q.Encode()
 }
+
+// uriEscaper escapes what SQLite would read as more than a name in a URI's
+// path: it ends the path at '?' or '#' and decodes "%HH", so "notes#1.db"
+// would open "notes" — another file than the one the lock, the syncs of the
+// log and the permissions are about — and the driver cuts its own
+// parameters at the first '?'.
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// sqliteURI is the URI that opens the file at path, whatever its name.
+func sqliteURI(path string) string { return "file:" + uriEscaper.Replace(path) }
 
 func (db *DB) open(ctx context.Context) error {
 	w, err := openSQL(dsn(db.path, true))
