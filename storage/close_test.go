@@ -55,3 +55,30 @@ func TestCloseWaitsForTheWritersReads(t *testing.T) {
 		t.Errorf("a second Close: %v", err)
 	}
 }
+
+// TestReadsAfterCloseSayClosed: the reads that open a connection of the
+// read pool after Close fail with ErrClosed, as writes do, not with
+// database/sql's "sql: database is closed".
+func TestReadsAfterCloseSayClosed(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	// a held read connection, kept for the next ReadTx
+	if err := db.ReadTx(ctx, func(Q) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ReadTx(ctx, func(Q) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("ReadTx after Close = %v, want ErrClosed", err)
+	}
+	if _, err := db.Version(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("Version after Close = %v, want ErrClosed", err)
+	}
+	if _, err := db.Size(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("Size after Close = %v, want ErrClosed", err)
+	}
+	if _, err := db.GC(ctx, Retention{TracesBefore: time.Now()}); !errors.Is(err, ErrClosed) {
+		t.Errorf("GC after Close = %v, want ErrClosed", err)
+	}
+}

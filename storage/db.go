@@ -25,7 +25,9 @@ import (
 // ErrNotFound is returned when a row asked for by id does not exist.
 var ErrNotFound = errors.New("not found")
 
-// ErrClosed is returned by a write or a ReadLatest after Close.
+// ErrClosed is returned by a write, a ReadLatest, a ReadTx, Version, Size
+// or GC after Close. A read through Read after Close still fails with
+// database/sql's own error: its statements run on the pool as they are.
 var ErrClosed = errors.New("storage: database closed")
 
 // Opts configures Open.

@@ -133,9 +133,14 @@ func migrateOutsideTx(ctx context.Context, db *sql.DB, m migration) error {
 
 // Version is the schema version the database is at.
 func (db *DB) Version(ctx context.Context) (int, error) {
+	if db.readClosed() {
+		return 0, ErrClosed
+	}
 	var v int
-	err := db.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
-	return v, err
+	if err := db.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("storage: read schema version: %w", err)
+	}
+	return v, nil
 }
 
 func bumpSchemaVersion(ctx context.Context, tx *sql.Tx) error {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -20,6 +21,9 @@ func (db *DB) ReadTx(ctx context.Context, fn func(q Q) error) error {
 		return err
 	}
 	c, err := db.takeReader(ctx)
+	if errors.Is(err, ErrClosed) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("storage: begin read: %w", err)
 	}
