@@ -109,7 +109,7 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 	}
 	if err := migrate(ctx, db.w); err != nil {
 		db.Close()
-		return nil, err
+		return nil, fmt.Errorf("storage: open %s: %w", db.path, err)
 	}
 	var maxRun int64
 	if err := db.w.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM runs`).Scan(&maxRun); err != nil {
