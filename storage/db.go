@@ -19,7 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver
+	"modernc.org/sqlite" // the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrNotFound is returned when a row asked for by id does not exist.
@@ -303,7 +304,7 @@ func (db *DB) WriteUnsynced(ctx context.Context, fn func(tx *Tx) error) error {
 func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) error {
 	r, err := db.submit(ctx, synced, fn)
 	if err != nil {
-		return err
+		return db.fileError(err)
 	}
 	if synced {
 		if err := db.disk.syncTo(r.n); err != nil {
@@ -353,6 +354,23 @@ func (db *DB) Sync(ctx context.Context) error {
 // typed methods.
 func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return tx.tq.ExecContext(ctx, query, args...)
+}
+
+// fileError adds the database's path to an error SQLite gives about its
+// file — full disk, I/O, damage, no write access — so that "database or
+// disk is full" says which disk, whichever write met it. Other errors are
+// about the write, and are left as they are.
+func (db *DB) fileError(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB,
+		sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		return fmt.Errorf("%w (database %s)", err, db.path)
+	}
+	return err
 }
 
 func notFound(err error) error {
