@@ -103,6 +103,9 @@ func Restore(ctx context.Context, from, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
+	// the lock Open takes, and the file itself: a link to the database
+	// stays one
+	path = realPath(path)
 	lock, err := acquireLock(path + ".lock")
 	if err != nil {
 		return err

@@ -93,6 +93,7 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: create data directory: %w", err)
 	}
+	path = realPath(path)
 	db := &DB{path: path, logger: opts.Logger.With("component", "storage")}
 	db.disk.init(path)
 	if !opts.NoLock {
@@ -128,6 +129,23 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// realPath is the absolute path with its symbolic links resolved. SQLite
+// follows a link to the database and names its -wal and -shm after the
+// file it finds; the lock and the log keep syncs must be named after that
+// file too, or an engine opened through a link and one opened through the
+// file's own path take two locks on one database, and the log synced is a
+// name that does not exist. A file not there yet resolves through its
+// folder.
+func realPath(abs string) string {
+	if p, err := filepath.EvalSymlinks(abs); err == nil {
+		return p
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }
 
 // pageSize is the page size keep creates a database with. Every commit

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,5 +75,56 @@ func TestOddPaths(t *testing.T) {
 				t.Fatalf("the restored database holds %d workflows, want the backup's 1", n)
 			}
 		})
+	}
+}
+
+// TestLinkedDatabase: a database opened through a symbolic link is the
+// file the link names, for the lock and for the log keep syncs, as it is
+// for SQLite.
+func TestLinkedDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "data", "keep.db")
+	db, err := Open(ctx, Opts{Path: real})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	link := filepath.Join(dir, "keep.db")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, Opts{Path: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Write(ctx, func(tx *Tx) error { _, err := tx.CreateWorkflow(ctx, "w", time.Now()); return err }); err != nil {
+		t.Fatal(err)
+	}
+	// the log synced after each write is the one SQLite writes to
+	if _, err := os.Stat(db.disk.path); err != nil {
+		t.Errorf("the log keep syncs: %v", err)
+	}
+	other, err := Open(ctx, Opts{Path: real})
+	var le *LockedError
+	if !errors.As(err, &le) {
+		if other != nil {
+			other.Close()
+		}
+		t.Fatalf("a second engine through the file's own path: %v, want a LockedError", err)
+	}
+	// and a restore through the link replaces the file, not the link
+	backup := filepath.Join(dir, "backup.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := Restore(ctx, backup, link); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link after a restore through it: %v, %v", fi, err)
 	}
 }
