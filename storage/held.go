@@ -72,7 +72,11 @@ func (db *DB) takeReader(ctx context.Context) (*heldConn, error) {
 		return c, nil
 	}
 	h.mu.Unlock()
-	return hold(ctx, db.r, &db.onStatement)
+	c, err := hold(ctx, db.r, &db.onStatement)
+	if err != nil && db.readClosed() {
+		return nil, ErrClosed // Close began since the check above
+	}
+	return c, err
 }
 
 // readClosed says whether Close has begun: reads of the pool fail after.

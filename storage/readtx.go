@@ -30,6 +30,9 @@ func (db *DB) ReadTx(ctx context.Context, fn func(q Q) error) error {
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		c.rollback(ctx)
 		_ = c.close()
+		if db.readClosed() {
+			return ErrClosed
+		}
 		return fmt.Errorf("storage: begin read: %w", err)
 	}
 	err = fn(Q{q: c})
