@@ -103,10 +103,11 @@ func Restore(ctx context.Context, from, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
-	// the lock Open takes, and the file itself: a link to the database
+	// the locks Open takes, and the file itself: a link to the database
 	// stays one
+	given := path
 	path = realPath(path)
-	lock, err := acquireLock(path + ".lock")
+	lock, err := acquireLocks(given, path)
 	if err != nil {
 		return err
 	}

@@ -93,11 +93,16 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: create data directory: %w", err)
 	}
-	path = realPath(path)
+	given := path
+	if path = realPath(path); path != given {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("storage: create data directory: %w", err)
+		}
+	}
 	db := &DB{path: path, logger: opts.Logger.With("component", "storage")}
 	db.disk.init(path)
 	if !opts.NoLock {
-		if db.lock, err = acquireLock(path + ".lock"); err != nil {
+		if db.lock, err = acquireLocks(given, path); err != nil {
 			return nil, err
 		}
 	}
@@ -137,10 +142,22 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 // file too, or an engine opened through a link and one opened through the
 // file's own path take two locks on one database, and the log synced is a
 // name that does not exist. A file not there yet resolves through its
-// folder.
+// folder. (The lock of the path as given is taken too: acquireLocks.)
 func realPath(abs string) string {
-	if p, err := filepath.EvalSymlinks(abs); err == nil {
-		return p
+	// a link to a file not there yet is followed by hand, as SQLite
+	// follows it to create the file (EvalSymlinks wants it there)
+	for range 100 {
+		if p, err := filepath.EvalSymlinks(abs); err == nil {
+			return p
+		}
+		target, err := os.Readlink(abs)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		abs = target
 	}
 	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
 		return filepath.Join(dir, filepath.Base(abs))

@@ -115,6 +115,14 @@ func TestLinkedDatabase(t *testing.T) {
 		}
 		t.Fatalf("a second engine through the file's own path: %v, want a LockedError", err)
 	}
+	// the lock of the path as given is held too: other keep processes
+	// given it wait on that one (engine/daemon)
+	if l, err := acquireLock(link + ".lock"); !errors.As(err, &le) {
+		if l != nil {
+			l.release()
+		}
+		t.Fatalf("the lock beside the link: %v, want it held", err)
+	}
 	// and a restore through the link replaces the file, not the link
 	backup := filepath.Join(dir, "backup.db")
 	if err := db.Backup(ctx, backup); err != nil {
@@ -126,5 +134,35 @@ func TestLinkedDatabase(t *testing.T) {
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the link after a restore through it: %v, %v", fi, err)
+	}
+}
+
+// TestLinkToNoFileYet: a link to a database not created yet is followed
+// as SQLite follows it, so the file is created private and locked by its
+// own name.
+func TestLinkToNoFileYet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "data", "keep.db")
+	link := filepath.Join(dir, "keep.db")
+	if err := os.Symlink("data/keep.db", link); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, Opts{Path: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if fi, err := os.Stat(real); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the database the link names: %v, %v, want a file of mode 0600", fi, err)
+	}
+	other, err := Open(ctx, Opts{Path: real})
+	var le *LockedError
+	if !errors.As(err, &le) {
+		if other != nil {
+			other.Close()
+		}
+		t.Fatalf("a second engine through the file's own path: %v, want a LockedError", err)
 	}
 }
