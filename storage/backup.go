@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"keep/storage/userpath"
 )
@@ -44,7 +45,7 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 			os.Remove(path)
 		}
 	}()
-	c, err := openSQL("file:" + dbPath + "?_pragma=busy_timeout(10000)")
+	c, err := openSQL(sqliteURI(dbPath) + "?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
@@ -65,7 +66,7 @@ func CheckBackup(ctx context.Context, path string) (int, error) {
 	if err := userpath.Check("backup", path); err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}
-	c, err := openSQL("file:" + path + "?mode=ro")
+	c, err := openSQL(sqliteURI(path) + "?mode=ro")
 	if err != nil {
 		return 0, fmt.Errorf("storage: %s: %w", path, err)
 	}
@@ -102,7 +103,11 @@ func Restore(ctx context.Context, from, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
-	lock, err := acquireLock(path + ".lock")
+	// the locks Open takes, and the file itself: a link to the database
+	// stays one
+	given := path
+	path = realPath(path)
+	lock, err := acquireLocks(given, path)
 	if err != nil {
 		return err
 	}
@@ -111,20 +116,14 @@ func Restore(ctx context.Context, from, path string) error {
 		return err
 	}
 	tmp := path + ".restoring"
-	if err := copyFile(ctx, from, tmp); err != nil {
-		os.Remove(tmp)
+	if err := copyWhole(ctx, from, tmp); err != nil {
+		removeDatabase(tmp)
 		return fmt.Errorf("storage: restore: %w", err)
 	}
 	if _, err := os.Stat(path); err == nil {
-		// fold the old file's WAL into it first: the copy kept aside is then
-		// whole, and no stale WAL is left to be replayed onto the backup
-		if err := checkpoint(ctx, path); err != nil {
-			os.Remove(tmp)
-			return err
-		}
-		if err := os.Rename(path, path+".before-restore"); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("storage: restore: %w", err)
+		if err := keepAside(ctx, path); err != nil {
+			removeDatabase(tmp)
+			return fmt.Errorf("storage: restore: keep the current database aside: %w", err)
 		}
 	}
 	for _, suffix := range []string{"-wal", "-shm"} {
@@ -138,14 +137,106 @@ func Restore(ctx context.Context, from, path string) error {
 	return syncDir(filepath.Dir(path))
 }
 
-func checkpoint(ctx context.Context, path string) error {
-	c, err := openSQL("file:" + path + "?_pragma=busy_timeout(10000)")
+// keepAside moves the database at path to path + ".before-restore", whole.
+// Its log is folded into it first, so the file kept aside holds every
+// commit by itself. A database SQLite cannot checkpoint (damaged: the one
+// a restore is often for) goes aside as it is, its -wal beside it, which
+// SQLite reads along with it: a restore is never refused for the state of
+// the file it replaces, and loses nothing of it. A file kept aside by an
+// earlier restore moves on to the first free ".before-restore.N": it may
+// be the only copy of what was there before both.
+func keepAside(ctx context.Context, path string) error {
+	aside := path + ".before-restore"
+	if _, err := os.Lstat(aside); err == nil {
+		for n := 1; ; n++ {
+			older := aside + "." + strconv.Itoa(n)
+			if _, err := os.Lstat(older); err == nil {
+				continue
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			if err := renameDatabase(aside, older); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	_ = checkpoint(ctx, path) // on failure the log goes along
+	return renameDatabase(path, aside)
+}
+
+// renameDatabase renames the file at from and its -wal, if that holds
+// anything, to to; a -shm is rebuilt from the log, so it is removed. The
+// log goes first: killed in between, from is left an older database, not
+// a log without its file, which the next open would replay onto a new one.
+func renameDatabase(from, to string) error {
+	if fi, err := os.Stat(from + "-wal"); err == nil && fi.Size() > 0 {
+		if err := os.Rename(from+"-wal", to+"-wal"); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(from, to); err != nil {
+		return err
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(from + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyWhole copies the database at from to a new file at to, with what
+// its log holds. A database an engine did not close (killed, or copied
+// while it ran) keeps commits in its -wal that its main file lacks, and
+// may even be half-way through a checkpoint: CheckBackup reads it through
+// the log, and a copy of the main file alone would restore an older
+// database, or a torn one, in its place. So the log is copied beside the
+// copy and folded into it, as opening from would.
+func copyWhole(ctx context.Context, from, to string) error {
+	// a log left by a restore that was killed would be replayed onto
+	// this copy
+	removeDatabase(to)
+	if err := copyFile(ctx, from, to); err != nil {
+		return err
+	}
+	fi, err := os.Stat(from + "-wal")
+	if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Size() == 0 {
+		return nil
+	}
 	if err != nil {
-		return fmt.Errorf("storage: restore: %w", err)
+		return err
+	}
+	if err := copyFile(ctx, from+"-wal", to+"-wal"); err != nil {
+		return err
+	}
+	if err := checkpoint(ctx, to); err != nil {
+		return err
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(to + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeDatabase removes the file at path and its -wal and -shm, as far as
+// they exist.
+func removeDatabase(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
+}
+
+func checkpoint(ctx context.Context, path string) error {
+	c, err := openSQL(sqliteURI(path) + "?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
 	}
 	defer c.Close()
 	if _, err := c.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		return fmt.Errorf("storage: restore: checkpoint of the current database: %w", err)
+		return fmt.Errorf("checkpoint of %s: %w", path, err)
 	}
 	return nil
 }
@@ -214,7 +305,7 @@ func FileVersion(ctx context.Context, path string) (int, error) {
 	if err := userpath.Check("database", path); err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}
-	c, err := openSQL("file:" + path + "?mode=ro&_pragma=busy_timeout(10000)")
+	c, err := openSQL(sqliteURI(path) + "?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}

@@ -1,11 +1,13 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,6 +136,117 @@ func TestBackupRestore(t *testing.T) {
 		}
 		if _, err := os.Stat(path + ".before-restore"); err == nil {
 			t.Fatal("a refused restore moved the database aside")
+		}
+	})
+
+	t.Run("a database an engine did not close restores with what its log holds", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		src := filepath.Join(dir, "old", "keep.db")
+		db, err := Open(ctx, Opts{Path: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for i := range 50 {
+			if err := db.Write(ctx, func(tx *Tx) error {
+				_, err := tx.CreateWorkflow(ctx, "w"+strconv.Itoa(i), time.Now())
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// what a killed engine leaves, or a copy of its folder while it
+		// runs: the commits are in keep.db-wal, not yet in keep.db
+		from := filepath.Join(dir, "copy.db")
+		for _, suffix := range []string{"", "-wal"} {
+			b, err := os.ReadFile(src + suffix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(from+suffix, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		path := filepath.Join(dir, "new", "keep.db")
+		if err := Restore(ctx, from, path); err != nil {
+			t.Fatal(err)
+		}
+		rdb, err := Open(ctx, Opts{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdb.Close()
+		if n := count(t, rdb, `SELECT COUNT(*) FROM workflows`); n != 50 {
+			t.Fatalf("the restored database holds %d workflows, the backup 50", n)
+		}
+		for _, suffix := range []string{".restoring", ".restoring-wal", ".restoring-shm"} {
+			if _, err := os.Stat(path + suffix); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s left behind: %v", suffix, err)
+			}
+		}
+	})
+
+	t.Run("a damaged database is replaced and kept aside as it was", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		path := filepath.Join(dir, "keep.db")
+		db, err := Open(ctx, Opts{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		backup := filepath.Join(dir, "backup.db")
+		if err := db.Backup(ctx, backup); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		damaged := b[:len(b)/3]
+		log := []byte(strings.Repeat("not a log ", 100))
+		os.WriteFile(path, damaged, 0o600)
+		os.WriteFile(path+"-wal", log, 0o600)
+		if err := Restore(ctx, backup, path); err != nil {
+			t.Fatalf("restoring over a damaged database: %v", err)
+		}
+		if v, err := FileVersion(ctx, path); err != nil || v != SchemaVersion() {
+			t.Fatalf("the restored database: version %d (%v)", v, err)
+		}
+		if got, err := os.ReadFile(path + ".before-restore"); err != nil || !bytes.Equal(got, damaged) {
+			t.Errorf("the database kept aside is not what was there before the restore (%v)", err)
+		}
+	})
+
+	t.Run("a second restore keeps what the first kept aside", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		path := filepath.Join(dir, "keep.db")
+		db, err := Open(ctx, Opts{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		backup := filepath.Join(dir, "backup.db")
+		if err := db.Backup(ctx, backup); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Write(ctx, func(tx *Tx) error { _, err := tx.CreateWorkflow(ctx, "original", time.Now()); return err }); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		for range 2 {
+			if err := Restore(ctx, backup, path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		odb, err := Open(ctx, Opts{Path: path + ".before-restore.1", NoLock: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer odb.Close()
+		if n := count(t, odb, `SELECT COUNT(*) FROM workflows WHERE name = 'original'`); n != 1 {
+			t.Fatalf("the database the first restore replaced is gone")
 		}
 	})
 }

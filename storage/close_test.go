@@ -3,6 +3,9 @@ package storage
 import (
 	"context"
 	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -53,5 +56,133 @@ func TestCloseWaitsForTheWritersReads(t *testing.T) {
 	}
 	if err := db.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
+	}
+}
+
+// TestReadsAfterCloseSayClosed: the reads that open a connection of the
+// read pool after Close fail with ErrClosed, as writes do, not with
+// database/sql's "sql: database is closed".
+func TestReadsAfterCloseSayClosed(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	// a held read connection, kept for the next ReadTx
+	if err := db.ReadTx(ctx, func(Q) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ReadTx(ctx, func(Q) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("ReadTx after Close = %v, want ErrClosed", err)
+	}
+	if _, err := db.Version(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("Version after Close = %v, want ErrClosed", err)
+	}
+	if _, err := db.Size(ctx); !errors.Is(err, ErrClosed) {
+		t.Errorf("Size after Close = %v, want ErrClosed", err)
+	}
+	if _, err := db.GC(ctx, Retention{TracesBefore: time.Now()}); !errors.Is(err, ErrClosed) {
+		t.Errorf("GC after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestReadTxRacingClose: a ReadTx that starts while Close runs fails with
+// ErrClosed, not with database/sql's error about the pool Close closed
+// under it.
+func TestReadTxRacingClose(t *testing.T) {
+	ctx := context.Background()
+	for round := 0; round < 30; round++ {
+		db := openTemp(t)
+		var wg sync.WaitGroup
+		errs := make(chan error, 100)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					var n int
+					err := db.ReadTx(ctx, func(q Q) error {
+						return q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs`).Scan(&n)
+					})
+					if err != nil {
+						if !errors.Is(err, ErrClosed) {
+							errs <- err
+						}
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round%5+1) * time.Millisecond)
+		if err := db.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("round %d: %v", round, err)
+		}
+	}
+}
+
+// TestWritesRacingClose: writes, synced and not, racing Close either fail
+// with ErrClosed or are in the database when it opens again.
+func TestWritesRacingClose(t *testing.T) {
+	ctx := context.Background()
+	for round := 0; round < 5; round++ {
+		db := openTemp(t)
+		path := db.Path()
+		var wid int64
+		db.Write(ctx, func(tx *Tx) (err error) { wid, err = tx.CreateWorkflow(ctx, "w", time.Now()); return err })
+		var ok sync.Map
+		var wg sync.WaitGroup
+		var next atomic.Int64
+		var others atomic.Int64
+		for g := 0; g < 6; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for {
+					id := next.Add(1)
+					write := db.Write
+					if g%2 == 1 {
+						write = db.WriteUnsynced
+					}
+					err := write(ctx, func(tx *Tx) error {
+						return tx.InsertInput(ctx, &Input{ID: id, WorkflowID: wid, Source: "s", Type: "t", ExternalID: strconv.FormatInt(id, 10), Title: "x", CreatedAt: time.Now()})
+					})
+					if err == nil {
+						ok.Store(id, true)
+						continue
+					}
+					if !errors.Is(err, ErrClosed) {
+						others.Add(1)
+						t.Errorf("a write racing Close: %v", err)
+					}
+					return
+				}
+			}(g)
+		}
+		time.Sleep(time.Duration(5+round) * time.Millisecond)
+		if err := db.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+		wg.Wait()
+		db2, err := Open(ctx, Opts{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		ok.Range(func(k, v any) bool {
+			n++
+			if count(t, db2, `SELECT COUNT(*) FROM inputs WHERE id = ?`, k) != 1 {
+				t.Errorf("input %v acknowledged, missing", k)
+			}
+			return true
+		})
+		if others.Load() > 0 || n == 0 {
+			t.Errorf("round %d: %d writes acknowledged, %d failed otherwise than closed", round, n, others.Load())
+		}
+		db2.Close()
 	}
 }

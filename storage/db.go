@@ -15,16 +15,20 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver
+	"modernc.org/sqlite" // the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrNotFound is returned when a row asked for by id does not exist.
 var ErrNotFound = errors.New("not found")
 
-// ErrClosed is returned by a write or a ReadLatest after Close.
+// ErrClosed is returned by a write, a ReadLatest, a ReadTx, Version, Size
+// or GC after Close. A read through Read after Close still fails with
+// database/sql's own error: its statements run on the pool as they are.
 var ErrClosed = errors.New("storage: database closed")
 
 // Opts configures Open.
@@ -89,10 +93,16 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: create data directory: %w", err)
 	}
+	given := path
+	if path = realPath(path); path != given {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("storage: create data directory: %w", err)
+		}
+	}
 	db := &DB{path: path, logger: opts.Logger.With("component", "storage")}
 	db.disk.init(path)
 	if !opts.NoLock {
-		if db.lock, err = acquireLock(path + ".lock"); err != nil {
+		if db.lock, err = acquireLocks(given, path); err != nil {
 			return nil, err
 		}
 	}
@@ -106,7 +116,7 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 	}
 	if err := migrate(ctx, db.w); err != nil {
 		db.Close()
-		return nil, err
+		return nil, fmt.Errorf("storage: open %s: %w", db.path, err)
 	}
 	var maxRun int64
 	if err := db.w.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM runs`).Scan(&maxRun); err != nil {
@@ -124,6 +134,35 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// realPath is the absolute path with its symbolic links resolved. SQLite
+// follows a link to the database and names its -wal and -shm after the
+// file it finds; the lock and the log keep syncs must be named after that
+// file too, or an engine opened through a link and one opened through the
+// file's own path take two locks on one database, and the log synced is a
+// name that does not exist. A file not there yet resolves through its
+// folder. (The lock of the path as given is taken too: acquireLocks.)
+func realPath(abs string) string {
+	// a link to a file not there yet is followed by hand, as SQLite
+	// follows it to create the file (EvalSymlinks wants it there)
+	for range 100 {
+		if p, err := filepath.EvalSymlinks(abs); err == nil {
+			return p
+		}
+		target, err := os.Readlink(abs)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		abs = target
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }
 
 // pageSize is the page size keep creates a database with. Every commit
@@ -159,8 +198,18 @@ func dsn(path string, writer bool) string {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
-	return "file:" + path + "?" + q.Encode()
+	return sqliteURI(path) + "?" + q.Encode()
 }
+
+// uriEscaper escapes what SQLite would read as more than a name in a URI's
+// path: it ends the path at '?' or '#' and decodes "%HH", so "notes#1.db"
+// would open "notes" — another file than the one the lock, the syncs of the
+// log and the permissions are about — and the driver cuts its own
+// parameters at the first '?'.
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// sqliteURI is the URI that opens the file at path, whatever its name.
+func sqliteURI(path string) string { return "file:" + uriEscaper.Replace(path) }
 
 func (db *DB) open(ctx context.Context) error {
 	w, err := openSQL(dsn(db.path, true))
@@ -290,7 +339,7 @@ func (db *DB) WriteUnsynced(ctx context.Context, fn func(tx *Tx) error) error {
 func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) error {
 	r, err := db.submit(ctx, synced, fn)
 	if err != nil {
-		return err
+		return db.fileError(err)
 	}
 	if synced {
 		if err := db.disk.syncTo(r.n); err != nil {
@@ -340,6 +389,23 @@ func (db *DB) Sync(ctx context.Context) error {
 // typed methods.
 func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return tx.tq.ExecContext(ctx, query, args...)
+}
+
+// fileError adds the database's path to an error SQLite gives about its
+// file — full disk, I/O, damage, no write access — so that "database or
+// disk is full" says which disk, whichever write met it. Other errors are
+// about the write, and are left as they are.
+func (db *DB) fileError(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB,
+		sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		return fmt.Errorf("%w (database %s)", err, db.path)
+	}
+	return err
 }
 
 func notFound(err error) error {

@@ -67,6 +67,58 @@ func TestOpen(t *testing.T) {
 		}
 	})
 
+	t.Run("a database the binary cannot open says which file, and is left as it was", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		newer := filepath.Join(dir, "newer.db")
+		db, err := Open(ctx, Opts{Path: newer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.wc.conn.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (999, 'future', '')`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		// a page of a table damaged: the schema reads, its rows do not
+		damaged := filepath.Join(dir, "damaged.db")
+		db, err = Open(ctx, Opts{Path: damaged})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var root int64
+		if err := db.wc.conn.QueryRowContext(ctx, `SELECT rootpage FROM sqlite_schema WHERE name = 'schema_migrations'`).Scan(&root); err != nil {
+			t.Fatal(err)
+		}
+		size, err := db.PageSize(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		b, err := os.ReadFile(damaged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := (root - 1) * size; i < root*size; i++ {
+			b[i] ^= 0x5a
+		}
+		if err := os.WriteFile(damaged, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{newer, damaged} {
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Open(ctx, Opts{Path: path})
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("open of %s: %v, want an error naming the file", filepath.Base(path), err)
+			}
+			if after, err := os.ReadFile(path); err != nil || string(after) != string(before) {
+				t.Errorf("a refused open changed %s (%v)", filepath.Base(path), err)
+			}
+		}
+	})
+
 	t.Run("reservations are append-only history", func(t *testing.T) {
 		t.Parallel()
 		db, err := Open(ctx, Opts{Path: filepath.Join(t.TempDir(), "keep.db")})

@@ -59,6 +59,12 @@ type heldReaders struct {
 func (db *DB) takeReader(ctx context.Context) (*heldConn, error) {
 	h := &db.readers
 	h.mu.Lock()
+	if h.closed {
+		// the pool is closed, or about to be: database/sql would say only
+		// "sql: database is closed"
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
 	if n := len(h.free); n > 0 {
 		c := h.free[n-1]
 		h.free = h.free[:n-1]
@@ -66,7 +72,18 @@ func (db *DB) takeReader(ctx context.Context) (*heldConn, error) {
 		return c, nil
 	}
 	h.mu.Unlock()
-	return hold(ctx, db.r, &db.onStatement)
+	c, err := hold(ctx, db.r, &db.onStatement)
+	if err != nil && db.readClosed() {
+		return nil, ErrClosed // Close began since the check above
+	}
+	return c, err
+}
+
+// readClosed says whether Close has begun: reads of the pool fail after.
+func (db *DB) readClosed() bool {
+	db.readers.mu.Lock()
+	defer db.readers.mu.Unlock()
+	return db.readers.closed
 }
 
 // putReader keeps c for the next ReadTx, or closes it.

@@ -22,7 +22,27 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("database %s is held by another keep engine", e.Path)
 }
 
-type fileLock struct{ f *os.File }
+type fileLock struct {
+	f    *os.File
+	next *fileLock // a second lock taken with it (acquireLocks)
+}
+
+// acquireLocks takes the lock of the database at path, and when path
+// reaches it through a symbolic link, the lock of the file itself too:
+// the first is the one other keep processes given the same path wait on
+// (engine/daemon), the second the one an engine given the file's own path,
+// or another link, takes.
+func acquireLocks(path, real string) (*fileLock, error) {
+	l, err := acquireLock(path + ".lock")
+	if err != nil || real == path {
+		return l, err
+	}
+	if l.next, err = acquireLock(real + ".lock"); err != nil {
+		l.release()
+		return nil, err
+	}
+	return l, nil
+}
 
 // acquireLock takes an exclusive, non-blocking flock on path and writes our
 // pid into it, so a refused second engine can name the holder. The kernel
@@ -58,6 +78,10 @@ func HolderPID(lockPath string) int {
 }
 
 func (l *fileLock) release() error {
+	var err error
+	if l.next != nil {
+		err = l.next.release()
+	}
 	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
-	return l.f.Close()
+	return errors.Join(err, l.f.Close())
 }

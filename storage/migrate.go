@@ -37,7 +37,7 @@ func migrations() ([]migration, error) {
 		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil {
-			return nil, fmt.Errorf("storage: migration file %q is not named NNN_name.sql", e.Name())
+			return nil, fmt.Errorf("migration file %q is not named NNN_name.sql", e.Name())
 		}
 		b, err := migrationFS.ReadFile("migrations/" + e.Name())
 		if err != nil {
@@ -48,7 +48,7 @@ func migrations() ([]migration, error) {
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	for i, m := range ms {
 		if m.version != i+1 {
-			return nil, fmt.Errorf("storage: migrations are not numbered 1..n: found %d at position %d", m.version, i+1)
+			return nil, fmt.Errorf("migrations are not numbered 1..n: found %d at position %d", m.version, i+1)
 		}
 	}
 	return ms, nil
@@ -76,14 +76,14 @@ func migrate(ctx context.Context, db *sql.DB) error {
 func migrateWith(ctx context.Context, db *sql.DB, ms []migration) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
-		return fmt.Errorf("storage: migrations table: %w", err)
+		return fmt.Errorf("migrations table: %w", err)
 	}
 	var current int
 	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("storage: read schema version: %w", err)
+		return fmt.Errorf("read schema version: %w", err)
 	}
 	if current > len(ms) {
-		return fmt.Errorf("storage: the database is at schema version %d but this keep binary knows only up to %d: use a newer keep", current, len(ms))
+		return fmt.Errorf("the database is at schema version %d but this keep binary knows only up to %d: use a newer keep", current, len(ms))
 	}
 	for _, m := range ms[current:] {
 		if strings.HasPrefix(m.sql, noTxMarker) {
@@ -94,27 +94,27 @@ func migrateWith(ctx context.Context, db *sql.DB, ms []migration) error {
 		}
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
-			return fmt.Errorf("storage: migration %d: %w", m.version, err)
+			return fmt.Errorf("migration %d: %w", m.version, err)
 		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			tx.Rollback()
-			return fmt.Errorf("storage: migration %d (%s): %w", m.version, m.name, err)
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 		}
 		if strings.Contains(m.sql, "writable_schema") {
 			// the stored schema was edited in place: a new schema cookie
 			// makes every connection, this one too, read it again
 			if err := bumpSchemaVersion(ctx, tx); err != nil {
 				tx.Rollback()
-				return fmt.Errorf("storage: migration %d (%s): %w", m.version, m.name, err)
+				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)`,
 			m.version, m.name, time.Now().UTC().Format(time.RFC3339)); err != nil {
 			tx.Rollback()
-			return fmt.Errorf("storage: migration %d: %w", m.version, err)
+			return fmt.Errorf("migration %d: %w", m.version, err)
 		}
 		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("storage: migration %d: %w", m.version, err)
+			return fmt.Errorf("migration %d: %w", m.version, err)
 		}
 	}
 	return nil
@@ -122,20 +122,25 @@ func migrateWith(ctx context.Context, db *sql.DB, ms []migration) error {
 
 func migrateOutsideTx(ctx context.Context, db *sql.DB, m migration) error {
 	if _, err := db.ExecContext(ctx, m.sql); err != nil {
-		return fmt.Errorf("storage: migration %d (%s): %w", m.version, m.name, err)
+		return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 	}
 	if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)`,
 		m.version, m.name, time.Now().UTC().Format(time.RFC3339)); err != nil {
-		return fmt.Errorf("storage: migration %d: %w", m.version, err)
+		return fmt.Errorf("migration %d: %w", m.version, err)
 	}
 	return nil
 }
 
 // Version is the schema version the database is at.
 func (db *DB) Version(ctx context.Context) (int, error) {
+	if db.readClosed() {
+		return 0, ErrClosed
+	}
 	var v int
-	err := db.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
-	return v, err
+	if err := db.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("storage: read schema version: %w", err)
+	}
+	return v, nil
 }
 
 func bumpSchemaVersion(ctx context.Context, tx *sql.Tx) error {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -20,12 +21,18 @@ func (db *DB) ReadTx(ctx context.Context, fn func(q Q) error) error {
 		return err
 	}
 	c, err := db.takeReader(ctx)
+	if errors.Is(err, ErrClosed) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("storage: begin read: %w", err)
 	}
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		c.rollback(ctx)
 		_ = c.close()
+		if db.readClosed() {
+			return ErrClosed
+		}
 		return fmt.Errorf("storage: begin read: %w", err)
 	}
 	err = fn(Q{q: c})

@@ -358,6 +358,9 @@ func (db *DB) vacuum(ctx context.Context, rep *GCReport) (int64, error) {
 
 // size is the database file's size in bytes (pages in use and free).
 func (db *DB) size(ctx context.Context) (int64, error) {
+	if db.readClosed() {
+		return 0, ErrClosed
+	}
 	var pages int64
 	if err := db.r.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
 		return 0, fmt.Errorf("storage: size: %w", err)
@@ -372,6 +375,9 @@ func (db *DB) size(ctx context.Context) (int64, error) {
 // PageSize is the size in bytes of the database's pages, fixed when its
 // file was made (pageSize, or SQLite's default before keep chose one).
 func (db *DB) PageSize(ctx context.Context) (int64, error) {
+	if db.readClosed() {
+		return 0, ErrClosed
+	}
 	var size int64
 	if err := db.r.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
 		return 0, fmt.Errorf("storage: page size: %w", err)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,6 +108,31 @@ func TestUpgrade(t *testing.T) {
 		}
 	})
 
+	t.Run("a database left at any schema since the fixture's migrates without loss", func(t *testing.T) {
+		t.Parallel()
+		want := tableCounts(t, openFixture(t))
+		for n := fixtureSchema + 1; n < SchemaVersion(); n++ {
+			path := copyFixture(t)
+			db, err := openKnowing(ctx, path, n)
+			if err != nil {
+				t.Fatalf("migrating the fixture to schema %d: %v", n, err)
+			}
+			db.Close()
+			db, err = Open(ctx, Opts{Path: path})
+			if err != nil {
+				t.Fatalf("opening a database at schema %d: %v", n, err)
+			}
+			if got := tableCounts(t, db); !maps.Equal(got, want) {
+				t.Errorf("from schema %d: rows by table %v, want %v", n, got, want)
+			}
+			var check string
+			if err := db.r.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+				t.Errorf("from schema %d: integrity_check = %q (%v)", n, check, err)
+			}
+			db.Close()
+		}
+	})
+
 	t.Run("the upgraded database refuses a binary that knows fewer migrations", func(t *testing.T) {
 		t.Parallel()
 		path := copyFixture(t)
@@ -165,4 +191,30 @@ func TestIncrementalVacuum(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tableCounts counts the rows of each of db's tables.
+func tableCounts(t *testing.T, db *DB) map[string]int {
+	t.Helper()
+	rows, err := db.r.QueryContext(context.Background(), `SELECT name FROM sqlite_schema
+		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, n := range names {
+		out[n] = count(t, db, `SELECT COUNT(*) FROM "`+n+`"`)
+	}
+	return out
 }
