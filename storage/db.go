@@ -21,6 +21,8 @@ import (
 
 	"modernc.org/sqlite" // the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"keep/storage/userpath"
 )
 
 // ErrNotFound is returned when a row asked for by id does not exist.
@@ -144,25 +146,10 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 // name that does not exist. A file not there yet resolves through its
 // folder. (The lock of the path as given is taken too: acquireLocks.)
 func realPath(abs string) string {
-	// a link to a file not there yet is followed by hand, as SQLite
-	// follows it to create the file (EvalSymlinks wants it there)
-	for range 100 {
-		if p, err := filepath.EvalSymlinks(abs); err == nil {
-			return p
-		}
-		target, err := os.Readlink(abs)
-		if err != nil {
-			break
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(abs), target)
-		}
-		abs = target
+	if p, err := userpath.RealPath(abs); err == nil {
+		return p
 	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		return filepath.Join(dir, filepath.Base(abs))
-	}
-	return abs
+	return abs // the open fails on it, and says why
 }
 
 // pageSize is the page size keep creates a database with. Every commit
