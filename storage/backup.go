@@ -45,7 +45,7 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 			os.Remove(path)
 		}
 	}()
-	c, err := openSQL(sqliteURI(dbPath) + "?_pragma=busy_timeout(10000)")
+	c, err := openSQL(FileURI(dbPath) + "?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
@@ -66,7 +66,7 @@ func CheckBackup(ctx context.Context, path string) (int, error) {
 	if err := userpath.Check("backup", path); err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}
-	c, err := openSQL(sqliteURI(path) + "?mode=ro")
+	c, err := openSQL(FileURI(path) + "?mode=ro")
 	if err != nil {
 		return 0, fmt.Errorf("storage: %s: %w", path, err)
 	}
@@ -230,7 +230,7 @@ func removeDatabase(path string) {
 }
 
 func checkpoint(ctx context.Context, path string) error {
-	c, err := openSQL(sqliteURI(path) + "?_pragma=busy_timeout(10000)")
+	c, err := openSQL(FileURI(path) + "?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
@@ -305,7 +305,7 @@ func FileVersion(ctx context.Context, path string) (int, error) {
 	if err := userpath.Check("database", path); err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}
-	c, err := openSQL(sqliteURI(path) + "?mode=ro&_pragma=busy_timeout(10000)")
+	c, err := openSQL(FileURI(path) + "?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return 0, fmt.Errorf("storage: %w", err)
 	}

@@ -185,7 +185,7 @@ func dsn(path string, writer bool) string {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
-	return sqliteURI(path) + "?" + q.Encode()
+	return FileURI(path) + "?" + q.Encode()
 }
 
 // uriEscaper escapes what SQLite would read as more than a name in a URI's
@@ -195,8 +195,10 @@ func dsn(path string, writer bool) string {
 // parameters at the first '?'.
 var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
-// sqliteURI is the URI that opens the file at path, whatever its name.
-func sqliteURI(path string) string { return "file:" + uriEscaper.Replace(path) }
+// FileURI is the URI that opens the file at path, whatever its name; a
+// caller opening a keep database with database/sql itself (the benchmarks)
+// appends its "?" parameters to it.
+func FileURI(path string) string { return "file:" + uriEscaper.Replace(path) }
 
 func (db *DB) open(ctx context.Context) error {
 	w, err := openSQL(dsn(db.path, true))

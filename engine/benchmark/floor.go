@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver, as storage uses it
+	"keep/storage"
 )
 
 // floorDSN opens a database with storage's pragmas: WAL, synchronous FULL,
@@ -20,7 +20,7 @@ func floorDSN(path string) string {
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Set("_txlock", "immediate")
-	return "file:" + path + "?" + q.Encode()
+	return storage.FileURI(path) + "?" + q.Encode()
 }
 
 // floor measures raw durable commits per second on the same file system:

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"keep/storage"
 )
 
 // parallelWorkflows is how many pipelines run at once in the aggregate
@@ -45,7 +47,7 @@ func parallel(ctx context.Context, o Options, r *Results) error {
 			return err
 		}
 	}
-	rdb, err := sql.Open("sqlite", "file:"+k.path+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
+	rdb, err := sql.Open("sqlite", storage.FileURI(k.path)+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return err
 	}

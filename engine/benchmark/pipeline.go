@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"keep/storage"
 )
 
 // pipelineProducer is version 1 of the "pipeline" workflow: one producer
@@ -146,7 +148,7 @@ func checkPipeline(k *keepEngine, n int) error {
 // consumerRuns counts the consumer runs recorded, and of them the ones
 // that reserved an event (the others found nothing left and closed).
 func consumerRuns(ctx context.Context, path string) (all, working int, err error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
+	db, err := sql.Open("sqlite", storage.FileURI(path)+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -208,7 +210,7 @@ func commitsPerRun(ctx context.Context, o Options, r *Results) error {
 		return err
 	}
 	defer k.close()
-	rdb, err := sql.Open("sqlite", "file:"+k.path+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
+	rdb, err := sql.Open("sqlite", storage.FileURI(k.path)+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return err
 	}
