@@ -628,7 +628,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, &usageError{msg: fmt.Sprintf("too many arguments: %s", strings.Join(pos[cmd.maxArgs:], " ")), usage: cmd.usage()})
 	}
 	o.args = pos
-	return report(stderr, cmd.run(ctx, c, o))
+	err = cmd.run(ctx, c, o)
+	// a mistake a command finds in its own arguments shows its usage line
+	if ue := (*usageError)(nil); errors.As(err, &ue) && ue.usage == "" {
+		ue.usage = cmd.usage()
+	}
+	return report(stderr, err)
 }
 
 // parseInterspersed parses flags wherever they appear among args (the
@@ -941,6 +946,11 @@ func cmdValidate(_ context.Context, c *cli, o *opts) error {
 
 func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	file := o.args[0]
+	if o.name != "" {
+		if err := engine.CheckWorkflowName(o.name); err != nil {
+			return &usageError{msg: "invalid value for --name: " + err.Error()}
+		}
+	}
 	src, err := engine.ReadFile(file)
 	if err != nil {
 		return err
@@ -1183,18 +1193,11 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
-	runID := o.run
-	var runView *api.RunView
-	if runID == "" {
-		runs, err := keepAPI.Runs(ctx, o.args[0], api.Page{Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(runs) == 0 {
-			return fmt.Errorf("workflow %s has no runs yet", o.args[0])
-		}
-		runView, runID = &runs[0], runs[0].ID
+	runView, err := engine.RunOf(ctx, keepAPI, o.args[0], o.run)
+	if err != nil {
+		return err
 	}
+	runID := runView.ID
 	lines, err := keepAPI.Trace(ctx, runID)
 	if err != nil {
 		return err

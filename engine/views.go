@@ -332,6 +332,31 @@ func (e *Engine) Trace(ctx context.Context, runID string) ([]api.TraceLine, erro
 	return out, nil
 }
 
+// RunOf is the run whose trace `keep logs WORKFLOW [--run ID]` shows,
+// found through a (the engine here, or the daemon's): the workflow's newest
+// run, or its run runID. It is looked up among the workflow's own runs, so a
+// run of another workflow, or of none, is never shown as this one's.
+func RunOf(ctx context.Context, a api.API, workflow, runID string) (*api.RunView, error) {
+	page := api.Page{Limit: 1}
+	if runID != "" {
+		id, err := parseID("run", runID)
+		if err != nil {
+			return nil, err
+		}
+		page.Before = id + 1 // the newest at or before it: itself, if it is the workflow's
+	}
+	runs, err := a.Runs(ctx, workflow, page)
+	switch {
+	case err != nil:
+		return nil, err
+	case runID != "" && (len(runs) == 0 || runs[0].ID != runID):
+		return nil, notFoundf("workflow %s has no run %s (keep runs %s lists its runs)", workflow, runID, workflow)
+	case len(runs) == 0:
+		return nil, fmt.Errorf("workflow %s has no runs yet", workflow)
+	}
+	return &runs[0], nil
+}
+
 // Grants implements API: the workflow's grants, each marked with whether
 // the current script uses it.
 func (e *Engine) Grants(ctx context.Context, workflow string) ([]api.GrantView, error) {

@@ -1,0 +1,135 @@
+package clitest
+
+import (
+	"strings"
+	"testing"
+
+	"keep/engine/api"
+)
+
+// TestAnswersToWhatIsDoneAreRefused: an answer is accepted only while what
+// it answers waits (DESIGN.md §7.0), and a refusal says what the thing is.
+// skip-input of an input whose work was all done used to be accepted and
+// rewrote its history: `keep inputs` showed an applied output under an
+// input "skipped". skip of a consumed event said it was "reserved", and
+// naming a pending event twice refused the whole answer, saying the
+// pending event was "skipped".
+func TestAnswersToWhatIsDoneAreRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	e.deployLines()
+	e.ok("drain")
+
+	ins := jsonOf[[]api.InputView](e, "inputs", "lines")
+	if len(ins) != 2 {
+		t.Fatalf("inputs = %+v", ins)
+	}
+	done := ins[0]
+	if done.Status != api.InputDone || len(done.Outputs) != 1 || done.Outputs[0].Status != "applied" {
+		t.Fatalf("input %+v: want done with its applied output", done)
+	}
+	r := e.keep("skip-input", done.InputID)
+	if r.code != 3 || !strings.Contains(r.stderr, "is done") {
+		t.Errorf("skip-input of a done input: want it to say the input is done, got %s", r)
+	}
+	for _, in := range jsonOf[[]api.InputView](e, "inputs", "lines") {
+		if in.Status != api.InputDone {
+			t.Errorf("after a refused skip-input, input %s is %s, want done", in.InputID, in.Status)
+		}
+	}
+	if c := jsonOf[api.WorkflowDetail](e, "status", "lines").Counts; c.InputsSkipped != 0 || c.InputsDone != 2 {
+		t.Errorf("counts after a refused skip-input = %+v", c)
+	}
+
+	evs := jsonOf[[]api.EventView](e, "events", "lines")
+	if evs[0].Status != "consumed" {
+		t.Fatalf("events = %+v", evs)
+	}
+	r = e.keep("skip", evs[0].ID)
+	if r.code != 3 || !strings.Contains(r.stderr, "is consumed") || strings.Contains(r.stderr, "reserved by") {
+		t.Errorf("skip of a consumed event: want it called consumed, got %s", r)
+	}
+
+	// a pending event, named twice in one answer, is skipped once (a
+	// topic nobody reads keeps its events pending)
+	e.ok("deploy", e.file(e.dir, "unread.js", `export default Keep.workflow({ name: "unread", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "1h" }, handler: async (ctx) => {
+    const inputId = ctx.registerInput({ source: "system", type: "schedule", id: "one", title: "One" });
+    await ctx.publish("t", { messageId: "m1", inputId, payload: {} });
+  } } } });`))
+	e.ok("drain")
+	pend := jsonOf[[]api.EventView](e, "events", "unread")
+	if len(pend) != 1 || pend[0].Status != "pending" {
+		t.Fatalf("events of unread = %+v", pend)
+	}
+	if r := e.keep("skip", pend[0].ID, pend[0].ID); r.code != 0 {
+		t.Errorf("skip of a pending event named twice: %s", r)
+	}
+	if got := jsonOf[[]api.EventView](e, "events", "unread"); got[0].Status != "skipped" {
+		t.Errorf("event %s is %s after skip, want skipped", got[0].ID, got[0].Status)
+	}
+	r = e.expect(3, "skip", pend[0].ID)
+	if !strings.Contains(r.stderr, "is skipped") {
+		t.Errorf("skip of a skipped event: %s", r)
+	}
+}
+
+// TestLogsShowOnlyTheWorkflowsOwnRuns: `keep logs WORKFLOW --run ID` used to
+// print any run's trace whatever WORKFLOW said — another workflow's, or one
+// of a workflow that does not exist — as if it were WORKFLOW's.
+func TestLogsShowOnlyTheWorkflowsOwnRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	e.deployLines()
+	e.ok("deploy", e.file(e.dir, "other.js", strings.Replace(filesWorkflow, `name: "lines"`, `name: "other"`, 1)))
+	e.ok("drain")
+
+	var linesRun string
+	for _, run := range jsonOf[[]api.RunView](e, "runs", "lines") {
+		if run.HandlerType == "producer" {
+			linesRun = run.ID
+		}
+	}
+	if linesRun == "" {
+		t.Fatal("lines has no producer run")
+	}
+	r := e.ok("logs", "lines", "--run", linesRun)
+	if !strings.Contains(r.stdout, "found 2 files") || !strings.Contains(r.stdout, "scan (producer)") {
+		t.Errorf("logs of lines' own run: %s", r)
+	}
+	r = e.expect(1, "logs", "other", "--run", linesRun)
+	if !strings.Contains(r.stderr, "other has no run "+linesRun) || strings.Contains(r.stdout, "found") {
+		t.Errorf("logs other --run of a run of lines: %s", r)
+	}
+	r = e.expect(1, "logs", "nope", "--run", linesRun)
+	if !strings.Contains(r.stderr, `no workflow "nope"`) {
+		t.Errorf("logs of a workflow that does not exist: %s", r)
+	}
+	e.expect(1, "logs", "lines", "--run", "999999")
+}
+
+// TestUsageMistakesShowTheCommandsUsage: a mistake in a command's own
+// arguments is exit 2 with that command's usage line. A bad deploy --name
+// was exit 3 (refused), and mistakes found inside a command (approve
+// --wide without --always) printed keep's global usage line.
+func TestUsageMistakesShowTheCommandsUsage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	wf := e.file(e.dir, "lines.js", filesWorkflow)
+	for _, c := range []struct {
+		args       []string
+		says, used string
+	}{
+		{[]string{"deploy", wf, "--name", "Bad Name"}, "--name", "usage: keep deploy FILE"},
+		{[]string{"approve", "1", "--wide"}, "--wide", "usage: keep approve ID"},
+		{[]string{"approve", "p1", "--always"}, "--always", "usage: keep approve ID"},
+	} {
+		r := e.keep(c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.says) || !strings.Contains(r.stderr, c.used) {
+			t.Errorf("keep %s: want exit 2 naming %s with %q, got %s", strings.Join(c.args, " "), c.says, c.used, r)
+		}
+	}
+	if r := e.keep("workflows"); strings.Contains(r.stdout, "Bad Name") {
+		t.Errorf("a refused --name was deployed: %s", r)
+	}
+}
