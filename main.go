@@ -714,7 +714,7 @@ func cmdHelp(_ context.Context, c *cli, o *opts) error {
 	if len(o.args) > 0 {
 		cmd := lookup(o.args[0])
 		if cmd == nil {
-			return &usageError{msg: fmt.Sprintf("unknown command %q", o.args[0])}
+			return &usageError{msg: fmt.Sprintf("unknown command %q", o.args[0]), usage: globalUsage}
 		}
 		if len(o.args) == 2 {
 			if cmd.sub(o.args[1]) == nil {

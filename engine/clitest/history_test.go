@@ -129,6 +129,10 @@ func TestUsageMistakesShowTheCommandsUsage(t *testing.T) {
 			t.Errorf("keep %s: want exit 2 naming %s with %q, got %s", strings.Join(c.args, " "), c.says, c.used, r)
 		}
 	}
+	// an unknown command is a mistake about the list of commands
+	if r := e.keep("help", "nope"); r.code != 2 || !strings.Contains(r.stderr, "run 'keep help' for the list of commands") {
+		t.Errorf("keep help nope: %s", r)
+	}
 	if r := e.keep("workflows"); strings.Contains(r.stdout, "Bad Name") {
 		t.Errorf("a refused --name was deployed: %s", r)
 	}
