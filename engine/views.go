@@ -304,9 +304,21 @@ func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]api.
 	if err != nil {
 		return nil, err
 	}
+	answers, err := e.db.Read().AnswersOfWorkflow(ctx, w.ID, "mutation")
+	if err != nil {
+		return nil, err
+	}
+	of := map[int64][]api.AnswerView{}
+	for _, a := range answers {
+		of[a.SubjectID] = append(of[a.SubjectID], api.AnswerView{Answer: a.Answer, AnsweredBy: a.AnsweredBy, At: a.CreatedAt})
+	}
 	out := make([]api.MutationView, len(ms))
 	for i, m := range ms {
 		out[i] = e.mutationView(w.Name, m)
+		out[i].Answers = of[m.ID]
+		if out[i].Answers == nil {
+			out[i].Answers = []api.AnswerView{}
+		}
 	}
 	return out, nil
 }

@@ -137,3 +137,52 @@ func TestUsageMistakesShowTheCommandsUsage(t *testing.T) {
 		t.Errorf("a refused --name was deployed: %s", r)
 	}
 }
+
+// TestMutationsSayWhatWasAnswered: every answer is recorded with who gave
+// it and when (DESIGN.md §7.1), and the ledger's history shows it. An
+// approved call read "resolved by host", exactly as one a grant allowed,
+// and a call sent again after "not-happened" likewise: the answers were
+// written to the database and shown nowhere.
+func TestMutationsSayWhatWasAnswered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	e.deployLines()
+	e.ok("drain")
+	first := attentionOf(e, api.AttentionApproval)
+	if len(first) != 1 {
+		t.Fatalf("approvals = %+v", first)
+	}
+	e.ok("approve", first[0].ID)
+	e.ok("drain")
+	second := attentionOf(e, api.AttentionApproval)
+	if len(second) != 1 {
+		t.Fatalf("approvals after the first = %+v", second)
+	}
+	e.ok("reject", second[0].ID)
+	e.ok("drain")
+
+	want := map[string]string{first[0].ID: "approve", second[0].ID: "reject"}
+	ms := jsonOf[[]api.MutationView](e, "mutations", "lines")
+	if len(ms) != 2 {
+		t.Fatalf("mutations = %+v", ms)
+	}
+	for _, m := range ms {
+		if len(m.Answers) != 1 || m.Answers[0].Answer != want[m.ID] || m.Answers[0].AnsweredBy != "user" || m.Answers[0].At.IsZero() {
+			t.Errorf("mutation %s (%s): answers %+v, want one %q by user", m.ID, m.Status, m.Answers, want[m.ID])
+		}
+	}
+	r := e.ok("mutations", "lines")
+	for _, a := range []string{"approve by user at ", "reject by user at "} {
+		if !strings.Contains(r.stdout, a) {
+			t.Errorf("keep mutations does not say %q: %s", a, r)
+		}
+	}
+	// a call no one answered has none, as an empty list
+	e.ok("grant", "lines", "files.append", "--mode", "allow")
+	e.file(e.root, "inbox/c.txt", "gamma")
+	e.ok("run-now", "lines")
+	e.ok("drain")
+	if r := e.ok("mutations", "lines", "--json"); !strings.Contains(r.stdout, `"answers": []`) {
+		t.Errorf("an unanswered call's answers are not []: %s", r.stdout)
+	}
+}
