@@ -1449,7 +1449,7 @@ func cmdDrain(ctx context.Context, c *cli, o *opts) error {
 	}
 	if err := e.Drain(dctx); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return fmt.Errorf("drain: still busy after %s", o.timeout)
+			return fmt.Errorf("drain: still busy after %s: %v", o.timeout, err)
 		}
 		return fmt.Errorf("drain: %w", err)
 	}

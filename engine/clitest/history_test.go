@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -184,5 +185,21 @@ func TestMutationsSayWhatWasAnswered(t *testing.T) {
 	e.ok("drain")
 	if r := e.ok("mutations", "lines", "--json"); !strings.Contains(r.stdout, `"answers": []`) {
 		t.Errorf("an unanswered call's answers are not []: %s", r.stdout)
+	}
+}
+
+// TestDrainOutOfTimeNamesWhatRuns: `keep drain --timeout D` that runs out
+// of time said only "still busy after D"; it names the workflows whose
+// runs were still going, so the person knows where to look.
+func TestDrainOutOfTimeNamesWhatRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	e.writeConfig(fmt.Sprintf("[policy]\nhandler_timeout = \"1m\"\n\n[connectors.files]\nroots = [%q]\n", e.root))
+	e.deployLines()
+	e.ok("deploy", e.file(e.dir, "spin.js", `export default Keep.workflow({ name: "spin", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "1h" }, handler: async () => { while (true) {} } } } });`))
+	r := e.expect(1, "drain", "--timeout", "2s")
+	if !strings.Contains(r.stderr, "still busy after 2s: still running: spin") || strings.Contains(r.stderr, "lines") {
+		t.Errorf("drain out of time: want it to name spin alone, got %s", r)
 	}
 }
