@@ -1212,7 +1212,8 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 // Operations
 
 // action runs one engine operation and prints what was done.
-func action(ctx context.Context, c *cli, op func(api.API) error, done string) error {
+// action runs op and says done; later: what op left an absent engine to do.
+func action(ctx context.Context, c *cli, op func(api.API) error, done string, later ...string) error {
 	api, err := c.api(ctx)
 	if err != nil {
 		return err
@@ -1221,16 +1222,15 @@ func action(ctx context.Context, c *cli, op func(api.API) error, done string) er
 		return err
 	}
 	fmt.Fprintln(c.stdout, done)
+	for _, l := range later {
+		c.noEngine(l)
+	}
 	return nil
 }
 
 func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
 	wf := o.args[0]
-	if err := action(ctx, c, func(api api.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf); err != nil {
-		return err
-	}
-	c.noEngine("they run")
-	return nil
+	return action(ctx, c, func(api api.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf, "they run")
 }
 
 // onWorkflow is the runner of an operation on one workflow: op, then done
@@ -1364,8 +1364,9 @@ func cmdResolve(ctx context.Context, c *cli, o *opts) error {
 		return &usageError{msg: fmt.Sprintf("unknown answer %q: one of %s (check again), %s, %s, %s", answer,
 			api.TryAgain, api.Happened, api.NotHappened, api.SkipIt), usage: lookup("resolve").usage()}
 	}
+	later := map[api.Answer][]string{api.TryAgain: {"it is checked again"}, api.NotHappened: {"the call is sent again"}}[answer] // the scheduler's
 	return action(ctx, c, func(api api.API) error { return api.Resolve(ctx, id, answer) },
-		fmt.Sprintf("resolved %s: %s", id, answer))
+		fmt.Sprintf("resolved %s: %s", id, answer), later...)
 }
 
 func cmdSkip(ctx context.Context, c *cli, o *opts) error {

@@ -2,7 +2,10 @@ package clitest
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"keep/engine/api"
@@ -201,5 +204,58 @@ func TestDrainOutOfTimeNamesWhatRuns(t *testing.T) {
 	r := e.expect(1, "drain", "--timeout", "2s")
 	if !strings.Contains(r.stderr, "still busy after 2s: still running: spin") || strings.Contains(r.stderr, "lines") {
 		t.Errorf("drain out of time: want it to name spin alone, got %s", r)
+	}
+}
+
+// TestResolveSaysWhenTheResendWaitsForAnEngine: with no engine running,
+// `keep resolve ID not-happened` (and try-again) records the answer, and
+// the resend (the check) is the scheduler's: it happens when an engine
+// starts. The command said only "resolved 1: not-happened", as if the
+// call had gone out — unlike approve, which sends at once, and run-now,
+// which says so.
+func TestResolveSaysWhenTheResendWaitsForAnEngine(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	posts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		posts++
+		if posts == 1 {
+			w.WriteHeader(502) // uncertain: it may have happened
+		}
+	}))
+	defer srv.Close()
+	e := newEnv(t, "allow")
+	e.ok("deploy", e.file(e.dir, "post.js", strings.Replace(`export default Keep.workflow({ name: "post", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "1h" }, handler: async (ctx) => {
+    const inputId = ctx.registerInput({ source: "http", type: "resource", id: "1", title: "Item 1" });
+    await ctx.publish("t", { messageId: "1", inputId, payload: {} });
+  } } },
+  consumers: { c: Keep.consumer({ subscribe: ["t"],
+    async prepare(ctx) { const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {} } : { reservations: [], data: {} }; },
+    async mutate(ctx) { await ctx.http.request({ method: "POST", url: URL }); },
+    async next() {} }) } });`, "URL", `"`+srv.URL+`"`, 1)))
+	e.ok("drain")
+	rs := attentionOf(e, api.AttentionReconciliation)
+	if len(rs) != 1 {
+		t.Fatalf("reconciliation items = %+v", rs)
+	}
+	r := e.ok("resolve", rs[0].ID, "not-happened")
+	if !strings.Contains(r.stderr, "no keep engine is running") || !strings.Contains(r.stderr, "the call is sent again when one starts") {
+		t.Errorf("resolve not-happened with no engine does not say the resend waits for one: %s", r)
+	}
+	mu.Lock()
+	before := posts
+	mu.Unlock()
+	e.ok("drain")
+	mu.Lock()
+	after := posts
+	mu.Unlock()
+	if before != 1 || after != 2 {
+		t.Errorf("posts: %d after the answer, %d after drain; want 1, then the resend", before, after)
+	}
+	if ms := jsonOf[[]api.MutationView](e, "mutations", "post"); len(ms) != 1 || ms[0].Status != "applied" {
+		t.Errorf("mutations = %+v", ms)
 	}
 }
