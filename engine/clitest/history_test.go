@@ -199,6 +199,7 @@ func TestDrainOutOfTimeNamesWhatRuns(t *testing.T) {
 	e := newEnv(t, "allow")
 	e.writeConfig(fmt.Sprintf("[policy]\nhandler_timeout = \"1m\"\n\n[connectors.files]\nroots = [%q]\n", e.root))
 	e.deployLines()
+	e.ok("drain") // lines has nothing left to do: only spin runs on
 	e.ok("deploy", e.file(e.dir, "spin.js", `export default Keep.workflow({ name: "spin", topics: { t: {} },
   producers: { p: { publishes: ["t"], schedule: { interval: "1h" }, handler: async () => { while (true) {} } } } });`))
 	r := e.expect(1, "drain", "--timeout", "2s")
