@@ -322,7 +322,7 @@ func init() {
 			summary: "dry-run a workflow on a throw-away copy: real reads, every mutation shown instead of performed",
 			minArgs: 1, maxArgs: 1, run: cmdTry, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.producer, "producer", "", "run only this producer")
-				fs.IntVar(&o.limit, "limit", api.DefaultTryLimit, "stop after this many mutations")
+				countVar(fs, &o.limit, "limit", fmt.Sprintf("stop after this many mutations (0: %d)", api.DefaultTryLimit))
 			})},
 		{name: "new", args: `"DESCRIPTION" [-o FILE] [--with-reads]`, summary: "draft a workflow with the [llm] model; validated and dry-run, never deployed",
 			minArgs: 1, maxArgs: 1, run: cmdNew, flags: func(fs *flag.FlagSet, o *opts) {
