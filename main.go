@@ -381,8 +381,8 @@ func init() {
 		{name: "skip-input", args: "INPUT_ID", summary: "skip an input and the work it caused",
 			minArgs: 1, maxArgs: 1, run: cmdSkipInput},
 		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Pause, "paused %s")},
-		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Resume, "resumed %s")},
-		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Retry, "retrying %s")},
+		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Resume, "resumed %s", "the workflow runs")},
+		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Retry, "retrying %s", "the workflow runs")},
 		{name: "logs", args: "WORKFLOW [--run ID] [--json]", summary: "the trace of a run (default: the newest)",
 			minArgs: 1, maxArgs: 1, run: cmdLogs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				idVar(fs, &o.run, "run", "run id")
@@ -1235,10 +1235,10 @@ func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
 
 // onWorkflow is the runner of an operation on one workflow: op, then done
 // with the workflow's name.
-func onWorkflow(op func(api.API, context.Context, string) error, done string) func(context.Context, *cli, *opts) error {
+func onWorkflow(op func(api.API, context.Context, string) error, done string, later ...string) func(context.Context, *cli, *opts) error {
 	return func(ctx context.Context, c *cli, o *opts) error {
 		wf := o.args[0]
-		return action(ctx, c, func(api api.API) error { return op(api, ctx, wf) }, fmt.Sprintf(done, wf))
+		return action(ctx, c, func(api api.API) error { return op(api, ctx, wf) }, fmt.Sprintf(done, wf), later...)
 	}
 }
 
