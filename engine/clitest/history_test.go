@@ -206,6 +206,13 @@ func TestDrainOutOfTimeNamesWhatRuns(t *testing.T) {
 	if !strings.Contains(r.stderr, "still busy after 2s: still running: spin") || strings.Contains(r.stderr, "lines") {
 		t.Errorf("drain out of time: want it to name spin alone, got %s", r)
 	}
+	// the run drain left behind is found at the next start (pause opens
+	// an engine): its history says why it is "crashed"
+	e.ok("pause", "spin")
+	runs := jsonOf[[]api.RunView](e, "runs", "spin")
+	if len(runs) == 0 || runs[0].Status != "crashed" || !strings.Contains(runs[0].Error, "keep stopped while this run was under way") {
+		t.Errorf("the run drain left behind: %+v", runs)
+	}
 }
 
 // TestResolveSaysWhenTheResendWaitsForAnEngine: with no engine running,

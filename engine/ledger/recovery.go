@@ -22,7 +22,11 @@ func (l *Ledger) Recover(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 	// keep stopped under the run (a restart, a kill, a machine that
 	// slept): not the script's doing, which runs in a worker of its own
 	// and cannot take keep down; so it is never counted against the
-	// script (the crash loop counts worker deaths: engine/runs.go)
+	// script (the crash loop counts worker deaths: engine/runs.go). The
+	// run's history says so, or "crashed" would stand there unexplained.
+	if run.Error == "" {
+		run.Error = "keep stopped while this run was under way; it was found unfinished when keep started again"
+	}
 	d, err := l.MoveRun(ctx, tx, w, run, ByRecovery, "")
 	if err != nil {
 		return d, err
