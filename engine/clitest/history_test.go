@@ -267,3 +267,42 @@ func TestResolveSaysWhenTheResendWaitsForAnEngine(t *testing.T) {
 		t.Errorf("mutations = %+v", ms)
 	}
 }
+
+// TestAnApprovalOfAPausedWorkflowAddsNoRunsPerCommand: approving a call of
+// a paused workflow leaves its run to go on at resume. With no daemon,
+// every later command (each opens an engine, which recovers) marked that
+// run crashed and made an identical one: two runs more in `keep runs` for
+// each `keep workflows`, without end. The call is made once, at resume.
+func TestAnApprovalOfAPausedWorkflowAddsNoRunsPerCommand(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	e.deployLines()
+	e.ok("drain")
+	a := attentionOf(e, api.AttentionApproval)
+	if len(a) != 1 {
+		t.Fatalf("approvals = %+v", a)
+	}
+	e.ok("pause", "lines")
+	e.ok("approve", a[0].ID)
+	e.ok("workflows") // the first start after it recovers the run once
+	before := len(jsonOf[[]api.RunView](e, "runs", "lines"))
+	for range 3 {
+		e.ok("workflows")
+	}
+	if after := len(jsonOf[[]api.RunView](e, "runs", "lines")); after != before {
+		t.Errorf("runs of lines: %d, then %d after three `keep workflows`", before, after)
+	}
+	if got := e.read("out.txt"); got != "" {
+		t.Fatalf("the approved call was made while the workflow was paused: out.txt = %q", got)
+	}
+	e.ok("resume", "lines")
+	e.ok("drain")
+	if got := e.read("out.txt"); got != "a.txt\n" && got != "b.txt\n" {
+		t.Errorf("after resume, out.txt = %q, want the approved line once", got)
+	}
+	for _, m := range jsonOf[[]api.MutationView](e, "mutations", "lines") {
+		if m.ID == a[0].ID && m.Status != "applied" {
+			t.Errorf("the approved call is %s after resume", m.Status)
+		}
+	}
+}

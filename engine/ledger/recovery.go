@@ -17,6 +17,15 @@ import (
 // anything else gives its events back. A handler found running crashLimit
 // times in a row blocks its workflow. w must have been read in tx.
 func (l *Ledger) Recover(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation) (Decision, error) {
+	if run.Trigger == ByRecovery && mut != nil && (mut.Status == storage.MutationApproved || mut.Status == storage.MutationAwaitingApproval) {
+		// a recovery run that sends an approved call, found active again
+		// with the call still unsent (durably in_flight before it goes
+		// out), has not begun: it is queued work, not a crash. Crashed, it
+		// would be made again identical at every start of keep — every
+		// command, with no daemon — without end while its workflow is
+		// paused and nothing runs it.
+		return Decision{}, nil
+	}
 	now := l.now()
 	run.Status, run.UpdatedAt, run.ClosedAt = storage.RunCrashed, now, &now
 	// keep stopped under the run (a restart, a kill, a machine that
