@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"keep/engine/api"
 )
@@ -304,5 +305,77 @@ func TestAnApprovalOfAPausedWorkflowAddsNoRunsPerCommand(t *testing.T) {
 		if m.ID == a[0].ID && m.Status != "applied" {
 			t.Errorf("the approved call is %s after resume", m.Status)
 		}
+	}
+}
+
+// TestARunParkedPastItsCallAddsNoRunsPerCommand: paused while its call is
+// out, a run parks once the call is done, to run next at resume; stopped
+// there, the daemon's successor retries it forward. With no daemon after
+// that, every command crashed that retry and made another: two runs more
+// per command, without end. next runs once, at resume; the call is sent
+// once.
+func TestARunParkedPastItsCallAddsNoRunsPerCommand(t *testing.T) {
+	t.Parallel()
+	got, release := make(chan struct{}, 8), make(chan struct{})
+	var mu sync.Mutex
+	posts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		posts++
+		mu.Unlock()
+		got <- struct{}{}
+		select {
+		case <-release:
+		case <-time.After(time.Minute):
+		}
+	}))
+	defer srv.Close()
+	e := newEnv(t, "allow")
+	d := startDaemon(t, e)
+	awaitSocket(t, e, d, time.Minute)
+	e.ok("deploy", e.file(e.dir, "post.js", strings.Replace(`export default Keep.workflow({ name: "post", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "1h" }, handler: async (ctx) => {
+    const inputId = ctx.registerInput({ source: "http", type: "resource", id: "1", title: "Item 1" });
+    await ctx.publish("t", { messageId: "1", inputId, payload: {} });
+  } } },
+  consumers: { c: Keep.consumer({ subscribe: ["t"],
+    async prepare(ctx) { const [e] = await ctx.peek("t"); return e ? { reservations: [{ topic: "t", ids: [e.messageId] }], data: {} } : { reservations: [], data: {} }; },
+    async mutate(ctx) { await ctx.http.request({ method: "POST", url: URL }); },
+    async next() {} }) } });`, "URL", `"`+srv.URL+`"`, 1)))
+	select {
+	case <-got:
+	case <-time.After(time.Minute):
+		t.Fatal("the call never came")
+	}
+	e.ok("pause", "post")
+	close(release)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		ms := jsonOf[[]api.MutationView](e, "mutations", "post")
+		if len(ms) == 1 && ms[0].Status == "applied" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call was not applied: %+v", ms)
+		}
+	}
+	d.stop(t)
+	e.ok("workflows") // the first start after the stop retries the run forward, once
+	before := len(jsonOf[[]api.RunView](e, "runs", "post"))
+	for range 3 {
+		e.ok("workflows")
+	}
+	if after := len(jsonOf[[]api.RunView](e, "runs", "post")); after != before {
+		t.Errorf("runs of post: %d, then %d after three `keep workflows`", before, after)
+	}
+	e.ok("resume", "post")
+	e.ok("drain")
+	runs := jsonOf[[]api.RunView](e, "runs", "post")
+	if runs[0].Status != "committed" {
+		t.Errorf("after resume the newest run is %+v, want committed", runs[0])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if posts != 1 {
+		t.Errorf("the call was sent %d times", posts)
 	}
 }

@@ -17,13 +17,7 @@ import (
 // anything else gives its events back. A handler found running crashLimit
 // times in a row blocks its workflow. w must have been read in tx.
 func (l *Ledger) Recover(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation) (Decision, error) {
-	if run.Trigger == ByRecovery && mut != nil && (mut.Status == storage.MutationApproved || mut.Status == storage.MutationAwaitingApproval) {
-		// a recovery run that sends an approved call, found active again
-		// with the call still unsent (durably in_flight before it goes
-		// out), has not begun: it is queued work, not a crash. Crashed, it
-		// would be made again identical at every start of keep — every
-		// command, with no daemon — without end while its workflow is
-		// paused and nothing runs it.
+	if notBegun(w, run, mut) {
 		return Decision{}, nil
 	}
 	now := l.now()
@@ -64,4 +58,22 @@ func (l *Ledger) Recover(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 		_, err := tx.Release(ctx, run.ID, now)
 		return d, err
 	}
+}
+
+// notBegun: run is a recovery run found active again with nothing of it
+// begun — its approved call still unsent (a call is durably in_flight
+// before it goes out), or its next still to run from emitting (next's
+// effects commit with the run, at once) — on the workflow's version. It
+// is queued work, not a crash: crashed, it would be made again identical
+// at every start of keep (every command, with no daemon), without end
+// while its workflow is paused and nothing runs it. A deploy since makes
+// it a crash again, so its retry runs the new version.
+func notBegun(w *storage.Workflow, run *storage.Run, mut *storage.Mutation) bool {
+	if run.Trigger != ByRecovery || run.ScriptVersion != w.Version {
+		return false
+	}
+	if run.Phase == storage.PhaseEmitting {
+		return true
+	}
+	return mut != nil && (mut.Status == storage.MutationApproved || mut.Status == storage.MutationAwaitingApproval)
 }
