@@ -322,7 +322,7 @@ func init() {
 			summary: "dry-run a workflow on a throw-away copy: real reads, every mutation shown instead of performed",
 			minArgs: 1, maxArgs: 1, run: cmdTry, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				fs.StringVar(&o.producer, "producer", "", "run only this producer")
-				fs.IntVar(&o.limit, "limit", api.DefaultTryLimit, "stop after this many mutations")
+				countVar(fs, &o.limit, "limit", fmt.Sprintf("stop after this many mutations (0: %d)", api.DefaultTryLimit))
 			})},
 		{name: "new", args: `"DESCRIPTION" [-o FILE] [--with-reads]`, summary: "draft a workflow with the [llm] model; validated and dry-run, never deployed",
 			minArgs: 1, maxArgs: 1, run: cmdNew, flags: func(fs *flag.FlagSet, o *opts) {
@@ -381,8 +381,8 @@ func init() {
 		{name: "skip-input", args: "INPUT_ID", summary: "skip an input and the work it caused",
 			minArgs: 1, maxArgs: 1, run: cmdSkipInput},
 		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Pause, "paused %s")},
-		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Resume, "resumed %s")},
-		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Retry, "retrying %s")},
+		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Resume, "resumed %s", "the workflow runs")},
+		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Retry, "retrying %s", "the workflow runs")},
 		{name: "logs", args: "WORKFLOW [--run ID] [--json]", summary: "the trace of a run (default: the newest)",
 			minArgs: 1, maxArgs: 1, run: cmdLogs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				idVar(fs, &o.run, "run", "run id")
@@ -628,7 +628,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, &usageError{msg: fmt.Sprintf("too many arguments: %s", strings.Join(pos[cmd.maxArgs:], " ")), usage: cmd.usage()})
 	}
 	o.args = pos
-	return report(stderr, cmd.run(ctx, c, o))
+	err = cmd.run(ctx, c, o)
+	// a mistake a command finds in its own arguments shows its usage line
+	if ue := (*usageError)(nil); errors.As(err, &ue) && ue.usage == "" {
+		ue.usage = cmd.usage()
+	}
+	return report(stderr, err)
 }
 
 // parseInterspersed parses flags wherever they appear among args (the
@@ -709,7 +714,7 @@ func cmdHelp(_ context.Context, c *cli, o *opts) error {
 	if len(o.args) > 0 {
 		cmd := lookup(o.args[0])
 		if cmd == nil {
-			return &usageError{msg: fmt.Sprintf("unknown command %q", o.args[0])}
+			return &usageError{msg: fmt.Sprintf("unknown command %q", o.args[0]), usage: globalUsage}
 		}
 		if len(o.args) == 2 {
 			if cmd.sub(o.args[1]) == nil {
@@ -941,6 +946,11 @@ func cmdValidate(_ context.Context, c *cli, o *opts) error {
 
 func cmdDeploy(ctx context.Context, c *cli, o *opts) error {
 	file := o.args[0]
+	if o.name != "" {
+		if err := engine.CheckWorkflowName(o.name); err != nil {
+			return &usageError{msg: "invalid value for --name: " + err.Error()}
+		}
+	}
 	src, err := engine.ReadFile(file)
 	if err != nil {
 		return err
@@ -1183,18 +1193,11 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 	if err != nil {
 		return err
 	}
-	runID := o.run
-	var runView *api.RunView
-	if runID == "" {
-		runs, err := keepAPI.Runs(ctx, o.args[0], api.Page{Limit: 1})
-		if err != nil {
-			return err
-		}
-		if len(runs) == 0 {
-			return fmt.Errorf("workflow %s has no runs yet", o.args[0])
-		}
-		runView, runID = &runs[0], runs[0].ID
+	runView, err := engine.RunOf(ctx, keepAPI, o.args[0], o.run)
+	if err != nil {
+		return err
 	}
+	runID := runView.ID
 	lines, err := keepAPI.Trace(ctx, runID)
 	if err != nil {
 		return err
@@ -1209,7 +1212,8 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 // Operations
 
 // action runs one engine operation and prints what was done.
-func action(ctx context.Context, c *cli, op func(api.API) error, done string) error {
+// action runs op and says done; later: what op left an absent engine to do.
+func action(ctx context.Context, c *cli, op func(api.API) error, done string, later ...string) error {
 	api, err := c.api(ctx)
 	if err != nil {
 		return err
@@ -1218,24 +1222,23 @@ func action(ctx context.Context, c *cli, op func(api.API) error, done string) er
 		return err
 	}
 	fmt.Fprintln(c.stdout, done)
+	for _, l := range later {
+		c.noEngine(l)
+	}
 	return nil
 }
 
 func cmdRunNow(ctx context.Context, c *cli, o *opts) error {
 	wf := o.args[0]
-	if err := action(ctx, c, func(api api.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf); err != nil {
-		return err
-	}
-	c.noEngine("they run")
-	return nil
+	return action(ctx, c, func(api api.API) error { return api.RunNow(ctx, wf) }, "queued the producers of "+wf, "they run")
 }
 
 // onWorkflow is the runner of an operation on one workflow: op, then done
 // with the workflow's name.
-func onWorkflow(op func(api.API, context.Context, string) error, done string) func(context.Context, *cli, *opts) error {
+func onWorkflow(op func(api.API, context.Context, string) error, done string, later ...string) func(context.Context, *cli, *opts) error {
 	return func(ctx context.Context, c *cli, o *opts) error {
 		wf := o.args[0]
-		return action(ctx, c, func(api api.API) error { return op(api, ctx, wf) }, fmt.Sprintf(done, wf))
+		return action(ctx, c, func(api api.API) error { return op(api, ctx, wf) }, fmt.Sprintf(done, wf), later...)
 	}
 }
 
@@ -1361,8 +1364,9 @@ func cmdResolve(ctx context.Context, c *cli, o *opts) error {
 		return &usageError{msg: fmt.Sprintf("unknown answer %q: one of %s (check again), %s, %s, %s", answer,
 			api.TryAgain, api.Happened, api.NotHappened, api.SkipIt), usage: lookup("resolve").usage()}
 	}
+	later := map[api.Answer][]string{api.TryAgain: {"it is checked again"}, api.NotHappened: {"the call is sent again"}}[answer] // the scheduler's
 	return action(ctx, c, func(api api.API) error { return api.Resolve(ctx, id, answer) },
-		fmt.Sprintf("resolved %s: %s", id, answer))
+		fmt.Sprintf("resolved %s: %s", id, answer), later...)
 }
 
 func cmdSkip(ctx context.Context, c *cli, o *opts) error {
@@ -1446,7 +1450,7 @@ func cmdDrain(ctx context.Context, c *cli, o *opts) error {
 	}
 	if err := e.Drain(dctx); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return fmt.Errorf("drain: still busy after %s", o.timeout)
+			return fmt.Errorf("drain: still busy after %s: %v", o.timeout, err)
 		}
 		return fmt.Errorf("drain: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,8 +154,34 @@ func (e *Engine) Drain(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		// a drain that ran out of time names what was still running, so
+		// the person can look at it (keep runs, keep logs) and not guess
+		var busy []string
+		for i, err := range errs {
+			if errors.Is(err, ctx.Err()) {
+				busy = append(busy, wfs[i].Name)
+			}
+		}
+		if len(busy) > 0 {
+			return &StillRunningError{Workflows: busy, Err: ctx.Err()}
+		}
+	}
 	return errors.Join(errs...)
 }
+
+// StillRunningError is a Drain that ran out of time: the workflows whose
+// runs were still going. It wraps the context's error.
+type StillRunningError struct {
+	Workflows []string
+	Err       error
+}
+
+func (e *StillRunningError) Error() string {
+	return "still running: " + strings.Join(e.Workflows, ", ")
+}
+
+func (e *StillRunningError) Unwrap() error { return e.Err }
 
 // carryOn follows an answer that may have left a run active (retry,
 // resume, approve, reject, resolve). With the scheduler running it wakes

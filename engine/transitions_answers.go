@@ -192,7 +192,14 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer api.Answer) (*s
 func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error) {
 	var names []string
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		seen := map[int64]bool{}
 		for _, id := range ids {
+			if seen[id] {
+				// named twice: the second would find the first's skip
+				// and refuse the whole answer as if it were not pending
+				continue
+			}
+			seen[id] = true
 			ev, err := tx.EventByID(ctx, id)
 			if errors.Is(err, storage.ErrNotFound) {
 				return notFoundf("no event %d", id)
@@ -201,8 +208,10 @@ func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error)
 				return err
 			}
 			if ev.Status != EventPending || ev.ReservedBy != 0 {
+				// a consumed or skipped event keeps its last reservation:
+				// its status says what it is
 				what := string(ev.Status)
-				if ev.ReservedBy != 0 {
+				if ev.Status == EventPending {
 					what = fmt.Sprintf("reserved by run %d", ev.ReservedBy)
 				}
 				return refusedf("event %d is %s; only pending, unreserved events can be skipped", id, what)
@@ -240,6 +249,23 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 			return ledger.Decision{}, err
 		}
 		*w = *cur
+		// what the answer is to is read in the transaction that applies
+		// it, so a second answer, or one to an input whose work is all
+		// done, is refused rather than rewriting its history as skipped
+		now, err := tx.InputByID(ctx, in.ID)
+		if err != nil {
+			return ledger.Decision{}, err
+		}
+		if now.SkippedAt != nil {
+			return ledger.Decision{}, refusedf("input %d is already skipped", in.ID)
+		}
+		facts, err := tx.InputFacts(ctx, []int64{in.ID})
+		if err != nil {
+			return ledger.Decision{}, err
+		}
+		if st, _ := inputStatus(now, facts[in.ID], e.now(), e.pol.StaleAfter); st == api.InputDone {
+			return ledger.Decision{}, refusedf("input %d is done: nothing it caused is pending or waits for you, so there is nothing to skip", in.ID)
+		}
 		d, err := e.led.SkipInput(ctx, tx, w, in.ID)
 		if err != nil {
 			return d, err

@@ -304,9 +304,21 @@ func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]api.
 	if err != nil {
 		return nil, err
 	}
+	answers, err := e.db.Read().AnswersOfWorkflow(ctx, w.ID, "mutation")
+	if err != nil {
+		return nil, err
+	}
+	of := map[int64][]api.AnswerView{}
+	for _, a := range answers {
+		of[a.SubjectID] = append(of[a.SubjectID], api.AnswerView{Answer: a.Answer, AnsweredBy: a.AnsweredBy, At: a.CreatedAt})
+	}
 	out := make([]api.MutationView, len(ms))
 	for i, m := range ms {
 		out[i] = e.mutationView(w.Name, m)
+		out[i].Answers = of[m.ID]
+		if out[i].Answers == nil {
+			out[i].Answers = []api.AnswerView{}
+		}
 	}
 	return out, nil
 }
@@ -330,6 +342,31 @@ func (e *Engine) Trace(ctx context.Context, runID string) ([]api.TraceLine, erro
 			Result: t.Result, DurationMS: t.DurationMS, Error: t.Error}
 	}
 	return out, nil
+}
+
+// RunOf is the run whose trace `keep logs WORKFLOW [--run ID]` shows,
+// found through a (the engine here, or the daemon's): the workflow's newest
+// run, or its run runID. It is looked up among the workflow's own runs, so a
+// run of another workflow, or of none, is never shown as this one's.
+func RunOf(ctx context.Context, a api.API, workflow, runID string) (*api.RunView, error) {
+	page := api.Page{Limit: 1}
+	if runID != "" {
+		id, err := parseID("run", runID)
+		if err != nil {
+			return nil, err
+		}
+		page.Before = id + 1 // the newest at or before it: itself, if it is the workflow's
+	}
+	runs, err := a.Runs(ctx, workflow, page)
+	switch {
+	case err != nil:
+		return nil, err
+	case runID != "" && (len(runs) == 0 || runs[0].ID != runID):
+		return nil, notFoundf("workflow %s has no run %s (keep runs %s lists its runs)", workflow, runID, workflow)
+	case len(runs) == 0:
+		return nil, fmt.Errorf("workflow %s has no runs yet", workflow)
+	}
+	return &runs[0], nil
 }
 
 // Grants implements API: the workflow's grants, each marked with whether

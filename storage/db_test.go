@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestOpen(t *testing.T) {
@@ -147,4 +149,37 @@ func TestOpen(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestARefusalNamesAHolderStillWritingItsPID: a holder writes its pid just
+// after it takes the lock; a second engine refused in between named no one
+// ("held by another keep engine", seen from two `keep approve` at once), or
+// the pid a killed holder left behind.
+func TestARefusalNamesAHolderStillWritingItsPID(t *testing.T) {
+	t.Parallel()
+	for _, left := range []string{"", "999999999\n"} {
+		path := filepath.Join(t.TempDir(), "keep.db.lock")
+		if err := os.WriteFile(path, []byte(left), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		// the holder's pid lands a moment after its lock
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			_ = f.Truncate(0)
+			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}()
+		_, err = acquireLock(path)
+		var le *LockedError
+		if !errors.As(err, &le) || le.PID != os.Getpid() {
+			t.Errorf("with %q in the lock file: %v, want a LockedError naming pid %d", left, err, os.Getpid())
+		}
+		f.Close()
+	}
 }

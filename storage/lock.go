@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // LockedError says another process holds the database.
@@ -56,7 +57,7 @@ func acquireLock(path string) (*fileLock, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &LockedError{Path: strings.TrimSuffix(path, ".lock"), PID: HolderPID(path)}
+			return nil, &LockedError{Path: strings.TrimSuffix(path, ".lock"), PID: holderPIDSoon(path)}
 		}
 		return nil, fmt.Errorf("storage: lock %s: %w", path, err)
 	}
@@ -65,6 +66,30 @@ func acquireLock(path string) (*fileLock, error) {
 		_ = f.Sync()
 	}
 	return &fileLock{f: f}, nil
+}
+
+// holderPIDSoon is the holder's pid, waiting a moment for it: a holder
+// writes it just after it takes the lock, and a refusal read in between
+// would name no one, or a holder that has died (a killed one leaves its
+// pid in the file).
+func holderPIDSoon(lockPath string) int {
+	pid := HolderPID(lockPath)
+	for i := 0; !alive(pid) && i < 20; i++ {
+		time.Sleep(5 * time.Millisecond)
+		pid = HolderPID(lockPath)
+	}
+	if !alive(pid) {
+		return 0
+	}
+	return pid
+}
+
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // HolderPID reads the pid written into a lock file, or 0.

@@ -169,6 +169,9 @@ func WriteMutations(w io.Writer, ms []api.MutationView, width int) error {
 		case len(m.Result) > 0 && string(m.Result) != "null":
 			b.line("result", clipped(oneLine(jsonShown(m.Result)), resultMax))
 		}
+		for _, a := range m.Answers {
+			b.line("answered", a.Answer+" by "+a.AnsweredBy+" at "+cliTime(a.At))
+		}
 		if m.ResolvedBy != "" {
 			b.line("resolved by", m.ResolvedBy)
 		}

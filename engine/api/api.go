@@ -266,6 +266,19 @@ type MutationView struct {
 	// Arguments: every parameter named, each value cut to ArgumentRoom
 	// with the bytes not shown counted (engine/arguments.go).
 	Arguments []Argument `json:"arguments"`
+	// Answers: what the person answered about it (approve, reject,
+	// happened, …), oldest first. ResolvedBy says who settled it last —
+	// "host" for a call performed after an approval — so without these
+	// the history could not say that it was approved, or by whom.
+	Answers []AnswerView `json:"answers"`
+}
+
+// AnswerView is one answer a person gave (DESIGN.md §7.1: who gave it and
+// when).
+type AnswerView struct {
+	Answer     string    `json:"answer"`
+	AnsweredBy string    `json:"answered_by"`
+	At         time.Time `json:"at"`
 }
 
 type TraceLine struct {

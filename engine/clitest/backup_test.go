@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBackupIntoAMissingFolder: the folder is named and the way to make it
@@ -24,5 +25,26 @@ func TestBackupIntoAMissingFolder(t *testing.T) {
 	e.ok("backup", filepath.Join(missing, "keep.db"))
 	if _, err := os.Stat(filepath.Join(missing, "keep.db")); err != nil {
 		t.Errorf("no backup once the folder exists: %v", err)
+	}
+}
+
+// TestBackupOverAFileIsRefused: a backup onto a file that exists is refused
+// (exit 3), as keep init and keep edit refuse to overwrite one; it was exit
+// 1, "failed", with or without a daemon. The file is left as it was.
+func TestBackupOverAFileIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	e.deployLines()
+	there := e.file(e.dir, "mine.db", "the person's own file")
+	r := e.expect(3, "backup", there)
+	if !strings.Contains(r.stderr, there+" already exists; not overwriting it") {
+		t.Errorf("backup over a file says: %s", r)
+	}
+	d := startDaemon(t, e)
+	defer d.stop(t)
+	awaitSocket(t, e, d, time.Minute)
+	e.expect(3, "backup", there)
+	if b, _ := os.ReadFile(there); string(b) != "the person's own file" {
+		t.Errorf("the file in the way became %q", b)
 	}
 }

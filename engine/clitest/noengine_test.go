@@ -33,6 +33,12 @@ func TestNoEngineSaysSo(t *testing.T) {
 	if !strings.Contains(r.stderr, "lines is stored and will run when one starts") {
 		t.Errorf("deploy with no engine running does not say the workflow waits for one: %s", r)
 	}
+	// resume (and retry) only let the workflow run: with no engine, it
+	// does not, and said nothing of it
+	e.ok("pause", "lines")
+	if r := e.ok("resume", "lines"); !says(r) || !strings.Contains(r.stderr, "the workflow runs when one starts") {
+		t.Errorf("resume with no engine running does not say the workflow waits for one: %s", r)
+	}
 	// the note goes to stderr: --json output stays one JSON value
 	for _, args := range [][]string{{"deploy", wf, "--json"}, {"workflows", "--json"}, {"status", "lines", "--json"}} {
 		r := e.ok(args...)
@@ -52,6 +58,10 @@ func TestNoEngineSaysSo(t *testing.T) {
 		if strings.Contains(r.stderr, "no keep engine") {
 			t.Errorf("keep %s through a daemon says no engine runs: %s", strings.Join(args, " "), r)
 		}
+	}
+	e.ok("pause", "lines")
+	if r := e.ok("resume", "lines"); strings.Contains(r.stderr, "no keep engine") {
+		t.Errorf("resume through a daemon says no engine runs: %s", r)
 	}
 	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -80,6 +80,7 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		{[]string{"events", "lines", "--limit", "-1"}, "--limit"},
 		{[]string{"runs", "lines", "--limit", "-1"}, "--limit"},
 		{[]string{"runs", "lines", "--limit", "ten"}, "--limit"},
+		{[]string{"try", "lines.js", "--limit", "-1"}, "--limit"},
 		{[]string{"grant", "lines", "files.append", "--mode", "yolo"}, "--mode"},
 		{[]string{"grant", "lines", "files.append", "--limit", "-3"}, "--limit"},
 		{[]string{"drain", "--timeout", "-1s"}, "--timeout"},

@@ -34,6 +34,11 @@ func (s *Site) GC(ctx context.Context) (engine.GCReport, error) {
 // daemon takes it when one holds the database; otherwise a snapshot is read
 // directly (no engine needed: reading never takes the engine lock).
 func (s *Site) Backup(ctx context.Context, path string) error {
+	// a file in the way is a refusal, as for keep init and keep edit (exit
+	// 3), not a failure; the backup's own O_EXCL still guards the race
+	if _, err := os.Lstat(path); err == nil {
+		return &refusal{msg: fmt.Sprintf("backup: %s already exists; not overwriting it", path)}
+	}
 	if c, ok := s.Attach(); ok {
 		return c.Backup(ctx, path)
 	}
