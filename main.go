@@ -310,7 +310,7 @@ func init() {
 	commands = []*command{
 		{name: "help", args: "[COMMAND [SUB] | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
 			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
-		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path)",
+		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path), and beside it workflows/: the examples, keep.d.ts, jsconfig.json",
 			maxArgs: 1, run: cmdInit},
 		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem, else what it may call and reach",
 			minArgs: 1, maxArgs: 1, run: cmdValidate},

@@ -277,3 +277,33 @@ export default Keep.workflow({ name: "t", topics: { a: {} },
 		})
 	}
 }
+
+// A phase written as a shorthand property ({ handler }, { prepare, mutate,
+// next }) is the function of the file by that name, as handler: handler
+// is: the authoring guide's first example is written so.
+func TestAPhaseWrittenShorthandIsTheFunctionOfThatName(t *testing.T) {
+	t.Parallel()
+	src := `async function handler(ctx) { await ctx.files.list({ dir: "in" }); }
+async function prepare(ctx) { await ctx.files.read({ path: "in/a" }); return { reservations: [], data: {} }; }
+async function mutate(ctx) { await ctx.files.write({ path: "x", content: "y" }); }
+async function next() {}
+export default Keep.workflow({ name: "t", topics: { a: {} },
+  producers: { p: { publishes: ["a"], schedule: { interval: "5m" }, handler } },
+  consumers: { c: Keep.consumer({ subscribe: ["a"], prepare, mutate, next }) } });
+`
+	s, err := Load("t.js", []byte(src), LoadOptions{Methods: testMethods, MinInterval: time.Minute})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	for _, c := range []struct {
+		method string
+		phase  Phase
+	}{{"list", PhaseProducer}, {"read", PhasePrepare}, {"write", PhaseMutate}} {
+		if err := s.Manifest.Allows("files", c.method, c.phase); err != nil {
+			t.Errorf("files.%s in %s: %v (manifest %s)", c.method, c.phase, err, s.Manifest.JSON())
+		}
+	}
+	if err := s.Manifest.Allows("files", "write", PhasePrepare); err == nil {
+		t.Errorf("files.write allowed in prepare (manifest %s)", s.Manifest.JSON())
+	}
+}

@@ -178,6 +178,11 @@ func (c *callChecker) node(n any, sc scope) bool {
 		if c.names[n.Name.Name.String()] {
 			c.unnamed(int(n.Name.Idx), "ctx is put into an object as %s: keep cannot follow it there; call ctx.CONNECTOR.METHOD(...) where it is needed", n.Name.Name)
 		}
+		if _, ok := phaseOfKey[n.Name.Name.String()]; ok && n.Initializer == nil {
+			// { prepare } is prepare: prepare, a function of the file by name
+			c.propertyKeyed(&ast.PropertyKeyed{Key: &n.Name, Kind: ast.PropertyKindValue, Value: &n.Name}, sc)
+			return true
+		}
 		c.walk(reflect.ValueOf(n.Initializer), sc)
 	case *ast.Binding:
 		c.binding(n, sc)

@@ -4,9 +4,10 @@
 // Every 5 minutes keep looks at your calendar ([connectors.calendar]: url
 // and account) for meetings starting within the next LEAD_MINUTES. Each one
 // becomes an input, `Meeting "Design review" at 10:00 UTC`, and one
-// reminder (notify-send; in the TUI a toast). Every occurrence of a
-// recurring meeting is reminded on its own; a meeting moved to another time
-// is reminded again at its new time. All-day events are left alone.
+// reminder (a desktop notification: notify-send must be installed). Every
+// occurrence of a recurring meeting is reminded on its own; a meeting moved
+// to another time is reminded again at its new time. All-day events are
+// left alone.
 
 const LEAD_MINUTES = 15;
 

@@ -118,7 +118,7 @@ func (c *Connector) Methods() []connectors.Method {
 	written := "{ path: string, size: number }"
 	return []connectors.Method{
 		{Name: "list", Kind: connectors.Read, Scope: scope("dir"),
-			Doc: "Lists the regular files of a folder (not recursive; symlinks left out); a missing folder lists as [].",
+			Doc: "Lists the regular files of a folder (not recursive; symlinks left out); a missing folder is an error that names it, never [], so make the folder first.",
 			Args: []connectors.Arg{
 				{Name: "dir", Type: "string", Doc: `the folder, like path (default ".", the first root)`},
 				{Name: "glob", Type: "string", Doc: `a pattern on the file name, like "*.txt" (default "*")`},

@@ -157,6 +157,12 @@ func TestList(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "list nope: no such folder") || connectors.ClassOf(err) != connectors.Logic {
 			t.Fatalf("err = %v, want a logic error naming the folder", err)
 		}
+		// and the reference (keep help api, keep.d.ts) says so
+		for _, m := range b.c.Methods() {
+			if m.Name == "list" && (strings.Contains(m.Doc, "lists as []") || !strings.Contains(m.Doc, "missing folder is an error")) {
+				t.Errorf("files.list's doc %q does not say a missing folder is an error", m.Doc)
+			}
+		}
 	})
 
 	t.Run("without a dir it lists the first root", func(t *testing.T) {

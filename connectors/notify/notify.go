@@ -65,7 +65,7 @@ func (c *Connector) Methods() []connectors.Method {
 			title, _ := p["title"].(string)
 			return fmt.Sprintf("look in your desktop notifications for %q", title)
 		},
-		Doc: "Shows a desktop notification (notify-send), or a toast and the terminal bell in keep's UI when notify-send is missing.",
+		Doc: "Shows a desktop notification through notify-send; on a machine without notify-send the call fails (a logic error naming it) and its run waits in Attention.",
 		Args: []connectors.Arg{
 			{Name: "title", Type: "string", Required: true},
 			{Name: "body", Type: "string"},

@@ -151,6 +151,11 @@ func TestSendFailureClasses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "no desktop notifier (keep-no-such-notifier not found)") {
 			t.Fatalf("got %v", err)
 		}
+		// the reference (keep help api, keep.d.ts) says a send fails so,
+		// not that something else shows it
+		if doc := c.Methods()[0].Doc; !strings.Contains(doc, "without notify-send the call fails") {
+			t.Errorf("notify.send's doc %q does not say it fails without notify-send", doc)
+		}
 	})
 }
 

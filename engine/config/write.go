@@ -13,7 +13,7 @@ import (
 // 0600, its folder made if missing, never over a file already there.
 func WriteDefault(path string) error {
 	var b strings.Builder
-	b.WriteString("# keep configuration (DESIGN.md §12). Every value below is the default;\n")
+	b.WriteString("# keep configuration (README.md, Configuration, says what each key does). Every value below is the default;\n")
 	b.WriteString("# delete what you do not change. Durations are Go durations (\"30s\", \"5m\", \"1h\").\n\n")
 	if err := toml.NewEncoder(&b).Encode(Default()); err != nil {
 		return fmt.Errorf("config: encoding the defaults: %w", err)

@@ -17,8 +17,9 @@ import (
 func (r Ref) DTS() string {
 	var b strings.Builder
 	b.WriteString("// keep.d.ts — declarations for keep workflow files, generated from keep's own connector\n")
-	b.WriteString("// registry and phase rules (`keep help api` is the same reference as text). Regenerate it\n")
-	b.WriteString("// with `keep init` rather than editing it.\n\n")
+	b.WriteString("// registry and phase rules (`keep help api` is the same reference as text). Do not edit it:\n")
+	b.WriteString("// `keep init NEWDIR` writes a fresh one, for the config --config names, into NEWDIR/workflows\n")
+	b.WriteString("// (`keep init` never writes over a config that exists).\n\n")
 	b.WriteString("declare namespace Keep {\n")
 	b.WriteString(`  interface Event<P = any> {
     messageId: string;

@@ -16,6 +16,8 @@ import (
 
 // Ref is the whole reference.
 type Ref struct {
+	// File is a whole workflow file (FileExample).
+	File       string         `json:"file"`
 	Schedules  []ScheduleForm `json:"schedules"`
 	Phases     []Phase        `json:"phases"`
 	Operations []Operation    `json:"operations"`
@@ -78,7 +80,7 @@ type Arg struct {
 
 // Build reads the reference off the sandbox and the registry.
 func Build(reg *connectors.Registry) Ref {
-	r := Ref{Schedules: ScheduleForms}
+	r := Ref{File: FileExample, Schedules: ScheduleForms}
 	ops := sandbox.Operations()
 	for _, pd := range sandbox.PhaseDocs() {
 		p := Phase{Name: string(pd.Phase), Doc: pd.Doc, Args: pd.Args, Returns: pd.Returns}

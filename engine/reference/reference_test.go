@@ -102,11 +102,11 @@ func TestTextShowsPhasesOperationsAndEveryMethod(t *testing.T) {
 		t.Errorf("files.write's kind, phases or types are not shown:\n%s", section(text, "ctx.files.write"))
 	}
 	if !strings.Contains(text, "ctx.files.list({ dir?: string, glob?: string })") ||
-		!strings.Contains(section(text, "ctx.files.list"), "read, in producer, prepare") {
-		t.Errorf("files.list is not shown as a read of producer and prepare:\n%s", section(text, "ctx.files.list"))
+		!strings.Contains(section(text, "ctx.files.list({ dir?"), "read, in producer, prepare") {
+		t.Errorf("files.list is not shown as a read of producer and prepare:\n%s", section(text, "ctx.files.list({ dir?"))
 	}
-	if !strings.Contains(section(text, "ctx.files.append"), "outcome unknown? reads the file") {
-		t.Errorf("files.append does not say how it is reconciled:\n%s", section(text, "ctx.files.append"))
+	if !strings.Contains(section(text, "ctx.files.append({ path: string"), "outcome unknown? reads the file") {
+		t.Errorf("files.append does not say how it is reconciled:\n%s", section(text, "ctx.files.append({ path: string"))
 	}
 }
 
@@ -169,5 +169,32 @@ func TestJSONRoundTrips(t *testing.T) {
 		if p.Name == "mutate" && strings.Contains(strings.Join(p.Allows, ","), "ctx.publish") {
 			t.Errorf("mutate allows ctx.publish: %v", p.Allows)
 		}
+	}
+}
+
+// TestTheFileIsShownWhole: the reference shows a whole workflow file, every
+// declaration in place, and that file validates against the connectors
+// the reference lists.
+func TestTheFileIsShownWhole(t *testing.T) {
+	reg := defaultRegistry(t)
+	ref := reference.Build(reg)
+	var b bytes.Buffer
+	if err := ref.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	i, j := strings.Index(text, "THE FILE\n"), strings.Index(text, "\nPRODUCER SCHEDULES\n")
+	if i < 0 || j < i {
+		t.Fatalf("the reference has no THE FILE before its schedules:\n%s", text)
+	}
+	file := text[i:j]
+	for _, want := range []string{"Keep.workflow({", "topics:", "publishes:", "schedule:", "handler:",
+		"Keep.consumer({", "subscribe:", "concurrency", "prepare(ctx", "mutate(ctx", "next(ctx"} {
+		if !strings.Contains(file, want) {
+			t.Errorf("the reference's file lacks %q:\n%s", want, file)
+		}
+	}
+	if _, err := sandbox.Load("file.js", []byte(ref.File), sandbox.LoadOptions{Methods: reference.Methods(reg)}); err != nil {
+		t.Errorf("the reference's file does not validate: %v\n%s", err, ref.File)
 	}
 }

@@ -15,6 +15,12 @@ func (r Ref) WriteText(w io.Writer) error {
 	b.WriteString("Every handler gets ctx; what ctx may do depends on the phase. Arguments are one object;\n")
 	b.WriteString("every call may be awaited. `?` marks an optional field.\n\n")
 
+	b.WriteString("THE FILE\n\n")
+	for _, line := range strings.Split(strings.TrimRight(r.File, "\n"), "\n") {
+		b.WriteString(strings.TrimRight("  "+line, " ") + "\n")
+	}
+	b.WriteString("\n")
+
 	b.WriteString("PRODUCER SCHEDULES\n\n")
 	for _, s := range r.Schedules {
 		fmt.Fprintf(&b, "  schedule: %s\n", s.Form)

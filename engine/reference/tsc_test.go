@@ -77,6 +77,8 @@ func TestExampleWorkflowsTypeCheck(t *testing.T) {
 		}
 		files[wf.Name] = wf.Source
 	}
+	// and the whole file keep help api shows
+	files["reference-file.js"] = []byte("// @ts-check\n" + reference.FileExample)
 	dir := project(t, files)
 	if out, err := runTSC(t, bin, dir); err != nil {
 		t.Fatalf("tsc --noEmit: %v\n%s", err, out)

@@ -20,7 +20,7 @@ var (
 // ScheduleForms are a producer's schedules, as `keep help api` and keep.d.ts
 // document them.
 var ScheduleForms = []ScheduleForm{
-	{`{ interval: "5m" }`, "Runs every interval: digits and one of s, m, h, d (30s, 5m, 1h, 1d)."},
+	{`{ interval: "5m" }`, "Runs every interval: digits and one of s, m, h, d (5m, 1h, 1d), at least [policy] min_producer_interval (1m by default)."},
 	{`{ cron: "0 9 * * *" }`, "Runs at each match of a 5-field cron expression (minute hour day-of-month month day-of-week)."},
 	{`{ watch: "inbox" }`, "Runs when a file in the folder is created, written, renamed or removed (inotify), the changes of a burst coalesced into one run once the folder has gone " + quiet + " without a change (or " + maxWait + " after the first), and one more for those after the run started listing the folder, and every " +
 		rescan + " anyway. The folder is relative to the first of [connectors.files] roots, or absolute inside one, and must exist at validate. Watching only wakes the producer: it still lists the folder, so a change the kernel drops is found by the next run."},
