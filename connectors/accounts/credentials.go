@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,8 +20,12 @@ type file struct {
 type entry struct {
 	// Secret is the password (password, basic) or the token (token).
 	Secret string `json:"secret,omitempty"`
-	// ClientSecret is the OAuth client's secret, when the client has one.
+	// ClientSecret is the OAuth client's secret, when the client has one;
+	// ClientID the client it is the secret of (empty in files written
+	// before it was kept), so a new client_id in the config is not sent
+	// another client's secret.
 	ClientSecret string    `json:"client_secret,omitempty"`
+	ClientID     string    `json:"client_id,omitempty"`
 	AccessToken  string    `json:"access_token,omitempty"`
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	TokenType    string    `json:"token_type,omitempty"`
@@ -118,15 +123,11 @@ func (s *Store) update(change func(f *file) error) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("credentials file: %w", err)
 	}
-	lock, err := os.OpenFile(s.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := lockFile(context.Background(), s.path+".lock")
 	if err != nil {
 		return fmt.Errorf("credentials file lock: %w", err)
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("credentials file lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer unlock()
 	f, _, err := readFile(s.path)
 	if err != nil {
 		return err
@@ -145,6 +146,72 @@ func (s *Store) update(change func(f *file) error) error {
 	return nil
 }
 
+// lockFile takes an exclusive flock on path, shared with every keep
+// process (and every other open of it in this one), until unlock; it
+// gives up when ctx ends.
+func lockFile(ctx context.Context, path string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	fh, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	got := make(chan error) // unbuffered: a lock taken after ctx ended is let go, not lost
+	abandon := make(chan struct{})
+	go func() {
+		err := syscall.Flock(int(fh.Fd()), syscall.LOCK_EX)
+		select {
+		case got <- err:
+		case <-abandon:
+			fh.Close() // the lock, if taken, goes with the descriptor
+		}
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			fh.Close()
+			return nil, err
+		}
+		return func() { fh.Close() }, nil
+	case <-ctx.Done():
+		close(abandon)
+		return nil, ctx.Err()
+	}
+}
+
+// refreshLock is the lock one account's refresh is made under, in every
+// process: the refresh token it spends is read under it and the one it
+// gets written before it is let go, so no two refreshes present the same
+// refresh token (providers that rotate them take a second use as theft and
+// end the grant). One file per account, so a hung provider holds up only
+// its own accounts.
+func (s *Store) refreshLock(name string) string {
+	return filepath.Join(filepath.Dir(s.path), "."+filepath.Base(s.path)+"."+name+".refresh.lock")
+}
+
+// resolved is path with its symlinks followed, so the file they name is
+// replaced rather than the link: keep may find credentials.json linked to
+// where the person keeps it. A link to nowhere names where the file is
+// to be.
+func resolved(path string) string {
+	for range 40 {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return path
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return path
+}
+
 // beforeRename lets a test stop a write where a crash would: the new
 // content is on disk in the temporary file, the old file untouched.
 var beforeRename func() error
@@ -153,6 +220,7 @@ var beforeRename func() error
 // mode 0600, written and synced, renamed over the old one, the folder
 // synced. A reader (or a crash) sees the old file or the new, never a mix.
 func writeAtomic(path string, f *file) error {
+	path = resolved(path)
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return fmt.Errorf("credentials file: %w", err)
