@@ -8,8 +8,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,6 +141,11 @@ func (d Def) check() error {
 		if _, err := d.endpoint(); err != nil {
 			return err
 		}
+		for _, u := range [][2]string{{"auth_url", d.AuthURL}, {"token_url", d.TokenURL}, {"device_url", d.DeviceURL}, {"revoke_url", d.RevokeURL}} {
+			if err := checkEndpoint(u[0], u[1]); err != nil {
+				return err
+			}
+		}
 		if _, err := d.scopes(); err != nil {
 			return err
 		}
@@ -148,6 +155,26 @@ func (d Def) check() error {
 		return fmt.Errorf("kind must be oauth2, password, token or basic, not %q", d.Kind)
 	}
 	return nil
+}
+
+// checkEndpoint refuses an OAuth endpoint keep would send secrets to (or
+// the person their password) across the network in clear: plain http is
+// for this machine only, as for every credential (connectors.NewSigned).
+func checkEndpoint(field, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%s %q is not an address", field, raw)
+	}
+	switch {
+	case strings.EqualFold(u.Scheme, "https"):
+		return nil
+	case strings.EqualFold(u.Scheme, "http") && connectors.Loopback(u.Hostname()):
+		return nil
+	}
+	return fmt.Errorf("%s must use https (plain http is for this machine only): the client secret and tokens would cross the network in clear", field)
 }
 
 // Path is the credentials file.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -331,5 +332,55 @@ func TestSignInAndOutDuringARefresh(t *testing.T) {
 				t.Fatalf("the refresh wrote over the new sign-in: %+v, signed in %+v", now, signedIn)
 			}
 		})
+	}
+}
+
+// An oauth2 account whose token endpoint is plain http on another
+// machine would send the client secret, the code and the refresh token
+// across the network in clear, as no connector sends a credential. The
+// config is refused before anything is sent.
+func TestPlainHTTPEndpointsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.loginLoopback(t, b.store)
+	rec, posted := recorder(t)
+	// every address dials rec: "auth.example.test" stands for a machine
+	// across the network
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, rec.Listener.Addr().String())
+	}}}
+	for _, field := range []string{"token_url", "auth_url", "device_url", "revoke_url"} {
+		d := oauthDef(b.srv)
+		switch field {
+		case "token_url":
+			d.TokenURL = "http://auth.example.test/token"
+		case "auth_url":
+			d.AuthURL = "http://auth.example.test/authorize"
+		case "device_url":
+			d.DeviceURL = "http://auth.example.test/device"
+		case "revoke_url":
+			d.RevokeURL = "http://auth.example.test/revoke"
+		}
+		s, err := Open([]Def{d}, Opts{Path: b.path, Client: client})
+		if err != nil {
+			if !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "https") {
+				t.Errorf("%s: %v, want the field named and https asked for", field, err)
+			}
+			continue
+		}
+		t.Errorf("%s over plain http to another machine was accepted", field)
+		a, _ := s.Account("acme")
+		a.Invalidate()
+		a.Secret(context.Background())
+		s.Logout(context.Background(), "acme")
+	}
+	for _, p := range posted() {
+		t.Errorf("sent in clear: %s", p)
+	}
+	// this machine is fine: nothing crosses a network
+	d := oauthDef(b.srv)
+	d.TokenURL = "http://localhost:1/token"
+	if _, err := Open([]Def{d}, Opts{Path: b.path}); err != nil {
+		t.Errorf("a loopback token_url: %v", err)
 	}
 }

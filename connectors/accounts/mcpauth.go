@@ -87,6 +87,11 @@ func (s *Store) discover(ctx context.Context, d Def) (*discovered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the authorization server's metadata (RFC 8414) at %s: %w", issuer, err)
 	}
+	for _, u := range [][2]string{{"its authorization_endpoint", asm.AuthorizationEndpoint}, {"its token_endpoint", asm.TokenEndpoint}} {
+		if err := checkEndpoint(u[0], u[1]); err != nil {
+			return nil, fmt.Errorf("the authorization server's metadata (RFC 8414) at %s: %w", issuer, err)
+		}
+	}
 	found := &discovered{Resource: d.Resource, AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, ClientID: d.ClientID}
 	if found.ClientID != "" {
 		return found, nil
