@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"keep/connectors"
 	"keep/engine/enginetest/kit"
 )
 
@@ -382,5 +384,114 @@ func TestPlainHTTPEndpointsRefused(t *testing.T) {
 	d.TokenURL = "http://localhost:1/token"
 	if _, err := Open([]Def{d}, Opts{Path: b.path}); err != nil {
 		t.Errorf("a loopback token_url: %v", err)
+	}
+}
+
+// urlWriter hands on the first sign-in address written to it.
+type urlWriter struct {
+	mu   sync.Mutex
+	buf  strings.Builder
+	sent bool
+	got  chan string
+}
+
+func (w *urlWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	for _, f := range strings.Fields(w.buf.String()) {
+		if strings.Contains(f, "/authorize?") && !w.sent {
+			w.sent = true
+			w.got <- f
+		}
+	}
+	return len(p), nil
+}
+
+// The loopback listener takes one answer, with the state keep sent, on
+// 127.0.0.1 only, and is gone once the sign-in ends: another request
+// with a wrong or no state is refused and does not end the wait.
+func TestLoopbackListener(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	out := &urlWriter{got: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- b.store.Login(context.Background(), "acme", LoginOpts{Out: out, ReadSecret: secretReader(b.srv.ClientSecret)})
+	}()
+	authURL, _ := url.Parse(kit.Wait(t, out.got, kit.Timeout))
+	redirect, _ := url.Parse(authURL.Query().Get("redirect_uri"))
+	if redirect.Hostname() != "127.0.0.1" {
+		t.Fatalf("redirect_uri %s is not on 127.0.0.1", redirect)
+	}
+	for _, q := range []string{"code=stolen&state=wrong", "code=stolen", "error=access_denied&state=" + authURL.Query().Get("state") + "x"} {
+		resp, err := http.Get(redirect.String() + "?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("?%s answered %d, want 400", q, resp.StatusCode)
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("a request with a wrong state ended the sign-in: %v", err)
+	default:
+	}
+	resp, err := http.Get(authURL.String()) // the person, at the provider
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := kit.Wait(t, done, kit.Timeout); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.Get(redirect.String() + "?" + url.Values{"state": {authURL.Query().Get("state")}, "code": {"x"}}.Encode()); err == nil {
+		resp.Body.Close()
+		t.Errorf("the listener still answers after the sign-in: %d", resp.StatusCode)
+	}
+}
+
+// A refresh the provider made (spending a rotated refresh token) whose
+// answer never reached keep (killed, the connection cut) leaves keep with
+// a refresh token the provider no longer honours. Nothing can win it
+// back: the next refresh is refused once, and the account asks for a
+// sign-in naming the command, rather than failing as transient for ever.
+func TestLostRefreshAnswer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.srv.Rotate = true
+	b.loginLoopback(t, b.store)
+	b.srv.RefreshDelay = time.Hour
+	a, _ := b.store.Account("acme")
+	a.Invalidate()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		kit.Until(t, kit.Timeout, "the refresh reaches the provider", func() bool { return b.srv.RefreshesStarted() == 1 })
+		cancel() // the answer is lost
+	}()
+	if _, err := a.Secret(ctx); connectors.ClassOf(err) != connectors.Transient {
+		t.Fatalf("the lost answer: %v, want transient", err)
+	}
+	b.srv.RefreshDelay = 0
+	_, err := a.Secret(context.Background())
+	if connectors.ClassOf(err) != connectors.Auth || !strings.Contains(err.Error(), "keep auth login acme") {
+		t.Fatalf("the next refresh: %v, want a sign-in failure naming the command", err)
+	}
+	if st, _ := b.store.Statuses(); st[0].State != StateNeedsSignIn {
+		t.Errorf("keep auth list: %+v", st[0])
+	}
+}
+
+// A device code nobody enters in time ends the sign-in with words that
+// say so and what to run, not "context deadline exceeded".
+func TestDeviceCodeExpires(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.srv.DeviceTTL = 2 * time.Second
+	err := b.store.Login(context.Background(), "acme", LoginOpts{Out: io.Discard, Device: true, ReadSecret: secretReader(b.srv.ClientSecret)})
+	if err == nil || !strings.Contains(err.Error(), "expired") || !strings.Contains(err.Error(), "keep auth login acme --device") {
+		t.Fatalf("err = %v, want the code said expired and the command to run again", err)
 	}
 }

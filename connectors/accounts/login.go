@@ -219,6 +219,13 @@ func (s *Store) deviceFlow(ctx context.Context, d Def, clientSecret string, out 
 	}
 	fmt.Fprintf(out, "On any device, open\n\n  %s\n\nand enter the code %s to sign in to %s. Waiting...\n", where, da.UserCode, d.Name)
 	tok, err := conf.DeviceAccessToken(cctx, da)
+	var re *oauth2.RetrieveError
+	expired := errors.As(err, &re) && re.ErrorCode == "expired_token" ||
+		// golang.org/x/oauth2 stops polling at the code's expiry
+		errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !da.Expiry.IsZero() && !time.Now().Before(da.Expiry)
+	if expired {
+		return nil, fmt.Errorf("the code %s expired before it was entered: run %s --device again for a new one", da.UserCode, LoginCommand(d.Name))
+	}
 	if err != nil {
 		return nil, newExchangeError(err, clientSecret, da.DeviceCode)
 	}

@@ -41,6 +41,9 @@ type Server struct {
 	// refresh token presented again after it was rotated out ends its
 	// whole grant, the newest refresh token too.
 	ReuseRevokes bool
+	// DeviceTTL is how long a device code may be entered. Default: ten
+	// minutes.
+	DeviceTTL time.Duration
 	// RefreshDelay holds the answer to every refresh this long, as a
 	// slow provider does: the refresh is made at once (a rotated refresh
 	// token is spent), and a client that gives up never hears of it.
@@ -279,6 +282,13 @@ func (s *Server) issue(w http.ResponseWriter, scope, keep string) (newRefresh st
 	return newRefresh
 }
 
+func (s *Server) deviceTTL() time.Duration {
+	if s.DeviceTTL > 0 {
+		return s.DeviceTTL
+	}
+	return 10 * time.Minute
+}
+
 func (s *Server) deviceAuth(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil || r.PostForm.Get("client_id") != s.ClientID {
 		oauthError(w, http.StatusBadRequest, "invalid_client", "unknown client_id")
@@ -291,7 +301,7 @@ func (s *Server) deviceAuth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"device_code": dc, "user_code": uc, "verification_uri": s.URL + "/device/verify",
 		"verification_uri_complete": s.URL + "/device/verify?user_code=" + uc,
-		"expires_in":                600, "interval": 1})
+		"expires_in":                int(s.deviceTTL().Seconds()), "interval": 1})
 }
 
 // verify is the page the user opens on another device: entering the code
