@@ -112,6 +112,11 @@ func readFile(path string) (*file, fileStamp, error) {
 	if f.Accounts == nil {
 		f.Accounts = map[string]*entry{}
 	}
+	for name, e := range f.Accounts {
+		if e == nil {
+			delete(f.Accounts, name) // "name": null, an edit by hand: not signed in
+		}
+	}
 	return f, stampOf(fi), nil
 }
 

@@ -495,3 +495,37 @@ func TestDeviceCodeExpires(t *testing.T) {
 		t.Fatalf("err = %v, want the code said expired and the command to run again", err)
 	}
 }
+
+// A hand-edited credentials file whose account is null (the person
+// removing it by hand) is an account not signed in, everywhere: not a
+// panic in the daemon's watch of the file.
+func TestNullEntryInCredentials(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Def{Name: "api", Kind: Token})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan []string, 4)
+	if err := os.WriteFile(b.path, []byte(`{"accounts": {"acme": null}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.Watch(ctx, func(names []string) { got <- names }); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.open(t, oauthDef(b.srv), Def{Name: "api", Kind: Token}).Login(ctx, "api", LoginOpts{ReadSecret: secretReader("tok")}); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := kit.WaitRecv(t, got, 10*time.Second); len(names) != 1 || names[0] != "api" {
+		t.Fatalf("signed in = %v, want [api]", names)
+	}
+	a, _ := b.store.Account("acme")
+	if _, err := a.Secret(ctx); AccountOf(err) != "acme" {
+		t.Errorf("acme: %v, want a sign-in failure", err)
+	}
+	if st, err := b.store.Statuses(); err != nil || st[0].State != StateNeedsSignIn {
+		t.Errorf("statuses: %+v, %v", st, err)
+	}
+	b.store.Held()
+	if _, err := b.store.Logout(ctx, "acme"); err == nil || !strings.Contains(err.Error(), "not signed in") {
+		t.Errorf("logout: %v", err)
+	}
+}
