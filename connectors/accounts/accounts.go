@@ -294,7 +294,11 @@ func (s *Store) judge(name string, e *entry, bad string, hasBad bool) (token str
 		return "", false, NeedsSignIn(name, e.Refused)
 	}
 	wasRefused := hasBad && bad == e.AccessToken
-	fresh := e.AccessToken != "" && (e.Expiry.IsZero() || e.Expiry.Sub(s.now()) > s.refreshBefore)
+	before := s.refreshBefore
+	if life := e.Expiry.Sub(e.Obtained); !e.Obtained.IsZero() && life > 0 && life < 2*before {
+		before = life / 2
+	}
+	fresh := e.AccessToken != "" && (e.Expiry.IsZero() || e.Expiry.Sub(s.now()) > before)
 	if fresh && !wasRefused {
 		return e.AccessToken, false, nil
 	}

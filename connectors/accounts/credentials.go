@@ -31,6 +31,10 @@ type entry struct {
 	TokenType    string    `json:"token_type,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
 	SignedInAt   time.Time `json:"signed_in_at,omitzero"`
+	// Obtained is when AccessToken was issued: a token that lives less
+	// than twice RefreshBefore is refreshed at half its life instead, or
+	// every use would refresh it.
+	Obtained time.Time `json:"obtained,omitzero"`
 	// Refused says why the provider refused a refresh (invalid_grant), or
 	// a service the secret itself (Refused): the account needs a new
 	// sign-in. An oauth2 account is not refreshed again until then.

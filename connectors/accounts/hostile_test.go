@@ -529,3 +529,27 @@ func TestNullEntryInCredentials(t *testing.T) {
 		t.Errorf("logout: %v", err)
 	}
 }
+
+// A provider whose access tokens live a minute (less than the two
+// minutes before expiry keep refreshes at) gets one refresh per half
+// life, not one per use.
+func TestShortLivedTokens(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.srv.TTL = time.Minute
+	b.loginLoopback(t, b.store)
+	a, _ := b.store.Account("acme")
+	first, _ := a.Secret(context.Background())
+	for range 5 {
+		if tok, err := a.Secret(context.Background()); err != nil || tok != first {
+			t.Fatalf("Secret = %q, %v; want the token of the sign-in", tok, err)
+		}
+	}
+	if n := b.srv.Refreshes(); n != 0 {
+		t.Fatalf("%d refreshes of a token a second old", n)
+	}
+	b.clock.Advance(31 * time.Second)
+	if tok, err := a.Secret(context.Background()); err != nil || tok == first || b.srv.Refreshes() != 1 {
+		t.Fatalf("past half its life: %q, %v, %d refreshes", tok, err, b.srv.Refreshes())
+	}
+}

@@ -101,7 +101,7 @@ func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
 		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires (%s)\n", name, tok.Expiry.Local().Format(time.RFC3339))
 	}
 	return s.store(name, &entry{ClientSecret: clientSecret, ClientID: d.ClientID, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
-		TokenType: tok.TokenType, Expiry: s.expiry(tok)})
+		TokenType: tok.TokenType, Expiry: s.expiry(tok), Obtained: s.now().UTC()})
 }
 
 // forgetClientSecret removes a client secret the provider refused from

@@ -63,7 +63,7 @@ func (s *Store) mcpLogin(ctx context.Context, d Def, o LoginOpts) error {
 		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires\n", d.Name)
 	}
 	return s.store(d.Name, &entry{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
-		TokenType: tok.TokenType, Expiry: s.expiry(tok), Discovered: found})
+		TokenType: tok.TokenType, Expiry: s.expiry(tok), Obtained: s.now().UTC(), Discovered: found})
 }
 
 // discover finds the endpoints, and a client id, for d's MCP server.

@@ -257,6 +257,7 @@ func (s *Store) refresh(ctx context.Context, d Def, bad string, hasBad bool) (st
 			return nil
 		}
 		cur.AccessToken, cur.TokenType, cur.Expiry, cur.Refused = tok.AccessToken, tok.TokenType, s.expiry(tok), ""
+		cur.Obtained = s.now().UTC()
 		if tok.RefreshToken != "" {
 			cur.RefreshToken = tok.RefreshToken // the provider rotated it
 		}
