@@ -553,3 +553,47 @@ func TestShortLivedTokens(t *testing.T) {
 		t.Fatalf("past half its life: %q, %v, %d refreshes", tok, err, b.srv.Refreshes())
 	}
 }
+
+// keep auth logout run in the daemon's process (the TUI) waits on the
+// provider's revocation endpoint; another account's secret, Held and
+// Statuses do not wait with it.
+func TestHungRevocationHoldsUpNothingElse(t *testing.T) {
+	t.Parallel()
+	hung := make(chan struct{})
+	revoke := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hung:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(revoke.Close)
+	t.Cleanup(func() { close(hung) })
+	b := setup(t)
+	d := oauthDef(b.srv)
+	d.RevokeURL = revoke.URL
+	s := b.open(t, d, Def{Name: "api", Kind: Token})
+	b.loginLoopback(t, s)
+	if err := s.Login(context.Background(), "api", LoginOpts{ReadSecret: secretReader("api-token")}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Logout(ctx, "acme")
+	kit.Until(t, kit.Timeout, "acme is signed out", func() bool { return readCreds(t, b.path).Accounts["acme"] == nil })
+	done := make(chan error, 1)
+	go func() {
+		api, _ := s.Account("api")
+		_, err := api.Secret(context.Background())
+		s.Held()
+		s.Statuses()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a hung revocation endpoint holds up every account")
+	}
+}

@@ -299,7 +299,6 @@ func (s *Store) Logout(ctx context.Context, name string) (warning string, err er
 	}
 	defer unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	var gone *entry
 	err = s.update(func(f *file) error {
 		if gone = f.Accounts[name]; gone == nil {
@@ -308,6 +307,7 @@ func (s *Store) Logout(ctx context.Context, name string) (warning string, err er
 		delete(f.Accounts, name)
 		return nil
 	})
+	s.mu.Unlock() // the revocation below waits on the provider: s.mu is every account's
 	if err != nil {
 		return "", err
 	}

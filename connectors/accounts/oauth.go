@@ -312,6 +312,8 @@ func (d Def) revokeURL() string {
 
 // revoke asks the provider to end the grant of a refresh token (RFC 7009).
 func (s *Store) revoke(ctx context.Context, d Def, e *entry) error {
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
 	form := url.Values{"token": {e.RefreshToken}, "token_type_hint": {"refresh_token"}, "client_id": {d.ClientID}}
 	if e.ClientSecret != "" {
 		form.Set("client_secret", e.ClientSecret)
