@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -225,7 +226,7 @@ func resolved(path string) string {
 // content is on disk in the temporary file, the old file untouched.
 var beforeRename func() error
 
-// writeAtomic replaces path with f: a temporary file in the same folder,
+// writeAtomic replaces path with f (the caller holds its lock): a temporary file in the same folder,
 // mode 0600, written and synced, renamed over the old one, the folder
 // synced. A reader (or a crash) sees the old file or the new, never a mix.
 func writeAtomic(path string, f *file) error {
@@ -235,7 +236,16 @@ func writeAtomic(path string, f *file) error {
 		return fmt.Errorf("credentials file: %w", err)
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".credentials-*.tmp")
+	// a writer killed before its rename left its temporary file, secrets
+	// and all; every writer holds the file's lock, so any left now is such
+	pattern := ".credentials-" + filepath.Base(path) + "-*.tmp"
+	if !strings.ContainsAny(filepath.Base(path), `*?[\`) {
+		left, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, l := range left {
+			os.Remove(l)
+		}
+	}
+	tmp, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return fmt.Errorf("credentials file: %w", err)
 	}

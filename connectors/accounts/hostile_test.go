@@ -597,3 +597,41 @@ func TestHungRevocationHoldsUpNothingElse(t *testing.T) {
 		t.Fatal("a hung revocation endpoint holds up every account")
 	}
 }
+
+// keep killed between writing its temporary file and renaming it left
+// the secrets in a stray file; the next write clears it.
+func TestKilledWriterLeavesNoSecrets(t *testing.T) { // not parallel: beforeRename
+	b := setup(t, Def{Name: "api", Kind: Token})
+	if err := b.store.Login(context.Background(), "api", LoginOpts{ReadSecret: secretReader("first")}); err != nil {
+		t.Fatal(err)
+	}
+	// what writeAtomic had written when the kill came
+	var stray string
+	beforeKill := func() error {
+		left, _ := filepath.Glob(filepath.Join(filepath.Dir(b.path), ".credentials-*.tmp"))
+		if len(left) != 1 {
+			return fmt.Errorf("temporary files %v", left)
+		}
+		data, _ := os.ReadFile(left[0])
+		stray = left[0] + ".kept"
+		return os.WriteFile(stray, data, 0o600)
+	}
+	beforeRename = beforeKill
+	b.store.Login(context.Background(), "api", LoginOpts{ReadSecret: secretReader("second")})
+	beforeRename = nil
+	if stray == "" {
+		t.Fatal("no temporary file was written")
+	}
+	// the kept copy stands for the file a killed keep leaves: same name
+	// pattern, in the same folder
+	killed := strings.TrimSuffix(stray, ".kept")
+	if err := os.Rename(stray, killed); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.Login(context.Background(), "api", LoginOpts{ReadSecret: secretReader("third")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(killed); err == nil {
+		t.Errorf("the killed writer's %s, holding a secret, is still there", killed)
+	}
+}
