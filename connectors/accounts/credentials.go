@@ -226,9 +226,10 @@ func resolved(path string) string {
 // content is on disk in the temporary file, the old file untouched.
 var beforeRename func() error
 
-// writeAtomic replaces path with f (the caller holds its lock): a temporary file in the same folder,
-// mode 0600, written and synced, renamed over the old one, the folder
-// synced. A reader (or a crash) sees the old file or the new, never a mix.
+// writeAtomic replaces path with f (the caller holds its lock): a
+// temporary file in the same folder, mode 0600, written and synced,
+// renamed over the old one, the folder synced. A reader (or a crash) sees
+// the old file or the new, never a mix.
 func writeAtomic(path string, f *file) error {
 	path = resolved(path)
 	data, err := json.MarshalIndent(f, "", "  ")

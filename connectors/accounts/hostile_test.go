@@ -635,3 +635,17 @@ func TestKilledWriterLeavesNoSecrets(t *testing.T) { // not parallel: beforeRena
 		t.Errorf("the killed writer's %s, holding a secret, is still there", killed)
 	}
 }
+
+// A sign-in over a credentials file others may read says so.
+func TestLoginOverAnOpenCredentialsFile(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.loginLoopback(t, b.store)
+	if err := os.Chmod(b.path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := b.open(t).Login(context.Background(), "acme", LoginOpts{Out: io.Discard, ReadSecret: secretReader(b.srv.ClientSecret)})
+	if err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("err = %v, want the mode refused", err)
+	}
+}

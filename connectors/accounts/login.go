@@ -65,8 +65,10 @@ func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
 	s.mu.Lock()
 	f, err := s.current()
 	var clientSecret string
-	if e := f.Accounts[name]; err == nil && e != nil && (e.ClientID == "" || e.ClientID == d.ClientID) {
-		clientSecret = e.ClientSecret
+	if err == nil {
+		if e := f.Accounts[name]; e != nil && (e.ClientID == "" || e.ClientID == d.ClientID) {
+			clientSecret = e.ClientSecret
+		}
 	}
 	s.mu.Unlock()
 	if err != nil {
