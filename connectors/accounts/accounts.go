@@ -8,8 +8,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,9 +72,12 @@ type Opts struct {
 // other processes may change the credentials file under it (keep auth
 // login while the daemon runs): it re-reads the file when it changed.
 type Store struct {
-	path          string
-	defs          map[string]Def
-	client        *http.Client
+	path   string
+	defs   map[string]Def
+	client *http.Client
+	// tokenClient is client for the requests that carry an account's
+	// secrets to its provider (sameOrigin)
+	tokenClient   *http.Client
 	now           func() time.Time
 	refreshBefore time.Duration
 
@@ -98,7 +103,7 @@ func Open(defs []Def, opts Opts) (*Store, error) {
 	if opts.RefreshBefore <= 0 {
 		opts.RefreshBefore = 2 * time.Minute
 	}
-	s := &Store{path: opts.Path, defs: map[string]Def{}, client: opts.Client, now: opts.Now,
+	s := &Store{path: opts.Path, defs: map[string]Def{}, client: opts.Client, tokenClient: sameOrigin(opts.Client), now: opts.Now,
 		refreshBefore: opts.RefreshBefore, invalid: map[string]string{}}
 	for _, d := range defs {
 		if err := d.check(); err != nil {
@@ -136,6 +141,11 @@ func (d Def) check() error {
 		if _, err := d.endpoint(); err != nil {
 			return err
 		}
+		for _, u := range [][2]string{{"auth_url", d.AuthURL}, {"token_url", d.TokenURL}, {"device_url", d.DeviceURL}, {"revoke_url", d.RevokeURL}} {
+			if err := checkEndpoint(u[0], u[1]); err != nil {
+				return err
+			}
+		}
 		if _, err := d.scopes(); err != nil {
 			return err
 		}
@@ -145,6 +155,26 @@ func (d Def) check() error {
 		return fmt.Errorf("kind must be oauth2, password, token or basic, not %q", d.Kind)
 	}
 	return nil
+}
+
+// checkEndpoint refuses an OAuth endpoint keep would send secrets to (or
+// the person their password) across the network in clear: plain http is
+// for this machine only, as for every credential (connectors.NewSigned).
+func checkEndpoint(field, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%s %q is not an address", field, raw)
+	}
+	switch {
+	case strings.EqualFold(u.Scheme, "https"):
+		return nil
+	case strings.EqualFold(u.Scheme, "http") && connectors.Loopback(u.Hostname()):
+		return nil
+	}
+	return fmt.Errorf("%s must use https (plain http is for this machine only): the client secret and tokens would cross the network in clear", field)
 }
 
 // Path is the credentials file.
@@ -213,46 +243,70 @@ func (s *Store) secret(ctx context.Context, d Def) (string, error) {
 	if d.configured() {
 		return d.secretOf()
 	}
+	tok, refresh, bad, hasBad, err := s.held(d)
+	if !refresh {
+		return tok, err
+	}
+	// the refresh asks the provider without s.mu: a slow or hung token
+	// endpoint holds up this account only, not the others, Held (every
+	// log line) or Statuses
+	return s.refresh(ctx, d, bad, hasBad)
+}
+
+// held is the secret of d as the credentials file holds it, or that an
+// oauth2 account's token must be refreshed first (bad, hasBad: the token
+// a service refused, for judge).
+func (s *Store) held(d Def) (tok string, refresh bool, bad string, hasBad bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, err := s.current()
 	if err != nil {
 		// the user's to fix (a file others can read, a broken edit), like a
 		// refused sign-in; the message says how
-		return "", connectors.Errorf(connectors.Auth, "account %s: %w", d.Name, err)
+		return "", false, "", false, connectors.Errorf(connectors.Auth, "account %s: %w", d.Name, err)
 	}
 	e := f.Accounts[d.Name]
 	if d.Kind != OAuth2 {
 		if e == nil || e.Secret == "" {
-			return "", NeedsSignIn(d.Name, "not signed in")
+			return "", false, "", false, NeedsSignIn(d.Name, "not signed in")
 		}
-		return e.Secret, nil
+		return e.Secret, false, "", false, nil
 	}
+	bad, hasBad = s.invalid[d.Name]
+	tok, refresh, err = s.judge(d.Name, e, bad, hasBad)
+	if err != nil && e != nil && e.Refused == "" && e.RefreshToken == "" && hasBad && bad == e.AccessToken {
+		// written down, so keep auth list in any process says so
+		s.markRefused(d.Name, e.AccessToken, noRefreshWhy)
+	}
+	return tok, refresh, bad, hasBad, err
+}
+
+const noRefreshWhy = "the service refused the access token and there is no refresh token"
+
+// judge says what an oauth2 entry gives now: its access token, or that it
+// must be refreshed first, or that the user must sign in. bad is the
+// access token a service refused (Invalidate), when hasBad.
+func (s *Store) judge(name string, e *entry, bad string, hasBad bool) (token string, refresh bool, err error) {
 	if e == nil || (e.RefreshToken == "" && e.AccessToken == "") {
-		return "", NeedsSignIn(d.Name, "not signed in")
+		return "", false, NeedsSignIn(name, "not signed in")
 	}
 	if e.Refused != "" {
-		return "", NeedsSignIn(d.Name, e.Refused)
+		return "", false, NeedsSignIn(name, e.Refused)
 	}
-	fresh := e.AccessToken != "" && (e.Expiry.IsZero() || e.Expiry.Sub(s.now()) > s.refreshBefore)
-	refusedToken, wasRefused := s.invalid[d.Name]
-	wasRefused = wasRefused && refusedToken == e.AccessToken
+	wasRefused := hasBad && bad == e.AccessToken
+	before := s.refreshBefore
+	if life := e.Expiry.Sub(e.Obtained); !e.Obtained.IsZero() && life > 0 && life < 2*before {
+		before = life / 2
+	}
+	fresh := e.AccessToken != "" && (e.Expiry.IsZero() || e.Expiry.Sub(s.now()) > before)
 	if fresh && !wasRefused {
-		return e.AccessToken, nil
+		return e.AccessToken, false, nil
 	}
 	if e.RefreshToken == "" {
 		if wasRefused {
-			// written down, so keep auth list in any process says so
-			why := "the service refused the access token and there is no refresh token"
-			s.markRefused(d.Name, e.AccessToken, why)
-			return "", NeedsSignIn(d.Name, why)
+			return "", false, NeedsSignIn(name, noRefreshWhy)
 		}
-		return "", NeedsSignIn(d.Name, "the access token expired and there is no refresh token")
+		return "", false, NeedsSignIn(name, "the access token expired and there is no refresh token")
 	}
-	tok, err := s.refresh(ctx, d, e)
-	if err != nil {
-		return "", err
-	}
-	delete(s.invalid, d.Name)
-	return tok, nil
+	return "", true, nil
 }

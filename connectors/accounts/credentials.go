@@ -1,12 +1,14 @@
 package accounts
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -19,13 +21,21 @@ type file struct {
 type entry struct {
 	// Secret is the password (password, basic) or the token (token).
 	Secret string `json:"secret,omitempty"`
-	// ClientSecret is the OAuth client's secret, when the client has one.
+	// ClientSecret is the OAuth client's secret, when the client has one;
+	// ClientID the client it is the secret of (empty in files written
+	// before it was kept), so a new client_id in the config is not sent
+	// another client's secret.
 	ClientSecret string    `json:"client_secret,omitempty"`
+	ClientID     string    `json:"client_id,omitempty"`
 	AccessToken  string    `json:"access_token,omitempty"`
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	TokenType    string    `json:"token_type,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
 	SignedInAt   time.Time `json:"signed_in_at,omitzero"`
+	// Obtained is when AccessToken was issued: a token that lives less
+	// than twice RefreshBefore is refreshed at half its life instead, or
+	// every use would refresh it.
+	Obtained time.Time `json:"obtained,omitzero"`
 	// Refused says why the provider refused a refresh (invalid_grant), or
 	// a service the secret itself (Refused): the account needs a new
 	// sign-in. An oauth2 account is not refreshed again until then.
@@ -107,6 +117,11 @@ func readFile(path string) (*file, fileStamp, error) {
 	if f.Accounts == nil {
 		f.Accounts = map[string]*entry{}
 	}
+	for name, e := range f.Accounts {
+		if e == nil {
+			delete(f.Accounts, name) // "name": null, an edit by hand: not signed in
+		}
+	}
 	return f, stampOf(fi), nil
 }
 
@@ -118,15 +133,11 @@ func (s *Store) update(change func(f *file) error) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("credentials file: %w", err)
 	}
-	lock, err := os.OpenFile(s.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := lockFile(context.Background(), s.path+".lock")
 	if err != nil {
 		return fmt.Errorf("credentials file lock: %w", err)
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("credentials file lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer unlock()
 	f, _, err := readFile(s.path)
 	if err != nil {
 		return err
@@ -145,20 +156,97 @@ func (s *Store) update(change func(f *file) error) error {
 	return nil
 }
 
+// lockFile takes an exclusive flock on path, shared with every keep
+// process (and every other open of it in this one), until unlock; it
+// gives up when ctx ends.
+func lockFile(ctx context.Context, path string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	fh, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	got := make(chan error) // unbuffered: a lock taken after ctx ended is let go, not lost
+	abandon := make(chan struct{})
+	go func() {
+		err := syscall.Flock(int(fh.Fd()), syscall.LOCK_EX)
+		select {
+		case got <- err:
+		case <-abandon:
+			fh.Close() // the lock, if taken, goes with the descriptor
+		}
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			fh.Close()
+			return nil, err
+		}
+		return func() { fh.Close() }, nil
+	case <-ctx.Done():
+		close(abandon)
+		return nil, ctx.Err()
+	}
+}
+
+// refreshLock is the lock one account's refresh is made under, in every
+// process: the refresh token it spends is read under it and the one it
+// gets written before it is let go, so no two refreshes present the same
+// refresh token (providers that rotate them take a second use as theft and
+// end the grant). One file per account, so a hung provider holds up only
+// its own accounts.
+func (s *Store) refreshLock(name string) string {
+	return filepath.Join(filepath.Dir(s.path), "."+filepath.Base(s.path)+"."+name+".refresh.lock")
+}
+
+// resolved is path with its symlinks followed, so the file they name is
+// replaced rather than the link: keep may find credentials.json linked to
+// where the person keeps it. A link to nowhere names where the file is
+// to be.
+func resolved(path string) string {
+	for range 40 {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return path
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return path
+}
+
 // beforeRename lets a test stop a write where a crash would: the new
 // content is on disk in the temporary file, the old file untouched.
 var beforeRename func() error
 
-// writeAtomic replaces path with f: a temporary file in the same folder,
-// mode 0600, written and synced, renamed over the old one, the folder
-// synced. A reader (or a crash) sees the old file or the new, never a mix.
+// writeAtomic replaces path with f (the caller holds its lock): a
+// temporary file in the same folder, mode 0600, written and synced,
+// renamed over the old one, the folder synced. A reader (or a crash) sees
+// the old file or the new, never a mix.
 func writeAtomic(path string, f *file) error {
+	path = resolved(path)
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return fmt.Errorf("credentials file: %w", err)
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".credentials-*.tmp")
+	// a writer killed before its rename left its temporary file, secrets
+	// and all; every writer holds the file's lock, so any left now is such
+	pattern := ".credentials-" + filepath.Base(path) + "-*.tmp"
+	if !strings.ContainsAny(filepath.Base(path), `*?[\`) {
+		left, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, l := range left {
+			os.Remove(l)
+		}
+	}
+	tmp, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return fmt.Errorf("credentials file: %w", err)
 	}

@@ -65,14 +65,17 @@ func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
 	s.mu.Lock()
 	f, err := s.current()
 	var clientSecret string
-	if err == nil && f.Accounts[name] != nil {
-		clientSecret = f.Accounts[name].ClientSecret
+	if err == nil {
+		if e := f.Accounts[name]; e != nil && (e.ClientID == "" || e.ClientID == d.ClientID) {
+			clientSecret = e.ClientSecret
+		}
 	}
 	s.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if clientSecret == "" {
+	stored := clientSecret != ""
+	if !stored {
 		clientSecret, err = o.ReadSecret(fmt.Sprintf("client secret of the OAuth client %s (Enter if it has none): ", d.ClientID))
 		if err != nil {
 			return fmt.Errorf("reading the client secret: %w", err)
@@ -86,16 +89,44 @@ func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
 		tok, err = s.loopbackFlow(ctx, d, clientSecret, o.Out)
 	}
 	if err != nil {
+		var xe *exchangeError
+		if stored && errors.As(err, &xe) && (xe.code == "invalid_client" || xe.code == "unauthorized_client") {
+			// the client's secret changed at the provider: asking for it
+			// is the only way on, so the next sign-in must
+			s.forgetClientSecret(name, clientSecret)
+			return fmt.Errorf("signing in to %s: %w; the stored client secret was refused and is forgotten: run %s again and enter the client's current secret",
+				name, err, LoginCommand(name))
+		}
 		return fmt.Errorf("signing in to %s: %w", name, err)
 	}
 	if tok.RefreshToken == "" {
 		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires (%s)\n", name, tok.Expiry.Local().Format(time.RFC3339))
 	}
-	return s.store(name, &entry{ClientSecret: clientSecret, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
-		TokenType: tok.TokenType, Expiry: s.expiry(tok)})
+	return s.store(name, &entry{ClientSecret: clientSecret, ClientID: d.ClientID, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
+		TokenType: tok.TokenType, Expiry: s.expiry(tok), Obtained: s.now().UTC()})
+}
+
+// forgetClientSecret removes a client secret the provider refused from
+// name's entry, when it is still the one stored.
+func (s *Store) forgetClientSecret(name, secret string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.update(func(f *file) error {
+		if e := f.Accounts[name]; e != nil && e.ClientSecret == secret {
+			e.ClientSecret = ""
+		}
+		return nil
+	})
 }
 
 func (s *Store) store(name string, e *entry) error {
+	// after a refresh on its way, not before it: its answer must not
+	// write the grant this sign-in replaces over it
+	unlock, err := lockFile(context.Background(), s.refreshLock(name))
+	if err != nil {
+		return fmt.Errorf("credentials file lock: %w", err)
+	}
+	defer unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.SignedInAt = s.now().UTC()
@@ -167,7 +198,7 @@ func (s *Store) loopbackFlow(ctx context.Context, d Def, clientSecret string, ou
 	}
 	tok, err := conf.Exchange(s.clientCtx(ctx), a.code, append([]oauth2.AuthCodeOption{oauth2.VerifierOption(verifier)}, d.resourceParam()...)...)
 	if err != nil {
-		return nil, tokenError(err)
+		return nil, newExchangeError(err, clientSecret, a.code, verifier)
 	}
 	return tok, nil
 }
@@ -182,7 +213,7 @@ func (s *Store) deviceFlow(ctx context.Context, d Def, clientSecret string, out 
 	cctx := s.clientCtx(ctx)
 	da, err := conf.DeviceAuth(cctx)
 	if err != nil {
-		return nil, tokenError(err)
+		return nil, tokenError(err, clientSecret)
 	}
 	where := da.VerificationURI
 	if da.VerificationURIComplete != "" {
@@ -190,26 +221,56 @@ func (s *Store) deviceFlow(ctx context.Context, d Def, clientSecret string, out 
 	}
 	fmt.Fprintf(out, "On any device, open\n\n  %s\n\nand enter the code %s to sign in to %s. Waiting...\n", where, da.UserCode, d.Name)
 	tok, err := conf.DeviceAccessToken(cctx, da)
+	var re *oauth2.RetrieveError
+	expired := errors.As(err, &re) && re.ErrorCode == "expired_token" ||
+		// golang.org/x/oauth2 stops polling at the code's expiry
+		errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && !da.Expiry.IsZero() && !time.Now().Before(da.Expiry)
+	if expired {
+		return nil, fmt.Errorf("the code %s expired before it was entered: run %s --device again for a new one", da.UserCode, LoginCommand(d.Name))
+	}
 	if err != nil {
-		return nil, tokenError(err)
+		return nil, newExchangeError(err, clientSecret, da.DeviceCode)
 	}
 	return tok, nil
 }
 
-// tokenError says what the token endpoint refused, without its body.
-func tokenError(err error) error {
+// tokenError says what the token endpoint refused, without its body and
+// without what keep sent it (sent: the client secret, the code, the
+// verifier), which a provider's answer may echo.
+func tokenError(err error, sent ...string) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
-		msg := "the token endpoint refused: " + re.Response.Status
-		if re.ErrorCode != "" {
-			msg += " " + re.ErrorCode
+		msg := "the token endpoint refused: " + statusOf(re.Response)
+		if code := errorCode(re, sent...); code != "" {
+			msg += " " + code
 		}
-		if re.ErrorDescription != "" {
-			msg += " (" + re.ErrorDescription + ")"
+		if desc := redact(re.ErrorDescription, sent...); desc != "" {
+			if len(desc) > 300 {
+				desc = desc[:300] + "..."
+			}
+			msg += " (" + desc + ")"
 		}
 		return errors.New(msg)
 	}
-	return errors.New(scrub(err))
+	return errors.New(redact(scrub(err), sent...))
+}
+
+// exchangeError is a failed token request of a sign-in: what is said of
+// it (tokenError), and the provider's error code, for Login to act on.
+type exchangeError struct {
+	shown error
+	code  string
+}
+
+func (e *exchangeError) Error() string { return e.shown.Error() }
+
+func newExchangeError(err error, sent ...string) *exchangeError {
+	xe := &exchangeError{shown: tokenError(err, sent...)}
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		xe.code = re.ErrorCode
+	}
+	return xe
 }
 
 func randomString() string {
@@ -232,8 +293,14 @@ func (s *Store) Logout(ctx context.Context, name string) (warning string, err er
 		_, from := d.configSecret()
 		return "", fmt.Errorf("%s takes its secret from %s: remove it there, keep stores nothing of it", name, from)
 	}
+	// after a refresh on its way: what it writes is then removed, and the
+	// refresh token revoked is the one it got
+	unlock, err := lockFile(ctx, s.refreshLock(name))
+	if err != nil {
+		return "", fmt.Errorf("credentials file lock: %w", err)
+	}
+	defer unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	var gone *entry
 	err = s.update(func(f *file) error {
 		if gone = f.Accounts[name]; gone == nil {
@@ -242,6 +309,7 @@ func (s *Store) Logout(ctx context.Context, name string) (warning string, err er
 		delete(f.Accounts, name)
 		return nil
 	})
+	s.mu.Unlock() // the revocation below waits on the provider: s.mu is every account's
 	if err != nil {
 		return "", err
 	}
@@ -293,6 +361,11 @@ func (s *Store) Saved(name string) (restore func() error, had bool, err error) {
 		return nil, false, err
 	}
 	return func() error {
+		unlock, err := lockFile(context.Background(), s.refreshLock(name))
+		if err != nil {
+			return fmt.Errorf("credentials file lock: %w", err)
+		}
+		defer unlock()
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		delete(s.invalid, name)

@@ -63,7 +63,7 @@ func (s *Store) mcpLogin(ctx context.Context, d Def, o LoginOpts) error {
 		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires\n", d.Name)
 	}
 	return s.store(d.Name, &entry{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
-		TokenType: tok.TokenType, Expiry: s.expiry(tok), Discovered: found})
+		TokenType: tok.TokenType, Expiry: s.expiry(tok), Obtained: s.now().UTC(), Discovered: found})
 }
 
 // discover finds the endpoints, and a client id, for d's MCP server.
@@ -86,6 +86,11 @@ func (s *Store) discover(ctx context.Context, d Def) (*discovered, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the authorization server's metadata (RFC 8414) at %s: %w", issuer, err)
+	}
+	for _, u := range [][2]string{{"its authorization_endpoint", asm.AuthorizationEndpoint}, {"its token_endpoint", asm.TokenEndpoint}} {
+		if err := checkEndpoint(u[0], u[1]); err != nil {
+			return nil, fmt.Errorf("the authorization server's metadata (RFC 8414) at %s: %w", issuer, err)
+		}
 	}
 	found := &discovered{Resource: d.Resource, AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, ClientID: d.ClientID}
 	if found.ClientID != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -121,25 +122,120 @@ func (d Def) oauthConfig(clientSecret, redirect string) *oauth2.Config {
 	return &oauth2.Config{ClientID: d.ClientID, ClientSecret: clientSecret, Endpoint: ep, Scopes: scopes, RedirectURL: redirect}
 }
 
+// clientCtx carries the client golang.org/x/oauth2 talks to the token
+// endpoint with: s.tokenClient.
 func (s *Store) clientCtx(ctx context.Context) context.Context {
-	return context.WithValue(ctx, oauth2.HTTPClient, s.client)
+	return context.WithValue(ctx, oauth2.HTTPClient, s.tokenClient)
 }
 
+// sameOrigin is client following a redirect only within the origin of the
+// first request. net/http answers a 307 or 308 to a POST by posting the
+// same form to wherever it points, and a token or revocation request's
+// form holds the client secret, the refresh token or the code.
+func sameOrigin(client *http.Client) *http.Client {
+	c := *client
+	own := client.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !connectors.OriginOf(via[0].URL).Admits(req.URL) {
+			return fmt.Errorf("it redirected to %s, another origin: keep does not send an account's secrets there", connectors.OriginOf(req.URL))
+		}
+		if own != nil {
+			return own(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// statusOf is a response's status by its code: the reason phrase of the
+// status line is the server's to write, and may echo what it was sent.
+func statusOf(resp *http.Response) string {
+	if resp == nil {
+		return "no response"
+	}
+	return fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+}
+
+// codeRE is what an OAuth error code looks like (RFC 6749 §5.2 names
+// them in lower case and underscores).
+var codeRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// errorCode is the provider's error code, when it looks like one and
+// holds nothing keep sent: it goes into errors that are kept and shown.
+func errorCode(re *oauth2.RetrieveError, sent ...string) string {
+	if re.ErrorCode == "" {
+		return ""
+	}
+	if !codeRE.MatchString(re.ErrorCode) || redact(re.ErrorCode, sent...) != re.ErrorCode {
+		return "(an error code keep does not show)"
+	}
+	return re.ErrorCode
+}
+
+// redact takes the secrets keep sent out of what a provider answered.
+func redact(text string, sent ...string) string {
+	for _, v := range sent {
+		if v != "" {
+			text = strings.ReplaceAll(text, v, "[redacted]")
+		}
+	}
+	return text
+}
+
+// tokenTimeout bounds one request to a token endpoint: a refresh holds
+// its account's refresh lock, in every process, while it waits.
+const tokenTimeout = 30 * time.Second
+
 // refresh trades the refresh token for a new access token and persists
-// both before handing the token out. A refusal (invalid_grant: revoked,
-// expired) is recorded, so nothing asks the provider again until the user
-// signs in anew. The caller holds s.mu.
-func (s *Store) refresh(ctx context.Context, d Def, e *entry) (string, error) {
-	conf := d.withDiscovered(e).oauthConfig(e.ClientSecret, "")
-	src := conf.TokenSource(s.clientCtx(ctx), &oauth2.Token{RefreshToken: e.RefreshToken}) // no access token: it refreshes
+// both before handing the token out. It holds the account's refresh lock
+// (refreshLock), not s.mu, while it asks the provider; under it, it reads
+// the file again, so a refresh another caller or process made meanwhile
+// is used rather than made twice. A refusal (invalid_grant: revoked,
+// expired) is recorded, so nothing asks the provider again until the
+// user signs in anew. bad and hasBad are what judge is told.
+func (s *Store) refresh(ctx context.Context, d Def, bad string, hasBad bool) (string, error) {
+	unlock, err := lockFile(ctx, s.refreshLock(d.Name))
+	if err != nil {
+		return "", connectors.Errorf(connectors.Transient, "account %s: waiting for its token to be refreshed: %w", d.Name, err)
+	}
+	defer unlock()
+	s.mu.Lock()
+	f, err := s.current()
+	var e entry
+	if err == nil && f.Accounts[d.Name] != nil {
+		e = *f.Accounts[d.Name]
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return "", connectors.Errorf(connectors.Auth, "account %s: %w", d.Name, err)
+	}
+	if tok, again, err := s.judge(d.Name, &e, bad, hasBad); !again {
+		return tok, err // refreshed, signed in or refused meanwhile
+	}
+
+	conf := d.withDiscovered(&e).oauthConfig(e.ClientSecret, "")
+	tctx, cancel := context.WithTimeout(s.clientCtx(ctx), tokenTimeout)
+	defer cancel()
+	src := conf.TokenSource(tctx, &oauth2.Token{RefreshToken: e.RefreshToken}) // no access token: it refreshes
 	tok, err := src.Token()
+	sent := []string{e.RefreshToken, e.ClientSecret}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && refused(re) {
-			why := "the provider refused the refresh token (" + re.ErrorCode + ")"
+			why := "the provider refused the refresh token (" + errorCode(re, sent...) + ")"
 			if uerr := s.update(func(f *file) error {
 				if cur := f.Accounts[d.Name]; cur != nil && cur.RefreshToken == e.RefreshToken {
 					cur.Refused = why
+					if re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client" {
+						// the client's secret (or id) changed at the provider:
+						// the sign-in this asks for must ask for it anew
+						cur.ClientSecret = ""
+					}
 				}
 				return nil
 			}); uerr != nil {
@@ -149,23 +245,28 @@ func (s *Store) refresh(ctx context.Context, d Def, e *entry) (string, error) {
 		}
 		if errors.As(err, &re) {
 			// a status and the provider's error code, never its body
-			return "", connectors.Errorf(connectors.Transient, "account %s: refreshing the token: %s %s", d.Name, re.Response.Status, re.ErrorCode)
+			return "", connectors.Errorf(connectors.Transient, "account %s: refreshing the token: %s %s", d.Name, statusOf(re.Response), errorCode(re, sent...))
 		}
-		return "", connectors.Errorf(connectors.Transient, "account %s: refreshing the token: %v", d.Name, scrub(err))
+		return "", connectors.Errorf(connectors.Transient, "account %s: refreshing the token: %v", d.Name, redact(scrub(err), sent...))
 	}
 	if err := s.update(func(f *file) error {
 		cur := f.Accounts[d.Name]
-		if cur == nil {
-			cur = &entry{ClientSecret: e.ClientSecret}
-			f.Accounts[d.Name] = cur
+		if cur == nil || cur.RefreshToken != e.RefreshToken {
+			// signed out or in anew under the refresh lock's nose (by
+			// hand, or a keep that took no such lock): that stands
+			return nil
 		}
 		cur.AccessToken, cur.TokenType, cur.Expiry, cur.Refused = tok.AccessToken, tok.TokenType, s.expiry(tok), ""
+		cur.Obtained = s.now().UTC()
 		if tok.RefreshToken != "" {
 			cur.RefreshToken = tok.RefreshToken // the provider rotated it
 		}
 		return nil
 	}); err != nil {
 		return "", connectors.Errorf(connectors.Internal, "account %s: %w", d.Name, err)
+	}
+	if hasBad && s.invalid[d.Name] == bad {
+		delete(s.invalid, d.Name)
 	}
 	return tok.AccessToken, nil
 }
@@ -211,6 +312,8 @@ func (d Def) revokeURL() string {
 
 // revoke asks the provider to end the grant of a refresh token (RFC 7009).
 func (s *Store) revoke(ctx context.Context, d Def, e *entry) error {
+	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
+	defer cancel()
 	form := url.Values{"token": {e.RefreshToken}, "token_type_hint": {"refresh_token"}, "client_id": {d.ClientID}}
 	if e.ClientSecret != "" {
 		form.Set("client_secret", e.ClientSecret)
@@ -220,13 +323,13 @@ func (s *Store) revoke(ctx context.Context, d Def, e *entry) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := s.client.Do(req)
+	resp, err := s.tokenClient.Do(req)
 	if err != nil {
-		return errors.New(scrub(err))
+		return errors.New(redact(scrub(err), e.RefreshToken, e.ClientSecret))
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("the provider answered %s", resp.Status)
+		return fmt.Errorf("the provider answered %s", statusOf(resp))
 	}
 	return nil
 }

@@ -19,8 +19,9 @@ func (s *Store) Watch(ctx context.Context, signedIn func(names []string)) error 
 		return fmt.Errorf("watching the credentials file: %w", err)
 	}
 	seen := s.signInTimes()
-	// WatchFile calls back from its one goroutine: seen needs no lock
-	return connectors.WatchFile(ctx, s.path, func() {
+	// WatchFile calls back from its one goroutine: seen needs no lock. A
+	// symlink's file is what writes replace (writeAtomic), in its folder.
+	return connectors.WatchFile(ctx, resolved(s.path), func() {
 		now := s.signInTimes()
 		var changed []string
 		for name, t := range now {

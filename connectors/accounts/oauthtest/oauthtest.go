@@ -37,12 +37,27 @@ type Server struct {
 	// NoRefresh issues access tokens only, as providers do that give no
 	// refresh token: a refused token can only be replaced by a new sign-in.
 	NoRefresh bool
+	// ReuseRevokes, with Rotate, is reuse detection (RFC 9700 §4.14.2): a
+	// refresh token presented again after it was rotated out ends its
+	// whole grant, the newest refresh token too.
+	ReuseRevokes bool
+	// DeviceTTL is how long a device code may be entered. Default: ten
+	// minutes.
+	DeviceTTL time.Duration
+	// RefreshDelay holds the answer to every refresh this long, as a
+	// slow provider does: the refresh is made at once (a rotated refresh
+	// token is spent), and a client that gives up never hears of it.
+	RefreshDelay time.Duration
 
-	mu        sync.Mutex
-	codes     map[string]grant // authorization code → what it was issued for
-	devices   map[string]*device
-	access    map[string]token
-	refresh   map[string]string // refresh token → scope; absent when revoked
+	mu      sync.Mutex
+	codes   map[string]grant // authorization code → what it was issued for
+	devices map[string]*device
+	access  map[string]token
+	refresh map[string]string // refresh token → scope; absent when revoked
+	// family is the grant (the sign-in) a refresh token belongs to, kept
+	// after it is rotated out, for ReuseRevokes
+	family    map[string]string
+	started   int // refreshes received, before any delay
 	refreshes int
 	requests  int // to the token endpoint
 	failNext  int // answer the next refreshes with 503
@@ -71,7 +86,7 @@ type token struct {
 func New(t testing.TB) *Server {
 	s := &Server{ClientID: "keep-test-client", ClientSecret: "keep-test-client-secret", Username: "me@example.com", TTL: time.Hour,
 		codes: map[string]grant{}, devices: map[string]*device{}, access: map[string]token{}, refresh: map[string]string{},
-		registered: map[string]bool{}}
+		family: map[string]string{}, registered: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
@@ -154,10 +169,39 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "wrong client id or secret")
 		return
 	}
+	if r.PostForm.Get("grant_type") != "refresh_token" {
+		s.grant(w, r)
+		return
+	}
+	// a refresh is made at once and its answer held: a client that gives
+	// up meanwhile has lost the answer, and the provider has rotated the
+	// refresh token all the same
+	rec := httptest.NewRecorder()
+	s.mu.Lock()
+	s.started++
+	delay := s.RefreshDelay
+	s.mu.Unlock()
+	s.grant(rec, r)
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes())
+}
+
+// grant answers a token request whose client is known.
+func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
+	f := r.PostForm
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests++
-	f := r.PostForm
 	switch f.Get("grant_type") {
 	case "authorization_code":
 		g, ok := s.codes[f.Get("code")]
@@ -171,9 +215,18 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "code_verifier does not match code_challenge")
 			return
 		}
-		s.issue(w, g.scope, "")
+		if rt := s.issue(w, g.scope, ""); rt != "" {
+			s.family[rt] = rt
+		}
 	case "refresh_token":
 		scope, ok := s.refresh[f.Get("refresh_token")]
+		if fam := s.family[f.Get("refresh_token")]; !ok && s.ReuseRevokes && fam != "" {
+			for rt, rf := range s.family {
+				if rf == fam {
+					delete(s.refresh, rt)
+				}
+			}
+		}
 		if !ok {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "token has been expired or revoked")
 			return
@@ -185,11 +238,14 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		}
 		s.refreshes++
 		old := f.Get("refresh_token")
+		fam := s.family[old]
 		if s.Rotate {
 			delete(s.refresh, old)
 			old = ""
 		}
-		s.issue(w, scope, old)
+		if rt := s.issue(w, scope, old); rt != "" {
+			s.family[rt] = fam
+		}
 	case "urn:ietf:params:oauth:grant-type:device_code":
 		d, ok := s.devices[f.Get("device_code")]
 		switch {
@@ -199,7 +255,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "authorization_pending", "")
 		default:
 			delete(s.devices, f.Get("device_code"))
-			s.issue(w, d.scope, "")
+			if rt := s.issue(w, d.scope, ""); rt != "" {
+				s.family[rt] = rt
+			}
 		}
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", f.Get("grant_type"))
@@ -207,8 +265,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 }
 
 // issue answers with a new access token, and a refresh token: keep (the
-// one presented, when not rotating) or a new one. The caller holds s.mu.
-func (s *Server) issue(w http.ResponseWriter, scope, keep string) {
+// one presented, when not rotating) or a new one, which it returns. The
+// caller holds s.mu.
+func (s *Server) issue(w http.ResponseWriter, scope, keep string) (newRefresh string) {
 	at := "at-" + random()
 	s.access[at] = token{scope: scope, expires: time.Now().Add(s.TTL)}
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.TTL.Seconds()), "scope": scope}
@@ -216,9 +275,18 @@ func (s *Server) issue(w http.ResponseWriter, scope, keep string) {
 		rt := "rt-" + random()
 		s.refresh[rt] = scope
 		resp["refresh_token"] = rt
+		newRefresh = rt
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
+	return newRefresh
+}
+
+func (s *Server) deviceTTL() time.Duration {
+	if s.DeviceTTL > 0 {
+		return s.DeviceTTL
+	}
+	return 10 * time.Minute
 }
 
 func (s *Server) deviceAuth(w http.ResponseWriter, r *http.Request) {
@@ -233,7 +301,7 @@ func (s *Server) deviceAuth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"device_code": dc, "user_code": uc, "verification_uri": s.URL + "/device/verify",
 		"verification_uri_complete": s.URL + "/device/verify?user_code=" + uc,
-		"expires_in":                600, "interval": 1})
+		"expires_in":                int(s.deviceTTL().Seconds()), "interval": 1})
 }
 
 // verify is the page the user opens on another device: entering the code
@@ -301,6 +369,13 @@ func (s *Server) RefreshValid(refreshToken string) bool {
 	return ok
 }
 
+// Grants counts the refresh tokens honoured now.
+func (s *Server) Grants() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.refresh)
+}
+
 // RevokeAll ends every grant, as a user removing the app's access does.
 func (s *Server) RevokeAll() {
 	s.mu.Lock()
@@ -324,6 +399,13 @@ func (s *Server) Refreshes() int {
 	return s.refreshes
 }
 
+// RefreshesStarted counts the refresh requests received, answered or not.
+func (s *Server) RefreshesStarted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
 // TokenRequests counts every request to the token endpoint.
 func (s *Server) TokenRequests() int {
 	s.mu.Lock()
@@ -345,6 +427,7 @@ func (s *Server) Issue(scope string) (refreshToken string) {
 	defer s.mu.Unlock()
 	rt := "rt-" + random()
 	s.refresh[rt] = scope
+	s.family[rt] = rt
 	return rt
 }
 
