@@ -180,7 +180,17 @@ func (s *Store) loopbackFlow(ctx context.Context, d Def, clientSecret string, ou
 		}
 	})}
 	go srv.Serve(ln)
-	defer srv.Close()
+	defer func() {
+		// the page the browser is shown is written by the handler that
+		// handed the code over, maybe still under way: Close would cut it
+		// (the person sees a connection reset after signing in); Shutdown
+		// lets it end, and closes the rest
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
+	}()
 	opts := append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}, d.resourceParam()...)
 	for k, v := range presets[d.Provider].authParams {
 		opts = append(opts, oauth2.SetAuthURLParam(k, v))
