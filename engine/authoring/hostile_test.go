@@ -2,13 +2,21 @@ package authoring_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"keep/engine"
 	"keep/engine/api"
 	"keep/engine/authoring"
+	"keep/engine/authoring/model"
 	"keep/engine/config"
 	"keep/engine/enginetest"
 
@@ -85,6 +93,94 @@ func TestADryRunThatNeverEndsIsStopped(t *testing.T) {
 		}
 		if out := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(out, "did not end within") || time.Since(start) > 20*authoring.DryRunTime(pol) {
 			t.Errorf("%s = %.300s after %s", tool, out, time.Since(start))
+		}
+	}
+}
+
+// chatServer is a local OpenAI-compatible chat-completions server: it
+// answers with answers in turn (the last one again after) and keeps every
+// request body as it arrived.
+type chatServer struct {
+	mu      sync.Mutex
+	answers []string
+	bodies  []string
+	auth    []string
+}
+
+func newChatServer(t *testing.T, answers ...string) (*chatServer, *model.Chat) {
+	cs := &chatServer{answers: answers}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		cs.mu.Lock()
+		n := len(cs.bodies)
+		cs.bodies = append(cs.bodies, string(raw))
+		cs.auth = append(cs.auth, r.Header.Get("Authorization"))
+		answer := cs.answers[min(n, len(cs.answers)-1)]
+		cs.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "model": "m",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": "```javascript\n" + answer + "\n```\n"}}}})
+	}))
+	t.Cleanup(srv.Close)
+	return cs, &model.Chat{URL: srv.URL + "/v1/chat/completions", Model: "m", APIKey: "sk-llm-test-key"}
+}
+
+func (cs *chatServer) requests() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return slices.Clone(cs.bodies)
+}
+
+// stateWorkflow keeps what its producer read in its state, as a workflow
+// that remembers what it has seen does.
+const stateWorkflow = `export default Keep.workflow({
+  name: "diary",
+  topics: { "entry": {} },
+  producers: { scan: { publishes: ["entry"], schedule: { interval: "1h" }, handler: async (ctx, state) => {
+    const { content } = await ctx.files.read({ path: "private/diary.txt" });
+    return { last: content };
+  } } },
+  consumers: {},
+});
+`
+
+// keep edit (without --with-reads) asks a model to change a deployed
+// workflow, and its draft is dry-run from a copy of the workflow's
+// database. What the workflow read for real before (its state, its
+// events) is the person's data: a draft that throws it must not carry it
+// to the model in the problems handed back.
+func TestAnEditDraftCannotReadTheWorkflowsDataBackToTheModel(t *testing.T) {
+	t.Parallel()
+	h := enginetest.New(t, enginetest.Opts{})
+	h.Write("private/diary.txt", "PRIVATE-DIARY-LINE-7731")
+	h.Deploy("diary", []byte(stateWorkflow))
+	h.Drain()
+	hostile := strings.Replace(stateWorkflow, `const { content } = await ctx.files.read({ path: "private/diary.txt" });`,
+		`throw new Error("state: " + JSON.stringify(state));`, 1)
+	srv, chat := newChatServer(t, hostile, stateWorkflow)
+	ctx := context.Background()
+	a := authoring.Author{E: h.E}
+	sv, err := h.E.Script(ctx, "diary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = authoring.DraftWorkflow(ctx, chat, h.E.Registry(), h.E.Policy(), authoring.DraftRequest{Current: sv.Source, Change: "tidy it",
+		FileName: sv.FileName, Name: "diary", Try: api.TryOptions{CaptureReads: true},
+		TryFn: func(ctx context.Context, file string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
+			return a.TryChange(ctx, "diary", file, src, opts)
+		}})
+	reqs := srv.requests()
+	if len(reqs) < 2 {
+		t.Fatalf("the model was asked %d times, want the hostile draft's problems handed back", len(reqs))
+	}
+	// the model still hears how its draft fails, as it fails on nothing
+	if !strings.Contains(reqs[1], `state: undefined`) {
+		t.Errorf("the second request does not tell the model how its draft failed: %.2000s", reqs[1])
+	}
+	for i, body := range reqs {
+		if strings.Contains(body, "PRIVATE-DIARY-LINE-7731") {
+			t.Errorf("request %d to the model carries the workflow's data: %.600s", i+1, body[strings.Index(body, "PRIVATE")-300:])
 		}
 	}
 }
