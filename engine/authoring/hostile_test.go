@@ -184,3 +184,32 @@ func TestAnEditDraftCannotReadTheWorkflowsDataBackToTheModel(t *testing.T) {
 		}
 	}
 }
+
+// A workflow deployed under another name than its file's (keep deploy
+// --name) keeps its file's declared name in every version: its dry run, a
+// change proposed for it and so a repair keep the file's name, and are not
+// refused as renames of it. A script naming a third workflow still is.
+func TestAWorkflowDeployedUnderAnotherNameCanBeTriedAndChanged(t *testing.T) {
+	t.Parallel()
+	h := enginetest.New(t, enginetest.Opts{})
+	ctx := context.Background()
+	if _, err := h.E.Deploy(ctx, "notes.js", []byte(mcpServeNotes), "other"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.API.DryRun(ctx, "other", api.TryOptions{}); err != nil {
+		t.Errorf("the dry run of the deployed version: %v", err)
+	}
+	changed := strings.Replace(mcpServeNotes, `"notes.txt"`, `"notes-2.txt"`, 1)
+	if _, err := (authoring.Author{E: h.E}).TryChange(ctx, "other", "notes.js", []byte(changed), api.TryOptions{CaptureReads: true}); err != nil {
+		t.Errorf("a change's dry run: %v", err)
+	}
+	v, err := h.API.Propose(ctx, api.ProposalRequest{Workflow: "other", FileName: "notes.js", Source: []byte(changed), Origin: api.OriginMCP, Reason: "r"})
+	if err != nil || v.Workflow != "other" || v.DryRunError != "" {
+		t.Fatalf("a change proposed for it: %+v, %v", v, err)
+	}
+	third := strings.Replace(changed, `name: "notes"`, `name: "third"`, 1)
+	if _, err := h.API.Propose(ctx, api.ProposalRequest{Workflow: "other", FileName: "notes.js", Source: []byte(third), Origin: api.OriginMCP, Reason: "r"}); err == nil ||
+		!strings.Contains(err.Error(), "rename") {
+		t.Errorf("a script naming a third workflow was proposed for it: %v", err)
+	}
+}

@@ -71,6 +71,14 @@ func (a Author) dryRunDeployed(ctx context.Context, workflow, fileName string, s
 	if err != nil {
 		return nil, err
 	}
+	d, err := e.Deployed(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	var cur *sandbox.Script
+	if d != nil {
+		cur = d.Script
+	}
 	if src == nil {
 		fileName, src = sv.FileName, []byte(sv.Source)
 	}
@@ -87,7 +95,7 @@ func (a Author) dryRunDeployed(ctx context.Context, workflow, fileName string, s
 		if err != nil {
 			return nil, "", err
 		}
-		if sc.Workflow.Name != workflow {
+		if !keepsName(sc, cur, workflow) {
 			return nil, "", refusedf("the new script is named %q, not %q: a change may not rename the workflow", sc.Workflow.Name, workflow)
 		}
 		if err := checkProducer(sc, opts.Producer); err != nil {
