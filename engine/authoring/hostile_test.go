@@ -179,6 +179,14 @@ func TestAnEditDraftCannotReadTheWorkflowsDataBackToTheModel(t *testing.T) {
 		t.Errorf("the second request does not tell the model how its draft failed: %.2000s", reqs[1])
 	}
 	for i, body := range reqs {
+		for _, own := range []string{"sk-llm-test-key", h.DBPath, h.Root, h.Dir} {
+			if strings.Contains(body, own) {
+				t.Errorf("request %d to the model carries %q (a key, or where keep keeps its files or the person's)", i+1, own)
+			}
+		}
+		if srv.auth[i] != "Bearer sk-llm-test-key" {
+			t.Errorf("request %d went with Authorization %q", i+1, srv.auth[i])
+		}
 		if strings.Contains(body, "PRIVATE-DIARY-LINE-7731") {
 			t.Errorf("request %d to the model carries the workflow's data: %.600s", i+1, body[strings.Index(body, "PRIVATE")-300:])
 		}
@@ -211,5 +219,45 @@ func TestAWorkflowDeployedUnderAnotherNameCanBeTriedAndChanged(t *testing.T) {
 	if _, err := h.API.Propose(ctx, api.ProposalRequest{Workflow: "other", FileName: "notes.js", Source: []byte(third), Origin: api.OriginMCP, Reason: "r"}); err == nil ||
 		!strings.Contains(err.Error(), "rename") {
 		t.Errorf("a script naming a third workflow was proposed for it: %v", err)
+	}
+}
+
+// keep mcp serve makes one dry run at a time: a client's calls arrive at
+// once, and each try or propose of a file that runs until DryRunTime was
+// its own engine on its own database, all spinning together (a proposal's
+// in the daemon itself). Four calls of such a file take four times as long
+// as one, not as long as one.
+func TestMCPServeDryRunsOneAtATime(t *testing.T) {
+	t.Parallel()
+	h := enginetest.New(t, enginetest.Opts{Config: []func(*config.Config){shortRuns}})
+	reg, err := engine.Connectors(h.Cfg, engine.ConnectorOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := engine.PolicyFrom(h.Cfg.Policy)
+	cs := mcpSession(t, authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: pol})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const calls = 4
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range calls {
+		tool := []string{"try", "propose"}[i%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{"file_name": "endless.js", "source": endlessWorkflow, "reason": "r"}})
+			if err != nil {
+				t.Errorf("%s: %v", tool, err)
+				return
+			}
+			if out := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(out, "did not end within") {
+				t.Errorf("%s = %.300s", tool, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if took, least := time.Since(start), (calls-1)*authoring.DryRunTime(pol); took < least {
+		t.Errorf("%d dry runs of %s each ended after %s: they ran side by side", calls, authoring.DryRunTime(pol), took)
 	}
 }
