@@ -261,3 +261,61 @@ func TestMCPServeDryRunsOneAtATime(t *testing.T) {
 		t.Errorf("%d dry runs of %s each ended after %s: they ran side by side", calls, authoring.DryRunTime(pol), took)
 	}
 }
+
+// repairable has a producer that fails until repaired.
+const repairable = `export default Keep.workflow({
+  name: "inboxer",
+  topics: { note: {} },
+  producers: { scan: { publishes: ["note"], schedule: { interval: "1h" }, handler: async (ctx) => {
+    for (const f of await ctx.files.list({ dir: "inbox", glob: "*.txt" })) {
+      const inputId = ctx.registerInput({ source: "files", type: "file", id: f.path, title: "Note " + f.name });
+      await ctx.publish("note", { messageId: f.path, inputId, payload: { name: f.name } });
+    }
+    throw new Error("broken");
+  } } },
+  consumers: { log: Keep.consumer({
+    subscribe: ["note"],
+    async prepare(ctx) {
+      const [e] = await ctx.peek("note", { limit: 1 });
+      if (!e) return { reservations: [], data: {} };
+      return { reservations: [{ topic: "note", ids: [e.messageId] }], data: e.payload, ui: { title: "Log " + e.payload.name } };
+    },
+    async mutate(ctx, p) { await ctx.files.append({ path: "log.txt", content: p.data.name + "\n" }); },
+    async next() {},
+  }) },
+});
+`
+
+// A repair may not make the workflow run more than it did: a producer
+// woken by every change of a folder (a watch, alone or beside its
+// interval), or a consumer running more at once, is as much a widening as
+// a faster interval, and such a repair is refused and only recorded. Each
+// used to be proposed with nothing said of it.
+func TestARepairMayNotMakeTheWorkflowRunMore(t *testing.T) {
+	t.Parallel()
+	fixed := strings.Replace(repairable, `throw new Error("broken");`, ``, 1)
+	for name, c := range map[string]struct {
+		answer, why string
+	}{
+		"a watch alone":           {strings.Replace(fixed, `schedule: { interval: "1h" }`, `schedule: { watch: "inbox" }`, 1), "scan"},
+		"a watch beside the hour": {strings.Replace(fixed, `schedule: { interval: "1h" }`, `schedule: { watch: "inbox", interval: "1h" }`, 1), "scan"},
+		"more runs at once":       {strings.Replace(fixed, `subscribe: ["note"],`, `subscribe: ["note"], concurrency: 8,`, 1), "log"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, chat := newChatServer(t, c.answer)
+			h := enginetest.New(t, enginetest.Opts{Config: []func(*config.Config){enginetest.AllowMutations},
+				Repairer: authoring.RepairsFrom(model.EndpointRepairer{URL: chat.URL, Model: chat.Model})})
+			h.Write("inbox/a.txt", "a")
+			h.Deploy("inboxer", []byte(repairable))
+			h.Drain()
+			hist, err := h.E.Proposals(context.Background(), "inboxer")
+			if err != nil || len(hist) != 1 {
+				t.Fatalf("proposals = %+v, %v", hist, err)
+			}
+			if p := hist[0]; p.Status != api.ProposalRefused || !strings.Contains(p.Why, c.why) {
+				t.Errorf("the repair is %s (%s), want it refused naming %s; summary adds %v", p.Status, p.Why, c.why, p.Summary.Adds)
+			}
+		})
+	}
+}
