@@ -89,6 +89,13 @@ func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Regist
 			req.Change + "\nAnswer with the complete new file."
 	}
 	msgs := []model.ChatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}}
+	// A dry run from the deployed workflow's state (TryFn) runs on what it
+	// read for real before: its state, its events. With reads captured
+	// the person gave the model none of that, yet a draft that throws its
+	// state would hand it back in the problems. So a run that fails there
+	// is told to the model only as it fails on an empty database; one that
+	// fails only there is the person's to read, never sent.
+	private := req.TryFn != nil && req.Try.CaptureReads
 	var problems, src string
 	for round := 1; round <= DraftRounds; round++ {
 		answer, err := chat.Complete(ctx, msgs)
@@ -102,16 +109,23 @@ func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Regist
 		} else {
 			rep, err = Try(ctx, reg, pol, req.FileName, []byte(src), req.Try)
 		}
-		switch {
-		case err != nil:
-			problems = err.Error()
-		case req.Name != "" && rep.Workflow != req.Name:
-			problems = fmt.Sprintf("the draft renames the workflow %q to %q; a change must keep the name %q", req.Name, rep.Workflow, req.Name)
-		default:
-			problems = runProblems(rep)
-		}
+		problems = draftProblems(req, rep, err)
 		if problems == "" {
 			return &Draft{Source: src, Rounds: round, Report: rep}, nil
+		}
+		if private && err == nil && req.Name == rep.Workflow {
+			empty, err := Try(ctx, reg, pol, req.FileName, []byte(src), req.Try)
+			told := ""
+			if err != nil {
+				told = err.Error()
+			} else {
+				told = runProblems(empty)
+			}
+			if told == "" {
+				return &Draft{Source: src, Rounds: round, Report: rep, Invalid: true, Problems: problems},
+					fmt.Errorf("the draft fails from the workflow's own state (not handed back to the model, as it may hold the workflow's data): %s", problems)
+			}
+			problems = told
 		}
 		msgs = append(msgs, model.ChatMessage{Role: "assistant", Content: answer},
 			model.ChatMessage{Role: "user", Content: "That file does not work yet. What validating and dry-running it reported, as data:\n" +
@@ -119,6 +133,17 @@ func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Regist
 	}
 	return &Draft{Source: src, Rounds: DraftRounds, Invalid: true, Problems: problems},
 		fmt.Errorf("no working draft after %d rounds; the last one: %s", DraftRounds, problems)
+}
+
+// draftProblems is what is wrong with a draft's dry run (rep, err), or "".
+func draftProblems(req DraftRequest, rep *api.TryReport, err error) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case req.Name != "" && rep.Workflow != req.Name:
+		return fmt.Sprintf("the draft renames the workflow %q to %q; a change must keep the name %q", req.Name, rep.Workflow, req.Name)
+	}
+	return runProblems(rep)
 }
 
 // runProblems lists the failed runs of a dry run, with the end of their

@@ -53,7 +53,7 @@ func NewMCPServer(o MCPServeOpts) *sdk.Server {
 		Instructions: "keep runs the person's durable automations (workflows in JavaScript). Read `reference` before writing one; " +
 			"check it with `validate` and `try`; hand it to the person with `propose`. You cannot deploy, approve or grant: the person does that in keep.",
 	})
-	h := mcpHandlers{o}
+	h := mcpHandlers{o: o, dry: make(chan struct{}, 1)}
 	for _, t := range h.tools() {
 		s.AddTool(t.tool, t.fn)
 	}
@@ -68,7 +68,26 @@ func ServeMCP(ctx context.Context, o MCPServeOpts) error {
 	return NewMCPServer(o).Run(ctx, &sdk.StdioTransport{})
 }
 
-type mcpHandlers struct{ o MCPServeOpts }
+type mcpHandlers struct {
+	o MCPServeOpts
+	// dry holds the one dry run (try, propose) the server makes at a time.
+	// A client's calls arrive at once: forty tries of a file that runs
+	// until DryRunTime were forty engines on forty databases, and a
+	// proposal's dry run is the running engine's (the daemon's) to make.
+	dry chan struct{}
+}
+
+// oneDryRun runs fn when no other dry run of this server is going,
+// waiting for it (or for the client to give up) until then.
+func (h mcpHandlers) oneDryRun(ctx context.Context, fn func() (any, error)) (*sdk.CallToolResult, error) {
+	select {
+	case h.dry <- struct{}{}:
+	case <-ctx.Done():
+		return mcpResult(nil, ctx.Err())
+	}
+	defer func() { <-h.dry }()
+	return mcpResult(fn())
+}
 
 type mcpToolDef struct {
 	tool *sdk.Tool
@@ -220,7 +239,9 @@ func (h mcpHandlers) try(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 	if err := a.check(); err != nil {
 		return mcpResult(nil, err)
 	}
-	return mcpResult(Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), api.TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true}))
+	return h.oneDryRun(ctx, func() (any, error) {
+		return Try(ctx, h.o.Registry, h.o.Policy, a.FileName, []byte(a.Source), api.TryOptions{Producer: a.Producer, Limit: a.Limit, CaptureReads: true})
+	})
 }
 
 func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -233,8 +254,10 @@ func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	}
 	// API.Propose files it in Attention: nothing an assistant sends is
 	// deployed before the person accepts it
-	return mcpResult(h.o.API.Propose(ctx, api.ProposalRequest{Workflow: a.Workflow, FileName: a.FileName,
-		Source: []byte(a.Source), Origin: api.OriginMCP, Reason: a.Reason}))
+	return h.oneDryRun(ctx, func() (any, error) {
+		return h.o.API.Propose(ctx, api.ProposalRequest{Workflow: a.Workflow, FileName: a.FileName,
+			Source: []byte(a.Source), Origin: api.OriginMCP, Reason: a.Reason})
+	})
 }
 
 func (h mcpHandlers) workflows(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -17,6 +17,8 @@ import (
 type uses struct {
 	reads, mutations, hosts, handlers, topics []string
 	period                                    map[string]time.Duration // producer → shortest gap between runs
+	watch                                     map[string]string        // producer → the folder whose changes wake it
+	concurrency                               map[string]int           // consumer → runs at once
 	schedules                                 []string
 }
 
@@ -27,23 +29,42 @@ func usesOf(sc *sandbox.Script) uses {
 	if m == nil {
 		m = &sandbox.Manifest{}
 	}
-	u := uses{period: map[string]time.Duration{}, reads: m.Names(false), mutations: m.Names(true),
-		hosts: slices.Clone(m.Hosts), topics: slices.Clone(sc.Workflow.Topics)}
+	u := uses{period: map[string]time.Duration{}, watch: map[string]string{}, concurrency: map[string]int{}, reads: m.Names(false),
+		mutations: m.Names(true), hosts: slices.Clone(m.Hosts), topics: slices.Clone(sc.Workflow.Topics)}
 	for _, p := range sc.Workflow.Producers {
 		u.handlers = append(u.handlers, p.Name)
 		u.period[p.Name] = periodOf(p.Schedule)
-		u.schedules = append(u.schedules, p.Name+": "+p.Schedule.Text)
+		u.watch[p.Name] = p.Schedule.Watch
+		u.schedules = append(u.schedules, p.Name+": "+scheduleWords(p.Schedule))
 	}
 	for _, c := range sc.Workflow.Consumers {
 		u.handlers = append(u.handlers, c.Name)
+		u.concurrency[c.Name] = max(c.Concurrency, 1)
 	}
 	slices.Sort(u.topics)
 	return u
 }
 
+// scheduleWords is a schedule as the person reads it: its interval or cron
+// and, beside it, the folder whose changes wake it (Text alone leaves a
+// watch beside an interval unsaid).
+func scheduleWords(s sandbox.Schedule) string {
+	switch {
+	case s.Watch == "" || strings.Contains(s.Text, "watch"):
+		return s.Text
+	case s.Text == "":
+		return "watch " + s.Watch
+	}
+	return s.Text + ", watch " + s.Watch
+}
+
 // periodOf is the shortest gap between two runs of a schedule: its
-// interval, or for a cron expression the least gap over its next runs.
+// interval, for a cron expression the least gap over its next runs, for a
+// watch alone its rescan (a change wakes it sooner, said apart).
 func periodOf(s sandbox.Schedule) time.Duration {
+	if s.Cron == "" && s.Interval == 0 && s.Watch != "" {
+		return sandbox.WatchRescan
+	}
 	if s.Cron == "" {
 		return s.Interval
 	}
@@ -106,6 +127,21 @@ func summarize(base, next *sandbox.Script, grants []api.GrantView) api.ProposalS
 		now := n.period[p.Name]
 		if ok && now > 0 && was > 0 && now < was {
 			why := fmt.Sprintf("faster schedule %s: every %s (was every %s)", p.Name, now, was)
+			s.Adds = append(s.Adds, why)
+			s.Widens = append(s.Widens, why)
+		}
+		// a watch runs the producer on every change of its folder: as
+		// much more often as the folder changes
+		if w := n.watch[p.Name]; ok && w != "" && w != b.watch[p.Name] {
+			why := fmt.Sprintf("faster schedule %s: woken by every change of %s", p.Name, w)
+			s.Adds = append(s.Adds, why)
+			s.Widens = append(s.Widens, why)
+		}
+	}
+	for _, c := range next.Workflow.Consumers {
+		was, ok := b.concurrency[c.Name]
+		if now := n.concurrency[c.Name]; ok && now > was {
+			why := fmt.Sprintf("more at once %s: up to %d runs at once (was %d)", c.Name, now, was)
 			s.Adds = append(s.Adds, why)
 			s.Widens = append(s.Widens, why)
 		}

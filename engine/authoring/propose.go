@@ -69,7 +69,7 @@ func (a Author) propose(ctx context.Context, p api.ProposalRequest, runID int64)
 			return nil, notFoundf("no workflow %q to repair", name)
 		}
 	default:
-		if sc.Workflow.Name != name {
+		if !keepsName(sc, d.Script, name) {
 			return nil, refusedf("the proposed script is named %q, not %q: a proposal may not rename a workflow", sc.Workflow.Name, name)
 		}
 		base = d.Script
@@ -106,6 +106,14 @@ func (a Author) propose(ctx context.Context, p api.ProposalRequest, runID int64)
 		}
 	}
 	return e.FileProposal(ctx, row, dry, dryErr, why)
+}
+
+// keepsName says whether next, a new version of the workflow name whose
+// deployed script is cur, keeps its name: the workflow's, or the one cur
+// declares (a workflow deployed with --name keeps its file's name in every
+// version).
+func keepsName(next, cur *sandbox.Script, name string) bool {
+	return next.Workflow.Name == name || cur != nil && next.Workflow.Name == cur.Workflow.Name
 }
 
 func refusedf(format string, args ...any) error {

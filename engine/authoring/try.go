@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"keep/connectors"
 	"keep/engine"
@@ -70,6 +71,14 @@ func (a Author) dryRunDeployed(ctx context.Context, workflow, fileName string, s
 	if err != nil {
 		return nil, err
 	}
+	d, err := e.Deployed(ctx, workflow)
+	if err != nil {
+		return nil, err
+	}
+	var cur *sandbox.Script
+	if d != nil {
+		cur = d.Script
+	}
 	if src == nil {
 		fileName, src = sv.FileName, []byte(sv.Source)
 	}
@@ -86,7 +95,7 @@ func (a Author) dryRunDeployed(ctx context.Context, workflow, fileName string, s
 		if err != nil {
 			return nil, "", err
 		}
-		if sc.Workflow.Name != workflow {
+		if !keepsName(sc, cur, workflow) {
 			return nil, "", refusedf("the new script is named %q, not %q: a change may not rename the workflow", sc.Workflow.Name, workflow)
 		}
 		if err := checkProducer(sc, opts.Producer); err != nil {
@@ -196,7 +205,14 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol engine.Policy, op
 	if err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
-	if err := te.Drain(ctx); err != nil {
+	dctx, cancel := context.WithTimeout(ctx, DryRunTime(tpol))
+	err = te.Drain(dctx)
+	cancel()
+	if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+		return nil, fmt.Errorf("try: the dry run did not end within %s: its runs were still going (do consumers publish to each other without end?)",
+			DryRunTime(tpol))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("try: %w", err)
 	}
 
@@ -225,6 +241,14 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol engine.Policy, op
 	}
 	return rep, nil
 }
+
+// DryRunTime bounds a dry run's drain under pol: twice the time one run
+// may take. A workflow whose consumers feed each other without end would
+// otherwise never end its dry run, and a model can write one: keep mcp
+// serve's try and propose, a repair's proposal (made on the workflow's own
+// loop) and keep new would spin, and fill the temporary database, until
+// their caller gave up.
+func DryRunTime(pol engine.Policy) time.Duration { return 2 * pol.HandlerTimeout }
 
 // stillNote says why a workflow would not run now, or "".
 func stillNote(ctx context.Context, e *engine.Engine, name string) (string, error) {
