@@ -52,9 +52,10 @@ func TestARunItsScriptCannotCarryFails(t *testing.T) {
 	if dctx.Err() != nil {
 		t.Fatalf("drain never ended (%v): the scheduler spins on the run it cannot continue", err)
 	}
-	w := b.workflowRow("push")
-	if w.BlockKind != BlockInternal || !strings.Contains(w.BlockReason, "no longer loads") {
-		t.Fatalf("block %q %q, want internal naming the script", w.BlockKind, w.BlockReason)
+	// what the person reads to learn why (keep status) says so
+	w := b.workflow("push")
+	if w.Block == nil || w.Block.Kind != BlockInternal || !strings.Contains(w.Block.Reason, "no longer loads") || w.LoadError == "" {
+		t.Fatalf("workflow %+v, want blocked internal, naming the script that does not load", w)
 	}
 	b.deploy("push", pushWorkflow(s.URL, "a")+"\n") // the person deploys a script that loads
 	if err := b.e.Retry(ctx, "push"); err != nil {
