@@ -296,11 +296,30 @@ func (e *Engine) emptyNext(ctx context.Context, run *storage.Run) bool {
 // interrupted runs again, an approved mutation is performed, an applied or
 // skipped one goes on to next.
 func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run) error {
+	tr := e.newTrace()
+	if run.HandlerType == "consumer" && run.Phase == PhaseMutating && run.MutationID != 0 {
+		// the call is the host's from here: its script is not needed
+		m, err := e.db.Read().MutationByID(ctx, run.MutationID)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", run.ID, err)
+		}
+		if m.Status != MutationApproved {
+			return fmt.Errorf("run %d is active in mutating with its mutation %s", run.ID, m.Status)
+		}
+		if err := e.tInFlight(ctx, w, run, m, tr, nil, nil); err != nil {
+			return err
+		}
+		return e.perform(ctx, ws, w, run, m, tr)
+	}
 	sc, err := e.script(ctx, w.ID, run.ScriptVersion)
 	if err != nil {
-		return err
+		// A run its script cannot carry on (a newer keep may refuse what an
+		// older one loaded) fails, as one whose handler is gone does: left
+		// active, every step would continue it and fail again, at once and
+		// without end. Failed, its events are disposed of by its phase and
+		// the person's retry runs it under the version they deploy.
+		return e.failRun(ctx, w, run, fmt.Errorf("run %d: %w", run.ID, err), tr)
 	}
-	tr := e.newTrace()
 	if run.HandlerType == "producer" {
 		for _, p := range sc.Workflow.Producers {
 			if p.Name == run.Handler && run.Phase == PhasePreparing {
@@ -318,24 +337,9 @@ func (e *Engine) continueRun(ctx context.Context, ws *wfState, w *storage.Workfl
 		// prepare has no side effects: it runs again under the same record
 		return e.preparePhase(ctx, ws, w, sc, c, run, tr)
 	case PhaseMutating:
-		if run.MutationID == 0 {
-			// mutate was interrupted before any call: it is a function of
-			// the prepare result, so it runs again
-			return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
-		}
-		m, err := e.db.Read().MutationByID(ctx, run.MutationID)
-		if err != nil {
-			return fmt.Errorf("run %d: %w", run.ID, err)
-		}
-		switch m.Status {
-		case MutationApproved:
-			if err := e.tInFlight(ctx, w, run, m, tr, nil, nil); err != nil {
-				return err
-			}
-			return e.perform(ctx, ws, w, run, m, tr)
-		default:
-			return fmt.Errorf("run %d is active in mutating with its mutation %s", run.ID, m.Status)
-		}
+		// mutate was interrupted before any call (a call is above): it is
+		// a function of the prepare result, so it runs again
+		return e.mutatePhase(ctx, ws, w, sc, c, run, tr)
 	case PhaseMutated, PhaseEmitting:
 		return e.nextPhase(ctx, ws, w, sc, c, run, tr)
 	case PhasePrepared:

@@ -246,14 +246,28 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer api.Answer) erro
 // SkipEvents marks pending, unreserved events skipped.
 func (e *Engine) SkipEvents(ctx context.Context, ids []string) error {
 	var evIDs []int64
+	wfs := map[int64]*wfState{}
 	for _, s := range ids {
 		id, err := parseID("event", s)
 		if err != nil {
 			return err
 		}
 		evIDs = append(evIDs, id)
+		ev, err := e.db.Read().EventByID(ctx, id)
+		if errors.Is(err, storage.ErrNotFound) {
+			return notFoundf("no event %d", id)
+		}
+		if err != nil {
+			return err
+		}
+		wfs[ev.WorkflowID] = e.state(ev.WorkflowID)
 	}
-	names, err := e.tSkipEvents(ctx, evIDs)
+	var names []string
+	err := whileIdle(wfs, func() error {
+		var err error
+		names, err = e.tSkipEvents(ctx, evIDs)
+		return err
+	})
 	for _, n := range names {
 		e.notify(api.NoteChanged, n, "events skipped")
 	}
@@ -279,10 +293,12 @@ func (e *Engine) SkipInput(ctx context.Context, id string) error {
 		return refusedf("input %s is already skipped", id)
 	}
 	ws := e.state(in.WorkflowID)
-	if ws.isRunning() {
-		return refusedf("a run of this workflow is in progress; try again in a moment")
-	}
-	w, err := e.tSkipInput(ctx, in) // the consumers marked once it commits
+	var w *storage.Workflow
+	err = whileIdle(map[int64]*wfState{in.WorkflowID: ws}, func() error {
+		var err error
+		w, err = e.tSkipInput(ctx, in) // the consumers marked once it commits
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -290,6 +306,26 @@ func (e *Engine) SkipInput(ctx context.Context, id string) error {
 	ws.poke()
 	return nil
 }
+
+// whileIdle runs fn while no run of these workflows is under way, holding
+// their steps so that none starts meanwhile; while one is, it refuses. A
+// skip changes what a prepare may have read: landing under one, it would
+// make that prepare reserve what the person skipped, and fail as if the
+// script were wrong (a logic failure, a repair asked for).
+func whileIdle(wfs map[int64]*wfState, fn func() error) error {
+	for _, ws := range wfs {
+		if !ws.stepMu.TryLock() {
+			return errInProgress
+		}
+		defer ws.stepMu.Unlock()
+		if ws.hand.count() > 0 {
+			return errInProgress
+		}
+	}
+	return fn()
+}
+
+var errInProgress = refusedf("a run of this workflow is in progress; try again in a moment")
 
 // Grant sets a workflow's grant for a capability (DESIGN.md §7.4), and
 // releases the calls already waiting for approval that it allows.

@@ -184,24 +184,25 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*api.WorkflowDetail
 	}
 	d := &api.WorkflowDetail{WorkflowView: v, Counts: api.Counts{Outputs: map[string]api.OutputCounters{}}}
 	q := e.db.Read()
-	sc, err := e.script(ctx, w.ID, w.Version)
-	if err != nil {
-		return nil, err
-	}
-	scheds, err := q.Schedules(ctx, w.ID)
-	if err != nil {
-		return nil, err
-	}
-	byName := map[string]storage.Schedule{}
-	for _, s := range scheds {
-		byName[s.Handler] = s
-	}
-	for _, p := range sc.Workflow.Producers {
-		d.Handlers = append(d.Handlers, api.HandlerView{Name: p.Name, Type: "producer", Schedule: scheduleWords(p.Schedule),
-			NextRunAt: byName[p.Name].NextRunAt, Topics: p.Publishes})
-	}
-	for _, c := range sc.Workflow.Consumers {
-		d.Handlers = append(d.Handlers, api.HandlerView{Name: c.Name, Type: "consumer", WakeAt: byName[c.Name].WakeAt, Topics: c.Subscribe})
+	// a script that no longer loads names no handlers (v says why it does
+	// not load); the rest is shown as ever: it is when the person most
+	// needs to look
+	if sc, err := e.script(ctx, w.ID, w.Version); err == nil {
+		scheds, err := q.Schedules(ctx, w.ID)
+		if err != nil {
+			return nil, err
+		}
+		byName := map[string]storage.Schedule{}
+		for _, s := range scheds {
+			byName[s.Handler] = s
+		}
+		for _, p := range sc.Workflow.Producers {
+			d.Handlers = append(d.Handlers, api.HandlerView{Name: p.Name, Type: "producer", Schedule: scheduleWords(p.Schedule),
+				NextRunAt: byName[p.Name].NextRunAt, Topics: p.Publishes})
+		}
+		for _, c := range sc.Workflow.Consumers {
+			d.Handlers = append(d.Handlers, api.HandlerView{Name: c.Name, Type: "consumer", WakeAt: byName[c.Name].WakeAt, Topics: c.Subscribe})
+		}
 	}
 	// counted from triggers' totals and what is open, never the history
 	ic, err := q.InputCounts(ctx, w.ID)

@@ -64,6 +64,10 @@ func queuedBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow) (kind
 			return storage.BlockReconciliation, "checking whether " + Title(m) + " happened", r.ID, nil, nil
 		case r.Status == storage.RunPausedReconciliation && m.Status == storage.MutationIndeterminate:
 			return storage.BlockReconciliation, "did " + Title(m) + " happen? " + m.Error, r.ID, nil, nil
+		case r.Status == storage.RunPausedReconciliation && m.Status == storage.MutationInFlight && m.NextAttemptAt != nil:
+			// the person said it did not happen: the same call goes again
+			// (Recheck)
+			return storage.BlockReconciliation, "sending " + Title(m) + " again", r.ID, nil, nil
 		case r.Status == storage.RunPausedTransient && m.Status == storage.MutationInFlight && m.NextAttemptAt != nil:
 			return storage.BlockTransient, "will send " + Title(m) + " again: " + m.Error, r.ID, m.NextAttemptAt, nil
 		case r.Status == storage.RunPausedTransient && m.Status == storage.MutationFailed:

@@ -14,8 +14,9 @@ import (
 // must go on, a recovery run takes over its mutation and events — a run
 // past its mutation is retried forward, one whose call may have happened
 // is handed to the reconciler, one approved but not sent sends it, and
-// anything else gives its events back. A handler found running crashLimit
-// times in a row blocks its workflow. w must have been read in tx.
+// anything else gives its events back. keep stopping under a run is never
+// counted against its script (the crash limit counts worker deaths:
+// engine/runs.go). w must have been read in tx.
 func (l *Ledger) Recover(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation) (Decision, error) {
 	if notBegun(w, run, mut) {
 		return Decision{}, nil

@@ -181,7 +181,9 @@ func (l *Ledger) RetryForward(ctx context.Context, tx *storage.Tx, old *storage.
 }
 
 // Unblock lifts w's block, its cause over (a back-off that ran out, a
-// repair, the user's retry): a run past its mutation is retried forward;
+// repair, the user's retry): a run whose mutation is still open (waiting
+// to be sent again, checked, or asked about) keeps it and takes the block
+// back, due at once; a run past its mutation is retried forward;
 // otherwise the failed run is closed (its events were released when it
 // failed). resetCounters (the user's answer) clears the retry counters.
 // Once it commits every consumer is marked: triggers accumulated while the
@@ -198,7 +200,25 @@ func (l *Ledger) Unblock(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 			return d, err
 		}
 		if run.ClosedAt == nil && run.Status != storage.RunActive {
-			if PastMutation(run) && run.HandlerType == "consumer" {
+			open, err := openMutation(ctx, tx.Q, run)
+			if err != nil {
+				return d, err
+			}
+			if open != nil {
+				// What the block stood over (a call waiting to be sent
+				// again, a check, a question) is not over with it: the run
+				// stays open, and lifting the block hands it back to the
+				// run (queuedBlock) — closed, its call and events would be
+				// left with no owner. The person asked for now: what waits
+				// on a timer of ours is due at once.
+				if open.Status == storage.MutationInFlight || open.Status == storage.MutationNeedsReconcile {
+					now := l.now()
+					open.NextAttemptAt = &now
+					if err := l.TouchMutation(ctx, tx, open); err != nil {
+						return d, err
+					}
+				}
+			} else if PastMutation(run) && run.HandlerType == "consumer" {
 				_, r, err := l.RetryForward(ctx, tx, run, trigger, by)
 				d.add(r)
 				if err != nil {
@@ -225,6 +245,25 @@ func (l *Ledger) Unblock(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 	b, err := l.MoveBlock(ctx, tx, w, storage.BlockNone, "", 0, nil)
 	d.add(b)
 	return d, err
+}
+
+// openMutation is the mutation run carries while it is still open — in
+// flight, being checked, or waiting for the person — and nil when it has
+// none or it is settled (applied, failed, skipped).
+func openMutation(ctx context.Context, q storage.Q, run *storage.Run) (*storage.Mutation, error) {
+	if run.MutationID == 0 || PastMutation(run) {
+		return nil, nil
+	}
+	m, err := q.MutationByID(ctx, run.MutationID)
+	if err != nil {
+		return nil, err
+	}
+	switch m.Status {
+	case storage.MutationInFlight, storage.MutationNeedsReconcile, storage.MutationIndeterminate,
+		storage.MutationAwaitingApproval:
+		return m, nil
+	}
+	return nil, nil
 }
 
 // RecoveryRun creates the run that takes over a crashed run's mutation and
