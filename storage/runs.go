@@ -247,29 +247,18 @@ func (tx *Tx) AddAnswer(ctx context.Context, a AnswerRecord) error {
 // (mutation, event, input) in a workflow, oldest first: one query for a
 // whole listing.
 func (q Q) AnswersOfWorkflow(ctx context.Context, workflowID int64, subject string) ([]AnswerRecord, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT id, workflow_id, subject, subject_id, answer, answered_by, created_at
-		FROM answers WHERE subject = ? AND workflow_id = ? ORDER BY id`, subject, workflowID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []AnswerRecord
-	for rows.Next() {
-		var a AnswerRecord
-		var at int64
-		if err := rows.Scan(&a.ID, &a.WorkflowID, &a.Subject, &a.SubjectID, &a.Answer, &a.AnsweredBy, &at); err != nil {
-			return nil, err
-		}
-		a.CreatedAt = fromMS(at)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return q.answers(ctx, `WHERE subject = ? AND workflow_id = ? ORDER BY id`, subject, workflowID)
 }
 
 // Answers returns the answers given about one subject, oldest first.
 func (q Q) Answers(ctx context.Context, subject string, subjectID int64) ([]AnswerRecord, error) {
+	return q.answers(ctx, `WHERE subject = ? AND subject_id = ? ORDER BY id`, subject, subjectID)
+}
+
+// answers reads the answers the clause picks.
+func (q Q) answers(ctx context.Context, where string, args ...any) ([]AnswerRecord, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT id, workflow_id, subject, subject_id, answer, answered_by, created_at
-		FROM answers WHERE subject = ? AND subject_id = ? ORDER BY id`, subject, subjectID)
+		FROM answers `+where, args...)
 	if err != nil {
 		return nil, err
 	}
