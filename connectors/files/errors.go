@@ -22,6 +22,7 @@ func classify(err error) connectors.Class {
 		errors.Is(err, syscall.ELOOP),
 		errors.Is(err, syscall.EXDEV),
 		errors.Is(err, syscall.EINVAL), // a NUL byte in a path, say
+		errors.Is(err, syscall.ENXIO),  // a FIFO with no reader, a socket
 		errors.Is(err, fs.ErrExist),
 		errors.Is(err, fs.ErrNotExist):
 		return connectors.Logic

@@ -10,8 +10,17 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sys/unix"
+
 	"keep/connectors"
 )
+
+// openNoWait is added to every open of a path a workflow names: the kind of
+// file is only known once it is open, and opening a FIFO without it waits
+// for a writer (or reader) that may never come, holding the run for ever.
+// On a regular file O_NONBLOCK changes nothing; O_NOCTTY keeps a terminal
+// device from becoming keep's.
+const openNoWait = unix.O_NONBLOCK | unix.O_NOCTTY
 
 // list: {dir, glob} → [{path, name, size, modified}], regular files only,
 // sorted by name. A missing dir is an empty list: a producer polling an
@@ -133,7 +142,7 @@ func (c *Connector) read(p map[string]any) (any, error) {
 
 // readFile reads a regular file up to the size cap.
 func (c *Connector) readFile(t target) ([]byte, fs.FileInfo, error) {
-	f, err := os.Open(t.abs)
+	f, err := os.OpenFile(t.abs, openNoWait|os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, connectors.Errorf(connectors.Logic, "no such file: %s", t.shown())
 	}

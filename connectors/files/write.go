@@ -104,9 +104,17 @@ func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any,
 	} else if err := os.MkdirAll(filepath.Dir(t.abs), 0o755); err != nil { // a new file, maybe in a new folder
 		return nil, fail(what, err)
 	}
-	f, err := os.OpenFile(t.abs, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(t.abs, openNoWait|os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fail(what, err)
+	}
+	// The Stat above was by name; what was opened is what gets written.
+	if info, err := f.Stat(); err != nil {
+		f.Close()
+		return nil, fail(what, err)
+	} else if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, connectors.Errorf(connectors.Logic, "%s exists and is not a regular file", t.shown())
 	}
 	n, err := f.WriteString(content)
 	if err != nil {

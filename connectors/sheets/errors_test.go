@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"keep/connectors"
 )
@@ -131,5 +132,31 @@ func TestErrorClasses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSpecialFileIsNoSheet: a FIFO named as a sheet is refused at once; it
+// must never hold the call waiting for a writer.
+func TestSpecialFileIsNoSheet(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if err := syscall.Mkfifo(filepath.Join(b.root, "a.csv"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"rows", "appendRow", "updateRow"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := b.do(t, method, "k", map[string]any{"spreadsheet": "a.csv", "row": map[string]any{"x": "1"},
+				"key": "x", "value": "1", "set": map[string]any{"x": "2"}})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if connectors.ClassOf(err) != connectors.Logic {
+				t.Fatalf("%s: got %v", method, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s is still waiting on the FIFO", method)
+		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"keep/connectors"
 )
 
@@ -57,7 +59,9 @@ func (c *Connector) load(ctx context.Context, loc location) (*table, error) {
 // exists false, not an error: appendRow creates it, the others refuse.
 func (c *Connector) loadFile(loc location) (*table, error) {
 	t := &table{keepCol: -1, mode: 0o644}
-	f, err := os.Open(loc.file)
+	// O_NONBLOCK: a FIFO named as a sheet would otherwise hold the open
+	// until a writer came, for ever; the check below then refuses it.
+	f, err := os.OpenFile(loc.file, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return t, nil
 	}
@@ -71,6 +75,9 @@ func (c *Connector) loadFile(loc location) (*table, error) {
 	}
 	if fi.IsDir() {
 		return nil, connectors.Errorf(connectors.Logic, "%s is a directory, not a sheet", loc.label)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, connectors.Errorf(connectors.Logic, "%s is not a regular file, so not a sheet", loc.label)
 	}
 	if fi.Size() > c.maxSize {
 		return nil, c.errTooBig(loc, fi.Size())
