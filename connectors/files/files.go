@@ -139,7 +139,7 @@ func (c *Connector) Methods() []connectors.Method {
 			Example:   `await ctx.files.write({ path: "out/summary.txt", content: prepared.data.text })`},
 		{Name: "append", Kind: connectors.Mutate, Scope: scope("path"), Check: check("path"),
 			Preview: func(p map[string]any) string { return c.previewContent("append to", p) },
-			Doc:     "Appends text to a file, creating it; size is the file's size after.",
+			Doc:     "Appends text to a file, creating it; size is the file's size after. A file with other names (hard links) is refused: they may be outside the roots.",
 			Args:    []connectors.Arg{pathArg, contentArg},
 			Result:  written,
 			Reconcile: "reads the file: ending with the content is applied, the content nowhere in it not applied, " +

@@ -208,3 +208,26 @@ func TestMethods(t *testing.T) {
 		}
 	})
 }
+
+// TestAppendThroughAHardLink: a file in a root that is also a name of a file
+// elsewhere is not appended to, since the bytes would land in that file too.
+func TestAppendThroughAHardLink(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	outside := put(t, b.outside, "profile", "orig\n")
+	if err := os.Link(outside, filepath.Join(b.root, "profile")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.do(t, "append", map[string]any{"path": "profile", "content": "evil\n"})
+	if connectors.ClassOf(err) != connectors.Permission {
+		t.Fatalf("got %v", err)
+	}
+	if got, _ := os.ReadFile(outside); string(got) != "orig\n" {
+		t.Fatalf("the file outside the roots now holds %q", got)
+	}
+	// write replaces the name in the root, leaving the other one as it was.
+	b.must(t, "write", map[string]any{"path": "profile", "content": "new\n"})
+	if got, _ := os.ReadFile(outside); string(got) != "orig\n" {
+		t.Fatalf("write changed the file outside the roots: %q", got)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"keep/connectors"
 )
@@ -115,6 +117,14 @@ func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any,
 	} else if !info.Mode().IsRegular() {
 		f.Close()
 		return nil, connectors.Errorf(connectors.Logic, "%s exists and is not a regular file", t.shown())
+	} else if linkCount(info) > 1 {
+		// Appending changes the file under every name it has, and its other
+		// names may be outside the roots (a hard link leaves no trace of
+		// where). write and move replace or rename this name only.
+		f.Close()
+		return nil, connectors.Errorf(connectors.Permission,
+			"%s has other names (hard links), maybe outside the files roots (%s): appending would change the file under all of them",
+			t.shown(), strings.Join(c.roots, ", "))
 	}
 	n, err := f.WriteString(content)
 	if err != nil {
@@ -196,4 +206,12 @@ func (c *Connector) move(p map[string]any) (any, error) {
 		}
 	}
 	return map[string]any{"path": to.shown()}, nil
+}
+
+// linkCount is the number of names a file has.
+func linkCount(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
 }
