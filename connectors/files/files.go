@@ -142,8 +142,8 @@ func (c *Connector) Methods() []connectors.Method {
 			Doc:     "Appends text to a file, creating it; size is the file's size after. A file with other names (hard links) is refused: they may be outside the roots.",
 			Args:    []connectors.Arg{pathArg, contentArg},
 			Result:  written,
-			Reconcile: "reads the file: ending with the content is applied, the content nowhere in it not applied, " +
-				"anything else is put to you",
+			Reconcile: "reads the file: ending with the content, found nowhere before, is applied; the content nowhere in it not applied; " +
+				"anything else (the same content appended before, say) is put to you",
 			Example: `await ctx.files.append({ path: "log.csv", content: prepared.data.name + "\n" })`},
 		{Name: "move", Kind: connectors.Mutate, Scope: scope("from"),
 			Doc: "Moves (renames) a file inside the roots; the target must not exist.",

@@ -47,18 +47,26 @@ func (c *Connector) reconcileWrite(p map[string]any) (connectors.Verdict, any, e
 	return connectors.Applied, map[string]any{"path": t.shown(), "size": int64(len(data))}, nil
 }
 
-// reconcileAppend: applied if the file ends with the content, not applied
-// if the content is nowhere in it, unknown if it is there but something was
-// appended after it (ours, followed by another, or an older copy).
+// reconcileAppend: applied if the file ends with the content and holds it
+// nowhere before; not applied if the content is nowhere in it; else
+// unknown. The ledger has the content, not the file's size before, so a file
+// that ends with the content and held it earlier too (the same line
+// appended every day) reads the same whether this append happened or not:
+// calling it applied would lose today's line.
 func (c *Connector) reconcileAppend(p map[string]any) (connectors.Verdict, any, error) {
 	t, content, data, err := c.reconcileRead(p)
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
+	applied := map[string]any{"path": t.shown(), "size": int64(len(data))}
 	switch {
-	case data != nil && bytes.HasSuffix(data, []byte(content)):
-		return connectors.Applied, map[string]any{"path": t.shown(), "size": int64(len(data))}, nil
-	case data == nil || !bytes.Contains(data, []byte(content)):
+	case data == nil:
+		return connectors.NotApplied, nil, nil
+	case content == "":
+		return connectors.Applied, applied, nil // nothing to add: done either way
+	case bytes.HasSuffix(data, []byte(content)) && bytes.Index(data, []byte(content)) == len(data)-len(content):
+		return connectors.Applied, applied, nil
+	case !bytes.Contains(data, []byte(content)):
 		return connectors.NotApplied, nil, nil
 	default:
 		return connectors.Unknown, nil, nil
