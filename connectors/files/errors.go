@@ -14,6 +14,10 @@ import (
 // recover, so it is transient.
 func classify(err error) connectors.Class {
 	switch {
+	case errors.Is(err, connectors.ErrLinkOnTheWay):
+		// A folder checked inside the roots became a link during the call:
+		// whoever did it, the use is refused as the check would have been.
+		return connectors.Permission
 	case errors.Is(err, fs.ErrPermission),
 		errors.Is(err, syscall.EROFS),
 		errors.Is(err, syscall.ENOTDIR),

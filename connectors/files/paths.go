@@ -1,8 +1,10 @@
 package files
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"keep/connectors"
 )
@@ -12,6 +14,14 @@ type target struct {
 	abs  string // absolute, cleaned, under root lexically
 	root int    // index into Connector.roots
 	rel  string // slash-separated, relative to the root; "." for the root
+
+	// Where resolve found abs leads, as real paths (no links), checked to
+	// be inside realRoot. Every use walks these with
+	// connectors.OpenBeneath, never abs, so what is used is what was
+	// checked. Empty in targets resolve did not make.
+	realRoot   string
+	real       string // abs, its last link followed too
+	realParent string // abs's folder: where abs itself (a link, say) is renamed; "" for a root
 }
 
 // shown is how results, scopes and messages name the file: relative for
@@ -99,10 +109,49 @@ func (c *Connector) resolveWith(params map[string]any, key string, guard func(st
 	if _, ok := within(root, real); !ok {
 		return target{}, c.outside(p)
 	}
+	if t.rel != "." {
+		// A link at abs itself is moved or replaced, not followed, by move
+		// and write: the folder holding it must be inside the root too.
+		parent, err := connectors.RealPath(filepath.Dir(t.abs))
+		if err != nil {
+			return target{}, fail("resolve "+t.shown(), err)
+		}
+		if _, ok := within(root, parent); !ok {
+			return target{}, c.outside(p)
+		}
+		t.realParent = parent
+	}
 	if err := guard(t.abs); err != nil {
 		return target{}, err
 	}
+	t.realRoot, t.real = root, real
 	return t, nil
+}
+
+// folder opens, without following any link, the folder a use of t works
+// in, and gives the name to use there: t's real parent and t's own name
+// (write and move replace or rename that name, a link included) or, with
+// followed, the folder and name of what t leads to (what read and append
+// use). create makes missing folders.
+func (t target) folder(followed, create bool) (*os.File, string, error) {
+	dir, name := t.realParent, filepath.Base(t.abs)
+	if followed {
+		dir, name = filepath.Dir(t.real), filepath.Base(t.real)
+	}
+	if t.rel == "." || dir == "" {
+		return nil, "", &os.PathError{Op: "open", Path: t.abs, Err: syscall.EISDIR}
+	}
+	if create {
+		// The roots need not exist until something is written.
+		if err := os.MkdirAll(t.realRoot, 0o755); err != nil {
+			return nil, "", err
+		}
+	}
+	f, err := connectors.OpenBeneath(t.realRoot, dir, create)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, name, nil
 }
 
 func (c *Connector) outside(p string) error {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -41,7 +43,7 @@ func (c *Connector) list(p map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(t.abs)
+	d, err := connectors.OpenBeneath(t.realRoot, t.real, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		// not an empty list: a mistyped folder would read as "nothing
 		// there" for ever
@@ -50,14 +52,16 @@ func (c *Connector) list(p map[string]any) (any, error) {
 	if err != nil {
 		return nil, fail("list "+t.shown(), err)
 	}
-	realDir, err := connectors.RealPath(t.abs)
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, fail("list "+t.shown(), err)
 	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	out := []any{}
 	for _, e := range entries {
 		// The host's own files are not there as far as a script can tell.
-		if c.protected.Hides(filepath.Join(realDir, e.Name())) {
+		if c.protected.Hides(filepath.Join(t.real, e.Name())) {
 			continue
 		}
 		// Symlinks are left out rather than followed: one may point out of
@@ -68,9 +72,11 @@ func (c *Connector) list(p map[string]any) (any, error) {
 		if ok, _ := path.Match(glob, e.Name()); !ok {
 			continue
 		}
-		info, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // removed since ReadDir
+		// Looked at in the folder opened, not by name (DirEntry.Info).
+		var st unix.Stat_t
+		err := unix.Fstatat(int(d.Fd()), e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW)
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG) {
+			continue // removed or replaced since ReadDir
 		}
 		if err != nil {
 			return nil, fail("list "+t.shown(), err)
@@ -79,8 +85,8 @@ func (c *Connector) list(p map[string]any) (any, error) {
 		out = append(out, map[string]any{
 			"path":     child.shown(),
 			"name":     e.Name(),
-			"size":     info.Size(),
-			"modified": modified(info),
+			"size":     st.Size,
+			"modified": modified(time.Unix(st.Mtim.Unix())),
 		})
 	}
 	return out, nil
@@ -113,8 +119,8 @@ func (c *Connector) child(t target, name string) target {
 	return target{abs: abs, root: t.root, rel: rel}
 }
 
-func modified(info fs.FileInfo) string {
-	return info.ModTime().UTC().Format(time.RFC3339)
+func modified(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
 }
 
 // read: {path} → {path, content, size, modified}.
@@ -136,13 +142,18 @@ func (c *Connector) read(p map[string]any) (any, error) {
 		"path":     t.shown(),
 		"content":  string(data),
 		"size":     int64(len(data)),
-		"modified": modified(info),
+		"modified": modified(info.ModTime()),
 	}, nil
 }
 
 // readFile reads a regular file up to the size cap.
 func (c *Connector) readFile(t target) ([]byte, fs.FileInfo, error) {
-	f, err := os.OpenFile(t.abs, openNoWait|os.O_RDONLY, 0)
+	d, name, err := t.folder(true, false)
+	var f *os.File
+	if err == nil {
+		f, err = connectors.OpenAt(d, name, openNoWait|os.O_RDONLY, 0)
+		d.Close()
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, connectors.Errorf(connectors.Logic, "no such file: %s", t.shown())
 	}

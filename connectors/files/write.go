@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"keep/connectors"
 )
@@ -20,29 +23,33 @@ func (c *Connector) write(p map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	mode := fs.FileMode(0o644)
-	if info, err := os.Stat(t.abs); err == nil {
-		if !info.Mode().IsRegular() {
-			return nil, connectors.Errorf(connectors.Logic, "%s exists and is not a regular file", t.shown())
-		}
-		mode = info.Mode().Perm() // keep the owner's choice
-	}
-	dir := filepath.Dir(t.abs)
 	what := "write " + t.shown()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fail(what, err)
-	}
-	tmp, err := os.CreateTemp(dir, ".keep-*.tmp")
+	dir, name, err := t.folder(false, true)
 	if err != nil {
 		return nil, fail(what, err)
 	}
+	defer dir.Close()
+	dfd := int(dir.Fd())
+	mode := fs.FileMode(0o644)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, 0); err == nil {
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil, connectors.Errorf(connectors.Logic, "%s exists and is not a regular file", t.shown())
+		}
+		mode = fs.FileMode(st.Mode).Perm() // keep the owner's choice
+	}
+	tmp, err := createTemp(dir)
+	if err != nil {
+		return nil, fail(what, err)
+	}
+	tmpName := filepath.Base(tmp.Name())
 	// Until the rename, nothing the user can see has changed: every failure
 	// removes the temporary file and is classified as "not done".
 	committed := false
 	defer func() {
 		if !committed {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			unix.Unlinkat(dfd, tmpName, 0)
 		}
 	}()
 	if _, err := tmp.WriteString(content); err != nil {
@@ -57,7 +64,8 @@ func (c *Connector) write(p map[string]any) (any, error) {
 	if err := tmp.Close(); err != nil {
 		return nil, fail(what, err)
 	}
-	if err := os.Rename(tmp.Name(), t.abs); err != nil {
+	if err := unix.Renameat(dfd, tmpName, dfd, name); err != nil {
+		err = &os.LinkError{Op: "rename", Old: tmp.Name(), New: t.abs, Err: err}
 		// rename(2) is atomic, so an error normally means it did not
 		// happen; EIO is the exception, where the disk may have half
 		// committed it.
@@ -74,15 +82,22 @@ func (c *Connector) write(p map[string]any) (any, error) {
 	return map[string]any{"path": t.shown(), "size": int64(len(content))}, nil
 }
 
+// createTemp makes a new temporary file in dir, for write's rename.
+func createTemp(dir *os.File) (*os.File, error) {
+	for range 100 {
+		name := fmt.Sprintf(".keep-%d.tmp", rand.Uint64())
+		f, err := connectors.OpenAt(dir, name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, &os.PathError{Op: "create a temporary file", Path: dir.Name(), Err: fs.ErrExist}
+}
+
 // syncDir makes a rename in dir durable. Some systems cannot sync a
 // directory (EINVAL); that is no reason to call the write uncertain.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, errInval) {
+func syncDir(dir *os.File) error {
+	if err := dir.Sync(); err != nil && !errors.Is(err, errInval) {
 		return err
 	}
 	return nil
@@ -96,21 +111,16 @@ func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any,
 		return nil, err
 	}
 	what := "append to " + t.shown()
-	if info, err := os.Stat(t.abs); err == nil {
-		if !info.Mode().IsRegular() {
-			return nil, connectors.Errorf(connectors.Logic, "%s exists and is not a regular file", t.shown())
-		}
-		if info.Size()+int64(len(content)) > c.maxSize {
-			return nil, connectors.Errorf(connectors.Logic, "%s would grow past the %d bytes allowed", t.shown(), c.maxSize)
-		}
-	} else if err := os.MkdirAll(filepath.Dir(t.abs), 0o755); err != nil { // a new file, maybe in a new folder
-		return nil, fail(what, err)
-	}
-	f, err := os.OpenFile(t.abs, openNoWait|os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	dir, name, err := t.folder(true, true) // a new file, maybe in a new folder
 	if err != nil {
 		return nil, fail(what, err)
 	}
-	// The Stat above was by name; what was opened is what gets written.
+	f, err := connectors.OpenAt(dir, name, openNoWait|os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	dir.Close()
+	if err != nil {
+		return nil, fail(what, err)
+	}
+	// Every check is on the file opened, which is the one written.
 	if info, err := f.Stat(); err != nil {
 		f.Close()
 		return nil, fail(what, err)
@@ -125,6 +135,9 @@ func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any,
 		return nil, connectors.Errorf(connectors.Permission,
 			"%s has other names (hard links), maybe outside the files roots (%s): appending would change the file under all of them",
 			t.shown(), strings.Join(c.roots, ", "))
+	} else if info.Size()+int64(len(content)) > c.maxSize {
+		f.Close()
+		return nil, connectors.Errorf(connectors.Logic, "%s would grow past the %d bytes allowed", t.shown(), c.maxSize)
 	}
 	n, err := f.WriteString(content)
 	if err != nil {
@@ -164,9 +177,8 @@ func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any,
 }
 
 // move: {from, to} → {path: to}. Never overwrites: an existing to is a
-// logic error. The check and the rename are two steps; another process
-// creating to in between would be overwritten (a portable no-replace
-// rename is not in the standard library).
+// logic error, and the rename itself refuses to replace one that appeared
+// since (RENAME_NOREPLACE, where the file system has it).
 func (c *Connector) move(p map[string]any) (any, error) {
 	from, err := c.resolveTree(p, "from")
 	if err != nil {
@@ -180,32 +192,57 @@ func (c *Connector) move(p map[string]any) (any, error) {
 	if from.rel == "." {
 		return nil, connectors.Errorf(connectors.Logic, "%s: cannot move a root", what)
 	}
-	if _, err := os.Lstat(from.abs); errors.Is(err, fs.ErrNotExist) {
+	// from's own name is moved, a link included, not what it leads to.
+	fromDir, fromName, err := from.folder(false, false)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, connectors.Errorf(connectors.Logic, "no such file: %s", from.shown())
 	} else if err != nil {
 		return nil, fail(what, err)
 	}
-	if _, err := os.Lstat(to.abs); err == nil {
+	defer fromDir.Close()
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(fromDir.Fd()), fromName, &st, unix.AT_SYMLINK_NOFOLLOW); errors.Is(err, fs.ErrNotExist) {
+		return nil, connectors.Errorf(connectors.Logic, "no such file: %s", from.shown())
+	} else if err != nil {
+		return nil, fail(what, err)
+	}
+	toDir, toName, err := to.folder(false, true)
+	if err != nil {
+		return nil, fail(what, err)
+	}
+	defer toDir.Close()
+	if err := unix.Fstatat(int(toDir.Fd()), toName, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		return nil, connectors.Errorf(connectors.Logic, "%s: %s already exists", what, to.shown())
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(what, err)
 	}
-	dir := filepath.Dir(to.abs)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fail(what, err)
-	}
-	if err := os.Rename(from.abs, to.abs); err != nil {
-		if errors.Is(err, errIO) {
+	if err := renameNoReplace(fromDir, fromName, toDir, toName); err != nil {
+		err = &os.LinkError{Op: "rename", Old: from.abs, New: to.abs, Err: err}
+		switch {
+		case errors.Is(err, errIO):
 			return nil, connectors.Errorf(connectors.Uncertain, "%s: %w", what, err)
+		case errors.Is(err, fs.ErrExist):
+			return nil, connectors.Errorf(connectors.Logic, "%s: %s already exists", what, to.shown())
 		}
 		return nil, fail(what, err)
 	}
-	for _, d := range []string{filepath.Dir(from.abs), dir} {
+	for _, d := range []*os.File{fromDir, toDir} {
 		if err := syncDir(d); err != nil {
 			return nil, connectors.Errorf(connectors.Uncertain, "%s: sync folder after rename: %w", what, err)
 		}
 	}
 	return map[string]any{"path": to.shown()}, nil
+}
+
+// renameNoReplace renames, failing with EEXIST rather than replacing what
+// is at the new name; a file system without RENAME_NOREPLACE gets a plain
+// rename, after move's own check.
+func renameNoReplace(fromDir *os.File, from string, toDir *os.File, to string) error {
+	err := unix.Renameat2(int(fromDir.Fd()), from, int(toDir.Fd()), to, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		err = unix.Renameat(int(fromDir.Fd()), from, int(toDir.Fd()), to)
+	}
+	return err
 }
 
 // linkCount is the number of names a file has.

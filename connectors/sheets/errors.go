@@ -20,6 +20,9 @@ func classifyIO(op string, err error) error {
 
 func ioClass(err error) connectors.Class {
 	switch {
+	case errors.Is(err, connectors.ErrLinkOnTheWay):
+		// A folder checked inside the roots became a link during the call.
+		return connectors.Permission
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return connectors.Transient
 	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EBUSY), errors.Is(err, syscall.EINTR),

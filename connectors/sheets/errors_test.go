@@ -102,7 +102,7 @@ func TestErrorClasses(t *testing.T) {
 		},
 		{
 			name:  "A failed rename is an uncertain failure",
-			arm:   func(b *bundle) { b.c.ops.rename = func(string, string) error { return syscall.EIO } },
+			arm:   func(b *bundle) { b.c.ops.rename = func(*os.File, string, string) error { return syscall.EIO } },
 			p:     with(sheet("a.csv"), "row", row),
 			class: connectors.Uncertain,
 		},

@@ -11,6 +11,7 @@ import (
 // location is one sheet, resolved.
 type location struct {
 	file   string  // the CSV file to read and write, symlinks resolved
+	root   string  // the real root file is in: file is used by walking from it (connectors.OpenBeneath)
 	label  string  // what people see: the spreadsheet relative to its root, plus the sheet
 	google *gsheet // set instead of file for a tab of a Google spreadsheet
 }
@@ -48,14 +49,14 @@ func (c *Connector) locate(params map[string]any) (location, error) {
 		return location{}, connectors.Errorf(connectors.Logic,
 			"%s is a directory of sheets: name one with sheet", rel)
 	}
-	real, err := c.realInRoot(file)
+	real, root, err := c.realInRoot(file)
 	if err != nil {
 		return location{}, err
 	}
 	if err := c.protected.Check(file); err != nil {
 		return location{}, err
 	}
-	return location{file: real, label: label}, nil
+	return location{file: real, root: root, label: label}, nil
 }
 
 // inRoot makes p absolute (relative paths are taken from the first root) and
@@ -79,11 +80,13 @@ func (c *Connector) inRoot(p string) (abs, rel string, err error) {
 }
 
 // realInRoot resolves symlinks in p and checks again that the result lies in
-// a root, so a link inside a root can't lead a write outside it.
-func (c *Connector) realInRoot(p string) (string, error) {
-	real, err := connectors.RealPath(p)
+// a root, so a link inside a root can't lead a write outside it. The real
+// root comes back too: the file is then used only by walking to it from
+// there, so a link put on the way after this check leads nowhere.
+func (c *Connector) realInRoot(p string) (real, root string, err error) {
+	real, err = connectors.RealPath(p)
 	if err != nil {
-		return "", classifyIO("resolve "+p, err)
+		return "", "", classifyIO("resolve "+p, err)
 	}
 	for _, root := range c.roots {
 		realRoot, err := connectors.RealPath(root)
@@ -91,10 +94,10 @@ func (c *Connector) realInRoot(p string) (string, error) {
 			continue
 		}
 		if _, ok := under(realRoot, real); ok {
-			return real, nil
+			return real, realRoot, nil
 		}
 	}
-	return "", connectors.Errorf(connectors.Permission, "%s leads outside the sheets roots through a symbolic link", p)
+	return "", "", connectors.Errorf(connectors.Permission, "%s leads outside the sheets roots through a symbolic link", p)
 }
 
 // under reports whether p is root or inside it, and p relative to root.

@@ -89,7 +89,7 @@ func TestReconcile(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.write(t, "a.csv", "x\n")
-		b.c.ops.rename = func(string, string) error { return &os.LinkError{Op: "rename", Err: syscall.EIO} }
+		b.c.ops.rename = func(*os.File, string, string) error { return &os.LinkError{Op: "rename", Err: syscall.EIO} }
 		p := with(sheet("a.csv"), "row", map[string]any{"x": "1"})
 		_, err := b.do(t, "appendRow", "k1", p)
 		wantClass(t, err, connectors.Uncertain, "replace a.csv")
@@ -104,7 +104,7 @@ func TestReconcile(t *testing.T) {
 	t.Run("A failure after the rename is uncertain and reconciles as applied", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		b.c.ops.syncDir = func(string) error { return syscall.EIO }
+		b.c.ops.syncDir = func(*os.File) error { return syscall.EIO }
 		p := with(sheet("a.csv"), "row", map[string]any{"x": "1"})
 		_, err := b.do(t, "appendRow", "k1", p)
 		wantClass(t, err, connectors.Uncertain, "sync the directory")

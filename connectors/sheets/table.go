@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -61,7 +62,12 @@ func (c *Connector) loadFile(loc location) (*table, error) {
 	t := &table{keepCol: -1, mode: 0o644}
 	// O_NONBLOCK: a FIFO named as a sheet would otherwise hold the open
 	// until a writer came, for ever; the check below then refuses it.
-	f, err := os.OpenFile(loc.file, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	var f *os.File
+	dir, err := connectors.OpenBeneath(loc.root, filepath.Dir(loc.file), false)
+	if err == nil {
+		f, err = connectors.OpenAt(dir, filepath.Base(loc.file), os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+		dir.Close()
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return t, nil
 	}

@@ -2,18 +2,25 @@ package sheets
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
 
 	"keep/connectors"
 )
 
 // fileOps are the file system calls around the rename, replaceable in tests
-// to fail at each step of an atomic write.
+// to fail at each step of an atomic write. Names are in dir, a folder
+// opened with connectors.OpenBeneath.
 type fileOps struct {
 	write   func(f *os.File, data []byte) error
-	rename  func(from, to string) error
-	syncDir func(dir string) error
+	rename  func(dir *os.File, from, to string) error
+	syncDir func(dir *os.File) error
 }
 
 func osOps() fileOps {
@@ -22,19 +29,14 @@ func osOps() fileOps {
 			_, err := f.Write(data)
 			return err
 		},
-		rename:  os.Rename,
-		syncDir: syncDir,
+		rename: func(dir *os.File, from, to string) error {
+			if err := unix.Renameat(int(dir.Fd()), from, int(dir.Fd()), to); err != nil {
+				return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+			}
+			return nil
+		},
+		syncDir: func(dir *os.File) error { return dir.Sync() },
 	}
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // change says what a mutation did to a table: which record it wrote, whether
@@ -72,31 +74,38 @@ func (c *Connector) saveFile(ctx context.Context, loc location, t *table) error 
 // sheet untouched and is definite; from the rename on, the new file may be in
 // place, so failures are Uncertain and reconciliation re-reads the file.
 func (c *Connector) writeAtomic(ctx context.Context, loc location, data []byte, t *table) error {
-	dir := filepath.Dir(loc.file)
+	// Walked to, not opened by name: a folder on the way swapped for a link
+	// since locate checked it cannot take the write out of the roots.
 	if !t.exists {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(loc.root, 0o755); err != nil {
 			return classifyIO("create the directory of "+loc.label, err)
 		}
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(loc.file)+".keep-*")
+	dir, err := connectors.OpenBeneath(loc.root, filepath.Dir(loc.file), !t.exists)
+	if err != nil {
+		return classifyIO("open the directory of "+loc.label, err)
+	}
+	defer dir.Close()
+	name := filepath.Base(loc.file)
+	f, tmp, err := createTemp(dir, "."+name+".keep-")
 	if err != nil {
 		return classifyIO("create a temporary file for "+loc.label, err)
 	}
 	renamed := false
 	defer func() {
 		if !renamed {
-			os.Remove(f.Name())
+			unix.Unlinkat(int(dir.Fd()), tmp, 0)
 		}
 	}()
 	err = c.ops.write(f, data)
+	if err == nil {
+		err = f.Chmod(t.mode)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), t.mode)
 	}
 	if err != nil {
 		return classifyIO("write "+loc.label, err)
@@ -106,8 +115,14 @@ func (c *Connector) writeAtomic(ctx context.Context, loc location, data []byte, 
 	if err := ctx.Err(); err != nil {
 		return &connectors.Error{Class: connectors.Transient, Err: err}
 	}
-	fi, err := os.Stat(loc.file)
-	if err != nil && !os.IsNotExist(err) {
+	var fi fs.FileInfo
+	if sf, err := connectors.OpenAt(dir, name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0); err == nil {
+		fi, err = sf.Stat()
+		sf.Close()
+		if err != nil {
+			return classifyIO("stat "+loc.label, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return classifyIO("stat "+loc.label, err)
 	}
 	if stampOf(fi) != t.stamp {
@@ -116,9 +131,10 @@ func (c *Connector) writeAtomic(ctx context.Context, loc location, data []byte, 
 	// A failed rename normally means nothing happened, but an I/O error can
 	// leave it done: reconciliation can tell cheaply, so don't guess.
 	renamed = true
-	if err := c.ops.rename(f.Name(), loc.file); err != nil {
-		if _, serr := os.Stat(f.Name()); serr == nil {
-			os.Remove(f.Name())
+	if err := c.ops.rename(dir, tmp, name); err != nil {
+		var st unix.Stat_t
+		if unix.Fstatat(int(dir.Fd()), tmp, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			unix.Unlinkat(int(dir.Fd()), tmp, 0)
 		}
 		return connectors.Errorf(connectors.Uncertain, "replace %s: %w", loc.label, err)
 	}
@@ -126,4 +142,16 @@ func (c *Connector) writeAtomic(ctx context.Context, loc location, data []byte, 
 		return connectors.Errorf(connectors.Uncertain, "sync the directory of %s: %w", loc.label, err)
 	}
 	return nil
+}
+
+// createTemp makes a new file in dir whose name starts with prefix.
+func createTemp(dir *os.File, prefix string) (*os.File, string, error) {
+	for range 100 {
+		name := prefix + strconv.FormatUint(rand.Uint64(), 36)
+		f, err := connectors.OpenAt(dir, name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, name, err
+		}
+	}
+	return nil, "", &os.PathError{Op: "create a temporary file", Path: dir.Name(), Err: fs.ErrExist}
 }
