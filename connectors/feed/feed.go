@@ -45,8 +45,8 @@ type Config struct {
 	// connector with no allow_hosts (any host); the host passes the one
 	// built from [connectors.http] so both obey the same hosts.
 	HTTP connectors.Connector
-	// MaxItems caps the items returned per call (the newest first, as the
-	// feed orders them). Default 500.
+	// MaxItems caps the items returned per call, and kept per URL for a 304
+	// (the first, as the feed orders them). Default 500.
 	MaxItems int
 	// Remembered caps the URLs whose validators are kept in memory.
 	// Default 256.
@@ -175,8 +175,11 @@ func (c *Connector) items(ctx context.Context, p map[string]any) (any, error) {
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Logic, "%s is not an RSS, Atom or JSON feed: %w", redacted(url), err)
 	}
-	items := make([]any, 0, len(f.Items))
-	for _, it := range f.Items {
+	// what is kept (in memory and on disk, for every URL) is what a call
+	// may return: a feed of twenty thousand items is not kept whole
+	kept := f.Items[:min(len(f.Items), c.maxItems)]
+	items := make([]any, 0, len(kept))
+	for _, it := range kept {
 		items = append(items, item(it))
 	}
 	etag, _ := hdr["etag"].(string)

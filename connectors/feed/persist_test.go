@@ -2,8 +2,10 @@ package feed_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -47,5 +49,44 @@ func TestValidatorsSurviveARestart(t *testing.T) {
 		if fi, _ := f.Info(); fi.Mode().Perm()&0o077 != 0 {
 			t.Errorf("%s is mode %04o", f.Name(), fi.Mode().Perm())
 		}
+	}
+}
+
+// TestTheCacheKeepsWhatACallMayReturn: a feed's remembered items, in memory
+// and on disk, are at most MaxItems, the most a call returns; a feed of
+// twenty thousand items was kept whole for every URL.
+func TestTheCacheKeepsWhatACallMayReturn(t *testing.T) {
+	t.Parallel()
+	s := &server{body: sample(t, "rss2.xml"), contentType: "application/rss+xml", etag: true}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	dir := t.TempDir()
+	c, err := feed.New(feed.Config{Dir: dir, MaxItems: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a full answer, then a 304 from what was kept
+		got, err := c.Do(context.Background(), connectors.Call{Method: "items", Params: map[string]any{"url": ts.URL + "/rss2.xml"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(got.([]any)); n != 2 {
+			t.Fatalf("%d items, want MaxItems (2)", n)
+		}
+	}
+	files, _ := os.ReadDir(dir)
+	if len(files) != 1 {
+		t.Fatalf("%d files in the feed folder, want 1", len(files))
+	}
+	data, err := os.ReadFile(filepath.Join(dir, files[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct{ Items []any }
+	if err := json.Unmarshal(data, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Items) != 2 {
+		t.Fatalf("%d items kept on disk, want MaxItems (2)", len(saved.Items))
 	}
 }
