@@ -5,67 +5,72 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"unsafe"
+	"sync"
+	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/fsnotify/fsnotify"
 )
 
+// fileSettles is how long a watched file must go unchanged before changed
+// is called. A writer that truncates and then writes (an editor, a shell
+// redirection) is seen twice by the kernel, once with the file empty: read
+// then, a config would reload as the defaults. A burst is one call, made
+// once it is over.
+var fileSettles = 50 * time.Millisecond
+
 // WatchFile calls changed each time the file at path is written or
-// replaced (an editor's or keep's own atomic rename too), until ctx ends.
-// It waits on inotify on the file's folder, which must exist: nothing
-// polls. keep's own files that another process may change under a running
-// engine (the config, credentials.json) are watched through it.
+// replaced (an editor's or keep's own atomic rename too), once the change
+// has settled, until ctx ends. It watches the file's folder, which must
+// exist, through the kernel's notifications (fsnotify): nothing polls, and
+// the timer runs only while a change settles. keep's own files that
+// another process may change under a running engine (the config,
+// credentials.json) are watched through it. changed is called from one
+// goroutine at a time.
 func WatchFile(ctx context.Context, path string, changed func()) error {
 	dir := filepath.Dir(path)
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("watching %s: %w", path, err)
 	}
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("watching %s: %w", path, err)
 	}
-	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE); err != nil {
-		unix.Close(fd)
+	if err := w.Add(dir); err != nil {
+		w.Close()
 		return fmt.Errorf("watching %s: %w", path, err)
 	}
-	// a non-blocking descriptor goes through the runtime's poller, so
-	// Close below ends a Read in progress
-	ino := os.NewFile(uintptr(fd), "inotify")
+	base := filepath.Base(path)
+	var mu sync.Mutex // one call of changed at a time, in order
+	settled := time.AfterFunc(time.Hour, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() == nil {
+			changed()
+		}
+	})
+	settled.Stop()
 	go func() {
-		<-ctx.Done()
-		ino.Close()
-	}()
-	go func() {
-		buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
-		base := filepath.Base(path)
+		defer w.Close()
+		defer settled.Stop()
 		for {
-			n, err := ino.Read(buf)
-			if err != nil {
+			select {
+			case <-ctx.Done():
 				return
-			}
-			if namesIn(buf[:n], base) {
-				changed()
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Base(ev.Name) == base && ev.Op.Has(fsnotify.Write|fsnotify.Create) {
+					settled.Reset(fileSettles)
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				// an overflow lost events: the file may have changed
+				settled.Reset(fileSettles)
 			}
 		}
 	}()
 	return nil
-}
-
-// namesIn says whether one of the inotify events in buf is about base.
-func namesIn(buf []byte, base string) bool {
-	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
-		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-		name := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
-		for i, c := range name {
-			if c == 0 {
-				name = name[:i]
-				break
-			}
-		}
-		if string(name) == base {
-			return true
-		}
-		off += unix.SizeofInotifyEvent + int(ev.Len)
-	}
-	return false
 }

@@ -13,7 +13,7 @@ import (
 // Watch calls signedIn with the accounts that were signed in anew each
 // time another process replaces the credentials file (keep auth login
 // while a daemon or the TUI holds the engine), until ctx ends. It waits on
-// inotify: nothing polls.
+// the kernel's notifications: nothing polls.
 func (s *Store) Watch(ctx context.Context, signedIn func(names []string)) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("watching the credentials file: %w", err)

@@ -92,8 +92,9 @@ func Digest(c Config) string {
 }
 
 // Watch calls changed each time the file at path is written or replaced
-// (an editor's rename too), until ctx ends. It waits on inotify on the
-// file's folder: nothing polls.
+// (an editor's rename too), once the change has settled, until ctx ends.
+// It waits on the kernel's notifications for the file's folder: nothing
+// polls.
 func Watch(ctx context.Context, path string, changed func()) error {
 	return connectors.WatchFile(ctx, path, changed)
 }
