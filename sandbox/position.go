@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -60,19 +59,47 @@ func (l locator) literal(from int, s string) int {
 }
 
 // key finds the first property key (`name:`, `"name":`, `name(`, `async
-// name(`) at or after from. It returns the offset of the name itself.
+// name(`) at or after from: name, in matching quotes or none, not preceded
+// by a part of a longer name or a member access, followed by a colon or a
+// parenthesis. It returns the offset of the key (its opening quote, if
+// quoted).
+//
+// A declaration's checks ask for keys such as a handler's name once per
+// handler, so the search looks only at where the name occurs: a pattern
+// run over the rest of the file for each made validating a file of 500
+// producers take ten seconds.
 func (l locator) key(from int, name string) int {
 	if from < 0 {
 		from = 0
 	}
-	q := regexp.QuoteMeta(name)
-	re := regexp.MustCompile(`(?:^|[^\w$.])((["']?)` + q + `(["']?))\s*[:(]`)
-	for _, m := range re.FindAllStringSubmatchIndex(l.src[from:], -1) {
-		if l.src[from+m[4]:from+m[5]] == l.src[from+m[6]:from+m[7]] { // matching quotes
-			return from + m[2]
+	src := l.src
+	for i := from; i < len(src); {
+		j := strings.Index(src[i:], name)
+		if j < 0 {
+			return -1
+		}
+		start, end := i+j, i+j+len(name)
+		i = start + 1
+		if start > from && end < len(src) && (src[start-1] == '"' || src[start-1] == '\'') && src[end] == src[start-1] {
+			start, end = start-1, end+1
+		}
+		if start > from && partOfName(src[start-1]) {
+			continue
+		}
+		for end < len(src) && strings.IndexByte(" \t\n\f\r", src[end]) >= 0 {
+			end++
+		}
+		if end < len(src) && (src[end] == ':' || src[end] == '(') {
+			return start
 		}
 	}
 	return -1
+}
+
+// partOfName says whether c before a name makes it part of a longer name
+// or a member access.
+func partOfName(c byte) bool {
+	return c == '_' || c == '$' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // first returns the smallest offset >= from at which any needle occurs.
