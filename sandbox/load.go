@@ -48,7 +48,7 @@ func loadChecked(fileName string, src []byte, opts LoadOptions, unnamedOK bool) 
 		return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: fmt.Sprintf(
 			"the file is %d bytes, over the limit of %d bytes for a workflow file", len(src), MaxSourceSize)}}}
 	}
-	loc := locator{file: fileName, src: string(src)}
+	loc := newLocator(fileName, string(src))
 	code, diags := transform(fileName, src, wfGlobal)
 	if len(diags) > 0 {
 		return nil, &ValidationError{Diagnostics: diags}

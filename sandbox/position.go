@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -13,6 +14,33 @@ import (
 type locator struct {
 	file string
 	src  string
+	// lines are where src's lines start (newLocator): a declaration's checks
+	// convert positions once per call site, and counting lines from the
+	// top each time made that quadratic in the file
+	lines []int
+}
+
+func newLocator(file, src string) locator {
+	return locator{file: file, src: src, lines: lineStarts(src)}
+}
+
+// lineStarts is the offset at which each line of s starts.
+func lineStarts(s string) []int {
+	starts := []int{0}
+	for off := 0; ; {
+		i := strings.IndexByte(s[off:], '\n')
+		if i < 0 {
+			return starts
+		}
+		off += i + 1
+		starts = append(starts, off)
+	}
+}
+
+// lineOf is the 1-based line holding offset off, and that line's start.
+func lineOf(starts []int, off int) (line, start int) {
+	i := sort.Search(len(starts), func(i int) bool { return starts[i] > off })
+	return i, starts[i-1]
 }
 
 // pos converts a byte offset into a 1-based line and column (in characters);
@@ -21,23 +49,25 @@ func (l locator) pos(off int) (line, col int) {
 	if off < 0 || off > len(l.src) {
 		return 0, 0
 	}
-	before := l.src[:off]
-	line = strings.Count(before, "\n") + 1
-	start := strings.LastIndexByte(before, '\n') + 1
-	return line, utf8.RuneCountInString(before[start:]) + 1
+	lines := l.lines
+	if lines == nil {
+		lines = lineStarts(l.src)
+	}
+	line, start := lineOf(lines, off)
+	return line, utf8.RuneCountInString(l.src[start:off]) + 1
 }
 
 // offset is the byte offset of a 1-based line and column (in characters),
 // -1 when the file has no such place.
 func (l locator) offset(line, col int) int {
-	off := 0
-	for i := 1; i < line; i++ {
-		j := strings.IndexByte(l.src[off:], '\n')
-		if j < 0 {
-			return -1
-		}
-		off += j + 1
+	lines := l.lines
+	if lines == nil {
+		lines = lineStarts(l.src)
 	}
+	if line < 1 || line > len(lines) {
+		return -1
+	}
+	off := lines[line-1]
 	for i := 1; i < col; i++ {
 		if off >= len(l.src) || l.src[off] == '\n' {
 			return -1

@@ -76,15 +76,22 @@ func manyHandlers(n int) []byte {
 	return []byte(src.String())
 }
 
-// A workflow of 500 handlers loads: finding each one's keys in the source
-// once took the top level past its time limit.
+// A workflow of as many handlers as one may declare loads, and one of more
+// is refused for it: finding each one's keys in the source took the top
+// level past its time limit at 500, and mapping each call site through the
+// source map read anew did at 1,500.
 func TestManyHandlersLoad(t *testing.T) {
-	s, err := Load("big.js", manyHandlers(500), LoadOptions{Methods: testMethods})
+	s, err := Load("big.js", manyHandlers(maxDeclared), LoadOptions{Methods: testMethods})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(s.Workflow.Producers); n != 500 {
-		t.Fatalf("%d producers loaded, want 500", n)
+	if n := len(s.Workflow.Producers); n != maxDeclared {
+		t.Fatalf("%d producers loaded, want %d", n, maxDeclared)
+	}
+	// and one over the limit is told so, not stopped by the time limit
+	_, err = Load("big.js", manyHandlers(3*maxDeclared/2), LoadOptions{Methods: testMethods})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("producers declares %d entries, over the limit", 3*maxDeclared/2)) {
+		t.Fatalf("a workflow of %d producers: %v, want it refused for declaring too many", 3*maxDeclared/2, err)
 	}
 }
 

@@ -114,7 +114,7 @@ func watchFolders(s *Script, err error) (*Script, error) {
 	if err != nil || s.opts.WatchFolder == nil {
 		return s, err
 	}
-	loc := locator{file: s.FileName, src: string(s.Source)}
+	loc := newLocator(s.FileName, string(s.Source))
 	top := or(loc.first(0, "Keep.workflow"), loc.first(0, "export default"))
 	producersAt := or(loc.key(top, "producers"), top)
 	var diags []Diagnostic

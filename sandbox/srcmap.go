@@ -45,17 +45,32 @@ func parseDiagnostic(loc locator, code string, err error) Diagnostic {
 // sourcePosition maps a position in the transformed code to the file as
 // written, through the inline source map.
 func sourcePosition(code string, line, col int) (int, int, bool) {
+	return mapPosition(sourceMap(code), line, col)
+}
+
+// sourceMap reads the inline source map at the end of the code; nil if it
+// has none. The static checks map every call site through it, so they read
+// it once (callChecker.at).
+func sourceMap(code string) *sourcemap.Consumer {
 	i := strings.LastIndex(code, inlineMapPrefix)
 	if i < 0 {
-		return 0, 0, false
+		return nil
 	}
 	enc := strings.TrimSpace(code[i+len(inlineMapPrefix):])
 	data, err := base64.StdEncoding.DecodeString(enc)
 	if err != nil {
-		return 0, 0, false
+		return nil
 	}
 	sm, err := sourcemap.Parse("", data)
 	if err != nil {
+		return nil
+	}
+	return sm
+}
+
+// mapPosition maps a position in the transformed code through sm.
+func mapPosition(sm *sourcemap.Consumer, line, col int) (int, int, bool) {
+	if sm == nil {
 		return 0, 0, false
 	}
 	// The map's columns are 0-based; the parser's and ours are 1-based.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dop251/goja/ast"
+	"github.com/go-sourcemap/sourcemap"
 )
 
 // calls checks every ctx call as written, with what keep.d.ts declares
@@ -64,14 +65,17 @@ func (v *validator) calls(tree *ast.Program, code string, wf Workflow, handlers 
 }
 
 type callChecker struct {
-	v        *validator
-	tree     *ast.Program
-	code     string // the transformed source tree was parsed from
-	handlers map[string]handlerDecl
-	topics   map[string]bool
-	sources  map[string][]string
-	specs    map[string]map[string]MethodSpec
-	keys     []string // the property names around the node being walked
+	v         *validator
+	tree      *ast.Program
+	code      string // the transformed source tree was parsed from
+	srcMap    *sourcemap.Consumer
+	mapRead   bool  // srcMap and codeLines are read from code, once
+	codeLines []int // where code's lines start
+	handlers  map[string]handlerDecl
+	topics    map[string]bool
+	sources   map[string][]string
+	specs     map[string]map[string]MethodSpec
+	keys      []string // the property names around the node being walked
 
 	collect  bool            // the first walks: only names and functions are gathered
 	names    map[string]bool // what ctx goes by: its parameters, aliases, parameters it is passed to
@@ -531,9 +535,12 @@ func (c *callChecker) at(idx int) int {
 	if off < 0 || off > len(c.code) {
 		return -1
 	}
-	line := 1 + strings.Count(c.code[:off], "\n")
-	col := off - strings.LastIndex(c.code[:off], "\n")
-	l, cl, ok := sourcePosition(c.code, line, col)
+	if !c.mapRead {
+		c.srcMap, c.codeLines, c.mapRead = sourceMap(c.code), lineStarts(c.code), true
+	}
+	line, start := lineOf(c.codeLines, off)
+	col := off - start + 1
+	l, cl, ok := mapPosition(c.srcMap, line, col)
 	if !ok {
 		return -1
 	}
