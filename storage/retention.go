@@ -72,7 +72,8 @@ const vacuumSlice = 512
 // then gives the freed pages back to the file system, again a slice per
 // transaction (auto_vacuum is incremental since migration 4). The mutation
 // ledger, inputs, events and the history tables (reservations, answers,
-// event causes, proposals and their decisions) are never deleted.
+// event causes, proposals and their decisions) are never deleted, and the
+// database refuses to delete or change the history (migrations 1 and 18).
 //
 // It never runs a full VACUUM, which holds the writer for as long as
 // rewriting the whole file takes. Incremental vacuum gives back only
