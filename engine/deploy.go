@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"keep/engine/api"
 	"keep/engine/ledger"
@@ -15,6 +16,14 @@ import (
 // new workflow starts active. Topics and events are kept as they are;
 // consumers are marked dirty; producers without a schedule yet are due now.
 func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name string) (*api.DeployResult, error) {
+	return e.deploy(ctx, fileName, src, name, nil)
+}
+
+// deploy is Deploy; accepting, if set, is the proposal the deploy accepts
+// (AcceptProposal): in the deploy's own transaction it is checked against
+// the workflow (proposalFits) and decided, so a deploy that lands first
+// makes the accept refused, never overwritten.
+func (e *Engine) deploy(ctx context.Context, fileName string, src []byte, name string, accepting *storage.Proposal) (*api.DeployResult, error) {
 	sc, err := e.Validate(fileName, src)
 	if err != nil {
 		return nil, err
@@ -28,14 +37,18 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 	res := &api.DeployResult{Workflow: name}
 	var wfID int64
 	var fresh []string // producers the deploy makes due now
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		now := e.now()
+	write := func(tx *storage.Tx, now time.Time) error {
 		fresh = fresh[:0]
 		w, err := tx.WorkflowByName(ctx, name)
 		if errors.Is(err, storage.ErrNotFound) {
 			w, res.Created = &storage.Workflow{Name: name}, true
 		} else if err != nil {
 			return err
+		}
+		if accepting != nil {
+			if err := proposalFits(accepting, w, res.Created); err != nil {
+				return err
+			}
 		}
 		if !res.Created && w.Status == WorkflowActive {
 			// the same file deployed again is not a new version
@@ -61,7 +74,11 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 		if err := tx.SetWorkflowVersion(ctx, w.ID, res.Version, now); err != nil {
 			return err
 		}
-		if err := e.supersedeProposals(ctx, tx, name, res.Version, acceptingFrom(ctx)); err != nil {
+		var accepted int64
+		if accepting != nil {
+			accepted = accepting.ID
+		}
+		if err := e.supersedeProposals(ctx, tx, name, res.Version, accepted); err != nil {
 			return err
 		}
 		for _, t := range sc.Workflow.Topics {
@@ -109,6 +126,16 @@ func (e *Engine) Deploy(ctx context.Context, fileName string, src []byte, name s
 			}
 		}
 		return nil
+	}
+	err = e.db.Write(ctx, func(tx *storage.Tx) error {
+		now := e.now()
+		if err := write(tx, now); err != nil {
+			return err
+		}
+		if accepting == nil {
+			return nil
+		}
+		return tx.DecideProposal(ctx, accepting.ID, api.ProposalAccepted, "user", "", res.Version, now)
 	})
 	if err != nil {
 		return nil, err

@@ -150,6 +150,10 @@ type Engine struct {
 
 	// proposalMu: one decision on a proposal at a time (proposal.go)
 	proposalMu sync.Mutex
+	// beforeAccept, when set (tests), is called once AcceptProposal has
+	// read the proposal and its workflow, before the transaction that
+	// accepts it.
+	beforeAccept func()
 
 	mu      sync.Mutex
 	wfs     map[int64]*wfState

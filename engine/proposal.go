@@ -102,37 +102,44 @@ func (e *Engine) AcceptProposal(ctx context.Context, id string) (*api.DeployResu
 	if err != nil {
 		return nil, err
 	}
+	// which way it is accepted; whether it still may be is checked in the
+	// transaction that accepts it (proposalFits), against the workflow as
+	// that transaction reads it: a deploy landing in between is seen there
 	w, err := e.db.Read().WorkflowByName(ctx, p.WorkflowName)
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		if p.WorkflowID != 0 {
-			return nil, notFoundf("workflow %q is gone", p.WorkflowName)
-		}
-	case err != nil:
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return nil, err
-	case w.Version != p.BaseVersion:
-		return nil, refusedf("workflow %s is at version %d, not %d as when %s was proposed: reject it and propose again",
-			w.Name, w.Version, p.BaseVersion, id)
 	}
 	sc, err := e.Validate(p.FileName, []byte(p.Source))
 	if err != nil {
 		return nil, fmt.Errorf("accept %s: the script no longer validates: %w", id, err)
 	}
+	if e.beforeAccept != nil {
+		e.beforeAccept()
+	}
 	if p.Origin == api.OriginRepair && w != nil && w.BlockKind == BlockRepair && w.BlockRunID == p.RunID {
 		return e.acceptRepair(ctx, w, p, sc)
 	}
-	res, err := e.Deploy(context.WithValue(ctx, acceptingKey{}, p.ID), p.FileName, []byte(p.Source), p.WorkflowName)
-	if err != nil {
-		return nil, err
-	}
-	err = e.db.Write(ctx, func(tx *storage.Tx) error {
-		return tx.DecideProposal(ctx, p.ID, api.ProposalAccepted, "user", "", res.Version, e.now())
-	})
+	res, err := e.deploy(ctx, p.FileName, []byte(p.Source), p.WorkflowName, p)
 	if err != nil {
 		return nil, err
 	}
 	e.notify(api.NoteChanged, p.WorkflowName, fmt.Sprintf("%s: %s accepted as version %d", p.WorkflowName, id, res.Version))
 	return res, nil
+}
+
+// proposalFits refuses to accept p unless w, as the accepting
+// transaction reads it, is still what p was made against: the same
+// version (none, for a workflow p would create; fresh says there is no
+// such workflow).
+func proposalFits(p *storage.Proposal, w *storage.Workflow, fresh bool) error {
+	if fresh && p.WorkflowID != 0 {
+		return notFoundf("workflow %q is gone", p.WorkflowName)
+	}
+	if w.Version != p.BaseVersion {
+		return refusedf("workflow %s is at version %d, not %d as when %s was proposed: reject it and propose again",
+			p.WorkflowName, w.Version, p.BaseVersion, proposalID(p.ID))
+	}
+	return nil
 }
 
 func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *storage.Proposal, sc *sandbox.Script) (*api.DeployResult, error) {
@@ -151,6 +158,9 @@ func (e *Engine) acceptRepair(ctx context.Context, w *storage.Workflow, p *stora
 		Origin: triggerRepair, FileName: p.FileName, Source: p.Source, Declaration: decl, Manifest: sc.Manifest.JSON(), CreatedAt: e.now()}
 	runID := w.BlockRunID
 	if err := e.tRepaired(ctx, w, v, sc.Workflow.Topics, func(tx *storage.Tx) error {
+		if err := proposalFits(p, w, false); err != nil {
+			return err
+		}
 		if w.BlockKind != BlockRepair || w.BlockRunID != runID {
 			return refusedf("workflow %s changed while %s was being accepted; try again", w.Name, proposalID(p.ID))
 		}

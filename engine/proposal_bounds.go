@@ -78,12 +78,3 @@ func (e *Engine) supersedeProposals(ctx context.Context, tx *storage.Tx, name st
 	}
 	return nil
 }
-
-// acceptingKey carries, from AcceptProposal to Deploy, the proposal being
-// accepted, so the deploy closes the others but not it.
-type acceptingKey struct{}
-
-func acceptingFrom(ctx context.Context) int64 {
-	id, _ := ctx.Value(acceptingKey{}).(int64)
-	return id
-}

@@ -48,7 +48,9 @@ const finishedRun = `r.closed_at IS NOT NULL AND r.status <> 'active'`
 // unreferencedRun: no row anywhere names the run, so deleting it loses no
 // link — not the input ledger (inputs.created_by), the events it made or
 // held, the reservation history (the inputs→outputs view), the mutation
-// ledger, a retry chain, or a workflow's block.
+// ledger, a retry chain, a workflow's block, or a proposal (the repair
+// made for it: proposals are history, so such a run is kept for good).
+// Every foreign key into runs is one of these (TestUnreferencedRunNamesEveryLink).
 const unreferencedRun = `r.mutation_id IS NULL
 	AND NOT EXISTS (SELECT 1 FROM reservations x WHERE x.run_id = r.id)
 	AND NOT EXISTS (SELECT 1 FROM mutations x WHERE x.run_id = r.id)
@@ -56,7 +58,8 @@ const unreferencedRun = `r.mutation_id IS NULL
 	AND NOT EXISTS (SELECT 1 FROM events x INDEXED BY events_created_by WHERE x.created_by = r.id)
 	AND NOT EXISTS (SELECT 1 FROM events x INDEXED BY events_reserved WHERE x.reserved_by = r.id)
 	AND NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_retry_of WHERE x.retry_of = r.id)
-	AND NOT EXISTS (SELECT 1 FROM workflows x WHERE x.block_run_id = r.id)`
+	AND NOT EXISTS (SELECT 1 FROM workflows x WHERE x.block_run_id = r.id)
+	AND NOT EXISTS (SELECT 1 FROM proposals x INDEXED BY proposals_by_run WHERE x.run_id = r.id)`
 
 // oldFinishedRun: the runs r a retention cutoff applies to.
 const oldFinishedRun = `r.closed_at < ? AND ` + finishedRun + ` AND r.updated_at < ?`
@@ -68,7 +71,9 @@ const vacuumSlice = 512
 // GC applies a retention policy in batches of short write transactions,
 // then gives the freed pages back to the file system, again a slice per
 // transaction (auto_vacuum is incremental since migration 4). The mutation
-// ledger, the reservation history, inputs and events are never deleted.
+// ledger, inputs, events and the history tables (reservations, answers,
+// event causes, proposals and their decisions) are never deleted, and the
+// database refuses to delete or change the history (migrations 1 and 18).
 //
 // It never runs a full VACUUM, which holds the writer for as long as
 // rewriting the whole file takes. Incremental vacuum gives back only

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -80,6 +82,46 @@ func TestGC(t *testing.T) {
 		})
 	}
 
+	t.Run("a run a proposal names is kept, and the proposal still finds it", func(t *testing.T) {
+		t.Parallel()
+		db := openFixture(t)
+		// run 5 is one gc would delete (above): a repair made for it, the
+		// person having answered the run by other means (decided or not,
+		// the proposal is history and keeps naming it)
+		var open, decided int64
+		if err := db.Write(ctx, func(tx *Tx) error {
+			var err error
+			for _, id := range []*int64{&open, &decided} {
+				if *id, err = tx.AddProposal(ctx, Proposal{WorkflowID: 1, WorkflowName: "notes-to-csv", BaseVersion: 1,
+					Origin: "repair", FileName: "notes.js", Source: "src", RunID: 5, CreatedAt: time.Now()}); err != nil {
+					return err
+				}
+			}
+			return tx.DecideProposal(ctx, decided, "rejected", "user", "", 0, time.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := db.GC(ctx, Retention{TracesBefore: later, RunsBefore: later})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Runs != 1 || count(t, db, `SELECT COUNT(*) FROM runs WHERE id = 5`) != 1 || count(t, db, `SELECT COUNT(*) FROM runs WHERE id = 8`) != 0 {
+			t.Fatalf("runs pruned = %d: want run 8 gone and run 5, which the proposals name, kept", rep.Runs)
+		}
+		for _, id := range []int64{open, decided} {
+			p, err := db.Read().Proposal(ctx, id)
+			if err != nil || p.RunID != 5 {
+				t.Fatalf("proposal %d after gc: %+v (%v), want it naming run 5", id, p, err)
+			}
+		}
+		if got := count(t, db, `SELECT COUNT(*) FROM proposals p WHERE p.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = p.run_id)`); got != 0 {
+			t.Fatalf("%d proposals name a run that is gone", got)
+		}
+		if got := count(t, db, `SELECT COUNT(*) FROM pragma_foreign_key_check`); got != 0 {
+			t.Fatalf("foreign_key_check: %d dangling rows", got)
+		}
+	})
+
 	t.Run("nothing newer than the cutoff is touched", func(t *testing.T) {
 		t.Parallel()
 		db := openFixture(t)
@@ -139,6 +181,41 @@ func TestGC(t *testing.T) {
 			t.Fatalf("size %d → %d bytes, %d pages freed: the space was not given back", before, after, rep.PagesFreed)
 		}
 	})
+}
+
+// TestUnreferencedRunNamesEveryLink: a run gc deletes must be one no row
+// names, so every foreign key into runs is looked at by unreferencedRun
+// (run traces excepted: they go with their run). A link added to the
+// schema and not to the list fails here; and the database refuses the
+// delete anyway (the foreign keys are checked when gc's batch commits).
+func TestUnreferencedRunNamesEveryLink(t *testing.T) {
+	t.Parallel()
+	db := openTemp(t)
+	rows, err := db.r.QueryContext(context.Background(), `SELECT m.name, f."from" FROM sqlite_schema m, pragma_foreign_key_list(m.name) f
+		WHERE m.type = 'table' AND f."table" = 'runs' AND m.name <> 'run_traces' ORDER BY 1, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var links []string
+	for rows.Next() {
+		var table, col string
+		if err := rows.Scan(&table, &col); err != nil {
+			t.Fatal(err)
+		}
+		links = append(links, table+"."+col)
+		if !regexp.MustCompile(`FROM ` + table + ` x (INDEXED BY \w+ )?WHERE x\.` + col + ` = r\.id`).MatchString(unreferencedRun) {
+			t.Errorf("%s.%s references runs, and gc does not look at it before deleting a run", table, col)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// the walk sees the links there are (a query that found none would pass)
+	want := "events.created_by events.reserved_by inputs.created_by mutations.run_id proposals.run_id reservations.run_id runs.retry_of"
+	if got := strings.Join(links, " "); got != want {
+		t.Fatalf("links into runs = %q, want %q", got, want)
+	}
 }
 
 // TestGCHoldsTheWriterOneBatchAtATime: gc gives back the space pruning

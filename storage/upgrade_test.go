@@ -133,6 +133,38 @@ func TestUpgrade(t *testing.T) {
 		}
 	})
 
+	t.Run("a proposal's run becomes a foreign key, and a link to a run gc deleted is cleared", func(t *testing.T) {
+		t.Parallel()
+		path := copyFixture(t)
+		db, err := openKnowing(ctx, path, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// run 999 is not there: an earlier gc deleted the run a repair was
+		// made for, when it did not look at proposals
+		if _, err := db.wc.conn.ExecContext(ctx, `INSERT INTO proposals(id, workflow_id, workflow_name, origin, file_name, source, run_id, created_at)
+			VALUES (1, 1, 'notes-to-csv', 'repair', 'n.js', 'a', 5, 0), (2, 1, 'notes-to-csv', 'repair', 'n.js', 'b', 999, 0),
+			(3, 1, 'notes-to-csv', 'edit', 'n.js', 'c', NULL, 0)`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if db, err = Open(ctx, Opts{Path: path}); err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for id, want := range map[int64]int64{1: 5, 2: 0, 3: 0} {
+			if p, err := db.Read().Proposal(ctx, id); err != nil || p.RunID != want || p.Source == "" {
+				t.Errorf("proposal %d after the upgrade: %+v (%v), want run %d", id, p, err, want)
+			}
+		}
+		if got := count(t, db, `SELECT COUNT(*) FROM pragma_foreign_key_list('proposals') WHERE "from" = 'run_id' AND "table" = 'runs'`); got != 1 {
+			t.Fatal("proposals.run_id does not reference runs after the upgrade")
+		}
+		if got := count(t, db, `SELECT COUNT(*) FROM pragma_foreign_key_check`); got != 0 {
+			t.Fatalf("foreign_key_check: %d dangling rows", got)
+		}
+	})
+
 	t.Run("the upgraded database refuses a binary that knows fewer migrations", func(t *testing.T) {
 		t.Parallel()
 		path := copyFixture(t)
