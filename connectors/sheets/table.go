@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -110,7 +111,8 @@ func (c *Connector) errTooBig(loc location, size int64) error {
 func (t *table) parse(data []byte) error {
 	t.bom = bytes.HasPrefix(data, utf8BOM)
 	data = bytes.TrimPrefix(data, utf8BOM)
-	t.crlf = bytes.Contains(data, []byte("\r\n"))
+	data, crlf, mark := markQuotedCRLF(data)
+	t.crlf = crlf
 	r := csv.NewReader(bytes.NewReader(data))
 	// Hand-edited sheets are often ragged; short rows read as empty cells.
 	r.FieldsPerRecord = -1
@@ -118,7 +120,54 @@ func (t *table) parse(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("malformed CSV: %w", err)
 	}
+	if mark != "" {
+		for _, rec := range records {
+			for i, f := range rec {
+				rec[i] = strings.ReplaceAll(f, mark, "\r\n")
+			}
+		}
+	}
 	return t.setRecords(records)
+}
+
+// markQuotedCRLF tells whether data's records end in CRLF (by the first
+// line end outside quotes: a cell's own line break says nothing of the
+// file's), and replaces each CRLF inside a quoted cell by mark, a rune
+// data does not hold, for the caller to put back after encoding/csv has
+// read it: the reader turns every CRLF into LF, a cell's own included,
+// and a cell must read as it was written. mark is "" when there is none.
+//
+// A quote opens or closes a quoted cell, or, doubled, stands for itself
+// inside one, where it closes and opens again: so counting every quote
+// tracks where quoted cells are in any CSV encoding/csv accepts.
+func markQuotedCRLF(data []byte) (out []byte, crlf bool, mark string) {
+	quoted, ended := false, false
+	var at []int // where CRLFs inside quotes start
+	for i, c := range data {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == '\n' && !quoted && !ended:
+			crlf, ended = i > 0 && data[i-1] == '\r', true
+		case c == '\r' && quoted && i+1 < len(data) && data[i+1] == '\n':
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return data, crlf, ""
+	}
+	r := rune(0xE000) // the Private Use Area: no character of any script
+	for bytes.ContainsRune(data, r) {
+		r++
+	}
+	mark = string(r)
+	out = make([]byte, 0, len(data)+len(at)*len(mark))
+	last := 0
+	for _, i := range at {
+		out = append(append(out, data[last:i]...), mark...)
+		last = i + 2
+	}
+	return append(out, data[last:]...), crlf, mark
 }
 
 // setRecords takes the first record as the header and the rest as rows.
@@ -141,18 +190,32 @@ func (t *table) setRecords(records [][]string) error {
 }
 
 // render writes the table back as CSV, with its original BOM and line ends.
+// Records end in CRLF if the file's did, but a cell's own line breaks are
+// written as they are: encoding/csv's UseCRLF would write a cell's LF as
+// CRLF and drop its lone CRs, so each record is written with LF and its
+// last byte, the one line end that is the record's, swapped.
 func (t *table) render() ([]byte, error) {
-	var buf bytes.Buffer
+	var buf, rec bytes.Buffer
 	if t.bom {
 		buf.Write(utf8BOM)
 	}
-	w := csv.NewWriter(&buf)
-	w.UseCRLF = t.crlf
-	if err := w.Write(t.header); err != nil {
-		return nil, err
-	}
-	if err := w.WriteAll(t.records); err != nil {
-		return nil, err
+	w := csv.NewWriter(&rec)
+	for _, r := range append([][]string{t.header}, t.records...) {
+		rec.Reset()
+		if err := w.Write(r); err != nil {
+			return nil, err
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return nil, err
+		}
+		b := rec.Bytes()
+		if t.crlf {
+			buf.Write(b[:len(b)-1])
+			buf.WriteString("\r\n")
+			continue
+		}
+		buf.Write(b)
 	}
 	return buf.Bytes(), nil
 }
