@@ -32,6 +32,11 @@ type table struct {
 	header  []string
 	records [][]string
 	keepCol int // index of KeepIDColumn in header, or -1
+	// escapes: a script's values are written as text, not formulas
+	// (formula.go): a CSV file, which a spreadsheet program evaluates. A
+	// Google sheet is written RAW instead. header and records hold the
+	// cells as written; in and out are the way between them and values.
+	escapes bool
 }
 
 // stamp identifies a version of a file, to notice another program writing
@@ -60,7 +65,7 @@ func (c *Connector) load(ctx context.Context, loc location) (*table, error) {
 // loadFile reads and parses the sheet file. A missing file is a table with
 // exists false, not an error: appendRow creates it, the others refuse.
 func (c *Connector) loadFile(loc location) (*table, error) {
-	t := &table{keepCol: -1, mode: 0o644}
+	t := &table{keepCol: -1, mode: 0o644, escapes: true}
 	// O_NONBLOCK: a FIFO named as a sheet would otherwise hold the open
 	// until a writer came, for ever; the check below then refuses it.
 	var f *os.File
@@ -178,10 +183,10 @@ func (t *table) setRecords(records [][]string) error {
 	t.header, t.records = records[0], records[1:]
 	seen := map[string]bool{}
 	for i, name := range t.header {
-		if seen[name] {
-			return fmt.Errorf("column %q appears twice in the header, so rows can't be addressed by column name", name)
+		if seen[t.out(name)] {
+			return fmt.Errorf("column %q appears twice in the header, so rows can't be addressed by column name", t.out(name))
 		}
-		seen[name] = true
+		seen[t.out(name)] = true
 		if name == KeepIDColumn {
 			t.keepCol = i
 		}
@@ -225,7 +230,7 @@ func (t *table) visible() (idx []int, names []string) {
 	for i, name := range t.header {
 		if i != t.keepCol {
 			idx = append(idx, i)
-			names = append(names, name)
+			names = append(names, t.out(name))
 		}
 	}
 	return idx, names
@@ -234,7 +239,7 @@ func (t *table) visible() (idx []int, names []string) {
 // column returns the index of a visible column, or -1.
 func (t *table) column(name string) int {
 	for i, n := range t.header {
-		if n == name && i != t.keepCol {
+		if t.out(n) == name && i != t.keepCol {
 			return i
 		}
 	}
@@ -253,7 +258,7 @@ func (t *table) rowMap(rec []string) map[string]any {
 	m := make(map[string]any, len(t.header))
 	for i, name := range t.header {
 		if i != t.keepCol {
-			m[name] = field(rec, i)
+			m[t.out(name)] = t.out(field(rec, i))
 		}
 	}
 	return m
