@@ -37,6 +37,7 @@ type Exchange struct {
 //	other 4xx                                logic: a definite refusal
 //	other 5xx, a 3xx not followed            uncertain (mutation)
 //	other 5xx on a read                      transient; a 3xx on a read is logic
+//	a redirect to other than http(s)         logic (boundRedirects' *Error)
 func Classify(x Exchange) Class {
 	if x.Err != nil {
 		var ce *Error

@@ -124,12 +124,21 @@ func unsign(req *http.Request) {
 // is not followed: the caller gets the 3xx, an uncertain outcome
 // (Classify). A 307 or 308 is followed: it sends the same method and body
 // again, which the server asks for because it did not act on the first.
+//
+// A redirect to anything but http or https (file://, unix://, a Location
+// without a host) is a Logic failure naming where it led and what sent
+// it there: net/http would fail it as an unsupported scheme, an error
+// like a dropped connection's, and the call be retried for ever against
+// an answer that will not change.
 func boundRedirects(client *http.Client) *http.Client {
 	c := *client
 	own := client.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if req.Method != via[0].Method {
 			return http.ErrUseLastResponse
+		}
+		if err := unfollowable(req, via); err != nil {
+			return err
 		}
 		if !OriginOf(via[0].URL).Admits(req.URL) {
 			unsign(req)
@@ -143,6 +152,26 @@ func boundRedirects(client *http.Client) *http.Client {
 		return nil
 	}
 	return &c
+}
+
+// unfollowable is the Logic failure of a redirect to req that keep cannot
+// follow, else nil.
+func unfollowable(req *http.Request, via []*http.Request) *Error {
+	scheme := strings.ToLower(req.URL.Scheme)
+	if (scheme == "http" || scheme == "https") && req.URL.Host != "" {
+		return nil
+	}
+	from := via[len(via)-1]
+	status := "a redirect"
+	if req.Response != nil {
+		status = req.Response.Status
+	}
+	why := fmt.Sprintf("keep follows redirects to http and https only, not %q", req.URL.Scheme)
+	if scheme == "http" || scheme == "https" {
+		why = "the address has no host"
+	}
+	return &Error{Class: Logic, Err: fmt.Errorf("%s %s answered %s to %s: %s",
+		from.Method, from.URL.Redacted(), status, req.URL.Redacted(), why)}
 }
 
 // ensure Signed stays a RoundTripper

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync/atomic"
 )
@@ -63,7 +64,7 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 	client := boundRedirects(t.client())
 	if t.Account == nil {
 		resp, err = client.Do(req.WithContext(ctx))
-		return resp, written.Load(), err
+		return resp, written.Load(), refusal(err)
 	}
 	if !t.Plain && inClear(req.URL) {
 		return nil, false, clearRefused(t.Account, req.URL)
@@ -83,7 +84,7 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 		}
 		resp, err = client.Do(r)
 		if err != nil || resp.StatusCode != http.StatusUnauthorized {
-			return resp, written.Load(), err
+			return resp, written.Load(), refusal(err)
 		}
 		// drain so the connection is reused for the replay
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -108,6 +109,19 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 		}
 		return nil, true, &Error{Class: Auth, Err: errors.New(why)}
 	}
+}
+
+// refusal is err, or the *Error a redirect policy refused a hop with
+// (boundRedirects): net/http wraps that in a *url.Error naming the
+// Location again, and the *Error says it already.
+func refusal(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if ce, ok := ue.Err.(*Error); ok {
+			return ce
+		}
+	}
+	return err
 }
 
 // sendOnce is req made one net/http never sends a second time by itself.

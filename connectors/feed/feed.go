@@ -10,7 +10,7 @@
 // 304 Not Modified returns those items again (an empty list when a server
 // answers 304 to a request that carried no validators). Scripts therefore
 // always see the whole feed and deduplicate by item id, as they would
-// without the cache.
+// without the cache. How an entry gets its id is itemIDs'.
 package feed
 
 import (
@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	neturl "net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -115,7 +116,10 @@ func (c *Connector) Methods() []connectors.Method {
 	return []connectors.Method{{
 		Name: "items", Kind: connectors.Read, Scope: hostOf,
 		Doc: "Fetches an RSS 2.0, Atom or JSON Feed with a conditional GET and lists its items, newest first as the feed orders them; " +
-			"an unchanged feed (304) gives the items of the last full answer keep saw (kept across restarts), or [] if none.",
+			"an unchanged feed (304) gives the items of the last full answer keep saw (kept across restarts), or [] if none. " +
+			"id is the entry's guid (Atom or JSON Feed id), else its link, else a hash of its title and date, and stays when the entry is edited; " +
+			"when entries share one, the oldest keeps it and each other gets it with \"#\" and a hash of its content added, so two entries never share an id " +
+			"(an entry listed twice alike under its guid is one item; alike entries with no guid, link or date are each an item).",
 		Args: []connectors.Arg{
 			{Name: "url", Type: "string", Required: true, Doc: "the feed's http or https URL; its host must be in [connectors.http] allow_hosts when that is set"},
 			{Name: "limit", Type: "number", Doc: "at most this many items (default and maximum 500)"},
@@ -177,11 +181,7 @@ func (c *Connector) items(ctx context.Context, p map[string]any) (any, error) {
 	}
 	// what is kept (in memory and on disk, for every URL) is what a call
 	// may return: a feed of twenty thousand items is not kept whole
-	kept := f.Items[:min(len(f.Items), c.maxItems)]
-	items := make([]any, 0, len(kept))
-	for _, it := range kept {
-		items = append(items, item(it))
-	}
+	items := entries(f.Items, c.maxItems)
 	etag, _ := hdr["etag"].(string)
 	lastModified, _ := hdr["last-modified"].(string)
 	c.remember(url, &validators{etag: etag, lastModified: lastModified, items: items})
@@ -256,18 +256,41 @@ func deleteString(list []string, s string) []string {
 	return list
 }
 
-// item is one feed entry as scripts see it.
-func item(it *gofeed.Item) map[string]any {
-	link := strings.TrimSpace(it.Link)
-	if link == "" && len(it.Links) > 0 {
-		link = strings.TrimSpace(it.Links[0])
+// entries are the feed's first limit entries as scripts see them, each with
+// an id of its own (itemIDs, which reads the whole feed: an id must not
+// depend on where the cap falls); an entry the feed lists twice under one
+// id is one item.
+func entries(its []*gofeed.Item, limit int) []any {
+	links := make([]string, len(its))
+	for i, it := range its {
+		links[i] = link(it)
 	}
+	ids := itemIDs(its, links)
+	out := make([]any, 0, min(len(its), limit))
+	for i, it := range its {
+		if len(out) == limit {
+			break
+		}
+		if ids[i] != "" {
+			out = append(out, item(it, ids[i], links[i]))
+		}
+	}
+	return out
+}
+
+func link(it *gofeed.Item) string {
+	l := strings.TrimSpace(it.Link)
+	if l == "" && len(it.Links) > 0 {
+		l = strings.TrimSpace(it.Links[0])
+	}
+	return l
+}
+
+// item is one feed entry as scripts see it.
+func item(it *gofeed.Item, id, link string) map[string]any {
 	var published any
-	switch {
-	case it.PublishedParsed != nil:
-		published = it.PublishedParsed.UTC().Format(time.RFC3339)
-	case it.UpdatedParsed != nil:
-		published = it.UpdatedParsed.UTC().Format(time.RFC3339)
+	if t := when(it); t != nil {
+		published = t.UTC().Format(time.RFC3339)
 	}
 	summary := it.Description
 	if strings.TrimSpace(summary) == "" {
@@ -278,7 +301,7 @@ func item(it *gofeed.Item) map[string]any {
 		u = link
 	}
 	return map[string]any{
-		"id":        itemID(it, link),
+		"id":        id,
 		"title":     strings.TrimSpace(it.Title),
 		"url":       u,
 		"published": published,
@@ -286,22 +309,121 @@ func item(it *gofeed.Item) map[string]any {
 	}
 }
 
-// itemID is the entry's own id (RSS guid, Atom id, JSON Feed id), else its
-// link, else a hash of its title and date: stable across fetches as long as
-// the feed doesn't rewrite the entry.
-func itemID(it *gofeed.Item, link string) string {
-	if id := strings.TrimSpace(it.GUID); id != "" {
-		return id
+func when(it *gofeed.Item) *time.Time {
+	if it.PublishedParsed != nil {
+		return it.PublishedParsed
 	}
-	if link != "" {
-		return link
+	return it.UpdatedParsed
+}
+
+// itemIDs gives each entry its id, "" for an entry dropped as a second
+// listing of another. Scripts take an item once per id, so an id must
+// survive the entry being fetched again, edited in place, or moved down by
+// newer entries, and two entries must never share one.
+//
+// An entry's key is its own id (RSS guid, Atom id, JSON Feed id), else its
+// link, else a hash of its title and date: the rule ids had before entries
+// sharing a key were told apart, kept so that no entry changes id (and
+// comes in again) on an upgrade. A key only one entry of the feed has is
+// its id, whatever else about the entry changes.
+//
+// Entries sharing a key are told apart by their content (title, link,
+// date, summary and body). The one that was in the feed first keeps the
+// bare key, as it had it while it was alone: the earliest dated when all
+// are dated, else the one listed last, feeds listing newest first. Each
+// other gets the key and a hash of its content, so a new entry under the
+// key leaves the ids already given alone. Under a feed's own key, an entry
+// whose content repeats one already seen is that entry listed twice, and
+// dropped; under a made-up key nothing says two alike entries are one (two
+// "Build failed" alerts with no id, link or date), so each is an item,
+// numbered from the oldest.
+func itemIDs(its []*gofeed.Item, links []string) []string {
+	type entry struct {
+		key   string
+		own   bool // key is the feed's, not made up
+		print string
 	}
+	es := make([]entry, len(its))
+	groups := map[string][]int{}
+	for i, it := range its {
+		e := entry{print: fingerprint(it, links[i])}
+		switch {
+		case strings.TrimSpace(it.GUID) != "":
+			e.key, e.own = strings.TrimSpace(it.GUID), true
+		case links[i] != "":
+			e.key, e.own = links[i], true
+		default:
+			date := it.Published
+			if date == "" {
+				date = it.Updated
+			}
+			sum := sha256.Sum256([]byte(strings.TrimSpace(it.Title) + "\x00" + strings.TrimSpace(date)))
+			e.key = "sha256:" + hex.EncodeToString(sum[:16])
+		}
+		es[i] = e
+		groups[e.key] = append(groups[e.key], i)
+	}
+	ids := make([]string, len(its))
+	used := map[string]bool{}
+	seen := map[string]map[string]bool{} // per key, the contents given an id
+	for key, g := range groups {
+		a := first(its, g)
+		ids[a] = key
+		used[key] = true
+		seen[key] = map[string]bool{es[a].print: true}
+	}
+	// oldest first (feeds list newest first), so the numbering of alike
+	// entries is not shifted by a newer one
+	for i := len(its) - 1; i >= 0; i-- {
+		e := es[i]
+		if ids[i] != "" {
+			continue
+		}
+		if e.own && seen[e.key][e.print] {
+			continue
+		}
+		seen[e.key][e.print] = true
+		base := e.key + "#" + e.print[:16]
+		id := base
+		for n := 2; used[id]; n++ {
+			id = base + "#" + strconv.Itoa(n)
+		}
+		used[id] = true
+		ids[i] = id
+	}
+	return ids
+}
+
+// first is the entry of g (indexes into its, in feed order) that was in
+// the feed first.
+func first(its []*gofeed.Item, g []int) int {
+	a := g[len(g)-1]
+	for _, i := range g {
+		if when(its[i]) == nil {
+			return a
+		}
+	}
+	for _, i := range g {
+		if when(its[i]).Before(*when(its[a])) {
+			a = i
+		}
+	}
+	return a
+}
+
+// fingerprint is a hash of what an entry says, to tell apart entries
+// sharing a key.
+func fingerprint(it *gofeed.Item, link string) string {
 	date := it.Published
 	if date == "" {
 		date = it.Updated
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(it.Title) + "\x00" + strings.TrimSpace(date)))
-	return "sha256:" + hex.EncodeToString(sum[:16])
+	h := sha256.New()
+	for _, s := range []string{it.Title, link, date, it.Description, it.Content} {
+		h.Write([]byte(strings.TrimSpace(s)))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func clip(s string, n int) string {

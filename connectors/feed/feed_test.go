@@ -303,6 +303,19 @@ func TestFailures(t *testing.T) {
 		}
 	})
 
+	t.Run("a redirect to file:// is a logic failure naming the scheme and the feed", func(t *testing.T) {
+		t.Parallel()
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+		}))
+		t.Cleanup(ts.Close)
+		c, _ := feed.New(feed.Config{})
+		_, err := c.Do(context.Background(), connectors.Call{Method: "items", Params: map[string]any{"url": ts.URL + "/feed.xml"}})
+		if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), `"file"`) || !strings.Contains(err.Error(), ts.URL+"/feed.xml") {
+			t.Fatalf("err = %v, want a logic failure naming file and the feed", err)
+		}
+	})
+
 	t.Run("a 404 is a logic failure", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, "rss2.xml", "application/rss+xml")

@@ -72,10 +72,19 @@ func TestGoogleSheetIsLikeACSVFile(t *testing.T) {
 			t.Fatalf("step %d %s:\n csv    %v\n google %v", i, s.method, fromCSV, fromGoogle)
 		}
 	}
-	// the tab holds what the file holds, hidden column included
+	// the tab holds the values the file holds, hidden column included;
+	// the file has a formula-like one as text, as the tab has it RAW
 	records, err := csv.NewReader(strings.NewReader(g.read(t, "invoices.csv"))).ReadAll()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := records[2][2]; got != "'=SUM(A1:A9)" {
+		t.Errorf("the file holds a formula-like value as %q", got)
+	}
+	for _, r := range records {
+		for i, c := range r {
+			r[i] = unescapeFormula(c)
+		}
 	}
 	grid := g.fake.grid(sheetID + "/Invoices")
 	if fmt.Sprint(trimRows(records)) != fmt.Sprint(trimRows(grid)) {

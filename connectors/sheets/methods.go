@@ -80,7 +80,7 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 			return nil, connectors.Errorf(connectors.Logic, "%d values for %d columns (%s)", len(values), len(idx), strings.Join(names, ", "))
 		}
 		for i, v := range values {
-			rec[idx[i]] = v
+			rec[idx[i]] = t.in(v)
 		}
 	} else {
 		for _, name := range sortedKeys(row) {
@@ -88,7 +88,7 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 			if i < 0 {
 				return nil, errNoColumn(loc, name, names)
 			}
-			rec[i] = row[name]
+			rec[i] = t.in(row[name])
 		}
 	}
 	if call.IdempotencyKey != "" {
@@ -131,7 +131,10 @@ func (t *table) setHeader(loc location, header []string, row map[string]string) 
 		}
 		seen[name] = true
 	}
-	t.header = slices.Clone(header)
+	t.header = make([]string, len(header))
+	for i, name := range header {
+		t.header[i] = t.in(name)
+	}
 	return nil
 }
 
@@ -186,7 +189,7 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 	}
 	match := -1
 	for i, rec := range t.records {
-		if field(rec, keyCol) != value {
+		if t.out(field(rec, keyCol)) != value {
 			continue
 		}
 		if match >= 0 {
@@ -204,7 +207,7 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 	}
 	rec := t.pad(t.records[match])
 	for name, v := range set {
-		rec[t.column(name)] = v
+		rec[t.column(name)] = t.in(v)
 	}
 	if call.IdempotencyKey != "" {
 		rec[t.keepCol] = call.IdempotencyKey

@@ -2,7 +2,8 @@
 // (one sheet) or a directory of CSV files (one file per sheet), found under
 // the configured roots. Mutations rewrite the file atomically and tag the row
 // they touch with the mutation's idempotency key in a hidden trailing column,
-// so that reconciliation is a plain re-read of the file.
+// so that reconciliation is a plain re-read of the file. A script's values
+// go into a file as text, never as formulas (formula.go).
 package sheets
 
 import (
@@ -133,15 +134,18 @@ func (c *Connector) Methods() []connectors.Method {
 		{Name: "sheet", Type: "string", Doc: "the sheet of a directory spreadsheet, or the tab of \"google:SPREADSHEET_ID\""},
 	}
 	row := "{ rowNumber: number, row: Record<string, string> }"
+	asText := " In a CSV file a value that begins with = + - @, a tab or a CR and is not a number is written after an apostrophe (') " +
+		"so that a spreadsheet program shows it as text instead of running it as a formula, as a Google sheet takes it RAW; rows gives it back as written."
 	reconcile := "re-reads the sheet and looks for the row carrying the mutation's key in the hidden _keep_id column"
 	return []connectors.Method{
 		{Name: "rows", Kind: connectors.Read,
-			Doc:     "Reads a sheet: its header and every row as {column: text}, the hidden _keep_id column left out.",
+			Doc: "Reads a sheet: its header and every row as {column: text}, the hidden _keep_id column left out; " +
+				"a CSV cell keep wrote as text (an apostrophe before = + - @ …) reads without that apostrophe.",
 			Args:    where,
 			Result:  "{ header: string[], rows: Array<Record<string, string>>, count: number }",
 			Example: `const { rows } = await ctx.sheets.rows({ spreadsheet: "invoices.csv" })`},
 		{Name: "appendRow", Kind: connectors.Mutate, Scope: c.scope, Preview: previewAppend, Check: checkAppend,
-			Doc: "Adds a row at the end, once however often the mutation is tried; a new or empty sheet gets header (or the row's columns) first.",
+			Doc: "Adds a row at the end, once however often the mutation is tried; a new or empty sheet gets header (or the row's columns) first." + asText,
 			Args: append(slices.Clone(where),
 				connectors.Arg{Name: "values", Type: "Array<string | number | boolean | null>", Doc: "the cells by position; or row"},
 				connectors.Arg{Name: "row", Type: "Record<string, string | number | boolean | null>", Doc: "the cells by column; or values"},
@@ -150,7 +154,7 @@ func (c *Connector) Methods() []connectors.Method {
 			Reconcile: reconcile,
 			Example:   `await ctx.sheets.appendRow({ spreadsheet: "google:1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms/Invoices", row: { number: "INV-7", total: 120 } })`},
 		{Name: "updateRow", Kind: connectors.Mutate, Scope: c.scope, Preview: previewUpdate, Check: checkUpdate,
-			Doc: "Changes the cells of the one row whose key column holds value.",
+			Doc: "Changes the cells of the one row whose key column holds value." + asText,
 			Args: append(slices.Clone(where),
 				connectors.Arg{Name: "key", Type: "string", Required: true, Doc: "the column that names the row"},
 				connectors.Arg{Name: "value", Type: "string | number | boolean", Required: true, Doc: "what that column holds in the row"},

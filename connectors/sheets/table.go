@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -31,6 +32,11 @@ type table struct {
 	header  []string
 	records [][]string
 	keepCol int // index of KeepIDColumn in header, or -1
+	// escapes: a script's values are written as text, not formulas
+	// (formula.go): a CSV file, which a spreadsheet program evaluates. A
+	// Google sheet is written RAW instead. header and records hold the
+	// cells as written; in and out are the way between them and values.
+	escapes bool
 }
 
 // stamp identifies a version of a file, to notice another program writing
@@ -59,7 +65,7 @@ func (c *Connector) load(ctx context.Context, loc location) (*table, error) {
 // loadFile reads and parses the sheet file. A missing file is a table with
 // exists false, not an error: appendRow creates it, the others refuse.
 func (c *Connector) loadFile(loc location) (*table, error) {
-	t := &table{keepCol: -1, mode: 0o644}
+	t := &table{keepCol: -1, mode: 0o644, escapes: true}
 	// O_NONBLOCK: a FIFO named as a sheet would otherwise hold the open
 	// until a writer came, for ever; the check below then refuses it.
 	var f *os.File
@@ -110,7 +116,8 @@ func (c *Connector) errTooBig(loc location, size int64) error {
 func (t *table) parse(data []byte) error {
 	t.bom = bytes.HasPrefix(data, utf8BOM)
 	data = bytes.TrimPrefix(data, utf8BOM)
-	t.crlf = bytes.Contains(data, []byte("\r\n"))
+	data, crlf, mark := markQuotedCRLF(data)
+	t.crlf = crlf
 	r := csv.NewReader(bytes.NewReader(data))
 	// Hand-edited sheets are often ragged; short rows read as empty cells.
 	r.FieldsPerRecord = -1
@@ -118,7 +125,54 @@ func (t *table) parse(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("malformed CSV: %w", err)
 	}
+	if mark != "" {
+		for _, rec := range records {
+			for i, f := range rec {
+				rec[i] = strings.ReplaceAll(f, mark, "\r\n")
+			}
+		}
+	}
 	return t.setRecords(records)
+}
+
+// markQuotedCRLF tells whether data's records end in CRLF (by the first
+// line end outside quotes: a cell's own line break says nothing of the
+// file's), and replaces each CRLF inside a quoted cell by mark, a rune
+// data does not hold, for the caller to put back after encoding/csv has
+// read it: the reader turns every CRLF into LF, a cell's own included,
+// and a cell must read as it was written. mark is "" when there is none.
+//
+// A quote opens or closes a quoted cell, or, doubled, stands for itself
+// inside one, where it closes and opens again: so counting every quote
+// tracks where quoted cells are in any CSV encoding/csv accepts.
+func markQuotedCRLF(data []byte) (out []byte, crlf bool, mark string) {
+	quoted, ended := false, false
+	var at []int // where CRLFs inside quotes start
+	for i, c := range data {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == '\n' && !quoted && !ended:
+			crlf, ended = i > 0 && data[i-1] == '\r', true
+		case c == '\r' && quoted && i+1 < len(data) && data[i+1] == '\n':
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
+		return data, crlf, ""
+	}
+	r := rune(0xE000) // the Private Use Area: no character of any script
+	for bytes.ContainsRune(data, r) {
+		r++
+	}
+	mark = string(r)
+	out = make([]byte, 0, len(data)+len(at)*len(mark))
+	last := 0
+	for _, i := range at {
+		out = append(append(out, data[last:i]...), mark...)
+		last = i + 2
+	}
+	return append(out, data[last:]...), crlf, mark
 }
 
 // setRecords takes the first record as the header and the rest as rows.
@@ -129,10 +183,10 @@ func (t *table) setRecords(records [][]string) error {
 	t.header, t.records = records[0], records[1:]
 	seen := map[string]bool{}
 	for i, name := range t.header {
-		if seen[name] {
-			return fmt.Errorf("column %q appears twice in the header, so rows can't be addressed by column name", name)
+		if seen[t.out(name)] {
+			return fmt.Errorf("column %q appears twice in the header, so rows can't be addressed by column name", t.out(name))
 		}
-		seen[name] = true
+		seen[t.out(name)] = true
 		if name == KeepIDColumn {
 			t.keepCol = i
 		}
@@ -141,18 +195,32 @@ func (t *table) setRecords(records [][]string) error {
 }
 
 // render writes the table back as CSV, with its original BOM and line ends.
+// Records end in CRLF if the file's did, but a cell's own line breaks are
+// written as they are: encoding/csv's UseCRLF would write a cell's LF as
+// CRLF and drop its lone CRs, so each record is written with LF and its
+// last byte, the one line end that is the record's, swapped.
 func (t *table) render() ([]byte, error) {
-	var buf bytes.Buffer
+	var buf, rec bytes.Buffer
 	if t.bom {
 		buf.Write(utf8BOM)
 	}
-	w := csv.NewWriter(&buf)
-	w.UseCRLF = t.crlf
-	if err := w.Write(t.header); err != nil {
-		return nil, err
-	}
-	if err := w.WriteAll(t.records); err != nil {
-		return nil, err
+	w := csv.NewWriter(&rec)
+	for _, r := range append([][]string{t.header}, t.records...) {
+		rec.Reset()
+		if err := w.Write(r); err != nil {
+			return nil, err
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return nil, err
+		}
+		b := rec.Bytes()
+		if t.crlf {
+			buf.Write(b[:len(b)-1])
+			buf.WriteString("\r\n")
+			continue
+		}
+		buf.Write(b)
 	}
 	return buf.Bytes(), nil
 }
@@ -162,7 +230,7 @@ func (t *table) visible() (idx []int, names []string) {
 	for i, name := range t.header {
 		if i != t.keepCol {
 			idx = append(idx, i)
-			names = append(names, name)
+			names = append(names, t.out(name))
 		}
 	}
 	return idx, names
@@ -171,7 +239,7 @@ func (t *table) visible() (idx []int, names []string) {
 // column returns the index of a visible column, or -1.
 func (t *table) column(name string) int {
 	for i, n := range t.header {
-		if n == name && i != t.keepCol {
+		if t.out(n) == name && i != t.keepCol {
 			return i
 		}
 	}
@@ -190,7 +258,7 @@ func (t *table) rowMap(rec []string) map[string]any {
 	m := make(map[string]any, len(t.header))
 	for i, name := range t.header {
 		if i != t.keepCol {
-			m[name] = field(rec, i)
+			m[t.out(name)] = t.out(field(rec, i))
 		}
 	}
 	return m
