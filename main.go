@@ -863,7 +863,12 @@ func cmdInit(_ context.Context, c *cli, o *opts) error {
 	if len(o.args) == 1 {
 		path = filepath.Join(o.args[0], "config.toml")
 	}
-	return authoring.Init(authoring.InitOpts{ConfigPath: path, Config: c.config, DBPath: c.dbPath, Logger: c.logger(), Out: c.stdout})
+	var examples []authoring.Example
+	for _, wf := range workflows.All() {
+		examples = append(examples, authoring.Example{Name: wf.Name, Source: wf.Source})
+	}
+	return authoring.Init(authoring.InitOpts{ConfigPath: path, Config: c.config, DBPath: c.dbPath, Logger: c.logger(),
+		Out: c.stdout, Examples: examples})
 }
 
 // printValidation prints a validation error's diagnostics, one

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"keep/engine"
-	"keep/workflows"
 )
 
 // InitOpts is what keep init works on.
@@ -27,6 +26,15 @@ type InitOpts struct {
 	Logger *slog.Logger
 	// Out is told each thing done, one line each.
 	Out io.Writer
+	// Examples are the workflows a new setup starts with (keep/workflows,
+	// which imports nothing of keep's: its tests drive the engine).
+	Examples []Example
+}
+
+// Example is one example workflow file: its name and its text.
+type Example struct {
+	Name   string
+	Source []byte
 }
 
 // Init writes a config file with every default (mode 0600), and beside it
@@ -52,7 +60,7 @@ func Init(o InitOpts) error {
 		return err
 	}
 	// never over a file already there
-	for _, wf := range workflows.All() {
+	for _, wf := range o.Examples {
 		if err := writeNew(o.Out, filepath.Join(dir, wf.Name), wf.Source); err != nil {
 			return err
 		}
