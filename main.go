@@ -310,7 +310,7 @@ func init() {
 	commands = []*command{
 		{name: "help", args: "[COMMAND [SUB] | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
 			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
-		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path), and beside it workflows/: the examples, keep.d.ts, jsconfig.json",
+		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path), and beside it workflows/: the examples, keep.d.ts, jsconfig.json; where a config is there, refresh keep.d.ts only",
 			maxArgs: 1, run: cmdInit},
 		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem, else what it may call and reach",
 			minArgs: 1, maxArgs: 1, run: cmdValidate},
@@ -855,39 +855,20 @@ func (c *cli) daemon(ctx context.Context) error { return c.site().RunAsDaemon(ct
 // ---------------------------------------------------------------------------
 // init, validate, deploy
 
-// cmdInit writes a config file with every default, mode 0600, never over an
-// existing one.
+// cmdInit writes a config file with every default and the workflows folder
+// beside it; on a setup that has a config, it refreshes only what keep
+// generates there (engine/authoring/setup.go).
 func cmdInit(_ context.Context, c *cli, o *opts) error {
 	path := c.configPath
 	if len(o.args) == 1 {
 		path = filepath.Join(o.args[0], "config.toml")
 	}
-	if _, err := os.Stat(path); err == nil {
-		return &refusedError{msg: fmt.Sprintf("%s already exists; not overwriting it", path)}
-	}
-	if err := engine.WriteDefaultConfig(path); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "wrote %s\n", path)
-	// the examples go beside the config, never over a file already there
-	dir := filepath.Join(filepath.Dir(path), "workflows")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
+	var examples []authoring.Example
 	for _, wf := range workflows.All() {
-		if err := c.writeNew(filepath.Join(dir, wf.Name), wf.Source); err != nil {
-			return err
-		}
+		examples = append(examples, authoring.Example{Name: wf.Name, Source: wf.Source})
 	}
-	if err := writeTypes(c, dir); err != nil {
-		return err
-	}
-	cfg := engine.DefaultConfig()
-	if len(cfg.Connectors.Files.Roots) > 0 {
-		fmt.Fprintf(c.stdout, "the files connector may touch: %s\n", strings.Join(cfg.Connectors.Files.Roots, ", "))
-	}
-	fmt.Fprintln(c.stdout, "next: keep validate FILE, then keep deploy FILE")
-	return nil
+	return authoring.Init(authoring.InitOpts{ConfigPath: path, Config: c.config, DBPath: c.dbPath, Logger: c.logger(),
+		Out: c.stdout, Examples: examples})
 }
 
 // printValidation prints a validation error's diagnostics, one
@@ -1622,50 +1603,6 @@ func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 		return authoring.ServeMCPHTTP(ctx, o, flags.httpAddr, token)
 	}
 	return authoring.ServeMCP(ctx, o)
-}
-
-// writeTypes writes keep.d.ts (always: it is generated) and jsconfig.json
-// (unless there is one) into dir, so an editor checks the workflows there.
-func writeTypes(c *cli, dir string) error {
-	// the configured MCP servers' tools are part of the API (their cached
-	// lists; `keep mcp tools NAME` refreshes one)
-	cfg := engine.DefaultConfig()
-	if loaded, err := c.config(); err == nil {
-		cfg.MCP, cfg.Accounts = loaded.MCP, loaded.Accounts
-	}
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: c.dbPath, Logger: c.logger()})
-	if err != nil {
-		if reg, err = engine.Connectors(engine.DefaultConfig(), engine.ConnectorOpts{}); err != nil {
-			return err
-		}
-	}
-	defer reg.Close()
-	engine.AwaitMCPServers(context.Background(), reg, "")
-	p := filepath.Join(dir, "keep.d.ts")
-	if err := os.WriteFile(p, []byte(engine.BuildReference(reg).DTS()), 0o600); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "wrote %s\n", p)
-	return c.writeNew(filepath.Join(dir, "jsconfig.json"), []byte(engine.JSConfig))
-}
-
-// writeNew writes a file that is not there yet (mode 0600) and says so; one
-// already there is kept as it is.
-func (c *cli) writeNew(p string, data []byte) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		fmt.Fprintf(c.stdout, "kept %s (already there)\n", p)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if err := errors.Join(werr, f.Close()); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "wrote %s\n", p)
-	return nil
 }
 
 // cmdTry dry-runs a file. It never opens the database: the copy starts

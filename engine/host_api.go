@@ -33,6 +33,10 @@ type (
 // OpenDB opens (creating and migrating) the ledger at o.Path.
 func OpenDB(ctx context.Context, o DBOpts) (*DB, error) { return storage.Open(ctx, o) }
 
+// CheckDBFile refuses a file at path that is not a keep database, creating
+// nothing (OpenDB asks it too, before its lock file).
+func CheckDBFile(ctx context.Context, path string) error { return storage.CheckFile(ctx, path) }
+
 // BackupFile writes a consistent copy of the database at dbPath to path.
 func BackupFile(ctx context.Context, dbPath, path string) error {
 	return storage.BackupFile(ctx, dbPath, path)

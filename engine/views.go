@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -271,6 +272,20 @@ func (e *Engine) Events(ctx context.Context, workflow string, f api.EventFilter)
 	w, err := e.workflowByName(ctx, workflow)
 	if err != nil {
 		return nil, err
+	}
+	if f.Topic != "" {
+		// a topic the workflow never had is a mistake, not an empty list
+		topics, err := e.db.Read().Topics(ctx, w.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(topics, f.Topic) {
+			has := "it has none"
+			if len(topics) > 0 {
+				has = "its topics: " + strings.Join(topics, ", ")
+			}
+			return nil, notFoundf("workflow %s has no topic %q (%s)", w.Name, f.Topic, has)
+		}
 	}
 	evs, err := e.db.Read().Events(ctx, w.ID, f.Topic, f.Status, f.Before, pageLimit(f.Limit))
 	if err != nil {

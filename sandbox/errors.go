@@ -1,9 +1,14 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// errTooDeep is the cause of the Error of a worker whose stack overflowed:
+// a recursion in Go (a parser's, a built-in's) that nesting drove too deep.
+var errTooDeep = errors.New("nesting too deep")
 
 // String renders the diagnostic the way `keep validate` prints it.
 func (d Diagnostic) String() string {

@@ -48,6 +48,9 @@ func loadChecked(fileName string, src []byte, opts LoadOptions, unnamedOK bool) 
 		return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: fmt.Sprintf(
 			"the file is %d bytes, over the limit of %d bytes for a workflow file", len(src), MaxSourceSize)}}}
 	}
+	if d := nestingDiagnostic(fileName, src); d != nil {
+		return nil, &ValidationError{Diagnostics: []Diagnostic{*d}}
+	}
 	loc := newLocator(fileName, string(src))
 	code, diags := transform(fileName, src, wfGlobal)
 	if len(diags) > 0 {

@@ -47,6 +47,12 @@ func loadRemote(fileName string, src []byte, opts LoadOptions) (*Script, error) 
 	done, w, err := converse(context.Background(), f, nil, lim, loadMemory)
 	if err != nil {
 		if e, ok := err.(*Error); ok {
+			if errors.Is(e, errTooDeep) {
+				// nestingDiagnostic finds brackets nested too deep, with
+				// their place; this is the rest (a run of operators, say)
+				return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: fmt.Sprintf(
+					"nesting too deep: loading the file (parsing it, or its top level) grew the stack past %d MB", maxWorkerStack(loadMemory)>>20)}}}
+			}
 			// the file's top level broke a bound: say so as a diagnostic
 			return nil, &ValidationError{Diagnostics: []Diagnostic{{File: fileName, Message: "the top level " + e.Message}}}
 		}

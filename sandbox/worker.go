@@ -69,18 +69,7 @@ func init() {
 	// never waits on the host, where the filler would build the second. Two
 	// ready, built while the host commits between jobs, cover both.
 	poolSize = 2
-	// Each phase builds a fresh runtime, so a worker's garbage is mostly
-	// short-lived runtime parts over a live heap of a few MiB: collect at
-	// four times it (GOGC 800's floor, 32 MiB, had each busy worker hold 36
-	// MB; 300 holds about 16 for a few more collections), and sooner near
-	// the bound, where a collection is cheaper than running into it.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(300)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		workerMemLimit = int64(limit / 2)
-		debug.SetMemoryLimit(workerMemLimit)
-	}
+	collectWithin(limit)
 	// One thread runs Go code: the phase, its host calls and the pool's
 	// filler take turns, so the filler builds the next runtime while the
 	// phase waits on the host instead of taking a second core from it, and
@@ -113,6 +102,35 @@ func init() {
 	<-served
 	os.Exit(0)
 }
+
+// collectWithin sets how the worker's runtime uses the memory it may grow
+// by (limit).
+func collectWithin(limit uint64) {
+	// Each phase builds a fresh runtime, so a worker's garbage is mostly
+	// short-lived runtime parts over a live heap of a few MiB: collect at
+	// four times it (GOGC 800's floor, 32 MiB, had each busy worker hold 36
+	// MB; 300 holds about 16 for a few more collections), and sooner near
+	// the bound, where a collection is cheaper than running into it.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(300)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		workerMemLimit = int64(limit / 2)
+		debug.SetMemoryLimit(workerMemLimit)
+	}
+	// A goroutine's stack doubles as it grows, the old one held while it
+	// is copied: past about a third of the bound a deep recursion (a
+	// parser's, on a file nested deeper than nestingDiagnostic sees; a
+	// built-in's, on a deeply nested value) would run into RLIMIT_AS and
+	// be reported as memory. Capped at a quarter, it stops as a stack
+	// overflow first, which the host reports as nesting too deep
+	// (worker.death). The bound itself is unchanged.
+	debug.SetMaxStack(int(maxWorkerStack(limit)))
+}
+
+// maxWorkerStack is the largest goroutine stack of a worker whose address
+// space may grow by limit.
+func maxWorkerStack(limit uint64) uint64 { return limit / 4 }
 
 // workerBase and workerLimit are the worker's address space at start and
 // the bound past it.

@@ -159,6 +159,10 @@ func (w *worker) death() *Error {
 	if w.stderr.outOfMemory() {
 		return &Error{Kind: ErrResource, Message: fmt.Sprintf("script exceeded its memory limit (%d MB)", w.limit>>20)}
 	}
+	if w.stderr.stackOverflow() {
+		return &Error{Kind: ErrResource, cause: errTooDeep, Message: fmt.Sprintf(
+			"script nests too deep: its worker's stack grew past %d MB", maxWorkerStack(w.limit)>>20)}
+	}
 	msg := "the script's worker process died"
 	if st := w.cmd.ProcessState; st != nil {
 		msg += " (" + st.String() + ")"
@@ -184,9 +188,10 @@ func lastLine(s string) string {
 // anything written said the process ran out of memory (several threads may
 // write at once, so the runtime's words are not always first).
 type headBuffer struct {
-	mu  sync.Mutex
-	b   []byte
-	oom bool
+	mu       sync.Mutex
+	b        []byte
+	oom      bool
+	overflow bool // the runtime said a goroutine's stack went past its maximum
 }
 
 func (t *headBuffer) outOfMemory() bool {
@@ -195,12 +200,19 @@ func (t *headBuffer) outOfMemory() bool {
 	return t.oom
 }
 
+func (t *headBuffer) stackOverflow() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.overflow
+}
+
 func (t *headBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, sign := range []string{"out of memory", "cannot allocate memory", "errno=12"} {
 		t.oom = t.oom || bytes.Contains(p, []byte(sign))
 	}
+	t.overflow = t.overflow || bytes.Contains(p, []byte("stack overflow")) || bytes.Contains(p, []byte("stack exceeds"))
 	if room := stderrHead - len(t.b); room > 0 {
 		t.b = append(t.b, p[:min(room, len(p))]...)
 	}

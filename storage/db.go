@@ -92,6 +92,10 @@ func Open(ctx context.Context, opts Opts) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
+	// before the lock file, or anything else, is made beside it
+	if err := CheckFile(ctx, path); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: create data directory: %w", err)
 	}

@@ -139,6 +139,26 @@ func (tx *Tx) EnsureTopic(ctx context.Context, workflowID int64, name string) er
 	return err
 }
 
+// Topics returns the names of every topic a workflow has declared, in any
+// of its versions (a topic's events outlive the version that declared it),
+// sorted.
+func (q Q) Topics(ctx context.Context, workflowID int64) ([]string, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT name FROM topics WHERE workflow_id = ? ORDER BY name`, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
+}
+
 // InstallID is a random id made once per database; idempotency keys carry it
 // so that keys from two databases (a reset, a second machine) never collide
 // at the same service.

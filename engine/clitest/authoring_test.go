@@ -72,6 +72,106 @@ func TestInitWritesTypeDeclarations(t *testing.T) {
 	}
 }
 
+// keep init on a setup that has a config (an older keep's) writes keep.d.ts
+// again and says so, exits 0, and leaves the person's config and workflows
+// as they are: edited stays edited, removed stays removed.
+func TestInitAgainRefreshesOnlyWhatKeepGenerates(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	dir := filepath.Join(e.dir, "setup")
+	e.ok("init", dir)
+	wfDir := filepath.Join(dir, "workflows")
+	dtsPath := filepath.Join(wfDir, "keep.d.ts")
+	current, err := os.ReadFile(dtsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the person's changes, and an older keep's declarations
+	config := filepath.Join(dir, "config.toml")
+	mine := map[string]string{
+		config:                                "# mine\n[policy]\ndefault_mutation_mode = \"allow\"\n",
+		filepath.Join(wfDir, "demo.js"):       "// mine\n",
+		filepath.Join(wfDir, "jsconfig.json"): "{}\n",
+	}
+	for p, text := range mine {
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed := filepath.Join(wfDir, "notes-to-csv.js")
+	if err := os.Remove(removed); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dtsPath, []byte("// keep.d.ts of an older keep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := listDir(t, wfDir)
+
+	r := e.ok("init", dir)
+	if !strings.Contains(r.stdout, "refreshed "+dtsPath) || !strings.Contains(r.stdout, "kept "+config) {
+		t.Errorf("keep init again does not say what it did:\n%s", r)
+	}
+	if got, _ := os.ReadFile(dtsPath); string(got) != string(current) {
+		t.Errorf("keep.d.ts was not refreshed:\n%.300s", got)
+	}
+	for p, text := range mine {
+		if got, _ := os.ReadFile(p); string(got) != text {
+			t.Errorf("keep init again changed %s: %q", p, got)
+		}
+	}
+	if after := listDir(t, wfDir); !slices.Equal(after, before) {
+		t.Errorf("keep init again changed the workflows folder: %v, was %v", after, before)
+	}
+
+	// up to date: said, and nothing written
+	if r := e.ok("init", dir); !strings.Contains(r.stdout, "kept "+dtsPath+" (up to date)") {
+		t.Errorf("keep init a third time:\n%s", r)
+	}
+
+	// the same through --config, without DIR
+	if err := os.WriteFile(dtsPath, []byte("// stale\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.raw("--config", config, "init"); r.code != 0 || !strings.Contains(r.stdout, "refreshed "+dtsPath) {
+		t.Errorf("keep --config CONFIG init: %s", r)
+	}
+	if got, _ := os.ReadFile(dtsPath); string(got) != string(current) {
+		t.Errorf("keep.d.ts was not refreshed through --config")
+	}
+
+	// a config that does not load: named, and nothing written beside it
+	broken := "[policy\n"
+	if err := os.WriteFile(config, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dtsPath, []byte("// stale\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.raw("init", dir); r.code != 1 || !strings.Contains(r.stderr, config) {
+		t.Errorf("keep init on a broken config: %s", r)
+	}
+	if got, _ := os.ReadFile(dtsPath); string(got) != "// stale\n" {
+		t.Errorf("keep init on a broken config wrote keep.d.ts")
+	}
+	if got, _ := os.ReadFile(config); string(got) != broken {
+		t.Errorf("keep init changed a broken config: %q", got)
+	}
+}
+
+// listDir is the names in dir, sorted.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, en := range entries {
+		names = append(names, en.Name())
+	}
+	return names
+}
+
 // sink is a service: GET /items lists two items, anything else fails the test.
 func sink(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -58,6 +58,10 @@ func ClaimEngine(ctx context.Context, dbPath string, o ClaimOpts) (*Claim, error
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
+	// before DB.starting and DB.engine are made beside it
+	if err := engine.CheckDBFile(ctx, db); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
 		return nil, fmt.Errorf("daemon: create data directory: %w", err)
 	}

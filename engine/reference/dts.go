@@ -18,8 +18,8 @@ func (r Ref) DTS() string {
 	var b strings.Builder
 	b.WriteString("// keep.d.ts — declarations for keep workflow files, generated from keep's own connector\n")
 	b.WriteString("// registry and phase rules (`keep help api` is the same reference as text). Do not edit it:\n")
-	b.WriteString("// `keep init NEWDIR` writes a fresh one, for the config --config names, into NEWDIR/workflows\n")
-	b.WriteString("// (`keep init` never writes over a config that exists).\n\n")
+	b.WriteString("// `keep init` (with DIR, or --config, as for the first one) writes it again, for this keep\n")
+	b.WriteString("// and the config's MCP servers, and leaves the config and the workflows as they are.\n\n")
 	b.WriteString("declare namespace Keep {\n")
 	b.WriteString(`  interface Event<P = any> {
     messageId: string;
