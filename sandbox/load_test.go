@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -489,5 +490,26 @@ export default Keep.workflow({ name: "x", get topics() { return f(); } });`,
 				t.Errorf("the worker did not survive the file: %v", err)
 			}
 		})
+	}
+}
+
+// Loads at once take at most loadSlots workers, whoever asks: a client of
+// mcp serve may send forty validates together, each a worker process that
+// may grow to loadMemory.
+func TestLoadsAtOnceAreBounded(t *testing.T) {
+	src := []byte(`const t0 = Date.now(); while (Date.now() - t0 < 150) {}
+export default Keep.workflow({ name: "slow", topics: {}, producers: {} });`)
+	BusyPeak() // counts from here
+	var wg sync.WaitGroup
+	for range 3 * cap(loadSlots) {
+		wg.Go(func() {
+			if _, err := Load("slow.js", src, LoadOptions{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if peak := BusyPeak(); peak > int64(cap(loadSlots)) {
+		t.Fatalf("%d workers loaded at once, want at most %d", peak, cap(loadSlots))
 	}
 }

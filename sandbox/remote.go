@@ -36,10 +36,19 @@ func scriptKey(fileName string, src []byte, opts LoadOptions) string {
 // example ran out under a busy machine.
 const loadMemory = 512 << 20
 
+// loadSlots bounds the loads at once, whoever asks: each is a worker process
+// that may grow to loadMemory, and loads come from outside the engine's own
+// pace (deploys, proposals, mcp serve's validate, which a client may call
+// forty times at once). A load waits for a slot at most as long as the
+// loads before it take, each bounded by its time limit.
+var loadSlots = make(chan struct{}, max(2, runtime.NumCPU()))
+
 // loadRemote runs Load in a worker and builds the host's copy of the
 // Script from what it found. The host's copy has no program: it runs
 // nowhere but in workers.
 func loadRemote(fileName string, src []byte, opts LoadOptions) (*Script, error) {
+	loadSlots <- struct{}{}
+	defer func() { <-loadSlots }()
 	key := scriptKey(fileName, src, opts)
 	f := &frame{Op: opLoad, Key: key, Script: &wireLoad{File: fileName, Source: src, Opts: opts}}
 	// the hard bound of a load is startAllowance plus this
