@@ -453,6 +453,15 @@ func (m *Model) notified(n api.Notification) tea.Cmd {
 		m.toast = &toast{id: m.toastN, text: text}
 		cmds = append(cmds, m.after(toastFor, toastDoneMsg{id: m.toastN}))
 	}
+	switch n.Kind {
+	case api.NoteNotifySend, api.NoteNotifyUser:
+		// news for the person, not a change: nothing to read again
+		m.last = personText(n)
+		if n.Kind == api.NoteNotifySend {
+			cmds = append(cmds, tea.Raw(bell))
+		}
+		return tea.Batch(cmds...)
+	}
 	return tea.Batch(append(cmds, m.refresh())...)
 }
 

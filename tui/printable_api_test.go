@@ -137,6 +137,7 @@ func (plantedAPI) Subscribe() (<-chan api.Notification, func()) {
 	close(ch)
 	return ch, func() {}
 }
+func (p plantedAPI) SubscribeScreen() (<-chan api.Notification, func()) { return p.Subscribe() }
 func (plantedAPI) Info() api.Info {
 	info, _ := planted[api.Info]()
 	return info
@@ -207,7 +208,7 @@ func TestEveryEngineMethodReachesTheTUIEscaped(t *testing.T) {
 				}
 			}
 			outs := fn.Call(args)
-			if m.Name == "Subscribe" {
+			if m.Name == "Subscribe" || m.Name == "SubscribeScreen" {
 				ch := outs[0].Interface().(<-chan api.Notification)
 				defer outs[1].Interface().(func())()
 				outs = []reflect.Value{reflect.ValueOf(<-ch)}

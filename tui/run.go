@@ -77,7 +77,9 @@ const aliveAfter = 100 * time.Millisecond
 func listen(a api.API, send func(tea.Msg), stop <-chan struct{}) {
 	again := false
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		notes, cancel := a.Subscribe() // escaped, as everything the TUI shows
+		// as the screen: what is meant for the person (a bell, a toast)
+		// comes too; escaped, as everything the TUI shows
+		notes, cancel := a.SubscribeScreen()
 		start := time.Now()
 		stopped, open := false, true
 		if again {
