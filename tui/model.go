@@ -441,6 +441,9 @@ func (m *Model) setFocus(f focus) {
 
 func (m *Model) notified(n api.Notification) tea.Cmd {
 	m.sh.log.Debug("notification", "kind", n.Kind, "workflow", n.Workflow)
+	if echoes(n) {
+		return nil
+	}
 	// The newest news wins the status line; an error stays until a key.
 	m.note, m.flash = "", ""
 	m.last = n.Text

@@ -85,19 +85,29 @@ func TestNotifySendRingsTheBellAndToastsInTheTUI(t *testing.T) {
 }
 
 // notify_user (the bus's) toasts without a bell; a bell is a script's
-// notify.send only.
+// notify.send only. Of news the TUI toasts itself (an approval asked) it
+// makes no second toast over the first.
 func TestNotifyUserToastsWithoutTheBell(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, newStub(), 120, 40)
-	h.send(notifyMsg{Kind: api.NoteNotifyUser, Title: "approval.requested", Text: "notes: Copy a.txt"})
-	if h.m.toast == nil || h.m.toast.text != "approval.requested: notes: Copy a.txt" {
+	h.send(notifyMsg{Kind: api.NoteNotifyUser, Title: "workflow.needs_attention", Text: "notes needs you"})
+	if h.m.toast == nil || h.m.toast.text != "workflow.needs_attention: notes needs you" {
 		t.Fatalf("toast = %+v", h.m.toast)
 	}
 	if len(h.raw) != 0 {
 		t.Errorf("written raw %q, want nothing", h.raw)
 	}
-	if s := h.screen(); !strings.Contains(s, "last: approval.requested: notes: Copy a.txt") {
+	if s := h.screen(); !strings.Contains(s, "last: workflow.needs_attention: notes needs you") {
 		t.Errorf("the status line does not say it:\n%s", s)
+	}
+
+	h.send(notifyMsg{Kind: api.NoteApproval, Workflow: "notes", Text: "notes asks"})
+	h.send(notifyMsg{Kind: api.NoteNotifyUser, Title: api.NoteApproval, Text: "notes: Copy a.txt"})
+	if h.m.toast == nil || h.m.toast.text != "Approval needed · notes" {
+		t.Errorf("toast = %+v, want the TUI's own for the approval", h.m.toast)
+	}
+	if s := h.screen(); !strings.Contains(s, "last: notes asks") {
+		t.Errorf("the status line does not keep the approval's news:\n%s", s)
 	}
 }
 

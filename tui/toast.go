@@ -44,6 +44,18 @@ func toastText(n api.Notification) (string, bool) {
 	return lead, true
 }
 
+// echoes says whether n is notify_user telling of news the TUI already
+// announces with a toast of its own (its topic is that news' kind: an
+// approval asked, a run failed): the person has been told, and a second
+// toast, wider, would only cover the card it is about.
+func echoes(n api.Notification) bool {
+	if n.Kind != api.NoteNotifyUser {
+		return false
+	}
+	_, own := toastText(api.Notification{Kind: n.Title})
+	return own
+}
+
 // personText is a notification meant for the person on one line: the
 // script's title (or the event's topic) and what it says. Escaped on the
 // way in (printableAPI), so a script's text never drives the terminal.
