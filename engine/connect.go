@@ -22,9 +22,10 @@ import (
 
 // ConnectorOpts are the host's own hooks into connectors.
 type ConnectorOpts struct {
-	// Notify receives desktop notifications when notify-send is missing
-	// (the TUI shows them as a toast and rings the bell).
-	Notify func(title, body string)
+	// Notify is handed every notify.send, and says whether a screen took
+	// it (Subscribers.NotifySend: an open TUI rings the bell and shows a
+	// toast); nil: only notify-send shows them.
+	Notify func(title, body string) bool
 	// Now is the clock ctx.system.now reads; defaults to time.Now. The
 	// engine's injected clock goes here so scripts and scheduler agree.
 	Now func() time.Time

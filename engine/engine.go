@@ -97,6 +97,10 @@ type Opts struct {
 	Accounts *accounts.Store
 	// ConfigDigest names the config the engine runs on (Info.Config).
 	ConfigDigest string
+	// Subscribers are the front ends the engine tells of changes; nil: its
+	// own. A host passes the one its notify connector and notify_user
+	// already tell, so those reach the same screens.
+	Subscribers *Subscribers
 }
 
 // EventSink is how the engine hands a journaled notification to the bus,
@@ -159,7 +163,7 @@ type Engine struct {
 	wfs     map[int64]*wfState
 	scripts map[scriptKey]*sandbox.Script
 
-	subs subscribers
+	subs *Subscribers
 	// statuses: each workflow's status as last committed (parked); this
 	// engine is the database's one writer and moveWorkflow its one mover.
 	statuses sync.Map       // int64 → WorkflowStatus

@@ -46,6 +46,10 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 		events:  opts.Events,
 		wfs:     map[int64]*wfState{},
 		scripts: map[scriptKey]*sandbox.Script{},
+		subs:    opts.Subscribers,
+	}
+	if e.subs == nil {
+		e.subs = NewSubscribers()
 	}
 	e.accounts = opts.Accounts
 	e.watchMCP()

@@ -7,7 +7,10 @@ import (
 )
 
 // Subscribe implements API.
-func (e *Engine) Subscribe() (<-chan api.Notification, func()) { return e.subs.subscribe() }
+func (e *Engine) Subscribe() (<-chan api.Notification, func()) { return e.subs.subscribe(false) }
+
+// SubscribeScreen implements API.
+func (e *Engine) SubscribeScreen() (<-chan api.Notification, func()) { return e.subs.subscribe(true) }
 
 // notify tells the front ends; it does not wake the event bus, which a
 // journaled event wakes itself once its transaction commits (a pass of the

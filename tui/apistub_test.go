@@ -286,6 +286,8 @@ func (s *stubAPI) Grant(ctx context.Context, workflow string, g api.GrantView) e
 
 func (s *stubAPI) Subscribe() (<-chan api.Notification, func()) { return s.notes, func() {} }
 
+func (s *stubAPI) SubscribeScreen() (<-chan api.Notification, func()) { return s.notes, func() {} }
+
 func (s *stubAPI) Info() api.Info { return s.info }
 
 // bigAPI serves 100,000 inputs made on demand, one page at a time, so a

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"keep/engine/api"
+	"keep/tui/printable"
 )
 
 // What a person approves is the call the host observed, not the title the
@@ -49,11 +50,16 @@ func callLines(c callView, w, room, limit int, more string) (call, own []string)
 		args, rest = args[:limit], args[limit:]
 	}
 	for _, a := range args {
+		// A value is JSON text: a control character in it is already
+		// written \u001b, but the encoder leaves DEL, C1 and format
+		// characters raw; they are made printable here, once, before the
+		// line is measured and wrapped.
+		shown := printable.String(a.Shown())
 		if a.Keep {
-			own = append(own, wrapAll(keepLabel+a.Shown(), w)...)
+			own = append(own, wrapAll(keepLabel+shown, w)...)
 			continue
 		}
-		call = append(call, wrapAll(a.Shown(), w)...)
+		call = append(call, wrapAll(shown, w)...)
 	}
 	if len(rest) > 0 {
 		n := 0

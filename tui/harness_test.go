@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,6 +18,9 @@ type harness struct {
 	api  *stubAPI
 	m    *Model
 	quit bool
+	// raw is what the model wrote to the terminal itself (tea.Raw): the
+	// program would write it as it stands.
+	raw []string
 }
 
 func newHarness(t testing.TB, api api.API, w, h int) *harness {
@@ -58,6 +62,8 @@ func (h *harness) run(cmd tea.Cmd) {
 		}
 	case tea.QuitMsg:
 		h.quit = true
+	case tea.RawMsg:
+		h.raw = append(h.raw, fmt.Sprint(msg.Msg))
 	default:
 		_, next := h.m.Update(msg)
 		h.run(next)

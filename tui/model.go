@@ -441,6 +441,9 @@ func (m *Model) setFocus(f focus) {
 
 func (m *Model) notified(n api.Notification) tea.Cmd {
 	m.sh.log.Debug("notification", "kind", n.Kind, "workflow", n.Workflow)
+	if echoes(n) {
+		return nil
+	}
 	// The newest news wins the status line; an error stays until a key.
 	m.note, m.flash = "", ""
 	m.last = n.Text
@@ -452,6 +455,15 @@ func (m *Model) notified(n api.Notification) tea.Cmd {
 		m.toastN++
 		m.toast = &toast{id: m.toastN, text: text}
 		cmds = append(cmds, m.after(toastFor, toastDoneMsg{id: m.toastN}))
+	}
+	switch n.Kind {
+	case api.NoteNotifySend, api.NoteNotifyUser:
+		// news for the person, not a change: nothing to read again
+		m.last = personText(n)
+		if n.Kind == api.NoteNotifySend {
+			cmds = append(cmds, tea.Raw(bell))
+		}
+		return tea.Batch(cmds...)
 	}
 	return tea.Batch(append(cmds, m.refresh())...)
 }

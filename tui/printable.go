@@ -167,7 +167,16 @@ func (a printableAPI) Info() api.Info {
 // Subscribe passes notifications on escaped; the copy ends when the
 // engine's channel closes or cancel is called.
 func (a printableAPI) Subscribe() (<-chan api.Notification, func()) {
-	in, cancel := a.api.Subscribe()
+	return escapedNotes(a.api.Subscribe())
+}
+
+// SubscribeScreen is Subscribe for the screen: a script's notify.send
+// title and body come through it, escaped like everything else.
+func (a printableAPI) SubscribeScreen() (<-chan api.Notification, func()) {
+	return escapedNotes(a.api.SubscribeScreen())
+}
+
+func escapedNotes(in <-chan api.Notification, cancel func()) (<-chan api.Notification, func()) {
 	out := make(chan api.Notification, cap(in))
 	done := make(chan struct{})
 	go func() {

@@ -49,7 +49,8 @@ func (a *awayAPI) back() {
 	a.away = false
 }
 
-func (a *awayAPI) Subscribe() (<-chan api.Notification, func()) {
+// SubscribeScreen is how the TUI listens (Run's listen).
+func (a *awayAPI) SubscribeScreen() (<-chan api.Notification, func()) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make(chan api.Notification, 64)
@@ -57,7 +58,7 @@ func (a *awayAPI) Subscribe() (<-chan api.Notification, func()) {
 		close(out)
 		return out, func() {}
 	}
-	in, cancel := a.API.Subscribe()
+	in, cancel := a.API.SubscribeScreen()
 	kill := make(chan struct{})
 	a.kill = kill
 	go func() {

@@ -21,10 +21,12 @@ type toast struct {
 }
 
 // toastText says which notifications deserve a toast, and in what words:
-// the ones that wait on the person.
+// the ones that wait on the person, and the ones meant for them.
 func toastText(n api.Notification) (string, bool) {
 	var lead string
 	switch n.Kind {
+	case api.NoteNotifySend, api.NoteNotifyUser:
+		return personText(n), true
 	case api.NoteApproval:
 		lead = "Approval needed"
 	case api.NoteNeedsReconcile:
@@ -41,6 +43,36 @@ func toastText(n api.Notification) (string, bool) {
 	}
 	return lead, true
 }
+
+// echoes says whether n is notify_user telling of news the TUI already
+// announces with a toast of its own (its topic is that news' kind: an
+// approval asked, a run failed): the person has been told, and a second
+// toast, wider, would only cover the card it is about.
+func echoes(n api.Notification) bool {
+	if n.Kind != api.NoteNotifyUser {
+		return false
+	}
+	_, own := toastText(api.Notification{Kind: n.Title})
+	return own
+}
+
+// personText is a notification meant for the person on one line: the
+// script's title (or the event's topic) and what it says. Escaped on the
+// way in (printableAPI), so a script's text never drives the terminal.
+func personText(n api.Notification) string {
+	title, text := oneLine(n.Title), oneLine(n.Text)
+	switch {
+	case title == "":
+		return text
+	case text == "":
+		return title
+	}
+	return title + ": " + text
+}
+
+// bell is the terminal bell notify.send rings, the one control character
+// keep writes for a script; its words come escaped.
+const bell = "\a"
 
 // after delivers msg once d has passed; tests switch timers off so that
 // driving Update never waits.

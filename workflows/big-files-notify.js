@@ -3,9 +3,9 @@
 //
 // Every 5 minutes keep lists downloads/ under your files root (~/Keep by
 // default). Each file is an input, "File report.pdf (12.4 MB)". A file of
-// LIMIT_MB or more becomes a desktop notification (notify-send must be
-// installed); a smaller one is looked at and left alone: it shows as done, no
-// changes. Each notification asks you first, like every change, until you
+// LIMIT_MB or more becomes a desktop notification (through notify-send, and
+// the bell and a toast in keep's TUI if it is open); a smaller one is
+// looked at and left alone: it shows as done, no changes. Each notification asks you first, like every change, until you
 // answer one with always (A) or run keep grant big-files-notify notify.send.
 
 const DIR = "downloads";

@@ -4,7 +4,8 @@
 // Every 5 minutes keep looks at your calendar ([connectors.calendar]: url
 // and account) for meetings starting within the next LEAD_MINUTES. Each one
 // becomes an input, `Meeting "Design review" at 10:00 UTC`, and one
-// reminder (a desktop notification: notify-send must be installed). Every
+// reminder (a desktop notification through notify-send, and the bell and a
+// toast in keep's TUI if it is open; with neither it waits in Attention). Every
 // occurrence of a recurring meeting is reminded on its own; a meeting moved
 // to another time is reminded again at its new time. All-day events are
 // left alone.

@@ -21,10 +21,11 @@ type notifications struct {
 }
 
 func (n *notifications) register(t *testing.T, reg *connectors.Registry) {
-	nc, err := notify.New(notify.Config{Command: "keep-test-no-such-notifier", Sink: func(title, body string) {
+	nc, err := notify.New(notify.Config{Command: "keep-test-no-such-notifier", Sink: func(title, body string) bool {
 		n.mu.Lock()
 		n.told = append(n.told, title+" | "+body)
 		n.mu.Unlock()
+		return true
 	}})
 	if err != nil {
 		t.Fatal(err)

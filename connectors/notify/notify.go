@@ -1,6 +1,6 @@
 // Package notify is the desktop notification connector: one mutation,
-// send, delivered through notify-send or through a sink the host provides
-// (the TUI's toast and bell).
+// send, delivered through notify-send and through a sink the host provides
+// (an open TUI's bell and toast).
 //
 // It has no Reconciler: nothing records whether a person saw a
 // notification, so an uncertain send goes straight to the user (DESIGN §6).
@@ -24,15 +24,17 @@ type Config struct {
 	// [BODY]`. A bare name is looked up on PATH at each send, so a notifier
 	// installed after start-up is found. Default: "notify-send".
 	Command string
-	// Sink, if set, receives notifications when Command is not available,
-	// so a user without a desktop notifier still hears from keep.
-	Sink func(title, body string)
+	// Sink, if set, is handed every notification (keep's: the TUI's bell
+	// and toast) and says whether someone took it, so a user without a
+	// desktop notifier still hears from keep, and one without either is
+	// not told it was delivered.
+	Sink func(title, body string) bool
 }
 
 // Connector sends notifications.
 type Connector struct {
 	command string
-	sink    func(title, body string)
+	sink    func(title, body string) bool
 }
 
 var _ connectors.Connector = (*Connector)(nil)
@@ -65,12 +67,12 @@ func (c *Connector) Methods() []connectors.Method {
 			title, _ := p["title"].(string)
 			return fmt.Sprintf("look in your desktop notifications for %q", title)
 		},
-		Doc: "Shows a desktop notification through notify-send; on a machine without notify-send the call fails (a logic error naming it) and its run waits in Attention.",
+		Doc: "Shows a desktop notification through notify-send, and in keep's TUI, if one is open, rings the terminal bell and shows it as a toast; with neither notify-send nor an open TUI the call fails (a logic error naming notify-send) and its run waits in Attention.",
 		Args: []connectors.Arg{
 			{Name: "title", Type: "string", Required: true},
 			{Name: "body", Type: "string"},
 		},
-		Result:    `{ delivered: true, via: "notify-send" | "sink" }`,
+		Result:    `{ delivered: true, via: "notify-send" | "tui" }`,
 		Reconcile: "none: a notification leaves no trace to look for, so an uncertain one is put to you",
 		Example:   `await ctx.notify.send({ title: "Big file", body: prepared.data.path })`,
 	}}
@@ -102,21 +104,25 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	shown := c.sink != nil && c.sink(title, body)
 	path, lookErr := exec.LookPath(c.command)
-	switch {
-	case lookErr == nil:
-		if err := c.run(ctx, path, title, body); err != nil {
+	if lookErr == nil {
+		err := c.run(ctx, path, title, body)
+		if err == nil {
+			return map[string]any{"delivered": true, "via": "notify-send"}, nil
+		}
+		if !shown {
 			return nil, err
 		}
-		return map[string]any{"delivered": true, "via": "notify-send"}, nil
-	case c.sink != nil:
-		c.sink(title, body)
-		return map[string]any{"delivered": true, "via": "sink"}, nil
-	default:
-		// A silent "delivered: false" would hide from the user that they
-		// will never be notified; a logic error tells them once.
-		return nil, connectors.Errorf(connectors.Logic, "no desktop notifier (%s not found)", c.command)
+		// the desktop did not show it, the TUI did: sent again, the bell
+		// would ring twice for one notification
 	}
+	if shown {
+		return map[string]any{"delivered": true, "via": "tui"}, nil
+	}
+	// A silent "delivered: false" would hide from the user that they will
+	// never be notified; a logic error tells them once.
+	return nil, connectors.Errorf(connectors.Logic, "no desktop notifier (%s not found) and no keep TUI open to show it", c.command)
 }
 
 func params(p map[string]any) (title, body string, err error) {

@@ -52,25 +52,59 @@ func TestSend(t *testing.T) {
 		}
 	})
 
-	t.Run("without a notifier it falls back to the sink", func(t *testing.T) {
+	t.Run("without a notifier the sink shows it", func(t *testing.T) {
 		t.Parallel()
 		var gotTitle, gotBody string
 		c, _ := notify.New(notify.Config{
 			Command: filepath.Join(t.TempDir(), "notify-send"),
-			Sink:    func(title, body string) { gotTitle, gotBody = title, body },
+			Sink:    func(title, body string) bool { gotTitle, gotBody = title, body; return true },
 		})
 		got, err := send(t, c, context.Background(), map[string]any{"title": "Hi", "body": "there"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.(map[string]any)["via"] != "sink" || gotTitle != "Hi" || gotBody != "there" {
+		if got.(map[string]any)["via"] != "tui" || gotTitle != "Hi" || gotBody != "there" {
 			t.Fatalf("got %v, sink saw %q %q", got, gotTitle, gotBody)
+		}
+	})
+
+	t.Run("without a notifier, a sink nobody took it from is no delivery", func(t *testing.T) {
+		t.Parallel()
+		told := 0
+		c, _ := notify.New(notify.Config{
+			Command: filepath.Join(t.TempDir(), "notify-send"),
+			Sink:    func(string, string) bool { told++; return false },
+		})
+		got, err := send(t, c, context.Background(), map[string]any{"title": "Hi"})
+		if connectors.ClassOf(err) != connectors.Logic || told != 1 {
+			t.Fatalf("got %v, %v (sink told %d times), want a logic error", got, err, told)
+		}
+	})
+
+	t.Run("with a notifier the sink is told too, and the notifier says how it went", func(t *testing.T) {
+		t.Parallel()
+		dir := fakeNotifier(t, "exit 0")
+		told := 0
+		c, _ := notify.New(notify.Config{Command: filepath.Join(dir, "notify-send"), Sink: func(string, string) bool { told++; return true }})
+		got, err := send(t, c, context.Background(), map[string]any{"title": "Hi"})
+		if err != nil || got.(map[string]any)["via"] != "notify-send" || told != 1 {
+			t.Fatalf("got %v, %v, sink told %d times", got, err, told)
+		}
+	})
+
+	t.Run("a notifier that fails is no failure when the sink showed it", func(t *testing.T) {
+		t.Parallel()
+		dir := fakeNotifier(t, "echo 'no bus' >&2; exit 1")
+		c, _ := notify.New(notify.Config{Command: filepath.Join(dir, "notify-send"), Sink: func(string, string) bool { return true }})
+		got, err := send(t, c, context.Background(), map[string]any{"title": "Hi"})
+		if err != nil || got.(map[string]any)["via"] != "tui" {
+			t.Fatalf("got %v, %v, want delivered by the sink", got, err)
 		}
 	})
 
 	t.Run("a long body is refused rather than cut", func(t *testing.T) {
 		t.Parallel()
-		c, _ := notify.New(notify.Config{Sink: func(string, string) {}})
+		c, _ := notify.New(notify.Config{Sink: func(string, string) bool { return true }})
 		_, err := send(t, c, context.Background(), map[string]any{"title": "x", "body": strings.Repeat("b", 5000)})
 		if connectors.ClassOf(err) != connectors.Logic {
 			t.Fatalf("got %v", err)
@@ -153,8 +187,8 @@ func TestSendFailureClasses(t *testing.T) {
 		}
 		// the reference (keep help api, keep.d.ts) says a send fails so,
 		// not that something else shows it
-		if doc := c.Methods()[0].Doc; !strings.Contains(doc, "without notify-send the call fails") {
-			t.Errorf("notify.send's doc %q does not say it fails without notify-send", doc)
+		if doc := c.Methods()[0].Doc; !strings.Contains(doc, "with neither notify-send nor an open TUI the call fails") {
+			t.Errorf("notify.send's doc %q does not say it fails with neither notify-send nor a TUI", doc)
 		}
 	})
 }

@@ -64,6 +64,11 @@ type API interface {
 	// Sends never block the engine: a slow reader misses notifications, and
 	// should re-read what it shows on the next one it gets.
 	Subscribe() (<-chan Notification, func())
+	// SubscribeScreen is Subscribe for a screen a person watches (the
+	// TUI): it also delivers what is meant for the person (NoteNotifySend,
+	// NoteNotifyUser), which counts as delivered only when a screen took
+	// it; without one, notify.send fails where notify-send is missing.
+	SubscribeScreen() (<-chan Notification, func())
 	// Info says where the engine runs and on which database.
 	Info() Info
 }
@@ -376,9 +381,19 @@ const (
 	NoteRunCommitted    = ledger.NoteRunCommitted
 )
 
+// Notifications meant for the person, which only screens receive
+// (SubscribeScreen): a script's notify.send (the TUI rings the bell and
+// shows a toast) and the bus's notify_user (a toast). Title is the
+// script's title or the event's topic; Text the body.
+const (
+	NoteNotifySend = "notify.send"
+	NoteNotifyUser = "notify_user"
+)
+
 type Notification struct {
 	Kind     string    `json:"kind"`
 	Workflow string    `json:"workflow"`
+	Title    string    `json:"title,omitempty"`
 	Text     string    `json:"text"`
 	At       time.Time `json:"at"`
 }

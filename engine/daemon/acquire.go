@@ -219,7 +219,10 @@ func (s *Site) openWithBus(ctx context.Context, claim *Claim) (*engine.Engine, *
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: s.o.DBPath, ConfigPath: s.o.ConfigPath, Accounts: accts, Logger: logger})
+	// The front ends the engine will tell, made first: notify.send and
+	// notify_user, built before the engine, reach the same screens.
+	front := engine.NewSubscribers()
+	reg, err := engine.Connectors(cfg, engine.ConnectorOpts{DBPath: s.o.DBPath, ConfigPath: s.o.ConfigPath, Accounts: accts, Logger: logger, Notify: front.NotifySend})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -237,11 +240,14 @@ func (s *Site) openWithBus(ctx context.Context, claim *Claim) (*engine.Engine, *
 	for i, sub := range cfg.Events.Subscribes {
 		subs[i] = engine.BusSubscription{Topic: sub.Topic, Handler: sub.Handler}
 	}
-	if err := bus.Wire(subs, map[string]engine.BusHandler{engine.NotifyUserHandler: engine.NotifyUser(desktopNotify)}); err != nil {
+	if err := bus.Wire(subs, map[string]engine.BusHandler{engine.NotifyUserHandler: engine.NotifyUser(func(title, text string) {
+		desktopNotify(title, text)
+		front.NotifyUser(title, text)
+	})}); err != nil {
 		return nil, nil, fmt.Errorf("config %s: events.subscribes: %w", cfg.Path, err)
 	}
 	e, err := engine.New(ctx, engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(cfg.Policy), Logger: logger,
-		Events: bus, Repairer: authoring.RepairsFrom(model.RepairerFrom(cfg.Repair, cfg.LLM)), Accounts: accts, ConfigDigest: digest})
+		Events: bus, Repairer: authoring.RepairsFrom(model.RepairerFrom(cfg.Repair, cfg.LLM)), Accounts: accts, ConfigDigest: digest, Subscribers: front})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -266,10 +266,16 @@ func (c *Client) Info() api.Info { return c.info }
 // missed. Like the engine's, the channel drops notifications a slow reader
 // has no room for, and closes after cancel; it also closes if the daemon
 // goes away (or could not be reached), which is how a front end learns that.
-func (c *Client) Subscribe() (<-chan api.Notification, func()) {
+func (c *Client) Subscribe() (<-chan api.Notification, func()) { return c.subscribe(false) }
+
+// SubscribeScreen implements engine.API: Subscribe as a screen a person
+// watches, so the daemon hands it what is meant for the person too.
+func (c *Client) SubscribeScreen() (<-chan api.Notification, func()) { return c.subscribe(true) }
+
+func (c *Client) subscribe(screen bool) (<-chan api.Notification, func()) {
 	ch := make(chan api.Notification, 64)
 	ctx, cancel := context.WithCancel(context.Background())
-	body, err := c.openStream(ctx, cancel)
+	body, err := c.openStream(ctx, cancel, screen)
 	if err != nil {
 		cancel()
 		close(ch)
@@ -301,8 +307,12 @@ func (c *Client) Subscribe() (<-chan api.Notification, func()) {
 	})
 }
 
-func (c *Client) openStream(ctx context.Context, cancel func()) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+subscribePath, nil)
+func (c *Client) openStream(ctx context.Context, cancel func(), screen bool) (io.ReadCloser, error) {
+	u := baseURL + subscribePath
+	if screen {
+		u += "?" + screenParam + "=1"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}

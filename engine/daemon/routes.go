@@ -152,9 +152,13 @@ var (
 	})
 )
 
-// subscribeMethod is the one engine.API method that is a stream, not a
-// route: GET subscribePath, answered by Server.subscribe.
-const subscribeMethod = "Subscribe"
+// subscribeMethod and subscribeScreenMethod are the engine.API methods
+// that are a stream, not a route: GET subscribePath (with screenParam for
+// the screen's), answered by Server.subscribe.
+const (
+	subscribeMethod       = "Subscribe"
+	subscribeScreenMethod = "SubscribeScreen"
+)
 
 // served is a route as the server holds it, whatever it answers.
 type served struct {

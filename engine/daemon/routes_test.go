@@ -25,7 +25,7 @@ var offered = []reflect.Type{
 
 func TestEveryAPIMethodHasARoute(t *testing.T) {
 	t.Parallel()
-	carried := map[string]bool{subscribeMethod: true}
+	carried := map[string]bool{subscribeMethod: true, subscribeScreenMethod: true}
 	for _, s := range routes {
 		carried[s.method] = true
 	}
@@ -50,7 +50,7 @@ func TestTheWalkSeesAMissingMethod(t *testing.T) {
 	var missing []string
 	for i := range it.NumMethod() {
 		name := it.Method(i).Name
-		if _, ok := routeFor(name); !ok && name != subscribeMethod {
+		if _, ok := routeFor(name); !ok && name != subscribeMethod && name != subscribeScreenMethod {
 			missing = append(missing, name)
 		}
 	}
@@ -127,7 +127,7 @@ func TestEachClientMethodReachesItsNamesake(t *testing.T) {
 				args[j] = argument(m.Type.In(j))
 			}
 			out := cv.MethodByName(m.Name).Call(args)
-			if m.Name == subscribeMethod {
+			if m.Name == subscribeMethod || m.Name == subscribeScreenMethod {
 				out[1].Interface().(func())()
 			} else if e, _ := out[len(out)-1].Interface().(error); e != nil {
 				t.Errorf("client %s: %v", m.Name, e)
@@ -287,6 +287,11 @@ func (r *recorder) RejectProposal(context.Context, string) error {
 
 func (r *recorder) Subscribe() (<-chan api.Notification, func()) {
 	r.note("Subscribe")
+	return make(chan api.Notification), func() {}
+}
+
+func (r *recorder) SubscribeScreen() (<-chan api.Notification, func()) {
+	r.note("SubscribeScreen")
 	return make(chan api.Notification), func() {}
 }
 

@@ -205,9 +205,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // the engine closes the channel, or the server stops. The engine drops
 // notifications for a subscriber that lags, so a stalled client never holds
 // the engine up.
+//
+// With screen=1 it is SubscribeScreen's stream: the client is a screen a
+// person watches, and what is meant for the person counts as delivered
+// once the engine hands it to this stream. (A daemon older than the
+// client ignores the parameter: the screen gets no toasts, and nothing is
+// claimed delivered to it.)
 func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	ch, cancel := s.api.Subscribe()
+	subscribe := s.api.Subscribe
+	if r.URL.Query().Get(screenParam) == "1" {
+		subscribe = s.api.SubscribeScreen
+	}
+	ch, cancel := subscribe()
 	defer cancel()
 	// The headers go out only once the engine subscription exists, so a
 	// client whose Subscribe has returned misses nothing after it.

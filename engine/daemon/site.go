@@ -210,7 +210,7 @@ func (s *Site) watchAccounts(ctx context.Context, e *engine.Engine) {
 }
 
 // desktopNotify is notify_user's desktop side: notify-send where it exists
-// (the TUI shows the engine's own notification as a toast).
+// (an open TUI shows it as a toast: Subscribers.NotifyUser).
 func desktopNotify(title, text string) {
 	path, err := exec.LookPath("notify-send")
 	if err != nil {

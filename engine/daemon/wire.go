@@ -27,6 +27,8 @@ import (
 const (
 	pathPrefix    = "/v1/"
 	subscribePath = pathPrefix + "subscribe"
+	// screenParam=1 on subscribePath asks for SubscribeScreen's stream.
+	screenParam = "screen"
 	// baseURL: the host part is ignored, the transport always dials the socket.
 	baseURL = "http://keep"
 	// maxBody caps a request body: a deploy carries a whole script, nothing

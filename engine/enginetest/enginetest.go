@@ -139,11 +139,13 @@ func (h *Host) open() {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
+	// notify.send reaches the engine's screens, as in keep (engine/daemon)
+	front := engine.NewSubscribers()
 	var reg *connectors.Registry
 	if h.opts.Registry != nil {
 		reg, err = h.opts.Registry(h.Cfg, h.Clock)
 	} else {
-		co := engine.ConnectorOpts{Now: h.now()}
+		co := engine.ConnectorOpts{Now: h.now(), Notify: front.NotifySend}
 		if h.opts.ConnectorsOnSystemClock {
 			co.Now = nil
 		}
@@ -153,7 +155,7 @@ func (h *Host) open() {
 		tb.Fatal(err)
 	}
 	eo := engine.Opts{DB: db, Connectors: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), Now: h.now(), Logger: h.opts.Logger,
-		Repairer: h.opts.Repairer}
+		Repairer: h.opts.Repairer, Subscribers: front}
 	if h.opts.Events != nil {
 		h.Sink = h.opts.Events(db, h.now())
 		eo.Events = h.Sink

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"strconv"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -125,98 +124,6 @@ func JSON(b []byte) []byte {
 	})
 }
 
-// ShownJSON rewrites encoded JSON for a screen that decodes it and shows
-// its strings (parameters, payloads): it stays valid JSON, and each string,
-// once decoded, is what String would make of it (ESC decodes to the four
-// characters \x1b). The data changes, so this is for display only.
-func ShownJSON(b []byte) []byte {
-	out := make([]byte, 0, len(b)+16)
-	inString := false
-	for i := 0; i < len(b); {
-		c := b[i]
-		if !inString {
-			inString = c == '"'
-			out = append(out, c)
-			i++
-			continue
-		}
-		switch {
-		case c == '"':
-			inString = false
-			out = append(out, c)
-			i++
-		case c == '\\' && i+1 < len(b):
-			if r, ok := shortEscapes[b[i+1]]; ok {
-				out = appendShownJSON(out, r)
-				i += 2
-				continue
-			}
-			if r, n := jsonEscapedRune(b[i:]); n > 0 {
-				if unsafeRune(r) {
-					out = appendShownJSON(out, r)
-				} else {
-					out = append(out, b[i:i+n]...)
-				}
-				i += n
-				continue
-			}
-			out = append(out, b[i:i+2]...)
-			i += 2
-		default:
-			_, size := utf8.DecodeRune(b[i:])
-			out = appendMapped(out, b[i:i+size], func(dst []byte, r rune, bad byte) []byte {
-				if r == utf8.RuneError {
-					return fmt.Appendf(dst, `\\x%02x`, bad)
-				}
-				return appendShownJSON(dst, r)
-			})
-			i += size
-		}
-	}
-	return out
-}
-
-// jsonEscapedRune decodes the \uXXXX escape b starts with, and the low
-// half after it when it is a surrogate pair (a tag character arrives so),
-// returning the rune and the bytes it took; n is 0 when b holds no \u escape.
-func jsonEscapedRune(b []byte) (r rune, n int) {
-	hex := func(b []byte) (rune, bool) {
-		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(string(b[2:6]), 16, 16)
-		return rune(v), err == nil
-	}
-	r, ok := hex(b)
-	if !ok {
-		return 0, 0
-	}
-	if utf16.IsSurrogate(r) {
-		if lo, ok := hex(b[6:]); ok {
-			if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
-				return pair, 12
-			}
-		}
-	}
-	return r, 6
-}
-
-// shortEscapes are JSON's one-letter escapes of control characters other
-// than newline and tab.
-var shortEscapes = map[byte]rune{'b': '\b', 'f': '\f', 'r': '\r'}
-
-// appendShownJSON writes r inside a JSON string as the escaped text String
-// shows for it: a JSON backslash, then x1b or u009b.
-func appendShownJSON(dst []byte, r rune) []byte {
-	switch {
-	case r < 0x80:
-		return fmt.Appendf(dst, `\\x%02x`, r)
-	case r > 0xffff:
-		return fmt.Appendf(dst, `\\U%08x`, r)
-	}
-	return fmt.Appendf(dst, `\\u%04x`, r)
-}
-
 // Writer escapes everything written through it (see String); a rune split
 // across two writes is held back until it is whole. Flush writes what is
 // held back at the end.
@@ -271,7 +178,8 @@ var rawJSON = reflect.TypeFor[json.RawMessage]()
 // Deep escapes, in place, every string reachable from ptr (a pointer)
 // through exported struct fields, slices, arrays, maps and pointers. Views the engine hands a front end
 // are walked whole, so a field added later is covered without a change here.
-// Deep is for display: a json.RawMessage becomes ShownJSON.
+// A json.RawMessage stays JSON (see JSON): a screen shows it as JSON text,
+// so a control character in it reads \u001b, as on the command line.
 func Deep(ptr any) {
 	v := reflect.ValueOf(ptr)
 	if v.Kind() != reflect.Pointer {
@@ -312,7 +220,7 @@ func deep(v reflect.Value) {
 	case reflect.Slice:
 		if v.Type() == rawJSON {
 			if v.CanSet() && !v.IsNil() {
-				v.SetBytes(ShownJSON(v.Bytes()))
+				v.SetBytes(JSON(v.Bytes()))
 			}
 			return
 		}
