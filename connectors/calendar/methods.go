@@ -113,7 +113,12 @@ func (c *Connector) find(ctx context.Context, uid string) (*found, error) {
 	obj, err := c.cal.GetCalendarObject(ctx, objectPath(path, uid))
 	switch {
 	case err == nil:
-		return &found{path: obj.Path, etag: obj.ETag, cal: obj.Data}, nil
+		// The name is only where keep would have put it: another client
+		// may keep another event there (or only one occurrence of this
+		// one), and then the event is elsewhere or nowhere.
+		if f := (&found{path: obj.Path, etag: obj.ETag, cal: obj.Data}); f.master(uid) != nil {
+			return f, nil
+		}
 	case statusOf(err) != http.StatusNotFound:
 		return nil, classify(err, false)
 	}
