@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -152,7 +153,7 @@ func (c *Connector) Methods() []connectors.Method {
 	updateArgs := append([]connectors.Arg{{Name: "uid", Type: "string", Required: true, Doc: "the event to change"}}, fieldArgs...)
 	return []connectors.Method{
 		{Name: "events", Kind: connectors.Read, Scope: c.scope,
-			Doc: "Lists the events overlapping [from, to), sorted by start; a recurring event appears once per occurrence, with recurrenceId.",
+			Doc: "Lists the events overlapping [from, to), sorted by start; a recurring event appears once per occurrence, with recurrenceId. More than " + strconv.Itoa(maxEvents) + " events, or an event repeating too often to walk through, fail the listing.",
 			Args: []connectors.Arg{
 				{Name: "from", Type: "string", Required: true, Doc: "an RFC 3339 time or a date"},
 				{Name: "to", Type: "string", Required: true, Doc: "an RFC 3339 time or a date, after from, at most 366 days later"},

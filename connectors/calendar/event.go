@@ -1,6 +1,7 @@
 package calendar
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -214,11 +215,61 @@ func eventMap(ev *ical.Event, start *time.Time) (map[string]any, error) {
 	return m, nil
 }
 
+// Bounds of one listing's expansion of recurring events. A rule can
+// repeat every second from 1970 (one line in any calendar, an invitation
+// included): rrule walks every occurrence from DTSTART, so without a bound
+// a listing takes the CPU for hours, past its own deadline, or fills
+// memory with occurrences.
+const (
+	// maxSteps is how many occurrences one listing may walk through,
+	// before the range included: some 0.2 s. An hourly event from 1990
+	// fits; a rule every minute for years does not.
+	maxSteps = 1 << 21
+	// maxEvents is how many events one listing may return: more than a
+	// year of a full calendar, fewer than fit one result (DESIGN §8).
+	maxEvents = 20000
+	// checkEvery is how often, in steps, the walk looks at its deadline.
+	checkEvery = 1 << 12
+)
+
+// budget is what is left of one listing's bounds.
+type budget struct {
+	ctx           context.Context
+	steps, events int
+}
+
+func newBudget(ctx context.Context) *budget {
+	return &budget{ctx: ctx, steps: maxSteps, events: maxEvents}
+}
+
+// step counts one occurrence walked through for uid.
+func (b *budget) step(uid string) error {
+	if b.steps--; b.steps < 0 {
+		return connectors.Errorf(connectors.Logic,
+			"calendar: the event %q repeats too often to list: more than %d occurrences to walk through; list a range where it does not, or change its rule", uid, maxSteps)
+	}
+	if b.steps%checkEvery == 0 {
+		if err := b.ctx.Err(); err != nil {
+			return connectors.Errorf(connectors.Transient, "calendar: listing the occurrences of %q: %w", uid, err)
+		}
+	}
+	return nil
+}
+
+// add counts one event listed.
+func (b *budget) add() error {
+	if b.events--; b.events < 0 {
+		return connectors.Errorf(connectors.Logic,
+			"calendar: more than %d events in the range; list a shorter one", maxEvents)
+	}
+	return nil
+}
+
 // expand lists the events of one calendar object that overlap [from, to):
 // single events as they are, recurring ones as one entry per occurrence,
 // with the object's overrides (RECURRENCE-ID) in place of the occurrences
-// they replace.
-func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
+// they replace, within what is left of b.
+func expand(cal *ical.Calendar, from, to time.Time, b *budget) ([]map[string]any, error) {
 	var masters []ical.Event
 	overrides := map[string]ical.Event{} // recurrence id (UTC) → override
 	for _, ev := range cal.Events() {
@@ -250,6 +301,9 @@ func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
 				return nil, err
 			}
 			if overlaps(m) {
+				if err := b.add(); err != nil {
+					return nil, err
+				}
 				out = append(out, m)
 			}
 			continue
@@ -263,7 +317,19 @@ func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
 			return nil, err
 		}
 		// an occurrence starting before from may still be running at from
-		for _, occ := range set.Between(from.Add(-e.Sub(s)), to, true) {
+		lo := from.Add(-e.Sub(s))
+		uid, _ := ev.Props.Text(ical.PropUID)
+		for next := set.Iterator(); ; {
+			occ, ok := next()
+			if !ok || occ.After(to) {
+				break
+			}
+			if err := b.step(uid); err != nil {
+				return nil, err
+			}
+			if occ.Before(lo) {
+				continue
+			}
 			key := occ.UTC().Format(time.RFC3339)
 			var m map[string]any
 			if ov, ok := overrides[key]; ok {
@@ -280,6 +346,9 @@ func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
 				return nil, err
 			}
 			if overlaps(m) {
+				if err := b.add(); err != nil {
+					return nil, err
+				}
 				out = append(out, m)
 			}
 		}
@@ -292,6 +361,9 @@ func expand(cal *ical.Calendar, from, to time.Time) ([]map[string]any, error) {
 		}
 		m["recurrenceId"] = key
 		if overlaps(m) {
+			if err := b.add(); err != nil {
+				return nil, err
+			}
 			out = append(out, m)
 		}
 	}

@@ -2,6 +2,7 @@ package calendar
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -45,8 +46,13 @@ func (c *Connector) events(ctx context.Context, p map[string]any) (any, error) {
 		return nil, classify(err, false)
 	}
 	out := []any{}
+	b := newBudget(ctx)
 	for _, obj := range objs {
-		evs, err := expand(obj.Data, from.t, to.t)
+		evs, err := expand(obj.Data, from.t, to.t, b)
+		var ce *connectors.Error
+		if errors.As(err, &ce) { // the budget's: classified already
+			return nil, err
+		}
 		if err != nil {
 			return nil, connectors.Errorf(connectors.Internal, "calendar: %s: %w", obj.Path, err)
 		}
