@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,6 +196,9 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &connectors.Error{Class: connectors.Transient, Err: err}
 	}
+	if err := c.declared(call); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	switch call.Method {
@@ -209,6 +214,39 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 		return c.delete(ctx, call)
 	}
 	return nil, connectors.Errorf(connectors.Logic, "calendar has no method %q (it has: events, event, create, update, delete)", call.Method)
+}
+
+// declared refuses a parameter the method does not declare, rather than
+// doing something else than the script asked: recurrenceId (an
+// occurrence, as events lists it) passed to update or delete would
+// otherwise change or delete every occurrence, and recurrence passed to
+// create would make a single event.
+func (c *Connector) declared(call connectors.Call) error {
+	for _, m := range c.Methods() {
+		if m.Name != call.Method {
+			continue
+		}
+		var names []string
+		known := map[string]bool{}
+		for _, a := range m.Args {
+			names, known[a.Name] = append(names, a.Name), true
+		}
+		var extra []string
+		for name := range call.Params {
+			if !known[name] {
+				extra = append(extra, name)
+			}
+		}
+		if len(extra) == 0 {
+			return nil
+		}
+		sort.Strings(extra)
+		if slices.Contains(extra, "recurrenceId") && (call.Method == "update" || call.Method == "delete") {
+			return connectors.Errorf(connectors.Logic, "calendar.%s acts on every occurrence of the event and cannot take recurrenceId: one occurrence can't be changed or deleted alone", call.Method)
+		}
+		return connectors.Errorf(connectors.Logic, "calendar.%s takes no %s (it takes: %s)", call.Method, strings.Join(extra, ", "), strings.Join(names, ", "))
+	}
+	return nil
 }
 
 // scope is what a grant narrows the mutations to: the configured calendar,
