@@ -3,6 +3,7 @@ package calendar
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	_ "time/tzdata" // events name IANA zones; don't depend on the host's zoneinfo
 
 	"github.com/emersion/go-ical"
+	"github.com/teambition/rrule-go"
 
 	"keep/connectors"
 )
@@ -291,7 +293,7 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget) ([]map[string]any
 		return s.Before(to) && (e.After(from) || (e.Equal(s) && !s.Before(from)))
 	}
 	for _, ev := range masters {
-		set, err := ev.RecurrenceSet(time.UTC)
+		set, err := recurrenceSet(&ev, time.UTC)
 		if err != nil {
 			return nil, err
 		}
@@ -368,6 +370,58 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget) ([]map[string]any
 		}
 	}
 	return out, nil
+}
+
+// recurrenceSet is ev's occurrences: DTSTART, RRULE, every RDATE and
+// every EXDATE, each of the last two possibly a comma-separated list (RFC
+// 5545 §3.8.5); nil for a single event. go-ical's own reads no RDATE at
+// all and fails on a list.
+func recurrenceSet(ev *ical.Event, loc *time.Location) (*rrule.Set, error) {
+	opt, err := ev.Props.RecurrenceRule()
+	if err != nil {
+		return nil, fmt.Errorf("recurrence rule: %w", err)
+	}
+	if opt == nil && len(ev.Props[ical.PropRecurrenceDates]) == 0 {
+		return nil, nil
+	}
+	start, err := ev.DateTimeStart(loc)
+	if err != nil {
+		return nil, err
+	}
+	set := &rrule.Set{}
+	set.DTStart(start)
+	if opt != nil {
+		rule, err := rrule.NewRRule(*opt)
+		if err != nil {
+			return nil, fmt.Errorf("recurrence rule: %w", err)
+		}
+		set.RRule(rule)
+	}
+	// DTSTART is the first occurrence (RFC 5545 §3.8.5.3), rule or none;
+	// the set lists a time given twice once.
+	set.RDate(start)
+	for _, name := range []string{ical.PropRecurrenceDates, ical.PropExceptionDates} {
+		for _, prop := range ev.Props[name] {
+			for _, v := range strings.Split(prop.Value, ",") {
+				// a PERIOD (start/end or start/duration) starts at start
+				v, _, _ = strings.Cut(strings.TrimSpace(v), "/")
+				one := ical.Prop{Name: prop.Name, Params: maps.Clone(prop.Params), Value: v}
+				if one.ValueType() == ical.ValuePeriod {
+					one.SetValueType(ical.ValueDateTime)
+				}
+				t, err := one.DateTime(loc)
+				if err != nil {
+					return nil, fmt.Errorf("%s %q: %w", name, v, err)
+				}
+				if name == ical.PropRecurrenceDates {
+					set.RDate(t)
+				} else {
+					set.ExDate(t)
+				}
+			}
+		}
+	}
+	return set, nil
 }
 
 func parseBoundary(s string) (time.Time, error) {
