@@ -59,21 +59,24 @@ func TestADeeplyNestedMessageIsReadQuickly(t *testing.T) {
 	}
 	b := setup(t)
 	b.appendRaw(t, "INBOX", nest(8000, "Content-Type: text/plain\r\n\r\nhidden\r\n"))
+	b.appendRaw(t, "INBOX", nest(40, "Content-Type: text/plain\r\n\r\nhidden\r\n"))
 	b.appendRaw(t, "INBOX", nest(3, "Content-Type: text/plain\r\n\r\nhello\r\n--b2\r\n"+
 		"Content-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"a.pdf\"\r\n\r\n%PDF\r\n--b2--\r\n"))
 	c := b.connector(t, nil)
 	msgs := do(t, c, "search", nil)["messages"].([]any)
-	if len(msgs) != 2 {
+	if len(msgs) != 3 {
 		t.Fatalf("search found %d messages", len(msgs))
 	}
-	deep, shallow := msgs[0].(map[string]any)["id"], msgs[1].(map[string]any)["id"]
-	err := within(t, 5*time.Second, func() error {
-		_, err := c.Do(context.Background(), connectors.Call{Method: "get", Params: map[string]any{"id": deep}})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("get: %v", err)
+	id := func(i int) any { return msgs[i].(map[string]any)["id"] }
+	// what lies deeper than walkParts goes is not read: 40 levels down is
+	// past it, and the part there is not the message's text
+	for _, deep := range []any{id(0), id(1)} {
+		got := do(t, c, "get", map[string]any{"id": deep})
+		if got["text"] == "hidden" {
+			t.Fatalf("get read a part nested past %d levels", maxDepth)
+		}
 	}
+	shallow := id(2)
 	got := do(t, c, "get", map[string]any{"id": shallow})
 	if got["text"] != "hello" {
 		t.Fatalf("text %q", got["text"])
