@@ -108,8 +108,8 @@ func (c *Connector) Methods() []connectors.Method {
 				idArg,
 				{Name: "to", Type: "string", Required: true, Doc: "the mailbox to move it to, e.g. \"Archive\""},
 			},
-			Result:    "{ id: string | null, mailbox: string }",
-			Reconcile: "looks in the source mailbox: the message still there is not applied, gone is applied",
+			Result:    "{ id: string | null, mailbox: string, originalLeft?: string }",
+			Reconcile: "looks in the source mailbox: gone is applied; still there is not applied, unless the server has no MOVE and the copy keep made first is in the destination (same size, date and Message-ID): that is applied, and the original is removed where the server can remove it alone (UIDPLUS), else originalLeft says so",
 			Example:   `await ctx.mail.move({ id, to: "Receipts" })`,
 		},
 		{

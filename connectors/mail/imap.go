@@ -437,7 +437,7 @@ func (c *Connector) get(ctx context.Context, params map[string]any) (any, error)
 }
 
 // fetch is Fetch(...).Collect() for the items keep asks for (UID, flags,
-// envelope, body sections), reading no body section over max bytes.
+// envelope, internal date, size, body sections), reading no body section over max bytes.
 // imapclient's Collect reads a literal whole into memory, however large
 // the server says it is; the size comes before the bytes, so a larger one
 // is refused unread and the connection, left in the middle of an answer,
@@ -469,6 +469,10 @@ func (s *imapSession) fetch(set imap.NumSet, opts *imap.FetchOptions, max int64)
 				buf.Flags = item.Flags
 			case imapclient.FetchItemDataEnvelope:
 				buf.Envelope = item.Envelope
+			case imapclient.FetchItemDataInternalDate:
+				buf.InternalDate = item.Time
+			case imapclient.FetchItemDataRFC822Size:
+				buf.RFC822Size = item.Size
 			}
 		}
 		out = append(out, buf)

@@ -187,7 +187,7 @@ func attachmentsOf(raw []byte) []attachment {
 // named parts that are not text shown inline.
 func attachments(e *message.Entity) []attachment {
 	var out []attachment
-	_ = e.Walk(func(path []int, part *message.Entity, err error) error {
+	_ = walkParts(e, func(part *message.Entity, err error) error {
 		if part == nil || part.MultipartReader() != nil {
 			return nil
 		}
@@ -306,7 +306,7 @@ func formatAddr(name, addr string) string {
 func bodyText(e *message.Entity) string {
 	var plain, htmlText string
 	var havePlain, haveHTML bool
-	_ = e.Walk(func(path []int, part *message.Entity, err error) error {
+	_ = walkParts(e, func(part *message.Entity, err error) error {
 		if err != nil && part == nil {
 			return nil
 		}
@@ -339,6 +339,43 @@ func bodyText(e *message.Entity) string {
 }
 
 var errStopWalk = errors.New("stop")
+
+// maxDepth bounds how deep a message's multiparts are walked. Real mail
+// nests a few levels (mixed, alternative, related); go-message reads each
+// level through the readers of every level above it, so a message of
+// nothing but nested boundaries costs time cubic in its depth (8000 levels,
+// under half a megabyte, took half a minute), and parsing does not watch
+// the call's context. Deeper parts are skipped unread.
+const maxDepth = 32
+
+// walkParts is message.Entity.Walk with the depth bounded by maxDepth: fn
+// sees e and every part within maxDepth levels of it, in order, with the
+// unknown charset or encoding error of a part it can still read.
+func walkParts(e *message.Entity, fn func(part *message.Entity, err error) error) error {
+	return walkDepth(e, nil, 0, fn)
+}
+
+func walkDepth(part *message.Entity, partErr error, depth int, fn func(*message.Entity, error) error) error {
+	if err := fn(part, partErr); err != nil {
+		return err
+	}
+	mr := part.MultipartReader()
+	if mr == nil || depth >= maxDepth {
+		return nil
+	}
+	for {
+		p, err := mr.NextPart()
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil && !message.IsUnknownEncoding(err) && !message.IsUnknownCharset(err):
+			return err
+		}
+		if err := walkDepth(p, err, depth+1, fn); err != nil {
+			return err
+		}
+	}
+}
 
 // readAllLenient keeps what could be read before an error: a truncated
 // search fetch ends mid-part, and half a snippet beats none.

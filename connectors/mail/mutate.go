@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
 
 	"keep/connectors"
 )
@@ -229,7 +231,7 @@ func (c *Connector) move(ctx context.Context, params map[string]any) (any, error
 // commands, so a refused COPY would still delete the message.
 func (s *imapSession) moveUIDs(ctx context.Context, set imap.UIDSet, to string) (uint32, imap.NumSet, error) {
 	c := s.c
-	if s.cl.Caps().Has(imap.CapMove) || s.cl.Caps().Has(imap.CapIMAP4rev2) {
+	if s.hasMove() {
 		data, err := s.cl.Move(set, to).Wait()
 		if err != nil {
 			return 0, nil, c.fail(ctx, mutationClass(err), fmt.Sprintf("imap: move %s to %q", set, to), err)
@@ -261,9 +263,19 @@ func (s *imapSession) moveUIDs(ctx context.Context, set imap.UIDSet, to string) 
 	return data.UIDValidity, data.DestUIDs, nil
 }
 
-// reconcileMove looks in the source mailbox: the message still there is
-// NotApplied; gone is Applied (moved by us, or by someone else, and either
-// way there is nothing left to move).
+// hasMove is true for a server that moves in one command (RFC 6851).
+func (s *imapSession) hasMove() bool {
+	return s.cl.Caps().Has(imap.CapMove) || s.cl.Caps().Has(imap.CapIMAP4rev2)
+}
+
+// reconcileMove looks in the source mailbox: gone is Applied (moved by us,
+// or by someone else, and either way there is nothing left to move). Still
+// there is NotApplied where the server moves in one command; without MOVE
+// the move copied first, and a connection lost after the COPY leaves the
+// copy in the destination with the original still in place. Calling that
+// not applied would have the move made again, and the message copied
+// twice: the copy found (findCopy) is Applied, and the original is removed
+// where UIDPLUS lets one message be expunged alone.
 func (c *Connector) reconcileMove(ctx context.Context, call connectors.Call) (connectors.Verdict, any, error) {
 	id, mailbox, validity, uid, err := idParam("move", call.Params)
 	if err != nil {
@@ -282,8 +294,92 @@ func (c *Connector) reconcileMove(ctx context.Context, call connectors.Call) (co
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
-	if found {
+	if !found {
+		return connectors.Applied, map[string]any{"id": nil, "mailbox": to}, nil
+	}
+	if s.hasMove() || to == "" {
 		return connectors.NotApplied, nil, nil
 	}
-	return connectors.Applied, map[string]any{"id": nil, "mailbox": to}, nil
+	copyID, err := s.findCopy(ctx, uid, to)
+	if err != nil {
+		return connectors.Unknown, nil, err
+	}
+	if copyID == "" {
+		return connectors.NotApplied, nil, nil
+	}
+	result := map[string]any{"id": copyID, "mailbox": to}
+	// Finishing the move is tidying: the verdict stands whatever happens.
+	if err := s.dropOriginal(ctx, id, mailbox, validity, uid); err != nil {
+		result["originalLeft"] = err.Error()
+	}
+	return connectors.Applied, result, nil
+}
+
+// findCopy looks in to for a copy of message uid of the selected mailbox:
+// COPY keeps a message's bytes and INTERNALDATE (RFC 3501 §6.4.7), so a
+// message there of the same size, date and Message-ID is the copy; the
+// same message delivered twice has other Received lines, so another size
+// or date. It returns the copy's id, or "" when there is none.
+func (s *imapSession) findCopy(ctx context.Context, uid imap.UID, to string) (string, error) {
+	info := &imap.FetchOptions{UID: true, InternalDate: true, RFC822Size: true}
+	src, err := s.fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, Envelope: true, InternalDate: true, RFC822Size: true}, 0)
+	if err != nil {
+		return "", s.c.fail(ctx, classifyIMAP(err), "imap: fetch the message moved", err)
+	}
+	var orig *imapclient.FetchMessageBuffer
+	for _, b := range src {
+		if b.UID == uid {
+			orig = b
+		}
+	}
+	if orig == nil || orig.RFC822Size < 1 || orig.InternalDate.IsZero() {
+		return "", s.c.failf(connectors.Transient, "imap: the server did not say the size and date of the message moved")
+	}
+	validity, err := s.examine(ctx, to)
+	if err != nil {
+		return "", err
+	}
+	criteria := &imap.SearchCriteria{Larger: orig.RFC822Size - 1, Smaller: orig.RFC822Size + 1}
+	if orig.Envelope != nil && orig.Envelope.MessageID != "" {
+		criteria.Header = []imap.SearchCriteriaHeaderField{{Key: "Message-ID", Value: orig.Envelope.MessageID}}
+	}
+	data, err := s.cl.UIDSearch(criteria, nil).Wait()
+	if err != nil {
+		return "", s.c.fail(ctx, classifyIMAP(err), "imap: search "+to, err)
+	}
+	hits := data.AllUIDs()
+	if len(hits) == 0 {
+		return "", nil
+	}
+	bufs, err := s.fetch(imap.UIDSetNum(hits...), info, 0)
+	if err != nil {
+		return "", s.c.fail(ctx, classifyIMAP(err), "imap: fetch from "+to, err)
+	}
+	sort.Slice(bufs, func(i, j int) bool { return bufs[i].UID < bufs[j].UID })
+	for _, b := range bufs {
+		if b.RFC822Size == orig.RFC822Size && b.InternalDate.Equal(orig.InternalDate) {
+			return makeID(to, validity, b.UID), nil
+		}
+	}
+	return "", nil
+}
+
+// dropOriginal finishes a move whose copy was found: it deletes the
+// original, only with UIDPLUS (a plain EXPUNGE would also remove every
+// other message marked deleted there).
+func (s *imapSession) dropOriginal(ctx context.Context, id, mailbox string, validity uint32, uid imap.UID) error {
+	if !s.cl.Caps().Has(imap.CapUIDPlus) {
+		return fmt.Errorf("the copy is in place, but the original is still in %q: the server cannot remove one message alone (no UIDPLUS)", mailbox)
+	}
+	if err := s.open(ctx, "move", id, mailbox, validity, true); err != nil {
+		return err
+	}
+	set := imap.UIDSetNum(uid)
+	if err := s.cl.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagDeleted}}, nil).Close(); err != nil {
+		return s.c.fail(ctx, classifyIMAP(err), "imap: delete "+id+" after finding its copy", err)
+	}
+	if err := s.cl.UIDExpunge(set).Close(); err != nil {
+		return s.c.fail(ctx, classifyIMAP(err), "imap: expunge "+id+" after finding its copy", err)
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ const (
 	storeRefused                 // a plain NO: a definite refusal
 	storeLimit                   // NO [LIMIT]: a rate limit
 	storeApplyAndDrop            // apply it, then hang up before the reply
+	copyApplyAndDrop             // COPY: copy, then hang up before the reply
 )
 
 // faultySession wraps the in-memory backend's session to fail STORE.
@@ -41,6 +42,14 @@ func (s *faultySession) Store(w *imapserver.FetchWriter, numSet imap.NumSet, fla
 		return err
 	}
 	return s.Session.Store(w, numSet, flags, options)
+}
+
+func (s *faultySession) Copy(numSet imap.NumSet, dest string) (*imap.CopyData, error) {
+	data, err := s.Session.Copy(numSet, dest)
+	if storeFault(s.fault.Load()) == copyApplyAndDrop {
+		s.conn.NetConn().Close()
+	}
+	return data, err
 }
 
 // faultyIMAP serves b's mailboxes through faultySession and points the

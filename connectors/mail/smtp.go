@@ -3,6 +3,7 @@ package mail
 import (
 	"bytes"
 	"context"
+	netmail "net/mail"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -112,12 +113,14 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 		return e
 	}
 
-	if err := cl.Mail(c.cfg.From, nil); err != nil {
-		return fail("MAIL FROM "+c.cfg.From, err)
+	from := smtpPath(c.cfg.From)
+	if err := cl.Mail(from, nil); err != nil {
+		return fail("MAIL FROM "+from, err)
 	}
 	for _, r := range rcpts {
-		if err := cl.Rcpt(r, nil); err != nil {
-			return fail("RCPT TO "+r, err)
+		path := smtpPath(r)
+		if err := cl.Rcpt(path, nil); err != nil {
+			return fail("RCPT TO "+path, err)
 		}
 	}
 	w, err := cl.Data()
@@ -139,6 +142,17 @@ func (c *Connector) submit(ctx context.Context, rcpts []string, raw []byte) erro
 	// Accepted. QUIT is a courtesy; its failure changes nothing.
 	_ = cl.Quit()
 	return nil
+}
+
+// smtpPath renders a bare address (as net/mail parses it, quotes removed)
+// the way an SMTP envelope needs it (RFC 5321 §4.1.2): a local part that is
+// not a dot-string goes back in quotes. go-smtp writes the address between
+// "<" and ">" as given, so an unquoted "ann@example.org> ORCPT=…"@x.invalid
+// would end the path early: the server would take ann@example.org as the
+// recipient and the rest as a parameter, outside the domains the send was
+// allowed for and shown with.
+func smtpPath(addr string) string {
+	return strings.TrimSuffix(strings.TrimPrefix((&netmail.Address{Address: addr}).String(), "<"), ">")
 }
 
 // smtpSession is a logged-in SMTP client. A refused token may just have
