@@ -181,8 +181,8 @@ func TestInstall(t *testing.T) {
 		t.Fatalf("status ran %v", got[len(got)-1])
 	}
 
-	if _, err := Uninstall(ctx, o); err != nil {
-		t.Fatal(err)
+	if _, removed, err := Uninstall(ctx, o); err != nil || !removed {
+		t.Fatalf("uninstall: removed %v, %v", removed, err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("the unit is still there after uninstall: %v", err)
@@ -191,8 +191,8 @@ func TestInstall(t *testing.T) {
 	if strings.Join(got[len(got)-2:], " ") != "--user_disable_--now_keep.service --user_daemon-reload" {
 		t.Fatalf("uninstall ran %v", got)
 	}
-	if _, err := Uninstall(ctx, o); err != nil {
-		t.Fatalf("a second uninstall: %v", err)
+	if _, removed, err := Uninstall(ctx, o); err != nil || removed {
+		t.Fatalf("a second uninstall: removed %v, %v", removed, err)
 	}
 }
 
