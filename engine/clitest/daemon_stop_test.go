@@ -27,9 +27,5 @@ func TestAHalfSentCallDoesNotSpoilTheDaemonsStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // the daemon is reading the body
-	start := time.Now()
-	d.stop(t) // fails unless it exits 0
-	if took := time.Since(start); took > 25*time.Second {
-		t.Errorf("the daemon took %v to stop beside a half-sent call", took.Round(time.Second))
-	}
+	d.stop(t) // fails unless it exits 0: a stop past its grace exits 1
 }

@@ -58,17 +58,15 @@ func rawConn(t *testing.T, sock, what string) net.Conn {
 	return conn
 }
 
-// closeWithin closes srv with a budget of budget and fails unless it
-// returned without an error well inside it.
-func closeWithin(t *testing.T, srv *Server, budget, want time.Duration) {
+// closeWithin closes srv with a budget of budget and fails unless every
+// connection ended inside it: Close fails with the budget's deadline when
+// one is still held.
+func closeWithin(t *testing.T, srv *Server, budget time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
-	start := time.Now()
-	err := srv.Close(ctx)
-	took := time.Since(start)
-	if err != nil || took > want {
-		t.Errorf("Close took %v (want under %v) and returned %v: a client that stopped holds the daemon's stop", took.Round(time.Millisecond), want, err)
+	if err := srv.Close(ctx); err != nil {
+		t.Errorf("Close returned %v: a client that stopped holds the daemon's stop", err)
 	}
 }
 
@@ -92,7 +90,7 @@ func TestAStuckClientDoesNotHoldTheDaemonsStop(t *testing.T) {
 		if !stuck {
 			t.Fatal("the server took 128 MB of notes for a client reading none")
 		}
-		closeWithin(t, srv, 25*time.Second, 5*time.Second)
+		closeWithin(t, srv, 25*time.Second)
 	})
 
 	t.Run("a request whose body never comes is given up when the server stops", func(t *testing.T) {
@@ -103,6 +101,6 @@ func TestAStuckClientDoesNotHoldTheDaemonsStop(t *testing.T) {
 		time.Sleep(200 * time.Millisecond) // the server is reading the body
 		// given up once the body is overdue (bodyTimeout, 10s), not when the
 		// stop's budget has run out
-		closeWithin(t, srv, 25*time.Second, 15*time.Second)
+		closeWithin(t, srv, 25*time.Second)
 	})
 }
