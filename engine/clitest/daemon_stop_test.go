@@ -27,5 +27,6 @@ func TestAHalfSentCallDoesNotSpoilTheDaemonsStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // the daemon is reading the body
-	d.stop(t) // fails unless it exits 0: a stop past its grace exits 1
+	// stop fails unless it exits 0: a stop past its grace exits 1
+	d.stop(t)
 }
