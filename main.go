@@ -1912,9 +1912,13 @@ func cmdServiceUninstall(ctx context.Context, c *cli, _ *opts) error {
 	if err != nil {
 		return err
 	}
-	path, err := engine.UninstallService(ctx, so)
+	path, removed, err := engine.UninstallService(ctx, so)
 	if err != nil {
 		return err
+	}
+	if !removed {
+		fmt.Fprintf(c.stdout, "not installed: there is no %s\n", path)
+		return nil
 	}
 	fmt.Fprintf(c.stdout, "removed %s\n", path)
 	return nil

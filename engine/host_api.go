@@ -144,7 +144,7 @@ type (
 func InstallService(ctx context.Context, o ServiceOpts) (string, error) {
 	return service.Install(ctx, o)
 }
-func UninstallService(ctx context.Context, o ServiceOpts) (string, error) {
+func UninstallService(ctx context.Context, o ServiceOpts) (path string, removed bool, err error) {
 	return service.Uninstall(ctx, o)
 }
 func ServiceStatus(ctx context.Context, o ServiceOpts) (ServiceState, error) {

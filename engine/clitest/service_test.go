@@ -162,3 +162,48 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version says: %s", r)
 	}
 }
+
+// TestServiceUninstallSaysWhatItDid: uninstall is idempotent and honest:
+// with nothing installed it says so and calls no service manager; with a
+// unit installed it removes it and says that.
+func TestServiceUninstallSaysWhatItDid(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	fake := filepath.Join(e.dir, "fakebin")
+	calls := filepath.Join(e.dir, "systemctl-calls")
+	if err := os.MkdirAll(fake, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\n"
+	if err := os.WriteFile(filepath.Join(fake, "systemctl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unit := filepath.Join(e.dir, "xdg-config", "systemd", "user", "keep.service")
+	service := func(sub string) result {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := e.command(ctx, "service", sub)
+		cmd.Env = append(cmd.Env, "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+		return runCmd(t, cmd)
+	}
+
+	r := service("uninstall")
+	if r.code != 0 || strings.Contains(r.stdout, "removed") || !strings.Contains(r.stdout, "not installed") {
+		t.Errorf("uninstall with nothing installed: %s", r)
+	}
+	if _, err := os.Stat(calls); err == nil {
+		t.Error("uninstall with nothing installed called systemctl")
+	}
+	if r := service("install"); r.code != 0 {
+		t.Fatalf("install: %s", r)
+	}
+	r = service("uninstall")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed "+unit) {
+		t.Errorf("uninstall: %s", r)
+	}
+	r = service("uninstall")
+	if r.code != 0 || strings.Contains(r.stdout, "removed") {
+		t.Errorf("a second uninstall: %s", r)
+	}
+}

@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -87,10 +89,16 @@ func Serve(ctx context.Context, api api.API, socketPath string, logger *slog.Log
 		quit:   make(chan struct{}),
 		served: make(chan struct{}),
 	}
+	// No ReadTimeout or WriteTimeout: they would cut a notification stream
+	// (and a long call) short. What a client owes is bounded one step at a
+	// time instead: its headers (ReadHeaderTimeout), its body (handle), the
+	// next request on a kept connection (IdleTimeout), and a stream's
+	// reader taking each note (subscribe).
 	s.http = &http.Server{
 		Handler:           http.HandlerFunc(s.handle),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: bodyTimeout,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	go func() {
@@ -102,6 +110,27 @@ func Serve(ctx context.Context, api api.API, socketPath string, logger *slog.Log
 	s.log.Debug("listening")
 	return s, nil
 }
+
+// What a client that stops half way may hold: a client on this machine
+// sends a call at once and reads its answer at once, so these are far
+// beyond any live one's needs and well inside the 30 seconds a stopping
+// daemon gives the calls in progress (RunDaemon), which a client that
+// froze (a TUI suspended with ctrl-z) or died half way through a request
+// would otherwise take whole, and make the stop fail.
+const (
+	// bodyTimeout bounds the arrival of a request's headers, and then of
+	// its body.
+	bodyTimeout = 10 * time.Second
+	// idleTimeout closes a kept connection no request came on (a client
+	// keeps its idle ones for 30s).
+	idleTimeout = 2 * time.Minute
+)
+
+// streamWriteTimeout bounds how long a stream waits for its reader to take
+// a note once the socket's buffers are full: a screen that stopped reading
+// is let go (it subscribes again, and reads everything afresh, when it
+// comes back) instead of holding the connection forever.
+const streamWriteTimeout = time.Minute
 
 // removeStale removes a socket file nobody answers on. Only a refused
 // connection proves that; any other failure (permission, a file that is not
@@ -166,8 +195,21 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("daemon: no method %s %s (is the daemon older than this keep?)", r.Method, r.URL.Path)})
 		return
 	}
+	// the body is read whole under a deadline, and the deadline lifted
+	// before the call: the server's watch for the client going away reads
+	// on with it, and a deadline left would cancel a long call
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		// the deadline stays: the server reads what is left of a body
+		// before it answers, and would wait on this client again
+		writeJSON(w, http.StatusBadRequest, errorBody{Kind: kindError, Message: fmt.Sprintf("daemon: bad request: reading it: %v", err)})
+		return
+	}
+	_ = rc.SetReadDeadline(time.Time{})
 	var req request
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		writeJSON(w, http.StatusBadRequest, errorBody{Kind: kindError, Message: fmt.Sprintf("daemon: bad request: %v", err)})
@@ -219,11 +261,48 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 	}
 	ch, cancel := subscribe()
 	defer cancel()
+	// Each write may wait for the reader streamWriteTimeout, and none past
+	// the server's stop: a write stuck on a reader that stopped reading
+	// never sees quit, so quit ends the wait itself. The deadline is
+	// lifted on the way out unless the server stops, for the client may
+	// send its next call on this connection.
+	var mu sync.Mutex
+	stopped := false // under mu: quit has set the deadline to now
+	stopping := make(chan struct{})
+	unblocked := make(chan struct{})
+	go func() {
+		defer close(unblocked)
+		select {
+		case <-s.quit:
+			mu.Lock()
+			stopped = true
+			_ = rc.SetWriteDeadline(time.Now())
+			mu.Unlock()
+		case <-stopping:
+		}
+	}()
+	defer func() {
+		close(stopping)
+		<-unblocked
+		if !stopped {
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+	}()
+	write := func(flush func() error) error {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return http.ErrServerClosed
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		mu.Unlock()
+		return flush()
+	}
 	// The headers go out only once the engine subscription exists, so a
 	// client whose Subscribe has returned misses nothing after it.
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
-	if err := rc.Flush(); err != nil {
+	if err := write(rc.Flush); err != nil {
 		return
 	}
 	enc := json.NewEncoder(w)
@@ -237,10 +316,12 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			if err := enc.Encode(n); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
+			if err := write(func() error {
+				if err := enc.Encode(n); err != nil {
+					return err
+				}
+				return rc.Flush()
+			}); err != nil {
 				return
 			}
 		}

@@ -87,7 +87,7 @@ func TestEnv(t *testing.T) {
 			t.Errorf("env file = %q", got)
 		}
 
-		if _, err := Uninstall(context.Background(), o); err != nil {
+		if _, _, err := Uninstall(context.Background(), o); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(EnvFile(o)); !os.IsNotExist(err) {

@@ -184,37 +184,38 @@ func Install(ctx context.Context, o Opts) (string, error) {
 	return path, nil
 }
 
-// Uninstall stops the service, disables it and removes its file. A service
-// that was never installed is no error.
-func Uninstall(ctx context.Context, o Opts) (string, error) {
-	o, err := o.withDefaults()
+// Uninstall stops the service, disables it and removes its file, and says
+// whether there was one: a service that was never installed is no error,
+// and nothing is asked of the service manager for it.
+func Uninstall(ctx context.Context, o Opts) (path string, removed bool, err error) {
+	o, err = o.withDefaults()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	path, _ := Path(o)
+	path, _ = Path(o)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return path, nil
+		return path, false, nil
 	}
 	if o.GOOS == "darwin" {
 		_, _ = o.Run(ctx, "launchctl", "bootout", guiDomain()+"/"+label)
 	} else if _, err := o.Run(ctx, "systemctl", "--user", "disable", "--now", unitName); err != nil {
-		return path, fmt.Errorf("service: %w", err)
+		return path, false, fmt.Errorf("service: %w", err)
 	}
 	if err := os.Remove(path); err != nil {
-		return path, fmt.Errorf("service: %w", err)
+		return path, false, fmt.Errorf("service: %w", err)
 	}
 	if o.Config != "" {
 		// the secrets Install carried go with the service
 		if err := os.Remove(EnvFile(o)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return path, fmt.Errorf("service: %w", err)
+			return path, false, fmt.Errorf("service: %w", err)
 		}
 	}
 	if o.GOOS == "linux" {
 		if _, err := o.Run(ctx, "systemctl", "--user", "daemon-reload"); err != nil {
-			return path, fmt.Errorf("service: %w", err)
+			return path, false, fmt.Errorf("service: %w", err)
 		}
 	}
-	return path, nil
+	return path, true, nil
 }
 
 // State is what `keep service status` says.

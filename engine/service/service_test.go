@@ -65,6 +65,22 @@ func TestFiles(t *testing.T) {
 		}
 	})
 
+	t.Run("the unit names the environment file as systemd reads it, unquoted, whatever its folder", func(t *testing.T) {
+		t.Parallel()
+		// EnvironmentFile= takes the rest of the line as the path, quotes
+		// and all (unlike ExecStart=): only specifiers are escaped
+		o := golden
+		o.GOOS, o.Config = "linux", "/home/ann/My Config 100%/config.toml"
+		o.Env = map[string]string{"KEEP_MAIL_PASSWORD": "pw"}
+		text, err := File(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "\nEnvironmentFile=/home/ann/My Config 100%%/service.env\n"; !strings.Contains(text, want) {
+			t.Fatalf("the unit does not say %q:\n%s", want, text)
+		}
+	})
+
 	t.Run("relative paths and unknown systems are refused", func(t *testing.T) {
 		t.Parallel()
 		o := golden
@@ -90,7 +106,10 @@ func TestFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), "with space 100%")
-		o := Opts{GOOS: "linux", Binary: bin, DB: filepath.Join(dir, "keep.db"), Config: filepath.Join(dir, "config.toml"), Home: dir}
+		// with an environment, so the EnvironmentFile= line is verified too
+		// (systemd takes its path as it stands: quotes would be part of it)
+		o := Opts{GOOS: "linux", Binary: bin, DB: filepath.Join(dir, "keep.db"), Config: filepath.Join(dir, "config.toml"), Home: dir,
+			Env: map[string]string{"KEEP_MAIL_PASSWORD": "pw"}}
 		text, err := File(o)
 		if err != nil {
 			t.Fatal(err)
@@ -162,8 +181,8 @@ func TestInstall(t *testing.T) {
 		t.Fatalf("status ran %v", got[len(got)-1])
 	}
 
-	if _, err := Uninstall(ctx, o); err != nil {
-		t.Fatal(err)
+	if _, removed, err := Uninstall(ctx, o); err != nil || !removed {
+		t.Fatalf("uninstall: removed %v, %v", removed, err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("the unit is still there after uninstall: %v", err)
@@ -172,8 +191,8 @@ func TestInstall(t *testing.T) {
 	if strings.Join(got[len(got)-2:], " ") != "--user_disable_--now_keep.service --user_daemon-reload" {
 		t.Fatalf("uninstall ran %v", got)
 	}
-	if _, err := Uninstall(ctx, o); err != nil {
-		t.Fatalf("a second uninstall: %v", err)
+	if _, removed, err := Uninstall(ctx, o); err != nil || removed {
+		t.Fatalf("a second uninstall: removed %v, %v", removed, err)
 	}
 }
 

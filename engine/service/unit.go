@@ -28,12 +28,15 @@ WantedBy=default.target
 }
 
 // envLine points systemd at the file holding the variables the config
-// names (written by Install), when there are any.
+// names (written by Install), when there are any. EnvironmentFile= takes
+// the rest of its line as the path, unquoted (quotes would make it "not
+// absolute", and systemd would start keep without the variables): only
+// its specifiers are escaped.
 func envLine(o Opts) string {
 	if len(o.Env) == 0 {
 		return ""
 	}
-	return "EnvironmentFile=" + systemdQuote(EnvFile(o)) + "\n"
+	return "EnvironmentFile=" + strings.ReplaceAll(EnvFile(o), "%", "%%") + "\n"
 }
 
 // systemdQuote quotes a path for ExecStart: double quotes when it holds
