@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,6 +37,10 @@ type Server struct {
 	closeErr  error
 }
 
+// boundHook, when set (tests), sees the socket's path as soon as it is
+// bound, before its mode is narrowed.
+var boundHook func(path string)
+
 // Serve listens on socketPath and answers every engine.API method of api
 // until Close. A socket file left behind by a daemon that died is replaced;
 // one that still answers is not (that daemon holds the database). ctx bounds
@@ -58,13 +61,19 @@ func Serve(ctx context.Context, api api.API, socketPath string, logger *slog.Log
 		return nil, err
 	}
 	// Anyone who can connect can approve mutations: only the owner may. The
-	// socket is made under a name of its own, made 0600, and only then
-	// renamed to socketPath, so nobody ever finds it there with a wider
-	// mode (a client connects by path; the listener keeps its socket). A
-	// path longer than a socket address takes is bound through its
-	// directory's descriptor (sockpath.go).
-	tmp := filepath.Join(filepath.Dir(socketPath), "."+strconv.FormatInt(int64(os.Getpid()), 36))
-	_ = os.Remove(tmp)
+	// socket is bound in a folder of its own that only the owner can enter
+	// (MkdirTemp makes it 0700), made 0600 there, and only then renamed to
+	// socketPath: nobody else can reach it before its mode is narrowed,
+	// whatever the umask and the database folder's mode, and nobody finds
+	// it at socketPath with a wider one (a client connects by path; the
+	// listener keeps its socket). A path longer than a socket address
+	// takes is bound through its directory's descriptor (sockpath.go).
+	private, err := os.MkdirTemp(filepath.Dir(socketPath), ".keep-socket-")
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	defer os.RemoveAll(private)
+	tmp := filepath.Join(private, "s")
 	ln, err := listenUnix(ctx, tmp)
 	if err != nil {
 		return nil, fmt.Errorf("daemon: listen on %s: %w", socketPath, err)
@@ -72,14 +81,15 @@ func Serve(ctx context.Context, api api.API, socketPath string, logger *slog.Log
 	if ul, ok := ln.(*net.UnixListener); ok {
 		ul.SetUnlinkOnClose(false) // Close removes socketPath itself
 	}
+	if boundHook != nil {
+		boundHook(tmp)
+	}
 	if err := os.Chmod(tmp, 0o600); err != nil {
 		ln.Close()
-		os.Remove(tmp)
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 	if err := os.Rename(tmp, socketPath); err != nil {
 		ln.Close()
-		os.Remove(tmp)
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 	s := &Server{
