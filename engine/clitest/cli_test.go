@@ -92,6 +92,9 @@ type env struct {
 	db     string
 	config string
 	root   string
+	// extra is added to the environment of every keep this env runs
+	// (KEY=VALUE): what a config's *_env settings name.
+	extra []string
 }
 
 func newEnv(t *testing.T, mutationMode string) *env {
@@ -156,8 +159,9 @@ func (e *env) environ() []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "HOME="+e.dir, "XDG_CONFIG_HOME="+filepath.Join(e.dir, "xdg-config"),
+	out = append(out, "HOME="+e.dir, "XDG_CONFIG_HOME="+filepath.Join(e.dir, "xdg-config"),
 		"XDG_DATA_HOME="+filepath.Join(e.dir, "xdg-data"))
+	return append(out, e.extra...)
 }
 
 // command is keep with this env's --db and --config.
