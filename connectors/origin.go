@@ -154,6 +154,11 @@ func boundRedirects(client *http.Client) *http.Client {
 	return &c
 }
 
+// BoundClient is client with keep's redirect rules (boundRedirects), for a
+// client a library drives itself (MCP's HTTP sessions): every request keep
+// sends to a service follows redirects the same way, whoever sends it.
+func BoundClient(client *http.Client) *http.Client { return boundRedirects(client) }
+
 // unfollowable is the Logic failure of a redirect to req that keep cannot
 // follow, else nil.
 func unfollowable(req *http.Request, via []*http.Request) *Error {

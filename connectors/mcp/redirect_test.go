@@ -87,3 +87,38 @@ func TestMCPOverHTTPKeepsTheTokenWhereItIsBound(t *testing.T) {
 		}
 	})
 }
+
+// TestMCPOverHTTPFollowsRedirectsAsEveryConnectorDoes: MCP's HTTP client
+// is the SDK's to drive, and it took net/http's rules: a 302 to a JSON-RPC
+// POST was followed as a GET. It takes connectors' (BoundClient): a
+// redirect that changes the method is not followed, and a tools/call is
+// never turned into something else at another address.
+func TestMCPOverHTTPFollowsRedirectsAsEveryConnectorDoes(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var atTarget []string
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		atTarget = append(atTarget, r.Method)
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(target.Close)
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusFound)
+	}))
+	t.Cleanup(first.Close)
+	c, err := New(Config{Name: "moved", URL: first.URL + "/mcp", Reads: []string{"find"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Do(context.Background(), connectors.Call{Method: "find", Params: map[string]any{}}); err == nil {
+		t.Fatal("a session answered only by a redirect succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(atTarget) > 0 {
+		t.Fatalf("the redirect's target got %v: a POST was followed as another method", atTarget)
+	}
+}

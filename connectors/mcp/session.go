@@ -159,7 +159,7 @@ func (c *Connector) transport(ctx context.Context) (sdk.Transport, error) {
 		}
 		rt = c.cappingAnswers(rt) // one oversized answer fails its call alone (http_cap.go)
 		rt = c.sniffingTasks(rt)  // the SDK drops taskSupport (tasks_http.go)
-		return &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true}, nil
+		return &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: connectors.BoundClient(&http.Client{Transport: rt}), DisableStandaloneSSE: true}, nil
 	}
 	cmd := exec.Command(c.cfg.Command, c.cfg.Args...)
 	cmd.Env = serverEnv(os.Environ())
