@@ -367,6 +367,9 @@ func TestSend(t *testing.T) {
 			{"to": "a@example.org", "subject": "two\r\nlines"},
 			{"to": "a@example.org", "body": 42},
 			{"to": "a@example.org", "inReplyTo": "has space"},
+			{"to": "a@example.org", "inReplyTo": "esc\x1b]0;title\x07@example.org"},
+			{"to": "a@example.org", "inReplyTo": "nul\x00@example.org"},
+			{"to": "a@example.org", "inReplyTo": "café@example.org"},
 		} {
 			_, err := c.Do(context.Background(), sendCall("k", p))
 			if connectors.ClassOf(err) != connectors.Logic {

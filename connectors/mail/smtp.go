@@ -88,7 +88,10 @@ func (c *Connector) prepareSend(call connectors.Call) (outgoing, []string, error
 		return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: body must be UTF-8 text of at most %d bytes", maxBody)
 	}
 	if m.inReplyTo != "" {
-		if strings.ContainsAny(m.inReplyTo, " \r\n") {
+		// a message id is printable ASCII without spaces (RFC 5322 msg-id):
+		// a control character would reach the header, and the terminals
+		// of those who read it, as given
+		if strings.IndexFunc(m.inReplyTo, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
 			return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: inReplyTo %q is not a message id", m.inReplyTo)
 		}
 		// Without the parent's own References, the parent is the thread.
