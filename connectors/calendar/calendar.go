@@ -67,6 +67,10 @@ type Config struct {
 	MaxBody int64
 	// Now stamps DTSTAMP. Default time.Now.
 	Now func() time.Time
+	// Location is where a floating time (one without a zone) and an
+	// all-day date are read: the person's own clock, as their calendar
+	// app reads them. Default time.Local.
+	Location *time.Location
 }
 
 // Connector is the calendar connector. It is safe for concurrent use.
@@ -79,6 +83,7 @@ type Connector struct {
 	timeout  time.Duration
 	maxRange time.Duration
 	now      func() time.Time
+	loc      *time.Location // Config.Location
 
 	mu      sync.Mutex
 	calPath string // found on first use
@@ -101,6 +106,9 @@ func New(cfg Config) (*Connector, error) {
 	}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	if c.loc = cfg.Location; c.loc == nil {
+		c.loc = time.Local
 	}
 	client := cfg.Client
 	if client == nil {
@@ -155,7 +163,7 @@ func (c *Connector) Methods() []connectors.Method {
 	updateArgs := append([]connectors.Arg{{Name: "uid", Type: "string", Required: true, Doc: "the event to change"}}, fieldArgs...)
 	return []connectors.Method{
 		{Name: "events", Kind: connectors.Read, Scope: c.scope,
-			Doc: "Lists the events overlapping [from, to), sorted by start; a recurring event appears once per occurrence, with recurrenceId. More than " + strconv.Itoa(maxEvents) + " events, or an event repeating too often to walk through, fail the listing.",
+			Doc: "Lists the events overlapping [from, to), sorted by start; a recurring event appears once per occurrence, with recurrenceId. Times are given in UTC; an event written without a zone (a floating time) is read on this machine's clock, as a calendar app shows it. More than " + strconv.Itoa(maxEvents) + " events, or an event repeating too often to walk through, fail the listing.",
 			Args: []connectors.Arg{
 				{Name: "from", Type: "string", Required: true, Doc: "an RFC 3339 time or a date"},
 				{Name: "to", Type: "string", Required: true, Doc: "an RFC 3339 time or a date, after from, at most 366 days later"},

@@ -164,15 +164,17 @@ func (f fields) differences(ev map[string]any) []string {
 	return diff
 }
 
-// knownZones drops the TZID of every date-time in comp that names a zone
-// Go doesn't know (Outlook writes Windows names, "W. Europe Standard
-// Time"): such times are read as UTC rather than failing the whole listing.
+// knownZones names UTC as the zone of every date-time in comp that names
+// a zone Go doesn't know (Outlook writes Windows names, "W. Europe
+// Standard Time"): such times are read as UTC rather than failing the
+// whole listing. They are not made floating, which would read them on
+// the clock of whichever machine keep runs on.
 func knownZones(comp *ical.Component) {
 	for _, props := range comp.Props {
 		for i := range props {
 			if tz := props[i].Params.Get(ical.PropTimezoneID); tz != "" {
 				if _, err := time.LoadLocation(tz); err != nil {
-					props[i].Params.Del(ical.PropTimezoneID)
+					props[i].Params.Set(ical.PropTimezoneID, "UTC")
 				}
 			}
 		}
@@ -182,7 +184,7 @@ func knownZones(comp *ical.Component) {
 // eventMap is one VEVENT as scripts see it. For an occurrence of a
 // recurring event, start and end are the occurrence's and recurrenceId
 // names it; uid is shared by all occurrences.
-func eventMap(ev *ical.Event, start *time.Time) (map[string]any, error) {
+func eventMap(ev *ical.Event, start *time.Time, loc *time.Location) (map[string]any, error) {
 	knownZones(ev.Component)
 	uid, _ := ev.Props.Text(ical.PropUID)
 	m := map[string]any{"uid": uid}
@@ -195,11 +197,11 @@ func eventMap(ev *ical.Event, start *time.Time) (map[string]any, error) {
 		return nil, fmt.Errorf("event %s has no DTSTART", uid)
 	}
 	allDay := sp.ValueType() == ical.ValueDate || len(sp.Value) == len("20060102")
-	s, err := ev.DateTimeStart(time.UTC)
+	s, err := ev.DateTimeStart(loc)
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", uid, err)
 	}
-	e, err := ev.DateTimeEnd(time.UTC)
+	e, err := ev.DateTimeEnd(loc)
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", uid, err)
 	}
@@ -271,13 +273,13 @@ func (b *budget) add() error {
 // single events as they are, recurring ones as one entry per occurrence,
 // with the object's overrides (RECURRENCE-ID) in place of the occurrences
 // they replace, within what is left of b.
-func expand(cal *ical.Calendar, from, to time.Time, b *budget) ([]map[string]any, error) {
+func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Location) ([]map[string]any, error) {
 	var masters []ical.Event
 	overrides := map[string]ical.Event{} // recurrence id (UTC) → override
 	for _, ev := range cal.Events() {
 		knownZones(ev.Component)
 		if rid := ev.Props.Get(ical.PropRecurrenceID); rid != nil {
-			t, err := rid.DateTime(time.UTC)
+			t, err := rid.DateTime(loc)
 			if err != nil {
 				return nil, err
 			}
@@ -293,12 +295,12 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget) ([]map[string]any
 		return s.Before(to) && (e.After(from) || (e.Equal(s) && !s.Before(from)))
 	}
 	for _, ev := range masters {
-		set, err := recurrenceSet(&ev, time.UTC)
+		set, err := recurrenceSet(&ev, loc)
 		if err != nil {
 			return nil, err
 		}
 		if set == nil {
-			m, err := eventMap(&ev, nil)
+			m, err := eventMap(&ev, nil, loc)
 			if err != nil {
 				return nil, err
 			}
@@ -310,11 +312,11 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget) ([]map[string]any
 			}
 			continue
 		}
-		s, err := ev.DateTimeStart(time.UTC)
+		s, err := ev.DateTimeStart(loc)
 		if err != nil {
 			return nil, err
 		}
-		e, err := ev.DateTimeEnd(time.UTC)
+		e, err := ev.DateTimeEnd(loc)
 		if err != nil {
 			return nil, err
 		}
@@ -336,13 +338,13 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget) ([]map[string]any
 			var m map[string]any
 			if ov, ok := overrides[key]; ok {
 				delete(overrides, key)
-				m, err = eventMap(&ov, nil)
+				m, err = eventMap(&ov, nil, loc)
 				if m != nil {
 					m["recurrenceId"] = when{t: occ, allDay: m["allDay"].(bool)}.String()
 				}
 			} else {
 				occ := occ
-				m, err = eventMap(&ev, &occ)
+				m, err = eventMap(&ev, &occ, loc)
 			}
 			if err != nil {
 				return nil, err
@@ -357,7 +359,7 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget) ([]map[string]any
 	}
 	// overrides moved into the range from an occurrence outside it
 	for key, ov := range overrides {
-		m, err := eventMap(&ov, nil)
+		m, err := eventMap(&ov, nil, loc)
 		if err != nil {
 			return nil, err
 		}

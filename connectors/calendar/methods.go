@@ -48,7 +48,7 @@ func (c *Connector) events(ctx context.Context, p map[string]any) (any, error) {
 	out := []any{}
 	b := newBudget(ctx)
 	for _, obj := range objs {
-		evs, err := expand(obj.Data, from.t, to.t, b)
+		evs, err := expand(obj.Data, from.t, to.t, b, c.loc)
 		var ce *connectors.Error
 		if errors.As(err, &ce) { // the budget's: classified already
 			return nil, err
@@ -74,7 +74,7 @@ func (c *Connector) event(ctx context.Context, p map[string]any) (any, error) {
 	if err != nil || obj == nil {
 		return nil, err
 	}
-	return masterMap(obj, uid)
+	return masterMap(obj, uid, c.loc)
 }
 
 // found is an event object as it stands on the server.
@@ -96,12 +96,12 @@ func (f *found) master(uid string) *ical.Event {
 	return nil
 }
 
-func masterMap(f *found, uid string) (map[string]any, error) {
+func masterMap(f *found, uid string, loc *time.Location) (map[string]any, error) {
 	ev := f.master(uid)
 	if ev == nil {
 		return nil, connectors.Errorf(connectors.Internal, "calendar: %s holds no main event %s", f.path, uid)
 	}
-	m, err := eventMap(ev, nil)
+	m, err := eventMap(ev, nil, loc)
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Internal, "calendar: %w", err)
 	}
@@ -221,8 +221,8 @@ func (c *Connector) update(ctx context.Context, call connectors.Call) (any, erro
 	}
 	ev := obj.master(uid)
 	f.apply(ev)
-	s, serr := ev.DateTimeStart(time.UTC)
-	e, eerr := ev.DateTimeEnd(time.UTC)
+	s, serr := ev.DateTimeStart(c.loc)
+	e, eerr := ev.DateTimeEnd(c.loc)
 	if serr != nil || eerr != nil || !e.After(s) {
 		return nil, connectors.Errorf(connectors.Logic, "after the update the event would end (%s) before it starts (%s)", e.Format(time.RFC3339), s.Format(time.RFC3339))
 	}
@@ -245,7 +245,7 @@ func (c *Connector) update(ctx context.Context, call connectors.Call) (any, erro
 	if _, err := c.send(ctx, http.MethodPut, obj.path, header, body); err != nil {
 		return nil, classify(err, true)
 	}
-	return masterMap(obj, uid)
+	return masterMap(obj, uid, c.loc)
 }
 
 // delete: {uid} → {uid, deleted}.

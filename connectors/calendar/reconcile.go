@@ -55,7 +55,7 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
-	ev, err := masterMap(obj, uid)
+	ev, err := masterMap(obj, uid, c.loc)
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
