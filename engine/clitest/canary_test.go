@@ -118,6 +118,17 @@ func (c *canaries) scanTree(t *testing.T, dir string, skip ...string) {
 // descendants lists the processes under pid, children first.
 func descendants(pid int) []int {
 	var out []int
+	for _, child := range childrenOf(pid) {
+		out = append(out, child)
+		out = append(out, descendants(child)...)
+	}
+	return out
+}
+
+// childrenOf lists the live processes whose parent is pid (from /proc:
+// none where there is no /proc).
+func childrenOf(pid int) []int {
+	var out []int
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		child, _ := strconv.Atoi(filepath.Base(d))
@@ -125,12 +136,12 @@ func descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after ')'
 		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 		if len(f) < 2 || f[0] == "Z" || f[1] != strconv.Itoa(pid) {
 			continue
 		}
 		out = append(out, child)
-		out = append(out, descendants(child)...)
 	}
 	return out
 }

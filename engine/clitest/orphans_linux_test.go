@@ -3,7 +3,6 @@ package clitest
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,19 +17,8 @@ import (
 // environment's marker (sandbox/worker.go's KEEP_SANDBOX_WORKER).
 func workersOf(pid int) []int {
 	var out []int
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		child, _ := strconv.Atoi(filepath.Base(d))
-		stat, err := os.ReadFile(d + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after ')'
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[0] == "Z" || f[1] != strconv.Itoa(pid) {
-			continue
-		}
-		if env, err := os.ReadFile(d + "/environ"); err == nil && bytes.Contains(env, []byte("KEEP_SANDBOX_WORKER=")) {
+	for _, child := range childrenOf(pid) {
+		if env, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/environ"); err == nil && bytes.Contains(env, []byte("KEEP_SANDBOX_WORKER=")) {
 			out = append(out, child)
 		}
 	}
