@@ -19,6 +19,8 @@ type Connector struct {
 	// maxMessage is the largest message get reads (maxMessage; a test
 	// lowers it)
 	maxMessage int64
+	// idSecret keys the Message-IDs of sends (Config.MessageIDSecret)
+	idSecret []byte
 }
 
 var (
