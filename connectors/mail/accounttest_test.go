@@ -136,7 +136,7 @@ func TestFromWithDisplayName(t *testing.T) {
 	if a, err := netmail.ParseAddress(msg.Header.Get("From")); err != nil || a.Name != "Ann Example" || a.Address != testUser {
 		t.Fatalf("From header %q: %+v, %v", msg.Header.Get("From"), a, err)
 	}
-	if !c.isSelfCopy(map[string]any{"messageId": "<keep-x@keep.invalid>", "from": "Ann Example <" + testUser + ">", "to": []any{"bob@example.net"}}) {
+	if !c.isSelfCopy(map[string]any{"messageId": c.messageIDFor("x"), "from": "Ann Example <" + testUser + ">", "to": []any{"bob@example.net"}}) {
 		t.Error("a copy of its own send, From with the name, is not recognised")
 	}
 	if _, err := New(Config{IMAP: "127.0.0.1:1", SMTP: "127.0.0.1:2", TLS: TLSNone, Username: testUser, From: "Ann <not an address>"}); err == nil || !strings.Contains(err.Error(), `from "Ann <not an address>"`) {

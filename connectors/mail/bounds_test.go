@@ -85,3 +85,86 @@ func TestADeeplyNestedMessageIsReadQuickly(t *testing.T) {
 		t.Fatalf("attachments %v", a)
 	}
 }
+
+// bigHeaderMessage is a message whose Subject, folded over many lines as
+// real headers are, is size bytes long.
+func bigHeaderMessage(n, size int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "From: mallory@example.org\r\nTo: %s\r\nSubject: big %d", testUser, n)
+	for b.Len() < size {
+		b.WriteString("\r\n xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+	}
+	b.WriteString("\r\nDate: Mon, 02 Jan 2006 15:04:05 +0000\r\n\r\nbody\r\n")
+	return b.String()
+}
+
+// TestASearchReadsABoundedNumberOfBytes: imapclient reads each envelope
+// whole into memory, and a search asked for up to 500 messages, so a
+// mailbox of messages with huge headers made one search read without
+// bound. A search stops at its byte budget: the messages that fit come
+// back, truncated says so, and the cursor goes on from the last of them;
+// searching on from it reads the rest, each message once.
+func TestASearchReadsABoundedNumberOfBytes(t *testing.T) {
+	t.Parallel()
+	const n, size = 60, 512 << 10 // 30 MiB of headers
+	b := setup(t)
+	for i := 1; i <= n; i++ {
+		b.appendRaw(t, "INBOX", bigHeaderMessage(i, size))
+	}
+	c := b.connector(t, nil)
+
+	res := do(t, c, "search", map[string]any{"limit": 100})
+	msgs := res["messages"].([]any)
+	read := 0
+	for _, m := range msgs {
+		read += len(m.(map[string]any)["subject"].(string))
+	}
+	if res["truncated"] != true || len(msgs) == 0 || len(msgs) >= n || read > 24<<20 {
+		t.Fatalf("one search returned %d of %d messages, %d bytes of subjects, truncated %v: want a part, flagged", len(msgs), n, read, res["truncated"])
+	}
+	if last := msgs[len(msgs)-1].(map[string]any)["uid"]; res["cursor"] != last {
+		t.Fatalf("cursor %v after a last message of uid %v", res["cursor"], last)
+	}
+
+	seen := map[int64]bool{}
+	for _, m := range msgs {
+		seen[m.(map[string]any)["uid"].(int64)] = true
+	}
+	for cursor, pages := res["cursor"], 1; len(seen) < n; pages++ {
+		if pages > n {
+			t.Fatalf("%d pages and %d of %d messages seen", pages, len(seen), n)
+		}
+		res := do(t, c, "search", map[string]any{"after": cursor, "limit": 100})
+		for _, m := range res["messages"].([]any) {
+			uid := m.(map[string]any)["uid"].(int64)
+			if seen[uid] {
+				t.Fatalf("message %d returned twice", uid)
+			}
+			seen[uid] = true
+		}
+		cursor = res["cursor"]
+	}
+}
+
+// TestAMessageOverTheSearchBudgetIsNamed: a message whose headers alone
+// pass a search's budget cannot be returned in part: the search fails
+// naming the message, the limit and the cursor that goes past it, and the
+// search from there reads on.
+func TestAMessageOverTheSearchBudgetIsNamed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.appendRaw(t, "INBOX", bigHeaderMessage(1, 256<<10))
+	b.seed(t, "INBOX", "ann@example.org", "Small", "hello")
+	c := b.connector(t, nil)
+	c.maxSearch = 64 << 10
+
+	_, err := c.Do(context.Background(), connectors.Call{Method: "search", Params: map[string]any{}})
+	if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), "message 1 of \"INBOX\"") ||
+		!strings.Contains(err.Error(), "65536 bytes") || !strings.Contains(err.Error(), "after: 1") {
+		t.Fatalf("err = %v, want a logic failure naming the message, the limit and the cursor past it", err)
+	}
+	res := do(t, c, "search", map[string]any{"after": 1})
+	if msgs := res["messages"].([]any); len(msgs) != 1 || msgs[0].(map[string]any)["subject"] != "Small" || res["truncated"] != nil {
+		t.Fatalf("the search past it got %v", res)
+	}
+}

@@ -10,6 +10,7 @@
 package mail
 
 import (
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -112,6 +113,14 @@ type Config struct {
 	CommandTimeout time.Duration
 	// Timeout bounds a whole call. Default 2m.
 	Timeout time.Duration
+	// MessageIDSecret keys the Message-IDs of sends (messageIDFor): a
+	// secret the host holds, never a script, the same across restarts, so
+	// that a send whose outcome a crash left unknown is found again. Empty:
+	// a random one for this connector's life, so ids stay unguessable, but
+	// a send left uncertain by a restart is no longer recognised and its
+	// reconciliation ends with the person asked.
+	// A string, not []byte, so that a Config stays comparable.
+	MessageIDSecret string
 }
 
 // String shows the configuration without the password, so that logging a
@@ -297,7 +306,14 @@ func New(cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Connector{cfg: cfg, tls: tc, maxMessage: maxMessage}
+	secret := []byte(cfg.MessageIDSecret)
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, fmt.Errorf("mail: make a Message-ID secret: %w", err)
+		}
+	}
+	c := &Connector{cfg: cfg, tls: tc, maxMessage: maxMessage, maxSearch: maxSearchBytes, idSecret: secret}
 	c.secrets.remember(cfg.Username, cfg.Password)
 	return c, nil
 }

@@ -175,28 +175,58 @@ func TestSendDescriptions(t *testing.T) {
 
 func TestMessageID(t *testing.T) {
 	t.Parallel()
+	withSecret := func(secret string) *Connector {
+		c, err := New(Config{IMAP: "127.0.0.1:1", SMTP: "127.0.0.1:2", TLS: TLSNone, Username: "me@example.com", MessageIDSecret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
 
-	t.Run("A safe key is kept and any other is hashed", func(t *testing.T) {
+	t.Run("An id is 128 bits and more of base64url, the same for one key and secret", func(t *testing.T) {
 		t.Parallel()
-		if got := messageIDFor("mut-42"); got != "<keep-mut-42@keep.invalid>" {
-			t.Errorf("got %s", got)
+		c := withSecret("s1")
+		id := c.messageIDFor("keep-abc-42")
+		body, ok := strings.CutPrefix(id, "<keep-")
+		body, ok2 := strings.CutSuffix(body, "@keep.invalid>")
+		if !ok || !ok2 || len(body)*6 < 128 || strings.Trim(body, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+			t.Fatalf("id %s", id)
 		}
-		a, b := messageIDFor("run/1"), messageIDFor("run:1")
-		if a == b || strings.ContainsAny(a[1:len(a)-1], "/:<> ") {
-			t.Errorf("got %s %s", a, b)
+		if strings.Contains(id, "abc-42") {
+			t.Errorf("id %s shows its key", id)
 		}
-		if messageIDFor("run/1") != a {
-			t.Errorf("not deterministic")
+		if withSecret("s1").messageIDFor("keep-abc-42") != id {
+			t.Errorf("another connector under the same secret gave another id")
+		}
+		if c.messageIDFor("keep-abc-43") == id || c.messageIDFor("run/1") == c.messageIDFor("run:1") {
+			t.Errorf("two keys gave one id")
 		}
 	})
 
-	t.Run("The host's key does not repeat keep-", func(t *testing.T) {
+	t.Run("Without the secret the id cannot be made, nor passed off", func(t *testing.T) {
 		t.Parallel()
-		if got := messageIDFor("keep-abc-42"); got != "<keep-abc-42@keep.invalid>" {
-			t.Errorf("got %s", got)
+		a, b := withSecret("s1"), withSecret("s2")
+		id := a.messageIDFor("keep-abc-42")
+		if b.messageIDFor("keep-abc-42") == id {
+			t.Fatalf("two secrets gave one id")
 		}
-		if got := messageIDsFor("keep-abc-42"); len(got) != 2 || got[1] != "<keep-keep-abc-42@keep.invalid>" {
-			t.Errorf("the ids looked for: %v", got)
+		if !a.isOwnMessageID(id) || b.isOwnMessageID(id) {
+			t.Errorf("own %t under its secret, %t under another", a.isOwnMessageID(id), b.isOwnMessageID(id))
+		}
+		// one bit of the tag changed: the check no longer holds
+		forged := []byte(id)
+		if forged[6] == 'A' {
+			forged[6] = 'B'
+		} else {
+			forged[6] = 'A'
+		}
+		for _, s := range []string{string(forged), "<keep-abc-42@keep.invalid>", "<keep-keep-abc-42@keep.invalid>", "<keep-@keep.invalid>"} {
+			if a.isOwnMessageID(s) {
+				t.Errorf("%s taken for keep's", s)
+			}
+		}
+		if withSecret("").messageIDFor("k") == withSecret("").messageIDFor("k") {
+			t.Errorf("two connectors without a secret share one")
 		}
 	})
 }

@@ -3,7 +3,9 @@ package mail
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -63,3 +65,58 @@ func (c *cmdConn) Read(p []byte) (int, error) {
 func (c *cmdConn) SetReadDeadline(time.Time) error { return nil }
 
 func (c *cmdConn) SetDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(t) }
+
+// budgetConn bounds what one command may read from the server: imapclient
+// reads every envelope and literal whole into memory, whatever its size,
+// so a bound must sit under it, on the connection. Unarmed it reads freely;
+// armed, it reads at most the budget and then fails every read, which ends
+// the command and the connection (nothing else can be read off it after an
+// answer cut short).
+type budgetConn struct {
+	net.Conn
+	mu    sync.Mutex
+	armed bool
+	left  int64
+	spent bool
+}
+
+func (b *budgetConn) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	armed, left := b.armed, b.left
+	if armed && left <= 0 {
+		b.spent = true
+	}
+	b.mu.Unlock()
+	if armed {
+		if left <= 0 {
+			return 0, errBudgetSpent
+		}
+		if int64(len(p)) > left {
+			p = p[:left]
+		}
+	}
+	n, err := b.Conn.Read(p)
+	b.mu.Lock()
+	if b.armed {
+		b.left -= int64(n)
+	}
+	b.mu.Unlock()
+	return n, err
+}
+
+// arm allows max more bytes to be read, until disarm.
+func (b *budgetConn) arm(max int64) {
+	b.mu.Lock()
+	b.armed, b.left, b.spent = true, max, false
+	b.mu.Unlock()
+}
+
+// disarm lifts the bound and says whether it was reached.
+func (b *budgetConn) disarm() (spent bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.armed = false
+	return b.spent
+}
+
+var errBudgetSpent = errors.New("mail: the byte budget of the command is spent")

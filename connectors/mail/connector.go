@@ -19,6 +19,11 @@ type Connector struct {
 	// maxMessage is the largest message get reads (maxMessage; a test
 	// lowers it)
 	maxMessage int64
+	// maxSearch is the most a search reads of its messages' summaries
+	// (maxSearchBytes; a test lowers it)
+	maxSearch int64
+	// idSecret keys the Message-IDs of sends (Config.MessageIDSecret)
+	idSecret []byte
 }
 
 var (
@@ -58,7 +63,7 @@ func (c *Connector) Methods() []connectors.Method {
 	return []connectors.Method{
 		{
 			Name: "search", Kind: connectors.Read,
-			Doc: "Lists messages of a mailbox newer than a UID cursor, oldest first, optionally filtered on the server.",
+			Doc: fmt.Sprintf("Lists messages of a mailbox newer than a UID cursor, oldest first, optionally filtered on the server. One search reads at most %d MiB of headers and snippets: past that it returns the messages that fit with truncated: true, and a search from its cursor reads on.", maxSearchBytes>>20),
 			Args: []connectors.Arg{
 				{Name: "mailbox", Type: "string", Doc: "the mailbox to read; default the inbox"},
 				{Name: "after", Type: "number | string", Doc: "a cursor from a previous search: only messages with a higher UID"},
@@ -68,7 +73,7 @@ func (c *Connector) Methods() []connectors.Method {
 				{Name: "since", Type: "string", Doc: "only messages received on or after this date (YYYY-MM-DD or RFC 3339)"},
 				{Name: "limit", Type: "number", Doc: fmt.Sprintf("at most this many messages, 1 to %d; default %d", maxLimit, defaultLimit)},
 			},
-			Result:  "{ messages: { id: string, uid: number, messageId: string, from: string, to: string[], cc: string[], subject: string, date: string, snippet: string, seen: boolean, flagged: boolean }[], cursor: number, uidValidity: number }",
+			Result:  "{ messages: { id: string, uid: number, messageId: string, from: string, to: string[], cc: string[], subject: string, date: string, snippet: string, seen: boolean, flagged: boolean }[], cursor: number, uidValidity: number, truncated?: true }",
 			Example: `const { messages, cursor } = await ctx.mail.search({ after: state.cursor, unseen: true })`,
 		},
 		{

@@ -24,6 +24,13 @@ const (
 	// snippet: enough to get past the headers and a multipart preamble to
 	// the first text part, without pulling attachments.
 	snippetBytes = 32 << 10
+	// maxSearchBytes is the most one search reads from the server for its
+	// messages' envelopes and snippets: a full page of ordinary mail
+	// (maxLimit × snippetBytes is 16 MiB) fits, and a page of messages
+	// with huge headers (an envelope is as large as the headers it
+	// quotes, and imapclient reads each whole) is cut short instead of
+	// read into memory without bound.
+	maxSearchBytes = 24 << 20
 )
 
 // imapSession is one logged-in IMAP connection for one call.
@@ -31,6 +38,8 @@ type imapSession struct {
 	c    *Connector
 	cl   *imapclient.Client
 	stop func() bool
+	// budget bounds what one command reads (see budgetConn)
+	budget *budgetConn
 }
 
 // dialIMAP connects and logs in. imapclient has no context support, so the
@@ -42,6 +51,8 @@ func (c *Connector) dialIMAP(ctx context.Context) (*imapSession, error) {
 		return nil, err
 	}
 	addr := c.cfg.IMAP
+	budget := &budgetConn{Conn: conn}
+	conn = budget
 	opts := &imapclient.Options{TLSConfig: c.tlsConfig(addr)}
 	var cl *imapclient.Client
 	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
@@ -53,7 +64,7 @@ func (c *Connector) dialIMAP(ctx context.Context) (*imapSession, error) {
 	} else {
 		cl = imapclient.New(conn, opts)
 	}
-	s := &imapSession{c: c, cl: cl, stop: context.AfterFunc(ctx, func() { cl.Close() })}
+	s := &imapSession{c: c, cl: cl, stop: context.AfterFunc(ctx, func() { cl.Close() }), budget: budget}
 	if err := cl.WaitGreeting(); err != nil {
 		s.close()
 		return nil, c.fail(ctx, classifyIMAP(err), "imap: greeting from "+addr, err)
@@ -228,10 +239,17 @@ func (c *Connector) search(ctx context.Context, params map[string]any) (any, err
 
 	messages := []any{}
 	cursor := int64(after)
+	truncated := false
 	if len(found) > 0 {
-		msgs, err := s.fetchSummaries(ctx, mailbox, found)
+		msgs, complete, err := s.fetchSummaries(ctx, mailbox, found)
 		if err != nil {
 			return nil, err
+		}
+		// Cut short by the byte budget: the cursor stops after the last
+		// message returned, so the next search starts with the first that
+		// did not fit, and none is skipped.
+		if complete < len(found) {
+			found, truncated = found[:complete], true
 		}
 		copies := map[imap.UID]string{}
 		for _, m := range msgs {
@@ -251,32 +269,69 @@ func (c *Connector) search(ctx context.Context, params map[string]any) (any, err
 			_ = s.fileSelfCopies(ctx, copies)
 		}
 	}
-	return map[string]any{
+	result := map[string]any{
 		"messages":    messages,
 		"cursor":      cursor,
 		"uidValidity": int64(validity),
-	}, nil
+	}
+	if truncated {
+		result["truncated"] = true
+	}
+	return result, nil
 }
 
 // maxUID is the largest UID IMAP allows (a non-zero 32-bit number).
 const maxUID = 1<<32 - 1
 
 // fetchSummaries fetches envelope and the first bytes of each message in
-// uids, in uid order.
-func (s *imapSession) fetchSummaries(ctx context.Context, mailbox string, uids []imap.UID) ([]map[string]any, error) {
+// uids (ascending), in uid order, reading at most maxSearch bytes. complete
+// is how many of uids, from the first, the summaries cover: all of them,
+// or those read in full before the budget was spent. The session's
+// connection is closed when it was.
+func (s *imapSession) fetchSummaries(ctx context.Context, mailbox string, uids []imap.UID) (out []map[string]any, complete int, err error) {
 	section := &imap.FetchItemBodySection{Peek: true, Partial: &imap.SectionPartial{Offset: 0, Size: snippetBytes}}
+	s.budget.arm(s.c.maxSearch)
 	bufs, err := s.fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{
 		UID:         true,
 		Envelope:    true,
 		Flags:       true,
 		BodySection: []*imap.FetchItemBodySection{section},
 	}, s.c.maxMessage)
+	complete = len(uids)
+	if s.budget.disarm() {
+		// the message being read when the budget ran out came back cut
+		// short, if at all: it and any after it are for the next search
+		if len(bufs) > 0 {
+			bufs = bufs[:len(bufs)-1]
+		}
+		got := map[imap.UID]bool{}
+		for _, b := range bufs {
+			got[b.UID] = true
+		}
+		complete = 0
+		for complete < len(uids) && got[uids[complete]] {
+			complete++
+		}
+		if complete == 0 {
+			return nil, 0, connectors.Errorf(connectors.Logic,
+				"search: message %d of %q alone has more than the %d bytes of headers and snippet one search reads: search after it (after: %d) to go past it",
+				uids[0], mailbox, s.c.maxSearch, uids[0])
+		}
+		err = nil
+	}
 	if err != nil {
-		return nil, s.c.fail(ctx, fetchClass(err), "imap: fetch from "+mailbox, err)
+		return nil, 0, s.c.fail(ctx, fetchClass(err), "imap: fetch from "+mailbox, err)
 	}
 	sort.Slice(bufs, func(i, j int) bool { return bufs[i].UID < bufs[j].UID })
-	out := make([]map[string]any, 0, len(bufs))
+	keep := map[imap.UID]bool{}
+	for _, u := range uids[:complete] {
+		keep[u] = true
+	}
+	out = make([]map[string]any, 0, len(bufs))
 	for _, b := range bufs {
+		if !keep[b.UID] {
+			continue
+		}
 		var raw []byte
 		if len(b.BodySection) > 0 {
 			raw = b.BodySection[0].Bytes
@@ -321,7 +376,7 @@ func (s *imapSession) fetchSummaries(ctx context.Context, mailbox string, uids [
 		}
 		out = append(out, m)
 	}
-	return out, nil
+	return out, complete, nil
 }
 
 func envAddr(a imap.Address) string {
@@ -438,6 +493,9 @@ func (c *Connector) get(ctx context.Context, params map[string]any) (any, error)
 
 // fetch is Fetch(...).Collect() for the items keep asks for (UID, flags,
 // envelope, internal date, size, body sections), reading no body section over max bytes.
+// On a failure it returns what it read before it, the last message perhaps
+// cut short, with the error: a search cut by its byte budget keeps the
+// messages read whole.
 // imapclient's Collect reads a literal whole into memory, however large
 // the server says it is; the size comes before the bytes, so a larger one
 // is refused unread and the connection, left in the middle of an answer,
@@ -459,7 +517,7 @@ func (s *imapSession) fetch(set imap.NumSet, opts *imap.FetchOptions, max int64)
 					var err error
 					if b, err = io.ReadAll(item.Literal); err != nil {
 						cmd.Close()
-						return nil, err
+						return out, err
 					}
 				}
 				buf.BodySection = append(buf.BodySection, imapclient.FetchBodySectionBuffer{Section: item.Section, Bytes: b})
@@ -478,7 +536,7 @@ func (s *imapSession) fetch(set imap.NumSet, opts *imap.FetchOptions, max int64)
 		out = append(out, buf)
 	}
 	if err := cmd.Close(); err != nil {
-		return nil, err
+		return out, err
 	}
 	return out, nil
 }

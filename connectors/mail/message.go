@@ -2,9 +2,9 @@ package mail
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html"
@@ -20,39 +20,54 @@ import (
 	gomail "github.com/emersion/go-message/mail"
 )
 
-// messageIDFor derives the Message-ID of a send from the host's idempotency
-// key, so the same mutation always carries the same id and Reconcile can
-// look for it. A key of safe characters is used as is, to stay readable; any
-// other key is hashed, so two keys never sanitise to the same id.
-func messageIDFor(key string) string {
-	// the host's keys begin "keep-" already: "<keep-keep-…>" said it twice
-	return messageIDOf(strings.TrimPrefix(key, "keep-"))
+// messageIDFor is the Message-ID of the send of key: the same for every
+// attempt of one mutation, so that Reconcile, in this process or the next
+// after a crash, looks for the message a lost attempt may have sent.
+//
+// The host's keys are public ("keep-INSTALL-N": other connectors pass
+// them to services, and the install part used to be in every Message-ID),
+// so an id made from the key alone could be worked out by anyone, and a
+// message carrying it taken for keep's own send (Reconcile) or its own
+// copy (isSelfCopy). The id is an HMAC of the key under a secret the host
+// holds instead (Config.MessageIDSecret). Storing a random id with the
+// mutation before the send would need the ledger to hand it over; the
+// connector sees only the key, so it derives. The tag (128 bits) names the
+// send; a check (64 bits) of the tag under the same secret lets
+// isOwnMessageID tell keep's ids from lookalikes without knowing the key.
+// Base64url keeps it within a Message-ID's atext.
+func (c *Connector) messageIDFor(key string) string {
+	tag := c.mac("keep mail Message-ID\x00" + key)[:idTagBytes]
+	id := make([]byte, 0, idTagBytes+idCheckBytes)
+	id = append(append(id, tag...), c.mac("keep mail Message-ID check\x00" + string(tag))[:idCheckBytes]...)
+	return "<keep-" + base64.RawURLEncoding.EncodeToString(id) + "@keep.invalid>"
 }
 
-// messageIDsFor are the ids a send of key may carry: the one sent now,
-// and the one sends made before keep stopped repeating "keep-" (a call in
-// flight across that upgrade is looked for under both).
-func messageIDsFor(key string) []string {
-	ids := []string{messageIDFor(key)}
-	if legacy := messageIDOf(key); legacy != ids[0] {
-		ids = append(ids, legacy)
+const (
+	idTagBytes   = 16
+	idCheckBytes = 8
+)
+
+// isOwnMessageID is true for an id messageIDFor made under this secret.
+func (c *Connector) isOwnMessageID(id string) bool {
+	s, ok := strings.CutPrefix(id, "<keep-")
+	if !ok {
+		return false
 	}
-	return ids
+	if s, ok = strings.CutSuffix(s, "@keep.invalid>"); !ok {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != idTagBytes+idCheckBytes {
+		return false
+	}
+	want := c.mac("keep mail Message-ID check\x00" + string(b[:idTagBytes]))[:idCheckBytes]
+	return hmac.Equal(b[idTagBytes:], want)
 }
 
-func messageIDOf(key string) string {
-	safe := len(key) > 0 && len(key) <= 64
-	for _, r := range key {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			safe = false
-			break
-		}
-	}
-	if !safe || strings.HasPrefix(key, ".") || strings.HasSuffix(key, ".") || strings.Contains(key, "..") {
-		sum := sha256.Sum256([]byte(key))
-		key = "h" + hex.EncodeToString(sum[:16])
-	}
-	return "<keep-" + key + "@keep.invalid>"
+func (c *Connector) mac(msg string) []byte {
+	h := hmac.New(sha256.New, c.idSecret)
+	h.Write([]byte(msg))
+	return h.Sum(nil)
 }
 
 // bracketID puts a message id in angle brackets, the form headers use and

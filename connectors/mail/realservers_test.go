@@ -390,6 +390,7 @@ func (m *realMail) config() Config {
 	return Config{
 		IMAP: m.imap, SMTP: m.smtp, Username: realUser, Password: realPassword,
 		TLS: TLSStartTLS, CAFile: m.caFile, Timeout: 30 * time.Second,
+		MessageIDSecret: testIDSecret,
 	}
 }
 
@@ -560,7 +561,7 @@ func TestRealServers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := res.(map[string]any); r["messageId"] != "<keep-real-send-1@keep.invalid>" || r["sentCopyError"] != nil {
+		if r := res.(map[string]any); r["messageId"] != c.messageIDFor("real-send-1") || r["sentCopyError"] != nil {
 			t.Fatalf("result %v", r)
 		}
 		sent := do(t, c, "search", map[string]any{"mailbox": realSent})
@@ -588,7 +589,7 @@ func TestRealServers(t *testing.T) {
 		if v != connectors.Applied {
 			t.Fatalf("reconcile: %v %v (Sent holds only what keep filed, and the send failed before that)", v, res)
 		}
-		if r := res.(map[string]any); r["messageId"] != "<keep-real-lost-1@keep.invalid>" || r["confirmedBy"] == nil || r["sentCopyError"] != nil {
+		if r := res.(map[string]any); r["messageId"] != c.messageIDFor("real-lost-1") || r["confirmedBy"] == nil || r["sentCopyError"] != nil {
 			t.Fatalf("result %v", r)
 		}
 		// counted by subject: the send above reaches this maildir

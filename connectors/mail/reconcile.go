@@ -13,10 +13,11 @@ import (
 // against the real server.
 //
 // A send is looked for by its Message-ID (derived from the same idempotency
-// key) in the Sent folder, then in the inbox, where the copy each send
-// routes back to the account arrives once the server has delivered it. A
-// copy found there is filed in Sent (where the provider does not file sent
-// mail itself) or marked seen, so the user's inbox does not fill with them.
+// key under the host's secret: see messageIDFor) in the Sent folder, then
+// in the inbox, where the copy each send routes back to the account
+// arrives once the server has delivered it. A copy found there is filed in
+// Sent (where the provider does not file sent mail itself) or marked seen,
+// so the user's inbox does not fill with them.
 // Not found: Unknown, never NotApplied, because delivery and filing take a
 // moment and a relay may still deliver a queued message; the host retries
 // and then asks the user. An IMAP failure is Unknown with its classified
@@ -44,7 +45,11 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 	if call.IdempotencyKey == "" {
 		return connectors.Unknown, nil, connectors.ErrCannotCheck
 	}
-	id := messageIDFor(call.IdempotencyKey)
+	// Only the id derived under the secret is looked for. Sends made before
+	// it carried ids anyone could work out from the key; a message with
+	// one proves nothing, so such a send left uncertain across the upgrade
+	// ends with the person asked.
+	id := c.messageIDFor(call.IdempotencyKey)
 	s, err := c.dialIMAP(ctx)
 	if err != nil {
 		return connectors.Unknown, nil, err
@@ -54,7 +59,7 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 	inSent := false
 	if sentErr == nil {
 		var uids []imap.UID
-		uids, id, err = s.findAnyMessageID(ctx, sent, call.IdempotencyKey)
+		uids, err = s.findMessageID(ctx, sent, id, false)
 		if err != nil {
 			return connectors.Unknown, nil, err
 		}
@@ -66,7 +71,7 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 	if c.selfAddress() == "" {
 		return connectors.Unknown, nil, sentErr
 	}
-	uids, id, err := s.findAnyMessageID(ctx, c.cfg.Inbox, call.IdempotencyKey)
+	uids, err := s.findMessageID(ctx, c.cfg.Inbox, id, false)
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
@@ -88,19 +93,6 @@ func (c *Connector) reconcileSend(ctx context.Context, call connectors.Call) (co
 		result["sentCopyError"] = err.Error()
 	}
 	return connectors.Applied, result, nil
-}
-
-// findAnyMessageID looks in mailbox for a send of key under each id it may
-// carry (messageIDsFor); it returns the UIDs found and the id they carry.
-func (s *imapSession) findAnyMessageID(ctx context.Context, mailbox, key string) ([]imap.UID, string, error) {
-	ids := messageIDsFor(key)
-	for _, id := range ids {
-		uids, err := s.findMessageID(ctx, mailbox, id, false)
-		if err != nil || len(uids) > 0 {
-			return uids, id, err
-		}
-	}
-	return nil, ids[0], nil
 }
 
 // findMessageID returns the UIDs of the messages with Message-ID id in

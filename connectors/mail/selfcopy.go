@@ -11,10 +11,12 @@ import (
 // isSelfCopy is true for a message this connector sent whose copy came back
 // to the account: keep's Message-ID, our own From, and our own address in
 // neither To nor Cc (the copy travels in the envelope only; a message a
-// workflow sent to you on purpose, a digest, lists you and is mail).
+// workflow sent to you on purpose, a digest, lists you and is mail). The
+// id is checked under keep's secret, not by its look: a From is easy to
+// forge, and a lookalike would otherwise vanish from searches into Sent.
 func (c *Connector) isSelfCopy(m map[string]any) bool {
 	id, _ := m["messageId"].(string)
-	if !strings.HasPrefix(id, "<keep-") || !strings.HasSuffix(id, "@keep.invalid>") {
+	if !c.isOwnMessageID(id) {
 		return false
 	}
 	from, _ := m["from"].(string)

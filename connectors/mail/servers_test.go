@@ -224,6 +224,9 @@ func setup(t *testing.T) *bundle {
 			// Sent, and routes no copy back.
 			ServerFilesSent: true,
 			NoSelfCopy:      true,
+			// as the host's: every connector of a bundle, a restarted
+			// one too, derives the same ids
+			MessageIDSecret: testIDSecret,
 		},
 		imapUser: user,
 		smtp:     be,
@@ -333,3 +336,6 @@ func (a *fakeAccount) Invalidate() {
 	a.invalidated++
 	a.mu.Unlock()
 }
+
+// testIDSecret is the host's Message-ID secret in tests.
+const testIDSecret = "test Message-ID secret"
