@@ -142,6 +142,15 @@ type Reconciler interface {
 	Reconcile(ctx context.Context, call Call) (Verdict, any, error)
 }
 
+// Keyed is a connector that derives names from the host's keys (a mail
+// send's Message-ID, which Reconcile looks for): the keys are public (they
+// go to services as Idempotency-Key), so a name made from one alone could
+// be forged. The host hands such a connector a secret of its database's,
+// the same across restarts and never in a script's reach, before any call.
+type Keyed interface {
+	UseSecret(secret []byte)
+}
+
 // Class is how the host treats a failure (DESIGN.md §7.2). Connectors
 // classify at the source; the host never guesses from a message.
 type Class string

@@ -92,6 +92,16 @@ func (r *Registry) Close() error {
 	return first
 }
 
+// Keyed hands secret to every connector that derives names from the
+// host's keys (Keyed).
+func (r *Registry) Keyed(secret []byte) {
+	for _, c := range r.byName {
+		if k, ok := c.(Keyed); ok {
+			k.UseSecret(secret)
+		}
+	}
+}
+
 // Get returns the connector registered under name.
 func (r *Registry) Get(name string) (Connector, bool) {
 	c, ok := r.byName[name]

@@ -59,14 +59,20 @@ func New(ctx context.Context, opts Opts) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.inputSeq.Store(maxInput)
+	var secret []byte
 	err = e.db.Write(ctx, func(tx *storage.Tx) error {
 		id, err := tx.InstallID(ctx)
+		if err != nil {
+			return err
+		}
 		e.keyPrefix = "keep-" + id
+		secret, err = tx.HostSecret(ctx)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	e.reg.Keyed(secret)
 	e.led = ledger.New(ledger.Opts{Now: e.now, KeyPrefix: e.keyPrefix})
 	if e.events != nil {
 		e.events.Subscribe(topicReminder, e.onReminder)

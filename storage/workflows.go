@@ -180,6 +180,27 @@ func (tx *Tx) InstallID(ctx context.Context) (string, error) {
 	return id, err
 }
 
+// HostSecret is a random secret made once per database, for what the host
+// derives from its idempotency keys where a name made from the key alone
+// could be forged (connectors.Keyed). It lives with the ledger whose keys
+// it keys, so a backup restored keeps finding the sends it recorded.
+func (tx *Tx) HostSecret(ctx context.Context) ([]byte, error) {
+	var s string
+	err := tx.q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'host_secret'`).Scan(&s)
+	if err == nil {
+		return hex.DecodeString(s)
+	}
+	if err != sql.ErrNoRows {
+		return nil, err
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	_, err = tx.exec(ctx, `INSERT INTO meta(key, value) VALUES ('host_secret', ?)`, hex.EncodeToString(b))
+	return b, err
+}
+
 // MaxInputID is the highest input id used so far; the engine allocates new
 // input ids above it (a producer hands ids to its script before it commits).
 func (q Q) MaxInputID(ctx context.Context) (int64, error) {

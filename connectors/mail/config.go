@@ -313,7 +313,8 @@ func New(cfg Config) (*Connector, error) {
 			return nil, fmt.Errorf("mail: make a Message-ID secret: %w", err)
 		}
 	}
-	c := &Connector{cfg: cfg, tls: tc, maxMessage: maxMessage, maxSearch: maxSearchBytes, idSecret: secret}
+	c := &Connector{cfg: cfg, tls: tc, maxMessage: maxMessage, maxSearch: maxSearchBytes}
+	c.idSecret.Store(&secret)
 	c.secrets.remember(cfg.Username, cfg.Password)
 	return c, nil
 }

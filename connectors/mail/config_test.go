@@ -203,6 +203,15 @@ func TestMessageID(t *testing.T) {
 		}
 	})
 
+	t.Run("The host's secret replaces the connector's own", func(t *testing.T) {
+		t.Parallel()
+		c := withSecret("")
+		c.UseSecret([]byte("s1"))
+		if c.messageIDFor("keep-abc-42") != withSecret("s1").messageIDFor("keep-abc-42") {
+			t.Fatalf("a connector handed the host's secret makes another id than one configured with it")
+		}
+	})
+
 	t.Run("Without the secret the id cannot be made, nor passed off", func(t *testing.T) {
 		t.Parallel()
 		a, b := withSecret("s1"), withSecret("s2")

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"keep/connectors"
 )
@@ -22,14 +23,16 @@ type Connector struct {
 	// maxSearch is the most a search reads of its messages' summaries
 	// (maxSearchBytes; a test lowers it)
 	maxSearch int64
-	// idSecret keys the Message-IDs of sends (Config.MessageIDSecret)
-	idSecret []byte
+	// idSecret keys the Message-IDs of sends (Config.MessageIDSecret, or
+	// the host's through UseSecret)
+	idSecret atomic.Pointer[[]byte]
 }
 
 var (
 	_ connectors.Connector   = (*Connector)(nil)
 	_ connectors.Reconciler  = (*Connector)(nil)
 	_ connectors.InputSource = (*Connector)(nil)
+	_ connectors.Keyed       = (*Connector)(nil)
 )
 
 // String names the connector and its account, never the password.

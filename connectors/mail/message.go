@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -64,8 +65,18 @@ func (c *Connector) isOwnMessageID(id string) bool {
 	return hmac.Equal(b[idTagBytes:], want)
 }
 
+// UseSecret takes the host's secret for the Message-IDs (connectors.Keyed):
+// one of the database's, so that after a restart Reconcile still finds a
+// send a lost reply left unknown.
+func (c *Connector) UseSecret(secret []byte) {
+	if len(secret) > 0 {
+		s := slices.Clone(secret)
+		c.idSecret.Store(&s)
+	}
+}
+
 func (c *Connector) mac(msg string) []byte {
-	h := hmac.New(sha256.New, c.idSecret)
+	h := hmac.New(sha256.New, *c.idSecret.Load())
 	h.Write([]byte(msg))
 	return h.Sum(nil)
 }
