@@ -101,7 +101,7 @@ func masterMap(f *found, uid string, loc *time.Location) (map[string]any, error)
 	if ev == nil {
 		return nil, connectors.Errorf(connectors.Internal, "calendar: %s holds no main event %s", f.path, uid)
 	}
-	m, err := eventMap(ev, nil, loc)
+	m, err := eventMap(ev, nil, newClock(f.cal, loc))
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Internal, "calendar: %w", err)
 	}
@@ -221,10 +221,17 @@ func (c *Connector) update(ctx context.Context, call connectors.Call) (any, erro
 	}
 	ev := obj.master(uid)
 	f.apply(ev)
-	s, serr := ev.DateTimeStart(c.loc)
-	e, eerr := ev.DateTimeEnd(c.loc)
-	if serr != nil || eerr != nil || !e.After(s) {
-		return nil, connectors.Errorf(connectors.Logic, "after the update the event would end (%s) before it starts (%s)", e.Format(time.RFC3339), s.Format(time.RFC3339))
+	k := newClock(obj.cal, c.loc)
+	s, err := k.start(ev)
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Internal, "calendar: %s: the start of event %q can't be read: %w", obj.path, uid, err)
+	}
+	e, err := k.end(ev)
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Internal, "calendar: %s: the end of event %q can't be read: %w", obj.path, uid, err)
+	}
+	if !e.After(s) {
+		return nil, connectors.Errorf(connectors.Logic, "after the update the event would end (%s) before it starts (%s)", e.UTC().Format(time.RFC3339), s.UTC().Format(time.RFC3339))
 	}
 	seq := 0
 	if p := ev.Props.Get(ical.PropSequence); p != nil {
