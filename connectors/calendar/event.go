@@ -259,11 +259,16 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 	k := newClock(cal, loc)
 	var masters []ical.Event
 	overrides := map[string]ical.Event{} // recurrence id (UTC) → override
+	var cancelled []time.Time
 	for _, ev := range cal.Events() {
 		if rid := ev.Props.Get(ical.PropRecurrenceID); rid != nil {
 			t, err := k.at(rid)
 			if err != nil {
 				return nil, err
+			}
+			if isCancelled(&ev) {
+				cancelled = append(cancelled, t)
+				continue
 			}
 			overrides[t.UTC().Format(time.RFC3339)] = ev
 			continue
@@ -277,7 +282,7 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 		return s.Before(to) && (e.After(from) || (e.Equal(s) && !s.Before(from)))
 	}
 	for _, ev := range masters {
-		set, err := recurrenceSet(&ev, k)
+		set, err := recurrenceSet(&ev, k, cancelled)
 		if err != nil {
 			return nil, err
 		}
@@ -356,11 +361,35 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 	return out, nil
 }
 
+// isCancelled says whether ev is STATUS:CANCELLED. An override (one
+// occurrence, RECURRENCE-ID) so marked is how Outlook, Google and Apple
+// cancel one occurrence of a series: it is gone, as if by EXDATE.
+func isCancelled(ev *ical.Event) bool {
+	s, _ := ev.Props.Text(ical.PropStatus)
+	return strings.EqualFold(strings.TrimSpace(s), string(ical.EventCancelled))
+}
+
+// cancelledOccurrences are the recurrence ids of cal's overrides that
+// cancel their occurrence.
+func cancelledOccurrences(cal *ical.Calendar, k *clock) ([]time.Time, error) {
+	var out []time.Time
+	for _, ev := range cal.Events() {
+		if rid := ev.Props.Get(ical.PropRecurrenceID); rid != nil && isCancelled(&ev) {
+			t, err := k.at(rid)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // recurrenceSet is ev's occurrences: DTSTART, RRULE, every RDATE and
 // every EXDATE, each of the last two possibly a comma-separated list (RFC
-// 5545 §3.8.5); nil for a single event. go-ical's own reads no RDATE at
-// all and fails on a list.
-func recurrenceSet(ev *ical.Event, k *clock) (*rrule.Set, error) {
+// 5545 §3.8.5), less the cancelled ones; nil for a single event. go-ical's
+// own reads no RDATE at all and fails on a list.
+func recurrenceSet(ev *ical.Event, k *clock, cancelled []time.Time) (*rrule.Set, error) {
 	opt, err := ev.Props.RecurrenceRule()
 	if err != nil {
 		return nil, fmt.Errorf("recurrence rule: %w", err)
@@ -404,6 +433,9 @@ func recurrenceSet(ev *ical.Event, k *clock) (*rrule.Set, error) {
 				}
 			}
 		}
+	}
+	for _, t := range cancelled {
+		set.ExDate(t)
 	}
 	return set, nil
 }
