@@ -254,6 +254,12 @@ func (c *Connector) update(ctx context.Context, call connectors.Call) (any, erro
 	if obj == nil {
 		return nil, connectors.Errorf(connectors.Logic, "the calendar has no event with uid %q", uid)
 	}
+	// before apply changes obj, which ifMatch compares with the server's
+	header, err := c.ifMatch(ctx, obj, uid)
+	if err != nil {
+		return nil, err
+	}
+	header.Set("Content-Type", ical.MIMEType)
 	ev := obj.master(uid)
 	f.apply(ev)
 	k := newClock(obj.cal, c.loc)
@@ -280,10 +286,6 @@ func (c *Connector) update(ctx context.Context, call connectors.Call) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	header := http.Header{"Content-Type": {ical.MIMEType}}
-	if obj.etag != "" {
-		header.Set("If-Match", quoteETag(obj.etag))
-	}
 	if _, err := c.send(ctx, http.MethodPut, obj.path, header, body); err != nil {
 		return nil, classify(err, true)
 	}
@@ -303,9 +305,9 @@ func (c *Connector) delete(ctx context.Context, call connectors.Call) (any, erro
 	if obj == nil {
 		return nil, connectors.Errorf(connectors.Logic, "the calendar has no event with uid %q", uid)
 	}
-	header := http.Header{}
-	if obj.etag != "" {
-		header.Set("If-Match", quoteETag(obj.etag))
+	header, err := c.ifMatch(ctx, obj, uid)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := c.send(ctx, http.MethodDelete, obj.path, header, nil); err != nil {
 		return nil, classify(err, true)
