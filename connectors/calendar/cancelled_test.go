@@ -75,6 +75,18 @@ func TestACancelledOccurrenceIsNotListed(t *testing.T) {
 		})
 	}
 
+	t.Run("a series whose rule can't be walked is still read by event, at DTSTART", func(t *testing.T) {
+		t.Parallel()
+		c, err := calendar.New(calendar.Config{URL: holding(t, strings.Replace(standup(), "FREQ=DAILY;COUNT=3", "FREQ=FORTNIGHTLY", 1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := c.Do(context.Background(), connectors.Call{Method: "event", Params: map[string]any{"uid": "standup"}})
+		if m, _ := ev.(map[string]any); err != nil || m["start"] != "2026-11-24T08:30:00Z" || m["recurrence"] != "FREQ=FORTNIGHTLY" {
+			t.Fatalf("event = %v, err = %v; want the series at its DTSTART", ev, err)
+		}
+	})
+
 	t.Run("an override not cancelled is still listed in place of its occurrence", func(t *testing.T) {
 		t.Parallel()
 		c, err := calendar.New(calendar.Config{URL: holding(t, standup(

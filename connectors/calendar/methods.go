@@ -103,44 +103,39 @@ func masterMap(f *found, uid string, loc *time.Location) (map[string]any, error)
 	}
 	k := newClock(f.cal, loc)
 	m, err := eventMap(ev, nil, k)
-	if err == nil {
-		err = firstOccurrence(m, ev, f.cal, k)
-	}
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Internal, "calendar: %s: %w", f.path, err)
 	}
+	firstOccurrence(m, ev, f.cal, k)
 	return m, nil
 }
 
 // firstOccurrence moves m, a series read from its DTSTART, to its first
 // occurrence that events lists: DTSTART's own may be removed, by EXDATE
-// or by an override cancelling it. A series with none left stays at
-// DTSTART.
-func firstOccurrence(m map[string]any, ev *ical.Event, cal *ical.Calendar, k *clock) error {
+// or by an override cancelling it. A series with none left, or whose
+// rule can't be read, stays at DTSTART: event reads it as before, and an
+// update that was made is not reported as failed.
+func firstOccurrence(m map[string]any, ev *ical.Event, cal *ical.Calendar, k *clock) {
 	cancelled, err := cancelledOccurrences(cal, k)
 	if err != nil {
-		return err
+		return
 	}
 	set, err := recurrenceSet(ev, k, cancelled)
 	if err != nil || set == nil {
-		return err
+		return
 	}
 	first, ok := set.Iterator()()
 	if !ok {
-		return nil
+		return
 	}
-	s, err := k.start(ev)
-	if err != nil {
-		return err
-	}
-	e, err := k.end(ev)
-	if err != nil {
-		return err
+	s, serr := k.start(ev)
+	e, eerr := k.end(ev)
+	if serr != nil || eerr != nil {
+		return
 	}
 	allDay := m["allDay"].(bool)
 	m["start"] = when{t: first, allDay: allDay}.String()
 	m["end"] = when{t: first.Add(e.Sub(s)), allDay: allDay}.String()
-	return nil
 }
 
 // find fetches the event with uid: first where keep would have put it, then
