@@ -24,6 +24,14 @@ const (
 		"BEGIN:STANDARD\r\nDTSTART:16010101T030000\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nRRULE:FREQ=YEARLY;INTERVAL=1;BYDAY=-1SU;BYMONTH=10\r\nEND:STANDARD\r\n" +
 		"BEGIN:DAYLIGHT\r\nDTSTART:16010101T020000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\nRRULE:FREQ=YEARLY;INTERVAL=1;BYDAY=-1SU;BYMONTH=3\r\nEND:DAYLIGHT\r\n" +
 		"END:VTIMEZONE\r\n"
+	// the US rules before and after 2007, as Apple writes a zone with a
+	// history: onsets bounded by UNTIL (a UTC moment), then new ones
+	historyVTIMEZONE = "BEGIN:VTIMEZONE\r\nTZID:US Eastern (history)\r\n" +
+		"BEGIN:DAYLIGHT\r\nDTSTART:19870405T020000\r\nRRULE:FREQ=YEARLY;BYMONTH=4;BYDAY=1SU;UNTIL=20060402T070000Z\r\nTZOFFSETFROM:-0500\r\nTZOFFSETTO:-0400\r\nTZNAME:EDT\r\nEND:DAYLIGHT\r\n" +
+		"BEGIN:STANDARD\r\nDTSTART:19671029T020000\r\nRRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU;UNTIL=20061029T060000Z\r\nTZOFFSETFROM:-0400\r\nTZOFFSETTO:-0500\r\nTZNAME:EST\r\nEND:STANDARD\r\n" +
+		"BEGIN:DAYLIGHT\r\nDTSTART:20070311T020000\r\nRRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU\r\nTZOFFSETFROM:-0500\r\nTZOFFSETTO:-0400\r\nTZNAME:EDT\r\nEND:DAYLIGHT\r\n" +
+		"BEGIN:STANDARD\r\nDTSTART:20071104T020000\r\nRRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU\r\nTZOFFSETFROM:-0400\r\nTZOFFSETTO:-0500\r\nTZNAME:EST\r\nEND:STANDARD\r\n" +
+		"END:VTIMEZONE\r\n"
 	// a zone of the sender's own naming, without summer time
 	officeVTIMEZONE = "BEGIN:VTIMEZONE\r\nTZID:Custom/Office\r\n" +
 		"BEGIN:STANDARD\r\nDTSTART:19700101T000000\r\nTZOFFSETFROM:+0530\r\nTZOFFSETTO:+0530\r\nTZNAME:IST\r\nEND:STANDARD\r\n" +
@@ -63,6 +71,16 @@ func TestATimeInAZoneGoDoesNotKnowIsReadByTheObjectsOwnVTIMEZONE(t *testing.T) {
 		{"a summer meeting in W. Europe Standard Time",
 			withZone(radicaletest.Event("cet", "Summer", ";TZID=W. Europe Standard Time:20270701T120000", ";TZID=W. Europe Standard Time:20270701T130000"), westEuropeVTIMEZONE),
 			"2027-07-01", "2027-07-02", []string{"Summer 2027-07-01T10:00:00Z-2027-07-01T11:00:00Z"}},
+		{"a zone with a history, under the rules of 2006",
+			withZone(radicaletest.Event("h2006", "Old rules", ";TZID=US Eastern (history):20060320T090000", ";TZID=US Eastern (history):20060320T100000",
+				"RDATE;TZID=US Eastern (history):20060410T090000,20061101T090000"), historyVTIMEZONE),
+			"2006-03-01", "2006-12-01", []string{"Old rules 2006-03-20T14:00:00Z-2006-03-20T15:00:00Z", "Old rules 2006-04-10T13:00:00Z-2006-04-10T14:00:00Z",
+				"Old rules 2006-11-01T14:00:00Z-2006-11-01T15:00:00Z"}},
+		{"a zone with a history, under the rules of 2027",
+			withZone(radicaletest.Event("h2027", "New rules", ";TZID=US Eastern (history):20270320T090000", ";TZID=US Eastern (history):20270320T100000",
+				"RDATE;TZID=US Eastern (history):20271101T090000,20271110T090000"), historyVTIMEZONE),
+			"2027-03-01", "2027-12-01", []string{"New rules 2027-03-20T13:00:00Z-2027-03-20T14:00:00Z", "New rules 2027-11-01T13:00:00Z-2027-11-01T14:00:00Z",
+				"New rules 2027-11-10T14:00:00Z-2027-11-10T15:00:00Z"}},
 		{"a zone of the sender's own naming, at a fixed offset",
 			withZone(radicaletest.Event("office", "Office", ";TZID=Custom/Office:20261124T100000", ";TZID=Custom/Office:20261124T110000"), officeVTIMEZONE),
 			"2026-11-24", "2026-11-25", []string{"Office 2026-11-24T04:30:00Z-2026-11-24T05:30:00Z"}},
