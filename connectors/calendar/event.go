@@ -164,28 +164,10 @@ func (f fields) differences(ev map[string]any) []string {
 	return diff
 }
 
-// knownZones names UTC as the zone of every date-time in comp that names
-// a zone Go doesn't know (Outlook writes Windows names, "W. Europe
-// Standard Time"): such times are read as UTC rather than failing the
-// whole listing. They are not made floating, which would read them on
-// the clock of whichever machine keep runs on.
-func knownZones(comp *ical.Component) {
-	for _, props := range comp.Props {
-		for i := range props {
-			if tz := props[i].Params.Get(ical.PropTimezoneID); tz != "" {
-				if _, err := time.LoadLocation(tz); err != nil {
-					props[i].Params.Set(ical.PropTimezoneID, "UTC")
-				}
-			}
-		}
-	}
-}
-
 // eventMap is one VEVENT as scripts see it. For an occurrence of a
 // recurring event, start and end are the occurrence's and recurrenceId
 // names it; uid is shared by all occurrences.
-func eventMap(ev *ical.Event, start *time.Time, loc *time.Location) (map[string]any, error) {
-	knownZones(ev.Component)
+func eventMap(ev *ical.Event, start *time.Time, k *clock) (map[string]any, error) {
 	uid, _ := ev.Props.Text(ical.PropUID)
 	m := map[string]any{"uid": uid}
 	for _, tf := range textFields {
@@ -196,12 +178,12 @@ func eventMap(ev *ical.Event, start *time.Time, loc *time.Location) (map[string]
 	if sp == nil {
 		return nil, fmt.Errorf("event %s has no DTSTART", uid)
 	}
-	allDay := sp.ValueType() == ical.ValueDate || len(sp.Value) == len("20060102")
-	s, err := ev.DateTimeStart(loc)
+	allDay := isDate(sp)
+	s, err := k.start(ev)
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", uid, err)
 	}
-	e, err := ev.DateTimeEnd(loc)
+	e, err := k.end(ev)
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", uid, err)
 	}
@@ -274,14 +256,19 @@ func (b *budget) add() error {
 // with the object's overrides (RECURRENCE-ID) in place of the occurrences
 // they replace, within what is left of b.
 func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Location) ([]map[string]any, error) {
+	k := newClock(cal, loc)
 	var masters []ical.Event
 	overrides := map[string]ical.Event{} // recurrence id (UTC) → override
+	var cancelled []time.Time
 	for _, ev := range cal.Events() {
-		knownZones(ev.Component)
 		if rid := ev.Props.Get(ical.PropRecurrenceID); rid != nil {
-			t, err := rid.DateTime(loc)
+			t, err := k.at(rid)
 			if err != nil {
 				return nil, err
+			}
+			if isCancelled(&ev) {
+				cancelled = append(cancelled, t)
+				continue
 			}
 			overrides[t.UTC().Format(time.RFC3339)] = ev
 			continue
@@ -295,12 +282,12 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 		return s.Before(to) && (e.After(from) || (e.Equal(s) && !s.Before(from)))
 	}
 	for _, ev := range masters {
-		set, err := recurrenceSet(&ev, loc)
+		set, err := recurrenceSet(&ev, k, cancelled)
 		if err != nil {
 			return nil, err
 		}
 		if set == nil {
-			m, err := eventMap(&ev, nil, loc)
+			m, err := eventMap(&ev, nil, k)
 			if err != nil {
 				return nil, err
 			}
@@ -312,11 +299,11 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 			}
 			continue
 		}
-		s, err := ev.DateTimeStart(loc)
+		s, err := k.start(&ev)
 		if err != nil {
 			return nil, err
 		}
-		e, err := ev.DateTimeEnd(loc)
+		e, err := k.end(&ev)
 		if err != nil {
 			return nil, err
 		}
@@ -338,13 +325,13 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 			var m map[string]any
 			if ov, ok := overrides[key]; ok {
 				delete(overrides, key)
-				m, err = eventMap(&ov, nil, loc)
+				m, err = eventMap(&ov, nil, k)
 				if m != nil {
 					m["recurrenceId"] = when{t: occ, allDay: m["allDay"].(bool)}.String()
 				}
 			} else {
 				occ := occ
-				m, err = eventMap(&ev, &occ, loc)
+				m, err = eventMap(&ev, &occ, k)
 			}
 			if err != nil {
 				return nil, err
@@ -359,7 +346,7 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 	}
 	// overrides moved into the range from an occurrence outside it
 	for key, ov := range overrides {
-		m, err := eventMap(&ov, nil, loc)
+		m, err := eventMap(&ov, nil, k)
 		if err != nil {
 			return nil, err
 		}
@@ -374,11 +361,35 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 	return out, nil
 }
 
+// isCancelled says whether ev is STATUS:CANCELLED. An override (one
+// occurrence, RECURRENCE-ID) so marked is how Outlook, Google and Apple
+// cancel one occurrence of a series: it is gone, as if by EXDATE.
+func isCancelled(ev *ical.Event) bool {
+	s, _ := ev.Props.Text(ical.PropStatus)
+	return strings.EqualFold(strings.TrimSpace(s), string(ical.EventCancelled))
+}
+
+// cancelledOccurrences are the recurrence ids of cal's overrides that
+// cancel their occurrence.
+func cancelledOccurrences(cal *ical.Calendar, k *clock) ([]time.Time, error) {
+	var out []time.Time
+	for _, ev := range cal.Events() {
+		if rid := ev.Props.Get(ical.PropRecurrenceID); rid != nil && isCancelled(&ev) {
+			t, err := k.at(rid)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // recurrenceSet is ev's occurrences: DTSTART, RRULE, every RDATE and
 // every EXDATE, each of the last two possibly a comma-separated list (RFC
-// 5545 §3.8.5); nil for a single event. go-ical's own reads no RDATE at
-// all and fails on a list.
-func recurrenceSet(ev *ical.Event, loc *time.Location) (*rrule.Set, error) {
+// 5545 §3.8.5), less the cancelled ones; nil for a single event. go-ical's
+// own reads no RDATE at all and fails on a list.
+func recurrenceSet(ev *ical.Event, k *clock, cancelled []time.Time) (*rrule.Set, error) {
 	opt, err := ev.Props.RecurrenceRule()
 	if err != nil {
 		return nil, fmt.Errorf("recurrence rule: %w", err)
@@ -386,7 +397,7 @@ func recurrenceSet(ev *ical.Event, loc *time.Location) (*rrule.Set, error) {
 	if opt == nil && len(ev.Props[ical.PropRecurrenceDates]) == 0 {
 		return nil, nil
 	}
-	start, err := ev.DateTimeStart(loc)
+	start, err := k.start(ev)
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +422,7 @@ func recurrenceSet(ev *ical.Event, loc *time.Location) (*rrule.Set, error) {
 				if one.ValueType() == ical.ValuePeriod {
 					one.SetValueType(ical.ValueDateTime)
 				}
-				t, err := one.DateTime(loc)
+				t, err := k.at(&one)
 				if err != nil {
 					return nil, fmt.Errorf("%s %q: %w", name, v, err)
 				}
@@ -422,6 +433,9 @@ func recurrenceSet(ev *ical.Event, loc *time.Location) (*rrule.Set, error) {
 				}
 			}
 		}
+	}
+	for _, t := range cancelled {
+		set.ExDate(t)
 	}
 	return set, nil
 }

@@ -12,12 +12,21 @@ import (
 	"keep/connectors/calendar"
 )
 
-// holding is a CalDAV server whose calendar holds the one object ics:
-// every query answers with it, as a server does that leaves expansion to
-// the client.
+// holding is a CalDAV server whose calendar holds the one object ics,
+// at /cal/u.ics: every query answers with it, as a server does that
+// leaves expansion to the client; a GET of any other name finds nothing.
 func holding(t *testing.T, ics string) string {
 	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			if r.URL.Path != "/cal/u.ics" {
+				w.WriteHeader(http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", "text/calendar; charset=utf-8")
+			w.Write([]byte(ics))
+			return
+		}
 		w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 		w.WriteHeader(http.StatusMultiStatus)
 		if r.Method == "PROPFIND" {

@@ -101,11 +101,41 @@ func masterMap(f *found, uid string, loc *time.Location) (map[string]any, error)
 	if ev == nil {
 		return nil, connectors.Errorf(connectors.Internal, "calendar: %s holds no main event %s", f.path, uid)
 	}
-	m, err := eventMap(ev, nil, loc)
+	k := newClock(f.cal, loc)
+	m, err := eventMap(ev, nil, k)
 	if err != nil {
-		return nil, connectors.Errorf(connectors.Internal, "calendar: %w", err)
+		return nil, connectors.Errorf(connectors.Internal, "calendar: %s: %w", f.path, err)
 	}
+	firstOccurrence(m, ev, f.cal, k)
 	return m, nil
+}
+
+// firstOccurrence moves m, a series read from its DTSTART, to its first
+// occurrence that events lists: DTSTART's own may be removed, by EXDATE
+// or by an override cancelling it. A series with none left, or whose
+// rule can't be read, stays at DTSTART: event reads it as before, and an
+// update that was made is not reported as failed.
+func firstOccurrence(m map[string]any, ev *ical.Event, cal *ical.Calendar, k *clock) {
+	cancelled, err := cancelledOccurrences(cal, k)
+	if err != nil {
+		return
+	}
+	set, err := recurrenceSet(ev, k, cancelled)
+	if err != nil || set == nil {
+		return
+	}
+	first, ok := set.Iterator()()
+	if !ok {
+		return
+	}
+	s, serr := k.start(ev)
+	e, eerr := k.end(ev)
+	if serr != nil || eerr != nil {
+		return
+	}
+	allDay := m["allDay"].(bool)
+	m["start"] = when{t: first, allDay: allDay}.String()
+	m["end"] = when{t: first.Add(e.Sub(s)), allDay: allDay}.String()
 }
 
 // find fetches the event with uid: first where keep would have put it, then
@@ -219,12 +249,25 @@ func (c *Connector) update(ctx context.Context, call connectors.Call) (any, erro
 	if obj == nil {
 		return nil, connectors.Errorf(connectors.Logic, "the calendar has no event with uid %q", uid)
 	}
+	// before apply changes obj, which ifMatch compares with the server's
+	header, err := c.ifMatch(ctx, obj, uid)
+	if err != nil {
+		return nil, err
+	}
+	header.Set("Content-Type", ical.MIMEType)
 	ev := obj.master(uid)
 	f.apply(ev)
-	s, serr := ev.DateTimeStart(c.loc)
-	e, eerr := ev.DateTimeEnd(c.loc)
-	if serr != nil || eerr != nil || !e.After(s) {
-		return nil, connectors.Errorf(connectors.Logic, "after the update the event would end (%s) before it starts (%s)", e.Format(time.RFC3339), s.Format(time.RFC3339))
+	k := newClock(obj.cal, c.loc)
+	s, err := k.start(ev)
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Internal, "calendar: %s: the start of event %q can't be read: %w", obj.path, uid, err)
+	}
+	e, err := k.end(ev)
+	if err != nil {
+		return nil, connectors.Errorf(connectors.Internal, "calendar: %s: the end of event %q can't be read: %w", obj.path, uid, err)
+	}
+	if !e.After(s) {
+		return nil, connectors.Errorf(connectors.Logic, "after the update the event would end (%s) before it starts (%s)", e.UTC().Format(time.RFC3339), s.UTC().Format(time.RFC3339))
 	}
 	seq := 0
 	if p := ev.Props.Get(ical.PropSequence); p != nil {
@@ -237,10 +280,6 @@ func (c *Connector) update(ctx context.Context, call connectors.Call) (any, erro
 	body, err := encode(obj.cal)
 	if err != nil {
 		return nil, err
-	}
-	header := http.Header{"Content-Type": {ical.MIMEType}}
-	if obj.etag != "" {
-		header.Set("If-Match", quoteETag(obj.etag))
 	}
 	if _, err := c.send(ctx, http.MethodPut, obj.path, header, body); err != nil {
 		return nil, classify(err, true)
@@ -261,9 +300,9 @@ func (c *Connector) delete(ctx context.Context, call connectors.Call) (any, erro
 	if obj == nil {
 		return nil, connectors.Errorf(connectors.Logic, "the calendar has no event with uid %q", uid)
 	}
-	header := http.Header{}
-	if obj.etag != "" {
-		header.Set("If-Match", quoteETag(obj.etag))
+	header, err := c.ifMatch(ctx, obj, uid)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := c.send(ctx, http.MethodDelete, obj.path, header, nil); err != nil {
 		return nil, classify(err, true)

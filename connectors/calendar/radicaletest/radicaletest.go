@@ -8,6 +8,7 @@ package radicaletest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -136,4 +137,28 @@ func Event(uid, summary, start, end string, extra ...string) string {
 	lines = append(lines, extra...)
 	lines = append(lines, "END:VEVENT", "END:VCALENDAR", "")
 	return strings.Join(lines, "\r\n")
+}
+
+// Get reads path as the user, the way another CalDAV client would, and
+// fails t unless it is there.
+func (s *Server) Get(t testing.TB, path string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(s.Base, "/")+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(s.User, s.Password)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d, want 200", path, resp.StatusCode)
+	}
+	return string(b)
 }
