@@ -28,10 +28,29 @@ import (
 // ErrNotFound is returned when a row asked for by id does not exist.
 var ErrNotFound = errors.New("not found")
 
-// ErrClosed is returned by a write, a ReadLatest, a ReadTx, Version, Size
-// or GC after Close. A read through Read after Close still fails with
-// database/sql's own error: its statements run on the pool as they are.
+// ErrClosed is what every read and write after Close is (errors.Is): a
+// *ClosedError naming the file.
 var ErrClosed = errors.New("storage: database closed")
+
+// ClosedError is a read or write asked of the database after Close:
+// database/sql says only "sql: database is closed", which names neither
+// the file nor whose database it was.
+type ClosedError struct{ Path string }
+
+func (e *ClosedError) Error() string {
+	return fmt.Sprintf("keep's database %s was closed (keep is stopping, or this engine let go of it): the read or write was not done", e.Path)
+}
+
+func (e *ClosedError) Is(target error) bool { return target == ErrClosed }
+
+// closedError is what a read or write after Close returns.
+func (db *DB) closedError() error { return &ClosedError{Path: db.path} }
+
+// sqlClosed says whether err is database/sql's own refusal of a closed pool
+// or connection (the first is not exported, so it is known by its text).
+func sqlClosed(err error) bool {
+	return err != nil && (errors.Is(err, sql.ErrConnDone) || err.Error() == "sql: database is closed")
+}
 
 // Opts configures Open.
 type Opts struct {
@@ -230,7 +249,7 @@ func (db *DB) open(ctx context.Context) error {
 	// prepared on it along, and they would be prepared again.
 	r.SetMaxIdleConns(4 + maxHeldReaders)
 	db.r = r
-	db.rstmts = newStmtCache(r, &db.onStatement)
+	db.rstmts = newStmtCache(r, &db.onStatement, db.path)
 	return nil
 }
 
@@ -276,6 +295,13 @@ func (db *DB) Close() error {
 // queryer is what the read pool's statement cache and a held connection
 // (held.go) offer.
 type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) row
+}
+
+// sqlQueryer is what database/sql's pools and connections offer.
+type sqlQueryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
