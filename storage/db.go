@@ -100,7 +100,14 @@ type DB struct {
 // Open opens (creating if needed) the database at opts.Path, takes the
 // exclusive engine lock and runs pending migrations. A second Open of the
 // same file while the first holds the lock fails with *LockedError.
-func Open(ctx context.Context, opts Opts) (*DB, error) {
+func Open(ctx context.Context, opts Opts) (_ *DB, err error) {
+	// a disk with no room shows at open as SQLite's "disk I/O error",
+	// wherever it is met: said once, here, for what it is
+	defer func() {
+		if abs, aerr := filepath.Abs(opts.Path); err != nil && aerr == nil {
+			err = diskFull(abs, err)
+		}
+	}()
 	if opts.Path == "" {
 		return nil, errors.New("storage: empty database path")
 	}
@@ -362,7 +369,7 @@ func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) err
 	}
 	if synced {
 		if err := db.disk.syncTo(r.n); err != nil {
-			return err
+			return diskFull(db.path, err)
 		}
 	}
 	// after the writer is free: a hook may write again
@@ -415,6 +422,9 @@ func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, 
 // disk is full" says which disk, whichever write met it. Other errors are
 // about the write, and are left as they are.
 func (db *DB) fileError(err error) error {
+	if full := diskFull(db.path, err); full != err {
+		return full
+	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return err
