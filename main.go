@@ -1892,14 +1892,22 @@ func cmdServiceInstall(ctx context.Context, c *cli, _ *opts) error {
 	if err != nil {
 		return err
 	}
-	if err := c.site().Installable(&so); err != nil {
+	if err := c.site().Installable(ctx, &so); err != nil {
 		return err
 	}
-	path, err := engine.InstallService(ctx, so)
+	path, did, err := engine.InstallService(ctx, so)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
+	switch did {
+	case engine.ServiceUnchanged:
+		fmt.Fprintf(c.stdout, "already installed and running: %s runs keep --daemon on %s, as it would be written now\n", path, so.DB)
+		return nil
+	case engine.ServiceRewritten:
+		fmt.Fprintf(c.stdout, "rewrote %s (it ran another binary, database, config or environment) and restarted it: %s --daemon runs now and at every login\n", path, so.Binary)
+	default:
+		fmt.Fprintf(c.stdout, "installed %s: keep --daemon runs now and at every login\n", path)
+	}
 	if len(so.Env) > 0 {
 		// names only: the values are secrets
 		fmt.Fprintf(c.stdout, "it gets %s from this shell's environment\n", strings.Join(slices.Sorted(maps.Keys(so.Env)), ", "))

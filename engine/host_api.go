@@ -137,11 +137,19 @@ func CheckWorkflowName(name string) error { return sandbox.CheckWorkflowName(nam
 
 // The user service that runs keep --daemon.
 type (
-	ServiceOpts  = service.Opts
-	ServiceState = service.State
+	ServiceOpts    = service.Opts
+	ServiceState   = service.State
+	ServiceOutcome = service.Outcome
 )
 
-func InstallService(ctx context.Context, o ServiceOpts) (string, error) {
+// What InstallService did (service.Outcome).
+const (
+	ServiceStarted   = service.Started
+	ServiceUnchanged = service.Unchanged
+	ServiceRewritten = service.Rewritten
+)
+
+func InstallService(ctx context.Context, o ServiceOpts) (string, ServiceOutcome, error) {
 	return service.Install(ctx, o)
 }
 func UninstallService(ctx context.Context, o ServiceOpts) (path string, removed bool, err error) {

@@ -172,7 +172,7 @@ func (db *DB) writeBatch(batch []*writeReq) {
 	// caller's cancel never rolls back another's write.
 	ctx := context.WithoutCancel(batch[0].ctx)
 	if db.closed {
-		fail(ErrClosed)
+		fail(db.closedError())
 		return
 	}
 	wc := db.wc

@@ -58,7 +58,7 @@ func (db *DB) checkpoint(ctx context.Context, mode string) error {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
 	if db.closed {
-		return ErrClosed
+		return db.closedError()
 	}
 	db.disk.mu.Lock()
 	n := db.disk.written

@@ -3,7 +3,9 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,5 +186,39 @@ func TestWritesRacingClose(t *testing.T) {
 			t.Errorf("round %d: %d writes acknowledged, %d failed otherwise than closed", round, n, others.Load())
 		}
 		db2.Close()
+	}
+}
+
+// TestAfterCloseTheErrorNamesTheFile: every way in after Close — a read of
+// the pool (a list, and a single row, whose error database/sql keeps
+// until Scan), a read transaction, a write — says that keep's database,
+// by its path, was closed, never database/sql's bare "sql: database is
+// closed"; and it is still ErrClosed to errors.Is.
+func TestAfterCloseTheErrorNamesTheFile(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	if err := db.Write(ctx, func(tx *Tx) error { _, err := tx.CreateWorkflow(ctx, "w", time.Now()); return err }); err != nil {
+		t.Fatal(err)
+	}
+	// both read paths have run once, so their statements are cached
+	if _, err := db.Read().Workflows(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Read().WorkflowByName(ctx, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for what, err := range map[string]error{
+		"Read().Workflows":      func() error { _, err := db.Read().Workflows(ctx); return err }(),
+		"Read().WorkflowByName": func() error { _, err := db.Read().WorkflowByName(ctx, "w"); return err }(),
+		"ReadTx":                db.ReadTx(ctx, func(Q) error { return nil }),
+		"Write":                 db.Write(ctx, func(*Tx) error { return nil }),
+	} {
+		if !errors.Is(err, ErrClosed) || !strings.Contains(fmt.Sprint(err), db.Path()) || !strings.Contains(fmt.Sprint(err), "was closed") ||
+			strings.Contains(fmt.Sprint(err), "sql: database is closed") {
+			t.Errorf("%s after Close: %v, want that keep's database %s was closed", what, err, db.Path())
+		}
 	}
 }

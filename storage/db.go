@@ -28,10 +28,29 @@ import (
 // ErrNotFound is returned when a row asked for by id does not exist.
 var ErrNotFound = errors.New("not found")
 
-// ErrClosed is returned by a write, a ReadLatest, a ReadTx, Version, Size
-// or GC after Close. A read through Read after Close still fails with
-// database/sql's own error: its statements run on the pool as they are.
+// ErrClosed is what every read and write after Close is (errors.Is): a
+// *ClosedError naming the file.
 var ErrClosed = errors.New("storage: database closed")
+
+// ClosedError is a read or write asked of the database after Close:
+// database/sql says only "sql: database is closed", which names neither
+// the file nor whose database it was.
+type ClosedError struct{ Path string }
+
+func (e *ClosedError) Error() string {
+	return fmt.Sprintf("keep's database %s was closed (keep is stopping, or this engine let go of it): the read or write was not done", e.Path)
+}
+
+func (e *ClosedError) Is(target error) bool { return target == ErrClosed }
+
+// closedError is what a read or write after Close returns.
+func (db *DB) closedError() error { return &ClosedError{Path: db.path} }
+
+// sqlClosed says whether err is database/sql's own refusal of a closed pool
+// or connection (the first is not exported, so it is known by its text).
+func sqlClosed(err error) bool {
+	return err != nil && (errors.Is(err, sql.ErrConnDone) || err.Error() == "sql: database is closed")
+}
 
 // Opts configures Open.
 type Opts struct {
@@ -81,7 +100,14 @@ type DB struct {
 // Open opens (creating if needed) the database at opts.Path, takes the
 // exclusive engine lock and runs pending migrations. A second Open of the
 // same file while the first holds the lock fails with *LockedError.
-func Open(ctx context.Context, opts Opts) (*DB, error) {
+func Open(ctx context.Context, opts Opts) (_ *DB, err error) {
+	// a disk with no room shows at open as SQLite's "disk I/O error",
+	// wherever it is met: said once, here, for what it is
+	defer func() {
+		if abs, aerr := filepath.Abs(opts.Path); err != nil && aerr == nil {
+			err = diskFull(abs, err)
+		}
+	}()
 	if opts.Path == "" {
 		return nil, errors.New("storage: empty database path")
 	}
@@ -230,7 +256,7 @@ func (db *DB) open(ctx context.Context) error {
 	// prepared on it along, and they would be prepared again.
 	r.SetMaxIdleConns(4 + maxHeldReaders)
 	db.r = r
-	db.rstmts = newStmtCache(r, &db.onStatement)
+	db.rstmts = newStmtCache(r, &db.onStatement, db.path)
 	return nil
 }
 
@@ -276,6 +302,13 @@ func (db *DB) Close() error {
 // queryer is what the read pool's statement cache and a held connection
 // (held.go) offer.
 type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) row
+}
+
+// sqlQueryer is what database/sql's pools and connections offer.
+type sqlQueryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -336,7 +369,7 @@ func (db *DB) write(ctx context.Context, synced bool, fn func(tx *Tx) error) err
 	}
 	if synced {
 		if err := db.disk.syncTo(r.n); err != nil {
-			return err
+			return diskFull(db.path, err)
 		}
 	}
 	// after the writer is free: a hook may write again
@@ -389,6 +422,9 @@ func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, 
 // disk is full" says which disk, whichever write met it. Other errors are
 // about the write, and are left as they are.
 func (db *DB) fileError(err error) error {
+	if full := diskFull(db.path, err); full != err {
+		return full
+	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return err

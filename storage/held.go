@@ -27,20 +27,20 @@ type heldConn struct {
 }
 
 // hold takes a connection of pool.
-func hold(ctx context.Context, pool *sql.DB, told *statementHook) (*heldConn, error) {
+func hold(ctx context.Context, pool *sql.DB, told *statementHook, path string) (*heldConn, error) {
 	conn, err := pool.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c := &heldConn{conn: conn, stmts: map[string]*sql.Stmt{}}
-	c.stmtQueryer = stmtQueryer{stmt: c.stmt, raw: conn, told: told}
+	c.stmtQueryer = stmtQueryer{stmt: c.stmt, raw: conn, told: told, path: path}
 	return c, nil
 }
 
 // holdWriter takes the writer pool's connection for good; the pool has no
 // other, so from here on every write goes through db.wc.
 func (db *DB) holdWriter(ctx context.Context) (err error) {
-	db.wc, err = hold(ctx, db.w, &db.onStatement)
+	db.wc, err = hold(ctx, db.w, &db.onStatement, db.path)
 	return err
 }
 
@@ -63,7 +63,7 @@ func (db *DB) takeReader(ctx context.Context) (*heldConn, error) {
 		// the pool is closed, or about to be: database/sql would say only
 		// "sql: database is closed"
 		h.mu.Unlock()
-		return nil, ErrClosed
+		return nil, db.closedError()
 	}
 	if n := len(h.free); n > 0 {
 		c := h.free[n-1]
@@ -72,9 +72,9 @@ func (db *DB) takeReader(ctx context.Context) (*heldConn, error) {
 		return c, nil
 	}
 	h.mu.Unlock()
-	c, err := hold(ctx, db.r, &db.onStatement)
+	c, err := hold(ctx, db.r, &db.onStatement, db.path)
 	if err != nil && db.readClosed() {
-		return nil, ErrClosed // Close began since the check above
+		return nil, db.closedError() // Close began since the check above
 	}
 	return c, err
 }

@@ -134,7 +134,7 @@ func migrateOutsideTx(ctx context.Context, db *sql.DB, m migration) error {
 // Version is the schema version the database is at.
 func (db *DB) Version(ctx context.Context) (int, error) {
 	if db.readClosed() {
-		return 0, ErrClosed
+		return 0, db.closedError()
 	}
 	var v int
 	if err := db.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {

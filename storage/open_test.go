@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 )
@@ -18,7 +19,9 @@ func openTemp(t *testing.T) *DB {
 }
 
 // queryPlan returns the detail lines of EXPLAIN QUERY PLAN for query.
-func queryPlan(ctx context.Context, q queryer, query string, args ...any) ([]string, error) {
+func queryPlan(ctx context.Context, q interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, query string, args ...any) ([]string, error) {
 	rows, err := q.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ func (db *DB) ReadTx(ctx context.Context, fn func(q Q) error) error {
 		c.rollback(ctx)
 		_ = c.close()
 		if db.readClosed() {
-			return ErrClosed
+			return db.closedError()
 		}
 		return fmt.Errorf("storage: begin read: %w", err)
 	}
@@ -68,7 +68,7 @@ func (db *DB) ReadLatest(ctx context.Context, fn func(q Q) error) error {
 	}
 	defer db.wmu.Unlock()
 	if db.closed {
-		return ErrClosed
+		return db.closedError()
 	}
 	return fn(Q{q: db.wc})
 }

@@ -364,7 +364,7 @@ func (db *DB) vacuum(ctx context.Context, rep *GCReport) (int64, error) {
 // size is the database file's size in bytes (pages in use and free).
 func (db *DB) size(ctx context.Context) (int64, error) {
 	if db.readClosed() {
-		return 0, ErrClosed
+		return 0, db.closedError()
 	}
 	var pages int64
 	if err := db.r.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
@@ -381,7 +381,7 @@ func (db *DB) size(ctx context.Context) (int64, error) {
 // file was made (pageSize, or SQLite's default before keep chose one).
 func (db *DB) PageSize(ctx context.Context) (int64, error) {
 	if db.readClosed() {
-		return 0, ErrClosed
+		return 0, db.closedError()
 	}
 	var size int64
 	if err := db.r.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {

@@ -38,9 +38,9 @@ type stmtCache struct {
 	closed      bool
 }
 
-func newStmtCache(db *sql.DB, told *statementHook) *stmtCache {
+func newStmtCache(db *sql.DB, told *statementHook, path string) *stmtCache {
 	c := &stmtCache{db: db}
-	c.stmtQueryer = stmtQueryer{stmt: c.prepare, raw: db, told: told}
+	c.stmtQueryer = stmtQueryer{stmt: c.prepare, raw: db, told: told, path: path}
 	return c
 }
 
@@ -106,35 +106,59 @@ func (c *stmtCache) close() error {
 // a write may share its transaction with other callers').
 type stmtQueryer struct {
 	stmt func(ctx context.Context, query string) *sql.Stmt
-	raw  queryer
+	raw  sqlQueryer
 	told *statementHook // its DB's
+	path string         // its DB's file, named when it was closed
 }
+
+// closed turns database/sql's refusal of a closed pool or connection into
+// a ClosedError naming the file; every statement of the package, read or
+// write, passes here.
+func (q stmtQueryer) closed(err error) error {
+	if sqlClosed(err) {
+		return &ClosedError{Path: q.path}
+	}
+	return err
+}
+
+// row is *sql.Row whose Scan says a closed database as stmtQueryer does:
+// database/sql keeps a row's error until Scan.
+type row struct {
+	r *sql.Row
+	q stmtQueryer
+}
+
+func (r row) Scan(dest ...any) error { return r.q.closed(r.r.Scan(dest...)) }
 
 func (q stmtQueryer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = detached(ctx)
 	countStatement(q.told, query)
 	if s := q.stmt(ctx, query); s != nil {
-		return s.ExecContext(ctx, args...)
+		res, err := s.ExecContext(ctx, args...)
+		return res, q.closed(err)
 	}
-	return q.raw.ExecContext(ctx, query, args...)
+	res, err := q.raw.ExecContext(ctx, query, args...)
+	return res, q.closed(err)
 }
 
 func (q stmtQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = detached(ctx)
 	countStatement(q.told, query)
 	if s := q.stmt(ctx, query); s != nil {
-		return s.QueryContext(ctx, args...)
+		rows, err := s.QueryContext(ctx, args...)
+		return rows, q.closed(err)
 	}
-	return q.raw.QueryContext(ctx, query, args...)
+	rows, err := q.raw.QueryContext(ctx, query, args...)
+	return rows, q.closed(err)
 }
 
-func (q stmtQueryer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (q stmtQueryer) QueryRowContext(ctx context.Context, query string, args ...any) row {
 	ctx = detached(ctx)
 	countStatement(q.told, query)
 	if s := q.stmt(ctx, query); s != nil {
-		return s.QueryRowContext(ctx, args...)
+		return row{s.QueryRowContext(ctx, args...), q}
 	}
-	return q.raw.QueryRowContext(ctx, query, args...)
+	return row{q.raw.QueryRowContext(ctx, query, args...), q}
 }
 
 // detached is the context a statement runs under: one that has ended is

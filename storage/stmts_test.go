@@ -204,8 +204,8 @@ func TestStatementCache(t *testing.T) {
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Read().Workflows(ctx); err == nil || err.Error() != "sql: database is closed" {
-			t.Errorf("read after close: %v, want sql: database is closed", err)
+		if _, err := db.Read().Workflows(ctx); !errors.Is(err, ErrClosed) {
+			t.Errorf("read after close: %v, want ErrClosed", err)
 		}
 	})
 }

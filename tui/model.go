@@ -202,6 +202,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.errText, m.flash = oneLine(gone.Error()), ""
 		case msg.err != nil:
 			m.errText = msg.what + " failed: " + oneLine(msg.err.Error())
+			if text, ok := m.awayText(msg.err); ok {
+				m.errText = "nothing done: " + text
+			}
 			m.flash = ""
 		default:
 			m.errText, m.flash = "", msg.what
@@ -228,12 +231,50 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 // succeeding takes the complaint away: it no longer holds.
 func (m *Model) loadErr(what string, err error) {
 	prefix := "could not read " + what + ": "
-	if err != nil {
+	switch {
+	case err != nil:
 		m.sh.log.Warn("read failed", "what", what, "err", err)
-		m.errText = prefix + oneLine(err.Error())
-	} else if strings.HasPrefix(m.errText, prefix) {
+		if text, ok := m.awayText(err); ok {
+			// an action refused for the same reason keeps saying so
+			if !strings.Contains(m.errText, text) {
+				m.errText = text
+			}
+		} else {
+			m.errText = prefix + oneLine(err.Error())
+		}
+	case strings.HasPrefix(m.errText, prefix) || strings.Contains(m.errText, awayHead):
 		m.errText = ""
 	}
+}
+
+// engineAway is an error saying the engine this screen acts through is not
+// there: the daemon was stopped or killed (engine/daemon's AwayError, which
+// names its socket). Recognised by its method, the TUI stays on api.API and
+// knows nothing of the transport.
+type engineAway interface {
+	error
+	EngineAway() (socket string)
+}
+
+// awayHead begins the status line while the engine is away.
+const awayHead = "keep's engine is not running"
+
+// awayText is what the status line says when err is the engine being away:
+// what is wrong, on which database, how to start it, and that the screen
+// comes back by itself (listen). A transport's "dial unix … connection
+// refused" means nothing to the person; it goes to the log with the rest
+// of the error.
+func (m *Model) awayText(err error) (string, bool) {
+	var a engineAway
+	if !errors.As(err, &a) {
+		return "", false
+	}
+	where := m.info.DBPath
+	if where == "" {
+		where = a.EngineAway()
+	}
+	return fmt.Sprintf("%s for %s: start it with keep --daemon (or keep service install); this screen reconnects by itself when it is back",
+		awayHead, homePath(where)), true
 }
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,8 +118,12 @@ func TestServiceInstall(t *testing.T) {
 		if r.code != 3 || !strings.Contains(r.stderr, fmt.Sprintf("pid %d", d.cmd.Process.Pid)) {
 			t.Errorf("install beside a daemon: %s", r)
 		}
-		if _, err := os.Stat(calls); err == nil {
-			t.Error("systemctl was called beside a running daemon")
+		// asking whether that engine is the service's own is all it may do
+		got, _ := os.ReadFile(calls)
+		for _, call := range strings.Split(strings.TrimSpace(string(got)), "\n") {
+			if call != "" && !strings.HasPrefix(call, "--user show ") {
+				t.Errorf("systemctl %s was called beside a running daemon", call)
+			}
 		}
 		if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -206,4 +211,89 @@ func TestServiceUninstallSaysWhatItDid(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "removed") {
 		t.Errorf("a second uninstall: %s", r)
 	}
+}
+
+// TestServiceInstallAgainWhileItRuns: keep service install while the
+// service is installed and its daemon holds the database is not refused:
+// the same unit says so and touches nothing; a keep at another path
+// rewrites the unit and restarts the service. The fake systemctl reports
+// the daemon this test started as the service's main process.
+func TestServiceInstallAgainWhileItRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	fake := filepath.Join(e.dir, "fakebin")
+	calls := filepath.Join(e.dir, "systemctl-calls")
+	mainPID := filepath.Join(e.dir, "main-pid")
+	if err := os.MkdirAll(fake, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mainPID, []byte("0"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\ncase \"$*\" in *show*)\n" +
+		"  echo ActiveState=active; echo \"MainPID=$(cat '" + mainPID + "')\";;\nesac\n"
+	if err := os.WriteFile(filepath.Join(fake, "systemctl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unit := filepath.Join(e.dir, "xdg-config", "systemd", "user", "keep.service")
+	install := func(bin string) result {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "--db", e.db, "--config", e.config, "service", "install")
+		cmd.Env = append(e.environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+		cmd.Dir = e.dir
+		return runCmd(t, cmd)
+	}
+	systemctl := func() string {
+		t.Helper()
+		b, err := os.ReadFile(calls)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		os.Remove(calls)
+		return string(b)
+	}
+
+	if r := install(keepBin); r.code != 0 || !strings.Contains(r.stdout, "installed "+unit) {
+		t.Fatalf("first install: %s", r)
+	}
+	systemctl()
+	// the service manager started it
+	d := startDaemon(t, e)
+	awaitSocket(t, e, d, time.Minute)
+	if err := os.WriteFile(mainPID, []byte(strconv.Itoa(d.cmd.Process.Pid)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	r := install(keepBin)
+	if r.code != 0 || !strings.Contains(r.stdout, "already installed and running") {
+		t.Errorf("install again, the same: %s", r)
+	}
+	if got := systemctl(); strings.Contains(got, "enable") || strings.Contains(got, "restart") || strings.Contains(got, "daemon-reload") {
+		t.Errorf("install again, the same, asked systemctl for %q", got)
+	}
+
+	moved := filepath.Join(e.dir, "newbin", "keep")
+	data, err := os.ReadFile(keepBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(moved), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(moved, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = install(moved)
+	if r.code != 0 || !strings.Contains(r.stdout, "rewrote "+unit) || !strings.Contains(r.stdout, "restarted") {
+		t.Errorf("install again from another binary: %s", r)
+	}
+	if got := systemctl(); !strings.Contains(got, "--user daemon-reload") || !strings.Contains(got, "--user restart keep.service") {
+		t.Errorf("install again from another binary asked systemctl for %q, want a reload and a restart", got)
+	}
+	if text, err := os.ReadFile(unit); err != nil || !strings.Contains(string(text), "ExecStart="+moved+" --daemon") {
+		t.Errorf("the unit after install from %s: %v\n%s", moved, err, text)
+	}
+	d.stop(t)
 }

@@ -159,7 +159,7 @@ func TestService(t *testing.T) {
 	}
 	run("service", "uninstall")
 	b, _ := os.ReadFile(calls)
-	want := "--user daemon-reload\n--user enable --now keep.service\n--user show -p ActiveState,ActiveEnterTimestamp keep.service\n" +
+	want := "--user daemon-reload\n--user enable --now keep.service\n--user show -p ActiveState,ActiveEnterTimestamp,MainPID keep.service\n" +
 		"--user disable --now keep.service\n--user daemon-reload\n"
 	if string(b) != want {
 		t.Fatalf("systemctl calls:\n%s\nwant:\n%s", b, want)

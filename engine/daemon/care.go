@@ -81,7 +81,7 @@ func (s *Site) Service() (engine.ServiceOpts, error) {
 // service's daemon would be refused), a config naming variables this shell
 // does not set (the service manager's environment has none of the shell's).
 // What the config names and the shell sets goes into so.Env.
-func (s *Site) Installable(so *engine.ServiceOpts) error {
+func (s *Site) Installable(ctx context.Context, so *engine.ServiceOpts) error {
 	if err := engine.CheckServiceBinary(so.Binary); err != nil {
 		return &refusal{msg: "service install: " + err.Error()}
 	}
@@ -92,7 +92,10 @@ func (s *Site) Installable(so *engine.ServiceOpts) error {
 	if c, ok := s.Attach(); ok {
 		pid, held = c.Info().PID, true
 	}
-	if held {
+	// the engine holding the database may be this very service, installed
+	// again (the same: nothing to do; changed: rewritten and restarted,
+	// its daemon letting go first): only another engine is refused
+	if held && !s.isService(ctx, *so, pid) {
 		return &refusal{msg: fmt.Sprintf("service install: a keep engine (pid %d) holds %s, and the service's would be refused; "+
 			"stop it first (if it is this service: systemctl --user stop keep.service)", pid, s.o.DBPath)}
 	}
@@ -107,4 +110,16 @@ func (s *Site) Installable(so *engine.ServiceOpts) error {
 	}
 	so.Env = env
 	return nil
+}
+
+// isService says whether pid is the daemon of keep's installed service,
+// running as the service manager reports it. A manager that cannot say
+// (no user session) counts as no.
+func (s *Site) isService(ctx context.Context, so engine.ServiceOpts, pid int) bool {
+	st, err := engine.ServiceStatus(ctx, so)
+	if err != nil {
+		s.Logger().Info("service status", "err", err)
+		return false
+	}
+	return st.Installed && st.Running && pid > 0 && st.PID == pid
 }

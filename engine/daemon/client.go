@@ -46,7 +46,7 @@ func Dial(socketPath string) (*Client, error) {
 	conn, err := dialUnix(dctx, socketPath)
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("daemon: nothing listens on %s: %w", socketPath, err)
+		return nil, fmt.Errorf("daemon: %w", away(socketPath, err))
 	}
 	conn.Close()
 	tr := &http.Transport{
@@ -92,7 +92,7 @@ func (c *Client) call(ctx context.Context, name string, req request, out any) er
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return fmt.Errorf("daemon: %s: %w", name, transportErr(err))
+		return fmt.Errorf("daemon: %s: %w", name, away(c.path, transportErr(err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -67,7 +67,7 @@ func TestEnv(t *testing.T) {
 		o := Opts{GOOS: "linux", Binary: "/usr/local/bin/keep", DB: "/data/keep.db", Config: filepath.Join(home, "cfg", "config.toml"),
 			Home: home, ConfigHome: filepath.Join(home, ".config"), Env: map[string]string{"MAIL_PW": `pa"ss\word`},
 			Run: func(context.Context, string, ...string) ([]byte, error) { return nil, nil }}
-		path, err := Install(context.Background(), o)
+		path, _, err := Install(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -138,50 +138,104 @@ func File(o Opts) (string, error) {
 	return unit(o), nil
 }
 
-// Install writes the unit and starts it now and at every login.
-func Install(ctx context.Context, o Opts) (string, error) {
+// Outcome says what Install did.
+type Outcome int
+
+const (
+	// Started: the unit was written (or was already as it would be
+	// written, but not running) and the service started.
+	Started Outcome = iota
+	// Unchanged: the unit installed is the one Install would write and
+	// the service runs: nothing was touched.
+	Unchanged
+	// Rewritten: a unit was installed with another binary, database,
+	// config or environment: it was rewritten and the service restarted,
+	// so what runs is what was asked for.
+	Rewritten
+)
+
+// Install writes the unit and starts it now and at every login. Asked
+// again it is idempotent: a service already installed as it would be
+// written and running is left alone (Unchanged); one installed otherwise
+// is rewritten and restarted (Rewritten), since enable --now would leave
+// the old process running on the old file.
+func Install(ctx context.Context, o Opts) (string, Outcome, error) {
 	text, err := File(o)
 	if err != nil {
-		return "", err
+		return "", Started, err
 	}
 	o, _ = o.withDefaults()
 	path, _ := Path(o)
+	env := ""
+	if o.GOOS == "linux" && len(o.Env) > 0 {
+		if env, err = envFile(o.Env); err != nil {
+			return "", Started, err
+		}
+	}
+	old, err := os.ReadFile(path)
+	installed := err == nil
+	same := installed && string(old) == text && sameEnv(o, env)
+	running := false
+	if installed {
+		// a manager that cannot say counts as not running: the unit is
+		// written and started, and its own error then says why
+		st, err := Status(ctx, o)
+		running = err == nil && st.Running
+	}
+	if same && running {
+		return path, Unchanged, nil
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("service: %w", err)
+		return "", Started, fmt.Errorf("service: %w", err)
 	}
 	mode := os.FileMode(0o644)
 	if len(o.Env) > 0 {
 		mode = 0o600 // a plist carries the values itself
 	}
-	if o.GOOS == "linux" && len(o.Env) > 0 {
-		env, err := envFile(o.Env)
-		if err != nil {
-			return "", err
-		}
+	if env != "" {
 		if err := writePrivate(EnvFile(o), env); err != nil {
-			return "", err
+			return "", Started, err
 		}
 	}
 	if err := os.WriteFile(path, []byte(text), mode); err != nil {
-		return "", fmt.Errorf("service: %w", err)
+		return "", Started, fmt.Errorf("service: %w", err)
 	}
 	if err := os.Chmod(path, mode); err != nil { // WriteFile keeps an old file's mode
-		return "", fmt.Errorf("service: %w", err)
+		return "", Started, fmt.Errorf("service: %w", err)
+	}
+	did := Started
+	if installed && !same {
+		did = Rewritten
 	}
 	if o.GOOS == "darwin" {
 		// a loaded agent must be booted out before a changed plist counts
 		_, _ = o.Run(ctx, "launchctl", "bootout", guiDomain()+"/"+label)
 		if _, err := o.Run(ctx, "launchctl", "bootstrap", guiDomain(), path); err != nil {
-			return path, fmt.Errorf("service: %w", err)
+			return path, did, fmt.Errorf("service: %w", err)
 		}
-		return path, nil
+		return path, did, nil
 	}
-	for _, args := range [][]string{{"--user", "daemon-reload"}, {"--user", "enable", "--now", unitName}} {
+	steps := [][]string{{"--user", "daemon-reload"}, {"--user", "enable", "--now", unitName}}
+	if did == Rewritten && running {
+		steps = [][]string{{"--user", "daemon-reload"}, {"--user", "enable", unitName}, {"--user", "restart", unitName}}
+	}
+	for _, args := range steps {
 		if _, err := o.Run(ctx, "systemctl", args...); err != nil {
-			return path, fmt.Errorf("service: %w", err)
+			return path, did, fmt.Errorf("service: %w", err)
 		}
 	}
-	return path, nil
+	return path, did, nil
+}
+
+// sameEnv says whether the environment file holds env already (linux; a
+// plist carries its environment in itself). No environment asked for is
+// the same as none written: the unit then names no file.
+func sameEnv(o Opts, env string) bool {
+	if o.GOOS != "linux" || env == "" {
+		return true
+	}
+	b, err := os.ReadFile(EnvFile(o))
+	return err == nil && string(b) == env
 }
 
 // Uninstall stops the service, disables it and removes its file, and says
@@ -225,7 +279,7 @@ type State struct {
 	Running   bool      `json:"running"`
 	State     string    `json:"state"`          // systemd's ActiveState, launchd's state
 	Since     time.Time `json:"since,omitzero"` // when it last became active
-	PID       int       `json:"pid,omitempty"`  // launchd only
+	PID       int       `json:"pid,omitempty"`  // the daemon's process, when running
 }
 
 // Status asks the service manager whether keep runs, and since when.
@@ -249,7 +303,7 @@ func Status(ctx context.Context, o Opts) (State, error) {
 		}
 		return launchdState(st, string(out)), nil
 	}
-	out, err := o.Run(ctx, "systemctl", "--user", "show", "-p", "ActiveState,ActiveEnterTimestamp", unitName)
+	out, err := o.Run(ctx, "systemctl", "--user", "show", "-p", "ActiveState,ActiveEnterTimestamp,MainPID", unitName)
 	if err != nil {
 		return st, fmt.Errorf("service: %w", err)
 	}
@@ -264,6 +318,8 @@ func systemdState(st State, out string) (State, error) {
 		case "ActiveState":
 			st.State = v
 			st.Running = v == "active" || v == "reloading"
+		case "MainPID":
+			st.PID, _ = strconv.Atoi(v) // 0 when not running
 		case "ActiveEnterTimestamp":
 			if v == "" || v == "n/a" {
 				continue

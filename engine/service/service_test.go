@@ -160,9 +160,9 @@ func TestInstall(t *testing.T) {
 	if err != nil || st.Installed || st.Running || st.State != "not installed" {
 		t.Fatalf("status before install: %+v, %v", st, err)
 	}
-	path, err := Install(ctx, o)
-	if err != nil {
-		t.Fatal(err)
+	path, did, err := Install(ctx, o)
+	if err != nil || did != Started {
+		t.Fatalf("install: %v, %v", did, err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil || !strings.Contains(string(b), "ExecStart=/usr/local/bin/keep --daemon --db /data/keep.db --config /cfg/config.toml") {
@@ -177,7 +177,7 @@ func TestInstall(t *testing.T) {
 	if err != nil || !st.Installed || !st.Running || !st.Since.Equal(time.Date(2026, 11, 23, 13, 0, 5, 0, time.UTC)) {
 		t.Fatalf("status: %+v, %v", st, err)
 	}
-	if got := calls(t, log); got[len(got)-1] != "--user_show_-p_ActiveState,ActiveEnterTimestamp_keep.service" {
+	if got := calls(t, log); got[len(got)-1] != "--user_show_-p_ActiveState,ActiveEnterTimestamp,MainPID_keep.service" {
 		t.Fatalf("status ran %v", got[len(got)-1])
 	}
 
@@ -208,5 +208,54 @@ func TestStatusParsing(t *testing.T) {
 	ls := launchdState(State{}, "keep.daemon = {\n\tactive count = 1\n\tstate = running\n\tpid = 4242\n}\n")
 	if !ls.Running || ls.PID != 4242 {
 		t.Fatalf("launchd: %+v", ls)
+	}
+}
+
+// keep service install asked again: the same unit with the service
+// running touches nothing; another binary (or config, or environment)
+// rewrites the unit and restarts the service, as enable --now alone would
+// leave the old process on the old file.
+func TestInstallAgain(t *testing.T) {
+	ctx := context.Background()
+	log := fakeSystemctl(t, "ActiveState=active\nActiveEnterTimestamp=Mon 2026-11-23 13:00:05 UTC\nMainPID=4242")
+	home := t.TempDir()
+	o := Opts{GOOS: "linux", Binary: "/usr/local/bin/keep", DB: "/data/keep.db", Config: filepath.Join(home, "cfg", "config.toml"), Home: home,
+		ConfigHome: filepath.Join(home, ".config"), Env: map[string]string{"MAIL_PW": "one"}}
+	path, did, err := Install(ctx, o)
+	if err != nil || did != Started {
+		t.Fatalf("first install: %v, %v", did, err)
+	}
+	if st, err := Status(ctx, o); err != nil || st.PID != 4242 {
+		t.Fatalf("status names no main pid: %+v, %v", st, err)
+	}
+	before := len(calls(t, log))
+
+	if _, did, err := Install(ctx, o); err != nil || did != Unchanged {
+		t.Fatalf("the same install again: %v, %v", did, err)
+	}
+	if got := calls(t, log)[before:]; strings.Join(got, " ") != "--user_show_-p_ActiveState,ActiveEnterTimestamp,MainPID_keep.service" {
+		t.Fatalf("the same install again ran systemctl %v, want only show", got)
+	}
+
+	for _, change := range []struct {
+		what string
+		to   func(*Opts)
+		in   func() string
+	}{
+		{"a new binary", func(o *Opts) { o.Binary = "/opt/keep/bin/keep" }, func() string { b, _ := os.ReadFile(path); return string(b) }},
+		{"a new secret", func(o *Opts) { o.Env = map[string]string{"MAIL_PW": "two"} }, func() string { b, _ := os.ReadFile(EnvFile(o)); return string(b) }},
+	} {
+		change.to(&o)
+		before := len(calls(t, log))
+		if _, did, err := Install(ctx, o); err != nil || did != Rewritten {
+			t.Fatalf("install with %s: %v, %v", change.what, did, err)
+		}
+		want := "--user_show_-p_ActiveState,ActiveEnterTimestamp,MainPID_keep.service --user_daemon-reload --user_enable_keep.service --user_restart_keep.service"
+		if got := calls(t, log)[before:]; strings.Join(got, " ") != want {
+			t.Fatalf("install with %s ran systemctl %v, want %s", change.what, got, want)
+		}
+		if text, want := change.in(), map[string]string{"a new binary": "/opt/keep/bin/keep --daemon", "a new secret": `MAIL_PW="two"`}[change.what]; !strings.Contains(text, want) {
+			t.Fatalf("after install with %s the file says:\n%s", change.what, text)
+		}
 	}
 }
