@@ -69,6 +69,13 @@ func TestTheStatusLineSaysTheEngineIsNotRunningInWords(t *testing.T) {
 			t.Errorf("the status line does not say %q:\n%s", want, status())
 		}
 	}
+	// on an 80-column terminal the line is cut: what is wrong and how to
+	// mend it come first
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 40})
+	if !strings.Contains(h.screen(), "keep's engine is not running: start it with keep --daemon") {
+		t.Errorf("at 80 columns the screen does not say how to start the engine:\n%s", h.screen())
+	}
+	h.send(tea.WindowSizeMsg{Width: 240, Height: 40})
 	for _, raw := range []string{"dial unix", "connection refused", "no such file", "daemon:"} {
 		if strings.Contains(h.screen(), raw) {
 			t.Errorf("the screen shows the transport's %q:\n%s", raw, h.screen())

@@ -273,7 +273,8 @@ func (m *Model) awayText(err error) (string, bool) {
 	if where == "" {
 		where = a.EngineAway()
 	}
-	return fmt.Sprintf("%s for %s: start it with keep --daemon (or keep service install); this screen reconnects by itself when it is back",
+	// what is wrong and how to mend it first, so that 80 columns show them
+	return fmt.Sprintf("%s: start it with keep --daemon (reconnects by itself) · or keep service install · %s",
 		awayHead, homePath(where)), true
 }
 
