@@ -44,8 +44,15 @@ type Method struct {
 
 	// Doc says in one sentence what the method does.
 	Doc string
-	// Args are the fields of the method's one argument object.
+	// Args are the fields of the method's one argument object. A call
+	// holding any other field is refused before it reaches the connector
+	// (Undeclared): a misspelt or unsupported field would otherwise be
+	// dropped, and the call do something else than the script asked.
 	Args []Arg
+	// OpenArgs, when set, lets a call hold fields beyond Args: the
+	// method's own contract takes them (an MCP tool whose input schema
+	// declares no properties or allows additional ones).
+	OpenArgs bool
 	// Result is the TypeScript type of what the call resolves to
 	// ("{ path: string, size: number }").
 	Result string

@@ -1,6 +1,11 @@
 package connectors
 
-import "math"
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
 
 // Parameter readers shared by the connectors. Each reads one entry of a
 // call's JSON-shaped parameters and fails with a Logic *Error naming it, so
@@ -97,4 +102,35 @@ func List(v any) ([]any, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// Undeclared refuses params holding a field m does not declare, naming
+// connector.method, the fields and the ones it takes. The host checks every
+// call with it before the connector sees it, so that no connector has to:
+// a connector reads the fields it knows, and a misspelt one would be
+// dropped silently, the call doing something else than the script asked.
+func Undeclared(connector string, m Method, params map[string]any) error {
+	if m.OpenArgs {
+		return nil
+	}
+	var extra []string
+	for name := range params {
+		if !slices.ContainsFunc(m.Args, func(a Arg) bool { return a.Name == name }) {
+			extra = append(extra, name)
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	sort.Strings(extra)
+	takes := "(it takes nothing)"
+	if len(m.Args) > 0 {
+		names := make([]string, len(m.Args))
+		for i, a := range m.Args {
+			names[i] = a.Name
+		}
+		takes = "(it takes: " + strings.Join(names, ", ") + ")"
+	}
+	// sandbox/static.go says the same of a literal argument at validate
+	return Errorf(Logic, "%s.%s takes no %s %s", connector, m.Name, strings.Join(extra, ", "), takes)
 }

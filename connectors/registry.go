@@ -136,12 +136,28 @@ func (r *Registry) Lookup(connector, method string) (Connector, Method, error) {
 	return nil, Method{}, fmt.Errorf("connector %q has no method %q (it has: %s)", connector, method, strings.Join(names, ", "))
 }
 
+// Resolve is Lookup for a call about to be made with params: every call a
+// script makes goes out through it, so a field the method does not declare
+// (Undeclared) is refused for every connector alike, before the connector
+// sees the call. Its errors are Logic: the script's call is wrong.
+func (r *Registry) Resolve(connector, method string, params map[string]any) (Connector, Method, error) {
+	c, m, err := r.Lookup(connector, method)
+	if err != nil {
+		return nil, Method{}, Errorf(Logic, "%v", err)
+	}
+	if err := Undeclared(connector, m, params); err != nil {
+		return nil, Method{}, err
+	}
+	return c, m, nil
+}
+
 // MethodRef names one method of one registered connector.
 type MethodRef struct {
 	Connector  string
 	Method     string
 	Kind       Kind
 	Args       []Arg
+	OpenArgs   bool   // Method.OpenArgs
 	Uncallable string // Method.Uncallable
 }
 
@@ -151,7 +167,7 @@ func (r *Registry) Catalog() []MethodRef {
 	var refs []MethodRef
 	for _, name := range r.Names() {
 		for _, m := range r.byName[name].Methods() {
-			refs = append(refs, MethodRef{Connector: name, Method: m.Name, Kind: m.Kind, Args: m.Args, Uncallable: m.Uncallable})
+			refs = append(refs, MethodRef{Connector: name, Method: m.Name, Kind: m.Kind, Args: m.Args, OpenArgs: m.OpenArgs, Uncallable: m.Uncallable})
 		}
 	}
 	return refs

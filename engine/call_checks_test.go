@@ -30,7 +30,8 @@ func (g *gateConnector) Name() string { return "gate" }
 func (g *gateConnector) Methods() []connectors.Method {
 	return []connectors.Method{{
 		Name: "post", Kind: connectors.Mutate, Doc: "Posts an item past the gate.",
-		Args:  []connectors.Arg{{Name: "id", Type: "string", Required: true, Doc: "the item"}},
+		Args: []connectors.Arg{{Name: "id", Type: "string", Required: true, Doc: "the item"},
+			{Name: "to", Type: "string", Doc: "where it goes (arguments_test.go)"}},
 		Scope: func(p map[string]any) string { id, _ := p["id"].(string); return g.scope(id) },
 	}}
 }

@@ -42,11 +42,19 @@ func inManifest(m *sandbox.Manifest, connector, method string, phase sandbox.Pha
 	return nil
 }
 
-// checkCall is inManifest for a call of a run of workflow's version.
+// checkCall is what every call a script makes passes before it reaches
+// its connector, a read (host.Read) or a mutation (startMutation):
+// inManifest for a run of workflow's version, then the registry's refusal
+// of a field the method does not declare (connectors.Undeclared), which
+// holds so for every connector, not only those that check for themselves.
 func (e *Engine) checkCall(ctx context.Context, workflowID int64, version int, connector, method string, phase sandbox.Phase, params map[string]any) error {
 	m, err := e.manifestOf(ctx, workflowID, version)
 	if err != nil {
 		return err
 	}
-	return inManifest(m, connector, method, phase, params)
+	if err := inManifest(m, connector, method, phase, params); err != nil {
+		return err
+	}
+	_, _, err = e.reg.Resolve(connector, method, params)
+	return err
 }

@@ -29,7 +29,8 @@ func (e *Engine) startMutation(ctx context.Context, ws *wfState, w *storage.Work
 	} else if params, err = json.Marshal(call.Params); err != nil {
 		err = connectors.Errorf(connectors.Logic, "mutation parameters: %v", err)
 	} else {
-		// what the running version's manifest does not name is not made
+		// what the running version's manifest does not name is not made,
+		// nor a call holding a field its method does not declare
 		err = e.checkCall(ctx, run.WorkflowID, run.ScriptVersion, call.Connector, call.Method, sandbox.PhaseMutate, call.Params)
 	}
 	if err != nil {
@@ -112,12 +113,15 @@ func (e *Engine) mayCall(ctx context.Context, q storage.Q, w *storage.Workflow, 
 // outcome. Neither a pause nor a shutdown interrupts it: only the handler
 // deadline does, and a deadline during the call is uncertain, not failed.
 func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, tr *trace) error {
-	conn, _, err := e.reg.Lookup(mut.Connector, mut.Method)
-	if err != nil {
-		return e.tMutationOutcome(ctx, w, run, mut, nil, connectors.Errorf(connectors.Logic, "%v", err), tr)
-	}
 	var params map[string]any
 	_ = json.Unmarshal(mut.Params, &params)
+	// checked again: a call approved, or to be sent again after it was
+	// not sent, may have been taken in by a keep that did not refuse
+	// undeclared fields; it is refused, not sent
+	conn, _, err := e.reg.Resolve(mut.Connector, mut.Method, params)
+	if err != nil {
+		return e.tMutationOutcome(ctx, w, run, mut, nil, err, tr)
+	}
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.pol.HandlerTimeout)
 	defer cancel()
 	// A call whose effect has only to reach the disk hands its sync over:

@@ -46,6 +46,10 @@ type MethodSpec struct {
 	// keep.d.ts declares them: validation checks literal values against
 	// them.
 	Args []ArgSpec
+	// OpenArgs lets a literal argument hold fields beyond Args (an MCP
+	// tool whose input schema allows them); otherwise validate refuses
+	// such a field, as the host refuses it at the call.
+	OpenArgs bool
 	// Uncallable, when set, is why a call of the method is refused at
 	// validate (an MCP tool keep cannot call, mcpcheck.go).
 	Uncallable string

@@ -117,12 +117,23 @@ func (h *recordingHost) logged() []string {
 }
 
 // testMethods are the connector methods every test script may call.
+// testMethods are the tests' own connectors: their Args are the fields
+// the tests' scripts pass, as validate refuses any other.
 var testMethods = []MethodSpec{
-	{Connector: "files", Method: "list", Kind: KindRead},
-	{Connector: "files", Method: "read", Kind: KindReadByID},
-	{Connector: "files", Method: "write", Kind: KindMutate},
-	{Connector: "gmail", Method: "search", Kind: KindRead},
-	{Connector: "sheets", Method: "appendRow", Kind: KindMutate},
+	{Connector: "files", Method: "list", Kind: KindRead, Args: args("dir", "glob")},
+	{Connector: "files", Method: "read", Kind: KindReadByID, Args: args("path")},
+	{Connector: "files", Method: "write", Kind: KindMutate, Args: args("path", "content", "text", "n")},
+	{Connector: "gmail", Method: "search", Kind: KindRead, Args: args("after", "limit")},
+	{Connector: "sheets", Method: "appendRow", Kind: KindMutate, Args: args("spreadsheetId", "values")},
+}
+
+// args declares fields of any type.
+func args(names ...string) []ArgSpec {
+	out := make([]ArgSpec, len(names))
+	for i, n := range names {
+		out[i] = ArgSpec{Name: n, Type: "any"}
+	}
+	return out
 }
 
 // handlers fills a one-producer, one-consumer workflow with handler bodies.

@@ -86,8 +86,8 @@ const example06a = `export default Keep.workflow({
 `
 
 var exampleMethods = []MethodSpec{
-	{Connector: "gmail", Method: "search", Kind: KindRead},
-	{Connector: "sheets", Method: "appendRow", Kind: KindMutate},
+	{Connector: "gmail", Method: "search", Kind: KindRead, Args: args("after", "limit")},
+	{Connector: "sheets", Method: "appendRow", Kind: KindMutate, Args: args("spreadsheetId", "values")},
 }
 
 func TestLoad(t *testing.T) {

@@ -78,7 +78,7 @@ func TestEveryConnectorByComputedNameIsRefused(t *testing.T) {
 func TestManifestNamesWhatTheFileMayDo(t *testing.T) {
 	t.Parallel()
 	methods := append(slices.Clone(testMethods), MethodSpec{Connector: "mcp.memory", Method: "create_entities", Kind: KindMutate},
-		MethodSpec{Connector: "http", Method: "get", Kind: KindRead})
+		MethodSpec{Connector: "http", Method: "get", Kind: KindRead, Args: args("url")})
 	src := `// https://comment.example/ is read too: the person reads it
 const API = "https://api.example.com:8443/v1";
 async function look(c, dir) { return c.files.list({ dir }); }
@@ -207,7 +207,7 @@ export default Keep.workflow({ name: "t", topics: { a: {} },
     await ctx.http.get({ url: API + "/x" });
   } } } });
 `
-	methods := append(slices.Clone(testMethods), MethodSpec{Connector: "http", Method: "get", Kind: KindRead})
+	methods := append(slices.Clone(testMethods), MethodSpec{Connector: "http", Method: "get", Kind: KindRead, Args: args("url")})
 	s, err := Load("t.js", []byte(src), LoadOptions{Methods: methods, MinInterval: time.Minute})
 	if err != nil {
 		t.Fatal(err)

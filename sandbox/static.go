@@ -803,6 +803,10 @@ func (c *callChecker) method(call *ast.CallExpression, spec MethodSpec, sc scope
 		types[a.Name] = a.Type
 	}
 	for _, p := range obj.Value {
+		if short, ok := p.(*ast.PropertyShort); ok {
+			c.undeclared(spec, op, short.Name.Name.String(), int(short.Name.Idx0()), types)
+			continue
+		}
 		kp, ok := p.(*ast.PropertyKeyed)
 		if !ok || kp.Computed {
 			continue
@@ -810,12 +814,31 @@ func (c *callChecker) method(call *ast.CallExpression, spec MethodSpec, sc scope
 		key := propName(kp.Key)
 		typ, declared := types[key]
 		if !declared {
+			c.undeclared(spec, op, key, int(kp.Key.Idx0()), types)
 			continue
 		}
 		if text, fits, judged := literalFits(typ, kp.Value); judged && !fits {
 			c.add(int(kp.Value.Idx0()), "%s: %s %s is not a %s", op, key, text, typ)
 		}
 	}
+}
+
+// undeclared reports a literal argument field the method does not
+// declare, in the words the host refuses the call with at run time
+// (connectors.Undeclared): the connector would drop it silently.
+func (c *callChecker) undeclared(spec MethodSpec, op, key string, at int, types map[string]string) {
+	if _, ok := types[key]; ok || spec.OpenArgs || key == "" {
+		return
+	}
+	takes := "(it takes nothing)"
+	if len(spec.Args) > 0 {
+		names := make([]string, len(spec.Args))
+		for i, a := range spec.Args {
+			names[i] = a.Name
+		}
+		takes = "(it takes: " + strings.Join(names, ", ") + ")"
+	}
+	c.add(at, "%s takes no %s %s", op, key, takes)
 }
 
 func (c *callChecker) operation(call *ast.CallExpression, op string, sc scope) {

@@ -31,7 +31,7 @@ export default Keep.workflow({
         return { reservations: [{ topic: "h.x", ids: [e.messageId] }], data: {},
                  ui: { title: "Note " + H + " TITLE-TAIL \u{1F44D}\u{1F3FD}\u{1F44D}\u{1F3FD}\u{1F44D}\u{1F3FD}" } }; },
       async mutate(ctx, p) {
-        await ctx.files.write({ path: "out/h.txt", content: "ok", memo: "\u0e01" + "\u0e33".repeat(40) + " MEMO-TAIL" });
+        await ctx.files.write({ path: "out/h.txt", content: "\u0e01" + "\u0e33".repeat(40) + " MEMO-TAIL" });
       },
       async next() {} }),
   },

@@ -73,7 +73,7 @@ func (c *Connector) Methods() []connectors.Method {
 // arguments typed from the tool's input schema.
 func (c *Connector) Method(t *sdk.Tool) connectors.Method {
 	m := connectors.Method{Name: t.Name, Kind: connectors.Read, Doc: firstSentence(t.Description), Result: Result,
-		Args: schemaArgs(t.InputSchema), Uncallable: uncallable(t)}
+		Args: schemaArgs(t.InputSchema), OpenArgs: schemaOpen(t.InputSchema), Uncallable: uncallable(t)}
 	if m.Uncallable != "" {
 		m.Doc = "Cannot be called: " + m.Uncallable + ". " + m.Doc
 	}
@@ -131,6 +131,19 @@ func schemaArgs(schema any) []connectors.Arg {
 		args = append(args, connectors.Arg{Name: n, Type: TSType(p, 0), Required: req[n], Doc: firstSentence(doc)})
 	}
 	return args
+}
+
+// schemaOpen says whether an input schema lets a call hold properties it
+// does not name: it names none, or it does not say additionalProperties:
+// false (JSON Schema allows what it does not forbid). keep then passes
+// such a field on to the server rather than refusing it.
+func schemaOpen(schema any) bool {
+	m := asMap(schema)
+	if len(asMap(m["properties"])) == 0 {
+		return true
+	}
+	allowed, isBool := m["additionalProperties"].(bool)
+	return !isBool || allowed
 }
 
 // asMap views a schema value as a JSON object, whatever Go type holds it.

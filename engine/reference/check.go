@@ -63,7 +63,7 @@ func Problems(reg *connectors.Registry) []string {
 func Methods(reg *connectors.Registry) []sandbox.MethodSpec {
 	var out []sandbox.MethodSpec
 	for _, m := range reg.Catalog() {
-		spec := sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind), Uncallable: m.Uncallable}
+		spec := sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind), OpenArgs: m.OpenArgs, Uncallable: m.Uncallable}
 		for _, a := range m.Args {
 			spec.Args = append(spec.Args, sandbox.ArgSpec{Name: a.Name, Type: a.Type, Required: a.Required})
 		}
