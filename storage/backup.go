@@ -28,6 +28,9 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	if err := userpath.Check("database", dbPath); err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
+	if err := notOwnFile(dbPath, path); err != nil {
+		return err
+	}
 	// a backup holds what the database holds: it is created 0600, empty,
 	// before VACUUM INTO fills it (which takes an empty file), so it is
 	// never readable by others, not even for a moment
@@ -54,6 +57,35 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 		return fmt.Errorf("storage: backup to %s: %w", path, err)
 	}
 	done = true
+	return nil
+}
+
+// ownSuffixes name the files keep and SQLite keep beside a database. A
+// backup written to one is lost without a word: SQLite deletes a -wal or
+// a -journal that is not a log of the database when it next opens it (the
+// backup's own connection does, as it closes), a restore removes a
+// .restoring left behind, and the rest are held open by an engine.
+var ownSuffixes = []string{"", "-wal", "-shm", "-journal", ".lock", ".restoring", ".restoring-wal", ".restoring-shm"}
+
+// notOwnFile refuses a backup path that names the database at dbPath or
+// one of the files beside it, by the paths as given or through symbolic
+// links.
+func notOwnFile(dbPath, path string) error {
+	db, err := filepath.Abs(dbPath)
+	if err != nil {
+		return fmt.Errorf("storage: backup: %w", err)
+	}
+	targets := []string{path, realPath(path)}
+	for _, base := range []string{db, realPath(db)} {
+		for _, suffix := range ownSuffixes {
+			for _, t := range targets {
+				if t == base+suffix {
+					return fmt.Errorf("storage: backup: %s is one of keep's own files beside its database %s, "+
+						"which SQLite or keep would remove or overwrite; write the backup to a file of its own", path, db)
+				}
+			}
+		}
+	}
 	return nil
 }
 

@@ -48,3 +48,34 @@ func TestBackupOverAFileIsRefused(t *testing.T) {
 		t.Errorf("the file in the way became %q", b)
 	}
 }
+
+// TestBackupIntoKeepsOwnFilesIsRefused: a backup named like the files
+// beside the database (its -wal, its -journal) was reported written and
+// was gone at once: SQLite deletes such a file as the log or journal of
+// the database when it next opens it, the backup's own connection first.
+// It is refused, with or without a daemon, and the database is untouched.
+func TestBackupIntoKeepsOwnFilesIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	e.deployLines()
+	for _, suffix := range []string{"-wal", "-journal"} {
+		own := e.db + suffix
+		r := e.expect(1, "backup", own)
+		if !strings.Contains(r.stderr, own+" is one of keep's own files beside its database") {
+			t.Errorf("backup into %s says: %s", filepath.Base(own), r)
+		}
+		if _, err := os.Stat(own); err == nil {
+			t.Errorf("a refused backup left %s behind", filepath.Base(own))
+		}
+	}
+	d := startDaemon(t, e)
+	defer d.stop(t)
+	awaitSocket(t, e, d, time.Minute)
+	own := e.db + "-journal"
+	if r := e.expect(1, "backup", own); !strings.Contains(r.stderr, "keep's own files") {
+		t.Errorf("backup into the journal through the daemon says: %s", r)
+	}
+	if r := e.ok("workflows"); !strings.Contains(r.stdout, "lines") {
+		t.Errorf("after the refusals keep workflows says: %s", r)
+	}
+}
