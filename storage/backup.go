@@ -110,9 +110,25 @@ func CheckBackup(ctx context.Context, path string) (int, error) {
 	if check != "ok" {
 		return 0, fmt.Errorf("storage: %s fails its integrity check: %s", path, check)
 	}
+	// golang-migrate, Rails and others keep a schema_migrations with a
+	// version too: the version alone let another program's database
+	// replace keep's, which keep then refused to open. keep's has a name
+	// and applied_at as well (CheckFile asks the same of --db), and its
+	// first migration is 1.
+	var keepColumns int
+	if err := c.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('schema_migrations')
+		WHERE name IN ('version', 'name', 'applied_at')`).Scan(&keepColumns); err != nil {
+		return 0, fmt.Errorf("storage: %s is not a keep database: %w", path, err)
+	}
+	if keepColumns != 3 {
+		return 0, fmt.Errorf("storage: %s is not a keep database (an SQLite database of something else: its schema_migrations is not keep's)", path)
+	}
 	var v int
 	if err := c.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("storage: %s is not a keep database (no schema version): %w", path, err)
+	}
+	if v < 1 {
+		return 0, fmt.Errorf("storage: %s is not a keep database (its schema_migrations is empty: it holds nothing to restore)", path)
 	}
 	if known := SchemaVersion(); v > known {
 		return v, fmt.Errorf("storage: %s is at schema version %d but this keep binary knows only up to %d: use a newer keep", path, v, known)

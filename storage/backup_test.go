@@ -250,3 +250,44 @@ func TestBackupRestore(t *testing.T) {
 		}
 	})
 }
+
+// TestRestoreRefusesAnotherProgramsDatabase: golang-migrate, Rails and
+// others keep a schema_migrations with a version too. Such a database was
+// restored in keep's place ("restored"), and every command after it said
+// keep's database was not a keep database.
+func TestRestoreRefusesAnotherProgramsDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for name, schema := range map[string]string{
+		"golang-migrate": `CREATE TABLE schema_migrations (version bigint NOT NULL PRIMARY KEY, dirty boolean NOT NULL);
+			INSERT INTO schema_migrations VALUES (3, 0); CREATE TABLE users (id INTEGER PRIMARY KEY)`,
+		"empty keep-shaped": `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`,
+	} {
+		other := filepath.Join(dir, name+".db")
+		c, err := sql.Open("sqlite", other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ExecContext(ctx, schema); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		err = Restore(ctx, other, path)
+		if err == nil || !strings.Contains(err.Error(), other+" is not a keep database") {
+			t.Errorf("restoring the %s database: %v, want a refusal naming it", name, err)
+		}
+		if _, err := os.Stat(path + ".before-restore"); err == nil {
+			t.Fatalf("restoring the %s database moved keep's aside", name)
+		}
+	}
+	if err := CheckFile(ctx, path); err != nil {
+		t.Fatalf("after the refusals keep's database is: %v", err)
+	}
+}
