@@ -168,6 +168,19 @@ func Restore(ctx context.Context, from, path string) error {
 		removeDatabase(tmp)
 		return fmt.Errorf("storage: restore: %w", err)
 	}
+	// what goes in place is the copy, not the file checked above: one
+	// that changed while it was copied (a database another engine still
+	// writes, a backup still being written) may be torn
+	if _, err := CheckBackup(ctx, tmp); err != nil {
+		removeDatabase(tmp)
+		return fmt.Errorf("storage: restore: %s changed while it was copied, and the copy does not check; nothing was replaced: %w", from, err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(tmp + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			removeDatabase(tmp)
+			return fmt.Errorf("storage: restore: %w", err)
+		}
+	}
 	if _, err := os.Stat(path); err == nil {
 		if err := keepAside(ctx, path); err != nil {
 			removeDatabase(tmp)

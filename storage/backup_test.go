@@ -291,3 +291,77 @@ func TestRestoreRefusesAnotherProgramsDatabase(t *testing.T) {
 		t.Fatalf("after the refusals keep's database is: %v", err)
 	}
 }
+
+// TestRestoreChecksWhatItPutsInPlace: the backup was checked, then copied
+// again: a backup that changed in between (another engine still writing
+// it, a copy still arriving) went in place torn, and keep said "restored".
+func TestRestoreChecksWhatItPutsInPlace(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// more than one chunk of the copy (1 MiB), so that the backup can
+	// change between its first chunk and the rest
+	if err := db.Write(ctx, func(tx *Tx) error {
+		wid, err := tx.CreateWorkflow(ctx, "w", time.Now())
+		if err != nil {
+			return err
+		}
+		for i := range 600 {
+			if _, err := tx.exec(ctx, `INSERT INTO inputs (workflow_id, source, type, external_id, title, created_at) VALUES (?, 'files', 'file', ?, ?, 0)`,
+				wid, strconv.Itoa(i), strings.Repeat("x", 4000)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(dir, "backup.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if fi, err := os.Stat(backup); err != nil || fi.Size() < 2<<20 {
+		t.Fatalf("the backup is %v (%v): want over 2 MiB", fi.Size(), err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	restoreCopied = func() {
+		if changed {
+			return
+		}
+		changed = true
+		f, err := os.OpenFile(backup, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.WriteAt(bytes.Repeat([]byte{0xff}, 256<<10), 3<<19); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { restoreCopied = nil }()
+	err = Restore(ctx, backup, path)
+	if !changed {
+		t.Fatal("the copy never reached a second chunk: the test changes nothing")
+	}
+	if err == nil || !strings.Contains(err.Error(), backup+" changed while it was copied") {
+		t.Fatalf("Restore of a backup torn while copied = %v, want a refusal naming it", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Error("the database in place was replaced")
+	}
+	for _, left := range []string{".before-restore", ".restoring", ".restoring-wal", ".restoring-shm"} {
+		if _, err := os.Stat(path + left); err == nil {
+			t.Errorf("%s was left behind", filepath.Base(path+left))
+		}
+	}
+}
