@@ -64,8 +64,14 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 // backup written to one is lost without a word: SQLite deletes a -wal or
 // a -journal that is not a log of the database when it next opens it (the
 // backup's own connection does, as it closes), a restore removes a
-// .restoring left behind, and the rest are held open by an engine.
-var ownSuffixes = []string{"", "-wal", "-shm", "-journal", ".lock", ".restoring", ".restoring-wal", ".restoring-shm"}
+// .restoring left behind, a daemon writes its pid over the start of
+// .engine and .starting, and refuses to start beside a .sock that is not
+// a socket (engine/daemon).
+var ownSuffixes = []string{"", "-wal", "-shm", "-journal", ".lock", ".restoring", ".restoring-wal", ".restoring-shm",
+	".engine", ".starting", ".sock"}
+
+// ownLog is the daemon's log beside the database, which it appends to.
+const ownLog = "keep.log"
 
 // notOwnFile refuses a backup path that names the database at dbPath or
 // one of the files beside it, by the paths as given or through symbolic
@@ -77,9 +83,13 @@ func notOwnFile(dbPath, path string) error {
 	}
 	targets := []string{path, realPath(path)}
 	for _, base := range []string{db, realPath(db)} {
+		own := []string{filepath.Join(filepath.Dir(base), ownLog)}
 		for _, suffix := range ownSuffixes {
+			own = append(own, base+suffix)
+		}
+		for _, name := range own {
 			for _, t := range targets {
-				if t == base+suffix {
+				if t == name {
 					return fmt.Errorf("storage: backup: %s is one of keep's own files beside its database %s, "+
 						"which SQLite or keep would remove or overwrite; write the backup to a file of its own", path, db)
 				}

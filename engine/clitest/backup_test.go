@@ -50,16 +50,17 @@ func TestBackupOverAFileIsRefused(t *testing.T) {
 }
 
 // TestBackupIntoKeepsOwnFilesIsRefused: a backup named like the files
-// beside the database (its -wal, its -journal) was reported written and
-// was gone at once: SQLite deletes such a file as the log or journal of
-// the database when it next opens it, the backup's own connection first.
-// It is refused, with or without a daemon, and the database is untouched.
+// beside the database was reported written, and then lost: SQLite deletes
+// a -wal or -journal that is no log of the database when it next opens it
+// (the backup's own connection first), a daemon writes its pid over the
+// start of .engine and refuses to start beside a .sock that is a file, and
+// appends its log to keep.log. It is refused, with or without a daemon,
+// and the database is untouched.
 func TestBackupIntoKeepsOwnFilesIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "allow")
 	e.deployLines()
-	for _, suffix := range []string{"-wal", "-journal"} {
-		own := e.db + suffix
+	for _, own := range []string{e.db + "-wal", e.db + "-journal", e.db + ".engine", e.db + ".sock", filepath.Join(filepath.Dir(e.db), "keep.log")} {
 		r := e.expect(1, "backup", own)
 		if !strings.Contains(r.stderr, own+" is one of keep's own files beside its database") {
 			t.Errorf("backup into %s says: %s", filepath.Base(own), r)
