@@ -355,3 +355,60 @@ func TestGCLooksAtABatchOfRunsATime(t *testing.T) {
 		t.Fatalf("%d trace lines left, want the young runs' 120000", n)
 	}
 }
+
+// TestGCCheckpointDoesNotWaitForReaders: gc's truncating checkpoint, which
+// runs holding the writer, waited through the busy timeout (10 s) for any
+// reader of an older snapshot, a backup's or a screen's, and every commit
+// waited with it. It now does what it can at once; the writer's busy
+// timeout is what it was for everything else.
+func TestGCCheckpointDoesNotWaitForReaders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTemp(t)
+	write := func(name string) {
+		if err := db.Write(ctx, func(tx *Tx) error { _, err := tx.CreateWorkflow(ctx, name, time.Now()); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("w")
+	// a reader on its own connection, as a backup's VACUUM INTO is, on the
+	// snapshot before the next commit, for the whole gc
+	c, err := openSQL(FileURI(db.path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	reader, err := c.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Rollback()
+	var n int
+	if err := reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM workflows`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	write("w2")
+	waits := map[string]int{}
+	stop := db.CountStatements(func(query string) {
+		if strings.HasPrefix(query, "PRAGMA wal_checkpoint(") {
+			// the hook runs on the goroutine that holds the writer, just
+			// before the checkpoint: the connection is free to ask
+			var ms int
+			if err := db.wc.conn.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&ms); err != nil {
+				t.Error(err)
+			}
+			waits[query] = ms
+		}
+	})
+	if _, err := db.GC(ctx, Retention{TracesBefore: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if ms, ok := waits["PRAGMA wal_checkpoint(TRUNCATE)"]; !ok || ms != 0 {
+		t.Fatalf("gc's checkpoints ran with busy timeouts %v: want the truncating one not to wait for the reader", waits)
+	}
+	var ms int
+	if err := db.wc.conn.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&ms); err != nil || ms != busyTimeoutMS {
+		t.Fatalf("after gc the writer's busy timeout is %d (%v), want %d", ms, err, busyTimeoutMS)
+	}
+}
