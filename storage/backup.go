@@ -115,6 +115,12 @@ func CheckBackup(ctx context.Context, path string) (int, error) {
 	defer c.Close()
 	var check string
 	if err := c.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&check); err != nil {
+		// a backup cut short or damaged starts as an SQLite file does, and
+		// is told apart from a file that is no database at all: the one
+		// calls for an earlier backup, the other for the right file
+		if sqliteFile(path) {
+			return 0, fmt.Errorf("storage: %s is a damaged database (cut short, or overwritten in part), not a backup to restore: %w", path, err)
+		}
 		return 0, fmt.Errorf("storage: %s is not a keep database: %w", path, err)
 	}
 	if check != "ok" {
@@ -144,6 +150,18 @@ func CheckBackup(ctx context.Context, path string) (int, error) {
 		return v, fmt.Errorf("storage: %s is at schema version %d but this keep binary knows only up to %d: use a newer keep", path, v, known)
 	}
 	return v, nil
+}
+
+// sqliteFile says whether the file at path begins as an SQLite database.
+func sqliteFile(path string) bool {
+	f, err := userpath.Open("backup", path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == sqliteMagic
 }
 
 // Restore replaces the database at path with the backup at from, after

@@ -365,3 +365,43 @@ func TestRestoreChecksWhatItPutsInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreOfADamagedBackupSaysSo: a backup cut short (a copy that did
+// not finish, a full disk) was called "not a keep database", which sends
+// the user looking for another file rather than an earlier backup.
+func TestRestoreOfADamagedBackupSaysSo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(dir, "whole.db")
+	if err := db.Backup(ctx, whole); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	b, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.db")
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(cut, b[:len(b)/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(junk, []byte(strings.Repeat("not a database ", 500)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Restore(ctx, cut, path); err == nil || !strings.Contains(err.Error(), cut+" is a damaged database") {
+		t.Errorf("restoring a backup cut short: %v, want it called damaged", err)
+	}
+	if err := Restore(ctx, junk, path); err == nil || !strings.Contains(err.Error(), junk+" is not a keep database") {
+		t.Errorf("restoring a file that is no database: %v, want it called so", err)
+	}
+	if _, err := os.Stat(path + ".before-restore"); err == nil {
+		t.Fatal("a refused restore moved the database aside")
+	}
+}
