@@ -192,6 +192,14 @@ func Restore(ctx context.Context, from, path string) error {
 		return err
 	}
 	tmp := path + ".restoring"
+	// the copy starts by removing what is at tmp: given the copy an
+	// interrupted restore left there, it removed the file it was to copy
+	if fromInfo, err := os.Stat(from); err == nil {
+		if tmpInfo, err := os.Stat(tmp); err == nil && os.SameFile(fromInfo, tmpInfo) {
+			return fmt.Errorf("storage: restore: %s is where restore copies a backup to, left by a restore that was interrupted; "+
+				"move it elsewhere and restore from there (or from the backup it was copied from)", from)
+		}
+	}
 	if err := copyWhole(ctx, from, tmp); err != nil {
 		removeDatabase(tmp)
 		return fmt.Errorf("storage: restore: %w", err)

@@ -405,3 +405,42 @@ func TestRestoreOfADamagedBackupSaysSo(t *testing.T) {
 		t.Fatal("a refused restore moved the database aside")
 	}
 }
+
+// TestRestoreFromTheCopyAnInterruptedRestoreLeft: a restore killed after
+// it moved the database aside leaves keep.db.restoring, whole, and no
+// keep.db. Restoring from it removed it before copying it.
+func TestRestoreFromTheCopyAnInterruptedRestoreLeft(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := path + ".restoring"
+	if err := db.Backup(ctx, filepath.Join(dir, "copy.db")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.Rename(filepath.Join(dir, "copy.db"), left); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, path+".before-restore"); err != nil {
+		t.Fatal(err)
+	}
+	err = Restore(ctx, left, path)
+	if err == nil || !strings.Contains(err.Error(), "move it elsewhere") {
+		t.Errorf("restoring from %s: %v, want a refusal saying what to do", filepath.Base(left), err)
+	}
+	if v, err := CheckBackup(ctx, left); err != nil || v != SchemaVersion() {
+		t.Fatalf("the copy left by the interrupted restore is gone or changed: version %d, %v", v, err)
+	}
+	moved := filepath.Join(dir, "moved.db")
+	if err := os.Rename(left, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := Restore(ctx, moved, path); err != nil {
+		t.Fatalf("restoring from it once moved: %v", err)
+	}
+}
