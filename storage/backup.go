@@ -28,6 +28,9 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	if err := userpath.Check("database", dbPath); err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
+	if err := notOwnFile(dbPath, path); err != nil {
+		return err
+	}
 	// a backup holds what the database holds: it is created 0600, empty,
 	// before VACUUM INTO fills it (which takes an empty file), so it is
 	// never readable by others, not even for a moment
@@ -57,6 +60,45 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	return nil
 }
 
+// ownSuffixes name the files keep and SQLite keep beside a database. A
+// backup written to one is lost without a word: SQLite deletes a -wal or
+// a -journal that is not a log of the database when it next opens it (the
+// backup's own connection does, as it closes), a restore removes a
+// .restoring left behind, a daemon writes its pid over the start of
+// .engine and .starting, and refuses to start beside a .sock that is not
+// a socket (engine/daemon).
+var ownSuffixes = []string{"", "-wal", "-shm", "-journal", ".lock", ".restoring", ".restoring-wal", ".restoring-shm",
+	".engine", ".starting", ".sock"}
+
+// ownLog is the daemon's log beside the database, which it appends to.
+const ownLog = "keep.log"
+
+// notOwnFile refuses a backup path that names the database at dbPath or
+// one of the files beside it, by the paths as given or through symbolic
+// links.
+func notOwnFile(dbPath, path string) error {
+	db, err := filepath.Abs(dbPath)
+	if err != nil {
+		return fmt.Errorf("storage: backup: %w", err)
+	}
+	targets := []string{path, realPath(path)}
+	for _, base := range []string{db, realPath(db)} {
+		own := []string{filepath.Join(filepath.Dir(base), ownLog)}
+		for _, suffix := range ownSuffixes {
+			own = append(own, base+suffix)
+		}
+		for _, name := range own {
+			for _, t := range targets {
+				if t == name {
+					return fmt.Errorf("storage: backup: %s is one of keep's own files beside its database %s, "+
+						"which SQLite or keep would remove or overwrite; write the backup to a file of its own", path, db)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // CheckBackup opens a backup read-only and returns its schema version once
 // it passes integrity_check and is not newer than this binary knows.
 func CheckBackup(ctx context.Context, path string) (int, error) {
@@ -73,19 +115,53 @@ func CheckBackup(ctx context.Context, path string) (int, error) {
 	defer c.Close()
 	var check string
 	if err := c.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&check); err != nil {
+		// a backup cut short or damaged starts as an SQLite file does, and
+		// is told apart from a file that is no database at all: the one
+		// calls for an earlier backup, the other for the right file
+		if sqliteFile(path) {
+			return 0, fmt.Errorf("storage: %s is a damaged database (cut short, or overwritten in part), not a backup to restore: %w", path, err)
+		}
 		return 0, fmt.Errorf("storage: %s is not a keep database: %w", path, err)
 	}
 	if check != "ok" {
 		return 0, fmt.Errorf("storage: %s fails its integrity check: %s", path, check)
 	}
+	// golang-migrate, Rails and others keep a schema_migrations with a
+	// version too: the version alone let another program's database
+	// replace keep's, which keep then refused to open. keep's has a name
+	// and applied_at as well (CheckFile asks the same of --db), and its
+	// first migration is 1.
+	var keepColumns int
+	if err := c.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('schema_migrations')
+		WHERE name IN ('version', 'name', 'applied_at')`).Scan(&keepColumns); err != nil {
+		return 0, fmt.Errorf("storage: %s is not a keep database: %w", path, err)
+	}
+	if keepColumns != 3 {
+		return 0, fmt.Errorf("storage: %s is not a keep database (an SQLite database of something else: its schema_migrations is not keep's)", path)
+	}
 	var v int
 	if err := c.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("storage: %s is not a keep database (no schema version): %w", path, err)
+	}
+	if v < 1 {
+		return 0, fmt.Errorf("storage: %s is not a keep database (its schema_migrations is empty: it holds nothing to restore)", path)
 	}
 	if known := SchemaVersion(); v > known {
 		return v, fmt.Errorf("storage: %s is at schema version %d but this keep binary knows only up to %d: use a newer keep", path, v, known)
 	}
 	return v, nil
+}
+
+// sqliteFile says whether the file at path begins as an SQLite database.
+func sqliteFile(path string) bool {
+	f, err := userpath.Open("backup", path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == sqliteMagic
 }
 
 // Restore replaces the database at path with the backup at from, after
@@ -116,9 +192,30 @@ func Restore(ctx context.Context, from, path string) error {
 		return err
 	}
 	tmp := path + ".restoring"
+	// the copy starts by removing what is at tmp: given the copy an
+	// interrupted restore left there, it removed the file it was to copy
+	if fromInfo, err := os.Stat(from); err == nil {
+		if tmpInfo, err := os.Stat(tmp); err == nil && os.SameFile(fromInfo, tmpInfo) {
+			return fmt.Errorf("storage: restore: %s is where restore copies a backup to, left by a restore that was interrupted; "+
+				"move it elsewhere and restore from there (or from the backup it was copied from)", from)
+		}
+	}
 	if err := copyWhole(ctx, from, tmp); err != nil {
 		removeDatabase(tmp)
 		return fmt.Errorf("storage: restore: %w", err)
+	}
+	// what goes in place is the copy, not the file checked above: one
+	// that changed while it was copied (a database another engine still
+	// writes, a backup still being written) may be torn
+	if _, err := CheckBackup(ctx, tmp); err != nil {
+		removeDatabase(tmp)
+		return fmt.Errorf("storage: restore: %s changed while it was copied, and the copy does not check; nothing was replaced: %w", from, err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(tmp + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			removeDatabase(tmp)
+			return fmt.Errorf("storage: restore: %w", err)
+		}
 	}
 	if _, err := os.Stat(path); err == nil {
 		if err := keepAside(ctx, path); err != nil {

@@ -250,3 +250,197 @@ func TestBackupRestore(t *testing.T) {
 		}
 	})
 }
+
+// TestRestoreRefusesAnotherProgramsDatabase: golang-migrate, Rails and
+// others keep a schema_migrations with a version too. Such a database was
+// restored in keep's place ("restored"), and every command after it said
+// keep's database was not a keep database.
+func TestRestoreRefusesAnotherProgramsDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for name, schema := range map[string]string{
+		"golang-migrate": `CREATE TABLE schema_migrations (version bigint NOT NULL PRIMARY KEY, dirty boolean NOT NULL);
+			INSERT INTO schema_migrations VALUES (3, 0); CREATE TABLE users (id INTEGER PRIMARY KEY)`,
+		"empty keep-shaped": `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`,
+	} {
+		other := filepath.Join(dir, name+".db")
+		c, err := sql.Open("sqlite", other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ExecContext(ctx, schema); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		err = Restore(ctx, other, path)
+		if err == nil || !strings.Contains(err.Error(), other+" is not a keep database") {
+			t.Errorf("restoring the %s database: %v, want a refusal naming it", name, err)
+		}
+		if _, err := os.Stat(path + ".before-restore"); err == nil {
+			t.Fatalf("restoring the %s database moved keep's aside", name)
+		}
+	}
+	if err := CheckFile(ctx, path); err != nil {
+		t.Fatalf("after the refusals keep's database is: %v", err)
+	}
+}
+
+// TestRestoreChecksWhatItPutsInPlace: the backup was checked, then copied
+// again: a backup that changed in between (another engine still writing
+// it, a copy still arriving) went in place torn, and keep said "restored".
+func TestRestoreChecksWhatItPutsInPlace(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// more than one chunk of the copy (1 MiB), so that the backup can
+	// change between its first chunk and the rest
+	if err := db.Write(ctx, func(tx *Tx) error {
+		wid, err := tx.CreateWorkflow(ctx, "w", time.Now())
+		if err != nil {
+			return err
+		}
+		for i := range 600 {
+			if _, err := tx.exec(ctx, `INSERT INTO inputs (workflow_id, source, type, external_id, title, created_at) VALUES (?, 'files', 'file', ?, ?, 0)`,
+				wid, strconv.Itoa(i), strings.Repeat("x", 4000)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(dir, "backup.db")
+	if err := db.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if fi, err := os.Stat(backup); err != nil || fi.Size() < 2<<20 {
+		t.Fatalf("the backup is %v (%v): want over 2 MiB", fi.Size(), err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	restoreCopied = func() {
+		if changed {
+			return
+		}
+		changed = true
+		f, err := os.OpenFile(backup, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.WriteAt(bytes.Repeat([]byte{0xff}, 256<<10), 3<<19); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { restoreCopied = nil }()
+	err = Restore(ctx, backup, path)
+	if !changed {
+		t.Fatal("the copy never reached a second chunk: the test changes nothing")
+	}
+	if err == nil || !strings.Contains(err.Error(), backup+" changed while it was copied") {
+		t.Fatalf("Restore of a backup torn while copied = %v, want a refusal naming it", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Error("the database in place was replaced")
+	}
+	for _, left := range []string{".before-restore", ".restoring", ".restoring-wal", ".restoring-shm"} {
+		if _, err := os.Stat(path + left); err == nil {
+			t.Errorf("%s was left behind", filepath.Base(path+left))
+		}
+	}
+}
+
+// TestRestoreOfADamagedBackupSaysSo: a backup cut short (a copy that did
+// not finish, a full disk) was called "not a keep database", which sends
+// the user looking for another file rather than an earlier backup.
+func TestRestoreOfADamagedBackupSaysSo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(dir, "whole.db")
+	if err := db.Backup(ctx, whole); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	b, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.db")
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(cut, b[:len(b)/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(junk, []byte(strings.Repeat("not a database ", 500)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Restore(ctx, cut, path); err == nil || !strings.Contains(err.Error(), cut+" is a damaged database") {
+		t.Errorf("restoring a backup cut short: %v, want it called damaged", err)
+	}
+	if err := Restore(ctx, junk, path); err == nil || !strings.Contains(err.Error(), junk+" is not a keep database") {
+		t.Errorf("restoring a file that is no database: %v, want it called so", err)
+	}
+	if _, err := os.Stat(path + ".before-restore"); err == nil {
+		t.Fatal("a refused restore moved the database aside")
+	}
+}
+
+// TestRestoreFromTheCopyAnInterruptedRestoreLeft: a restore killed after
+// it moved the database aside leaves keep.db.restoring, whole, and no
+// keep.db. Restoring from it removed it before copying it.
+func TestRestoreFromTheCopyAnInterruptedRestoreLeft(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.db")
+	db, err := Open(ctx, Opts{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := path + ".restoring"
+	if err := db.Backup(ctx, filepath.Join(dir, "copy.db")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.Rename(filepath.Join(dir, "copy.db"), left); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, path+".before-restore"); err != nil {
+		t.Fatal(err)
+	}
+	err = Restore(ctx, left, path)
+	if err == nil || !strings.Contains(err.Error(), "move it elsewhere") {
+		t.Errorf("restoring from %s: %v, want a refusal saying what to do", filepath.Base(left), err)
+	}
+	if v, err := CheckBackup(ctx, left); err != nil || v != SchemaVersion() {
+		t.Fatalf("the copy left by the interrupted restore is gone or changed: version %d, %v", v, err)
+	}
+	moved := filepath.Join(dir, "moved.db")
+	if err := os.Rename(left, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := Restore(ctx, moved, path); err != nil {
+		t.Fatalf("restoring from it once moved: %v", err)
+	}
+}

@@ -66,7 +66,20 @@ func (db *DB) checkpoint(ctx context.Context, mode string) error {
 	if err := db.disk.syncTo(n); err != nil {
 		return err
 	}
-	if _, err := db.wc.conn.ExecContext(ctx, `PRAGMA wal_checkpoint(`+mode+`)`); err != nil {
+	// Every mode but PASSIVE waits, through the busy timeout (10 s), for
+	// readers of an older snapshot to finish, and it waits holding the
+	// writer: a backup or a screen reading then held every commit up for
+	// 10 s. Without the wait it does what it can now (the log is truncated
+	// by a later gc, or reused from its start once those readers are gone).
+	if mode != "PASSIVE" {
+		if _, err := db.wc.conn.ExecContext(detached(ctx), `PRAGMA busy_timeout = 0`); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		defer db.wc.conn.ExecContext(detached(ctx), fmt.Sprintf(`PRAGMA busy_timeout = %d`, busyTimeoutMS))
+	}
+	query := `PRAGMA wal_checkpoint(` + mode + `)`
+	countStatement(&db.onStatement, query)
+	if _, err := db.wc.conn.ExecContext(ctx, query); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	db.logPages = 0

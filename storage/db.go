@@ -191,9 +191,12 @@ func realPath(abs string) string {
 // keeps it: the size is fixed when the file is created.
 const pageSize = 2048
 
+// busyTimeoutMS is how long a connection waits for a lock another holds.
+const busyTimeoutMS = 10000
+
 func dsn(path string, writer bool) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
 	if !writer {
 		q.Add("_pragma", "journal_mode(WAL)")
 	}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"modernc.org/sqlite"
 )
 
 // Retention says what gc may remove. A zero time keeps that kind forever.
@@ -18,9 +20,9 @@ type Retention struct {
 	// CompactBefore: consumed events last updated before it keep only
 	// their messageId as payload.
 	CompactBefore time.Time
-	// Batch is the most rows (runs, events or trace lines) one write
-	// transaction looks at (default 500), so a run waiting to commit waits
-	// for one small batch at most.
+	// Batch is the most rows (runs, events, or the runs whose trace lines
+	// it prunes) one write transaction looks at (default 500), so a run
+	// waiting to commit waits for one small batch at most.
 	Batch int
 }
 
@@ -34,11 +36,14 @@ type GCReport struct {
 	BytesBefore    int64 `json:"bytes_before"`
 	BytesAfter     int64 `json:"bytes_after"`
 	// Transactions: the write transactions gc took; LargestTx: the most
-	// rows one of them changed (temporary copies included); LongestTxMS:
-	// how long the longest held the writer.
-	Transactions int     `json:"transactions"`
-	LargestTx    int64   `json:"largest_tx_rows"`
-	LongestTxMS  float64 `json:"longest_tx_ms"`
+	// rows one of them changed (temporary copies included); LargestTxPages:
+	// the most pages one of them read (cached or not), what it looked at
+	// beyond what it changed; LongestTxMS: how long the longest held the
+	// writer.
+	Transactions   int     `json:"transactions"`
+	LargestTx      int64   `json:"largest_tx_rows"`
+	LargestTxPages int64   `json:"largest_tx_pages"`
+	LongestTxMS    float64 `json:"longest_tx_ms"`
 }
 
 // A finished run is closed: nothing waits on it and it owns no
@@ -137,16 +142,18 @@ type gcStep func(ctx context.Context, tx *Tx, b *gcBatch, rep *GCReport) (more b
 // gcTx runs one batch as its own write transaction and notes its size.
 func (db *DB) gcTx(ctx context.Context, rep *GCReport, fn func(tx *Tx) error) error {
 	var start time.Time // once the writer is ours: waiting for it is not holding it
-	var changed int64
+	var changed, read int64
 	if err := db.Write(ctx, func(tx *Tx) error {
 		start = time.Now()
 		before, err := totalChanges(ctx, tx)
 		if err != nil {
 			return err
 		}
+		readBefore := pagesRead(tx)
 		if err := fn(tx); err != nil {
 			return err
 		}
+		read = pagesRead(tx) - readBefore
 		after, err := totalChanges(ctx, tx)
 		changed = after - before
 		return err
@@ -155,6 +162,7 @@ func (db *DB) gcTx(ctx context.Context, rep *GCReport, fn func(tx *Tx) error) er
 	}
 	rep.Transactions++
 	rep.LargestTx = max(rep.LargestTx, changed)
+	rep.LargestTxPages = max(rep.LargestTxPages, read)
 	rep.LongestTxMS = max(rep.LongestTxMS, float64(time.Since(start).Microseconds())/1000)
 	return nil
 }
@@ -167,6 +175,25 @@ func totalChanges(ctx context.Context, tx *Tx) (int64, error) {
 	return n, err
 }
 
+// pagesRead counts the pages the writer connection has fetched, from its
+// cache or the file, since it opened (0 where SQLite cannot say).
+func pagesRead(tx *Tx) int64 {
+	var n int64
+	_ = tx.tq.conn.Raw(func(dc any) error {
+		st, ok := dc.(sqlite.DBStatus)
+		if !ok {
+			return nil
+		}
+		for _, op := range []sqlite.DBStatusOp{sqlite.DBStatusCacheHit, sqlite.DBStatusCacheMiss} {
+			if c, _, err := st.Status(op, false); err == nil {
+				n += int64(c)
+			}
+		}
+		return nil
+	})
+	return n
+}
+
 // windowEnd is the last id of the batch query selects (ok false: none).
 func windowEnd(ctx context.Context, tx *Tx, query string, args ...any) (int64, bool, error) {
 	var last sql.NullInt64
@@ -174,6 +201,25 @@ func windowEnd(ctx context.Context, tx *Tx, query string, args ...any) (int64, b
 		return 0, false, err
 	}
 	return last.Int64, last.Valid, nil
+}
+
+// runWindow is the batch of runs query selects (ids, at most a batch of
+// them, unfiltered): its last id, and whether a run in it was created
+// before cutoff (ok false: the window is empty, or every run in it, and so
+// every later one, is too young for the cutoff). A window filtered by the
+// cutoff instead would look at every run after the last match, in one
+// transaction, to find that there is none: a month of runs a retention
+// keeps, each gc.
+func runWindow(ctx context.Context, tx *Tx, cutoff int64, query string, args ...any) (int64, bool, error) {
+	var last, oldest sql.NullInt64
+	if err := tx.q.QueryRowContext(ctx, `SELECT MAX(w.id), MIN(r.created_at) FROM (`+query+`) w JOIN runs r ON r.id = w.id`,
+		args...).Scan(&last, &oldest); err != nil {
+		return 0, false, err
+	}
+	// ids grow with time and a run closes after it was created, so once a
+	// window's runs are all younger than the cutoff none after them is
+	// older: a clock set back only leaves a run for a later gc
+	return last.Int64, last.Valid && oldest.Int64 < cutoff, nil
 }
 
 func affected(res sql.Result, err error) (int64, error) {
@@ -197,8 +243,8 @@ func deleteTraces(ctx context.Context, tx *Tx, where string, limit int, args ...
 func pruneTraces(ctx context.Context, tx *Tx, b *gcBatch, rep *GCReport) (bool, error) {
 	// walked through the traces' own index: the runs that still have
 	// traces are the recent ones, not the whole history
-	last, ok, err := windowEnd(ctx, tx, `SELECT r.id FROM (SELECT DISTINCT run_id AS id FROM run_traces WHERE run_id > ? ORDER BY run_id) t
-		JOIN runs r ON r.id = t.id WHERE `+oldFinishedRun+` ORDER BY r.id LIMIT +?`, b.after, b.cutoff, b.cutoff, b.limit)
+	last, ok, err := runWindow(ctx, tx, b.cutoff, `SELECT DISTINCT run_id AS id FROM run_traces WHERE run_id > ? ORDER BY run_id LIMIT +?`,
+		b.after, b.limit)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -220,8 +266,7 @@ func pruneTraces(ctx context.Context, tx *Tx, b *gcBatch, rep *GCReport) (bool, 
 // row: nothing reads it once the run has committed (a retry copies it only
 // from a run that did not). Then it moves the runs it keeps (see GC).
 func pruneRuns(ctx context.Context, tx *Tx, b *gcBatch, rep *GCReport) (bool, error) {
-	last, ok, err := windowEnd(ctx, tx, `SELECT r.id FROM runs r WHERE r.id > ? AND `+oldFinishedRun+` ORDER BY r.id LIMIT +?`,
-		b.after, b.cutoff, b.cutoff, b.limit)
+	last, ok, err := runWindow(ctx, tx, b.cutoff, `SELECT id FROM runs WHERE id > ? ORDER BY id LIMIT +?`, b.after, b.limit)
 	if err != nil || !ok {
 		return false, err
 	}

@@ -48,3 +48,35 @@ func TestBackupOverAFileIsRefused(t *testing.T) {
 		t.Errorf("the file in the way became %q", b)
 	}
 }
+
+// TestBackupIntoKeepsOwnFilesIsRefused: a backup named like the files
+// beside the database was reported written, and then lost: SQLite deletes
+// a -wal or -journal that is no log of the database when it next opens it
+// (the backup's own connection first), a daemon writes its pid over the
+// start of .engine and refuses to start beside a .sock that is a file, and
+// appends its log to keep.log. It is refused, with or without a daemon,
+// and the database is untouched.
+func TestBackupIntoKeepsOwnFilesIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	e.deployLines()
+	for _, own := range []string{e.db + "-wal", e.db + "-journal", e.db + ".engine", e.db + ".sock", filepath.Join(filepath.Dir(e.db), "keep.log")} {
+		r := e.expect(1, "backup", own)
+		if !strings.Contains(r.stderr, own+" is one of keep's own files beside its database") {
+			t.Errorf("backup into %s says: %s", filepath.Base(own), r)
+		}
+		if _, err := os.Stat(own); err == nil {
+			t.Errorf("a refused backup left %s behind", filepath.Base(own))
+		}
+	}
+	d := startDaemon(t, e)
+	defer d.stop(t)
+	awaitSocket(t, e, d, time.Minute)
+	own := e.db + "-journal"
+	if r := e.expect(1, "backup", own); !strings.Contains(r.stderr, "keep's own files") {
+		t.Errorf("backup into the journal through the daemon says: %s", r)
+	}
+	if r := e.ok("workflows"); !strings.Contains(r.stdout, "lines") {
+		t.Errorf("after the refusals keep workflows says: %s", r)
+	}
+}
