@@ -133,7 +133,7 @@ func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch c
 	raw := url.Values{"valueInputOption": {"RAW"}}
 	if ch.header {
 		rng := a1(loc.google.tab, "A1")
-		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{cells(t.header)}}
+		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{only(t.header, headerCols(ch.headerFrom, len(t.header)))}}
 		if err := c.google.call(ctx, http.MethodPut, loc, rng, "", raw, body, nil); err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch c
 		return c.google.call(ctx, http.MethodPost, loc, rng, ":append", q, body, nil)
 	}
 	rng := a1(loc.google.tab, fmt.Sprintf("A%d", ch.row+2)) // row 1 is the header
-	body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{rec}}
+	body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{only(t.records[ch.row], ch.cols)}}
 	return c.google.call(ctx, http.MethodPut, loc, rng, "", raw, body, nil)
 }
 
@@ -156,6 +156,25 @@ func cells(rec []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// only is rec with every cell but cols null, which the Sheets API skips,
+// leaving what the cell holds; an empty string would clear it.
+func only(rec []string, cols []int) []any {
+	out := make([]any, len(rec))
+	for _, i := range cols {
+		out[i] = rec[i]
+	}
+	return out
+}
+
+// headerCols are the header cells from the first new one to n.
+func headerCols(from, n int) []int {
+	var cols []int
+	for i := from; i < n; i++ {
+		cols = append(cols, i)
+	}
+	return cols
 }
 
 // apiError is an answer of the Sheets API other than 2xx.

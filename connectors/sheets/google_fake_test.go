@@ -25,6 +25,10 @@ type fakeSheets struct {
 	fails []fakeFailure
 	auths []string // Authorization headers, in order
 	calls []string // "GET 'Tab'", "POST 'Tab'!A1:append", ...
+	// shown is what values.get (FORMATTED_VALUE) answers for a cell whose
+	// content is a key here: a formula's result, a number as formatted.
+	// A cell not here reads as it is held.
+	shown map[string]string
 }
 
 type fakeFailure struct {
@@ -148,9 +152,15 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rec := func() []string {
-		out := make([]string, len(vr.Values[0]))
+	// rec is the row written over old: a null cell is skipped, as Google
+	// skips it, leaving what the cell held.
+	rec := func(old []string) []string {
+		out := make([]string, max(len(vr.Values[0]), len(old)))
+		copy(out, old)
 		for i, v := range vr.Values[0] {
+			if v == nil {
+				continue
+			}
 			s, ok := v.(string)
 			if !ok {
 				f.t.Errorf("cell %d is %T, want a string", i, v)
@@ -167,6 +177,12 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			for len(row) > 0 && row[len(row)-1] == "" { // Google trims trailing empty cells
 				row = row[:len(row)-1]
 			}
+			row = append([]string(nil), row...)
+			for i, c := range row {
+				if s, ok := f.shown[c]; ok {
+					row[i] = s
+				}
+			}
 			values = append(values, cells(row))
 		}
 		for len(values) > 0 && len(values[len(values)-1]) == 0 {
@@ -181,7 +197,7 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("insertDataOption") != "INSERT_ROWS" {
 			f.t.Errorf("append with insertDataOption %q", r.URL.Query().Get("insertDataOption"))
 		}
-		f.tabs[key] = append(grid, rec())
+		f.tabs[key] = append(grid, rec(nil))
 		n := len(f.tabs[key])
 		updated := fmt.Sprintf("%s!A%d:%c%d", a1(tab, ""), n, 'A'+len(vr.Values[0])-1, n)
 		answer = map[string]any{"spreadsheetId": id, "tableRange": fmt.Sprintf("%s!A1:Z%d", a1(tab, ""), n-1),
@@ -191,7 +207,7 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for len(grid) < row {
 			grid = append(grid, nil)
 		}
-		grid[row-1] = rec()
+		grid[row-1] = rec(grid[row-1])
 		f.tabs[key] = grid
 		answer = map[string]any{"spreadsheetId": id, "updatedRange": rng, "updatedRows": 1,
 			"updatedColumns": len(vr.Values[0]), "updatedCells": len(vr.Values[0])}

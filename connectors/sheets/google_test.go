@@ -272,6 +272,30 @@ func TestGoogleSheets(t *testing.T) {
 		wantClass(t, err, connectors.Auth, "[connectors.sheets] google_account")
 	})
 
+	t.Run("updateRow changes the cells it sets and leaves the row's formulas and numbers alone", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		// values.get gives a formula's result and a number as formatted:
+		// written back RAW, they would be text in place of the formula
+		// and the number
+		g.fake.tabs[sheetID+"/Invoices"] = [][]string{
+			{"number", "price", "qty", "total"},
+			{"INV-1", "1234.5", "2", "=B2*C2"},
+		}
+		g.fake.shown = map[string]string{"1234.5": "$1,234.50", "=B2*C2": "$2,469.00"}
+		got := g.mustDo(t, "updateRow", "k1", with(invoices, "key", "number", "value", "INV-1", "set", map[string]any{"qty": 3}))
+		if fmt.Sprint(got["row"]) != "map[number:INV-1 price:$1,234.50 qty:3 total:$2,469.00]" {
+			t.Fatalf("result %v", got)
+		}
+		want := [][]string{
+			{"number", "price", "qty", "total", KeepIDColumn},
+			{"INV-1", "1234.5", "3", "=B2*C2", "k1"},
+		}
+		if grid := g.fake.grid(sheetID + "/Invoices"); fmt.Sprint(grid) != fmt.Sprint(want) {
+			t.Fatalf("tab\n%q\nwant\n%q", grid, want)
+		}
+	})
+
 	t.Run("a grant narrows a Google sheet to its spreadsheet", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)

@@ -97,7 +97,7 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 		rec[t.keepCol] = call.IdempotencyKey
 	}
 	t.records = append(t.records, rec)
-	ch := change{row: len(t.records) - 1, appended: true, header: len(t.header) != headerLen}
+	ch := change{row: len(t.records) - 1, appended: true, header: len(t.header) != headerLen, headerFrom: headerLen}
 	if err := c.save(ctx, loc, t, ch); err != nil {
 		return nil, err
 	}
@@ -206,14 +206,18 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 		t.ensureKeepCol()
 	}
 	rec := t.pad(t.records[match])
+	var cols []int
 	for name, v := range set {
 		rec[t.column(name)] = t.in(v)
+		cols = append(cols, t.column(name))
 	}
 	if call.IdempotencyKey != "" {
 		rec[t.keepCol] = call.IdempotencyKey
+		cols = append(cols, t.keepCol)
 	}
 	t.records[match] = rec
-	if err := c.save(ctx, loc, t, change{row: match, header: len(t.header) != headerLen}); err != nil {
+	ch := change{row: match, header: len(t.header) != headerLen, headerFrom: headerLen, cols: cols}
+	if err := c.save(ctx, loc, t, ch); err != nil {
 		return nil, err
 	}
 	return t.result(match), nil

@@ -46,6 +46,13 @@ type change struct {
 	row      int
 	appended bool
 	header   bool
+	// headerFrom is the first header cell the mutation wrote (the cells
+	// before it were there already); cols, for an update, the record's
+	// cells it set. A Google sheet gets only these: its other cells were
+	// read as formatted text, and written back they would replace a
+	// formula by its result and a number by text.
+	headerFrom int
+	cols       []int
 }
 
 // save writes t back where it came from.
