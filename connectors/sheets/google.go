@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"keep/connectors"
 )
@@ -188,6 +189,16 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("Google answered %d %s: %s", e.Code, e.Status, e.Message)
 }
 
+// maxMessage is how many characters of an error's message are quoted.
+const maxMessage = 300
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
 // call makes one request of the Sheets API through connectors.Transport
 // (a refused token is refreshed and the request sent once more).
 func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, suffix string, q url.Values, in, out any) error {
@@ -254,6 +265,10 @@ func classifyGoogle(what string, loc location, resp *http.Response, data []byte,
 		ae = &apiError{Code: resp.StatusCode, Status: http.StatusText(resp.StatusCode), Message: strings.TrimSpace(string(data))}
 	}
 	ae.Code = resp.StatusCode
+	// The error goes to the run, the ledger and the log: Google's message
+	// is a line, and anything longer is a page of a proxy's or a server's
+	// gone wrong, of which the start says what it is.
+	ae.Message = clip(ae.Message, maxMessage)
 	wrapped := fmt.Errorf("%s: %w", what, ae)
 	code := resp.StatusCode
 	// the class is the shared map's; the hints are Google's

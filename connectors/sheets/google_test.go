@@ -5,6 +5,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -303,4 +306,27 @@ func TestGoogleSheets(t *testing.T) {
 			t.Fatalf("scope %q", got)
 		}
 	})
+}
+
+func TestGoogleErrorQuotesOnlyTheStartOfAnAnswer(t *testing.T) {
+	t.Parallel()
+	// a proxy in front of Google answering with a page of its own, or a
+	// server gone wrong: the error lands in the run, the ledger and the
+	// log, so it quotes what names the failure, not the whole page
+	page := "<html><title>502 Bad Gateway</title>" + strings.Repeat("<p>upstream went away</p>", 40000) + "</html>"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, page)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Config{Roots: []string{t.TempDir()}, GoogleAccount: &googleAccount{tokens: []string{"token-1"}}, GoogleEndpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Do(context.Background(), connectors.Call{Method: "rows", Params: invoices})
+	wantClass(t, err, connectors.Transient, "502", "Bad Gateway")
+	if n := len(err.Error()); n > 1000 {
+		t.Fatalf("the error is %d bytes long: %.300s…", n, err.Error())
+	}
 }
