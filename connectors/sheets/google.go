@@ -183,6 +183,22 @@ type apiError struct {
 	Code    int    `json:"code"`
 	Status  string `json:"status"`
 	Message string `json:"message"`
+	Details []struct {
+		Reason string `json:"reason"` // google.rpc.ErrorInfo's
+	} `json:"details"`
+}
+
+// aboutToken says whether a 403 refuses the token itself (one granted
+// without the spreadsheets scope), which signing in again mends; any other
+// 403 refuses the account this spreadsheet (not shared with it), which it
+// does not.
+func (e *apiError) aboutToken() bool {
+	for _, d := range e.Details {
+		if d.Reason == "ACCESS_TOKEN_SCOPE_INSUFFICIENT" {
+			return true
+		}
+	}
+	return strings.Contains(e.Message, "insufficient authentication scopes")
 }
 
 func (e *apiError) Error() string {
@@ -235,7 +251,7 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 	data, rerr := io.ReadAll(io.LimitReader(resp.Body, g.maxBody+1))
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return classifyGoogle(what, loc, resp, data, write)
+		return classifyGoogle(what, loc, resp, data, write, g.account)
 	}
 	switch {
 	case rerr != nil:
@@ -256,7 +272,7 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 }
 
 // classifyGoogle turns a non-2xx answer into a classified error.
-func classifyGoogle(what string, loc location, resp *http.Response, data []byte, write bool) error {
+func classifyGoogle(what string, loc location, resp *http.Response, data []byte, write bool, account connectors.Account) error {
 	var env struct {
 		Error apiError `json:"error"`
 	}
@@ -278,6 +294,16 @@ func classifyGoogle(what string, loc location, resp *http.Response, data []byte,
 	case code == http.StatusBadRequest && strings.Contains(ae.Message, "Unable to parse range"):
 		wrapped = fmt.Errorf("%w (does the spreadsheet have a tab named %q?)", wrapped, loc.google.tab)
 	}
-	x := connectors.Exchange{Status: code, Sent: true, Mutation: write, Credential: true}
+	credential := true
+	if code == http.StatusForbidden && !ae.aboutToken() {
+		// as a 404 is: the person shares the spreadsheet, or names another
+		credential = false
+		who := account.Username()
+		if who == "" {
+			who = "account " + account.Name()
+		}
+		wrapped = fmt.Errorf("%w (is %s shared with %s?)", wrapped, loc.google.id, who)
+	}
+	x := connectors.Exchange{Status: code, Sent: true, Mutation: write, Credential: credential}
 	return connectors.Failure(x, connectors.ParseRetryAfter(strings.TrimSpace(resp.Header.Get("Retry-After"))), wrapped)
 }

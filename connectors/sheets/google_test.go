@@ -330,3 +330,39 @@ func TestGoogleErrorQuotesOnlyTheStartOfAnAnswer(t *testing.T) {
 		t.Fatalf("the error is %d bytes long: %.300s…", n, err.Error())
 	}
 }
+
+func TestGoogle403(t *testing.T) {
+	t.Parallel()
+	// Google's answers, as they come: a spreadsheet not shared with the
+	// account, and a token without the spreadsheets scope
+	notShared := `{"error":{"code":403,"message":"The caller does not have permission","status":"PERMISSION_DENIED"}}`
+	noScope := `{"error":{"code":403,"message":"Request had insufficient authentication scopes.","status":"PERMISSION_DENIED",` +
+		`"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"ACCESS_TOKEN_SCOPE_INSUFFICIENT",` +
+		`"domain":"googleapis.com","metadata":{"service":"sheets.googleapis.com","method":"google.apps.sheets.v4.SpreadsheetsService.GetValues"}}]}}`
+	for _, tc := range []struct {
+		name, body string
+		want       connectors.Class
+		says       string
+	}{
+		// signing in again gives the same account the same refusal: the
+		// person must share the spreadsheet, as for a 404
+		{"a spreadsheet not shared with the account is a logic error", notShared, connectors.Logic, "shared with me@example.com"},
+		{"a token without the scope is an auth failure", noScope, connectors.Auth, "insufficient authentication scopes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+				w.WriteHeader(http.StatusForbidden)
+				io.WriteString(w, tc.body)
+			}))
+			t.Cleanup(srv.Close)
+			c, err := New(Config{Roots: []string{t.TempDir()}, GoogleAccount: &googleAccount{tokens: []string{"token-1"}}, GoogleEndpoint: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Do(context.Background(), connectors.Call{Method: "rows", Params: invoices})
+			wantClass(t, err, tc.want, "403", tc.says)
+		})
+	}
+}
