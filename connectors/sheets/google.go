@@ -134,12 +134,15 @@ func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch c
 	raw := url.Values{"valueInputOption": {"RAW"}}
 	if ch.header {
 		rng := a1(loc.google.tab, "A1")
-		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{only(t.header, headerCols(ch.headerFrom, len(t.header)))}}
+		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{only(cells(t.header), headerCols(ch.headerFrom, len(t.header)))}}
 		if err := c.google.call(ctx, http.MethodPut, loc, rng, "", raw, body, nil); err != nil {
 			return err
 		}
 	}
 	rec := cells(t.records[ch.row])
+	for i, x := range ch.typed {
+		rec[i] = x
+	}
 	if ch.appended {
 		rng := a1(loc.google.tab, "A1")
 		q := url.Values{"valueInputOption": {"RAW"}, "insertDataOption": {"INSERT_ROWS"}}
@@ -147,7 +150,7 @@ func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch c
 		return c.google.call(ctx, http.MethodPost, loc, rng, ":append", q, body, nil)
 	}
 	rng := a1(loc.google.tab, fmt.Sprintf("A%d", ch.row+2)) // row 1 is the header
-	body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{only(t.records[ch.row], ch.cols)}}
+	body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{only(rec, ch.cols)}}
 	return c.google.call(ctx, http.MethodPut, loc, rng, "", raw, body, nil)
 }
 
@@ -161,7 +164,7 @@ func cells(rec []string) []any {
 
 // only is rec with every cell but cols null, which the Sheets API skips,
 // leaving what the cell holds; an empty string would clear it.
-func only(rec []string, cols []int) []any {
+func only(rec []any, cols []int) []any {
 	out := make([]any, len(rec))
 	for _, i := range cols {
 		out[i] = rec[i]

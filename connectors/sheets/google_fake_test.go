@@ -29,6 +29,9 @@ type fakeSheets struct {
 	// content is a key here: a formula's result, a number as formatted.
 	// A cell not here reads as it is held.
 	shown map[string]string
+	// sent are the cells of the rows written, as JSON: "120" a number,
+	// "\"120\"" the text 120
+	sent [][]string
 }
 
 type fakeFailure struct {
@@ -157,16 +160,25 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := func(old []string) []string {
 		out := make([]string, max(len(vr.Values[0]), len(old)))
 		copy(out, old)
+		var sent []string
 		for i, v := range vr.Values[0] {
-			if v == nil {
+			js, _ := json.Marshal(v)
+			sent = append(sent, string(js))
+			// held as FORMATTED_VALUE shows it, in the default format
+			switch x := v.(type) {
+			case nil:
 				continue
+			case string:
+				out[i] = x
+			case float64:
+				out[i] = strconv.FormatFloat(x, 'f', -1, 64)
+			case bool:
+				out[i] = strings.ToUpper(strconv.FormatBool(x))
+			default:
+				f.t.Errorf("cell %d is %T, which the Sheets API does not take", i, v)
 			}
-			s, ok := v.(string)
-			if !ok {
-				f.t.Errorf("cell %d is %T, want a string", i, v)
-			}
-			out[i] = s
 		}
+		f.sent = append(f.sent, sent)
 		return out
 	}
 	var answer any

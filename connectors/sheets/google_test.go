@@ -299,6 +299,23 @@ func TestGoogleSheets(t *testing.T) {
 		}
 	})
 
+	t.Run("a number or a boolean goes to the tab as one, not as text", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		// RAW stores a JSON string as text: a total of "120" is text that
+		// SUM leaves out, a "true" no checkbox's value
+		g.mustDo(t, "appendRow", "k1", with(invoices, "header", []any{"number", "total", "paid", "note"},
+			"values", []any{"INV-1", 120.5, false, "7"}))
+		g.mustDo(t, "appendRow", "k2", with(invoices, "row", map[string]any{"number": "INV-2", "total": int64(99), "note": nil}))
+		g.mustDo(t, "updateRow", "k3", with(invoices, "key", "number", "value", "INV-1", "set", map[string]any{"paid": true}))
+		sent := fmt.Sprint(g.fake.sent)
+		want := `[["number" "total" "paid" "note" "_keep_id"] ["INV-1" 120.5 false "7" "k1"] ` +
+			`["INV-2" 99 "" "" "k2"] [null null true null "k3"]]`
+		if sent != want {
+			t.Fatalf("cells sent\n%s\nwant\n%s", sent, want)
+		}
+	})
+
 	t.Run("a grant narrows a Google sheet to its spreadsheet", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)

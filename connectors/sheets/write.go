@@ -53,6 +53,9 @@ type change struct {
 	// formula by its result and a number by text.
 	headerFrom int
 	cols       []int
+	// typed are the record's cells a Google sheet gets as numbers or
+	// booleans (typed), by column.
+	typed map[int]any
 }
 
 // save writes t back where it came from.
