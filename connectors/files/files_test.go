@@ -243,3 +243,17 @@ func TestListNamesAFileNameThatIsNotUTF8(t *testing.T) {
 		t.Fatalf("list ok*: %v", got)
 	}
 }
+
+// TestListLeavesOutAWriteLeftUnfinished: a crash between write's temporary
+// file and its rename leaves the temporary file; it is half a write, not a
+// file of the person's, and a producer must not take it for an input.
+func TestListLeavesOutAWriteLeftUnfinished(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	put(t, b.root, "inbox/.keep-8412396731.tmp", "half of a rep")
+	put(t, b.root, "inbox/report.txt", "report")
+	got := b.must(t, "list", map[string]any{"dir": "inbox"}).([]any)
+	if len(got) != 1 || got[0].(map[string]any)["name"] != "report.txt" {
+		t.Fatalf("list: %v", got)
+	}
+}

@@ -66,7 +66,7 @@ func (c *Connector) list(p map[string]any) (any, error) {
 		}
 		// Symlinks are left out rather than followed: one may point out of
 		// the root, and listing its size would leak what is there.
-		if !e.Type().IsRegular() {
+		if !e.Type().IsRegular() || isTemp(e.Name()) {
 			continue
 		}
 		if ok, _ := path.Match(glob, e.Name()); !ok {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"keep/connectors"
+	"keep/connectors/files"
 )
 
 // fileOps are the file system calls around the rename, replaceable in tests
@@ -97,7 +96,7 @@ func (c *Connector) writeAtomic(ctx context.Context, loc location, data []byte, 
 	}
 	defer dir.Close()
 	name := filepath.Base(loc.file)
-	f, tmp, err := createTemp(dir, "."+name+".keep-")
+	f, tmp, err := createTemp(dir)
 	if err != nil {
 		return classifyIO("create a temporary file for "+loc.label, err)
 	}
@@ -154,10 +153,12 @@ func (c *Connector) writeAtomic(ctx context.Context, loc location, data []byte, 
 	return nil
 }
 
-// createTemp makes a new file in dir whose name starts with prefix.
-func createTemp(dir *os.File, prefix string) (*os.File, string, error) {
+// createTemp makes a new file in dir, named as the files connector names
+// its own, so that a files.list of a folder both connectors reach (their
+// roots are one by default) leaves it out.
+func createTemp(dir *os.File) (*os.File, string, error) {
 	for range 100 {
-		name := prefix + strconv.FormatUint(rand.Uint64(), 36)
+		name := files.TempName()
 		f, err := connectors.OpenAt(dir, name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, name, err
