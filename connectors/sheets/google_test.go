@@ -316,6 +316,26 @@ func TestGoogleSheets(t *testing.T) {
 		}
 	})
 
+	t.Run("the hidden column does not go over cells to the right of the header", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		// a note beside the table, in a column with no header: a file is
+		// written whole, its ragged cells moved past the new column, but a
+		// tab gets only the cells written, and the key would go over it
+		g.fake.tabs[sheetID+"/Invoices"] = [][]string{
+			{"number", "total"},
+			{"INV-1", "10", "call them back"},
+		}
+		before := fmt.Sprint(g.fake.grid(sheetID + "/Invoices"))
+		_, err := g.do(t, "updateRow", "k1", with(invoices, "key", "number", "value", "INV-1", "set", map[string]any{"total": "11"}))
+		wantClass(t, err, connectors.Logic, "C2", "header")
+		_, err = g.do(t, "appendRow", "k2", with(invoices, "values", []any{"INV-2", "5"}))
+		wantClass(t, err, connectors.Logic, "C2", "header")
+		if after := fmt.Sprint(g.fake.grid(sheetID + "/Invoices")); after != before {
+			t.Fatalf("tab %s, was %s", after, before)
+		}
+	})
+
 	t.Run("a grant narrows a Google sheet to its spreadsheet", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)
@@ -381,5 +401,14 @@ func TestGoogle403(t *testing.T) {
 			_, err = c.Do(context.Background(), connectors.Call{Method: "rows", Params: invoices})
 			wantClass(t, err, tc.want, "403", tc.says)
 		})
+	}
+}
+
+func TestColumnName(t *testing.T) {
+	t.Parallel()
+	for i, want := range map[int]string{0: "A", 2: "C", 25: "Z", 26: "AA", 51: "AZ", 52: "BA", 701: "ZZ", 702: "AAA"} {
+		if got := columnName(i); got != want {
+			t.Errorf("columnName(%d) = %q, want %q", i, got, want)
+		}
 	}
 }

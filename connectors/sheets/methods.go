@@ -101,6 +101,9 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 		}
 	}
 	if call.IdempotencyKey != "" {
+		if err := t.roomForKeepCol(loc); err != nil {
+			return nil, err
+		}
 		t.ensureKeepCol()
 		rec = t.pad(rec)
 		rec[t.keepCol] = call.IdempotencyKey
@@ -212,6 +215,9 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 	}
 	headerLen := len(t.header)
 	if call.IdempotencyKey != "" {
+		if err := t.roomForKeepCol(loc); err != nil {
+			return nil, err
+		}
 		t.ensureKeepCol()
 	}
 	rec := t.pad(t.records[match])
