@@ -305,6 +305,9 @@ func classifyGoogle(what string, loc location, resp *http.Response, data []byte,
 		if who == "" {
 			who = "account " + account.Name()
 		}
+		if write {
+			who += ", as an editor" // a spreadsheet shared to view refuses a write alike
+		}
 		wrapped = fmt.Errorf("%w (is %s shared with %s?)", wrapped, loc.google.id, who)
 	}
 	x := connectors.Exchange{Status: code, Sent: true, Mutation: write, Credential: credential}
