@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -130,7 +131,7 @@ func (c *Connector) loadGoogle(ctx context.Context, loc location) (*table, error
 
 // saveGoogle writes what ch says changed: the header row, then the row,
 // appended with values.append or replaced with values.update.
-func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch change) error {
+func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch *change) error {
 	raw := url.Values{"valueInputOption": {"RAW"}}
 	if ch.header {
 		rng := a1(loc.google.tab, "A1")
@@ -147,7 +148,24 @@ func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch c
 		rng := a1(loc.google.tab, "A1")
 		q := url.Values{"valueInputOption": {"RAW"}, "insertDataOption": {"INSERT_ROWS"}}
 		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{rec}}
-		return c.google.call(ctx, http.MethodPost, loc, rng, ":append", q, body, nil)
+		var answer struct {
+			Updates struct {
+				UpdatedRange string `json:"updatedRange"`
+			} `json:"updates"`
+		}
+		if err := c.google.call(ctx, http.MethodPost, loc, rng, ":append", q, body, &answer); err != nil {
+			return err
+		}
+		// Google appends after the table the range starts, which an empty
+		// row ends: the row may be above the last one read. It is put
+		// where Google says, so rowNumber is where rows will find it.
+		if at, ok := firstRow(answer.Updates.UpdatedRange); ok && at-2 >= 0 && at-2 < ch.row {
+			r := t.records[ch.row]
+			copy(t.records[at-1:ch.row+1], t.records[at-2:ch.row])
+			t.records[at-2] = r
+			ch.row = at - 2
+		}
+		return nil
 	}
 	rng := a1(loc.google.tab, fmt.Sprintf("A%d", ch.row+2)) // row 1 is the header
 	body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{only(rec, ch.cols)}}
@@ -160,6 +178,15 @@ func cells(rec []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// firstRow is the row number of the first cell of an A1 range such as
+// 'My tab'!A6:E6.
+func firstRow(rng string) (int, bool) {
+	cell := rng[strings.LastIndex(rng, "!")+1:]
+	cell, _, _ = strings.Cut(cell, ":")
+	n, err := strconv.Atoi(strings.TrimLeft(cell, "ABCDEFGHIJKLMNOPQRSTUVWXYZ$"))
+	return n, err == nil && n > 0
 }
 
 // only is rec with every cell but cols null, which the Sheets API skips,
@@ -264,6 +291,10 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 		// a write whose answer keep does not read: the 2xx says Google
 		// did it, whatever came with it (a failure here would have a
 		// fresh run write the row again, under another key)
+	case write:
+		// as above; what the answer says is read if it can be, and left
+		// zero if not
+		_ = json.Unmarshal(data, out)
 	case int64(len(data)) > g.maxBody:
 		return connectors.Errorf(connectors.Logic, "%s: the tab is larger than the %d bytes allowed", what, g.maxBody)
 	default:

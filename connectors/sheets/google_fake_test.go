@@ -209,8 +209,16 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("insertDataOption") != "INSERT_ROWS" {
 			f.t.Errorf("append with insertDataOption %q", r.URL.Query().Get("insertDataOption"))
 		}
-		f.tabs[key] = append(grid, rec(nil))
-		n := len(f.tabs[key])
+		// Google appends after the table the range's first cell is in:
+		// the rows from there down to the first empty one. Below an empty
+		// row it inserts a row, pushing the rest down (INSERT_ROWS).
+		n := 0
+		for n < len(grid) && strings.Join(grid[n], "") != "" {
+			n++
+		}
+		grid = append(grid[:n:n], append([][]string{rec(nil)}, grid[n:]...)...)
+		f.tabs[key] = grid
+		n++
 		updated := fmt.Sprintf("%s!A%d:%c%d", a1(tab, ""), n, 'A'+len(vr.Values[0])-1, n)
 		answer = map[string]any{"spreadsheetId": id, "tableRange": fmt.Sprintf("%s!A1:Z%d", a1(tab, ""), n-1),
 			"updates": map[string]any{"spreadsheetId": id, "updatedRange": updated, "updatedRows": 1,

@@ -336,6 +336,30 @@ func TestGoogleSheets(t *testing.T) {
 		}
 	})
 
+	t.Run("an appended row's number is where Google put it", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		// an empty row ends the table Google appends to: the new row goes
+		// in there, not under the last row read
+		g.fake.tabs[sheetID+"/Invoices"] = [][]string{
+			{"number", "total", KeepIDColumn},
+			{"INV-1", "10", "k0"},
+			{},
+			{"INV-9", "90", "k9"},
+		}
+		got := g.mustDo(t, "appendRow", "k1", with(invoices, "values", []any{"INV-2", "20"}))
+		rows := g.mustDo(t, "rows", "", invoices)["rows"].([]any)
+		n, _ := got["rowNumber"].(int64)
+		if n < 1 || int(n) > len(rows) || fmt.Sprint(rows[n-1]) != fmt.Sprint(got["row"]) {
+			t.Fatalf("appendRow said row %v, %v; rows are %v", got["rowNumber"], got["row"], rows)
+		}
+		// and the host's retry of the same mutation says the same
+		again := g.mustDo(t, "appendRow", "k1", with(invoices, "values", []any{"INV-2", "20"}))
+		if again["rowNumber"] != got["rowNumber"] {
+			t.Fatalf("the retry says row %v, the append said %v", again["rowNumber"], got["rowNumber"])
+		}
+	})
+
 	t.Run("a grant narrows a Google sheet to its spreadsheet", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)

@@ -110,10 +110,10 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 	}
 	t.records = append(t.records, rec)
 	ch := change{row: len(t.records) - 1, appended: true, header: len(t.header) != headerLen, headerFrom: headerLen, typed: typedCells}
-	if err := c.save(ctx, loc, t, ch); err != nil {
+	if err := c.save(ctx, loc, t, &ch); err != nil {
 		return nil, err
 	}
-	return t.result(len(t.records) - 1), nil
+	return t.result(ch.row), nil
 }
 
 // setHeader gives a new or empty sheet its header (the header param, else the
@@ -237,7 +237,7 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 	}
 	t.records[match] = rec
 	ch := change{row: match, header: len(t.header) != headerLen, headerFrom: headerLen, cols: cols, typed: typedCells}
-	if err := c.save(ctx, loc, t, ch); err != nil {
+	if err := c.save(ctx, loc, t, &ch); err != nil {
 		return nil, err
 	}
 	return t.result(match), nil

@@ -58,7 +58,9 @@ type change struct {
 }
 
 // save writes t back where it came from.
-func (c *Connector) save(ctx context.Context, loc location, t *table, ch change) error {
+// ch.row is where the record is afterwards: Google may put an appended
+// row elsewhere than last.
+func (c *Connector) save(ctx context.Context, loc location, t *table, ch *change) error {
 	if loc.google != nil {
 		return c.saveGoogle(ctx, loc, t, ch)
 	}
