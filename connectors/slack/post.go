@@ -80,7 +80,7 @@ func (c *Connector) post(ctx context.Context, call connectors.Call) (any, error)
 	if call.IdempotencyKey != "" {
 		body["metadata"] = map[string]any{
 			"event_type":    eventType,
-			"event_payload": map[string]any{"keep_id": call.IdempotencyKey},
+			"event_payload": map[string]any{"keep_id": c.postTag(call.IdempotencyKey)},
 		}
 	}
 	var out struct {
