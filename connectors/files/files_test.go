@@ -223,3 +223,37 @@ func TestRead(t *testing.T) {
 		}
 	})
 }
+
+// TestListNamesAFileNameThatIsNotUTF8: a name in another encoding (a
+// Latin-1 "café.txt" from an old system) reaches a script with its odd
+// bytes replaced, so the path it passes back names no file (or another
+// one); list says which file it cannot hand on rather than list it.
+func TestListNamesAFileNameThatIsNotUTF8(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	put(t, b.root, "inbox/caf\xe9.txt", "x")
+	put(t, b.root, "inbox/ok.txt", "x")
+	got, err := b.do(t, "list", map[string]any{"dir": "inbox", "glob": "*.txt"})
+	if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), `inbox/caf\xe9.txt`) ||
+		!strings.Contains(err.Error(), "rename") {
+		t.Fatalf("list gave %v, %v", got, err)
+	}
+	// a name the glob leaves out is no one's concern
+	if got := b.must(t, "list", map[string]any{"dir": "inbox", "glob": "ok*"}).([]any); len(got) != 1 {
+		t.Fatalf("list ok*: %v", got)
+	}
+}
+
+// TestListLeavesOutAWriteLeftUnfinished: a crash between write's temporary
+// file and its rename leaves the temporary file; it is half a write, not a
+// file of the person's, and a producer must not take it for an input.
+func TestListLeavesOutAWriteLeftUnfinished(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	put(t, b.root, "inbox/.keep-8412396731.tmp", "half of a rep")
+	put(t, b.root, "inbox/report.txt", "report")
+	got := b.must(t, "list", map[string]any{"dir": "inbox"}).([]any)
+	if len(got) != 1 || got[0].(map[string]any)["name"] != "report.txt" {
+		t.Fatalf("list: %v", got)
+	}
+}

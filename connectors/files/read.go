@@ -66,11 +66,19 @@ func (c *Connector) list(p map[string]any) (any, error) {
 		}
 		// Symlinks are left out rather than followed: one may point out of
 		// the root, and listing its size would leak what is there.
-		if !e.Type().IsRegular() {
+		if !e.Type().IsRegular() || isTemp(e.Name()) {
 			continue
 		}
 		if ok, _ := path.Match(glob, e.Name()); !ok {
 			continue
+		}
+		if !utf8.ValidString(e.Name()) {
+			// A path reaches a script as a string, its odd bytes replaced:
+			// passed back, it names no file, or another one. Left out, the
+			// file would wait in the folder for ever unseen.
+			child := c.child(t, e.Name())
+			return nil, connectors.Errorf(connectors.Logic,
+				"list %s: the name of %q is not UTF-8, so a workflow cannot name it: rename it", t.shown(), child.shown())
 		}
 		// Looked at in the folder opened, not by name (DirEntry.Info).
 		var st unix.Stat_t

@@ -82,10 +82,27 @@ func (c *Connector) write(p map[string]any) (any, error) {
 	return map[string]any{"path": t.shown(), "size": int64(len(content))}, nil
 }
 
+// TempName is a new name for the temporary file of a write that renames
+// it into place (this connector's write, a sheet's): list leaves out every
+// name of this form, which is half a write until the rename, or what a
+// crash left of one, never a file of the person's.
+func TempName() string {
+	return fmt.Sprintf(".keep-%d.tmp", rand.Uint64())
+}
+
+// isTemp says whether name is one TempName gives.
+func isTemp(name string) bool {
+	digits, ok := strings.CutPrefix(name, ".keep-")
+	if digits, ok = strings.CutSuffix(digits, ".tmp"); !ok || digits == "" {
+		return false
+	}
+	return strings.Trim(digits, "0123456789") == ""
+}
+
 // createTemp makes a new temporary file in dir, for write's rename.
 func createTemp(dir *os.File) (*os.File, error) {
 	for range 100 {
-		name := fmt.Sprintf(".keep-%d.tmp", rand.Uint64())
+		name := TempName()
 		f, err := connectors.OpenAt(dir, name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err

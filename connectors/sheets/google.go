@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"keep/connectors"
 )
@@ -129,24 +131,44 @@ func (c *Connector) loadGoogle(ctx context.Context, loc location) (*table, error
 
 // saveGoogle writes what ch says changed: the header row, then the row,
 // appended with values.append or replaced with values.update.
-func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch change) error {
+func (c *Connector) saveGoogle(ctx context.Context, loc location, t *table, ch *change) error {
 	raw := url.Values{"valueInputOption": {"RAW"}}
 	if ch.header {
 		rng := a1(loc.google.tab, "A1")
-		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{cells(t.header)}}
+		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{only(cells(t.header), headerCols(ch.headerFrom, len(t.header)))}}
 		if err := c.google.call(ctx, http.MethodPut, loc, rng, "", raw, body, nil); err != nil {
 			return err
 		}
 	}
 	rec := cells(t.records[ch.row])
+	for i, x := range ch.typed {
+		rec[i] = x
+	}
 	if ch.appended {
 		rng := a1(loc.google.tab, "A1")
 		q := url.Values{"valueInputOption": {"RAW"}, "insertDataOption": {"INSERT_ROWS"}}
 		body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{rec}}
-		return c.google.call(ctx, http.MethodPost, loc, rng, ":append", q, body, nil)
+		var answer struct {
+			Updates struct {
+				UpdatedRange string `json:"updatedRange"`
+			} `json:"updates"`
+		}
+		if err := c.google.call(ctx, http.MethodPost, loc, rng, ":append", q, body, &answer); err != nil {
+			return err
+		}
+		// Google appends after the table the range starts, which an empty
+		// row ends: the row may be above the last one read. It is put
+		// where Google says, so rowNumber is where rows will find it.
+		if at, ok := firstRow(answer.Updates.UpdatedRange); ok && at-2 >= 0 && at-2 < ch.row {
+			r := t.records[ch.row]
+			copy(t.records[at-1:ch.row+1], t.records[at-2:ch.row])
+			t.records[at-2] = r
+			ch.row = at - 2
+		}
+		return nil
 	}
 	rng := a1(loc.google.tab, fmt.Sprintf("A%d", ch.row+2)) // row 1 is the header
-	body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{rec}}
+	body := valueRange{Range: rng, MajorDimension: "ROWS", Values: [][]any{only(rec, ch.cols)}}
 	return c.google.call(ctx, http.MethodPut, loc, rng, "", raw, body, nil)
 }
 
@@ -158,15 +180,69 @@ func cells(rec []string) []any {
 	return out
 }
 
+// firstRow is the row number of the first cell of an A1 range such as
+// 'My tab'!A6:E6.
+func firstRow(rng string) (int, bool) {
+	cell := rng[strings.LastIndex(rng, "!")+1:]
+	cell, _, _ = strings.Cut(cell, ":")
+	n, err := strconv.Atoi(strings.TrimLeft(cell, "ABCDEFGHIJKLMNOPQRSTUVWXYZ$"))
+	return n, err == nil && n > 0
+}
+
+// only is rec with every cell but cols null, which the Sheets API skips,
+// leaving what the cell holds; an empty string would clear it.
+func only(rec []any, cols []int) []any {
+	out := make([]any, len(rec))
+	for _, i := range cols {
+		out[i] = rec[i]
+	}
+	return out
+}
+
+// headerCols are the header cells from the first new one to n.
+func headerCols(from, n int) []int {
+	var cols []int
+	for i := from; i < n; i++ {
+		cols = append(cols, i)
+	}
+	return cols
+}
+
 // apiError is an answer of the Sheets API other than 2xx.
 type apiError struct {
 	Code    int    `json:"code"`
 	Status  string `json:"status"`
 	Message string `json:"message"`
+	Details []struct {
+		Reason string `json:"reason"` // google.rpc.ErrorInfo's
+	} `json:"details"`
+}
+
+// aboutToken says whether a 403 refuses the token itself (one granted
+// without the spreadsheets scope), which signing in again mends; any other
+// 403 refuses the account this spreadsheet (not shared with it), which it
+// does not.
+func (e *apiError) aboutToken() bool {
+	for _, d := range e.Details {
+		if d.Reason == "ACCESS_TOKEN_SCOPE_INSUFFICIENT" {
+			return true
+		}
+	}
+	return strings.Contains(e.Message, "insufficient authentication scopes")
 }
 
 func (e *apiError) Error() string {
 	return fmt.Sprintf("Google answered %d %s: %s", e.Code, e.Status, e.Message)
+}
+
+// maxMessage is how many characters of an error's message are quoted.
+const maxMessage = 300
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }
 
 // call makes one request of the Sheets API through connectors.Transport
@@ -205,7 +281,7 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 	data, rerr := io.ReadAll(io.LimitReader(resp.Body, g.maxBody+1))
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return classifyGoogle(what, loc, resp, data, write)
+		return classifyGoogle(what, loc, resp, data, write, g.account)
 	}
 	switch {
 	case rerr != nil:
@@ -215,6 +291,10 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 		// a write whose answer keep does not read: the 2xx says Google
 		// did it, whatever came with it (a failure here would have a
 		// fresh run write the row again, under another key)
+	case write:
+		// as above; what the answer says is read if it can be, and left
+		// zero if not
+		_ = json.Unmarshal(data, out)
 	case int64(len(data)) > g.maxBody:
 		return connectors.Errorf(connectors.Logic, "%s: the tab is larger than the %d bytes allowed", what, g.maxBody)
 	default:
@@ -226,7 +306,7 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 }
 
 // classifyGoogle turns a non-2xx answer into a classified error.
-func classifyGoogle(what string, loc location, resp *http.Response, data []byte, write bool) error {
+func classifyGoogle(what string, loc location, resp *http.Response, data []byte, write bool, account connectors.Account) error {
 	var env struct {
 		Error apiError `json:"error"`
 	}
@@ -235,6 +315,10 @@ func classifyGoogle(what string, loc location, resp *http.Response, data []byte,
 		ae = &apiError{Code: resp.StatusCode, Status: http.StatusText(resp.StatusCode), Message: strings.TrimSpace(string(data))}
 	}
 	ae.Code = resp.StatusCode
+	// The error goes to the run, the ledger and the log: Google's message
+	// is a line, and anything longer is a page of a proxy's or a server's
+	// gone wrong, of which the start says what it is.
+	ae.Message = clip(ae.Message, maxMessage)
 	wrapped := fmt.Errorf("%s: %w", what, ae)
 	code := resp.StatusCode
 	// the class is the shared map's; the hints are Google's
@@ -244,6 +328,19 @@ func classifyGoogle(what string, loc location, resp *http.Response, data []byte,
 	case code == http.StatusBadRequest && strings.Contains(ae.Message, "Unable to parse range"):
 		wrapped = fmt.Errorf("%w (does the spreadsheet have a tab named %q?)", wrapped, loc.google.tab)
 	}
-	x := connectors.Exchange{Status: code, Sent: true, Mutation: write, Credential: true}
+	credential := true
+	if code == http.StatusForbidden && !ae.aboutToken() {
+		// as a 404 is: the person shares the spreadsheet, or names another
+		credential = false
+		who := account.Username()
+		if who == "" {
+			who = "account " + account.Name()
+		}
+		if write {
+			who += ", as an editor" // a spreadsheet shared to view refuses a write alike
+		}
+		wrapped = fmt.Errorf("%w (is %s shared with %s?)", wrapped, loc.google.id, who)
+	}
+	x := connectors.Exchange{Status: code, Sent: true, Mutation: write, Credential: credential}
 	return connectors.Failure(x, connectors.ParseRetryAfter(strings.TrimSpace(resp.Header.Get("Retry-After"))), wrapped)
 }

@@ -25,6 +25,13 @@ type fakeSheets struct {
 	fails []fakeFailure
 	auths []string // Authorization headers, in order
 	calls []string // "GET 'Tab'", "POST 'Tab'!A1:append", ...
+	// shown is what values.get (FORMATTED_VALUE) answers for a cell whose
+	// content is a key here: a formula's result, a number as formatted.
+	// A cell not here reads as it is held.
+	shown map[string]string
+	// sent are the cells of the rows written, as JSON: "120" a number,
+	// "\"120\"" the text 120
+	sent [][]string
 }
 
 type fakeFailure struct {
@@ -148,15 +155,30 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rec := func() []string {
-		out := make([]string, len(vr.Values[0]))
+	// rec is the row written over old: a null cell is skipped, as Google
+	// skips it, leaving what the cell held.
+	rec := func(old []string) []string {
+		out := make([]string, max(len(vr.Values[0]), len(old)))
+		copy(out, old)
+		var sent []string
 		for i, v := range vr.Values[0] {
-			s, ok := v.(string)
-			if !ok {
-				f.t.Errorf("cell %d is %T, want a string", i, v)
+			js, _ := json.Marshal(v)
+			sent = append(sent, string(js))
+			// held as FORMATTED_VALUE shows it, in the default format
+			switch x := v.(type) {
+			case nil:
+				continue
+			case string:
+				out[i] = x
+			case float64:
+				out[i] = strconv.FormatFloat(x, 'f', -1, 64)
+			case bool:
+				out[i] = strings.ToUpper(strconv.FormatBool(x))
+			default:
+				f.t.Errorf("cell %d is %T, which the Sheets API does not take", i, v)
 			}
-			out[i] = s
 		}
+		f.sent = append(f.sent, sent)
 		return out
 	}
 	var answer any
@@ -166,6 +188,12 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for _, row := range grid {
 			for len(row) > 0 && row[len(row)-1] == "" { // Google trims trailing empty cells
 				row = row[:len(row)-1]
+			}
+			row = append([]string(nil), row...)
+			for i, c := range row {
+				if s, ok := f.shown[c]; ok {
+					row[i] = s
+				}
 			}
 			values = append(values, cells(row))
 		}
@@ -181,8 +209,16 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("insertDataOption") != "INSERT_ROWS" {
 			f.t.Errorf("append with insertDataOption %q", r.URL.Query().Get("insertDataOption"))
 		}
-		f.tabs[key] = append(grid, rec())
-		n := len(f.tabs[key])
+		// Google appends after the table the range's first cell is in:
+		// the rows from there down to the first empty one. Below an empty
+		// row it inserts a row, pushing the rest down (INSERT_ROWS).
+		n := 0
+		for n < len(grid) && strings.Join(grid[n], "") != "" {
+			n++
+		}
+		grid = append(grid[:n:n], append([][]string{rec(nil)}, grid[n:]...)...)
+		f.tabs[key] = grid
+		n++
 		updated := fmt.Sprintf("%s!A%d:%c%d", a1(tab, ""), n, 'A'+len(vr.Values[0])-1, n)
 		answer = map[string]any{"spreadsheetId": id, "tableRange": fmt.Sprintf("%s!A1:Z%d", a1(tab, ""), n-1),
 			"updates": map[string]any{"spreadsheetId": id, "updatedRange": updated, "updatedRows": 1,
@@ -191,7 +227,7 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for len(grid) < row {
 			grid = append(grid, nil)
 		}
-		grid[row-1] = rec()
+		grid[row-1] = rec(grid[row-1])
 		f.tabs[key] = grid
 		answer = map[string]any{"spreadsheetId": id, "updatedRange": rng, "updatedRows": 1,
 			"updatedColumns": len(vr.Values[0]), "updatedCells": len(vr.Values[0])}

@@ -5,6 +5,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -272,6 +275,91 @@ func TestGoogleSheets(t *testing.T) {
 		wantClass(t, err, connectors.Auth, "[connectors.sheets] google_account")
 	})
 
+	t.Run("updateRow changes the cells it sets and leaves the row's formulas and numbers alone", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		// values.get gives a formula's result and a number as formatted:
+		// written back RAW, they would be text in place of the formula
+		// and the number
+		g.fake.tabs[sheetID+"/Invoices"] = [][]string{
+			{"number", "price", "qty", "total"},
+			{"INV-1", "1234.5", "2", "=B2*C2"},
+		}
+		g.fake.shown = map[string]string{"1234.5": "$1,234.50", "=B2*C2": "$2,469.00"}
+		got := g.mustDo(t, "updateRow", "k1", with(invoices, "key", "number", "value", "INV-1", "set", map[string]any{"qty": 3}))
+		if fmt.Sprint(got["row"]) != "map[number:INV-1 price:$1,234.50 qty:3 total:$2,469.00]" {
+			t.Fatalf("result %v", got)
+		}
+		want := [][]string{
+			{"number", "price", "qty", "total", KeepIDColumn},
+			{"INV-1", "1234.5", "3", "=B2*C2", "k1"},
+		}
+		if grid := g.fake.grid(sheetID + "/Invoices"); fmt.Sprint(grid) != fmt.Sprint(want) {
+			t.Fatalf("tab\n%q\nwant\n%q", grid, want)
+		}
+	})
+
+	t.Run("a number or a boolean goes to the tab as one, not as text", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		// RAW stores a JSON string as text: a total of "120" is text that
+		// SUM leaves out, a "true" no checkbox's value
+		g.mustDo(t, "appendRow", "k1", with(invoices, "header", []any{"number", "total", "paid", "note"},
+			"values", []any{"INV-1", 120.5, false, "7"}))
+		g.mustDo(t, "appendRow", "k2", with(invoices, "row", map[string]any{"number": "INV-2", "total": int64(99), "note": nil}))
+		g.mustDo(t, "updateRow", "k3", with(invoices, "key", "number", "value", "INV-1", "set", map[string]any{"paid": true}))
+		sent := fmt.Sprint(g.fake.sent)
+		want := `[["number" "total" "paid" "note" "_keep_id"] ["INV-1" 120.5 false "7" "k1"] ` +
+			`["INV-2" 99 "" "" "k2"] [null null true null "k3"]]`
+		if sent != want {
+			t.Fatalf("cells sent\n%s\nwant\n%s", sent, want)
+		}
+	})
+
+	t.Run("the hidden column does not go over cells to the right of the header", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		// a note beside the table, in a column with no header: a file is
+		// written whole, its ragged cells moved past the new column, but a
+		// tab gets only the cells written, and the key would go over it
+		g.fake.tabs[sheetID+"/Invoices"] = [][]string{
+			{"number", "total"},
+			{"INV-1", "10", "call them back"},
+		}
+		before := fmt.Sprint(g.fake.grid(sheetID + "/Invoices"))
+		_, err := g.do(t, "updateRow", "k1", with(invoices, "key", "number", "value", "INV-1", "set", map[string]any{"total": "11"}))
+		wantClass(t, err, connectors.Logic, "C2", "header")
+		_, err = g.do(t, "appendRow", "k2", with(invoices, "values", []any{"INV-2", "5"}))
+		wantClass(t, err, connectors.Logic, "C2", "header")
+		if after := fmt.Sprint(g.fake.grid(sheetID + "/Invoices")); after != before {
+			t.Fatalf("tab %s, was %s", after, before)
+		}
+	})
+
+	t.Run("an appended row's number is where Google put it", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		// an empty row ends the table Google appends to: the new row goes
+		// in there, not under the last row read
+		g.fake.tabs[sheetID+"/Invoices"] = [][]string{
+			{"number", "total", KeepIDColumn},
+			{"INV-1", "10", "k0"},
+			{},
+			{"INV-9", "90", "k9"},
+		}
+		got := g.mustDo(t, "appendRow", "k1", with(invoices, "values", []any{"INV-2", "20"}))
+		rows := g.mustDo(t, "rows", "", invoices)["rows"].([]any)
+		n, _ := got["rowNumber"].(int64)
+		if n < 1 || int(n) > len(rows) || fmt.Sprint(rows[n-1]) != fmt.Sprint(got["row"]) {
+			t.Fatalf("appendRow said row %v, %v; rows are %v", got["rowNumber"], got["row"], rows)
+		}
+		// and the host's retry of the same mutation says the same
+		again := g.mustDo(t, "appendRow", "k1", with(invoices, "values", []any{"INV-2", "20"}))
+		if again["rowNumber"] != got["rowNumber"] {
+			t.Fatalf("the retry says row %v, the append said %v", again["rowNumber"], got["rowNumber"])
+		}
+	})
+
 	t.Run("a grant narrows a Google sheet to its spreadsheet", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)
@@ -279,4 +367,72 @@ func TestGoogleSheets(t *testing.T) {
 			t.Fatalf("scope %q", got)
 		}
 	})
+}
+
+func TestGoogleErrorQuotesOnlyTheStartOfAnAnswer(t *testing.T) {
+	t.Parallel()
+	// a proxy in front of Google answering with a page of its own, or a
+	// server gone wrong: the error lands in the run, the ledger and the
+	// log, so it quotes what names the failure, not the whole page
+	page := "<html><title>502 Bad Gateway</title>" + strings.Repeat("<p>upstream went away</p>", 40000) + "</html>"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, page)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Config{Roots: []string{t.TempDir()}, GoogleAccount: &googleAccount{tokens: []string{"token-1"}}, GoogleEndpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Do(context.Background(), connectors.Call{Method: "rows", Params: invoices})
+	wantClass(t, err, connectors.Transient, "502", "Bad Gateway")
+	if n := len(err.Error()); n > 1000 {
+		t.Fatalf("the error is %d bytes long: %.300s…", n, err.Error())
+	}
+}
+
+func TestGoogle403(t *testing.T) {
+	t.Parallel()
+	// Google's answers, as they come: a spreadsheet not shared with the
+	// account, and a token without the spreadsheets scope
+	notShared := `{"error":{"code":403,"message":"The caller does not have permission","status":"PERMISSION_DENIED"}}`
+	noScope := `{"error":{"code":403,"message":"Request had insufficient authentication scopes.","status":"PERMISSION_DENIED",` +
+		`"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"ACCESS_TOKEN_SCOPE_INSUFFICIENT",` +
+		`"domain":"googleapis.com","metadata":{"service":"sheets.googleapis.com","method":"google.apps.sheets.v4.SpreadsheetsService.GetValues"}}]}}`
+	for _, tc := range []struct {
+		name, body string
+		want       connectors.Class
+		says       string
+	}{
+		// signing in again gives the same account the same refusal: the
+		// person must share the spreadsheet, as for a 404
+		{"a spreadsheet not shared with the account is a logic error", notShared, connectors.Logic, "shared with me@example.com"},
+		{"a token without the scope is an auth failure", noScope, connectors.Auth, "insufficient authentication scopes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+				w.WriteHeader(http.StatusForbidden)
+				io.WriteString(w, tc.body)
+			}))
+			t.Cleanup(srv.Close)
+			c, err := New(Config{Roots: []string{t.TempDir()}, GoogleAccount: &googleAccount{tokens: []string{"token-1"}}, GoogleEndpoint: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Do(context.Background(), connectors.Call{Method: "rows", Params: invoices})
+			wantClass(t, err, tc.want, "403", tc.says)
+		})
+	}
+}
+
+func TestColumnName(t *testing.T) {
+	t.Parallel()
+	for i, want := range map[int]string{0: "A", 2: "C", 25: "Z", 26: "AA", 51: "AZ", 52: "BA", 701: "ZZ", 702: "AAA"} {
+		if got := columnName(i); got != want {
+			t.Errorf("columnName(%d) = %q, want %q", i, got, want)
+		}
+	}
 }

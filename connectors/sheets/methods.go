@@ -75,33 +75,45 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 	}
 	idx, names := t.visible()
 	rec := t.pad(nil)
+	typedCells := map[int]any{}
 	if hasValues {
 		if len(values) > len(idx) {
 			return nil, connectors.Errorf(connectors.Logic, "%d values for %d columns (%s)", len(values), len(idx), strings.Join(names, ", "))
 		}
+		raw, _ := connectors.List(call.Params["values"])
 		for i, v := range values {
 			rec[idx[i]] = t.in(v)
+			if x, ok := typed(raw[i]); ok {
+				typedCells[idx[i]] = x
+			}
 		}
 	} else {
+		raw, _ := call.Params["row"].(map[string]any)
 		for _, name := range sortedKeys(row) {
 			i := t.column(name)
 			if i < 0 {
 				return nil, errNoColumn(loc, name, names)
 			}
 			rec[i] = t.in(row[name])
+			if x, ok := typed(raw[name]); ok {
+				typedCells[i] = x
+			}
 		}
 	}
 	if call.IdempotencyKey != "" {
+		if err := t.roomForKeepCol(loc); err != nil {
+			return nil, err
+		}
 		t.ensureKeepCol()
 		rec = t.pad(rec)
 		rec[t.keepCol] = call.IdempotencyKey
 	}
 	t.records = append(t.records, rec)
-	ch := change{row: len(t.records) - 1, appended: true, header: len(t.header) != headerLen}
-	if err := c.save(ctx, loc, t, ch); err != nil {
+	ch := change{row: len(t.records) - 1, appended: true, header: len(t.header) != headerLen, headerFrom: headerLen, typed: typedCells}
+	if err := c.save(ctx, loc, t, &ch); err != nil {
 		return nil, err
 	}
-	return t.result(len(t.records) - 1), nil
+	return t.result(ch.row), nil
 }
 
 // setHeader gives a new or empty sheet its header (the header param, else the
@@ -203,17 +215,29 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 	}
 	headerLen := len(t.header)
 	if call.IdempotencyKey != "" {
+		if err := t.roomForKeepCol(loc); err != nil {
+			return nil, err
+		}
 		t.ensureKeepCol()
 	}
 	rec := t.pad(t.records[match])
+	var cols []int
+	typedCells := map[int]any{}
+	rawSet, _ := call.Params["set"].(map[string]any)
 	for name, v := range set {
 		rec[t.column(name)] = t.in(v)
+		cols = append(cols, t.column(name))
+		if x, ok := typed(rawSet[name]); ok {
+			typedCells[t.column(name)] = x
+		}
 	}
 	if call.IdempotencyKey != "" {
 		rec[t.keepCol] = call.IdempotencyKey
+		cols = append(cols, t.keepCol)
 	}
 	t.records[match] = rec
-	if err := c.save(ctx, loc, t, change{row: match, header: len(t.header) != headerLen}); err != nil {
+	ch := change{row: match, header: len(t.header) != headerLen, headerFrom: headerLen, cols: cols, typed: typedCells}
+	if err := c.save(ctx, loc, t, &ch); err != nil {
 		return nil, err
 	}
 	return t.result(match), nil

@@ -78,6 +78,18 @@ func cell(v any) (string, error) {
 	return "", errNotCell(v)
 }
 
+// typed is what a Google sheet gets for a script's cell value v, which
+// cell has accepted: a number or a boolean as itself, since RAW stores a
+// JSON string as text (a total SUM leaves out, a checkbox never ticked);
+// ok is false for a value that goes as its text.
+func typed(v any) (any, bool) {
+	switch v.(type) {
+	case bool, float64, int64, int, json.Number:
+		return v, true
+	}
+	return nil, false
+}
+
 // errNotCell is wrapped by the caller, which names the param and classifies.
 func errNotCell(v any) error {
 	return fmt.Errorf("a cell holds a string, a finite number, a boolean or null, not %T %v", v, v)

@@ -135,7 +135,8 @@ func (c *Connector) Methods() []connectors.Method {
 	}
 	row := "{ rowNumber: number, row: Record<string, string> }"
 	asText := " In a CSV file a value that begins with = + - @, a tab or a CR and is not a number is written after an apostrophe (') " +
-		"so that a spreadsheet program shows it as text instead of running it as a formula, as a Google sheet takes it RAW; rows gives it back as written."
+		"so that a spreadsheet program shows it as text instead of running it as a formula, as a Google sheet takes it RAW; rows gives it back as written. " +
+		"A number or a boolean goes to a Google sheet as a number or a boolean, not as text."
 	reconcile := "re-reads the sheet and looks for the row carrying the mutation's key in the hidden _keep_id column"
 	return []connectors.Method{
 		{Name: "rows", Kind: connectors.Read,

@@ -296,6 +296,37 @@ func (t *table) ensureKeepCol() {
 	}
 }
 
+// roomForKeepCol refuses a tab whose rows hold cells right of the header
+// when the hidden column is still to be added there: a file is written
+// whole, its ragged cells moved past the new column (ensureKeepCol), but a
+// Google sheet gets only the cells a mutation writes, so the column would
+// take a note beside the table for a key and a key would go over it.
+func (t *table) roomForKeepCol(loc location) error {
+	if loc.google == nil || t.keepCol >= 0 {
+		return nil
+	}
+	for i, rec := range t.records {
+		for j := len(t.header); j < len(rec); j++ {
+			if rec[j] != "" {
+				return connectors.Errorf(connectors.Logic,
+					"%s holds %q in %s%d, right of the header, where keep would put its hidden %s column: "+
+						"give that column a header, or move what is right of the table",
+					loc.label, clip(rec[j], 40), columnName(j), i+2, KeepIDColumn)
+			}
+		}
+	}
+	return nil
+}
+
+// columnName is the A1 name of the column at index i: A, Z, AA.
+func columnName(i int) string {
+	name := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		name = string(rune('A'+(i-1)%26)) + name
+	}
+	return name
+}
+
 // pad makes rec at least as long as the header, so every column can be set.
 func (t *table) pad(rec []string) []string {
 	for len(rec) < len(t.header) {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"keep/connectors"
+	"keep/connectors/files"
 )
 
 // fileOps are the file system calls around the rename, replaceable in tests
@@ -46,10 +45,22 @@ type change struct {
 	row      int
 	appended bool
 	header   bool
+	// headerFrom is the first header cell the mutation wrote (the cells
+	// before it were there already); cols, for an update, the record's
+	// cells it set. A Google sheet gets only these: its other cells were
+	// read as formatted text, and written back they would replace a
+	// formula by its result and a number by text.
+	headerFrom int
+	cols       []int
+	// typed are the record's cells a Google sheet gets as numbers or
+	// booleans (typed), by column.
+	typed map[int]any
 }
 
 // save writes t back where it came from.
-func (c *Connector) save(ctx context.Context, loc location, t *table, ch change) error {
+// ch.row is where the record is afterwards: Google may put an appended
+// row elsewhere than last.
+func (c *Connector) save(ctx context.Context, loc location, t *table, ch *change) error {
 	if loc.google != nil {
 		return c.saveGoogle(ctx, loc, t, ch)
 	}
@@ -87,7 +98,7 @@ func (c *Connector) writeAtomic(ctx context.Context, loc location, data []byte, 
 	}
 	defer dir.Close()
 	name := filepath.Base(loc.file)
-	f, tmp, err := createTemp(dir, "."+name+".keep-")
+	f, tmp, err := createTemp(dir)
 	if err != nil {
 		return classifyIO("create a temporary file for "+loc.label, err)
 	}
@@ -144,10 +155,12 @@ func (c *Connector) writeAtomic(ctx context.Context, loc location, data []byte, 
 	return nil
 }
 
-// createTemp makes a new file in dir whose name starts with prefix.
-func createTemp(dir *os.File, prefix string) (*os.File, string, error) {
+// createTemp makes a new file in dir, named as the files connector names
+// its own, so that a files.list of a folder both connectors reach (their
+// roots are one by default) leaves it out.
+func createTemp(dir *os.File) (*os.File, string, error) {
 	for range 100 {
-		name := prefix + strconv.FormatUint(rand.Uint64(), 36)
+		name := files.TempName()
 		f, err := connectors.OpenAt(dir, name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, name, err

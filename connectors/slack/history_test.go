@@ -22,7 +22,7 @@ func TestHistory(t *testing.T) {
 			"messages": []any{
 				map[string]any{"ts": second["ts"], "user": "UKEEPBOT", "text": "two", "thread_ts": "", "metadata": nil},
 				map[string]any{"ts": first["ts"], "user": "UKEEPBOT", "text": "one", "thread_ts": "", "metadata": map[string]any{
-					"event_type": "keep_mutation", "event_payload": map[string]any{"keep_id": "k1"},
+					"event_type": "keep_mutation", "event_payload": map[string]any{"keep_id": b.c.postTag("k1")},
 				}},
 			},
 			"has_more":    false,

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"keep/connectors"
@@ -78,7 +80,7 @@ func (c *Connector) post(ctx context.Context, call connectors.Call) (any, error)
 	if call.IdempotencyKey != "" {
 		body["metadata"] = map[string]any{
 			"event_type":    eventType,
-			"event_payload": map[string]any{"keep_id": call.IdempotencyKey},
+			"event_payload": map[string]any{"keep_id": c.postTag(call.IdempotencyKey)},
 		}
 	}
 	var out struct {
@@ -98,6 +100,18 @@ func (c *Connector) post(ctx context.Context, call connectors.Call) (any, error)
 func (c *Connector) postWebhook(ctx context.Context, p postParams) (any, error) {
 	if c.webhook == "" {
 		return nil, connectors.Errorf(connectors.Auth, "no incoming webhook is configured")
+	}
+	// The webhook goes to Slack without an account, so connectors.Transport
+	// does not hold it to https; its address is the credential, and it
+	// keeps the rule every credential keeps.
+	if u, err := url.Parse(c.webhook); err != nil || !strings.EqualFold(u.Scheme, "https") && !connectors.Loopback(u.Hostname()) {
+		host := ""
+		if u != nil {
+			host = u.Host
+		}
+		return nil, &connectors.Error{Class: connectors.Permission, NotSent: true, Err: fmt.Errorf(
+			"refusing to post to the incoming webhook at %s over plain http: its address is a credential anyone on the way could read "+
+				"(use its https address; plain http is for this machine only)", host)}
 	}
 	body := map[string]any{"text": p.text}
 	if p.threadTS != "" {

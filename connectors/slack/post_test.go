@@ -22,7 +22,7 @@ func TestPost(t *testing.T) {
 		if want := map[string]any{"channel": "C0FINANCE1", "ts": msgs[0].TS}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
-		wantMeta := map[string]any{"event_type": "keep_mutation", "event_payload": map[string]any{"keep_id": "mut-1"}}
+		wantMeta := map[string]any{"event_type": "keep_mutation", "event_payload": map[string]any{"keep_id": b.c.postTag("mut-1")}}
 		if !reflect.DeepEqual(msgs[0].Metadata, wantMeta) || msgs[0].Text != "3 invoices arrived today" {
 			t.Fatalf("stored %+v", msgs[0])
 		}

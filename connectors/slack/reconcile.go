@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"crypto/hmac"
 	"errors"
 	"fmt"
 	"net/url"
@@ -48,6 +49,7 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 		method = "conversations.replies"
 		q.Set("ts", p.threadTS)
 	}
+	tag := c.postTag(call.IdempotencyKey)
 	cursor := ""
 	for range reconcilePages {
 		pg, err := c.page(ctx, method, channel, cloneValues(q), reconcilePage, cursor)
@@ -60,7 +62,7 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 			return connectors.Unknown, nil, err
 		}
 		for _, m := range pg.Messages {
-			if keepID(m) == call.IdempotencyKey {
+			if hmac.Equal([]byte(keepID(m)), []byte(tag)) {
 				return connectors.Applied, map[string]any{"channel": channel, "ts": m.TS}, nil
 			}
 		}

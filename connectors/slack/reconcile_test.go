@@ -124,6 +124,35 @@ func TestReconcile(t *testing.T) {
 		}
 	})
 
+	t.Run("A lookalike another app posted with the key is not keep's post", func(t *testing.T) {
+		t.Parallel()
+		// the host's keys are public and counted (keep-…-41, -42): an app
+		// reading the channel sees one in a message of keep's and can post
+		// the next with it, so a post lost on the way would read as done
+		b := setup(t)
+		b.c.UseSecret([]byte("the host's secret"))
+		b.f.mu.Lock()
+		b.f.messages["C0FINANCE1"] = append(b.f.messages["C0FINANCE1"], &fakeMessage{TS: "1700000000.000100", User: "U0OTHERAPP", Text: "hi",
+			Metadata: map[string]any{"event_type": "keep_mutation", "event_payload": map[string]any{"keep_id": "mut-1"}}})
+		b.f.mu.Unlock()
+		b.f.fail("chat.postMessage", failure{status: 500}) // nothing posted
+		_, err := b.do(t, "post", "mut-1", post)
+		wantClass(t, err, connectors.Uncertain)
+		if v, got, err := b.reconcile(t, "mut-1", post); err != nil || v != connectors.Unknown {
+			t.Fatalf("%s %v %v", v, got, err)
+		}
+		// keep's own post is found, after a restart too (the same secret)
+		b.mustDo(t, "post", "mut-2", post)
+		again, err := New(Config{APIBase: b.f.srv.URL + "/api", Token: b.f.token, Client: b.f.srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again.UseSecret([]byte("the host's secret"))
+		if v, _, err := again.Reconcile(context.Background(), connectors.Call{Method: "post", Params: post, IdempotencyKey: "mut-2"}); err != nil || v != connectors.Applied {
+			t.Fatalf("keep's own post after a restart: %s %v", v, err)
+		}
+	})
+
 	t.Run("Only post is reconciled", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -1,7 +1,8 @@
 // Package slack is the Slack connector: it reads a channel's history and
 // posts messages through the Web API (chat.postMessage) or an incoming
-// webhook. A post carries the mutation's idempotency key in Slack message
-// metadata, so reconciliation can look for it in the channel's history.
+// webhook. A post carries a tag of the mutation's idempotency key (postTag)
+// in Slack message metadata, so reconciliation can look for it in the
+// channel's history.
 //
 // The token and the webhook URL are credentials: they are sent to Slack and
 // nowhere else, never in a result or an error.
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"keep/connectors"
@@ -52,6 +54,8 @@ type Connector struct {
 	webhook string
 	client  *http.Client
 	timeout time.Duration
+	// secret keys the tags posts carry (postTag).
+	secret atomic.Pointer[[]byte]
 }
 
 var (
@@ -69,6 +73,7 @@ func New(cfg Config) (*Connector, error) {
 		client:  cfg.Client,
 		timeout: cfg.Timeout,
 	}
+	c.secret.Store(newSecret())
 	if c.account == nil && cfg.Token != "" {
 		c.account = givenToken(cfg.Token)
 	}
@@ -138,7 +143,7 @@ func (c *Connector) Methods() []connectors.Method {
 			},
 			Result: "{ channel: string, ts: string }",
 			Reconcile: "searches the channel's recent history (or the thread) for a message whose metadata carries the " +
-				"mutation's key; a webhook post cannot be checked and is put to you",
+				"mutation's key, signed with a secret of keep's; a webhook post cannot be checked and is put to you",
 			Example: `await ctx.slack.post({ channel: "#inbox-digest", text: prepared.data.text })`},
 	}
 }
