@@ -1771,9 +1771,26 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 			v.ID, name, d.Rounds, authoring.DraftRounds, engine.ProposalText(v), v.ID, v.ID)
 		return nil
 	}
+	kept := ""
+	if d.Invalid && inPlace {
+		// A draft that still fails is no replacement for the person's
+		// working file, and no diff was shown to undo it by: the file
+		// stays, the draft goes beside it.
+		kept, inPlace = out, false
+		ext := filepath.Ext(out)
+		out = strings.TrimSuffix(out, ext) + ".draft" + ext
+	}
+	if d.Invalid && out != fileName {
+		// checked as fileName: its problems are the lines of out
+		d.Problems = strings.ReplaceAll(d.Problems, fileName+":", out+":")
+		err = renamed{err: err, from: fileName + ":", to: out + ":"}
+	}
 	diff := udiff.Unified(fileName, out, current, d.Source)
 	if werr := writeDraft(out, tui.DraftText(d), inPlace); werr != nil {
 		return errors.Join(err, werr)
+	}
+	if d.Invalid && kept != "" {
+		return fmt.Errorf("wrote the last draft to %s, marked as not working yet (%s is as it was); fix it, then keep try %s: %w", out, kept, out, err)
 	}
 	if d.Invalid {
 		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out, err)
