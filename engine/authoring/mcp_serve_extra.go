@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"keep/engine"
+	"keep/engine/authoring/model"
 	"keep/engine/reference"
 )
 
@@ -125,14 +126,19 @@ func (h mcpHandlers) addPrompts(s *sdk.Server) {
 			if err != nil {
 				return nil, err
 			}
+			// Titles, reasons and errors are made of what the workflow read
+			// (a mail's subject, a feed item, a page): said as this prompt's
+			// own words they would speak to the assistant as the person.
+			// They are quoted as data, as every model of keep is given them.
 			var b strings.Builder
 			fmt.Fprintf(&b, "Explain to the person why the keep workflow %q waits, and what they can do about it (in keep: approve, answer, retry, sign in), in a few sentences.\n\n", name)
+			b.WriteString(model.DataRule + "\n\n")
 			fmt.Fprintf(&b, "State: %s, status %s, version %d, schedule %s, %d pending inputs.\n", d.State, d.Status, d.Version, d.Schedule, d.PendingInputs)
 			if d.Block != nil {
-				fmt.Fprintf(&b, "Blocked (%s): %s\n", d.Block.Kind, d.Block.Reason)
+				fmt.Fprintf(&b, "Blocked (%s):\n%s\n", d.Block.Kind, model.Untrusted("reason", d.Block.Reason))
 			}
 			if d.LoadError != "" {
-				fmt.Fprintf(&b, "Its file no longer loads: %s\n", d.LoadError)
+				fmt.Fprintf(&b, "Its file no longer loads:\n%s\n", model.Untrusted("error", d.LoadError))
 			}
 			if !h.o.EngineRuns {
 				fmt.Fprintf(&b, "%s\n", MCPServeWhere(h.o))
@@ -143,11 +149,11 @@ func (h mcpHandlers) addPrompts(s *sdk.Server) {
 					continue
 				}
 				n++
-				fmt.Fprintf(&b, "Waiting for the person (%s): %s — %s", a.Kind, a.Title, a.Reason)
+				fmt.Fprintf(&b, "Waiting for the person (%s)", a.Kind)
 				if a.Command != "" {
 					fmt.Fprintf(&b, " (fix: %s)", a.Command)
 				}
-				b.WriteString("\n")
+				fmt.Fprintf(&b, ":\n%s\n%s\n", model.Untrusted("title", a.Title), model.Untrusted("reason", a.Reason))
 			}
 			if n == 0 {
 				b.WriteString("Nothing of it waits in Attention.\n")
