@@ -1586,15 +1586,30 @@ func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 			return fmt.Errorf("keep mcp serve --http needs a token: %s (%v)", how, err)
 		}
 	}
-	api, err := c.api(ctx)
-	if err != nil {
+	// the engine is got hold of for each call only (authoring.PerCall)
+	served := authoring.PerCall(func(ctx context.Context) (authoring.MCPServeAPI, func(), error) {
+		site := c.mcpSite()
+		got, err := site.Get(ctx, daemon.ForCommand)
+		if err != nil {
+			return nil, site.Close, err
+		}
+		return got.API, site.Close, nil
+	})
+	running := func() bool {
+		site := c.mcpSite()
+		defer site.Close()
+		_, ok := site.Attach()
+		return ok
+	}
+	// opened once now: what is wrong with the database is said at the start
+	if _, err := served.Workflows(ctx); err != nil {
 		return err
 	}
 	reg, cfg, err := c.registry()
 	if err != nil {
 		return err
 	}
-	o := authoring.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, EngineRuns: !c.inProcess}
+	o := authoring.MCPServeOpts{API: served, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, Running: running}
 	// stdout is the protocol's: what it serves goes to stderr, which
 	// clients show in their logs
 	fmt.Fprintln(c.stderr, authoring.MCPServeWhere(o))
@@ -1603,6 +1618,12 @@ func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 		return authoring.ServeMCPHTTP(ctx, o, flags.httpAddr, token)
 	}
 	return authoring.ServeMCP(ctx, o)
+}
+
+// mcpSite is a site of this invocation's database and config, for one
+// call of keep mcp serve.
+func (c *cli) mcpSite() *daemon.Site {
+	return daemon.NewSite(daemon.SiteOpts{DBPath: c.dbPath, ConfigPath: c.configPath, ConfigSet: c.configSet})
 }
 
 // cmdTry dry-runs a file. It never opens the database: the copy starts

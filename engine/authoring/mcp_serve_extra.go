@@ -24,7 +24,7 @@ import (
 // MCPServeWhere says which database keep mcp serve serves and whether an
 // engine runs it, for stderr and the status tool.
 func MCPServeWhere(o MCPServeOpts) string {
-	if o.EngineRuns {
+	if o.engineRuns() {
 		return fmt.Sprintf("keep mcp serve: serving %s through the keep engine running it (pid %d)", o.DB, o.API.Info().PID)
 	}
 	return fmt.Sprintf("keep mcp serve: serving %s; no keep engine is running on it: workflows run, and proposals you accept deploy, when one starts: keep --daemon (or keep, the TUI)", o.DB)
@@ -39,7 +39,7 @@ type mcpServeStatus struct {
 
 // withNote adds, when no engine runs, the note that nothing runs.
 func (h mcpHandlers) withNote(res *sdk.CallToolResult, err error) (*sdk.CallToolResult, error) {
-	if err == nil && res != nil && !res.IsError && !h.o.EngineRuns {
+	if err == nil && res != nil && !res.IsError && !h.o.engineRuns() {
 		res.Content = append(res.Content, &sdk.TextContent{Text: MCPServeWhere(h.o)})
 	}
 	return res, err
@@ -140,7 +140,7 @@ func (h mcpHandlers) addPrompts(s *sdk.Server) {
 			if d.LoadError != "" {
 				fmt.Fprintf(&b, "Its file no longer loads:\n%s\n", model.Untrusted("error", d.LoadError))
 			}
-			if !h.o.EngineRuns {
+			if !h.o.engineRuns() {
 				fmt.Fprintf(&b, "%s\n", MCPServeWhere(h.o))
 			}
 			n := 0
