@@ -172,7 +172,8 @@ func MCPHTTPHandler(o MCPServeOpts, token string) http.Handler {
 		panic("authoring: mcp serve over HTTP without a token")
 	}
 	srv := NewMCPServer(o)
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{SessionTimeout: MCPHTTPIdle})
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
@@ -180,9 +181,30 @@ func MCPHTTPHandler(o MCPServeOpts, token string) http.Handler {
 			http.Error(w, "keep mcp serve: this needs the token of keep's mcp serve account (Authorization: Bearer …)", http.StatusUnauthorized)
 			return
 		}
+		// A session lives until its client says DELETE, which many never
+		// do, or it idles for MCPHTTPIdle; each holds memory, so a client
+		// that opens them without end would grow the server without end.
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			n := 0
+			for range srv.Sessions() {
+				n++
+			}
+			if n >= MCPHTTPSessions {
+				http.Error(w, fmt.Sprintf("keep mcp serve: %d sessions are open, the most it keeps; end one (DELETE with its Mcp-Session-Id), or wait until one has been idle for %s",
+					n, MCPHTTPIdle), http.StatusServiceUnavailable)
+				return
+			}
+		}
 		h.ServeHTTP(w, r)
 	})
 }
+
+// MCPHTTPSessions bounds the sessions keep mcp serve --http keeps open at
+// once; MCPHTTPIdle ends one no request has used for that long.
+const (
+	MCPHTTPSessions = 64
+	MCPHTTPIdle     = 30 * time.Minute
+)
 
 // CheckServeAddr refuses an address keep mcp serve --http would listen on
 // beyond this machine, unless public says the person means it.
