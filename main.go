@@ -1585,6 +1585,9 @@ func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 		if token, err = a.Secret(ctx); err != nil || token == "" {
 			return fmt.Errorf("keep mcp serve --http needs a token: %s (%v)", how, err)
 		}
+		if err := authoring.CheckServeToken(token); err != nil {
+			return fmt.Errorf("keep mcp serve --http: account %s: %w", flags.tokenAccount, err)
+		}
 	}
 	// the engine is got hold of for each call only (authoring.PerCall)
 	served := authoring.PerCall(func(ctx context.Context) (authoring.MCPServeAPI, func(), error) {

@@ -1,6 +1,7 @@
 package authoring_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -65,5 +66,28 @@ func TestMCPServeOverHTTPBoundsItsSessions(t *testing.T) {
 	}
 	if resp, body := initialize(); resp.StatusCode != http.StatusOK {
 		t.Fatalf("a session after one ended: %d %s", resp.StatusCode, body)
+	}
+}
+
+// The token account's help asks for a long random token, yet keep mcp
+// serve --http served behind any, one character included: with no bound
+// on attempts, anything that reaches the port (another user of the
+// machine; the network, with --public) could guess it.
+func TestMCPServeOverHTTPRefusesAShortToken(t *testing.T) {
+	t.Parallel()
+	h := enginetest.New(t, enginetest.Opts{})
+	reg, err := engine.Connectors(h.Cfg, engine.ConnectorOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a server that starts ends at once
+	err = authoring.ServeMCPHTTP(ctx, o, "127.0.0.1:0", "a")
+	if err == nil || !strings.Contains(err.Error(), "the token is 1 characters long") || !strings.Contains(err.Error(), "keep auth login") {
+		t.Fatalf("a one-character token: %v", err)
+	}
+	if err := authoring.ServeMCPHTTP(ctx, o, "127.0.0.1:0", strings.Repeat("k7", 12)); err != nil {
+		t.Fatalf("a 24-character token: %v", err)
 	}
 }

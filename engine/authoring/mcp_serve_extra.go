@@ -225,8 +225,25 @@ func CheckServeAddr(addr string, public bool) error {
 	return fmt.Errorf("--http %s listens beyond this machine: give a loopback address (127.0.0.1:PORT), or add --public if you mean it", addr)
 }
 
+// MinServeToken is the shortest token keep mcp serve --http serves behind:
+// nothing bounds how often a client may guess, so the token's length is
+// all that keeps out whatever reaches the port.
+const MinServeToken = 16
+
+// CheckServeToken refuses a token too short to serve behind.
+func CheckServeToken(token string) error {
+	if n := len(token); n < MinServeToken {
+		return fmt.Errorf("the token is %d characters long; one under %d can be guessed by whatever reaches the port: "+
+			"sign in to the token account again (keep auth login NAME) with a long random one, e.g. from openssl rand -hex 32", n, MinServeToken)
+	}
+	return nil
+}
+
 // ServeMCPHTTP runs MCPHTTPHandler on addr until ctx ends.
 func ServeMCPHTTP(ctx context.Context, o MCPServeOpts, addr, token string) error {
+	if err := CheckServeToken(token); err != nil {
+		return fmt.Errorf("keep mcp serve --http: %w", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
