@@ -10,6 +10,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1760,7 +1761,10 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		if err != nil {
 			return err
 		}
-		current, fileName, out, name = sv.Source, filepath.Base(sv.FileName), sv.Workflow+".js", sv.Workflow
+		// NAME.ts of one deployed from TypeScript: the draft is checked as
+		// the file's kind, and .js would not load it
+		current, fileName, name = sv.Source, filepath.Base(sv.FileName), sv.Workflow
+		out = sv.Workflow + cmp.Or(filepath.Ext(fileName), ".js")
 		if ct, ok := keepAPI.(authoring.ChangeTrier); ok {
 			req.TryFn = func(ctx context.Context, file string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
 				return ct.TryChange(ctx, sv.Workflow, file, src, opts)
