@@ -315,6 +315,7 @@ func (h mcpHandlers) status(ctx context.Context, req *sdk.CallToolRequest) (*sdk
 		return mcpResult(nil, err)
 	}
 	if a.Workflow == "" {
+		// one look, so the flag and the note agree
 		runs := h.o.engineRuns()
 		o := h.o
 		o.Running = func() bool { return runs }
