@@ -10,6 +10,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1585,16 +1586,34 @@ func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 		if token, err = a.Secret(ctx); err != nil || token == "" {
 			return fmt.Errorf("keep mcp serve --http needs a token: %s (%v)", how, err)
 		}
+		if err := authoring.CheckServeToken(token); err != nil {
+			return fmt.Errorf("keep mcp serve --http: account %s: %w", flags.tokenAccount, err)
+		}
 	}
-	api, err := c.api(ctx)
-	if err != nil {
+	// the engine is got hold of for each call only (authoring.PerCall)
+	served := authoring.PerCall(func(ctx context.Context) (authoring.MCPServeAPI, func(), error) {
+		site := c.mcpSite()
+		got, err := site.Get(ctx, daemon.ForCommand)
+		if err != nil {
+			return nil, site.Close, err
+		}
+		return got.API, site.Close, nil
+	})
+	running := func() bool {
+		site := c.mcpSite()
+		defer site.Close()
+		_, ok := site.Attach()
+		return ok
+	}
+	// opened once now: what is wrong with the database is said at the start
+	if _, err := served.Workflows(ctx); err != nil {
 		return err
 	}
 	reg, cfg, err := c.registry()
 	if err != nil {
 		return err
 	}
-	o := authoring.MCPServeOpts{API: api, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, EngineRuns: !c.inProcess}
+	o := authoring.MCPServeOpts{API: served, Registry: reg, Policy: engine.PolicyFrom(cfg.Policy), DB: c.dbPath, Running: running}
 	// stdout is the protocol's: what it serves goes to stderr, which
 	// clients show in their logs
 	fmt.Fprintln(c.stderr, authoring.MCPServeWhere(o))
@@ -1603,6 +1622,12 @@ func cmdMCPServe(ctx context.Context, c *cli, flags *opts) error {
 		return authoring.ServeMCPHTTP(ctx, o, flags.httpAddr, token)
 	}
 	return authoring.ServeMCP(ctx, o)
+}
+
+// mcpSite is a site of this invocation's database and config, for one
+// call of keep mcp serve.
+func (c *cli) mcpSite() *daemon.Site {
+	return daemon.NewSite(daemon.SiteOpts{DBPath: c.dbPath, ConfigPath: c.configPath, ConfigSet: c.configSet})
 }
 
 // cmdTry dry-runs a file. It never opens the database: the copy starts
@@ -1736,7 +1761,10 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 		if err != nil {
 			return err
 		}
-		current, fileName, out, name = sv.Source, filepath.Base(sv.FileName), sv.Workflow+".js", sv.Workflow
+		// NAME.ts of one deployed from TypeScript: the draft is checked as
+		// the file's kind, and .js would not load it
+		current, fileName, name = sv.Source, filepath.Base(sv.FileName), sv.Workflow
+		out = sv.Workflow + cmp.Or(filepath.Ext(fileName), ".js")
 		if ct, ok := keepAPI.(authoring.ChangeTrier); ok {
 			req.TryFn = func(ctx context.Context, file string, src []byte, opts api.TryOptions) (*api.TryReport, error) {
 				return ct.TryChange(ctx, sv.Workflow, file, src, opts)
@@ -1771,9 +1799,26 @@ func cmdEdit(ctx context.Context, c *cli, o *opts) error {
 			v.ID, name, d.Rounds, authoring.DraftRounds, engine.ProposalText(v), v.ID, v.ID)
 		return nil
 	}
+	kept := ""
+	if d.Invalid && inPlace {
+		// A draft that still fails is no replacement for the person's
+		// working file, and no diff was shown to undo it by: the file
+		// stays, the draft goes beside it.
+		kept, inPlace = out, false
+		ext := filepath.Ext(out)
+		out = strings.TrimSuffix(out, ext) + ".draft" + ext
+	}
+	if d.Invalid && out != fileName {
+		// checked as fileName: its problems are the lines of out
+		d.Problems = strings.ReplaceAll(d.Problems, fileName+":", out+":")
+		err = renamed{err: err, from: fileName + ":", to: out + ":"}
+	}
 	diff := udiff.Unified(fileName, out, current, d.Source)
 	if werr := writeDraft(out, tui.DraftText(d), inPlace); werr != nil {
 		return errors.Join(err, werr)
+	}
+	if d.Invalid && kept != "" {
+		return fmt.Errorf("wrote the last draft to %s, marked as not working yet (%s is as it was); fix it, then keep try %s: %w", out, kept, out, err)
 	}
 	if d.Invalid {
 		return fmt.Errorf("wrote the last draft to %s, marked as not working yet; fix it, then keep try %s: %w", out, out, err)

@@ -22,11 +22,24 @@ import (
 	"keep/sandbox"
 )
 
+// MCPServeAPI is all of keep the server reaches: read-only views and
+// Propose. Nothing in it approves, answers, grants or deploys, so no tool
+// can. api.API is one.
+type MCPServeAPI interface {
+	Info() api.Info
+	Workflows(ctx context.Context) ([]api.WorkflowView, error)
+	Workflow(ctx context.Context, name string) (*api.WorkflowDetail, error)
+	Inputs(ctx context.Context, workflow string, page api.Page) ([]api.InputView, error)
+	Runs(ctx context.Context, workflow string, page api.Page) ([]api.RunView, error)
+	Attention(ctx context.Context) ([]api.AttentionItem, error)
+	Propose(ctx context.Context, p api.ProposalRequest) (*api.ProposalView, error)
+}
+
 // MCPServeOpts are what the server serves from.
 type MCPServeOpts struct {
-	// API is the engine, in-process or the daemon's client; only its
-	// read-only views and DryRun are used.
-	API api.API
+	// API is the engine: the daemon's client, one in-process, or (keep mcp
+	// serve) whichever of the two each call finds.
+	API MCPServeAPI
 	// Registry and Policy are the config's connectors and policy, for the
 	// reference, validate and try.
 	Registry *connectors.Registry
@@ -35,9 +48,18 @@ type MCPServeOpts struct {
 	Version string
 	// DB is the database served; EngineRuns says whether an engine (the
 	// daemon's or the TUI's) runs it, or API is one of this process's that
-	// runs nothing (mcp_serve_extra.go).
+	// runs nothing (mcp_serve_extra.go). Running, if set, says it instead,
+	// at each asking: an engine may start, or stop, while the server runs.
 	DB         string
 	EngineRuns bool
+	Running    func() bool
+}
+
+func (o MCPServeOpts) engineRuns() bool {
+	if o.Running != nil {
+		return o.Running()
+	}
+	return o.EngineRuns
 }
 
 // NewMCPServer builds the server and its tools.
@@ -293,7 +315,11 @@ func (h mcpHandlers) status(ctx context.Context, req *sdk.CallToolRequest) (*sdk
 		return mcpResult(nil, err)
 	}
 	if a.Workflow == "" {
-		return mcpResult(mcpServeStatus{DB: h.o.DB, EngineRuns: h.o.EngineRuns, Note: MCPServeWhere(h.o)}, nil)
+		// one look, so the flag and the note agree
+		runs := h.o.engineRuns()
+		o := h.o
+		o.Running = func() bool { return runs }
+		return mcpResult(mcpServeStatus{DB: h.o.DB, EngineRuns: runs, Note: MCPServeWhere(o)}, nil)
 	}
 	return h.withNote(mcpResult(h.o.API.Workflow(ctx, a.Workflow)))
 }

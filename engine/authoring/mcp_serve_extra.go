@@ -17,13 +17,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"keep/engine"
+	"keep/engine/authoring/model"
 	"keep/engine/reference"
 )
 
 // MCPServeWhere says which database keep mcp serve serves and whether an
 // engine runs it, for stderr and the status tool.
 func MCPServeWhere(o MCPServeOpts) string {
-	if o.EngineRuns {
+	if o.engineRuns() {
 		return fmt.Sprintf("keep mcp serve: serving %s through the keep engine running it (pid %d)", o.DB, o.API.Info().PID)
 	}
 	return fmt.Sprintf("keep mcp serve: serving %s; no keep engine is running on it: workflows run, and proposals you accept deploy, when one starts: keep --daemon (or keep, the TUI)", o.DB)
@@ -38,7 +39,7 @@ type mcpServeStatus struct {
 
 // withNote adds, when no engine runs, the note that nothing runs.
 func (h mcpHandlers) withNote(res *sdk.CallToolResult, err error) (*sdk.CallToolResult, error) {
-	if err == nil && res != nil && !res.IsError && !h.o.EngineRuns {
+	if err == nil && res != nil && !res.IsError && !h.o.engineRuns() {
 		res.Content = append(res.Content, &sdk.TextContent{Text: MCPServeWhere(h.o)})
 	}
 	return res, err
@@ -125,16 +126,21 @@ func (h mcpHandlers) addPrompts(s *sdk.Server) {
 			if err != nil {
 				return nil, err
 			}
+			// Titles, reasons and errors are made of what the workflow read
+			// (a mail's subject, a feed item, a page): said as this prompt's
+			// own words they would speak to the assistant as the person.
+			// They are quoted as data, as every model of keep is given them.
 			var b strings.Builder
 			fmt.Fprintf(&b, "Explain to the person why the keep workflow %q waits, and what they can do about it (in keep: approve, answer, retry, sign in), in a few sentences.\n\n", name)
+			b.WriteString(model.DataRule + "\n\n")
 			fmt.Fprintf(&b, "State: %s, status %s, version %d, schedule %s, %d pending inputs.\n", d.State, d.Status, d.Version, d.Schedule, d.PendingInputs)
 			if d.Block != nil {
-				fmt.Fprintf(&b, "Blocked (%s): %s\n", d.Block.Kind, d.Block.Reason)
+				fmt.Fprintf(&b, "Blocked (%s):\n%s\n", d.Block.Kind, model.Untrusted("reason", d.Block.Reason))
 			}
 			if d.LoadError != "" {
-				fmt.Fprintf(&b, "Its file no longer loads: %s\n", d.LoadError)
+				fmt.Fprintf(&b, "Its file no longer loads:\n%s\n", model.Untrusted("error", d.LoadError))
 			}
-			if !h.o.EngineRuns {
+			if !h.o.engineRuns() {
 				fmt.Fprintf(&b, "%s\n", MCPServeWhere(h.o))
 			}
 			n := 0
@@ -143,11 +149,11 @@ func (h mcpHandlers) addPrompts(s *sdk.Server) {
 					continue
 				}
 				n++
-				fmt.Fprintf(&b, "Waiting for the person (%s): %s — %s", a.Kind, a.Title, a.Reason)
+				fmt.Fprintf(&b, "Waiting for the person (%s)", a.Kind)
 				if a.Command != "" {
 					fmt.Fprintf(&b, " (fix: %s)", a.Command)
 				}
-				b.WriteString("\n")
+				fmt.Fprintf(&b, ":\n%s\n%s\n", model.Untrusted("title", a.Title), model.Untrusted("reason", a.Reason))
 			}
 			if n == 0 {
 				b.WriteString("Nothing of it waits in Attention.\n")
@@ -166,7 +172,8 @@ func MCPHTTPHandler(o MCPServeOpts, token string) http.Handler {
 		panic("authoring: mcp serve over HTTP without a token")
 	}
 	srv := NewMCPServer(o)
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{SessionTimeout: MCPHTTPIdle})
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
@@ -174,9 +181,30 @@ func MCPHTTPHandler(o MCPServeOpts, token string) http.Handler {
 			http.Error(w, "keep mcp serve: this needs the token of keep's mcp serve account (Authorization: Bearer …)", http.StatusUnauthorized)
 			return
 		}
+		// A session lives until its client says DELETE, which many never
+		// do, or it idles for MCPHTTPIdle; each holds memory, so a client
+		// that opens them without end would grow the server without end.
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			n := 0
+			for range srv.Sessions() {
+				n++
+			}
+			if n >= MCPHTTPSessions {
+				http.Error(w, fmt.Sprintf("keep mcp serve: %d sessions are open, the most it keeps; end one (DELETE with its Mcp-Session-Id), or wait until one has been idle for %s",
+					n, MCPHTTPIdle), http.StatusServiceUnavailable)
+				return
+			}
+		}
 		h.ServeHTTP(w, r)
 	})
 }
+
+// MCPHTTPSessions bounds the sessions keep mcp serve --http keeps open at
+// once; MCPHTTPIdle ends one no request has used for that long.
+const (
+	MCPHTTPSessions = 64
+	MCPHTTPIdle     = 30 * time.Minute
+)
 
 // CheckServeAddr refuses an address keep mcp serve --http would listen on
 // beyond this machine, unless public says the person means it.
@@ -197,8 +225,25 @@ func CheckServeAddr(addr string, public bool) error {
 	return fmt.Errorf("--http %s listens beyond this machine: give a loopback address (127.0.0.1:PORT), or add --public if you mean it", addr)
 }
 
+// MinServeToken is the shortest token keep mcp serve --http serves behind:
+// nothing bounds how often a client may guess, so the token's length is
+// all that keeps out whatever reaches the port.
+const MinServeToken = 16
+
+// CheckServeToken refuses a token too short to serve behind.
+func CheckServeToken(token string) error {
+	if n := len(token); n < MinServeToken {
+		return fmt.Errorf("the token is %d characters long; one under %d can be guessed by whatever reaches the port: "+
+			"sign in to the token account again (keep auth login NAME) with a long random one, e.g. from openssl rand -hex 32", n, MinServeToken)
+	}
+	return nil
+}
+
 // ServeMCPHTTP runs MCPHTTPHandler on addr until ctx ends.
 func ServeMCPHTTP(ctx context.Context, o MCPServeOpts, addr, token string) error {
+	if err := CheckServeToken(token); err != nil {
+		return fmt.Errorf("keep mcp serve --http: %w", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

@@ -88,7 +88,7 @@ func TestMCPServeResourcesPromptsAndWhere(t *testing.T) {
 			t.Fatal(err)
 		}
 		text = p.Messages[0].Content.(*sdk.TextContent).Text
-		if !strings.Contains(text, `why the keep workflow "notes" waits`) || !strings.Contains(text, "Waiting for the person (approval): File a note") {
+		if !strings.Contains(text, `why the keep workflow "notes" waits`) || !strings.Contains(text, "Waiting for the person (approval):\n<untrusted-data name=\"title\">\n\"File a note\"") {
 			t.Fatalf("explain-wait = %s", text)
 		}
 	})

@@ -422,15 +422,17 @@ func (c *capture) readsSeen() ([]api.TryRead, []string) {
 // backs off and the drain ends with the call unperformed.
 var errTryLimit = errors.New("the dry run's limit of captured mutations is reached")
 
-func (c *capture) take() bool {
+// take counts one more captured mutation, and says which it is, unless
+// the limit is reached.
+func (c *capture) take() (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n >= c.limit {
 		c.over = true
-		return false
+		return 0, false
 	}
 	c.n++
-	return true
+	return c.n, true
 }
 
 func (c *capture) reached() bool {
@@ -473,12 +475,13 @@ type capturing struct {
 }
 
 func (k capturing) Do(ctx context.Context, call connectors.Call) (any, error) {
-	kind := connectors.Kind("")
+	var meth connectors.Method
 	for _, m := range k.Connector.Methods() {
 		if m.Name == call.Method {
-			kind = m.Kind
+			meth = m
 		}
 	}
+	kind := meth.Kind
 	switch {
 	case kind == connectors.Read && k.c.readsOff:
 		k.c.read(k.Connector.Name(), call, false)
@@ -490,8 +493,9 @@ func (k capturing) Do(ctx context.Context, call connectors.Call) (any, error) {
 		k.c.read(k.Connector.Name(), call, true)
 		return k.Connector.Do(ctx, call)
 	}
-	if !k.c.take() {
+	n, ok := k.c.take()
+	if !ok {
 		return nil, &connectors.Error{Class: connectors.Transient, Err: errTryLimit}
 	}
-	return map[string]any{"dryRun": true}, nil
+	return dryAnswer(meth, call.Params, n), nil
 }
