@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"keep/storage/userpath"
 )
@@ -60,44 +61,42 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	return nil
 }
 
-// ownSuffixes name the files keep and SQLite keep beside a database. A
-// backup written to one is lost without a word: SQLite deletes a -wal or
-// a -journal that is not a log of the database when it next opens it (the
-// backup's own connection does, as it closes), a restore removes a
-// .restoring left behind, a daemon writes its pid over the start of
-// .engine and .starting, and refuses to start beside a .sock that is not
-// a socket (engine/daemon).
-var ownSuffixes = []string{"", "-wal", "-shm", "-journal", ".lock", ".restoring", ".restoring-wal", ".restoring-shm",
-	".engine", ".starting", ".sock"}
-
-// ownLog is the daemon's log beside the database, which it appends to.
-const ownLog = "keep.log"
-
-// notOwnFile refuses a backup path that names the database at dbPath or
-// one of the files beside it, by the paths as given or through symbolic
-// links.
+// notOwnFile refuses a backup path among keep's own files beside the
+// database at dbPath, by the paths as given or through symbolic links:
+// every name there that begins with the database's (SQLite's -wal, -shm
+// and -journal; keep's .lock, .engine, .starting, .sock, .restoring, and
+// whatever keep names after the database next) and keep.log with its
+// rotations (DESIGN §16: keep's files by place). A backup written to one
+// is lost without a word: SQLite deletes a -wal or a -journal that is not
+// a log of the database when it next opens it (the backup's own connection
+// does, as it closes), a restore removes a .restoring left behind, a
+// daemon writes its pid over .engine and refuses to start beside a .sock
+// that is not a socket, and appends its log to keep.log. The rule is the
+// names' form, not a list of them, so that a file keep adds there later is
+// covered.
 func notOwnFile(dbPath, path string) error {
 	db, err := filepath.Abs(dbPath)
 	if err != nil {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
-	targets := []string{path, realPath(path)}
 	for _, base := range []string{db, realPath(db)} {
-		own := []string{filepath.Join(filepath.Dir(base), ownLog)}
-		for _, suffix := range ownSuffixes {
-			own = append(own, base+suffix)
-		}
-		for _, name := range own {
-			for _, t := range targets {
-				if t == name {
-					return fmt.Errorf("storage: backup: %s is one of keep's own files beside its database %s, "+
-						"which SQLite or keep would remove or overwrite; write the backup to a file of its own", path, db)
-				}
+		dir, name := filepath.Dir(base), filepath.Base(base)
+		for _, t := range []string{path, realPath(path)} {
+			if filepath.Dir(t) != dir {
+				continue
+			}
+			if n := filepath.Base(t); strings.HasPrefix(n, name) || strings.HasPrefix(n, ownLog) {
+				return fmt.Errorf("storage: backup: %s is one of keep's own files beside its database %s "+
+					"(every name there beginning %s, and %s), which SQLite or keep may remove or overwrite; write the backup to a file of its own", path, db, name, ownLog)
 			}
 		}
 	}
 	return nil
 }
+
+// ownLog is the daemon's log beside the database, and the start of its
+// rotations' names.
+const ownLog = "keep.log"
 
 // CheckBackup opens a backup read-only and returns its schema version once
 // it passes integrity_check and is not newer than this binary knows.

@@ -444,3 +444,27 @@ func TestRestoreFromTheCopyAnInterruptedRestoreLeft(t *testing.T) {
 		t.Fatalf("restoring from it once moved: %v", err)
 	}
 }
+
+// TestBackupAmongKeepsOwnFilesIsRefusedByTheirNamesForm: keep's own
+// files beside the database are told by the form of their names, the
+// database's name and anything after it and keep.log's, so a file keep
+// adds there later is covered with the ones it has now; a backup of
+// another name beside the database is written.
+func TestBackupAmongKeepsOwnFilesIsRefusedByTheirNamesForm(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	dir := filepath.Dir(db.Path())
+	for _, name := range []string{"keep.db.anything-keep-writes-next", "keep.db-wal", "keep.log.3"} {
+		own := filepath.Join(dir, name)
+		_, was := os.Stat(own) // the open database's -wal is there
+		if err := db.Backup(ctx, own); err == nil || !strings.Contains(err.Error(), "one of keep's own files") {
+			t.Errorf("a backup to %s: %v, want it refused as keep's own", name, err)
+		}
+		if _, err := os.Stat(own); err == nil && was != nil {
+			t.Errorf("a refused backup left %s", name)
+		}
+	}
+	if err := db.Backup(ctx, filepath.Join(dir, "backup-2026.db")); err != nil {
+		t.Errorf("a backup of its own name beside the database: %v", err)
+	}
+}
