@@ -53,6 +53,11 @@ type Method struct {
 	// method's own contract takes them (an MCP tool whose input schema
 	// declares no properties or allows additional ones).
 	OpenArgs bool
+	// Refuses says why a field a script may expect the method to take is
+	// not among Args, in place of the plain refusal: by field, what
+	// follows "connector.method " in the error ("acts on every
+	// occurrence …").
+	Refuses map[string]string
 	// Result is the TypeScript type of what the call resolves to
 	// ("{ path: string, size: number }").
 	Result string

@@ -123,6 +123,11 @@ func Undeclared(connector string, m Method, params map[string]any) error {
 		return nil
 	}
 	sort.Strings(extra)
+	for _, name := range extra {
+		if why, ok := m.Refuses[name]; ok {
+			return Errorf(Logic, "%s.%s %s", connector, m.Name, why)
+		}
+	}
 	takes := "(it takes nothing)"
 	if len(m.Args) > 0 {
 		names := make([]string, len(m.Args))

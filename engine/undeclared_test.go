@@ -237,3 +237,23 @@ func TestHTTPRequestTypoSendsNothing(t *testing.T) {
 		}
 	}
 }
+
+// A field a method declares it refuses is refused with its reason, not
+// the plain list: an occurrence's recurrenceId passed to calendar.update
+// or delete would act on every occurrence, and the script is told so.
+func TestARefusedFieldSaysWhy(t *testing.T) {
+	reg, err := Connectors(config.Default(), ConnectorOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	for _, method := range []string{"update", "delete"} {
+		_, _, err := reg.Resolve("calendar", method, map[string]any{"uid": "u1", "recurrenceId": "20261124T083000Z"})
+		if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(fmt.Sprint(err), "calendar."+method+" acts on every occurrence of the event and cannot take recurrenceId") {
+			t.Errorf("calendar.%s with recurrenceId: %v, want the reason it cannot take it", method, err)
+		}
+	}
+	if _, _, err := reg.Resolve("calendar", "delete", map[string]any{"uid": "u1", "recurence": "x"}); !strings.Contains(fmt.Sprint(err), "calendar.delete takes no recurence (it takes: uid)") {
+		t.Errorf("a field without a reason: %v, want the plain refusal", err)
+	}
+}

@@ -19,8 +19,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -184,16 +182,25 @@ func (c *Connector) Methods() []connectors.Method {
 		{Name: "update", Kind: connectors.Mutate, Scope: c.scope, Preview: previewUpdate, Check: c.checkUpdate,
 			Doc:       "Changes the given fields of an event (of every occurrence, for a recurring one); a field set to \"\" is removed.",
 			Args:      updateArgs,
+			Refuses:   wholeEvent,
 			Result:    eventType,
 			Reconcile: "fetches the event and compares the fields the call set: all equal is applied, else not applied",
 			Example:   `await ctx.calendar.update({ uid, location: "Room 2" })`},
 		{Name: "delete", Kind: connectors.Mutate, Scope: c.scope, Preview: previewDelete, Check: c.checkDelete,
 			Doc:       "Deletes an event, every occurrence of it.",
 			Args:      []connectors.Arg{{Name: "uid", Type: "string", Required: true}},
+			Refuses:   wholeEvent,
 			Result:    "{ uid: string, deleted: true }",
 			Reconcile: "fetches the event by UID: absent is applied, present is not applied",
 			Example:   `await ctx.calendar.delete({ uid })`},
 	}
+}
+
+// wholeEvent is why update and delete take no recurrenceId: they act on
+// the whole event, and an occurrence's id passed to them would change or
+// delete every occurrence.
+var wholeEvent = map[string]string{
+	"recurrenceId": "acts on every occurrence of the event and cannot take recurrenceId: one occurrence can't be changed or deleted alone",
 }
 
 // Do performs a method.
@@ -224,35 +231,16 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	return nil, connectors.Errorf(connectors.Logic, "calendar has no method %q (it has: events, event, create, update, delete)", call.Method)
 }
 
-// declared refuses a parameter the method does not declare, rather than
-// doing something else than the script asked: recurrenceId (an
-// occurrence, as events lists it) passed to update or delete would
-// otherwise change or delete every occurrence, and recurrence passed to
-// create would make a single event.
+// declared refuses a parameter the method does not declare, as the host
+// does before a call reaches any connector (connectors.Undeclared), for a
+// call made here directly: recurrenceId (an occurrence, as events lists
+// it) passed to update or delete would otherwise change or delete every
+// occurrence, and recurrence passed to create would make a single event.
 func (c *Connector) declared(call connectors.Call) error {
 	for _, m := range c.Methods() {
-		if m.Name != call.Method {
-			continue
+		if m.Name == call.Method {
+			return connectors.Undeclared(c.Name(), m, call.Params)
 		}
-		var names []string
-		known := map[string]bool{}
-		for _, a := range m.Args {
-			names, known[a.Name] = append(names, a.Name), true
-		}
-		var extra []string
-		for name := range call.Params {
-			if !known[name] {
-				extra = append(extra, name)
-			}
-		}
-		if len(extra) == 0 {
-			return nil
-		}
-		sort.Strings(extra)
-		if slices.Contains(extra, "recurrenceId") && (call.Method == "update" || call.Method == "delete") {
-			return connectors.Errorf(connectors.Logic, "calendar.%s acts on every occurrence of the event and cannot take recurrenceId: one occurrence can't be changed or deleted alone", call.Method)
-		}
-		return connectors.Errorf(connectors.Logic, "calendar.%s takes no %s (it takes: %s)", call.Method, strings.Join(extra, ", "), strings.Join(names, ", "))
 	}
 	return nil
 }
