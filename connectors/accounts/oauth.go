@@ -39,6 +39,10 @@ var presets = map[string]preset{
 			"sheets":   {"https://www.googleapis.com/auth/spreadsheets"},
 			"calendar": {"https://www.googleapis.com/auth/calendar"},
 		},
+		// openid and email: the id_token then says who signed in, so a
+		// sign-in as another Google account than the config's is refused
+		// (identity.go)
+		always: []string{"openid", "email"},
 		// offline access and a consent screen: Google returns a refresh
 		// token only then
 		authParams: map[string]string{"access_type": "offline", "prompt": "consent"},
@@ -55,7 +59,9 @@ var presets = map[string]preset{
 			"mail":     {"https://outlook.office.com/IMAP.AccessAsUser.All", "https://outlook.office.com/SMTP.Send"},
 			"calendar": {"https://graph.microsoft.com/Calendars.ReadWrite"},
 		},
-		always: []string{"offline_access"},
+		// openid and profile: the id_token's preferred_username says who
+		// signed in (identity.go)
+		always: []string{"offline_access", "openid", "profile"},
 	},
 }
 
