@@ -33,7 +33,7 @@ func TestSignInAsAnotherUserRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	d := oauthDef(b.srv)
-	d.Username, d.Scopes = "me@example.com", append(d.Scopes, "openid")
+	d.Username, d.Scopes, d.RevokeURL = "me@example.com", append(d.Scopes, "openid"), b.srv.RevokeURL()
 	s := b.open(t, d)
 	b.srv.SignInAs("other@example.com")
 	err := b.login(t, s, false)
@@ -42,6 +42,9 @@ func TestSignInAsAnotherUserRefused(t *testing.T) {
 	}
 	if e := readCreds(t, b.path).Accounts["acme"]; e != nil {
 		t.Fatalf("the other user's tokens were stored: %+v", e)
+	}
+	if n := b.srv.Grants(); n != 0 {
+		t.Fatalf("the provider still honours %d grants of the refused sign-in", n)
 	}
 	// --force does not override the config: the config says who it is
 	if err := b.login(t, s, true); err == nil {
