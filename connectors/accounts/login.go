@@ -159,6 +159,12 @@ func (s *Store) store(name string, e *entry, check ...func(was *entry) error) er
 				return err
 			}
 		}
+		if was := f.Accounts[name]; was != nil {
+			c := *was
+			s.replaced[name] = &c
+		} else {
+			delete(s.replaced, name)
+		}
 		f.Accounts[name] = e
 		return nil
 	})
@@ -413,10 +419,16 @@ func (s *Store) Saved(name string) (restore func() error, had bool, err error) {
 		return s.update(func(f *file) error {
 			if was == nil {
 				delete(f.Accounts, name)
-			} else {
-				e := *was
-				f.Accounts[name] = &e
+				return nil
 			}
+			e := *was
+			if r := s.replaced[name]; r != nil && r.SignedInAt.Equal(was.SignedInAt) {
+				// the same sign-in, as a sign-in since found it: a refresh
+				// meanwhile rotated its refresh token, and the one saved
+				// is spent
+				e = *r
+			}
+			f.Accounts[name] = &e
 			return nil
 		})
 	}, was != nil, nil
