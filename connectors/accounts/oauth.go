@@ -181,11 +181,20 @@ func errorCode(re *oauth2.RetrieveError, sent ...string) string {
 	return re.ErrorCode
 }
 
-// redact takes the secrets keep sent out of what a provider answered.
+// redact takes the secrets keep sent out of what a provider answered:
+// as keep holds them, and as they went in the form, url-encoded, since a
+// provider (or a proxy before it) that echoes the request echoes that,
+// its percent escapes in either case.
 func redact(text string, sent ...string) string {
 	for _, v := range sent {
-		if v != "" {
-			text = strings.ReplaceAll(text, v, "[redacted]")
+		if v == "" {
+			continue
+		}
+		text = strings.ReplaceAll(text, v, "[redacted]")
+		for _, enc := range []string{url.QueryEscape(v), url.PathEscape(v)} {
+			if enc != v {
+				text = regexp.MustCompile("(?i)"+regexp.QuoteMeta(enc)).ReplaceAllLiteralString(text, "[redacted]")
+			}
 		}
 	}
 	return text
