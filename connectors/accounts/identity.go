@@ -17,9 +17,12 @@ import (
 // id_token (the openid scope; the presets ask for it), so that is what is
 // checked, and a sign-in it shows to be someone else stores nothing:
 //
-//   - an account whose config names its username is for that user alone,
-//     whatever --force says: the connectors put the username on the wire
-//     (SASL XOAUTH2's user) beside the token, so the config is what to fix;
+//   - an account whose config names its username is for that user: the
+//     connectors put the username on the wire (SASL XOAUTH2's user)
+//     beside the token. --force stores the sign-in all the same, as the
+//     username may be another name of the same account (an alias, a
+//     Microsoft account whose sign-in name is not its mail address) that
+//     no claim of the id_token shows;
 //   - an account whose config names no one is whoever signed in first: a
 //     later sign-in as someone else is refused unless --force, since what
 //     uses the account has acted as the first one all along and would
@@ -101,15 +104,14 @@ func identityOf(tok *oauth2.Token, clientID string) identity {
 // wrongUserError refuses a sign-in as another user than the account is for.
 type wrongUserError struct {
 	account, got, want string
-	// configured: want is the config's username, which --force does not
-	// override
+	// configured: want is the config's username, not who signed in before
 	configured bool
 }
 
 func (e *wrongUserError) Error() string {
 	if e.configured {
-		return fmt.Sprintf("signing in to %s: the provider says %s signed in, but the account is for %s (username in [accounts.%s]): nothing stored; sign in as %s at the provider (or in a private browser window) and run %s again",
-			e.account, e.got, e.want, e.account, e.want, LoginCommand(e.account))
+		return fmt.Sprintf("signing in to %s: the provider says %s signed in, but the account is for %s (username in [accounts.%s]): nothing stored; sign in as %s at the provider (or in a private browser window) and run %s again (--force stores it anyway, when %s is another name of %s)",
+			e.account, e.got, e.want, e.account, e.want, LoginCommand(e.account), e.want, e.got)
 	}
 	return fmt.Sprintf("signing in to %s: the provider says %s signed in, but %s was signed in as %s and what uses it acted as them: nothing stored; run %s --force to switch it to %s, or sign in as %s",
 		e.account, e.got, e.account, e.want, LoginCommand(e.account), e.got, e.want)
@@ -118,6 +120,9 @@ func (e *wrongUserError) Error() string {
 // checkIdentity says whether a sign-in as id may replace was (the entry
 // stored now, or nil) for the account d.
 func checkIdentity(d Def, id identity, was *entry, force bool) error {
+	if force {
+		return nil
+	}
 	if d.Username != "" {
 		if len(id.names) > 0 && !id.is(d.Username) {
 			return &wrongUserError{account: d.Name, got: id.who(), want: d.Username, configured: true}
@@ -126,7 +131,7 @@ func checkIdentity(d Def, id identity, was *entry, force bool) error {
 		// address: the service the username goes to is left to judge
 		return nil
 	}
-	if force || was == nil || was.Identity == "" || id.who() == "" || strings.EqualFold(was.Identity, id.who()) {
+	if was == nil || was.Identity == "" || id.who() == "" || strings.EqualFold(was.Identity, id.who()) {
 		return nil
 	}
 	return &wrongUserError{account: d.Name, got: id.who(), want: was.Identity}

@@ -59,9 +59,10 @@ var presets = map[string]preset{
 			"mail":     {"https://outlook.office.com/IMAP.AccessAsUser.All", "https://outlook.office.com/SMTP.Send"},
 			"calendar": {"https://graph.microsoft.com/Calendars.ReadWrite"},
 		},
-		// openid and profile: the id_token's preferred_username says who
-		// signed in (identity.go)
-		always: []string{"offline_access", "openid", "profile"},
+		// openid, profile and email: the id_token's preferred_username
+		// and email say who signed in (identity.go); the sign-in name
+		// need not be the mail address, so both are asked for
+		always: []string{"offline_access", "openid", "profile", "email"},
 	},
 }
 

@@ -18,7 +18,7 @@ type SignInOpts struct {
 	ReadSecret func(prompt string) (string, error)
 	Device     bool // the device flow, for a machine without a browser
 	// Force keeps a new secret the service refuses over a stored one that
-	// works, or a sign-in as another user than the one before
+	// works, or a sign-in as another user than the account's
 	Force bool
 }
 
