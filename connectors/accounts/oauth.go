@@ -243,7 +243,13 @@ func (s *Store) refresh(ctx context.Context, d Def, bad string, hasBad bool) (st
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && refused(re) {
-			why := "the provider refused the refresh token (" + errorCode(re, sent...) + ")"
+			said := errorCode(re, sent...)
+			if said == "" {
+				// a refusal without a code (a bare 401): its status is
+				// all the person can be told of it
+				said = statusOf(re.Response)
+			}
+			why := "the provider refused the refresh token (" + said + ")"
 			if uerr := s.update(func(f *file) error {
 				if cur := f.Accounts[d.Name]; cur != nil && cur.RefreshToken == e.RefreshToken {
 					cur.Refused = why
