@@ -80,6 +80,9 @@ func TestSignInAsAnotherUserThanBefore(t *testing.T) {
 	if before == nil || before.Identity != "me@example.com" {
 		t.Fatalf("first sign-in stored %+v, want identity me@example.com", before)
 	}
+	if st, err := s.Statuses(); err != nil || len(st) != 1 || st[0].SignedInAs != "me@example.com" {
+		t.Fatalf("Statuses = %+v, %v, want it to say who signed in", st, err)
+	}
 	b.srv.SignInAs("other@example.com")
 	err := b.login(t, s, false)
 	if err == nil || !strings.Contains(err.Error(), "other@example.com") || !strings.Contains(err.Error(), "me@example.com") || !strings.Contains(err.Error(), "--force") {
