@@ -10,11 +10,16 @@ import (
 // login signs in to acme through the provider's browser and returns what
 // Login said; the browser is whoever the provider has signed in.
 func (b *bundle) login(t *testing.T, s *Store, force bool) error {
+	return b.loginBy(t, s, force, false)
+}
+
+// loginBy is login, by the device flow when device.
+func (b *bundle) loginBy(t *testing.T, s *Store, force, device bool) error {
 	t.Helper()
 	browser := b.srv.Browser()
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Login(context.Background(), "acme", LoginOpts{Out: browser, ReadSecret: secretReader(b.srv.ClientSecret), Force: force})
+		done <- s.Login(context.Background(), "acme", LoginOpts{Out: browser, ReadSecret: secretReader(b.srv.ClientSecret), Force: force, Device: device})
 	}()
 	select {
 	case err := <-done:
@@ -96,5 +101,26 @@ func TestSignInAsAnotherUserThanBefore(t *testing.T) {
 	}
 	if e := readCreds(t, b.path).Accounts["acme"]; e == nil || e.Identity != "other@example.com" {
 		t.Fatalf("after --force: %+v", e)
+	}
+}
+
+// The device flow is signed in to on another device, where whoever is
+// signed in there signs in: the same check holds.
+func TestDeviceSignInAsAnotherUserRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d := oauthDef(b.srv)
+	d.Username, d.Scopes = "me@example.com", append(d.Scopes, "openid")
+	s := b.open(t, d)
+	b.srv.SignInAs("other@example.com")
+	if err := b.loginBy(t, s, false, true); err == nil || !strings.Contains(err.Error(), "other@example.com") {
+		t.Fatalf("a device sign-in as another user: %v", err)
+	}
+	if e := readCreds(t, b.path).Accounts["acme"]; e != nil {
+		t.Fatalf("the other user's tokens were stored: %+v", e)
+	}
+	b.srv.SignInAs("me@example.com")
+	if err := b.loginBy(t, s, false, true); err != nil {
+		t.Fatalf("a device sign-in as the configured user: %v", err)
 	}
 }
