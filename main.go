@@ -403,7 +403,7 @@ func init() {
 				summary: "sign in to an account, checked as keep auth test checks it; what waited for it resumes",
 				minArgs: 1, maxArgs: 1, run: cmdAuthLogin, flags: func(fs *flag.FlagSet, o *opts) {
 					fs.BoolVar(&o.device, "device", false, "sign in with a code on another device (no browser here)")
-					fs.BoolVar(&o.force, "force", false, "keep the new secret even when its service refuses it and the stored one works")
+					fs.BoolVar(&o.force, "force", false, "keep the new secret even when its service refuses it and the stored one works, or is another user than the account's")
 				}},
 			&command{name: "list", args: "[--json]", summary: "the configured accounts and whether they are signed in",
 				run: listAccounts, flags: withJSON(nil)},

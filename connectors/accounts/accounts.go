@@ -88,6 +88,11 @@ type Store struct {
 	// 401): that token is not handed out again, but one a new sign-in
 	// stored (in this process or another) is, at once
 	invalid map[string]string
+	// replaced holds, by account, the entry the last sign-in in this
+	// process replaced, as it stood then: a restore (Saved) puts that back,
+	// refreshed meanwhile, rather than a copy whose refresh token the
+	// provider may have rotated out since
+	replaced map[string]*entry
 }
 
 // Open checks the definitions and returns a store. The credentials file is
@@ -104,7 +109,7 @@ func Open(defs []Def, opts Opts) (*Store, error) {
 		opts.RefreshBefore = 2 * time.Minute
 	}
 	s := &Store{path: opts.Path, defs: map[string]Def{}, client: opts.Client, tokenClient: sameOrigin(opts.Client), now: opts.Now,
-		refreshBefore: opts.RefreshBefore, invalid: map[string]string{}}
+		refreshBefore: opts.RefreshBefore, invalid: map[string]string{}, replaced: map[string]*entry{}}
 	for _, d := range defs {
 		if err := d.check(); err != nil {
 			return nil, fmt.Errorf("accounts.%s: %w", d.Name, err)

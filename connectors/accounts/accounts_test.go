@@ -237,7 +237,7 @@ func TestScopes(t *testing.T) {
 	t.Parallel()
 	d := Def{Name: "g", Kind: OAuth2, Provider: "google", ClientID: "x", Scopes: []string{"gmail", "sheets", "calendar"}}
 	got, err := d.scopes()
-	want := []string{"https://mail.google.com/", "https://www.googleapis.com/auth/spreadsheets", "https://www.googleapis.com/auth/calendar"}
+	want := []string{"https://mail.google.com/", "https://www.googleapis.com/auth/spreadsheets", "https://www.googleapis.com/auth/calendar", "openid", "email"}
 	if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("scopes = %v, %v", got, err)
 	}

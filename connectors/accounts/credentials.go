@@ -40,6 +40,9 @@ type entry struct {
 	// a service the secret itself (Refused): the account needs a new
 	// sign-in. An oauth2 account is not refreshed again until then.
 	Refused string `json:"refused,omitempty"`
+	// Identity is who signed in, as the provider's id_token said (its
+	// email, else its subject): "" when the provider did not say.
+	Identity string `json:"identity,omitempty"`
 	// Discovered is what the sign-in to an MCP server's account found
 	// (mcpauth.go): its endpoints and client id.
 	Discovered *discovered `json:"discovered,omitempty"`

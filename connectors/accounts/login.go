@@ -26,6 +26,9 @@ type LoginOpts struct {
 	// Device uses the device flow (a code entered on another device)
 	// instead of a browser on this machine.
 	Device bool
+	// Force stores a sign-in as another identity than the one signed in
+	// before (an account whose config names no username).
+	Force bool
 }
 
 // Login signs in to an account and stores what it got. An oauth2 account
@@ -99,11 +102,28 @@ func (s *Store) Login(ctx context.Context, name string, o LoginOpts) error {
 		}
 		return fmt.Errorf("signing in to %s: %w", name, err)
 	}
+	e := &entry{ClientSecret: clientSecret, ClientID: d.ClientID, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
+		TokenType: tok.TokenType, Expiry: s.expiry(tok), Obtained: s.now().UTC()}
+	if err := s.storeAs(ctx, d, e, identityOf(tok, d.ClientID), o.Force); err != nil {
+		return err
+	}
 	if tok.RefreshToken == "" {
 		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires (%s)\n", name, tok.Expiry.Local().Format(time.RFC3339))
 	}
-	return s.store(name, &entry{ClientSecret: clientSecret, ClientID: d.ClientID, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
-		TokenType: tok.TokenType, Expiry: s.expiry(tok), Obtained: s.now().UTC()})
+	return nil
+}
+
+// storeAs stores the sign-in e of d, made as id, unless id is not who d
+// is for (identity.go); then the grant it got is revoked, where the
+// provider can, as nothing will use it.
+func (s *Store) storeAs(ctx context.Context, d Def, e *entry, id identity, force bool) error {
+	e.Identity = id.who()
+	err := s.store(d.Name, e, func(was *entry) error { return checkIdentity(d, id, was, force) })
+	var wu *wrongUserError
+	if errors.As(err, &wu) && e.RefreshToken != "" && d.revokeURL() != "" {
+		_ = s.revoke(ctx, d, e)
+	}
+	return err
 }
 
 // forgetClientSecret removes a client secret the provider refused from
@@ -119,7 +139,10 @@ func (s *Store) forgetClientSecret(name, secret string) {
 	})
 }
 
-func (s *Store) store(name string, e *entry) error {
+// store makes e the sign-in of name. check, when given, is asked first
+// with the entry e replaces (nil if none), under the locks, so what it
+// judges is what is replaced; its error stores nothing.
+func (s *Store) store(name string, e *entry, check ...func(was *entry) error) error {
 	// after a refresh on its way, not before it: its answer must not
 	// write the grant this sign-in replaces over it
 	unlock, err := lockFile(context.Background(), s.refreshLock(name))
@@ -130,11 +153,25 @@ func (s *Store) store(name string, e *entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.SignedInAt = s.now().UTC()
-	delete(s.invalid, name)
-	return s.update(func(f *file) error {
+	err = s.update(func(f *file) error {
+		for _, c := range check {
+			if err := c(f.Accounts[name]); err != nil {
+				return err
+			}
+		}
+		if was := f.Accounts[name]; was != nil {
+			c := *was
+			s.replaced[name] = &c
+		} else {
+			delete(s.replaced, name)
+		}
 		f.Accounts[name] = e
 		return nil
 	})
+	if err == nil {
+		delete(s.invalid, name)
+	}
+	return err
 }
 
 // loopbackFlow: the browser signs in at the provider, which redirects to a
@@ -382,10 +419,16 @@ func (s *Store) Saved(name string) (restore func() error, had bool, err error) {
 		return s.update(func(f *file) error {
 			if was == nil {
 				delete(f.Accounts, name)
-			} else {
-				e := *was
-				f.Accounts[name] = &e
+				return nil
 			}
+			e := *was
+			if r := s.replaced[name]; r != nil && r.SignedInAt.Equal(was.SignedInAt) {
+				// the same sign-in, as a sign-in since found it: a refresh
+				// meanwhile rotated its refresh token, and the one saved
+				// is spent
+				e = *r
+			}
+			f.Accounts[name] = &e
 			return nil
 		})
 	}, was != nil, nil

@@ -59,11 +59,15 @@ func (s *Store) mcpLogin(ctx context.Context, d Def, o LoginOpts) error {
 	if err != nil {
 		return fmt.Errorf("signing in to %s: %w", d.Name, err)
 	}
+	e := &entry{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
+		TokenType: tok.TokenType, Expiry: s.expiry(tok), Obtained: s.now().UTC(), Discovered: found}
+	if err := s.storeAs(ctx, d, e, identityOf(tok, d.ClientID), o.Force); err != nil {
+		return err
+	}
 	if tok.RefreshToken == "" {
 		fmt.Fprintf(o.Out, "note: %s gave no refresh token; you will have to sign in again when this one expires\n", d.Name)
 	}
-	return s.store(d.Name, &entry{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
-		TokenType: tok.TokenType, Expiry: s.expiry(tok), Obtained: s.now().UTC(), Discovered: found})
+	return nil
 }
 
 // discover finds the endpoints, and a client id, for d's MCP server.

@@ -39,6 +39,10 @@ var presets = map[string]preset{
 			"sheets":   {"https://www.googleapis.com/auth/spreadsheets"},
 			"calendar": {"https://www.googleapis.com/auth/calendar"},
 		},
+		// openid and email: the id_token then says who signed in, so a
+		// sign-in as another Google account than the config's is refused
+		// (identity.go)
+		always: []string{"openid", "email"},
 		// offline access and a consent screen: Google returns a refresh
 		// token only then
 		authParams: map[string]string{"access_type": "offline", "prompt": "consent"},
@@ -55,7 +59,10 @@ var presets = map[string]preset{
 			"mail":     {"https://outlook.office.com/IMAP.AccessAsUser.All", "https://outlook.office.com/SMTP.Send"},
 			"calendar": {"https://graph.microsoft.com/Calendars.ReadWrite"},
 		},
-		always: []string{"offline_access"},
+		// openid, profile and email: the id_token's preferred_username
+		// and email say who signed in (identity.go); the sign-in name
+		// need not be the mail address, so both are asked for
+		always: []string{"offline_access", "openid", "profile", "email"},
 	},
 }
 
@@ -175,11 +182,20 @@ func errorCode(re *oauth2.RetrieveError, sent ...string) string {
 	return re.ErrorCode
 }
 
-// redact takes the secrets keep sent out of what a provider answered.
+// redact takes the secrets keep sent out of what a provider answered:
+// as keep holds them, and as they went in the form, url-encoded, since a
+// provider (or a proxy before it) that echoes the request echoes that,
+// its percent escapes in either case.
 func redact(text string, sent ...string) string {
 	for _, v := range sent {
-		if v != "" {
-			text = strings.ReplaceAll(text, v, "[redacted]")
+		if v == "" {
+			continue
+		}
+		text = strings.ReplaceAll(text, v, "[redacted]")
+		for _, enc := range []string{url.QueryEscape(v), url.PathEscape(v)} {
+			if enc != v {
+				text = regexp.MustCompile("(?i)"+regexp.QuoteMeta(enc)).ReplaceAllLiteralString(text, "[redacted]")
+			}
 		}
 	}
 	return text
@@ -227,7 +243,13 @@ func (s *Store) refresh(ctx context.Context, d Def, bad string, hasBad bool) (st
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && refused(re) {
-			why := "the provider refused the refresh token (" + errorCode(re, sent...) + ")"
+			said := errorCode(re, sent...)
+			if said == "" {
+				// a refusal without a code (a bare 401): its status is
+				// all the person can be told of it
+				said = statusOf(re.Response)
+			}
+			why := "the provider refused the refresh token (" + said + ")"
 			if uerr := s.update(func(f *file) error {
 				if cur := f.Accounts[d.Name]; cur != nil && cur.RefreshToken == e.RefreshToken {
 					cur.Refused = why

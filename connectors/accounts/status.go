@@ -14,8 +14,11 @@ type Status struct {
 	Name     string `json:"name"`
 	Kind     string `json:"kind"`
 	Username string `json:"username,omitempty"`
-	Provider string `json:"provider,omitempty"`
-	State    string `json:"state"`
+	// SignedInAs is who the provider said signed in (identity.go), when it
+	// said: for an account without a username, the one it acts as.
+	SignedInAs string `json:"signed_in_as,omitempty"`
+	Provider   string `json:"provider,omitempty"`
+	State      string `json:"state"`
 	// Detail says why it needs a sign-in, or when the token expires.
 	Detail     string     `json:"detail,omitempty"`
 	Expiry     *time.Time `json:"expiry,omitempty"`
@@ -65,6 +68,7 @@ func (s *Store) Statuses() ([]Status, error) {
 			}
 		}
 		if e != nil {
+			st.SignedInAs = e.Identity
 			if !e.Expiry.IsZero() {
 				t := e.Expiry
 				st.Expiry = &t

@@ -17,7 +17,9 @@ type SignInOpts struct {
 	Out        io.Writer
 	ReadSecret func(prompt string) (string, error)
 	Device     bool // the device flow, for a machine without a browser
-	Force      bool // keep a new secret the service refuses over a stored one that works
+	// Force keeps a new secret the service refuses over a stored one that
+	// works, or a sign-in as another user than the account's
+	Force bool
 }
 
 // SignIn is keep auth login NAME: it asks for the secret (or runs the
@@ -49,7 +51,7 @@ func (s *Site) SignIn(ctx context.Context, name string, o SignInOpts) error {
 	if err != nil {
 		return err
 	}
-	if err := accts.Login(ctx, name, engine.LoginOpts{Out: o.Out, ReadSecret: o.ReadSecret, Device: o.Device}); err != nil {
+	if err := accts.Login(ctx, name, engine.LoginOpts{Out: o.Out, ReadSecret: o.ReadSecret, Device: o.Device, Force: o.Force}); err != nil {
 		return err
 	}
 	if err := s.checkSignIn(ctx, o.Out, name, restore, had, o.Force); err != nil {

@@ -8,6 +8,7 @@ package oauthtest
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -17,6 +18,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +30,10 @@ type Server struct {
 	*httptest.Server
 	ClientID     string
 	ClientSecret string
-	// Username is the subject of every token (introspection's username).
+	// Username is the subject of every token (introspection's username,
+	// and the email of the id_token a sign-in asking for the openid scope
+	// gets): who signs in at the browser. SignInAs changes it once the
+	// server runs.
 	Username string
 	// TTL is the lifetime of an access token. Default: one hour.
 	TTL time.Duration
@@ -271,6 +276,9 @@ func (s *Server) issue(w http.ResponseWriter, scope, keep string) (newRefresh st
 	at := "at-" + random()
 	s.access[at] = token{scope: scope, expires: time.Now().Add(s.TTL)}
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.TTL.Seconds()), "scope": scope}
+	if slices.Contains(strings.Fields(scope), "openid") {
+		resp["id_token"] = s.idToken()
+	}
 	if keep == "" && !s.NoRefresh {
 		rt := "rt-" + random()
 		s.refresh[rt] = scope
@@ -280,6 +288,24 @@ func (s *Server) issue(w http.ResponseWriter, scope, keep string) (newRefresh st
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
 	return newRefresh
+}
+
+// idToken is an OpenID Connect id_token (a JWT signed HS256 with the
+// client secret, as OIDC Core §10.1 allows) saying Username signed in.
+// The caller holds s.mu.
+func (s *Server) idToken() string {
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	now := time.Now()
+	sub := sha256.Sum256([]byte(s.Username))
+	head := enc(map[string]string{"alg": "HS256", "typ": "JWT"})
+	body := enc(map[string]any{"iss": s.URL, "aud": s.ClientID, "sub": hex.EncodeToString(sub[:8]), "email": s.Username,
+		"email_verified": true, "iat": now.Unix(), "exp": now.Add(s.TTL).Unix()})
+	mac := hmac.New(sha256.New, []byte(s.ClientSecret))
+	mac.Write([]byte(head + "." + body))
+	return head + "." + body + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 func (s *Server) deviceTTL() time.Duration {
@@ -336,13 +362,22 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	s.mu.Lock()
 	tok, ok := s.access[r.PostForm.Get("token")]
+	user := s.Username
 	s.mu.Unlock()
 	if !ok || time.Now().After(tok.expires) {
 		json.NewEncoder(w).Encode(map[string]any{"active": false})
 		return
 	}
 	json.NewEncoder(w).Encode(map[string]any{"active": true, "scope": tok.scope, "client_id": s.ClientID,
-		"username": s.Username, "token_type": "Bearer", "exp": tok.expires.Unix()})
+		"username": user, "token_type": "Bearer", "exp": tok.expires.Unix()})
+}
+
+// SignInAs makes user the one who signs in at the browser from now on,
+// as a person signed in to another account there does.
+func (s *Server) SignInAs(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Username = user
 }
 
 // Active reports whether an access token is good now (what a resource

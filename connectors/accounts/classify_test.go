@@ -1,0 +1,63 @@
+package accounts
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"keep/connectors"
+)
+
+// What a token endpoint answers a refresh decides who acts next: a grant
+// the provider refused needs the person (Auth, and the account marked so
+// no process asks again), anything else passes (Transient) and leaves the
+// sign-in alone. What the person is told names what the provider said.
+func TestRefreshAnswersClassified(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		status      int
+		ctype, body string
+		class       connectors.Class
+		says        string
+	}{
+		{400, "application/json", `{"error":"invalid_grant","error_description":"Token has been expired or revoked."}`, connectors.Auth, "invalid_grant"},
+		{401, "application/json", `{"error":"invalid_client"}`, connectors.Auth, "invalid_client"},
+		{200, "application/json", `{"error":"invalid_grant"}`, connectors.Auth, "invalid_grant"},
+		{401, "text/plain", ``, connectors.Auth, "401 Unauthorized"},
+		{400, "application/json", `{"error":"temporarily_unavailable"}`, connectors.Transient, "temporarily_unavailable"},
+		{503, "application/json", `{"error":"temporarily_unavailable"}`, connectors.Transient, "503"},
+		{500, "text/html", `<html>oops</html>`, connectors.Transient, "500"},
+		{502, "text/plain", `bad gateway`, connectors.Transient, "502"},
+		{429, "application/json", `{"error":"slow_down"}`, connectors.Transient, "429"},
+		{200, "text/html", `<html>a captive portal</html>`, connectors.Transient, "json"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%d %s", c.status, c.body), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.loginLoopback(t, b.store)
+			provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", c.ctype)
+				w.WriteHeader(c.status)
+				fmt.Fprint(w, c.body)
+			}))
+			t.Cleanup(provider.Close)
+			d := oauthDef(b.srv)
+			d.TokenURL = provider.URL + "/token"
+			s := b.open(t, d)
+			a, _ := s.Account("acme")
+			a.Invalidate()
+			_, err := a.Secret(context.Background())
+			if connectors.ClassOf(err) != c.class || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), "()") {
+				t.Fatalf("refresh answered %d %s: %v (class %v), want class %v saying %q", c.status, c.body, err, connectors.ClassOf(err), c.class, c.says)
+			}
+			refused := readCreds(t, b.path).Accounts["acme"].Refused
+			if (refused != "") != (c.class == connectors.Auth) {
+				t.Fatalf("after %v the account is marked refused: %q", c.class, refused)
+			}
+		})
+	}
+}
