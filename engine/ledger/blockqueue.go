@@ -21,12 +21,31 @@ func queuedBehind(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind
 		runID == 0 || w.BlockRunID == 0 || w.BlockRunID == runID {
 		return false, nil
 	}
+	return holderWaits(ctx, tx, w)
+}
+
+// holderWaits: the run holding w's block is still open, so what the block
+// stands over is still its own; a holder that was closed (crashed, ended)
+// hands its block on as ever.
+func holderWaits(ctx context.Context, tx *storage.Tx, w *storage.Workflow) (bool, error) {
 	holder, err := tx.RunByID(ctx, w.BlockRunID)
 	if err != nil {
 		return false, err
 	}
-	// a holder that was closed (crashed, ended) hands its block on as ever
 	return holder.ClosedAt == nil && holder.Status != storage.RunCrashed, nil
+}
+
+// liftedByOther: run, whose own wait is over (approved, rejected, settled),
+// asks to lift w's block while another run, still open, holds it — a
+// concurrent run's question answered while the holder's back-off, refused
+// credential or permission stands. That block is not run's to lift: lifted,
+// the holder's timer or prompt would be gone with nothing to bring it back
+// (queuedBlock re-derives blocks from open calls, not from failures).
+func liftedByOther(ctx context.Context, tx *storage.Tx, w *storage.Workflow, runID int64) (bool, error) {
+	if runID == 0 || w.BlockKind == storage.BlockNone || w.BlockRunID == 0 || w.BlockRunID == runID {
+		return false, nil
+	}
+	return holderWaits(ctx, tx, w)
 }
 
 // queuedBlock is the block the oldest run still waiting should hold when

@@ -153,7 +153,7 @@ func (l *Ledger) settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow
 		t := now.Add(p.Resend)
 		return block(storage.BlockTransient, Title(mut)+" did not go through; trying again later", run.ID, &t)
 	}
-	return block(storage.BlockNone, "", 0, nil)
+	return block(storage.BlockNone, "", run.ID, nil)
 }
 
 // RetryForward starts the retry of a run that failed after its mutation:
@@ -383,7 +383,7 @@ func (l *Ledger) Approve(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 	if err != nil {
 		return d, err
 	}
-	b, err := l.MoveBlock(ctx, tx, w, storage.BlockNone, "", 0, nil)
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockNone, "", run.ID, nil)
 	d.add(b)
 	return d, err
 }
