@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"keep/connectors"
 	"keep/storage"
 )
 
@@ -56,6 +57,68 @@ func TestAnswerBehindAFailureLeavesItsBlock(t *testing.T) {
 				!reflect.DeepEqual(after.RetryAt, before.RetryAt) {
 				t.Fatalf("after the answer to another run's call the block is %q of run %d (retry at %v), want %q of run %d (retry at %v) standing",
 					after.BlockKind, after.BlockRunID, after.RetryAt, before.BlockKind, failing.ID, before.RetryAt)
+			}
+		})
+	}
+}
+
+// A concurrent run that fails — a back-off, a refused credential or
+// permission — while another run's block stands could not take the block,
+// and when that block lifted nothing handed it one (only a logic failure
+// is handed the block): the run stayed open as paused:transient or
+// paused:approval for ever, with no timer, no prompt and nothing to close
+// it, and one that failed past its mutation held its events reserved
+// with it. It is ended instead, its work going on once the standing block
+// lifts: afresh, or past its mutation, from emitting.
+func TestFailureBehindABlockIsNotLeftOpen(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		cl      class
+		phase   Phase
+		refused bool // its call refused, rather than the run failing
+	}{{classTransient, PhaseMutating, false}, {classAuth, PhaseMutating, false}, {classPermission, PhaseMutating, false},
+		{classTransient, PhaseEmitting, false}, {classAuth, PhaseMutating, true}, {classPermission, PhaseMutating, true}} {
+		t.Run(fmt.Sprintf("%s at %s, refused call %v", c.cl, c.phase, c.refused), func(t *testing.T) {
+			t.Parallel()
+			b, w, start := twoConcurrent(t)
+			ctx := context.Background()
+			asker, failing := start(), start()
+			own := *w
+			m := &storage.Mutation{RunID: asker.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
+				Params: json.RawMessage(`{"path":"a.txt","content":"x"}`), CreatedAt: b.clock.Now(), UpdatedAt: b.clock.Now()}
+			if err := b.e.tAwaitApproval(ctx, &own, asker, m, "asks", b.e.newTrace()); err != nil {
+				t.Fatal(err)
+			}
+			own = *w
+			if c.refused {
+				call := &storage.Mutation{RunID: failing.ID, WorkflowID: w.ID, Connector: "files", Method: "write",
+					Params: json.RawMessage(`{"path":"b.txt","content":"x"}`), CreatedAt: b.clock.Now(), UpdatedAt: b.clock.Now()}
+				tr := b.e.newTrace()
+				if err := b.e.tInFlight(ctx, &own, failing, call, tr, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				own = *w
+				if err := b.e.tMutationOutcome(ctx, &own, failing, call, nil, connectors.Errorf(connectors.Class(c.cl), "refused"), tr); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				failing.Phase, failing.Status, failing.Error = c.phase, c.cl.RunStatus(), "it went wrong"
+				if err := b.e.tFail(ctx, &own, failing, c.cl, b.e.newTrace()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := b.e.Approve(ctx, fmt.Sprint(m.ID), false); err != nil {
+				t.Fatal(err)
+			}
+			b.drain()
+			for _, r := range b.runs("two") {
+				if r.Status != RunCommitted && r.Status != RunRetried {
+					t.Errorf("run %s is %s at %s once the approval is answered and the workflow drained; want every run committed or retried",
+						r.ID, r.Status, r.Phase)
+				}
+			}
+			if row := b.workflowRow("two"); row.BlockKind != BlockNone {
+				t.Errorf("blocked on %s: %s", row.BlockKind, row.BlockReason)
 			}
 		})
 	}

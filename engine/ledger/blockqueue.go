@@ -95,3 +95,19 @@ func queuedBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow) (kind
 	}
 	return storage.BlockNone, "", 0, nil, nil
 }
+
+// waitsBehind: run fails with class c while another open run's block
+// stands, and c is one that queuedBlock cannot hand the block back to when
+// that one lifts — a back-off, a refused credential or permission (a logic
+// failure it can: the run stays failed:logic; keep's own error takes the
+// block at once). Such a run is ended rather than left open and paused with
+// nothing to lift or close it: its events go to a fresh run (or, past its
+// mutation, to its retry) once the standing block lifts, and what needs the
+// person, refused again, asks then.
+func waitsBehind(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, c Class) (bool, error) {
+	switch c {
+	case ClassTransient, ClassAuth, ClassPermission:
+		return queuedBehind(ctx, tx, w, c.BlockKind(), run.ID)
+	}
+	return false, nil
+}
