@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -159,5 +160,33 @@ func TestUncertainHasAnOwner(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A paused workflow's uncertain call is checked by nothing until it is
+// resumed: its prompt said "keep is checking whether it happened", so a
+// person who paused it waited on a check that was not coming.
+func TestPausedCheckSaysWhoOwnsIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations)
+	s := newSink(t)
+	s.Set("abort-after-apply", 1)
+	b.deploy("push", pushWorkflow(s.URL, "a"))
+	b.drain()
+	if err := b.e.Pause(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	b.drainUntilQuiet(time.Hour)
+	items := b.reconcileItems()
+	if len(items) != 1 || !strings.Contains(items[0].Reason, "once push is resumed") {
+		t.Fatalf("attention %+v, want the one prompt saying the check waits for the resume", items)
+	}
+	if err := b.e.Resume(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	b.drainUntilQuiet(time.Hour)
+	if ms := b.mutationsBy(""); len(ms) != 1 || ms[0].Status != MutationApplied || s.Posts() != 1 {
+		t.Fatalf("mutations %+v, posts %d; want the one call found applied once resumed", ms, s.Posts())
 	}
 }
