@@ -455,6 +455,11 @@ func (e *Engine) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 			item.Check = e.checkText(m)
 			if m.Status == MutationNeedsReconcile {
 				item.Reason = "keep is checking whether it happened (" + m.Error + "); you may answer now"
+				if w.Status != WorkflowActive {
+					// nothing checks a paused workflow's calls: the person
+					// is the one owner until they resume it
+					item.Reason = "keep will check whether it happened once " + w.Name + " is resumed (" + m.Error + "); you may answer now"
+				}
 			}
 		default:
 			continue

@@ -21,12 +21,31 @@ func queuedBehind(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind
 		runID == 0 || w.BlockRunID == 0 || w.BlockRunID == runID {
 		return false, nil
 	}
+	return holderWaits(ctx, tx, w)
+}
+
+// holderWaits: the run holding w's block is still open, so what the block
+// stands over is still its own; a holder that was closed (crashed, ended)
+// hands its block on as ever.
+func holderWaits(ctx context.Context, tx *storage.Tx, w *storage.Workflow) (bool, error) {
 	holder, err := tx.RunByID(ctx, w.BlockRunID)
 	if err != nil {
 		return false, err
 	}
-	// a holder that was closed (crashed, ended) hands its block on as ever
 	return holder.ClosedAt == nil && holder.Status != storage.RunCrashed, nil
+}
+
+// liftedByOther: run, whose own wait is over (approved, rejected, settled),
+// asks to lift w's block while another run, still open, holds it — a
+// concurrent run's question answered while the holder's back-off, refused
+// credential or permission stands. That block is not run's to lift: lifted,
+// the holder's timer or prompt would be gone with nothing to bring it back
+// (queuedBlock re-derives blocks from open calls, not from failures).
+func liftedByOther(ctx context.Context, tx *storage.Tx, w *storage.Workflow, runID int64) (bool, error) {
+	if runID == 0 || w.BlockKind == storage.BlockNone || w.BlockRunID == 0 || w.BlockRunID == runID {
+		return false, nil
+	}
+	return holderWaits(ctx, tx, w)
 }
 
 // queuedBlock is the block the oldest run still waiting should hold when
@@ -75,4 +94,20 @@ func queuedBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow) (kind
 		}
 	}
 	return storage.BlockNone, "", 0, nil, nil
+}
+
+// waitsBehind: run fails with class c while another open run's block
+// stands, and c is one that queuedBlock cannot hand the block back to when
+// that one lifts — a back-off, a refused credential or permission (a logic
+// failure it can: the run stays failed:logic; keep's own error takes the
+// block at once). Such a run is ended rather than left open and paused with
+// nothing to lift or close it: its events go to a fresh run (or, past its
+// mutation, to its retry) once the standing block lifts, and what needs the
+// person, refused again, asks then.
+func waitsBehind(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, c Class) (bool, error) {
+	switch c {
+	case ClassTransient, ClassAuth, ClassPermission:
+		return queuedBehind(ctx, tx, w, c.BlockKind(), run.ID)
+	}
+	return false, nil
 }

@@ -230,9 +230,18 @@ func (l *Ledger) MoveWorkflow(ctx context.Context, tx *storage.Tx, w *storage.Wo
 // the table from the block w holds, and written compare-and-set on it, so
 // w must have been read in tx — a block another transition moved first is
 // a conflict, never overwritten. A block that waits on the user is
-// journaled.
+// journaled. A lift names the run whose wait is over (0: the lift is the
+// person's or the timer's, whatever run holds the block); another open
+// run's block stays (liftedByOther).
 func (l *Ledger) MoveBlock(ctx context.Context, tx *storage.Tx, w *storage.Workflow, kind storage.BlockKind, reason string, runID int64, retryAt *time.Time) (Decision, error) {
 	var d Decision
+	if kind == storage.BlockNone {
+		other, err := liftedByOther(ctx, tx, w, runID)
+		if err != nil || other {
+			return d, err
+		}
+		runID = 0 // no block holds no run
+	}
 	// blockqueue.go: concurrent runs take turns holding the block
 	queued, err := queuedBehind(ctx, tx, w, kind, runID)
 	if err != nil {

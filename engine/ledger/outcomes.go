@@ -147,6 +147,7 @@ func (l *Ledger) RecordOutcomeUnwritten(ctx context.Context, tx *storage.Tx, w *
 func (l *Ledger) recordOutcome(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, mut *storage.Mutation, call Call, p Retry, writeRun bool) (Decision, error) {
 	var d Decision
 	now := l.now()
+	behind := false // waitsBehind: the refusal cannot take the block now
 	cls := connectors.ClassOf(call.Err)
 	rule, err := Outcome(CallOutcome{Class: cls, Spent: cls != "" && mut.Attempts > p.Limit})
 	if err != nil {
@@ -196,6 +197,9 @@ func (l *Ledger) recordOutcome(ctx context.Context, tx *storage.Tx, w *storage.W
 			return d, err
 		}
 	default: // a definite refusal, nothing done
+		if behind, err = waitsBehind(ctx, tx, w, run, rule.Class); err != nil {
+			return d, err
+		}
 		run.Error = fmt.Sprintf("%s.%s refused: %s", mut.Connector, mut.Method, call.Err)
 		if err := block(run.Handler+": "+run.Error, nil); err != nil {
 			return d, err
@@ -215,6 +219,10 @@ func (l *Ledger) recordOutcome(ctx context.Context, tx *storage.Tx, w *storage.W
 	run.Status = rule.Run
 	if rule.Phase != "" {
 		run.Phase = rule.Phase
+	}
+	if behind {
+		run.ClosedAt = &now
+		Ended(run)
 	}
 	if !writeRun && run.Status == run.Was.Status && run.Via == (storage.RunState{}) && !rule.Repair {
 		if err := CheckRunMove(run.Was.Status, run.Was.Phase, run.Status, run.Phase); err != nil {

@@ -32,10 +32,25 @@ func PastMutation(run *storage.Run) bool {
 // have been read in tx.
 func (l *Ledger) Fail(ctx context.Context, tx *storage.Tx, w *storage.Workflow, run *storage.Run, c Class, p Retry) (Decision, error) {
 	now := l.now()
+	behind, err := waitsBehind(ctx, tx, w, run, c)
+	if err != nil {
+		return Decision{}, err
+	}
 	run.Status = c.RunStatus()
+	if behind && !PastMutation(run) {
+		run.ClosedAt = &now
+		Ended(run)
+	}
 	d, err := l.MoveRun(ctx, tx, w, run, ByScheduler, "")
 	if err != nil {
 		return d, err
+	}
+	if behind && PastMutation(run) && run.HandlerType == "consumer" {
+		_, r, err := l.RetryForward(ctx, tx, run, "retry", ByScheduler)
+		d.add(r)
+		if err != nil {
+			return d, err
+		}
 	}
 	if c == ClassLogic {
 		d.Repair = run
@@ -153,7 +168,7 @@ func (l *Ledger) settle(ctx context.Context, tx *storage.Tx, w *storage.Workflow
 		t := now.Add(p.Resend)
 		return block(storage.BlockTransient, Title(mut)+" did not go through; trying again later", run.ID, &t)
 	}
-	return block(storage.BlockNone, "", 0, nil)
+	return block(storage.BlockNone, "", run.ID, nil)
 }
 
 // RetryForward starts the retry of a run that failed after its mutation:
@@ -383,7 +398,7 @@ func (l *Ledger) Approve(ctx context.Context, tx *storage.Tx, w *storage.Workflo
 	if err != nil {
 		return d, err
 	}
-	b, err := l.MoveBlock(ctx, tx, w, storage.BlockNone, "", 0, nil)
+	b, err := l.MoveBlock(ctx, tx, w, storage.BlockNone, "", run.ID, nil)
 	d.add(b)
 	return d, err
 }
