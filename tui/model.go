@@ -536,9 +536,7 @@ func (m *Model) refresh() tea.Cmd {
 // selection, so help shows only what works now.
 func (m *Model) syncKeys() {
 	k := m.sh.keys
-	for _, b := range k.actions() {
-		b.SetEnabled(false)
-	}
+	k.reset()
 	if m.confirm != nil {
 		return
 	}
@@ -557,8 +555,6 @@ func (m *Model) syncKeys() {
 	k.Pause.SetEnabled(live)
 	if live && m.resumes(*w) {
 		k.Pause.SetHelp("p", "resume")
-	} else {
-		k.Pause.SetHelp("p", "pause")
 	}
 }
 
