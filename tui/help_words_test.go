@@ -36,3 +36,36 @@ func TestAKeysHelpWordDoesNotFollowItOutOfItsPane(t *testing.T) {
 		t.Errorf("Attention with a card open does not offer esc back:\n%s", s)
 	}
 }
+
+// The "sure?" question names the card or input as the list shows it. A
+// title reaches the TUI already made printable (\x1b for an escape), so
+// quoting it again as Go does doubled every backslash and escaped its
+// quotes: the question named something the list did not show.
+func TestTheQuestionNamesTheTitleAsTheListShowsIt(t *testing.T) {
+	t.Parallel()
+	const title = "Add row \"x\" \x1b[31m"
+	const shown = `"Add row "x" \x1b[31m"?`
+	for _, c := range []struct{ name, pane, key string }{
+		{"reject in Attention", "3", "x"},
+		{"skip input in Inputs", "2", "S"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStub()
+			s.attention[0].Title = title
+			s.inputs["email-to-sheets"][0].Title = title
+			h := newHarness(t, s, 200, 40)
+			h.keys(c.pane)
+			if c.pane == "2" {
+				h.keys("g")
+			}
+			h.keys(c.key)
+			if h.m.confirm == nil {
+				t.Fatalf("%s asked nothing:\n%s", c.key, h.screen())
+			}
+			if got := h.m.confirm.question; !strings.Contains(got, shown) {
+				t.Errorf("the question is %s, want it to name %s", got, shown)
+			}
+		})
+	}
+}

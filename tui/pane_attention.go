@@ -152,7 +152,7 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cm
 	resolve := func(a api.Answer, what string) tea.Cmd {
 		return sh.answer(title, what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.ID, a) })
 	}
-	q := func(verb string) string { return fmt.Sprintf("%s %q?", verb, title) }
+	q := func(verb string) string { return verb + " " + quoted(title) + "?" }
 	if it.Kind == api.AttentionProposal {
 		return proposalAnswer(sh, msg, it)
 	}
