@@ -332,6 +332,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case m.heldAnswer(msg):
 		it := m.at.Selected()
 		m.errText = fit(oneLine(it.Title), 40) + " has just come under the cursor: read it, then answer (or j/k to choose it)"
+	case m.unseenAnswer(msg):
+		m.errText = m.unseenText()
 	case m.answersFromAnywhere(msg):
 		return m.at.answer(msg, *m.at.Selected())
 	default:
@@ -362,8 +364,15 @@ func (m *Model) attentionInView() *api.AttentionItem {
 // on screen where its keys act, but for the card having just moved under
 // the cursor by itself (attentionPane.held).
 func (m *Model) heldAnswer(msg tea.KeyPressMsg) bool {
+	return m.at.holding() && m.at.selectionShown() && m.answersSelected(msg)
+}
+
+// answersSelected says whether msg is one of the selected attention card's
+// answer keys where the person is: any of them in Attention, those that
+// act from anywhere when the card is on screen below another pane.
+func (m *Model) answersSelected(msg tea.KeyPressMsg) bool {
 	it := m.at.Selected()
-	if it == nil || !m.at.holding() || !m.drawn(focusAttention) || !m.at.selectionShown() {
+	if it == nil || !m.drawn(focusAttention) {
 		return false
 	}
 	if m.focus != focusAttention {
@@ -378,6 +387,33 @@ func (m *Model) heldAnswer(msg tea.KeyPressMsg) bool {
 		return false
 	}
 	return isAnswer(m.sh.keys, *it, msg)
+}
+
+// unseenAnswer says whether msg would answer the selected attention card
+// but for the card's title and call not being all on screen, where its
+// keys act only once they are: the key is refused, and the person told why
+// (else the card looks as if it could not be answered at all).
+func (m *Model) unseenAnswer(msg tea.KeyPressMsg) bool {
+	return !m.at.holding() && !m.at.selectionShown() && m.answersSelected(msg)
+}
+
+// unseenText says why the selected card cannot be answered now, and what
+// brings its answers back.
+func (m *Model) unseenText() string {
+	it := m.at.Selected()
+	title := fit(oneLine(it.Title), 40)
+	covered := m.at.covered
+	m.at.covered = 0
+	underToast := covered > 0 && m.at.selectionShown()
+	m.at.covered = covered
+	// what to do first: a narrow window shows the start of the line
+	switch {
+	case underToast:
+		return "a notice covers the card: answer once it goes · " + title
+	case m.at.expanded[itemKey(*it)]:
+		return "the opened card runs past the pane: esc folds it to answer · " + title
+	}
+	return "the card does not fit: a taller window lets you answer · " + title
 }
 
 // drawn says whether pane f's own content is on screen now: its box is
