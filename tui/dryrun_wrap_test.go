@@ -37,3 +37,16 @@ func TestTheDryRunWrapsItsLinesAndGReachesItsEnd(t *testing.T) {
 		t.Errorf("G does not show the dry run's end:\n%s", small.screen())
 	}
 }
+
+// A pane's message (what to do when it is empty, why it could not load)
+// is an instruction: cut at the pane's edge, it lost its command ("then:
+// keep…" on the Accounts pane at 80 columns). It wraps as the dry run does.
+func TestAPanesMessageWrapsWhole(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, newStub(), 40, 14)
+	h.keys("5")
+	const want = "The running keep lists its accounts with: keep auth list"
+	if got := boxText(h.screen()); !strings.Contains(got, want) {
+		t.Errorf("the Accounts pane's message is not whole (%q):\n%s", want, h.screen())
+	}
+}
