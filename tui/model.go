@@ -83,6 +83,10 @@ type Model struct {
 	// demoInbox: Options.DemoInbox until a file is dropped there
 	demoInbox string
 
+	// quitting: q was pressed with actions on their way (shared.onWay);
+	// keep quits when the last comes back, or at a second q.
+	quitting bool
+
 	// One re-read at a time; notifications during it make one more.
 	refreshing bool
 	dirty      bool
@@ -196,6 +200,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return tea.Batch(cmds...)
 	case doneMsg:
+		m.sh.onWay = max(m.sh.onWay-1, 0)
+		if m.quitting && m.sh.onWay == 0 {
+			m.quitting = false
+			if msg.err == nil {
+				return tea.Quit
+			}
+			// it failed: keep stays to say so (below), and q quits then
+		}
 		var gone goneErr
 		switch {
 		case errors.As(msg.err, &gone):
@@ -290,13 +302,17 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	p := m.focused()
 	if p.Editing() {
 		if msg.String() == "ctrl+c" {
-			return tea.Quit
+			return m.quit()
 		}
+		m.quitting = false
 		return tea.Batch(p.Update(msg), m.follow())
+	}
+	if !keyIs(msg, k.Quit) {
+		m.quitting = false // the person went on: a late answer must not end keep under them
 	}
 	switch {
 	case keyIs(msg, k.Quit):
-		return tea.Quit
+		return m.quit()
 	case keyIs(msg, k.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		m.relayout()
@@ -327,7 +343,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			}
 			// one key stops a workflow: asked first, as reject and skip are
 			return ask(fmt.Sprintf("pause %s?", name), "pause: no new run starts until you resume it (p again); a run under way stops at its next step",
-				m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) }))
+				func() tea.Cmd {
+					return m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) })
+				})
 		}
 	case m.heldAnswer(msg):
 		it := m.at.Selected()
@@ -342,6 +360,22 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return tea.Batch(cmd, m.follow())
 		}
 		return cmd
+	}
+	return nil
+}
+
+// quit ends the program, unless an action is still on its way to the
+// engine: keep would then close the engine under an answer the person
+// believes given. It says so and quits when the answer is taken; q again
+// quits at once.
+func (m *Model) quit() tea.Cmd {
+	if m.sh.onWay == 0 || m.quitting {
+		return tea.Quit
+	}
+	m.quitting = true
+	m.errText = "your last answer is on its way to the engine: keep quits once it is taken · q again quits now"
+	if m.sh.onWay > 1 {
+		m.errText = fmt.Sprintf("%d answers are on their way to the engine: keep quits once they are taken · q again quits now", m.sh.onWay)
 	}
 	return nil
 }

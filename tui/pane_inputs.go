@@ -80,7 +80,9 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 func skipInput(sh *shared, id, title string) tea.Cmd {
 	return ask("skip "+quoted(fit(oneLine(title), 40))+"?",
 		"skip: the events will be marked skipped and not processed",
-		sh.act("skipped "+fit(oneLine(title), 40), func(ctx context.Context) error { return sh.api.SkipInput(ctx, id) }))
+		func() tea.Cmd {
+			return sh.act("skipped "+fit(oneLine(title), 40), func(ctx context.Context) error { return sh.api.SkipInput(ctx, id) })
+		})
 }
 
 // quoted marks a title off in a question. The title came through
