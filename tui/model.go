@@ -446,6 +446,8 @@ func (m *Model) unseenText() string {
 		return "a notice covers the card: answer once it goes · " + title
 	case m.at.expanded[itemKey(*it)]:
 		return "the opened card runs past the pane: esc folds it to answer · " + title
+	case m.help.ShowAll:
+		return "the card does not fit beside the help: ? closes it, then answer · " + title
 	}
 	return "the card does not fit: a taller window lets you answer · " + title
 }
