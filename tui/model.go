@@ -373,9 +373,9 @@ func (m *Model) quit() tea.Cmd {
 		return tea.Quit
 	}
 	m.quitting = true
-	m.errText = "your last answer is on its way to the engine: keep quits once it is taken · q again quits now"
+	m.errText = "your last answer or action is on its way to the engine: keep quits once it is taken · q again quits now"
 	if m.sh.onWay > 1 {
-		m.errText = fmt.Sprintf("%d answers are on their way to the engine: keep quits once they are taken · q again quits now", m.sh.onWay)
+		m.errText = fmt.Sprintf("%d answers or actions are on their way to the engine: keep quits once they are taken · q again quits now", m.sh.onWay)
 	}
 	return nil
 }
