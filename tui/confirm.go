@@ -7,7 +7,7 @@ import tea "charm.land/bubbletea/v2"
 type confirm struct {
 	question    string
 	consequence string
-	run         tea.Cmd
+	run         func() tea.Cmd
 }
 
 func (m *Model) confirmKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -16,7 +16,7 @@ func (m *Model) confirmKey(msg tea.KeyPressMsg) tea.Cmd {
 	case keyIs(msg, k.Yes):
 		run := m.confirm.run
 		m.confirm = nil
-		return run
+		return run()
 	case keyIs(msg, k.No), msg.String() == "ctrl+c":
 		m.confirm = nil
 		m.flash = "cancelled"

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -76,7 +77,31 @@ func (p *workflowsPane) dryRunKey(msg tea.KeyPressMsg) {
 		d.offset += max(p.height-1, 1)
 	case keyIs(msg, k.Top):
 		d.offset = 0
+	case keyIs(msg, k.Bottom):
+		d.offset = math.MaxInt / 2 // dryRunBox stops it at the last screenful; j after it must not overflow
 	}
+}
+
+// reportLines wraps one line of the report to w cells, its continuations under
+// the text (past the indent and any bullet), so each item still reads as one.
+func reportLines(l string, w int) []string {
+	text := strings.TrimLeft(l, " ")
+	if text == "" {
+		return []string{""}
+	}
+	ind := strings.Repeat(" ", len(l)-len(text))
+	if strings.HasPrefix(text, "• ") {
+		ind += "  "
+	}
+	var out []string
+	for i, piece := range breakLines(text, max(w-len(ind), 1)) {
+		if i == 0 {
+			out = append(out, l[:len(l)-len(text)]+piece)
+			continue
+		}
+		out = append(out, ind+piece)
+	}
+	return out
 }
 
 // showsDryRun says whether the box of f shows the dry run instead: the
@@ -96,8 +121,13 @@ func (m *Model) dryRunBox(w, h int) string {
 	st := m.sh.st
 	d := m.wf.dry
 	iw, ih := st.inner(w, h)
-	body := d.lines()
-	d.offset = max(min(d.offset, len(body)-1), 0)
+	// wrapped, not cut: what a run would do is the point, and no key
+	// scrolls sideways to the rest of a line
+	var body []string
+	for _, l := range d.lines() {
+		body = append(body, reportLines(l, iw)...)
+	}
+	d.offset = max(min(d.offset, len(body)-ih), 0)
 	lines := make([]string, 0, ih)
 	for _, l := range body[d.offset:] {
 		if len(lines) == ih {

@@ -45,6 +45,10 @@ type keyMap struct {
 	// The confirmation prompt's own keys.
 	Yes key.Binding
 	No  key.Binding
+
+	// words are each action's help as first made: a pane renames esc or
+	// enter for what they do there, and the next pane must not inherit it.
+	words map[*key.Binding]key.Help
 }
 
 func newKeyMap() *keyMap {
@@ -52,7 +56,7 @@ func newKeyMap() *keyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
 	one := func(k, desc string) key.Binding { return b([]string{k}, k, desc) }
-	return &keyMap{
+	km := &keyMap{
 		Approve:       one("a", "approve"),
 		ApproveAlways: one("A", "always"),
 		Reject:        one("x", "reject"),
@@ -89,6 +93,22 @@ func newKeyMap() *keyMap {
 
 		Yes: b([]string{"y", "Y"}, "y", "yes"),
 		No:  b([]string{"n", "N", "esc"}, "n", "no"),
+	}
+	km.words = map[*key.Binding]key.Help{}
+	for _, b := range append(km.actions(), &km.Pause) {
+		km.words[b] = b.Help()
+	}
+	return km
+}
+
+// reset turns every action off and gives it back its own help word, so
+// that what a pane switches on and names is all that shows.
+func (k *keyMap) reset() {
+	for _, b := range k.actions() {
+		b.SetEnabled(false)
+	}
+	for b, h := range k.words {
+		b.SetHelp(h.Key, h.Desc)
 	}
 }
 

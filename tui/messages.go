@@ -23,6 +23,11 @@ type shared struct {
 	log  *slog.Logger
 	st   *styles
 	keys *keyMap
+
+	// onWay counts actions made (act) whose outcome (doneMsg) has not come
+	// back: q waits for them, else keep closes the engine under an answer
+	// the person believes given. Only Update touches it.
+	onWay int
 }
 
 // callTimeout bounds one API call so a wedged daemon shows as an error in
@@ -74,11 +79,13 @@ type (
 		what string
 		err  error
 	}
-	// askMsg opens a "sure? y/n" question; yes runs run.
+	// askMsg opens a "sure? y/n" question; yes makes the action run
+	// builds (built only then, so a question cancelled is no action on
+	// its way).
 	askMsg struct {
 		question    string
 		consequence string
-		run         tea.Cmd
+		run         func() tea.Cmd
 	}
 	// focusMsg asks the root to focus another pane.
 	focusMsg struct{ to focus }
@@ -95,6 +102,7 @@ type (
 // act runs an action against the engine and reports how it went; success
 // text is what the status line says.
 func (sh *shared) act(what string, f func(ctx context.Context) error) tea.Cmd {
+	sh.onWay++
 	return func() tea.Msg {
 		ctx, cancel := sh.callCtx()
 		defer cancel()
@@ -133,6 +141,6 @@ func (g goneErr) Error() string {
 
 func (g goneErr) Unwrap() error { return g.err }
 
-func ask(question, consequence string, run tea.Cmd) tea.Cmd {
+func ask(question, consequence string, run func() tea.Cmd) tea.Cmd {
 	return func() tea.Msg { return askMsg{question: question, consequence: consequence, run: run} }
 }

@@ -83,6 +83,10 @@ type Model struct {
 	// demoInbox: Options.DemoInbox until a file is dropped there
 	demoInbox string
 
+	// quitting: q was pressed with actions on their way (shared.onWay);
+	// keep quits when the last comes back, or at a second q.
+	quitting bool
+
 	// One re-read at a time; notifications during it make one more.
 	refreshing bool
 	dirty      bool
@@ -196,6 +200,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return tea.Batch(cmds...)
 	case doneMsg:
+		m.sh.onWay = max(m.sh.onWay-1, 0)
+		if m.quitting && m.sh.onWay == 0 {
+			m.quitting = false
+			if msg.err == nil {
+				return tea.Quit
+			}
+			// it failed: keep stays to say so (below), and q quits then
+		}
 		var gone goneErr
 		switch {
 		case errors.As(msg.err, &gone):
@@ -290,13 +302,17 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	p := m.focused()
 	if p.Editing() {
 		if msg.String() == "ctrl+c" {
-			return tea.Quit
+			return m.quit()
 		}
+		m.quitting = false
 		return tea.Batch(p.Update(msg), m.follow())
+	}
+	if !keyIs(msg, k.Quit) {
+		m.quitting = false // the person went on: a late answer must not end keep under them
 	}
 	switch {
 	case keyIs(msg, k.Quit):
-		return tea.Quit
+		return m.quit()
 	case keyIs(msg, k.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		m.relayout()
@@ -327,11 +343,15 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			}
 			// one key stops a workflow: asked first, as reject and skip are
 			return ask(fmt.Sprintf("pause %s?", name), "pause: no new run starts until you resume it (p again); a run under way stops at its next step",
-				m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) }))
+				func() tea.Cmd {
+					return m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) })
+				})
 		}
 	case m.heldAnswer(msg):
 		it := m.at.Selected()
 		m.errText = fit(oneLine(it.Title), 40) + " has just come under the cursor: read it, then answer (or j/k to choose it)"
+	case m.unseenAnswer(msg):
+		m.errText = m.unseenText()
 	case m.answersFromAnywhere(msg):
 		return m.at.answer(msg, *m.at.Selected())
 	default:
@@ -340,6 +360,22 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return tea.Batch(cmd, m.follow())
 		}
 		return cmd
+	}
+	return nil
+}
+
+// quit ends the program, unless an action is still on its way to the
+// engine: keep would then close the engine under an answer the person
+// believes given. It says so and quits when the answer is taken; q again
+// quits at once.
+func (m *Model) quit() tea.Cmd {
+	if m.sh.onWay == 0 || m.quitting {
+		return tea.Quit
+	}
+	m.quitting = true
+	m.errText = "your last answer or action is on its way to the engine: keep quits once it is taken · q again quits now"
+	if m.sh.onWay > 1 {
+		m.errText = fmt.Sprintf("%d answers or actions are on their way to the engine: keep quits once they are taken · q again quits now", m.sh.onWay)
 	}
 	return nil
 }
@@ -362,8 +398,15 @@ func (m *Model) attentionInView() *api.AttentionItem {
 // on screen where its keys act, but for the card having just moved under
 // the cursor by itself (attentionPane.held).
 func (m *Model) heldAnswer(msg tea.KeyPressMsg) bool {
+	return m.at.holding() && m.at.selectionShown() && m.answersSelected(msg)
+}
+
+// answersSelected says whether msg is one of the selected attention card's
+// answer keys where the person is: any of them in Attention, those that
+// act from anywhere when the card is on screen below another pane.
+func (m *Model) answersSelected(msg tea.KeyPressMsg) bool {
 	it := m.at.Selected()
-	if it == nil || !m.at.holding() || !m.drawn(focusAttention) || !m.at.selectionShown() {
+	if it == nil || !m.drawn(focusAttention) {
 		return false
 	}
 	if m.focus != focusAttention {
@@ -378,6 +421,35 @@ func (m *Model) heldAnswer(msg tea.KeyPressMsg) bool {
 		return false
 	}
 	return isAnswer(m.sh.keys, *it, msg)
+}
+
+// unseenAnswer says whether msg would answer the selected attention card
+// but for the card's title and call not being all on screen, where its
+// keys act only once they are: the key is refused, and the person told why
+// (else the card looks as if it could not be answered at all).
+func (m *Model) unseenAnswer(msg tea.KeyPressMsg) bool {
+	return !m.at.holding() && !m.at.selectionShown() && m.answersSelected(msg)
+}
+
+// unseenText says why the selected card cannot be answered now, and what
+// brings its answers back.
+func (m *Model) unseenText() string {
+	it := m.at.Selected()
+	title := fit(oneLine(it.Title), 40)
+	covered := m.at.covered
+	m.at.covered = 0
+	underToast := covered > 0 && m.at.selectionShown()
+	m.at.covered = covered
+	// what to do first: a narrow window shows the start of the line
+	switch {
+	case underToast:
+		return "a notice covers the card: answer once it goes · " + title
+	case m.at.expanded[itemKey(*it)]:
+		return "the opened card runs past the pane: esc folds it to answer · " + title
+	case m.help.ShowAll:
+		return "the card does not fit beside the help: ? closes it, then answer · " + title
+	}
+	return "the card does not fit: a taller window lets you answer · " + title
 }
 
 // drawn says whether pane f's own content is on screen now: its box is
@@ -536,9 +608,7 @@ func (m *Model) refresh() tea.Cmd {
 // selection, so help shows only what works now.
 func (m *Model) syncKeys() {
 	k := m.sh.keys
-	for _, b := range k.actions() {
-		b.SetEnabled(false)
-	}
+	k.reset()
 	if m.confirm != nil {
 		return
 	}
@@ -557,8 +627,6 @@ func (m *Model) syncKeys() {
 	k.Pause.SetEnabled(live)
 	if live && m.resumes(*w) {
 		k.Pause.SetHelp("p", "resume")
-	} else {
-		k.Pause.SetHelp("p", "pause")
 	}
 }
 

@@ -189,10 +189,16 @@ func (b *base) message(text string) string {
 	if b.filter.Active() {
 		lines = append(lines, b.filter.View(b.sh.st, b.width))
 	}
+	// wrapped, not cut: a message is an instruction or a reason, and its
+	// end (the command to run, the cause) is what the person needs
 	if b.err != nil {
-		lines = append(lines, b.sh.st.Error.Render(pad("could not load: "+oneLine(b.err.Error()), b.width)))
+		for _, l := range wrap("could not load: "+b.err.Error(), b.width, b.height) {
+			lines = append(lines, b.sh.st.Error.Render(pad(l, b.width)))
+		}
 	}
-	lines = append(lines, b.sh.st.Dim.Render(pad(text, b.width)))
+	for _, l := range wrap(text, b.width, b.height) {
+		lines = append(lines, b.sh.st.Dim.Render(pad(l, b.width)))
+	}
 	for len(lines) < b.height {
 		lines = append(lines, strings.Repeat(" ", b.width))
 	}

@@ -152,7 +152,7 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cm
 	resolve := func(a api.Answer, what string) tea.Cmd {
 		return sh.answer(title, what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.ID, a) })
 	}
-	q := func(verb string) string { return fmt.Sprintf("%s %q?", verb, title) }
+	q := func(verb string) string { return verb + " " + quoted(title) + "?" }
 	if it.Kind == api.AttentionProposal {
 		return proposalAnswer(sh, msg, it)
 	}
@@ -163,18 +163,20 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cm
 		return sh.answer(title, "approved "+title+", and always for "+fit(it.Scope, 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, true) })
 	case keyIs(msg, k.Reject):
 		return ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
-			sh.answer(title, "rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.ID) }))
+			func() tea.Cmd {
+				return sh.answer(title, "rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.ID) })
+			})
 	case keyIs(msg, k.TryAgain):
 		return resolve(api.TryAgain, "checking again: "+title)
 	case keyIs(msg, k.Happened):
 		return ask(q("it happened:"), "it happened: it will be recorded as done and the workflow goes on",
-			resolve(api.Happened, "recorded as happened: "+title))
+			func() tea.Cmd { return resolve(api.Happened, "recorded as happened: "+title) })
 	case keyIs(msg, k.NotHappened):
 		return ask(q("it didn't happen:"), "it didn't happen: sent again under the same idempotency key",
-			resolve(api.NotHappened, "recorded as not happened: "+title))
+			func() tea.Cmd { return resolve(api.NotHappened, "recorded as not happened: "+title) })
 	case keyIs(msg, k.Skip):
 		return ask(q("skip"), "skip: the change will not be made; the events will be marked skipped and not processed",
-			resolve(api.SkipIt, "skipped "+title))
+			func() tea.Cmd { return resolve(api.SkipIt, "skipped "+title) })
 	case keyIs(msg, k.SkipInput):
 		return skipInput(sh, it.ID, it.Title)
 	case keyIs(msg, k.Retry):

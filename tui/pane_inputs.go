@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -79,10 +78,17 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 
 // skipInput asks first: skipping cannot be undone.
 func skipInput(sh *shared, id, title string) tea.Cmd {
-	return ask(fmt.Sprintf("skip %q?", fit(oneLine(title), 40)),
+	return ask("skip "+quoted(fit(oneLine(title), 40))+"?",
 		"skip: the events will be marked skipped and not processed",
-		sh.act("skipped "+fit(oneLine(title), 40), func(ctx context.Context) error { return sh.api.SkipInput(ctx, id) }))
+		func() tea.Cmd {
+			return sh.act("skipped "+fit(oneLine(title), 40), func(ctx context.Context) error { return sh.api.SkipInput(ctx, id) })
+		})
 }
+
+// quoted marks a title off in a question. The title came through
+// printableAPI and is shown as is: %q would escape it a second time, and the
+// question would name a title the list does not show.
+func quoted(title string) string { return `"` + title + `"` }
 
 func canSkipInput(status string) bool {
 	return status == api.InputPending || status == api.InputNeedsAttention

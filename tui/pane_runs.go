@@ -157,7 +157,6 @@ func (p *runsPane) EnableKeys(k *keyMap) {
 		k.Back.SetHelp("esc", "close trace")
 		return
 	}
-	k.Back.SetHelp("esc", "back")
 	k.Filter.SetEnabled(p.workflow != "")
 	k.Back.SetEnabled(p.filter.Active())
 	s := p.Selected()

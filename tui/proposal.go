@@ -21,13 +21,17 @@ func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it api.AttentionItem) tea.C
 	case keyIs(msg, k.Approve):
 		return ask(fmt.Sprintf("accept proposal %s for %s?", id, wf),
 			"accept: it becomes the workflow's new version and runs; it adds no grant",
-			sh.act("accepted proposal "+id+" for "+wf, func(ctx context.Context) error {
-				_, err := sh.api.AcceptProposal(ctx, id)
-				return err
-			}))
+			func() tea.Cmd {
+				return sh.act("accepted proposal "+id+" for "+wf, func(ctx context.Context) error {
+					_, err := sh.api.AcceptProposal(ctx, id)
+					return err
+				})
+			})
 	case keyIs(msg, k.Reject):
 		return ask(fmt.Sprintf("reject proposal %s for %s?", id, wf), "reject: it is dropped; the workflow keeps its version",
-			sh.act("rejected proposal "+id+" for "+wf, func(ctx context.Context) error { return sh.api.RejectProposal(ctx, id) }))
+			func() tea.Cmd {
+				return sh.act("rejected proposal "+id+" for "+wf, func(ctx context.Context) error { return sh.api.RejectProposal(ctx, id) })
+			})
 	}
 	return nil
 }
