@@ -188,66 +188,79 @@ func Deep(ptr any) {
 	deep(v.Elem())
 }
 
-func deep(v reflect.Value) {
+// deep escapes what v reaches and says whether it changed anything. It
+// writes only where something needed escaping: a view may share what it
+// reaches with other readers (a map, a raw argument), and a write of the
+// same value back is still a write beside their reads.
+func deep(v reflect.Value) (changed bool) {
 	switch v.Kind() {
 	case reflect.String:
-		if v.CanSet() {
-			if s := v.String(); !clean(s) {
-				v.SetString(String(s))
-			}
+		if s := v.String(); v.CanSet() && !clean(s) {
+			v.SetString(String(s))
+			return true
 		}
 	case reflect.Pointer, reflect.Interface:
-		if !v.IsNil() {
-			e := v.Elem()
-			if v.Kind() == reflect.Interface {
-				// what an interface holds is not addressable: copy, fix, put back
-				c := reflect.New(e.Type()).Elem()
-				c.Set(e)
-				deep(c)
-				if v.CanSet() {
-					v.Set(c)
-				}
-				return
-			}
-			deep(e)
+		if v.IsNil() {
+			return false
+		}
+		e := v.Elem()
+		if v.Kind() == reflect.Pointer {
+			return deep(e)
+		}
+		// what an interface holds is not addressable: copy, fix, put back
+		c := reflect.New(e.Type()).Elem()
+		c.Set(e)
+		if deep(c) && v.CanSet() {
+			v.Set(c)
+			return true
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				deep(v.Field(i))
+			if v.Type().Field(i).IsExported() && deep(v.Field(i)) {
+				changed = true
 			}
 		}
 	case reflect.Slice:
 		if v.Type() == rawJSON {
-			if v.CanSet() && !v.IsNil() {
+			if v.CanSet() && !v.IsNil() && !clean(v.Bytes()) {
 				v.SetBytes(JSON(v.Bytes()))
+				return true
 			}
-			return
+			return false
 		}
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return // bytes, not text
+			return false // bytes, not text
 		}
 		for i := 0; i < v.Len(); i++ {
-			deep(v.Index(i))
+			if deep(v.Index(i)) {
+				changed = true
+			}
 		}
 	case reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			deep(v.Index(i))
+			if deep(v.Index(i)) {
+				changed = true
+			}
 		}
 	case reflect.Map:
 		if v.IsNil() || !v.CanSet() {
-			return
+			return false
 		}
 		out := reflect.MakeMapWithSize(v.Type(), v.Len())
 		for it := v.MapRange(); it.Next(); {
 			k := reflect.New(v.Type().Key()).Elem()
 			k.Set(it.Key())
-			deep(k)
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(it.Value())
-			deep(e)
+			kc, ec := deep(k), deep(e) // both, whichever changed
+			if kc || ec {
+				changed = true
+			}
 			out.SetMapIndex(k, e)
 		}
-		v.Set(out)
+		if changed {
+			v.Set(out)
+		}
 	}
+	return changed
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
@@ -228,5 +229,29 @@ func TestReferenceEscapesWhatPrintableEscapes(t *testing.T) {
 		if p, e := printable.String(s) != s, reference.Escaped(r); p != e {
 			t.Errorf("%U: printable escapes it: %v, the reference: %v", r, p, e)
 		}
+	}
+}
+
+// TestDeepWritesOnlyWhatNeedsEscaping: a view may share what it reaches
+// with other readers (the engine's maps of arguments), so a view with
+// nothing to escape is left as it was, not written back the same; what
+// needs escaping is still escaped.
+func TestDeepWritesOnlyWhatNeedsEscaping(t *testing.T) {
+	type view struct {
+		Args map[string]any
+		Any  any
+	}
+	args := map[string]any{"to": "me@example.com"}
+	inner := map[string]any{"n": 1.0}
+	v := view{Args: args, Any: inner}
+	printable.Deep(&v)
+	if reflect.ValueOf(v.Args).UnsafePointer() != reflect.ValueOf(args).UnsafePointer() ||
+		reflect.ValueOf(v.Any).UnsafePointer() != reflect.ValueOf(inner).UnsafePointer() {
+		t.Errorf("a view with nothing to escape was written over: its maps were replaced")
+	}
+	dirty := view{Args: map[string]any{"to": "a\x1bb"}, Any: map[string]any{"k\x07": "v"}}
+	printable.Deep(&dirty)
+	if dirty.Args["to"] != `a\x1bb` || dirty.Any.(map[string]any)[`k\x07`] != "v" {
+		t.Errorf("what needed escaping: %#v", dirty)
 	}
 }
