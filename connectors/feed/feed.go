@@ -366,6 +366,10 @@ func itemIDs(its []*gofeed.Item, links []string) []string {
 	ids := make([]string, len(its))
 	used := map[string]bool{}
 	seen := map[string]map[string]bool{} // per key, the contents given an id
+	// per base, the number to try next: the ones below it are taken, and
+	// searching from 2 for every alike entry is quadratic in a feed that
+	// repeats one entry a hundred thousand times
+	next := map[string]int{}
 	for key, g := range groups {
 		a := first(its, g)
 		ids[a] = key
@@ -385,9 +389,11 @@ func itemIDs(its []*gofeed.Item, links []string) []string {
 		seen[e.key][e.print] = true
 		base := e.key + "#" + e.print[:16]
 		id := base
-		for n := 2; used[id]; n++ {
+		n := max(next[base], 2)
+		for ; used[id]; n++ {
 			id = base + "#" + strconv.Itoa(n)
 		}
+		next[base] = n
 		used[id] = true
 		ids[i] = id
 	}
