@@ -106,6 +106,9 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 				return nil, true, Authorized(t.Account, err)
 			}
 			if fresh != secretOn(r) {
+				// the 401 says the service did nothing with the first
+				// copy: only the replay can make the outcome uncertain
+				written.Store(false)
 				continue
 			}
 		}

@@ -260,3 +260,34 @@ func TestA401FromAnotherOriginDoesNotRefuseTheAccount(t *testing.T) {
 		}
 	}
 }
+
+// A mutation the service answered 401 was not done: when the send with the
+// fresh token then fails before it is written, nothing was sent at all,
+// and the call is a plain retry. Counted as sent, it was uncertain, put to
+// the person or reconciled though the service never acted.
+func TestAReplayNotWrittenAfterA401IsNotSent(t *testing.T) {
+	t.Parallel()
+	var ts *httptest.Server
+	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		// the fresh token finds nobody listening
+		ts.Listener.Close()
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(ts.Close)
+	a := &account{kind: "oauth2", secrets: []string{"old", "fresh"}}
+	tr := connectors.Transport{Client: &http.Client{Transport: &http.Transport{}}, Account: a}
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/items", strings.NewReader(`{"n":1}`))
+	resp, sent, err := tr.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("status %d, want the replay to fail to connect", resp.StatusCode)
+	}
+	if a.invalid != 1 {
+		t.Fatalf("the token was invalidated %d times, want once", a.invalid)
+	}
+	if sent {
+		t.Fatalf("sent = true for a request refused with 401 and then not written (%v)", err)
+	}
+}
