@@ -119,7 +119,8 @@ func (c *Connector) Methods() []connectors.Method {
 			"an unchanged feed (304) gives the items of the last full answer keep saw (kept across restarts), or [] if none. " +
 			"id is the entry's guid (Atom or JSON Feed id), else its link, else a hash of its title and date, and stays when the entry is edited; " +
 			"when entries share one, the oldest keeps it and each other gets it with \"#\" and a hash of its content added, so two entries never share an id " +
-			"(an entry listed twice alike under its guid is one item; alike entries with no guid, link or date are each an item).",
+			"(an entry listed twice alike under its guid is one item; alike entries with no guid, link or date are each an item). " +
+			"A feed listing more than " + strconv.Itoa(MaxEntries) + " entries is refused.",
 		Args: []connectors.Arg{
 			{Name: "url", Type: "string", Required: true, Doc: "the feed's http or https URL; its host must be in [connectors.http] allow_hosts when that is set"},
 			{Name: "limit", Type: "number", Doc: "at most this many items (default and maximum 500)"},
@@ -175,6 +176,9 @@ func (c *Connector) items(ctx context.Context, p map[string]any) (any, error) {
 		return nil, connectors.Errorf(connectors.Logic, "GET %s answered %d, not a feed", redacted(url), status)
 	}
 	body, _ := res["body"].(string)
+	if n := entryCount(body); n > MaxEntries {
+		return nil, connectors.Errorf(connectors.Logic, "%s lists %d entries, more than the %d keep reads", redacted(url), n, MaxEntries)
+	}
 	f, err := gofeed.NewParser().ParseString(body)
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Logic, "%s is not an RSS, Atom or JSON feed: %w", redacted(url), err)
