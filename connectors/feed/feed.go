@@ -173,7 +173,13 @@ func (c *Connector) items(ctx context.Context, p map[string]any) (any, error) {
 		}
 		return head(prev.items, limit), nil
 	case status < 200 || status > 299:
-		return nil, connectors.Errorf(connectors.Logic, "GET %s answered %d, not a feed", redacted(url), status)
+		// get left this answer for a script to judge; a feed has none, so
+		// it is judged as any read's (a 408 is a "send again", not a
+		// refusal)
+		x := connectors.Exchange{Status: int(status), Sent: true}
+		retryAfter, _ := hdr["retry-after"].(string)
+		return nil, connectors.Failure(x, connectors.ParseRetryAfter(strings.TrimSpace(retryAfter)),
+			fmt.Errorf("GET %s answered %d, not a feed", redacted(url), status))
 	}
 	body, _ := res["body"].(string)
 	if n := entryCount(body); n > MaxEntries {
