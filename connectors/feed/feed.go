@@ -182,6 +182,8 @@ func (c *Connector) items(ctx context.Context, p map[string]any) (any, error) {
 			fmt.Errorf("GET %s answered %d, not a feed", redacted(url), status))
 	}
 	body, _ := res["body"].(string)
+	contentType, _ := hdr["content-type"].(string)
+	body = decoded(body, contentType)
 	if n := entryCount(body); n > MaxEntries {
 		return nil, connectors.Errorf(connectors.Logic, "%s lists %d entries, more than the %d keep reads", redacted(url), n, MaxEntries)
 	}
