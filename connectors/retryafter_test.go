@@ -35,3 +35,24 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	})
 }
+
+// A service's hint is its word, and a server's answer is not to be trusted
+// with how long keep waits: ten years, or seconds past what a Duration
+// holds (which wrapped to a negative wait), come to MaxRetryAfter, a wait
+// keep still comes back from.
+func TestParseRetryAfterAbsurd(t *testing.T) {
+	for _, v := range []string{
+		"315360000",            // ten years in seconds
+		"99999999999",          // past a Duration's nanoseconds
+		"9223372036854775807",  // the largest int
+		"99999999999999999999", // past it
+		"Fri, 31 Dec 9999 23:59:59 GMT",
+	} {
+		if got := connectors.ParseRetryAfter(v); got != connectors.MaxRetryAfter {
+			t.Errorf("ParseRetryAfter(%q) = %v, want MaxRetryAfter (%v)", v, got, connectors.MaxRetryAfter)
+		}
+	}
+	if got := connectors.ParseRetryAfter("86400"); got != 24*time.Hour {
+		t.Errorf("a day's wait is %v, want it as said", got)
+	}
+}

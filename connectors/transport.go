@@ -46,8 +46,8 @@ type Refuser interface {
 // least once: after that, the service may have acted on it even if no
 // answer came back. A 401 the account cannot get past (after one fresh
 // secret) is an Auth *Error naming the account; every other answer, a 401
-// without an account included, comes back for the caller to classify. The
-// caller closes resp.Body.
+// without an account or from another origin a redirect led to included,
+// comes back for the caller to classify. The caller closes resp.Body.
 func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err error) {
 	req = sendOnce(req)
 	ctx := req.Context()
@@ -86,6 +86,12 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 		if err != nil || resp.StatusCode != http.StatusUnauthorized {
 			return resp, written.Load(), refusal(err)
 		}
+		if resp.Request != nil && !OriginOf(req.URL).Admits(resp.Request.URL) {
+			// a redirect led elsewhere, and the credential did not go
+			// along (boundRedirects): that server's 401 is to a request
+			// without it, no verdict on the account
+			return resp, written.Load(), nil
+		}
 		// drain so the connection is reused for the replay
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -100,6 +106,9 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 				return nil, true, Authorized(t.Account, err)
 			}
 			if fresh != secretOn(r) {
+				// the 401 says the service did nothing with the first
+				// copy: only the replay can make the outcome uncertain
+				written.Store(false)
 				continue
 			}
 		}

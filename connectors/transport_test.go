@@ -227,3 +227,67 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// A 401 from where a redirect led, another origin the credential did not
+// go to, is that server's answer to a request without it: not the
+// account's refusal. Taken for one, it threw away a good token and marked
+// the account as needing a sign-in that would not help.
+func TestA401FromAnotherOriginDoesNotRefuseTheAccount(t *testing.T) {
+	t.Parallel()
+	var elsewhere server
+	other := elsewhere.start(t) // answers 401 to everything
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/sign-in", http.StatusFound)
+	}))
+	t.Cleanup(origin.Close)
+	a := refusing{&account{kind: "token", secrets: []string{"tok-1", "tok-2"}}}
+	tr := connectors.Transport{Client: &http.Client{Transport: &http.Transport{}}, Account: a}
+	req, _ := http.NewRequest(http.MethodGet, origin.URL+"/feed", nil)
+	resp, _, err := tr.Do(req)
+	if err != nil {
+		t.Fatalf("got %v, want the 401 from %s as the answer", err, other.URL)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401", resp.StatusCode)
+	}
+	if a.invalid != 0 || len(a.refused) != 0 {
+		t.Fatalf("the account was invalidated %d times and refused %q for another server's 401", a.invalid, a.refused)
+	}
+	for _, auth := range elsewhere.auths {
+		if auth != "" {
+			t.Fatalf("the credential went to the other origin: %q", elsewhere.auths)
+		}
+	}
+}
+
+// A mutation the service answered 401 was not done: when the send with the
+// fresh token then fails before it is written, nothing was sent at all,
+// and the call is a plain retry. Counted as sent, it was uncertain, put to
+// the person or reconciled though the service never acted.
+func TestAReplayNotWrittenAfterA401IsNotSent(t *testing.T) {
+	t.Parallel()
+	var ts *httptest.Server
+	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		// the fresh token finds nobody listening
+		ts.Listener.Close()
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(ts.Close)
+	a := &account{kind: "oauth2", secrets: []string{"old", "fresh"}}
+	tr := connectors.Transport{Client: &http.Client{Transport: &http.Transport{}}, Account: a}
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/items", strings.NewReader(`{"n":1}`))
+	resp, sent, err := tr.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("status %d, want the replay to fail to connect", resp.StatusCode)
+	}
+	if a.invalid != 1 {
+		t.Fatalf("the token was invalidated %d times, want once", a.invalid)
+	}
+	if sent {
+		t.Fatalf("sent = true for a request refused with 401 and then not written (%v)", err)
+	}
+}

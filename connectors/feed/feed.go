@@ -119,7 +119,8 @@ func (c *Connector) Methods() []connectors.Method {
 			"an unchanged feed (304) gives the items of the last full answer keep saw (kept across restarts), or [] if none. " +
 			"id is the entry's guid (Atom or JSON Feed id), else its link, else a hash of its title and date, and stays when the entry is edited; " +
 			"when entries share one, the oldest keeps it and each other gets it with \"#\" and a hash of its content added, so two entries never share an id " +
-			"(an entry listed twice alike under its guid is one item; alike entries with no guid, link or date are each an item).",
+			"(an entry listed twice alike under its guid is one item; alike entries with no guid, link or date are each an item). " +
+			"A feed listing more than " + strconv.Itoa(MaxEntries) + " entries is refused.",
 		Args: []connectors.Arg{
 			{Name: "url", Type: "string", Required: true, Doc: "the feed's http or https URL; its host must be in [connectors.http] allow_hosts when that is set"},
 			{Name: "limit", Type: "number", Doc: "at most this many items (default and maximum 500)"},
@@ -172,9 +173,20 @@ func (c *Connector) items(ctx context.Context, p map[string]any) (any, error) {
 		}
 		return head(prev.items, limit), nil
 	case status < 200 || status > 299:
-		return nil, connectors.Errorf(connectors.Logic, "GET %s answered %d, not a feed", redacted(url), status)
+		// get left this answer for a script to judge; a feed has none, so
+		// it is judged as any read's (a 408 is a "send again", not a
+		// refusal)
+		x := connectors.Exchange{Status: int(status), Sent: true}
+		retryAfter, _ := hdr["retry-after"].(string)
+		return nil, connectors.Failure(x, connectors.ParseRetryAfter(strings.TrimSpace(retryAfter)),
+			fmt.Errorf("GET %s answered %d, not a feed", redacted(url), status))
 	}
 	body, _ := res["body"].(string)
+	contentType, _ := hdr["content-type"].(string)
+	body = decoded(body, contentType)
+	if n := entryCount(body); n > MaxEntries {
+		return nil, connectors.Errorf(connectors.Logic, "%s lists %d entries, more than the %d keep reads", redacted(url), n, MaxEntries)
+	}
 	f, err := gofeed.NewParser().ParseString(body)
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Logic, "%s is not an RSS, Atom or JSON feed: %w", redacted(url), err)
@@ -366,6 +378,10 @@ func itemIDs(its []*gofeed.Item, links []string) []string {
 	ids := make([]string, len(its))
 	used := map[string]bool{}
 	seen := map[string]map[string]bool{} // per key, the contents given an id
+	// per base, the number to try next: the ones below it are taken, and
+	// searching from 2 for every alike entry is quadratic in a feed that
+	// repeats one entry a hundred thousand times
+	next := map[string]int{}
 	for key, g := range groups {
 		a := first(its, g)
 		ids[a] = key
@@ -385,9 +401,11 @@ func itemIDs(its []*gofeed.Item, links []string) []string {
 		seen[e.key][e.print] = true
 		base := e.key + "#" + e.print[:16]
 		id := base
-		for n := 2; used[id]; n++ {
+		n := max(next[base], 2)
+		for ; used[id]; n++ {
 			id = base + "#" + strconv.Itoa(n)
 		}
+		next[base] = n
 		used[id] = true
 		ids[i] = id
 	}

@@ -293,6 +293,20 @@ func TestFailures(t *testing.T) {
 		}
 	})
 
+	t.Run("a 408 is transient with the server's Retry-After, not a page that is not a feed", func(t *testing.T) {
+		t.Parallel()
+		// http.get hands a script any status below 500 but 429; a feed
+		// has no script to judge it, and the server's "took too long,
+		// send again" is no refusal
+		b := setup(t, "rss2.xml", "application/rss+xml")
+		b.srv.status = http.StatusRequestTimeout
+		err := b.failure()
+		var ce *connectors.Error
+		if !errors.As(err, &ce) || ce.Class != connectors.Transient || ce.RetryAfter != 7*time.Second {
+			t.Fatalf("err = %v, want a transient failure waiting 7s", err)
+		}
+	})
+
 	t.Run("a page that is not a feed is a logic failure naming the URL", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, "rss2.xml", "text/html")

@@ -2,6 +2,7 @@ package feed_test
 
 import (
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -193,4 +194,27 @@ func TestItemIDs(t *testing.T) {
 			t.Fatalf("limit 1 gave %q, the whole feed %q", one, all)
 		}
 	})
+}
+
+// A feed of many alike entries with no identity (an alert feed gone
+// wrong, or one written to wear keep down) is numbered in one pass: each
+// entry's number once searched from the first was a search per entry, and
+// the most entries keep reads minutes of CPU past the call's deadline.
+func TestItemIDsOfManyAlikeEntries(t *testing.T) {
+	t.Parallel()
+	n := feed.MaxEntries
+	alert := `<title>Disk full</title>`
+	its := make([]string, n)
+	for i := range its {
+		its[i] = alert
+	}
+	b := plain(t, rss(its...))
+	got := ids(b.items(t, nil))
+	distinct(t, got)
+	// numbered from the oldest, which keeps the bare key, and the feed
+	// lists newest first: the first item shown has the last number
+	last := "#" + strconv.Itoa(n-1)
+	if want := hashID("Disk full", "") + "#"; !strings.HasPrefix(got[0], want) || !strings.HasSuffix(got[0], last) {
+		t.Fatalf("the newest of %d alike entries is %q, want %s…%s", n, got[0], want, last)
+	}
 }

@@ -60,9 +60,34 @@ func headers(raw any) (map[string]string, error) {
 		if !ok {
 			return nil, connectors.Errorf(connectors.Logic, "header %q must be a string, not %T", k, v)
 		}
+		// net/http refuses these too, but with an error like a dropped
+		// connection's, which would be retried against a parameter that
+		// will not change
+		if !token(k) {
+			return nil, connectors.Errorf(connectors.Logic, "header name %q is not an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~ only)", k)
+		}
+		if i := strings.IndexFunc(s, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }); i >= 0 {
+			return nil, connectors.Errorf(connectors.Logic, "header %q holds a control character (%q at byte %d): a line break would start another header", k, s[i], i)
+		}
 		out[k] = s
 	}
 	return out, nil
+}
+
+// token reports whether s is an HTTP token (RFC 9110 §5.6.2), what a
+// header name must be.
+func token(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 var mutatingMethods = []string{"POST", "PUT", "PATCH", "DELETE"}
