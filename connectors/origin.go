@@ -123,7 +123,9 @@ func unsign(req *http.Request) {
 // https) did nothing, and its 200 to the GET read as done. Such a redirect
 // is not followed: the caller gets the 3xx, an uncertain outcome
 // (Classify). A 307 or 308 is followed: it sends the same method and body
-// again, which the server asks for because it did not act on the first.
+// again, which the server asks for because it did not act on the first;
+// but not from https down to plain http off this machine (downgraded),
+// which would carry the body in the clear.
 //
 // A redirect to anything but http or https (file://, unix://, a Location
 // without a host) is a Logic failure naming where it led and what sent
@@ -140,6 +142,9 @@ func boundRedirects(client *http.Client) *http.Client {
 		if err := unfollowable(req, via); err != nil {
 			return err
 		}
+		if m := req.Method; m != http.MethodGet && m != http.MethodHead && downgraded(via[len(via)-1].URL, req.URL) {
+			return http.ErrUseLastResponse
+		}
 		if !OriginOf(via[0].URL).Admits(req.URL) {
 			unsign(req)
 		}
@@ -152,6 +157,13 @@ func boundRedirects(client *http.Client) *http.Client {
 		return nil
 	}
 	return &c
+}
+
+// downgraded says whether a redirect from from to to leaves https for
+// plain http to another machine (plain http to loopback never leaves this
+// one).
+func downgraded(from, to *url.URL) bool {
+	return strings.EqualFold(from.Scheme, "https") && strings.EqualFold(to.Scheme, "http") && !Loopback(to.Hostname())
 }
 
 // BoundClient is client with keep's redirect rules (boundRedirects), for a
