@@ -166,9 +166,11 @@ func WriteGrants(w io.Writer, gs []api.GrantView) error {
 
 // WriteAccounts is keep auth list.
 func WriteAccounts(w io.Writer, sts []engine.AccountStatus) error {
-	t := NewTable(w, "NAME", "KIND", "USERNAME", "STATE", "DETAIL")
+	// who the provider said signed in beside whom the config names: the
+	// one place the text shows a sign-in as another user than meant
+	t := NewTable(w, "NAME", "KIND", "USERNAME", "SIGNED IN AS", "STATE", "DETAIL")
 	for _, st := range sts {
-		t.Row(st.Name, st.Kind, Dash(st.Username), st.State, Dash(st.Detail))
+		t.Row(st.Name, st.Kind, Dash(st.Username), Dash(st.SignedInAs), st.State, Dash(st.Detail))
 	}
 	return t.Flush()
 }
