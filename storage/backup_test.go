@@ -297,12 +297,9 @@ func TestRestoreRefusesAnotherProgramsDatabase(t *testing.T) {
 // it, a copy still arriving) went in place torn, and keep said "restored".
 func TestRestoreChecksWhatItPutsInPlace(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "keep.db")
-	db, err := Open(ctx, Opts{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openTemp(t)
+	path := db.Path()
+	dir := filepath.Dir(path)
 	// more than one chunk of the copy (1 MiB), so that the backup can
 	// change between its first chunk and the rest
 	if err := db.Write(ctx, func(tx *Tx) error {
@@ -372,12 +369,9 @@ func TestRestoreChecksWhatItPutsInPlace(t *testing.T) {
 func TestRestoreOfADamagedBackupSaysSo(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "keep.db")
-	db, err := Open(ctx, Opts{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openTemp(t)
+	path := db.Path()
+	dir := filepath.Dir(path)
 	whole := filepath.Join(dir, "whole.db")
 	if err := db.Backup(ctx, whole); err != nil {
 		t.Fatal(err)
@@ -412,12 +406,9 @@ func TestRestoreOfADamagedBackupSaysSo(t *testing.T) {
 func TestRestoreFromTheCopyAnInterruptedRestoreLeft(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "keep.db")
-	db, err := Open(ctx, Opts{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openTemp(t)
+	path := db.Path()
+	dir := filepath.Dir(path)
 	left := path + ".restoring"
 	if err := db.Backup(ctx, filepath.Join(dir, "copy.db")); err != nil {
 		t.Fatal(err)
@@ -429,7 +420,7 @@ func TestRestoreFromTheCopyAnInterruptedRestoreLeft(t *testing.T) {
 	if err := os.Rename(path, path+".before-restore"); err != nil {
 		t.Fatal(err)
 	}
-	err = Restore(ctx, left, path)
+	err := Restore(ctx, left, path)
 	if err == nil || !strings.Contains(err.Error(), "move it elsewhere") {
 		t.Errorf("restoring from %s: %v, want a refusal saying what to do", filepath.Base(left), err)
 	}
