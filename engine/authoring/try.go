@@ -481,17 +481,21 @@ func (k capturing) Do(ctx context.Context, call connectors.Call) (any, error) {
 			meth = m
 		}
 	}
-	kind := meth.Kind
-	switch {
+	// only what says it is a read is performed: a method not found (an MCP
+	// server's tools changed since the lookup) or of a kind unknown here
+	// is refused, never made for real in a dry run
+	switch kind := meth.Kind; {
 	case kind == connectors.Read && k.c.readsOff:
 		k.c.read(k.Connector.Name(), call, false)
 		return []any{}, nil
 	case kind == connectors.ReadByID && k.c.readsOff:
 		k.c.read(k.Connector.Name(), call, false)
 		return nil, nil
-	case kind != connectors.Mutate:
+	case kind == connectors.Read || kind == connectors.ReadByID:
 		k.c.read(k.Connector.Name(), call, true)
 		return k.Connector.Do(ctx, call)
+	case kind != connectors.Mutate:
+		return nil, connectors.Errorf(connectors.Logic, "%s has no method %q a dry run knows (of kind %q): not made", k.Connector.Name(), call.Method, kind)
 	}
 	n, ok := k.c.take()
 	if !ok {
