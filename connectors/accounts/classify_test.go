@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"keep/connectors"
@@ -28,6 +29,13 @@ func TestRefreshAnswersClassified(t *testing.T) {
 		{200, "application/json", `{"error":"invalid_grant"}`, connectors.Auth, "invalid_grant"},
 		{401, "text/plain", ``, connectors.Auth, "401 Unauthorized"},
 		{400, "application/json", `{"error":"temporarily_unavailable"}`, connectors.Transient, "temporarily_unavailable"},
+		// a 400 without an OAuth error code says nothing of the grant
+		// (RFC 6749 §5.2): a proxy's page, a body cut short
+		{400, "text/html", `<html><body>400 Bad Request (proxy)</body></html>`, connectors.Transient, "400 Bad Request"},
+		{400, "text/plain", `Bad Request`, connectors.Transient, "400 Bad Request"},
+		{400, "application/json", `{}`, connectors.Transient, "400 Bad Request"},
+		{400, "application/json", `{"error":`, connectors.Transient, "400 Bad Request"},
+		{400, "application/x-www-form-urlencoded", `error_description=no+code`, connectors.Transient, "400 Bad Request"},
 		{503, "application/json", `{"error":"temporarily_unavailable"}`, connectors.Transient, "503"},
 		{500, "text/html", `<html>oops</html>`, connectors.Transient, "500"},
 		{502, "text/plain", `bad gateway`, connectors.Transient, "502"},
@@ -59,5 +67,43 @@ func TestRefreshAnswersClassified(t *testing.T) {
 				t.Fatalf("after %v the account is marked refused: %q", c.class, refused)
 			}
 		})
+	}
+}
+
+// A 400 without a code is no refusal: the account stays signed in, the
+// error names the endpoint, and the next refresh that gets a token works
+// with no sign-in between.
+func TestRefreshBadRequestWithoutCodeLeavesTheSignIn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.loginLoopback(t, b.store)
+	var proxyDown atomic.Bool
+	proxyDown.Store(true)
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if proxyDown.Load() {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"message":"upstream rejected the request"}`)
+			return
+		}
+		fmt.Fprint(w, `{"access_token":"fresh-token","token_type":"Bearer","expires_in":3600}`)
+	}))
+	t.Cleanup(provider.Close)
+	d := oauthDef(b.srv)
+	d.TokenURL = provider.URL + "/token?tenant=x"
+	s := b.open(t, d)
+	a, _ := s.Account("acme")
+	a.Invalidate()
+	_, err := a.Secret(context.Background())
+	if connectors.ClassOf(err) != connectors.Transient || !strings.Contains(err.Error(), provider.URL+"/token:") ||
+		strings.Contains(err.Error(), "sign in") || strings.Contains(err.Error(), "tenant=x") {
+		t.Fatalf("refresh answered a 400 without a code: %v (class %v), want transient naming %s/token", err, connectors.ClassOf(err), provider.URL)
+	}
+	if refused := readCreds(t, b.path).Accounts["acme"].Refused; refused != "" {
+		t.Fatalf("the account is marked refused: %q", refused)
+	}
+	proxyDown.Store(false)
+	if tok, err := a.Secret(context.Background()); err != nil || tok != "fresh-token" {
+		t.Fatalf("once the endpoint answers: %q %v", tok, err)
 	}
 }

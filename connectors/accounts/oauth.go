@@ -267,7 +267,13 @@ func (s *Store) refresh(ctx context.Context, d Def, bad string, hasBad bool) (st
 		}
 		if errors.As(err, &re) {
 			// a status and the provider's error code, never its body
-			return "", connectors.Errorf(connectors.Transient, "account %s: refreshing the token: %s %s", d.Name, statusOf(re.Response), errorCode(re, sent...))
+			said := statusOf(re.Response)
+			if code := errorCode(re, sent...); code != "" {
+				said += " " + code
+			} else {
+				said += " without an OAuth error code, which is no refusal of the sign-in"
+			}
+			return "", connectors.Errorf(connectors.Transient, "account %s: refreshing the token at %s: %s", d.Name, endpointOf(conf.Endpoint.TokenURL), said)
 		}
 		return "", connectors.Errorf(connectors.Transient, "account %s: refreshing the token: %v", d.Name, redact(scrub(err), sent...))
 	}
@@ -293,15 +299,32 @@ func (s *Store) refresh(ctx context.Context, d Def, bad string, hasBad bool) (st
 	return tok.AccessToken, nil
 }
 
-// refused: the provider said the grant is no good, so trying again cannot
-// help; a 5xx or a rate limit can.
+// refused: the provider said the grant (or the client) is no good, so
+// trying again cannot help; a 5xx or a rate limit can. RFC 6749 §5.2 has a
+// refusal say so with its error code; a 401 is the one status the RFC
+// gives a refusal of its own (invalid_client). A 400 without a code is no
+// such word: a proxy's error page, a body cut short or in a form
+// golang.org/x/oauth2 does not read. Taken for a refusal, it would mark
+// the account and ask the person to sign in again over a fault a sign-in
+// does not mend; it passes as transient instead, naming the endpoint and
+// the status.
 func refused(re *oauth2.RetrieveError) bool {
 	switch re.ErrorCode {
 	case "invalid_grant", "invalid_client", "unauthorized_client":
 		return true
 	}
-	return re.Response != nil && (re.Response.StatusCode == http.StatusUnauthorized ||
-		(re.Response.StatusCode == http.StatusBadRequest && re.ErrorCode == ""))
+	return re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized
+}
+
+// endpointOf is where a token request went, for an error: the URL without
+// its query, which is the provider's to fill and may carry anything.
+func endpointOf(tokenURL string) string {
+	u, err := url.Parse(tokenURL)
+	if err != nil {
+		return "the token endpoint"
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
 }
 
 // scrub keeps a transport error's words but not a URL's query.

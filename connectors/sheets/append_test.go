@@ -24,7 +24,7 @@ func TestAppendRow(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
-		if file := b.read(t, "invoices.csv"); file != "amount,email,subject,_keep_id\n12.5,alice@example.com,\"Invoice, December\",k1\n" {
+		if file := b.read(t, "invoices.csv"); file != "amount,email,subject,_keep_id\n12.5,alice@example.com,\"Invoice, December\","+tag("k1")+"\n" {
 			t.Fatalf("file:\n%s", file)
 		}
 	})
@@ -38,7 +38,7 @@ func TestAppendRow(t *testing.T) {
 			t.Fatalf("got %v", got)
 		}
 		b.mustDo(t, "appendRow", "k2", with(sheet("a.csv"), "values", []any{"bob@example.com"}))
-		want := "email,subject,_keep_id\nold@example.com,,\nalice@example.com,Invoice December,k1\nbob@example.com,,k2\n"
+		want := "email,subject,_keep_id\nold@example.com,,\nalice@example.com,Invoice December," + tag("k1") + "\nbob@example.com,," + tag("k2") + "\n"
 		if file := b.read(t, "a.csv"); file != want {
 			t.Fatalf("file:\n%s\nwant:\n%s", file, want)
 		}
@@ -79,7 +79,7 @@ func TestAppendRow(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.mustDo(t, "appendRow", "k1", with(sheet("book"), "sheet", "March", "row", map[string]any{"x": "1"}))
-		if file := b.read(t, "book/March.csv"); file != "x,_keep_id\n1,k1\n" {
+		if file := b.read(t, "book/March.csv"); file != "x,_keep_id\n1,"+tag("k1")+"\n" {
 			t.Fatalf("file:\n%s", file)
 		}
 	})
@@ -92,7 +92,7 @@ func TestAppendRow(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.mustDo(t, "appendRow", "k1", with(sheet("a.csv"), "values", []any{"1", "2"}))
-		want := "\xef\xbb\xbfx,y,_keep_id\r\n\"multi\r\nline\",\"a \"\"q\"\"\",,extra\r\n1,2,k1\r\n"
+		want := "\xef\xbb\xbfx,y,_keep_id\r\n\"multi\r\nline\",\"a \"\"q\"\"\",,extra\r\n1,2," + tag("k1") + "\r\n"
 		if file := b.read(t, "a.csv"); file != want {
 			t.Fatalf("file:\n%q\nwant:\n%q", file, want)
 		}

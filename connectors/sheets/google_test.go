@@ -35,6 +35,7 @@ func setupGoogle(t *testing.T) *googleBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.UseSecret(testSecret)
 	g.bundle = &bundle{c: c, root: root}
 	fake.tabs[sheetID+"/Invoices"] = nil
 	return g
@@ -292,7 +293,7 @@ func TestGoogleSheets(t *testing.T) {
 		}
 		want := [][]string{
 			{"number", "price", "qty", "total", KeepIDColumn},
-			{"INV-1", "1234.5", "3", "=B2*C2", "k1"},
+			{"INV-1", "1234.5", "3", "=B2*C2", tag("k1")},
 		}
 		if grid := g.fake.grid(sheetID + "/Invoices"); fmt.Sprint(grid) != fmt.Sprint(want) {
 			t.Fatalf("tab\n%q\nwant\n%q", grid, want)
@@ -309,8 +310,8 @@ func TestGoogleSheets(t *testing.T) {
 		g.mustDo(t, "appendRow", "k2", with(invoices, "row", map[string]any{"number": "INV-2", "total": int64(99), "note": nil}))
 		g.mustDo(t, "updateRow", "k3", with(invoices, "key", "number", "value", "INV-1", "set", map[string]any{"paid": true}))
 		sent := fmt.Sprint(g.fake.sent)
-		want := `[["number" "total" "paid" "note" "_keep_id"] ["INV-1" 120.5 false "7" "k1"] ` +
-			`["INV-2" 99 "" "" "k2"] [null null true null "k3"]]`
+		want := `[["number" "total" "paid" "note" "_keep_id"] ["INV-1" 120.5 false "7" "` + tag("k1") + `"] ` +
+			`["INV-2" 99 "" "" "` + tag("k2") + `"] [null null true null "` + tag("k3") + `"]]`
 		if sent != want {
 			t.Fatalf("cells sent\n%s\nwant\n%s", sent, want)
 		}

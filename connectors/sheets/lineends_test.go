@@ -21,11 +21,11 @@ func TestCellLineBreaks(t *testing.T) {
 		{"On a CRLF sheet a cell's LF stays LF, and the records stay CRLF",
 			"name,note\r\nA,\"line1\nline2\"\r\n",
 			"name,note,_keep_id\r\nA,\"line1\nline2\",\r\n" +
-				"\"x\ny\",,k0\r\n\"p\r\nq\",,k1\r\n\"lone\rcr\",,k2\r\n\"end\n\",,k3\r\n"},
+				"\"x\ny\",," + tag("k0") + "\r\n\"p\r\nq\",," + tag("k1") + "\r\n\"lone\rcr\",," + tag("k2") + "\r\n\"end\n\",," + tag("k3") + "\r\n"},
 		{"On an LF sheet a cell's CRLF neither reads as LF nor makes the records CRLF",
 			"name,note\nA,\"line1\r\nline2\"\n",
 			"name,note,_keep_id\nA,\"line1\r\nline2\",\n" +
-				"\"x\ny\",,k0\n\"p\r\nq\",,k1\n\"lone\rcr\",,k2\n\"end\n\",,k3\n"},
+				"\"x\ny\",," + tag("k0") + "\n\"p\r\nq\",," + tag("k1") + "\n\"lone\rcr\",," + tag("k2") + "\n\"end\n\",," + tag("k3") + "\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

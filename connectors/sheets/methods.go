@@ -65,8 +65,11 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 		return nil, err
 	}
 	// The same mutation run twice (a restart between rename and ledger
-	// update) must not add a second row.
-	if i := t.findKeepID(call.IdempotencyKey); i >= 0 {
+	// update) must not add a second row. Only the tag counts: a row that
+	// holds the raw key (as an earlier keep wrote it, or as anyone could)
+	// is left alone. Reconcile puts such a row to the person, so Do sees
+	// one again only once they said the mutation didn't happen.
+	if i := t.findKeepID(c.rowTag(call.IdempotencyKey)); i >= 0 {
 		return t.result(i), nil
 	}
 	headerLen := len(t.header)
@@ -106,7 +109,7 @@ func (c *Connector) appendRow(ctx context.Context, call connectors.Call) (any, e
 		}
 		t.ensureKeepCol()
 		rec = t.pad(rec)
-		rec[t.keepCol] = call.IdempotencyKey
+		rec[t.keepCol] = c.rowTag(call.IdempotencyKey)
 	}
 	t.records = append(t.records, rec)
 	ch := change{row: len(t.records) - 1, appended: true, header: len(t.header) != headerLen, headerFrom: headerLen, typed: typedCells}
@@ -186,7 +189,8 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 	if !t.exists {
 		return nil, connectors.Errorf(connectors.Logic, "no such sheet: %s", loc.label)
 	}
-	if i := t.findKeepID(call.IdempotencyKey); i >= 0 {
+	// The tag only, as in appendRow.
+	if i := t.findKeepID(c.rowTag(call.IdempotencyKey)); i >= 0 {
 		return t.result(i), nil
 	}
 	_, names := t.visible()
@@ -232,7 +236,7 @@ func (c *Connector) updateRow(ctx context.Context, call connectors.Call) (any, e
 		}
 	}
 	if call.IdempotencyKey != "" {
-		rec[t.keepCol] = call.IdempotencyKey
+		rec[t.keepCol] = c.rowTag(call.IdempotencyKey)
 		cols = append(cols, t.keepCol)
 	}
 	t.records[match] = rec

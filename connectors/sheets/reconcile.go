@@ -8,7 +8,8 @@ import (
 )
 
 // Reconcile implements connectors.Reconciler by re-reading the sheet: the
-// mutation happened if a row carries its key in the hidden column.
+// mutation happened if a row carries its key's tag (rowTag) in the hidden
+// column.
 //
 // A missing sheet means the rename that would have created it never
 // happened: NotApplied. A sheet that can't be read (or a path that no longer
@@ -36,8 +37,19 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
-	if i := t.findKeepID(call.IdempotencyKey); i >= 0 {
+	if i := t.findKeepID(c.rowTag(call.IdempotencyKey)); i >= 0 {
 		return connectors.Applied, t.result(i), nil
+	}
+	// A row holding the raw key is what an earlier keep wrote, before rows
+	// carried a tag, and also what anyone who has seen keep's keys could
+	// write for the next one. Applied would let a forger stand in for a
+	// write keep lost; NotApplied would have the host write a second row
+	// when the row is keep's own. Neither can be told from the sheet, so
+	// the person is asked, at once: reading the sheet again won't tell.
+	if i := t.findKeepID(call.IdempotencyKey); i >= 0 {
+		return connectors.Unknown, nil, fmt.Errorf(
+			"%s holds this mutation's key in %s%d (the hidden %s column) as an earlier keep wrote it, and as anyone who knows the key could: "+
+				"check whether that row is the one keep meant to write: %w", loc.label, columnName(t.keepCol), i+2, KeepIDColumn, connectors.ErrCannotCheck)
 	}
 	return connectors.NotApplied, nil, nil
 }

@@ -1,8 +1,9 @@
 // Package sheets is the spreadsheet connector: a spreadsheet is a CSV file
 // (one sheet) or a directory of CSV files (one file per sheet), found under
 // the configured roots. Mutations rewrite the file atomically and tag the row
-// they touch with the mutation's idempotency key in a hidden trailing column,
-// so that reconciliation is a plain re-read of the file. A script's values
+// they touch with a keyed tag of the mutation's idempotency key (keyed.go) in
+// a hidden trailing column, so that reconciliation is a plain re-read of the
+// file. A script's values
 // go into a file as text, never as formulas (formula.go).
 package sheets
 
@@ -16,12 +17,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"keep/connectors"
 )
 
-// KeepIDColumn is the hidden column holding the idempotency key of the last
-// mutation that wrote a row. It is added to a sheet's header on first use and
+// KeepIDColumn is the hidden column holding the tag of the idempotency key
+// of the last mutation that wrote a row (rowTag). It is added to a sheet's header on first use and
 // never returned to scripts.
 const KeepIDColumn = "_keep_id"
 
@@ -67,6 +69,9 @@ type Connector struct {
 	// can't both read the old file and lose one row. Edits by other programs
 	// are caught by the stamp check in writeAtomic instead.
 	mu sync.Mutex
+
+	// secret keys the tags rows carry (rowTag).
+	secret atomic.Pointer[[]byte]
 }
 
 var (
@@ -82,6 +87,7 @@ func New(cfg Config) (*Connector, error) {
 		roots = []string{DefaultRoot}
 	}
 	c := &Connector{maxSize: cfg.MaxFileSize, ops: osOps(), protected: cfg.Protected, google: newGoogleAPI(cfg)}
+	c.secret.Store(newSecret())
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxFileSize
 	}
@@ -137,7 +143,8 @@ func (c *Connector) Methods() []connectors.Method {
 	asText := " In a CSV file a value that begins with = + - @, a tab or a CR and is not a number is written after an apostrophe (') " +
 		"so that a spreadsheet program shows it as text instead of running it as a formula, as a Google sheet takes it RAW; rows gives it back as written. " +
 		"A number or a boolean goes to a Google sheet as a number or a boolean, not as text."
-	reconcile := "re-reads the sheet and looks for the row carrying the mutation's key in the hidden _keep_id column"
+	reconcile := "re-reads the sheet and looks for the row carrying the mutation's key, signed with a secret of keep's, in the hidden _keep_id column; " +
+		"a row holding the bare key, as an earlier keep wrote it, is put to you"
 	return []connectors.Method{
 		{Name: "rows", Kind: connectors.Read,
 			Doc: "Reads a sheet: its header and every row as {column: text}, the hidden _keep_id column left out; " +

@@ -264,13 +264,14 @@ func (t *table) rowMap(rec []string) map[string]any {
 	return m
 }
 
-// findKeepID returns the index of the record a mutation with key wrote, or -1.
-func (t *table) findKeepID(key string) int {
-	if key == "" || t.keepCol < 0 {
+// findKeepID returns the index of the first record whose hidden cell holds
+// id (a tag of rowTag's, or a raw key), or -1.
+func (t *table) findKeepID(id string) int {
+	if id == "" || t.keepCol < 0 {
 		return -1
 	}
 	for i, rec := range t.records {
-		if field(rec, t.keepCol) == key {
+		if field(rec, t.keepCol) == id {
 			return i
 		}
 	}

@@ -19,7 +19,7 @@ func TestUpdateRow(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v", got)
 		}
-		if file := b.read(t, "a.csv"); file != "email,status,_keep_id\nalice@example.com,open,\nbob@example.com,paid,k1\n" {
+		if file := b.read(t, "a.csv"); file != "email,status,_keep_id\nalice@example.com,open,\nbob@example.com,paid,"+tag("k1")+"\n" {
 			t.Fatalf("file:\n%s", file)
 		}
 	})
@@ -30,7 +30,7 @@ func TestUpdateRow(t *testing.T) {
 		b.write(t, "a.csv", "n,v\n1,a\n")
 		b.mustDo(t, "updateRow", "k1", with(sheet("a.csv"), "key", "n", "value", 1.0, "set", map[string]any{"v": "b"}))
 		b.mustDo(t, "updateRow", "k2", with(sheet("a.csv"), "key", "n", "value", "1", "set", map[string]any{"v": "c"}))
-		if file := b.read(t, "a.csv"); file != "n,v,_keep_id\n1,c,k2\n" {
+		if file := b.read(t, "a.csv"); file != "n,v,_keep_id\n1,c,"+tag("k2")+"\n" {
 			t.Fatalf("file:\n%s", file)
 		}
 	})

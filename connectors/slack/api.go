@@ -67,7 +67,8 @@ type status struct {
 
 // api calls a Web API method and decodes its answer into out (which should
 // embed status). Reads send query params with GET; mutations a JSON body.
-func (c *Connector) api(ctx context.Context, method string, query url.Values, body any, out any) error {
+// channel is the one the call is about, for the person reading a refusal.
+func (c *Connector) api(ctx context.Context, method, channel string, query url.Values, body any, out any) error {
 	if c.account == nil {
 		return connectors.Errorf(connectors.Auth, "no Slack token is configured (connectors.slack.token_env)")
 	}
@@ -106,7 +107,11 @@ func (c *Connector) api(ctx context.Context, method string, query url.Values, bo
 	}
 	if !st.OK {
 		class := codeClass(st.Error, mutation)
-		e := c.errorf(class, nil, "%s: Slack says %s", method, orUnknown(st.Error))
+		msg := fmt.Sprintf("%s: Slack says %s", method, orUnknown(st.Error))
+		if advice := codeAdvice(st.Error, channel); advice != "" {
+			msg += ": " + advice
+		}
+		e := c.errorf(class, nil, "%s", msg)
 		e.Err.(*redacted).code = st.Error
 		if class == connectors.Transient {
 			e.RetryAfter = retryAfter(rep.header)

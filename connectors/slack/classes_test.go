@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,16 @@ func TestClasses(t *testing.T) {
 		{name: "A revoked token is an auth failure", method: "chat.postMessage", fail: failure{code: "token_revoked"}, call: "post", params: post, class: connectors.Auth},
 		{name: "An inactive account is an auth failure", method: "chat.postMessage", fail: failure{code: "account_inactive"}, call: "post", params: post, class: connectors.Auth},
 		{name: "HTTP 401 is an auth failure", method: "chat.postMessage", fail: failure{status: 401}, call: "post", params: post, class: connectors.Auth},
+		{name: "An expired token is an auth failure", method: "chat.postMessage", fail: failure{code: "token_expired"}, call: "post", params: post, class: connectors.Auth},
+		{name: "A missing scope is an auth failure: signing in again grants it", method: "chat.postMessage", fail: failure{code: "missing_scope"}, call: "post", params: post, class: connectors.Auth},
+		{name: "No permission in the channel is a logic failure, not a sign-in", method: "chat.postMessage", fail: failure{code: "no_permission"}, call: "post", params: post, class: connectors.Logic},
+		{name: "Access denied is a logic failure", method: "chat.postMessage", fail: failure{code: "access_denied"}, call: "post", params: post, class: connectors.Logic},
+		{name: "Posting suspended by the admins is a logic failure", method: "chat.postMessage", fail: failure{code: "ekm_access_denied"}, call: "post", params: post, class: connectors.Logic},
+		{name: "An app not granted the workspace is a logic failure", method: "chat.postMessage", fail: failure{code: "team_access_not_granted"}, call: "post", params: post, class: connectors.Logic},
+		{name: "A token of the wrong kind is a logic failure", method: "chat.postMessage", fail: failure{code: "not_allowed_token_type"}, call: "post", params: post, class: connectors.Logic},
+		{name: "Two-factor setup required is a logic failure", method: "chat.postMessage", fail: failure{code: "two_factor_setup_required"}, call: "post", params: post, class: connectors.Logic},
+		{name: "A workspace moving into an organisation is transient", method: "chat.postMessage", fail: failure{code: "org_login_required"}, call: "post", params: post, class: connectors.Transient},
+		{name: "No permission on a read is a logic failure", method: "conversations.history", fail: failure{code: "no_permission"}, call: "history", params: history, class: connectors.Logic},
 		{name: "An unknown channel is a logic failure", call: "post", params: params("channel", "nope", "text", "x"), class: connectors.Logic},
 		{name: "Not being in the channel is a logic failure", method: "chat.postMessage", fail: failure{code: "not_in_channel"}, call: "post", params: post, class: connectors.Logic},
 		{name: "A message too long is a logic failure", method: "chat.postMessage", fail: failure{code: "msg_too_long"}, call: "post", params: post, class: connectors.Logic},
@@ -59,6 +70,8 @@ func TestClasses(t *testing.T) {
 		{name: "A read rate limit is transient with Slack's delay", method: "conversations.history", fail: failure{status: 429, retryAfter: "2"}, call: "history", params: history, class: connectors.Transient, retryAfter: 2 * time.Second},
 		{name: "A bad webhook payload is a logic failure", method: "webhook", fail: failure{status: 400, body: "invalid_payload"}, call: "post", params: hook, class: connectors.Logic},
 		{name: "An archived webhook channel is a logic failure", method: "webhook", fail: failure{status: 410, body: "channel_is_archived"}, call: "post", params: hook, class: connectors.Logic},
+		{name: "A webhook the workspace restricts is a logic failure", method: "webhook", fail: failure{status: 403, body: "action_prohibited"}, call: "post", params: hook, class: connectors.Logic},
+		{name: "A webhook denied #general is a logic failure", method: "webhook", fail: failure{status: 403, body: "posting_to_general_channel_denied"}, call: "post", params: hook, class: connectors.Logic},
 		{name: "A removed webhook is an auth failure", method: "webhook", fail: failure{status: 404, body: "no_service"}, call: "post", params: hook, class: connectors.Auth},
 		{name: "A revoked webhook is an auth failure", method: "webhook", fail: failure{status: 403, body: "invalid_token"}, call: "post", params: hook, class: connectors.Auth},
 		{name: "A webhook rate limit is transient", method: "webhook", fail: failure{status: 429, retryAfter: "1"}, call: "post", params: hook, class: connectors.Transient, retryAfter: time.Second},
@@ -82,6 +95,37 @@ func TestClasses(t *testing.T) {
 			ce := wantClass(t, err, tt.class)
 			if ce.RetryAfter != tt.retryAfter {
 				t.Errorf("retry after %v, want %v", ce.RetryAfter, tt.retryAfter)
+			}
+		})
+	}
+}
+
+// A refusal no sign-in mends says what to do instead, and where.
+func TestRefusalsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		method, code, call string
+		params             map[string]any
+		want               []string
+	}{
+		{"chat.postMessage", "no_permission", "post", params("channel", "finance", "text", "x"), []string{`"finance"`, "invite", "signing in again won't"}},
+		{"chat.postMessage", "access_denied", "post", params("channel", "#finance", "text", "x"), []string{`"finance"`, "invite"}},
+		{"chat.postMessage", "not_in_channel", "post", params("channel", "finance", "text", "x"), []string{`"finance"`, "invite"}},
+		{"conversations.history", "no_permission", "history", params("channel", "C0FINANCE1"), []string{`"C0FINANCE1"`, "invite"}},
+		{"chat.postMessage", "team_access_not_granted", "post", params("channel", "finance", "text", "x"), []string{"organisation admin"}},
+		{"chat.postMessage", "not_allowed_token_type", "post", params("channel", "finance", "text", "x"), []string{"bot token"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code+" on "+tt.call, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.f.fail(tt.method, failure{code: tt.code})
+			_, err := b.do(t, tt.call, "k", tt.params)
+			wantClass(t, err, connectors.Logic)
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q does not say %q", err, w)
+				}
 			}
 		})
 	}

@@ -81,7 +81,7 @@ func (c *Connector) page(ctx context.Context, method, channel string, q url.Valu
 		q.Set("cursor", cursor)
 	}
 	var p page
-	if err := c.api(ctx, method, q, nil, &p); err != nil {
+	if err := c.api(ctx, method, channel, q, nil, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil

@@ -88,7 +88,7 @@ func (c *Connector) post(ctx context.Context, call connectors.Call) (any, error)
 		Channel string `json:"channel"`
 		TS      string `json:"ts"`
 	}
-	if err := c.api(ctx, "chat.postMessage", nil, body, &out); err != nil {
+	if err := c.api(ctx, "chat.postMessage", p.channel, nil, body, &out); err != nil {
 		return nil, err
 	}
 	return map[string]any{"channel": out.Channel, "ts": out.TS}, nil
@@ -134,11 +134,18 @@ func (c *Connector) postWebhook(ctx context.Context, p postParams) (any, error) 
 		return nil, err
 	}
 	if rep.status == http.StatusNotFound || rep.status == http.StatusGone || rep.status == http.StatusForbidden {
-		// no_service, invalid_token, no_active_hooks: the webhook itself was
-		// removed or revoked, which a person fixes like a credential.
 		code := strings.TrimSpace(string(rep.body))
-		if code == "no_service" || code == "invalid_token" || code == "no_active_hooks" || code == "action_prohibited" {
+		switch code {
+		case "no_service", "invalid_token", "no_active_hooks":
+			// The webhook itself was removed or revoked, which a person
+			// fixes like a credential.
 			return nil, c.errorf(connectors.Auth, nil, "webhook: HTTP %d: %s", rep.status, code)
+		case "action_prohibited", "posting_to_general_channel_denied":
+			// A 403 for a webhook that works: the workspace restricts
+			// posting there, which a new webhook would meet the same way.
+			return nil, c.errorf(connectors.Logic, nil,
+				"webhook: HTTP %d: %s: the workspace restricts what this webhook may post where; ask a workspace admin, or post to another channel",
+				rep.status, code)
 		}
 	}
 	if err := c.checkStatus(rep, "webhook", true); err != nil {

@@ -54,9 +54,11 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 	for range reconcilePages {
 		pg, err := c.page(ctx, method, channel, cloneValues(q), reconcilePage, cursor)
 		if err != nil {
-			if code := slackCode(err); code == "channel_not_found" || code == "not_in_channel" {
+			switch slackCode(err) {
+			case "channel_not_found", "not_in_channel", "no_permission", "access_denied":
 				// Web API history takes channel IDs only, while posts also
-				// take names; and a bot that left can't read the channel.
+				// take names; a bot that left, or was never let in, can't
+				// read the channel, and asking again won't let it.
 				return connectors.Unknown, nil, fmt.Errorf("%s of %q: %v: %w", method, p.channel, err, connectors.ErrCannotCheck)
 			}
 			return connectors.Unknown, nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,6 +105,16 @@ func TestReconcile(t *testing.T) {
 		b.mustDo(t, "post", "mut-1", p)
 		if _, _, err := b.reconcile(t, "mut-1", p); !errors.Is(err, connectors.ErrCannotCheck) {
 			t.Fatalf("got %v", err)
+		}
+	})
+
+	t.Run("A channel the app may not read can't be checked, and says so at once", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.f.fail("conversations.history", failure{code: "no_permission"})
+		v, _, err := b.reconcile(t, "mut-1", post)
+		if v != connectors.Unknown || !errors.Is(err, connectors.ErrCannotCheck) || !strings.Contains(err.Error(), "invite") {
+			t.Fatalf("%s %v", v, err)
 		}
 	})
 
