@@ -10,7 +10,6 @@
 package mail
 
 import (
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -306,15 +305,8 @@ func New(cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret := []byte(cfg.MessageIDSecret)
-	if len(secret) == 0 {
-		secret = make([]byte, 32)
-		if _, err := rand.Read(secret); err != nil {
-			return nil, fmt.Errorf("mail: make a Message-ID secret: %w", err)
-		}
-	}
 	c := &Connector{cfg: cfg, tls: tc, maxMessage: maxMessage, maxSearch: maxSearchBytes}
-	c.idSecret.Store(&secret)
+	c.UseSecret([]byte(cfg.MessageIDSecret))
 	c.secrets.remember(cfg.Username, cfg.Password)
 	return c, nil
 }

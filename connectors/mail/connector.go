@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"keep/connectors"
 )
@@ -23,9 +22,9 @@ type Connector struct {
 	// maxSearch is the most a search reads of its messages' summaries
 	// (maxSearchBytes; a test lowers it)
 	maxSearch int64
-	// idSecret keys the Message-IDs of sends (Config.MessageIDSecret, or
+	// KeyTags keys the Message-IDs of sends (Config.MessageIDSecret, or
 	// the host's through UseSecret)
-	idSecret atomic.Pointer[[]byte]
+	connectors.KeyTags
 }
 
 var (

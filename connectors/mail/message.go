@@ -3,7 +3,6 @@ package mail
 import (
 	"bytes"
 	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"io"
 	"mime"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -37,9 +35,9 @@ import (
 // isOwnMessageID tell keep's ids from lookalikes without knowing the key.
 // Base64url keeps it within a Message-ID's atext.
 func (c *Connector) messageIDFor(key string) string {
-	tag := c.mac("keep mail Message-ID\x00" + key)[:idTagBytes]
+	tag := c.MAC("keep mail Message-ID\x00" + key)[:idTagBytes]
 	id := make([]byte, 0, idTagBytes+idCheckBytes)
-	id = append(append(id, tag...), c.mac("keep mail Message-ID check\x00" + string(tag))[:idCheckBytes]...)
+	id = append(append(id, tag...), c.MAC("keep mail Message-ID check\x00" + string(tag))[:idCheckBytes]...)
 	return "<keep-" + base64.RawURLEncoding.EncodeToString(id) + "@keep.invalid>"
 }
 
@@ -61,24 +59,8 @@ func (c *Connector) isOwnMessageID(id string) bool {
 	if err != nil || len(b) != idTagBytes+idCheckBytes {
 		return false
 	}
-	want := c.mac("keep mail Message-ID check\x00" + string(b[:idTagBytes]))[:idCheckBytes]
+	want := c.MAC("keep mail Message-ID check\x00" + string(b[:idTagBytes]))[:idCheckBytes]
 	return hmac.Equal(b[idTagBytes:], want)
-}
-
-// UseSecret takes the host's secret for the Message-IDs (connectors.Keyed):
-// one of the database's, so that after a restart Reconcile still finds a
-// send a lost reply left unknown.
-func (c *Connector) UseSecret(secret []byte) {
-	if len(secret) > 0 {
-		s := slices.Clone(secret)
-		c.idSecret.Store(&s)
-	}
-}
-
-func (c *Connector) mac(msg string) []byte {
-	h := hmac.New(sha256.New, *c.idSecret.Load())
-	h.Write([]byte(msg))
-	return h.Sum(nil)
 }
 
 // bracketID puts a message id in angle brackets, the form headers use and

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"keep/connectors"
 )
@@ -70,8 +69,8 @@ type Connector struct {
 	// are caught by the stamp check in writeAtomic instead.
 	mu sync.Mutex
 
-	// secret keys the tags rows carry (rowTag).
-	secret atomic.Pointer[[]byte]
+	// KeyTags keys the tags rows carry (rowTag).
+	connectors.KeyTags
 }
 
 var (
@@ -87,7 +86,6 @@ func New(cfg Config) (*Connector, error) {
 		roots = []string{DefaultRoot}
 	}
 	c := &Connector{maxSize: cfg.MaxFileSize, ops: osOps(), protected: cfg.Protected, google: newGoogleAPI(cfg)}
-	c.secret.Store(newSecret())
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxFileSize
 	}

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"keep/connectors"
@@ -54,8 +53,8 @@ type Connector struct {
 	webhook string
 	client  *http.Client
 	timeout time.Duration
-	// secret keys the tags posts carry (postTag).
-	secret atomic.Pointer[[]byte]
+	// KeyTags keys the tags posts carry (postTag).
+	connectors.KeyTags
 }
 
 var (
@@ -73,7 +72,6 @@ func New(cfg Config) (*Connector, error) {
 		client:  cfg.Client,
 		timeout: cfg.Timeout,
 	}
-	c.secret.Store(newSecret())
 	if c.account == nil && cfg.Token != "" {
 		c.account = givenToken(cfg.Token)
 	}
