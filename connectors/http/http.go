@@ -123,14 +123,14 @@ func (c *Connector) Methods() []connectors.Method {
 	return []connectors.Method{
 		{Name: "get", Kind: connectors.Read, Scope: scope,
 			Doc: "GETs a URL. Any answer below 500 but 429 is a result for the script to judge (json: the body parsed when it is JSON, " +
-				"else null; header names lower-case); a 429, a 5xx or a network failure is transient and retried later.",
+				"else null; " + headersDoc + "); a 429, a 5xx or a network failure is transient and retried later.",
 			Args:    []connectors.Arg{urlArg, headersArg},
 			Result:  result,
 			Example: `const { status, json } = await ctx.http.get({ url: "https://api.example.com/items?since=" + state?.since })`},
 		{Name: "request", Kind: connectors.Mutate, Scope: scope, Preview: func(p map[string]any) string { return preview(p) + c.shownHeaders(p) },
 			Check: func(p map[string]any) string { return "check " + shownURL(p) + " for the change" },
 			Doc: "Sends a POST, PUT, PATCH or DELETE with an Idempotency-Key header the host derives from the mutation. " +
-				"2xx is applied; another 4xx but 408/429 a definite refusal; 408, 429, 503 are tried again; a timeout or another 5xx is uncertain.",
+				"2xx is applied (" + headersDoc + "); another 4xx but 408/429 a definite refusal; 408, 429, 503 are tried again; a timeout or another 5xx is uncertain.",
 			Args: []connectors.Arg{
 				{Name: "method", Type: `"POST" | "PUT" | "PATCH" | "DELETE"`, Required: true},
 				urlArg, headersArg,
@@ -144,6 +144,9 @@ func (c *Connector) Methods() []connectors.Method {
 			Example: `await ctx.http.request({ method: "POST", url: "https://hooks.example.com/new", json: prepared.data, reconcile: { url: "https://hooks.example.com/items/" + prepared.data.id } })`},
 	}
 }
+
+// headersDoc says what a result's headers hold (withheld.go).
+const headersDoc = "header names lower-case; Set-Cookie and Set-Cookie2 are withheld, as a session cookie is a credential"
 
 // Do performs get or request.
 func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
