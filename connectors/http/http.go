@@ -28,7 +28,11 @@ import (
 type Config struct {
 	// AllowHosts are the host names the connector may call: "example.com"
 	// (any port), "example.com:8443" (that port only) or "*.example.com"
-	// (any subdomain). Empty: any host.
+	// (any subdomain). Case, one trailing dot, and Unicode or punycode are
+	// spellings of one name, and a URL without a port is on its scheme's
+	// default one, so "example.com:443" allows https://example.com
+	// (hosts.go). A malformed entry fails New.
+	// Empty: any host.
 	AllowHosts []string
 	// Timeout bounds each request, body included, on top of the caller's
 	// deadline. Default: 30s.
@@ -57,7 +61,7 @@ const (
 
 // Connector performs HTTP calls.
 type Connector struct {
-	allow   []string
+	allow   []allowEntry
 	timeout time.Duration
 	maxBody int64
 	client  *nethttp.Client
@@ -95,9 +99,14 @@ func New(cfg Config) (*Connector, error) {
 	// the most specific entry first: a scheme, then a port, said outright
 	sort.Slice(c.hosts, func(i, j int) bool { return c.hosts[i].rank() > c.hosts[j].rank() })
 	for _, h := range cfg.AllowHosts {
-		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
-			c.allow = append(c.allow, h)
+		if strings.TrimSpace(h) == "" {
+			continue
 		}
+		e, err := parseAllow(h)
+		if err != nil {
+			return nil, err
+		}
+		c.allow = append(c.allow, e)
 	}
 	client.CheckRedirect = c.checkRedirect
 	c.client = &client
