@@ -63,7 +63,7 @@ func inClear(u *url.URL) bool {
 func clearRefused(a Account, u *url.URL) *Error {
 	return &Error{Class: Permission, NotSent: true, Err: fmt.Errorf(
 		"refusing to send the credentials of account %s to %s over plain http: anyone on the way could read them (use https; plain http is for this machine only)",
-		a.Name(), u.Redacted())}
+		a.Name(), RedactURL(u))}
 }
 
 // Signed is the http.RoundTripper for a client whose every request carries
@@ -188,7 +188,7 @@ func unfollowable(req *http.Request, via []*http.Request) *Error {
 		why = "the address has no host"
 	}
 	return &Error{Class: Logic, Err: fmt.Errorf("%s %s answered %s to %s: %s",
-		from.Method, from.URL.Redacted(), status, req.URL.Redacted(), why)}
+		from.Method, RedactURL(from.URL), status, RedactURL(req.URL), why)}
 }
 
 // ensure Signed stays a RoundTripper

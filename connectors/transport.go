@@ -112,7 +112,7 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 				continue
 			}
 		}
-		why := fmt.Sprintf("%s %s answered 401 Unauthorized to the credentials of %s", req.Method, req.URL.Redacted(), t.Account.Name())
+		why := fmt.Sprintf("%s %s answered 401 Unauthorized to the credentials of %s", req.Method, RedactURL(req.URL), t.Account.Name())
 		if rf, ok := t.Account.(Refuser); ok {
 			return nil, true, rf.Refuse(secretOn(r), why)
 		}
@@ -120,9 +120,11 @@ func (t *Transport) Do(req *http.Request) (resp *http.Response, sent bool, err e
 	}
 }
 
-// refusal is err, or the *Error a redirect policy refused a hop with
+// refusal is the *Error a redirect policy refused a hop with
 // (boundRedirects): net/http wraps that in a *url.Error naming the
-// Location again, and the *Error says it already.
+// Location again, and the *Error says it already. Any other error is
+// err with the URL net/http quotes in it redacted (RedactURLError): a
+// query's api_key must not reach an error, hence the ledger and the log.
 func refusal(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -130,7 +132,7 @@ func refusal(err error) error {
 			return ce
 		}
 	}
-	return err
+	return RedactURLError(err)
 }
 
 // sendOnce is req made one net/http never sends a second time by itself.

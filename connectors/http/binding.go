@@ -15,7 +15,7 @@ import (
 // http hands the credential to anyone on the path.
 type binding struct {
 	key     string // as configured, for messages
-	host    string // lower-case name or address, no brackets
+	host    string // canonicalHost: lower-case name or address, no brackets
 	scheme  string // "http" or "https"; "" means https, or http on loopback
 	port    string // "" means the scheme's default port
 	account connectors.Account
@@ -50,6 +50,13 @@ func parseBinding(key string, a connectors.Account) (binding, error) {
 	if b.host == "" || strings.ContainsAny(b.host, "/?#@ ") {
 		return b, fmt.Errorf("host %q: not a host name (write api.example.com, api.example.com:8443 or https://api.example.com:8443)", key)
 	}
+	// spelled as a request's host is compared (matches), so the entry
+	// holds for every spelling of the name and none of another's
+	h, err := canonicalHost(b.host)
+	if err != nil {
+		return b, fmt.Errorf("host %q: %w", key, err)
+	}
+	b.host = h
 	if b.port == defaultPort(b.scheme) && b.scheme != "" {
 		b.port = ""
 	}
@@ -58,7 +65,7 @@ func parseBinding(key string, a connectors.Account) (binding, error) {
 
 // matches reports whether the credential of b may go to u.
 func (b binding) matches(u *url.URL) bool {
-	if strings.ToLower(u.Hostname()) != b.host {
+	if h, err := canonicalHost(u.Hostname()); err != nil || h != b.host {
 		return false
 	}
 	scheme := strings.ToLower(u.Scheme)

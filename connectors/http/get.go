@@ -19,9 +19,9 @@ func (c *Connector) get(ctx context.Context, p map[string]any) (any, error) {
 	}
 	req, err := newRequest(nethttp.MethodGet, u, hdr, nil, "")
 	if err != nil {
-		return nil, connectors.Errorf(connectors.Logic, "GET %s: %w", u.Redacted(), err)
+		return nil, connectors.Errorf(connectors.Logic, "GET %s: %w", connectors.RedactURL(u), connectors.RedactURLError(err))
 	}
-	what := "GET " + u.Redacted()
+	what := "GET " + connectors.RedactURL(u)
 	resp, wrote, err := c.send(ctx, req)
 	switch {
 	case err != nil && credentialError(err):

@@ -28,7 +28,11 @@ import (
 type Config struct {
 	// AllowHosts are the host names the connector may call: "example.com"
 	// (any port), "example.com:8443" (that port only) or "*.example.com"
-	// (any subdomain). Empty: any host.
+	// (any subdomain). Case, one trailing dot, and Unicode or punycode are
+	// spellings of one name, and a URL without a port is on its scheme's
+	// default one, so "example.com:443" allows https://example.com
+	// (hosts.go). A malformed entry fails New.
+	// Empty: any host.
 	AllowHosts []string
 	// Timeout bounds each request, body included, on top of the caller's
 	// deadline. Default: 30s.
@@ -57,7 +61,7 @@ const (
 
 // Connector performs HTTP calls.
 type Connector struct {
-	allow   []string
+	allow   []allowEntry
 	timeout time.Duration
 	maxBody int64
 	client  *nethttp.Client
@@ -95,9 +99,14 @@ func New(cfg Config) (*Connector, error) {
 	// the most specific entry first: a scheme, then a port, said outright
 	sort.Slice(c.hosts, func(i, j int) bool { return c.hosts[i].rank() > c.hosts[j].rank() })
 	for _, h := range cfg.AllowHosts {
-		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
-			c.allow = append(c.allow, h)
+		if strings.TrimSpace(h) == "" {
+			continue
 		}
+		e, err := parseAllow(h)
+		if err != nil {
+			return nil, err
+		}
+		c.allow = append(c.allow, e)
 	}
 	client.CheckRedirect = c.checkRedirect
 	c.client = &client
@@ -123,14 +132,14 @@ func (c *Connector) Methods() []connectors.Method {
 	return []connectors.Method{
 		{Name: "get", Kind: connectors.Read, Scope: scope,
 			Doc: "GETs a URL. Any answer below 500 but 429 is a result for the script to judge (json: the body parsed when it is JSON, " +
-				"else null; header names lower-case); a 429, a 5xx or a network failure is transient and retried later.",
+				"else null; " + headersDoc + "); a 429, a 5xx or a network failure is transient and retried later.",
 			Args:    []connectors.Arg{urlArg, headersArg},
 			Result:  result,
 			Example: `const { status, json } = await ctx.http.get({ url: "https://api.example.com/items?since=" + state?.since })`},
 		{Name: "request", Kind: connectors.Mutate, Scope: scope, Preview: func(p map[string]any) string { return preview(p) + c.shownHeaders(p) },
 			Check: func(p map[string]any) string { return "check " + shownURL(p) + " for the change" },
 			Doc: "Sends a POST, PUT, PATCH or DELETE with an Idempotency-Key header the host derives from the mutation. " +
-				"2xx is applied; another 4xx but 408/429 a definite refusal; 408, 429, 503 are tried again; a timeout or another 5xx is uncertain.",
+				"2xx is applied (" + headersDoc + "); another 4xx but 408/429 a definite refusal; 408, 429, 503 are tried again; a timeout or another 5xx is uncertain.",
 			Args: []connectors.Arg{
 				{Name: "method", Type: `"POST" | "PUT" | "PATCH" | "DELETE"`, Required: true},
 				urlArg, headersArg,
@@ -144,6 +153,9 @@ func (c *Connector) Methods() []connectors.Method {
 			Example: `await ctx.http.request({ method: "POST", url: "https://hooks.example.com/new", json: prepared.data, reconcile: { url: "https://hooks.example.com/items/" + prepared.data.id } })`},
 	}
 }
+
+// headersDoc says what a result's headers hold (withheld.go).
+const headersDoc = "header names lower-case; Set-Cookie and Set-Cookie2 are withheld, as a session cookie is a credential"
 
 // Do performs get or request.
 func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {

@@ -18,10 +18,10 @@ func (c *Connector) parseURL(raw any, name string) (*url.URL, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return nil, connectors.Errorf(connectors.Logic, "%s is not a URL: %w", name, err)
+		return nil, connectors.Errorf(connectors.Logic, "%s is not a URL: %w", name, connectors.RedactURLError(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, connectors.Errorf(connectors.Logic, "%s %q must be an absolute http or https URL", name, u.Redacted())
+		return nil, connectors.Errorf(connectors.Logic, "%s %q must be an absolute http or https URL", name, connectors.RedactURL(u))
 	}
 	if !c.allowed(u) {
 		return nil, c.notAllowed(u)

@@ -38,7 +38,7 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 	}
 	req, err := newRequest(nethttp.MethodGet, u, hdr, nil, "")
 	if err != nil {
-		return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "GET %s: %w", u.Redacted(), err)
+		return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "GET %s: %w", connectors.RedactURL(u), connectors.RedactURLError(err))
 	}
 	req.Header.Del("Content-Type") // the GET has no body
 	if call.IdempotencyKey != "" {

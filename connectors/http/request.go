@@ -45,7 +45,7 @@ func (c *Connector) prepare(call connectors.Call) (*prepared, error) {
 	}
 	req, err := newRequest(m, u, hdr, body, contentType)
 	if err != nil {
-		return nil, connectors.Errorf(connectors.Logic, "%s %s: %w", m, u.Redacted(), err)
+		return nil, connectors.Errorf(connectors.Logic, "%s %s: %w", m, connectors.RedactURL(u), connectors.RedactURLError(err))
 	}
 	if call.IdempotencyKey != "" {
 		req.Header.Set(idempotencyHeader, call.IdempotencyKey) // the host's, over any the script set
@@ -70,7 +70,7 @@ func (c *Connector) request(ctx context.Context, call connectors.Call) (any, err
 	if err != nil {
 		return nil, err
 	}
-	what := pr.method + " " + pr.url.Redacted()
+	what := pr.method + " " + connectors.RedactURL(pr.url)
 	resp, wrote, err := c.send(ctx, pr.req)
 	if err != nil && credentialError(err) {
 		return nil, err
@@ -91,7 +91,7 @@ func classify(what string, resp *response, held bool) (any, error) {
 	s := resp.status
 	detail := resp.snippet()
 	if loc := resp.header.Get("Location"); s >= 300 && s < 400 && loc != "" {
-		detail = ", redirect to " + loc + " not followed"
+		detail = ", redirect to " + connectors.RedactURLText(loc) + " not followed"
 	}
 	// The server said it did it; a body that broke off or ran past the cap
 	// does not undo that.

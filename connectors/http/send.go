@@ -15,10 +15,12 @@ import (
 	"keep/connectors"
 )
 
-// response is what came back, body read up to the cap.
+// response is what came back, body read up to the cap. It is the only
+// form an answer takes past exchange, and result the only script-facing
+// view of it.
 type response struct {
 	status    int
-	header    nethttp.Header
+	header    nethttp.Header // without withheldHeaders (shownHeader)
 	body      []byte
 	truncated bool  // body was cut at MaxBody
 	bodyErr   error // the body broke off after the status arrived
@@ -43,7 +45,7 @@ func (c *Connector) exchange(ctx context.Context, req *nethttp.Request, a connec
 	}
 	defer r.Body.Close()
 	body, bodyErr := io.ReadAll(io.LimitReader(r.Body, c.maxBody+1))
-	resp = &response{status: r.StatusCode, header: r.Header, body: body, bodyErr: bodyErr,
+	resp = &response{status: r.StatusCode, header: shownHeader(r.Header), body: body, bodyErr: bodyErr,
 		redirected: r.Request != nil && r.Request.URL.String() != req.URL.String()}
 	if int64(len(body)) > c.maxBody {
 		resp.body, resp.truncated = body[:c.maxBody], true
@@ -71,8 +73,10 @@ func newRequest(method string, u *url.URL, hdr map[string]string, body []byte, c
 }
 
 // result is the JSON-shaped answer: {status, headers, body, json,
-// truncated}. Header names are lower-case; repeated headers are joined
-// with ", ". json is the parsed body if it is JSON, else nil.
+// truncated}, the one view of an answer a script, a trace or the ledger
+// gets. Header names are lower-case; repeated headers are joined with ", "
+// (withheld ones never got this far: exchange). json is the parsed body
+// if it is JSON, else nil.
 func (r *response) result() map[string]any {
 	h := make(map[string]any, len(r.header))
 	for k, vs := range r.header {
