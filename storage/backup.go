@@ -57,6 +57,15 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	if _, err := c.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
 		return fmt.Errorf("storage: backup to %s: %w", path, err)
 	}
+	// VACUUM INTO syncs the copy, but it writes it under a rollback
+	// journal beside it and removes the journal at its commit without
+	// syncing the folder: a power cut after "wrote" could bring the journal
+	// back, hot, and the next open would roll the backup back to the empty
+	// file it began as. Nor is the copy's own name on disk before its
+	// folder is synced. The backup is written once both are.
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("storage: backup to %s: sync its folder: %w", path, err)
+	}
 	done = true
 	return nil
 }
@@ -230,7 +239,12 @@ func Restore(ctx context.Context, from, path string) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
-	return syncDir(filepath.Dir(path))
+	// the folder holds every name this changed: the database kept aside,
+	// the restored one in its place, its old log removed
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("storage: restore: sync the folder of %s: %w", path, err)
+	}
+	return nil
 }
 
 // keepAside moves the database at path to path + ".before-restore", whole.
@@ -383,17 +397,10 @@ func copyFile(ctx context.Context, from, to string) error {
 // restoreCopied lets a test act between two chunks of a restore's copy.
 var restoreCopied func()
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("storage: restore: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("storage: restore: %w", err)
-	}
-	return nil
-}
+// syncDir syncs a folder whose names a backup or a restore changed, at the
+// end of it (syncdir_unix.go); tests replace it to see which folders are
+// synced, and when.
+var syncDir = syncDirectory
 
 // FileVersion reads the schema version of the database at path without
 // opening it as an engine (no lock, no migration).

@@ -316,6 +316,9 @@ func awaitSocket(t testing.TB, e *env, d *daemonProc, within time.Duration) {
 // that every item reached the service exactly once (DESIGN.md §7.3, §11),
 // and from keep's side that nothing is left active, every uncertain
 // mutation was reconciled or waits in Attention, and the file is sound.
+// keep's ledger is held against the service key by key (ledgerAgainstSink):
+// an item may have more mutation rows than one only where each earlier
+// attempt failed and the service never applied its key.
 //
 // go test kills it 25 times; KEEP_CRASH_KILLS=200 is the long mode.
 // KEEP_CRASH_CONCURRENCY=N has the consumer declare concurrency: N
@@ -423,6 +426,16 @@ roots = [%q]
 	if len(sink.applied) != crashItems {
 		t.Errorf("the sink holds %d distinct items, want %d", len(sink.applied), crashItems)
 	}
+	// keep's ledger against the sink: every attempt keep recorded, under
+	// its own idempotency key, and what the sink did with that key
+	problems, retried := ledgerAgainstSink(crashAttempts(t, e.db), sink.keyPosts, sink.keyDone)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if len(retried) > 0 {
+		t.Logf("%d item(s) attempted again, each after an attempt found not to have happened (its key never applied at the sink; history appended):\n\t%s",
+			len(retried), strings.Join(retried, "\n\t"))
+	}
 	var resent []string
 	for key, n := range sink.reapplied {
 		t.Errorf("idempotency key %s was POSTed again %d time(s) after it had been applied (%d POSTs in all)", key, n, sink.keyPosts[key])
@@ -488,6 +501,135 @@ roots = [%q]
 	if t.Failed() {
 		dumpCrashEvidence(t, e, ms, runs, attention)
 	}
+}
+
+// crashAttempt is one row of keep's mutations table in the crash test: one
+// attempt to post one item, under an idempotency key of its own.
+type crashAttempt struct {
+	id                            int64
+	key, item                     string
+	status, resolvedBy, errorText string
+}
+
+// crashAttempts reads every mutation row of the database at path, oldest
+// first, with the item each one posts.
+func crashAttempts(t *testing.T, path string) []crashAttempt {
+	t.Helper()
+	db, err := sql.Open("sqlite", checkDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT id, idempotency_key, params, status, resolved_by, error FROM mutations ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []crashAttempt
+	for rows.Next() {
+		var a crashAttempt
+		var params string
+		if err := rows.Scan(&a.id, &a.key, &params, &a.status, &a.resolvedBy, &a.errorText); err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			JSON struct {
+				ID string `json:"id"`
+			} `json:"json"`
+		}
+		if err := json.Unmarshal([]byte(params), &p); err != nil {
+			t.Fatalf("mutation %d: params %s: %v", a.id, params, err)
+		}
+		a.item = p.JSON.ID
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// ledgerAgainstSink holds keep's mutation rows (attempts, oldest first)
+// against what the sink received under each idempotency key (keyPosts:
+// POSTs; keyDone: POSTs it processed, so applied) and returns what breaks
+// "nothing is done twice, nothing is lost", and, for the log, the items
+// that took more than one attempt.
+//
+// A kill after an in_flight row is durable and before its POST leaves
+// leaves a row whose key the sink never saw: recovery's check finds it not
+// applied, the mutation fails (resolved by the reconciler) and its events go
+// back to pending, so a fresh run makes a new mutation, with a new key, for
+// the same item (DESIGN.md §7.2, case 3). The ledger then holds more rows
+// than items, legitimately. What is legitimate is exactly this, and every
+// rule below would catch a real double:
+//
+//   - every key the sink got is one of keep's rows (no call without its
+//     row);
+//   - every attempt of an item but its last failed, and the sink never
+//     applied its key: a new attempt follows only one that did not happen;
+//   - an attempt keep records applied was applied at the sink under its key;
+//   - an item's last attempt is applied, or still uncertain (in_flight,
+//     needs_reconcile, indeterminate: the caller checks those have an
+//     owner), never failed with nothing after it.
+func ledgerAgainstSink(attempts []crashAttempt, keyPosts, keyDone map[string]int) (problems, retried []string) {
+	byKey := map[string]crashAttempt{}
+	byItem := map[string][]crashAttempt{}
+	var items []string
+	for _, a := range attempts {
+		if b, ok := byKey[a.key]; ok {
+			problems = append(problems, fmt.Sprintf("mutations %d and %d share the idempotency key %s", b.id, a.id, a.key))
+		}
+		byKey[a.key] = a
+		if a.item == "" {
+			problems = append(problems, fmt.Sprintf("mutation %d (key %s) names no item", a.id, a.key))
+			continue
+		}
+		if len(byItem[a.item]) == 0 {
+			items = append(items, a.item)
+		}
+		byItem[a.item] = append(byItem[a.item], a)
+	}
+	var unknown []string
+	for key := range keyPosts {
+		if _, ok := byKey[key]; !ok {
+			unknown = append(unknown, key)
+		}
+	}
+	sort.Strings(unknown)
+	for _, key := range unknown {
+		problems = append(problems, fmt.Sprintf("the sink got %d POST(s) under the key %s, which no mutation row of keep's holds: a call made without its in_flight row", keyPosts[key], key))
+	}
+	sort.Strings(items)
+	for _, item := range items {
+		as := byItem[item]
+		sort.Slice(as, func(i, j int) bool { return as[i].id < as[j].id })
+		var history []string
+		for i, a := range as {
+			history = append(history, fmt.Sprintf("%d %s by %q (key %s: %d POSTs, applied %d)", a.id, a.status, a.resolvedBy, a.key, keyPosts[a.key], keyDone[a.key]))
+			last := i == len(as)-1
+			switch {
+			case a.status == "applied" && keyDone[a.key] == 0:
+				problems = append(problems, fmt.Sprintf("%s: keep records mutation %d applied, but the sink never applied its key %s", item, a.id, a.key))
+			case a.status == "failed" && keyDone[a.key] > 0:
+				problems = append(problems, fmt.Sprintf("%s: keep records mutation %d failed (resolved by %q: %s), but the sink applied its key %s",
+					item, a.id, a.resolvedBy, a.errorText, a.key))
+			}
+			switch {
+			case !last && a.status != "failed":
+				problems = append(problems, fmt.Sprintf("%s: mutation %d is %s, and mutation %d was made for the same item after it: "+
+					"a new attempt may follow only one that did not happen (a double)", item, a.id, a.status, as[i+1].id))
+			case last && a.status == "failed":
+				problems = append(problems, fmt.Sprintf("%s: its last attempt, mutation %d, failed (resolved by %q: %s) and none followed (lost)",
+					item, a.id, a.resolvedBy, a.errorText))
+			case last && a.status != "applied" && a.status != "in_flight" && a.status != "needs_reconcile" && a.status != "indeterminate":
+				problems = append(problems, fmt.Sprintf("%s: its last attempt, mutation %d, is %s, neither applied nor waiting on a check", item, a.id, a.status))
+			}
+		}
+		if len(as) > 1 {
+			retried = append(retried, item+": "+strings.Join(history, "; "))
+		}
+	}
+	return problems, retried
 }
 
 // allInputsAndRuns pages through every input and run of the crash workflow
