@@ -22,5 +22,5 @@ func (c *Connector) TestAccount(ctx context.Context, name string) ([]string, err
 	if _, err := c.dav.FindCurrentUserPrincipal(ctx); err != nil {
 		return nil, classify(err, false)
 	}
-	return []string{"calendar: PROPFIND " + c.base.Redacted() + " accepted the credentials of " + name}, nil
+	return []string{"calendar: PROPFIND " + connectors.RedactURL(c.base) + " accepted the credentials of " + name}, nil
 }

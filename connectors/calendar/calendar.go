@@ -294,9 +294,9 @@ func (c *Connector) calendarPath(ctx context.Context) (string, error) {
 			names = append(names, cal.Path+" ("+cal.Name+")")
 		}
 		if c.want != "" {
-			return "", connectors.Errorf(connectors.Logic, "no calendar %q at %s (found: %s)", c.want, c.base.Redacted(), strings.Join(names, ", "))
+			return "", connectors.Errorf(connectors.Logic, "no calendar %q at %s (found: %s)", c.want, connectors.RedactURL(c.base), strings.Join(names, ", "))
 		}
-		return "", connectors.Errorf(connectors.Logic, "no calendar holding events at %s (found: %s)", c.base.Redacted(), strings.Join(names, ", "))
+		return "", connectors.Errorf(connectors.Logic, "no calendar holding events at %s (found: %s)", connectors.RedactURL(c.base), strings.Join(names, ", "))
 	}
 	c.calPath = chosen.Path
 	if !strings.HasSuffix(c.calPath, "/") {

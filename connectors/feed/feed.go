@@ -451,13 +451,8 @@ func clip(s string, n int) string {
 	return string([]rune(s)[:n]) + "…"
 }
 
-// redacted is the URL with any password masked, for messages.
-func redacted(s string) string {
-	if u, err := neturl.Parse(s); err == nil {
-		return u.Redacted()
-	}
-	return s
-}
+// redacted is the URL as a message may quote it (connectors.RedactURLText).
+func redacted(s string) string { return connectors.RedactURLText(s) }
 
 // hostOf is the feed's host name, what a grant or a trace names.
 func hostOf(p map[string]any) string {

@@ -317,6 +317,24 @@ func TestFailures(t *testing.T) {
 		}
 	})
 
+	t.Run("a failure names the feed without its query's values or a user's name", func(t *testing.T) {
+		t.Parallel()
+		for _, status := range []int{0, http.StatusNotFound} {
+			b := setup(t, "rss2.xml", "text/html")
+			if status == 0 {
+				b.srv.set([]byte("<!doctype html><html><body>Hello</body></html>"))
+			} else {
+				b.srv.status = status
+			}
+			u := strings.Replace(b.url, "://", "://reader@", 1) + "?token=s3cr3t-feed-token"
+			c, _ := feed.New(feed.Config{})
+			_, err := c.Do(context.Background(), connectors.Call{Method: "items", Params: map[string]any{"url": u}})
+			if err == nil || strings.Contains(err.Error(), "s3cr3t") || strings.Contains(err.Error(), "reader@") || !strings.Contains(err.Error(), "token=REDACTED") {
+				t.Errorf("status %d: err = %v, want the feed named with token=REDACTED and no user", status, err)
+			}
+		}
+	})
+
 	t.Run("a redirect to file:// is a logic failure naming the scheme and the feed", func(t *testing.T) {
 		t.Parallel()
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -203,7 +203,9 @@ func TestRefusedCredentialIsAnAuthFailure(t *testing.T) {
 			}))
 			t.Cleanup(ts.Close)
 			acct := &refusingAccount{}
-			c, err := New(Config{Name: "svc", URL: ts.URL, Account: acct})
+			// the server's URL carries a key of its own: the refusal names
+			// the server without it
+			c, err := New(Config{Name: "svc", URL: ts.URL + "/mcp?key=url-s3cret", Account: acct})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,6 +213,9 @@ func TestRefusedCredentialIsAnAuthFailure(t *testing.T) {
 			_, err = c.Do(ctx, connectors.Call{Method: "post", Params: map[string]any{"text": "hi"}, IdempotencyKey: "k"})
 			if connectors.ClassOf(err) != connectors.Auth || !strings.Contains(err.Error(), "keep auth login svc") {
 				t.Fatalf("err = %v (%s), want an auth failure naming keep auth login svc", err, connectors.ClassOf(err))
+			}
+			if strings.Contains(err.Error(), "url-s3cret") || !strings.Contains(err.Error(), "key=REDACTED") {
+				t.Errorf("err = %v, want the server named with key=REDACTED", err)
 			}
 			acct.mu.Lock()
 			defer acct.mu.Unlock()

@@ -37,7 +37,7 @@ func (r *refusals) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	a := r.c.cfg.Account
-	why := fmt.Sprintf("mcp.%s (%s) answered %s to the credentials of %s", r.c.cfg.Name, req.URL.Redacted(), resp.Status, a.Name())
+	why := fmt.Sprintf("mcp.%s (%s) answered %s to the credentials of %s", r.c.cfg.Name, connectors.RedactURL(req.URL), resp.Status, a.Name())
 	var refused error
 	if rf, ok := a.(connectors.Refuser); ok {
 		refused = rf.Refuse(secretOn(req), why)
