@@ -29,6 +29,9 @@ type keyMap struct {
 	PageDown key.Binding
 	Top      key.Binding
 	Bottom   key.Binding
+	// Within a card taller than its pane.
+	CardDown key.Binding
+	CardUp   key.Binding
 	Enter    key.Binding
 	Back     key.Binding
 	Filter   key.Binding
@@ -78,6 +81,8 @@ func newKeyMap() *keyMap {
 		PageDown: b([]string{"pgdown", "ctrl+f", "space"}, "pgdn", "page down"),
 		Top:      b([]string{"g", "home"}, "g", "top"),
 		Bottom:   b([]string{"G", "end"}, "G", "bottom"),
+		CardDown: b([]string{"J", "ctrl+d"}, "J", "card ↓"),
+		CardUp:   b([]string{"K", "ctrl+u"}, "K", "card ↑"),
 		Enter:    one("enter", "details"),
 		Back:     one("esc", "back"),
 		Filter:   one("/", "filter"),
@@ -115,7 +120,7 @@ func (k *keyMap) reset() {
 // actions are the bindings a pane switches on for its selection.
 func (k *keyMap) actions() []*key.Binding {
 	return []*key.Binding{&k.Approve, &k.ApproveAlways, &k.Reject, &k.TryAgain, &k.Happened,
-		&k.NotHappened, &k.Skip, &k.SkipInput, &k.Retry, &k.Enter, &k.Back, &k.Filter, &k.DryRun}
+		&k.NotHappened, &k.Skip, &k.SkipInput, &k.Retry, &k.CardDown, &k.CardUp, &k.Enter, &k.Back, &k.Filter, &k.DryRun}
 }
 
 // paneKeys are every key a pane has, whether or not its selection takes
@@ -127,10 +132,10 @@ func (k *keyMap) paneKeys(f focus) []*key.Binding {
 	case focusWorkflows:
 		return append(every, &k.DryRun)
 	case focusInputs:
-		return append(every, &k.SkipInput)
+		return append(every, &k.SkipInput, &k.CardDown, &k.CardUp)
 	case focusAttention:
 		return append(every, &k.Approve, &k.ApproveAlways, &k.Reject, &k.TryAgain, &k.Happened, &k.NotHappened,
-			&k.Skip, &k.SkipInput, &k.Retry)
+			&k.Skip, &k.SkipInput, &k.Retry, &k.CardDown, &k.CardUp)
 	case focusRuns:
 		return append(every, &k.Retry)
 	case focusAccounts:
@@ -143,7 +148,7 @@ func (k *keyMap) paneKeys(f focus) []*key.Binding {
 // first, then what works everywhere.
 func (k *keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Approve, k.ApproveAlways, k.Reject, k.TryAgain, k.Happened, k.NotHappened,
-		k.Skip, k.SkipInput, k.Retry, k.Enter, k.Back, k.RunNow, k.Pause, k.Filter, k.NextPane, k.Help, k.Quit}
+		k.Skip, k.SkipInput, k.Retry, k.CardDown, k.CardUp, k.Enter, k.Back, k.RunNow, k.Pause, k.Filter, k.NextPane, k.Help, k.Quit}
 }
 
 // FullHelp is what `?` opens (Model.fullHelp picks from it), by column:
@@ -152,8 +157,8 @@ func (k *keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Approve, k.ApproveAlways, k.Reject, k.Retry, k.TryAgain, k.Happened, k.NotHappened, k.Skip, k.SkipInput},
 		{k.RunNow, k.Pause, k.DryRun, k.Filter, k.Enter, k.Back},
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Help, k.Quit},
-		{k.NextPane, k.PrevPane, k.Pane1, k.Pane2, k.Pane3, k.Pane4, k.Pane5},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.CardDown, k.CardUp, k.Top, k.Bottom, k.Help},
+		{k.NextPane, k.PrevPane, k.Pane1, k.Pane2, k.Pane3, k.Pane4, k.Pane5, k.Quit},
 	}
 }
 

@@ -440,16 +440,21 @@ func (m *Model) unseenText() string {
 	m.at.covered = 0
 	underToast := covered > 0 && m.at.selectionShown()
 	m.at.covered = covered
+	// a card taller than the pane is scrolled to the rest of its call
+	scroll := ""
+	if m.at.tall(len(m.at.shown), m.at.rowHeight) {
+		scroll = m.sh.keys.CardDown.Help().Key + " scrolls it, or "
+	}
 	// what to do first: a narrow window shows the start of the line
 	switch {
 	case underToast:
 		return "a notice covers the card: answer once it goes · " + title
 	case m.at.expanded[itemKey(*it)]:
-		return "the opened card runs past the pane: esc folds it to answer · " + title
+		return "the opened card runs past the pane: " + scroll + "esc folds it, then answer · " + title
 	case m.help.ShowAll:
-		return "the card does not fit beside the help: ? closes it, then answer · " + title
+		return "the card does not fit beside the help: " + scroll + "? closes it, then answer · " + title
 	}
-	return "the card does not fit: a taller window lets you answer · " + title
+	return "the card does not fit: " + scroll + "a taller window shows it, then answer · " + title
 }
 
 // drawn says whether pane f's own content is on screen now: its box is

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,21 @@ type base struct {
 	// reader or a terminal that drops reverse video still shows which row
 	// the keys act on. Every pane's lines pass through framed.
 	gutter int
+
+	// A selected row taller than the list (a card with a long preview, an
+	// opened card or input) is scrolled within, by the CardDown and CardUp
+	// keys: it then fills the list alone, cardOff of its lines above the
+	// pane's top, and a line above and below it says how many more there
+	// are. cardSeen is how many of its first lines have been on screen, with
+	// no gap between, since it came under the cursor: what an action on it
+	// counts as read. Both belong to the row cardOf names; another row under
+	// the cursor, or the same one opened or folded, starts at its top.
+	// cardID names the selected row as drawn; a pane that leaves it nil
+	// has no rows scrolled within.
+	cardID   func() string
+	cardOf   string
+	cardOff  int
+	cardSeen int
 }
 
 // selMark marks the selected row in text.
@@ -74,6 +90,9 @@ func (b *base) framed(lines []string, mark int) string {
 func (b *base) SetSize(w, h int) {
 	w = max(w, 0)
 	b.gutter = min(len(selMark), w)
+	if w-b.gutter != b.width {
+		b.cardOf = "" // its lines are wrapped again: they are other lines
+	}
 	b.width, b.height = w-b.gutter, max(h, 0)
 }
 func (b *base) Focus()        { b.focused = true }
@@ -92,6 +111,12 @@ func (b *base) listHeight() int {
 // the key was a movement at all.
 func (b *base) move(msg tea.KeyPressMsg, n int, pageRows int) bool {
 	k := b.sh.keys
+	before := b.cursor
+	defer func() {
+		if b.cursor != before {
+			b.cardOf = "" // another row: it is read from its top
+		}
+	}()
 	switch {
 	case keyIs(msg, k.Up):
 		b.cursor--
@@ -143,7 +168,13 @@ func (b *base) scroll(n int, rowHeight func(int) int) {
 // inside the window render draws: an action on the selection is taken only
 // when the person can read what it acts on. It counts as render does.
 func (b *base) rowShown(n int, rowHeight func(int) int, need int) bool {
-	if n == 0 || b.cursor < b.offset || b.cursor >= n {
+	if n == 0 || b.cursor >= n {
+		return false
+	}
+	if b.tall(n, rowHeight) {
+		return b.seen(rowHeight(b.cursor)) >= max(need, 1)
+	}
+	if b.cursor < b.offset {
 		return false
 	}
 	used := 0
@@ -159,6 +190,11 @@ func (b *base) render(n int, rowLines func(i int, sel bool) []string, more strin
 	lines := make([]string, 0, b.height)
 	if b.filter.Active() {
 		lines = append(lines, b.filter.View(b.sh.st, b.width))
+	}
+	if b.cursor < n && b.cardID != nil {
+		if sel := rowLines(b.cursor, true); len(sel) > b.listHeight() {
+			return b.renderCard(lines, sel)
+		}
 	}
 	h := b.height
 	i := b.offset
@@ -181,6 +217,119 @@ func (b *base) render(n int, rowLines func(i int, sel bool) []string, more strin
 		lines = append(lines, strings.Repeat(" ", b.width))
 	}
 	return b.framed(lines, mark)
+}
+
+// tall says whether the selected row is taller than the list, and so is
+// drawn alone and scrolled within.
+func (b *base) tall(n int, rowHeight func(int) int) bool {
+	return b.cardID != nil && b.cursor < n && rowHeight(b.cursor) > b.listHeight()
+}
+
+// cardWindow is where the selected row of total lines, taller than the
+// list, is scrolled to: off lines above the pane's top, rows of it shown,
+// and whether a line above and one below say that more is there. With too
+// few lines for them, the row alone is shown.
+func (b *base) cardWindow(total int) (off, rows int, above, below bool) {
+	h := b.listHeight()
+	if b.cardID != nil && b.cardOf == b.cardID() {
+		off = b.cardOff
+	}
+	if h < 3 {
+		off = max(min(off, total-h), 0)
+		return off, h, false, false
+	}
+	// at the foot, only the line above: the last line is the row's own
+	off = max(min(off, total-(h-1)), 0)
+	above = off > 0
+	rows = h
+	if above {
+		rows--
+	}
+	if below = off+rows < total; below {
+		rows--
+	}
+	return off, rows, above, below
+}
+
+// seen is how many of the selected tall row's first lines have been on
+// screen, counting what is now (less what an overlay covers), when it
+// follows what was without a gap.
+func (b *base) seen(total int) int {
+	off, rows, _, below := b.cardWindow(total)
+	hidden := b.covered
+	if below {
+		hidden-- // the line below goes under the overlay first
+	}
+	to := off + rows - max(hidden, 0)
+	was := 0
+	if b.cardID != nil && b.cardOf == b.cardID() {
+		was = b.cardSeen
+	}
+	if off <= was {
+		return max(was, to)
+	}
+	return was
+}
+
+// cardKey scrolls the selected row within, on CardDown and CardUp, half
+// a pane at a time (so what was read and what comes join); it says
+// whether the key was one of them.
+func (b *base) cardKey(msg tea.KeyPressMsg, n int, rowHeight func(int) int) bool {
+	k := b.sh.keys
+	down, up := keyIs(msg, k.CardDown), keyIs(msg, k.CardUp)
+	if (!down && !up) || !b.tall(n, rowHeight) {
+		return false
+	}
+	total := rowHeight(b.cursor)
+	seen := b.seen(total) // what is on screen now has been read
+	off, _, _, _ := b.cardWindow(total)
+	b.cardOf, b.cardSeen = b.cardID(), seen
+	step := max(b.listHeight()/2, 1)
+	if down {
+		off += step
+	} else {
+		off -= step
+	}
+	b.cardOff = off
+	b.cardOff, _, _, _ = b.cardWindow(total)
+	b.cardSeen = b.seen(total)
+	return true
+}
+
+// enableCardKeys switches on the keys that scroll the selected row, each
+// while there is more its way.
+func (b *base) enableCardKeys(k *keyMap, n int, rowHeight func(int) int) {
+	if !b.tall(n, rowHeight) {
+		return
+	}
+	_, _, above, below := b.cardWindow(rowHeight(b.cursor))
+	k.CardUp.SetEnabled(above)
+	k.CardDown.SetEnabled(below)
+}
+
+// renderCard draws the selected row, taller than the list, alone and
+// scrolled to where the person put it, after the filter row (lines).
+func (b *base) renderCard(lines, sel []string) string {
+	off, rows, above, below := b.cardWindow(len(sel))
+	mark := len(lines)
+	more := func(arrow string, n int, k key.Binding) string {
+		what := "more lines"
+		if n == 1 {
+			what = "more line"
+		}
+		return b.sh.st.Dim.Render(pad(fmt.Sprintf("%s %d %s · %s", arrow, n, what, k.Help().Key), b.width))
+	}
+	if above {
+		lines = append(lines, more("↑", off, b.sh.keys.CardUp))
+	}
+	lines = append(lines, sel[off:off+rows]...)
+	if below {
+		lines = append(lines, more("↓", len(sel)-off-rows, b.sh.keys.CardDown))
+	}
+	for len(lines) < b.height {
+		lines = append(lines, strings.Repeat(" ", b.width))
+	}
+	return b.framed(lines[:b.height], mark)
 }
 
 // message is a pane's whole content when it has no rows: why, in words.

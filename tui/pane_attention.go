@@ -78,6 +78,13 @@ func newAttentionPane(sh *shared) *attentionPane {
 		match: func(it api.AttentionItem, f string) bool {
 			return strings.Contains(strings.ToLower(it.Workflow+" "+it.Title+" "+kindLabel(it.Kind)), f)
 		}}
+	p.cardID = func() string {
+		k := p.selectedKey()
+		if p.expanded[k] {
+			k += " open"
+		}
+		return k
+	}
 	return p
 }
 
@@ -137,6 +144,7 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 			p.scroll(len(p.shown), p.rowHeight)
 		case p.moveKey(msg, 1):
 			p.chosen()
+		case p.cardKey(msg, len(p.shown), p.rowHeight):
 		case it != nil:
 			return p.answer(msg, *it)
 		}
@@ -224,6 +232,7 @@ func (p *attentionPane) EnableKeys(k *keyMap) {
 	if it.Kind == api.AttentionFailedRun {
 		k.Enter.SetHelp("enter", "trace")
 	}
+	p.enableCardKeys(k, len(p.shown), p.rowHeight)
 	if !p.selectionShown() || p.holding() {
 		return // its answers wait until the person can read it
 	}
@@ -242,7 +251,8 @@ func (p *attentionPane) EnableKeys(k *keyMap) {
 func (p *attentionPane) rowHeight(i int) int { return len(p.rowLines(i, false)) }
 
 // selectionShown says whether the selected card's title and call are all
-// on screen: its answer keys act only then.
+// on screen: its answer keys act only then. A card taller than the pane
+// counts them once they have all been on screen as it was scrolled.
 func (p *attentionPane) selectionShown() bool {
 	if p.cursor >= len(p.shown) {
 		return false

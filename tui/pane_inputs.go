@@ -24,6 +24,16 @@ type inputsMsg = pageMsg[api.InputView]
 func newInputsPane(sh *shared) *inputsPane {
 	p := &inputsPane{expanded: map[string]bool{}}
 	p.pagedList = newPagedList(sh, "input", func(in api.InputView) string { return in.InputID }, sh.api.Inputs, p.rowHeight)
+	p.cardID = func() string {
+		s := p.Selected()
+		if s == nil {
+			return ""
+		}
+		if p.expanded[s.InputID] {
+			return s.InputID + " open"
+		}
+		return s.InputID
+	}
 	return p
 }
 
@@ -68,6 +78,7 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 			if s := p.Selected(); s != nil {
 				return skipInput(p.sh, s.InputID, s.Title)
 			}
+		case p.cardKey(msg, len(p.items), p.rowHeight):
 		default:
 			cmd, _ := p.navigate(msg, p.listHeight())
 			return cmd
@@ -104,6 +115,7 @@ func (p *inputsPane) EnableKeys(k *keyMap) {
 	}
 	k.SkipInput.SetEnabled(s != nil && canSkipInput(s.Status) && p.rowShown(len(p.items), p.rowHeight, 1))
 	k.Back.SetEnabled(p.filter.Active() || (s != nil && p.expanded[s.InputID]))
+	p.enableCardKeys(k, len(p.items), p.rowHeight)
 }
 
 func (p *inputsPane) rowHeight(i int) int { return len(p.rowLines(i, false)) }

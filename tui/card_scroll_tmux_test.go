@@ -1,0 +1,79 @@
+package tui
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The real program in a real 80x24 terminal: a card of 100 lines is cut at
+// the pane's foot with a line saying more is below, and J, as a terminal
+// sends it, scrolls to its last line.
+func TestACardScrollsInARealTerminal(t *testing.T) {
+	if os.Getenv("KEEP_TUI_SCROLL_CHILD") != "" {
+		s := newStub()
+		s.attention[0].Preview = longPreview(93)
+		if err := Run(context.Background(), s, Options{Now: func() time.Time { return testNow }, NoColor: true}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is needed to give the TUI a terminal")
+	}
+	t.Parallel()
+	dir, err := os.MkdirTemp("", "ktscr") // short: a tmux socket path has a limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "tmux.sock")
+	tm := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(tmuxBin, append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm("new-session", "-d", "-s", "s", "-x", "80", "-y", "24",
+		"sh -c 'exec env KEEP_TUI_SCROLL_CHILD=1 "+self+" -test.run=^TestACardScrollsInARealTerminal$'; echo ENDED $?; sleep 600")
+	t.Cleanup(func() { exec.Command(tmuxBin, "-S", sock, "kill-server").Run() })
+	// waitFor polls the screen until it shows want; the deadline is only
+	// against a hang, nothing is measured
+	waitFor := func(want string) string {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			sc := tm("capture-pane", "-p", "-t", "s")
+			if strings.Contains(sc, want) {
+				return sc
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the screen never showed %q:\n%s", want, sc)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	const lastLine = `because of: Email from alice@example.com: "Invoice December"`
+	sc := waitFor("more lines · J")
+	if strings.Contains(sc, lastLine) {
+		t.Fatalf("the card's last line shows before it was scrolled:\n%s", sc)
+	}
+	// J at the card's foot does nothing: more presses than it needs are harmless
+	tm(append([]string{"send-keys", "-t", "s"}, strings.Split(strings.Repeat("J", 20), "")...)...)
+	sc = waitFor(lastLine)
+	if !strings.Contains(sc, "more lines · K") {
+		t.Errorf("scrolled to its foot, nothing says the card goes on above:\n%s", sc)
+	}
+	tm("send-keys", "-t", "s", "q")
+	waitFor("ENDED 0")
+}
