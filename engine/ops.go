@@ -214,11 +214,11 @@ func (e *Engine) Reject(ctx context.Context, id string) error {
 }
 
 func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*storage.Tx, *storage.Workflow, *storage.Mutation) error) error {
-	mid, err := parseID("mutation", id)
+	mid, attempt, err := parseAnswerID(id)
 	if err != nil {
 		return err
 	}
-	w, err := e.tAnswerApproval(ctx, mid, answer, fn)
+	w, err := e.tAnswerApproval(ctx, mid, attempt, answer, fn)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*stora
 
 // Resolve answers an uncertain mutation (needs_reconcile or indeterminate).
 func (e *Engine) Resolve(ctx context.Context, id string, answer api.Answer) error {
-	mid, err := parseID("mutation", id)
+	mid, attempt, err := parseAnswerID(id)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer api.Answer) erro
 	default:
 		return fmt.Errorf("unknown answer %q: use try-again, happened, not-happened or skip", answer)
 	}
-	w, err := e.tResolve(ctx, mid, answer)
+	w, err := e.tResolve(ctx, mid, attempt, answer)
 	if err != nil {
 		return err
 	}
