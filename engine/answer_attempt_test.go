@@ -89,3 +89,42 @@ func TestAnswerToEarlierAttemptRefused(t *testing.T) {
 		t.Fatalf("answers %+v, want not-happened to attempt 1, happened to attempt 2", got)
 	}
 }
+
+// TestRetryAndResumeAreAnswers: the person's retry of a blocked workflow
+// and resume of a paused one are answers like the others, appended to the
+// history with the moves they cause and shown with the workflow; one
+// refused (nothing to retry, nothing to resume) records nothing.
+func TestRetryAndResumeAreAnswers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations)
+	s := newSink(t)
+	s.Set("429", 50) // more than the sends allowed: the call gives up, the workflow is blocked
+	b.deploy("push", pushWorkflow(s.URL, "a"))
+	b.drainUntilQuiet(time.Hour)
+	if w := b.workflow("push"); w.Block == nil || len(w.Answers) != 0 {
+		t.Fatalf("block %+v, answers %+v: want blocked, nothing answered yet", w.Block, w.Answers)
+	}
+	s.Set("ok", 0)
+	if err := b.e.Retry(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	b.drainUntilQuiet(time.Hour)
+	if err := b.e.Retry(ctx, "push"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("retry of a workflow not blocked: %v, want refused", err)
+	}
+	if err := b.e.Resume(ctx, "push"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("resume of a workflow neither paused nor blocked: %v, want refused", err)
+	}
+	if err := b.e.Pause(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.e.Resume(ctx, "push"); err != nil {
+		t.Fatal(err)
+	}
+	got := b.workflow("push").Answers
+	if len(got) != 2 || got[0].Answer != "retry" || got[1].Answer != "resume" ||
+		got[0].AnsweredBy != "user" || got[1].AnsweredBy != "user" || got[1].At.Before(got[0].At) {
+		t.Fatalf("workflow answers %+v, want the retry then the resume, each by the user, the refused ones not at all", got)
+	}
+}

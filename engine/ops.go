@@ -129,6 +129,10 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 		if cur.Status == WorkflowActive && !clearable {
 			return ledger.Decision{}, refusedf("workflow %s is not paused and has nothing the user can clear", name)
 		}
+		// the person's answer, recorded with the moves it causes
+		if err := e.recordAnswer(ctx, tx, cur.ID, "workflow", cur.ID, 0, "resume"); err != nil {
+			return ledger.Decision{}, err
+		}
 		if cur.Status != WorkflowActive {
 			if err := e.moveWorkflow(ctx, tx, cur, ledger.WResume); err != nil {
 				return ledger.Decision{}, err
@@ -170,6 +174,10 @@ func (e *Engine) Retry(ctx context.Context, name string) error {
 				return ledger.Decision{}, refusedf("workflow %s is not blocked; nothing to retry", name)
 			}
 			return ledger.Decision{}, refusedf("workflow %s waits on %s: answer that instead (keep attention)", name, w.BlockKind)
+		}
+		// the person's answer, recorded with the moves it causes
+		if err := e.recordAnswer(ctx, tx, w.ID, "workflow", w.ID, 0, "retry"); err != nil {
+			return ledger.Decision{}, err
 		}
 		return e.led.Unblock(ctx, tx, w, "retry", true) // the consumers marked once it commits
 	})

@@ -237,6 +237,13 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*api.WorkflowDetail
 		rv := runView(w.Name, r)
 		d.LastRun = &rv
 	}
+	answers, err := q.Answers(ctx, "workflow", w.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range answers {
+		d.Answers = append(d.Answers, api.AnswerView{Answer: a.Answer, AnsweredBy: a.AnsweredBy, At: a.CreatedAt})
+	}
 	return d, nil
 }
 

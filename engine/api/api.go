@@ -157,6 +157,9 @@ type WorkflowDetail struct {
 	Handlers []HandlerView `json:"handlers"`
 	Counts   Counts        `json:"counts"`
 	LastRun  *RunView      `json:"last_run"`
+	// Answers: what the person answered about the workflow itself (retry,
+	// resume), oldest first; a call's answers are its MutationView's.
+	Answers []AnswerView `json:"answers,omitempty"`
 }
 
 type HandlerView struct {
