@@ -129,6 +129,10 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 		if cur.Status == WorkflowActive && !clearable {
 			return ledger.Decision{}, refusedf("workflow %s is not paused and has nothing the user can clear", name)
 		}
+		// the person's answer, recorded with the moves it causes
+		if err := e.recordAnswer(ctx, tx, cur.ID, "workflow", cur.ID, 0, "resume"); err != nil {
+			return ledger.Decision{}, err
+		}
 		if cur.Status != WorkflowActive {
 			if err := e.moveWorkflow(ctx, tx, cur, ledger.WResume); err != nil {
 				return ledger.Decision{}, err
@@ -170,6 +174,10 @@ func (e *Engine) Retry(ctx context.Context, name string) error {
 				return ledger.Decision{}, refusedf("workflow %s is not blocked; nothing to retry", name)
 			}
 			return ledger.Decision{}, refusedf("workflow %s waits on %s: answer that instead (keep attention)", name, w.BlockKind)
+		}
+		// the person's answer, recorded with the moves it causes
+		if err := e.recordAnswer(ctx, tx, w.ID, "workflow", w.ID, 0, "retry"); err != nil {
+			return ledger.Decision{}, err
 		}
 		return e.led.Unblock(ctx, tx, w, "retry", true) // the consumers marked once it commits
 	})
@@ -214,11 +222,11 @@ func (e *Engine) Reject(ctx context.Context, id string) error {
 }
 
 func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*storage.Tx, *storage.Workflow, *storage.Mutation) error) error {
-	mid, err := parseID("mutation", id)
+	mid, attempt, err := parseAnswerID(id)
 	if err != nil {
 		return err
 	}
-	w, err := e.tAnswerApproval(ctx, mid, answer, fn)
+	w, err := e.tAnswerApproval(ctx, mid, attempt, answer, fn)
 	if err != nil {
 		return err
 	}
@@ -227,7 +235,7 @@ func (e *Engine) answered(ctx context.Context, id, answer string, fn func(*stora
 
 // Resolve answers an uncertain mutation (needs_reconcile or indeterminate).
 func (e *Engine) Resolve(ctx context.Context, id string, answer api.Answer) error {
-	mid, err := parseID("mutation", id)
+	mid, attempt, err := parseAnswerID(id)
 	if err != nil {
 		return err
 	}
@@ -236,7 +244,7 @@ func (e *Engine) Resolve(ctx context.Context, id string, answer api.Answer) erro
 	default:
 		return fmt.Errorf("unknown answer %q: use try-again, happened, not-happened or skip", answer)
 	}
-	w, err := e.tResolve(ctx, mid, answer)
+	w, err := e.tResolve(ctx, mid, attempt, answer)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,26 @@ import (
 	"keep/storage"
 )
 
-func (e *Engine) recordAnswer(ctx context.Context, tx *storage.Tx, workflowID int64, subject string, id int64, answer string) error {
+// recordAnswer appends the person's answer to the history; attempt is the
+// attempt of the subject it answers (a mutation's: attempts), 0 for a
+// subject without attempts.
+func (e *Engine) recordAnswer(ctx context.Context, tx *storage.Tx, workflowID int64, subject string, id int64, attempt int, answer string) error {
 	return tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: workflowID, Subject: subject, SubjectID: id, Answer: answer,
-		AnsweredBy: "user", CreatedAt: e.now()})
+		AnsweredBy: "user", Attempt: attempt, CreatedAt: e.now()})
+}
+
+// askedNow refuses an answer given to another attempt of m than the one
+// m is asked about now: the same row is asked again when its call is sent
+// again and is uncertain again, and an answer to the earlier question (a
+// card shown before, an answer sent over the socket before the resend) is
+// not one to this. attempt 0 names none: the answer is to m as it is
+// asked now.
+func askedNow(m *storage.Mutation, attempt int) error {
+	if attempt != 0 && attempt != attempts(m) {
+		return refusedf("mutation %d is asked about its attempt %d now, and the answer was to attempt %d: nothing was changed; answer the question as it is now (keep attention)",
+			m.ID, attempts(m), attempt)
+	}
+	return nil
 }
 
 // tAnswerApproval checks that a mutation still waits for approval, records
@@ -24,7 +41,7 @@ func (e *Engine) recordAnswer(ctx context.Context, tx *storage.Tx, workflowID in
 // (Approve, Reject) finds the run that carries it and refuses one already
 // answered. One db.Write, not apply: an approval's grant releases other
 // waiting calls in the same transaction, each acted on as it is made.
-func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
+func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, attempt int, answer string,
 	fn func(*storage.Tx, *storage.Workflow, *storage.Mutation) error) (*storage.Workflow, error) {
 	var w *storage.Workflow
 	err := e.db.Write(ctx, func(tx *storage.Tx) error {
@@ -38,10 +55,13 @@ func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, answer string,
 		if m.Status != MutationAwaitingApproval {
 			return refusedf("mutation %d is %s, not waiting for approval", mid, m.Status)
 		}
+		if err := askedNow(m, attempt); err != nil {
+			return err
+		}
 		if w, err = tx.WorkflowByID(ctx, m.WorkflowID); err != nil {
 			return err
 		}
-		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, answer); err != nil {
+		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, attempts(m), answer); err != nil {
 			return err
 		}
 		return fn(tx, w, m)
@@ -138,7 +158,7 @@ func (e *Engine) releaseAllowed(ctx context.Context, tx *storage.Tx, w *storage.
 			continue
 		}
 		if err := tx.AddAnswer(ctx, storage.AnswerRecord{WorkflowID: w.ID, Subject: "mutation", SubjectID: m.ID, Answer: "approve",
-			AnsweredBy: "grant", CreatedAt: e.now()}); err != nil {
+			AnsweredBy: "grant", Attempt: attempts(m), CreatedAt: e.now()}); err != nil {
 			return n, err
 		}
 		d, err := e.led.Approve(ctx, tx, w, m)
@@ -154,7 +174,7 @@ func (e *Engine) releaseAllowed(ctx context.Context, tx *storage.Tx, w *storage.
 }
 
 // tResolve applies an answer to an uncertain mutation.
-func (e *Engine) tResolve(ctx context.Context, mid int64, answer api.Answer) (*storage.Workflow, error) {
+func (e *Engine) tResolve(ctx context.Context, mid int64, attempt int, answer api.Answer) (*storage.Workflow, error) {
 	w := new(storage.Workflow) // read in the transaction
 	_, err := e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		var none ledger.Decision
@@ -168,12 +188,15 @@ func (e *Engine) tResolve(ctx context.Context, mid int64, answer api.Answer) (*s
 		if m.Status != MutationNeedsReconcile && m.Status != MutationIndeterminate {
 			return none, refusedf("mutation %d is %s: there is nothing uncertain to answer", mid, m.Status)
 		}
+		if err := askedNow(m, attempt); err != nil {
+			return none, err
+		}
 		cur, err := tx.WorkflowByID(ctx, m.WorkflowID)
 		if err != nil {
 			return none, err
 		}
 		*w = *cur
-		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, string(answer)); err != nil {
+		if err := e.recordAnswer(ctx, tx, w.ID, "mutation", m.ID, attempts(m), string(answer)); err != nil {
 			return none, err
 		}
 		switch answer {
@@ -223,7 +246,7 @@ func (e *Engine) tSkipEvents(ctx context.Context, ids []int64) ([]string, error)
 			if err != nil {
 				return err
 			}
-			if err := e.recordAnswer(ctx, tx, w.ID, "event", id, "skip"); err != nil {
+			if err := e.recordAnswer(ctx, tx, w.ID, "event", id, 0, "skip"); err != nil {
 				return err
 			}
 			names = append(names, w.Name)
@@ -270,7 +293,7 @@ func (e *Engine) tSkipInput(ctx context.Context, in *storage.Input) (*storage.Wo
 		if err != nil {
 			return d, err
 		}
-		return d, e.recordAnswer(ctx, tx, w.ID, "input", in.ID, "skip")
+		return d, e.recordAnswer(ctx, tx, w.ID, "input", in.ID, 0, "skip")
 	})
 	return w, err
 }

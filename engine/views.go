@@ -237,6 +237,13 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*api.WorkflowDetail
 		rv := runView(w.Name, r)
 		d.LastRun = &rv
 	}
+	answers, err := q.Answers(ctx, "workflow", w.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range answers {
+		d.Answers = append(d.Answers, api.AnswerView{Answer: a.Answer, AnsweredBy: a.AnsweredBy, At: a.CreatedAt})
+	}
 	return d, nil
 }
 
@@ -326,7 +333,7 @@ func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]api.
 	}
 	of := map[int64][]api.AnswerView{}
 	for _, a := range answers {
-		of[a.SubjectID] = append(of[a.SubjectID], api.AnswerView{Answer: a.Answer, AnsweredBy: a.AnsweredBy, At: a.CreatedAt})
+		of[a.SubjectID] = append(of[a.SubjectID], api.AnswerView{Answer: a.Answer, AnsweredBy: a.AnsweredBy, At: a.CreatedAt, Attempt: a.Attempt})
 	}
 	out := make([]api.MutationView, len(ms))
 	for i, m := range ms {
@@ -442,7 +449,7 @@ func (e *Engine) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 		w := names[m.WorkflowID]
 		item := api.AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Connector: m.Connector, Method: m.Method,
 			Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), Arguments: api.Arguments(m.Params, api.ArgumentRoom),
-			Reason: m.Error, CreatedAt: m.CreatedAt}
+			Reason: m.Error, Attempt: attempts(m), CreatedAt: m.CreatedAt}
 		switch m.Status {
 		case MutationAwaitingApproval:
 			item.Kind = api.AttentionApproval

@@ -238,8 +238,8 @@ func (q Q) Trace(ctx context.Context, runID int64) ([]TraceEntry, error) {
 
 // AddAnswer records a user's answer.
 func (tx *Tx) AddAnswer(ctx context.Context, a AnswerRecord) error {
-	_, err := tx.exec(ctx, `INSERT INTO answers(workflow_id, subject, subject_id, answer, answered_by, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		a.WorkflowID, a.Subject, a.SubjectID, a.Answer, a.AnsweredBy, ms(a.CreatedAt))
+	_, err := tx.exec(ctx, `INSERT INTO answers(workflow_id, subject, subject_id, answer, answered_by, attempt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		a.WorkflowID, a.Subject, a.SubjectID, a.Answer, a.AnsweredBy, a.Attempt, ms(a.CreatedAt))
 	return err
 }
 
@@ -257,7 +257,7 @@ func (q Q) Answers(ctx context.Context, subject string, subjectID int64) ([]Answ
 
 // answers reads the answers the clause picks.
 func (q Q) answers(ctx context.Context, where string, args ...any) ([]AnswerRecord, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT id, workflow_id, subject, subject_id, answer, answered_by, created_at
+	rows, err := q.q.QueryContext(ctx, `SELECT id, workflow_id, subject, subject_id, answer, answered_by, attempt, created_at
 		FROM answers `+where, args...)
 	if err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (q Q) answers(ctx context.Context, where string, args ...any) ([]AnswerReco
 	for rows.Next() {
 		var a AnswerRecord
 		var at int64
-		if err := rows.Scan(&a.ID, &a.WorkflowID, &a.Subject, &a.SubjectID, &a.Answer, &a.AnsweredBy, &at); err != nil {
+		if err := rows.Scan(&a.ID, &a.WorkflowID, &a.Subject, &a.SubjectID, &a.Answer, &a.AnsweredBy, &a.Attempt, &at); err != nil {
 			return nil, err
 		}
 		a.CreatedAt = fromMS(at)

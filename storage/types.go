@@ -202,5 +202,9 @@ type AnswerRecord struct {
 	SubjectID  int64
 	Answer     string
 	AnsweredBy string
-	CreatedAt  time.Time
+	// Attempt is the attempt of the subject the answer was given to (a
+	// mutation's call: attempts counted from 1); 0 for a subject without
+	// attempts.
+	Attempt   int
+	CreatedAt time.Time
 }

@@ -6,6 +6,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"keep/engine/ledger"
@@ -35,7 +36,11 @@ type API interface {
 	Resume(ctx context.Context, workflow string) error
 	Retry(ctx context.Context, workflow string) error
 	// Approve answers a call waiting for approval: this call only, or
-	// always (from now on, in the scope the approval showed).
+	// always (from now on, in the scope the approval showed). A mutation
+	// id here (Approve, ApproveWide, Reject, Resolve) is "42", the call as
+	// it is asked about now, or "42@2" (AttentionItem.AnswerID), the call
+	// as its attempt 2 was asked about: refused when it asks about
+	// another attempt now.
 	Approve(ctx context.Context, mutationID string, always bool) error
 	// ApproveWide approves and allows, from now on, the whole capability
 	// (or what the grant that decided it covers), not only the call's scope.
@@ -152,6 +157,9 @@ type WorkflowDetail struct {
 	Handlers []HandlerView `json:"handlers"`
 	Counts   Counts        `json:"counts"`
 	LastRun  *RunView      `json:"last_run"`
+	// Answers: what the person answered about the workflow itself (retry,
+	// resume), oldest first; a call's answers are its MutationView's.
+	Answers []AnswerView `json:"answers,omitempty"`
 }
 
 type HandlerView struct {
@@ -284,6 +292,9 @@ type AnswerView struct {
 	Answer     string    `json:"answer"`
 	AnsweredBy string    `json:"answered_by"`
 	At         time.Time `json:"at"`
+	// Attempt: the attempt of the call the answer was given to, when
+	// known (a row asked again after it was sent again is answered anew).
+	Attempt int `json:"attempt,omitempty"`
 }
 
 type TraceLine struct {
@@ -336,6 +347,10 @@ type AttentionItem struct {
 	Inputs []string `json:"inputs"`
 	// Answers: the answers accepted now, e.g. ["approve","approve-always","reject"].
 	Answers []string `json:"answers"`
+	// Attempt: which attempt of the call an approval or reconciliation
+	// asks about (from 1). The same mutation is asked again when its call
+	// is sent again; an answer sent with AnswerID is to this attempt only.
+	Attempt int `json:"attempt,omitempty"`
 	// Command is the command that fixes it when no answer does
 	// ("keep auth login google").
 	Command   string    `json:"command,omitempty"`
@@ -344,6 +359,18 @@ type AttentionItem struct {
 	// ArgumentRoom with the bytes not shown counted; keep's own (reconcile)
 	// marked and last (engine/arguments.go).
 	Arguments []Argument `json:"arguments,omitempty"`
+}
+
+// AnswerID is the id to answer the item with: for an approval or a
+// reconciliation, its mutation as this attempt asked about it ("42@2"),
+// which the engine refuses once the call has been sent again and asks
+// anew, rather than apply an answer to a question no longer asked; else
+// ID.
+func (it AttentionItem) AnswerID() string {
+	if it.Attempt > 0 && (it.Kind == AttentionApproval || it.Kind == AttentionReconciliation) {
+		return it.ID + "@" + strconv.Itoa(it.Attempt)
+	}
+	return it.ID
 }
 
 type GrantView struct {
