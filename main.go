@@ -493,11 +493,13 @@ func isID(s string) bool {
 	return err == nil && n > 0
 }
 
-// idArgs checks positional ids (approve, reject, resolve, skip, skip-input).
+// idArgs checks positional ids (approve, reject, resolve, skip, skip-input);
+// a mutation's may name the attempt it answers (ID@ATTEMPT).
 func idArgs(cmd, what string, ids ...string) error {
 	for _, id := range ids {
-		if !isID(id) {
-			return &usageError{msg: fmt.Sprintf("%s %q is not an id (a whole number from 1)", what, id), usage: lookup(cmd).usage()}
+		n, attempt, at := strings.Cut(id, "@")
+		if !isID(n) || at && (what != "mutation id" || !isID(attempt)) {
+			return &usageError{msg: fmt.Sprintf("%s %q is not an id (a whole number from 1%s)", what, id, map[bool]string{true: ", or ID@ATTEMPT"}[what == "mutation id"]), usage: lookup(cmd).usage()}
 		}
 	}
 	return nil

@@ -158,7 +158,7 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cm
 	sh, k := p.sh, p.sh.keys
 	title := fit(oneLine(it.Title), 40)
 	resolve := func(a api.Answer, what string) tea.Cmd {
-		return sh.answer(title, what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.ID, a) })
+		return sh.answer(title, what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.AnswerID(), a) })
 	}
 	q := func(verb string) string { return verb + " " + quoted(title) + "?" }
 	if it.Kind == api.AttentionProposal {
@@ -166,13 +166,13 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cm
 	}
 	switch {
 	case keyIs(msg, k.Approve):
-		return sh.answer(title, "approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, false) })
+		return sh.answer(title, "approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), false) })
 	case keyIs(msg, k.ApproveAlways):
-		return sh.answer(title, "approved "+title+", and always for "+fit(it.Scope, 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.ID, true) })
+		return sh.answer(title, "approved "+title+", and always for "+fit(it.Scope, 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), true) })
 	case keyIs(msg, k.Reject):
 		return ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
 			func() tea.Cmd {
-				return sh.answer(title, "rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.ID) })
+				return sh.answer(title, "rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.AnswerID()) })
 			})
 	case keyIs(msg, k.TryAgain):
 		return resolve(api.TryAgain, "checking again: "+title)

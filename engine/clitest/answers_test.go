@@ -3,6 +3,7 @@ package clitest
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,6 +45,20 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		if skipped != 1 {
 			t.Fatalf("%d skipped events, want the rejected one", skipped)
 		}
+	})
+
+	t.Run("an answer may name the attempt it answers; another attempt's is refused", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "ask")
+		e.deployLines()
+		e.ok("drain")
+		a := attentionOf(e, api.AttentionApproval)
+		if a[0].Attempt < 1 || a[0].AnswerID() != a[0].ID+"@"+strconv.Itoa(a[0].Attempt) {
+			t.Fatalf("the approval card names attempt %d (answer id %q)", a[0].Attempt, a[0].AnswerID())
+		}
+		e.expect(3, "approve", a[0].ID+"@"+strconv.Itoa(a[0].Attempt+1))
+		e.expect(2, "approve", a[0].ID+"@x")
+		e.ok("approve", a[0].AnswerID())
 	})
 
 	t.Run("approve --always allows the call's scope from then on", func(t *testing.T) {
