@@ -251,11 +251,13 @@ func (e *Engine) callsToday(ctx context.Context, q storage.Q, workflowID int64, 
 
 // decidingGrant and scopeMatches are the ledger's rule
 // (engine/ledger/grants.go), named here for the callers of the engine.
-func decidingGrant[G any](grants []G, of func(*G) (capability, scope string), capability, scope string) *G {
+func decidingGrant[G any](grants []G, of func(*G) (capability, scope string, deny bool), capability, scope string) *G {
 	return ledger.DecidingGrant(grants, of, capability, scope)
 }
 
-func ledgerGrant(g *storage.Grant) (string, string) { return g.Capability, g.Scope }
+func ledgerGrant(g *storage.Grant) (string, string, bool) {
+	return g.Capability, g.Scope, g.Mode == GrantDeny
+}
 
 func scopeMatches(grant, call string) bool { return ledger.ScopeMatches(grant, call) }
 
