@@ -136,6 +136,33 @@ func (r *Registry) Lookup(connector, method string) (Connector, Method, error) {
 	return nil, Method{}, fmt.Errorf("connector %q has no method %q (it has: %s)", connector, method, strings.Join(names, ", "))
 }
 
+// Capability reads a capability, "connector.method" as grants and
+// approvals name it, back into its connector and method. A method may hold
+// dots of its own (an MCP tool "items.create" is the capability
+// mcp.NAME.items.create): the connector is the registered one the name
+// starts with that has that method; failing one, the name is cut at its
+// last dot. ok is false for a name without a dot.
+func (r *Registry) Capability(capability string) (connector, method string, ok bool) {
+	for i := strings.Index(capability, "."); i > 0; i = nextDot(capability, i) {
+		if _, _, err := r.Lookup(capability[:i], capability[i+1:]); err == nil {
+			return capability[:i], capability[i+1:], true
+		}
+	}
+	i := strings.LastIndex(capability, ".")
+	if i <= 0 {
+		return "", "", false
+	}
+	return capability[:i], capability[i+1:], true
+}
+
+func nextDot(s string, i int) int {
+	j := strings.Index(s[i+1:], ".")
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
 // Resolve is Lookup for a call about to be made with params: every call a
 // script makes goes out through it, so a field the method does not declare
 // (Undeclared) is refused for every connector alike, before the connector

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"time"
 
 	"keep/connectors"
@@ -222,11 +221,11 @@ func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflo
 // narrowed to a scope (a host, a path) counts only the calls it covers,
 // worked out from each call's parameters by the connector.
 func (e *Engine) callsToday(ctx context.Context, q storage.Q, workflowID int64, capability, scope string) (int, error) {
-	i := strings.LastIndex(capability, ".")
-	if i < 0 {
+	conn, meth, ok := e.reg.Capability(capability)
+	if !ok {
 		return 0, nil
 	}
-	conn, meth, since := capability[:i], capability[i+1:], e.now().Add(-24*time.Hour)
+	since := e.now().Add(-24 * time.Hour)
 	if scope == "" {
 		return q.CountMutationsSince(ctx, workflowID, conn, meth, since)
 	}
@@ -251,11 +250,13 @@ func (e *Engine) callsToday(ctx context.Context, q storage.Q, workflowID int64, 
 
 // decidingGrant and scopeMatches are the ledger's rule
 // (engine/ledger/grants.go), named here for the callers of the engine.
-func decidingGrant[G any](grants []G, of func(*G) (capability, scope string), capability, scope string) *G {
+func decidingGrant[G any](grants []G, of func(*G) (capability, scope string, deny bool), capability, scope string) *G {
 	return ledger.DecidingGrant(grants, of, capability, scope)
 }
 
-func ledgerGrant(g *storage.Grant) (string, string) { return g.Capability, g.Scope }
+func ledgerGrant(g *storage.Grant) (string, string, bool) {
+	return g.Capability, g.Scope, g.Mode == GrantDeny
+}
 
 func scopeMatches(grant, call string) bool { return ledger.ScopeMatches(grant, call) }
 

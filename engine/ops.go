@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"keep/connectors"
 	"keep/engine/api"
@@ -349,10 +348,9 @@ func (e *Engine) GrantReleasing(ctx context.Context, name string, g api.GrantVie
 	if err != nil {
 		return 0, err
 	}
-	// the method is after the last dot: an MCP tool's capability is
-	// mcp.NAME.TOOL, of connector mcp.NAME
-	i := strings.LastIndex(g.Capability, ".")
-	conn, meth, ok := g.Capability[:max(i, 0)], g.Capability[i+1:], i > 0
+	// an MCP tool's capability is mcp.NAME.TOOL, of connector mcp.NAME,
+	// and TOOL may hold dots
+	conn, meth, ok := e.reg.Capability(g.Capability)
 	if !ok {
 		return 0, fmt.Errorf("capability %q: write it as connector.method, e.g. files.write", g.Capability)
 	}

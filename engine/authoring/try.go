@@ -372,7 +372,9 @@ func fillReport(ctx context.Context, rep *api.TryReport, te *engine.Engine, reg 
 }
 
 // viewGrant names a grant of the API for the ledger's rule.
-func viewGrant(g *api.GrantView) (string, string) { return g.Capability, g.Scope }
+func viewGrant(g *api.GrantView) (string, string, bool) {
+	return g.Capability, g.Scope, g.Mode == engine.GrantDeny
+}
 
 func orNone[T any](s []T) []T {
 	if s == nil {

@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 
 	"keep/storage"
@@ -30,7 +32,38 @@ type CallsToday func(g *storage.Grant) (int, error)
 
 // DecideGrant applies grants to a call of capability in scope. today is
 // asked only of an allowing grant with a daily limit; nil counts none.
+//
+// A scope naming several things (a send's recipient domains,
+// "evil.com,example.org") is decided for each of them, after the whole (a
+// grant that covers the whole and does not allow decides): the call is
+// allowed only if every one of them is, so a grant for one domain does not
+// carry mail to another along, and a deny for one is not passed by naming
+// it beside another. A grant's daily limit is counted once.
 func DecideGrant(grants []storage.Grant, capability, scope string, today CallsToday) (GrantVerdict, error) {
+	whole, err := decideOne(grants, capability, scope, today, nil)
+	parts := strings.Split(scope, ",")
+	if err != nil || len(parts) == 1 || whole.Mode != storage.GrantAllow && whole.Grant != nil {
+		return whole, err
+	}
+	var allowed []*storage.Grant
+	if whole.Grant != nil {
+		allowed = append(allowed, whole.Grant)
+	}
+	for _, part := range parts {
+		v, err := decideOne(grants, capability, part, today, allowed)
+		if err != nil || v.Mode != storage.GrantAllow {
+			return v, err
+		}
+		if !slices.Contains(allowed, v.Grant) {
+			allowed = append(allowed, v.Grant)
+		}
+	}
+	return GrantVerdict{Mode: storage.GrantAllow, Grant: allowed[0]}, nil
+}
+
+// decideOne is DecideGrant for one unit of a scope; a grant in counted has
+// had its daily limit counted already.
+func decideOne(grants []storage.Grant, capability, scope string, today CallsToday, counted []*storage.Grant) (GrantVerdict, error) {
 	best := DecidingGrant(grants, grantOf, capability, scope)
 	wait := func(format string, args ...any) (GrantVerdict, error) {
 		return GrantVerdict{Mode: storage.GrantAsk, Why: fmt.Sprintf(format, args...), Grant: best}, nil
@@ -43,7 +76,7 @@ func DecideGrant(grants []storage.Grant, capability, scope string, today CallsTo
 	case best.Mode != storage.GrantAllow:
 		return wait("your grant for %s asks before each call", capability)
 	}
-	if best.DailyLimit > 0 && today != nil {
+	if best.DailyLimit > 0 && today != nil && !slices.Contains(counted, best) {
 		n, err := today(best)
 		if err != nil {
 			return GrantVerdict{}, err
@@ -55,31 +88,82 @@ func DecideGrant(grants []storage.Grant, capability, scope string, today CallsTo
 	return GrantVerdict{Mode: storage.GrantAllow, Grant: best}, nil
 }
 
-func grantOf(g *storage.Grant) (string, string) { return g.Capability, g.Scope }
+func grantOf(g *storage.Grant) (string, string, bool) {
+	return g.Capability, g.Scope, g.Mode == storage.GrantDeny
+}
 
 // DecidingGrant is the grant that decides a call of capability in scope:
-// the narrowest of those whose scope covers it; nil when none does. of
-// reads a grant's capability and scope, so the engine's views of grants
-// are decided by the same rule as the ledger's rows.
-func DecidingGrant[G any](grants []G, of func(*G) (capability, scope string), capability, scope string) *G {
+// the narrowest of those whose scope covers it; nil when none does. A deny
+// covers what it names however it is spelled (DenyMatches). of reads a
+// grant's capability, scope and whether it denies, so the engine's views of
+// grants are decided by the same rule as the ledger's rows.
+func DecidingGrant[G any](grants []G, of func(*G) (capability, scope string, deny bool), capability, scope string) *G {
 	var best *G
 	bestScope := ""
 	for i := range grants {
-		c, sc := of(&grants[i])
-		if c == capability && ScopeMatches(sc, scope) && (best == nil || len(sc) > len(bestScope)) {
+		c, sc, deny := of(&grants[i])
+		covers := ScopeMatches(sc, scope) || deny && DenyMatches(sc, scope)
+		if c == capability && covers && (best == nil || len(sc) > len(bestScope)) {
 			best, bestScope = &grants[i], sc
 		}
 	}
 	return best
 }
 
-// ScopeMatches: an empty grant scope covers everything; otherwise the
-// call's scope must equal it or lie under it (a path prefix, a sub-domain).
+// ScopeMatches says whether a grant's scope covers a call's: an empty one
+// covers everything; otherwise the call's must be the grant's or lie under
+// it: a path in a folder, a sub-domain of a domain. A scope naming several
+// things (comma-separated, as a send's recipient domains) is covered when
+// each of them is covered by one the grant names. Paths compare cleaned
+// ("./docs/" is docs).
 func ScopeMatches(grant, call string) bool {
+	return matches(grant, call, cleaned)
+}
+
+// cleaned is a scope with a path's spelling undone: "./docs/" is docs.
+func cleaned(s string) string {
+	if s == "" {
+		return ""
+	}
+	return path.Clean(s)
+}
+
+// DenyMatches is ScopeMatches for a deny, which no spelling of what it
+// names passes: case and a trailing dot (a host's absolute form) aside.
+func DenyMatches(grant, call string) bool {
+	return matches(grant, call, func(s string) string {
+		s = strings.ToLower(cleaned(s))
+		if len(s) > 1 {
+			s = strings.TrimSuffix(s, ".")
+		}
+		return s
+	})
+}
+
+func matches(grant, call string, canon func(string) string) bool {
 	if grant == "" || grant == call {
 		return true
 	}
-	return strings.HasPrefix(call, strings.TrimSuffix(grant, "/")+"/") || strings.HasSuffix(call, "."+grant)
+	gs := strings.Split(grant, ",")
+	for _, c := range strings.Split(call, ",") {
+		if !slices.ContainsFunc(gs, func(g string) bool { return under(canon(g), canon(c)) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// under: call is grant, a path below it, or (neither a path) a sub-domain.
+func under(grant, call string) bool {
+	if grant == "" || grant == call {
+		return grant == call
+	}
+	if strings.HasPrefix(call, strings.TrimSuffix(grant, "/")+"/") {
+		return true
+	}
+	// a host or a domain holds no slash: "notes.md" does not take in
+	// "journal/diary.notes.md"
+	return !strings.Contains(grant, "/") && !strings.Contains(call, "/") && strings.HasSuffix(call, "."+grant)
 }
 
 // ScopeText is a scope as the reasons write it: " (scope)", or nothing.

@@ -54,3 +54,59 @@ func TestDecideGrant(t *testing.T) {
 		}
 	})
 }
+
+// A grant covers what it names however the call or the person spells it,
+// and no more: a send naming several recipient domains is allowed only if
+// each is (a grant for example.com carried mail to evil.com along when a
+// sub-domain of example.com sorted last; a deny for evil.com was passed by
+// naming another domain beside it), a file grant is not a domain's
+// (notes.md took in journal/diary.notes.md), and a deny is not passed by
+// case, a trailing dot or "./".
+func TestAGrantIsNotStretchedNorADenyPassedBySpelling(t *testing.T) {
+	t.Parallel()
+	g := func(capability, scope string, mode storage.GrantMode) storage.Grant {
+		return storage.Grant{Capability: capability, Scope: scope, Mode: mode}
+	}
+	cases := []struct {
+		name       string
+		grants     []storage.Grant
+		capability string
+		scope      string
+		mode       storage.GrantMode
+	}{
+		{"a domain's grant does not carry another domain along", []storage.Grant{g("mail.send", "example.com", storage.GrantAllow)},
+			"mail.send", "evil.com,mail.example.com", storage.GrantAsk},
+		{"a deny is not passed by naming another domain beside it", []storage.Grant{g("mail.send", "", storage.GrantAllow), g("mail.send", "evil.com", storage.GrantDeny)},
+			"mail.send", "evil.com,zzz.org", storage.GrantAsk},
+		{"a deny covers a sub-domain among several", []storage.Grant{g("mail.send", "", storage.GrantAllow), g("mail.send", "evil.com", storage.GrantDeny)},
+			"mail.send", "a.org,x.evil.com", storage.GrantAsk},
+		{"every domain granted is allowed", []storage.Grant{g("mail.send", "example.com", storage.GrantAllow), g("mail.send", "example.org", storage.GrantAllow)},
+			"mail.send", "example.org,x.example.com", storage.GrantAllow},
+		{"approve always for a send to two domains allows that send again", []storage.Grant{g("mail.send", "x.com,y.org", storage.GrantAllow)},
+			"mail.send", "x.com,y.org", storage.GrantAllow},
+		{"a file's grant is not a domain's", []storage.Grant{g("files.write", "notes.md", storage.GrantAllow)},
+			"files.write", "journal/diary.notes.md", storage.GrantAsk},
+		{"a folder's grant spelt ./docs/ covers its files", []storage.Grant{g("files.write", "./docs/", storage.GrantAllow)},
+			"files.write", "docs/a.txt", storage.GrantAllow},
+		{"a deny spelt in capitals", []storage.Grant{g("http.request", "", storage.GrantAllow), g("http.request", "Evil.COM", storage.GrantDeny)},
+			"http.request", "api.evil.com", storage.GrantAsk},
+		{"a deny against a host's absolute form", []storage.Grant{g("http.request", "", storage.GrantAllow), g("http.request", "evil.com", storage.GrantDeny)},
+			"http.request", "evil.com.", storage.GrantAsk},
+		{"a deny of a folder spelt ./secret/", []storage.Grant{g("files.write", "", storage.GrantAllow), g("files.write", "./secret/", storage.GrantDeny)},
+			"files.write", "secret/a.txt", storage.GrantAsk},
+		{"an allow is not stretched by case", []storage.Grant{g("files.write", "Notes", storage.GrantAllow)},
+			"files.write", "notes/a.txt", storage.GrantAsk},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			v, err := DecideGrant(c.grants, c.capability, c.scope, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Mode != c.mode {
+				t.Errorf("%s (%s) under %+v: %s %q, want %s", c.capability, c.scope, c.grants, v.Mode, v.Why, c.mode)
+			}
+		})
+	}
+}
