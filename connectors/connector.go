@@ -32,6 +32,11 @@ type Method struct {
 	// path, a host, a recipient domain, a channel, a sheet file), taken from
 	// the actual parameters. Nil: the method has no scope.
 	Scope func(params map[string]any) string
+	// ScopeKind says what Scope names, so that a grant's scope covers a
+	// call's by that kind's rule, never by a guess from the text. The zero
+	// kind, a name, is covered only by itself: a method that does not say
+	// asks more, never less.
+	ScopeKind ScopeKind
 	// Preview renders the actual parameters for a person, one line, for
 	// approvals and the ledger. Nil: the host shows the parameters as JSON.
 	Preview func(params map[string]any) string
@@ -153,6 +158,22 @@ var ErrCannotCheck = errors.New("the connector cannot check whether this happene
 type Reconciler interface {
 	Reconcile(ctx context.Context, call Call) (Verdict, any, error)
 }
+
+// ScopeKind is what a method's scope names (Method.ScopeKind).
+type ScopeKind uint8
+
+const (
+	// ScopeName: a channel, a mailbox, a calendar: a grant for it covers
+	// it alone.
+	ScopeName ScopeKind = iota
+	// ScopePath: a file or a folder: a grant for a folder covers what is
+	// in it.
+	ScopePath
+	// ScopeHosts: host names or mail domains, comma-separated: a grant
+	// for a domain covers its sub-domains, and a call is covered only if
+	// each of its hosts is.
+	ScopeHosts
+)
 
 // Keyed is a connector that derives names from the host's keys (a mail
 // send's Message-ID, which Reconcile looks for): the keys are public (they

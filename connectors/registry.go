@@ -155,6 +155,20 @@ func (r *Registry) Capability(capability string) (connector, method string, ok b
 	return capability[:i], capability[i+1:], true
 }
 
+// ScopeKindOf is what the scope of a call of capability names
+// (Method.ScopeKind); ScopeName for a capability no connector has.
+func (r *Registry) ScopeKindOf(capability string) ScopeKind {
+	conn, meth, ok := r.Capability(capability)
+	if !ok {
+		return ScopeName
+	}
+	_, m, err := r.Lookup(conn, meth)
+	if err != nil {
+		return ScopeName
+	}
+	return m.ScopeKind
+}
+
 func nextDot(s string, i int) int {
 	j := strings.Index(s[i+1:], ".")
 	if j < 0 {

@@ -113,12 +113,12 @@ func (e *Engine) CallsToday(ctx context.Context, workflow string, grants []api.G
 // GrantModeOf is decide's rule (ledger.DecideGrant) on a dry run's grants,
 // with today (by api.LimitKey) the calls each daily limit has counted before
 // this one.
-func GrantModeOf(grants []api.GrantView, capability, scope string, today map[string]int) (mode storage.GrantMode, reason string) {
+func GrantModeOf(grants []api.GrantView, capability, scope string, kind connectors.ScopeKind, today map[string]int) (mode storage.GrantMode, reason string) {
 	rows := make([]storage.Grant, len(grants))
 	for i, g := range grants {
 		rows[i] = storage.Grant{Capability: g.Capability, Scope: g.Scope, Mode: g.Mode, DailyLimit: g.DailyLimit}
 	}
-	v, _ := ledger.DecideGrant(rows, capability, scope, func(g *storage.Grant) (int, error) {
+	v, _ := ledger.DecideGrant(rows, capability, scope, kind, func(g *storage.Grant) (int, error) {
 		return today[api.LimitKey(g.Capability, g.Scope)], nil
 	})
 	if v.Mode != GrantAllow {

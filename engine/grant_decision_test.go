@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"keep/connectors"
 	"keep/engine/api"
 	"keep/storage"
 )
@@ -35,7 +36,7 @@ func TestRunAndDryRunDecideAlike(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dryMode, dryWhy := GrantModeOf(vs, "http.request", scope, nil)
+			dryMode, dryWhy := GrantModeOf(vs, "http.request", scope, connectors.ScopeHosts, nil)
 			if runMode != dryMode || (runWhy != "") != (dryWhy != "") || !strings.HasSuffix(dryWhy, runWhy) {
 				t.Errorf("grants %+v, scope %q: a run says %s %q, a dry run %s %q", vs, scope, runMode, runWhy, dryMode, dryWhy)
 			}

@@ -210,7 +210,7 @@ func (e *Engine) decide(ctx context.Context, q storage.Q, w *storage.Workflow, c
 // decideWith is decide with w's grants already read; a daily limit is
 // counted through q. The rule is the ledger's (ledger.DecideGrant).
 func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflow, grants []storage.Grant, capability, scope string) (mode GrantMode, reason string, err error) {
-	v, err := ledger.DecideGrant(grants, capability, scope, func(g *storage.Grant) (int, error) {
+	v, err := ledger.DecideGrant(grants, capability, scope, e.reg.ScopeKindOf(capability), func(g *storage.Grant) (int, error) {
 		return e.callsToday(ctx, q, w.ID, capability, g.Scope)
 	})
 	return v.Mode, v.Why, err
@@ -241,24 +241,23 @@ func (e *Engine) callsToday(ctx context.Context, q storage.Q, workflowID int64, 
 	for _, raw := range all {
 		var params map[string]any
 		_ = json.Unmarshal(raw, &params)
-		if scopeMatches(scope, scopeOf(m, params)) {
+		if ledger.ScopeMatches(scope, scopeOf(m, params), m.ScopeKind) {
 			n++
 		}
 	}
 	return n, nil
 }
 
-// decidingGrant and scopeMatches are the ledger's rule
+// decidingGrant is the ledger's rule
 // (engine/ledger/grants.go), named here for the callers of the engine.
-func decidingGrant[G any](grants []G, of func(*G) (capability, scope string, deny bool), capability, scope string) *G {
-	return ledger.DecidingGrant(grants, of, capability, scope)
+func decidingGrant[G any](grants []G, of func(*G) (capability, scope string, deny bool), capability, scope string, kind connectors.ScopeKind) *G {
+	return ledger.DecidingGrant(grants, of, capability, scope, kind)
 }
 
 func ledgerGrant(g *storage.Grant) (string, string, bool) {
 	return g.Capability, g.Scope, g.Mode == GrantDeny
 }
 
-func scopeMatches(grant, call string) bool { return ledger.ScopeMatches(grant, call) }
 
 func scopeOf(m connectors.Method, params map[string]any) string {
 	if m.Scope == nil {

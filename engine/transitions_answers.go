@@ -90,7 +90,7 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		}
 		scope := scopeOf(meth, paramsOf(m))
 		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: GrantAllow, Scope: scope}
-		if best := decidingGrant(grants, ledgerGrant, g.Capability, scope); best != nil {
+		if best := decidingGrant(grants, ledgerGrant, g.Capability, scope, meth.ScopeKind); best != nil {
 			// an allow grant asked only past its limit: it stays as it is
 			g.DailyLimit = best.DailyLimit
 			if wide || best.Mode == GrantAllow {

@@ -114,7 +114,7 @@ func (c *Connector) InputTypes() map[string][]string {
 // Methods lists items.
 func (c *Connector) Methods() []connectors.Method {
 	return []connectors.Method{{
-		Name: "items", Kind: connectors.Read, Scope: hostOf,
+		Name: "items", Kind: connectors.Read, Scope: hostOf, ScopeKind: connectors.ScopeHosts,
 		Doc: "Fetches an RSS 2.0, Atom or JSON Feed with a conditional GET and lists its items, newest first as the feed orders them; " +
 			"an unchanged feed (304) gives the items of the last full answer keep saw (kept across restarts), or [] if none. " +
 			"id is the entry's guid (Atom or JSON Feed id), else its link, else a hash of its title and date, and stays when the entry is edited; " +

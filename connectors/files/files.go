@@ -117,7 +117,7 @@ func (c *Connector) Methods() []connectors.Method {
 	contentArg := connectors.Arg{Name: "content", Type: "string", Required: true, Doc: "UTF-8 text"}
 	written := "{ path: string, size: number }"
 	return []connectors.Method{
-		{Name: "list", Kind: connectors.Read, Scope: scope("dir"),
+		{Name: "list", Kind: connectors.Read, Scope: scope("dir"), ScopeKind: connectors.ScopePath,
 			Doc: "Lists the regular files of a folder (not recursive; symlinks left out); a missing folder is an error that names it, never [], so make the folder first.",
 			Args: []connectors.Arg{
 				{Name: "dir", Type: "string", Doc: `the folder, like path (default ".", the first root)`},
@@ -125,19 +125,19 @@ func (c *Connector) Methods() []connectors.Method {
 			},
 			Result:  "Array<{ path: string, name: string, size: number, modified: string }>",
 			Example: `const notes = await ctx.files.list({ dir: "inbox", glob: "*.txt" })`},
-		{Name: "read", Kind: connectors.ReadByID, Scope: scope("path"),
+		{Name: "read", Kind: connectors.ReadByID, Scope: scope("path"), ScopeKind: connectors.ScopePath,
 			Doc:     "Reads a UTF-8 text file.",
 			Args:    []connectors.Arg{pathArg},
 			Result:  "{ path: string, content: string, size: number, modified: string }",
 			Example: `const { content } = await ctx.files.read({ path: "inbox/a.txt" })`},
-		{Name: "write", Kind: connectors.Mutate, Scope: scope("path"), Check: check("path"),
+		{Name: "write", Kind: connectors.Mutate, Scope: scope("path"), ScopeKind: connectors.ScopePath, Check: check("path"),
 			Preview:   func(p map[string]any) string { return c.previewContent("write", p) },
 			Doc:       "Writes a whole file atomically (a temporary file renamed over it), creating its folder.",
 			Args:      []connectors.Arg{pathArg, contentArg},
 			Result:    written,
 			Reconcile: "reads the file: it holds exactly the content (applied) or not (not applied, written again)",
 			Example:   `await ctx.files.write({ path: "out/summary.txt", content: prepared.data.text })`},
-		{Name: "append", Kind: connectors.Mutate, Scope: scope("path"), Check: check("path"),
+		{Name: "append", Kind: connectors.Mutate, Scope: scope("path"), ScopeKind: connectors.ScopePath, Check: check("path"),
 			Preview: func(p map[string]any) string { return c.previewContent("append to", p) },
 			Doc:     "Appends text to a file, creating it; size is the file's size after. A file with other names (hard links) is refused: they may be outside the roots.",
 			Args:    []connectors.Arg{pathArg, contentArg},
@@ -145,7 +145,7 @@ func (c *Connector) Methods() []connectors.Method {
 			Reconcile: "reads the file: ending with the content, found nowhere before, is applied; the content nowhere in it not applied; " +
 				"anything else (the same content appended before, say) is put to you",
 			Example: `await ctx.files.append({ path: "log.csv", content: prepared.data.name + "\n" })`},
-		{Name: "move", Kind: connectors.Mutate, Scope: scope("from"),
+		{Name: "move", Kind: connectors.Mutate, Scope: scope("from"), ScopeKind: connectors.ScopePath,
 			Doc: "Moves (renames) a file inside the roots; the target must not exist.",
 			Args: []connectors.Arg{
 				{Name: "from", Type: "string", Required: true, Doc: "the file to move, like path"},

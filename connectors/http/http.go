@@ -130,13 +130,13 @@ func (c *Connector) Methods() []connectors.Method {
 		Doc: "request headers; for a host with an account in [connectors.http.hosts] the host adds Authorization"}
 	result := "{ status: number, headers: Record<string, string>, body: string, json: any, truncated: boolean }"
 	return []connectors.Method{
-		{Name: "get", Kind: connectors.Read, Scope: scope,
+		{Name: "get", Kind: connectors.Read, Scope: scope, ScopeKind: connectors.ScopeHosts,
 			Doc: "GETs a URL. Any answer below 500 but 429 is a result for the script to judge (json: the body parsed when it is JSON, " +
 				"else null; " + headersDoc + "); a 429, a 5xx or a network failure is transient and retried later.",
 			Args:    []connectors.Arg{urlArg, headersArg},
 			Result:  result,
 			Example: `const { status, json } = await ctx.http.get({ url: "https://api.example.com/items?since=" + state?.since })`},
-		{Name: "request", Kind: connectors.Mutate, Scope: scope, Preview: func(p map[string]any) string { return preview(p) + c.shownHeaders(p) },
+		{Name: "request", Kind: connectors.Mutate, Scope: scope, ScopeKind: connectors.ScopeHosts, Preview: func(p map[string]any) string { return preview(p) + c.shownHeaders(p) },
 			Check: func(p map[string]any) string { return "check " + shownURL(p) + " for the change" },
 			Doc: "Sends a POST, PUT, PATCH or DELETE with an Idempotency-Key header the host derives from the mutation. " +
 				"2xx is applied (" + headersDoc + "); another 4xx but 408/429 a definite refusal; 408, 429, 503 are tried again; a timeout or another 5xx is uncertain.",

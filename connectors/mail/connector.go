@@ -90,7 +90,7 @@ func (c *Connector) Methods() []connectors.Method {
 			Example: `const m = await ctx.mail.get({ id: e.payload.id, attachments: true })`,
 		},
 		{
-			Name: "send", Kind: connectors.Mutate, Scope: sendScope, Preview: sendPreview, Check: c.sendCheck,
+			Name: "send", Kind: connectors.Mutate, Scope: sendScope, ScopeKind: connectors.ScopeHosts, Preview: sendPreview, Check: c.sendCheck,
 			Doc: "Sends a plain-text message over SMTP with a Message-ID the host chooses, and files it in the Sent folder where the provider does not.",
 			Args: []connectors.Arg{
 				{Name: "to", Type: "string | string[]", Required: true, Doc: "recipients: addresses or \"Name <addr>\""},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"keep/connectors"
 	"keep/engine"
 	"keep/engine/api"
 	"keep/sandbox"
@@ -92,7 +93,7 @@ func summarize(base, next *sandbox.Script, grants []api.GrantView) api.ProposalS
 	s := api.ProposalSummary{Reads: orNone(n.reads), Hosts: orNone(n.hosts), Handlers: orNone(n.handlers), Topics: orNone(n.topics),
 		Schedules: orNone(n.schedules), Mutations: orNone(n.mutations), Grants: []string{}, UsesGrants: []string{}, Adds: []string{}, Widens: []string{}}
 	for _, c := range n.mutations {
-		if mode, _ := engine.GrantModeOf(grants, c, "", nil); mode != engine.GrantAllow {
+		if mode, _ := engine.GrantModeOf(grants, c, "", connectors.ScopeName, nil); mode != engine.GrantAllow {
 			s.Grants = append(s.Grants, c)
 		}
 		for _, g := range grants {

@@ -231,7 +231,7 @@ func dryRun(ctx context.Context, reg *connectors.Registry, pol engine.Policy, op
 	}
 	for _, c := range sc.Capabilities {
 		g := api.GrantView{Capability: c, Mode: engine.GrantAsk, Used: true}
-		if best := ledger.DecidingGrant(grants, viewGrant, c, ""); best != nil {
+		if best := ledger.DecidingGrant(grants, viewGrant, c, "", connectors.ScopeName); best != nil {
 			g.Mode, g.Scope = best.Mode, best.Scope
 		}
 		rep.Capabilities = append(rep.Capabilities, g)
@@ -332,17 +332,17 @@ func fillReport(ctx context.Context, rep *api.TryReport, te *engine.Engine, reg 
 			RunID: m.RunID, CausedBy: orNone(causes[m.ID]), Approval: "allowed"}
 		var params map[string]any
 		_ = json.Unmarshal(m.Params, &params)
-		scope := ""
+		scope, kind := "", connectors.ScopeName
 		if _, meth, err := reg.Lookup(m.Connector, m.Method); err == nil && meth.Scope != nil {
-			scope = meth.Scope(params)
+			scope, kind = meth.Scope(params), meth.ScopeKind
 		}
 		capability := m.Connector + "." + m.Method
-		if mode, why := engine.GrantModeOf(grants, capability, scope, today); mode != engine.GrantAllow {
+		if mode, why := engine.GrantModeOf(grants, capability, scope, kind, today); mode != engine.GrantAllow {
 			tm.NeedsApproval, tm.Approval = true, why
 		} else {
 			// made: it counts against every limit that covers it
 			for _, g := range grants {
-				if g.DailyLimit > 0 && g.Capability == capability && ledger.ScopeMatches(g.Scope, scope) {
+				if g.DailyLimit > 0 && g.Capability == capability && ledger.ScopeMatches(g.Scope, scope, kind) {
 					today[api.LimitKey(g.Capability, g.Scope)]++
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"keep/connectors"
 	"keep/storage"
 )
 
@@ -30,18 +31,19 @@ type GrantVerdict struct {
 // this one not included.
 type CallsToday func(g *storage.Grant) (int, error)
 
-// DecideGrant applies grants to a call of capability in scope. today is
+// DecideGrant applies grants to a call of capability in scope, a scope of
+// kind (what the method's scope names, connectors.ScopeKind). today is
 // asked only of an allowing grant with a daily limit; nil counts none.
 //
-// A scope naming several things (a send's recipient domains,
+// A scope naming several hosts (a send's recipient domains,
 // "evil.com,example.org") is decided for each of them, after the whole (a
 // grant that covers the whole and does not allow decides): the call is
 // allowed only if every one of them is, so a grant for one domain does not
 // carry mail to another along, and a deny for one is not passed by naming
 // it beside another. A grant's daily limit is counted once.
-func DecideGrant(grants []storage.Grant, capability, scope string, today CallsToday) (GrantVerdict, error) {
-	whole, err := decideOne(grants, capability, scope, today, nil)
-	parts := strings.Split(scope, ",")
+func DecideGrant(grants []storage.Grant, capability, scope string, kind connectors.ScopeKind, today CallsToday) (GrantVerdict, error) {
+	whole, err := decideOne(grants, capability, scope, kind, today, nil)
+	parts := partsOf(scope, kind)
 	if err != nil || len(parts) == 1 || whole.Mode != storage.GrantAllow && whole.Grant != nil {
 		return whole, err
 	}
@@ -50,7 +52,7 @@ func DecideGrant(grants []storage.Grant, capability, scope string, today CallsTo
 		allowed = append(allowed, whole.Grant)
 	}
 	for _, part := range parts {
-		v, err := decideOne(grants, capability, part, today, allowed)
+		v, err := decideOne(grants, capability, part, kind, today, allowed)
 		if err != nil || v.Mode != storage.GrantAllow {
 			return v, err
 		}
@@ -63,8 +65,8 @@ func DecideGrant(grants []storage.Grant, capability, scope string, today CallsTo
 
 // decideOne is DecideGrant for one unit of a scope; a grant in counted has
 // had its daily limit counted already.
-func decideOne(grants []storage.Grant, capability, scope string, today CallsToday, counted []*storage.Grant) (GrantVerdict, error) {
-	best := DecidingGrant(grants, grantOf, capability, scope)
+func decideOne(grants []storage.Grant, capability, scope string, kind connectors.ScopeKind, today CallsToday, counted []*storage.Grant) (GrantVerdict, error) {
+	best := DecidingGrant(grants, grantOf, capability, scope, kind)
 	wait := func(format string, args ...any) (GrantVerdict, error) {
 		return GrantVerdict{Mode: storage.GrantAsk, Why: fmt.Sprintf(format, args...), Grant: best}, nil
 	}
@@ -97,12 +99,12 @@ func grantOf(g *storage.Grant) (string, string, bool) {
 // covers what it names however it is spelled (DenyMatches). of reads a
 // grant's capability, scope and whether it denies, so the engine's views of
 // grants are decided by the same rule as the ledger's rows.
-func DecidingGrant[G any](grants []G, of func(*G) (capability, scope string, deny bool), capability, scope string) *G {
+func DecidingGrant[G any](grants []G, of func(*G) (capability, scope string, deny bool), capability, scope string, kind connectors.ScopeKind) *G {
 	var best *G
 	bestScope := ""
 	for i := range grants {
 		c, sc, deny := of(&grants[i])
-		covers := ScopeMatches(sc, scope) || deny && DenyMatches(sc, scope)
+		covers := ScopeMatches(sc, scope, kind) || deny && DenyMatches(sc, scope, kind)
 		if c == capability && covers && (best == nil || len(sc) > len(bestScope)) {
 			best, bestScope = &grants[i], sc
 		}
@@ -110,60 +112,65 @@ func DecidingGrant[G any](grants []G, of func(*G) (capability, scope string, den
 	return best
 }
 
-// ScopeMatches says whether a grant's scope covers a call's: an empty one
-// covers everything; otherwise the call's must be the grant's or lie under
-// it: a path in a folder, a sub-domain of a domain. A scope naming several
-// things (comma-separated, as a send's recipient domains) is covered when
-// each of them is covered by one the grant names. Paths compare cleaned
-// ("./docs/" is docs).
-func ScopeMatches(grant, call string) bool {
-	return matches(grant, call, cleaned)
-}
-
-// cleaned is a scope with a path's spelling undone: "./docs/" is docs.
-func cleaned(s string) string {
-	if s == "" {
-		return ""
-	}
-	return path.Clean(s)
+// ScopeMatches says whether a grant's scope covers a call's, by what the
+// scope names: an empty one covers everything; a name only itself; a
+// folder what is in it ("./docs/" is docs); a domain its sub-domains,
+// hosts compared as DNS does (case and a trailing dot aside), and a call
+// naming several hosts is covered when each of them is.
+func ScopeMatches(grant, call string, kind connectors.ScopeKind) bool {
+	return matches(grant, call, kind, false)
 }
 
 // DenyMatches is ScopeMatches for a deny, which no spelling of what it
-// names passes: case and a trailing dot (a host's absolute form) aside.
-func DenyMatches(grant, call string) bool {
-	return matches(grant, call, func(s string) string {
-		s = strings.ToLower(cleaned(s))
-		if len(s) > 1 {
-			s = strings.TrimSuffix(s, ".")
-		}
-		return s
-	})
+// names passes: case and a trailing dot aside, whatever the kind.
+func DenyMatches(grant, call string, kind connectors.ScopeKind) bool {
+	return matches(grant, call, kind, true)
 }
 
-func matches(grant, call string, canon func(string) string) bool {
+func matches(grant, call string, kind connectors.ScopeKind, loose bool) bool {
 	if grant == "" || grant == call {
 		return true
 	}
-	gs := strings.Split(grant, ",")
-	for _, c := range strings.Split(call, ",") {
-		if !slices.ContainsFunc(gs, func(g string) bool { return under(canon(g), canon(c)) }) {
+	canon := func(s string) string {
+		if kind == connectors.ScopePath && s != "" {
+			s = path.Clean(s)
+		}
+		if loose || kind == connectors.ScopeHosts {
+			s = strings.ToLower(s)
+			if len(s) > 1 {
+				s = strings.TrimSuffix(s, ".")
+			}
+		}
+		return s
+	}
+	gs := partsOf(grant, kind)
+	for _, c := range partsOf(call, kind) {
+		if !slices.ContainsFunc(gs, func(g string) bool { return under(canon(g), canon(c), kind) }) {
 			return false
 		}
 	}
 	return true
 }
 
-// under: call is grant, a path below it, or (neither a path) a sub-domain.
-func under(grant, call string) bool {
-	if grant == "" || grant == call {
+// partsOf is what a scope names, one by one: several hosts, else itself.
+func partsOf(scope string, kind connectors.ScopeKind) []string {
+	if kind == connectors.ScopeHosts {
+		return strings.Split(scope, ",")
+	}
+	return []string{scope}
+}
+
+// under: call is grant, or lies under it by kind's rule.
+func under(grant, call string, kind connectors.ScopeKind) bool {
+	switch {
+	case grant == "" || grant == call:
 		return grant == call
+	case kind == connectors.ScopePath:
+		return strings.HasPrefix(call, strings.TrimSuffix(grant, "/")+"/")
+	case kind == connectors.ScopeHosts:
+		return strings.HasSuffix(call, "."+grant)
 	}
-	if strings.HasPrefix(call, strings.TrimSuffix(grant, "/")+"/") {
-		return true
-	}
-	// a host or a domain holds no slash: "notes.md" does not take in
-	// "journal/diary.notes.md"
-	return !strings.Contains(grant, "/") && !strings.Contains(call, "/") && strings.HasSuffix(call, "."+grant)
+	return false
 }
 
 // ScopeText is a scope as the reasons write it: " (scope)", or nothing.

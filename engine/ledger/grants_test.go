@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"keep/connectors"
 	"keep/storage"
 )
 
@@ -36,7 +37,7 @@ func TestDecideGrant(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			v, err := DecideGrant(c.grants, "http.request", c.scope, c.today)
+			v, err := DecideGrant(c.grants, "http.request", c.scope, connectors.ScopeHosts, c.today)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +49,7 @@ func TestDecideGrant(t *testing.T) {
 	t.Run("a count that fails is the decision's error", func(t *testing.T) {
 		t.Parallel()
 		boom := errors.New("boom")
-		_, err := DecideGrant([]storage.Grant{g("", storage.GrantAllow, 1)}, "http.request", "", func(*storage.Grant) (int, error) { return 0, boom })
+		_, err := DecideGrant([]storage.Grant{g("", storage.GrantAllow, 1)}, "http.request", "", connectors.ScopeHosts, func(*storage.Grant) (int, error) { return 0, boom })
 		if !errors.Is(err, boom) {
 			t.Errorf("err = %v", err)
 		}
@@ -64,6 +65,8 @@ func TestDecideGrant(t *testing.T) {
 // case, a trailing dot or "./".
 func TestAGrantIsNotStretchedNorADenyPassedBySpelling(t *testing.T) {
 	t.Parallel()
+	kinds := map[string]connectors.ScopeKind{"mail.send": connectors.ScopeHosts, "http.request": connectors.ScopeHosts,
+		"files.write": connectors.ScopePath, "mail.move": connectors.ScopeName}
 	g := func(capability, scope string, mode storage.GrantMode) storage.Grant {
 		return storage.Grant{Capability: capability, Scope: scope, Mode: mode}
 	}
@@ -96,11 +99,23 @@ func TestAGrantIsNotStretchedNorADenyPassedBySpelling(t *testing.T) {
 			"files.write", "secret/a.txt", storage.GrantAsk},
 		{"an allow is not stretched by case", []storage.Grant{g("files.write", "Notes", storage.GrantAllow)},
 			"files.write", "notes/a.txt", storage.GrantAsk},
+		// what a scope names is the method's word (connectors.ScopeKind),
+		// not a guess from its text
+		{"a file's grant is not a domain's, in the same folder", []storage.Grant{g("files.write", "notes.md", storage.GrantAllow)},
+			"files.write", "diary.notes.md", storage.GrantAsk},
+		{"a file with a comma in its name is in its granted folder", []storage.Grant{g("files.write", "docs", storage.GrantAllow)},
+			"files.write", "docs/a,b.txt", storage.GrantAllow},
+		{"a mailbox's grant is not its namesake's under another", []storage.Grant{g("mail.move", "Archive", storage.GrantAllow)},
+			"mail.move", "INBOX.Archive", storage.GrantAsk},
+		{"a mailbox's grant is not a mailbox below it", []storage.Grant{g("mail.move", "Archive", storage.GrantAllow)},
+			"mail.move", "Archive/Secret", storage.GrantAsk},
+		{"a host's grant covers its sub-domains however it is spelt", []storage.Grant{g("http.request", "Example.COM.", storage.GrantAllow)},
+			"http.request", "api.example.com", storage.GrantAllow},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			v, err := DecideGrant(c.grants, c.capability, c.scope, nil)
+			v, err := DecideGrant(c.grants, c.capability, c.scope, kinds[c.capability], nil)
 			if err != nil {
 				t.Fatal(err)
 			}
