@@ -258,7 +258,6 @@ func ledgerGrant(g *storage.Grant) (string, string, bool) {
 	return g.Capability, g.Scope, g.Mode == GrantDeny
 }
 
-
 func scopeOf(m connectors.Method, params map[string]any) string {
 	if m.Scope == nil {
 		return ""
