@@ -33,7 +33,55 @@ func (e *Engine) Start(ctx context.Context) error {
 	for _, w := range wfs {
 		e.launch(w.ID)
 	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		e.watchClock(e.runCtx)
+	}()
 	return nil
+}
+
+// clockCheck is how often watchClock compares the wall clock with the
+// monotonic one, and clockSlack how far they may drift apart meanwhile.
+const (
+	clockCheck = time.Minute
+	clockSlack = 5 * time.Second
+)
+
+// watchClock wakes every workflow's loop when the wall clock jumps: a
+// machine suspended and resumed, or its clock set by hand. A loop's timer
+// runs on the monotonic clock, which on Linux stops while the machine is
+// suspended, so after a week asleep a timer armed for a day's cron tick
+// would fire a day after the resume, not at once; a clock set back would
+// leave it armed for a time that is now later. Woken, each loop reads its
+// deadlines against e.now() again: what came due meanwhile runs (once: a
+// producer's next run is reckoned from the time it ran) and the timer is
+// armed anew. It looks once a clockCheck and reads nothing else.
+func (e *Engine) watchClock(ctx context.Context) {
+	every := e.clockCheck
+	if every <= 0 {
+		every = clockCheck
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	mono, wall := time.Now(), e.now().Round(0) // Round(0): the wall reading alone
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		nowMono, nowWall := time.Now(), e.now().Round(0)
+		if d := nowWall.Sub(wall) - nowMono.Sub(mono); d > clockSlack || d < -clockSlack {
+			e.log.Info("the wall clock jumped; every workflow looks at its timers again", "by", d)
+			e.mu.Lock()
+			for _, ws := range e.wfs {
+				ws.poke()
+			}
+			e.mu.Unlock()
+		}
+		mono, wall = nowMono, nowWall
+	}
 }
 
 // Stop lets every workflow finish or park the run in hand, then returns.
@@ -121,7 +169,11 @@ func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 			}
 		}
 		if next != nil && !(drain && inHand) {
-			timer.Reset(max(next.Sub(e.now()), time.Millisecond))
+			d := max(next.Sub(e.now()), time.Millisecond)
+			timer.Reset(d)
+			if e.armed != nil {
+				e.armed(ws, d)
+			}
 		}
 		select {
 		case <-ctx.Done():
