@@ -49,6 +49,14 @@ func (tx *Tx) SetWake(ctx context.Context, workflowID int64, handler string, at 
 	return err
 }
 
+// ClearSchedule drops a handler's next_run_at and wakeAt: a deploy
+// removed it, so nothing runs it at those times.
+func (tx *Tx) ClearSchedule(ctx context.Context, workflowID int64, handler string) error {
+	_, err := tx.exec(ctx, `UPDATE schedules SET next_run_at = NULL, wake_at = NULL WHERE workflow_id = ? AND handler = ?`,
+		workflowID, handler)
+	return err
+}
+
 // ClampWake moves a consumer's persisted wakeAt no later than latest
 // (restart recovery: the policy or the clock may have changed since it was
 // stored).
