@@ -15,7 +15,8 @@ import (
 
 // Start launches one scheduler goroutine per workflow. Each sleeps on its
 // own timer (the earliest next_run_at, wakeAt, back-off or reconciliation
-// deadline) and on a wake channel; nothing polls.
+// deadline) and on a wake channel; nothing polls (watchClock only reads
+// the clock, once a minute).
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	if e.started {
@@ -34,9 +35,10 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.launch(w.ID)
 	}
 	e.wg.Add(1)
+	mono, wall := time.Now(), e.now().Round(0) // Round(0): the wall reading alone
 	go func() {
 		defer e.wg.Done()
-		e.watchClock(e.runCtx)
+		e.watchClock(e.runCtx, mono, wall)
 	}()
 	return nil
 }
@@ -53,18 +55,20 @@ const (
 // runs on the monotonic clock, which on Linux stops while the machine is
 // suspended, so after a week asleep a timer armed for a day's cron tick
 // would fire a day after the resume, not at once; a clock set back would
-// leave it armed for a time that is now later. Woken, each loop reads its
-// deadlines against e.now() again: what came due meanwhile runs (once: a
-// producer's next run is reckoned from the time it ran) and the timer is
-// armed anew. It looks once a clockCheck and reads nothing else.
-func (e *Engine) watchClock(ctx context.Context) {
+// leave it armed for a time that is now later, and the times it stored
+// reckoned from a clock now behind (clampSchedules brings them back).
+// Woken, each loop reads its deadlines against e.now() again: what came
+// due meanwhile runs (once: a producer's next run is reckoned from the
+// time it ran) and the timer is armed anew. It looks once a clockCheck
+// and reads nothing else unless the clock jumped. mono and wall are the
+// two clocks as Start read them.
+func (e *Engine) watchClock(ctx context.Context, mono, wall time.Time) {
 	every := e.clockCheck
 	if every <= 0 {
 		every = clockCheck
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	mono, wall := time.Now(), e.now().Round(0) // Round(0): the wall reading alone
 	for {
 		select {
 		case <-ctx.Done():
@@ -74,6 +78,7 @@ func (e *Engine) watchClock(ctx context.Context) {
 		nowMono, nowWall := time.Now(), e.now().Round(0)
 		if d := nowWall.Sub(wall) - nowMono.Sub(mono); d > clockSlack || d < -clockSlack {
 			e.log.Info("the wall clock jumped; every workflow looks at its timers again", "by", d)
+			e.clampAll(ctx)
 			e.mu.Lock()
 			for _, ws := range e.wfs {
 				ws.poke()
@@ -114,6 +119,28 @@ func (e *Engine) launch(id int64) {
 		defer e.wg.Done()
 		_ = e.loop(e.runCtx, ws, false)
 	}()
+}
+
+// clampAll is clampSchedules for every workflow (its failures logged: the
+// next jump, or the next start, tries again).
+func (e *Engine) clampAll(ctx context.Context) {
+	wfs, err := e.db.Read().Workflows(ctx)
+	if err != nil {
+		e.log.Error("reading workflows after a clock jump", "err", err)
+		return
+	}
+	for _, w := range wfs {
+		if w.Version == 0 {
+			continue
+		}
+		sc, err := e.script(ctx, w.ID, w.Version)
+		if err == nil {
+			err = e.clampSchedules(ctx, w, sc)
+		}
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("bringing schedules back after a clock jump", "workflow", w.Name, "err", err)
+		}
+	}
 }
 
 // loop is one workflow's scheduler: it does what is due, one step at a

@@ -66,6 +66,14 @@ func (tx *Tx) ClampWake(ctx context.Context, workflowID int64, handler string, l
 	return err
 }
 
+// ClampNextRun moves a producer's persisted next_run_at no later than
+// latest (a clock since set back reckoned it further).
+func (tx *Tx) ClampNextRun(ctx context.Context, workflowID int64, handler string, latest time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE schedules SET next_run_at = ?1 WHERE workflow_id = ?2 AND handler = ?3 AND next_run_at > ?1`,
+		ms(latest), workflowID, handler)
+	return err
+}
+
 // MarkUnrun marks a consumer as deployed and not run since: a restart
 // before its first commit still runs it once (chapter 16 "Initial State").
 func (tx *Tx) MarkUnrun(ctx context.Context, workflowID int64, handler string) error {
