@@ -2,9 +2,14 @@ package engine
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"keep/connectors"
 	"keep/engine/enginetest/kit"
 )
 
@@ -105,5 +110,41 @@ func TestAClockPutRightWhileRunningDoesNotPostponeSchedules(t *testing.T) {
 	}
 	if p, c := count(); p != 2 || c != 2 {
 		t.Fatalf("%d producer and %d consumer runs, want 2 and 2", p, c)
+	}
+}
+
+// TestAClockPutRightDoesNotPostponeABackOff: a transient failure's back-off
+// reckoned on a clock a year ahead waits, once the clock is put right and
+// keep restarts, no longer than the longest wait keep sets, not the year,
+// with no card: the engine is its owner and must come back to it.
+func TestAClockPutRightDoesNotPostponeABackOff(t *testing.T) {
+	t.Parallel()
+	var down atomic.Bool
+	down.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("{}"))
+	}))
+	defer srv.Close()
+	b := setup(t)
+	b.clock.Set(kit.Start.AddDate(1, 0, 0))
+	b.deploy("flaky", strings.Replace(`export default Keep.workflow({ name: "flaky", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "1h" }, handler: async (ctx) => { await ctx.http.get({ url: URL }); } } },
+  consumers: {} });`, "URL", `"`+srv.URL+`"`, 1))
+	b.drain()
+	w, err := b.db.Read().WorkflowByName(context.Background(), "flaky")
+	if err != nil || w.BlockKind != BlockTransient || w.RetryAt == nil {
+		t.Fatalf("workflow %+v (%v), want a transient block with its back-off", w, err)
+	}
+	down.Store(false)
+	b.clock.Set(kit.Start) // put right
+	b.reopen()
+	b.clock.Advance(max(b.e.pol.BackoffMax*2, connectors.MaxRetryAfter) + time.Hour)
+	b.drain()
+	if w := b.workflow("flaky"); w.Block != nil {
+		t.Fatalf("block %+v a day after the clock was put right: the back-off waits the year", w.Block)
 	}
 }

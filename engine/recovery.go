@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"keep/connectors"
 	"keep/sandbox"
 	"keep/storage"
 )
@@ -93,7 +94,8 @@ func (e *Engine) markOnStart(ctx context.Context, w *storage.Workflow) error {
 // clampSchedules brings a workflow's stored times back within reach of
 // now, where a clock since set back (or a policy since changed) left them
 // further: a consumer's wakeAt to policy.max_wake from now, a producer's
-// next run to its schedule's next time from now. A clock a year ahead,
+// next run to its schedule's next time from now, a back-off or a call's
+// next attempt to the longest wait keep sets. A clock a year ahead,
 // then put right, would otherwise leave them a year away. One past is due
 // now. At start, and when the running host sees its clock jump
 // (watchClock).
@@ -118,6 +120,15 @@ func (e *Engine) clampSchedules(ctx context.Context, w *storage.Workflow, sc *sa
 			}
 			e.log.Info("wakeAt clamped to policy", "workflow", w.Name, "consumer", c.Name, "was", *s.WakeAt, "now", latest)
 		}
+	}
+	// a back-off, or a call's next sending or check, is never further than
+	// the longest wait keep sets (policy.backoff_max and its jitter, or a
+	// Retry-After)
+	longest := max(e.pol.BackoffMax+e.pol.BackoffMax/10, connectors.MaxRetryAfter)
+	if err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		return tx.ClampRetries(ctx, w.ID, now.Add(longest))
+	}); err != nil {
+		return err
 	}
 	for _, p := range sc.Workflow.Producers {
 		s, next := byName[p.Name], p.Schedule.Next(now)

@@ -74,6 +74,20 @@ func (tx *Tx) ClampNextRun(ctx context.Context, workflowID int64, handler string
 	return err
 }
 
+// ClampRetries moves a workflow's transient back-off (retry_at) and the
+// next attempts of its calls waiting to be sent again or checked no later
+// than latest (a clock since set back reckoned them further). Only the
+// times move: the block and the calls' statuses stay as they are.
+func (tx *Tx) ClampRetries(ctx context.Context, workflowID int64, latest time.Time) error {
+	if _, err := tx.exec(ctx, `UPDATE workflows SET retry_at = ?1 WHERE id = ?2 AND block_kind = 'transient' AND retry_at > ?1`,
+		ms(latest), workflowID); err != nil {
+		return err
+	}
+	_, err := tx.exec(ctx, `UPDATE mutations SET next_attempt_at = ?1
+		WHERE workflow_id = ?2 AND status IN ('in_flight', 'needs_reconcile') AND next_attempt_at > ?1`, ms(latest), workflowID)
+	return err
+}
+
 // MarkUnrun marks a consumer as deployed and not run since: a restart
 // before its first commit still runs it once (chapter 16 "Initial State").
 func (tx *Tx) MarkUnrun(ctx context.Context, workflowID int64, handler string) error {
