@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"keep/engine/api"
@@ -117,6 +118,21 @@ func (e *Engine) deploy(ctx context.Context, fileName string, src []byte, name s
 				return err
 			}
 			if err := tx.MarkUnrun(ctx, w.ID, c.Name); err != nil {
+				return err
+			}
+		}
+		// a handler the script no longer has runs no more: its next run
+		// and wakeAt are nobody's, and shown they would stay, weeks on,
+		// the time it was last due (added again, it starts afresh)
+		for _, s := range scheds {
+			if s.NextRunAt == nil && s.WakeAt == nil {
+				continue
+			}
+			if slices.ContainsFunc(sc.Workflow.Producers, func(p sandbox.Producer) bool { return p.Name == s.Handler }) ||
+				slices.ContainsFunc(sc.Workflow.Consumers, func(c sandbox.Consumer) bool { return c.Name == s.Handler }) {
+				continue
+			}
+			if err := tx.ClearSchedule(ctx, w.ID, s.Handler); err != nil {
 				return err
 			}
 		}

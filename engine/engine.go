@@ -151,6 +151,12 @@ type Engine struct {
 	// idleStep, when set (tests), is called after a scheduler step that
 	// found nothing to do, before the loop decides whether it is idle.
 	idleStep func(ws *wfState)
+	// armed, when set (tests), is called when a loop has armed its timer
+	// for d, before it waits on it.
+	armed func(ws *wfState, d time.Duration)
+	// clockCheck, when set (tests), replaces the interval at which
+	// watchClock looks for a jump of the wall clock (scheduler.go).
+	clockCheck time.Duration
 
 	// proposalMu: one decision on a proposal at a time (proposal.go)
 	proposalMu sync.Mutex

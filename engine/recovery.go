@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 
+	"keep/connectors"
+	"keep/sandbox"
 	"keep/storage"
 )
 
@@ -52,18 +54,55 @@ func (e *Engine) recover(ctx context.Context) error {
 // "Restart Recovery"): a consumer is dirty only if a topic it reads holds
 // pending events, or it has not run since its deploy (chapter 16 "Initial
 // State" still owed). Anything else waits for a new event or its persisted
-// wakeAt — a restart does not run every consumer once more. A wakeAt past
-// the policy's latest is brought back to it: the policy or the clock may
-// have changed while the host was down. One past is due now.
+// wakeAt — a restart does not run every consumer once more. Its schedules
+// are first brought back within reach of now (clampSchedules): the policy
+// or the clock may have changed while the host was down.
 func (e *Engine) markOnStart(ctx context.Context, w *storage.Workflow) error {
 	sc, err := e.script(ctx, w.ID, w.Version)
 	if err != nil {
 		return err
 	}
+	if err := e.clampSchedules(ctx, w, sc); err != nil {
+		return err
+	}
 	ws := e.state(w.ID)
-	latest := e.now().Add(e.pol.MaxWake)
 	q := e.db.Read()
 	scheds, err := q.Schedules(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	byName := map[string]storage.Schedule{}
+	for _, s := range scheds {
+		byName[s.Handler] = s
+	}
+	for _, c := range sc.Workflow.Consumers {
+		if byName[c.Name].Unrun {
+			ws.markDirty(c.Name)
+			continue
+		}
+		oldest, err := q.OldestPending(ctx, w.ID, c.Subscribe)
+		if err != nil {
+			return err
+		}
+		if oldest != 0 {
+			ws.markDirty(c.Name)
+		}
+	}
+	return nil
+}
+
+// clampSchedules brings a workflow's stored times back within reach of
+// now, where a clock since set back (or a policy since changed) left them
+// further: a consumer's wakeAt to policy.max_wake from now, a producer's
+// next run to its schedule's next time from now, a back-off or a call's
+// next attempt to the longest wait keep sets. A clock a year ahead,
+// then put right, would otherwise leave them a year away. One past is due
+// now. At start, and when the running host sees its clock jump
+// (watchClock).
+func (e *Engine) clampSchedules(ctx context.Context, w *storage.Workflow, sc *sandbox.Script) error {
+	now := e.now()
+	latest := now.Add(e.pol.MaxWake)
+	scheds, err := e.db.Read().Schedules(ctx, w.ID)
 	if err != nil {
 		return err
 	}
@@ -79,18 +118,27 @@ func (e *Engine) markOnStart(ctx context.Context, w *storage.Workflow) error {
 			}); err != nil {
 				return err
 			}
-			e.log.Info("recovery: wakeAt clamped to policy", "workflow", w.Name, "consumer", c.Name, "was", *s.WakeAt, "now", latest)
+			e.log.Info("wakeAt clamped to policy", "workflow", w.Name, "consumer", c.Name, "was", *s.WakeAt, "now", latest)
 		}
-		if s.Unrun {
-			ws.markDirty(c.Name)
-			continue
-		}
-		oldest, err := q.OldestPending(ctx, w.ID, c.Subscribe)
-		if err != nil {
-			return err
-		}
-		if oldest != 0 {
-			ws.markDirty(c.Name)
+	}
+	// a back-off, or a call's next sending or check, is never further than
+	// the longest wait keep sets (policy.backoff_max and its jitter, or a
+	// Retry-After)
+	longest := max(e.pol.BackoffMax+e.pol.BackoffMax/10, connectors.MaxRetryAfter)
+	if err := e.db.Write(ctx, func(tx *storage.Tx) error {
+		return tx.ClampRetries(ctx, w.ID, now.Add(longest))
+	}); err != nil {
+		return err
+	}
+	for _, p := range sc.Workflow.Producers {
+		s, next := byName[p.Name], p.Schedule.Next(now)
+		if s.NextRunAt != nil && !next.IsZero() && s.NextRunAt.After(next) {
+			if err := e.db.Write(ctx, func(tx *storage.Tx) error {
+				return tx.ClampNextRun(ctx, w.ID, p.Name, next)
+			}); err != nil {
+				return err
+			}
+			e.log.Info("next run brought back to its schedule", "workflow", w.Name, "producer", p.Name, "was", *s.NextRunAt, "now", next)
 		}
 	}
 	return nil

@@ -15,7 +15,8 @@ import (
 
 // Start launches one scheduler goroutine per workflow. Each sleeps on its
 // own timer (the earliest next_run_at, wakeAt, back-off or reconciliation
-// deadline) and on a wake channel; nothing polls.
+// deadline) and on a wake channel; nothing polls (watchClock only reads
+// the clock, once a minute).
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	if e.started {
@@ -33,7 +34,59 @@ func (e *Engine) Start(ctx context.Context) error {
 	for _, w := range wfs {
 		e.launch(w.ID)
 	}
+	e.wg.Add(1)
+	mono, wall := time.Now(), e.now().Round(0) // Round(0): the wall reading alone
+	go func() {
+		defer e.wg.Done()
+		e.watchClock(e.runCtx, mono, wall)
+	}()
 	return nil
+}
+
+// clockCheck is how often watchClock compares the wall clock with the
+// monotonic one, and clockSlack how far they may drift apart meanwhile.
+const (
+	clockCheck = time.Minute
+	clockSlack = 5 * time.Second
+)
+
+// watchClock wakes every workflow's loop when the wall clock jumps: a
+// machine suspended and resumed, or its clock set by hand. A loop's timer
+// runs on the monotonic clock, which on Linux stops while the machine is
+// suspended, so after a week asleep a timer armed for a day's cron tick
+// would fire a day after the resume, not at once; a clock set back would
+// leave it armed for a time that is now later, and the times it stored
+// reckoned from a clock now behind (clampSchedules brings them back).
+// Woken, each loop reads its deadlines against e.now() again: what came
+// due meanwhile runs (once: a producer's next run is reckoned from the
+// time it ran) and the timer is armed anew. It looks once a clockCheck
+// and reads nothing else unless the clock jumped. mono and wall are the
+// two clocks as Start read them.
+func (e *Engine) watchClock(ctx context.Context, mono, wall time.Time) {
+	every := e.clockCheck
+	if every <= 0 {
+		every = clockCheck
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		nowMono, nowWall := time.Now(), e.now().Round(0)
+		if d := nowWall.Sub(wall) - nowMono.Sub(mono); d > clockSlack || d < -clockSlack {
+			e.log.Info("the wall clock jumped; every workflow looks at its timers again", "by", d)
+			e.clampAll(ctx)
+			e.mu.Lock()
+			for _, ws := range e.wfs {
+				ws.poke()
+			}
+			e.mu.Unlock()
+		}
+		mono, wall = nowMono, nowWall
+	}
 }
 
 // Stop lets every workflow finish or park the run in hand, then returns.
@@ -66,6 +119,28 @@ func (e *Engine) launch(id int64) {
 		defer e.wg.Done()
 		_ = e.loop(e.runCtx, ws, false)
 	}()
+}
+
+// clampAll is clampSchedules for every workflow (its failures logged: the
+// next jump, or the next start, tries again).
+func (e *Engine) clampAll(ctx context.Context) {
+	wfs, err := e.db.Read().Workflows(ctx)
+	if err != nil {
+		e.log.Error("reading workflows after a clock jump", "err", err)
+		return
+	}
+	for _, w := range wfs {
+		if w.Version == 0 {
+			continue
+		}
+		sc, err := e.script(ctx, w.ID, w.Version)
+		if err == nil {
+			err = e.clampSchedules(ctx, w, sc)
+		}
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("bringing schedules back after a clock jump", "workflow", w.Name, "err", err)
+		}
+	}
 }
 
 // loop is one workflow's scheduler: it does what is due, one step at a
@@ -121,7 +196,11 @@ func (e *Engine) loop(ctx context.Context, ws *wfState, drain bool) error {
 			}
 		}
 		if next != nil && !(drain && inHand) {
-			timer.Reset(max(next.Sub(e.now()), time.Millisecond))
+			d := max(next.Sub(e.now()), time.Millisecond)
+			timer.Reset(d)
+			if e.armed != nil {
+				e.armed(ws, d)
+			}
 		}
 		select {
 		case <-ctx.Done():

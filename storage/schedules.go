@@ -49,12 +49,42 @@ func (tx *Tx) SetWake(ctx context.Context, workflowID int64, handler string, at 
 	return err
 }
 
+// ClearSchedule drops a handler's next_run_at and wakeAt: a deploy
+// removed it, so nothing runs it at those times.
+func (tx *Tx) ClearSchedule(ctx context.Context, workflowID int64, handler string) error {
+	_, err := tx.exec(ctx, `UPDATE schedules SET next_run_at = NULL, wake_at = NULL WHERE workflow_id = ? AND handler = ?`,
+		workflowID, handler)
+	return err
+}
+
 // ClampWake moves a consumer's persisted wakeAt no later than latest
 // (restart recovery: the policy or the clock may have changed since it was
 // stored).
 func (tx *Tx) ClampWake(ctx context.Context, workflowID int64, handler string, latest time.Time) error {
 	_, err := tx.exec(ctx, `UPDATE schedules SET wake_at = ?1 WHERE workflow_id = ?2 AND handler = ?3 AND wake_at > ?1`,
 		ms(latest), workflowID, handler)
+	return err
+}
+
+// ClampNextRun moves a producer's persisted next_run_at no later than
+// latest (a clock since set back reckoned it further).
+func (tx *Tx) ClampNextRun(ctx context.Context, workflowID int64, handler string, latest time.Time) error {
+	_, err := tx.exec(ctx, `UPDATE schedules SET next_run_at = ?1 WHERE workflow_id = ?2 AND handler = ?3 AND next_run_at > ?1`,
+		ms(latest), workflowID, handler)
+	return err
+}
+
+// ClampRetries moves a workflow's transient back-off (retry_at) and the
+// next attempts of its calls waiting to be sent again or checked no later
+// than latest (a clock since set back reckoned them further). Only the
+// times move: the block and the calls' statuses stay as they are.
+func (tx *Tx) ClampRetries(ctx context.Context, workflowID int64, latest time.Time) error {
+	if _, err := tx.exec(ctx, `UPDATE workflows SET retry_at = ?1 WHERE id = ?2 AND block_kind = 'transient' AND retry_at > ?1`,
+		ms(latest), workflowID); err != nil {
+		return err
+	}
+	_, err := tx.exec(ctx, `UPDATE mutations SET next_attempt_at = ?1
+		WHERE workflow_id = ?2 AND status IN ('in_flight', 'needs_reconcile') AND next_attempt_at > ?1`, ms(latest), workflowID)
 	return err
 }
 
