@@ -15,8 +15,8 @@ import (
 
 // Start launches one scheduler goroutine per workflow. Each sleeps on its
 // own timer (the earliest next_run_at, wakeAt, back-off or reconciliation
-// deadline) and on a wake channel; nothing polls (watchClock only reads
-// the clock, once a minute).
+// deadline) and on a wake channel; nothing polls (watchClock waits for
+// the kernel's notice that the clock was set).
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	if e.started {
@@ -44,7 +44,8 @@ func (e *Engine) Start(ctx context.Context) error {
 }
 
 // clockCheck is how often watchClock compares the wall clock with the
-// monotonic one, and clockSlack how far they may drift apart meanwhile.
+// monotonic one where the system gives no notice of the clock being set
+// (clockSets), and clockSlack how far they may drift apart meanwhile.
 const (
 	clockCheck = time.Minute
 	clockSlack = 5 * time.Second
@@ -59,21 +60,36 @@ const (
 // reckoned from a clock now behind (clampSchedules brings them back).
 // Woken, each loop reads its deadlines against e.now() again: what came
 // due meanwhile runs (once: a producer's next run is reckoned from the
-// time it ran) and the timer is armed anew. It looks once a clockCheck
-// and reads nothing else unless the clock jumped. mono and wall are the
-// two clocks as Start read them.
+// time it ran) and the timer is armed anew. It waits for the kernel's
+// notice that the clock was set (clockSets, Linux: nothing polls), or
+// elsewhere looks once a clockCheck, and reads nothing else unless the
+// clock jumped. mono and wall are the two clocks as Start read them.
 func (e *Engine) watchClock(ctx context.Context, mono, wall time.Time) {
-	every := e.clockCheck
-	if every <= 0 {
-		every = clockCheck
+	var tick <-chan time.Time
+	sets, err := clockSets(ctx)
+	if every := e.clockCheck; every > 0 || err != nil {
+		if every <= 0 {
+			every = clockCheck
+		}
+		t := time.NewTicker(every) // tests, whose clock the kernel does not see set; or no notice here
+		defer t.Stop()
+		tick, sets = t.C, nil
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick:
+		case _, ok := <-sets:
+			if !ok { // ended with ctx, or its timer could not be armed again
+				if ctx.Err() != nil {
+					return
+				}
+				t := time.NewTicker(clockCheck)
+				defer t.Stop()
+				tick, sets = t.C, nil
+				continue
+			}
 		}
 		nowMono, nowWall := time.Now(), e.now().Round(0)
 		if d := nowWall.Sub(wall) - nowMono.Sub(mono); d > clockSlack || d < -clockSlack {
