@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,33 @@ func TestEvents(t *testing.T) {
 		}
 		if rs := b.reminders(); rs[0].Status != storage.DeferredCancelled {
 			t.Fatalf("after the answer the reminder is %s, want cancelled", rs[0].Status)
+		}
+	})
+
+	t.Run("a reminder of an earlier question does not start a second chain", func(t *testing.T) {
+		t.Parallel()
+		b := setupWithBus(t)
+		s := newSink(t)
+		b.deploy("push", pushWorkflow(s.URL, "a"))
+		b.drain()
+		att, _ := b.e.Attention(ctx)
+		id, err := parseID("mutation", att[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// a reminder that fired for a question asked before: not the one
+		// the prompt waits on now (scheduled, not fired)
+		stale := bus.Event{ID: 1 << 40, Topic: topicReminder, Payload: json.RawMessage(fmt.Sprintf(`{"mutation":%d}`, id))}
+		if err := b.e.onReminder(ctx, stale); err != nil {
+			t.Fatal(err)
+		}
+		if rs := b.reminders(); len(rs) != 1 {
+			t.Fatalf("%d reminders after a stale one came, want the prompt's own alone: %+v", len(rs), rs)
+		}
+		for _, ev := range b.journal("approval.requested") {
+			if strings.Contains(string(ev.Payload), `"reminder":true`) {
+				t.Fatalf("a stale reminder announced the prompt again: %s", ev.Payload)
+			}
 		}
 	})
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,6 +47,19 @@ func (e *Engine) onReminder(ctx context.Context, ev bus.Event) error {
 		var err error
 		if m, err = tx.MutationByID(ctx, p.Mutation); err != nil {
 			return err
+		}
+		// Only the reminder the prompt waits on goes on. One that fired
+		// before the prompt was answered and came after it was asked again
+		// is the earlier question's: going on would fork a second daily
+		// chain beside the new question's own.
+		if m.ReminderID != 0 {
+			d, err := tx.DeferredEvent(ctx, m.ReminderID)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			if err == nil && d.EventID != ev.ID {
+				return nil
+			}
 		}
 		topic := ""
 		switch m.Status {
