@@ -69,3 +69,23 @@ func TestTheTryReportKeepsAScriptsTextOnItsLine(t *testing.T) {
 		}
 	}
 }
+
+// The TUI's dry run (d on Workflows) keeps them on their lines too: before,
+// an input's title under a mutation ("for …") wrote the heading the script
+// chose on a line of its own.
+func TestTheTUIsDryRunKeepsAScriptsTextOnItsLine(t *testing.T) {
+	t.Parallel()
+	r := newRealEngine(t)
+	r.Deploy("forger", []byte(forgingTry))
+	h := r.harness(r.API, 120, 40)
+	h.keys("1", "d")
+	screen := h.screen()
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(strings.Trim(l, "│ "), "mutations it would make") {
+			t.Errorf("the dry run has a line the script wrote: %q\n%s", l, screen)
+		}
+	}
+	if !strings.Contains(screen, `for t\nmutations it would make (0):`) {
+		t.Errorf("the dry run does not show the input's title escaped on its line:\n%s", screen)
+	}
+}
