@@ -272,6 +272,10 @@ func TestValidation(t *testing.T) {
 		{"a concurrency above the bound", `subscribe: ["in"],`, `subscribe: ["in"], concurrency: 65,`, "concurrency:", 1, `concurrency of consumer "work" is 65`},
 		{"a fractional concurrency", `subscribe: ["in"],`, `subscribe: ["in"], concurrency: 2.5,`, "concurrency:", 1, `concurrency of consumer "work" is 2.5`},
 		{"a concurrency that is a string", `subscribe: ["in"],`, `subscribe: ["in"], concurrency: "4",`, "concurrency:", 1, `concurrency of consumer "work" must be a whole number from 1 to 64`},
+		{"a producer's name with a newline", `poll: {`, `"poll\n2  poll  producer  committed": {`, "producers:", 1, `producer name "poll\n2  poll  producer  committed" must be visible text on one line`},
+		{"a consumer's name with a bidi override", `work: Keep.consumer({`, `"work\u202e": Keep.consumer({`, "consumers:", 1, `consumer name "work\u202e" must be visible text on one line`},
+		{"a topic's name with an escape", `"spare": {}`, `"spare\u001b[2J": {}`, "topics:", 1, `topic name "spare\x1b[2J" must be visible text on one line`},
+		{"a topic's name with a Hangul filler", `"spare": {}`, `"spare\u3164": {}`, "topics:", 1, `topic name "spare\u3164" must be visible text`},
 		{"no default export", `export default Keep.workflow({`, `const unused = ({`, "", 0, "no `export default Keep.workflow"},
 	}
 	for _, tt := range tests {

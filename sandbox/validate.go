@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 )
@@ -169,6 +171,10 @@ func (v *validator) topics(decl *goja.Object, top int) (map[string]bool, []strin
 				v.add(topicsAt, "a topic name must not be empty")
 				continue
 			}
+			if !visibleName(k) {
+				v.add(or(v.loc.literal(topicsAt, k), topicsAt), "topic name %+q %s", k, visibleRule)
+				continue
+			}
 			topics[k] = true
 			names = append(names, k)
 		}
@@ -178,8 +184,33 @@ func (v *validator) topics(decl *goja.Object, top int) (map[string]bool, []strin
 	return topics, names
 }
 
+// visibleRule is what visibleName asks of a handler's or a topic's name.
+const visibleRule = "must be visible text on one line: no control characters (a newline, ESC), no invisible ones (a bidi override, a zero-width space)"
+
+// visibleName says whether a handler's or a topic's name shows as what it
+// is. The names are printed wherever keep shows a run, an event or a
+// workflow (the TUI, every listing of the CLI, traces, keep.log), one to a
+// cell: a newline in one would start a row keep did not write, an
+// invisible character would make it read as another. Refused here, where
+// the names are declared, no screen has to be careful with them. The
+// rule is Unicode's: a printable rune (letters, marks, numbers,
+// punctuation, symbols and the ASCII space) that is not default-ignorable.
+func visibleName(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) ||
+			unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) {
+			return false
+		}
+	}
+	return true
+}
+
 // claim takes a handler name for section; seen holds the names taken.
 func (v *validator) claim(seen map[string]string, section, name string, at int) bool {
+	if !visibleName(name) {
+		v.add(at, "%s name %+q %s", section, name, visibleRule)
+		return false
+	}
 	if other, dup := seen[name]; dup {
 		v.add(at, "handler name %q is used by both a %s and a %s", name, other, section)
 		return false

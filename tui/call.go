@@ -40,7 +40,10 @@ func callText(connector, method, target string) string {
 // limit arguments (0: all) and ends with how many more there are and where
 // they are (more); every line is wrapped to w cells and never cut.
 func callLines(c callView, w, room, limit int, more string) (call, own []string) {
-	call = wrapAll(callText(c.connector, c.method, c.target), w)
+	// The target is one line, whatever a script put in it (a file name
+	// may hold a newline): a newline is shown as \n, never as a line of
+	// the call that is not there.
+	call = wrapAll(callText(c.connector, c.method, printable.Line(c.target)), w)
 	for _, l := range previewLines(c.preview, -1) {
 		call = append(call, wrapAll(l, w)...)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"keep/engine"
 	"keep/engine/api"
+	"keep/tui/printable"
 )
 
 // WriteWorkflow is keep status: one workflow in detail, then its handlers.
@@ -58,7 +59,7 @@ func WriteWorkflow(w io.Writer, d *api.WorkflowDetail) error {
 func WriteTrace(w io.Writer, runID string, runView *api.RunView, lines []api.TraceLine) error {
 	if runView != nil {
 		r := runView
-		fmt.Fprintf(w, "run %s: %s (%s) %s/%s, updated %s\n", r.ID, r.Handler, r.HandlerType, r.Phase, r.Status, TimeText(r.UpdatedAt))
+		fmt.Fprintf(w, "run %s: %s (%s) %s/%s, updated %s\n", r.ID, printable.Line(r.Handler), r.HandlerType, r.Phase, r.Status, TimeText(r.UpdatedAt))
 		if r.Error != "" {
 			fmt.Fprintf(w, "error: %s\n", Line(r.Error, 300))
 		}

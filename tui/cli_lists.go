@@ -32,10 +32,11 @@ func NewTable(w io.Writer, header ...string) *Table {
 }
 
 // Row adds one row; each cell is escaped before the tabwriter measures it,
-// so columns align.
+// so columns align, and kept to one line (printable.Line): a newline in a
+// cell would start a row keep did not write.
 func (t *Table) Row(cols ...string) {
 	for i, col := range cols {
-		cols[i] = printable.String(strings.ReplaceAll(col, "\t", " "))
+		cols[i] = printable.Line(strings.ReplaceAll(col, "\t", " "))
 	}
 	fmt.Fprintln(t.tw, strings.Join(cols, "\t"))
 }

@@ -6,10 +6,14 @@ import (
 	"strings"
 
 	"keep/engine/api"
+	"keep/tui/printable"
 )
 
 // WriteTryReport is keep try's report: what a dry run would have done.
-// Traces are left out of the summary keep new and edit print.
+// Traces are left out of the summary keep new and edit print. What a
+// script wrote (a title, an id, a preview, an error) stays on its line
+// (printable.Line): a newline in it must not write a heading of the
+// report ("mutations it would make (0):") of its own.
 func WriteTryReport(w io.Writer, rep *api.TryReport, traces bool) {
 	fmt.Fprintf(w, "dry run of %s: a throw-away copy that started %s; nothing was changed\n", rep.Workflow, rep.StartedFrom)
 	if rep.Note != "" {
@@ -17,7 +21,7 @@ func WriteTryReport(w io.Writer, rep *api.TryReport, traces bool) {
 	}
 	fmt.Fprintf(w, "\ninputs (%d):\n", len(rep.Inputs))
 	for _, in := range rep.Inputs {
-		fmt.Fprintf(w, "  %s/%s %s  %s\n", in.Source, in.Type, in.ExternalID, in.Title)
+		fmt.Fprintf(w, "  %s/%s %s  %s\n", in.Source, in.Type, printable.Line(in.ExternalID), printable.Line(in.Title))
 	}
 	fmt.Fprintf(w, "\nreads (%d):\n", len(rep.Reads))
 	for _, r := range rep.Reads {
@@ -30,9 +34,9 @@ func WriteTryReport(w io.Writer, rep *api.TryReport, traces bool) {
 	fmt.Fprintf(w, "hosts: %s\n", Dash(strings.Join(rep.Hosts, ", ")))
 	fmt.Fprintf(w, "\nmutations it would make (%d):\n", len(rep.Mutations))
 	for i, m := range rep.Mutations {
-		fmt.Fprintf(w, "  %d. %s.%s  %s\n", i+1, m.Connector, m.Method, m.Preview)
+		fmt.Fprintf(w, "  %d. %s.%s  %s\n", i+1, m.Connector, m.Method, printable.Line(m.Preview))
 		if m.Title != "" || len(m.CausedBy) > 0 {
-			fmt.Fprintf(w, "     %s · for: %s · run %s\n", Dash(m.Title), Dash(strings.Join(m.CausedBy, ", ")), m.RunID)
+			fmt.Fprintf(w, "     %s · for: %s · run %s\n", Dash(printable.Line(m.Title)), Dash(printable.Line(strings.Join(m.CausedBy, ", "))), m.RunID)
 		}
 		if m.NeedsApproval {
 			fmt.Fprintf(w, "     %s\n", m.Approval)
@@ -59,9 +63,9 @@ func WriteTryReport(w io.Writer, rep *api.TryReport, traces bool) {
 	}
 	fmt.Fprintf(w, "\nruns (%d):\n", len(rep.Runs))
 	for _, r := range rep.Runs {
-		fmt.Fprintf(w, "  run %s: %s %s, %s", r.ID, r.HandlerType, r.Handler, r.Status)
+		fmt.Fprintf(w, "  run %s: %s %s, %s", r.ID, r.HandlerType, printable.Line(r.Handler), r.Status)
 		if r.Error != "" {
-			fmt.Fprintf(w, ": %s", r.Error)
+			fmt.Fprintf(w, ": %s", printable.Line(r.Error))
 		}
 		fmt.Fprintln(w)
 		for _, l := range r.Trace {
@@ -81,5 +85,5 @@ func errText(s string) string {
 	if s == "" {
 		return ""
 	}
-	return " error: " + s
+	return " error: " + printable.Line(s)
 }

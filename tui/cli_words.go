@@ -9,6 +9,7 @@ import (
 
 	"keep/engine/api"
 	"keep/engine/authoring"
+	"keep/tui/printable"
 )
 
 // Words the command line says beside its listings: what an approval
@@ -20,7 +21,7 @@ import (
 func ApprovedWords(id string, item *api.AttentionItem, always, wide bool) string {
 	capability, scope := "this capability", ""
 	if item != nil {
-		capability, scope = item.Connector+"."+item.Method, item.Scope
+		capability, scope = item.Connector+"."+item.Method, printable.Line(item.Scope)
 	}
 	switch {
 	case wide:

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"keep/engine/api"
+	"keep/tui/printable"
 )
 
 // The dry run (d on Workflows): what the selected workflow's next runs would
@@ -163,13 +164,14 @@ func (d *dryRun) lines() []string {
 		out = append(out, "It would change nothing.")
 	}
 	for _, m := range r.Mutations {
-		what := m.Preview
+		// what a script wrote stays on its line (printable.Line)
+		what := printable.Line(m.Preview)
 		if what == "" {
 			what = m.Connector + "." + m.Method
 		}
 		out = append(out, "• "+what)
 		if len(m.CausedBy) > 0 {
-			out = append(out, "    for "+strings.Join(m.CausedBy, ", "))
+			out = append(out, "    for "+printable.Line(strings.Join(m.CausedBy, ", ")))
 		}
 		if m.NeedsApproval {
 			out = append(out, "    "+m.Approval)
@@ -177,7 +179,7 @@ func (d *dryRun) lines() []string {
 	}
 	out = append(out, "", "Runs:")
 	for _, run := range r.Runs {
-		line := fmt.Sprintf("  %s %s: %s", run.HandlerType, run.Handler, run.Status)
+		line := fmt.Sprintf("  %s %s: %s", run.HandlerType, printable.Line(run.Handler), run.Status)
 		if run.Error != "" {
 			line += " — " + oneLine(run.Error)
 		}

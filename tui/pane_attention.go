@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"keep/engine/api"
+	"keep/tui/printable"
 )
 
 // attentionPane (3) is everything waiting on the person: approvals,
@@ -168,7 +169,7 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cm
 	case keyIs(msg, k.Approve):
 		return sh.answer(title, "approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), false) })
 	case keyIs(msg, k.ApproveAlways):
-		return sh.answer(title, "approved "+title+", and always for "+fit(it.Scope, 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), true) })
+		return sh.answer(title, "approved "+title+", and always for "+fit(printable.Line(it.Scope), 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), true) })
 	case keyIs(msg, k.Reject):
 		return ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
 			func() tea.Cmd {
@@ -381,7 +382,7 @@ func accepts(it api.AttentionItem, answer string) bool {
 
 // approveChoices names what each approval key covers.
 func approveChoices(k *keyMap, it api.AttentionItem) string {
-	scope := it.Scope
+	scope := printable.Line(it.Scope)
 	if scope == "" {
 		scope = it.Connector + "." + it.Method
 	}

@@ -110,7 +110,7 @@ func (c *Connector) Methods() []connectors.Method {
 		return func(p map[string]any) string { return c.scope(str(p, key)) }
 	}
 	check := func(key string) func(map[string]any) string {
-		return func(p map[string]any) string { return "look at " + c.scope(str(p, key)) }
+		return func(p map[string]any) string { return "look at " + c.shownScope(str(p, key)) }
 	}
 	pathArg := connectors.Arg{Name: "path", Type: "string", Required: true,
 		Doc: "relative to the first of [connectors.files] roots, or absolute inside one of them"}
@@ -155,10 +155,10 @@ func (c *Connector) Methods() []connectors.Method {
 			Reconcile: "looks for both files: only the target there is applied, only the source not applied",
 			Example:   `await ctx.files.move({ from: "inbox/a.txt", to: "done/a.txt" })`,
 			Check: func(p map[string]any) string {
-				return fmt.Sprintf("look for %s and %s", c.scope(str(p, "from")), c.scope(str(p, "to")))
+				return fmt.Sprintf("look for %s and %s", c.shownScope(str(p, "from")), c.shownScope(str(p, "to")))
 			},
 			Preview: func(p map[string]any) string {
-				return fmt.Sprintf("move %s → %s", c.scope(str(p, "from")), c.scope(str(p, "to")))
+				return fmt.Sprintf("move %s → %s", c.shownScope(str(p, "from")), c.shownScope(str(p, "to")))
 			}},
 	}
 }

@@ -63,6 +63,14 @@ func (c *Connector) pathAndContent(p map[string]any) (target, string, error) {
 }
 
 // previewContent renders `write notes/a.txt (12 bytes): "first line…"`.
+// shownScope is the scope of path as a preview or a check writes it: on
+// one line. A file name may hold a newline, and a preview's lines are laid
+// out as lines of the host's call, so the script's text after it would
+// read as one of them; it is written \n.
+func (c *Connector) shownScope(path string) string {
+	return strings.ReplaceAll(c.scope(path), "\n", `\n`)
+}
+
 func (c *Connector) previewContent(verb string, p map[string]any) string {
 	s := str(p, "content")
 	first, _, more := strings.Cut(s, "\n")
@@ -72,5 +80,5 @@ func (c *Connector) previewContent(verb string, p map[string]any) string {
 	if more {
 		first += "…"
 	}
-	return fmt.Sprintf("%s %s (%d bytes): %q", verb, c.scope(str(p, "path")), len(s), first)
+	return fmt.Sprintf("%s %s (%d bytes): %q", verb, c.shownScope(str(p, "path")), len(s), first)
 }

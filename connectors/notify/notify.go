@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"keep/connectors"
@@ -141,11 +142,54 @@ func params(p map[string]any) (title, body string, err error) {
 	return title, body, nil
 }
 
+// DesktopText is s as the desktop is handed it: what keep never writes
+// raw on a terminal is written escaped here too (`\x1b`, `\u202e`), by the
+// rule of tui/printable (its tests hold the two equal): a control
+// character, a line or paragraph separator, and every invisible character
+// by Unicode property (format characters such as bidi overrides and
+// zero-width spaces, default-ignorable code points). A notification
+// arrives outside keep, with nothing beside it to say what it is: a script
+// must not make it read as something else, nor reach the terminal a
+// notifier may log it to.
+func DesktopText(s string) string {
+	if !strings.ContainsFunc(s, unshown) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unshown(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func unshown(r rune) bool {
+	if r < 0x80 {
+		return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f
+	}
+	return r <= 0x9f || r == '\u2028' || r == '\u2029' ||
+		unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
+}
+
+// desktopMarkup escapes what a notification server reads as markup in a
+// body (the freedesktop spec's <b>, <a href>, <img src>): a script's body
+// is shown as the text it is, never as a link dressed as other words or
+// an image loaded from a path it names.
+var desktopMarkup = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
 func (c *Connector) run(ctx context.Context, path, title, body string) error {
 	// "--" keeps a title starting with "-" from being read as an option.
-	args := []string{"--app-name=keep", "--", title}
+	args := []string{"--app-name=keep", "--", DesktopText(title)}
 	if body != "" {
-		args = append(args, body)
+		args = append(args, desktopMarkup.Replace(DesktopText(body)))
 	}
 	if err := ctx.Err(); err != nil {
 		// Not started: certainly not shown.

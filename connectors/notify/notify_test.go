@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"keep/connectors"
 	"keep/connectors/notify"
+	"keep/tui/printable"
 )
 
 // fakeNotifier writes an executable named notify-send into a fresh
@@ -212,5 +214,48 @@ func TestSendFindsTheNotifierOnPath(t *testing.T) {
 	args, _ := os.ReadFile(filepath.Join(dir, "args"))
 	if string(args) != "--app-name=keep\n--\nOn PATH\n" {
 		t.Fatalf("args %q", args)
+	}
+}
+
+// A desktop notification is text a script wrote, shown outside keep: its
+// control and invisible characters go escaped, as on every screen of
+// keep's, and its body's markup is shown as text. Before, notify-send was
+// handed ESC, BEL, a C1 CSI and a bidi override raw, and a body of
+// <a href="…">Click to verify</a> <img src="file:///…"/> was a link and
+// an image to every notification server that reads markup.
+func TestSendHandsTheDesktopTextNotMarkupOrControls(t *testing.T) {
+	t.Parallel()
+	dir := fakeNotifier(t, "exit 0")
+	c, _ := notify.New(notify.Config{Command: filepath.Join(dir, "notify-send")})
+	_, err := send(t, c, context.Background(), map[string]any{
+		"title": "Bank \u202eevil\x1b]0;x\x07",
+		"body":  "<a href=\"https://evil.example/\">Click to verify</a> & <img src=\"file:///etc/passwd\"/> \u009b2J\u200b",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, _ := os.ReadFile(filepath.Join(dir, "args"))
+	want := "--app-name=keep\n--\n" +
+		`Bank \u202eevil\x1b]0;x\x07` + "\n" +
+		`&lt;a href="https://evil.example/"&gt;Click to verify&lt;/a&gt; &amp; &lt;img src="file:///etc/passwd"/&gt; \u009b2J\u200b` + "\n"
+	if string(args) != want {
+		t.Fatalf("notify-send was handed\n%q\nwant\n%q", args, want)
+	}
+}
+
+// The desktop escapes what every screen of keep's escapes, rune for rune.
+func TestDesktopTextEscapesWhatPrintableEscapes(t *testing.T) {
+	t.Parallel()
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		s := string(r)
+		if p, d := printable.String(s) != s, notify.DesktopText(s) != s; p != d {
+			t.Errorf("%U: printable escapes it: %v, the desktop: %v", r, p, d)
+		}
+	}
+	if s := "Done: 3 files\n\tnext ❤ e\u0301"; notify.DesktopText(s) != s {
+		t.Errorf("DesktopText changed visible text: %q", notify.DesktopText(s))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -32,6 +33,18 @@ func String(s string) string {
 		return s
 	}
 	return string(appendEscaped(nil, []byte(s)))
+}
+
+// Line is String for text shown on one line (a table cell, the target of
+// a call, a grant's scope): a newline and a tab are shown escaped too, as
+// \n and \t, so text a script controls (a file name may hold a newline)
+// cannot start a line of its own where a reader expects one of keep's.
+func Line(s string) string {
+	s = String(s)
+	if strings.ContainsAny(s, "\n\t") {
+		s = strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+	}
+	return s
 }
 
 func clean[T string | []byte](s T) bool {

@@ -255,3 +255,17 @@ func TestDeepWritesOnlyWhatNeedsEscaping(t *testing.T) {
 		t.Errorf("what needed escaping: %#v", dirty)
 	}
 }
+
+// Line is String on one line: a newline and a tab are shown, not obeyed.
+func TestLineKeepsTextOnOneLine(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"a.txt":               "a.txt",
+		"a\nFORGED\tx":        `a\nFORGED\tx`,
+		"a\r\n\x1b[2J\u202eb": `a\x0d\n\x1b[2J\u202eb`,
+	} {
+		if got := printable.Line(in); got != want {
+			t.Errorf("Line(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
