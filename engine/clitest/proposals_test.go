@@ -95,6 +95,13 @@ func TestTryExitsNonZeroWhenARunFails(t *testing.T) {
 		!strings.Contains(r.stderr, "bug in prepare") {
 		t.Fatalf("keep try of a failing workflow: %s", r)
 	}
+	// a script's error stays on keep's line: its newline and escape are shown, not acted on
+	forged := e.file(e.dir, "forged.js", strings.Replace(filesWorkflow, `const [ev] = await ctx.peek("file.found", { limit: 1 });`,
+		`throw new Error("x\nkeep: nothing failed\x1b[2J");`, 1))
+	r = e.expect(1, "try", forged)
+	if !strings.Contains(r.stderr, `x\nkeep: nothing failed\x1b[2J`) || strings.Contains(r.stderr, "\nkeep: nothing failed") {
+		t.Fatalf("keep try printed a script's error raw: %q", r.stderr)
+	}
 	r = e.expect(1, "try", bad, "--json")
 	var rep struct{ Runs []struct{ Status string } }
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Runs) == 0 {
