@@ -32,8 +32,13 @@ type folders struct {
 	e *Engine
 
 	mu    sync.Mutex
-	w     *fsnotify.Watcher         // made with the first folder to watch
-	byDir map[string][]watcher      // real folder path → its producers
+	w     *fsnotify.Watcher    // made with the first folder to watch
+	byDir map[string][]watcher // real folder path → its producers
+	// hides says, per watched folder, which of its entries are keep's own
+	// files (files.Connector.Hider): their changes wake no one, as list
+	// leaves them out; keep's database in a watched folder is written at
+	// every run's commit, and each commit would wake the producer again
+	hides map[string]func(name string) bool
 	byWF  map[int64]watchedVersion  // what each workflow's watches were set for
 	woken map[int64]map[string]bool // workflow → producers woken since their last run
 	// settling: producers whose folder changed and has not settled yet
@@ -70,7 +75,7 @@ type watchedVersion struct {
 }
 
 func newFolders(e *Engine) *folders {
-	return &folders{e: e, byDir: map[string][]watcher{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
+	return &folders{e: e, byDir: map[string][]watcher{}, hides: map[string]func(string) bool{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
 		settling: map[watcher]*settling{}, now: time.Now,
 		after: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) },
 		warm:  func() { warmWorkers(e.pol.Limits, 1) }}
@@ -141,7 +146,23 @@ func (f *folders) add(dir string) error {
 	if len(f.byDir[dir]) > 0 {
 		return nil // watched for another workflow already
 	}
-	return f.w.Add(dir)
+	if err := f.w.Add(dir); err != nil {
+		return err
+	}
+	f.hides[dir] = f.hider(dir)
+	return nil
+}
+
+// hider is the files connector's Hider for dir: keep's own files there.
+func (f *folders) hider(dir string) func(string) bool {
+	if c, ok := f.e.reg.Get("files"); ok {
+		if h, ok := c.(interface {
+			Hider(string) func(string) bool
+		}); ok {
+			return h.Hider(dir)
+		}
+	}
+	return func(string) bool { return false }
 }
 
 // drop takes a workflow's producers off dir, and the watch when no other
@@ -153,6 +174,7 @@ func (f *folders) drop(dir string, wf int64) {
 		return
 	}
 	delete(f.byDir, dir)
+	delete(f.hides, dir)
 	if f.w != nil {
 		_ = f.w.Remove(dir) // gone already when the folder was removed
 	}
@@ -191,6 +213,9 @@ func (f *folders) changed(ev fsnotify.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	dir := filepath.Dir(ev.Name)
+	if hide := f.hides[dir]; hide != nil && hide(filepath.Base(ev.Name)) {
+		return // one of keep's own files: not there as far as a script can tell
+	}
 	if _, self := f.byDir[ev.Name]; self && ev.Op.Has(fsnotify.Remove|fsnotify.Rename) {
 		dir = ev.Name
 		for _, t := range f.byDir[dir] {

@@ -431,3 +431,82 @@ func startWatching(t *testing.T, b *bundle) (context.Context, func(what string))
 		}
 	}
 }
+
+// TestKeepsOwnFilesWakeNoWatch: a watched folder that holds keep's
+// database (a files root over the database's folder) is written at every
+// commit; those writes wake no producer, as list leaves those files out.
+// Before, each run's commit woke its producer again, and a producer
+// watching such a folder ran without end (hundreds of runs a second, no
+// file changed). Real inotify: the database's log is written, then a file
+// in a second watched folder; the kernel's events come in order, so once
+// the second folder's producer is settling, the log's write has been seen.
+func TestKeepsOwnFilesWakeNoWatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dbDir := filepath.Dir(b.dbPath)
+	cfg := b.cfg
+	cfg.Connectors.Files.Roots = []string{dbDir}
+	reg, err := Connectors(cfg, ConnectorOpts{DBPath: b.dbPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.e.reg = reg
+	f := newFolders(b.e)
+	t.Cleanup(f.close)
+	f.warm = func() {}
+	stepTimers(f)
+	other := filepath.Join(dbDir, "other")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ws := b.e.state(1)
+	scan, sentinel := watcher{ws, "scan"}, watcher{ws, "sentinel"}
+	f.mu.Lock()
+	for dir, w := range map[string]watcher{dbDir: scan, other: sentinel} {
+		if err := f.add(dir); err != nil {
+			f.mu.Unlock()
+			t.Fatal(err)
+		}
+		f.byDir[dir] = append(f.byDir[dir], w)
+	}
+	f.mu.Unlock()
+	for _, name := range []string{"keep.db-wal", "keep.db-journal", "keep.log"} {
+		fh, err := os.OpenFile(filepath.Join(dbDir, name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.Write([]byte("x"))
+		fh.Close()
+	}
+	if err := os.WriteFile(filepath.Join(other, "x.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		seen := f.settling[sentinel] != nil
+		f.mu.Unlock()
+		if seen {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never saw the file in the second folder")
+		}
+	}
+	f.mu.Lock()
+	woke := f.settling[scan] != nil || f.woken[1]["scan"]
+	f.mu.Unlock()
+	if woke {
+		t.Fatal("writes to keep's own files woke the producer watching their folder")
+	}
+	// a folder of the person's made there still wakes it (every file
+	// directly beside the database is keep's)
+	if err := os.Mkdir(filepath.Join(dbDir, "demo"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.changed(fsnotify.Event{Name: filepath.Join(dbDir, "demo"), Op: fsnotify.Create})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.settling[scan] == nil {
+		t.Fatal("a folder of the person's beside keep's database woke nothing")
+	}
+}
