@@ -109,6 +109,13 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		}
 		want[dir] = append(want[dir], p.Name)
 	}
+	// a person's reason (deploy, run-now) runs a producer anyway
+	pending := map[string]bool{}
+	for _, names := range want {
+		for _, n := range names {
+			pending[n] = ws.triggerOf(n, "") != ""
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -125,7 +132,16 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 			continue
 		}
 		for _, n := range names {
-			f.byDir[dir] = append(f.byDir[dir], watcher{ws, n})
+			t := watcher{ws, n}
+			f.byDir[dir] = append(f.byDir[dir], t)
+			// What changed before the watch began was seen by no one: files
+			// dropped while the engine was stopped, into a folder made since
+			// it could not be watched, or between a redeploy's old watch and
+			// its new. The producer looks at once, not at its next rescan;
+			// a run starting now anyway clears the flag as it starts.
+			if !pending[n] {
+				f.wake(t)
+			}
 		}
 		next.dirs = append(next.dirs, dir)
 	}

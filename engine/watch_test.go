@@ -510,3 +510,33 @@ func TestKeepsOwnFilesWakeNoWatch(t *testing.T) {
 		t.Fatal("a folder of the person's beside keep's database woke nothing")
 	}
 }
+
+// TestAWatchLooksAtWhatChangedBeforeIt: a file dropped into a watched
+// folder while the engine was stopped is listed as soon as the engine
+// starts again, not at the producer's next rescan (five minutes on, and
+// the test's clock stands still): the watch began after the change, and
+// its beginning wakes the producer. Before, nothing ran.
+func TestAWatchLooksAtWhatChangedBeforeIt(t *testing.T) {
+	b := setup(t)
+	inbox := filepath.Join(b.root, "inbox")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b.deploy("watch", strings.Replace(watchWorkflow, "SCHEDULE", `{ watch: "inbox" }`, 1))
+	_, committed := startWatching(t, b)
+	committed("at deploy")
+	if err := b.e.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inbox, "while-stopped.txt"), []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.reopen()
+	_, committed = startWatching(t, b)
+	for !slices.ContainsFunc(b.events("watch", "file"), func(e api.EventView) bool { return e.MessageID == "while-stopped.txt" }) {
+		committed("after the restart")
+	}
+	if runs := b.runs("watch"); runs[0].Trigger != "watch" {
+		t.Fatalf("the run after the restart: %+v, want one woken by the watch", runs[0])
+	}
+}
