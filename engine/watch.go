@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -39,6 +40,9 @@ type folders struct {
 	// leaves them out; keep's database in a watched folder is written at
 	// every run's commit, and each commit would wake the producer again
 	hides map[string]func(name string) bool
+	// waits: a watched folder removed or renamed away → the folder it was
+	// in, watched until the folder is there again
+	waits map[string]string
 	byWF  map[int64]watchedVersion  // what each workflow's watches were set for
 	woken map[int64]map[string]bool // workflow → producers woken since their last run
 	// settling: producers whose folder changed and has not settled yet
@@ -75,7 +79,7 @@ type watchedVersion struct {
 }
 
 func newFolders(e *Engine) *folders {
-	return &folders{e: e, byDir: map[string][]watcher{}, hides: map[string]func(string) bool{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
+	return &folders{e: e, byDir: map[string][]watcher{}, hides: map[string]func(string) bool{}, waits: map[string]string{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
 		settling: map[watcher]*settling{}, now: time.Now,
 		after: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) },
 		warm:  func() { warmWorkers(e.pol.Limits, 1) }}
@@ -191,8 +195,65 @@ func (f *folders) drop(dir string, wf int64) {
 	}
 	delete(f.byDir, dir)
 	delete(f.hides, dir)
-	if f.w != nil {
-		_ = f.w.Remove(dir) // gone already when the folder was removed
+	f.unwatch(dir) // gone already when the folder was removed
+	if parent, ok := f.waits[dir]; ok {
+		delete(f.waits, dir)
+		f.unwatch(parent)
+	}
+}
+
+// unwatch removes the kernel's watch of path unless a producer's folder or
+// a wait still needs it; f.mu is held.
+func (f *folders) unwatch(path string) {
+	if f.w == nil || len(f.byDir[path]) > 0 {
+		return
+	}
+	for _, p := range f.waits {
+		if p == path {
+			return
+		}
+	}
+	_ = f.w.Remove(path)
+}
+
+// await watches the folder dir was in, dir (a watched folder) being gone,
+// so that a folder made again there is watched at once and its producers
+// woken, not at their next rescan; f.mu is held. A parent gone too is left
+// to the rescan.
+func (f *folders) await(dir string) {
+	parent := filepath.Dir(dir)
+	if f.w == nil || parent == dir {
+		return
+	}
+	if _, ok := f.waits[dir]; !ok {
+		if err := f.w.Add(parent); err != nil {
+			return
+		}
+		f.waits[dir] = parent
+	}
+	f.back(dir) // made again before the parent was watched
+}
+
+// back watches dir again if it is a folder there again (not a link: where
+// one leads was never checked against the roots, and the producer's next
+// scheduled run resolves it afresh), and wakes its producers; f.mu is held.
+func (f *folders) back(dir string) {
+	parent, ok := f.waits[dir]
+	if !ok {
+		return
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || f.w.Add(dir) != nil {
+		return
+	}
+	delete(f.waits, dir)
+	f.unwatch(parent)
+	f.hides[dir] = f.hider(dir)
+	for _, t := range f.byDir[dir] {
+		v := f.byWF[t.ws.id]
+		v.failed = false
+		f.byWF[t.ws.id] = v
+		f.changedFor(t)
 	}
 }
 
@@ -223,7 +284,8 @@ func (f *folders) serve(w *fsnotify.Watcher, done chan struct{}) {
 }
 
 // changed wakes the producers of the folder an event is in, or of the
-// folder itself (removed or renamed: its watch is gone, and a scheduled
+// folder itself (removed or renamed: its watch is gone, and the folder it
+// was in is watched until it is there again; failing that, a scheduled
 // run sets it again).
 func (f *folders) changed(ev fsnotify.Event) {
 	f.mu.Lock()
@@ -232,6 +294,9 @@ func (f *folders) changed(ev fsnotify.Event) {
 	if hide := f.hides[dir]; hide != nil && hide(filepath.Base(ev.Name)) {
 		return // one of keep's own files: not there as far as a script can tell
 	}
+	if _, waited := f.waits[ev.Name]; waited && ev.Op.Has(fsnotify.Create) {
+		f.back(ev.Name) // made again, or moved in
+	}
 	if _, self := f.byDir[ev.Name]; self && ev.Op.Has(fsnotify.Remove|fsnotify.Rename) {
 		dir = ev.Name
 		for _, t := range f.byDir[dir] {
@@ -239,6 +304,7 @@ func (f *folders) changed(ev fsnotify.Event) {
 			v.failed = true
 			f.byWF[t.ws.id] = v
 		}
+		f.await(dir)
 	}
 	for _, t := range f.byDir[dir] {
 		f.changedFor(t)

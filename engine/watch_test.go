@@ -540,3 +540,58 @@ func TestAWatchLooksAtWhatChangedBeforeIt(t *testing.T) {
 		t.Fatalf("the run after the restart: %+v, want one woken by the watch", runs[0])
 	}
 }
+
+// TestAFolderMadeAgainIsWatchedAtOnce: a watched folder removed and made
+// again (rm -rf inbox && mkdir inbox, or another folder renamed into its
+// place) is watched again as soon as it is there: a file dropped into it
+// wakes the producer, not its next rescan five minutes on (the test's clock
+// stands still). Before, only a run not woken by the watch set it again.
+func TestAFolderMadeAgainIsWatchedAtOnce(t *testing.T) {
+	for _, how := range []string{"made again", "renamed into place"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			inbox := filepath.Join(b.root, "inbox")
+			if err := os.MkdirAll(inbox, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			// it lists the root, which stays (see TestAFolderGoneIsWatchedAgain)
+			src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `ctx.files.list({ dir: "inbox" })`,
+				`ctx.files.list({ dir: "." })`).Replace(watchWorkflow)
+			b.deploy("watch", src)
+			_, committed := startWatching(t, b)
+			committed("at deploy")
+			if err := os.Remove(inbox); err != nil {
+				t.Fatal(err)
+			}
+			committed("once the folder was removed")
+			if how == "made again" {
+				if err := os.Mkdir(inbox, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				staged := filepath.Join(b.root, "staged")
+				if err := os.Mkdir(staged, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(staged, inbox); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// the folder's return wakes the producer too; a file in it
+			// may be listed by that run or the next
+			if err := os.WriteFile(filepath.Join(inbox, "b.txt"), []byte("b"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			committed("after a file was dropped into the folder there again")
+			// and the folder is watched: a later file wakes it again
+			n := len(b.runs("watch"))
+			if err := os.WriteFile(filepath.Join(inbox, "c.txt"), []byte("c"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for len(b.runs("watch")) <= n {
+				committed("after a second file")
+			}
+		})
+	}
+}
