@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"keep/connectors"
 	"keep/engine/reference"
 	"keep/sandbox"
 	"keep/storage"
@@ -33,8 +34,8 @@ type folders struct {
 	e *Engine
 
 	mu    sync.Mutex
-	w     *fsnotify.Watcher    // made with the first folder to watch
-	byDir map[string][]watcher // real folder path → its producers
+	w     connectors.FolderWatcher // made with the first folder to watch
+	byDir map[string][]watcher     // real folder path → its producers
 	// hides says, per watched folder, which of its entries are keep's own
 	// files (files.Connector.Hider): their changes wake no one, as list
 	// leaves them out; keep's database in a watched folder is written at
@@ -156,7 +157,7 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 // add watches dir, starting the watcher with the first folder; f.mu is held.
 func (f *folders) add(dir string) error {
 	if f.w == nil {
-		w, err := fsnotify.NewWatcher()
+		w, err := connectors.NewFolderWatcher()
 		if err != nil {
 			return err
 		}
@@ -258,11 +259,11 @@ func (f *folders) back(dir string) {
 }
 
 // serve turns the kernel's events into wake-ups until the watcher closes.
-func (f *folders) serve(w *fsnotify.Watcher, done chan struct{}) {
+func (f *folders) serve(w connectors.FolderWatcher, done chan struct{}) {
 	defer close(done)
 	for {
 		select {
-		case ev, ok := <-w.Events:
+		case ev, ok := <-w.Events():
 			if !ok {
 				return
 			}
@@ -270,7 +271,7 @@ func (f *folders) serve(w *fsnotify.Watcher, done chan struct{}) {
 				continue
 			}
 			f.changed(ev)
-		case err, ok := <-w.Errors:
+		case err, ok := <-w.Errors():
 			if !ok {
 				return
 			}

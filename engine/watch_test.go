@@ -595,3 +595,70 @@ func TestAFolderMadeAgainIsWatchedAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestAFileBeingWrittenWakesOnlyOnceClosed: a file a writer has created and
+// written part of, and not closed, wakes no producer: woken then, the
+// producer lists it and may take half a file as its input (found from
+// outside: a producer reading what it listed published "first half," of a
+// file written in two parts a second apart). Its writer's close wakes it.
+// Real inotify; the kernel's events come in order, so once a second
+// folder's producer is settling, the half-written file's events were seen.
+func TestAFileBeingWrittenWakesOnlyOnceClosed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	f := newFolders(b.e)
+	t.Cleanup(f.close)
+	f.warm = func() {}
+	stepTimers(f)
+	inbox, other := filepath.Join(b.root, "inbox"), filepath.Join(b.root, "other")
+	ws := b.e.state(1)
+	scan, sentinel := watcher{ws, "scan"}, watcher{ws, "sentinel"}
+	f.mu.Lock()
+	for dir, w := range map[string]watcher{inbox: scan, other: sentinel} {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			f.mu.Unlock()
+			t.Fatal(err)
+		}
+		if err := f.add(dir); err != nil {
+			f.mu.Unlock()
+			t.Fatal(err)
+		}
+		f.byDir[dir] = append(f.byDir[dir], w)
+	}
+	f.mu.Unlock()
+	settling := func(w watcher) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.settling[w] != nil
+	}
+	waitFor := func(w watcher, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !settling(w); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the watch never saw %s", what)
+			}
+		}
+	}
+	half, err := os.Create(filepath.Join(inbox, "report.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer half.Close()
+	if _, err := half.WriteString("first half,"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "x.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(sentinel, "the file in the second folder")
+	if settling(scan) {
+		t.Fatal("a file still being written woke the producer of its folder")
+	}
+	if _, err := half.WriteString(" second half"); err != nil {
+		t.Fatal(err)
+	}
+	if err := half.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(scan, "the file closed by its writer")
+}
