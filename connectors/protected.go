@@ -101,6 +101,9 @@ func (p *Protected) Hider(dir string) func(name string) bool {
 		return func(string) bool { return false }
 	}
 	dir = filepath.Clean(dir)
+	if onProcess(dir) {
+		return func(string) bool { return true }
+	}
 	at := p.folderPlaces(dir)
 	return func(name string) bool {
 		path := filepath.Join(dir, name)
@@ -191,6 +194,9 @@ func (p *Protected) check(path string, tree bool) error {
 		if e, ok := p.match(c, tree); ok {
 			return p.refuse(path, e, c != abs)
 		}
+	}
+	if onProcess(real) || onProcess(filepath.Dir(real)) {
+		return Errorf(Permission, "%s is on the kernel's process file system, where keep's own process is: no workflow may read or change keep's own files", path)
 	}
 	if e, ok := p.matchFolder(filepath.Dir(real), real, tree); ok {
 		return p.refuse(path, e, true)
