@@ -91,11 +91,90 @@ func (p *Protected) CheckTree(path string) error {
 // Hides reports whether a listing should leave path out: the caller passes
 // a path whose folder is already symlink-resolved.
 func (p *Protected) Hides(path string) bool {
-	if p == nil {
+	return p.Hider(filepath.Dir(filepath.Clean(path)))(filepath.Base(path))
+}
+
+// Hider is Hides for the entries of one folder dir (symlink-resolved), the
+// folder looked at once: a listing asks it for each name.
+func (p *Protected) Hider(dir string) func(name string) bool {
+	if p == nil || len(p.places) == 0 {
+		return func(string) bool { return false }
+	}
+	dir = filepath.Clean(dir)
+	if onProcess(dir) {
+		return func(string) bool { return true }
+	}
+	at := p.folderPlaces(dir)
+	return func(name string) bool {
+		path := filepath.Join(dir, name)
+		if _, ok := p.match(path, false); ok {
+			return true
+		}
+		for _, s := range at {
+			if s.e.keeps(s.spelling, path) {
+				return true
+			}
+		}
 		return false
 	}
-	_, ok := p.match(filepath.Clean(path), false)
-	return ok
+}
+
+// spelled is a place reached under another name than its own: a folder
+// that is the place's folder itself (a bind mount of it, a case variant on
+// a disk that folds case, a second mount of its disk), which comparing
+// names cannot see.
+type spelled struct {
+	e        *place
+	spelling string
+}
+
+// folderPlaces are the places dir is in, or is, found by what the folders
+// are (device and inode), not by their names: dir and each folder above it
+// compared with each place's folder. The lexical match is the fast path;
+// this one is what makes a place out of reach however it is named.
+func (p *Protected) folderPlaces(dir string) []spelled {
+	var ids []os.FileInfo
+	for i := range p.places {
+		fi, err := os.Stat(p.places[i].dirs[0])
+		if err != nil || !fi.IsDir() {
+			fi = nil // not there (yet): nothing can be in it
+		}
+		ids = append(ids, fi)
+	}
+	var out []spelled
+	for a := dir; ; {
+		if fi, err := os.Stat(a); err == nil {
+			for i, id := range ids {
+				if id != nil && os.SameFile(fi, id) {
+					out = append(out, spelled{&p.places[i], a})
+				}
+			}
+		}
+		up := filepath.Dir(a)
+		if up == a {
+			return out
+		}
+		a = up
+	}
+}
+
+// matchFolder is match by what the folders are: path (real) is keep's when
+// a folder it is in (dir and above) is a place's folder under another name
+// and the place keeps it, or, with tree, when path is a place's folder.
+func (p *Protected) matchFolder(dir, path string, tree bool) (*place, bool) {
+	for _, s := range p.folderPlaces(dir) {
+		if s.e.keeps(s.spelling, path) {
+			return s.e, true
+		}
+	}
+	if tree {
+		for _, s := range p.folderPlaces(path) {
+			if s.spelling == path {
+				return s.e, true
+			}
+		}
+	}
+	return nil, false
 }
 
 func (p *Protected) check(path string, tree bool) error {
@@ -115,6 +194,12 @@ func (p *Protected) check(path string, tree bool) error {
 		if e, ok := p.match(c, tree); ok {
 			return p.refuse(path, e, c != abs)
 		}
+	}
+	if onProcess(real) || onProcess(filepath.Dir(real)) {
+		return Errorf(Permission, "%s is on the kernel's process file system, where keep's own process is: no workflow may read or change keep's own files", path)
+	}
+	if e, ok := p.matchFolder(filepath.Dir(real), real, tree); ok {
+		return p.refuse(path, e, true)
 	}
 	if e, ok := p.sameFile(real); ok {
 		return p.refuse(path, e, true)

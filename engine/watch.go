@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"keep/connectors"
 	"keep/engine/reference"
 	"keep/sandbox"
 	"keep/storage"
@@ -32,8 +34,16 @@ type folders struct {
 	e *Engine
 
 	mu    sync.Mutex
-	w     *fsnotify.Watcher         // made with the first folder to watch
-	byDir map[string][]watcher      // real folder path → its producers
+	w     connectors.FolderWatcher // made with the first folder to watch
+	byDir map[string][]watcher     // real folder path → its producers
+	// hides says, per watched folder, which of its entries are keep's own
+	// files (files.Connector.Hider): their changes wake no one, as list
+	// leaves them out; keep's database in a watched folder is written at
+	// every run's commit, and each commit would wake the producer again
+	hides map[string]func(name string) bool
+	// waits: a watched folder removed or renamed away → the folder it was
+	// in, watched until the folder is there again
+	waits map[string]string
 	byWF  map[int64]watchedVersion  // what each workflow's watches were set for
 	woken map[int64]map[string]bool // workflow → producers woken since their last run
 	// settling: producers whose folder changed and has not settled yet
@@ -70,7 +80,7 @@ type watchedVersion struct {
 }
 
 func newFolders(e *Engine) *folders {
-	return &folders{e: e, byDir: map[string][]watcher{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
+	return &folders{e: e, byDir: map[string][]watcher{}, hides: map[string]func(string) bool{}, waits: map[string]string{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
 		settling: map[watcher]*settling{}, now: time.Now,
 		after: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) },
 		warm:  func() { warmWorkers(e.pol.Limits, 1) }}
@@ -104,6 +114,13 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		}
 		want[dir] = append(want[dir], p.Name)
 	}
+	// a person's reason (deploy, run-now) runs a producer anyway
+	pending := map[string]bool{}
+	for _, names := range want {
+		for _, n := range names {
+			pending[n] = ws.triggerOf(n, "") != ""
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -120,7 +137,16 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 			continue
 		}
 		for _, n := range names {
-			f.byDir[dir] = append(f.byDir[dir], watcher{ws, n})
+			t := watcher{ws, n}
+			f.byDir[dir] = append(f.byDir[dir], t)
+			// What changed before the watch began was seen by no one: files
+			// dropped while the engine was stopped, into a folder made since
+			// it could not be watched, or between a redeploy's old watch and
+			// its new. The producer looks at once, not at its next rescan;
+			// a run starting now anyway clears the flag as it starts.
+			if !pending[n] {
+				f.wake(t)
+			}
 		}
 		next.dirs = append(next.dirs, dir)
 	}
@@ -131,7 +157,7 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 // add watches dir, starting the watcher with the first folder; f.mu is held.
 func (f *folders) add(dir string) error {
 	if f.w == nil {
-		w, err := fsnotify.NewWatcher()
+		w, err := connectors.NewFolderWatcher()
 		if err != nil {
 			return err
 		}
@@ -141,7 +167,23 @@ func (f *folders) add(dir string) error {
 	if len(f.byDir[dir]) > 0 {
 		return nil // watched for another workflow already
 	}
-	return f.w.Add(dir)
+	if err := f.w.Add(dir); err != nil {
+		return err
+	}
+	f.hides[dir] = f.hider(dir)
+	return nil
+}
+
+// hider is the files connector's Hider for dir: keep's own files there.
+func (f *folders) hider(dir string) func(string) bool {
+	if c, ok := f.e.reg.Get("files"); ok {
+		if h, ok := c.(interface {
+			Hider(string) func(string) bool
+		}); ok {
+			return h.Hider(dir)
+		}
+	}
+	return func(string) bool { return false }
 }
 
 // drop takes a workflow's producers off dir, and the watch when no other
@@ -153,17 +195,75 @@ func (f *folders) drop(dir string, wf int64) {
 		return
 	}
 	delete(f.byDir, dir)
-	if f.w != nil {
-		_ = f.w.Remove(dir) // gone already when the folder was removed
+	delete(f.hides, dir)
+	f.unwatch(dir) // gone already when the folder was removed
+	if parent, ok := f.waits[dir]; ok {
+		delete(f.waits, dir)
+		f.unwatch(parent)
+	}
+}
+
+// unwatch removes the kernel's watch of path unless a producer's folder or
+// a wait still needs it; f.mu is held.
+func (f *folders) unwatch(path string) {
+	if f.w == nil || len(f.byDir[path]) > 0 {
+		return
+	}
+	for _, p := range f.waits {
+		if p == path {
+			return
+		}
+	}
+	_ = f.w.Remove(path)
+}
+
+// await watches the folder dir was in, dir (a watched folder) being gone,
+// so that a folder made again there is watched at once and its producers
+// woken, not at their next rescan; f.mu is held. A parent gone too is left
+// to the rescan.
+func (f *folders) await(dir string) {
+	parent := filepath.Dir(dir)
+	if f.w == nil || parent == dir {
+		return
+	}
+	if _, ok := f.waits[dir]; !ok {
+		if err := f.w.Add(parent); err != nil {
+			return
+		}
+		f.waits[dir] = parent
+	}
+	f.back(dir) // made again before the parent was watched
+}
+
+// back watches dir again if it is a folder there again (not a link: where
+// one leads was never checked against the roots, and the producer's next
+// scheduled run resolves it afresh), and wakes its producers; f.mu is held.
+func (f *folders) back(dir string) {
+	parent, ok := f.waits[dir]
+	if !ok {
+		return
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || f.w.Add(dir) != nil {
+		return
+	}
+	delete(f.waits, dir)
+	f.unwatch(parent)
+	f.hides[dir] = f.hider(dir)
+	for _, t := range f.byDir[dir] {
+		v := f.byWF[t.ws.id]
+		v.failed = false
+		f.byWF[t.ws.id] = v
+		f.changedFor(t)
 	}
 }
 
 // serve turns the kernel's events into wake-ups until the watcher closes.
-func (f *folders) serve(w *fsnotify.Watcher, done chan struct{}) {
+func (f *folders) serve(w connectors.FolderWatcher, done chan struct{}) {
 	defer close(done)
 	for {
 		select {
-		case ev, ok := <-w.Events:
+		case ev, ok := <-w.Events():
 			if !ok {
 				return
 			}
@@ -171,7 +271,7 @@ func (f *folders) serve(w *fsnotify.Watcher, done chan struct{}) {
 				continue
 			}
 			f.changed(ev)
-		case err, ok := <-w.Errors:
+		case err, ok := <-w.Errors():
 			if !ok {
 				return
 			}
@@ -185,7 +285,8 @@ func (f *folders) serve(w *fsnotify.Watcher, done chan struct{}) {
 }
 
 // changed wakes the producers of the folder an event is in, or of the
-// folder itself (removed or renamed: its watch is gone, and a scheduled
+// folder itself (removed or renamed: its watch is gone, and the folder it
+// was in is watched until it is there again; failing that, a scheduled
 // run sets it again).
 func (f *folders) changed(ev fsnotify.Event) {
 	if f.e.reg.Keeps().Hides(ev.Name) {
@@ -198,6 +299,12 @@ func (f *folders) changed(ev fsnotify.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	dir := filepath.Dir(ev.Name)
+	if hide := f.hides[dir]; hide != nil && hide(filepath.Base(ev.Name)) {
+		return // one of keep's own files: not there as far as a script can tell
+	}
+	if _, waited := f.waits[ev.Name]; waited && ev.Op.Has(fsnotify.Create) {
+		f.back(ev.Name) // made again, or moved in
+	}
 	if _, self := f.byDir[ev.Name]; self && ev.Op.Has(fsnotify.Remove|fsnotify.Rename) {
 		dir = ev.Name
 		for _, t := range f.byDir[dir] {
@@ -205,6 +312,7 @@ func (f *folders) changed(ev fsnotify.Event) {
 			v.failed = true
 			f.byWF[t.ws.id] = v
 		}
+		f.await(dir)
 	}
 	for _, t := range f.byDir[dir] {
 		f.changedFor(t)

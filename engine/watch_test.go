@@ -431,3 +431,234 @@ func startWatching(t *testing.T, b *bundle) (context.Context, func(what string))
 		}
 	}
 }
+
+// TestKeepsOwnFilesWakeNoWatch: a watched folder that holds keep's
+// database (a files root over the database's folder) is written at every
+// commit; those writes wake no producer, as list leaves those files out.
+// Before, each run's commit woke its producer again, and a producer
+// watching such a folder ran without end (hundreds of runs a second, no
+// file changed). Real inotify: the database's log is written, then a file
+// in a second watched folder; the kernel's events come in order, so once
+// the second folder's producer is settling, the log's write has been seen.
+func TestKeepsOwnFilesWakeNoWatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dbDir := filepath.Dir(b.dbPath)
+	cfg := b.cfg
+	cfg.Connectors.Files.Roots = []string{dbDir}
+	reg, err := Connectors(cfg, ConnectorOpts{DBPath: b.dbPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.e.reg = reg
+	f := newFolders(b.e)
+	t.Cleanup(f.close)
+	f.warm = func() {}
+	stepTimers(f)
+	other := filepath.Join(dbDir, "other")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ws := b.e.state(1)
+	scan, sentinel := watcher{ws, "scan"}, watcher{ws, "sentinel"}
+	f.mu.Lock()
+	for dir, w := range map[string]watcher{dbDir: scan, other: sentinel} {
+		if err := f.add(dir); err != nil {
+			f.mu.Unlock()
+			t.Fatal(err)
+		}
+		f.byDir[dir] = append(f.byDir[dir], w)
+	}
+	f.mu.Unlock()
+	for _, name := range []string{"keep.db-wal", "keep.db-journal", "keep.log"} {
+		fh, err := os.OpenFile(filepath.Join(dbDir, name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh.Write([]byte("x"))
+		fh.Close()
+	}
+	if err := os.WriteFile(filepath.Join(other, "x.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		seen := f.settling[sentinel] != nil
+		f.mu.Unlock()
+		if seen {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never saw the file in the second folder")
+		}
+	}
+	f.mu.Lock()
+	woke := f.settling[scan] != nil || f.woken[1]["scan"]
+	f.mu.Unlock()
+	if woke {
+		t.Fatal("writes to keep's own files woke the producer watching their folder")
+	}
+	// a folder of the person's made there still wakes it (every file
+	// directly beside the database is keep's)
+	if err := os.Mkdir(filepath.Join(dbDir, "demo"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.changed(fsnotify.Event{Name: filepath.Join(dbDir, "demo"), Op: fsnotify.Create})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.settling[scan] == nil {
+		t.Fatal("a folder of the person's beside keep's database woke nothing")
+	}
+}
+
+// TestAWatchLooksAtWhatChangedBeforeIt: a file dropped into a watched
+// folder while the engine was stopped is listed as soon as the engine
+// starts again, not at the producer's next rescan (five minutes on, and
+// the test's clock stands still): the watch began after the change, and
+// its beginning wakes the producer. Before, nothing ran.
+func TestAWatchLooksAtWhatChangedBeforeIt(t *testing.T) {
+	b := setup(t)
+	inbox := filepath.Join(b.root, "inbox")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b.deploy("watch", strings.Replace(watchWorkflow, "SCHEDULE", `{ watch: "inbox" }`, 1))
+	_, committed := startWatching(t, b)
+	committed("at deploy")
+	if err := b.e.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inbox, "while-stopped.txt"), []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.reopen()
+	_, committed = startWatching(t, b)
+	for !slices.ContainsFunc(b.events("watch", "file"), func(e api.EventView) bool { return e.MessageID == "while-stopped.txt" }) {
+		committed("after the restart")
+	}
+	if runs := b.runs("watch"); runs[0].Trigger != "watch" {
+		t.Fatalf("the run after the restart: %+v, want one woken by the watch", runs[0])
+	}
+}
+
+// TestAFolderMadeAgainIsWatchedAtOnce: a watched folder removed and made
+// again (rm -rf inbox && mkdir inbox, or another folder renamed into its
+// place) is watched again as soon as it is there: a file dropped into it
+// wakes the producer, not its next rescan five minutes on (the test's clock
+// stands still). Before, only a run not woken by the watch set it again.
+func TestAFolderMadeAgainIsWatchedAtOnce(t *testing.T) {
+	for _, how := range []string{"made again", "renamed into place"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			inbox := filepath.Join(b.root, "inbox")
+			if err := os.MkdirAll(inbox, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			// it lists the root, which stays (see TestAFolderGoneIsWatchedAgain)
+			src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `ctx.files.list({ dir: "inbox" })`,
+				`ctx.files.list({ dir: "." })`).Replace(watchWorkflow)
+			b.deploy("watch", src)
+			_, committed := startWatching(t, b)
+			committed("at deploy")
+			if err := os.Remove(inbox); err != nil {
+				t.Fatal(err)
+			}
+			committed("once the folder was removed")
+			if how == "made again" {
+				if err := os.Mkdir(inbox, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				staged := filepath.Join(b.root, "staged")
+				if err := os.Mkdir(staged, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(staged, inbox); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// the folder's return wakes the producer too; a file in it
+			// may be listed by that run or the next
+			if err := os.WriteFile(filepath.Join(inbox, "b.txt"), []byte("b"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			committed("after a file was dropped into the folder there again")
+			// and the folder is watched: a later file wakes it again
+			n := len(b.runs("watch"))
+			if err := os.WriteFile(filepath.Join(inbox, "c.txt"), []byte("c"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for len(b.runs("watch")) <= n {
+				committed("after a second file")
+			}
+		})
+	}
+}
+
+// TestAFileBeingWrittenWakesOnlyOnceClosed: a file a writer has created and
+// written part of, and not closed, wakes no producer: woken then, the
+// producer lists it and may take half a file as its input (found from
+// outside: a producer reading what it listed published "first half," of a
+// file written in two parts a second apart). Its writer's close wakes it.
+// Real inotify; the kernel's events come in order, so once a second
+// folder's producer is settling, the half-written file's events were seen.
+func TestAFileBeingWrittenWakesOnlyOnceClosed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	f := newFolders(b.e)
+	t.Cleanup(f.close)
+	f.warm = func() {}
+	stepTimers(f)
+	inbox, other := filepath.Join(b.root, "inbox"), filepath.Join(b.root, "other")
+	ws := b.e.state(1)
+	scan, sentinel := watcher{ws, "scan"}, watcher{ws, "sentinel"}
+	f.mu.Lock()
+	for dir, w := range map[string]watcher{inbox: scan, other: sentinel} {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			f.mu.Unlock()
+			t.Fatal(err)
+		}
+		if err := f.add(dir); err != nil {
+			f.mu.Unlock()
+			t.Fatal(err)
+		}
+		f.byDir[dir] = append(f.byDir[dir], w)
+	}
+	f.mu.Unlock()
+	settling := func(w watcher) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.settling[w] != nil
+	}
+	waitFor := func(w watcher, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !settling(w); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the watch never saw %s", what)
+			}
+		}
+	}
+	half, err := os.Create(filepath.Join(inbox, "report.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer half.Close()
+	if _, err := half.WriteString("first half,"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "x.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(sentinel, "the file in the second folder")
+	if settling(scan) {
+		t.Fatal("a file still being written woke the producer of its folder")
+	}
+	if _, err := half.WriteString(" second half"); err != nil {
+		t.Fatal(err)
+	}
+	if err := half.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(scan, "the file closed by its writer")
+}

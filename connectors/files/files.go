@@ -185,3 +185,11 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 		return nil, connectors.Errorf(connectors.Logic, "files has no method %q (it has: list, read, write, append, move)", call.Method)
 	}
 }
+
+// Hider says, for the entries of the folder dir (a real path), which are
+// the host's own files: what list leaves out, and what a watch of dir must
+// not wake a producer for (keep's database in a watched folder is written
+// at every run's commit).
+func (c *Connector) Hider(dir string) func(name string) bool {
+	return c.protected.Hider(dir)
+}

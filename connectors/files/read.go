@@ -59,9 +59,10 @@ func (c *Connector) list(p map[string]any) (any, error) {
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	out := []any{}
+	hides := c.protected.Hider(t.real)
 	for _, e := range entries {
 		// The host's own files are not there as far as a script can tell.
-		if c.protected.Hides(filepath.Join(t.real, e.Name())) {
+		if hides(e.Name()) {
 			continue
 		}
 		// Symlinks are left out rather than followed: one may point out of
