@@ -20,8 +20,6 @@ type Registry struct {
 	byName  map[string]Connector
 	sources map[string][]string
 	held    *Held
-	// keeps is keep's own places (nil: none known)
-	keeps *Protected
 }
 
 // NewRegistry returns an empty registry. Sources with no connector of their
@@ -33,13 +31,6 @@ func NewRegistry() *Registry {
 // Held is the set of secrets the connectors were given: the host scrubs
 // every answer of a connector through it.
 func (r *Registry) Held() *Held { return r.held }
-
-// SetKeeps records keep's own places, the ones the connectors taking paths
-// refuse, for the host's other readers of the disk (the folder watch).
-func (r *Registry) SetKeeps(p *Protected) { r.keeps = p }
-
-// Keeps is what SetKeeps recorded; a nil *Protected protects nothing.
-func (r *Registry) Keeps() *Protected { return r.keeps }
 
 // ShareHeld makes r hold the secrets of h (a registry wrapping another's
 // connectors answers with the same secrets).

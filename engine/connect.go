@@ -117,7 +117,6 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	if err != nil {
 		return nil, err
 	}
-	reg.SetKeeps(protected)
 	fc, err := files.New(files.Config{Roots: expand(cfg.Connectors.Files.Roots), Protected: protected})
 	if err != nil {
 		return nil, fmt.Errorf("connectors.files: %w", err)

@@ -289,13 +289,6 @@ func (f *folders) serve(w connectors.FolderWatcher, done chan struct{}) {
 // was in is watched until it is there again; failing that, a scheduled
 // run sets it again).
 func (f *folders) changed(ev fsnotify.Event) {
-	if f.e.reg.Keeps().Hides(ev.Name) {
-		// keep's own file (its database's log, keep.log, a lock): keep
-		// writes them at every run, so a folder holding them would wake
-		// its producer for ever, each run waking the next. What is
-		// keep's is out of a workflow's reach, its changes too.
-		return
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	dir := filepath.Dir(ev.Name)
