@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // fileSettles is how long a watched file must go unchanged before changed
@@ -45,20 +43,4 @@ func WatchFile(ctx context.Context, path string, changed func()) error {
 		return fmt.Errorf("watching %s: %w", path, err)
 	}
 	return nil
-}
-
-// FolderWatcher tells of changes to the entries of folders (not below
-// them), as fsnotify's events: Create (a folder made, a file moved in or
-// linked there), Write (a file closed after it was written), Remove,
-// Rename (moved away), and Remove or Rename named as the folder itself
-// when it goes (its watch then ends). A file being written is told of when
-// its writer closes it, not at its creation nor at each write: a producer
-// woken mid-write would take half a file as an input. A full queue is
-// fsnotify.ErrEventOverflow on Errors.
-type FolderWatcher interface {
-	Add(dir string) error
-	Remove(dir string) error
-	Events() <-chan fsnotify.Event
-	Errors() <-chan error
-	Close() error
 }

@@ -43,18 +43,3 @@ func watchFolder(ctx context.Context, dir, base string, seen func()) error {
 	}()
 	return nil
 }
-
-// NewFolderWatcher is fsnotify's watcher here: a file is told of at each
-// write, not only at its close.
-func NewFolderWatcher() (FolderWatcher, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
-	return fsFolders{w}, nil
-}
-
-type fsFolders struct{ *fsnotify.Watcher }
-
-func (w fsFolders) Events() <-chan fsnotify.Event { return w.Watcher.Events }
-func (w fsFolders) Errors() <-chan error          { return w.Watcher.Errors }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"keep/connectors"
 	"keep/engine/reference"
 	"keep/sandbox"
 	"keep/storage"
@@ -34,8 +33,8 @@ type folders struct {
 	e *Engine
 
 	mu    sync.Mutex
-	w     connectors.FolderWatcher // made with the first folder to watch
-	byDir map[string][]watcher     // real folder path → its producers
+	w     *fsnotify.Watcher    // made with the first folder to watch
+	byDir map[string][]watcher // real folder path → its producers
 	// hides says, per watched folder, which of its entries are keep's own
 	// files (files.Connector.Hider): their changes wake no one, as list
 	// leaves them out; keep's database in a watched folder is written at
@@ -157,7 +156,7 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 // add watches dir, starting the watcher with the first folder; f.mu is held.
 func (f *folders) add(dir string) error {
 	if f.w == nil {
-		w, err := connectors.NewFolderWatcher()
+		w, err := fsnotify.NewWatcher()
 		if err != nil {
 			return err
 		}
@@ -259,11 +258,11 @@ func (f *folders) back(dir string) {
 }
 
 // serve turns the kernel's events into wake-ups until the watcher closes.
-func (f *folders) serve(w connectors.FolderWatcher, done chan struct{}) {
+func (f *folders) serve(w *fsnotify.Watcher, done chan struct{}) {
 	defer close(done)
 	for {
 		select {
-		case ev, ok := <-w.Events():
+		case ev, ok := <-w.Events:
 			if !ok {
 				return
 			}
@@ -271,7 +270,7 @@ func (f *folders) serve(w connectors.FolderWatcher, done chan struct{}) {
 				continue
 			}
 			f.changed(ev)
-		case err, ok := <-w.Errors():
+		case err, ok := <-w.Errors:
 			if !ok {
 				return
 			}
