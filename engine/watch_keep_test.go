@@ -32,7 +32,9 @@ func TestKeepsOwnFilesNeverWakeAWatch(t *testing.T) {
 	f.byDir[dir] = []watcher{{ws, "p"}}
 	// what add sets for a folder: the files connector's own rule of what
 	// in it is keep's
-	f.hides[dir] = fc.(interface{ Hider(string) func(string) bool }).Hider(dir)
+	f.hides[dir] = fc.(interface {
+		Hider(string) func(string) bool
+	}).Hider(dir)
 	for _, own := range []string{"keep.db", "keep.db-wal", "keep.db-shm", "keep.log", "keep.db.lock"} {
 		f.changed(fsEvent(filepath.Join(dir, own)))
 		if st.fire != nil || f.settling[watcher{ws, "p"}] != nil {
