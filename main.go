@@ -40,7 +40,6 @@ import (
 	"keep/engine/benchmark"
 	"keep/engine/daemon"
 	"keep/tui"
-	"keep/tui/printable"
 	"keep/workflows"
 )
 
@@ -1666,7 +1665,7 @@ func cmdTry(ctx context.Context, c *cli, o *opts) error {
 	if failed := rep.Failed(); len(failed) > 0 {
 		// the report is the output; the exit code says a run failed in it
 		fmt.Fprintf(c.stderr, "keep: %d run(s) of the dry run failed; the first: %s %s: %s\n", len(failed),
-			failed[0].HandlerType, printable.Line(failed[0].Handler), printable.Line(failed[0].Error))
+			failed[0].HandlerType, tui.PrintableLine(failed[0].Handler), tui.PrintableLine(failed[0].Error))
 		return &reportedError{code: exitFailed}
 	}
 	return nil
