@@ -67,13 +67,9 @@ func (e *Engine) markOnStart(ctx context.Context, w *storage.Workflow) error {
 	}
 	ws := e.state(w.ID)
 	q := e.db.Read()
-	scheds, err := q.Schedules(ctx, w.ID)
+	byName, err := schedulesByHandler(ctx, q, w.ID)
 	if err != nil {
 		return err
-	}
-	byName := map[string]storage.Schedule{}
-	for _, s := range scheds {
-		byName[s.Handler] = s
 	}
 	for _, c := range sc.Workflow.Consumers {
 		if byName[c.Name].Unrun {
@@ -91,6 +87,19 @@ func (e *Engine) markOnStart(ctx context.Context, w *storage.Workflow) error {
 	return nil
 }
 
+// schedulesByHandler is a workflow's schedules by their handler's name.
+func schedulesByHandler(ctx context.Context, q storage.Q, workflowID int64) (map[string]storage.Schedule, error) {
+	scheds, err := q.Schedules(ctx, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]storage.Schedule, len(scheds))
+	for _, s := range scheds {
+		byName[s.Handler] = s
+	}
+	return byName, nil
+}
+
 // clampSchedules brings a workflow's stored times back within reach of
 // now, where a clock since set back (or a policy since changed) left them
 // further: a consumer's wakeAt to policy.max_wake from now, a producer's
@@ -102,13 +111,9 @@ func (e *Engine) markOnStart(ctx context.Context, w *storage.Workflow) error {
 func (e *Engine) clampSchedules(ctx context.Context, w *storage.Workflow, sc *sandbox.Script) error {
 	now := e.now()
 	latest := now.Add(e.pol.MaxWake)
-	scheds, err := e.db.Read().Schedules(ctx, w.ID)
+	byName, err := schedulesByHandler(ctx, e.db.Read(), w.ID)
 	if err != nil {
 		return err
-	}
-	byName := map[string]storage.Schedule{}
-	for _, s := range scheds {
-		byName[s.Handler] = s
 	}
 	for _, c := range sc.Workflow.Consumers {
 		s := byName[c.Name]
