@@ -3,8 +3,6 @@ package tui
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,32 +20,10 @@ func TestACardScrollsInARealTerminal(t *testing.T) {
 		}
 		os.Exit(0)
 	}
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is needed to give the TUI a terminal")
-	}
-	t.Parallel()
-	dir, err := os.MkdirTemp("", "ktscr") // short: a tmux socket path has a limit
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "tmux.sock")
-	tm := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmuxBin, append([]string{"-S", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tm, killServer, self := tmuxServer(t, "ktscr")
 	tm("new-session", "-d", "-s", "s", "-x", "80", "-y", "24",
 		"sh -c 'exec env KEEP_TUI_SCROLL_CHILD=1 "+self+" -test.run=^TestACardScrollsInARealTerminal$'; echo ENDED $?; sleep 600")
-	t.Cleanup(func() { exec.Command(tmuxBin, "-S", sock, "kill-server").Run() })
+	t.Cleanup(killServer)
 	// waitFor polls the screen until it shows want; the deadline is only
 	// against a hang, nothing is measured
 	waitFor := func(want string) string {

@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -31,36 +30,15 @@ func TestASignalEndsTheTUIAndGivesTheTerminalBack(t *testing.T) {
 		}
 		os.Exit(0)
 	}
-	tmuxBin, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is needed to give the TUI a terminal")
-	}
-	t.Parallel()
-	dir, err := os.MkdirTemp("", "ktsig") // short: a tmux socket path has a limit
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "tmux.sock")
-	tm := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmuxBin, append([]string{"-S", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tm, killServer, self := tmuxServer(t, "ktsig")
+	dir := t.TempDir()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		session := "s" + strconv.Itoa(int(sig))
 		// the shell stays, so the terminal's state can be read once it ends
 		tm("new-session", "-d", "-s", session, "-x", "100", "-y", "30",
 			"sh -c 'echo $$ >"+filepath.Join(dir, "pid")+"; exec env KEEP_TUI_SIGNAL_CHILD=1 "+self+
 				" -test.run=^TestASignalEndsTheTUIAndGivesTheTerminalBack$'; echo ENDED $?; sleep 600")
-		t.Cleanup(func() { exec.Command(tmuxBin, "-S", sock, "kill-server").Run() })
+		t.Cleanup(killServer)
 		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(tm("capture-pane", "-p", "-t", session), "APPROVAL"); {
 			if time.Now().After(deadline) {
 				t.Fatalf("the TUI never showed its first screen:\n%s", tm("capture-pane", "-p", "-t", session))
