@@ -165,6 +165,9 @@ func under(grant, call string, kind connectors.ScopeKind) bool {
 	switch {
 	case grant == "" || grant == call:
 		return grant == call
+	case kind == connectors.ScopePath && grant == ".":
+		// the root's folder ("./" cleaned): every path below it
+		return call != ".." && !strings.HasPrefix(call, "../") && !strings.HasPrefix(call, "/")
 	case kind == connectors.ScopePath:
 		return strings.HasPrefix(call, strings.TrimSuffix(grant, "/")+"/")
 	case kind == connectors.ScopeHosts:

@@ -109,6 +109,10 @@ func TestAGrantIsNotStretchedNorADenyPassedBySpelling(t *testing.T) {
 			"mail.move", "INBOX.Archive", storage.GrantAsk},
 		{"a mailbox's grant is not a mailbox below it", []storage.Grant{g("mail.move", "Archive", storage.GrantAllow)},
 			"mail.move", "Archive/Secret", storage.GrantAsk},
+		{"a grant for the root's folder spelt ./ covers what is below it", []storage.Grant{g("files.write", "./", storage.GrantAllow)},
+			"files.write", "docs/a.txt", storage.GrantAllow},
+		{"a grant for the root's folder does not cover what is above it", []storage.Grant{g("files.write", ".", storage.GrantAllow)},
+			"files.write", "../a.txt", storage.GrantAsk},
 		{"a host's grant covers its sub-domains however it is spelt", []storage.Grant{g("http.request", "Example.COM.", storage.GrantAllow)},
 			"http.request", "api.example.com", storage.GrantAllow},
 	}
