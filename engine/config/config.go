@@ -299,19 +299,16 @@ func Load(path string, explicit bool) (Config, error) {
 	// merge the file's first entry into the default one
 	defaults := cfg.Events.Subscribes
 	cfg.Events.Subscribes = nil
-	md, err := toml.Decode(string(b), &cfg)
+	src := string(b)
+	md, err := toml.Decode(src, &cfg)
 	if err != nil {
-		return cfg, fmt.Errorf("config %s: %w", path, err)
+		return cfg, decodeError(path, src, err)
 	}
 	if !md.IsDefined("events", "subscribes") {
 		cfg.Events.Subscribes = defaults
 	}
 	if keys := md.Undecoded(); len(keys) > 0 {
-		names := make([]string, len(keys))
-		for i, k := range keys {
-			names[i] = k.String()
-		}
-		return cfg, fmt.Errorf("config %s: unknown key %s", path, strings.Join(names, ", "))
+		return cfg, unknownKeys(path, src, md, keys)
 	}
 	cfg.SecretsFromFile = cfg.Connectors.Mail.Password != "" || cfg.Connectors.Slack.Token != ""
 	if cfg.SecretsFromFile {
@@ -321,6 +318,9 @@ func Load(path string, explicit bool) (Config, error) {
 		}
 	}
 	if err := cfg.validate(); err != nil {
+		if ke, ok := errors.AsType[*keyError](err); ok {
+			return cfg, errors.New(located(path, src, ke.key, ke.nth, ke.Error()))
+		}
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
@@ -343,21 +343,21 @@ func (c Config) validate() error {
 	}
 	for _, x := range positive {
 		if x.d <= 0 {
-			return fmt.Errorf("%s must be positive, got %s", x.key, x.d)
+			return bad(x.key, "%s must be positive, got %s", x.key, x.d)
 		}
 	}
 	if p.MinProducerInterval.Duration < time.Second {
-		return fmt.Errorf("policy.min_producer_interval may not be below 1s, got %s", p.MinProducerInterval.Duration)
+		return bad("policy.min_producer_interval", "policy.min_producer_interval may not be below 1s, got %s", p.MinProducerInterval.Duration)
 	}
 	if p.MinWake.Duration > p.MaxWake.Duration {
-		return fmt.Errorf("policy.min_wake (%s) is above policy.max_wake (%s)", p.MinWake.Duration, p.MaxWake.Duration)
+		return bad("policy.min_wake", "policy.min_wake (%s) is above policy.max_wake (%s)", p.MinWake.Duration, p.MaxWake.Duration)
 	}
 	for _, x := range []struct {
 		key string
 		v   int
 	}{{"policy.transient_retries", p.TransientRetries}, {"policy.reconcile_attempts", p.ReconcileAttempts}, {"policy.repairs", p.Repairs}, {"policy.crash_limit", p.CrashLimit}} {
 		if x.v < 0 {
-			return fmt.Errorf("%s may not be negative, got %d", x.key, x.v)
+			return bad(x.key, "%s may not be negative, got %d", x.key, x.v)
 		}
 	}
 	for _, x := range []struct {
@@ -365,11 +365,11 @@ func (c Config) validate() error {
 		v   int
 	}{{"policy.max_open_proposals", p.MaxOpenProposals}, {"policy.max_proposal_bytes", p.MaxProposalBytes}} {
 		if x.v < 1 {
-			return fmt.Errorf("%s must be at least 1, got %d", x.key, x.v)
+			return bad(x.key, "%s must be at least 1, got %d", x.key, x.v)
 		}
 	}
 	if !slices.Contains(storage.GrantModes(), p.DefaultMutationMode) {
-		return fmt.Errorf("policy.default_mutation_mode must be ask, allow or deny, got %q", p.DefaultMutationMode)
+		return bad("policy.default_mutation_mode", "policy.default_mutation_mode must be ask, allow or deny, got %q", p.DefaultMutationMode)
 	}
 	r := c.Retention
 	for _, x := range []struct {
@@ -377,24 +377,40 @@ func (c Config) validate() error {
 		d   time.Duration
 	}{{"retention.traces", r.Traces.Duration}, {"retention.runs", r.Runs.Duration}} {
 		if x.d < time.Hour {
-			return fmt.Errorf("%s must be at least 1h, got %q", x.key, x.d)
+			return bad(x.key, "%s must be at least 1h, got %s", x.key, x.d)
 		}
 	}
 	if r.CompactPayloadsAfter.Duration < 0 {
-		return fmt.Errorf("retention.compact_payloads_after may not be negative, got %s", r.CompactPayloadsAfter.Duration)
+		return bad("retention.compact_payloads_after", "retention.compact_payloads_after may not be negative, got %s", r.CompactPayloadsAfter.Duration)
 	}
 	if r.LogMaxMB < 1 {
-		return fmt.Errorf("retention.log_max_mb must be at least 1, got %d", r.LogMaxMB)
+		return bad("retention.log_max_mb", "retention.log_max_mb must be at least 1, got %d", r.LogMaxMB)
 	}
 	if c.Repair.Command != "" && c.Repair.Endpoint != "" {
-		return errors.New("repair.command and repair.endpoint are both set; choose one")
+		return bad("repair.endpoint", "repair.command and repair.endpoint are both set; choose one")
 	}
 	if c.Repair.Enabled && c.Repair.Command == "" && c.Repair.Endpoint == "" && strings.TrimSpace(c.LLM.Endpoint) == "" {
-		return errors.New("repair.enabled is true but there is no repairer: set repair.command, repair.endpoint or [llm] endpoint")
+		return bad("repair.enabled", "repair.enabled is true but there is no repairer: set repair.command, repair.endpoint or [llm] endpoint")
+	}
+	for i, h := range c.Connectors.HTTP.AllowHosts {
+		// a blank entry would be dropped, and a list of only blanks is
+		// empty: any host
+		if strings.TrimSpace(h) == "" {
+			return bad("connectors.http.allow_hosts", "connectors.http.allow_hosts[%d] is empty: name a host (\"api.example.com\"), or leave the list empty for any host", i)
+		}
+	}
+	m := c.Connectors.Mail
+	for _, x := range []struct {
+		key string
+		d   time.Duration
+	}{{"connectors.mail.dial_timeout", m.DialTimeout.Duration}, {"connectors.mail.command_timeout", m.CommandTimeout.Duration}, {"connectors.mail.timeout", m.Timeout.Duration}} {
+		if x.d < 0 {
+			return bad(x.key, "%s may not be negative, got %s", x.key, x.d)
+		}
 	}
 	for host, h := range c.Connectors.HTTP.Hosts {
 		if _, ok := c.Accounts[h.Account]; !ok {
-			return fmt.Errorf("connectors.http.hosts.%q.account: account %q is not defined (add [accounts.%s])", host, h.Account, h.Account)
+			return &keyError{key: []string{"connectors", "http", "hosts", host, "account"}, err: fmt.Errorf("connectors.http.hosts.%q.account: account %q is not defined (add [accounts.%s])", host, h.Account, h.Account)}
 		}
 	}
 	if err := c.validateMCP(); err != nil {
@@ -402,7 +418,7 @@ func (c Config) validate() error {
 	}
 	for i, s := range c.Events.Subscribes {
 		if s.Topic == "" || s.Handler == "" {
-			return fmt.Errorf("events.subscribes[%d] needs both topic and handler", i)
+			return &keyError{key: []string{"events", "subscribes"}, nth: i, err: fmt.Errorf("events.subscribes[%d] needs both topic and handler", i)}
 		}
 	}
 	return nil

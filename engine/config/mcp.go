@@ -78,35 +78,47 @@ func (c Config) MCPNames() []string {
 
 func (c Config) validateMCP() error {
 	for _, name := range c.MCPNames() {
-		m := c.MCP[name]
-		key := "mcp." + name
-		if !MCPName.MatchString(name) {
-			return fmt.Errorf("[%s]: a server name is letters, digits and _ (it becomes ctx.mcp.NAME)", key)
-		}
-		switch {
-		case m.Command == "" && m.URL == "":
-			return fmt.Errorf("[%s] needs command (a stdio server) or url (streamable HTTP)", key)
-		case m.Command != "" && m.URL != "":
-			return fmt.Errorf("[%s] sets both command and url; choose one", key)
-		case m.URL != "" && (len(m.Args) > 0 || len(m.Env) > 0):
-			return fmt.Errorf("[%s]: args and env are for stdio servers (command), not url", key)
-		case m.Command != "" && m.Account != "":
-			return fmt.Errorf("[%s]: account is for url servers; a stdio server takes env = { VAR = { account = %q } }", key, m.Account)
-		case m.Timeout.Duration < 0:
-			return fmt.Errorf("%s.timeout may not be negative, got %s", key, m.Timeout.Duration)
-		}
-		if m.Account != "" {
-			if _, ok := c.Accounts[m.Account]; !ok {
-				return fmt.Errorf("%s.account: account %q is not defined (add [accounts.%s])", key, m.Account, m.Account)
+		if err := c.validateServer(name); err != nil {
+			if _, ok := err.(*keyError); !ok {
+				err = &keyError{key: []string{"mcp", name}, err: err}
 			}
+			return err
 		}
-		for v, e := range m.Env {
-			if e.Account == "" {
-				continue
-			}
-			if _, ok := c.Accounts[e.Account]; !ok {
-				return fmt.Errorf("%s.env.%s: account %q is not defined (add [accounts.%s])", key, v, e.Account, e.Account)
-			}
+	}
+	return nil
+}
+
+func (c Config) validateServer(name string) error {
+	m := c.MCP[name]
+	key := "mcp." + name
+	if !MCPName.MatchString(name) {
+		return fmt.Errorf("[%s]: a server name is letters, digits and _ (it becomes ctx.mcp.NAME)", key)
+	}
+	switch {
+	case m.Command == "" && m.URL == "":
+		return fmt.Errorf("[%s] needs command (a stdio server) or url (streamable HTTP)", key)
+	case m.Command != "" && m.URL != "":
+		return fmt.Errorf("[%s] sets both command and url; choose one", key)
+	case m.URL != "" && (len(m.Args) > 0 || len(m.Env) > 0):
+		return fmt.Errorf("[%s]: args and env are for stdio servers (command), not url", key)
+	case m.Command != "" && m.Account != "":
+		return fmt.Errorf("[%s]: account is for url servers; a stdio server takes env = { VAR = { account = %q } }", key, m.Account)
+	case m.Timeout.Duration < 0:
+		return &keyError{key: []string{"mcp", name, "timeout"}, err: fmt.Errorf("%s.timeout may not be negative, got %s", key, m.Timeout.Duration)}
+	case m.MaxTimeout.Duration < 0:
+		return &keyError{key: []string{"mcp", name, "max_timeout"}, err: fmt.Errorf("%s.max_timeout may not be negative, got %s", key, m.MaxTimeout.Duration)}
+	}
+	if m.Account != "" {
+		if _, ok := c.Accounts[m.Account]; !ok {
+			return &keyError{key: []string{"mcp", name, "account"}, err: fmt.Errorf("%s.account: account %q is not defined (add [accounts.%s])", key, m.Account, m.Account)}
+		}
+	}
+	for v, e := range m.Env {
+		if e.Account == "" {
+			continue
+		}
+		if _, ok := c.Accounts[e.Account]; !ok {
+			return &keyError{key: []string{"mcp", name, "env", v}, err: fmt.Errorf("%s.env.%s: account %q is not defined (add [accounts.%s])", key, v, e.Account, e.Account)}
 		}
 	}
 	return nil
