@@ -74,20 +74,37 @@ func migrate(ctx context.Context, db *sql.DB) error {
 // migrateWith applies the pending ones of ms (a test passes fewer, to play
 // an older binary).
 func migrateWith(ctx context.Context, db *sql.DB, ms []migration) error {
+	return migrateSteps(ctx, db, ms, nil)
+}
+
+// migrateSteps is migrateWith, calling before (if not nil) ahead of each
+// migration's transaction: a test plays another keep there. The version is
+// read again inside each migration's immediate transaction, so a keep that
+// migrated the file meanwhile (through another name of it: a hard link, a
+// bind mount, which the lock file does not join) is seen, and no migration
+// runs twice.
+func migrateSteps(ctx context.Context, db *sql.DB, ms []migration, before func(m migration)) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrations table: %w", err)
 	}
-	var current int
-	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+	current, err := schemaVersion(ctx, db)
+	if err != nil {
+		return err
 	}
-	if current > len(ms) {
-		return fmt.Errorf("the database is at schema version %d but this keep binary knows only up to %d: use a newer keep", current, len(ms))
-	}
-	for _, m := range ms[current:] {
+	for current < len(ms) {
+		if err := newerThan(current, ms); err != nil {
+			return err
+		}
+		m := ms[current]
+		if before != nil {
+			before(m)
+		}
 		if strings.HasPrefix(m.sql, noTxMarker) {
 			if err := migrateOutsideTx(ctx, db, m); err != nil {
+				return err
+			}
+			if current, err = schemaVersion(ctx, db); err != nil {
 				return err
 			}
 			continue
@@ -95,6 +112,17 @@ func migrateWith(ctx context.Context, db *sql.DB, ms []migration) error {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("migration %d: %w", m.version, err)
+		}
+		var now int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&now); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if now != current {
+			// another keep migrated while this one waited for the lock
+			tx.Rollback()
+			current = now
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			tx.Rollback()
@@ -116,6 +144,23 @@ func migrateWith(ctx context.Context, db *sql.DB, ms []migration) error {
 		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("migration %d: %w", m.version, err)
 		}
+		current++
+	}
+	return newerThan(current, ms)
+}
+
+func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+	var v int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+// newerThan refuses a database that has seen a migration newer than ms.
+func newerThan(current int, ms []migration) error {
+	if current > len(ms) {
+		return fmt.Errorf("the database is at schema version %d but this keep binary knows only up to %d: use a newer keep", current, len(ms))
 	}
 	return nil
 }
@@ -124,7 +169,9 @@ func migrateOutsideTx(ctx context.Context, db *sql.DB, m migration) error {
 	if _, err := db.ExecContext(ctx, m.sql); err != nil {
 		return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)`,
+	// OR IGNORE: such a migration is safe to run twice, and another keep
+	// may have run and recorded it meanwhile
+	if _, err := db.ExecContext(ctx, `INSERT OR IGNORE INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)`,
 		m.version, m.name, time.Now().UTC().Format(time.RFC3339)); err != nil {
 		return fmt.Errorf("migration %d: %w", m.version, err)
 	}

@@ -250,3 +250,83 @@ func tableCounts(t *testing.T, db *DB) map[string]int {
 	}
 	return out
 }
+
+// TestMigrateRace: two keeps migrating one older database at once (two
+// the lock file does not keep apart, as Opts.NoLock would): the one that
+// waited for the other's migration sees it, and neither applies a
+// migration twice nor fails.
+func TestMigrateRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := copyFixture(t)
+	a := &DB{path: path, logger: slog.New(slog.DiscardHandler)}
+	b := &DB{path: path, logger: slog.New(slog.DiscardHandler)}
+	for _, db := range []*DB{a, b} {
+		if err := db.open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+	}
+	other := false
+	// a has read the version (the fixture's) when b migrates the file
+	err = migrateSteps(ctx, a.w, ms, func(migration) {
+		if !other {
+			other = true
+			if err := migrateWith(ctx, b.w, ms); err != nil {
+				t.Fatalf("the other keep's migration: %v", err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("the keep that waited: %v", err)
+	}
+	var n, v int
+	if err := a.w.QueryRowContext(ctx, `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &v); err != nil || n != len(ms) || v != len(ms) {
+		t.Fatalf("schema_migrations: %d rows up to %d (%v), want %d", n, v, err, len(ms))
+	}
+}
+
+// TestMigrateFailsHalfway: a migration that fails half-way leaves the
+// database at the previous version, whole.
+func TestMigrateFailsHalfway(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := func(db *DB) string {
+		var s string
+		if err := db.w.QueryRowContext(ctx, `SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_schema ORDER BY name)`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// one that edits the stored schema in place, one that rebuilds tables
+	for _, n := range []int{fixtureSchema + 1, 15, 17} {
+		db := &DB{path: copyFixture(t), logger: slog.New(slog.DiscardHandler)}
+		if err := db.open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := migrateWith(ctx, db.w, ms[:n-1]); err != nil {
+			t.Fatal(err)
+		}
+		before, counts := schema(db), tableCounts(t, db)
+		broken := append([]migration{}, ms[:n]...)
+		broken[n-1].sql += "\nSELECT no_such_function();"
+		if err := migrateWith(ctx, db.w, broken); err == nil || !strings.Contains(err.Error(), "no_such_function") {
+			t.Fatalf("migration %d broken half-way: %v", n, err)
+		}
+		if v, err := db.Version(ctx); err != nil || v != n-1 {
+			t.Fatalf("after migration %d failed half-way: version %d (%v), want %d", n, v, err, n-1)
+		}
+		if schema(db) != before || !maps.Equal(tableCounts(t, db), counts) {
+			t.Fatalf("migration %d failed half-way and left part of itself", n)
+		}
+		db.Close()
+	}
+}
