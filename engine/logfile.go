@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -43,7 +44,12 @@ func privateLog(path string) error {
 	if err != nil {
 		return err
 	}
-	if fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+	if !fi.Mode().IsRegular() {
+		// a link planted where keep.log goes would have every line appended
+		// to its target (lumberjack opens by name, following links)
+		return fmt.Errorf("%s is not a file of keep's own (%s): keep writes its log only to a regular file there; remove it and start again", path, fi.Mode().Type())
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
 		return os.Chmod(path, fi.Mode().Perm()&0o700)
 	}
 	return nil

@@ -68,3 +68,28 @@ func TestOpenLogPrivate(t *testing.T) {
 		t.Fatalf("keep.log: %v, mode %v, want 0600", err, fi.Mode().Perm())
 	}
 }
+
+// TestOpenLogRefusesALink: a symbolic link planted where keep.log goes (to
+// /etc/passwd, say) is not written through: the log is refused at open,
+// naming it, and the link's target keeps its bytes.
+func TestOpenLogRefusesALink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "passwd")
+	const content = "root:x:0:0:root:/root:/bin/sh\n"
+	if err := os.WriteFile(victim, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "keep.log")
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	log, closer, err := OpenLog(path, 1, slog.LevelInfo)
+	if err == nil {
+		log.Info("a line")
+		closer.Close()
+	}
+	if got, _ := os.ReadFile(victim); string(got) != content || err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("OpenLog through a link: err %v; the target holds %q", err, got)
+	}
+}
