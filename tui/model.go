@@ -137,6 +137,11 @@ func (m *Model) focused() pane { return m.panes[m.focus] }
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	// a question or a filter opening or closing changes the help's height
+	// (helpView): the panes take back, or give, its rows
+	if m.lay.width > 0 && m.helpRows() != m.lay.helpH {
+		m.relayout()
+	}
 	m.syncKeys()
 	return m, cmd
 }
@@ -639,12 +644,7 @@ func (m *Model) syncKeys() {
 func (m *Model) relayout() {
 	st := m.sh.st
 	m.help.SetWidth(max(m.lay.width-1, 0)) // the bar is indented by one
-	helpH := 1
-	if m.help.ShowAll {
-		// and the line of the pane's keys that do not apply now
-		helpH = m.fullHelpRows() + notNowLines
-	}
-	m.lay = computeLayout(m.lay.width, m.lay.height, helpH)
+	m.lay = computeLayout(m.lay.width, m.lay.height, m.helpRows())
 	l := m.lay
 	if l.wide {
 		m.wf.SetSize(st.inner(l.leftW, l.topH))
@@ -869,6 +869,17 @@ func (m *Model) fullHelp() [][]key.Binding {
 		}
 	}
 	return cols
+}
+
+// helpRows is the height helpView draws: the full help while ? has it
+// open, and its line of the pane's keys that do not apply now; one line
+// otherwise, and while a question or a filter has the help bar, as they
+// show their own keys alone.
+func (m *Model) helpRows() int {
+	if m.help.ShowAll && m.confirm == nil && !m.focused().Editing() {
+		return m.fullHelpRows() + notNowLines
+	}
+	return 1
 }
 
 // fullHelpRows is the height ? takes whichever pane is focused (the
