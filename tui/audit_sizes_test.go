@@ -7,6 +7,38 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
+// An answer key pressed in Attention when its box is not drawn at all (the
+// open help, or a window too short, takes all of its room) answered
+// nothing, rightly, but said nothing either: the key looked dead. It says
+// why, as it does for a card only partly on screen.
+func TestAnAnswerKeyOnAPaneNotDrawnSaysWhy(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		w, h int
+		keys []string
+		want string
+	}{
+		{"the help takes the pane's room", 40, 10, []string{"?", "3", "x"}, "? closes it"},
+		{"a window too short for the box", 20, 5, []string{"3", "a"}, "taller window"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, newStub(), c.w, c.h)
+			h.keys(c.keys...)
+			if got := h.api.actions(); len(got) != 0 {
+				t.Fatalf("a key answered a card not on screen: %v", got)
+			}
+			if h.m.confirm != nil {
+				t.Fatalf("a key asked to confirm an answer to a card not on screen: %q", h.m.confirm.question)
+			}
+			if !strings.Contains(h.m.errText, c.want) {
+				t.Errorf("the status line does not say why the key did nothing (want %q): %q\n%s", c.want, h.m.errText, h.screen())
+			}
+		})
+	}
+}
+
 // While a confirmation or a filter is open the help bar is their one
 // line, not the full help ? opened; the layout kept the full help's rows
 // anyway, so the screen came out shorter than the window, the box cut

@@ -411,11 +411,13 @@ func (m *Model) heldAnswer(msg tea.KeyPressMsg) bool {
 // act from anywhere when the card is on screen below another pane.
 func (m *Model) answersSelected(msg tea.KeyPressMsg) bool {
 	it := m.at.Selected()
-	if it == nil || !m.drawn(focusAttention) {
+	if it == nil {
 		return false
 	}
+	// in Attention itself a key is the card's answer whether or not its
+	// box has room to be drawn: refused then, but never without a word
 	if m.focus != focusAttention {
-		if !m.lay.wide || (it.Kind != api.AttentionApproval && it.Kind != api.AttentionReconciliation) {
+		if !m.drawn(focusAttention) || !m.lay.wide || (it.Kind != api.AttentionApproval && it.Kind != api.AttentionReconciliation) {
 			return false
 		}
 		for _, b := range m.anywhereKeys(*it) {
@@ -447,7 +449,7 @@ func (m *Model) unseenText() string {
 	m.at.covered = covered
 	// a card taller than the pane is scrolled to the rest of its call
 	scroll := ""
-	if m.at.tall(len(m.at.shown), m.at.rowHeight) {
+	if m.drawn(focusAttention) && m.at.tall(len(m.at.shown), m.at.rowHeight) {
 		scroll = m.sh.keys.CardDown.Help().Key + " scrolls it, or "
 	}
 	// what to do first: a narrow window shows the start of the line
