@@ -90,6 +90,8 @@ type Model struct {
 	// One re-read at a time; notifications during it make one more.
 	refreshing bool
 	dirty      bool
+	// reads counts the re-reads begun (shared.sent).
+	reads int
 
 	noTimers bool
 }
@@ -199,6 +201,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			cmds = append(cmds, m.update(sub))
 		}
 		m.refreshing = false
+		// a card answered before this read began has been read again:
+		// still there, it asks anew
+		for card, after := range m.sh.sent {
+			if after >= 0 && msg.n > after {
+				delete(m.sh.sent, card)
+			}
+		}
 		if m.dirty {
 			m.dirty = false
 			cmds = append(cmds, m.refresh())
@@ -206,6 +215,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(cmds...)
 	case doneMsg:
 		m.sh.onWay = max(m.sh.onWay-1, 0)
+		if msg.card != "" {
+			if msg.err != nil {
+				// not taken: the card may be answered again
+				delete(m.sh.sent, msg.card)
+			} else {
+				m.sh.sent[msg.card] = m.reads
+			}
+		}
 		if m.quitting && m.sh.onWay == 0 {
 			m.quitting = false
 			if msg.err == nil {
@@ -352,6 +369,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 					return m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) })
 				})
 		}
+	case m.answerOnWay(msg):
+		it := m.at.Selected()
+		m.errText = "your answer to " + fit(oneLine(it.Title), 40) + " is on its way: it is not sent twice"
 	case m.heldAnswer(msg):
 		it := m.at.Selected()
 		m.errText = fit(oneLine(it.Title), 40) + " has just come under the cursor: read it, then answer (or j/k to choose it)"
@@ -397,6 +417,19 @@ func (m *Model) attentionInView() *api.AttentionItem {
 		return nil
 	}
 	return it
+}
+
+// answerOnWay says whether msg would answer the selected attention card
+// while an answer to it is on its way (shared.sent).
+func (m *Model) answerOnWay(msg tea.KeyPressMsg) bool {
+	it := m.at.Selected()
+	if it == nil {
+		return false
+	}
+	if _, ok := m.sh.sent[cardKey(*it)]; !ok {
+		return false
+	}
+	return m.answersSelected(msg) || m.answersFromAnywhere(msg)
 }
 
 // heldAnswer says whether msg would answer the selected attention card,
@@ -602,11 +635,13 @@ func (m *Model) refresh() tea.Cmd {
 		return nil
 	}
 	m.refreshing = true
+	m.reads++
+	n := m.reads
 	qs := []query{m.wf.query, m.at.query, m.in.reload(), m.rn.reload(), m.rn.traceQuery(), m.ac.query}
 	return func() tea.Msg {
 		ctx, cancel := m.sh.callCtx()
 		defer cancel()
-		var out refreshMsg
+		out := refreshMsg{n: n}
 		for _, q := range qs {
 			if q != nil {
 				out.msgs = append(out.msgs, q(ctx))
