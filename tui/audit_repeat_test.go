@@ -74,3 +74,34 @@ func TestAnAnswerNotTakenCanBeGivenAgain(t *testing.T) {
 		t.Errorf("calls %v, want %v", got, want)
 	}
 }
+
+// A key the help names for answers and actions, pressed where it is off,
+// did nothing and said nothing: a dead key, or, worse, one that looks as
+// if it answered. It now says why it does nothing.
+func TestAnIdleActionKeySaysWhy(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"approve in Workflows", []string{"1", "a"}, "a (approve) is not a key of this pane"},
+		{"retry on a run that did not fail", []string{"4", "r"}, "r (retry) does nothing here"},
+		{"approve on an uncertain call", []string{"3", "down", "a"}, "a (approve) does nothing here"},
+		{"approve in the dry run", []string{"1", "d", "a"}, "does nothing in the dry run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, newStub(), 80, 24)
+			h.keys(c.keys...)
+			for _, got := range h.api.actions() {
+				if !strings.HasPrefix(got, "dry-run") {
+					t.Fatalf("an idle key acted: %v", got)
+				}
+			}
+			if !strings.Contains(h.m.errText, c.want) {
+				t.Errorf("status line %q, want it to say %q\n%s", h.m.errText, c.want, h.screen())
+			}
+		})
+	}
+}

@@ -379,6 +379,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.errText = m.unseenText()
 	case m.answersFromAnywhere(msg):
 		return m.at.answer(msg, *m.at.Selected())
+	case m.idleKey(msg) != "":
+		m.errText = m.idleKey(msg)
 	default:
 		cmd := p.Update(msg)
 		if m.focus == focusWorkflows {
@@ -387,6 +389,31 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	return nil
+}
+
+// idleKey says why msg does nothing, when it is an answer or an action
+// key that is off where the person is: a key pressed and silently ignored
+// reads as a dead key, or as an answer given. "" when msg is no such key,
+// or it is on (the pane acts on it).
+func (m *Model) idleKey(msg tea.KeyPressMsg) string {
+	k := m.sh.keys
+	for _, b := range []*key.Binding{&k.Approve, &k.ApproveAlways, &k.Reject, &k.TryAgain, &k.Happened, &k.NotHappened,
+		&k.Skip, &k.SkipInput, &k.Retry, &k.DryRun, &k.RunNow, &k.Pause} {
+		if b.Enabled() || !slices.Contains(b.Keys(), msg.String()) {
+			continue
+		}
+		what := b.Help().Key + " (" + k.words[b].Desc + ")"
+		switch {
+		case m.showsDryRun(m.focus) || (m.focus == focusWorkflows && m.wf.dry != nil):
+			return what + " does nothing in the dry run: esc goes back"
+		case !m.drawn(m.focus):
+			return what + " does nothing: the pane has no room to show what it would act on"
+		case !slices.Contains(k.paneKeys(m.focus), b):
+			return what + " is not a key of this pane: ? lists the keys here"
+		}
+		return what + " does nothing here: the selection does not take it (? lists what it takes)"
+	}
+	return ""
 }
 
 // quit ends the program, unless an action is still on its way to the
