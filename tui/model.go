@@ -716,11 +716,13 @@ func (m *Model) relayout() {
 		m.at.SetSize(st.inner(l.width, l.bottomH))
 		m.rn.SetSize(st.inner(l.width, l.bottomH))
 		m.ac.SetSize(st.inner(l.width, l.bottomH))
+		_, m.wf.dryH = st.inner(l.width, l.bottomH)
 		return
 	}
 	for _, p := range m.panes {
 		p.SetSize(st.inner(l.width, l.paneH))
 	}
+	_, m.wf.dryH = st.inner(l.width, l.paneH)
 }
 
 func (m *Model) View() tea.View {
