@@ -73,9 +73,9 @@ func (p *workflowsPane) dryRunKey(msg tea.KeyPressMsg) {
 	case keyIs(msg, k.Down):
 		d.offset++
 	case keyIs(msg, k.PageUp):
-		d.offset -= max(p.height-1, 1)
+		d.offset -= max(p.dryH-1, 1)
 	case keyIs(msg, k.PageDown):
-		d.offset += max(p.height-1, 1)
+		d.offset += max(p.dryH-1, 1)
 	case keyIs(msg, k.Top):
 		d.offset = 0
 	case keyIs(msg, k.Bottom):

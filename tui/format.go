@@ -366,6 +366,12 @@ func breakLines(s string, w int) []string {
 // packing as many pieces to a line as fit; a piece still too long is cut
 // by cells.
 func tokenLines(word string, first, w int) []string {
+	// the hang only where a line keeps room for a wide character after
+	// it: narrower, it would push every continuation past w
+	ind := hang
+	if w-len(hang) < 2 {
+		ind = ""
+	}
 	var lines []string
 	cur, curW, room := "", 0, max(first, 1)
 	for _, piece := range boundaryPieces(word) {
@@ -376,7 +382,7 @@ func tokenLines(word string, first, w int) []string {
 		}
 		if curW > 0 {
 			lines, cur, curW = append(lines, cur), "", 0
-			room = max(w-len(hang), 1)
+			room = max(w-len(ind), 1)
 		}
 		for pw > room {
 			head := truncate(piece, room)
@@ -385,7 +391,7 @@ func tokenLines(word string, first, w int) []string {
 				head = piece[:size]
 			}
 			lines = append(lines, head)
-			room = max(w-len(hang), 1)
+			room = max(w-len(ind), 1)
 			piece = piece[len(head):]
 			pw = cells(piece)
 		}
@@ -395,7 +401,7 @@ func tokenLines(word string, first, w int) []string {
 		lines = append(lines, cur)
 	}
 	for i := 1; i < len(lines); i++ {
-		lines[i] = hang + lines[i]
+		lines[i] = ind + lines[i]
 	}
 	return lines
 }

@@ -28,7 +28,17 @@ type shared struct {
 	// back: q waits for them, else keep closes the engine under an answer
 	// the person believes given. Only Update touches it.
 	onWay int
+	// sent holds the cards (cardKey) whose answer is on its way, or was
+	// taken and the list not yet read again since: the card is still on
+	// screen with its keys on, and a repeat must not answer it twice. The
+	// value is -1 while on its way, then the count of re-reads begun
+	// (Model.reads) when it was taken: a re-read begun after clears it.
+	sent map[string]int
 }
+
+// cardKey names a card as asked: a call asked about again (a new attempt)
+// is a new question, which may be answered anew.
+func cardKey(it api.AttentionItem) string { return fmt.Sprintf("%s@%d", itemKey(it), it.Attempt) }
 
 // callTimeout bounds one API call so a wedged daemon shows as an error in
 // the status line instead of a frozen pane.
@@ -72,12 +82,18 @@ type (
 		err   error
 	}
 	// refreshMsg is the answer to one re-read of everything on screen.
-	refreshMsg struct{ msgs []tea.Msg }
+	// n is which re-read it is (Model.reads).
+	refreshMsg struct {
+		msgs []tea.Msg
+		n    int
+	}
 
 	// doneMsg is the outcome of an action (approve, pause, …).
 	doneMsg struct {
 		what string
 		err  error
+		// card is the card (cardKey) this answered, if any
+		card string
 	}
 	// askMsg opens a "sure? y/n" question; yes makes the action run
 	// builds (built only then, so a question cancelled is no action on
@@ -102,7 +118,19 @@ type (
 // act runs an action against the engine and reports how it went; success
 // text is what the status line says.
 func (sh *shared) act(what string, f func(ctx context.Context) error) tea.Cmd {
+	return sh.actOn("", what, f)
+}
+
+// actOn is act answering the card named card (cardKey): until it comes
+// back and the list is read again, the card takes no other answer.
+func (sh *shared) actOn(card, what string, f func(ctx context.Context) error) tea.Cmd {
 	sh.onWay++
+	if card != "" {
+		if sh.sent == nil {
+			sh.sent = map[string]int{}
+		}
+		sh.sent[card] = -1
+	}
 	return func() tea.Msg {
 		ctx, cancel := sh.callCtx()
 		defer cancel()
@@ -112,15 +140,15 @@ func (sh *shared) act(what string, f func(ctx context.Context) error) tea.Cmd {
 		} else {
 			sh.log.Info("action", "action", what)
 		}
-		return doneMsg{what: what, err: err}
+		return doneMsg{what: what, err: err, card: card}
 	}
 }
 
 // answer is act for an answer given on a card: a card no longer waiting
 // (answered elsewhere, or moved on while the engine restarted under this
 // screen) says so, rather than that the answer failed.
-func (sh *shared) answer(title, what string, f func(ctx context.Context) error) tea.Cmd {
-	return sh.act(what, func(ctx context.Context) error {
+func (sh *shared) answer(card, title, what string, f func(ctx context.Context) error) tea.Cmd {
+	return sh.actOn(card, what, func(ctx context.Context) error {
 		err := f(ctx)
 		if errors.Is(err, engine.ErrRefused) || errors.Is(err, engine.ErrNotFound) {
 			return goneErr{title: title, err: err}

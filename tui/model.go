@@ -90,6 +90,8 @@ type Model struct {
 	// One re-read at a time; notifications during it make one more.
 	refreshing bool
 	dirty      bool
+	// reads counts the re-reads begun (shared.sent).
+	reads int
 
 	noTimers bool
 }
@@ -137,6 +139,11 @@ func (m *Model) focused() pane { return m.panes[m.focus] }
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	// a question or a filter opening or closing changes the help's height
+	// (helpView): the panes take back, or give, its rows
+	if m.lay.width > 0 && m.helpRows() != m.lay.helpH {
+		m.relayout()
+	}
 	m.syncKeys()
 	return m, cmd
 }
@@ -194,6 +201,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			cmds = append(cmds, m.update(sub))
 		}
 		m.refreshing = false
+		// a card answered before this read began has been read again:
+		// still there, it asks anew
+		for card, after := range m.sh.sent {
+			if after >= 0 && msg.n > after {
+				delete(m.sh.sent, card)
+			}
+		}
 		if m.dirty {
 			m.dirty = false
 			cmds = append(cmds, m.refresh())
@@ -201,6 +215,14 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return tea.Batch(cmds...)
 	case doneMsg:
 		m.sh.onWay = max(m.sh.onWay-1, 0)
+		if msg.card != "" {
+			if msg.err != nil {
+				// not taken: the card may be answered again
+				delete(m.sh.sent, msg.card)
+			} else {
+				m.sh.sent[msg.card] = m.reads
+			}
+		}
 		if m.quitting && m.sh.onWay == 0 {
 			m.quitting = false
 			if msg.err == nil {
@@ -347,6 +369,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 					return m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) })
 				})
 		}
+	case m.answerOnWay(msg):
+		it := m.at.Selected()
+		m.errText = "your answer to " + fit(oneLine(it.Title), 40) + " is on its way: it is not sent twice"
 	case m.heldAnswer(msg):
 		it := m.at.Selected()
 		m.errText = fit(oneLine(it.Title), 40) + " has just come under the cursor: read it, then answer (or j/k to choose it)"
@@ -354,6 +379,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.errText = m.unseenText()
 	case m.answersFromAnywhere(msg):
 		return m.at.answer(msg, *m.at.Selected())
+	case m.idleKey(msg) != "":
+		m.errText = m.idleKey(msg)
 	default:
 		cmd := p.Update(msg)
 		if m.focus == focusWorkflows {
@@ -362,6 +389,31 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	return nil
+}
+
+// idleKey says why msg does nothing, when it is an answer or an action
+// key that is off where the person is: a key pressed and silently ignored
+// reads as a dead key, or as an answer given. "" when msg is no such key,
+// or it is on (the pane acts on it).
+func (m *Model) idleKey(msg tea.KeyPressMsg) string {
+	k := m.sh.keys
+	for _, b := range []*key.Binding{&k.Approve, &k.ApproveAlways, &k.Reject, &k.TryAgain, &k.Happened, &k.NotHappened,
+		&k.Skip, &k.SkipInput, &k.Retry, &k.DryRun, &k.RunNow, &k.Pause} {
+		if b.Enabled() || !slices.Contains(b.Keys(), msg.String()) {
+			continue
+		}
+		what := b.Help().Key + " (" + k.words[b].Desc + ")"
+		switch {
+		case m.showsDryRun(m.focus) || (m.focus == focusWorkflows && m.wf.dry != nil):
+			return what + " does nothing in the dry run: esc goes back"
+		case !m.drawn(m.focus):
+			return what + " does nothing: the pane has no room to show what it would act on"
+		case !slices.Contains(k.paneKeys(m.focus), b):
+			return what + " is not a key of this pane: ? lists the keys here"
+		}
+		return what + " does nothing here: the selection does not take it (? lists what it takes)"
+	}
+	return ""
 }
 
 // quit ends the program, unless an action is still on its way to the
@@ -394,6 +446,19 @@ func (m *Model) attentionInView() *api.AttentionItem {
 	return it
 }
 
+// answerOnWay says whether msg would answer the selected attention card
+// while an answer to it is on its way (shared.sent).
+func (m *Model) answerOnWay(msg tea.KeyPressMsg) bool {
+	it := m.at.Selected()
+	if it == nil {
+		return false
+	}
+	if _, ok := m.sh.sent[cardKey(*it)]; !ok {
+		return false
+	}
+	return m.answersSelected(msg) || m.answersFromAnywhere(msg)
+}
+
 // heldAnswer says whether msg would answer the selected attention card,
 // on screen where its keys act, but for the card having just moved under
 // the cursor by itself (attentionPane.held).
@@ -406,11 +471,13 @@ func (m *Model) heldAnswer(msg tea.KeyPressMsg) bool {
 // act from anywhere when the card is on screen below another pane.
 func (m *Model) answersSelected(msg tea.KeyPressMsg) bool {
 	it := m.at.Selected()
-	if it == nil || !m.drawn(focusAttention) {
+	if it == nil {
 		return false
 	}
+	// in Attention itself a key is the card's answer whether or not its
+	// box has room to be drawn: refused then, but never without a word
 	if m.focus != focusAttention {
-		if !m.lay.wide || (it.Kind != api.AttentionApproval && it.Kind != api.AttentionReconciliation) {
+		if !m.drawn(focusAttention) || !m.lay.wide || (it.Kind != api.AttentionApproval && it.Kind != api.AttentionReconciliation) {
 			return false
 		}
 		for _, b := range m.anywhereKeys(*it) {
@@ -442,7 +509,7 @@ func (m *Model) unseenText() string {
 	m.at.covered = covered
 	// a card taller than the pane is scrolled to the rest of its call
 	scroll := ""
-	if m.at.tall(len(m.at.shown), m.at.rowHeight) {
+	if m.drawn(focusAttention) && m.at.tall(len(m.at.shown), m.at.rowHeight) {
 		scroll = m.sh.keys.CardDown.Help().Key + " scrolls it, or "
 	}
 	// what to do first: a narrow window shows the start of the line
@@ -595,11 +662,13 @@ func (m *Model) refresh() tea.Cmd {
 		return nil
 	}
 	m.refreshing = true
+	m.reads++
+	n := m.reads
 	qs := []query{m.wf.query, m.at.query, m.in.reload(), m.rn.reload(), m.rn.traceQuery(), m.ac.query}
 	return func() tea.Msg {
 		ctx, cancel := m.sh.callCtx()
 		defer cancel()
-		var out refreshMsg
+		out := refreshMsg{n: n}
 		for _, q := range qs {
 			if q != nil {
 				out.msgs = append(out.msgs, q(ctx))
@@ -639,12 +708,7 @@ func (m *Model) syncKeys() {
 func (m *Model) relayout() {
 	st := m.sh.st
 	m.help.SetWidth(max(m.lay.width-1, 0)) // the bar is indented by one
-	helpH := 1
-	if m.help.ShowAll {
-		// and the line of the pane's keys that do not apply now
-		helpH = m.fullHelpRows() + notNowLines
-	}
-	m.lay = computeLayout(m.lay.width, m.lay.height, helpH)
+	m.lay = computeLayout(m.lay.width, m.lay.height, m.helpRows())
 	l := m.lay
 	if l.wide {
 		m.wf.SetSize(st.inner(l.leftW, l.topH))
@@ -652,11 +716,13 @@ func (m *Model) relayout() {
 		m.at.SetSize(st.inner(l.width, l.bottomH))
 		m.rn.SetSize(st.inner(l.width, l.bottomH))
 		m.ac.SetSize(st.inner(l.width, l.bottomH))
+		_, m.wf.dryH = st.inner(l.width, l.bottomH)
 		return
 	}
 	for _, p := range m.panes {
 		p.SetSize(st.inner(l.width, l.paneH))
 	}
+	_, m.wf.dryH = st.inner(l.width, l.paneH)
 }
 
 func (m *Model) View() tea.View {
@@ -869,6 +935,17 @@ func (m *Model) fullHelp() [][]key.Binding {
 		}
 	}
 	return cols
+}
+
+// helpRows is the height helpView draws: the full help while ? has it
+// open, and its line of the pane's keys that do not apply now; one line
+// otherwise, and while a question or a filter has the help bar, as they
+// show their own keys alone.
+func (m *Model) helpRows() int {
+	if m.help.ShowAll && m.confirm == nil && !m.focused().Editing() {
+		return m.fullHelpRows() + notNowLines
+	}
+	return 1
 }
 
 // fullHelpRows is the height ? takes whichever pane is focused (the

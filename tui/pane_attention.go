@@ -158,22 +158,23 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cmd {
 	sh, k := p.sh, p.sh.keys
 	title := fit(oneLine(it.Title), 40)
+	card := cardKey(it)
 	resolve := func(a api.Answer, what string) tea.Cmd {
-		return sh.answer(title, what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.AnswerID(), a) })
+		return sh.answer(card, title, what, func(ctx context.Context) error { return sh.api.Resolve(ctx, it.AnswerID(), a) })
 	}
 	q := func(verb string) string { return verb + " " + quoted(title) + "?" }
 	if it.Kind == api.AttentionProposal {
-		return proposalAnswer(sh, msg, it)
+		return proposalAnswer(sh, msg, it, card)
 	}
 	switch {
 	case keyIs(msg, k.Approve):
-		return sh.answer(title, "approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), false) })
+		return sh.answer(card, title, "approved "+title, func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), false) })
 	case keyIs(msg, k.ApproveAlways):
-		return sh.answer(title, "approved "+title+", and always for "+fit(printable.Line(it.Scope), 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), true) })
+		return sh.answer(card, title, "approved "+title+", and always for "+fit(printable.Line(it.Scope), 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), true) })
 	case keyIs(msg, k.Reject):
 		return ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
 			func() tea.Cmd {
-				return sh.answer(title, "rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.AnswerID()) })
+				return sh.answer(card, title, "rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.AnswerID()) })
 			})
 	case keyIs(msg, k.TryAgain):
 		return resolve(api.TryAgain, "checking again: "+title)
@@ -187,13 +188,13 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cm
 		return ask(q("skip"), "skip: the change will not be made; the events will be marked skipped and not processed",
 			func() tea.Cmd { return resolve(api.SkipIt, "skipped "+title) })
 	case keyIs(msg, k.SkipInput):
-		return skipInput(sh, it.ID, it.Title)
+		return skipInput(sh, it.ID, it.Title, card)
 	case keyIs(msg, k.Retry):
 		wf := it.Workflow
 		if it.Kind == api.AttentionBlockedWorkflow && wf == "" {
 			wf = it.ID
 		}
-		return sh.act("retrying "+wf, func(ctx context.Context) error { return sh.api.Retry(ctx, wf) })
+		return sh.actOn(card, "retrying "+wf, func(ctx context.Context) error { return sh.api.Retry(ctx, wf) })
 	}
 	return nil
 }

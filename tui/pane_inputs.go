@@ -76,7 +76,7 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 			}
 		case keyIs(msg, k.SkipInput):
 			if s := p.Selected(); s != nil {
-				return skipInput(p.sh, s.InputID, s.Title)
+				return skipInput(p.sh, s.InputID, s.Title, "")
 			}
 		case p.cardKey(msg, len(p.items), p.rowHeight):
 		default:
@@ -88,11 +88,12 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 }
 
 // skipInput asks first: skipping cannot be undone.
-func skipInput(sh *shared, id, title string) tea.Cmd {
+// card is the attention card skipped (cardKey), "" from the Inputs pane.
+func skipInput(sh *shared, id, title, card string) tea.Cmd {
 	return ask("skip "+quoted(fit(oneLine(title), 40))+"?",
 		"skip: the events will be marked skipped and not processed",
 		func() tea.Cmd {
-			return sh.act("skipped "+fit(oneLine(title), 40), func(ctx context.Context) error { return sh.api.SkipInput(ctx, id) })
+			return sh.actOn(card, "skipped "+fit(oneLine(title), 40), func(ctx context.Context) error { return sh.api.SkipInput(ctx, id) })
 		})
 }
 

@@ -18,6 +18,9 @@ type workflowsPane struct {
 
 	nameW, stateW int
 	dry           *dryRun // shown instead of the list while set
+	// dryH is the height inside the box the dry run is shown in: the
+	// lower box in the wide layout, not this pane's (Model.relayout)
+	dryH int
 }
 
 const workflowRowLines = 2

@@ -14,7 +14,7 @@ import (
 // deployed, and grants nothing), x rejects it. Both ask first, and opening
 // it (enter) shows its summary, dry run and diff in full.
 
-func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it api.AttentionItem) tea.Cmd {
+func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it api.AttentionItem, card string) tea.Cmd {
 	k := sh.keys
 	id, wf := it.ID, it.Workflow
 	switch {
@@ -22,7 +22,7 @@ func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it api.AttentionItem) tea.C
 		return ask(fmt.Sprintf("accept proposal %s for %s?", id, wf),
 			"accept: it becomes the workflow's new version and runs; it adds no grant",
 			func() tea.Cmd {
-				return sh.act("accepted proposal "+id+" for "+wf, func(ctx context.Context) error {
+				return sh.actOn(card, "accepted proposal "+id+" for "+wf, func(ctx context.Context) error {
 					_, err := sh.api.AcceptProposal(ctx, id)
 					return err
 				})
@@ -30,7 +30,7 @@ func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it api.AttentionItem) tea.C
 	case keyIs(msg, k.Reject):
 		return ask(fmt.Sprintf("reject proposal %s for %s?", id, wf), "reject: it is dropped; the workflow keeps its version",
 			func() tea.Cmd {
-				return sh.act("rejected proposal "+id+" for "+wf, func(ctx context.Context) error { return sh.api.RejectProposal(ctx, id) })
+				return sh.actOn(card, "rejected proposal "+id+" for "+wf, func(ctx context.Context) error { return sh.api.RejectProposal(ctx, id) })
 			})
 	}
 	return nil
