@@ -47,7 +47,7 @@ func rawServer() {
 	}
 	obj := map[string]any{"type": "object"}
 	tools := []any{}
-	for _, n := range []string{"count", "flood", "malformed", "stderr", "pid", "spawn", "garbage", "slow", "closeout", "closein", "shed", "ask"} {
+	for _, n := range []string{"count", "flood", "malformed", "stderr", "pid", "spawn", "garbage", "deep", "slow", "closeout", "closein", "shed", "ask"} {
 		tools = append(tools, map[string]any{"name": n, "inputSchema": obj})
 	}
 	tools = append(tools, map[string]any{"name": "shed_idempotent", "inputSchema": obj, "annotations": map[string]any{"idempotentHint": true}})
@@ -139,6 +139,12 @@ func rawServer() {
 				answer(m.ID, text("said"))
 			case "pid":
 				answer(m.ID, text(fmt.Sprint(os.Getpid())))
+			case "deep": // a result nested past what a JSON reader follows
+				mu.Lock()
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[],"structuredContent":{"a":%s%s}}}`+"\n",
+					m.ID, strings.Repeat("[", 20000), strings.Repeat("]", 20000))
+				out.Flush()
+				mu.Unlock()
 			case "spawn":
 				cmd := exec.Command("sleep", "600")
 				cmd.Stderr = os.Stderr // and holds the server's stderr open
@@ -490,5 +496,30 @@ func TestAToolListWithoutEndIsRefused(t *testing.T) {
 				t.Fatalf("a tool list without end: %v", err)
 			}
 		})
+	}
+}
+
+// An answer keep cannot read because it nests deeper than a JSON reader
+// follows fails its call at once, as an oversized one does: the server
+// answered, with what keep cannot take (a mutation is uncertain, for its
+// reconcile read to settle). Before, frameCap dropped it as a line that is
+// no JSON, and the call waited for an answer that had come, until its
+// timeout.
+func TestADeeplyNestedAnswerFailsItsCallAtOnce(t *testing.T) {
+	t.Parallel()
+	c := rawTestServer(t, func(cfg *Config) {
+		cfg.Reads = []string{"pid"}
+		cfg.Timeout = 10 * time.Minute // only reading the answer ends the call
+	})
+	pid := pidOf(t, c)
+	err := hangGuard(t, "a call answered with a deeply nested result", func() error {
+		_, err := c.Do(context.Background(), connectors.Call{Method: "deep", IdempotencyKey: "k"})
+		return err
+	})
+	if connectors.ClassOf(err) != connectors.Uncertain {
+		t.Fatalf("a mutation answered with what keep cannot read: %v (%s), want uncertain", err, connectors.ClassOf(err))
+	}
+	if again := pidOf(t, c); again != pid {
+		t.Fatalf("the server was replaced (pid %s, then %s)", pid, again)
 	}
 }
