@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"keep/connectors"
 
@@ -188,9 +189,15 @@ func textOf(res *sdk.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
+// clip cuts s to at most n bytes, at a character's start: a server's
+// description or error cut mid-character was invalid UTF-8 in keep.d.ts,
+// `keep help api` and the trace.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -47,7 +47,7 @@ func rawServer() {
 	}
 	obj := map[string]any{"type": "object"}
 	tools := []any{}
-	for _, n := range []string{"count", "flood", "malformed", "stderr", "pid", "spawn", "garbage", "slow", "closeout", "closein", "shed", "ask"} {
+	for _, n := range []string{"count", "flood", "malformed", "stderr", "pid", "spawn", "garbage", "deep", "slow", "closeout", "closein", "shed", "ask"} {
 		tools = append(tools, map[string]any{"name": n, "inputSchema": obj})
 	}
 	tools = append(tools, map[string]any{"name": "shed_idempotent", "inputSchema": obj, "annotations": map[string]any{"idempotentHint": true}})
@@ -78,6 +78,27 @@ func rawServer() {
 			answer(m.ID, map[string]any{})
 		case "tools/list":
 			lists.Add(1)
+			switch os.Getenv("RAW_LIST") {
+			case "hang": // never answers a listing
+				continue
+			case "endless": // a page of one new tool after another, without end
+				var p struct {
+					Params struct {
+						Cursor string `json:"cursor"`
+					} `json:"params"`
+				}
+				_ = json.Unmarshal(in.Bytes(), &p)
+				i, _ := strconv.Atoi(p.Params.Cursor)
+				answer(m.ID, map[string]any{"tools": []any{map[string]any{"name": fmt.Sprintf("t%d", i), "inputSchema": obj}}, "nextCursor": fmt.Sprint(i + 1)})
+				continue
+			case "loop": // empty pages, each naming the same next one
+				answer(m.ID, map[string]any{"tools": []any{}, "nextCursor": "again"})
+				continue
+			case "fat": // pages of one tool with a description of a MiB, without end
+				answer(m.ID, map[string]any{"tools": []any{map[string]any{"name": fmt.Sprintf("t%d", lists.Load()), "inputSchema": obj,
+					"description": strings.Repeat("d", 1<<20)}}, "nextCursor": fmt.Sprint(lists.Load())})
+				continue
+			}
 			answer(m.ID, map[string]any{"tools": tools})
 		case "tools/call":
 			switch m.Params.Name {
@@ -118,6 +139,12 @@ func rawServer() {
 				answer(m.ID, text("said"))
 			case "pid":
 				answer(m.ID, text(fmt.Sprint(os.Getpid())))
+			case "deep": // a result nested past what a JSON reader follows
+				mu.Lock()
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[],"structuredContent":{"a":%s%s}}}`+"\n",
+					m.ID, strings.Repeat("[", 20000), strings.Repeat("]", 20000))
+				out.Flush()
+				mu.Unlock()
 			case "spawn":
 				cmd := exec.Command("sleep", "600")
 				cmd.Stderr = os.Stderr // and holds the server's stderr open
@@ -402,5 +429,97 @@ func TestAnAnswerThatNeedsInputIsNoResult(t *testing.T) {
 	// again to settle an uncertain call
 	if v, _, err := c.Reconcile(ctx, connectors.Call{Method: "shed_idempotent", IdempotencyKey: "k3"}); v != connectors.Unknown {
 		t.Fatalf("reconciled by a call put off: %v, %v; want unknown (checked again later)", v, err)
+	}
+}
+
+// hangGuard fails the test when f has not returned in a generous while:
+// the calls it guards must end by keep's own bounds, not the test's.
+func hangGuard[T any](t *testing.T, what string, f func() T) T {
+	t.Helper()
+	ch := make(chan T, 1)
+	go func() { ch <- f() }()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("%s did not end", what)
+		panic("unreachable")
+	}
+}
+
+// A server that answers the handshake but never tools/list cannot hold a
+// call forever: the listing a call needs (no list held or cached yet) is
+// bounded by Timeout, as the call itself is. Before, it waited on the
+// caller's context alone, and a run (or `keep mcp tools`) without a
+// deadline of its own hung for good.
+func TestAListingThatNeverAnswersIsBounded(t *testing.T) {
+	t.Parallel()
+	c := rawTestServer(t, func(cfg *Config) {
+		cfg.Env["RAW_LIST"] = "hang"
+		cfg.Timeout = time.Second
+	})
+	err := hangGuard(t, "a call to a server that never lists its tools", func() error {
+		_, err := c.Do(context.Background(), connectors.Call{Method: "count", IdempotencyKey: "k"})
+		return err
+	})
+	if err == nil || connectors.ClassOf(err) != connectors.Transient {
+		t.Fatalf("a call whose tools were never listed: %v (%s), want transient, nothing done", err, connectors.ClassOf(err))
+	}
+	err = hangGuard(t, "listing a server that never lists its tools", func() error {
+		_, err := c.Tools(context.Background())
+		return err
+	})
+	if err == nil {
+		t.Fatal("a listing that was never answered succeeded")
+	}
+}
+
+// A server whose tool list never ends (a next page after every page, new
+// tools or none, or pages of huge tools) is refused past keep's bounds on
+// a listing: MaxTools tools, MaxMessage bytes in all, and a cursor met
+// twice. Before, keep followed it as long as the caller's context let it,
+// holding every tool: without a deadline, until memory ran out.
+func TestAToolListWithoutEndIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"endless", "loop", "fat"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			c := rawTestServer(t, func(cfg *Config) {
+				cfg.Env["RAW_LIST"] = mode
+				cfg.Timeout = 10 * time.Minute // only the bounds on a listing end it
+			})
+			err := hangGuard(t, "listing a tool list without end", func() error {
+				_, err := c.Tools(context.Background())
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), "tool list") {
+				t.Fatalf("a tool list without end: %v", err)
+			}
+		})
+	}
+}
+
+// An answer keep cannot read because it nests deeper than a JSON reader
+// follows fails its call at once, as an oversized one does: the server
+// answered, with what keep cannot take (a mutation is uncertain, for its
+// reconcile read to settle). Before, frameCap dropped it as a line that is
+// no JSON, and the call waited for an answer that had come, until its
+// timeout.
+func TestADeeplyNestedAnswerFailsItsCallAtOnce(t *testing.T) {
+	t.Parallel()
+	c := rawTestServer(t, func(cfg *Config) {
+		cfg.Reads = []string{"pid"}
+		cfg.Timeout = 10 * time.Minute // only reading the answer ends the call
+	})
+	pid := pidOf(t, c)
+	err := hangGuard(t, "a call answered with a deeply nested result", func() error {
+		_, err := c.Do(context.Background(), connectors.Call{Method: "deep", IdempotencyKey: "k"})
+		return err
+	})
+	if connectors.ClassOf(err) != connectors.Uncertain {
+		t.Fatalf("a mutation answered with what keep cannot read: %v (%s), want uncertain", err, connectors.ClassOf(err))
+	}
+	if again := pidOf(t, c); again != pid {
+		t.Fatalf("the server was replaced (pid %s, then %s)", pid, again)
 	}
 }

@@ -89,20 +89,23 @@ func (c *Connector) listOn(ctx context.Context, s *sdk.ClientSession) ([]*sdk.To
 	c.listSeq++
 	seq := c.listSeq
 	c.mu.Unlock()
-	var tools []*sdk.Tool
+	// a listing is bounded as a call is, whoever asks for it: one that a
+	// call needs (no list held yet) or `keep mcp tools` would otherwise
+	// wait on the caller's context alone, for good on a server that never
+	// answers tools/list
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
 	ctx, slot := noteRefusals(ctx)
-	for t, err := range s.Tools(ctx, nil) {
-		if err != nil {
-			if refused := slot.met(); refused != nil {
-				c.down(s, err)      // the SDK gives up on a session refused
-				return nil, refused // sign in, not try again
-			}
-			if errors.Is(err, sdk.ErrConnectionClosed) {
-				c.down(s, err)
-			}
-			return nil, connectors.Errorf(connectors.Transient, "mcp.%s: listing tools: %v", c.cfg.Name, err)
+	tools, err := c.pages(ctx, s)
+	if err != nil {
+		if refused := slot.met(); refused != nil {
+			c.down(s, err)      // the SDK gives up on a session refused
+			return nil, refused // sign in, not try again
 		}
-		tools = append(tools, t)
+		if errors.Is(err, sdk.ErrConnectionClosed) {
+			c.down(s, err)
+		}
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s: listing tools: %v", c.cfg.Name, err)
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	c.mu.Lock()
@@ -129,6 +132,46 @@ func (c *Connector) listOn(ctx context.Context, s *sdk.ClientSession) ([]*sdk.To
 		}
 	}
 	return tools, nil
+}
+
+// MaxTools is the most tools keep takes from one server.
+const MaxTools = 10000
+
+// pages lists the tools page by page, within keep's bounds on a listing:
+// MaxTools tools, MaxMessage bytes of them in all, and no cursor met
+// twice. The SDK's iterator follows a server's next page for as long as
+// the server names one, holding every tool: a server whose list has no
+// end (a new page after each, or the same one again) took keep's memory,
+// or its time, until the listing's context ended.
+func (c *Connector) pages(ctx context.Context, s *sdk.ClientSession) ([]*sdk.Tool, error) {
+	var tools []*sdk.Tool
+	size := 0
+	seen := map[string]bool{}
+	params := &sdk.ListToolsParams{}
+	for {
+		res, err := s.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range res.Tools {
+			if b, err := json.Marshal(t); err == nil {
+				size += len(b)
+			}
+		}
+		tools = append(tools, res.Tools...)
+		switch {
+		case len(tools) > MaxTools:
+			return nil, fmt.Errorf("the tool list is over keep's limit of %d tools", MaxTools)
+		case size > c.cfg.MaxMessage:
+			return nil, fmt.Errorf("the tool list is over keep's limit of %d bytes", c.cfg.MaxMessage)
+		case res.NextCursor == "":
+			return tools, nil
+		case seen[res.NextCursor]:
+			return nil, fmt.Errorf("the tool list has no end: its page %q comes again", clip(res.NextCursor, 40))
+		}
+		seen[res.NextCursor] = true
+		params.Cursor = res.NextCursor
+	}
 }
 
 func sameTools(a, b []*sdk.Tool) bool {

@@ -1,9 +1,13 @@
 package mcp
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"keep/connectors"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A tool's call is refused a field its input schema forbids, and only
@@ -34,5 +38,23 @@ func TestSchemaSaysWhetherMoreFieldsPass(t *testing.T) {
 		if refused := err != nil; refused == tc.open {
 			t.Errorf("%s: a field the schema does not name: %v", tc.name, err)
 		}
+	}
+}
+
+// A tool's description is cut to its first sentence, at most 200 bytes,
+// and an error result to 500: never in the middle of a character. Before,
+// a description in a script of three-byte characters was cut into
+// invalid UTF-8 in the method's doc (keep.d.ts, keep help api).
+func TestADescriptionIsCutBetweenCharacters(t *testing.T) {
+	c, err := New(Config{Name: "t", Command: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Method(&sdk.Tool{Name: "euro", Description: strings.Repeat("€", 1000), InputSchema: map[string]any{"type": "object"}})
+	if !utf8.ValidString(m.Doc) || !strings.HasPrefix(m.Doc, "€€") {
+		t.Fatalf("doc %q", m.Doc)
+	}
+	if s := clip(strings.Repeat("€", 1000), 500); !utf8.ValidString(s) {
+		t.Fatalf("clipped error %q", s)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -167,6 +168,16 @@ func (f *frameCap) next() error {
 	}
 	if !over {
 		if !json.Valid(f.line) {
+			f.scan.feed(f.line)
+			if id := f.scan.id; id != "" && !f.scan.method && json.Valid([]byte(id)) && strings.IndexByte("\"-0123456789", id[0]) >= 0 {
+				// an answer keep cannot read (nested deeper than a JSON
+				// reader follows, or torn inside): it fails its call now,
+				// as an oversized one does, rather than at its timeout
+				f.log("an answer that is no JSON keep can read fails its call", "bytes", len(f.line), "id", f.scan.id)
+				f.out = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`+"\n", f.scan.id, codeTooLarge,
+					strconv.Quote(fmt.Sprintf("the answer of %d bytes is no JSON keep can read (nested too deep, or malformed)", len(f.line))))
+				return nil
+			}
 			// no message at all (a server's debug print on stdout, a
 			// torn line): the SDK would end the session on it, failing
 			// every call in flight; a call it was meant to answer
