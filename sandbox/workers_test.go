@@ -138,9 +138,14 @@ func TestWorkersDoNotInheritKeepsEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.kill()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", w.cmd.Process.Pid))
-	if err != nil {
-		t.Skipf("no /proc here: %v", err)
+	// The process is started once its exec is past the point of no
+	// return, which is before the kernel has set out the new environment:
+	// read then, environ is empty for a moment.
+	var b []byte
+	for deadline := time.Now().Add(10 * time.Second); len(b) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if b, err = os.ReadFile(fmt.Sprintf("/proc/%d/environ", w.cmd.Process.Pid)); err != nil {
+			t.Skipf("no /proc here: %v", err)
+		}
 	}
 	env := strings.Split(string(b), "\x00")
 	if slices.ContainsFunc(env, func(kv string) bool { return strings.Contains(kv, "hunter2") }) {
