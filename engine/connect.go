@@ -60,14 +60,32 @@ type ConnectorOpts struct {
 // keep hands its workflow as a files root.
 func KeepPlaces(dbPath, configPath, mcpCache string) []connectors.Place {
 	var out []connectors.Place
-	if dbPath != "" {
-		out = append(out, connectors.Place{Dir: filepath.Dir(dbPath), Own: filepath.Base(dbPath), Why: "beside keep's database"})
+	// a path given through a link (--db ~/k.db → /data/keep.db) is keep's
+	// where it is named and where it leads: SQLite, the lock and the log
+	// keep syncs follow the link, keep.log and the socket stay beside it
+	for _, p := range namedAndReal(dbPath) {
+		out = append(out, connectors.Place{Dir: filepath.Dir(p), Own: filepath.Base(p), Why: "beside keep's database"})
 	}
-	if configPath != "" {
-		out = append(out, connectors.Place{Dir: filepath.Dir(configPath), Why: "beside keep's config"})
+	for _, p := range namedAndReal(configPath) {
+		out = append(out, connectors.Place{Dir: filepath.Dir(p), Why: "beside keep's config"})
 	}
 	if mcpCache != "" {
 		out = append(out, connectors.Place{Dir: mcpCache, Whole: true, Why: "in keep's cache of MCP tool lists"})
+	}
+	return out
+}
+
+// namedAndReal is path as given and, when a link leads elsewhere, where it
+// leads; none for "".
+func namedAndReal(path string) []string {
+	if path == "" {
+		return nil
+	}
+	out := []string{path}
+	if abs, err := filepath.Abs(path); err == nil {
+		if real, err := connectors.RealPath(abs); err == nil && real != abs {
+			out = append(out, real)
+		}
 	}
 	return out
 }
