@@ -433,8 +433,10 @@ func (db *DB) fileError(err error) error {
 		return err
 	}
 	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_READONLY:
+		return fmt.Errorf("%w: keep cannot write its database %s: the file or its folder is read-only to this user (make both writable, e.g. chmod u+w); nothing was changed", err, db.path)
 	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB,
-		sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
 		return fmt.Errorf("%w (database %s)", err, db.path)
 	}
 	return err
