@@ -99,6 +99,10 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 		if cur.Status == WorkflowPaused {
 			return ledger.Decision{}, refusedf("workflow %s is already paused", name)
 		}
+		// the person's answer, recorded with the move it causes
+		if err := e.recordAnswer(ctx, tx, cur.ID, "workflow", cur.ID, 0, "pause"); err != nil {
+			return ledger.Decision{}, err
+		}
 		return e.led.MoveWorkflow(ctx, tx, cur, ledger.WPause)
 	})
 	return err
