@@ -71,6 +71,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	// go-webdav and go-ical read an answer to its end into memory, however
 	// long a server makes it: the cap is applied as it arrives.
 	resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.maxBody, err: &tooLargeError{method: req.Method, path: req.URL.Path, max: t.maxBody}}
+	checkDepth(req, resp, t.maxBody)
 	return resp, nil
 }
 
@@ -126,6 +127,11 @@ func classify(err error, mutation bool) error {
 	var big *tooLargeError
 	if errors.As(err, &big) {
 		return connectors.Errorf(connectors.Logic, "calendar: %w", big)
+	}
+	// no mutation reads its answer's body (checkDepth), so this is a read's
+	var deep *tooDeepError
+	if errors.As(err, &deep) {
+		return connectors.Errorf(connectors.Logic, "calendar: %w", deep)
 	}
 	var we *wireError
 	if errors.As(err, &we) {

@@ -187,6 +187,11 @@ func (c *Connector) items(ctx context.Context, p map[string]any) (any, error) {
 	if n := entryCount(body); n > MaxEntries {
 		return nil, connectors.Errorf(connectors.Logic, "%s lists %d entries, more than the %d keep reads", redacted(url), n, MaxEntries)
 	}
+	// gofeed holds every element open around the one it reads, so a
+	// server nesting them a million deep would cost half a gigabyte
+	if err := connectors.CheckXMLDepth(strings.NewReader(body), connectors.MaxXMLDepth); err != nil {
+		return nil, connectors.Errorf(connectors.Logic, "%s is not a feed keep reads: %w", redacted(url), err)
+	}
 	f, err := gofeed.NewParser().ParseString(body)
 	if err != nil {
 		return nil, connectors.Errorf(connectors.Logic, "%s is not an RSS, Atom or JSON feed: %w", redacted(url), err)
