@@ -146,9 +146,13 @@ func rawServer() {
 			case "pid":
 				answer(m.ID, text(fmt.Sprint(os.Getpid())))
 			case "deep": // a result nested past what a JSON reader follows
+				depth := 20000
+				if d, err := strconv.Atoi(os.Getenv("RAW_DEEP")); err == nil {
+					depth = d
+				}
 				mu.Lock()
 				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[],"structuredContent":{"a":%s%s}}}`+"\n",
-					m.ID, strings.Repeat("[", 20000), strings.Repeat("]", 20000))
+					m.ID, strings.Repeat("[", depth), strings.Repeat("]", depth))
 				out.Flush()
 				mu.Unlock()
 			case "spawn":
@@ -510,23 +514,32 @@ func TestAToolListWithoutEndIsRefused(t *testing.T) {
 // answered, with what keep cannot take (a mutation is uncertain, for its
 // reconcile read to settle). Before, frameCap dropped it as a line that is
 // no JSON, and the call waited for an answer that had come, until its
-// timeout.
+// timeout. Valid JSON deeper than the SDK's reader takes (1000 levels,
+// where encoding/json takes 10000) is no more readable: frameCap passed it
+// on, and the SDK ended the session on it, every call in flight with it,
+// and the server started again after a back-off.
 func TestADeeplyNestedAnswerFailsItsCallAtOnce(t *testing.T) {
 	t.Parallel()
-	c := rawTestServer(t, func(cfg *Config) {
-		cfg.Reads = []string{"pid"}
-		cfg.Timeout = 10 * time.Minute // only reading the answer ends the call
-	})
-	pid := pidOf(t, c)
-	err := hangGuard(t, "a call answered with a deeply nested result", func() error {
-		_, err := c.Do(context.Background(), connectors.Call{Method: "deep", IdempotencyKey: "k"})
-		return err
-	})
-	if connectors.ClassOf(err) != connectors.Uncertain {
-		t.Fatalf("a mutation answered with what keep cannot read: %v (%s), want uncertain", err, connectors.ClassOf(err))
-	}
-	if again := pidOf(t, c); again != pid {
-		t.Fatalf("the server was replaced (pid %s, then %s)", pid, again)
+	for _, depth := range []string{"20000", "1200"} {
+		t.Run(depth, func(t *testing.T) {
+			t.Parallel()
+			c := rawTestServer(t, func(cfg *Config) {
+				cfg.Reads = []string{"pid"}
+				cfg.Env["RAW_DEEP"] = depth
+				cfg.Timeout = 10 * time.Minute // only reading the answer ends the call
+			})
+			pid := pidOf(t, c)
+			err := hangGuard(t, "a call answered with a deeply nested result", func() error {
+				_, err := c.Do(context.Background(), connectors.Call{Method: "deep", IdempotencyKey: "k"})
+				return err
+			})
+			if connectors.ClassOf(err) != connectors.Uncertain {
+				t.Fatalf("a mutation answered with what keep cannot read: %v (%s), want uncertain", err, connectors.ClassOf(err))
+			}
+			if again := pidOf(t, c); again != pid {
+				t.Fatalf("the server was replaced (pid %s, then %s)", pid, again)
+			}
+		})
 	}
 }
 
