@@ -24,8 +24,21 @@ func TestRefreshAnswersClassified(t *testing.T) {
 		class       connectors.Class
 		says        string
 	}{
-		{400, "application/json", `{"error":"invalid_grant","error_description":"Token has been expired or revoked."}`, connectors.Auth, "invalid_grant"},
-		{401, "application/json", `{"error":"invalid_client"}`, connectors.Auth, "invalid_client"},
+		// every refusal RFC 6749 §5.2 names needs the person, and says
+		// what they are to do about it
+		{400, "application/json", `{"error":"invalid_grant","error_description":"Token has been expired or revoked."}`, connectors.Auth, "(invalid_grant): it expired or was revoked"},
+		{401, "application/json", `{"error":"invalid_client"}`, connectors.Auth, "(invalid_client): check client_id"},
+		{400, "application/json", `{"error":"invalid_client"}`, connectors.Auth, "in [accounts.acme] of the config"},
+		{400, "application/json", `{"error":"unauthorized_client"}`, connectors.Auth, "(unauthorized_client): allow it the refresh_token grant"},
+		{400, "application/json", `{"error":"invalid_scope"}`, connectors.Auth, "(invalid_scope: https://mail.example.com/): fix scopes in [accounts.acme]"},
+		{400, "application/json", `{"error":"invalid_request","error_description":"Missing parameter"}`, connectors.Auth, "(invalid_request): check token_url and client_id"},
+		{400, "application/json", `{"error":"unsupported_grant_type"}`, connectors.Auth, "(unsupported_grant_type): check token_url"},
+		// the server's own trouble passes, whatever status it comes with
+		{400, "application/json", `{"error":"server_error"}`, connectors.Transient, "server_error"},
+		{401, "application/json", `{"error":"temporarily_unavailable"}`, connectors.Transient, "temporarily_unavailable"},
+		// a code the RFC does not define may be a passing state: it is
+		// retried, within the policy's bound, and named
+		{400, "application/json", `{"error":"quota_exceeded"}`, connectors.Transient, "400 Bad Request quota_exceeded"},
 		{200, "application/json", `{"error":"invalid_grant"}`, connectors.Auth, "invalid_grant"},
 		{401, "text/plain", ``, connectors.Auth, "401 Unauthorized"},
 		{400, "application/json", `{"error":"temporarily_unavailable"}`, connectors.Transient, "temporarily_unavailable"},

@@ -243,13 +243,7 @@ func (s *Store) refresh(ctx context.Context, d Def, bad string, hasBad bool) (st
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && refused(re) {
-			said := errorCode(re, sent...)
-			if said == "" {
-				// a refusal without a code (a bare 401): its status is
-				// all the person can be told of it
-				said = statusOf(re.Response)
-			}
-			why := "the provider refused the refresh token (" + said + ")"
+			why := refusalWhy(d, &e, re, sent...)
 			if uerr := s.update(func(f *file) error {
 				if cur := f.Accounts[d.Name]; cur != nil && cur.RefreshToken == e.RefreshToken {
 					cur.Refused = why
@@ -307,13 +301,66 @@ func (s *Store) refresh(ctx context.Context, d Def, bad string, hasBad bool) (st
 // golang.org/x/oauth2 does not read. Taken for a refusal, it would mark
 // the account and ask the person to sign in again over a fault a sign-in
 // does not mend; it passes as transient instead, naming the endpoint and
-// the status.
+// the status. So does a code §5.2 does not define: it may be a server's
+// passing state, and the engine's bounded retries (policy
+// transient_retries) end in a block that shows the code to the person.
 func refused(re *oauth2.RetrieveError) bool {
-	switch re.ErrorCode {
-	case "invalid_grant", "invalid_client", "unauthorized_client":
+	if _, ok := refusals[re.ErrorCode]; ok {
 		return true
 	}
+	switch re.ErrorCode {
+	case "temporarily_unavailable", "server_error":
+		// the server's own trouble, whatever status it came with
+		return false
+	}
 	return re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized
+}
+
+// refusals are RFC 6749 §5.2's codes, each with what the person is to do:
+// none mends by asking again, and a sign-in alone mends only some (the
+// refresh token belongs to the client and the scopes the config names, so
+// a fix there is followed by a sign-in too). %[1]s is the account, %[2]s
+// its client id, %[3]s the scopes it asks for.
+var refusals = map[string]string{
+	"invalid_grant": "the provider refused the refresh token (invalid_grant): it expired or was revoked",
+	"invalid_client": "the provider refused the OAuth client (invalid_client): " +
+		"check client_id %[2]s in [accounts.%[1]s] of the config; the sign-in asks for its client secret anew",
+	"unauthorized_client": "the OAuth client %[2]s may not refresh tokens (unauthorized_client): " +
+		"allow it the refresh_token grant at the provider, or set another client_id in [accounts.%[1]s] of the config",
+	"invalid_scope": "the provider refused the scopes asked for (invalid_scope: %[3]s): " +
+		"fix scopes in [accounts.%[1]s] of the config, or allow them to the OAuth client %[2]s at the provider",
+	"invalid_request": "the provider called the refresh request malformed (invalid_request): " +
+		"check token_url and client_id in [accounts.%[1]s] of the config, and whether the OAuth client %[2]s needs a client secret",
+	"unsupported_grant_type": "the token endpoint does not take refresh tokens (unsupported_grant_type): " +
+		"check token_url in [accounts.%[1]s] of the config",
+}
+
+// refusalWhy is what a refused refresh tells the person: what the
+// provider's code means for this account and what to fix, or, for a
+// refusal without a code (a bare 401), its status, which is all there is.
+func refusalWhy(d Def, e *entry, re *oauth2.RetrieveError, sent ...string) string {
+	if re.ErrorCode == "invalid_client" && d.mcpDiscovered() && d.ClientID == "" {
+		// no client_id of the person's: keep registered the client
+		return "the provider refused the OAuth client keep registered with it (invalid_client): the sign-in registers one anew"
+	}
+	d = d.withDiscovered(e)
+	if what, ok := refusals[re.ErrorCode]; ok {
+		scopes, _ := d.scopes() // checked in Open
+		asked := strings.Join(scopes, " ")
+		if asked == "" {
+			asked = "no scopes"
+		}
+		clientID := d.ClientID
+		if clientID == "" {
+			clientID = "(none)"
+		}
+		return fmt.Sprintf(what, d.Name, clientID, asked)
+	}
+	said := errorCode(re, sent...)
+	if said == "" {
+		said = statusOf(re.Response)
+	}
+	return "the provider refused the refresh token (" + said + ")"
 }
 
 // endpointOf is where a token request went, for an error: the URL without

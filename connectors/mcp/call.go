@@ -95,6 +95,10 @@ func (c *Connector) call(ctx context.Context, tool string, args map[string]any, 
 	case err == nil:
 		c.healthy()
 		return res, nil
+	case c.life.Err() != nil && (cctx.Err() != nil || errors.Is(err, sdk.ErrConnectionClosed)):
+		// Close cut the call off; Do makes a mutation uncertain, as the
+		// server may have acted on it
+		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: keep closed the connection to the server during the call, with no answer yet: %v", c.cfg.Name, tool, err)
 	case errors.Is(err, sdk.ErrConnectionClosed):
 		c.down(s, err)
 		return nil, connectors.Errorf(connectors.Transient, "mcp.%s.%s: the server went away during the call: %v", c.cfg.Name, tool, err)

@@ -47,7 +47,7 @@ func rawServer() {
 	}
 	obj := map[string]any{"type": "object"}
 	tools := []any{}
-	for _, n := range []string{"count", "flood", "malformed", "stderr", "pid", "spawn", "garbage", "deep", "slow", "closeout", "closein", "shed", "ask"} {
+	for _, n := range []string{"count", "flood", "malformed", "stderr", "pid", "spawn", "garbage", "deep", "slow", "hang", "closeout", "closein", "shed", "ask"} {
 		tools = append(tools, map[string]any{"name": n, "inputSchema": obj})
 	}
 	tools = append(tools, map[string]any{"name": "shed_idempotent", "inputSchema": obj, "annotations": map[string]any{"idempotentHint": true}})
@@ -64,6 +64,9 @@ func rawServer() {
 					N    int    `json:"n"`
 					Wait string `json:"wait"`
 				} `json:"arguments"`
+				Meta struct {
+					ProgressToken any `json:"progressToken"`
+				} `json:"_meta"`
 			} `json:"params"`
 		}
 		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
@@ -114,6 +117,9 @@ func rawServer() {
 						time.Sleep(5 * time.Millisecond)
 					}
 				}()
+			case "hang": // says it has begun, and never answers
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+					"params": map[string]any{"progressToken": m.Params.Meta.ProgressToken, "progress": 0}})
 			case "shed", "shed_idempotent": // puts the call off (SEP-2322's load shedding)
 				answer(m.ID, map[string]any{"resultType": "input_required"})
 			case "ask": // runs only once the client answers a question
@@ -140,9 +146,13 @@ func rawServer() {
 			case "pid":
 				answer(m.ID, text(fmt.Sprint(os.Getpid())))
 			case "deep": // a result nested past what a JSON reader follows
+				depth := 20000
+				if d, err := strconv.Atoi(os.Getenv("RAW_DEEP")); err == nil {
+					depth = d
+				}
 				mu.Lock()
 				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[],"structuredContent":{"a":%s%s}}}`+"\n",
-					m.ID, strings.Repeat("[", 20000), strings.Repeat("]", 20000))
+					m.ID, strings.Repeat("[", depth), strings.Repeat("]", depth))
 				out.Flush()
 				mu.Unlock()
 			case "spawn":
@@ -504,22 +514,103 @@ func TestAToolListWithoutEndIsRefused(t *testing.T) {
 // answered, with what keep cannot take (a mutation is uncertain, for its
 // reconcile read to settle). Before, frameCap dropped it as a line that is
 // no JSON, and the call waited for an answer that had come, until its
-// timeout.
+// timeout. Valid JSON deeper than the SDK's reader takes (1000 levels,
+// where encoding/json takes 10000) is no more readable: frameCap passed it
+// on, and the SDK ended the session on it, every call in flight with it,
+// and the server started again after a back-off.
 func TestADeeplyNestedAnswerFailsItsCallAtOnce(t *testing.T) {
 	t.Parallel()
-	c := rawTestServer(t, func(cfg *Config) {
-		cfg.Reads = []string{"pid"}
-		cfg.Timeout = 10 * time.Minute // only reading the answer ends the call
-	})
-	pid := pidOf(t, c)
-	err := hangGuard(t, "a call answered with a deeply nested result", func() error {
-		_, err := c.Do(context.Background(), connectors.Call{Method: "deep", IdempotencyKey: "k"})
-		return err
-	})
-	if connectors.ClassOf(err) != connectors.Uncertain {
-		t.Fatalf("a mutation answered with what keep cannot read: %v (%s), want uncertain", err, connectors.ClassOf(err))
+	for _, depth := range []string{"20000", "1200"} {
+		t.Run(depth, func(t *testing.T) {
+			t.Parallel()
+			c := rawTestServer(t, func(cfg *Config) {
+				cfg.Reads = []string{"pid"}
+				cfg.Env["RAW_DEEP"] = depth
+				cfg.Timeout = 10 * time.Minute // only reading the answer ends the call
+			})
+			pid := pidOf(t, c)
+			err := hangGuard(t, "a call answered with a deeply nested result", func() error {
+				_, err := c.Do(context.Background(), connectors.Call{Method: "deep", IdempotencyKey: "k"})
+				return err
+			})
+			if connectors.ClassOf(err) != connectors.Uncertain {
+				t.Fatalf("a mutation answered with what keep cannot read: %v (%s), want uncertain", err, connectors.ClassOf(err))
+			}
+			if again := pidOf(t, c); again != pid {
+				t.Fatalf("the server was replaced (pid %s, then %s)", pid, again)
+			}
+		})
 	}
-	if again := pidOf(t, c); again != pid {
-		t.Fatalf("the server was replaced (pid %s, then %s)", pid, again)
+}
+
+// Closing the connector cuts off the calls in flight rather than waiting
+// for their answers: the SDK's Close waits for every call in flight, so a
+// server that never answered held an engine stop, a redeploy or keep
+// quitting for up to a call's whole timeout. The mutation cut off is
+// uncertain, as the server may have acted on it. (Over HTTP the SDK's
+// Close still asks the server to end the session, a DELETE it gives 5 s:
+// the bound below leaves room for that, and none for the call's timeout.)
+func TestClosingCutsOffACallInFlight(t *testing.T) {
+	t.Parallel()
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		begun := make(chan struct{}, 1)
+		c := rawTestServer(t, func(cfg *Config) { cfg.Timeout = 10 * time.Minute })
+		c.progress = func() {
+			select {
+			case begun <- struct{}{}:
+			default:
+			}
+		}
+		closingCutsOff(t, c, begun)
+	})
+	t.Run("streamable HTTP", func(t *testing.T) {
+		t.Parallel()
+		peer, ts := newHTTPPeer(t)
+		c, err := New(Config{Name: "svc", URL: ts.URL, Timeout: 10 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		begun := make(chan struct{})
+		go func() {
+			<-peer.entered
+			close(begun)
+		}()
+		closingCutsOff(t, c, begun)
+	})
+}
+
+// closingCutsOff calls hang, which the server never answers, closes c once
+// begun says the server has the call, and checks that Close and the call
+// end long before the call's timeout, the call uncertain.
+func closingCutsOff(t *testing.T, c *Connector, begun <-chan struct{}) {
+	t.Helper()
+	called := make(chan error, 1)
+	go func() {
+		_, err := c.Do(context.Background(), connectors.Call{Method: "hang", Params: map[string]any{}, IdempotencyKey: "k"})
+		called <- err
+	}()
+	select {
+	case <-begun:
+	case err := <-called:
+		t.Fatalf("the call ended before Close: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server never got the call")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close waited for a call the server never answers (its timeout is 10 minutes)")
+	}
+	select {
+	case err := <-called:
+		if connectors.ClassOf(err) != connectors.Uncertain || !strings.Contains(err.Error(), "keep closed the connection") {
+			t.Fatalf("the call Close cut off: %v (%s), want uncertain, saying keep closed the connection", err, connectors.ClassOf(err))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call went on after Close")
 	}
 }

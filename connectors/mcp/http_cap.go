@@ -109,7 +109,7 @@ func (l *lineCap) next() error {
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case len(l.line) > 0 && !over:
-			l.out = l.line // the last line, without its newline
+			l.hand() // the last line, without its newline
 			return nil
 		case over && err == io.EOF:
 		default:
@@ -118,19 +118,64 @@ func (l *lineCap) next() error {
 		break
 	}
 	if !over {
-		l.out = l.line
+		l.hand()
 		return nil
 	}
 	l.log("an answer over the size limit fails its call", "bytes", size, "limit", l.max, "id", l.id)
-	msg := fmt.Sprintf("the answer of %d bytes is over keep's limit of %d bytes; ask for less", size, l.max)
+	l.fail(l.id, fmt.Sprintf("the answer of %d bytes is over keep's limit of %d bytes; ask for less", size, l.max))
+	return nil
+}
+
+// hand puts the line read in out, or what goes in its place (deep).
+func (l *lineCap) hand() {
+	l.out = l.line
+	if l.deep() {
+		l.log("a message nested deeper than keep reads is not handed on", "bytes", len(l.line), "id", l.id, "answered", len(l.out) > 0)
+	}
+}
+
+// deep says whether the line in l.line is a message nested deeper than the
+// SDK reads, and then puts in out what goes in its place. The SDK fails
+// its reading of such a message and ends the session on it, every call in
+// flight with it, as over stdio (frameCap): an answer to a call (in a JSON
+// body, always the body's request's) is replaced by an error for that
+// call alone, anything else is dropped.
+func (l *lineCap) deep() bool {
+	payload := l.line
+	if l.sse {
+		rest, ok := bytes.CutPrefix(payload, []byte("data:"))
+		if !ok {
+			return false // an event's id, name or retry: no message
+		}
+		payload = rest
+	}
+	if !tooDeep(payload) {
+		return false
+	}
+	l.out = nil
+	msg := fmt.Sprintf("the answer of %d bytes nests deeper than keep reads (%d levels)", len(payload), sdkMaxDepth)
+	if !l.sse {
+		l.fail(l.id, msg)
+		return true
+	}
+	var scan topLevel
+	scan.feed(payload)
+	if id := scan.id; id != "" && !scan.method && json.Valid([]byte(id)) && strings.IndexByte("\"-0123456789", id[0]) >= 0 {
+		l.fail(id, msg)
+	}
+	return true
+}
+
+// fail puts in out a JSON-RPC error answering id with msg, in place of
+// what the server sent.
+func (l *lineCap) fail(id, msg string) {
 	var b bytes.Buffer
 	if l.sse {
 		b.WriteString("data: ")
 	}
-	fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`+"\n", l.id, codeTooLarge, strconv.Quote(msg))
+	fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`+"\n", id, codeTooLarge, strconv.Quote(msg))
 	if l.sse {
 		b.WriteString("\n") // the event ends
 	}
 	l.out = b.Bytes()
-	return nil
 }

@@ -152,7 +152,8 @@ func (c *Connector) Name() string { return "mcp." + c.cfg.Name }
 func (c *Connector) Server() string { return c.cfg.Name }
 
 // Close stops the server (stdio: closes its input, then SIGTERM after a
-// grace period) and refuses further calls.
+// grace period) and refuses further calls. Calls in flight are cut off
+// first (watchProgress): a mutation among them is uncertain.
 func (c *Connector) Close() error {
 	c.mu.Lock()
 	s := c.sess

@@ -59,15 +59,20 @@ func (d *deadline) hasPassed() bool {
 var progressSeq atomic.Int64
 
 // watchProgress gives a call its progress token and deadline; done
-// forgets both.
+// forgets both. The call's context ends with the connector's life too:
+// the SDK's Close waits for every call in flight, so a call to a server
+// that never answers held Close (an engine stop, a redeploy, keep
+// quitting) for up to the call's whole timeout.
 func (c *Connector) watchProgress(ctx context.Context) (cctx context.Context, token string, d *deadline, done func()) {
 	cctx, cancel := context.WithCancel(ctx)
+	unlife := context.AfterFunc(c.life, cancel)
 	d = newDeadline(c.cfg.Timeout, c.cfg.MaxTimeout, cancel)
 	token = fmt.Sprintf("keep-%d", progressSeq.Add(1))
 	c.calls.Store(token, d)
 	return cctx, token, d, func() {
 		c.calls.Delete(token)
 		d.stop()
+		unlife()
 		cancel()
 	}
 }

@@ -158,7 +158,7 @@ func (f *frameCap) next() error {
 		case err == nil:
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case len(f.line) > 0 && !over && json.Valid(f.line):
+		case len(f.line) > 0 && !over && readable(f.line):
 			f.out = f.line // the last line, without its newline
 			return nil
 		default:
@@ -167,7 +167,7 @@ func (f *frameCap) next() error {
 		break
 	}
 	if !over {
-		if !json.Valid(f.line) {
+		if !readable(f.line) {
 			f.scan.feed(f.line)
 			if id := f.scan.id; id != "" && !f.scan.method && json.Valid([]byte(id)) && strings.IndexByte("\"-0123456789", id[0]) >= 0 {
 				// an answer keep cannot read (nested deeper than a JSON
@@ -204,6 +204,43 @@ func (f *frameCap) next() error {
 // topLevel follows one JSON object a byte at a time, keeping only what
 // frameCap needs of its top level: the id's raw value (when short) and
 // whether it has a method.
+// sdkMaxDepth is the deepest nesting the SDK's JSON reader takes
+// (go-sdk internal/json): a message nested deeper, valid JSON or not,
+// fails its reading, and the SDK ends the session on it, every call in
+// flight with it.
+const sdkMaxDepth = 1000
+
+// readable says whether the SDK can read b as a message.
+func readable(b []byte) bool { return json.Valid(b) && !tooDeep(b) }
+
+// tooDeep says whether b nests objects and arrays deeper than the SDK
+// reads.
+func tooDeep(b []byte) bool {
+	depth, inStr, esc := 0, false, false
+	for _, c := range b {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			if depth++; depth > sdkMaxDepth {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
 type topLevel struct {
 	depth   int
 	inStr   bool

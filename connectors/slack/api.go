@@ -63,6 +63,10 @@ func (c *Connector) send(ctx context.Context, req *http.Request, a connectors.Ac
 type status struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error"`
+	// Needed and Provided come with missing_scope: the scope the method
+	// wants and those the token has.
+	Needed   string `json:"needed"`
+	Provided string `json:"provided"`
 }
 
 // api calls a Web API method and decodes its answer into out (which should
@@ -108,7 +112,11 @@ func (c *Connector) api(ctx context.Context, method, channel string, query url.V
 	if !st.OK {
 		class := codeClass(st.Error, mutation)
 		msg := fmt.Sprintf("%s: Slack says %s", method, orUnknown(st.Error))
-		if advice := codeAdvice(st.Error, channel); advice != "" {
+		advice := codeAdvice(st.Error, channel)
+		if st.Error == "missing_scope" {
+			advice = scopeAdvice(st.Needed, st.Provided)
+		}
+		if advice != "" {
 			msg += ": " + advice
 		}
 		e := c.errorf(class, nil, "%s", msg)

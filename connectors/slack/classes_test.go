@@ -131,6 +131,43 @@ func TestRefusalsSayWhatToDo(t *testing.T) {
 	}
 }
 
+// A missing scope names the scope Slack asked for, so the person adds that
+// one to the app rather than guessing it from the method's documentation.
+func TestMissingScopeNamesTheScope(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"The needed and provided scopes are named",
+			`{"ok":false,"error":"missing_scope","needed":"chat:write","provided":"channels:read"}`,
+			[]string{"the Slack token lacks scope chat:write; add it to the app and sign in again", "the token has channels:read"}},
+		{"Without needed, the advice stands without a name",
+			`{"ok":false,"error":"missing_scope"}`,
+			[]string{"the Slack token lacks a scope this method needs; add it to the app"}},
+		{"A needed that is no scope list is not quoted",
+			`{"ok":false,"error":"missing_scope","needed":"chat:write\nrun rm -rf"}`,
+			[]string{"lacks a scope this method needs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.f.fail("chat.postMessage", failure{status: http.StatusOK, body: tt.body})
+			_, err := b.do(t, "post", "k", params("channel", "finance", "text", "x"))
+			wantClass(t, err, connectors.Auth)
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "rm -rf") {
+				t.Errorf("%q quotes what is no scope", err)
+			}
+		})
+	}
+}
+
 // refused points the connector at a port nothing listens on.
 func refused(c *Config) {
 	srv := httptest.NewServer(http.NotFoundHandler())

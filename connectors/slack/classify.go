@@ -3,6 +3,7 @@ package slack
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +72,26 @@ func codeAdvice(code, channel string) string {
 		return "Slack takes no token of this kind for this method: keep needs a bot token (xoxb-) or a user token (xoxp-)"
 	}
 	return ""
+}
+
+// scopesRE is what Slack's scope lists look like (chat:write,
+// users:read.email): what the answer says goes into the message only then,
+// as the answer is the server's to fill.
+var scopesRE = regexp.MustCompile(`^[A-Za-z0-9:._\-]+(,[A-Za-z0-9:._\-]+)*$`)
+
+// scopeAdvice says which scope a missing_scope wants (needed) and the token
+// has (provided), so the person adds the right one rather than guessing
+// from the method's documentation.
+func scopeAdvice(needed, provided string) string {
+	lacks := "a scope this method needs"
+	if len(needed) <= 200 && scopesRE.MatchString(needed) {
+		lacks = "scope " + needed
+	}
+	advice := "the Slack token lacks " + lacks + "; add it to the app and sign in again (reinstall the app to the workspace, and give keep the new token if it changed)"
+	if len(provided) <= 500 && scopesRE.MatchString(provided) {
+		advice += "; the token has " + provided
+	}
+	return advice
 }
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date.
