@@ -201,9 +201,6 @@ func (f *frameCap) next() error {
 	return nil
 }
 
-// topLevel follows one JSON object a byte at a time, keeping only what
-// frameCap needs of its top level: the id's raw value (when short) and
-// whether it has a method.
 // sdkMaxDepth is the deepest nesting the SDK's JSON reader takes
 // (go-sdk internal/json): a message nested deeper, valid JSON or not,
 // fails its reading, and the SDK ends the session on it, every call in
@@ -241,6 +238,9 @@ func tooDeep(b []byte) bool {
 	return false
 }
 
+// topLevel follows one JSON object a byte at a time, keeping only what
+// frameCap needs of its top level: the id's raw value (when short) and
+// whether it has a method.
 type topLevel struct {
 	depth   int
 	inStr   bool
