@@ -170,3 +170,24 @@ func TestComponentsAreCountedAsGoICalReadsThem(t *testing.T) {
 		})
 	}
 }
+
+// A 2xx answer keep cannot read is the server's fault, not a bug of
+// keep's: the read fails as a logic failure that names what was wrong.
+func TestAnUnreadableAnswerIsTheServersFault(t *testing.T) {
+	t.Parallel()
+	for name, report := range map[string][]byte{
+		"not XML":             []byte("this is not a multistatus"),
+		"an unclosed element": []byte(`<?xml version="1.0"?><D:multistatus xmlns:D="DAV:"><D:response>`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := calendar.New(calendar.Config{URL: answering(t, nil, report, nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Do(context.Background(), list)
+			if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), "reading the server's answer") {
+				t.Fatalf("err = %v (%s), want a logic failure reading the server's answer", err, connectors.ClassOf(err))
+			}
+		})
+	}
+}

@@ -147,8 +147,13 @@ func classify(err error, mutation bool) error {
 		}
 		return connectors.Errorf(connectors.Transient, "calendar: %w", err)
 	}
-	// The server answered 2xx with something we could not read.
-	return connectors.Errorf(connectors.Internal, "calendar: reading the server's answer: %w", err)
+	// The server answered 2xx with something keep could not read: the
+	// server's fault, not keep's (Internal is for keep's own bugs), and for
+	// a mutation its outcome is not known.
+	if mutation {
+		return connectors.Errorf(connectors.Uncertain, "calendar: reading the server's answer: %w", err)
+	}
+	return connectors.Errorf(connectors.Logic, "calendar: reading the server's answer: %w", err)
 }
 
 // statusOf returns the HTTP status of a failed exchange, or 0.
