@@ -191,3 +191,21 @@ func TestAnUnreadableAnswerIsTheServersFault(t *testing.T) {
 		})
 	}
 }
+
+// An event the server holds that keep cannot read (its start is not a
+// date) is the server's data at fault: a logic failure naming the object,
+// which the person can mend there, not an internal one.
+func TestAnEventKeepCannotReadIsALogicFailure(t *testing.T) {
+	t.Parallel()
+	ics := strings.Replace(components(2, "\r\n"), "DTSTART:20261124T083000Z", "DTSTART:not-a-date", 1)
+	c, err := calendar.New(calendar.Config{URL: answering(t, nil, multistatus("<C:calendar-data>"+ics+"</C:calendar-data>"), []byte(ics))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []connectors.Call{list, one} {
+		_, err := c.Do(context.Background(), call)
+		if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), "/cal/u.ics") {
+			t.Errorf("%s: err = %v (%s), want a logic failure naming the object", call.Method, err, connectors.ClassOf(err))
+		}
+	}
+}

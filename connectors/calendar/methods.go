@@ -54,7 +54,7 @@ func (c *Connector) events(ctx context.Context, p map[string]any) (any, error) {
 			return nil, err
 		}
 		if err != nil {
-			return nil, connectors.Errorf(connectors.Internal, "calendar: %s: %w", obj.Path, err)
+			return nil, connectors.Errorf(connectors.Logic, "calendar: %s: %w", obj.Path, err)
 		}
 		for _, ev := range evs {
 			out = append(out, ev)
@@ -99,12 +99,12 @@ func (f *found) master(uid string) *ical.Event {
 func masterMap(f *found, uid string, loc *time.Location) (map[string]any, error) {
 	ev := f.master(uid)
 	if ev == nil {
-		return nil, connectors.Errorf(connectors.Internal, "calendar: %s holds no main event %s", f.path, uid)
+		return nil, connectors.Errorf(connectors.Logic, "calendar: %s holds no main event %s", f.path, uid)
 	}
 	k := newClock(f.cal, loc)
 	m, err := eventMap(ev, nil, k)
 	if err != nil {
-		return nil, connectors.Errorf(connectors.Internal, "calendar: %s: %w", f.path, err)
+		return nil, connectors.Errorf(connectors.Logic, "calendar: %s: %w", f.path, err)
 	}
 	firstOccurrence(m, ev, f.cal, k)
 	return m, nil
@@ -260,11 +260,11 @@ func (c *Connector) update(ctx context.Context, call connectors.Call) (any, erro
 	k := newClock(obj.cal, c.loc)
 	s, err := k.start(ev)
 	if err != nil {
-		return nil, connectors.Errorf(connectors.Internal, "calendar: %s: the start of event %q can't be read: %w", obj.path, uid, err)
+		return nil, connectors.Errorf(connectors.Logic, "calendar: %s: the start of event %q can't be read: %w", obj.path, uid, err)
 	}
 	e, err := k.end(ev)
 	if err != nil {
-		return nil, connectors.Errorf(connectors.Internal, "calendar: %s: the end of event %q can't be read: %w", obj.path, uid, err)
+		return nil, connectors.Errorf(connectors.Logic, "calendar: %s: the end of event %q can't be read: %w", obj.path, uid, err)
 	}
 	if !e.After(s) {
 		return nil, connectors.Errorf(connectors.Logic, "after the update the event would end (%s) before it starts (%s)", e.UTC().Format(time.RFC3339), s.UTC().Format(time.RFC3339))

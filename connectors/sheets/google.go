@@ -299,7 +299,7 @@ func (g *googleAPI) call(ctx context.Context, method string, loc location, rng, 
 		return connectors.Errorf(connectors.Logic, "%s: the tab is larger than the %d bytes allowed", what, g.maxBody)
 	default:
 		if err := json.Unmarshal(data, out); err != nil {
-			return connectors.Errorf(connectors.Internal, "%s: the answer is not the Sheets API's: %w", what, err)
+			return connectors.Errorf(connectors.Logic, "%s: the answer is not the Sheets API's: %w", what, err)
 		}
 	}
 	return nil

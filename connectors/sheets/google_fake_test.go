@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -42,6 +43,9 @@ type fakeFailure struct {
 	// padding, with after, answers 200 with this many bytes more than
 	// Google's answer in it (a proxy's page, a server gone wrong)
 	padding int
+	// page, with after, answers 200 with this text instead of Google's
+	// answer (a captive portal's or a proxy's page)
+	page string
 }
 
 func newFakeSheets(t *testing.T) (*fakeSheets, string) {
@@ -233,6 +237,11 @@ func (f *fakeSheets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"updatedColumns": len(vr.Values[0]), "updatedCells": len(vr.Values[0])}
 	default:
 		googleError(w, 400, "INVALID_ARGUMENT", "unsupported request "+r.Method+" "+rng)
+		return
+	}
+	if failure != nil && failure.page != "" {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, failure.page)
 		return
 	}
 	if failure != nil && failure.padding > 0 {

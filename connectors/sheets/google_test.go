@@ -256,6 +256,16 @@ func TestGoogleSheets(t *testing.T) {
 		wantClass(t, err, connectors.Transient, "500")
 	})
 
+	t.Run("a read answered 200 with what is not the Sheets API's is a logic failure", func(t *testing.T) {
+		t.Parallel()
+		g := setupGoogle(t)
+		// the server's (a proxy's page, a server gone wrong), not a bug of
+		// keep's: the person can look at it, and nothing was done
+		g.fake.fail(fakeFailure{method: "GET", after: true, page: "<html>Sign in to the hotel wifi</html>"})
+		_, err := g.do(t, "rows", "", invoices)
+		wantClass(t, err, connectors.Logic, "the answer is not the Sheets API's")
+	})
+
 	t.Run("bad names and missing config are clear errors", func(t *testing.T) {
 		t.Parallel()
 		g := setupGoogle(t)
