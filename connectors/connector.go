@@ -166,8 +166,9 @@ const (
 	// ScopeName: a channel, a mailbox, a calendar: a grant for it covers
 	// it alone.
 	ScopeName ScopeKind = iota
-	// ScopePath: a file or a folder: a grant for a folder covers what is
-	// in it.
+	// ScopePath: files or folders (PathsScope): a grant for a folder
+	// covers what is in it, and a call is covered only if each of its
+	// paths is.
 	ScopePath
 	// ScopeHosts: host names or mail domains, comma-separated: a grant
 	// for a domain covers its sub-domains, and a call is covered only if

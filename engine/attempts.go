@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"keep/connectors"
 	"keep/engine/api"
 	"keep/storage"
 )
@@ -134,5 +135,5 @@ func (e *Engine) targetOf(m *storage.Mutation) string {
 	if json.Unmarshal(m.Params, &params) != nil {
 		return ""
 	}
-	return meth.Scope(params)
+	return connectors.ShownScope(meth.Scope(params), meth.ScopeKind)
 }

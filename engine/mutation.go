@@ -218,8 +218,10 @@ func (e *Engine) decideWith(ctx context.Context, q storage.Q, w *storage.Workflo
 
 // callsToday counts the workflow's calls of capability in the last day
 // that lie in scope, as a grant's daily limit counts them: a grant
-// narrowed to a scope (a host, a path) counts only the calls it covers,
-// worked out from each call's parameters by the connector.
+// narrowed to a scope (a host, a path) counts only the calls it covers a
+// part of (ledger.CoversAPart: a move out of its folder, a send to its
+// domain among others), worked out from each call's parameters by the
+// connector.
 func (e *Engine) callsToday(ctx context.Context, q storage.Q, workflowID int64, capability, scope string) (int, error) {
 	conn, meth, ok := e.reg.Capability(capability)
 	if !ok {
@@ -241,7 +243,7 @@ func (e *Engine) callsToday(ctx context.Context, q storage.Q, workflowID int64, 
 	for _, raw := range all {
 		var params map[string]any
 		_ = json.Unmarshal(raw, &params)
-		if ledger.ScopeMatches(scope, scopeOf(m, params), m.ScopeKind) {
+		if ledger.CoversAPart(scope, scopeOf(m, params), m.ScopeKind) {
 			n++
 		}
 	}

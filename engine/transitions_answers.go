@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
+	"keep/connectors"
 	"keep/engine/api"
 	"keep/engine/ledger"
 	"keep/storage"
@@ -71,12 +73,10 @@ func (e *Engine) tAnswerApproval(ctx context.Context, mid int64, attempt int, an
 
 // tApprove lets the carrying run go on to perform the captured call;
 // always also allows, from now on, calls in the scope the approval card
-// showed (alwaysScope): that file, that host, not the whole capability.
-// wide allows what the grant that decided it covers (decidingGrant), or the
-// whole capability when none did. A daily limit, if the deciding grant has
-// one, stays: a limit is the person's own bound, and approving one call
-// past it does not lift it. Other calls already waiting that the new grant
-// allows are released with it (releaseAllowed).
+// showed (alwaysGrants): that file, that host, not the whole capability.
+// wide allows what the grant that decided it covers, or the whole
+// capability when none did. Other calls already waiting that the new
+// grants allow are released with them (releaseAllowed).
 func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workflow, m *storage.Mutation, always, wide bool) error {
 	var put bool
 	if always || wide {
@@ -88,21 +88,18 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		if err != nil {
 			return err
 		}
-		scope := scopeOf(meth, paramsOf(m))
-		g := storage.Grant{WorkflowID: w.ID, Capability: m.Connector + "." + m.Method, Mode: GrantAllow, Scope: scope}
-		if best := decidingGrant(grants, ledgerGrant, g.Capability, scope, meth.ScopeKind); best != nil {
-			// an allow grant asked only past its limit: it stays as it is
-			g.DailyLimit = best.DailyLimit
-			if wide || best.Mode == GrantAllow {
-				g.Scope = best.Scope
+		capability := m.Connector + "." + m.Method
+		add, denied := alwaysGrants(grants, w.ID, capability, scopeOf(meth, paramsOf(m)), meth.ScopeKind, wide)
+		for _, g := range add {
+			if err := tx.PutGrant(ctx, g, e.now()); err != nil {
+				return err
 			}
-		} else if wide {
-			g.Scope = ""
 		}
-		if err := tx.PutGrant(ctx, g, e.now()); err != nil {
-			return err
+		if len(denied) > 0 {
+			e.log.Info("approved always, but not where a deny of yours holds: that call alone was allowed there",
+				"workflow", w.Name, "mutation", m.ID, "capability", capability, "denied", denied)
 		}
-		put = true
+		put = len(add) > 0
 	}
 	d, err := e.led.Approve(ctx, tx, w, m)
 	if err != nil {
@@ -115,6 +112,43 @@ func (e *Engine) tApprove(ctx context.Context, tx *storage.Tx, w *storage.Workfl
 		_, err = e.releaseAllowed(ctx, tx, w)
 	}
 	return err
+}
+
+// alwaysGrants are the grants an "approve always" of a call in scope
+// stores: one allow for each part of it (a host, a path: a move's source
+// and destination each), so that a grant covers what the card showed and
+// nothing wider, and the narrowness of each is that of what it names
+// (ledger.DecidingGrant), never that of a list. wide widens each to the
+// scope of the grant that decided that part (the whole capability when
+// none did). A daily limit of the deciding grant stays: a limit is the
+// person's own bound, and approving one call past it does not lift it.
+//
+// No grant is stored for a part a deny of the person's covers: the
+// approval answers this call, and an allow stored there would outrank,
+// or overwrite, the deny for every call after it. Those parts are denied.
+func alwaysGrants(grants []storage.Grant, workflowID int64, capability, scope string, kind connectors.ScopeKind, wide bool) (add []storage.Grant, denied []string) {
+	for _, part := range connectors.ScopeParts(scope, kind) {
+		if slices.ContainsFunc(grants, func(g storage.Grant) bool {
+			return g.Capability == capability && g.Mode == GrantDeny && ledger.DenyMatches(g.Scope, part, kind)
+		}) {
+			denied = append(denied, part)
+			continue
+		}
+		g := storage.Grant{WorkflowID: workflowID, Capability: capability, Mode: GrantAllow, Scope: part}
+		if best := decidingGrant(grants, ledgerGrant, capability, part, kind); best != nil {
+			// an allow grant asked only past its limit: it stays as it is
+			g.DailyLimit = best.DailyLimit
+			if wide || best.Mode == GrantAllow {
+				g.Scope = best.Scope
+			}
+		} else if wide {
+			g.Scope = ""
+		}
+		if !slices.ContainsFunc(add, func(a storage.Grant) bool { return a.Scope == g.Scope }) {
+			add = append(add, g)
+		}
+	}
+	return add, denied
 }
 
 // tReject skips a call waiting for approval (ledger.Reject): next gets

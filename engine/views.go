@@ -579,7 +579,7 @@ func (e *Engine) callScope(m *storage.Mutation) string {
 	if err != nil {
 		return ""
 	}
-	return scopeOf(spec, paramsOf(m))
+	return connectors.ShownScope(scopeOf(spec, paramsOf(m)), spec.ScopeKind)
 }
 
 // approvalReason is why m asks the person: what the grants say of it now.

@@ -101,10 +101,11 @@ func (c *Connector) InputTypes() map[string][]string {
 // Methods lists list, read, write, append and move.
 //
 // The scope of every method is the path it touches, as results show it
-// (relative to the first root, absolute elsewhere); for move it is from:
-// the source is the file the mutation takes away, and a grant on a folder
-// should decide what may leave it. The destination is still held to the
-// roots.
+// (relative to the first root, absolute elsewhere); for move it is both
+// from and to (connectors.PathsScope): a move takes a file away from one
+// place and puts it, over nothing, in another, so a grant on a folder
+// decides what may leave it and what may arrive in it, and a deny on
+// either end holds.
 func (c *Connector) Methods() []connectors.Method {
 	scope := func(key string) func(map[string]any) string {
 		return func(p map[string]any) string { return c.scope(str(p, key)) }
@@ -145,7 +146,10 @@ func (c *Connector) Methods() []connectors.Method {
 			Reconcile: "reads the file: ending with the content, found nowhere before, is applied; the content nowhere in it not applied; " +
 				"anything else (the same content appended before, say) is put to you",
 			Example: `await ctx.files.append({ path: "log.csv", content: prepared.data.name + "\n" })`},
-		{Name: "move", Kind: connectors.Mutate, Scope: scope("from"), ScopeKind: connectors.ScopePath,
+		{Name: "move", Kind: connectors.Mutate, ScopeKind: connectors.ScopePath,
+			Scope: func(p map[string]any) string {
+				return connectors.PathsScope(c.scope(str(p, "from")), c.scope(str(p, "to")))
+			},
 			Doc: "Moves (renames) a file inside the roots; the target must not exist.",
 			Args: []connectors.Arg{
 				{Name: "from", Type: "string", Required: true, Doc: "the file to move, like path"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,13 +189,19 @@ func TestMethods(t *testing.T) {
 		}
 	})
 
-	t.Run("the scope is the cleaned relative path, and for move the source", func(t *testing.T) {
+	t.Run("the scope is the cleaned relative path, and for move both", func(t *testing.T) {
 		t.Parallel()
 		if got := scopes["write"](map[string]any{"path": "notes/../notes/a.txt"}); got != "notes/a.txt" {
 			t.Fatalf("scope %q", got)
 		}
-		if got := scopes["move"](map[string]any{"from": "inbox/a.txt", "to": "done/a.txt"}); got != "inbox/a.txt" {
-			t.Fatalf("scope %q", got)
+		got := scopes["move"](map[string]any{"from": "inbox/a.txt", "to": "./done//a,b.txt"})
+		if parts := connectors.ScopeParts(got, connectors.ScopePath); !slices.Equal(parts, []string{"inbox/a.txt", "done/a,b.txt"}) {
+			t.Fatalf("scope %q names %q, want the source and the destination", got, parts)
+		}
+		// a NUL inside a path does not cut it into two parts
+		got = scopes["move"](map[string]any{"from": "inbox/a\x00b.txt", "to": "done/a\x00outbox"})
+		if parts := connectors.ScopeParts(got, connectors.ScopePath); len(parts) != 2 {
+			t.Fatalf("scope %q names %q, want two parts", got, parts)
 		}
 		if got := scopes["write"](map[string]any{"path": filepath.Join(b.second, "x")}); got != filepath.Join(b.second, "x") {
 			t.Fatalf("scope in the second root %q", got)

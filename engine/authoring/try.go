@@ -342,7 +342,7 @@ func fillReport(ctx context.Context, rep *api.TryReport, te *engine.Engine, reg 
 		} else {
 			// made: it counts against every limit that covers it
 			for _, g := range grants {
-				if g.DailyLimit > 0 && g.Capability == capability && ledger.ScopeMatches(g.Scope, scope, kind) {
+				if g.DailyLimit > 0 && g.Capability == capability && ledger.CoversAPart(g.Scope, scope, kind) {
 					today[api.LimitKey(g.Capability, g.Scope)]++
 				}
 			}

@@ -11,9 +11,10 @@ import (
 )
 
 // The grant decision of DESIGN.md §7.4, one rule for a run's call and a dry
-// run's: the narrowest grant whose scope covers the call decides. Allow
-// performs it, unless the grant's daily limit is reached; anything else
-// waits for the person, and says why. Only GrantAllow allows: no grant, ask,
+// run's: for each part of the call's scope (a host, a path), the narrowest
+// grant covering it decides (DecidingGrant), and every part must be
+// allowed. Allow performs it, unless the grant's daily limit is reached;
+// anything else waits for the person, and says why. Only GrantAllow allows: no grant, ask,
 // deny, a reached limit and a mode this code does not know all wait (deny
 // by default), and deny too only waits, so a denied call is never lost.
 
@@ -35,23 +36,16 @@ type CallsToday func(g *storage.Grant) (int, error)
 // kind (what the method's scope names, connectors.ScopeKind). today is
 // asked only of an allowing grant with a daily limit; nil counts none.
 //
-// A scope naming several hosts (a send's recipient domains,
-// "evil.com,example.org") is decided for each of them, after the whole (a
-// grant that covers the whole and does not allow decides): the call is
-// allowed only if every one of them is, so a grant for one domain does not
-// carry mail to another along, and a deny for one is not passed by naming
-// it beside another. A grant's daily limit is counted once.
+// A scope naming several places (a send's recipient domains,
+// "evil.com,example.org"; a move's source and destination,
+// connectors.PathsScope) is decided for each of them (DecidingGrant): the
+// call is allowed only if every one of them is, so a grant for one does
+// not carry another along, and a deny for one is not passed by naming it
+// beside another; the first part not allowed says why. A grant's daily
+// limit is counted once.
 func DecideGrant(grants []storage.Grant, capability, scope string, kind connectors.ScopeKind, today CallsToday) (GrantVerdict, error) {
-	whole, err := decideOne(grants, capability, scope, kind, today, nil)
-	parts := partsOf(scope, kind)
-	if err != nil || len(parts) == 1 || whole.Mode != storage.GrantAllow && whole.Grant != nil {
-		return whole, err
-	}
 	var allowed []*storage.Grant
-	if whole.Grant != nil {
-		allowed = append(allowed, whole.Grant)
-	}
-	for _, part := range parts {
+	for _, part := range partsOf(scope, kind) {
 		v, err := decideOne(grants, capability, part, kind, today, allowed)
 		if err != nil || v.Mode != storage.GrantAllow {
 			return v, err
@@ -94,29 +88,57 @@ func grantOf(g *storage.Grant) (string, string, bool) {
 	return g.Capability, g.Scope, g.Mode == storage.GrantDeny
 }
 
-// DecidingGrant is the grant that decides a call of capability in scope:
-// the narrowest of those whose scope covers it; nil when none does. A deny
-// covers what it names however it is spelled (DenyMatches). of reads a
-// grant's capability, scope and whether it denies, so the engine's views of
-// grants are decided by the same rule as the ledger's rows.
-func DecidingGrant[G any](grants []G, of func(*G) (capability, scope string, deny bool), capability, scope string, kind connectors.ScopeKind) *G {
+// DecidingGrant is the grant that decides part, one of what a call's
+// scope names (connectors.ScopeParts: a host, a path), for capability;
+// nil when no grant covers it. of reads a grant's capability, scope and
+// whether it denies, so the engine's views of grants are decided by the
+// same rule as the ledger's rows.
+//
+// The rule: among the grants covering part (a deny covers what it names
+// however it is spelt, DenyMatches), the narrowest decides, and a grant is
+// as narrow as the one of its own parts that covers part: its length,
+// spelling aside ("./docs/" is docs; an empty scope is the widest). At the
+// same narrowness a deny wins over any other mode. So an allow that merely
+// lists more names ("x.com,y.org", as an "approve always" of a send to
+// both stored it) is, for x.com, no narrower than a deny for x.com, and
+// never outranks it; an allow of mail.x.com, naming less than x.com, does.
+func DecidingGrant[G any](grants []G, of func(*G) (capability, scope string, deny bool), capability, part string, kind connectors.ScopeKind) *G {
 	var best *G
-	bestScope := ""
+	bestRank, bestDeny := -1, false
 	for i := range grants {
 		c, sc, deny := of(&grants[i])
-		covers := ScopeMatches(sc, scope, kind) || deny && DenyMatches(sc, scope, kind)
-		if c == capability && covers && (best == nil || len(sc) > len(bestScope)) {
-			best, bestScope = &grants[i], sc
+		if c != capability {
+			continue
+		}
+		rank := narrowness(sc, part, kind, deny)
+		if rank > bestRank || rank == bestRank && rank >= 0 && deny && !bestDeny {
+			best, bestRank, bestDeny = &grants[i], rank, deny
 		}
 	}
 	return best
+}
+
+// narrowness is how narrowly grant covers part: the canonical length of
+// the longest of grant's parts that covers it; -1 when none does. loose:
+// by a deny's rule.
+func narrowness(grant, part string, kind connectors.ScopeKind, loose bool) int {
+	if grant == "" {
+		return 0
+	}
+	n := -1
+	for _, g := range partsOf(grant, kind) {
+		if (g == part || under(canon(g, kind, loose), canon(part, kind, loose), kind)) && len(canon(g, kind, loose)) > n {
+			n = len(canon(g, kind, loose))
+		}
+	}
+	return n
 }
 
 // ScopeMatches says whether a grant's scope covers a call's, by what the
 // scope names: an empty one covers everything; a name only itself; a
 // folder what is in it ("./docs/" is docs); a domain its sub-domains,
 // hosts compared as DNS does (case and a trailing dot aside), and a call
-// naming several hosts is covered when each of them is.
+// naming several hosts or paths is covered when each of them is.
 func ScopeMatches(grant, call string, kind connectors.ScopeKind) bool {
 	return matches(grant, call, kind, false)
 }
@@ -131,33 +153,45 @@ func matches(grant, call string, kind connectors.ScopeKind, loose bool) bool {
 	if grant == "" || grant == call {
 		return true
 	}
-	canon := func(s string) string {
-		if kind == connectors.ScopePath && s != "" {
-			s = path.Clean(s)
-		}
-		if loose || kind == connectors.ScopeHosts {
-			s = strings.ToLower(s)
-			if len(s) > 1 {
-				s = strings.TrimSuffix(s, ".")
-			}
-		}
-		return s
-	}
 	gs := partsOf(grant, kind)
 	for _, c := range partsOf(call, kind) {
-		if !slices.ContainsFunc(gs, func(g string) bool { return under(canon(g), canon(c), kind) }) {
+		if !slices.ContainsFunc(gs, func(g string) bool { return under(canon(g, kind, loose), canon(c, kind, loose), kind) }) {
 			return false
 		}
 	}
 	return true
 }
 
-// partsOf is what a scope names, one by one: several hosts, else itself.
-func partsOf(scope string, kind connectors.ScopeKind) []string {
-	if kind == connectors.ScopeHosts {
-		return strings.Split(scope, ",")
+// CoversAPart says whether a grant's scope covers any of what a call's
+// names: the calls a grant's daily limit counts, as it decides each part
+// it covers.
+func CoversAPart(grant, call string, kind connectors.ScopeKind) bool {
+	for _, c := range partsOf(call, kind) {
+		if matches(grant, c, kind, false) {
+			return true
+		}
 	}
-	return []string{scope}
+	return false
+}
+
+// canon is a scope's part as it is compared: a path cleaned ("./docs/" is
+// docs), a host (or, loose, anything) without case or a trailing dot.
+func canon(s string, kind connectors.ScopeKind, loose bool) string {
+	if kind == connectors.ScopePath && s != "" {
+		s = path.Clean(s)
+	}
+	if loose || kind == connectors.ScopeHosts {
+		s = strings.ToLower(s)
+		if len(s) > 1 {
+			s = strings.TrimSuffix(s, ".")
+		}
+	}
+	return s
+}
+
+// partsOf is what a scope names, one by one (connectors.ScopeParts).
+func partsOf(scope string, kind connectors.ScopeKind) []string {
+	return connectors.ScopeParts(scope, kind)
 }
 
 // under: call is grant, or lies under it by kind's rule.

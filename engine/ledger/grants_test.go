@@ -129,3 +129,62 @@ func TestAGrantIsNotStretchedNorADenyPassedBySpelling(t *testing.T) {
 		})
 	}
 }
+
+// A deny is never outranked by an allow that only names more: which grant
+// decides is worked out for each part of a call (a host, a path), by how
+// narrowly the grant's own part covering it names it, and a deny at the
+// same narrowness wins. An "approve always" of a send to x.com and y.org
+// stored one allow "x.com,y.org", which, being the longer text, outranked a
+// deny for x.com set before or after it, for a send to x.com alone too.
+func TestADenyIsNotOutrankedByAnAllowNamingMore(t *testing.T) {
+	t.Parallel()
+	kinds := map[string]connectors.ScopeKind{"mail.send": connectors.ScopeHosts, "files.write": connectors.ScopePath}
+	g := func(capability, scope string, mode storage.GrantMode) storage.Grant {
+		return storage.Grant{Capability: capability, Scope: scope, Mode: mode}
+	}
+	combined := g("mail.send", "x.com,y.org", storage.GrantAllow)
+	denyX := g("mail.send", "x.com", storage.GrantDeny)
+	cases := []struct {
+		name       string
+		grants     []storage.Grant
+		capability string
+		scope      string
+		mode       storage.GrantMode
+	}{
+		{"a combined allow does not pass a later deny for one of its domains", []storage.Grant{combined, denyX},
+			"mail.send", "x.com", storage.GrantAsk},
+		{"nor a deny set before it", []storage.Grant{denyX, combined},
+			"mail.send", "x.com", storage.GrantAsk},
+		{"nor when the send names both again", []storage.Grant{combined, denyX},
+			"mail.send", "x.com,y.org", storage.GrantAsk},
+		{"the other domain of the combined allow is still allowed", []storage.Grant{combined, denyX},
+			"mail.send", "y.org", storage.GrantAllow},
+		{"a deny of a domain covers its sub-domain against a combined allow", []storage.Grant{combined, denyX},
+			"mail.send", "mail.x.com", storage.GrantAsk},
+		{"an allow for a sub-domain is narrower than a deny of its domain", []storage.Grant{denyX, g("mail.send", "mail.x.com,y.org", storage.GrantAllow)},
+			"mail.send", "mail.x.com", storage.GrantAllow},
+		{"a deny of a sub-domain is narrower than an allow of its domain among others", []storage.Grant{combined, g("mail.send", "mail.x.com", storage.GrantDeny)},
+			"mail.send", "y.org,mail.x.com", storage.GrantAsk},
+		{"every domain allowed by its own grant is allowed beside an ask for all", []storage.Grant{g("mail.send", "", storage.GrantAsk),
+			g("mail.send", "x.com", storage.GrantAllow), g("mail.send", "y.org", storage.GrantAllow)},
+			"mail.send", "x.com,y.org", storage.GrantAllow},
+		{"a file's allow is narrower than a deny of its folder", []storage.Grant{g("files.write", "published", storage.GrantDeny), g("files.write", "published/a.txt", storage.GrantAllow)},
+			"files.write", "published/a.txt", storage.GrantAllow},
+		{"a deny of a folder covers a file under it against an allow of its parent", []storage.Grant{g("files.write", "docs", storage.GrantAllow), g("files.write", "docs/private", storage.GrantDeny)},
+			"files.write", "docs/private/a.txt", storage.GrantAsk},
+		{"an allow of the same folder spelt longer does not outrank its deny", []storage.Grant{g("files.write", "published", storage.GrantDeny), g("files.write", "./published/", storage.GrantAllow)},
+			"files.write", "published/a.txt", storage.GrantAsk},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			v, err := DecideGrant(c.grants, c.capability, c.scope, kinds[c.capability], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Mode != c.mode {
+				t.Errorf("%s (%s) under %+v: %s %q, want %s", c.capability, c.scope, c.grants, v.Mode, v.Why, c.mode)
+			}
+		})
+	}
+}
