@@ -382,8 +382,8 @@ func init() {
 		{name: "skip-input", args: "INPUT_ID", summary: "skip an input and the work it caused",
 			minArgs: 1, maxArgs: 1, run: cmdSkipInput},
 		{name: "pause", args: "WORKFLOW", summary: "stop scheduling a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Pause, "paused %s")},
-		{name: "resume", args: "WORKFLOW", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Resume, "resumed %s", "the workflow runs")},
-		{name: "retry", args: "WORKFLOW", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Retry, "retrying %s", "the workflow runs")},
+		{name: "resume", args: "WORKFLOW[@N]", summary: "resume a workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Resume, "resumed %s", "the workflow runs")},
+		{name: "retry", args: "WORKFLOW[@N]", summary: "retry a blocked workflow", minArgs: 1, maxArgs: 1, run: onWorkflow(api.API.Retry, "retrying %s", "the workflow runs")},
 		{name: "logs", args: "WORKFLOW [--run ID] [--json]", summary: "the trace of a run (default: the newest)",
 			minArgs: 1, maxArgs: 1, run: cmdLogs, flags: withJSON(func(fs *flag.FlagSet, o *opts) {
 				idVar(fs, &o.run, "run", "run id")

@@ -43,7 +43,7 @@ func (e *Engine) RunNow(ctx context.Context, name string) error {
 			return err
 		}
 		if userClearable(w, mutation) {
-			return refusedf("workflow %s is blocked (%s), so its producers would not run: retry it first (keep retry %s)", name, blockWords(w), name)
+			return refusedf("workflow %s is blocked (%s), so its producers would not run: retry it first (keep retry %s@%d)", name, blockWords(w), name, standingBlock(w))
 		}
 		return refusedf("workflow %s is blocked (%s), so its producers would not run: answer what it waits on first (keep attention)", name, blockWords(w))
 	}
@@ -112,8 +112,14 @@ func (e *Engine) Pause(ctx context.Context, name string) error {
 // clear (a give-up after retries, a failure waiting for repair, a refused
 // credential the user has since fixed). Approvals and uncertain mutations
 // are cleared only by answering them. The check and the moves are one
-// transaction.
-func (e *Engine) Resume(ctx context.Context, name string) error {
+// transaction. A workflow named with its block (WORKFLOW@N) is resumed
+// only while that block stands (answersStanding).
+func (e *Engine) Resume(ctx context.Context, workflow string) error {
+	a, err := parseWorkflowAnswer(workflow)
+	if err != nil {
+		return err
+	}
+	name := a.name
 	w, err := e.workflowByName(ctx, name)
 	if err != nil {
 		return err
@@ -128,12 +134,15 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 		if err != nil {
 			return ledger.Decision{}, err
 		}
+		if err := a.answersStanding(cur, "resume"); err != nil {
+			return ledger.Decision{}, err
+		}
 		clearable = userClearable(cur, mutation)
 		if cur.Status == WorkflowActive && !clearable {
 			return ledger.Decision{}, refusedf("workflow %s is not paused and has nothing the user can clear", name)
 		}
 		// the person's answer, recorded with the moves it causes
-		if err := e.recordAnswer(ctx, tx, cur.ID, "workflow", cur.ID, 0, "resume"); err != nil {
+		if err := e.recordAnswer(ctx, tx, cur.ID, "workflow", cur.ID, int(standingBlock(cur)), "resume"); err != nil {
 			return ledger.Decision{}, err
 		}
 		if cur.Status != WorkflowActive {
@@ -158,14 +167,23 @@ func (e *Engine) Resume(ctx context.Context, name string) error {
 
 // Retry answers a blocked workflow: the failed run is retried per the
 // disposition rules (forward at emitting after its mutation, else afresh).
-// The check and the moves are one transaction.
-func (e *Engine) Retry(ctx context.Context, name string) error {
+// The check and the moves are one transaction. A workflow named with its
+// block (WORKFLOW@N) is retried only while that block stands.
+func (e *Engine) Retry(ctx context.Context, workflow string) error {
+	a, err := parseWorkflowAnswer(workflow)
+	if err != nil {
+		return err
+	}
+	name := a.name
 	w, err := e.workflowByName(ctx, name)
 	if err != nil {
 		return err
 	}
 	_, err = e.apply(ctx, e.db.Write, w, func(tx *storage.Tx) (ledger.Decision, error) {
 		if err := reread(ctx, tx, w); err != nil {
+			return ledger.Decision{}, err
+		}
+		if err := a.answersStanding(w, "retry"); err != nil {
 			return ledger.Decision{}, err
 		}
 		mutation, err := blockingMutation(ctx, tx.Q, w)
@@ -179,7 +197,7 @@ func (e *Engine) Retry(ctx context.Context, name string) error {
 			return ledger.Decision{}, refusedf("workflow %s waits on %s: answer that instead (keep attention)", name, w.BlockKind)
 		}
 		// the person's answer, recorded with the moves it causes
-		if err := e.recordAnswer(ctx, tx, w.ID, "workflow", w.ID, 0, "retry"); err != nil {
+		if err := e.recordAnswer(ctx, tx, w.ID, "workflow", w.ID, int(standingBlock(w)), "retry"); err != nil {
 			return ledger.Decision{}, err
 		}
 		return e.led.Unblock(ctx, tx, w, "retry", true) // the consumers marked once it commits

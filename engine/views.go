@@ -106,7 +106,7 @@ func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attentio
 	v := api.WorkflowView{ID: idString(w.ID), Name: w.Name, Status: w.Status, State: e.workflowState(w, mutation), Version: w.Version,
 		Attention: attention[w.Name]}
 	if w.BlockKind != BlockNone {
-		v.Block = &api.Block{Kind: w.BlockKind, Reason: w.BlockReason}
+		v.Block = &api.Block{Kind: w.BlockKind, Reason: w.BlockReason, N: w.BlockSeq}
 	}
 	n, err := q.PendingInputCount(ctx, w.ID)
 	if err != nil {
@@ -242,7 +242,7 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*api.WorkflowDetail
 		return nil, err
 	}
 	for _, a := range answers {
-		d.Answers = append(d.Answers, api.AnswerView{Answer: a.Answer, AnsweredBy: a.AnsweredBy, At: a.CreatedAt})
+		d.Answers = append(d.Answers, api.AnswerView{Answer: a.Answer, AnsweredBy: a.AnsweredBy, At: a.CreatedAt, Block: int64(a.Attempt)})
 	}
 	return d, nil
 }
@@ -270,6 +270,7 @@ func (e *Engine) Runs(ctx context.Context, workflow string, page api.Page) ([]ap
 	out := make([]api.RunView, len(runs))
 	for i, r := range runs {
 		out[i] = runView(w.Name, r)
+		out[i].WorkflowBlock = standingBlock(w) // what a retry from the row answers
 	}
 	return out, nil
 }
@@ -488,7 +489,7 @@ func (e *Engine) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 		w := names[r.WorkflowID]
 		item := api.AttentionItem{Kind: api.AttentionFailedRun, Workflow: w.Name, ID: idString(r.ID),
 			Title: failedTitle(r), Reason: r.Error, Params: json.RawMessage("null"),
-			Answers: []string{"retry"}, CreatedAt: r.UpdatedAt}
+			Answers: []string{"retry"}, CreatedAt: r.UpdatedAt, Block: standingBlock(w)}
 		item.Inputs, _ = q.InputTitles(ctx, r.ID)
 		covered[r.WorkflowID] = true
 		out = append(out, item)
@@ -513,7 +514,7 @@ func (e *Engine) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 			kind = api.AttentionPermission
 		}
 		out = append(out, api.AttentionItem{Kind: kind, Workflow: w.Name, ID: w.Name, Title: w.Name + " is blocked",
-			Reason: w.BlockReason, Params: json.RawMessage("null"), Answers: []string{"retry", "resume"}, CreatedAt: w.UpdatedAt})
+			Reason: w.BlockReason, Params: json.RawMessage("null"), Answers: []string{"retry", "resume"}, CreatedAt: w.UpdatedAt, Block: w.BlockSeq})
 	}
 	stale, err := q.StaleInputs(ctx, e.now().Add(-e.pol.StaleAfter), 100)
 	if err != nil {

@@ -29,9 +29,9 @@ type StepReads struct {
 // in version, wake_at in retry_at; an active run's id and handler in id
 // and name.
 const stepReads = `SELECT 0, ` + workflowCols + ` FROM workflows WHERE id = ?1
-	UNION ALL SELECT 1, workflow_id, handler, handler_type, '', '', next_run_at, unrun, 0, wake_at, 0, 0, 0
+	UNION ALL SELECT 1, workflow_id, handler, handler_type, '', '', next_run_at, unrun, 0, wake_at, 0, 0, 0, 0, NULL
 		FROM schedules WHERE workflow_id = ?1
-	UNION ALL SELECT 2, id, handler, '', '', '', NULL, 0, 0, NULL, 0, 0, 0 FROM runs INDEXED BY runs_open
+	UNION ALL SELECT 2, id, handler, '', '', '', NULL, 0, 0, NULL, 0, 0, 0, 0, NULL FROM runs INDEXED BY runs_open
 		WHERE workflow_id = ?1 AND closed_at IS NULL AND status = 'active'`
 
 // StepReads reads the workflow with id, its schedules and its active runs
@@ -46,15 +46,16 @@ func (q Q) StepReads(ctx context.Context, id int64) (StepReads, error) {
 	for rows.Next() {
 		var kind int
 		var w Workflow
-		var blockRun, retryAt sql.NullInt64
+		var blockRun, retryAt, blockedAt sql.NullInt64
 		var created, updated int64
 		if err := rows.Scan(&kind, &w.ID, &w.Name, &w.Status, &w.BlockKind, &w.BlockReason, &blockRun, &w.Version,
-			&w.TransientFailures, &retryAt, &w.Repairs, &created, &updated); err != nil {
+			&w.TransientFailures, &retryAt, &w.Repairs, &created, &updated, &w.BlockSeq, &blockedAt); err != nil {
 			return out, err
 		}
 		switch kind {
 		case 0:
 			w.BlockRunID = blockRun.Int64
+			w.BlockedAt = fromNullMS(blockedAt)
 			w.RetryAt = fromNullMS(retryAt)
 			w.CreatedAt, w.UpdatedAt = fromMS(created), fromMS(updated)
 			out.Workflow = &w

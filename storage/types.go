@@ -60,6 +60,12 @@ type Workflow struct {
 	Repairs           int
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	// BlockSeq numbers the workflow's blocks, the standing one's while
+	// BlockKind is set (the last one's after a lift): the block a retry or
+	// resume names (WORKFLOW@N) is this one, or it was answered already.
+	BlockSeq int64
+	// BlockedAt is when the standing block was set; nil while unblocked.
+	BlockedAt *time.Time
 }
 
 type ScriptVersion struct {
@@ -203,8 +209,9 @@ type AnswerRecord struct {
 	Answer     string
 	AnsweredBy string
 	// Attempt is the attempt of the subject the answer was given to (a
-	// mutation's call: attempts counted from 1); 0 for a subject without
-	// attempts.
+	// mutation's call: attempts counted from 1; a workflow's retry or
+	// resume: the block it answered, Workflow.BlockSeq); 0 for a subject
+	// without attempts.
 	Attempt   int
 	CreatedAt time.Time
 }

@@ -10,17 +10,18 @@ import (
 )
 
 const workflowCols = `id, name, status, block_kind, block_reason, block_run_id, version,
-	transient_failures, retry_at, repairs, created_at, updated_at`
+	transient_failures, retry_at, repairs, created_at, updated_at, block_seq, blocked_at`
 
 func scanWorkflow(row interface{ Scan(...any) error }) (*Workflow, error) {
 	var w Workflow
-	var blockRun, retryAt sql.NullInt64
+	var blockRun, retryAt, blockedAt sql.NullInt64
 	var created, updated int64
 	if err := row.Scan(&w.ID, &w.Name, &w.Status, &w.BlockKind, &w.BlockReason, &blockRun, &w.Version,
-		&w.TransientFailures, &retryAt, &w.Repairs, &created, &updated); err != nil {
+		&w.TransientFailures, &retryAt, &w.Repairs, &created, &updated, &w.BlockSeq, &blockedAt); err != nil {
 		return nil, notFound(err)
 	}
 	w.BlockRunID = blockRun.Int64
+	w.BlockedAt = fromNullMS(blockedAt)
 	w.RetryAt = fromNullMS(retryAt)
 	w.CreatedAt, w.UpdatedAt = fromMS(created), fromMS(updated)
 	return &w, nil
@@ -87,11 +88,18 @@ type Block struct {
 
 // SetBlock sets (or, with kind "", clears) the engine's block on a
 // workflow, compare-and-set: only while the row still holds the block the
-// caller read (its kind and run), else ErrConflict.
+// caller read (its kind and run), else ErrConflict. Every block set is a
+// new question to the person, numbered on (block_seq, migration 20), so
+// an answer to an earlier one is never taken for an answer to it.
 func (tx *Tx) SetBlock(ctx context.Context, id int64, fromKind BlockKind, fromRunID int64, to Block, now time.Time) error {
-	res, err := tx.exec(ctx, `UPDATE workflows SET block_kind = ?, block_reason = ?, block_run_id = ?, retry_at = ?, updated_at = ?
-		WHERE id = ? AND block_kind = ? AND block_run_id IS ?`,
-		to.Kind, to.Reason, nullID(to.RunID), msPtr(to.RetryAt), ms(now), id, fromKind, nullID(fromRunID))
+	var blockedAt *time.Time
+	if to.Kind != BlockNone {
+		blockedAt = &now
+	}
+	res, err := tx.exec(ctx, `UPDATE workflows SET block_kind = ?1, block_reason = ?2, block_run_id = ?3, retry_at = ?4, updated_at = ?5,
+		block_seq = block_seq + (?1 <> ''), blocked_at = ?6
+		WHERE id = ?7 AND block_kind = ?8 AND block_run_id IS ?9`,
+		to.Kind, to.Reason, nullID(to.RunID), msPtr(to.RetryAt), ms(now), msPtr(blockedAt), id, fromKind, nullID(fromRunID))
 	return changedOne(res, err, "workflow block", id)
 }
 

@@ -21,6 +21,10 @@ func WriteWorkflow(w io.Writer, d *api.WorkflowDetail) error {
 	kv.Row("status:", string(d.Status))
 	kv.Row("state:", d.State)
 	kv.Row("block:", BlockText(d.Block))
+	if d.Block != nil {
+		// what to type for a retry or resume meant for this block only
+		kv.Row("block id:", d.Block.AnswerTo(d.Name))
+	}
 	kv.Row("version:", strconv.Itoa(d.Version))
 	kv.Row("schedule:", Dash(d.Schedule))
 	kv.Row("next run:", TimePtr(d.NextRun))

@@ -146,8 +146,24 @@ func writeAttention(w io.Writer, items []api.AttentionItem, width int, whole boo
 		case len(it.Answers) > 0:
 			b.line("answers", strings.Join(it.Answers, ", "))
 		}
+		if as := workflowAnswers(it); as != "" {
+			b.line("answer as", as)
+		}
 	}
 	return b.err
+}
+
+// workflowAnswers is the retry and resume a person can type for it,
+// naming the block it shows (WORKFLOW@N): typed after that block is
+// answered and another stands, it is refused, not applied to that one.
+func workflowAnswers(it api.AttentionItem) string {
+	var cmds []string
+	for _, a := range it.Answers {
+		if (a == "retry" || a == "resume") && it.Workflow != "" {
+			cmds = append(cmds, "keep "+a+" "+it.WorkflowAnswerID())
+		}
+	}
+	return strings.Join(cmds, ", ")
 }
 
 // WriteMutations writes `keep mutations` for a terminal width wide.

@@ -361,7 +361,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if w := m.current(); w != nil {
 			name := w.Name
 			if m.resumes(*w) {
-				return m.sh.act("resumed "+name, func(ctx context.Context) error { return m.sh.api.Resume(ctx, name) })
+				to := m.resumeTo(*w)
+				return m.sh.act("resumed "+name, func(ctx context.Context) error { return m.sh.api.Resume(ctx, to) })
 			}
 			// one key stops a workflow: asked first, as reject and skip are
 			return ask(fmt.Sprintf("pause %s?", name), "pause: no new run starts until you resume it (p again); a run under way stops at its next step",
@@ -590,6 +591,16 @@ func (m *Model) resumes(w api.WorkflowView) bool {
 		return slices.Contains(it.Answers, "resume")
 	}
 	return false
+}
+
+// resumeTo names w with the block the screen drew it on (the selected
+// card's, when it offers the resume): the engine refuses a resume once
+// another block stands, rather than clear one nobody was shown.
+func (m *Model) resumeTo(w api.WorkflowView) string {
+	if it := m.at.Selected(); m.focus == focusAttention && it != nil && it.Workflow == w.Name && slices.Contains(it.Answers, "resume") {
+		return it.WorkflowAnswerID()
+	}
+	return w.Block.AnswerTo(w.Name)
 }
 
 // current is the workflow R and p act on: the one the selected attention

@@ -194,7 +194,10 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cm
 		if it.Kind == api.AttentionBlockedWorkflow && wf == "" {
 			wf = it.ID
 		}
-		return sh.actOn(card, "retrying "+wf, func(ctx context.Context) error { return sh.api.Retry(ctx, wf) })
+		// the block this card drew, never whatever stands when the key lands
+		at := it
+		at.Workflow = wf
+		return sh.actOn(card, "retrying "+wf, func(ctx context.Context) error { return sh.api.Retry(ctx, at.WorkflowAnswerID()) })
 	}
 	return nil
 }

@@ -105,7 +105,9 @@ func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 				if wf == "" {
 					wf = p.workflow
 				}
-				return p.sh.act("retrying "+wf, func(ctx context.Context) error { return p.sh.api.Retry(ctx, wf) })
+				// the block the workflow stood on when this row was read
+				to := fmt.Sprintf("%s@%d", wf, s.WorkflowBlock)
+				return p.sh.act("retrying "+wf, func(ctx context.Context) error { return p.sh.api.Retry(ctx, to) })
 			}
 		default:
 			cmd, _ := p.navigate(msg, p.listHeight()/2)

@@ -283,11 +283,11 @@ func TestAnswers(t *testing.T) {
 		t.Parallel()
 		apiHost := newStub()
 		apiHost.attention = append(apiHost.attention, api.AttentionItem{Kind: api.AttentionFailedRun,
-			Workflow: "email-to-sheets", ID: "12", Title: "toSheet failed", Reason: "TypeError"})
+			Workflow: "email-to-sheets", ID: "12", Title: "toSheet failed", Reason: "TypeError", Block: 4})
 		h := newHarness(t, apiHost, 120, 40)
 		h.keys("3", "down", "down")
 		h.keys("r")
-		if got := apiHost.actions(); !slices.Equal(got, []string{"Retry email-to-sheets"}) {
+		if got := apiHost.actions(); !slices.Equal(got, []string{"Retry email-to-sheets@4"}) {
 			t.Fatalf("r on a failed run: %v", got)
 		}
 		h.keys("enter")
@@ -476,7 +476,7 @@ func TestWorkflowActions(t *testing.T) {
 			t.Fatal("help does not say p resumes a paused workflow")
 		}
 		h.keys("p")
-		want := []string{"RunNow email-to-sheets", "Pause email-to-sheets", "Resume daily-digest"}
+		want := []string{"RunNow email-to-sheets", "Pause email-to-sheets", "Resume daily-digest@0"}
 		if got := h.api.actions(); !slices.Equal(got, want) {
 			t.Fatalf("calls = %v, want %v", got, want)
 		}
@@ -623,14 +623,14 @@ func TestBlockedWorkflow(t *testing.T) {
 		apiHost := newStub()
 		apiHost.attention = []api.AttentionItem{{Kind: api.AttentionBlockedWorkflow, Workflow: "email-to-sheets",
 			ID: "email-to-sheets", Title: "email-to-sheets is blocked", Reason: "needs you: 5 transient failures",
-			Answers: []string{"retry", "resume"}}}
+			Answers: []string{"retry", "resume"}, Block: 7}}
 		h := newHarness(t, apiHost, 120, 40)
 		h.keys("3")
 		if !strings.Contains(h.m.helpView(), "resume") {
 			t.Fatalf("help: %s", h.m.helpView())
 		}
 		h.keys("r", "p")
-		want := []string{"Retry email-to-sheets", "Resume email-to-sheets"}
+		want := []string{"Retry email-to-sheets@7", "Resume email-to-sheets@7"}
 		if got := apiHost.actions(); !slices.Equal(got, want) {
 			t.Fatalf("calls = %v, want %v", got, want)
 		}

@@ -133,6 +133,20 @@ const (
 type Block struct {
 	Kind   storage.BlockKind `json:"kind"`
 	Reason string            `json:"reason"`
+	// N is which of the workflow's blocks this is: a retry or resume sent
+	// as WORKFLOW@N (AnswerTo) is refused once another block stands.
+	N int64 `json:"n"`
+}
+
+// AnswerTo is how to name the workflow in a retry or resume meant for
+// the block b shows, nil meaning it was shown unblocked: "notes@7",
+// "notes@0".
+func (b *Block) AnswerTo(workflow string) string {
+	var n int64
+	if b != nil {
+		n = b.N
+	}
+	return workflow + "@" + strconv.FormatInt(n, 10)
 }
 
 type WorkflowView struct {
@@ -258,6 +272,9 @@ type RunView struct {
 	Error       string            `json:"error"`
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
+	// WorkflowBlock: the workflow's standing block (Block.N) when the run
+	// was read, which a retry from this row answers; 0 when unblocked.
+	WorkflowBlock int64 `json:"workflow_block,omitempty"`
 }
 
 type MutationView struct {
@@ -295,6 +312,9 @@ type AnswerView struct {
 	// Attempt: the attempt of the call the answer was given to, when
 	// known (a row asked again after it was sent again is answered anew).
 	Attempt int `json:"attempt,omitempty"`
+	// Block: the workflow's block a retry or resume answered (Block.N);
+	// 0 for a pause, or an answer recorded before blocks were numbered.
+	Block int64 `json:"block,omitempty"`
 }
 
 type TraceLine struct {
@@ -351,6 +371,9 @@ type AttentionItem struct {
 	// asks about (from 1). The same mutation is asked again when its call
 	// is sent again; an answer sent with AnswerID is to this attempt only.
 	Attempt int `json:"attempt,omitempty"`
+	// Block: which of the workflow's blocks a retry or resume from this
+	// item answers (Block.N), 0 when it stood unblocked: WorkflowAnswerID.
+	Block int64 `json:"block,omitempty"`
 	// Command is the command that fixes it when no answer does
 	// ("keep auth login google").
 	Command   string    `json:"command,omitempty"`
@@ -370,7 +393,18 @@ func (it AttentionItem) AnswerID() string {
 	if it.Attempt > 0 && (it.Kind == AttentionApproval || it.Kind == AttentionReconciliation) {
 		return it.ID + "@" + strconv.Itoa(it.Attempt)
 	}
+	if it.Block > 0 && it.ID == it.Workflow {
+		return it.WorkflowAnswerID() // a blocked workflow, a refused credential or permission
+	}
 	return it.ID
+}
+
+// WorkflowAnswerID is the workflow to retry or resume from this item, as
+// it stood when the item was read ("notes@7"): the engine refuses it once
+// the block is answered and another stands, rather than clear a block
+// nobody was shown.
+func (it AttentionItem) WorkflowAnswerID() string {
+	return it.Workflow + "@" + strconv.FormatInt(it.Block, 10)
 }
 
 type GrantView struct {

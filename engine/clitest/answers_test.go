@@ -174,4 +174,39 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		e.ok("drain") // fails again, blocked again
 		e.ok("retry", "bad")
 	})
+
+	t.Run("a retry or resume may name the block it answers; an earlier block's is refused", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, "allow")
+		wf := e.file(e.dir, "bad.js", `export default Keep.workflow({ name: "bad", topics: { t: {} },
+  producers: { p: { publishes: ["t"], schedule: { interval: "5m" }, handler: async () => { throw new Error("connection refused"); } } },
+  consumers: {} });`)
+		e.ok("deploy", wf)
+		e.ok("drain")
+		f := attentionOf(e, api.AttentionFailedRun)
+		if len(f) != 1 || f[0].Block < 1 {
+			t.Fatalf("failed runs = %+v, want one naming the workflow's block", f)
+		}
+		first := f[0].WorkflowAnswerID()
+		if out := e.ok("attention").stdout; !strings.Contains(out, "keep retry "+first) {
+			t.Fatalf("keep attention does not show what to type (keep retry %s):\n%s", first, out)
+		}
+		if out := e.ok("status", "bad").stdout; !strings.Contains(out, first) {
+			t.Fatalf("keep status does not show the block id %s:\n%s", first, out)
+		}
+		e.ok("retry", first)
+		e.ok("drain") // fails again: another block
+		second := attentionOf(e, api.AttentionFailedRun)[0].WorkflowAnswerID()
+		if second == first {
+			t.Fatalf("the second block is named %s, as the first", second)
+		}
+		for _, op := range []string{"retry", "resume"} {
+			if r := e.expect(3, op, first); !strings.Contains(r.stderr, "nothing was changed") || !strings.Contains(r.stderr, second) {
+				t.Fatalf("keep %s %s with %s standing: %s", op, first, second, r)
+			}
+		}
+		e.expect(1, "retry", "bad@x") // not found, as a mutation id that is not one
+		e.ok("resume", second)
+		e.expect(3, "resume", second) // answered: it stands no more
+	})
 }

@@ -260,11 +260,14 @@ func (l *Ledger) MoveBlock(ctx context.Context, tx *storage.Tx, w *storage.Workf
 	if err := CheckBlockMove(from, kind); err != nil {
 		return d, fmt.Errorf("workflow %s: %w", w.Name, err)
 	}
-	to := storage.Block{Kind: kind, Reason: reason, RunID: runID, RetryAt: retryAt}
-	if err := tx.SetBlock(ctx, w.ID, w.BlockKind, w.BlockRunID, to, l.now()); err != nil {
+	to, now := storage.Block{Kind: kind, Reason: reason, RunID: runID, RetryAt: retryAt}, l.now()
+	if err := tx.SetBlock(ctx, w.ID, w.BlockKind, w.BlockRunID, to, now); err != nil {
 		return d, err
 	}
-	w.BlockKind, w.BlockReason, w.BlockRunID, w.RetryAt = kind, reason, runID, retryAt
+	w.BlockKind, w.BlockReason, w.BlockRunID, w.RetryAt, w.BlockedAt = kind, reason, runID, retryAt, nil
+	if kind != storage.BlockNone {
+		w.BlockSeq, w.BlockedAt = w.BlockSeq+1, &now // as SetBlock numbered it
+	}
 	mutation, err := BlockingMutation(ctx, tx.Q, w)
 	if err != nil {
 		return d, err
