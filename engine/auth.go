@@ -8,6 +8,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -62,6 +63,11 @@ func openAccounts(cfg config.Config, path string) (*accounts.Store, error) {
 	}
 	defs = append(defs, configuredAccounts(cfg)...)
 	s, err := accounts.Open(defs, accounts.Opts{Path: path})
+	if de, ok := errors.AsType[*accounts.DefError](err); ok {
+		if _, set := cfg.Accounts[de.Name]; set {
+			return nil, cfg.At("accounts."+de.Name, de.Err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", cfg.Path, err)
 	}
@@ -289,7 +295,7 @@ func configuredAccount(accts *accounts.Store, name string, cfg config.Config) (c
 		}
 		own, err := accounts.Open([]accounts.Def{d}, accounts.Opts{})
 		if err != nil {
-			return nil, fmt.Errorf("accounts.%s: %w", name, err)
+			return nil, err // it names the account (accounts.DefError)
 		}
 		return own.Account(name)
 	}

@@ -137,7 +137,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	}
 	fc, err := files.New(files.Config{Roots: expand(cfg.Connectors.Files.Roots), Protected: protected})
 	if err != nil {
-		return nil, fmt.Errorf("connectors.files: %w", err)
+		return nil, cfg.At("connectors.files", err)
 	}
 	reg.Register(fc)
 	hosts, err := hostAccounts(cfg, accts)
@@ -146,7 +146,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	}
 	hc, err := khttp.New(khttp.Config{AllowHosts: cfg.Connectors.HTTP.AllowHosts, Hosts: hosts})
 	if err != nil {
-		return nil, fmt.Errorf("connectors.http: %w", err)
+		return nil, cfg.At("connectors.http", err)
 	}
 	reg.Register(hc)
 	// feeds are fetched through the http connector, so allow_hosts holds for both
@@ -158,7 +158,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	}
 	fdc, err := feed.New(feed.Config{HTTP: hc, Dir: feedDir})
 	if err != nil {
-		return nil, fmt.Errorf("connectors.feed: %w", err)
+		return nil, cfg.At("connectors.feed", err)
 	}
 	reg.Register(fdc)
 	sc, err := system.New(system.Config{Now: opts.Now})
@@ -173,7 +173,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	reg.Register(nc)
 	mc, err := mailConnector(cfg, opts)
 	if err != nil {
-		return nil, fmt.Errorf("connectors.mail: %w", err)
+		return nil, cfg.At("connectors.mail", err)
 	}
 	reg.Register(mc, "gmail")
 	googleAccount, err := opts.account("connectors.sheets.google_account", cfg.Connectors.Sheets.GoogleAccount)
@@ -182,7 +182,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	}
 	shc, err := sheets.New(sheets.Config{Roots: expand(cfg.Connectors.Sheets.Roots), GoogleAccount: googleAccount, Protected: protected})
 	if err != nil {
-		return nil, fmt.Errorf("connectors.sheets: %w", err)
+		return nil, cfg.At("connectors.sheets", err)
 	}
 	reg.Register(shc)
 	s := cfg.Connectors.Slack
@@ -192,7 +192,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	}
 	slc, err := slack.New(slack.Config{APIBase: s.APIBase, Account: slackAccount, WebhookURL: s.WebhookURL})
 	if err != nil {
-		return nil, fmt.Errorf("connectors.slack: %w", err)
+		return nil, cfg.At("connectors.slack", err)
 	}
 	reg.Register(slc)
 	cal := cfg.Connectors.Calendar
@@ -202,7 +202,7 @@ func Connectors(cfg config.Config, opts ConnectorOpts) (*connectors.Registry, er
 	}
 	cc, err := calendar.New(calendar.Config{URL: cal.URL, Calendar: cal.Calendar, Account: calAccount, Now: opts.Now})
 	if err != nil {
-		return nil, fmt.Errorf("connectors.calendar: %w", err)
+		return nil, cfg.At("connectors.calendar", err)
 	}
 	reg.Register(cc)
 	if err := mcpConnectors(cfg, opts, reg); err != nil {

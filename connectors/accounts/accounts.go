@@ -6,6 +6,7 @@ package accounts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -95,6 +96,16 @@ type Store struct {
 	replaced map[string]*entry
 }
 
+// DefError is an account's definition refused by Open: Name says which,
+// so the caller can say where in its config that account is set.
+type DefError struct {
+	Name string
+	Err  error
+}
+
+func (e *DefError) Error() string { return "accounts." + e.Name + ": " + e.Err.Error() }
+func (e *DefError) Unwrap() error { return e.Err }
+
 // Open checks the definitions and returns a store. The credentials file is
 // read when a secret is first needed, so a config without accounts never
 // touches it.
@@ -112,10 +123,10 @@ func Open(defs []Def, opts Opts) (*Store, error) {
 		refreshBefore: opts.RefreshBefore, invalid: map[string]string{}, replaced: map[string]*entry{}}
 	for _, d := range defs {
 		if err := d.check(); err != nil {
-			return nil, fmt.Errorf("accounts.%s: %w", d.Name, err)
+			return nil, &DefError{Name: d.Name, Err: err}
 		}
 		if _, dup := s.defs[d.Name]; dup {
-			return nil, fmt.Errorf("accounts.%s: defined twice", d.Name)
+			return nil, &DefError{Name: d.Name, Err: errors.New("defined twice")}
 		}
 		s.defs[d.Name] = d
 	}

@@ -14,7 +14,11 @@ func TestConfigBadValueSaysWhere(t *testing.T) {
 	for name, c := range map[string]struct{ body, want string }{
 		"a blank allowed host":    {"[connectors.http]\nallow_hosts = [\"\"]\n", ":2:1: connectors.http.allow_hosts[0] is empty"},
 		"a negative mail timeout": {"[connectors.mail]\ncommand_timeout = \"-1m\"\n", ":2:1: connectors.mail.command_timeout may not be negative"},
-		"a misspelt key":          {"[connectors.http]\nalow_hosts = [\"a\"]\n", ":2:1: unknown key connectors.http.alow_hosts; did you mean connectors.http.allow_hosts?"},
+		"a mail tls keep does not know": {"[connectors.http]\nallow_hosts = [\"a\"]\n[connectors.mail]\nimap = \"imap.example.com:993\"\ntls = \"startls\"\n",
+			":3:1: connectors.mail: mail: tls \"startls\" is not one of implicit, starttls, none"},
+		"an account of a kind keep does not know": {"[accounts.work]\nkind = \"oath2\"\n",
+			":1:1: accounts.work: kind must be oauth2, password, token or basic, not \"oath2\""},
+		"a misspelt key": {"[connectors.http]\nalow_hosts = [\"a\"]\n", ":2:1: unknown key connectors.http.alow_hosts; did you mean connectors.http.allow_hosts?"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

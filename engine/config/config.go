@@ -194,6 +194,9 @@ type Config struct {
 
 	// Path the config was read from ("" when defaults only).
 	Path string `toml:"-"`
+	// src is the file's text, so a value found bad after Load (by the
+	// connector or account it configures) is said where it is set (At).
+	src string
 	// SecretsFromFile is true when a password or token was read from the
 	// file itself (the file must then be mode 0600).
 	SecretsFromFile bool `toml:"-"`
@@ -294,7 +297,7 @@ func Load(path string, explicit bool) (Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
 	}
-	cfg.Path = path
+	cfg.Path, cfg.src = path, string(b)
 	// a list in the file replaces the default list; decoding over it would
 	// merge the file's first entry into the default one
 	defaults := cfg.Events.Subscribes

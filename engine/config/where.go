@@ -41,6 +41,29 @@ func located(path, src string, key []string, nth int, msg string) string {
 	return fmt.Sprintf("config %s: %s", path, msg)
 }
 
+// At is err, found in the value at the dotted key after Load (by the
+// connector or the account it configures), said as Load says its own:
+// the file, the line and column where key is set, and the key. Without a
+// file (the defaults) it is the key and err.
+func (c Config) At(key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if c.Path == "" {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return &atError{msg: located(c.Path, c.src, splitKey(key), 0, key+": "+err.Error()), err: err}
+}
+
+// atError keeps the error At located, for errors.Is and As.
+type atError struct {
+	msg string
+	err error
+}
+
+func (e *atError) Error() string { return e.msg }
+func (e *atError) Unwrap() error { return e.err }
+
 // keyPos is where key is set in src: the line and column (from 1) of the
 // key's name or of the table header that opens it; for an array of
 // tables, of its nth header. A key that is not set there gives the place
