@@ -208,5 +208,17 @@ func TestAnswersThroughTheCLI(t *testing.T) {
 		e.expect(1, "retry", "bad@x") // not found, as a mutation id that is not one
 		e.ok("resume", second)
 		e.expect(3, "resume", second) // answered: it stands no more
+		// what was answered is read back, each with the block it answered;
+		// the refused ones were never answers
+		out := e.ok("status", "bad").stdout
+		n1, n2 := first[strings.Index(first, "@")+1:], second[strings.Index(second, "@")+1:]
+		for _, want := range []string{"retry (block " + n1 + ") by ", "resume (block " + n2 + ") by "} {
+			if !strings.Contains(out, want) {
+				t.Errorf("keep status does not list the answer %q:\n%s", want, out)
+			}
+		}
+		if c := strings.Count(out, "answered:"); c != 2 {
+			t.Errorf("keep status lists %d answers, want the 2 given:\n%s", c, out)
+		}
 	})
 }
