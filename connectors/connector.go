@@ -100,6 +100,12 @@ type Call struct {
 	// outcome reach the disk before sync has succeeded, so a power cut
 	// never leaves the ledger saying done of an effect it took back.
 	SyncLater func(sync func() error)
+	// Unfinished, when the host sets it, is called on Do's goroutine by a
+	// read that listed a folder and left out a file another process is
+	// still writing (files.list). Nothing else tells of the moment the
+	// writer is done with it, so a watch of the folder must look again on
+	// its own (engine/watch.go).
+	Unfinished func()
 }
 
 // Connector is one external system.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -157,6 +158,36 @@ type host struct {
 	fresh  map[string]*storage.Input
 	known  map[string]int64
 	pubs   []storage.Publication // each ctx.publish, written by the commit
+
+	// listings: the folders a producer's run listed, each with whether a
+	// listing of it left out a file still being written, told to the watch
+	// as the run ends (doneListing). Not at each listing: a run that lists
+	// a folder twice (two globs) must not have the second, which found
+	// nothing open, forget what the first left out. Reads may be served
+	// at once, each on a goroutine of its own.
+	listMu   sync.Mutex
+	listings map[string]bool
+}
+
+func (h *host) noteListing(dir string, unfinished bool) {
+	h.listMu.Lock()
+	defer h.listMu.Unlock()
+	if h.listings == nil {
+		h.listings = map[string]bool{}
+	}
+	h.listings[dir] = h.listings[dir] || unfinished
+}
+
+// doneListing tells the watch, as a producer's run ends, whether its
+// listings of each folder left out a file still being written: if so, the
+// watch looks again, as nothing tells of the writer's close.
+func (h *host) doneListing() {
+	h.listMu.Lock()
+	defer h.listMu.Unlock()
+	for dir, unfinished := range h.listings {
+		h.e.watching().looked(h.wf.ID, h.producer, dir, unfinished)
+	}
+	h.listings = nil
 }
 
 func (h *host) phaseName() string { return string(h.phase) }
@@ -180,13 +211,21 @@ func (h *host) Read(ctx context.Context, connector, method string, params map[st
 		h.tr.call(h.phaseName(), connector, method, connectors.Shown(c, method, params), nil, 0, err)
 		return nil, err
 	}
+	call := connectors.Call{Method: method, Params: params}
+	var listed string // the folder a producer's run lists
+	var unfinished bool
 	if l, ok := c.(connectors.FolderLister); ok && h.producer != "" {
 		if dir, ok := l.ListedFolder(method, params); ok {
+			listed = dir
 			h.e.watching().listed(h.wf.ID, h.producer, dir)
+			call.Unfinished = func() { unfinished = true }
 		}
 	}
 	start := time.Now()
-	res, err := h.e.reg.Held().Scrub(c.Do(ctx, connectors.Call{Method: method, Params: params}))
+	res, err := h.e.reg.Held().Scrub(c.Do(ctx, call))
+	if listed != "" && err == nil {
+		h.noteListing(listed, unfinished)
+	}
 	h.tr.call(h.phaseName(), connector, method, connectors.Shown(c, method, params), res, time.Since(start), err)
 	if err != nil {
 		if connectors.ClassOf(err) == connectors.Uncertain {

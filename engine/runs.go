@@ -61,6 +61,8 @@ func (e *Engine) producerPhase(ctx context.Context, ws *wfState, w *storage.Work
 		return err
 	}
 	h := &host{e: e, wf: w, phase: sandbox.PhaseProducer, producer: p.Name, publishes: p.Publishes, tr: tr}
+	// whatever its outcome: what a listing left out is still to be taken
+	defer h.doneListing()
 	out, err := sc.Run(ctx, e.invocation(p.Name, sandbox.PhaseProducer, h, state, nil, nil))
 	if err != nil {
 		return e.failRun(ctx, w, run, err, tr)

@@ -26,9 +26,13 @@ import (
 // once the folder has gone sandbox.WatchQuiet without a change, or
 // sandbox.WatchMaxWait after the burst's first, so a thousand files landing
 // over a few tens of milliseconds are listed by one run, not by one that
-// starts at the first and a second that lists them all again. One
-// goroutine blocks on the kernel's queue, and a timer runs only while a
-// burst settles; nothing polls.
+// starts at the first and a second that lists them all again. A listing
+// leaves out a file still being written (connectors.Call.Unfinished), and
+// nothing tells of its writer's close (fsnotify reports the writes, not
+// the close), so the producer is woken again after sandbox.WatchRecheck,
+// doubled up to sandbox.WatchRecheckMax while the file stays open and no
+// write comes. One goroutine blocks on the kernel's queue, and a timer runs
+// only while a burst settles or a file is being written; nothing polls.
 type folders struct {
 	e *Engine
 
@@ -47,6 +51,9 @@ type folders struct {
 	woken map[int64]map[string]bool // workflow → producers woken since their last run
 	// settling: producers whose folder changed and has not settled yet
 	settling map[watcher]*settling
+	// rechecks: producers whose last listing of their folder left out a
+	// file still being written
+	rechecks map[watcher]*recheck
 	// now and after are the clock and the timers of settling (time.Now
 	// and time.AfterFunc; tests step them)
 	now   func() time.Time
@@ -65,6 +72,19 @@ type settling struct {
 	timer       interface{ Stop() bool }
 }
 
+// recheck is a producer's wait to list its folder again, a file there
+// being written when it last did.
+type recheck struct {
+	wait  time.Duration
+	timer interface{ Stop() bool }
+	// changed: the folder changed since (a write, most likely): the writer
+	// is at work, its close may be near, and the next wait starts short
+	changed bool
+	// listing: a listing is under way, and looked sets the next wait; a
+	// timer firing meanwhile would only run the producer twice
+	listing bool
+}
+
 type watcher struct {
 	ws       *wfState
 	producer string
@@ -80,7 +100,7 @@ type watchedVersion struct {
 
 func newFolders(e *Engine) *folders {
 	return &folders{e: e, byDir: map[string][]watcher{}, hides: map[string]func(string) bool{}, waits: map[string]string{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
-		settling: map[watcher]*settling{}, now: time.Now,
+		settling: map[watcher]*settling{}, rechecks: map[watcher]*recheck{}, now: time.Now,
 		after: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) },
 		warm:  func() { warmWorkers(e.pol.Limits, 1) }}
 }
@@ -188,6 +208,11 @@ func (f *folders) hider(dir string) func(string) bool {
 // drop takes a workflow's producers off dir, and the watch when no other
 // workflow's remain; f.mu is held.
 func (f *folders) drop(dir string, wf int64) {
+	for _, t := range f.byDir[dir] {
+		if t.ws.id == wf {
+			f.endRecheck(t)
+		}
+	}
 	left := slices.DeleteFunc(f.byDir[dir], func(t watcher) bool { return t.ws.id == wf })
 	if len(left) > 0 {
 		f.byDir[dir] = left
@@ -324,6 +349,9 @@ func (f *folders) wakeAll() {
 // changedFor notes a change for a producer, woken once the burst settles;
 // f.mu is held.
 func (f *folders) changedFor(t watcher) {
+	if r := f.rechecks[t]; r != nil {
+		r.changed = true
+	}
 	now := f.now()
 	b := f.settling[t]
 	if b == nil {
@@ -394,12 +422,65 @@ func (f *folders) listed(wf int64, producer, dir string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if t, ok := f.watcherOf(wf, producer, dir); ok {
+		delete(f.woken[wf], producer)
+		f.endBurst(t)
+		if r := f.rechecks[t]; r != nil {
+			r.timer.Stop()
+			r.listing = true
+		}
+	}
+}
+
+// looked is told, once a producer's listing of dir (a real path) is done,
+// whether it left out a file still being written (unfinished). If so the
+// producer is woken to look again, WatchRecheck after the last change seen
+// in the folder, or twice the last wait (at most WatchRecheckMax) when
+// none came since; once a listing leaves nothing out, no timer is left.
+func (f *folders) looked(wf int64, producer, dir string, unfinished bool) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.watcherOf(wf, producer, dir)
+	if !ok || f.closed {
+		return
+	}
+	last := f.rechecks[t]
+	f.endRecheck(t)
+	if !unfinished {
+		return
+	}
+	r := &recheck{wait: sandbox.WatchRecheck}
+	if last != nil && !last.changed {
+		r.wait = min(2*last.wait, sandbox.WatchRecheckMax)
+	}
+	f.rechecks[t] = r
+	r.timer = f.after(r.wait, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !f.closed && f.rechecks[t] == r && !r.listing {
+			f.wake(t) // r stays: the listing this wakes doubles its wait
+		}
+	})
+}
+
+// watcherOf is producer's watch of dir, if it has one; f.mu is held.
+func (f *folders) watcherOf(wf int64, producer, dir string) (watcher, bool) {
 	for _, t := range f.byDir[dir] {
 		if t.ws.id == wf && t.producer == producer {
-			delete(f.woken[wf], producer)
-			f.endBurst(t)
-			return
+			return t, true
 		}
+	}
+	return watcher{}, false
+}
+
+// endRecheck forgets t's wait to look again; f.mu is held.
+func (f *folders) endRecheck(t watcher) {
+	if r := f.rechecks[t]; r != nil {
+		r.timer.Stop()
+		delete(f.rechecks, t)
 	}
 }
 
@@ -431,6 +512,9 @@ func (f *folders) close() {
 	f.closed = true
 	for t := range f.settling {
 		f.endBurst(t)
+	}
+	for t := range f.rechecks {
+		f.endRecheck(t)
 	}
 	w, done := f.w, f.done
 	f.w = nil

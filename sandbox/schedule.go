@@ -95,6 +95,17 @@ const (
 	WatchMaxWait = 100 * time.Millisecond
 )
 
+// WatchRecheck is how long after a listing that left out a file still
+// being written (files.list) its producer looks again, no event telling
+// of the writer's close; each listing that finds it still open, no write
+// seen since, doubles the wait, up to WatchRecheckMax. A writer at work
+// keeps it short; one that holds a file open and idle costs a listing
+// every WatchRecheckMax.
+const (
+	WatchRecheck    = 250 * time.Millisecond
+	WatchRecheckMax = 4 * time.Second
+)
+
 // words is the schedule as `keep workflows` shows it: the interval or cron
 // as written, and the watched folder beside it.
 func (s Schedule) words() string {

@@ -5,6 +5,9 @@ import (
 	"io/fs"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"keep/connectors"
 )
@@ -36,5 +39,27 @@ func TestClassify(t *testing.T) {
 				t.Fatalf("wrapped class %q", got)
 			}
 		})
+	}
+}
+
+// TestTheSettleRule: where the kernel cannot say whether a file is open
+// for writing, one changed within a second of now is taken as being
+// written, and one set far ahead (touch, a copy keeping times) is not, or
+// it would be left out for ever.
+func TestTheSettleRule(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_700_000_000, 0)
+	for _, c := range []struct {
+		mtime time.Duration // from now
+		want  bool
+	}{
+		{0, true}, {-500 * time.Millisecond, true}, {-time.Second, false}, {-time.Hour, false},
+		{10 * time.Millisecond, true}, {time.Hour, false},
+	} {
+		var st unix.Stat_t
+		st.Mtim = unix.NsecToTimespec(now.Add(c.mtime).UnixNano())
+		if got := recentlyChanged(&st, now); got != c.want {
+			t.Errorf("changed %v from now: being written %v, want %v", c.mtime, got, c.want)
+		}
 	}
 }

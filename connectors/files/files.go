@@ -119,7 +119,7 @@ func (c *Connector) Methods() []connectors.Method {
 	written := "{ path: string, size: number }"
 	return []connectors.Method{
 		{Name: "list", Kind: connectors.Read, Scope: scope("dir"), ScopeKind: connectors.ScopePath,
-			Doc: "Lists the regular files of a folder (not recursive; symlinks left out); a missing folder is an error that names it, never [], so make the folder first.",
+			Doc: "Lists the regular files of a folder (not recursive; symlinks left out; a file another process still has open for writing left out until it is closed, so a file copied in is never seen half-written; on macOS, one changed in the last second); a missing folder is an error that names it, never [], so make the folder first.",
 			Args: []connectors.Arg{
 				{Name: "dir", Type: "string", Doc: `the folder, like path (default ".", the first root)`},
 				{Name: "glob", Type: "string", Doc: `a pattern on the file name, like "*.txt" (default "*")`},
@@ -127,7 +127,7 @@ func (c *Connector) Methods() []connectors.Method {
 			Result:  "Array<{ path: string, name: string, size: number, modified: string }>",
 			Example: `const notes = await ctx.files.list({ dir: "inbox", glob: "*.txt" })`},
 		{Name: "read", Kind: connectors.ReadByID, Scope: scope("path"), ScopeKind: connectors.ScopePath,
-			Doc:     "Reads a UTF-8 text file.",
+			Doc:     "Reads a UTF-8 text file. One another process still has open for writing is refused for now (\"PATH is still being written by another process\", a transient error: the run is tried again later).",
 			Args:    []connectors.Arg{pathArg},
 			Result:  "{ path: string, content: string, size: number, modified: string }",
 			Example: `const { content } = await ctx.files.read({ path: "inbox/a.txt" })`},
@@ -176,7 +176,7 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 	p := call.Params
 	switch call.Method {
 	case "list":
-		return c.list(p)
+		return c.list(p, call.Unfinished)
 	case "read":
 		return c.read(p)
 	case "write":

@@ -20,14 +20,15 @@ import (
 // openNoWait is added to every open of a path a workflow names: the kind of
 // file is only known once it is open, and opening a FIFO without it waits
 // for a writer (or reader) that may never come, holding the run for ever.
-// On a regular file O_NONBLOCK changes nothing; O_NOCTTY keeps a terminal
-// device from becoming keep's.
+// On a regular file O_NONBLOCK changes nothing but an open for writing
+// while another holds a lease on it (refused, not waited for: openLeased);
+// O_NOCTTY keeps a terminal device from becoming keep's.
 const openNoWait = unix.O_NONBLOCK | unix.O_NOCTTY
 
 // list: {dir, glob} → [{path, name, size, modified}], regular files only,
-// sorted by name. A missing dir is an empty list: a producer polling an
-// inbox that does not exist yet has simply nothing to do.
-func (c *Connector) list(p map[string]any) (any, error) {
+// sorted by name, those still being written left out (writing.go), each
+// one told to unfinished when it is set. A missing dir is an error.
+func (c *Connector) list(p map[string]any, unfinished func()) (any, error) {
 	dir, err := optionalString(p, "dir", ".")
 	if err != nil {
 		return nil, err
@@ -60,6 +61,7 @@ func (c *Connector) list(p map[string]any) (any, error) {
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	out := []any{}
 	hides := c.protected.Hider(t.real)
+	now := time.Now()
 	for _, e := range entries {
 		// The host's own files are not there as far as a script can tell.
 		if hides(e.Name()) {
@@ -89,6 +91,12 @@ func (c *Connector) list(p map[string]any) (any, error) {
 		}
 		if err != nil {
 			return nil, fail("list "+t.shown(), err)
+		}
+		if beingWritten(int(d.Fd()), e.Name(), &st, now) {
+			if unfinished != nil {
+				unfinished()
+			}
+			continue
 		}
 		child := c.child(t, e.Name())
 		out = append(out, map[string]any{
@@ -138,7 +146,7 @@ func (c *Connector) read(p map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := c.readFile(t)
+	data, info, err := c.readFile(t, true)
 	if err != nil {
 		return nil, err
 	}
@@ -155,8 +163,9 @@ func (c *Connector) read(p map[string]any) (any, error) {
 	}, nil
 }
 
-// readFile reads a regular file up to the size cap.
-func (c *Connector) readFile(t target) ([]byte, fs.FileInfo, error) {
+// readFile reads a regular file up to the size cap; finished refuses, as
+// transient, one another process has open for writing (writing.go).
+func (c *Connector) readFile(t target, finished bool) ([]byte, fs.FileInfo, error) {
 	d, name, err := t.folder(true, false)
 	var f *os.File
 	if err == nil {
@@ -176,6 +185,9 @@ func (c *Connector) readFile(t target) ([]byte, fs.FileInfo, error) {
 	}
 	if !info.Mode().IsRegular() {
 		return nil, nil, connectors.Errorf(connectors.Logic, "%s is not a regular file", t.shown())
+	}
+	if finished && stillWritten(f) {
+		return nil, nil, connectors.Errorf(connectors.Transient, "%s is still being written by another process", t.shown())
 	}
 	// Read one byte past the cap: the file may have grown since Stat.
 	data, err := io.ReadAll(io.LimitReader(f, c.maxSize+1))

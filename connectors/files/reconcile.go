@@ -87,7 +87,10 @@ func (c *Connector) reconcileRead(p map[string]any) (target, string, []byte, err
 	if _, err := os.Stat(t.abs); errors.Is(err, fs.ErrNotExist) {
 		return t, content, nil, nil
 	}
-	data, _, err := c.readFile(t)
+	// a file open for writing is compared as it stands: the writer may be
+	// one that holds it open for ever (a log), and a reconciliation that
+	// waited for it would never end
+	data, _, err := c.readFile(t, false)
 	if err != nil {
 		// Includes a file grown past the cap: it cannot be compared now,
 		// but may be later. The cause is kept, its class replaced.

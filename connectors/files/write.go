@@ -132,7 +132,7 @@ func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any,
 	if err != nil {
 		return nil, fail(what, err)
 	}
-	f, err := connectors.OpenAt(dir, name, openNoWait|os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := openLeased(dir, name, openNoWait|os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	dir.Close()
 	if err != nil {
 		return nil, fail(what, err)

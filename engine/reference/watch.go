@@ -12,9 +12,11 @@ import (
 )
 
 var (
-	rescan  = fmt.Sprintf("%d minutes", int(sandbox.WatchRescan.Minutes()))
-	quiet   = sandbox.WatchQuiet.String()
-	maxWait = sandbox.WatchMaxWait.String()
+	rescan     = fmt.Sprintf("%d minutes", int(sandbox.WatchRescan.Minutes()))
+	quiet      = sandbox.WatchQuiet.String()
+	maxWait    = sandbox.WatchMaxWait.String()
+	recheck    = sandbox.WatchRecheck.String()
+	recheckMax = sandbox.WatchRecheckMax.String()
 )
 
 // ScheduleForms are a producer's schedules, as `keep help api` and keep.d.ts
@@ -23,7 +25,7 @@ var ScheduleForms = []ScheduleForm{
 	{`{ interval: "5m" }`, "Runs every interval: digits and one of s, m, h, d (5m, 1h, 1d), at least [policy] min_producer_interval (1m by default)."},
 	{`{ cron: "0 9 * * *" }`, "Runs at each match of a 5-field cron expression (minute hour day-of-month month day-of-week)."},
 	{`{ watch: "inbox" }`, "Runs when a file in the folder is created, written, renamed or removed (inotify), the changes of a burst coalesced into one run once the folder has gone " + quiet + " without a change (or " + maxWait + " after the first), and one more for those after the run started listing the folder, and every " +
-		rescan + " anyway. The folder is relative to the first of [connectors.files] roots, or absolute inside one, and must exist at validate. Watching only wakes the producer: it still lists the folder, so a change the kernel drops is found by the next run."},
+		rescan + " anyway. The folder is relative to the first of [connectors.files] roots, or absolute inside one, and must exist at validate. Watching only wakes the producer: it still lists the folder, so a change the kernel drops is found by the next run. files.list leaves out a file still open for writing (one being copied in), and the producer looks again " + recheck + " later, the wait doubling up to " + recheckMax + " while the file stays open and unwritten, so it takes the file once its writer closes it, whole."},
 	{`{ watch: "inbox", interval: "1h" }`, "Both: woken by the folder, and every interval instead of every " + rescan + " (cron works the same way beside watch)."},
 }
 
@@ -38,7 +40,9 @@ func scheduleType() string {
 	return `  /** A producer's schedule: an interval or a cron expression, a watched
    * folder beside or instead of them. watch: a folder under the files roots
    * ("inbox" is relative to the first root) whose changes wake the producer;
-   * with neither interval nor cron it also runs every ` + rescan + `. */
+   * with neither interval nor cron it also runs every ` + rescan + `. A file
+   * still open for writing is left out of files.list, and the producer
+   * looks again until its writer closes it. */
   type Schedule =
     | { interval: string; watch?: string }
     | { cron: string; watch?: string }
