@@ -29,7 +29,7 @@ func TestAListingThatLeftAFileOutLooksAgain(t *testing.T) {
 
 	list(true)
 	var waits []time.Duration
-	for range 7 {
+	for range 10 {
 		if st.fire == nil {
 			t.Fatalf("after waits %v, no timer to look again", waits)
 		}
@@ -40,8 +40,9 @@ func TestAListingThatLeftAFileOutLooksAgain(t *testing.T) {
 		}
 		list(true)
 	}
-	want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second}
-	if want[0] != sandbox.WatchRecheck || want[4] != sandbox.WatchRecheckMax || !slices.Equal(waits, want) {
+	want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
+		8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute}
+	if want[0] != sandbox.WatchRecheck || want[8] != sandbox.WatchRecheckMax || !slices.Equal(waits, want) {
 		t.Fatalf("a file held open and idle was looked at again after %v, want %v", waits, want)
 	}
 

@@ -99,11 +99,13 @@ const (
 // being written (files.list) its producer looks again, no event telling
 // of the writer's close; each listing that finds it still open, no write
 // seen since, doubles the wait, up to WatchRecheckMax. A writer at work
-// keeps it short; one that holds a file open and idle costs a listing
-// every WatchRecheckMax.
+// keeps it short (each write starts the waits again, and a copy's close
+// follows its last write); one that holds a file open and idle (a log, a
+// paused download) costs a listing every WatchRecheckMax, so an idle keep
+// beside it stays all but idle.
 const (
 	WatchRecheck    = 250 * time.Millisecond
-	WatchRecheckMax = 4 * time.Second
+	WatchRecheckMax = time.Minute
 )
 
 // words is the schedule as `keep workflows` shows it: the interval or cron

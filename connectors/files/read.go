@@ -25,9 +25,11 @@ import (
 // O_NOCTTY keeps a terminal device from becoming keep's.
 const openNoWait = unix.O_NONBLOCK | unix.O_NOCTTY
 
-// list: {dir, glob} → [{path, name, size, modified}], regular files only,
-// sorted by name, those still being written left out (writing.go), each
-// one told to unfinished when it is set. A missing dir is an error.
+// list: {dir, glob, unfinished} → [{path, name, size, modified}], regular
+// files only, sorted by name, those still being written left out
+// (writing.go), each one told to unfinished when it is set, unless the
+// script asked for them (unfinished: true; each marked so). A missing dir
+// is an error.
 func (c *Connector) list(p map[string]any, unfinished func()) (any, error) {
 	dir, err := optionalString(p, "dir", ".")
 	if err != nil {
@@ -39,6 +41,12 @@ func (c *Connector) list(p map[string]any, unfinished func()) (any, error) {
 	}
 	if _, err := path.Match(glob, ""); err != nil {
 		return nil, connectors.Errorf(connectors.Logic, "bad glob %q: %w", glob, err)
+	}
+	// asked for: a file held open for ever (a live log) is listed too,
+	// marked, and no watch waits for its writer to be done
+	withUnfinished, err := connectors.Bool(p, "unfinished")
+	if err != nil {
+		return nil, err
 	}
 	t, err := c.resolve(map[string]any{"dir": dir}, "dir")
 	if err != nil {
@@ -92,19 +100,24 @@ func (c *Connector) list(p map[string]any, unfinished func()) (any, error) {
 		if err != nil {
 			return nil, fail("list "+t.shown(), err)
 		}
-		if beingWritten(int(d.Fd()), e.Name(), &st, now) {
+		writing := beingWritten(int(d.Fd()), e.Name(), &st, now)
+		if writing && !withUnfinished {
 			if unfinished != nil {
 				unfinished()
 			}
 			continue
 		}
 		child := c.child(t, e.Name())
-		out = append(out, map[string]any{
+		entry := map[string]any{
 			"path":     child.shown(),
 			"name":     e.Name(),
 			"size":     st.Size,
 			"modified": modified(time.Unix(st.Mtim.Unix())),
-		})
+		}
+		if writing {
+			entry["unfinished"] = true
+		}
+		out = append(out, entry)
 	}
 	return out, nil
 }
@@ -146,7 +159,13 @@ func (c *Connector) read(p map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, info, err := c.readFile(t, true)
+	// unfinished: the script reads a file it knows is written on (a live
+	// log) as it stands
+	asItStands, err := connectors.Bool(p, "unfinished")
+	if err != nil {
+		return nil, err
+	}
+	data, info, err := c.readFile(t, !asItStands)
 	if err != nil {
 		return nil, err
 	}

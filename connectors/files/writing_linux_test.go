@@ -59,6 +59,20 @@ func TestAFileBeingWrittenIsLeftOut(t *testing.T) {
 		t.Fatalf("read of half.txt open for writing: %v (class %q); want a transient refusal naming it", err, connectors.ClassOf(err))
 	}
 
+	// asked for (a live log is never closed): listed, marked, nothing told,
+	// and read as it stands
+	told = 0
+	all, err := b.c.Do(context.Background(), connectors.Call{Method: "list", Params: map[string]any{"dir": "inbox", "unfinished": true}, Unfinished: func() { told++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := all.([]any); len(l) != 2 || l[1].(map[string]any)["unfinished"] != true || l[0].(map[string]any)["unfinished"] != nil || told != 0 {
+		t.Fatalf("list with unfinished: true gave %v, told %d; want half.txt marked unfinished, done.txt as before, nothing told", l, told)
+	}
+	if r := b.must(t, "read", map[string]any{"path": "inbox/half.txt", "unfinished": true}).(map[string]any); r["content"] != "first half " {
+		t.Fatalf("read with unfinished: true gave %v, want the half written so far", r)
+	}
+
 	if _, err := w.WriteString("second half"); err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func TestTextShowsPhasesOperationsAndEveryMethod(t *testing.T) {
 	if !strings.Contains(text, "ctx.files.write({ path: string, content: string }) → { path: string, size: number }\n      mutate, in mutate\n") {
 		t.Errorf("files.write's kind, phases or types are not shown:\n%s", section(text, "ctx.files.write"))
 	}
-	if !strings.Contains(text, "ctx.files.list({ dir?: string, glob?: string })") ||
+	if !strings.Contains(text, "ctx.files.list({ dir?: string, glob?: string, unfinished?: boolean })") ||
 		!strings.Contains(section(text, "ctx.files.list({ dir?"), "read, in producer, prepare") {
 		t.Errorf("files.list is not shown as a read of producer and prepare:\n%s", section(text, "ctx.files.list({ dir?"))
 	}
