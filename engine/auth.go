@@ -116,7 +116,7 @@ func (e *Engine) SignedIn(ctx context.Context, account string) ([]string, error)
 // old connector settings) is fixed by hand and retried.
 func authItem(w *storage.Workflow) api.AttentionItem {
 	it := api.AttentionItem{Kind: api.AttentionAuth, Workflow: w.Name, ID: w.Name, Reason: w.BlockReason,
-		Params: json.RawMessage("null"), CreatedAt: w.UpdatedAt, Block: w.BlockSeq}
+		Params: json.RawMessage("null"), CreatedAt: blockedSince(w), Block: w.BlockSeq}
 	if name := accounts.NamedIn(w.BlockReason); name != "" {
 		it.Title = "sign in to " + name + " again"
 		it.Command = accounts.LoginCommand(name)

@@ -50,6 +50,16 @@ func standingBlock(w *storage.Workflow) int64 {
 	return w.BlockSeq
 }
 
+// blockedSince is when w's standing block was set: what its card says it
+// has waited since. The row's updated_at moves with any change to it (a
+// pause, a new version) and would make an old question look new.
+func blockedSince(w *storage.Workflow) time.Time {
+	if w.BlockedAt != nil {
+		return *w.BlockedAt
+	}
+	return w.UpdatedAt
+}
+
 // answersStanding refuses an answer given to another block of w than the
 // one standing: it changes nothing, and says what w waits on now.
 func (a workflowAnswer) answersStanding(w *storage.Workflow, verb string) error {

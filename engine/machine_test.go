@@ -104,6 +104,16 @@ func TestApprovedAndRefusalKinds(t *testing.T) {
 		if len(att) != 1 || att[0].Kind != api.AttentionPermission {
 			t.Fatalf("attention %+v, want one of kind permission", att)
 		}
+		// the card waits since the block was set, whatever else changes
+		// in the workflow's row meanwhile (a pause)
+		since := att[0].CreatedAt
+		b.clock.Advance(time.Hour)
+		if err := b.e.Pause(ctx, "push"); err != nil {
+			t.Fatal(err)
+		}
+		if att, _ := b.e.Attention(ctx); len(att) != 1 || !att[0].CreatedAt.Equal(since) {
+			t.Fatalf("after a pause an hour on, attention %+v, want the card still since %v", att, since)
+		}
 	})
 }
 

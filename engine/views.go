@@ -514,7 +514,7 @@ func (e *Engine) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 			kind = api.AttentionPermission
 		}
 		out = append(out, api.AttentionItem{Kind: kind, Workflow: w.Name, ID: w.Name, Title: w.Name + " is blocked",
-			Reason: w.BlockReason, Params: json.RawMessage("null"), Answers: []string{"retry", "resume"}, CreatedAt: w.UpdatedAt, Block: w.BlockSeq})
+			Reason: w.BlockReason, Params: json.RawMessage("null"), Answers: []string{"retry", "resume"}, CreatedAt: blockedSince(w), Block: w.BlockSeq})
 	}
 	stale, err := q.StaleInputs(ctx, e.now().Add(-e.pol.StaleAfter), 100)
 	if err != nil {
