@@ -133,7 +133,7 @@ func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any,
 		return nil, fail(what, err)
 	}
 	f, err := openLeased(dir, name, openNoWait|os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	dir.Close()
+	defer dir.Close()
 	if err != nil {
 		return nil, fail(what, err)
 	}
@@ -173,18 +173,32 @@ func (c *Connector) append(p map[string]any, syncLater func(func() error)) (any,
 	res := map[string]any{"path": t.shown(), "size": info.Size()}
 	// The bytes are in the file as readers see it, but may not survive a
 	// crash until it is synced.
-	sync := func() error {
-		err := f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
+	syncOf := func(h *os.File) func() error {
+		return func() error {
+			err := h.Sync()
+			if cerr := h.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("%s: sync: %w", what, err)
+			}
+			return nil
 		}
-		if err != nil {
-			return fmt.Errorf("%s: sync: %w", what, err)
-		}
-		return nil
 	}
+	sync := syncOf(f)
 	if syncLater != nil {
-		syncLater(sync) // the host syncs it alongside what follows
+		// Held for the later sync, the file is read-only to keep: a handle
+		// open for writing is a writer at work to every list (writing.go),
+		// keep's own included, and the next run would find the file gone.
+		// A sync through any handle of the file syncs its data.
+		if ro := sameFileReadOnly(dir, name, info); ro != nil {
+			f.Close()
+			syncLater(syncOf(ro))
+			return res, nil
+		}
+		if err := sync(); err != nil {
+			return nil, connectors.Errorf(connectors.Uncertain, "%w", err)
+		}
 		return res, nil
 	}
 	if err := sync(); err != nil {
@@ -257,4 +271,18 @@ func linkCount(info fs.FileInfo) uint64 {
 		return uint64(st.Nlink)
 	}
 	return 1
+}
+
+// sameFileReadOnly opens name in dir read-only, if it is still the file
+// info describes (not replaced since); nil otherwise.
+func sameFileReadOnly(dir *os.File, name string, info os.FileInfo) *os.File {
+	ro, err := connectors.OpenAt(dir, name, openNoWait|os.O_RDONLY, 0)
+	if err != nil {
+		return nil
+	}
+	if now, err := ro.Stat(); err != nil || !os.SameFile(now, info) {
+		ro.Close()
+		return nil
+	}
+	return ro
 }

@@ -127,3 +127,36 @@ func TestAnAppendWaitsOutAListsProbe(t *testing.T) {
 		t.Fatalf("append gave %v", got)
 	}
 }
+
+// TestKeepsOwnAppendIsNoWriterAtWork: an append whose sync the host runs
+// later (SyncLater) keeps a handle of the file until then; held for
+// writing, it made the file look copied in by another process, so the
+// next run's list left the file out and its read was refused (a workflow
+// that writes a header when its log is missing wrote it twice). The handle
+// kept for the sync is read-only; the sync still reaches the disk.
+func TestKeepsOwnAppendIsNoWriterAtWork(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var pending []func() error
+	if _, err := b.c.Do(context.Background(), connectors.Call{Method: "append", Params: map[string]any{"path": "log.csv", "content": "a,b\n"},
+		SyncLater: func(sync func() error) { pending = append(pending, sync) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 {
+		t.Fatalf("%d syncs handed to the host, want 1", len(pending))
+	}
+	told := 0
+	got, err := b.c.Do(context.Background(), connectors.Call{Method: "list", Params: map[string]any{"glob": "log.csv"}, Unfinished: func() { told++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := got.([]any); len(l) != 1 || told != 0 {
+		t.Fatalf("with keep's own sync pending, list gave %v and told Unfinished %d times; want log.csv, nothing told", l, told)
+	}
+	if r := b.must(t, "read", map[string]any{"path": "log.csv"}).(map[string]any); r["content"] != "a,b\n" {
+		t.Fatalf("read gave %v", r)
+	}
+	if err := pending[0](); err != nil {
+		t.Fatalf("the sync: %v", err)
+	}
+}
