@@ -198,7 +198,7 @@ func TestAccount(ctx context.Context, cfg config.Config, reg *connectors.Registr
 		if !ok {
 			break
 		}
-		res, err := hc.Do(ctx, connectors.Call{Method: "get", Params: map[string]any{"url": u}})
+		res, err := connectors.Do(ctx, hc, connectors.Call{Method: "get", Params: map[string]any{"url": u}}, false)
 		if err != nil && hh.TestURL == "" && accounts.AccountOf(err) == "" {
 			return checked, fmt.Errorf("%w (set test_url in [connectors.http.hosts.%q] to the address to test the account with)", err, h)
 		}

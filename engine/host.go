@@ -222,7 +222,7 @@ func (h *host) Read(ctx context.Context, connector, method string, params map[st
 		}
 	}
 	start := time.Now()
-	res, err := h.e.reg.Held().Scrub(c.Do(ctx, call))
+	res, err := h.e.reg.Held().Scrub(connectors.Do(ctx, c, call, false))
 	if listed != "" && err == nil {
 		h.noteListing(listed, unfinished)
 	}

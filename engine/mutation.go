@@ -128,7 +128,7 @@ func (e *Engine) perform(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	// will record the outcome, starts before it has succeeded.
 	syncLater := func(sync func() error) { e.db.SyncAfter(sync) }
 	start := time.Now()
-	res, err := e.reg.Held().Scrub(conn.Do(callCtx, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey, SyncLater: syncLater}))
+	res, err := e.reg.Held().Scrub(connectors.Do(callCtx, conn, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey, SyncLater: syncLater}, true))
 	tr.call("mutate", mut.Connector, mut.Method, connectors.Shown(conn, mut.Method, params), res, time.Since(start), err)
 	if err != nil && callCtx.Err() != nil && connectors.ClassOf(err) != connectors.Uncertain {
 		err = &connectors.Error{Class: connectors.Uncertain, Err: fmt.Errorf("the handler deadline passed during the call: %w", err)}
@@ -168,7 +168,7 @@ func (e *Engine) reconcile(ctx context.Context, ws *wfState, w *storage.Workflow
 		var params map[string]any
 		_ = json.Unmarshal(mut.Params, &params)
 		rctx, cancel := context.WithTimeout(ctx, e.pol.HandlerTimeout)
-		verdict, result, err = rec.Reconcile(rctx, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey})
+		verdict, result, err = connectors.Reconcile(rctx, rec, mut.Connector, connectors.Call{Method: mut.Method, Params: params, IdempotencyKey: mut.IdempotencyKey})
 		cancel()
 		result, err = e.reg.Held().Scrub(result, err)
 		if errors.Is(err, connectors.ErrCannotCheck) {
