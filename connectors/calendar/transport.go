@@ -71,7 +71,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	// go-webdav and go-ical read an answer to its end into memory, however
 	// long a server makes it: the cap is applied as it arrives.
 	resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.maxBody, err: &tooLargeError{method: req.Method, path: req.URL.Path, max: t.maxBody}}
-	checkDepth(req, resp, t.maxBody)
+	checkBounds(req, resp, t.maxBody)
 	return resp, nil
 }
 
@@ -128,10 +128,10 @@ func classify(err error, mutation bool) error {
 	if errors.As(err, &big) {
 		return connectors.Errorf(connectors.Logic, "calendar: %w", big)
 	}
-	// no mutation reads its answer's body (checkDepth), so this is a read's
-	var deep *tooDeepError
-	if errors.As(err, &deep) {
-		return connectors.Errorf(connectors.Logic, "calendar: %w", deep)
+	// no mutation reads its answer's body (checkBounds), so this is a read's
+	var past *pastBoundError
+	if errors.As(err, &past) {
+		return connectors.Errorf(connectors.Logic, "calendar: %w", past)
 	}
 	var we *wireError
 	if errors.As(err, &we) {
