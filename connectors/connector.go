@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -82,6 +83,31 @@ type Arg struct {
 	Type     string // a TypeScript type: "string", "number", "Record<string, string>", ...
 	Required bool
 	Doc      string
+	// Fields, for an object whose keys the connector reads by name
+	// (http.request's reconcile: { url }), are its fields: a call holding
+	// another, lacking a required one, or passing no object there is
+	// refused as an undeclared top-level field is (Undeclared). An object
+	// the connector takes whole (headers, json) declares none and stays
+	// open. Leave Type empty: TS derives it from Fields, so what keep.d.ts
+	// says and what the host checks are one declaration.
+	Fields []Arg
+}
+
+// TS is the argument's TypeScript type: Type, or the object type Fields
+// make ("{ tool: string, args?: Record<string, any> }").
+func (a Arg) TS() string {
+	if a.Type != "" || len(a.Fields) == 0 {
+		return a.Type
+	}
+	parts := make([]string, len(a.Fields))
+	for i, f := range a.Fields {
+		opt := "?"
+		if f.Required {
+			opt = ""
+		}
+		parts[i] = f.Name + opt + ": " + f.TS()
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
 }
 
 // Call is one invocation of a method.

@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -109,33 +110,94 @@ func List(v any) ([]any, bool) {
 // call with it before the connector sees it, so that no connector has to:
 // a connector reads the fields it knows, and a misspelt one would be
 // dropped silently, the call doing something else than the script asked.
+// The same holds inside an argument whose Fields are declared
+// (reconcile: { url }): a misspelt field there would leave the connector
+// without what it reads, the call made and its outcome never checked.
 func Undeclared(connector string, m Method, params map[string]any) error {
-	if m.OpenArgs {
-		return nil
-	}
-	var extra []string
-	for name := range params {
-		if !slices.ContainsFunc(m.Args, func(a Arg) bool { return a.Name == name }) {
-			extra = append(extra, name)
+	op := connector + "." + m.Name
+	if !m.OpenArgs {
+		// sandbox/static.go says the same of a literal argument at validate
+		if extra := undeclared(m.Args, params, ""); len(extra) > 0 {
+			for _, name := range extra {
+				if why, ok := m.Refuses[name]; ok {
+					return Errorf(Logic, "%s %s", op, why)
+				}
+			}
+			return Errorf(Logic, "%s takes no %s (it takes%s)", op, strings.Join(extra, ", "), takes(m.Args))
 		}
 	}
-	if len(extra) == 0 {
-		return nil
+	// an open method's own fields are still keep's to check
+	return undeclaredFields(op, m.Args, params, "")
+}
+
+// undeclaredFields is Undeclared inside each argument of args that declares
+// its Fields, path naming where args are ("reconcile.").
+func undeclaredFields(op string, args []Arg, params map[string]any, path string) error {
+	for _, a := range args {
+		v := params[a.Name]
+		if len(a.Fields) == 0 || v == nil {
+			continue
+		}
+		name := path + a.Name
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return Errorf(Logic, "%s %s must be an object %s, not %s", op, name, a.TS(), kindOf(v))
+		}
+		if extra := undeclared(a.Fields, obj, name+"."); len(extra) > 0 {
+			return Errorf(Logic, "%s takes no %s (%s takes%s)", op, strings.Join(extra, ", "), name, takes(a.Fields))
+		}
+		var missing []string
+		for _, f := range a.Fields {
+			if f.Required && obj[f.Name] == nil {
+				missing = append(missing, f.Name)
+			}
+		}
+		if len(missing) > 0 {
+			return Errorf(Logic, "%s %s needs %s", op, name, strings.Join(missing, ", "))
+		}
+		if err := undeclaredFields(op, a.Fields, obj, name+"."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// undeclared lists, sorted and prefixed by path, the keys of obj that args
+// do not declare.
+func undeclared(args []Arg, obj map[string]any, path string) []string {
+	var extra []string
+	for name := range obj {
+		if !slices.ContainsFunc(args, func(a Arg) bool { return a.Name == name }) {
+			extra = append(extra, path+name)
+		}
 	}
 	sort.Strings(extra)
-	for _, name := range extra {
-		if why, ok := m.Refuses[name]; ok {
-			return Errorf(Logic, "%s.%s %s", connector, m.Name, why)
-		}
+	return extra
+}
+
+// takes is what follows "it takes" or "reconcile takes" in a refusal.
+func takes(args []Arg) string {
+	if len(args) == 0 {
+		return " nothing"
 	}
-	takes := "(it takes nothing)"
-	if len(m.Args) > 0 {
-		names := make([]string, len(m.Args))
-		for i, a := range m.Args {
-			names[i] = a.Name
-		}
-		takes = "(it takes: " + strings.Join(names, ", ") + ")"
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = a.Name
 	}
-	// sandbox/static.go says the same of a literal argument at validate
-	return Errorf(Logic, "%s.%s takes no %s %s", connector, m.Name, strings.Join(extra, ", "), takes)
+	return ": " + strings.Join(names, ", ")
+}
+
+// kindOf names a JSON-shaped value's kind as a script knows it.
+func kindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case float64, float32, int, int64, int32:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any, []string:
+		return "a list"
+	}
+	return fmt.Sprintf("a %T", v)
 }

@@ -104,3 +104,95 @@ func TestList(t *testing.T) {
 		})
 	}
 }
+
+// TestUndeclared runs the host's refusal of undeclared fields over a method
+// shaped like http.request: a case wants it to let the call through ("") or
+// to refuse it with a Logic error whose message contains wantErr. Inside an
+// argument whose Fields are declared, a misspelt field would leave the
+// connector without what it reads (reconcile.url) and the call unchecked.
+func TestUndeclared(t *testing.T) {
+	t.Parallel()
+	m := connectors.Method{Name: "request", Args: []connectors.Arg{
+		{Name: "url", Type: "string", Required: true},
+		{Name: "json", Type: "any"},
+		{Name: "headers", Type: "Record<string, string>"},
+		{Name: "reconcile", Fields: []connectors.Arg{
+			{Name: "url", Type: "string", Required: true},
+			{Name: "by", Fields: []connectors.Arg{{Name: "field", Type: "string", Required: true}}},
+		}},
+	}}
+	open := m
+	open.OpenArgs = true
+	obj := func(kv ...any) map[string]any {
+		out := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i].(string)] = kv[i+1]
+		}
+		return out
+	}
+
+	for _, tc := range []struct {
+		name    string
+		m       connectors.Method
+		params  map[string]any
+		wantErr string
+	}{
+		{"declared fields", m, obj("url", "u", "reconcile", obj("url", "r")), ""},
+		{"no reconcile", m, obj("url", "u"), ""},
+		{"a null reconcile is none", m, obj("url", "u", "reconcile", nil), ""},
+		{"an open argument takes any field", m, obj("url", "u", "json", obj("anything", 1.0), "headers", obj("X-A", "b")), ""},
+		{"a nested object declared in full", m, obj("reconcile", obj("url", "r", "by", obj("field", "id"))), ""},
+
+		{"an undeclared field", m, obj("url", "u", "jsn", 1.0),
+			"http.request takes no jsn (it takes: url, json, headers, reconcile)"},
+		{"an undeclared nested field", m, obj("url", "u", "reconcile", obj("urll", "r")),
+			"http.request takes no reconcile.urll (reconcile takes: url, by)"},
+		{"undeclared nested fields, named in order", m, obj("reconcile", obj("url", "r", "z", 1.0, "a", 2.0)),
+			"http.request takes no reconcile.a, reconcile.z (reconcile takes: url, by)"},
+		{"a required nested field missing", m, obj("url", "u", "reconcile", obj()),
+			"http.request reconcile needs url"},
+		{"a required nested field null", m, obj("url", "u", "reconcile", obj("url", nil)),
+			"http.request reconcile needs url"},
+		{"a string where an object is declared", m, obj("url", "u", "reconcile", "https://x/items/1"),
+			"http.request reconcile must be an object { url: string, by?: { field: string } }, not a string"},
+		{"a list where an object is declared", m, obj("reconcile", []any{"r"}),
+			"http.request reconcile must be an object { url: string, by?: { field: string } }, not a list"},
+		{"two levels down", m, obj("reconcile", obj("url", "r", "by", obj("feild", "id"))),
+			"http.request takes no reconcile.by.feild (reconcile.by takes: field)"},
+		{"two levels down, missing", m, obj("reconcile", obj("url", "r", "by", obj())),
+			"http.request reconcile.by needs field"},
+		{"an open method still checks its declared fields", open, obj("more", 1.0, "reconcile", obj("urll", "r")),
+			"http.request takes no reconcile.urll (reconcile takes: url, by)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := connectors.Undeclared("http", tc.m, tc.params)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("err = %v, want none", err)
+				}
+				return
+			}
+			if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want a logic error %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// An object argument's type is the one its fields make, so what keep.d.ts
+// prints and what Undeclared checks cannot disagree; a written Type stands.
+func TestArgTS(t *testing.T) {
+	t.Parallel()
+	a := connectors.Arg{Name: "reconcile", Fields: []connectors.Arg{
+		{Name: "tool", Type: "string", Required: true},
+		{Name: "args", Type: "Record<string, any>"},
+		{Name: "match", Type: "any"},
+	}}
+	if got, want := a.TS(), "{ tool: string, args?: Record<string, any>, match?: any }"; got != want {
+		t.Errorf("TS() = %q, want %q", got, want)
+	}
+	if got := (connectors.Arg{Name: "url", Type: "string"}).TS(); got != "string" {
+		t.Errorf("TS() of a typed argument = %q, want string", got)
+	}
+}

@@ -57,7 +57,7 @@ func MCPTools(ctx context.Context, reg *connectors.Registry, server string) (too
 			if a.Required {
 				opt = ""
 			}
-			args = append(args, a.Name+opt+": "+a.Type)
+			args = append(args, a.Name+opt+": "+a.TS())
 		}
 		v := MCPToolView{Name: t.Name, Kind: string(m.Kind), Capability: mc.Name() + "." + t.Name, Description: t.Description,
 			Args: "{ " + strings.Join(args, ", ") + " }", InputSchema: t.InputSchema}

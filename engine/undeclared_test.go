@@ -99,7 +99,7 @@ func TestEveryConnectorRefusesAnUndeclaredField(t *testing.T) {
 		params := map[string]any{"notDeclared": true}
 		var names []string
 		for _, a := range m.Args {
-			params[a.Name] = valueOf(a.Name, a.Type)
+			params[a.Name] = valueOf(a.Name, a.TS())
 			names = append(names, a.Name)
 		}
 		takes := "(it takes nothing)"
@@ -234,6 +234,62 @@ func TestHTTPRequestTypoSendsNothing(t *testing.T) {
 		}
 		if ms := b.mutations(typo); len(ms) != 0 {
 			t.Errorf("%s: the refused call left mutations %+v", typo, ms)
+		}
+	}
+}
+
+// A typo inside reconcile (urll for url) once sent the POST and, its
+// outcome unknown, left the host no URL to check it by: the person was
+// asked about a call its author believed checkable. Built at run time, so
+// that validate cannot see it, the call is refused before its in_flight
+// row, naming the field and the ones reconcile takes, and nothing reaches
+// the service; as is a reconcile that is no object or lacks its url. The
+// same call spelt right is sent.
+func TestHTTPReconcileTypoSendsNothing(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+	b := setup(t, allowMutations)
+	item := strconv.Quote(srv.URL + "/items/1")
+	call := func(path, reconcile string) string {
+		return `const at = ` + item + `; await ctx.http.request({ method: "POST", url: "` + srv.URL + path + `", json: { n: 1 }, reconcile: ` + reconcile + ` });`
+	}
+	refusals := map[string]struct{ call, refusal string }{
+		"urll": {call("/a", `{ ["ur" + "ll"]: at }`),
+			"http.request takes no reconcile.urll (reconcile takes: url)"},
+		"string": {call("/b", `[at].join("")`),
+			"http.request reconcile must be an object { url: string }, not a string"},
+		"empty": {call("/c", `Object.fromEntries([])`),
+			"http.request reconcile needs url"},
+	}
+	for wf, r := range refusals {
+		b.deploy(wf, fanWorkflow(wf, `["i0"]`, 1, r.call))
+	}
+	b.deploy("right", fanWorkflow("right", `["i0"]`, 1, call("/d", `{ url: at }`)))
+	b.drain()
+
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"POST /d"}; !slices.Equal(got, want) {
+		t.Errorf("the service got %q, want only %q", got, want)
+	}
+	for wf, r := range refusals {
+		refused := false
+		for _, run := range b.runs(wf) {
+			refused = refused || run.Status == storage.RunFailedLogic && strings.Contains(run.Error, r.refusal)
+		}
+		if !refused {
+			t.Errorf("%s: no run failed with %q: %+v", wf, r.refusal, b.runs(wf))
+		}
+		if ms := b.mutations(wf); len(ms) != 0 {
+			t.Errorf("%s: the refused call left mutations %+v", wf, ms)
 		}
 	}
 }

@@ -60,6 +60,9 @@ type ArgSpec struct {
 	Name     string
 	Type     string
 	Required bool // a literal argument object without it is refused (MCP tools, mcpcheck.go)
+	// Fields are an object argument's declared fields (connectors.Arg's):
+	// a literal object there is checked as the argument object is.
+	Fields []ArgSpec
 }
 
 // Diagnostic is one problem found in a workflow file.

@@ -817,10 +817,117 @@ func (c *callChecker) method(call *ast.CallExpression, spec MethodSpec, sc scope
 			c.undeclared(spec, op, key, int(kp.Key.Idx0()), types)
 			continue
 		}
+		if a, _ := argNamed(spec.Args, key); len(a.Fields) > 0 {
+			c.nested(op, key, a, kp.Value)
+			continue
+		}
 		if text, fits, judged := literalFits(typ, kp.Value); judged && !fits {
 			c.add(int(kp.Value.Idx0()), "%s: %s %s is not a %s", op, key, text, typ)
 		}
 	}
+}
+
+// nested checks a literal value of an argument whose fields are declared
+// (reconcile: { url }), in the words the host refuses the call with at run
+// time (connectors.Undeclared): an undeclared field at the field, a
+// required one missing at the object, a literal that is no object at the
+// value. What is built elsewhere, spread or computed is the run's to check.
+func (c *callChecker) nested(op, name string, a ArgSpec, v ast.Expression) {
+	obj, ok := v.(*ast.ObjectLiteral)
+	if !ok {
+		if kind := literalKind(v); kind != "" {
+			c.add(int(v.Idx0()), "%s %s must be an object %s, not %s", op, name, a.Type, kind)
+		}
+		return
+	}
+	have, whole := map[string]bool{}, true
+	for _, p := range obj.Value {
+		var key string
+		var at int
+		var val ast.Expression
+		switch p := p.(type) {
+		case *ast.PropertyShort:
+			key, at = p.Name.Name.String(), int(p.Name.Idx0())
+		case *ast.PropertyKeyed:
+			if p.Computed {
+				whole = false
+				continue
+			}
+			key, at, val = propName(p.Key), int(p.Key.Idx0()), p.Value
+		}
+		if key == "" { // a spread, or a key not read here
+			whole = false
+			continue
+		}
+		f, declared := argNamed(a.Fields, key)
+		if !declared {
+			c.add(at, "%s takes no %s.%s (%s takes%s)", op, name, key, name, takesOf(a.Fields))
+			continue
+		}
+		if _, null := val.(*ast.NullLiteral); !null {
+			have[key] = true
+		}
+		switch {
+		case val == nil:
+		case len(f.Fields) > 0:
+			c.nested(op, name+"."+key, f, val)
+		default:
+			if text, fits, judged := literalFits(f.Type, val); judged && !fits {
+				c.add(int(val.Idx0()), "%s: %s.%s %s is not a %s", op, name, key, text, f.Type)
+			}
+		}
+	}
+	if !whole {
+		return
+	}
+	var missing []string
+	for _, f := range a.Fields {
+		if f.Required && !have[f.Name] {
+			missing = append(missing, f.Name)
+		}
+	}
+	if len(missing) > 0 {
+		c.add(int(obj.Idx0()), "%s %s needs %s", op, name, strings.Join(missing, ", "))
+	}
+}
+
+// argNamed is the argument of args named name.
+func argNamed(args []ArgSpec, name string) (ArgSpec, bool) {
+	for _, a := range args {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return ArgSpec{}, false
+}
+
+// takesOf is what follows "it takes" or "reconcile takes" in a refusal,
+// as connectors.Undeclared writes it.
+func takesOf(args []ArgSpec) string {
+	if len(args) == 0 {
+		return " nothing"
+	}
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = a.Name
+	}
+	return ": " + strings.Join(names, ", ")
+}
+
+// literalKind names the kind of a literal that is no object, as
+// connectors.Undeclared names a value's; "" for anything else.
+func literalKind(e ast.Expression) string {
+	switch e.(type) {
+	case *ast.StringLiteral, *ast.TemplateLiteral:
+		return "a string"
+	case *ast.NumberLiteral:
+		return "a number"
+	case *ast.BooleanLiteral:
+		return "a boolean"
+	case *ast.ArrayLiteral:
+		return "a list"
+	}
+	return ""
 }
 
 // undeclared reports a literal argument field the method does not
@@ -830,15 +937,7 @@ func (c *callChecker) undeclared(spec MethodSpec, op, key string, at int, types 
 	if _, ok := types[key]; ok || spec.OpenArgs || key == "" {
 		return
 	}
-	takes := "(it takes nothing)"
-	if len(spec.Args) > 0 {
-		names := make([]string, len(spec.Args))
-		for i, a := range spec.Args {
-			names[i] = a.Name
-		}
-		takes = "(it takes: " + strings.Join(names, ", ") + ")"
-	}
-	c.add(at, "%s takes no %s %s", op, key, takes)
+	c.add(at, "%s takes no %s (it takes%s)", op, key, takesOf(spec.Args))
 }
 
 func (c *callChecker) operation(call *ast.CallExpression, op string, sc scope) {

@@ -145,7 +145,8 @@ func (c *Connector) Methods() []connectors.Method {
 				urlArg, headersArg,
 				{Name: "json", Type: "any", Doc: "a value sent as a JSON body; or body"},
 				{Name: "body", Type: "string", Doc: "a raw body; or json"},
-				{Name: "reconcile", Type: "{ url: string }", Doc: "a URL the host GETs when the outcome is unknown: 2xx means it happened, 404 that it did not"},
+				{Name: "reconcile", Fields: []connectors.Arg{{Name: "url", Type: "string", Required: true}},
+					Doc: "a URL the host GETs when the outcome is unknown: 2xx means it happened, 404 that it did not"},
 			},
 			Result: result,
 			Reconcile: "GETs reconcile.url when one is given (2xx applied, 404 not applied, else, or an answer from where a redirect led, asked again later); " +

@@ -25,9 +25,15 @@ type reconcileSpec struct {
 	match any // nil: the script gave none
 }
 
-// reconcileKeys are the fields reconcile may hold; any other is a typo
-// that would silently turn a check into a question.
-var reconcileKeys = []string{"args", "match", "tool"}
+// reconcileFields are the fields reconcile may hold, as a mutation's
+// argument declares them (tools.go): the host refuses any other before the
+// call is made (connectors.Undeclared), as a typo would silently turn a
+// check into a question. args is the read's own, open.
+var reconcileFields = []connectors.Arg{
+	{Name: "tool", Type: "string", Required: true},
+	{Name: "args", Type: "Record<string, any>"},
+	{Name: "match", Type: "any"},
+}
 
 // parseReconcile reads params' reconcile field; ok is false when there is
 // none. A malformed one is a logic error naming the field.
@@ -42,7 +48,7 @@ func parseReconcile(params map[string]any) (spec reconcileSpec, ok bool, err err
 	}
 	var extra []string
 	for k := range rec {
-		if !slices.Contains(reconcileKeys, k) {
+		if !slices.ContainsFunc(reconcileFields, func(f connectors.Arg) bool { return f.Name == k }) {
 			extra = append(extra, k)
 		}
 	}

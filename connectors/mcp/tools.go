@@ -93,7 +93,7 @@ func (c *Connector) Method(t *sdk.Tool) connectors.Method {
 	default:
 		m.Reconcile = "calls the read named in reconcile: { tool, args, match }: a structured result holding match means it happened, an empty one that it did not; prose or anything else asks you, as does a call without reconcile"
 	}
-	m.Args = append(m.Args, connectors.Arg{Name: "reconcile", Type: "{ tool: string, args?: Record<string, any>, match?: any }",
+	m.Args = append(m.Args, connectors.Arg{Name: "reconcile", Fields: reconcileFields,
 		Doc: "keep's, not the tool's: a read of this server, and what its structured result holds when the call happened"})
 	return m
 }

@@ -34,8 +34,13 @@ func Problems(reg *connectors.Registry) []string {
 				bad(name, m.Name, "no result type (Result)")
 			}
 			for i, a := range m.Args {
-				if strings.TrimSpace(a.Name) == "" || strings.TrimSpace(a.Type) == "" {
-					bad(name, m.Name, "argument %d has no name or no type (%q: %q)", i+1, a.Name, a.Type)
+				if strings.TrimSpace(a.Name) == "" || strings.TrimSpace(a.TS()) == "" {
+					bad(name, m.Name, "argument %d has no name or no type (%q: %q)", i+1, a.Name, a.TS())
+				}
+				if a.Type != "" && len(a.Fields) > 0 {
+					// the printed type and the checked fields would be two
+					// declarations, free to disagree
+					bad(name, m.Name, "argument %s declares its Fields and a Type: leave Type to them", a.Name)
 				}
 			}
 			if m.Kind == connectors.Mutate && strings.TrimSpace(m.Reconcile) == "" {
@@ -64,10 +69,17 @@ func Methods(reg *connectors.Registry) []sandbox.MethodSpec {
 	var out []sandbox.MethodSpec
 	for _, m := range reg.Catalog() {
 		spec := sandbox.MethodSpec{Connector: m.Connector, Method: m.Method, Kind: sandbox.MethodKind(m.Kind), OpenArgs: m.OpenArgs, Uncallable: m.Uncallable}
-		for _, a := range m.Args {
-			spec.Args = append(spec.Args, sandbox.ArgSpec{Name: a.Name, Type: a.Type, Required: a.Required})
-		}
+		spec.Args = argSpecs(m.Args)
 		out = append(out, spec)
+	}
+	return out
+}
+
+// argSpecs are args as the sandbox takes them, declared fields and all.
+func argSpecs(args []connectors.Arg) []sandbox.ArgSpec {
+	var out []sandbox.ArgSpec
+	for _, a := range args {
+		out = append(out, sandbox.ArgSpec{Name: a.Name, Type: a.TS(), Required: a.Required, Fields: argSpecs(a.Fields)})
 	}
 	return out
 }

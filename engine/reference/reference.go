@@ -120,7 +120,7 @@ func Build(reg *connectors.Registry) Ref {
 			rm := Method{Name: shown(m.Name), Kind: string(m.Kind), Phases: phaseNames(sandbox.PhaseOfKind(sandbox.MethodKind(m.Kind))),
 				Doc: shown(m.Doc), Result: shown(m.Result), Reconcile: shown(m.Reconcile), Example: shown(m.Example), Args: []Arg{}}
 			for _, a := range m.Args {
-				rm.Args = append(rm.Args, Arg{Name: shown(a.Name), Type: shown(a.Type), Required: a.Required, Doc: shown(a.Doc)})
+				rm.Args = append(rm.Args, Arg{Name: shown(a.Name), Type: shown(a.TS()), Required: a.Required, Doc: shown(a.Doc)})
 			}
 			rc.Methods = append(rc.Methods, rm)
 		}
