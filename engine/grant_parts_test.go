@@ -93,7 +93,9 @@ func TestAMoveIsAllowedOnlyWhereBothEndsAre(t *testing.T) {
 			t.Fatalf("applied %d: inbox/a.txt was moved to outbox under a grant for inbox alone", n)
 		}
 		att, _ := b.e.Attention(ctx)
-		if len(att) != 1 || att[0].Scope != "inbox/a.txt and outbox/important.txt" {
+		// the call's places, and what "always" would allow: the source
+		// under the grant that covers it already, the destination itself
+		if len(att) != 1 || att[0].Target != "inbox/a.txt and outbox/important.txt" || att[0].Scope != "inbox and outbox/important.txt" {
 			t.Fatalf("attention = %+v, want the move asked, both places shown", att)
 		}
 	})
@@ -137,6 +139,9 @@ func TestAMoveIsAllowedOnlyWhereBothEndsAre(t *testing.T) {
 		if len(att) != 1 {
 			t.Fatalf("attention = %+v, want the first move asked", att)
 		}
+		if want := "inbox/a.txt and done/a.txt"; att[0].Scope != want {
+			t.Fatalf("the card's always scope is %q, want %q", att[0].Scope, want)
+		}
 		if err := b.e.Approve(ctx, att[0].ID, true); err != nil {
 			t.Fatal(err)
 		}
@@ -160,6 +165,10 @@ func TestAMoveIsAllowedOnlyWhereBothEndsAre(t *testing.T) {
 		att, _ := b.e.Attention(ctx)
 		if len(att) != 1 {
 			t.Fatalf("attention = %+v, want the first move asked", att)
+		}
+		// the card promises what "always" stores, and no more
+		if want := "inbox/a.txt (published/a.txt stays denied)"; att[0].Scope != want {
+			t.Fatalf("the card's always scope is %q, want %q", att[0].Scope, want)
 		}
 		if err := b.e.Approve(ctx, att[0].ID, true); err != nil {
 			t.Fatal(err)

@@ -455,7 +455,7 @@ func (e *Engine) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 		case MutationAwaitingApproval:
 			item.Kind = api.AttentionApproval
 			item.Reason = e.approvalReason(ctx, w, m, grantsOf)
-			item.Scope = e.callScope(m)
+			item.Scope = e.alwaysScope(w, m, grantsOf)
 			item.Answers = []string{"approve", "approve-always", "reject"}
 		case MutationNeedsReconcile, MutationIndeterminate:
 			item.Kind = api.AttentionReconciliation
@@ -574,13 +574,32 @@ func phaseWords(phase Phase) string {
 	return string(phase)
 }
 
-// callScope is the scope of m's call, which "always" allows from now on.
-func (e *Engine) callScope(m *storage.Mutation) string {
+// alwaysScope is what "always" on m's card allows from now on: the grants
+// tApprove would store (alwaysGrants), so the card never promises a part
+// a deny of the person's keeps; those are named as staying denied.
+func (e *Engine) alwaysScope(w *storage.Workflow, m *storage.Mutation, grantsOf func(*storage.Workflow) ([]storage.Grant, error)) string {
 	_, spec, err := e.reg.Lookup(m.Connector, m.Method)
 	if err != nil {
 		return ""
 	}
-	return connectors.ShownScope(scopeOf(spec, paramsOf(m)), spec.ScopeKind)
+	scope := scopeOf(spec, paramsOf(m))
+	grants, err := grantsOf(w)
+	if err != nil {
+		return connectors.ShownScope(scope, spec.ScopeKind)
+	}
+	add, denied := alwaysGrants(grants, w.ID, m.Connector+"."+m.Method, scope, spec.ScopeKind, false)
+	var allowed []string
+	for _, g := range add {
+		allowed = append(allowed, connectors.ShownScope(g.Scope, spec.ScopeKind))
+	}
+	shown := strings.Join(allowed, " and ")
+	if len(denied) > 0 {
+		if shown == "" {
+			shown = "nothing more"
+		}
+		shown += " (" + strings.Join(denied, " and ") + " stays denied)"
+	}
+	return shown
 }
 
 // approvalReason is why m asks the person: what the grants say of it now.
