@@ -252,6 +252,22 @@ func (tx *Tx) PromoteDueDeferred(ctx context.Context, now time.Time, limit int) 
 	return ids, nil
 }
 
+// ClampDeferred brings back the scheduled deferred events made under a
+// clock since set back (made after now): each fires its delay after now,
+// as it was meant to after its making, not at a time the clock that was
+// ahead reckoned. A reminder an hour on, scheduled while the clock ran a
+// week ahead, would otherwise wait a week and an hour. The fire_at
+// bound uses the index of the due events (a made-later event fires later
+// still).
+func (tx *Tx) ClampDeferred(ctx context.Context, now time.Time) (int64, error) {
+	res, err := tx.exec(ctx, `UPDATE deferred_events SET fire_at = ?1 + (fire_at - created_at)
+		WHERE status = 'scheduled' AND fire_at > ?1 AND created_at > ?1`, millis(now))
+	if err != nil {
+		return 0, fmt.Errorf("storage: clamp deferred events: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 // NextFireAt is the earliest fire_at of the scheduled deferred events; ok
 // is false when none is scheduled.
 func (q Q) NextFireAt(ctx context.Context) (t time.Time, ok bool, err error) {

@@ -61,11 +61,14 @@ const (
 
 // Bus is the event bus. Its methods are safe for concurrent use.
 type Bus struct {
-	db    *storage.DB
-	log   *slog.Logger
-	now   func() time.Time
-	batch int
-	poll  time.Duration
+	db  *storage.DB
+	log *slog.Logger
+	now func() time.Time
+	// lastPass is the wall clock at the loop's last pass, to see it set
+	// back (clampIfSetBack); the loop's own.
+	lastPass time.Time
+	batch    int
+	poll     time.Duration
 
 	// wake has room for one signal: any number of Wake calls between two
 	// passes of the loop collapse into one pass, and Wake never blocks.

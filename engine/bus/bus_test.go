@@ -375,6 +375,51 @@ func TestDeferred(t *testing.T) {
 		}
 	})
 
+	t.Run("a reminder made while the clock ran ahead fires its delay after the clock is set back", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, bus.Opts{})
+		r := newRecorder()
+		b.bus.Subscribe("reminder.due", r.handler("h", nil))
+		b.start(t)
+		right := b.clock.Now()
+		b.clock.Advance(7 * 24 * time.Hour) // the clock a week ahead
+		b.settle(t)
+		if _, err := b.bus.ScheduleAt(b.ctx, time.Hour, "reminder.due", nil, "wf-1"); err != nil {
+			t.Fatal(err)
+		}
+		b.clock.Set(right) // set right again (NTP, the person)
+		b.bus.Wake()
+		b.settle(t)
+		b.clock.Advance(time.Hour)
+		b.bus.Wake()
+		ev := receive(t, r.got) // before: a week and an hour on
+		if ev.Topic != "reminder.due" {
+			t.Fatalf("event %+v", ev)
+		}
+	})
+
+	t.Run("a restart after the clock was set back brings its reminders back too", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, bus.Opts{})
+		right := b.clock.Now()
+		b.clock.Advance(7 * 24 * time.Hour)
+		id, err := b.bus.ScheduleAt(b.ctx, time.Hour, "reminder.due", nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.clock.Set(right)
+		if _, err := b.bus.Recover(b.ctx); err != nil {
+			t.Fatal(err)
+		}
+		d, err := b.db.Read().DeferredEvent(b.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := right.Add(time.Hour); !d.FireAt.Equal(want) {
+			t.Fatalf("after the restart the reminder fires at %v, want %v (its hour after now)", d.FireAt, want)
+		}
+	})
+
 	t.Run("a cancelled event never fires and a second cancel says so", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, bus.Opts{})

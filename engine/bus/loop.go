@@ -72,6 +72,9 @@ func (b *Bus) Recover(ctx context.Context) (int, error) {
 			return err
 		}
 		now := b.now()
+		if _, err := tx.ClampDeferred(ctx, now); err != nil {
+			return err
+		}
 		for {
 			ids, err := tx.PromoteDueDeferred(ctx, now, promoteLimit)
 			if err != nil {
@@ -126,6 +129,9 @@ func (b *Bus) loop(ctx context.Context, done chan struct{}) {
 // batch while batches come back full, and returns how long the loop may
 // sleep: until the next deferred event is due, at most PollInterval.
 func (b *Bus) pass(ctx context.Context) (time.Duration, error) {
+	if err := b.clampIfSetBack(ctx); err != nil {
+		return 0, err
+	}
 	for ctx.Err() == nil {
 		promoted, err := b.promote(ctx)
 		if err != nil {
@@ -233,4 +239,24 @@ func (b *Bus) call(ctx context.Context, s subscriber, ev Event) (err error) {
 		}
 	}()
 	return s.h(ctx, ev)
+}
+
+// clampIfSetBack brings back the deferred events made under a clock ahead
+// (storage.ClampDeferred) once the wall clock is seen to have gone back
+// since the last pass: the loop passes at least once a PollInterval, so a
+// reminder is late by that at most. It writes only then.
+func (b *Bus) clampIfSetBack(ctx context.Context) error {
+	now := b.now()
+	last := b.lastPass
+	b.lastPass = now
+	if last.IsZero() || !now.Before(last) {
+		return nil
+	}
+	return b.db.Write(ctx, func(tx *storage.Tx) error {
+		n, err := tx.ClampDeferred(ctx, now)
+		if n > 0 {
+			b.log.Info("deferred events brought back to the clock, which was set back", "events", n, "was", last, "now", now)
+		}
+		return err
+	})
 }
