@@ -12,7 +12,11 @@ import (
 // loops. The real clock is set to what it reads, which changes no time and
 // gives the notice, while the engine's own clock jumps a week.
 func TestResumeAfterSuspendIsNoticedWithoutPolling(t *testing.T) {
-	t.Parallel()
+	// Not parallel: setting the clock, even to itself, is noticed by every
+	// engine of the process, and the other tests' engines, whose clock is
+	// a test's, would take it for a jump and run their workflows again at
+	// a moment their tests do not expect. Sequential tests end before any
+	// parallel one goes on.
 	resumeAfterSuspend(t, func(b *bundle) {}, func() {
 		var now unix.Timespec
 		if err := unix.ClockGettime(unix.CLOCK_REALTIME, &now); err != nil {
