@@ -45,9 +45,14 @@ type CallsToday func(g *storage.Grant) (int, error)
 // limit is counted once.
 func DecideGrant(grants []storage.Grant, capability, scope string, kind connectors.ScopeKind, today CallsToday) (GrantVerdict, error) {
 	var allowed []*storage.Grant
-	for _, part := range partsOf(scope, kind) {
+	parts := partsOf(scope, kind)
+	for _, part := range parts {
 		v, err := decideOne(grants, capability, part, kind, today, allowed)
 		if err != nil || v.Mode != storage.GrantAllow {
+			if len(parts) > 1 && v.Grant != nil && v.Grant.Mode != storage.GrantDeny {
+				// which of the places asks: the others may be allowed
+				v.Why += " (here for " + part + ")"
+			}
 			return v, err
 		}
 		if !slices.Contains(allowed, v.Grant) {

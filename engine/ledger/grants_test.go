@@ -33,6 +33,12 @@ func TestDecideGrant(t *testing.T) {
 		{"a limit reached waits", []storage.Grant{g("", storage.GrantAllow, 2)}, "", twoToday, storage.GrantAsk, "past its limit of 2 a day"},
 		{"a limit not reached allows", []storage.Grant{g("", storage.GrantAllow, 3)}, "", twoToday, storage.GrantAllow, ""},
 		{"no count, no limit reached", []storage.Grant{g("", storage.GrantAllow, 1)}, "", nil, storage.GrantAllow, ""},
+		// of a call to several places, the reason names the one that asks:
+		// the others are allowed
+		{"the place that asks is named", []storage.Grant{g("", storage.GrantAsk, 0), g("x.com", storage.GrantAllow, 0)}, "x.com,y.org", nil, storage.GrantAsk,
+			"your grant for http.request asks before each call (here for y.org)"},
+		{"the place past its limit is named", []storage.Grant{g("x.com", storage.GrantAllow, 0), g("y.org", storage.GrantAllow, 2)}, "x.com,y.org", twoToday, storage.GrantAsk,
+			"and the limit stays (here for y.org)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
