@@ -148,3 +148,37 @@ func TestAClockPutRightDoesNotPostponeABackOff(t *testing.T) {
 		t.Fatalf("block %+v a day after the clock was put right: the back-off waits the year", w.Block)
 	}
 }
+
+// TestAClockPutRightWhileRunningWakesTheBus: the bus brings back the
+// reminders made under a clock ahead once it sees the clock go back
+// (bus.clampIfSetBack), at its next pass; the engine, told of the jump,
+// wakes it for that pass, which else would wait for the bus's poll.
+func TestAClockPutRightWhileRunningWakesTheBus(t *testing.T) {
+	t.Parallel()
+	b := setupWithBus(t)
+	bus := &wakeCounter{EventSink: b.e.events}
+	b.e.events = bus
+	b.e.clockCheck = 5 * time.Millisecond
+	b.clock.Set(kit.Start.AddDate(1, 0, 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := b.e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Set(kit.Start) // put right
+	kit.Until(t, 10*time.Second, "the bus woken after the clock was put right", func() bool { return bus.woken.Load() > 0 })
+	if err := b.e.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wakeCounter counts the engine's wake-ups of its bus.
+type wakeCounter struct {
+	EventSink
+	woken atomic.Int32
+}
+
+func (w *wakeCounter) Wake() {
+	w.woken.Add(1)
+	w.EventSink.Wake()
+}

@@ -95,6 +95,11 @@ func (e *Engine) watchClock(ctx context.Context, mono, wall time.Time) {
 		if d := nowWall.Sub(wall) - nowMono.Sub(mono); d > clockSlack || d < -clockSlack {
 			e.log.Info("the wall clock jumped; every workflow looks at its timers again", "by", d)
 			e.clampAll(ctx)
+			if e.events != nil {
+				// the bus brings back reminders made under the clock before
+				// (bus.clampIfSetBack) at its next pass: now, not at its poll
+				e.events.Wake()
+			}
 			e.mu.Lock()
 			for _, ws := range e.wfs {
 				ws.poke()
