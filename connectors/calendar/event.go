@@ -257,23 +257,15 @@ func (b *budget) add() error {
 // they replace, within what is left of b.
 func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Location) ([]map[string]any, error) {
 	k := newClock(cal, loc)
+	o, err := readOverrides(cal, k)
+	if err != nil {
+		return nil, err
+	}
 	var masters []ical.Event
-	overrides := map[string]ical.Event{} // recurrence id (UTC) → override
-	var cancelled []time.Time
 	for _, ev := range cal.Events() {
-		if rid := ev.Props.Get(ical.PropRecurrenceID); rid != nil {
-			t, err := k.at(rid)
-			if err != nil {
-				return nil, err
-			}
-			if isCancelled(&ev) {
-				cancelled = append(cancelled, t)
-				continue
-			}
-			overrides[t.UTC().Format(time.RFC3339)] = ev
-			continue
+		if ev.Props.Get(ical.PropRecurrenceID) == nil {
+			masters = append(masters, ev)
 		}
-		masters = append(masters, ev)
 	}
 	var out []map[string]any
 	overlaps := func(m map[string]any) bool {
@@ -282,7 +274,7 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 		return s.Before(to) && (e.After(from) || (e.Equal(s) && !s.Before(from)))
 	}
 	for _, ev := range masters {
-		set, err := recurrenceSet(&ev, k, cancelled)
+		set, err := recurrenceSet(&ev, k, o.cancelled)
 		if err != nil {
 			return nil, err
 		}
@@ -307,12 +299,14 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 		if err != nil {
 			return nil, err
 		}
-		// an occurrence starting before from may still be running at from
-		lo := from.Add(-e.Sub(s))
+		// an occurrence starting before from may still be running at from,
+		// and one moved by a range override may start in it from either side
+		ahead, behind := o.reach(e.Sub(s))
+		lo, hi := from.Add(-ahead), to.Add(behind)
 		uid, _ := ev.Props.Text(ical.PropUID)
 		for next := set.Iterator(); ; {
 			occ, ok := next()
-			if !ok || occ.After(to) {
+			if !ok || occ.After(hi) {
 				break
 			}
 			if err := b.step(uid); err != nil {
@@ -323,9 +317,19 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 			}
 			key := occ.UTC().Format(time.RFC3339)
 			var m map[string]any
-			if ov, ok := overrides[key]; ok {
-				delete(overrides, key)
+			if ov, ok := o.one[key]; ok {
+				delete(o.one, key)
 				m, err = eventMap(&ov, nil, k)
+				if m != nil {
+					m["recurrenceId"] = when{t: occ, allDay: m["allDay"].(bool)}.String()
+				}
+			} else if i := o.covering(occ); i >= 0 {
+				r := &o.ranges[i]
+				if r.cancelled {
+					continue
+				}
+				start := r.move(occ)
+				m, err = eventMap(&r.ev, &start, k)
 				if m != nil {
 					m["recurrenceId"] = when{t: occ, allDay: m["allDay"].(bool)}.String()
 				}
@@ -345,7 +349,7 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 		}
 	}
 	// overrides moved into the range from an occurrence outside it
-	for key, ov := range overrides {
+	for key, ov := range o.one {
 		m, err := eventMap(&ov, nil, k)
 		if err != nil {
 			return nil, err
@@ -367,22 +371,6 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 func isCancelled(ev *ical.Event) bool {
 	s, _ := ev.Props.Text(ical.PropStatus)
 	return strings.EqualFold(strings.TrimSpace(s), string(ical.EventCancelled))
-}
-
-// cancelledOccurrences are the recurrence ids of cal's overrides that
-// cancel their occurrence.
-func cancelledOccurrences(cal *ical.Calendar, k *clock) ([]time.Time, error) {
-	var out []time.Time
-	for _, ev := range cal.Events() {
-		if rid := ev.Props.Get(ical.PropRecurrenceID); rid != nil && isCancelled(&ev) {
-			t, err := k.at(rid)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, t)
-		}
-	}
-	return out, nil
 }
 
 // recurrenceSet is ev's occurrences: DTSTART, RRULE, every RDATE and

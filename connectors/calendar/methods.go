@@ -112,21 +112,41 @@ func masterMap(f *found, uid string, loc *time.Location) (map[string]any, error)
 
 // firstOccurrence moves m, a series read from its DTSTART, to its first
 // occurrence that events lists: DTSTART's own may be removed, by EXDATE
-// or by an override cancelling it. A series with none left, or whose
-// rule can't be read, stays at DTSTART: event reads it as before, and an
-// update that was made is not reported as failed.
+// or by an override cancelling it, or it and the following ones by a
+// cancelled override of this and future occurrences. A series with none
+// left, or whose rule can't be read or walked, stays at DTSTART: event
+// reads it as before, and an update that was made is not reported as
+// failed. The fields stay the series' own, as an update sets them, even
+// where an override stands for that first occurrence.
 func firstOccurrence(m map[string]any, ev *ical.Event, cal *ical.Calendar, k *clock) {
-	cancelled, err := cancelledOccurrences(cal, k)
+	o, err := readOverrides(cal, k)
 	if err != nil {
 		return
 	}
-	set, err := recurrenceSet(ev, k, cancelled)
+	set, err := recurrenceSet(ev, k, o.cancelled)
 	if err != nil || set == nil {
 		return
 	}
-	first, ok := set.Iterator()()
-	if !ok {
-		return
+	uid, _ := ev.Props.Text(ical.PropUID)
+	b := newBudget(context.Background())
+	var first time.Time
+	for next := set.Iterator(); ; {
+		occ, ok := next()
+		if !ok || b.step(uid) != nil {
+			return
+		}
+		if _, own := o.one[occ.UTC().Format(time.RFC3339)]; own {
+			first = occ
+			break
+		}
+		gone, over := o.gone(occ)
+		if over {
+			return
+		}
+		if !gone {
+			first = occ
+			break
+		}
 	}
 	s, serr := k.start(ev)
 	e, eerr := k.end(ev)
