@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"keep/engine"
 	"keep/engine/api"
 )
 
@@ -24,7 +24,9 @@ type stubAPI struct {
 	runs      map[string][]api.RunView
 	traces    map[string][]api.TraceLine
 	attention []api.AttentionItem
-	calls     []string
+	// answers: what was answered about each workflow itself, oldest first
+	answers map[string][]api.AnswerView
+	calls   []string
 	// fail makes every action return this error.
 	fail  error
 	notes chan api.Notification
@@ -145,7 +147,15 @@ func (s *stubAPI) Workflows(ctx context.Context) ([]api.WorkflowView, error) {
 }
 
 func (s *stubAPI) Workflow(ctx context.Context, name string) (*api.WorkflowDetail, error) {
-	return nil, errors.New("not in the stub")
+	s.record("read Workflow %s", name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.workflows {
+		if w.Name == name {
+			return &api.WorkflowDetail{WorkflowView: w, Answers: slices.Clone(s.answers[name])}, nil
+		}
+	}
+	return nil, fmt.Errorf("workflow %s: %w", name, engine.ErrNotFound)
 }
 
 // fromOldestWords names a page counted from the oldest end in a call's

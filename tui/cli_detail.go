@@ -148,23 +148,15 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// shownAnswers is how many of a workflow's answers its status lists: the
-// newest, as weeks of use gather many; --json has them all.
-const shownAnswers = 5
-
 // writeWorkflowAnswers lists what the person answered about the workflow
 // itself (pause, retry, resume), newest last, each with the block it
 // answered: an answer given is history the person can read back.
 func writeWorkflowAnswers(kv *Table, as []api.AnswerView) {
-	if n := len(as) - shownAnswers; n > 0 {
-		kv.Row("answered:", fmt.Sprintf("%d earlier (keep status --json has them)", n))
-		as = as[n:]
+	earlier, as := latestAnswers(as, shownAnswers)
+	if earlier > 0 {
+		kv.Row("answered:", earlierText(earlier, "keep status --json"))
 	}
 	for _, a := range as {
-		what := a.Answer
-		if a.Block > 0 {
-			what += fmt.Sprintf(" (block %d)", a.Block)
-		}
-		kv.Row("answered:", Line(what+" by "+a.AnsweredBy+" at "+TimeText(a.At), 200))
+		kv.Row("answered:", Line(answerText(a)+" at "+TimeText(a.At), 200))
 	}
 }

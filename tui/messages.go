@@ -72,6 +72,13 @@ type (
 		items []api.WorkflowView
 		err   error
 	}
+	// workflowDetailMsg is the selected workflow's detail, read for the
+	// answers given about it (workflowsPane.detail).
+	workflowDetailMsg struct {
+		name   string
+		detail *api.WorkflowDetail
+		err    error
+	}
 	attentionMsg struct {
 		items []api.AttentionItem
 		err   error

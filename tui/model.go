@@ -165,6 +165,11 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.loadErr("workflows", msg.err)
 		m.wf.Update(msg)
 		return m.follow()
+	case workflowDetailMsg:
+		if msg.name == m.wf.detailOf {
+			m.loadErr("the workflow's answers", msg.err)
+		}
+		return m.wf.Update(msg)
 	case attentionMsg:
 		m.loadErr("what needs you", msg.err)
 		cmd := m.at.Update(msg)
@@ -618,13 +623,14 @@ func (m *Model) current() *api.WorkflowView {
 	return m.wf.Selected()
 }
 
-// follow makes the Inputs and Run log panes show the selected workflow.
+// follow makes the Inputs and Run log panes show the selected workflow,
+// and reads the answers given about it for its row.
 func (m *Model) follow() tea.Cmd {
 	name := ""
 	if w := m.wf.Selected(); w != nil {
 		name = w.Name
 	}
-	return tea.Batch(m.in.SetWorkflow(name), m.rn.SetWorkflow(name))
+	return tea.Batch(m.in.SetWorkflow(name), m.rn.SetWorkflow(name), m.wf.SetDetail(name))
 }
 
 func (m *Model) setFocus(f focus) {
@@ -675,7 +681,7 @@ func (m *Model) refresh() tea.Cmd {
 	m.refreshing = true
 	m.reads++
 	n := m.reads
-	qs := []query{m.wf.query, m.at.query, m.in.reload(), m.rn.reload(), m.rn.traceQuery(), m.ac.query}
+	qs := []query{m.wf.query, m.wf.detailQuery(), m.at.query, m.in.reload(), m.rn.reload(), m.rn.traceQuery(), m.ac.query}
 	return func() tea.Msg {
 		ctx, cancel := m.sh.callCtx()
 		defer cancel()
