@@ -71,8 +71,7 @@ func (k *clock) start(ev *ical.Event) (time.Time, error) {
 	return time.Time{}, nil
 }
 
-// end is ev's DTEND, else DTSTART plus DURATION, else the end of the day
-// an all-day event starts on, else its start (RFC 5545 §3.6.1).
+// end is ev's DTEND, else its start and length.
 func (k *clock) end(ev *ical.Event) (time.Time, error) {
 	if p := ev.Props.Get(ical.PropDateTimeEnd); p != nil {
 		return k.at(p)
@@ -81,16 +80,9 @@ func (k *clock) end(ev *ical.Event) (time.Time, error) {
 	if err != nil {
 		return s, err
 	}
-	if p := ev.Props.Get(ical.PropDuration); p != nil {
-		d, err := p.Duration()
-		if err != nil {
-			return time.Time{}, err
-		}
-		return s.Add(d), nil
+	l, err := k.length(ev)
+	if err != nil {
+		return time.Time{}, err
 	}
-	if p := ev.Props.Get(ical.PropDateTimeStart); p != nil && isDate(p) {
-		// a calendar day, which is not 24 hours on the day clocks change
-		return s.AddDate(0, 0, 1), nil
-	}
-	return s, nil
+	return l.after(s), nil
 }

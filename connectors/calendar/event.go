@@ -183,15 +183,15 @@ func eventMap(ev *ical.Event, start *time.Time, k *clock) (map[string]any, error
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", uid, err)
 	}
-	e, err := k.end(ev)
+	l, err := k.length(ev)
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", uid, err)
 	}
 	if start != nil {
-		e = start.Add(e.Sub(s))
 		s = *start
 		m["recurrenceId"] = when{t: s, allDay: allDay}.String()
 	}
+	e := l.after(s)
 	m["start"] = when{t: s, allDay: allDay}.String()
 	m["end"] = when{t: e, allDay: allDay}.String()
 	m["allDay"] = allDay
@@ -291,17 +291,13 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 			}
 			continue
 		}
-		s, err := k.start(&ev)
-		if err != nil {
-			return nil, err
-		}
-		e, err := k.end(&ev)
+		l, err := k.length(&ev)
 		if err != nil {
 			return nil, err
 		}
 		// an occurrence starting before from may still be running at from,
 		// and one moved by a range override may start in it from either side
-		ahead, behind := o.reach(e.Sub(s))
+		ahead, behind := o.reach(l.most())
 		lo, hi := from.Add(-ahead), to.Add(behind)
 		uid, _ := ev.Props.Text(ical.PropUID)
 		for next := set.Iterator(); ; {

@@ -148,14 +148,13 @@ func firstOccurrence(m map[string]any, ev *ical.Event, cal *ical.Calendar, k *cl
 			break
 		}
 	}
-	s, serr := k.start(ev)
-	e, eerr := k.end(ev)
-	if serr != nil || eerr != nil {
+	l, err := k.length(ev)
+	if err != nil {
 		return
 	}
 	allDay := m["allDay"].(bool)
 	m["start"] = when{t: first, allDay: allDay}.String()
-	m["end"] = when{t: first.Add(e.Sub(s)), allDay: allDay}.String()
+	m["end"] = when{t: l.after(first), allDay: allDay}.String()
 }
 
 // find fetches the event with uid: first where keep would have put it, then

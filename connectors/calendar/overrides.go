@@ -39,7 +39,7 @@ type rangeOverride struct {
 	shift time.Duration
 	days  int
 	// length is its own, which the later occurrences take too.
-	length time.Duration
+	length length
 }
 
 func readOverrides(cal *ical.Calendar, k *clock) (*overrides, error) {
@@ -72,11 +72,11 @@ func readOverrides(cal *ical.Calendar, k *clock) (*overrides, error) {
 			if err != nil {
 				return nil, err
 			}
-			e, err := k.end(&ev)
+			l, err := k.length(&ev)
 			if err != nil {
 				return nil, err
 			}
-			r.shift, r.length = s.Sub(t), e.Sub(s)
+			r.shift, r.length = s.Sub(t), l
 			if isDate(sp) && isDate(rid) {
 				r.days = int(math.Round(r.shift.Hours() / 24))
 			}
@@ -103,13 +103,14 @@ func (r *rangeOverride) move(occ time.Time) time.Time {
 
 // reach is how far before from and after to an occurrence may start and
 // still, moved by a range override, overlap [from, to): ahead, beyond
-// the series' own length; behind, by any moved earlier. An hour more
+// own, the longest the series' own occurrences last; behind, by any
+// moved earlier. An hour more
 // for a shift in days over a change of clocks.
-func (o *overrides) reach(length time.Duration) (ahead, behind time.Duration) {
-	ahead = length
+func (o *overrides) reach(own time.Duration) (ahead, behind time.Duration) {
+	ahead = own
 	for _, r := range o.ranges {
 		if !r.cancelled {
-			ahead = max(ahead, r.shift+r.length+time.Hour)
+			ahead = max(ahead, r.shift+r.length.most()+time.Hour)
 			behind = max(behind, -r.shift+time.Hour)
 		}
 	}
