@@ -138,3 +138,48 @@ func TestRetryAndResumeAreAnswers(t *testing.T) {
 		t.Fatalf("workflow answers %+v, want the retry, the pause and the resume in turn, the refused ones not at all", got)
 	}
 }
+
+// TestAskedAgainCarriesEarlierAnswers: a call the person told to try
+// again, still uncertain, is asked again; its card carries the answer
+// given before, with the attempt it answered, and so does the card of its
+// next attempt after "it didn't happen" — the person reads it as the same
+// question asked anew, not a new one.
+func TestAskedAgainCarriesEarlierAnswers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, allowMutations, func(cfg *config.Config) { cfg.Policy.ReconcileAttempts = 1 })
+	s := newSink(t)
+	s.Set("500", 2) // both sends uncertain
+	src := strings.Replace(pushWorkflow(s.URL, "a"), `, reconcile: { url: "`+s.URL+`" + "/items/" + p.data.id }`, "", 1)
+	b.deploy("push", src)
+	b.drainUntilQuiet(time.Minute)
+
+	first := reconciliationItem(t, b)
+	if len(first.Answered) != 0 {
+		t.Fatalf("first card answered %+v, want nothing answered yet", first.Answered)
+	}
+	if err := b.e.Resolve(ctx, first.AnswerID(), api.TryAgain); err != nil {
+		t.Fatal(err)
+	}
+	b.drainUntilQuiet(time.Minute)
+	again := reconciliationItem(t, b)
+	if again.ID != first.ID || again.Attempt != 1 || len(again.Answered) != 1 ||
+		again.Answered[0].Answer != string(api.TryAgain) || again.Answered[0].Attempt != 1 || again.Answered[0].AnsweredBy != "user" {
+		t.Fatalf("card after try-again: %s attempt %d, answered %+v; want mutation %s attempt 1, try-again to attempt 1 by user",
+			again.ID, again.Attempt, again.Answered, first.ID)
+	}
+
+	if err := b.e.Resolve(ctx, again.AnswerID(), api.NotHappened); err != nil {
+		t.Fatal(err)
+	}
+	b.drainUntilQuiet(time.Minute)
+	second := reconciliationItem(t, b)
+	got := second.Answered
+	if second.Attempt != 2 || len(got) != 2 || got[0].Answer != string(api.TryAgain) || got[0].Attempt != 1 ||
+		got[1].Answer != string(api.NotHappened) || got[1].Attempt != 1 {
+		t.Fatalf("card of attempt %d answered %+v; want attempt 2, try-again then not-happened, both to attempt 1", second.Attempt, got)
+	}
+	if ms := b.mutationsBy(""); len(ms) != 1 || !slices.Equal(ms[0].Answers, got) {
+		t.Fatalf("keep mutations answers %+v, card %+v: want the same history", ms[0].Answers, got)
+	}
+}

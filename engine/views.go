@@ -334,7 +334,7 @@ func (e *Engine) Mutations(ctx context.Context, workflow, status string) ([]api.
 	}
 	of := map[int64][]api.AnswerView{}
 	for _, a := range answers {
-		of[a.SubjectID] = append(of[a.SubjectID], api.AnswerView{Answer: a.Answer, AnsweredBy: a.AnsweredBy, At: a.CreatedAt, Attempt: a.Attempt})
+		of[a.SubjectID] = append(of[a.SubjectID], mutationAnswer(a))
 	}
 	out := make([]api.MutationView, len(ms))
 	for i, m := range ms {
@@ -434,6 +434,10 @@ func (e *Engine) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 	if err != nil {
 		return nil, err
 	}
+	answered, err := openAnswers(ctx, q, open)
+	if err != nil {
+		return nil, err
+	}
 	// one read of a workflow's grants, however many of its calls ask
 	grants := map[int64][]storage.Grant{}
 	grantsOf := func(w *storage.Workflow) ([]storage.Grant, error) {
@@ -450,7 +454,7 @@ func (e *Engine) Attention(ctx context.Context) ([]api.AttentionItem, error) {
 		w := names[m.WorkflowID]
 		item := api.AttentionItem{Workflow: w.Name, ID: idString(m.ID), Title: titleOr(m), Connector: m.Connector, Method: m.Method,
 			Params: m.Params, Preview: e.previewOf(m), Target: e.targetOf(m), Arguments: api.Arguments(m.Params, api.ArgumentRoom),
-			Reason: m.Error, Attempt: attempts(m), CreatedAt: m.CreatedAt}
+			Reason: m.Error, Attempt: attempts(m), Answered: answered[m.ID], CreatedAt: m.CreatedAt}
 		switch m.Status {
 		case MutationAwaitingApproval:
 			item.Kind = api.AttentionApproval

@@ -255,6 +255,34 @@ func (q Q) Answers(ctx context.Context, subject string, subjectID int64) ([]Answ
 	return q.answers(ctx, `WHERE subject = ? AND subject_id = ? ORDER BY id`, subject, subjectID)
 }
 
+// answersPerQuery bounds the ids of one AnswersOfEach query, well under
+// SQLite's limit on bound parameters, so a long Attention list is read in
+// a few queries rather than refused.
+const answersPerQuery = 500
+
+// AnswersOfEach returns the answers given about each of several subjects
+// of one kind, oldest first, by subject id: the Attention view reads the
+// history of all its calls at once, not one query a card.
+func (q Q) AnswersOfEach(ctx context.Context, subject string, ids []int64) (map[int64][]AnswerRecord, error) {
+	out := map[int64][]AnswerRecord{}
+	for len(ids) > 0 {
+		n := min(len(ids), answersPerQuery)
+		args := []any{subject}
+		for _, id := range ids[:n] {
+			args = append(args, id)
+		}
+		as, err := q.answers(ctx, `WHERE subject = ? AND subject_id IN (`+placeholders(n)+`) ORDER BY id`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			out[a.SubjectID] = append(out[a.SubjectID], a)
+		}
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
 // answers reads the answers the clause picks.
 func (q Q) answers(ctx context.Context, where string, args ...any) ([]AnswerRecord, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT id, workflow_id, subject, subject_id, answer, answered_by, attempt, created_at

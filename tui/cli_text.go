@@ -134,6 +134,7 @@ func writeAttention(w io.Writer, items []api.AttentionItem, width int, whole boo
 		if it.Reason != "" {
 			b.line("why", oneLine(it.Reason))
 		}
+		b.answered(it, whole)
 		if it.Check != "" {
 			b.line("check by hand", oneLine(it.Check))
 		}
@@ -151,6 +152,24 @@ func writeAttention(w io.Writer, items []api.AttentionItem, width int, whole boo
 		}
 	}
 	return b.err
+}
+
+// answered writes what was answered before about an item's call, oldest
+// first, each with the attempt it answered, in the card's words
+// (answerText): a call asked again reads as the same question asked anew. A listing
+// keeps the newest shownAnswers, as keep status does; the item alone has
+// them all.
+func (b *block) answered(it api.AttentionItem, whole bool) {
+	as, earlier := it.Answered, 0
+	if !whole {
+		earlier, as = latestAnswers(as, shownAnswers)
+	}
+	if earlier > 0 {
+		b.line("answered", earlierText(earlier, "keep attention "+it.ID))
+	}
+	for _, a := range as {
+		b.line("answered", answerText(a)+" at "+cliTime(a.At))
+	}
 }
 
 // workflowAnswers is the retry and resume a person can type for it,

@@ -348,6 +348,9 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	for _, l := range wrap(it.Reason, w, n) {
 		add(l, cell{style: st.Warn})
 	}
+	for _, l := range answeredLines(p.sh.now(), it, w) {
+		add(l, cell{style: st.Dim})
+	}
 	if it.Kind == api.AttentionApproval && accepts(it, "approve-always") {
 		// both answers, named where they are given: approving covers
 		// this call; always covers the scope shown, from now on

@@ -8,8 +8,9 @@ import (
 
 // What the person answered about a workflow itself (pause, retry,
 // resume) reads the same in keep status and under the workflow's row in
-// pane 1: an answer given is history the person reads back, and two
-// wordings of one answer would read as two answers.
+// pane 1, and what they answered about a call the same on its Attention
+// card and in keep attention: an answer given is history the person
+// reads back, and two wordings of one answer would read as two answers.
 
 // shownAnswers is how many of a workflow's answers its status lists: the
 // newest, as weeks of use gather many; --json has them all.
@@ -29,13 +30,17 @@ func latestAnswers(as []api.AnswerView, n int) (earlier int, latest []api.Answer
 	return earlier, as
 }
 
-// answerText is one answer in words: what, the block it answered when
-// known (a pause answers none), and who gave it. Each caller adds when,
-// in its own clock (absolute in keep status, relative on the screen).
+// answerText is one answer in words: what, the block or the call's
+// attempt it answered when known (a pause answers none), and who gave
+// it. Each caller adds when, in its own clock (absolute in keep status,
+// relative on the screen).
 func answerText(a api.AnswerView) string {
 	what := a.Answer
-	if a.Block > 0 {
+	switch {
+	case a.Block > 0:
 		what += fmt.Sprintf(" (block %d)", a.Block)
+	case a.Attempt > 0:
+		what += fmt.Sprintf(" (attempt %d)", a.Attempt)
 	}
 	return what + " by " + a.AnsweredBy
 }

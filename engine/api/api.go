@@ -367,6 +367,11 @@ type AttentionItem struct {
 	Inputs []string `json:"inputs"`
 	// Answers: the answers accepted now, e.g. ["approve","approve-always","reject"].
 	Answers []string `json:"answers"`
+	// Answered: what the person (or a grant) already answered about the
+	// call of an approval or reconciliation, oldest first, each with the
+	// attempt it answered: a call asked again after "try again", or sent
+	// again, reads as the same question asked anew, not a new one.
+	Answered []AnswerView `json:"answered,omitempty"`
 	// Attempt: which attempt of the call an approval or reconciliation
 	// asks about (from 1). The same mutation is asked again when its call
 	// is sent again; an answer sent with AnswerID is to this attempt only.
