@@ -95,3 +95,18 @@ func TestKeepAttentionSaysWhatWasAnsweredBefore(t *testing.T) {
 		t.Fatalf("an answer's text reached the terminal unescaped:\n%q", list)
 	}
 }
+
+// keep mutations words an answer as keep attention does, with the
+// attempt it answered: one answer, one wording (it had none).
+func TestKeepMutationsNamesTheAttemptAnswered(t *testing.T) {
+	t.Parallel()
+	m := api.MutationView{ID: "m3", Status: "applied", RunID: "7", Connector: "http", Method: "request",
+		Answers: []api.AnswerView{{Answer: "try-again", AnsweredBy: "user", At: mins(60), Attempt: 1}, {Answer: "happened", AnsweredBy: "user", At: mins(30), Attempt: 2}}}
+	var b bytes.Buffer
+	if err := WriteMutations(&b, []api.MutationView{m}, 120); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !inOrder(out, "try-again (attempt 1) by user at "+cliTime(mins(60)), "happened (attempt 2) by user at "+cliTime(mins(30))) {
+		t.Fatalf("keep mutations does not name the attempt each answer was to:\n%s", out)
+	}
+}

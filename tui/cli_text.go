@@ -205,7 +205,7 @@ func WriteMutations(w io.Writer, ms []api.MutationView, width int) error {
 			b.line("result", clipped(oneLine(jsonShown(m.Result)), resultMax))
 		}
 		for _, a := range m.Answers {
-			b.line("answered", a.Answer+" by "+a.AnsweredBy+" at "+cliTime(a.At))
+			b.line("answered", answerText(a)+" at "+cliTime(a.At))
 		}
 		if m.ResolvedBy != "" {
 			b.line("resolved by", m.ResolvedBy)
