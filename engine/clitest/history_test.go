@@ -177,7 +177,7 @@ func TestMutationsSayWhatWasAnswered(t *testing.T) {
 		}
 	}
 	r := e.ok("mutations", "lines")
-	for _, a := range []string{"approve by user at ", "reject by user at "} {
+	for _, a := range []string{"approve (attempt 1) by user at ", "reject (attempt 1) by user at "} {
 		if !strings.Contains(r.stdout, a) {
 			t.Errorf("keep mutations does not say %q: %s", a, r)
 		}
