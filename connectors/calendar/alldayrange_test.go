@@ -115,3 +115,39 @@ func TestTheServerDoesNotDropAnAllDayEventOfThePersonsDay(t *testing.T) {
 		t.Errorf("the 29th lists %v, want %v", got, want)
 	}
 }
+
+// TestAMovedAllDayOccurrenceIsNamedByItsDay: an all-day occurrence moved
+// into the listed range from a day outside it is named by that day, as
+// when its own day is listed too, not by the moment the day starts in
+// UTC.
+func TestAMovedAllDayOccurrenceIsNamedByItsDay(t *testing.T) {
+	t.Parallel()
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ics := vcalendar(
+		"BEGIN:VEVENT\r\nUID:s\r\nDTSTAMP:20261101T000000Z\r\nDTSTART;VALUE=DATE:20261120\r\nDTEND;VALUE=DATE:20261121\r\n"+
+			"RRULE:FREQ=DAILY;COUNT=6\r\nSUMMARY:Leave\r\nEND:VEVENT\r\n",
+		"BEGIN:VEVENT\r\nUID:s\r\nDTSTAMP:20261101T000000Z\r\nRECURRENCE-ID;VALUE=DATE:20261122\r\n"+
+			"DTSTART;VALUE=DATE:20261129\r\nDTEND;VALUE=DATE:20261130\r\nSUMMARY:Moved\r\nEND:VEVENT\r\n")
+	c, err := calendar.New(calendar.Config{URL: holding(t, ics), Location: berlin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{"2026-11-29", "2026-11-20"} {
+		got, err := c.Do(context.Background(), connectors.Call{Method: "events", Params: map[string]any{"from": from, "to": "2026-11-30"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rid any
+		for _, e := range got.([]any) {
+			if m := e.(map[string]any); m["summary"] == "Moved" {
+				rid = m["recurrenceId"]
+			}
+		}
+		if rid != "2026-11-22" {
+			t.Errorf("listed from %s, the moved occurrence's recurrenceId is %v, want 2026-11-22", from, rid)
+		}
+	}
+}

@@ -360,7 +360,10 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 		if err != nil {
 			return nil, err
 		}
-		m["recurrenceId"] = key
+		// the key is the moment, as a date is one on the person's
+		// clock; listed as the other occurrences' are
+		rid, _ := time.Parse(time.RFC3339, key)
+		m["recurrenceId"] = when{t: rid.In(k.loc), allDay: m["allDay"].(bool)}.String()
 		if overlaps(m) {
 			if err := b.add(); err != nil {
 				return nil, err
