@@ -161,7 +161,7 @@ func (c *Connector) Methods() []connectors.Method {
 	updateArgs := append([]connectors.Arg{{Name: "uid", Type: "string", Required: true, Doc: "the event to change"}}, fieldArgs...)
 	return []connectors.Method{
 		{Name: "events", Kind: connectors.Read, Scope: c.scope,
-			Doc: "Lists the events overlapping [from, to), sorted by start; a recurring event appears once per occurrence, with recurrenceId, as its overrides change it (one occurrence, or it and all following), and a cancelled occurrence not at all. Times are given in UTC; an event written without a zone (a floating time) is read on this machine's clock, as a calendar app shows it. More than " + strconv.Itoa(maxEvents) + " events, or an event repeating too often to walk through, fail the listing.",
+			Doc: "Lists the events overlapping [from, to), sorted by start; a recurring event appears once per occurrence, with recurrenceId, as its overrides change it (one occurrence, or it and all following), and a cancelled occurrence not at all. Times are given in UTC, an all-day event's start and end as dates; a date (in from and to, or an all-day event's) and an event written without a zone (a floating time) are read on this machine's clock, as a calendar app shows them. More than " + strconv.Itoa(maxEvents) + " events, or an event repeating too often to walk through, fail the listing.",
 			Args: []connectors.Arg{
 				{Name: "from", Type: "string", Required: true, Doc: "an RFC 3339 time or a date"},
 				{Name: "to", Type: "string", Required: true, Doc: "an RFC 3339 time or a date, after from, at most 366 days later"},

@@ -27,21 +27,31 @@ type when struct {
 }
 
 // parseWhen reads an RFC 3339 time ("2026-11-23T10:00:00+01:00") or a date
-// ("2026-11-23", an all-day boundary).
-func parseWhen(params map[string]any, name string, required bool) (when, bool, error) {
+// ("2026-11-23", an all-day boundary) on loc.
+func parseWhen(params map[string]any, name string, required bool, loc *time.Location) (when, bool, error) {
 	s, err := connectors.String(params, name, required)
 	if err != nil || s == "" {
 		return when{}, false, err
 	}
-	if d, err := time.Parse(dateLayout, s); err == nil {
-		return when{t: d, allDay: true}, true, nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
+	w, err := parseBoundary(s, loc)
 	if err != nil {
 		return when{}, false, connectors.Errorf(connectors.Logic,
 			"%s %q is neither a date (2026-11-23) nor an RFC 3339 time (2026-11-23T10:00:00+01:00)", name, s)
 	}
-	return when{t: t}, true, nil
+	return w, true, nil
+}
+
+// parseBoundary reads a time as scripts give it and as events lists it.
+// A date is the moment its day starts on loc, the person's clock: RFC
+// 5545 reads a date (§3.3.4), like a floating time, where its reader is,
+// so the 29th of someone in Berlin starts at 23:00 UTC on the 28th, and
+// an all-day event on the 28th is over by then.
+func parseBoundary(s string, loc *time.Location) (when, error) {
+	if d, err := time.ParseInLocation(dateLayout, s, loc); err == nil {
+		return when{t: d, allDay: true}, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	return when{t: t}, err
 }
 
 func (w when) String() string {
@@ -65,8 +75,8 @@ var textFields = []struct {
 	{"description", ical.PropDescription},
 }
 
-// readFields reads the settable fields present in params.
-func readFields(params map[string]any) (fields, error) {
+// readFields reads the settable fields present in params, dates on loc.
+func readFields(params map[string]any, loc *time.Location) (fields, error) {
 	var f fields
 	for _, tf := range textFields {
 		if _, ok := params[tf.name]; !ok {
@@ -86,7 +96,7 @@ func readFields(params map[string]any) (fields, error) {
 		}
 	}
 	for _, name := range []string{"start", "end"} {
-		w, ok, err := parseWhen(params, name, false)
+		w, ok, err := parseWhen(params, name, false, loc)
 		if err != nil {
 			return f, err
 		}
@@ -269,9 +279,9 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 	}
 	var out []map[string]any
 	overlaps := func(m map[string]any) bool {
-		s, _ := parseBoundary(m["start"].(string))
-		e, _ := parseBoundary(m["end"].(string))
-		return s.Before(to) && (e.After(from) || (e.Equal(s) && !s.Before(from)))
+		s, _ := parseBoundary(m["start"].(string), loc)
+		e, _ := parseBoundary(m["end"].(string), loc)
+		return s.t.Before(to) && (e.t.After(from) || (e.t.Equal(s.t) && !s.t.Before(from)))
 	}
 	for _, ev := range masters {
 		set, err := recurrenceSet(&ev, k, o.cancelled)
@@ -350,7 +360,10 @@ func expand(cal *ical.Calendar, from, to time.Time, b *budget, loc *time.Locatio
 		if err != nil {
 			return nil, err
 		}
-		m["recurrenceId"] = key
+		// the key is the moment, as a date is one on the person's
+		// clock; listed as the other occurrences' are
+		rid, _ := time.Parse(time.RFC3339, key)
+		m["recurrenceId"] = when{t: rid.In(k.loc), allDay: m["allDay"].(bool)}.String()
 		if overlaps(m) {
 			if err := b.add(); err != nil {
 				return nil, err
@@ -424,21 +437,15 @@ func recurrenceSet(ev *ical.Event, k *clock, cancelled []time.Time) (*rrule.Set,
 	return set, nil
 }
 
-func parseBoundary(s string) (time.Time, error) {
-	if t, err := time.Parse(dateLayout, s); err == nil {
-		return t, nil
-	}
-	return time.Parse(time.RFC3339, s)
-}
-
-// sortEvents orders events by start, then uid, so a listing is stable.
-func sortEvents(evs []any) {
+// sortEvents orders events by start, then uid, so a listing is stable;
+// an all-day event starts when its day does on loc.
+func sortEvents(evs []any, loc *time.Location) {
 	sort.SliceStable(evs, func(i, j int) bool {
 		a, b := evs[i].(map[string]any), evs[j].(map[string]any)
-		sa, _ := parseBoundary(a["start"].(string))
-		sb, _ := parseBoundary(b["start"].(string))
-		if !sa.Equal(sb) {
-			return sa.Before(sb)
+		sa, _ := parseBoundary(a["start"].(string), loc)
+		sb, _ := parseBoundary(b["start"].(string), loc)
+		if !sa.t.Equal(sb.t) {
+			return sa.t.Before(sb.t)
 		}
 		return strings.Compare(a["uid"].(string), b["uid"].(string)) < 0
 	})

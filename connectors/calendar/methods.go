@@ -15,11 +15,11 @@ import (
 
 // events: {from, to} → the events overlapping [from, to).
 func (c *Connector) events(ctx context.Context, p map[string]any) (any, error) {
-	from, _, err := parseWhen(p, "from", true)
+	from, _, err := parseWhen(p, "from", true, c.loc)
 	if err != nil {
 		return nil, err
 	}
-	to, _, err := parseWhen(p, "to", true)
+	to, _, err := parseWhen(p, "to", true, c.loc)
 	if err != nil {
 		return nil, err
 	}
@@ -33,10 +33,15 @@ func (c *Connector) events(ctx context.Context, p map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The server reads an all-day event's dates, and floating times, on
+	// a clock of its own (RFC 4791 §9.9: the calendar's zone, or UTC as
+	// Radicale does), up to 26 hours off the person's (UTC-12 to UTC+14):
+	// it is asked for two days more on each side, and expand keeps what
+	// is in the range on the person's clock.
 	objs, err := c.cal.QueryCalendar(ctx, path, &caldav.CalendarQuery{
 		CompRequest: caldav.CalendarCompRequest{Name: ical.CompCalendar, AllProps: true, AllComps: true},
 		CompFilter: caldav.CompFilter{Name: ical.CompCalendar, Comps: []caldav.CompFilter{{
-			Name: ical.CompEvent, Start: from.t.UTC(), End: to.t.UTC(),
+			Name: ical.CompEvent, Start: from.t.AddDate(0, 0, -2).UTC(), End: to.t.AddDate(0, 0, 2).UTC(),
 		}}},
 	})
 	if err != nil {
@@ -60,7 +65,7 @@ func (c *Connector) events(ctx context.Context, p map[string]any) (any, error) {
 			out = append(out, ev)
 		}
 	}
-	sortEvents(out)
+	sortEvents(out, c.loc)
 	return out, nil
 }
 
@@ -197,7 +202,7 @@ func (c *Connector) find(ctx context.Context, uid string) (*found, error) {
 
 // create: {summary, start, end, location, description} → {uid}.
 func (c *Connector) create(ctx context.Context, call connectors.Call) (any, error) {
-	f, err := readFields(call.Params)
+	f, err := readFields(call.Params, c.loc)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +256,7 @@ func (c *Connector) update(ctx context.Context, call connectors.Call) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	f, err := readFields(call.Params)
+	f, err := readFields(call.Params, c.loc)
 	if err != nil {
 		return nil, err
 	}

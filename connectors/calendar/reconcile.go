@@ -51,7 +51,7 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 	if obj == nil {
 		return connectors.NotApplied, nil, nil
 	}
-	f, err := readFields(call.Params)
+	f, err := readFields(call.Params, c.loc)
 	if err != nil {
 		return connectors.Unknown, nil, err
 	}
