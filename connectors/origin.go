@@ -134,6 +134,9 @@ func unsign(req *http.Request) {
 // an answer that will not change.
 func boundRedirects(client *http.Client) *http.Client {
 	c := *client
+	if c.Transport == nil {
+		c.Transport = defaultTransport
+	}
 	own := client.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if req.Method != via[0].Method {

@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -180,13 +181,35 @@ func (t *Transport) client() *http.Client {
 const IdleConnsPerHost = 64
 
 // NewHTTPTransport is net/http's default transport keeping
-// IdleConnsPerHost connections per host: what a connector's client sends
-// with unless it is given one.
+// IdleConnsPerHost connections per host, speaking HTTP/1.1 only: what a
+// connector's client sends with unless it is given one.
+//
+// Not HTTP/2: net/http's HTTP/2 client sends a request again by itself,
+// body and all, when the server resets its stream with PROTOCOL_ERROR,
+// which does not say the server did nothing (only REFUSED_STREAM does,
+// RFC 9113 §8.7), and it does so for any method, with no setting to stop
+// it: a server or a proxy before it that resets after acting has a
+// mutation done again and again (well over a thousand times in four
+// seconds), and keeps the daemon busy resending. HTTP/1.1's own replays
+// are ones sendOnce keeps off mutations.
 func NewHTTPTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = IdleConnsPerHost
+	t.ForceAttemptHTTP2 = false
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetHTTP1(true)
+	t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	if t.TLSClientConfig != nil {
+		// offering h2 to a server this transport cannot speak it to
+		t.TLSClientConfig.NextProtos = nil
+	}
 	return t
 }
+
+// defaultTransport is what a client without a Transport of its own sends
+// with through Transport and BoundClient, in place of net/http's default
+// one, which speaks HTTP/2 (NewHTTPTransport).
+var defaultTransport = NewHTTPTransport()
 
 // secretOn is the secret Authorize put on r (Basic or Bearer): the one a
 // 401 to r refused.
