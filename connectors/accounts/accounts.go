@@ -60,7 +60,8 @@ type Def struct {
 type Opts struct {
 	// Path of the credentials file (credentials.json next to the config).
 	Path string
-	// Client talks to token endpoints. Default: http.DefaultClient.
+	// Client talks to token endpoints. Default: one over
+	// connectors.NewHTTPTransport (HTTP/1.1 only).
 	Client *http.Client
 	// Now is the clock token expiry is judged by. Default: time.Now.
 	Now func() time.Time
@@ -106,12 +107,17 @@ type DefError struct {
 func (e *DefError) Error() string { return "accounts." + e.Name + ": " + e.Err.Error() }
 func (e *DefError) Unwrap() error { return e.Err }
 
+// defaultClient is the stores' client when they are given none: keep's
+// transport, which does not send a request again by itself (HTTP/2's
+// does, see connectors.NewHTTPTransport).
+var defaultClient = &http.Client{Transport: connectors.NewHTTPTransport()}
+
 // Open checks the definitions and returns a store. The credentials file is
 // read when a secret is first needed, so a config without accounts never
 // touches it.
 func Open(defs []Def, opts Opts) (*Store, error) {
 	if opts.Client == nil {
-		opts.Client = http.DefaultClient
+		opts.Client = defaultClient
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
