@@ -81,6 +81,11 @@ func classifyIMAP(err error) connectors.Class {
 		}
 		return connectors.Transient
 	}
+	var bad *errV1Response
+	if errors.As(err, &bad) {
+		// the server's answer is what is wrong: asking again gets it again
+		return connectors.Logic
+	}
 	if untrusted(err) {
 		return connectors.Permission
 	}
