@@ -82,7 +82,8 @@ func classifyIMAP(err error) connectors.Class {
 		return connectors.Transient
 	}
 	var bad *errV1Response
-	if errors.As(err, &bad) {
+	var over *overReadError
+	if errors.As(err, &bad) || errors.As(err, &over) {
 		// the server's answer is what is wrong: asking again gets it again
 		return connectors.Logic
 	}

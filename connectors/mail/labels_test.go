@@ -30,7 +30,7 @@ type gimap struct {
 	// hostile, when set, is written in place of the answer to the first
 	// UID FETCH (when fetch) or UID STORE, and the session then waits
 	// for the client to hang up
-	hostile string
+	hostile []byte
 	fetch   bool
 }
 
@@ -39,13 +39,13 @@ type gimap struct {
 func (g *gimap) sendHostile(c net.Conn, fetch bool) bool {
 	g.mu.Lock()
 	h := g.hostile
-	if h == "" || g.fetch != fetch {
+	if h == nil || g.fetch != fetch {
 		g.mu.Unlock()
 		return false
 	}
-	g.hostile = ""
+	g.hostile = nil
 	g.mu.Unlock()
-	_, _ = io.WriteString(c, h)
+	_, _ = c.Write(h)
 	_, _ = io.Copy(io.Discard, c)
 	return true
 }

@@ -2,6 +2,7 @@ package mail
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -17,7 +18,7 @@ import (
 // chosen command is hostile, through connectors.Do as the host calls it.
 func hostileLabelCall(t *testing.T, hostile string, fetch bool) error {
 	t.Helper()
-	g := &gimap{gmail: true, labels: map[string]bool{`\Inbox`: true}, hostile: hostile, fetch: fetch}
+	g := &gimap{gmail: true, labels: map[string]bool{`\Inbox`: true}, hostile: []byte(hostile), fetch: fetch}
 	b := setup(t)
 	c := b.connector(t, func(cfg *Config) { cfg.IMAP = g.serve(t) })
 	call := connectors.Call{Method: "label", Params: map[string]any{"id": "INBOX:7:5", "add": "x"}, IdempotencyKey: "label-1"}
@@ -96,5 +97,31 @@ func TestLabelsWithParenthesesAreRead(t *testing.T) {
 	}
 	if got := res.(map[string]any)["labels"].([]any); len(got) != 2 || got[0] != name {
 		t.Fatalf("labels %q", got)
+	}
+}
+
+// TestAnAnswerPaddedWithAMessageIsNotReadWhole: imapclient reads into
+// memory whatever a server puts in an answer, asked for or not, and only
+// search and get's one message were bounded: a server that answered
+// markRead's fetch of the flags with a message body of any size had keep
+// read it all. A call reads a bounded number of bytes, and a server past
+// it fails the call, its fault.
+func TestAnAnswerPaddedWithAMessageIsNotReadWhole(t *testing.T) {
+	// not parallel: the allocations measured are the whole process's
+	const size = 48 << 20
+	hostile := []byte(fmt.Sprintf("* 1 FETCH (UID 5 FLAGS () BODY[] {%d}\r\n%s)\r\n", size, strings.Repeat("x", size)))
+	g := &gimap{gmail: true, labels: map[string]bool{}, hostile: hostile, fetch: true}
+	b := setup(t)
+	c := b.connector(t, func(cfg *Config) { cfg.IMAP = g.serve(t) })
+	c.maxMessage, c.maxSearch = 64<<10, 64<<10
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := connectors.Do(context.Background(), c, connectors.Call{Method: "markRead", Params: map[string]any{"id": "INBOX:7:5"}, IdempotencyKey: "k"}, true)
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 24<<20 {
+		t.Errorf("the call allocated %d MiB", grew>>20)
+	}
+	if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), "bytes keep reads in one call") {
+		t.Errorf("err = %v, want a logic failure saying the server sent too much", err)
 	}
 }
