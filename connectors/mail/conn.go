@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -72,12 +73,21 @@ func (c *cmdConn) SetDeadline(t time.Time) error { return c.Conn.SetWriteDeadlin
 // armed, it reads at most the budget and then fails every read, which ends
 // the command and the connection (nothing else can be read off it after an
 // answer cut short).
+//
+// Under that, whatever the command, the whole session reads at most
+// callMax bytes (when set): imapclient also reads into memory whatever a
+// server adds to an answer unasked (a message's body in the answer to a
+// fetch of its flags, a thousand bodies in the answer to a get of one),
+// so no other bound holds there.
 type budgetConn struct {
 	net.Conn
 	mu    sync.Mutex
 	armed bool
 	left  int64
 	spent bool
+	// callMax bounds the session, callRead counts toward it
+	callMax, callRead int64
+	over              bool
 }
 
 func (b *budgetConn) Read(p []byte) (int, error) {
@@ -86,7 +96,19 @@ func (b *budgetConn) Read(p []byte) (int, error) {
 	if armed && left <= 0 {
 		b.spent = true
 	}
+	callLeft := b.callMax - b.callRead
+	if b.callMax > 0 && callLeft <= 0 {
+		b.over = true
+	}
 	b.mu.Unlock()
+	if b.callMax > 0 {
+		if callLeft <= 0 {
+			return 0, &overReadError{max: b.callMax}
+		}
+		if int64(len(p)) > callLeft {
+			p = p[:callLeft]
+		}
+	}
 	if armed {
 		if left <= 0 {
 			return 0, errBudgetSpent
@@ -100,8 +122,27 @@ func (b *budgetConn) Read(p []byte) (int, error) {
 	if b.armed {
 		b.left -= int64(n)
 	}
+	b.callRead += int64(n)
 	b.mu.Unlock()
 	return n, err
+}
+
+// overRead is the session's refusal to read on, if it refused.
+func (b *budgetConn) overRead() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over {
+		return &overReadError{max: b.callMax}
+	}
+	return nil
+}
+
+// overReadError is a server that sent more than one call reads: its
+// fault, and the same call would meet it again.
+type overReadError struct{ max int64 }
+
+func (e *overReadError) Error() string {
+	return fmt.Sprintf("the server sent more than the %d bytes keep reads in one call", e.max)
 }
 
 // arm allows max more bytes to be read, until disarm.

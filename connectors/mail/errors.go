@@ -81,6 +81,12 @@ func classifyIMAP(err error) connectors.Class {
 		}
 		return connectors.Transient
 	}
+	var bad *errV1Response
+	var over *overReadError
+	if errors.As(err, &bad) || errors.As(err, &over) {
+		// the server's answer is what is wrong: asking again gets it again
+		return connectors.Logic
+	}
 	if untrusted(err) {
 		return connectors.Permission
 	}

@@ -31,6 +31,9 @@ const (
 	// quotes, and imapclient reads each whole) is cut short instead of
 	// read into memory without bound.
 	maxSearchBytes = 24 << 20
+	// maxReplies is what a call reads beside a message and a search's
+	// summaries (see budgetConn): mailbox lists, search results, flags.
+	maxReplies = 8 << 20
 )
 
 // imapSession is one logged-in IMAP connection for one call.
@@ -51,7 +54,7 @@ func (c *Connector) dialIMAP(ctx context.Context) (*imapSession, error) {
 		return nil, err
 	}
 	addr := c.cfg.IMAP
-	budget := &budgetConn{Conn: conn}
+	budget := &budgetConn{Conn: conn, callMax: c.maxMessage + c.maxSearch + maxReplies}
 	conn = budget
 	opts := &imapclient.Options{TLSConfig: c.tlsConfig(addr)}
 	var cl *imapclient.Client

@@ -27,6 +27,9 @@ type gmailSession struct {
 	c    *Connector
 	cl   *clientv1.Client
 	stop func() bool
+	// guard is what the client reads through; its refusal is the cause
+	// of the failure the client reports as a closed connection
+	guard *v1Guard
 }
 
 func (g *gmailSession) close() {
@@ -41,18 +44,22 @@ func (c *Connector) dialGmail(ctx context.Context) (*gmailSession, error) {
 		return nil, err
 	}
 	addr := c.cfg.IMAP
-	cl, err := clientv1.New(conn)
-	if err != nil {
-		conn.Close()
-		return nil, c.fail(ctx, classifyIMAP(err), "imap: greeting from "+addr, err)
-	}
-	g := &gmailSession{c: c, cl: cl, stop: context.AfterFunc(ctx, func() { _ = cl.Terminate() })}
 	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
-		if err := cl.StartTLS(c.tlsConfig(addr)); err != nil {
-			g.close()
+		tc, err := startTLSv1(ctx, conn, c.tlsConfig(addr))
+		if err != nil {
+			conn.Close()
 			return nil, c.fail(ctx, classifyIMAP(err), "imap: starttls with "+addr, err)
 		}
+		conn = tc
 	}
+	guard := &v1Guard{Conn: conn}
+	cl, err := clientv1.New(guard)
+	if err != nil {
+		conn.Close()
+		err = guard.cause(err)
+		return nil, c.fail(ctx, classifyIMAP(err), "imap: greeting from "+addr, err)
+	}
+	g := &gmailSession{c: c, cl: cl, stop: context.AfterFunc(ctx, func() { _ = cl.Terminate() }), guard: guard}
 	err = g.login(cr)
 	if err != nil && cr.bearer && v1LoginClass(err) == connectors.Auth {
 		// A refused token may just have expired: refresh once.
@@ -65,6 +72,7 @@ func (c *Connector) dialGmail(ctx context.Context) (*gmailSession, error) {
 	}
 	if err != nil {
 		g.close()
+		err = guard.cause(err)
 		return nil, c.refusal(cr, err, c.fail(ctx, v1LoginClass(err), "imap: login as "+cr.user, err))
 	}
 	return g, nil
@@ -97,6 +105,10 @@ func v1LoginClass(err error) connectors.Class {
 	var ce *connectors.Error
 	if errors.As(err, &ce) {
 		return ce.Class
+	}
+	var bad *errV1Response
+	if errors.As(err, &bad) {
+		return connectors.Logic
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "connection closed") {
@@ -156,6 +168,7 @@ func (c *Connector) openLabels(ctx context.Context, method string, params map[st
 	}
 	if ok, err := g.cl.Support(capGmail); err != nil {
 		g.close()
+		err = g.guard.cause(err)
 		return nil, "", 0, c.fail(ctx, classifyIMAP(err), "imap: capability", err)
 	} else if !ok {
 		g.close()
@@ -165,6 +178,7 @@ func (c *Connector) openLabels(ctx context.Context, method string, params map[st
 	status, err := g.cl.Select(mailbox, !write)
 	if err != nil {
 		g.close()
+		err = g.guard.cause(err)
 		return nil, "", 0, c.fail(ctx, classifyIMAP(err), fmt.Sprintf("imap: open mailbox %q", mailbox), err)
 	}
 	if status.UidValidity != validity {
@@ -195,6 +209,7 @@ func (g *gmailSession) labels(ctx context.Context, uid uint32) (labels []string,
 		}
 	}
 	if err := <-done; err != nil {
+		err = g.guard.cause(err)
 		return nil, false, g.c.fail(ctx, classifyIMAP(err), "imap: fetch labels", err)
 	}
 	sort.Strings(labels)
@@ -235,7 +250,7 @@ func (c *Connector) label(ctx context.Context, params map[string]any) (any, erro
 		status, err := g.cl.Execute(cmd, nil)
 		if err != nil {
 			// The command may have reached the server.
-			return nil, c.fail(ctx, connectors.Uncertain, "label: imap: store labels on "+id, err)
+			return nil, c.fail(ctx, connectors.Uncertain, "label: imap: store labels on "+id, g.guard.cause(err))
 		}
 		if err := status.Err(); err != nil {
 			class := connectors.Logic

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
 	"sort"
 	"strings"
@@ -26,6 +27,27 @@ type gimap struct {
 	// throttle refuses the next STORE as Gmail does when it is busy.
 	throttle bool
 	gmail    bool
+	// hostile, when set, is written in place of the answer to the first
+	// UID FETCH (when fetch) or UID STORE, and the session then waits
+	// for the client to hang up
+	hostile []byte
+	fetch   bool
+}
+
+// sendHostile writes g.hostile for the command kind when it is the one
+// chosen, and says whether it did.
+func (g *gimap) sendHostile(c net.Conn, fetch bool) bool {
+	g.mu.Lock()
+	h := g.hostile
+	if h == nil || g.fetch != fetch {
+		g.mu.Unlock()
+		return false
+	}
+	g.hostile = nil
+	g.mu.Unlock()
+	_, _ = c.Write(h)
+	_, _ = io.Copy(io.Discard, c)
+	return true
 }
 
 func (g *gimap) labelList() string {
@@ -139,6 +161,9 @@ func (g *gimap) session(c net.Conn, caps string) {
 			fmt.Fprintf(c, "%s OK [CAPABILITY %s] logged in\r\n", tag, caps)
 		case strings.HasPrefix(cmd, "SELECT"), strings.HasPrefix(cmd, "EXAMINE"):
 			fmt.Fprintf(c, "* FLAGS (\\Seen)\r\n* 1 EXISTS\r\n* 0 RECENT\r\n* OK [UIDVALIDITY 7] ok\r\n* OK [UIDNEXT 6] ok\r\n%s OK [READ-WRITE] selected\r\n", tag)
+		case strings.HasPrefix(cmd, "UID FETCH") && g.sendHostile(c, true),
+			strings.HasPrefix(cmd, "UID STORE") && g.sendHostile(c, false):
+			return
 		case strings.HasPrefix(cmd, "UID FETCH"):
 			fmt.Fprintf(c, "* 1 FETCH (UID 5 X-GM-LABELS %s)\r\n%s OK done\r\n", g.labelList(), tag)
 		case strings.HasPrefix(cmd, "UID STORE 5 "):
