@@ -354,7 +354,11 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	if it.Kind == api.AttentionApproval && accepts(it, "approve-always") {
 		// both answers, named where they are given: approving covers
 		// this call; always covers the scope shown, from now on
-		add(approveChoices(p.sh.keys, it), cell{style: lipglossPlain})
+		// wrapped, never cut: a cut path reads as its folder, a wider
+		// grant than A gives
+		for _, l := range wrapAll(approveChoices(p.sh.keys, it), w) {
+			add(l, cell{style: lipglossPlain})
+		}
 	}
 	if it.Command != "" {
 		add("fix: run "+it.Command, cell{style: st.Bold})
