@@ -34,6 +34,8 @@ type shared struct {
 	// value is -1 while on its way, then the count of re-reads begun
 	// (Model.reads) when it was taken: a re-read begun after clears it.
 	sent map[string]int
+	// asked is a question a key has just asked (ask), for the root to open.
+	asked *confirm
 }
 
 // cardKey names a card as asked: a call asked about again (a new attempt)
@@ -102,14 +104,6 @@ type (
 		// card is the card (cardKey) this answered, if any
 		card string
 	}
-	// askMsg opens a "sure? y/n" question; yes makes the action run
-	// builds (built only then, so a question cancelled is no action on
-	// its way).
-	askMsg struct {
-		question    string
-		consequence string
-		run         func() tea.Cmd
-	}
 	// focusMsg asks the root to focus another pane.
 	focusMsg struct{ to focus }
 	// openTraceMsg asks the Run log to open a run's trace.
@@ -176,6 +170,12 @@ func (g goneErr) Error() string {
 
 func (g goneErr) Unwrap() error { return g.err }
 
-func ask(question, consequence string, run func() tea.Cmd) tea.Cmd {
-	return func() tea.Msg { return askMsg{question: question, consequence: consequence, run: run} }
+// ask opens a "sure? y/n" question; yes makes the action run builds
+// (built only then, so a question cancelled is no action on its way). The
+// root opens it in the Update of the key that asked (Model.Update), never
+// by a message of its own: a repeat of the key, read before such a message
+// came, asked again, and the question answered once opened a second time.
+func (sh *shared) ask(question, consequence string, run func() tea.Cmd) tea.Cmd {
+	sh.asked = &confirm{question: question, consequence: consequence, run: run}
+	return nil
 }

@@ -139,6 +139,9 @@ func (m *Model) focused() pane { return m.panes[m.focus] }
 
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	if m.sh.asked != nil {
+		m.confirm, m.sh.asked = m.sh.asked, nil
+	}
 	// a question or a filter opening or closing changes the help's height
 	// (helpView): the panes take back, or give, its rows
 	if m.lay.width > 0 && m.helpRows() != m.lay.helpH {
@@ -249,8 +252,6 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.errText, m.flash = "", msg.what
 		}
 		return m.refresh()
-	case askMsg:
-		m.confirm = &confirm{question: msg.question, consequence: msg.consequence, run: msg.run}
 	case openTraceMsg:
 		m.setFocus(focusRuns)
 		return m.rn.OpenTrace(msg.runID)
@@ -370,7 +371,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 				return m.sh.act("resumed "+name, func(ctx context.Context) error { return m.sh.api.Resume(ctx, to) })
 			}
 			// one key stops a workflow: asked first, as reject and skip are
-			return ask(fmt.Sprintf("pause %s?", name), "pause: no new run starts until you resume it (p again); a run under way stops at its next step",
+			return m.sh.ask(fmt.Sprintf("pause %s?", name), "pause: no new run starts until you resume it (p again); a run under way stops at its next step",
 				func() tea.Cmd {
 					return m.sh.act("paused "+name, func(ctx context.Context) error { return m.sh.api.Pause(ctx, name) })
 				})

@@ -172,20 +172,20 @@ func (p *attentionPane) answer(msg tea.KeyPressMsg, it api.AttentionItem) tea.Cm
 	case keyIs(msg, k.ApproveAlways):
 		return sh.answer(card, title, "approved "+title+", and always for "+fit(printable.Line(it.Scope), 30), func(ctx context.Context) error { return sh.api.Approve(ctx, it.AnswerID(), true) })
 	case keyIs(msg, k.Reject):
-		return ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
+		return sh.ask(q("reject"), "reject: the change will not be made; the events behind it will be marked skipped",
 			func() tea.Cmd {
 				return sh.answer(card, title, "rejected "+title, func(ctx context.Context) error { return sh.api.Reject(ctx, it.AnswerID()) })
 			})
 	case keyIs(msg, k.TryAgain):
 		return resolve(api.TryAgain, "checking again: "+title)
 	case keyIs(msg, k.Happened):
-		return ask(q("it happened:"), "it happened: it will be recorded as done and the workflow goes on",
+		return sh.ask(q("it happened:"), "it happened: it will be recorded as done and the workflow goes on",
 			func() tea.Cmd { return resolve(api.Happened, "recorded as happened: "+title) })
 	case keyIs(msg, k.NotHappened):
-		return ask(q("it didn't happen:"), "it didn't happen: sent again under the same idempotency key",
+		return sh.ask(q("it didn't happen:"), "it didn't happen: sent again under the same idempotency key",
 			func() tea.Cmd { return resolve(api.NotHappened, "recorded as not happened: "+title) })
 	case keyIs(msg, k.Skip):
-		return ask(q("skip"), "skip: the change will not be made; the events will be marked skipped and not processed",
+		return sh.ask(q("skip"), "skip: the change will not be made; the events will be marked skipped and not processed",
 			func() tea.Cmd { return resolve(api.SkipIt, "skipped "+title) })
 	case keyIs(msg, k.SkipInput):
 		return skipInput(sh, it.ID, it.Title, card)
@@ -354,7 +354,11 @@ func (p *attentionPane) card(i int, sel bool) (lines []string, must int) {
 	if it.Kind == api.AttentionApproval && accepts(it, "approve-always") {
 		// both answers, named where they are given: approving covers
 		// this call; always covers the scope shown, from now on
-		add(approveChoices(p.sh.keys, it), cell{style: lipglossPlain})
+		// wrapped, never cut: a cut path reads as its folder, a wider
+		// grant than A gives
+		for _, l := range wrapAll(approveChoices(p.sh.keys, it), w) {
+			add(l, cell{style: lipglossPlain})
+		}
 	}
 	if it.Command != "" {
 		add("fix: run "+it.Command, cell{style: st.Bold})

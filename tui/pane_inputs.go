@@ -90,7 +90,7 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 // skipInput asks first: skipping cannot be undone.
 // card is the attention card skipped (cardKey), "" from the Inputs pane.
 func skipInput(sh *shared, id, title, card string) tea.Cmd {
-	return ask("skip "+quoted(fit(oneLine(title), 40))+"?",
+	return sh.ask("skip "+quoted(fit(oneLine(title), 40))+"?",
 		"skip: the events will be marked skipped and not processed",
 		func() tea.Cmd {
 			return sh.actOn(card, "skipped "+fit(oneLine(title), 40), func(ctx context.Context) error { return sh.api.SkipInput(ctx, id) })

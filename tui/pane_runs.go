@@ -66,6 +66,18 @@ func (p *runsPane) traceQuery() query {
 	}
 }
 
+// SetWorkflow shows another workflow's runs. A trace open on the last
+// one's run is closed: under another workflow's name it reads as a run of
+// that one.
+func (p *runsPane) SetWorkflow(name string) tea.Cmd {
+	if name != p.workflow {
+		p.closeTrace()
+	}
+	return p.pagedList.SetWorkflow(name)
+}
+
+func (p *runsPane) closeTrace() { p.traceRun, p.trace, p.traceLines = "", nil, nil }
+
 // OpenTrace shows a run's trace (from this list or from a failed run in
 // the Attention pane).
 func (p *runsPane) OpenTrace(runID string) tea.Cmd {
@@ -122,7 +134,7 @@ func (p *runsPane) traceKey(msg tea.KeyPressMsg) tea.Cmd {
 	last := max(len(p.traceLines)-p.height, 0)
 	switch {
 	case keyIs(msg, k.Back):
-		p.traceRun, p.trace, p.traceLines = "", nil, nil
+		p.closeTrace()
 	case keyIs(msg, k.Up):
 		p.traceOff--
 	case keyIs(msg, k.Down):

@@ -19,7 +19,7 @@ func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it api.AttentionItem, card 
 	id, wf := it.ID, it.Workflow
 	switch {
 	case keyIs(msg, k.Approve):
-		return ask(fmt.Sprintf("accept proposal %s for %s?", id, wf),
+		return sh.ask(fmt.Sprintf("accept proposal %s for %s?", id, wf),
 			"accept: it becomes the workflow's new version and runs; it adds no grant",
 			func() tea.Cmd {
 				return sh.actOn(card, "accepted proposal "+id+" for "+wf, func(ctx context.Context) error {
@@ -28,7 +28,7 @@ func proposalAnswer(sh *shared, msg tea.KeyPressMsg, it api.AttentionItem, card 
 				})
 			})
 	case keyIs(msg, k.Reject):
-		return ask(fmt.Sprintf("reject proposal %s for %s?", id, wf), "reject: it is dropped; the workflow keeps its version",
+		return sh.ask(fmt.Sprintf("reject proposal %s for %s?", id, wf), "reject: it is dropped; the workflow keeps its version",
 			func() tea.Cmd {
 				return sh.actOn(card, "rejected proposal "+id+" for "+wf, func(ctx context.Context) error { return sh.api.RejectProposal(ctx, id) })
 			})
