@@ -55,7 +55,9 @@ func Run(ctx context.Context, keepAPI api.API, opts Options) error {
 		}
 	}()
 
+	release := holdStderr(m.sh.log)
 	_, err := p.Run()
+	release()
 	close(stop)
 	<-bridged
 	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
