@@ -211,6 +211,11 @@ func NewHTTPTransport() *http.Transport {
 // one, which speaks HTTP/2 (NewHTTPTransport).
 var defaultTransport = NewHTTPTransport()
 
+// HTTPClient is a client over the shared NewHTTPTransport, for requests
+// keep makes with no client of its own to hand (an account's token
+// endpoint).
+func HTTPClient() *http.Client { return &http.Client{Transport: defaultTransport} }
+
 // secretOn is the secret Authorize put on r (Basic or Bearer): the one a
 // 401 to r refused.
 func secretOn(r *http.Request) string {

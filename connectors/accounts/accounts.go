@@ -110,7 +110,7 @@ func (e *DefError) Unwrap() error { return e.Err }
 // defaultClient is the stores' client when they are given none: keep's
 // transport, which does not send a request again by itself (HTTP/2's
 // does, see connectors.NewHTTPTransport).
-var defaultClient = &http.Client{Transport: connectors.NewHTTPTransport()}
+var defaultClient = connectors.HTTPClient()
 
 // Open checks the definitions and returns a store. The credentials file is
 // read when a secret is first needed, so a config without accounts never
