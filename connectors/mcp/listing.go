@@ -57,8 +57,13 @@ func (c *Connector) relist(s *sdk.ClientSession) {
 		c.again = true
 		return
 	}
+	if c.closed {
+		return
+	}
 	c.refreshing = true
+	c.relisting.Add(1)
 	go func() {
+		defer c.relisting.Done()
 		for {
 			c.refresh(s)
 			c.mu.Lock()

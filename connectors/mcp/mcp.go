@@ -81,13 +81,16 @@ type Connector struct {
 
 	startMu  sync.Mutex     // held while a server starts (session.go)
 	retiring sync.WaitGroup // sessions given up on, being closed (session.go)
-	mu       sync.Mutex
-	sess     *sdk.ClientSession
-	closed   bool
-	deaths   int       // failed starts and deaths since the last good call
-	downAt   time.Time // when the last one happened
-	tools    []*sdk.Tool
-	known    bool // tools holds a list (live or cached)
+	// relisting is the listing after a start or a list_changed (relist):
+	// Close waits for it, or it writes the cache after keep let go of it
+	relisting sync.WaitGroup
+	mu        sync.Mutex
+	sess      *sdk.ClientSession
+	closed    bool
+	deaths    int       // failed starts and deaths since the last good call
+	downAt    time.Time // when the last one happened
+	tools     []*sdk.Tool
+	known     bool // tools holds a list (live or cached)
 
 	listing     chan struct{}     // open while a listing in the background runs (listing.go)
 	listErr     error             // how the last listing failed; nil after one that did not
@@ -168,7 +171,8 @@ func (c *Connector) Close() error {
 	if s != nil {
 		err = s.Close()
 	}
-	c.retiring.Wait() // a server given up on is gone before keep is
+	c.relisting.Wait() // before retiring: a listing that fails may give up its session
+	c.retiring.Wait()  // a server given up on is gone before keep is
 	return err
 }
 
