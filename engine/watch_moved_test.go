@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAWatchFollowsItsFolderToWhereItIsNow: the folder a watch names can
+// come to be another folder with no event on the one watched: a folder
+// above it renamed (mv scans scans.old; mkdir -p scans/inbox: the kernel's
+// watch goes along with the old folder and says nothing), or a link in its
+// path pointed elsewhere (ln -sfn). The producer's next run not woken by
+// the watch (its schedule; here run-now) looks where the folder is now,
+// and a file dropped there wakes the producer. Before, the watch stayed on
+// the old folder until keep restarted or the workflow was deployed again:
+// the folder the producer lists woke it only at its rescan, and the old
+// one, which it no longer lists, woke it instead. A second workflow
+// watching the same folder must not keep the first on the old one.
+func TestAWatchFollowsItsFolderToWhereItIsNow(t *testing.T) {
+	for _, how := range []string{"the folder above renamed", "a link pointed elsewhere", "shared with another workflow"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			watch := "scans/inbox"
+			if how == "a link pointed elsewhere" {
+				watch = "inbox"
+				for _, d := range []string{"first", "second"} {
+					if err := os.MkdirAll(filepath.Join(b.root, d), 0o700); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.Symlink("first", filepath.Join(b.root, "inbox")); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.MkdirAll(filepath.Join(b.root, watch), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			src := strings.NewReplacer("SCHEDULE", `{ watch: "`+watch+`" }`, `dir: "inbox"`, `dir: "`+watch+`"`).Replace(watchWorkflow)
+			b.deploy("watch", src)
+			if how == "shared with another workflow" {
+				b.deploy("other", strings.Replace(src, `name: "watch"`, `name: "other"`, 1))
+			}
+			ctx, committed := startWatching(t, b)
+			committed("at deploy")
+			if how == "a link pointed elsewhere" {
+				link := filepath.Join(b.root, "inbox")
+				if err := os.Remove(link); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("second", link); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := os.Rename(filepath.Join(b.root, "scans"), filepath.Join(b.root, "scans.old")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(filepath.Join(b.root, watch), 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runNowWhenIdle(t, ctx, b, "watch")
+			committed("after run-now")
+			n := len(b.runs("watch"))
+			if err := os.WriteFile(filepath.Join(b.root, watch, "x.txt"), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				committed("after a file was dropped into the folder the watch names now")
+				if runs := b.runs("watch"); len(runs) > n && runs[0].Trigger == "watch" {
+					break
+				}
+			}
+		})
+	}
+}
+
+// runNowWhenIdle asks run-now until the run committed last has ended:
+// run-now is refused while a run is in progress (DESIGN.md §5).
+func runNowWhenIdle(t *testing.T, ctx context.Context, b *bundle, wf string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		err := b.e.RunNow(ctx, wf)
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "has a run in progress") || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
