@@ -123,6 +123,10 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		return // the step reports a script that does not load
 	}
 	want := map[string][]string{} // real folder → producers
+	// kept: folders of this version's watches that are gone and awaited
+	// (await): they stay as they are, so that the folder made again is
+	// watched at once, not at the run after this one
+	kept := map[string]bool{}
 	failed := false
 	for _, p := range sc.Workflow.Producers {
 		if p.Schedule.Watch == "" {
@@ -132,6 +136,11 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		if err != nil {
 			f.e.log.Warn("a watched folder is not watched; the producer runs on its schedule", "workflow", w.Name, "producer", p.Name, "err", err)
 			failed = true
+			if ok && have.version == w.Version {
+				if d, ok := f.awaiting(w.ID, p.Name, have.dirs); ok {
+					kept[d] = true
+				}
+			}
 			continue
 		}
 		want[dir] = append(want[dir], p.Name)
@@ -155,11 +164,18 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	if ok && have.version == w.Version && !have.failed && f.holds(have.dirs, want) {
 		return
 	}
+	next := watchedVersion{version: w.Version}
 	for _, dir := range have.dirs {
+		if kept[dir] {
+			next.dirs = append(next.dirs, dir)
+			continue
+		}
 		f.drop(dir, w.ID)
 	}
-	next := watchedVersion{version: w.Version}
 	for dir, names := range want {
+		if kept[dir] {
+			continue // as it is, and its producers on it
+		}
 		if err := f.add(dir); err != nil {
 			f.e.log.Warn("a watched folder is not watched; its producers run on their schedule", "workflow", w.Name, "folder", dir, "err", err)
 			failed = true
@@ -181,6 +197,22 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	}
 	next.failed = failed
 	f.byWF[w.ID] = next
+}
+
+// awaiting is the folder among dirs that producer of workflow wf watched
+// and that is gone and awaited, if there is one.
+func (f *folders) awaiting(wf int64, producer string, dirs []string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, dir := range dirs {
+		if _, gone := f.waits[dir]; !gone {
+			continue
+		}
+		if _, ok := f.watcherOf(wf, producer, dir); ok {
+			return dir, true
+		}
+	}
+	return "", false
 }
 
 // add watches dir, starting the watcher with the first folder; f.mu is held.

@@ -93,3 +93,44 @@ func runNowWhenIdle(t *testing.T, ctx context.Context, b *bundle, wf string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestAFolderGoneIsAwaitedPastAScheduledRun: a watched folder removed is
+// awaited, and watched again as soon as it is there again
+// (TestAFolderMadeAgainIsWatchedAtOnce), even when a run not woken by the
+// watch (its rescan; here run-now) came while it was gone. Before, that
+// run, finding the folder missing, dropped the wait, and the folder made
+// again woke nothing until the run after (the test's clock stands still:
+// never).
+func TestAFolderGoneIsAwaitedPastAScheduledRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	inbox := filepath.Join(b.root, "inbox")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// it lists the root, which stays (see TestAFolderGoneIsWatchedAgain)
+	src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `ctx.files.list({ dir: "inbox" })`,
+		`ctx.files.list({ dir: "." })`).Replace(watchWorkflow)
+	b.deploy("watch", src)
+	ctx, committed := startWatching(t, b)
+	committed("at deploy")
+	if err := os.Remove(inbox); err != nil {
+		t.Fatal(err)
+	}
+	committed("once the folder was removed")
+	runNowWhenIdle(t, ctx, b, "watch")
+	committed("after run-now, the folder gone")
+	n := len(b.runs("watch"))
+	if err := os.Mkdir(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inbox, "b.txt"), []byte("b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		committed("after the folder was made again")
+		if runs := b.runs("watch"); len(runs) > n && runs[0].Trigger == "watch" {
+			break
+		}
+	}
+}
