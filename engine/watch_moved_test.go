@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"keep/sandbox"
 )
 
 // TestAWatchFollowsItsFolderToWhereItIsNow: the folder a watch names can
@@ -131,6 +134,49 @@ func TestAFolderGoneIsAwaitedPastAScheduledRun(t *testing.T) {
 		committed("after the folder was made again")
 		if runs := b.runs("watch"); len(runs) > n && runs[0].Trigger == "watch" {
 			break
+		}
+	}
+}
+
+// TestAWatchOnKeepsOwnFolderIsRefused: keep validate refuses a watched
+// folder that is one of keep's own places (a folder named after the
+// database, its feeds or MCP caches, under a root that holds the
+// database), as files.list refuses to list it, naming the folder at its
+// line. Before, it passed: the watch sat on keep's own files, and as each
+// of their changes is hidden from the producer, it never woke it.
+func TestAWatchOnKeepsOwnFolderIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dbDir := filepath.Dir(b.dbPath)
+	cfg := b.cfg
+	cfg.Connectors.Files.Roots = []string{dbDir}
+	reg, err := Connectors(cfg, ConnectorOpts{DBPath: b.dbPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.e.reg = reg
+	own := filepath.Base(b.dbPath) + ".mcp"
+	for _, d := range []string{own, "mine"} {
+		if err := os.Mkdir(filepath.Join(dbDir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ dir, want string }{
+		{own, "keep's own files"},
+		{filepath.Join(dbDir, own), "keep's own files"},
+		{"mine", ""}, // a folder of the person's beside the database
+	} {
+		src := strings.NewReplacer("SCHEDULE", `{ watch: "`+c.dir+`" }`, `dir: "inbox"`, `dir: "mine"`).Replace(watchWorkflow)
+		_, err := b.e.Validate("watch.js", []byte(src))
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("watch %q: %v", c.dir, err)
+			}
+			continue
+		}
+		var ve *sandbox.ValidationError
+		if !errors.As(err, &ve) || len(ve.Diagnostics) != 1 || !strings.Contains(ve.Diagnostics[0].Message, c.want) || !strings.Contains(ve.Diagnostics[0].Message, c.dir) || ve.Diagnostics[0].Line != 6 {
+			t.Errorf("watch %q: %v, want one diagnostic at line 6 naming the folder and saying %q", c.dir, err, c.want)
 		}
 	}
 }
