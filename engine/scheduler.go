@@ -380,8 +380,9 @@ func (e *Engine) step(ctx context.Context, ws *wfState) (bool, *time.Time, error
 	}
 	if f := e.watching(); f != nil && w != nil {
 		// a deploy's new folders are watched from its first step; one that
-		// could not be is tried again at the producer's next run not woken
-		// by a watch (its schedule, or run-now)
+		// could not be, or is no longer the folder named, is tried again
+		// at the producer's next run not woken by a watch (its schedule,
+		// or run-now)
 		f.update(ctx, ws, w, wk != nil && wk.kind == workProducer && wk.trigger != "watch")
 	}
 	if wk == nil {

@@ -44,6 +44,8 @@ type folders struct {
 	// leaves them out; keep's database in a watched folder is written at
 	// every run's commit, and each commit would wake the producer again
 	hides map[string]func(name string) bool
+	// ids: what each watched folder was as its watch began (os.SameFile)
+	ids map[string]os.FileInfo
 	// waits: a watched folder removed or renamed away → the folder it was
 	// in, watched until the folder is there again
 	waits map[string]string
@@ -99,7 +101,7 @@ type watchedVersion struct {
 }
 
 func newFolders(e *Engine) *folders {
-	return &folders{e: e, byDir: map[string][]watcher{}, hides: map[string]func(string) bool{}, waits: map[string]string{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
+	return &folders{e: e, byDir: map[string][]watcher{}, hides: map[string]func(string) bool{}, ids: map[string]os.FileInfo{}, waits: map[string]string{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
 		settling: map[watcher]*settling{}, rechecks: map[watcher]*recheck{}, now: time.Now,
 		after: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) },
 		warm:  func() { warmWorkers(e.pol.Limits, 1) }}
@@ -107,12 +109,13 @@ func newFolders(e *Engine) *folders {
 
 // update sets the watches of a workflow for the version the scheduler
 // found: at once after a deploy, and again at a producer's run not woken by
-// a watch (retry) when a folder could not be watched before.
+// a watch (retry) when a folder could not be watched before, or the folder
+// its producer names is no longer the one watched.
 func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, retry bool) {
 	f.mu.Lock()
 	have, ok := f.byWF[w.ID]
 	f.mu.Unlock()
-	if ok && have.version == w.Version && !(retry && have.failed) {
+	if ok && have.version == w.Version && !retry {
 		return
 	}
 	sc, err := f.e.script(ctx, w.ID, w.Version)
@@ -120,6 +123,10 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		return // the step reports a script that does not load
 	}
 	want := map[string][]string{} // real folder → producers
+	// kept: folders of this version's watches that are gone and awaited
+	// (await): they stay as they are, so that the folder made again is
+	// watched at once, not at the run after this one
+	kept := map[string]bool{}
 	failed := false
 	for _, p := range sc.Workflow.Producers {
 		if p.Schedule.Watch == "" {
@@ -129,6 +136,11 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		if err != nil {
 			f.e.log.Warn("a watched folder is not watched; the producer runs on its schedule", "workflow", w.Name, "producer", p.Name, "err", err)
 			failed = true
+			if ok && have.version == w.Version {
+				if d, ok := f.awaiting(w.ID, p.Name, have.dirs); ok {
+					kept[d] = true
+				}
+			}
 			continue
 		}
 		want[dir] = append(want[dir], p.Name)
@@ -145,11 +157,25 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	if f.closed {
 		return
 	}
-	for _, dir := range have.dirs {
-		f.drop(dir, w.ID)
+	// A watch can come to be on a folder that is no longer the one named,
+	// with no event to say so: a folder above it renamed (the kernel's
+	// watch goes along with the folder), a link in its path pointed
+	// elsewhere. A run not woken by the watch looks where the folder is now.
+	if ok && have.version == w.Version && !have.failed && f.holds(have.dirs, want) {
+		return
 	}
 	next := watchedVersion{version: w.Version}
+	for _, dir := range have.dirs {
+		if kept[dir] {
+			next.dirs = append(next.dirs, dir)
+			continue
+		}
+		f.drop(dir, w.ID)
+	}
 	for dir, names := range want {
+		if kept[dir] {
+			continue // as it is, and its producers on it
+		}
 		if err := f.add(dir); err != nil {
 			f.e.log.Warn("a watched folder is not watched; its producers run on their schedule", "workflow", w.Name, "folder", dir, "err", err)
 			failed = true
@@ -173,6 +199,22 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	f.byWF[w.ID] = next
 }
 
+// awaiting is the folder among dirs that producer of workflow wf watched
+// and that is gone and awaited, if there is one.
+func (f *folders) awaiting(wf int64, producer string, dirs []string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, dir := range dirs {
+		if _, gone := f.waits[dir]; !gone {
+			continue
+		}
+		if _, ok := f.watcherOf(wf, producer, dir); ok {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
 // add watches dir, starting the watcher with the first folder; f.mu is held.
 func (f *folders) add(dir string) error {
 	if f.w == nil {
@@ -183,14 +225,64 @@ func (f *folders) add(dir string) error {
 		f.w, f.done = w, make(chan struct{})
 		go f.serve(w, f.done)
 	}
+	stale := false
 	if len(f.byDir[dir]) > 0 {
-		return nil // watched for another workflow already
+		if _, gone := f.waits[dir]; gone || f.current(dir) {
+			return nil // watched for another workflow already, or awaited
+		}
+		// the folder there is another than the one watched (holds): the
+		// other workflows' producers were deaf to it too
+		stale = true
+		_ = f.w.Remove(dir)
+		delete(f.ids, dir)
+	}
+	// what the watch is on, taken before it begins: a folder put in its
+	// place between the two is found different at the next look, not
+	// taken for the one watched
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
 	}
 	if err := f.w.Add(dir); err != nil {
 		return err
 	}
+	f.ids[dir] = fi
 	f.hides[dir] = f.hider(dir)
+	if stale {
+		for _, t := range f.byDir[dir] {
+			f.changedFor(t)
+		}
+	}
 	return nil
+}
+
+// current reports whether the folder at dir is still the one its watch
+// began on; f.mu is held.
+func (f *folders) current(dir string) bool {
+	was, ok := f.ids[dir]
+	if !ok {
+		return false
+	}
+	fi, err := os.Stat(dir)
+	return err == nil && os.SameFile(was, fi)
+}
+
+// holds reports whether a workflow's watches of dirs are those it wants
+// (want: the folders its producers name, resolved now), each still on the
+// folder there; f.mu is held.
+func (f *folders) holds(dirs []string, want map[string][]string) bool {
+	if len(dirs) != len(want) {
+		return false
+	}
+	for _, dir := range dirs {
+		if _, ok := want[dir]; !ok {
+			return false
+		}
+		if _, gone := f.waits[dir]; !gone && !f.current(dir) {
+			return false
+		}
+	}
+	return true
 }
 
 // hider is the files connector's Hider for dir: keep's own files there.
@@ -220,6 +312,7 @@ func (f *folders) drop(dir string, wf int64) {
 	}
 	delete(f.byDir, dir)
 	delete(f.hides, dir)
+	delete(f.ids, dir)
 	f.unwatch(dir) // gone already when the folder was removed
 	if parent, ok := f.waits[dir]; ok {
 		delete(f.waits, dir)
@@ -273,6 +366,7 @@ func (f *folders) back(dir string) {
 	}
 	delete(f.waits, dir)
 	f.unwatch(parent)
+	f.ids[dir] = fi
 	f.hides[dir] = f.hider(dir)
 	for _, t := range f.byDir[dir] {
 		v := f.byWF[t.ws.id]

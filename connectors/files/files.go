@@ -199,3 +199,8 @@ func (c *Connector) Do(ctx context.Context, call connectors.Call) (any, error) {
 func (c *Connector) Hider(dir string) func(name string) bool {
 	return c.protected.Hider(dir)
 }
+
+// Refuses is the error a call naming path (absolute) gets when path is one
+// of keep's own places, nil when it is not: a watched folder is refused as
+// a listing of it would be.
+func (c *Connector) Refuses(path string) error { return c.protected.Check(path) }

@@ -52,8 +52,9 @@ func scheduleType() string {
 
 // WatchFolder resolves a producer's schedule.watch folder the way the files
 // connector resolves a path (relative to the first root, or absolute inside
-// one, symlinks followed) and checks it is a folder that exists there. It
-// returns the folder's real path, which is what the engine watches.
+// one, symlinks followed) and checks it is a folder that exists there, and
+// not one of keep's own places (files.Connector.Refuses). It returns the
+// folder's real path, which is what the engine watches.
 func WatchFolder(reg *connectors.Registry, dir string) (string, error) {
 	c, ok := reg.Get("files")
 	fc, hasRoots := c.(interface{ Roots() []string })
@@ -89,6 +90,14 @@ func WatchFolder(reg *connectors.Registry, dir string) (string, error) {
 			return "", fmt.Errorf("watch folder %q: %w", dir, err)
 		case !fi.IsDir():
 			return "", fmt.Errorf("watch folder %q is a file, not a folder", dir)
+		}
+		// one of keep's own places is out of a workflow's reach, its watch
+		// too; and as each change there is hidden (Hider), it would never
+		// wake the producer
+		if g, ok := c.(interface{ Refuses(path string) error }); ok {
+			if err := g.Refuses(abs); err != nil {
+				return "", fmt.Errorf("watch folder %q: %w", dir, err)
+			}
 		}
 		return real, nil
 	}
