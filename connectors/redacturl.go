@@ -27,6 +27,28 @@ func RedactURL(u *url.URL) string {
 	return c.String()
 }
 
+// ShownURL is u as an approval, a preview or a check text shows it: what
+// will be sent, query values included (a person approves what the request
+// asks for, and a value's name does not say whether it is a secret), but
+// not the userinfo, which is a credential whoever wrote it (net/http sends
+// it as a Basic Authorization header; https://TOKEN@host/ is a token), and
+// which a preview carries where the parameters do not go (the
+// approval.requested event): it shows as REDACTED@, so the person still
+// sees that a credential goes along. The fragment is never sent, so it is
+// not shown either (an implicit grant's access_token rides there).
+// url.URL.Redacted masks a password only.
+func ShownURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	if c.User != nil {
+		c.User = url.User(redactedValue)
+	}
+	c.Fragment, c.RawFragment = "", ""
+	return c.String()
+}
+
 // RedactURLText is RedactURL of a URL as written. One that does not
 // parse loses everything from its first ? or #, and anything before an
 // @ that follows its scheme.

@@ -33,6 +33,25 @@ func TestRedactURL(t *testing.T) {
 	}
 }
 
+// TestShownURL: a preview shows the query a person approves, and never
+// the userinfo, whether it holds a password or a token as the username.
+func TestShownURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://TOKEN@github.com/o/r.git":                "https://REDACTED@github.com/o/r.git",
+		"https://user:pw@host/p?api_key=k&id=42#access=t": "https://REDACTED@host/p?api_key=k&id=42",
+		"https://host:8443/plain?delete=all":              "https://host:8443/plain?delete=all",
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := connectors.ShownURL(u); got != want {
+			t.Errorf("ShownURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // TestTransportErrorsDoNotQuoteAQuery: net/http wraps a failed request as
 // `Get "URL": …`, the URL whole; one that carries ?api_key=… in its query
 // (or a token as its userinfo) put the key in the error, hence the ledger

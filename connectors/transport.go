@@ -180,9 +180,19 @@ func (t *Transport) client() *http.Client {
 // again for every round of calls.
 const IdleConnsPerHost = 64
 
+// MaxResponseHeaderBytes bounds the headers of an answer. net/http's
+// default is 10 MiB, read whole into a map before keep sees a byte of it:
+// a server answering one GET with that much in short header lines cost
+// over 200 MiB of allocation, and every header went on into the
+// result, the trace and the ledger. No real service sends more than a
+// few KiB of headers; past this the answer is refused, the server's
+// fault, with net/http's "server response headers exceeded" error.
+const MaxResponseHeaderBytes = 1 << 20
+
 // NewHTTPTransport is net/http's default transport keeping
-// IdleConnsPerHost connections per host, speaking HTTP/1.1 only: what a
-// connector's client sends with unless it is given one.
+// IdleConnsPerHost connections per host, reading at most
+// MaxResponseHeaderBytes of an answer's headers, speaking HTTP/1.1 only:
+// what a connector's client sends with unless it is given one.
 //
 // Not HTTP/2: net/http's HTTP/2 client sends a request again by itself,
 // body and all, when the server resets its stream with PROTOCOL_ERROR,
@@ -195,6 +205,7 @@ const IdleConnsPerHost = 64
 func NewHTTPTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = IdleConnsPerHost
+	t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 	t.ForceAttemptHTTP2 = false
 	t.Protocols = new(http.Protocols)
 	t.Protocols.SetHTTP1(true)

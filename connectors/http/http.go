@@ -179,11 +179,13 @@ func scope(p map[string]any) string {
 	return strings.ToLower(u.Hostname())
 }
 
-// shownURL is the url parameter with any password masked.
+// shownURL is the url parameter as a person approves it
+// (connectors.ShownURL); one that does not parse never reaches the wire
+// (parseURL refuses it), and is shown redacted as an error would quote it.
 func shownURL(p map[string]any) string {
 	s, _ := p["url"].(string)
 	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
+		return connectors.ShownURL(u)
 	}
-	return s
+	return connectors.RedactURLText(s)
 }

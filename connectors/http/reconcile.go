@@ -4,7 +4,6 @@ import (
 	"context"
 	nethttp "net/http"
 	"net/url"
-	"strings"
 
 	"keep/connectors"
 )
@@ -16,7 +15,9 @@ import (
 //
 // The GET carries the same Idempotency-Key, so an endpoint can look the
 // change up by it, and the request's own headers (credentials for the same
-// API, say) when the reconcile URL is on the same host, never otherwise.
+// API, say) when the reconcile URL is on the request's origin (scheme,
+// host and port: connectors.Origin), never otherwise: a key the script
+// sent over https must not go to plain http on the same host and port.
 func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connectors.Verdict, any, error) {
 	if call.Method != "request" {
 		return connectors.Unknown, nil, connectors.Errorf(connectors.Logic, "http.%s is not a mutation", call.Method)
@@ -31,7 +32,7 @@ func (c *Connector) Reconcile(ctx context.Context, call connectors.Call) (connec
 	}
 	var hdr map[string]string
 	orig, _ := call.Params["url"].(string)
-	if o, err := url.Parse(orig); err == nil && strings.EqualFold(o.Host, u.Host) {
+	if o, err := url.Parse(orig); err == nil && connectors.OriginOf(o).Admits(u) {
 		if hdr, err = headers(call.Params["headers"]); err != nil {
 			return connectors.Unknown, nil, err
 		}

@@ -3,7 +3,9 @@ package http_test
 import (
 	"context"
 	"errors"
+	"net"
 	nethttp "net/http"
+	"strings"
 	"testing"
 
 	"keep/connectors"
@@ -109,6 +111,41 @@ func TestReconcile(t *testing.T) {
 		reconcile(t, c, map[string]any{"url": "http://other.test/a", "headers": hdr, "reconcile": map[string]any{"url": p.URL + "/b"}})
 		if req, _ := p.lastRequest(); req.Header.Get("Authorization") != "" {
 			t.Fatalf("another host saw %v", req.Header)
+		}
+	})
+
+	// Headers the script set on an https request (an API key of its own)
+	// went to a plain http reconcile URL on the same host and port, in the
+	// clear: the host and port matched, and the scheme was not looked at.
+	t.Run("the request's headers do not go along to another scheme on the same host and port", func(t *testing.T) {
+		t.Parallel()
+		p := newPeer(t, status(200))
+		hostport := strings.TrimPrefix(p.URL, "http://")
+		hdr := map[string]any{"X-Api-Key": "script-key"}
+		reconcile(t, connector(t, keephttp.Config{}), map[string]any{
+			"url": "https://" + hostport + "/a", "headers": hdr, "reconcile": map[string]any{"url": p.URL + "/b"}})
+		req, _ := p.lastRequest()
+		if req == nil || req.URL.Path != "/b" {
+			t.Fatalf("the reconcile GET did not arrive: %v", req)
+		}
+		if got := req.Header.Get("X-Api-Key"); got != "" {
+			t.Fatalf("plain http saw the https request's X-Api-Key %q", got)
+		}
+	})
+
+	t.Run("a URL that names its scheme's default port is on the same origin as one that does not", func(t *testing.T) {
+		t.Parallel()
+		p := newPeer(t, status(200))
+		hostport := strings.TrimPrefix(p.URL, "http://")
+		// the peer answers for both spellings, as one server would
+		tr := &nethttp.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, hostport)
+		}}
+		c := connector(t, keephttp.Config{Client: &nethttp.Client{Transport: tr}})
+		reconcile(t, c, map[string]any{"url": "http://API.example.test:80/a", "headers": map[string]any{"X-Api-Key": "script-key"},
+			"reconcile": map[string]any{"url": "http://api.example.test/b"}})
+		if req, _ := p.lastRequest(); req == nil || req.Header.Get("X-Api-Key") != "script-key" {
+			t.Fatalf("the same origin, spelled otherwise, did not get the request's headers: %v", req)
 		}
 	})
 

@@ -199,10 +199,10 @@ func TestMethods(t *testing.T) {
 		}
 	})
 
-	t.Run("the preview shows method, url and a cut json without the password", func(t *testing.T) {
+	t.Run("the preview shows method, url and a cut json without the userinfo", func(t *testing.T) {
 		t.Parallel()
 		got := req.Preview(params)
-		if !strings.HasPrefix(got, `POST https://bob:xxxxx@API.example.com:8443/v1/things?x=1 json: {"note":"nnn`) || !strings.HasSuffix(got, "…") || strings.Contains(got, "secret") {
+		if !strings.HasPrefix(got, `POST https://REDACTED@API.example.com:8443/v1/things?x=1 json: {"note":"nnn`) || !strings.HasSuffix(got, "…") || strings.Contains(got, "secret") || strings.Contains(got, "bob") {
 			t.Fatalf("preview %q", got)
 		}
 		if len(got) > 300 {
@@ -214,6 +214,19 @@ func TestMethods(t *testing.T) {
 		t.Parallel()
 		if got := req.Check(map[string]any{"url": "https://host/path"}); got != "check https://host/path for the change" {
 			t.Fatalf("check %q", got)
+		}
+	})
+
+	// url.URL.Redacted masked a password only: a token written as the
+	// username (https://TOKEN@host/, as git and many webhooks take one)
+	// showed in full, in the approval.requested event too.
+	t.Run("a token as the username shows in neither the preview nor the check", func(t *testing.T) {
+		t.Parallel()
+		p := map[string]any{"method": "POST", "url": "https://T0KEN-abc@hooks.example.com/new?page=2#access_token=T0KEN-frag"}
+		for _, got := range []string{req.Preview(p), req.Check(p)} {
+			if strings.Contains(got, "T0KEN") || !strings.Contains(got, "https://REDACTED@hooks.example.com/new?page=2") {
+				t.Errorf("shown as %q", got)
+			}
 		}
 	})
 
