@@ -6,18 +6,24 @@ import (
 	"keep/sandbox"
 )
 
-// schedule text for a producer, in words.
-func scheduleWords(s sandbox.Schedule) string {
+// schedule text for a producer, in words; unwatched: its watch is not in
+// effect (folders.unwatched), and the words say what runs it meanwhile.
+func scheduleWords(s sandbox.Schedule, unwatched bool) string {
 	var w string
 	switch {
 	case s.Cron != "":
 		w = "Runs on cron " + s.Cron
 	case s.Interval > 0:
 		w = "Checks every " + durationWords(s.Interval)
+	case s.Watch != "" && unwatched:
+		w = "Checks every " + durationWords(sandbox.WatchRescan)
 	case s.Watch != "":
 		return "Checks when " + s.Watch + " changes, and every " + durationWords(sandbox.WatchRescan)
 	}
-	if s.Watch != "" {
+	switch {
+	case s.Watch != "" && unwatched:
+		w += " (" + s.Watch + " is not watched)"
+	case s.Watch != "":
 		w += ", and when " + s.Watch + " changes"
 	}
 	return w

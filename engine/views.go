@@ -123,9 +123,14 @@ func (e *Engine) workflowView(ctx context.Context, w *storage.Workflow, attentio
 	if err != nil {
 		return v, err
 	}
+	unwatched := e.watching().unwatched(w.ID)
 	var words []string
 	for _, p := range sc.Workflow.Producers {
-		words = append(words, scheduleWords(p.Schedule))
+		u, ok := unwatched[p.Name]
+		words = append(words, scheduleWords(p.Schedule, ok))
+		if ok {
+			v.Unwatched = append(v.Unwatched, u)
+		}
 	}
 	v.Schedule = strings.Join(words, "; ")
 	for _, s := range scheds {
@@ -197,8 +202,10 @@ func (e *Engine) Workflow(ctx context.Context, name string) (*api.WorkflowDetail
 		for _, s := range scheds {
 			byName[s.Handler] = s
 		}
+		unwatched := e.watching().unwatched(w.ID)
 		for _, p := range sc.Workflow.Producers {
-			d.Handlers = append(d.Handlers, api.HandlerView{Name: p.Name, Type: "producer", Schedule: scheduleWords(p.Schedule),
+			_, off := unwatched[p.Name]
+			d.Handlers = append(d.Handlers, api.HandlerView{Name: p.Name, Type: "producer", Schedule: scheduleWords(p.Schedule, off),
 				NextRunAt: byName[p.Name].NextRunAt, Topics: p.Publishes})
 		}
 		for _, c := range sc.Workflow.Consumers {

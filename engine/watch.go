@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"keep/engine/api"
 	"keep/engine/reference"
 	"keep/sandbox"
 	"keep/storage"
@@ -63,7 +65,11 @@ type folders struct {
 	// warm starts a worker for the run a burst will wake (sandbox.Warm),
 	// called as the burst begins: after an idle spell the pool's workers
 	// have retired, and one starts while the burst settles
-	warm   func()
+	warm func()
+	// watch asks the kernel to watch a path ((*fsnotify.Watcher).Add);
+	// tests make it fail as inotify does at its limits, which a test
+	// cannot reach without taking the machine's watches from everyone
+	watch  func(w *fsnotify.Watcher, path string) error
 	closed bool
 	done   chan struct{}
 }
@@ -98,13 +104,18 @@ type watchedVersion struct {
 	// failed: a folder could not be watched (gone, or inotify refused);
 	// the producer's next scheduled run tries again
 	failed bool
+	// unwatched: producer → the folder it names, not watched and not
+	// awaited, and why; the workflow's views say so (Unwatched), as the
+	// watch the person reads of in its schedule is not in effect
+	unwatched map[string]api.UnwatchedFolder
 }
 
 func newFolders(e *Engine) *folders {
 	return &folders{e: e, byDir: map[string][]watcher{}, hides: map[string]func(string) bool{}, ids: map[string]os.FileInfo{}, waits: map[string]string{}, byWF: map[int64]watchedVersion{}, woken: map[int64]map[string]bool{},
 		settling: map[watcher]*settling{}, rechecks: map[watcher]*recheck{}, now: time.Now,
 		after: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) },
-		warm:  func() { warmWorkers(e.pol.Limits, 1) }}
+		warm:  func() { warmWorkers(e.pol.Limits, 1) },
+		watch: (*fsnotify.Watcher).Add}
 }
 
 // update sets the watches of a workflow for the version the scheduler
@@ -128,6 +139,8 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 	// watched at once, not at the run after this one
 	kept := map[string]bool{}
 	failed := false
+	unwatched := map[string]api.UnwatchedFolder{}
+	named := map[string]string{} // producer → its folder as the script names it
 	for _, p := range sc.Workflow.Producers {
 		if p.Schedule.Watch == "" {
 			continue
@@ -139,11 +152,14 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 			if ok && have.version == w.Version {
 				if d, ok := f.awaiting(w.ID, p.Name, have.dirs); ok {
 					kept[d] = true
+					continue // watched for again the moment it is there
 				}
 			}
+			unwatched[p.Name] = api.UnwatchedFolder{Producer: p.Name, Folder: p.Schedule.Watch, Why: notWatchedWhy(err)}
 			continue
 		}
 		want[dir] = append(want[dir], p.Name)
+		named[p.Name] = p.Schedule.Watch
 	}
 	// a person's reason (deploy, run-now) runs a producer anyway
 	pending := map[string]bool{}
@@ -179,6 +195,9 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		if err := f.add(dir); err != nil {
 			f.e.log.Warn("a watched folder is not watched; its producers run on their schedule", "workflow", w.Name, "folder", dir, "err", err)
 			failed = true
+			for _, n := range names {
+				unwatched[n] = api.UnwatchedFolder{Producer: n, Folder: named[n], Why: notWatchedWhy(err)}
+			}
 			continue
 		}
 		for _, n := range names {
@@ -196,7 +215,36 @@ func (f *folders) update(ctx context.Context, ws *wfState, w *storage.Workflow, 
 		next.dirs = append(next.dirs, dir)
 	}
 	next.failed = failed
+	if len(unwatched) > 0 {
+		next.unwatched = unwatched
+	}
 	f.byWF[w.ID] = next
+}
+
+// notWatchedWhy is why a folder could not be watched, in the person's
+// words: inotify's limits are the kernel's bare errno ("no space left on
+// device" for a full table of watches), which names neither inotify nor
+// the setting that raises them.
+func notWatchedWhy(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the system's limit on inotify watches is reached (raise it with sysctl fs.inotify.max_user_watches)"
+	case errors.Is(err, syscall.EMFILE):
+		// inotify_init's EMFILE is either limit; the first is the likelier
+		return "the system's limit on inotify instances is reached (raise it with sysctl fs.inotify.max_user_instances), or keep's limit on open files"
+	}
+	return err.Error()
+}
+
+// unwatched is what of workflow wf's watches is not in effect, by
+// producer; nil when all are, or keep is not started (nothing watches).
+func (f *folders) unwatched(wf int64) map[string]api.UnwatchedFolder {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.byWF[wf].unwatched // never written once set: a new update makes a new map
 }
 
 // awaiting is the folder among dirs that producer of workflow wf watched
@@ -243,7 +291,7 @@ func (f *folders) add(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := f.w.Add(dir); err != nil {
+	if err := f.watch(f.w, dir); err != nil {
 		return err
 	}
 	f.ids[dir] = fi
@@ -344,7 +392,7 @@ func (f *folders) await(dir string) {
 		return
 	}
 	if _, ok := f.waits[dir]; !ok {
-		if err := f.w.Add(parent); err != nil {
+		if err := f.watch(f.w, parent); err != nil {
 			return
 		}
 		f.waits[dir] = parent
@@ -361,7 +409,7 @@ func (f *folders) back(dir string) {
 		return
 	}
 	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || f.w.Add(dir) != nil {
+	if err != nil || !fi.IsDir() || f.watch(f.w, dir) != nil {
 		return
 	}
 	delete(f.waits, dir)

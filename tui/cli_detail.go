@@ -27,6 +27,9 @@ func WriteWorkflow(w io.Writer, d *api.WorkflowDetail) error {
 	}
 	kv.Row("version:", strconv.Itoa(d.Version))
 	kv.Row("schedule:", Dash(d.Schedule))
+	for _, u := range d.Unwatched {
+		kv.Row("not watched:", Line(u.String(), 300))
+	}
 	kv.Row("next run:", TimePtr(d.NextRun))
 	kv.Row("attention:", strconv.Itoa(d.Attention))
 	cn := d.Counts

@@ -101,7 +101,19 @@ func WriteWorkflows(w io.Writer, wfs []api.WorkflowView) error {
 		t.Row(wf.Name, string(wf.Status), wf.State, BlockText(wf.Block), wf.Schedule, TimePtr(wf.NextRun),
 			strconv.Itoa(wf.PendingInputs), strconv.Itoa(wf.Attention), strconv.Itoa(wf.Version))
 	}
-	return t.Flush()
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	// why, under the table: a column would widen every row for the one
+	// workflow whose SCHEDULE says a folder is not watched
+	for _, wf := range wfs {
+		for _, u := range wf.Unwatched {
+			if _, err := fmt.Fprintln(w, printable.Line(wf.Name+": "+u.String())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // OutcomeText is an output's status, with its attempts when it took more

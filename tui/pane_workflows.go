@@ -36,7 +36,7 @@ func newWorkflowsPane(sh *shared) *workflowsPane {
 	p := &workflowsPane{localList: localList[api.WorkflowView]{base: base{sh: sh},
 		match: func(w api.WorkflowView, f string) bool { return strings.Contains(strings.ToLower(w.Name), f) },
 		key:   func(w api.WorkflowView) string { return w.Name }}}
-	p.rowHeight = func(i int) int { return workflowRowLines + len(p.answerLines(i)) }
+	p.rowHeight = func(i int) int { return workflowRowLines + len(p.unwatchedLines(i)) + len(p.answerLines(i)) }
 	return p
 }
 
@@ -134,6 +134,27 @@ func (p *workflowsPane) answerLines(i int) []string {
 	return out
 }
 
+// unwatchedLines are the row's watched folders whose watch is not in
+// effect: the schedule line above says only that a folder is not watched,
+// and these say why and what runs the producer meanwhile, wrapped, as the
+// sysctl that ends it is at the sentence's end.
+func (p *workflowsPane) unwatchedLines(i int) []string {
+	if i >= len(p.shown) {
+		return nil
+	}
+	var out []string
+	for _, u := range p.shown[i].Unwatched {
+		for j, l := range wrap(u.String(), max(p.width-4, 1), answerMaxLines) {
+			indent := "  "
+			if j > 0 {
+				indent += "  "
+			}
+			out = append(out, indent+l)
+		}
+	}
+	return out
+}
+
 // answerIndent sets answers in under their heading; answerMaxLines bounds
 // one answer wrapped in a narrow pane, so the row stays a row.
 const (
@@ -227,6 +248,9 @@ func (p *workflowsPane) View() string {
 				cell{pad(w.Name, p.nameW) + " ", st.Bold},
 				cell{pad(state, p.stateW), stateSt}),
 			p.row(false, cell{"  " + fit(sched, p.width-2), st.Dim}),
+		}
+		for _, l := range p.unwatchedLines(i) {
+			lines = append(lines, p.row(false, cell{l, st.Warn}))
 		}
 		for _, l := range p.answerLines(i) {
 			lines = append(lines, p.row(false, cell{l, st.Dim}))

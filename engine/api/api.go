@@ -164,6 +164,24 @@ type WorkflowView struct {
 	// LoadError: the deployed version no longer loads (a tool it calls
 	// is gone), with file:line:col; its State is needs_attention.
 	LoadError string `json:"load_error,omitempty"`
+	// Unwatched: producers' watched folders whose watch is not in effect
+	// (inotify refused it, the folder could not be found); Schedule then
+	// leaves out "when FOLDER changes" and says "FOLDER is not watched".
+	Unwatched []UnwatchedFolder `json:"unwatched,omitempty"`
+}
+
+// UnwatchedFolder is a producer's schedule.watch folder not watched now.
+// The producer runs on its schedule (or its rescan) meanwhile, and each of
+// those runs tries the watch again.
+type UnwatchedFolder struct {
+	Producer string `json:"producer"`
+	Folder   string `json:"folder"` // as the workflow names it
+	Why      string `json:"why"`
+}
+
+// String is the one sentence the CLI and the TUI show for u.
+func (u UnwatchedFolder) String() string {
+	return u.Folder + " is not watched: " + u.Why + "; " + u.Producer + " runs on its schedule meanwhile, and each of its runs tries the watch again"
 }
 
 type WorkflowDetail struct {
