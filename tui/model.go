@@ -160,6 +160,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		m.touched = true
 		return m.key(msg)
+	case tea.PasteMsg:
+		// text for the filter being typed; anywhere else a paste is not
+		// keys, and must not answer or act as if it were typed
+		if m.confirm == nil && m.focused().Editing() {
+			m.touched = true
+			return tea.Batch(m.focused().Update(msg), m.follow())
+		}
 	case notifyMsg:
 		n := api.Notification(msg)
 		printable.Deep(&n) // its text may quote a script

@@ -119,6 +119,10 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 		if after := p.selectedKey(); read && after != "" && after != before {
 			p.held, p.heldSince = after, p.sh.now()
 		}
+	case tea.PasteMsg:
+		if p.filterKey(msg) {
+			p.chosen()
+		}
 	case tea.KeyPressMsg:
 		if p.filterKey(msg) {
 			p.chosen()

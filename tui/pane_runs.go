@@ -95,6 +95,9 @@ func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 		}
 		p.trace, p.traceErr = msg.lines, msg.err
 		p.layoutTrace()
+	case tea.PasteMsg:
+		cmd, _ := p.filterKey(msg)
+		return cmd
 	case tea.KeyPressMsg:
 		if p.traceRun != "" {
 			return p.traceKey(msg)
