@@ -261,7 +261,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.refresh()
 	case openTraceMsg:
 		m.setFocus(focusRuns)
-		return m.rn.OpenTrace(msg.runID)
+		return m.rn.OpenTrace(msg.runID, msg.workflow)
 	case toastDoneMsg:
 		if m.toast != nil && m.toast.id == msg.id {
 			m.toast = nil
