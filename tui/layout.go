@@ -28,6 +28,13 @@ const (
 	topShare = 45
 	// A box smaller than this shows nothing but its frame.
 	minBoxHeight = 3
+	// A window narrower than this leaves a pane's rows, inside the frame
+	// and the selection's gutter, too few cells to read what they are
+	// about: no pane is drawn, as if it were too short.
+	minWidth = 16
+	// minHeight is the header, the tabs, the smallest box, the status line
+	// and the help bar.
+	minHeight = 1 + 1 + minBoxHeight + 1 + 1
 )
 
 func computeLayout(w, h, helpH int) layout {
@@ -44,6 +51,12 @@ func computeLayout(w, h, helpH int) layout {
 	l.tabsH = 1
 	l.paneH = max(body-l.tabsH, 0)
 	return l
+}
+
+// cramped: the window has no room for a pane, only for a line saying so
+// (Model.cramped). The wide layout is never cramped.
+func (l layout) cramped() bool {
+	return !l.wide && (l.paneH < minBoxHeight || l.width < minWidth)
 }
 
 // inner is the size inside a box of the given outer size.

@@ -61,7 +61,7 @@ func (l *localList[T]) apply() {
 
 // filterKey feeds a key to the filter being typed, filtering again as it
 // changes; it says whether the key was the filter's.
-func (l *localList[T]) filterKey(msg tea.KeyPressMsg) bool {
+func (l *localList[T]) filterKey(msg tea.Msg) bool {
 	handled, changed := l.handleFilter(msg)
 	if changed {
 		l.apply()

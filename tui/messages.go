@@ -106,8 +106,9 @@ type (
 	}
 	// focusMsg asks the root to focus another pane.
 	focusMsg struct{ to focus }
-	// openTraceMsg asks the Run log to open a run's trace.
-	openTraceMsg struct{ runID string }
+	// openTraceMsg asks the Run log to open a run's trace; workflow is
+	// the run's, which need not be the one selected in pane 1.
+	openTraceMsg struct{ runID, workflow string }
 
 	toastDoneMsg struct{ id int }
 	// settledMsg: a card held under the cursor has been there long

@@ -160,6 +160,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		m.touched = true
 		return m.key(msg)
+	case tea.PasteMsg:
+		// text for the filter being typed; anywhere else a paste is not
+		// keys, and must not answer or act as if it were typed
+		if m.confirm == nil && m.focused().Editing() {
+			m.touched = true
+			return tea.Batch(m.focused().Update(msg), m.follow())
+		}
 	case notifyMsg:
 		n := api.Notification(msg)
 		printable.Deep(&n) // its text may quote a script
@@ -254,7 +261,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.refresh()
 	case openTraceMsg:
 		m.setFocus(focusRuns)
-		return m.rn.OpenTrace(msg.runID)
+		return m.rn.OpenTrace(msg.runID, msg.workflow)
 	case toastDoneMsg:
 		if m.toast != nil && m.toast.id == msg.id {
 			m.toast = nil
@@ -528,7 +535,11 @@ func (m *Model) unseenText() string {
 	case m.help.ShowAll:
 		return "the card does not fit beside the help: " + scroll + "? closes it, then answer · " + title
 	}
-	return "the card does not fit: " + scroll + "a taller window shows it, then answer · " + title
+	larger := "a taller window"
+	if !m.lay.wide && m.lay.width < minWidth {
+		larger = "a wider window"
+	}
+	return "the card does not fit: " + scroll + larger + " shows it, then answer · " + title
 }
 
 // drawn says whether pane f's own content is on screen now: its box is
@@ -547,7 +558,7 @@ func (m *Model) drawn(f focus) bool {
 	case l.wide:
 		return f == m.lower && l.bottomH >= minBoxHeight
 	}
-	return f == m.focus && l.paneH >= minBoxHeight
+	return f == m.focus && !l.cramped()
 }
 
 // anywhereKeys are the answer keys of it that act from any pane: those of
@@ -757,6 +768,9 @@ func (m *Model) render() string {
 	if l.width <= 0 || l.height <= 0 {
 		return ""
 	}
+	if l.cramped() {
+		return m.cramped()
+	}
 	parts := []string{m.header()}
 	if l.wide {
 		top := lipgloss.JoinHorizontal(lipgloss.Top,
@@ -766,10 +780,7 @@ func (m *Model) render() string {
 			parts = append(parts, m.box(m.lower, l.width, l.bottomH))
 		}
 	} else {
-		parts = append(parts, m.tabs())
-		if l.paneH >= minBoxHeight {
-			parts = append(parts, m.box(m.focus, l.width, l.paneH))
-		}
+		parts = append(parts, m.tabs(), m.box(m.focus, l.width, l.paneH))
 	}
 	parts = append(parts, m.statusLine(), m.helpView())
 	screen := strings.Join(parts, "\n")
@@ -780,6 +791,78 @@ func (m *Model) render() string {
 		screen = m.overlayToast(screen)
 	}
 	return screen
+}
+
+// cramped is the screen of a window with no room for a pane. In the
+// pane's place a line says so and what would do; an empty screen, or one
+// of bars with nothing between, looked broken. Around it goes as much of
+// the rest as fits, the help bar (q, ?) before the header, the status
+// line and the tabs, each where it always is.
+func (m *Model) cramped() string {
+	l := m.lay
+	type line struct {
+		text string
+		rank int // lower is kept first
+	}
+	var lines []line
+	add := func(rank int, texts ...string) {
+		for _, t := range texts {
+			lines = append(lines, line{t, rank})
+		}
+	}
+	add(2, m.header())
+	add(4, m.tabs())
+	add(0, m.sh.st.Warn.Render(fitStyled(" "+m.tooSmall(), l.width)))
+	for i := 1; i < l.paneH; i++ {
+		add(5, strings.Repeat(" ", l.width))
+	}
+	add(3, m.statusLine())
+	add(1, strings.Split(m.helpView(), "\n")...)
+	order := make([]int, len(lines))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return lines[a].rank - lines[b].rank })
+	keep := make([]bool, len(lines))
+	for _, i := range order[:min(l.height, len(order))] {
+		keep[i] = true
+	}
+	var out []string
+	for i, ln := range lines {
+		if keep[i] {
+			out = append(out, ln.text)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// tooSmall says why no pane is drawn, in the longest words that fit: what
+// is short, and the size that draws one.
+func (m *Model) tooSmall() string {
+	l := m.lay
+	if big := computeLayout(l.width, l.height, 1); !big.cramped() {
+		return "the help takes the pane's room: ? closes it"
+	}
+	what, need, short := "small", fmt.Sprintf("%d rows", minHeight), fmt.Sprintf("%d rows", minHeight)
+	switch {
+	case l.width < minWidth && l.height < minHeight:
+		need = fmt.Sprintf("%d×%d", minWidth, minHeight)
+		short = need
+	case l.width < minWidth:
+		what, need, short = "narrow", fmt.Sprintf("%d columns", minWidth), fmt.Sprintf("%d cols", minWidth)
+	}
+	for _, s := range []string{
+		fmt.Sprintf("window too %s for a pane: it needs %s, this one is %d×%d", what, need, l.width, l.height),
+		fmt.Sprintf("window too %s: needs %s", what, need),
+		fmt.Sprintf("too %s: %s", what, short),
+		"needs " + short,
+		"min " + short,
+	} {
+		if cells(s)+1 <= l.width {
+			return s
+		}
+	}
+	return "≥" + short
 }
 
 func (m *Model) box(f focus, w, h int) string {
@@ -918,8 +1001,12 @@ func (m *Model) shortHelp() string {
 	h.SetWidth(0)
 	for {
 		s := h.ShortHelpView(append(slices.Clone(keys), k.Help, k.Quit))
-		if ansi.StringWidth(s) <= w || len(keys) == 0 {
+		if ansi.StringWidth(s) <= w {
 			return s
+		}
+		if len(keys) == 0 {
+			// too narrow for both: the way out outlasts the way to the rest
+			return h.ShortHelpView([]key.Binding{k.Quit})
 		}
 		keys = keys[:len(keys)-1]
 	}

@@ -265,7 +265,7 @@ func (l *pagedList[T]) moved() tea.Cmd {
 
 // filterKey feeds a key to the filter being typed; a changed filter is
 // asked of the API from the first page.
-func (l *pagedList[T]) filterKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+func (l *pagedList[T]) filterKey(msg tea.Msg) (tea.Cmd, bool) {
 	handled, changed := l.handleFilter(msg)
 	if changed {
 		return l.restart(), true

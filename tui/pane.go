@@ -354,9 +354,20 @@ func (b *base) message(text string) string {
 	return b.framed(lines[:b.height], -1)
 }
 
-// handleFilter starts the filter on its key and feeds it keys while it is
-// being typed; changed says whether what the list shows must be read again.
-func (b *base) handleFilter(msg tea.KeyPressMsg) (handled, changed bool) {
+// handleFilter starts the filter on its key and feeds it keys, and text
+// pasted, while it is being typed; changed says whether what the list shows must be read again.
+func (b *base) handleFilter(msg tea.Msg) (handled, changed bool) {
+	if paste, ok := msg.(tea.PasteMsg); ok {
+		return b.filter.Editing(), b.filter.Editing() && b.filter.Paste(paste.Content)
+	}
+	key, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return false, false
+	}
+	return b.filterKeyPress(key)
+}
+
+func (b *base) filterKeyPress(msg tea.KeyPressMsg) (handled, changed bool) {
 	if !b.filter.Editing() {
 		if keyIs(msg, b.sh.keys.Filter) {
 			b.filter.Start()

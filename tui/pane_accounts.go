@@ -73,6 +73,8 @@ func (p *accountsPane) Update(msg tea.Msg) tea.Cmd {
 	case accountsMsg:
 		p.unavailable = msg.unavailable
 		p.got(msg.items, msg.err)
+	case tea.PasteMsg:
+		p.filterKey(msg)
 	case tea.KeyPressMsg:
 		if p.filterKey(msg) {
 			return nil

@@ -119,6 +119,10 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 		if after := p.selectedKey(); read && after != "" && after != before {
 			p.held, p.heldSince = after, p.sh.now()
 		}
+	case tea.PasteMsg:
+		if p.filterKey(msg) {
+			p.chosen()
+		}
 	case tea.KeyPressMsg:
 		if p.filterKey(msg) {
 			p.chosen()
@@ -138,8 +142,8 @@ func (p *attentionPane) Update(msg tea.Msg) tea.Cmd {
 		case keyIs(msg, k.Enter) && it != nil:
 			p.chosen()
 			if it.Kind == api.AttentionFailedRun {
-				id := it.ID
-				return func() tea.Msg { return openTraceMsg{runID: id} }
+				id, wf := it.ID, it.Workflow
+				return func() tea.Msg { return openTraceMsg{runID: id, workflow: wf} }
 			}
 			p.expanded[itemKey(*it)] = !p.expanded[itemKey(*it)]
 			p.scroll(len(p.shown), p.rowHeight)

@@ -56,6 +56,9 @@ func (p *inputsPane) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case inputsMsg:
 		return p.gotPage(msg)
+	case tea.PasteMsg:
+		cmd, _ := p.filterKey(msg)
+		return cmd
 	case tea.KeyPressMsg:
 		if cmd, handled := p.filterKey(msg); handled {
 			return cmd

@@ -17,8 +17,11 @@ import (
 type runsPane struct {
 	pagedList[api.RunView]
 
-	// The open trace, if any, already laid out for the pane's width.
+	// The open trace, if any, already laid out for the pane's width, and
+	// the workflow of its run: a failed run's card in Attention opens one
+	// of any workflow, whatever pane 1 has selected.
 	traceRun   string
+	traceWf    string
 	trace      []api.TraceLine
 	traceLines []string
 	traceOff   int
@@ -39,11 +42,30 @@ func newRunsPane(sh *shared) *runsPane {
 func (p *runsPane) Title() string {
 	switch {
 	case p.traceRun != "":
-		return "4 Run log · trace of #" + p.traceRun
+		return p.traceTitle()
 	case p.workflow != "":
 		return "4 Run log · " + p.workflow + p.titleNote()
 	}
 	return "4 Run log"
+}
+
+// traceTitle names the trace's run and its workflow. The box cuts a title
+// too long for it at its end: the workflow's name gives way first, as the
+// number is what tells this trace from another.
+func (p *runsPane) traceTitle() string {
+	head, run := "4 Run log · ", "trace of #"+p.traceRun
+	wf := p.traceWf
+	// the box puts a space either side of its title
+	if room := p.width + p.gutter - 2 - cells(head+" · "+run); p.width > 0 && cells(wf) > room {
+		wf = fit(wf, room)
+		if room < 4 {
+			wf = ""
+		}
+	}
+	if wf == "" {
+		return head + run
+	}
+	return head + wf + " · " + run
 }
 
 func (p *runsPane) SetSize(w, h int) {
@@ -76,12 +98,12 @@ func (p *runsPane) SetWorkflow(name string) tea.Cmd {
 	return p.pagedList.SetWorkflow(name)
 }
 
-func (p *runsPane) closeTrace() { p.traceRun, p.trace, p.traceLines = "", nil, nil }
+func (p *runsPane) closeTrace() { p.traceRun, p.traceWf, p.trace, p.traceLines = "", "", nil, nil }
 
 // OpenTrace shows a run's trace (from this list or from a failed run in
 // the Attention pane).
-func (p *runsPane) OpenTrace(runID string) tea.Cmd {
-	p.traceRun, p.trace, p.traceLines, p.traceOff, p.traceErr = runID, nil, nil, 0, nil
+func (p *runsPane) OpenTrace(runID, workflow string) tea.Cmd {
+	p.traceRun, p.traceWf, p.trace, p.traceLines, p.traceOff, p.traceErr = runID, workflow, nil, nil, 0, nil
 	return p.sh.cmd(p.traceQuery())
 }
 
@@ -95,6 +117,9 @@ func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 		}
 		p.trace, p.traceErr = msg.lines, msg.err
 		p.layoutTrace()
+	case tea.PasteMsg:
+		cmd, _ := p.filterKey(msg)
+		return cmd
 	case tea.KeyPressMsg:
 		if p.traceRun != "" {
 			return p.traceKey(msg)
@@ -109,7 +134,11 @@ func (p *runsPane) Update(msg tea.Msg) tea.Cmd {
 			return p.restart()
 		case keyIs(msg, k.Enter):
 			if s := p.Selected(); s != nil {
-				return p.OpenTrace(s.ID)
+				wf := s.Workflow
+				if wf == "" {
+					wf = p.workflow
+				}
+				return p.OpenTrace(s.ID, wf)
 			}
 		case keyIs(msg, k.Retry):
 			if s := p.Selected(); s != nil {

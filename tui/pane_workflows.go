@@ -177,6 +177,8 @@ func (p *workflowsPane) Update(msg tea.Msg) tea.Cmd {
 		p.scroll(len(p.shown), p.rowHeight)
 	case dryRunMsg:
 		p.gotDryRun(msg)
+	case tea.PasteMsg:
+		p.filterKey(msg)
 	case tea.KeyPressMsg:
 		if p.dry != nil {
 			p.dryRunKey(msg)
