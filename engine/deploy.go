@@ -136,6 +136,11 @@ func (e *Engine) deploy(ctx context.Context, fileName string, src []byte, name s
 				return err
 			}
 		}
+		if accepting != nil {
+			// what a model proposed gets no grant by being accepted: its
+			// summary told the person each new capability would ask
+			return nil
+		}
 		for _, cap := range sc.Capabilities {
 			if err := tx.EnsureGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: cap, Mode: e.pol.DefaultMutationMode}, now); err != nil {
 				return err
