@@ -136,9 +136,10 @@ func (e *Engine) deploy(ctx context.Context, fileName string, src []byte, name s
 				return err
 			}
 		}
-		if accepting != nil {
-			// what a model proposed gets no grant by being accepted: its
-			// summary told the person each new capability would ask
+		if accepting != nil && e.pol.DefaultMutationMode == GrantAllow {
+			// what a model proposed is allowed nothing by being accepted:
+			// its summary told the person each new capability would ask
+			// (ask and deny rows hold it back as a deploy's do)
 			return nil
 		}
 		for _, cap := range sc.Capabilities {
