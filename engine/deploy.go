@@ -136,6 +136,12 @@ func (e *Engine) deploy(ctx context.Context, fileName string, src []byte, name s
 				return err
 			}
 		}
+		if accepting != nil && e.pol.DefaultMutationMode == GrantAllow {
+			// what a model proposed is allowed nothing by being accepted:
+			// its summary told the person each new capability would ask
+			// (ask and deny rows hold it back as a deploy's do)
+			return nil
+		}
 		for _, cap := range sc.Capabilities {
 			if err := tx.EnsureGrant(ctx, storage.Grant{WorkflowID: w.ID, Capability: cap, Mode: e.pol.DefaultMutationMode}, now); err != nil {
 				return err

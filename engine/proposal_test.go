@@ -111,8 +111,18 @@ func TestProposals(t *testing.T) {
 			t.Fatalf("accept = %+v, %v", res, err)
 		}
 		b.drain()
+		// accepting grants nothing: the new workflow's first mutation
+		// waits for the person, and runs once approved
+		att, _ := b.e.Attention(ctx)
+		if b.read("log.csv") != "" || len(att) != 1 || att[0].Kind != api.AttentionApproval || att[0].Method != "append" {
+			t.Fatalf("after accepting: log.csv %q, attention %+v; want an approval for files.append waiting", b.read("log.csv"), att)
+		}
+		if err := b.e.Approve(ctx, att[0].AnswerID(), false); err != nil {
+			t.Fatal(err)
+		}
+		b.drain()
 		if got := b.read("log.csv"); got != "a.txt,alpha\n" {
-			t.Fatalf("log.csv = %q after accepting", got)
+			t.Fatalf("log.csv = %q after accepting and approving", got)
 		}
 		if hist, _ := b.e.Proposals(ctx, "notes"); len(hist) != 1 || hist[0].Status != api.ProposalAccepted || hist[0].Version != 1 {
 			t.Fatalf("history = %+v", hist)

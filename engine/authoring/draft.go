@@ -99,6 +99,12 @@ func DraftWorkflow(ctx context.Context, chat *model.Chat, reg *connectors.Regist
 	var problems, src string
 	for round := 1; round <= DraftRounds; round++ {
 		answer, err := chat.Complete(ctx, msgs)
+		if err != nil && round > 1 {
+			// the model's last draft is still the person's to fix, as
+			// after the last round
+			return &Draft{Source: src, Rounds: round - 1, Invalid: true, Problems: problems},
+				fmt.Errorf("the model failed at round %d, so the last draft is the one of round %d: %w", round, round-1, err)
+		}
 		if err != nil {
 			return nil, err
 		}

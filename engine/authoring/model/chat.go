@@ -109,28 +109,52 @@ func (c *Chat) Complete(ctx context.Context, msgs []ChatMessage) (string, error)
 	if c.APIKey != "" {
 		t.Account = connectors.KeyAccount{Label: "llm", Value: c.APIKey}
 	}
+	// named as connectors name a URL: a password or key written into the
+	// endpoint stays out of errors, and so out of the log a failed repair
+	// writes to
+	shown := connectors.RedactURLText(c.URL)
 	resp, _, err := t.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("llm %s: %w", c.URL, err)
+		return "", fmt.Errorf("llm %s: %w", shown, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return "", fmt.Errorf("llm %s: %w", c.URL, err)
+		return "", fmt.Errorf("llm %s: %w", shown, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("llm %s answered %s: %s", c.URL, resp.Status, Clip(string(raw), 300))
+		return "", fmt.Errorf("llm %s answered %s: %s", shown, resp.Status, Clip(string(raw), 300))
+	}
+	// what was read of a longer answer may parse by itself, yet is not
+	// what the model answered
+	if len(raw) > maxAnswer {
+		return "", fmt.Errorf("llm %s: its answer is over 4 MiB; keep reads no more", shown)
 	}
 	var out struct {
 		Choices []struct {
-			Message ChatMessage `json:"message"`
+			Message      ChatMessage `json:"message"`
+			FinishReason string      `json:"finish_reason"`
 		} `json:"choices"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil || len(out.Choices) == 0 {
-		return "", fmt.Errorf("llm %s: no choices in its answer", c.URL)
+		if out.Error != nil && out.Error.Message != "" {
+			return "", fmt.Errorf("llm %s answered an error: %s", shown, Clip(out.Error.Message, 300))
+		}
+		return "", fmt.Errorf("llm %s: no choices in its answer", shown)
+	}
+	if out.Choices[0].FinishReason == "length" {
+		// the model stopped mid-answer: a file cut short is not a draft
+		return "", fmt.Errorf("llm %s: the answer was cut at the model's length limit (finish_reason length); "+
+			"a model or server with a larger output limit is needed", shown)
 	}
 	return out.Choices[0].Message.Content, nil
 }
+
+// maxAnswer is the most of a model's answer keep reads.
+const maxAnswer = 4 << 20
 
 // Clip cuts s to n bytes for an error message.
 func Clip(s string, n int) string {
