@@ -123,9 +123,13 @@ func unsign(req *http.Request) {
 // https) did nothing, and its 200 to the GET read as done. Such a redirect
 // is not followed: the caller gets the 3xx, an uncertain outcome
 // (Classify). A 307 or 308 is followed: it sends the same method and body
-// again, which the server asks for because it did not act on the first;
-// but not from https down to plain http off this machine (downgraded),
-// which would carry the body in the clear.
+// again, which the server asks for because it did not act on the first.
+//
+// No request is followed from https down to plain http off this machine
+// (downgraded): a mutation's body, and any request's headers (a key the
+// script set itself goes along on a redirect, and only Authorization and
+// cookies are dropped by net/http), would go in the clear. The 3xx comes
+// back instead.
 //
 // A redirect to anything but http or https (file://, unix://, a Location
 // without a host) is a Logic failure naming where it led and what sent
@@ -145,7 +149,7 @@ func boundRedirects(client *http.Client) *http.Client {
 		if err := unfollowable(req, via); err != nil {
 			return err
 		}
-		if m := req.Method; m != http.MethodGet && m != http.MethodHead && downgraded(via[len(via)-1].URL, req.URL) {
+		if downgraded(via[len(via)-1].URL, req.URL) {
 			return http.ErrUseLastResponse
 		}
 		if !OriginOf(via[0].URL).Admits(req.URL) {
