@@ -115,3 +115,19 @@ func (s *rawSMTP) session(c net.Conn) {
 		}
 	}
 }
+
+// endless writes a multi-line reply of about size bytes that never ends
+// (no last line), then waits for the client to hang up.
+func endless(size int) func(w io.Writer) {
+	line := "250-" + strings.Repeat("x", 996) + "\r\n"
+	return func(w io.Writer) {
+		for n := 0; n < size; n += len(line) {
+			if _, err := io.WriteString(w, line); err != nil {
+				return
+			}
+		}
+		if c, ok := w.(net.Conn); ok {
+			_, _ = io.Copy(io.Discard, c)
+		}
+	}
+}

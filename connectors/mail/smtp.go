@@ -191,6 +191,7 @@ func (c *Connector) smtpLogin(ctx context.Context, cr creds) (*smtp.Client, erro
 		return nil, fail("connect to "+addr, err)
 	}
 	context.AfterFunc(ctx, func() { conn.Close() })
+	conn = newReplyBound(conn)
 
 	var cl *smtp.Client
 	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
