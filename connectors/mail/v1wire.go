@@ -40,9 +40,10 @@ const (
 type v1Guard struct {
 	net.Conn
 	state   v1State
-	depth   int   // list nesting of the current response
-	size    int64 // bytes of the current response so far
-	literal int64 // a literal's declared size, then what is left of it
+	depth   int    // list nesting of the current response
+	size    int64  // bytes of the current response so far
+	literal int64  // a literal's declared size, then what is left of it
+	head    []byte // the current response's first bytes (see checkHead)
 	err     *errV1Response
 	// refused is err for the goroutines that see only the client's
 	// "connection closed"
@@ -100,6 +101,9 @@ func (g *v1Guard) scan(b []byte) *errV1Response {
 		}
 		ch := b[i]
 		g.size++
+		if len(g.head) < maxV1Head {
+			g.head = append(g.head, ch)
+		}
 		if g.size > maxV1Response {
 			return &errV1Response{fmt.Sprintf("a response over %d bytes", maxV1Response)}
 		}
@@ -111,7 +115,9 @@ func (g *v1Guard) scan(b []byte) *errV1Response {
 			case '"':
 				g.state = v1Text
 			case '\n':
-				g.endResponse()
+				if e := g.endResponse(); e != nil {
+					return e
+				}
 			}
 			continue
 		case v1Escaped:
@@ -161,7 +167,9 @@ func (g *v1Guard) scan(b []byte) *errV1Response {
 				g.depth--
 			}
 		case '\n':
-			g.endResponse()
+			if e := g.endResponse(); e != nil {
+				return e
+			}
 		}
 	}
 	return nil
@@ -176,8 +184,34 @@ func (g *v1Guard) cause(err error) error {
 	return err
 }
 
-func (g *v1Guard) endResponse() {
-	g.state, g.depth, g.size = v1Text, 0, 0
+func (g *v1Guard) endResponse() *errV1Response {
+	e := checkHead(g.head, g.size <= maxV1Head)
+	g.state, g.depth, g.size, g.head = v1Text, 0, 0, g.head[:0]
+	return e
+}
+
+// maxV1Head is as much of a response as checkHead needs.
+const maxV1Head = 64
+
+// checkHead refuses the responses that crash go-imap v1: it takes the
+// fields after the name of an EXISTS, RECENT, EXPUNGE or FETCH to be
+// there, and indexes them in its reader goroutine, where a panic ends the
+// process. In IMAP those names come after a number, and FETCH before its
+// list; "* EXPUNGE" or "* 1 FETCH" alone is no response a server sends.
+// whole is whether head holds all of the response.
+func checkHead(head []byte, whole bool) *errV1Response {
+	f := strings.Fields(string(head))
+	if len(f) < 2 || f[0] != "*" {
+		return nil
+	}
+	switch strings.ToUpper(f[1]) {
+	case "EXISTS", "RECENT", "EXPUNGE", "FETCH":
+		return &errV1Response{fmt.Sprintf("%s without a message number", strings.ToUpper(f[1]))}
+	}
+	if whole && len(f) == 3 && strings.EqualFold(f[2], "FETCH") {
+		return &errV1Response{"FETCH without its data"}
+	}
+	return nil
 }
 
 // readGreetingV1 reads the server's greeting off r: it must be OK.

@@ -157,3 +157,36 @@ func TestTheLabelClientWritesNothingToStandardError(t *testing.T) {
 		t.Errorf("the call: %v", callErr)
 	}
 }
+
+// TestResponsesThatCrashedTheLabelClientAreRefused: go-imap v1 indexes
+// the fields after EXISTS, RECENT, EXPUNGE and FETCH without looking, in
+// its reader goroutine, so "* EXPUNGE" or "* 1 FETCH" alone from a
+// server was an index out of range there: a panic nothing recovers, and
+// the daemon died. The call fails instead, the server's fault. A panic
+// ends the test binary too, so the calls run in a child process.
+func TestResponsesThatCrashedTheLabelClientAreRefused(t *testing.T) {
+	crashers := []string{"* 1 FETCH\r\n", "* EXPUNGE\r\n", "* EXISTS\r\n", "* recent\r\n", "* FETCH 1\r\n"}
+	if os.Getenv("KEEP_MAIL_CRASH_CHILD") == "1" {
+		for _, n := range crashers {
+			g := &gimap{gmail: true, labels: map[string]bool{`\Inbox`: true}, noise: n}
+			b := setup(t)
+			c := b.connector(t, func(cfg *Config) { cfg.IMAP = g.serve(t) })
+			call := connectors.Call{Method: "label", Params: map[string]any{"id": "INBOX:7:5", "add": "x"}, IdempotencyKey: "label-1"}
+			_, err := connectors.Do(context.Background(), c, call, true)
+			if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), "response keep does not read") {
+				t.Errorf("%q: err = %v, want a logic failure naming the response", n, err)
+			}
+		}
+		return
+	}
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestResponsesThatCrashedTheLabelClientAreRefused$", "-test.v")
+	cmd.Env = append(os.Environ(), "KEEP_MAIL_CRASH_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		if len(out) > 4000 {
+			out = out[:4000]
+		}
+		t.Fatalf("the calls in a child process: %v\n%s", err, out)
+	}
+}
