@@ -161,3 +161,51 @@ func (b *budgetConn) disarm() (spent bool) {
 }
 
 var errBudgetSpent = errors.New("mail: the byte budget of the command is spent")
+
+// maxSMTPReply bounds one SMTP reply. go-smtp bounds a reply's lines
+// (2000 bytes) but not their number, and reads a multi-line reply whole
+// into memory; the longest a real server sends is an EHLO's list of
+// extensions or an explanation of a refusal, a few kilobytes.
+const maxSMTPReply = 1 << 20
+
+// replyBound is the connection go-smtp reads through: what the server
+// sends after each command, its reply, is read to maxSMTPReply, and then
+// every read fails. cmdConn's deadline does not end such a reply: every
+// read of it makes progress.
+type replyBound struct {
+	net.Conn
+	mu   sync.Mutex
+	left int64
+}
+
+func newReplyBound(conn net.Conn) *replyBound {
+	return &replyBound{Conn: conn, left: maxSMTPReply}
+}
+
+func (b *replyBound) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	b.left = maxSMTPReply
+	b.mu.Unlock()
+	return b.Conn.Write(p)
+}
+
+func (b *replyBound) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	left := b.left
+	b.mu.Unlock()
+	if left <= 0 {
+		return 0, errLongReply
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := b.Conn.Read(p)
+	b.mu.Lock()
+	b.left -= int64(n)
+	b.mu.Unlock()
+	return n, err
+}
+
+// errLongReply is a server whose reply ran on: its fault, and the same
+// call would meet it again.
+var errLongReply = fmt.Errorf("the server's reply ran past the %d bytes keep reads of one", maxSMTPReply)

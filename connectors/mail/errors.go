@@ -49,6 +49,9 @@ func classifySMTP(stage smtpStage, err error) connectors.Class {
 			return connectors.Logic
 		}
 	}
+	if stage != stageFinal && errors.Is(err, errLongReply) {
+		return connectors.Logic
+	}
 	if stage == stageFinal {
 		// No reply to the final dot: the server may have queued the
 		// message. Only reconciliation can tell.

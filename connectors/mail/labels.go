@@ -44,6 +44,7 @@ func (c *Connector) dialGmail(ctx context.Context) (*gmailSession, error) {
 		return nil, err
 	}
 	addr := c.cfg.IMAP
+	var rest []byte
 	if c.cfg.tlsModeFor(addr) == TLSStartTLS {
 		tc, err := startTLSv1(ctx, conn, c.tlsConfig(addr))
 		if err != nil {
@@ -51,9 +52,11 @@ func (c *Connector) dialGmail(ctx context.Context) (*gmailSession, error) {
 			return nil, c.fail(ctx, classifyIMAP(err), "imap: starttls with "+addr, err)
 		}
 		conn = tc
+	} else if rest, err = greetV1(conn); err != nil {
+		conn.Close()
+		return nil, c.fail(ctx, classifyIMAP(err), "imap: greeting from "+addr, err)
 	}
-	guard := &v1Guard{Conn: conn}
-	cl, err := clientv1.New(guard)
+	cl, guard, err := newClientV1(conn, rest)
 	if err != nil {
 		conn.Close()
 		err = guard.cause(err)

@@ -32,6 +32,8 @@ type gimap struct {
 	// for the client to hang up
 	hostile []byte
 	fetch   bool
+	// noise is written before every answer to UID FETCH
+	noise string
 }
 
 // sendHostile writes g.hostile for the command kind when it is the one
@@ -165,7 +167,7 @@ func (g *gimap) session(c net.Conn, caps string) {
 			strings.HasPrefix(cmd, "UID STORE") && g.sendHostile(c, false):
 			return
 		case strings.HasPrefix(cmd, "UID FETCH"):
-			fmt.Fprintf(c, "* 1 FETCH (UID 5 X-GM-LABELS %s)\r\n%s OK done\r\n", g.labelList(), tag)
+			fmt.Fprintf(c, "%s* 1 FETCH (UID 5 X-GM-LABELS %s)\r\n%s OK done\r\n", g.noise, g.labelList(), tag)
 		case strings.HasPrefix(cmd, "UID STORE 5 "):
 			item := strings.Fields(rest)[3]
 			list := parseList(rest[strings.Index(rest, "("):])

@@ -9,6 +9,7 @@ import (
 	"html"
 	"io"
 	"mime"
+	netmail "net/mail"
 	"regexp"
 	"strings"
 	"time"
@@ -76,7 +77,7 @@ func bracketID(id string) string {
 // outgoing is a message to send.
 type outgoing struct {
 	from, fromName string
-	to, cc         []string
+	to, cc         []*netmail.Address // names as given (checked: no control characters)
 	subject, body  string
 	messageID      string // with brackets
 	inReplyTo      string // with brackets, or empty
@@ -125,10 +126,10 @@ func (m outgoing) build() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func toAddrs(list []string) []*gomail.Address {
+func toAddrs(list []*netmail.Address) []*gomail.Address {
 	out := make([]*gomail.Address, len(list))
 	for i, a := range list {
-		out[i] = &gomail.Address{Address: a}
+		out[i] = &gomail.Address{Name: a.Name, Address: a.Address}
 	}
 	return out
 }

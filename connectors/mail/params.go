@@ -8,11 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
-// recipients are the parsed to, cc and bcc of a send, as bare addresses.
+// recipients are the parsed to, cc and bcc of a send, as bare addresses,
+// and to and cc as given, names included, for the message's header.
 type recipients struct {
-	to, cc, bcc []string
+	to, cc, bcc      []string
+	toNamed, ccNamed []*mail.Address
 }
 
 func (r recipients) all() []string {
@@ -37,22 +40,31 @@ func (r recipients) domains() []string {
 func parseRecipients(params map[string]any) (recipients, error) {
 	var r recipients
 	var err error
-	if r.to, err = addressList(params, "to"); err != nil {
+	if r.toNamed, err = addressList(params, "to"); err != nil {
 		return r, err
 	}
-	if r.cc, err = addressList(params, "cc"); err != nil {
+	if r.ccNamed, err = addressList(params, "cc"); err != nil {
 		return r, err
 	}
-	if r.bcc, err = addressList(params, "bcc"); err != nil {
+	bcc, err := addressList(params, "bcc")
+	if err != nil {
 		return r, err
 	}
+	r.to, r.cc, r.bcc = bare(r.toNamed), bare(r.ccNamed), bare(bcc)
 	return r, nil
 }
 
+func bare(list []*mail.Address) []string {
+	var out []string
+	for _, a := range list {
+		out = append(out, a.Address)
+	}
+	return out
+}
+
 // addressList reads params[key] as a string of comma-separated addresses or
-// an array of them, each either bare or "Name <addr>", and returns the bare
-// addresses.
-func addressList(params map[string]any, key string) ([]string, error) {
+// an array of them, each either bare or "Name <addr>".
+func addressList(params map[string]any, key string) ([]*mail.Address, error) {
 	var parts []string
 	switch v := params[key].(type) {
 	case nil:
@@ -75,15 +87,23 @@ func addressList(params map[string]any, key string) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("%s is %T, not a string or an array of strings", key, v)
 	}
-	var out []string
+	var out []*mail.Address
 	for _, p := range parts {
 		list, err := mail.ParseAddressList(p)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %q is not an address list: %v", key, p, err)
 		}
 		for _, a := range list {
-			out = append(out, a.Address)
+			// A name is decoded (RFC 2047) by now: an encoded line break
+			// is one here, and would be one in the header once the name
+			// was written out again by a less careful encoder; any other
+			// control character would reach the terminals of those who
+			// read the message.
+			if strings.IndexFunc(a.Name, unicode.IsControl) >= 0 {
+				return nil, fmt.Errorf("%s: the name of %s holds a control character", key, a.Address)
+			}
 		}
+		out = append(out, list...)
 	}
 	return out, nil
 }

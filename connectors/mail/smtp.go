@@ -63,7 +63,7 @@ func (c *Connector) prepareSend(call connectors.Call) (outgoing, []string, error
 	if len(r.to) == 0 {
 		return outgoing{}, nil, connectors.Errorf(connectors.Logic, "send: to is required (an address or an array of addresses)")
 	}
-	m := outgoing{from: c.cfg.From, fromName: c.cfg.FromName, to: r.to, cc: r.cc, messageID: c.messageIDFor(call.IdempotencyKey), date: time.Now()}
+	m := outgoing{from: c.cfg.From, fromName: c.cfg.FromName, to: r.toNamed, cc: r.ccNamed, messageID: c.messageIDFor(call.IdempotencyKey), date: time.Now()}
 	if m.from == "" {
 		return outgoing{}, nil, c.failf(connectors.Auth, "send: no from address or username configured")
 	}
@@ -191,6 +191,7 @@ func (c *Connector) smtpLogin(ctx context.Context, cr creds) (*smtp.Client, erro
 		return nil, fail("connect to "+addr, err)
 	}
 	context.AfterFunc(ctx, func() { conn.Close() })
+	conn = newReplyBound(conn)
 
 	var cl *smtp.Client
 	if c.cfg.tlsModeFor(addr) == TLSStartTLS {

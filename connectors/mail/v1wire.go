@@ -2,14 +2,19 @@ package mail
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
+
+	clientv1 "github.com/emersion/go-imap/client"
 )
 
 // go-imap v1 (the label method's client) trusts what the server sends: it
@@ -35,9 +40,10 @@ const (
 type v1Guard struct {
 	net.Conn
 	state   v1State
-	depth   int   // list nesting of the current response
-	size    int64 // bytes of the current response so far
-	literal int64 // a literal's declared size, then what is left of it
+	depth   int    // list nesting of the current response
+	size    int64  // bytes of the current response so far
+	literal int64  // a literal's declared size, then what is left of it
+	head    []byte // the current response's first bytes (see checkHead)
 	err     *errV1Response
 	// refused is err for the goroutines that see only the client's
 	// "connection closed"
@@ -95,6 +101,9 @@ func (g *v1Guard) scan(b []byte) *errV1Response {
 		}
 		ch := b[i]
 		g.size++
+		if len(g.head) < maxV1Head {
+			g.head = append(g.head, ch)
+		}
 		if g.size > maxV1Response {
 			return &errV1Response{fmt.Sprintf("a response over %d bytes", maxV1Response)}
 		}
@@ -106,7 +115,9 @@ func (g *v1Guard) scan(b []byte) *errV1Response {
 			case '"':
 				g.state = v1Text
 			case '\n':
-				g.endResponse()
+				if e := g.endResponse(); e != nil {
+					return e
+				}
 			}
 			continue
 		case v1Escaped:
@@ -156,7 +167,9 @@ func (g *v1Guard) scan(b []byte) *errV1Response {
 				g.depth--
 			}
 		case '\n':
-			g.endResponse()
+			if e := g.endResponse(); e != nil {
+				return e
+			}
 		}
 	}
 	return nil
@@ -171,23 +184,67 @@ func (g *v1Guard) cause(err error) error {
 	return err
 }
 
-func (g *v1Guard) endResponse() {
-	g.state, g.depth, g.size = v1Text, 0, 0
+func (g *v1Guard) endResponse() *errV1Response {
+	e := checkHead(g.head, g.size <= maxV1Head)
+	g.state, g.depth, g.size, g.head = v1Text, 0, 0, g.head[:0]
+	return e
+}
+
+// maxV1Head is as much of a response as checkHead needs.
+const maxV1Head = 64
+
+// checkHead refuses the responses that crash go-imap v1: it takes the
+// fields after the name of an EXISTS, RECENT, EXPUNGE or FETCH to be
+// there, and indexes them in its reader goroutine, where a panic ends the
+// process. In IMAP those names come after a number, and FETCH before its
+// list; "* EXPUNGE" or "* 1 FETCH" alone is no response a server sends.
+// whole is whether head holds all of the response.
+func checkHead(head []byte, whole bool) *errV1Response {
+	f := strings.Fields(string(head))
+	if len(f) < 2 || f[0] != "*" {
+		return nil
+	}
+	switch strings.ToUpper(f[1]) {
+	case "EXISTS", "RECENT", "EXPUNGE", "FETCH":
+		return &errV1Response{fmt.Sprintf("%s without a message number", strings.ToUpper(f[1]))}
+	}
+	if whole && len(f) == 3 && strings.EqualFold(f[2], "FETCH") {
+		return &errV1Response{"FETCH without its data"}
+	}
+	return nil
+}
+
+// readGreetingV1 reads the server's greeting off r: it must be OK.
+func readGreetingV1(r *bufio.Reader) error {
+	greeting, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(strings.ToUpper(greeting), "* OK") {
+		return fmt.Errorf("the server greeted with %q, not OK", strings.TrimSpace(greeting))
+	}
+	return nil
+}
+
+// greetV1 reads the greeting on a connection that needs no STARTTLS, and
+// returns what came after it.
+func greetV1(conn net.Conn) ([]byte, error) {
+	r := bufio.NewReader(&v1Guard{Conn: conn})
+	if err := readGreetingV1(r); err != nil {
+		return nil, err
+	}
+	rest, _ := r.Peek(r.Buffered())
+	return rest, nil
 }
 
 // startTLSv1 negotiates STARTTLS on conn before go-imap v1 sees it, and
-// returns the TLS connection with a greeting for the client to read in
-// place of the one this consumed. v1's own StartTLS puts TLS between the
-// guard and the client, where the guard would read ciphertext: the
-// guard belongs above TLS, so TLS must come first.
+// returns the TLS connection, its greeting consumed. v1's own StartTLS
+// puts TLS between the guard and the client, where the guard would read
+// ciphertext: the guard belongs above TLS, so TLS must come first.
 func startTLSv1(ctx context.Context, conn net.Conn, cfg *tls.Config) (net.Conn, error) {
 	r := bufio.NewReader(&v1Guard{Conn: conn})
-	greeting, err := r.ReadString('\n')
-	if err != nil {
+	if err := readGreetingV1(r); err != nil {
 		return nil, err
-	}
-	if !strings.HasPrefix(strings.ToUpper(greeting), "* OK") {
-		return nil, fmt.Errorf("the server greeted with %q, not OK", strings.TrimSpace(greeting))
 	}
 	if _, err := io.WriteString(conn, "K1 STARTTLS\r\n"); err != nil {
 		return nil, err
@@ -215,18 +272,59 @@ func startTLSv1(ctx context.Context, conn net.Conn, cfg *tls.Config) (net.Conn, 
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return nil, err
 	}
-	return &greeted{Conn: tc, greeting: strings.NewReader("* OK TLS is on\r\n")}, nil
+	return tc, nil
 }
 
-// greeted is a connection whose first bytes are a greeting already read.
-type greeted struct {
+// v1Start is the connection go-imap v1 is made with. clientv1.New reads
+// the greeting and starts the goroutine that reads everything after, and
+// that goroutine prints what it cannot parse to os.Stderr through the
+// client's ErrorLog: the daemon's terminal, for a server to write on.
+// ErrorLog can only be set once New has returned, when that goroutine
+// may already be reading it. So New gets a greeting keep has read and
+// checked, and the connection gives nothing more until open: ErrorLog is
+// set before the goroutine can have anything to log.
+type v1Start struct {
 	net.Conn
 	greeting *strings.Reader
+	rest     *bytes.Reader // what came after the greeting
+	gate     chan struct{}
+	opened   sync.Once
 }
 
-func (g *greeted) Read(p []byte) (int, error) {
-	if g.greeting.Len() > 0 {
-		return g.greeting.Read(p)
+func newV1Start(conn net.Conn, rest []byte) *v1Start {
+	return &v1Start{
+		Conn: conn,
+		// with capabilities, or New would ask for them past the gate
+		greeting: strings.NewReader("* OK [CAPABILITY IMAP4rev1] keep read the greeting\r\n"),
+		rest:     bytes.NewReader(rest),
+		gate:     make(chan struct{}),
 	}
-	return g.Conn.Read(p)
+}
+
+func (s *v1Start) open() { s.opened.Do(func() { close(s.gate) }) }
+
+func (s *v1Start) Read(p []byte) (int, error) {
+	if s.greeting.Len() > 0 {
+		return s.greeting.Read(p)
+	}
+	<-s.gate
+	if s.rest.Len() > 0 {
+		return s.rest.Read(p)
+	}
+	return s.Conn.Read(p)
+}
+
+// newClientV1 makes a go-imap v1 client on conn, whose greeting was read
+// (rest is what came after it), with its error log silenced: every error
+// it would print also reaches the command that met it.
+func newClientV1(conn net.Conn, rest []byte) (*clientv1.Client, *v1Guard, error) {
+	start := newV1Start(conn, rest)
+	defer start.open()
+	guard := &v1Guard{Conn: start}
+	cl, err := clientv1.New(guard)
+	if err != nil {
+		return nil, guard, err
+	}
+	cl.ErrorLog = log.New(io.Discard, "", 0)
+	return cl, guard, nil
 }

@@ -3,6 +3,7 @@ package mail
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -123,5 +124,69 @@ func TestAnAnswerPaddedWithAMessageIsNotReadWhole(t *testing.T) {
 	}
 	if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), "bytes keep reads in one call") {
 		t.Errorf("err = %v, want a logic failure saying the server sent too much", err)
+	}
+}
+
+// TestTheLabelClientWritesNothingToStandardError: go-imap v1 prints what
+// it cannot parse to os.Stderr, through a logger it made in its
+// constructor, which is the daemon's terminal when keep runs in one: a
+// server had it write there at will. The failure reaches the call; the
+// process's standard error hears nothing.
+func TestTheLabelClientWritesNothingToStandardError(t *testing.T) {
+	// not parallel: os.Stderr is the whole process's
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	// The noise precedes the answer to the FETCH, so the client has
+	// read past it, logging as it does, before the call can return.
+	g := &gimap{gmail: true, labels: map[string]bool{`\Inbox`: true}, noise: "* 1 FETCH (UID 5 FLAGS (\\Seen \x1b]0;owned\x07\r\n"}
+	b := setup(t)
+	c := b.connector(t, func(cfg *Config) { cfg.IMAP = g.serve(t) })
+	call := connectors.Call{Method: "label", Params: map[string]any{"id": "INBOX:7:5", "add": "x"}, IdempotencyKey: "label-1"}
+	_, callErr := connectors.Do(context.Background(), c, call, true)
+	os.Stderr = stderr
+	w.Close()
+	heard, _ := io.ReadAll(r)
+	if len(heard) > 0 {
+		t.Errorf("standard error heard %q", heard)
+	}
+	if callErr != nil {
+		t.Errorf("the call: %v", callErr)
+	}
+}
+
+// TestResponsesThatCrashedTheLabelClientAreRefused: go-imap v1 indexes
+// the fields after EXISTS, RECENT, EXPUNGE and FETCH without looking, in
+// its reader goroutine, so "* EXPUNGE" or "* 1 FETCH" alone from a
+// server was an index out of range there: a panic nothing recovers, and
+// the daemon died. The call fails instead, the server's fault. A panic
+// ends the test binary too, so the calls run in a child process.
+func TestResponsesThatCrashedTheLabelClientAreRefused(t *testing.T) {
+	crashers := []string{"* 1 FETCH\r\n", "* EXPUNGE\r\n", "* EXISTS\r\n", "* recent\r\n", "* FETCH 1\r\n"}
+	if os.Getenv("KEEP_MAIL_CRASH_CHILD") == "1" {
+		for _, n := range crashers {
+			g := &gimap{gmail: true, labels: map[string]bool{`\Inbox`: true}, noise: n}
+			b := setup(t)
+			c := b.connector(t, func(cfg *Config) { cfg.IMAP = g.serve(t) })
+			call := connectors.Call{Method: "label", Params: map[string]any{"id": "INBOX:7:5", "add": "x"}, IdempotencyKey: "label-1"}
+			_, err := connectors.Do(context.Background(), c, call, true)
+			if connectors.ClassOf(err) != connectors.Logic || !strings.Contains(err.Error(), "response keep does not read") {
+				t.Errorf("%q: err = %v, want a logic failure naming the response", n, err)
+			}
+		}
+		return
+	}
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestResponsesThatCrashedTheLabelClientAreRefused$", "-test.v")
+	cmd.Env = append(os.Environ(), "KEEP_MAIL_CRASH_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		if len(out) > 4000 {
+			out = out[:4000]
+		}
+		t.Fatalf("the calls in a child process: %v\n%s", err, out)
 	}
 }
