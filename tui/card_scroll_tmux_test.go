@@ -20,25 +20,7 @@ func TestACardScrollsInARealTerminal(t *testing.T) {
 		}
 		os.Exit(0)
 	}
-	tm, killServer, self := tmuxServer(t, "ktscr")
-	tm("new-session", "-d", "-s", "s", "-x", "80", "-y", "24",
-		"sh -c 'exec env KEEP_TUI_SCROLL_CHILD=1 "+self+" -test.run=^TestACardScrollsInARealTerminal$'; echo ENDED $?; sleep 600")
-	t.Cleanup(killServer)
-	// waitFor polls the screen until it shows want; the deadline is only
-	// against a hang, nothing is measured
-	waitFor := func(want string) string {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); ; {
-			sc := tm("capture-pane", "-p", "-t", "s")
-			if strings.Contains(sc, want) {
-				return sc
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the screen never showed %q:\n%s", want, sc)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	tm, waitFor := tuiInTmux(t, "ktscr", "KEEP_TUI_SCROLL_CHILD", 80, 24)
 	const lastLine = `because of: Email from alice@example.com: "Invoice December"`
 	sc := waitFor("more lines · J")
 	if strings.Contains(sc, lastLine) {

@@ -19,24 +19,7 @@ func TestTheFilterInARealTerminal(t *testing.T) {
 		}
 		os.Exit(0)
 	}
-	tm, killServer, self := tmuxServer(t, "ktflt")
-	tm("new-session", "-d", "-s", "s", "-x", "40", "-y", "24",
-		"sh -c 'exec env KEEP_TUI_FILTER_CHILD=1 "+self+" -test.run=^TestTheFilterInARealTerminal$'; echo ENDED $?; sleep 600")
-	t.Cleanup(killServer)
-	waitFor := func(want string) string {
-		t.Helper()
-		// the deadline is only against a hang, nothing is measured
-		for deadline := time.Now().Add(20 * time.Second); ; {
-			sc := tm("capture-pane", "-p", "-t", "s")
-			if strings.Contains(sc, want) {
-				return sc
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the screen never showed %q:\n%s", want, sc)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	tm, waitFor := tuiInTmux(t, "ktflt", "KEEP_TUI_FILTER_CHILD", 40, 24)
 	waitFor("email-to-sheets")
 	tm("send-keys", "-t", "s", "1", "/")
 	waitFor("keep filter")

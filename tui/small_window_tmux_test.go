@@ -18,24 +18,7 @@ func TestATooSmallTerminalSaysSoAndQuits(t *testing.T) {
 		}
 		os.Exit(0)
 	}
-	tm, killServer, self := tmuxServer(t, "ktsml")
-	tm("new-session", "-d", "-s", "s", "-x", "20", "-y", "6",
-		"sh -c 'exec env KEEP_TUI_SMALL_CHILD=1 "+self+" -test.run=^TestATooSmallTerminalSaysSoAndQuits$'; echo ENDED $?; sleep 600")
-	t.Cleanup(killServer)
-	waitFor := func(want string) string {
-		t.Helper()
-		// the deadline is only against a hang, nothing is measured
-		for deadline := time.Now().Add(20 * time.Second); ; {
-			sc := tm("capture-pane", "-p", "-t", "s")
-			if strings.Contains(sc, want) {
-				return sc
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the screen never showed %q:\n%s", want, sc)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	tm, waitFor := tuiInTmux(t, "ktsml", "KEEP_TUI_SMALL_CHILD", 20, 6)
 	sc := waitFor("too small: 7 rows")
 	if !strings.Contains(sc, "q quit") {
 		t.Errorf("the help bar does not offer q:\n%s", sc)

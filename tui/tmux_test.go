@@ -4,8 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tmuxServer gives a test a tmux server of its own to run the real program
@@ -39,4 +41,31 @@ func tmuxServer(t *testing.T, prefix string) (tm func(args ...string) string, ki
 		t.Fatal(err)
 	}
 	return tm, killServer, self
+}
+
+// tuiInTmux starts this test binary again, as the program under test, in a
+// tmux session "s" of w×h: env=1 tells it that it is the child, and the
+// test's own name runs it (it must be a top-level test). waitFor polls the
+// screen until it shows want and returns it; its deadline is only against
+// a hang, nothing is measured.
+func tuiInTmux(t *testing.T, prefix, env string, w, h int) (tm func(args ...string) string, waitFor func(want string) string) {
+	t.Helper()
+	tm, killServer, self := tmuxServer(t, prefix)
+	tm("new-session", "-d", "-s", "s", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
+		"sh -c 'exec env "+env+"=1 "+self+" -test.run=^"+t.Name()+"$'; echo ENDED $?; sleep 600")
+	t.Cleanup(killServer)
+	waitFor = func(want string) string {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			sc := tm("capture-pane", "-p", "-t", "s")
+			if strings.Contains(sc, want) {
+				return sc
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the screen never showed %q:\n%s", want, sc)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return tm, waitFor
 }

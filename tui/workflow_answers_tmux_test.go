@@ -22,25 +22,7 @@ func TestAWorkflowsAnswersFitARealTerminal(t *testing.T) {
 		}
 		os.Exit(0)
 	}
-	tm, killServer, self := tmuxServer(t, "ktans")
-	tm("new-session", "-d", "-s", "s", "-x", "80", "-y", "24",
-		"sh -c 'exec env KEEP_TUI_ANSWERS_CHILD=1 "+self+" -test.run=^TestAWorkflowsAnswersFitARealTerminal$'; echo ENDED $?; sleep 600")
-	t.Cleanup(killServer)
-	// waitFor polls the screen until it shows want; the deadline is only
-	// against a hang, nothing is measured
-	waitFor := func(want string) string {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); ; {
-			sc := tm("capture-pane", "-p", "-t", "s")
-			if strings.Contains(sc, want) {
-				return sc
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the screen never showed %q:\n%s", want, sc)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	tm, waitFor := tuiInTmux(t, "ktans", "KEEP_TUI_ANSWERS_CHILD", 80, 24)
 	waitFor("3 Attention (2)")
 	tm("send-keys", "-t", "s", "1") // the window opens on the approval waiting
 	sc := waitFor("resume (block 4) by user, 5 min ago")

@@ -38,23 +38,7 @@ func TestAMutationIsNotRedirectedToPlainHTTP(t *testing.T) {
 			}
 		}
 	}
-	tls443 := httptest.NewTLSServer(count("https"))
-	defer tls443.Close()
-	plain80 := httptest.NewServer(count("http"))
-	defer plain80.Close()
-	addr := map[string]string{"example.com:443": tls443.Listener.Addr().String(), "example.com:80": plain80.Listener.Addr().String()}
-	tr := tls443.Client().Transport.(*nethttp.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{RootCAs: tr.TLSClientConfig.RootCAs} // the test certificate names example.com
-	tr.DialContext = func(ctx context.Context, network, a string) (net.Conn, error) {
-		if to, ok := addr[a]; ok {
-			a = to
-		}
-		return (&net.Dialer{}).DialContext(ctx, network, a)
-	}
-	c, err := keephttp.New(keephttp.Config{Client: &nethttp.Client{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := exampleCom(t, count)
 	post := func(url string) (any, error) {
 		return c.Do(context.Background(), connectors.Call{Method: "request", IdempotencyKey: "mut-7",
 			Params: map[string]any{"method": "POST", "url": url, "json": map[string]any{"secret": "in the body"}}})
@@ -101,23 +85,7 @@ func TestAGetIsNotRedirectedToPlainHTTP(t *testing.T) {
 			}
 		}
 	}
-	tls443 := httptest.NewTLSServer(serve("https"))
-	defer tls443.Close()
-	plain80 := httptest.NewServer(serve("http"))
-	defer plain80.Close()
-	addr := map[string]string{"example.com:443": tls443.Listener.Addr().String(), "example.com:80": plain80.Listener.Addr().String()}
-	tr := tls443.Client().Transport.(*nethttp.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{RootCAs: tr.TLSClientConfig.RootCAs}
-	tr.DialContext = func(ctx context.Context, network, a string) (net.Conn, error) {
-		if to, ok := addr[a]; ok {
-			a = to
-		}
-		return (&net.Dialer{}).DialContext(ctx, network, a)
-	}
-	c, err := keephttp.New(keephttp.Config{Client: &nethttp.Client{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := exampleCom(t, serve)
 	get := func(url string) (any, error) {
 		return c.Do(context.Background(), connectors.Call{Method: "get",
 			Params: map[string]any{"url": url, "headers": map[string]any{"X-Api-Key": "the script's own key"}}})
@@ -143,4 +111,30 @@ func TestAGetIsNotRedirectedToPlainHTTP(t *testing.T) {
 	if _, ok := got["https /landed"]; !ok {
 		t.Errorf("a GET moved from http to https on the same host was not followed: %v", got)
 	}
+}
+
+// exampleCom is an http connector that reaches example.com on this
+// machine: https on 443 and plain http on 80, each served by handler
+// (given "https" or "http"), off this machine as far as keep can tell
+// (example.com is no loopback name).
+func exampleCom(t *testing.T, handler func(where string) nethttp.HandlerFunc) *keephttp.Connector {
+	t.Helper()
+	tls443 := httptest.NewTLSServer(handler("https"))
+	t.Cleanup(tls443.Close)
+	plain80 := httptest.NewServer(handler("http"))
+	t.Cleanup(plain80.Close)
+	addr := map[string]string{"example.com:443": tls443.Listener.Addr().String(), "example.com:80": plain80.Listener.Addr().String()}
+	tr := tls443.Client().Transport.(*nethttp.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: tr.TLSClientConfig.RootCAs} // the test certificate names example.com
+	tr.DialContext = func(ctx context.Context, network, a string) (net.Conn, error) {
+		if to, ok := addr[a]; ok {
+			a = to
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, a)
+	}
+	c, err := keephttp.New(keephttp.Config{Client: &nethttp.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
