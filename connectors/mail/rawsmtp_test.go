@@ -34,18 +34,7 @@ func (s *rawSMTP) delivered() int {
 
 func (s *rawSMTP) serve(t *testing.T) string {
 	t.Helper()
-	ln := listen(t)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.session(c)
-		}
-	}()
-	return ln.Addr().String()
+	return serveEach(t, s.session)
 }
 
 func (s *rawSMTP) session(c net.Conn) {

@@ -245,6 +245,25 @@ func listen(t *testing.T) net.Listener {
 	return ln
 }
 
+// serveEach accepts connections on a loopback port until the test ends,
+// each handed to handle on a goroutine of its own, and returns the port's
+// address.
+func serveEach(t *testing.T, handle func(c net.Conn)) string {
+	t.Helper()
+	ln := listen(t)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
 // connector builds a connector from b's config, changed by edit.
 func (b *bundle) connector(t *testing.T, edit func(*Config)) *Connector {
 	t.Helper()

@@ -50,41 +50,30 @@ func (h *heard) text() string {
 // (gimap's), whose lines it records.
 func imapInjector(t *testing.T, serverTLS *tls.Config, g *gimap, h *heard) string {
 	t.Helper()
-	ln := listen(t)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				fmt.Fprintf(c, "* OK [CAPABILITY IMAP4rev1 STARTTLS LOGINDISABLED] ready\r\n")
-				r := bufio.NewReader(c)
-				line, err := r.ReadString('\n')
-				if err != nil {
-					return
-				}
-				tag, cmd, _ := strings.Cut(strings.TrimSpace(line), " ")
-				if !strings.EqualFold(cmd, "STARTTLS") {
-					fmt.Fprintf(c, "%s BAD STARTTLS first\r\n", tag)
-					return
-				}
-				// one write: the client's first read after the OK holds both
-				if _, err := c.Write([]byte(tag + " OK Begin TLS\r\n" + injectedIMAP)); err != nil {
-					return
-				}
-				tc := tls.Server(c, serverTLS)
-				if err := tc.Handshake(); err != nil {
-					return
-				}
-				h.add("TLS")
-				g.session(&recording{Conn: tc, h: h}, "IMAP4rev1 AUTH=PLAIN X-GM-EXT-1")
-			}()
+	return serveEach(t, func(c net.Conn) {
+		defer c.Close()
+		fmt.Fprintf(c, "* OK [CAPABILITY IMAP4rev1 STARTTLS LOGINDISABLED] ready\r\n")
+		r := bufio.NewReader(c)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		tag, cmd, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if !strings.EqualFold(cmd, "STARTTLS") {
+			fmt.Fprintf(c, "%s BAD STARTTLS first\r\n", tag)
+			return
+		}
+		// one write: the client's first read after the OK holds both
+		if _, err := c.Write([]byte(tag + " OK Begin TLS\r\n" + injectedIMAP)); err != nil {
+			return
+		}
+		tc := tls.Server(c, serverTLS)
+		if err := tc.Handshake(); err != nil {
+			return
+		}
+		h.add("TLS")
+		g.session(&recording{Conn: tc, h: h}, "IMAP4rev1 AUTH=PLAIN X-GM-EXT-1")
+	})
 }
 
 // recording is a connection whose reads are recorded in h.
