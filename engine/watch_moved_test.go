@@ -107,14 +107,7 @@ func runNowWhenIdle(t *testing.T, ctx context.Context, b *bundle, wf string) {
 func TestAFolderGoneIsAwaitedPastAScheduledRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	inbox := filepath.Join(b.root, "inbox")
-	if err := os.MkdirAll(inbox, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	// it lists the root, which stays (see TestAFolderGoneIsWatchedAgain)
-	src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `ctx.files.list({ dir: "inbox" })`,
-		`ctx.files.list({ dir: "." })`).Replace(watchWorkflow)
-	b.deploy("watch", src)
+	inbox := deployWatchingInbox(t, b)
 	ctx, committed := startWatching(t, b)
 	committed("at deploy")
 	if err := os.Remove(inbox); err != nil {

@@ -91,15 +91,7 @@ func TestWatchInWords(t *testing.T) {
 func TestAFolderGoneIsWatchedAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	inbox := filepath.Join(b.root, "inbox")
-	if err := os.MkdirAll(inbox, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	// it lists the root, which stays: listing a folder that is missing
-	// fails the run (files.list names it), and this run must commit
-	src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `ctx.files.list({ dir: "inbox" })`,
-		`ctx.files.list({ dir: "." })`).Replace(watchWorkflow)
-	b.deploy("watch", src)
+	inbox := deployWatchingInbox(t, b)
 	if err := os.Remove(inbox); err != nil {
 		t.Fatal(err)
 	}
@@ -551,14 +543,7 @@ func TestAFolderMadeAgainIsWatchedAtOnce(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			inbox := filepath.Join(b.root, "inbox")
-			if err := os.MkdirAll(inbox, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			// it lists the root, which stays (see TestAFolderGoneIsWatchedAgain)
-			src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `ctx.files.list({ dir: "inbox" })`,
-				`ctx.files.list({ dir: "." })`).Replace(watchWorkflow)
-			b.deploy("watch", src)
+			inbox := deployWatchingInbox(t, b)
 			_, committed := startWatching(t, b)
 			committed("at deploy")
 			if err := os.Remove(inbox); err != nil {
@@ -594,4 +579,20 @@ func TestAFolderMadeAgainIsWatchedAtOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deployWatchingInbox makes the root's inbox and deploys "watch", whose
+// producer is woken by inbox and lists the root, which stays when inbox
+// goes: listing a folder that is missing fails the run (files.list names
+// it), and these runs must commit. It returns inbox.
+func deployWatchingInbox(t *testing.T, b *bundle) string {
+	t.Helper()
+	inbox := filepath.Join(b.root, "inbox")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.NewReplacer("SCHEDULE", `{ watch: "inbox" }`, `ctx.files.list({ dir: "inbox" })`,
+		`ctx.files.list({ dir: "." })`).Replace(watchWorkflow)
+	b.deploy("watch", src)
+	return inbox
 }
