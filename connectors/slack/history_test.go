@@ -3,6 +3,7 @@ package slack
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"keep/connectors"
@@ -75,6 +76,32 @@ func TestHistory(t *testing.T) {
 		} {
 			_, err := b.do(t, "history", "", p)
 			wantClass(t, err, connectors.Logic)
+		}
+	})
+	t.Run("A page of more messages than asked is refused, not decoded", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		// Slack never sends more than limit; bare "{}," decoded in full
+		// costs keep hundreds of times the body's size.
+		flood := `{"ok":true,"messages":[` + strings.Repeat(`{},`, 5000) + `{}]}`
+		b.f.fail("conversations.history", failure{status: 200, body: flood})
+		res, err := b.do(t, "history", "", params("channel", "C0FINANCE1", "limit", 2.0))
+		if err == nil {
+			t.Fatalf("took %d messages for a limit of 2", len(res.(map[string]any)["messages"].([]any)))
+		}
+		wantClass(t, err, connectors.Transient)
+		if !strings.Contains(err.Error(), "more messages than the 2 asked for") {
+			t.Fatalf("got %v", err)
+		}
+	})
+
+	t.Run("A thread's parent on top of the limit is taken", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.f.fail("conversations.history", failure{status: 200, body: `{"ok":true,"messages":[{"ts":"3"},{"ts":"2"},{"ts":"1"}]}`})
+		got := b.mustDo(t, "history", "", params("channel", "C0FINANCE1", "limit", 2.0))
+		if n := len(got["messages"].([]any)); n != 3 {
+			t.Fatalf("got %d messages", n)
 		}
 	})
 }
