@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"keep/engine"
@@ -90,4 +91,67 @@ func TestMCPServeOverHTTPRefusesAShortToken(t *testing.T) {
 	if err := authoring.ServeMCPHTTP(ctx, o, "127.0.0.1:0", strings.Repeat("k7", 12)); err != nil {
 		t.Fatalf("a 24-character token: %v", err)
 	}
+}
+
+// The bound counted the open sessions before the SDK made the new one, so
+// initializes arriving at once could each see room and all be kept: a
+// client holding the token grew the server past MCPHTTPSessions by asking
+// in parallel. Whether one burst slips past depends on how its requests
+// interleave, so the test sends several, each to a fresh server.
+func TestMCPServeOverHTTPBoundsSessionsOpenedAtOnce(t *testing.T) {
+	t.Parallel()
+	h := enginetest.New(t, enginetest.Opts{})
+	reg, err := engine.Connectors(h.Cfg, engine.ConnectorOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 1; round <= 10 && !t.Failed(); round++ {
+		ts := httptest.NewServer(authoring.MCPHTTPHandler(authoring.MCPServeOpts{API: h.API, Registry: reg, Policy: engine.PolicyFrom(h.Cfg.Policy), DB: h.DBPath}, "t0ken"))
+		if ok := initializeAtOnce(t, ts.URL, 16*authoring.MCPHTTPSessions); ok > authoring.MCPHTTPSessions || ok == 0 {
+			t.Errorf("round %d: %d sessions were opened at once, the bound is %d", round, ok, authoring.MCPHTTPSessions)
+		}
+		ts.Close()
+	}
+}
+
+// initializeAtOnce sends n initializes together and says how many opened
+// a session.
+func initializeAtOnce(t *testing.T, url string, n int) int {
+	start := make(chan struct{})
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+			req.Header.Set("Authorization", "Bearer t0ken")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			<-start
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for c := range codes {
+		switch c {
+		case http.StatusOK:
+			ok++
+		case http.StatusServiceUnavailable:
+		default:
+			t.Errorf("an initialize answered %d", c)
+		}
+	}
+	return ok
 }

@@ -277,9 +277,30 @@ func (h mcpHandlers) propose(ctx context.Context, req *sdk.CallToolRequest) (*sd
 	// API.Propose files it in Attention: nothing an assistant sends is
 	// deployed before the person accepts it
 	return h.oneDryRun(ctx, func() (any, error) {
-		return h.o.API.Propose(ctx, api.ProposalRequest{Workflow: a.Workflow, FileName: a.FileName,
+		v, err := h.o.API.Propose(ctx, api.ProposalRequest{Workflow: a.Workflow, FileName: a.FileName,
 			Source: []byte(a.Source), Origin: api.OriginMCP, Reason: a.Reason})
+		if err != nil {
+			return nil, err
+		}
+		return mcpProposalView(*v), nil
 	})
+}
+
+// mcpProposalDryRunNote stands, in the model's copy of a proposal, for a
+// dry run it is not given.
+const mcpProposalDryRunNote = "its dry run ran from the workflow's own state and events, which are the person's: they read it in keep; " +
+	"the try tool dry-runs the file on an empty database"
+
+// mcpProposalView is the proposal as told to the model. A new version's
+// dry run starts from the deployed workflow's state and events, what it
+// read for real (a diary's lines, a mail's body), which no view of this
+// server shows: a version that throws its state, or titles its runs with
+// its events, would hand them to the model in the answer.
+func mcpProposalView(v api.ProposalView) api.ProposalView {
+	if v.BaseVersion > 0 && (v.DryRun != nil || v.DryRunError != "") {
+		v.DryRun, v.DryRunError = nil, mcpProposalDryRunNote
+	}
+	return v
 }
 
 func (h mcpHandlers) workflows(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -287,7 +308,19 @@ func (h mcpHandlers) workflows(ctx context.Context, req *sdk.CallToolRequest) (*
 }
 
 func (h mcpHandlers) attention(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	return mcpResult(h.o.API.Attention(ctx))
+	att, err := h.o.API.Attention(ctx)
+	if err != nil {
+		return mcpResult(nil, err)
+	}
+	// A proposal's preview holds its dry run, for the person: from the
+	// workflow's own state and events when it replaces a version (see
+	// mcpProposalView). Its summary stays, in params.
+	for i := range att {
+		if att[i].Kind == api.AttentionProposal {
+			att[i].Preview = "the summary is in params; the diff and " + mcpProposalDryRunNote
+		}
+	}
+	return mcpResult(att, nil)
 }
 
 type mcpListArgs struct {

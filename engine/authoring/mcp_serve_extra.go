@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -175,6 +176,7 @@ func MCPHTTPHandler(o MCPServeOpts, token string) http.Handler {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{SessionTimeout: MCPHTTPIdle})
 	want := []byte("Bearer " + token)
+	var room sessionRoom
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="keep"`)
@@ -185,18 +187,47 @@ func MCPHTTPHandler(o MCPServeOpts, token string) http.Handler {
 		// do, or it idles for MCPHTTPIdle; each holds memory, so a client
 		// that opens them without end would grow the server without end.
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-			n := 0
-			for range srv.Sessions() {
-				n++
-			}
-			if n >= MCPHTTPSessions {
+			// The SDK makes the session only inside h.ServeHTTP, so one
+			// counted and not yet made is held as opening: initializes
+			// arriving at once each saw room, and all were kept.
+			n, ok := room.take(srv)
+			if !ok {
 				http.Error(w, fmt.Sprintf("keep mcp serve: %d sessions are open, the most it keeps; end one (DELETE with its Mcp-Session-Id), or wait until one has been idle for %s",
 					n, MCPHTTPIdle), http.StatusServiceUnavailable)
 				return
 			}
+			defer room.done()
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// sessionRoom bounds the sessions of a server, counting those being opened.
+type sessionRoom struct {
+	mu      sync.Mutex
+	opening int
+}
+
+// take says how many sessions are open or opening, and whether one more
+// may open; if so it is counted as opening until done.
+func (s *sessionRoom) take(srv *sdk.Server) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.opening
+	for range srv.Sessions() {
+		n++
+	}
+	if n >= MCPHTTPSessions {
+		return n, false
+	}
+	s.opening++
+	return n, true
+}
+
+func (s *sessionRoom) done() {
+	s.mu.Lock()
+	s.opening--
+	s.mu.Unlock()
 }
 
 // MCPHTTPSessions bounds the sessions keep mcp serve --http keeps open at
