@@ -573,7 +573,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			printHelp(stdout)
 			return exitOK
 		}
-		return report(stderr, &usageError{msg: err.Error()})
+		return report(stderr, &usageError{msg: tui.FlagError(err)})
 	}
 	rest := fs.Args()
 
@@ -617,9 +617,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		}
 		if len(cmd.subs) == 0 {
-			// the flag as it is typed: --status, not -status
-			msg := strings.NewReplacer("for flag -", "for --", "not defined: -", "not defined: --").Replace(err.Error())
-			return report(stderr, &usageError{msg: msg, usage: cmd.usage()})
+			return report(stderr, &usageError{msg: tui.FlagError(err), usage: cmd.usage()})
 		}
 	}
 	switch {

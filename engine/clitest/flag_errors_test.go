@@ -1,0 +1,47 @@
+package clitest
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestFlagErrorsNameTheFlagAsTyped: a flag keep refuses is named the way
+// its usage line and help write it (--name, -o), whichever of Go's flag
+// messages refused it and whether it is a global flag or a command's;
+// Go's own spelling (-name) is a flag keep's help never shows.
+func TestFlagErrorsNameTheFlagAsTyped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	for _, c := range []struct {
+		args       []string
+		raw        bool // without this env's --db and --config
+		msg, usage string
+	}{
+		{args: []string{"deploy", "x.js", "--name"}, msg: "flag needs an argument: --name\n", usage: "usage: keep deploy FILE"},
+		{args: []string{"workflows", "--json=maybe"}, msg: `invalid boolean value "maybe" for --json: `, usage: "usage: keep workflows [--json]"},
+		{args: []string{"approve", "1", "--always=often"}, msg: `invalid boolean value "often" for --always: `, usage: "usage: keep approve ID"},
+		{args: []string{"--bogus"}, msg: "flag provided but not defined: --bogus\n", usage: "usage: keep [--db PATH]"},
+		{args: []string{"--db"}, raw: true, msg: "flag needs an argument: --db\n", usage: "usage: keep [--db PATH]"},
+		{args: []string{"--json=x", "workflows"}, msg: "flag provided but not defined: --json\n", usage: "usage: keep [--db PATH]"},
+		// a one-letter flag stays as the help writes it
+		{args: []string{"new", "a note taker", "-o"}, msg: "flag needs an argument: -o\n", usage: `usage: keep new "DESCRIPTION"`},
+		// a value the person typed is quoted as typed, never rewritten
+		{args: []string{"events", "w", "--status", "for -ab"}, msg: `invalid value "for -ab" for --status: want one of`, usage: "usage: keep events WORKFLOW"},
+		{args: []string{"runs", "w", "--limit", "-3"}, msg: `invalid value "-3" for --limit: `, usage: "usage: keep runs WORKFLOW"},
+	} {
+		var r result
+		if c.raw {
+			r = e.raw(c.args...)
+		} else {
+			r = e.keep(c.args...)
+		}
+		call := "keep " + strings.Join(c.args, " ")
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("%s: want exit 2 and nothing on stdout, got %s", call, r)
+			continue
+		}
+		if !strings.Contains(r.stderr, "keep: "+c.msg) || !strings.Contains(r.stderr, c.usage) {
+			t.Errorf("%s: want %q and %q on stderr, got:\n%s", call, "keep: "+c.msg, c.usage, r.stderr)
+		}
+	}
+}
