@@ -711,6 +711,8 @@ func printCommandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
 func cmdHelp(_ context.Context, c *cli, o *opts) error {
 	if len(o.args) > 0 && o.args[0] == "api" {
 		return cmdHelpAPI(c, o)
+	} else if o.json {
+		return &usageError{msg: "--json is for help api (the scripting reference); a command's help is text"}
 	}
 	if len(o.args) > 0 {
 		cmd := lookup(o.args[0])

@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,30 @@ func TestFlagErrorsNameTheFlagAsTyped(t *testing.T) {
 		if !strings.Contains(r.stderr, "keep: "+c.msg) || !strings.Contains(r.stderr, c.usage) {
 			t.Errorf("%s: want %q and %q on stderr, got:\n%s", call, "keep: "+c.msg, c.usage, r.stderr)
 		}
+	}
+}
+
+// TestHelpJSONOnlyForAPI: --json promises one JSON value on stdout; help
+// has one only for the scripting reference (help api), so asking a
+// command's help, or the list of commands, for JSON is a usage error
+// rather than text a script would fail to parse.
+func TestHelpJSONOnlyForAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	for _, args := range [][]string{{"help", "--json"}, {"help", "status", "--json"}, {"help", "auth", "login", "--json"}} {
+		r := e.keep(args...)
+		if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "--json") || !strings.Contains(r.stderr, "usage: keep help ") {
+			t.Errorf("keep %s: want exit 2, nothing on stdout and a usage error naming --json, got %s", strings.Join(args, " "), r)
+		}
+	}
+	for _, args := range [][]string{{"help", "api", "--json"}, {"help", "api", "files", "--json"}} {
+		r := e.ok(args...)
+		var v map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+			t.Errorf("keep %s: not one JSON object: %v\n%s", strings.Join(args, " "), err, r.stdout)
+		}
+	}
+	if r := e.ok("help", "status"); !strings.Contains(r.stdout, "usage: keep status WORKFLOW [--json]") {
+		t.Errorf("keep help status without --json lost its text:\n%s", r)
 	}
 }
