@@ -310,7 +310,9 @@ func init() {
 	// Assigned in init: the help command lists the table it is part of.
 	commands = []*command{
 		{name: "help", args: "[COMMAND [SUB] | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
-			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
+			maxArgs: 2, run: cmdHelp, flags: func(fs *flag.FlagSet, o *opts) {
+				fs.BoolVar(&o.json, "json", false, "with api only: print the reference as JSON (one object)")
+			}},
 		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path), and beside it workflows/: the examples, keep.d.ts, jsconfig.json; where a config is there, refresh keep.d.ts only",
 			maxArgs: 1, run: cmdInit},
 		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem, else what it may call and reach",
@@ -1129,13 +1131,9 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 		return err
 	}
 	c.noEngine(d.Name + " runs only")
+	d.Handlers = orEmpty(d.Handlers)
 	for i := range d.Handlers {
-		if d.Handlers[i].Topics == nil {
-			d.Handlers[i].Topics = []string{}
-		}
-	}
-	if d.Handlers == nil {
-		d.Handlers = []api.HandlerView{}
+		d.Handlers[i].Topics = orEmpty(d.Handlers[i].Topics)
 	}
 	if o.json {
 		return c.printJSON(d)
@@ -1195,7 +1193,6 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 // ---------------------------------------------------------------------------
 // Operations
 
-// action runs one engine operation and prints what was done.
 // action runs op and says done; later: what op left an absent engine to do.
 func action(ctx context.Context, c *cli, op func(api.API) error, done string, later ...string) error {
 	api, err := c.api(ctx)

@@ -67,6 +67,12 @@ func TestHelpJSONOnlyForAPI(t *testing.T) {
 			t.Errorf("keep %s: not one JSON object: %v\n%s", strings.Join(args, " "), err, r.stdout)
 		}
 	}
+	// and help's own help says so
+	for _, line := range strings.Split(e.ok("help", "help").stdout, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "--json") && !strings.Contains(line, "api") {
+			t.Errorf("keep help help offers --json for every help, not for help api: %q", line)
+		}
+	}
 	if r := e.ok("help", "status"); !strings.Contains(r.stdout, "usage: keep status WORKFLOW [--json]") {
 		t.Errorf("keep help status without --json lost its text:\n%s", r)
 	}
