@@ -1248,7 +1248,7 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 	}
 	switch {
 	case len(found) == 0:
-		return fmt.Errorf("attention %s: nothing waiting has this id (keep attention lists them): %w", id, engine.ErrNotFound)
+		return fmt.Errorf("%w: nothing waiting has the id %s (keep attention lists them)", engine.ErrNotFound, id)
 	case o.json:
 		return c.printJSON(found)
 	}
