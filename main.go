@@ -370,14 +370,14 @@ func init() {
 			})},
 		{name: "attention", args: "[ID] [--json]", summary: "everything waiting for you; with ID, that item whole (every argument, a proposal's diff)",
 			maxArgs: 1, run: cmdAttention, flags: withJSON(nil)},
-		{name: "approve", args: "ID [--always [--wide]]",
+		{name: "approve", args: "ID[@ATTEMPT] [--always [--wide]]",
 			summary: "approve a mutation waiting for approval (this call; --always: always, for this scope), or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.BoolVar(&o.always, "always", false, "also allow, from now on, calls in the scope the approval shows (its file, its host; a daily limit stays)")
 				fs.BoolVar(&o.wide, "wide", false, "with --always: allow the whole capability, not only the approval's scope")
 			}},
-		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
-		{name: "resolve", args: "ID try-again|happened|not-happened|skip",
+		{name: "reject", args: "ID[@ATTEMPT]", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
+		{name: "resolve", args: "ID[@ATTEMPT] try-again|happened|not-happened|skip",
 			summary: "answer a reconciliation prompt: try-again checks again (check-again says the same), happened, not-happened sends the same call again under its key, skip",
 			minArgs: 2, maxArgs: 2, run: cmdResolve},
 		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},

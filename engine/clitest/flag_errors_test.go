@@ -77,3 +77,28 @@ func TestHelpJSONOnlyForAPI(t *testing.T) {
 		t.Errorf("keep help status without --json lost its text:\n%s", r)
 	}
 }
+
+// TestHelpShowsAttemptForAnswers: approve, reject and resolve take
+// ID@ATTEMPT (the attempt the answer is for, as keep attention --json
+// gives it), as resume and retry take WORKFLOW@N; their usage lines say
+// so, as those of resume and retry do, and what the line offers is taken.
+func TestHelpShowsAttemptForAnswers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "ask")
+	for _, c := range [][]string{
+		{"approve", "keep approve ID[@ATTEMPT] "},
+		{"reject", "keep reject ID[@ATTEMPT]\n"},
+		{"resolve", "keep resolve ID[@ATTEMPT] try-again|happened|not-happened|skip\n"},
+		{"resume", "keep resume WORKFLOW[@N]\n"},
+	} {
+		if r := e.ok("help", c[0]); !strings.Contains(r.stdout, "usage: "+c[1]) {
+			t.Errorf("keep help %s: want the usage line %q, got:\n%s", c[0], c[1], r.stdout)
+		}
+	}
+	e.deployLines()
+	for _, args := range [][]string{{"approve", "7@2"}, {"reject", "7@2"}, {"resolve", "7@2", "skip"}} {
+		if r := e.expect(1, args...); !strings.Contains(r.stderr, "not found") {
+			t.Errorf("keep %s: want the id taken and not found, got %s", strings.Join(args, " "), r)
+		}
+	}
+}
