@@ -310,7 +310,9 @@ func init() {
 	// Assigned in init: the help command lists the table it is part of.
 	commands = []*command{
 		{name: "help", args: "[COMMAND [SUB] | api [CONNECTOR] [--json]]", summary: "show this help, a command's, or the scripting reference (api)",
-			maxArgs: 2, run: cmdHelp, flags: withJSON(nil)},
+			maxArgs: 2, run: cmdHelp, flags: func(fs *flag.FlagSet, o *opts) {
+				fs.BoolVar(&o.json, "json", false, "with api only: print the reference as JSON (one object)")
+			}},
 		{name: "init", args: "[DIR]", summary: "write a config file with the defaults (DIR/config.toml, else the default path), and beside it workflows/: the examples, keep.d.ts, jsconfig.json; where a config is there, refresh keep.d.ts only",
 			maxArgs: 1, run: cmdInit},
 		{name: "validate", args: "FILE", summary: "check a workflow file; prints file:line:col: message per problem, else what it may call and reach",
@@ -368,14 +370,14 @@ func init() {
 			})},
 		{name: "attention", args: "[ID] [--json]", summary: "everything waiting for you; with ID, that item whole (every argument, a proposal's diff)",
 			maxArgs: 1, run: cmdAttention, flags: withJSON(nil)},
-		{name: "approve", args: "ID [--always [--wide]]",
+		{name: "approve", args: "ID[@ATTEMPT] [--always [--wide]]",
 			summary: "approve a mutation waiting for approval (this call; --always: always, for this scope), or accept a proposal (pN)",
 			minArgs: 1, maxArgs: 1, run: cmdApprove, flags: func(fs *flag.FlagSet, o *opts) {
 				fs.BoolVar(&o.always, "always", false, "also allow, from now on, calls in the scope the approval shows (its file, its host; a daily limit stays)")
 				fs.BoolVar(&o.wide, "wide", false, "with --always: allow the whole capability, not only the approval's scope")
 			}},
-		{name: "reject", args: "ID", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
-		{name: "resolve", args: "ID try-again|happened|not-happened|skip",
+		{name: "reject", args: "ID[@ATTEMPT]", summary: "reject a mutation waiting for approval, or a proposal (pN)", minArgs: 1, maxArgs: 1, run: cmdReject},
+		{name: "resolve", args: "ID[@ATTEMPT] try-again|happened|not-happened|skip",
 			summary: "answer a reconciliation prompt: try-again checks again (check-again says the same), happened, not-happened sends the same call again under its key, skip",
 			minArgs: 2, maxArgs: 2, run: cmdResolve},
 		{name: "skip", args: "EVENT_ID...", summary: "mark pending events skipped", minArgs: 1, maxArgs: -1, run: cmdSkip},
@@ -573,7 +575,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			printHelp(stdout)
 			return exitOK
 		}
-		return report(stderr, &usageError{msg: err.Error()})
+		return report(stderr, &usageError{msg: tui.FlagError(err)})
 	}
 	rest := fs.Args()
 
@@ -617,9 +619,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		}
 		if len(cmd.subs) == 0 {
-			// the flag as it is typed: --status, not -status
-			msg := strings.NewReplacer("for flag -", "for --", "not defined: -", "not defined: --").Replace(err.Error())
-			return report(stderr, &usageError{msg: msg, usage: cmd.usage()})
+			return report(stderr, &usageError{msg: tui.FlagError(err), usage: cmd.usage()})
 		}
 	}
 	switch {
@@ -713,6 +713,8 @@ func printCommandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
 func cmdHelp(_ context.Context, c *cli, o *opts) error {
 	if len(o.args) > 0 && o.args[0] == "api" {
 		return cmdHelpAPI(c, o)
+	} else if o.json {
+		return &usageError{msg: "--json is for help api (the scripting reference); a command's help is text"}
 	}
 	if len(o.args) > 0 {
 		cmd := lookup(o.args[0])
@@ -1129,13 +1131,9 @@ func cmdStatus(ctx context.Context, c *cli, o *opts) error {
 		return err
 	}
 	c.noEngine(d.Name + " runs only")
+	d.Handlers = orEmpty(d.Handlers)
 	for i := range d.Handlers {
-		if d.Handlers[i].Topics == nil {
-			d.Handlers[i].Topics = []string{}
-		}
-	}
-	if d.Handlers == nil {
-		d.Handlers = []api.HandlerView{}
+		d.Handlers[i].Topics = orEmpty(d.Handlers[i].Topics)
 	}
 	if o.json {
 		return c.printJSON(d)
@@ -1195,7 +1193,6 @@ func cmdLogs(ctx context.Context, c *cli, o *opts) error {
 // ---------------------------------------------------------------------------
 // Operations
 
-// action runs one engine operation and prints what was done.
 // action runs op and says done; later: what op left an absent engine to do.
 func action(ctx context.Context, c *cli, op func(api.API) error, done string, later ...string) error {
 	api, err := c.api(ctx)
@@ -1251,7 +1248,7 @@ func cmdAttention(ctx context.Context, c *cli, o *opts) error {
 	}
 	switch {
 	case len(found) == 0:
-		return fmt.Errorf("attention %s: nothing waiting has this id (keep attention lists them): %w", id, engine.ErrNotFound)
+		return fmt.Errorf("%w: nothing waiting has the id %s (keep attention lists them)", engine.ErrNotFound, id)
 	case o.json:
 		return c.printJSON(found)
 	}

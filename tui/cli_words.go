@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 
 	"github.com/charmbracelet/x/term"
 
@@ -61,4 +63,23 @@ func TermWidth() int {
 		return w
 	}
 	return 80
+}
+
+// goFlagName is a flag as Go's flag package names it in an error, "-name"
+// after "not defined: ", "needs an argument: " or "for [flag] ", ending
+// the phrase: a value it quotes ("for -ab") is not followed by ':' or the
+// end, so it is left as typed.
+var goFlagName = regexp.MustCompile(`(not defined: |needs an argument: |for (?:flag )?)-([A-Za-z0-9][A-Za-z0-9_-]*)(:|$)`)
+
+// FlagError is a flag package error with each flag written as keep's usage
+// lines and help write it: --name, and -o for a one-letter flag.
+func FlagError(err error) string {
+	return goFlagName.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		sub := goFlagName.FindStringSubmatch(m)
+		dash := "--"
+		if len(sub[2]) == 1 {
+			dash = "-"
+		}
+		return strings.Replace(sub[1], "for flag ", "for ", 1) + dash + sub[2] + sub[3]
+	})
 }
