@@ -55,7 +55,8 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	}
 	defer c.Close()
 	if _, err := c.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
-		return fmt.Errorf("storage: backup to %s: %w", path, err)
+		// the copy is a new empty file: damage met is the database's
+		return damaged(dbPath, fmt.Errorf("storage: backup to %s: %w", path, err))
 	}
 	// VACUUM INTO syncs the copy, but it writes it under a rollback
 	// journal beside it and removes the journal at its commit without
