@@ -43,10 +43,19 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
 	f.Close()
+	// VACUUM INTO writes the copy under a rollback journal beside it,
+	// which a failure (a full disk) leaves behind: that goes too, unless
+	// it was there before, and so is not this backup's to remove
+	journal := path + "-journal"
+	_, err = os.Lstat(journal)
+	journalBefore := err == nil
 	done := false
 	defer func() {
 		if !done {
 			os.Remove(path)
+			if !journalBefore {
+				os.Remove(journal)
+			}
 		}
 	}()
 	c, err := openSQL(FileURI(dbPath) + "?_pragma=busy_timeout(10000)")
