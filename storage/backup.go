@@ -43,10 +43,19 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 		return fmt.Errorf("storage: backup: %w", err)
 	}
 	f.Close()
+	// VACUUM INTO writes the copy under a rollback journal beside it,
+	// which a failure (a full disk) leaves behind: that goes too, unless
+	// it was there before, and so is not this backup's to remove
+	journal := path + "-journal"
+	_, err = os.Lstat(journal)
+	journalBefore := err == nil
 	done := false
 	defer func() {
 		if !done {
 			os.Remove(path)
+			if !journalBefore {
+				os.Remove(journal)
+			}
 		}
 	}()
 	c, err := openSQL(FileURI(dbPath) + "?_pragma=busy_timeout(10000)")
@@ -55,7 +64,8 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	}
 	defer c.Close()
 	if _, err := c.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
-		return fmt.Errorf("storage: backup to %s: %w", path, err)
+		// the copy is a new empty file: damage met is the database's
+		return damaged(dbPath, fmt.Errorf("storage: backup to %s: %w", path, err))
 	}
 	// VACUUM INTO syncs the copy, but it writes it under a rollback
 	// journal beside it and removes the journal at its commit without

@@ -105,7 +105,7 @@ func Open(ctx context.Context, opts Opts) (_ *DB, err error) {
 	// wherever it is met: said once, here, for what it is
 	defer func() {
 		if abs, aerr := filepath.Abs(opts.Path); err != nil && aerr == nil {
-			err = diskFull(abs, err)
+			err = damaged(abs, diskFull(abs, err))
 		}
 	}()
 	if opts.Path == "" {
@@ -435,11 +435,28 @@ func (db *DB) fileError(err error) error {
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_READONLY:
 		return fmt.Errorf("%w: keep cannot write its database %s: the file or its folder is read-only to this user (make both writable, e.g. chmod u+w); nothing was changed", err, db.path)
-	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB,
-		sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return damaged(db.path, err)
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
 		return fmt.Errorf("%w (database %s)", err, db.path)
 	}
 	return err
+}
+
+// damaged says of an error SQLite gives for a damaged file (cut short,
+// overwritten in part) that the database at path is what is damaged, and
+// what to do: "database disk image is malformed" alone reads, after
+// "backup to FILE", as if the backup were, and names no way out.
+func damaged(path string, err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	if c := se.Code() & 0xff; c != sqlite3.SQLITE_CORRUPT && c != sqlite3.SQLITE_NOTADB {
+		return err
+	}
+	return fmt.Errorf("%w: the database %s is damaged (cut short, or overwritten in part); keep leaves it as it is: "+
+		"put a backup in its place with keep restore FILE (it keeps the damaged file as %s.before-restore)", err, path, filepath.Base(path))
 }
 
 func notFound(err error) error {

@@ -129,3 +129,41 @@ func TestFullDiskSaysSo(t *testing.T) {
 		t.Fatalf("%d inputs after the disk filled, %d committed", n, committed)
 	}
 }
+
+// A backup that runs out of room leaves nothing behind: not the copy, and
+// not the rollback journal VACUUM INTO wrote it under, a file named after
+// the backup that the person never asked for, taking room on a full disk.
+func TestABackupOnAFullDiskLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "keep.db")
+	db, err := Open(ctx, Opts{Path: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.exec(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)
+			INSERT INTO meta(key, value) SELECT 'k' || i, hex(randomblob(400)) FROM n`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := tinyDisk(t, int(fi.Size()/2))
+	err = BackupFile(ctx, p, filepath.Join(dir, "backup.db"))
+	if err == nil {
+		t.Fatalf("a backup of %d bytes was written to a disk of half that", fi.Size())
+	}
+	left, rerr := os.ReadDir(dir)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	for _, e := range left {
+		t.Errorf("the failed backup (%v) left %s behind", err, e.Name())
+	}
+}

@@ -80,3 +80,22 @@ func TestBackupIntoKeepsOwnFilesIsRefused(t *testing.T) {
 		t.Errorf("after the refusals keep workflows says: %s", r)
 	}
 }
+
+// TestBackupWithNoDatabaseSaysSo: with no database where --db (KEEP_DB, the
+// default) points, keep backup said "stat PATH: no such file or directory",
+// which reads as if the backup's path were wrong. It names the database,
+// says there is nothing to back up, and creates nothing.
+func TestBackupWithNoDatabaseSaysSo(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "allow")
+	to := filepath.Join(e.dir, "backup.db")
+	r := e.expect(1, "backup", to)
+	if !strings.Contains(r.stderr, "no database at "+e.db) || !strings.Contains(r.stderr, "nothing to back up") {
+		t.Errorf("backup with no database says: %s", r)
+	}
+	for _, p := range []string{to, e.db} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("a backup with no database made %s", p)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +44,11 @@ func (s *Site) Backup(ctx context.Context, path string) error {
 	if c, ok := s.Attach(); ok {
 		return c.Backup(ctx, path)
 	}
-	if _, err := os.Stat(s.o.DBPath); err != nil {
+	if _, err := os.Stat(s.o.DBPath); errors.Is(err, fs.ErrNotExist) {
+		// a bare "stat PATH: no such file" reads as if the backup's own
+		// path were wrong
+		return fmt.Errorf("backup: no database at %s: nothing to back up (--db or KEEP_DB names the database to back up)", s.o.DBPath)
+	} else if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	return engine.BackupFile(ctx, s.o.DBPath, path)
