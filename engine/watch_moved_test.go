@@ -140,14 +140,7 @@ func TestAFolderGoneIsAwaitedPastAScheduledRun(t *testing.T) {
 func TestAWatchOnKeepsOwnFolderIsRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	dbDir := filepath.Dir(b.dbPath)
-	cfg := b.cfg
-	cfg.Connectors.Files.Roots = []string{dbDir}
-	reg, err := Connectors(cfg, ConnectorOpts{DBPath: b.dbPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.e.reg = reg
+	dbDir := rootAtTheDatabase(t, b)
 	own := filepath.Base(b.dbPath) + ".mcp"
 	for _, d := range []string{own, "mine"} {
 		if err := os.Mkdir(filepath.Join(dbDir, d), 0o700); err != nil {

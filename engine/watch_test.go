@@ -435,14 +435,7 @@ func startWatching(t *testing.T, b *bundle) (context.Context, func(what string))
 func TestKeepsOwnFilesWakeNoWatch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	dbDir := filepath.Dir(b.dbPath)
-	cfg := b.cfg
-	cfg.Connectors.Files.Roots = []string{dbDir}
-	reg, err := Connectors(cfg, ConnectorOpts{DBPath: b.dbPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.e.reg = reg
+	dbDir := rootAtTheDatabase(t, b)
 	f := newFolders(b.e)
 	t.Cleanup(f.close)
 	f.warm = func() {}
@@ -595,4 +588,19 @@ func deployWatchingInbox(t *testing.T, b *bundle) string {
 		`ctx.files.list({ dir: "." })`).Replace(watchWorkflow)
 	b.deploy("watch", src)
 	return inbox
+}
+
+// rootAtTheDatabase gives b's engine connectors whose one files root is
+// the database's own folder, and returns it.
+func rootAtTheDatabase(t *testing.T, b *bundle) string {
+	t.Helper()
+	dbDir := filepath.Dir(b.dbPath)
+	cfg := b.cfg
+	cfg.Connectors.Files.Roots = []string{dbDir}
+	reg, err := Connectors(cfg, ConnectorOpts{DBPath: b.dbPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.e.reg = reg
+	return dbDir
 }

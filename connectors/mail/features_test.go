@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -30,27 +31,16 @@ func within(t *testing.T, limit time.Duration, call func() error) error {
 // greetThenSilent greets like an IMAP server and then never answers.
 func greetThenSilent(t *testing.T) string {
 	t.Helper()
-	ln := listen(t)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return serveEach(t, func(c net.Conn) {
+		defer c.Close()
+		fmt.Fprintf(c, "* OK [CAPABILITY IMAP4rev1] ready\r\n")
+		r := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := r.ReadString('\n'); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				fmt.Fprintf(c, "* OK [CAPABILITY IMAP4rev1] ready\r\n")
-				r := bufio.NewReader(c)
-				for {
-					if _, err := r.ReadString('\n'); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 func TestTimeouts(t *testing.T) {
