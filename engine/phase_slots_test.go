@@ -144,8 +144,8 @@ func TestPhaseSlotsAreTheWorkflows(t *testing.T) {
 }
 
 // settled waits, with the engine started, until the n events of wf's topic
-// item are all consumed (a stop in the middle of a call would leave it to
-// a later retry).
+// item are all consumed and no run of wf is under way (a stop in the
+// middle of a call would leave it to a later retry).
 func (b *bundle) settled(wf string, n int) {
 	b.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -156,12 +156,30 @@ func (b *bundle) settled(wf string, n int) {
 				done++
 			}
 		}
-		if done == n {
+		// and no run under way: one the consumer began after the last
+		// commit (it finds nothing and commits) would be cut off by the
+		// test's Stop and stay active, for recovery, not committed
+		active := b.activeRuns(wf)
+		if done == n && active == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("%s: %d of %d events consumed after 30 s", wf, done, n)
+			b.t.Fatalf("%s: %d of %d events consumed, %d runs active after 30 s", wf, done, n, active)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// activeRuns is how many runs of wf are active.
+func (b *bundle) activeRuns(wf string) int {
+	b.t.Helper()
+	w, err := b.db.Read().WorkflowByName(context.Background(), wf)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	runs, err := b.db.Read().ActiveRunRefs(context.Background(), w.ID)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return len(runs)
 }
